@@ -1,0 +1,103 @@
+/**
+ * Branded identifiers for every Sightline resource.
+ *
+ * Ids are UUID strings unless the spec says otherwise (connector ids are integers, execution ids are
+ * opaque strings). Branding keeps a `ChatId` from being passed where a `PlaybookId` is expected.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+const uuid = <const B extends string>(brand: B) => Schema.UUID.pipe(Schema.brand(brand))
+
+/** An organization (tenant). */
+export const OrganizationId = uuid("OrganizationId")
+export type OrganizationId = typeof OrganizationId.Type
+
+/** A member of an organization: a human or a service account. */
+export const MemberId = uuid("MemberId")
+export type MemberId = typeof MemberId.Type
+
+/** A role (named permission set). */
+export const RoleId = uuid("RoleId")
+export type RoleId = typeof RoleId.Type
+
+/** A group of members (the target of SCIM group mappings). */
+export const GroupId = uuid("GroupId")
+export type GroupId = typeof GroupId.Type
+
+/** A SCIM group mapping. */
+export const ScimGroupMappingId = uuid("ScimGroupMappingId")
+export type ScimGroupMappingId = typeof ScimGroupMappingId.Type
+
+/** An API key record (never the secret). */
+export const ApiKeyId = uuid("ApiKeyId")
+export type ApiKeyId = typeof ApiKeyId.Type
+
+/** A chat. */
+export const ChatId = uuid("ChatId")
+export type ChatId = typeof ChatId.Type
+
+/** A chat cell (an execution step or a message). */
+export const CellId = uuid("CellId")
+export type CellId = typeof CellId.Type
+
+/** A chat message. */
+export const MessageId = uuid("MessageId")
+export type MessageId = typeof MessageId.Type
+
+/** A generated asset (chart, image, table, file). */
+export const AssetId = uuid("AssetId")
+export type AssetId = typeof AssetId.Type
+
+/** A data connector: an integer, as in the hosted service. */
+export const ConnectorId = Schema.Int.pipe(Schema.positive(), Schema.brand("ConnectorId"))
+export type ConnectorId = typeof ConnectorId.Type
+
+/** A model in the organization's catalogue: an integer, as `default_model_id` is. */
+export const ModelNumber = Schema.Int.pipe(Schema.positive(), Schema.brand("ModelNumber"))
+export type ModelNumber = typeof ModelNumber.Type
+
+/** A playbook. */
+export const PlaybookId = uuid("PlaybookId")
+export type PlaybookId = typeof PlaybookId.Type
+
+/** A playbook report. */
+export const ReportId = uuid("ReportId")
+export type ReportId = typeof ReportId.Type
+
+/** A sandbox ("sandcastle"). The spec calls it a sandbox id rather than a UUID; Sightline mints UUIDs. */
+export const SandboxId = uuid("SandboxId")
+export type SandboxId = typeof SandboxId.Type
+
+/** An execution recorded by a sandbox: an opaque string. */
+export const ExecutionId = Schema.NonEmptyTrimmedString.pipe(Schema.brand("ExecutionId"))
+export type ExecutionId = typeof ExecutionId.Type
+
+/** A reviewable library change (all its revisions share it). */
+export const ChangeId = uuid("ChangeId")
+export type ChangeId = typeof ChangeId.Type
+
+/** An agent. */
+export const AgentId = uuid("AgentId")
+export type AgentId = typeof AgentId.Type
+
+/** The webhook trigger id of an agent. */
+export const WebhookTriggerId = uuid("WebhookTriggerId")
+export type WebhookTriggerId = typeof WebhookTriggerId.Type
+
+/** One run of an agent. */
+export const AgentRunId = uuid("AgentRunId")
+export type AgentRunId = typeof AgentRunId.Type
+
+/** An app (GetApp on the RPC surface). */
+export const AppId = uuid("AppId")
+export type AppId = typeof AppId.Type
+
+/** An audit log entry. */
+export const AuditLogEntryId = uuid("AuditLogEntryId")
+export type AuditLogEntryId = typeof AuditLogEntryId.Type
+
+/** A queued job. */
+export const JobId = uuid("JobId")
+export type JobId = typeof JobId.Type

@@ -1,0 +1,48 @@
+/**
+ * The organization repository port.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type { OrganizationId } from "./Ids.js"
+import type { Organization } from "./Organization.js"
+import { MemoryState } from "./Transaction.js"
+
+/** Stores organizations. */
+export class OrganizationRepo extends Context.Tag("@sightline/core/OrganizationRepo")<
+  OrganizationRepo,
+  OrganizationRepo.Service
+>() {}
+
+export declare namespace OrganizationRepo {
+  /** Organization storage. */
+  export interface Service {
+    readonly create: (organization: Organization) => Effect.Effect<void>
+    readonly get: (id: OrganizationId) => Effect.Effect<Option.Option<Organization>>
+    /** Every organization, oldest first (the ops CLI; `pnpm start` checks for an empty store). */
+    readonly list: Effect.Effect<ReadonlyArray<Organization>>
+  }
+}
+
+/** Organizations in memory. */
+export const layerMemory: Layer.Layer<OrganizationRepo, never, MemoryState> = Layer.effect(
+  OrganizationRepo,
+  Effect.gen(function*() {
+    const state = yield* MemoryState
+    const table = yield* state.table(HashMap.empty<OrganizationId, Organization>())
+    return {
+      create: (organization) => state.run(Ref.update(table, HashMap.set(organization.id, organization))),
+      get: (id) => state.run(Effect.map(Ref.get(table), HashMap.get(id))),
+      list: state.run(
+        Effect.map(Ref.get(table), (rows) =>
+          Array.from(HashMap.values(rows)).sort((a, b) =>
+            a.created_at.epochMillis - b.created_at.epochMillis || (a.id < b.id ? -1 : 1)))
+      )
+    }
+  })
+)

@@ -1,0 +1,82 @@
+/**
+ * Pagination as the spec has it: offsets for chats and playbooks, opaque keyset cursors (also called
+ * page tokens) for executions, sandboxes, audit logs, changes and API keys.
+ *
+ * A cursor is the base64url encoding of the last row's sort key and id. It is opaque to clients and
+ * stable under inserts: a page continues strictly after the row it names, whatever was added since.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
+import * as Schema from "effect/Schema"
+import { InvalidRequest } from "./Errors.js"
+
+/** The position of a row in a keyset ordered by `(at desc, id desc)`: its timestamp and its id. */
+export const Keyset = Schema.Struct({
+  /** RFC 3339 timestamp (or another sort key rendered as a string) of the last row of a page. */
+  at: Schema.String,
+  /** The id of the last row of a page: breaks ties between equal timestamps. */
+  id: Schema.String
+})
+export type Keyset = typeof Keyset.Type
+
+const KeysetJson = Schema.parseJson(Keyset)
+
+/** Encodes a keyset position as an opaque cursor string. */
+export const encodeCursor = (keyset: Keyset): string =>
+  Encoding.encodeBase64Url(Schema.encodeSync(KeysetJson)(keyset))
+
+/** Decodes an opaque cursor; anything that is not one of ours is `invalid_request`. */
+export const decodeCursor = (cursor: string): Effect.Effect<Keyset, InvalidRequest> =>
+  Either.match(Encoding.decodeBase64UrlString(cursor), {
+    onLeft: () => Effect.fail(new InvalidRequest({ message: "invalid cursor" })),
+    onRight: (json) =>
+      Schema.decodeUnknown(KeysetJson)(json).pipe(
+        Effect.mapError(() => new InvalidRequest({ message: "invalid cursor" }))
+      )
+  })
+
+/** A page of a keyset listing: the rows and, when more exist, the cursor of the next page. */
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly nextCursor: string | undefined
+}
+
+/** What a repository needs to read one keyset page: at most `limit` rows strictly after `after`. */
+export interface PageRequest {
+  readonly limit: number
+  readonly after?: Keyset | undefined
+}
+
+/**
+ * Builds a page from `limit + 1` rows read in keyset order: the extra row only says that another
+ * page exists, and the cursor names the last row returned.
+ */
+export const pageFromRows = <A>(
+  rows: ReadonlyArray<A>,
+  limit: number,
+  keysetOf: (a: A) => Keyset
+): Page<A> => {
+  if (rows.length <= limit) return { items: rows, nextCursor: undefined }
+  const items = rows.slice(0, limit)
+  return { items, nextCursor: encodeCursor(keysetOf(items[items.length - 1]!)) }
+}
+
+/** Compares two keysets in listing order (newest first): negative when `a` comes before `b`. */
+export const compareDesc = (a: Keyset, b: Keyset): number =>
+  a.at === b.at ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.at < b.at ? 1 : -1
+
+/** A `limit` query parameter: an integer in `[min, max]`, `fallback` when absent. */
+export const limitParam = (min: number, max: number, fallback: number) =>
+  Schema.optionalWith(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(min, max)),
+    { default: () => fallback }
+  )
+
+/** An `offset` query parameter: an integer >= 0, 0 when absent. */
+export const offsetParam = Schema.optionalWith(
+  Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()),
+  { default: () => 0 }
+)

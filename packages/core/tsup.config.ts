@@ -1,0 +1,10 @@
+import { defineConfig } from "tsup"
+
+export default defineConfig({
+  entry: ["src/*.ts", "src/testing/index.ts"],
+  format: ["esm", "cjs"],
+  dts: { compilerOptions: { composite: false } },
+  clean: true,
+  sourcemap: true,
+  external: [/^effect/, /^@effect\//, /^vitest/]
+})
