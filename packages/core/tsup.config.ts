@@ -3,7 +3,7 @@ import { defineConfig } from "tsup"
 export default defineConfig({
   entry: ["src/*.ts", "src/testing/index.ts"],
   format: ["esm", "cjs"],
-  dts: { compilerOptions: { composite: false } },
+  dts: true,
   clean: true,
   sourcemap: true,
   external: [/^effect/, /^@effect\//, /^vitest/]

@@ -1,0 +1,16 @@
+/**
+ * @sightline/core: every Sightline resource, rule, transition and port, as Effect schemas and services.
+ *
+ * @since 0.1.0
+ */
+export * as Decision from "./Decision.js"
+export * as Errors from "./Errors.js"
+export * as IdGenerator from "./IdGenerator.js"
+export * as Ids from "./Ids.js"
+export * as Member from "./Member.js"
+export * as MemberRepo from "./MemberRepo.js"
+export * as Organization from "./Organization.js"
+export * as OrganizationRepo from "./OrganizationRepo.js"
+export * as Pagination from "./Pagination.js"
+export * as Permission from "./Permission.js"
+export * as Transaction from "./Transaction.js"
