@@ -34,7 +34,7 @@ const { Allow: makeAllow, Deny: makeDeny } = Data.taggedEnum<Decision>()
 export const allow: Decision = makeAllow()
 
 /** A denial with its error code and reason. */
-export const deny = (code: DenyCode, reason: string): Decision => makeDeny({ code, reason })
+export const deny = (code: DenyCode, reason: string): Deny => makeDeny({ code, reason }) as Deny
 
 /** Is this decision an allow? */
 export const isAllow = (decision: Decision): decision is Allow => decision._tag === "Allow"

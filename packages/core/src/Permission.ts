@@ -40,12 +40,12 @@ export const make = (resource: Resource, action: Action): Permission => `${resou
 export const all: ReadonlyArray<Permission> = resources.flatMap((r) => actions.map((a) => make(r, a)))
 
 /**
- * The permissions of the `member` system role: read everything a member can see and work with
- * chats, playbooks, sandboxes, changes and agents; organization, member, role and connector
- * administration stay with admins.
+ * The permissions of the `member` system role: read what a member works with and work with chats,
+ * playbooks, sandboxes, changes and agents. Organization, member, role and connector administration
+ * stay with admins, and so does `organization:read`: it lists every key of the organization and
+ * reads the audit log.
  */
 export const memberDefaults: ReadonlyArray<Permission> = [
-  "organization:read",
   "member:read",
   "role:read",
   "chat:read",
