@@ -4,18 +4,99 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
+import * as Order from "effect/Order"
 import * as Schema from "effect/Schema"
 import { MemberId, OrganizationId } from "./Ids.js"
+import * as Permission from "./Permission.js"
+import { isSystemAdmin, type Role } from "./Role.js"
 
-/** A member as stored. Role assignments live beside it (see `MemberRepo`). */
+/**
+ * An e-mail address: one `@`, no spaces, a dotted domain, at most 254 characters (RFC 5321's path
+ * limit). Deliberately loose beyond that: the only real check of an address is delivering to it.
+ */
+export const Email = Schema.String.pipe(
+  Schema.maxLength(254),
+  Schema.pattern(/^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/, { message: () => "must be an e-mail address" }),
+  Schema.annotations({ identifier: "Email", examples: ["ada@example.com"] })
+)
+export type Email = typeof Email.Type
+
+/** A member as stored. Role assignments and group memberships live beside it (see `MemberRepo`). */
 export class Member extends Schema.Class<Member>("@sightline/core/Member")({
   id: MemberId,
   organization_id: OrganizationId,
-  email: Schema.String,
+  email: Email,
   name: Schema.String,
+  /** What a service account is for; unset for humans. */
+  description: Schema.optional(Schema.String),
   is_service_account: Schema.Boolean,
   is_scim_managed: Schema.Boolean,
   /** Set when the member was soft-deleted: the member and every key it owns stop working at once. */
   deleted_at: Schema.optional(Schema.DateTimeUtc),
   created_at: Schema.DateTimeUtc
 }) {}
+
+/** A member as listed by `GET /v2/members`. */
+export const MemberSummary = Schema.Struct({
+  id: MemberId,
+  email: Schema.String,
+  name: Schema.String,
+  /** Names of the roles the member holds, in alphabetical order. */
+  roles: Schema.Array(Schema.String),
+  /** Whether the member holds the `admin` system role. */
+  is_admin: Schema.Boolean,
+  is_service_account: Schema.Boolean,
+  is_scim_managed: Schema.Boolean,
+  created_at: Schema.DateTimeUtc
+})
+export type MemberSummary = typeof MemberSummary.Type
+
+/** Sorted, deduplicated names of roles (a role held directly and through a group shows once). */
+export const roleNames = (roles: Iterable<Role>): ReadonlyArray<string> =>
+  Arr.sort(Arr.dedupe(Arr.map(Arr.fromIterable(roles), (role) => role.name)), Order.string)
+
+/** The listing of a member, given every role it holds (directly or through groups). */
+export const toSummary = (member: Member, roles: ReadonlyArray<Role>): MemberSummary => ({
+  id: member.id,
+  email: member.email,
+  name: member.name,
+  roles: roleNames(roles),
+  is_admin: roles.some(isSystemAdmin),
+  is_service_account: member.is_service_account,
+  is_scim_managed: member.is_scim_managed,
+  created_at: member.created_at
+})
+
+/** The response of `GET /v2/members`. */
+export const MemberList = Schema.Struct({
+  members: Schema.Array(MemberSummary)
+})
+export type MemberList = typeof MemberList.Type
+
+/** The body of `POST /v2/members/invite`: who, and which system role they join with. */
+export const InviteMember = Schema.Struct({
+  email: Email,
+  role: Permission.SystemRoleName
+})
+export type InviteMember = typeof InviteMember.Type
+
+/** The response of `POST /v2/members/invite`. */
+export const InviteMemberResult = Schema.Struct({
+  success: Schema.Boolean,
+  member_id: MemberId
+})
+export type InviteMemberResult = typeof InviteMemberResult.Type
+
+/** The query of `DELETE /v2/members/{id}`: a soft delete unless `hard_delete=true`. */
+export const DeleteMemberParams = Schema.Struct({
+  hard_delete: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })
+})
+export type DeleteMemberParams = typeof DeleteMemberParams.Type
+
+/** The response of `DELETE /v2/members/{id}`. */
+export const DeleteMemberResult = Schema.Struct({
+  id: MemberId,
+  success: Schema.Boolean
+})
+export type DeleteMemberResult = typeof DeleteMemberResult.Type

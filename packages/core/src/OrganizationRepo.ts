@@ -24,7 +24,7 @@ export declare namespace OrganizationRepo {
   export interface Service {
     readonly create: (organization: Organization) => Effect.Effect<void>
     readonly get: (id: OrganizationId) => Effect.Effect<Option.Option<Organization>>
-    /** Every organization, oldest first (the ops CLI; `pnpm start` checks for an empty store). */
+    /** Every organization, oldest first, ties broken by id (the ops CLI; `pnpm start` checks for an empty store). */
     readonly list: Effect.Effect<ReadonlyArray<Organization>>
   }
 }

@@ -5,3 +5,7 @@
  * @since 0.1.0
  */
 export * as Fixtures from "./Fixtures.js"
+export * as GroupRepoContract from "./GroupRepoContract.js"
+export * as MemberRepoContract from "./MemberRepoContract.js"
+export * as OrganizationRepoContract from "./OrganizationRepoContract.js"
+export * as RoleRepoContract from "./RoleRepoContract.js"
