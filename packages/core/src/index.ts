@@ -3,6 +3,10 @@
  *
  * @since 0.1.0
  */
+export * as ApiKey from "./ApiKey.js"
+export * as ApiKeyRepo from "./ApiKeyRepo.js"
+export * as AuditLog from "./AuditLog.js"
+export * as AuditLogRepo from "./AuditLogRepo.js"
 export * as Decision from "./Decision.js"
 export * as Errors from "./Errors.js"
 export * as Group from "./Group.js"
@@ -19,5 +23,6 @@ export * as Policy from "./Policy.js"
 export * as Role from "./Role.js"
 export * as RoleRepo from "./RoleRepo.js"
 export * as ScimGroupMapping from "./ScimGroupMapping.js"
+export * as Secret from "./Secret.js"
 export * as ServiceAccount from "./ServiceAccount.js"
 export * as Transaction from "./Transaction.js"

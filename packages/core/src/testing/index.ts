@@ -4,6 +4,8 @@
  *
  * @since 0.1.0
  */
+export * as ApiKeyRepoContract from "./ApiKeyRepoContract.js"
+export * as AuditLogRepoContract from "./AuditLogRepoContract.js"
 export * as Fixtures from "./Fixtures.js"
 export * as GroupRepoContract from "./GroupRepoContract.js"
 export * as MemberRepoContract from "./MemberRepoContract.js"

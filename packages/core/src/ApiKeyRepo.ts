@@ -1,0 +1,122 @@
+/**
+ * The API key repository port.
+ *
+ * Keys are found two ways: by organization and id (management operations), and by secret hash
+ * alone (authentication, which learns the organization from the key it finds).
+ *
+ * There is deliberately no "last used" write: recording it would turn every authenticated request
+ * into a write on a hot row.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type * as ApiKey from "./ApiKey.js"
+import { Conflict, NotFound } from "./Errors.js"
+import type { ApiKeyId, MemberId, OrganizationId } from "./Ids.js"
+import * as Pagination from "./Pagination.js"
+import type { SecretHash } from "./Secret.js"
+import { MemoryState } from "./Transaction.js"
+
+/** Stores API keys. */
+export class ApiKeyRepo extends Context.Tag("@sightline/core/ApiKeyRepo")<ApiKeyRepo, ApiKeyRepo.Service>() {}
+
+export declare namespace ApiKeyRepo {
+  /** Which keys of an organization a listing returns, and which page of them. */
+  export interface ListOptions extends Pagination.PageRequest {
+    /**
+     * Only keys owned by these members (`personal`: the caller; `service_accounts`: the organization's
+     * service accounts, resolved by the caller). Omitted: every key of the organization.
+     */
+    readonly memberIds?: ReadonlyArray<MemberId> | undefined
+    /** Whether revoked keys are listed too. Expired keys are always listed (with status `expired`). */
+    readonly includeRevoked: boolean
+  }
+
+  /** API key storage. Ids and secret hashes are unique across every organization. */
+  export interface Service {
+    /** Stores a new key; an id or secret hash that already exists is a `Conflict`. */
+    readonly create: (record: ApiKey.ApiKeyRecord) => Effect.Effect<void, Conflict>
+    readonly get: (organizationId: OrganizationId, id: ApiKeyId) => Effect.Effect<Option.Option<ApiKey.ApiKeyRecord>>
+    /** `get` that locks the row until the surrounding transaction ends (revoke, rotate). */
+    readonly getForUpdate: (
+      organizationId: OrganizationId,
+      id: ApiKeyId
+    ) => Effect.Effect<Option.Option<ApiKey.ApiKeyRecord>>
+    /** The key with this secret hash, in whichever organization it lives (authentication). */
+    readonly findBySecretHash: (hash: SecretHash) => Effect.Effect<Option.Option<ApiKey.ApiKeyRecord>>
+    /** Replaces a stored key (matched by organization and id); `NotFound` when there is none. */
+    readonly update: (record: ApiKey.ApiKeyRecord) => Effect.Effect<void, NotFound>
+    /** A page of the organization's keys, newest first (`created_at` desc, then id desc). */
+    readonly list: (
+      organizationId: OrganizationId,
+      options: ListOptions
+    ) => Effect.Effect<Pagination.Page<ApiKey.ApiKeyRecord>>
+  }
+}
+
+/** The position of a key in listings (newest first): its creation time and id. */
+export const keyset = (record: ApiKey.ApiKeyRecord): Pagination.Keyset => ({
+  at: DateTime.formatIso(record.created_at),
+  id: record.id
+})
+
+/** API keys in memory. */
+export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.effect(
+  ApiKeyRepo,
+  Effect.gen(function*() {
+    const state = yield* MemoryState
+    const table = yield* state.table(HashMap.empty<ApiKeyId, ApiKey.ApiKeyRecord>())
+
+    const get = (organizationId: OrganizationId, id: ApiKeyId) =>
+      state.run(Effect.map(
+        Ref.get(table),
+        (rows) => HashMap.get(rows, id).pipe(Option.filter((row) => row.organization_id === organizationId))
+      ))
+
+    const findBySecretHash = (hash: SecretHash) =>
+      Effect.map(Ref.get(table), HashMap.findFirst((row) => row.secret_hash === hash))
+
+    return ApiKeyRepo.of({
+      create: (record) =>
+        state.run(Effect.gen(function*() {
+          if (HashMap.has(yield* Ref.get(table), record.id)) {
+            return yield* new Conflict({ message: `an API key with id ${record.id} already exists` })
+          }
+          if (Option.isSome(yield* findBySecretHash(record.secret_hash))) {
+            return yield* new Conflict({ message: "an API key with this secret already exists" })
+          }
+          yield* Ref.update(table, HashMap.set(record.id, record))
+        })),
+      get,
+      getForUpdate: get,
+      findBySecretHash: (hash) => state.run(Effect.map(findBySecretHash(hash), Option.map(([, row]) => row))),
+      update: (record) =>
+        state.run(Effect.gen(function*() {
+          const existing = HashMap.get(yield* Ref.get(table), record.id)
+          if (Option.isNone(Option.filter(existing, (row) => row.organization_id === record.organization_id))) {
+            return yield* new NotFound()
+          }
+          yield* Ref.update(table, HashMap.set(record.id, record))
+        })),
+      list: (organizationId, options) =>
+        state.run(Effect.map(Ref.get(table), (rows) => {
+          const owners = options.memberIds === undefined ? undefined : new Set<string>(options.memberIds)
+          const after = options.after
+          const matching = Array.from(HashMap.values(rows)).filter((row) =>
+            row.organization_id === organizationId &&
+            (owners === undefined || owners.has(row.member_id)) &&
+            (options.includeRevoked || row.revoked_at === undefined) &&
+            (after === undefined || Pagination.compareDesc(keyset(row), after) > 0)
+          )
+          matching.sort((a, b) => Pagination.compareDesc(keyset(a), keyset(b)))
+          return Pagination.pageFromRows(matching.slice(0, options.limit + 1), options.limit, keyset)
+        }))
+    })
+  })
+)

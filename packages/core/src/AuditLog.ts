@@ -1,0 +1,186 @@
+/**
+ * The audit log: who did what to which resource, and how they were authenticated.
+ *
+ * Security-relevant writes (key create/rotate/revoke, role and membership changes, ...) append an
+ * entry with `record`, inside the same transaction as the write, so that the log and the data can
+ * never disagree.
+ *
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
+import { AuditLogRepo } from "./AuditLogRepo.js"
+import { uuid } from "./IdGenerator.js"
+import { AuditLogEntryId, MemberId, OrganizationId } from "./Ids.js"
+import * as Pagination from "./Pagination.js"
+
+/** The actions the audit log records, as `<resource>.<verb>`. */
+export const Action = Schema.Literal(
+  "api_key.create",
+  "api_key.rotate",
+  "api_key.revoke",
+  "role.create",
+  "role.update",
+  "role.delete",
+  "role.permissions_update",
+  "member.invite",
+  "member.delete",
+  "member.role_assign",
+  "member.role_unassign",
+  "service_account.create",
+  "service_account.delete",
+  "connector.create",
+  "connector.update",
+  "connector.delete",
+  "connector.access_update",
+  "change.approve",
+  "change.deny",
+  "change.restore",
+  "agent.create",
+  "agent.update",
+  "agent.delete",
+  "scim_group_mapping.migrate"
+)
+export type Action = typeof Action.Type
+
+/** The kinds of resource an entry is about. */
+export const ResourceType = Schema.Literal(
+  "api_key",
+  "role",
+  "member",
+  "service_account",
+  "connector",
+  "change",
+  "agent",
+  "scim_group_mapping",
+  "organization"
+)
+export type ResourceType = typeof ResourceType.Type
+
+/** How the actor was authenticated; `system` for work no request started (ops CLI, scheduler). */
+export const AuthMethod = Schema.Literal("api_key", "jwt", "system")
+export type AuthMethod = typeof AuthMethod.Type
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+
+/** A JSON value (finite numbers only, so that every value survives a round trip through `jsonb`). */
+export const Json: Schema.Schema<Json> = Schema.Union(
+  Schema.Null,
+  Schema.Boolean,
+  Schema.JsonNumber,
+  Schema.String,
+  Schema.Array(Schema.suspend(() => Json)),
+  Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
+).annotations({ identifier: "Json" })
+
+// Property names that would only ever hold a credential. A match is a bug in the caller, caught
+// when the entry is built rather than discovered in a log export.
+const secretLikeName = /secret|password|token|credential|^key$/i
+
+const secretLikePath = (value: Json, path: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = secretLikePath(item, path)
+      if (found !== undefined) return found
+    }
+  } else if (Predicate.isRecord(value)) {
+    for (const [name, item] of Object.entries(value as { readonly [key: string]: Json })) {
+      if (secretLikeName.test(name)) return [...path, name]
+      const found = secretLikePath(item, [...path, name])
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+/**
+ * The details of an entry: a JSON object describing the change (names, role ids, ...). Never a
+ * secret: a property named like one (`secret`, `password`, `token`, `credential`, `key`) is rejected.
+ */
+export const Details = Schema.Record({ key: Schema.String, value: Json }).pipe(
+  Schema.filter((details) => {
+    const path = secretLikePath(details, [])
+    return path === undefined || { path, message: "audit details must not carry secrets" }
+  }),
+  Schema.annotations({ identifier: "AuditLogDetails" })
+)
+export type Details = typeof Details.Type
+
+/** An audit log entry as served by `GET /v2/audit-logs`. */
+export class AuditLogEntry extends Schema.Class<AuditLogEntry>("@sightline/core/AuditLogEntry")({
+  id: AuditLogEntryId,
+  /** The member who acted; omitted for `system` actions that no member started. */
+  actor_id: Schema.optional(MemberId),
+  action: Action,
+  resource_type: ResourceType,
+  resource_id: Schema.String,
+  details: Details,
+  auth_method: AuthMethod,
+  created_at: Schema.DateTimeUtc
+}) {}
+
+/** An audit log entry as stored: the served fields plus the organization. */
+export class AuditLogRecord extends Schema.Class<AuditLogRecord>("@sightline/core/AuditLogRecord")({
+  ...AuditLogEntry.fields,
+  organization_id: OrganizationId
+}) {}
+
+/** The served form of a stored entry. */
+export const toEntry = (record: AuditLogRecord): AuditLogEntry =>
+  new AuditLogEntry(Struct.omit(record, "organization_id"))
+
+/** The page size bounds and default of `GET /v2/audit-logs`. */
+export const PAGE_SIZE = { min: 1, max: 100, default: 50 } as const
+
+/** The query of `GET /v2/audit-logs`. */
+export const ListAuditLogs = Schema.Struct({
+  cursor: Schema.optional(Schema.String),
+  page_size: Pagination.limitParam(PAGE_SIZE.min, PAGE_SIZE.max, PAGE_SIZE.default),
+  action: Schema.optional(Action),
+  actor_id: Schema.optional(MemberId)
+}).annotations({ identifier: "ListAuditLogs" })
+export type ListAuditLogs = typeof ListAuditLogs.Type
+
+/** The response of `GET /v2/audit-logs`. */
+export const ListAuditLogsResponse = Schema.Struct({
+  entries: Schema.Array(AuditLogEntry),
+  next_cursor: Schema.optional(Schema.String)
+}).annotations({ identifier: "ListAuditLogsResponse" })
+export type ListAuditLogsResponse = typeof ListAuditLogsResponse.Type
+
+/** What a use case says about an action it performed (in-process input, so camelCase). */
+export interface RecordInput {
+  readonly organizationId: OrganizationId
+  /** Omit for `system` actions that no member started. */
+  readonly actorId?: MemberId | undefined
+  readonly authMethod: AuthMethod
+  readonly action: Action
+  readonly resourceType: ResourceType
+  readonly resourceId: string
+  readonly details?: Details | undefined
+}
+
+/**
+ * Appends an entry for an action, stamped with a new id and the current time. Call it inside the
+ * transaction of the write it describes. Details that look like secrets are a defect.
+ */
+export const record = Effect.fn("AuditLog.record")(function*(input: RecordInput) {
+  const repo = yield* AuditLogRepo
+  const entry = new AuditLogRecord({
+    id: AuditLogEntryId.make(yield* uuid),
+    organization_id: input.organizationId,
+    ...(input.actorId === undefined ? {} : { actor_id: input.actorId }),
+    action: input.action,
+    resource_type: input.resourceType,
+    resource_id: input.resourceId,
+    details: input.details ?? {},
+    auth_method: input.authMethod,
+    created_at: yield* DateTime.now
+  })
+  yield* repo.append(entry)
+  return entry
+})
