@@ -6,8 +6,10 @@
  */
 export * as ApiKeyRepoContract from "./ApiKeyRepoContract.js"
 export * as AuditLogRepoContract from "./AuditLogRepoContract.js"
+export * as ChangeRepoContract from "./ChangeRepoContract.js"
 export * as Fixtures from "./Fixtures.js"
 export * as GroupRepoContract from "./GroupRepoContract.js"
+export * as LibraryStoreContract from "./LibraryStoreContract.js"
 export * as MemberRepoContract from "./MemberRepoContract.js"
 export * as OrganizationRepoContract from "./OrganizationRepoContract.js"
 export * as RoleRepoContract from "./RoleRepoContract.js"
