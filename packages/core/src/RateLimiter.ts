@@ -1,0 +1,151 @@
+/**
+ * The rate limiter port: a token bucket per key (Sightline keys it per organization).
+ *
+ * The bucket arithmetic is the pure function `take`, so that a shared store (a PostgreSQL row read
+ * `FOR UPDATE`, a Redis script) applies exactly the same rule as the in-memory limiter and several
+ * processes over one store share one limit.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import { RateLimitExceeded } from "./Errors.js"
+
+/** The shape of a bucket: at most `capacity` tokens, refilled continuously at `refillPerMinute`. */
+export const BucketConfig = Schema.Struct({
+  capacity: Schema.Number.pipe(Schema.int(), Schema.positive()),
+  refillPerMinute: Schema.Number.pipe(Schema.finite(), Schema.positive())
+})
+export type BucketConfig = typeof BucketConfig.Type
+
+/** The stored state of one bucket: its tokens (fractional) as of `updatedAtMillis` (epoch millis). */
+export const TokenBucket = Schema.Struct({
+  tokens: Schema.Number.pipe(Schema.nonNegative()),
+  updatedAtMillis: Schema.Number
+})
+export type TokenBucket = typeof TokenBucket.Type
+
+/** The outcome of one `consume`: whether it was allowed, and what a 429 and the `RateLimit-*` headers need. */
+export interface Result {
+  readonly allowed: boolean
+  /** The bucket's capacity (`RateLimit-Limit`). */
+  readonly limit: number
+  /** Whole tokens left after this call (`RateLimit-Remaining`). */
+  readonly remaining: number
+  /** Milliseconds until the bucket is full again (`RateLimit-Reset`). */
+  readonly resetAfterMillis: number
+  /** Milliseconds until a refused call of the same cost would be allowed (`Retry-After`); 0 when allowed. */
+  readonly retryAfterMillis: number
+}
+
+/** Limits calls per key with a token bucket. */
+export class RateLimiter extends Context.Tag("@sightline/core/RateLimiter")<RateLimiter, RateLimiter.Service>() {}
+
+export declare namespace RateLimiter {
+  /** Token buckets by key. */
+  export interface Service {
+    /**
+     * Takes `cost` tokens (default 1) from the bucket of `key` when it holds that many. A key never
+     * seen starts full. `cost` must lie in `[0, capacity]` (anything else is a defect): a call that
+     * could never be allowed has no meaningful `Retry-After`.
+     */
+    readonly consume: (key: string, config: BucketConfig, cost?: number) => Effect.Effect<Result>
+  }
+}
+
+// Floating-point refills (e.g. 10 tokens/minute over 6 s) may land a hair below a whole token; without
+// a tolerance a caller that waited exactly `retryAfterMillis` could be refused again.
+const epsilon = 1e-9
+
+const millisFor = (tokens: number, config: BucketConfig): number =>
+  tokens <= epsilon ? 0 : Math.ceil((tokens * 60_000) / config.refillPerMinute)
+
+/**
+ * The token bucket rule, pure: refills `bucket` (`Option.none()` for a key never seen, which starts
+ * full) up to `nowMillis`, then takes `cost` tokens if it holds them. Returns the result and the state
+ * to store. A `nowMillis` earlier than the stored time (clock skew between processes) refills nothing
+ * and never moves the stored time backwards. Requires `0 <= cost <= config.capacity`.
+ */
+export const take = (
+  bucket: Option.Option<TokenBucket>,
+  nowMillis: number,
+  config: BucketConfig,
+  cost: number
+): { readonly result: Result; readonly bucket: TokenBucket } => {
+  const refilled = Option.match(bucket, {
+    onNone: () => ({ tokens: config.capacity, updatedAtMillis: nowMillis }),
+    onSome: (b) => ({
+      tokens: Math.min(
+        config.capacity,
+        b.tokens + (Math.max(0, nowMillis - b.updatedAtMillis) * config.refillPerMinute) / 60_000
+      ),
+      updatedAtMillis: Math.max(nowMillis, b.updatedAtMillis)
+    })
+  })
+  const allowed = refilled.tokens + epsilon >= cost
+  const tokens = allowed ? Math.max(0, refilled.tokens - cost) : refilled.tokens
+  return {
+    result: {
+      allowed,
+      limit: config.capacity,
+      remaining: Math.floor(tokens + epsilon),
+      resetAfterMillis: millisFor(config.capacity - tokens, config),
+      retryAfterMillis: allowed ? 0 : millisFor(cost - tokens, config)
+    },
+    bucket: { tokens, updatedAtMillis: refilled.updatedAtMillis }
+  }
+}
+
+/** Consumes tokens from the `RateLimiter` in context. */
+export const consume = (
+  key: string,
+  config: BucketConfig,
+  cost?: number
+): Effect.Effect<Result, never, RateLimiter> =>
+  Effect.flatMap(RateLimiter, (limiter) => limiter.consume(key, config, cost))
+
+/** Fails with `RateLimitExceeded` (carrying `retryAfterMillis`) when the result was refused. */
+export const enforce = (result: Result): Effect.Effect<void, RateLimitExceeded> =>
+  result.allowed ? Effect.void : Effect.fail(new RateLimitExceeded({ retryAfterMillis: result.retryAfterMillis }))
+
+const isValidConfig = Schema.is(BucketConfig)
+
+/**
+ * Dies unless the config is valid and `cost` lies in `[0, capacity]`: such calls are programming
+ * errors (a shared-store implementation should check the same way before touching its store).
+ */
+export const checkArguments = (config: BucketConfig, cost: number): Effect.Effect<void> =>
+  !isValidConfig(config)
+    ? Effect.dieMessage(`RateLimiter: invalid bucket config ${JSON.stringify(config)}`)
+    : !(Number.isFinite(cost) && cost >= 0 && cost <= config.capacity)
+    ? Effect.dieMessage(`RateLimiter: cost ${cost} outside [0, ${config.capacity}]`)
+    : Effect.void
+
+/**
+ * Buckets in this process's memory, timed by Effect's `Clock` (TestClock in tests). Fine for a single
+ * process; several processes need a shared store. Buckets are not rolled back by memory transactions
+ * (a refused or counted request stays counted, as in any real store), so they are not `MemoryState` tables.
+ */
+export const layerMemory: Layer.Layer<RateLimiter> = Layer.effect(
+  RateLimiter,
+  Effect.map(Ref.make(HashMap.empty<string, TokenBucket>()), (buckets) =>
+    RateLimiter.of({
+      consume: (key, config, cost = 1) =>
+        checkArguments(config, cost).pipe(
+          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.flatMap((now) =>
+            // One atomic modify per call: concurrent consumers of a key can never overdraw it.
+            Ref.modify(buckets, (map) => {
+              const { bucket, result } = take(HashMap.get(map, key), now, config, cost)
+              return [result, HashMap.set(map, key, bucket)]
+            })
+          )
+        )
+    }))
+)
