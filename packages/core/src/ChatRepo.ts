@@ -1,0 +1,321 @@
+/**
+ * The chat repository port: chats and, stored beside them, their messages, cells and assets.
+ *
+ * @since 0.1.0
+ */
+import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Order from "effect/Order"
+import * as Ref from "effect/Ref"
+import type { AssetRecord } from "./Asset.js"
+import * as Chat from "./Chat.js"
+import { Conflict, NotFound } from "./Errors.js"
+import type { AssetId, CellId, ChatId, MemberId, OrganizationId } from "./Ids.js"
+import { MemoryState } from "./Transaction.js"
+
+/** Stores chats, messages, cells and assets. */
+export class ChatRepo extends Context.Tag("@sightline/core/ChatRepo")<ChatRepo, ChatRepo.Service>() {}
+
+export declare namespace ChatRepo {
+  /** Which chats a listing returns. */
+  export interface ListOptions {
+    readonly limit: number
+    readonly offset: number
+    /**
+     * A case-insensitive substring (taken literally: `%` and `_` are not wildcards) of the summary or
+     * of the first user message. Empty or omitted: no filter.
+     */
+    readonly searchTerm?: string | undefined
+    /** `name` sorts by the summary, case-insensitively; ties are broken by id in the same direction. */
+    readonly sortBy: Chat.ChatSortField
+    readonly sortDirection: Chat.SortDirection
+    /** Only the chats this member created. */
+    readonly creatorId?: MemberId | undefined
+  }
+
+  /** A listed chat with its preview (the first user message cut to 200 characters, or ""). */
+  export interface ListRow {
+    readonly chat: Chat.ChatRecord
+    readonly preview: string
+  }
+
+  /** A page of chats and how many match in all. */
+  export interface ListResult {
+    readonly rows: ReadonlyArray<ListRow>
+    readonly totalCount: number
+  }
+
+  /** Which cells a listing returns (newest first). */
+  export interface CellPageRequest {
+    readonly limit: number
+    readonly offset: number
+  }
+
+  /** A page of cells and whether more follow. */
+  export interface CellPage {
+    readonly cells: ReadonlyArray<Chat.CellRecord>
+    readonly hasMore: boolean
+  }
+
+  /**
+   * Chat storage. Ids are unique across organizations. Messages, cells and assets belong to a chat
+   * of their `organization_id`: writing one for a chat that is absent there is `NotFound`.
+   */
+  export interface Service {
+    /** Stores a new chat; an id that already exists is a `Conflict`. */
+    readonly create: (chat: Chat.ChatRecord) => Effect.Effect<void, Conflict>
+    readonly get: (organizationId: OrganizationId, id: ChatId) => Effect.Effect<Option.Option<Chat.ChatRecord>>
+    /** `get` that locks the chat until the surrounding transaction ends (starting or ending a run). */
+    readonly getForUpdate: (
+      organizationId: OrganizationId,
+      id: ChatId
+    ) => Effect.Effect<Option.Option<Chat.ChatRecord>>
+    /** A page of the organization's chats with the total number of matches. */
+    readonly list: (organizationId: OrganizationId, options: ListOptions) => Effect.Effect<ListResult>
+    /**
+     * Writes the mutable fields of a chat: `summary`, `status` and `updated_at` (its creator, model,
+     * source and creation time never change). `NotFound` when the organization has no such chat.
+     */
+    readonly update: (chat: Chat.ChatRecord) => Effect.Effect<void, NotFound>
+
+    /** Appends a message; an existing message id is a `Conflict`. */
+    readonly appendMessage: (message: Chat.MessageRecord) => Effect.Effect<void, NotFound | Conflict>
+    /** A chat's messages in the order they were appended (empty for a chat of another organization). */
+    readonly listMessages: (
+      organizationId: OrganizationId,
+      chatId: ChatId
+    ) => Effect.Effect<ReadonlyArray<Chat.MessageRecord>>
+
+    /**
+     * Stores a cell, or replaces the stored cell with its id (a step is written when it starts and
+     * again when it ends). A cell id already used by another chat is a `Conflict`.
+     */
+    readonly upsertCell: (cell: Chat.CellRecord) => Effect.Effect<void, NotFound | Conflict>
+    /**
+     * A page of a chat's cells, newest first: `created_at` descending, and among equal timestamps the
+     * cell first stored last. Replacing a cell keeps its place.
+     */
+    readonly listCells: (
+      organizationId: OrganizationId,
+      chatId: ChatId,
+      page: CellPageRequest
+    ) => Effect.Effect<CellPage>
+    readonly getCell: (
+      organizationId: OrganizationId,
+      chatId: ChatId,
+      cellId: CellId
+    ) => Effect.Effect<Option.Option<Chat.CellRecord>>
+
+    /** Stores an asset; an existing asset id is a `Conflict`. */
+    readonly addAsset: (asset: AssetRecord) => Effect.Effect<void, NotFound | Conflict>
+    /** A chat's assets, oldest first (`created_at`, then the order they were added). */
+    readonly listAssets: (organizationId: OrganizationId, chatId: ChatId) => Effect.Effect<ReadonlyArray<AssetRecord>>
+    readonly getAsset: (organizationId: OrganizationId, id: AssetId) => Effect.Effect<Option.Option<AssetRecord>>
+    /**
+     * The asset with this id in whichever organization it lives. Only for serving a signed asset URL,
+     * which carries no bearer token: its signature already proves the holder was given the asset.
+     */
+    readonly findAssetForSignedUrl: (id: AssetId) => Effect.Effect<Option.Option<AssetRecord>>
+  }
+}
+
+const chatOrder = (sortBy: Chat.ChatSortField, direction: Chat.SortDirection): Order.Order<Chat.ChatRecord> => {
+  const key: Order.Order<Chat.ChatRecord> = sortBy === "name"
+    ? Order.mapInput(Order.string, (chat) => chat.summary.toLowerCase())
+    : sortBy === "created_at"
+    ? Order.mapInput(DateTime.Order, (chat) => chat.created_at)
+    : Order.mapInput(DateTime.Order, (chat) => chat.updated_at)
+  const order = Order.combine(key, Order.mapInput(Order.string, (chat: Chat.ChatRecord) => chat.id))
+  return direction === "asc" ? order : Order.reverse(order)
+}
+
+const includesFolded = (text: string, term: string) => text.toLowerCase().includes(term.toLowerCase())
+
+interface Tables {
+  readonly chats: HashMap.HashMap<ChatId, Chat.ChatRecord>
+  /** Per chat, in append order. */
+  readonly messages: HashMap.HashMap<ChatId, ReadonlyArray<Chat.MessageRecord>>
+  /** Per chat, in the order first stored. */
+  readonly cells: HashMap.HashMap<ChatId, ReadonlyArray<Chat.CellRecord>>
+  /** In the order added. */
+  readonly assets: ReadonlyArray<AssetRecord>
+}
+
+/** Chats in memory. */
+export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effect(
+  ChatRepo,
+  Effect.gen(function*() {
+    const state = yield* MemoryState
+    const table = yield* state.table<Tables>({
+      chats: HashMap.empty(),
+      messages: HashMap.empty(),
+      cells: HashMap.empty(),
+      assets: []
+    })
+
+    const findChat = (tables: Tables, organizationId: OrganizationId, id: ChatId) =>
+      HashMap.get(tables.chats, id).pipe(Option.filter((chat) => chat.organization_id === organizationId))
+
+    const get = (organizationId: OrganizationId, id: ChatId) =>
+      state.run(Effect.map(Ref.get(table), (tables) => findChat(tables, organizationId, id)))
+
+    // Every child write checks its chat first, as the SQL adapter's composite foreign key does.
+    const withChat = <A, E>(
+      organizationId: OrganizationId,
+      chatId: ChatId,
+      f: (tables: Tables) => Effect.Effect<A, E>
+    ): Effect.Effect<A, E | NotFound> =>
+      state.run(
+        Effect.flatMap(Ref.get(table), (tables): Effect.Effect<A, E | NotFound> =>
+          Option.isSome(findChat(tables, organizationId, chatId))
+            ? f(tables)
+            : Effect.fail(new NotFound({ message: `chat ${chatId} not found` })))
+      )
+
+    const firstUserMessage = (tables: Tables, chatId: ChatId) =>
+      HashMap.get(tables.messages, chatId).pipe(
+        Option.flatMap(Arr.findFirst((message) => message.role === "user")),
+        Option.map((message) => message.content)
+      )
+
+    return {
+      create: (chat) =>
+        state.run(Effect.flatMap(Ref.get(table), (tables) =>
+          HashMap.has(tables.chats, chat.id)
+            ? Effect.fail(new Conflict({ message: `chat ${chat.id} already exists` }))
+            : Ref.set(table, { ...tables, chats: HashMap.set(tables.chats, chat.id, chat) }))),
+
+      get,
+      getForUpdate: get,
+
+      list: (organizationId, options) =>
+        state.run(Effect.map(Ref.get(table), (tables) => {
+          const term = options.searchTerm ?? ""
+          const matches = Arr.filterMap(Array.from(HashMap.values(tables.chats)), (chat) => {
+            if (chat.organization_id !== organizationId) return Option.none()
+            if (options.creatorId !== undefined && chat.creator_id !== options.creatorId) return Option.none()
+            const first = firstUserMessage(tables, chat.id)
+            if (
+              term !== "" && !includesFolded(chat.summary, term) &&
+              !Option.exists(first, (content) => includesFolded(content, term))
+            ) return Option.none()
+            return Option.some({ chat, preview: Chat.previewOf(Option.getOrElse(first, () => "")) })
+          })
+          const sorted = Arr.sort(
+            matches,
+            Order.mapInput(chatOrder(options.sortBy, options.sortDirection), (row: ChatRepo.ListRow) => row.chat)
+          )
+          return {
+            rows: sorted.slice(options.offset, options.offset + options.limit),
+            totalCount: matches.length
+          }
+        })),
+
+      update: (chat) =>
+        state.run(
+          Effect.flatMap(Ref.get(table), (tables) =>
+            Option.match(findChat(tables, chat.organization_id, chat.id), {
+              onNone: () => Effect.fail(new NotFound({ message: `chat ${chat.id} not found` })),
+              onSome: (stored) =>
+                Ref.set(table, {
+                  ...tables,
+                  chats: HashMap.set(
+                    tables.chats,
+                    chat.id,
+                    new Chat.ChatRecord({
+                      ...stored,
+                      summary: chat.summary,
+                      status: chat.status,
+                      updated_at: chat.updated_at
+                    })
+                  )
+                })
+            }))
+        ),
+
+      appendMessage: (message) =>
+        withChat(message.organization_id, message.chat_id, (tables) => {
+          const all = Array.from(HashMap.values(tables.messages)).flat()
+          return all.some((m) => m.id === message.id)
+            ? Effect.fail(new Conflict({ message: `message ${message.id} already exists` }))
+            : Ref.set(table, {
+              ...tables,
+              messages: HashMap.modifyAt(tables.messages, message.chat_id, (existing) =>
+                Option.some([...Option.getOrElse(existing, () => []), message]))
+            })
+        }),
+
+      listMessages: (organizationId, chatId) =>
+        state.run(Effect.map(Ref.get(table), (tables) =>
+          Option.isSome(findChat(tables, organizationId, chatId))
+            ? Option.getOrElse(HashMap.get(tables.messages, chatId), () => [])
+            : [])),
+
+      upsertCell: (cell) =>
+        withChat(cell.organization_id, cell.chat_id, (tables) => {
+          const elsewhere = Array.from(HashMap.entries(tables.cells)).some(([chatId, cells]) =>
+            chatId !== cell.chat_id && cells.some((c) => c.id === cell.id)
+          )
+          if (elsewhere) return Effect.fail(new Conflict({ message: `cell ${cell.id} belongs to another chat` }))
+          return Ref.set(table, {
+            ...tables,
+            cells: HashMap.modifyAt(tables.cells, cell.chat_id, (existing) => {
+              const cells = Option.getOrElse(existing, (): ReadonlyArray<Chat.CellRecord> => [])
+              const index = cells.findIndex((c) => c.id === cell.id)
+              return Option.some(index === -1 ? [...cells, cell] : Arr.replace(cells, index, cell))
+            })
+          })
+        }),
+
+      listCells: (organizationId, chatId, page) =>
+        state.run(Effect.map(Ref.get(table), (tables) => {
+          const cells = Option.isSome(findChat(tables, organizationId, chatId))
+            ? Option.getOrElse(HashMap.get(tables.cells, chatId), () => [])
+            : []
+          // Stable sort of the reversed insertion order: equal timestamps list the later-stored cell first.
+          const newestFirst = Arr.sort(
+            Arr.reverse(cells),
+            Order.reverse(Order.mapInput(DateTime.Order, (cell: Chat.CellRecord) => cell.created_at))
+          )
+          return {
+            cells: newestFirst.slice(page.offset, page.offset + page.limit),
+            hasMore: page.offset + page.limit < newestFirst.length
+          }
+        })),
+
+      getCell: (organizationId, chatId, cellId) =>
+        state.run(Effect.map(Ref.get(table), (tables) =>
+          findChat(tables, organizationId, chatId).pipe(
+            Option.flatMap(() => HashMap.get(tables.cells, chatId)),
+            Option.flatMap(Arr.findFirst((cell) => cell.id === cellId))
+          ))),
+
+      addAsset: (asset) =>
+        withChat(asset.organization_id, asset.chat_id, (tables) =>
+          tables.assets.some((a) => a.id === asset.id)
+            ? Effect.fail(new Conflict({ message: `asset ${asset.id} already exists` }))
+            : Ref.set(table, { ...tables, assets: [...tables.assets, asset] })),
+
+      listAssets: (organizationId, chatId) =>
+        state.run(Effect.map(Ref.get(table), (tables) =>
+          Arr.sort(
+            tables.assets.filter((a) => a.organization_id === organizationId && a.chat_id === chatId),
+            Order.mapInput(DateTime.Order, (asset: AssetRecord) => asset.created_at)
+          ))),
+
+      getAsset: (organizationId, id) =>
+        state.run(
+          Effect.map(Ref.get(table), (tables) =>
+            Arr.findFirst(tables.assets, (a) => a.id === id && a.organization_id === organizationId))
+        ),
+
+      findAssetForSignedUrl: (id) =>
+        state.run(Effect.map(Ref.get(table), (tables) => Arr.findFirst(tables.assets, (a) => a.id === id)))
+    }
+  })
+)

@@ -1,0 +1,561 @@
+/**
+ * The contract every `ChatRepo` implementation must meet.
+ *
+ * It runs on a shared, non-empty database: each test makes its own organizations and members with
+ * random ids and never assumes a table is empty.
+ *
+ * @since 0.1.0
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Asset from "../Asset.js"
+import * as Chat from "../Chat.js"
+import { ChatRepo } from "../ChatRepo.js"
+import { AssetId, CellId, ChatId, ConnectorId, type MemberId, MessageId, type OrganizationId } from "../Ids.js"
+import type { MemberRepo } from "../MemberRepo.js"
+import type { OrganizationRepo } from "../OrganizationRepo.js"
+import { Transaction } from "../Transaction.js"
+import * as Fixtures from "./Fixtures.js"
+
+/** Every port the suite needs (the SQL adapter's foreign keys need organizations and members). */
+export type Requirements = ChatRepo | OrganizationRepo | MemberRepo | Transaction
+
+const base = DateTime.unsafeMake("2026-01-15T09:30:00.123Z")
+const at = (seconds: number) => DateTime.add(base, { seconds })
+
+// Records are compared in their encoded form: timestamps and branded ids compare as the strings they store.
+const encodeChat = (record: Chat.ChatRecord) => Schema.encodeSync(Chat.ChatRecord)(record)
+const encodeMessage = (record: Chat.MessageRecord) => Schema.encodeSync(Chat.MessageRecord)(record)
+const encodeCell = (record: Chat.CellRecord) => Schema.encodeSync(Chat.CellRecord)(record)
+const encodeAsset = (record: Asset.AssetRecord) => Schema.encodeSync(Asset.AssetRecord)(record)
+
+const setup = Effect.gen(function*() {
+  const org = yield* Fixtures.organization()
+  const member = yield* Fixtures.member(org.id)
+  return { org, member }
+})
+
+const chat = (
+  organizationId: OrganizationId,
+  creatorId: MemberId,
+  options: Partial<Pick<Chat.ChatRecord, "summary" | "status" | "model" | "source" | "created_at" | "updated_at">> = {}
+): Chat.ChatRecord =>
+  new Chat.ChatRecord({
+    id: ChatId.make(Fixtures.uuid()),
+    organization_id: organizationId,
+    creator_id: creatorId,
+    model: "offline",
+    summary: "A chat",
+    source: "api",
+    status: "completed",
+    created_at: base,
+    updated_at: base,
+    ...options
+  })
+
+const message = (
+  of: Chat.ChatRecord,
+  role: Chat.MessageRole,
+  content: string,
+  createdAt: DateTime.Utc = base
+): Chat.MessageRecord =>
+  new Chat.MessageRecord({
+    id: MessageId.make(Fixtures.uuid()),
+    organization_id: of.organization_id,
+    chat_id: of.id,
+    role,
+    content,
+    cell_id: CellId.make(Fixtures.uuid()),
+    created_at: createdAt
+  })
+
+const cell = (of: Chat.ChatRecord, options: Partial<Chat.CellRecord> = {}): Chat.CellRecord =>
+  new Chat.CellRecord({
+    id: CellId.make(Fixtures.uuid()),
+    organization_id: of.organization_id,
+    chat_id: of.id,
+    type: "python",
+    status: "running",
+    created_at: base,
+    ...options
+  })
+
+const asset = (of: Chat.ChatRecord, options: Partial<Asset.AssetRecord> = {}): Asset.AssetRecord => {
+  const id = AssetId.make(Fixtures.uuid())
+  return new Asset.AssetRecord({
+    id,
+    organization_id: of.organization_id,
+    chat_id: of.id,
+    cell_id: CellId.make(Fixtures.uuid()),
+    name: "chart.png",
+    type: "chart",
+    mime_type: "image/png",
+    storage_key: Asset.storageKey({ organization_id: of.organization_id, chat_id: of.id, id }),
+    created_at: base,
+    ...options
+  })
+}
+
+const createAll = (chats: ReadonlyArray<Chat.ChatRecord>) =>
+  Effect.flatMap(ChatRepo, (repo) => Effect.forEach(chats, repo.create, { discard: true }))
+
+const listOptions = (options: Partial<ChatRepo.ListOptions> = {}): ChatRepo.ListOptions => ({
+  limit: 100,
+  offset: 0,
+  sortBy: "updated_at",
+  sortDirection: "desc",
+  ...options
+})
+
+const listIds = (organizationId: OrganizationId, options: Partial<ChatRepo.ListOptions> = {}) =>
+  Effect.flatMap(
+    ChatRepo,
+    (repo) =>
+      Effect.map(repo.list(organizationId, listOptions(options)), (result) => result.rows.map((row) => row.chat.id))
+  )
+
+/** The order the port promises: the sort key (summary folded to lower case for `name`), then id. */
+const expectedOrder = (
+  chats: ReadonlyArray<Chat.ChatRecord>,
+  sortBy: Chat.ChatSortField,
+  direction: Chat.SortDirection
+) => {
+  const keyOf = (c: Chat.ChatRecord): string | number =>
+    sortBy === "name"
+      ? c.summary.toLowerCase()
+      : sortBy === "created_at"
+      ? c.created_at.epochMillis
+      : c.updated_at.epochMillis
+  const sign = direction === "asc" ? 1 : -1
+  return [...chats].sort((a, b) => {
+    const ka = keyOf(a)
+    const kb = keyOf(b)
+    if (ka !== kb) return (ka < kb ? -1 : 1) * sign
+    return (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) * sign
+  }).map((c) => c.id)
+}
+
+/** Registers the `ChatRepo` contract suite against `layer`. */
+export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
+  describe(name, () => {
+    it.effect("create then get round-trips every field", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const record = chat(org.id, member.id, {
+          summary: "Umsatz nach Region — ünïcode 📈",
+          status: "failed",
+          model: "claude-sonnet-4",
+          source: "playbook",
+          created_at: at(1),
+          updated_at: at(90)
+        })
+        yield* repo.create(record)
+        expect(Option.map(yield* repo.get(org.id, record.id), encodeChat)).toEqual(Option.some(encodeChat(record)))
+        expect(Option.map(yield* repo.getForUpdate(org.id, record.id), encodeChat)).toEqual(
+          Option.some(encodeChat(record))
+        )
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("get and getForUpdate see only the chat's own organization", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* Fixtures.organization()
+        const record = chat(org.id, member.id)
+        yield* repo.create(record)
+        expect(Option.isNone(yield* repo.get(other.id, record.id))).toBe(true)
+        expect(Option.isNone(yield* repo.getForUpdate(other.id, record.id))).toBe(true)
+        expect(Option.isNone(yield* repo.get(org.id, ChatId.make(Fixtures.uuid())))).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("create rejects a duplicate id with Conflict and keeps the original", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const original = chat(org.id, member.id, { summary: "original" })
+        yield* repo.create(original)
+        const duplicate = new Chat.ChatRecord({ ...original, summary: "duplicate" })
+        expect((yield* Effect.flip(repo.create(duplicate)))._tag).toBe("Conflict")
+        expect(Option.map(yield* repo.get(org.id, original.id), (c) => c.summary)).toEqual(Option.some("original"))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("update writes summary, status and updated_at, and nothing else", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const record = chat(org.id, member.id, { status: "running" })
+        yield* repo.create(record)
+        const finished = new Chat.ChatRecord({
+          ...record,
+          summary: "Renamed",
+          status: "completed",
+          updated_at: at(60),
+          model: "tampered",
+          source: "agent",
+          created_at: at(-60)
+        })
+        yield* repo.update(finished)
+        const stored = yield* repo.get(org.id, record.id)
+        expect(Option.map(stored, encodeChat)).toEqual(
+          Option.some(encodeChat(
+            new Chat.ChatRecord({ ...record, summary: "Renamed", status: "completed", updated_at: at(60) })
+          ))
+        )
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("update of a chat that is absent or in another organization is NotFound and changes nothing", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id, { status: "running" })
+        yield* repo.create(record)
+        const hijack = new Chat.ChatRecord({ ...record, organization_id: other.org.id, status: "cancelled" })
+        expect((yield* Effect.flip(repo.update(hijack)))._tag).toBe("NotFound")
+        expect(Option.map(yield* repo.get(org.id, record.id), encodeChat)).toEqual(Option.some(encodeChat(record)))
+        expect((yield* Effect.flip(repo.update(chat(org.id, member.id))))._tag).toBe("NotFound")
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("list shows only the organization's chats and counts every match", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const mine = [chat(org.id, member.id), chat(org.id, member.id), chat(org.id, member.id)]
+        yield* createAll([...mine, chat(other.org.id, other.member.id)])
+        const result = yield* repo.list(org.id, listOptions())
+        expect(result.totalCount).toBe(3)
+        expect(result.rows.map((row) => row.chat.id).sort()).toEqual(mine.map((c) => c.id).sort())
+        expect(result.rows.map((row) => encodeChat(row.chat)).sort((a, b) => a.id < b.id ? -1 : 1)).toEqual(
+          mine.map(encodeChat).sort((a, b) => a.id < b.id ? -1 : 1)
+        )
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("list sorts by name, created_at and updated_at in both directions, ties broken by id", () =>
+      Effect.gen(function*() {
+        const { member, org } = yield* setup
+        const chats = [
+          chat(org.id, member.id, { summary: "bravo", created_at: at(3), updated_at: at(10) }),
+          chat(org.id, member.id, { summary: "Alpha", created_at: at(1), updated_at: at(30) }),
+          chat(org.id, member.id, { summary: "charlie", created_at: at(2), updated_at: at(20) }),
+          chat(org.id, member.id, { summary: "alpha", created_at: at(2), updated_at: at(20) }),
+          chat(org.id, member.id, { summary: "delta", created_at: at(2), updated_at: at(5) })
+        ]
+        yield* createAll(chats)
+        for (const sortBy of Chat.ChatSortField.literals) {
+          for (const sortDirection of Chat.SortDirection.literals) {
+            expect(yield* listIds(org.id, { sortBy, sortDirection })).toEqual(
+              expectedOrder(chats, sortBy, sortDirection)
+            )
+          }
+        }
+        // Spot-check the case folding of `name` independently of the reference order.
+        const byName = yield* listIds(org.id, { sortBy: "name", sortDirection: "asc" })
+        expect(byName.slice(2)).toEqual([chats[0]!.id, chats[2]!.id, chats[4]!.id])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("list pages with offset and limit; total_count is the count of every match", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const chats = [1, 2, 3, 4, 5].map((s) => chat(org.id, member.id, { updated_at: at(s) }))
+        yield* createAll(chats)
+        const all = expectedOrder(chats, "updated_at", "desc")
+        const pages = []
+        for (const offset of [0, 2, 4]) {
+          const page = yield* repo.list(org.id, listOptions({ limit: 2, offset }))
+          expect(page.totalCount).toBe(5)
+          pages.push(...page.rows.map((row) => row.chat.id))
+        }
+        expect(pages).toEqual(all)
+        const beyond = yield* repo.list(org.id, listOptions({ limit: 2, offset: 10 }))
+        expect(beyond.rows).toEqual([])
+        expect(beyond.totalCount).toBe(5)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("search matches the summary or the first user message, case-insensitively and literally", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const bySummary = chat(org.id, member.id, { summary: "Revenue by Region" })
+        const byQuestion = chat(org.id, member.id, { summary: "Untitled" })
+        const laterMention = chat(org.id, member.id, { summary: "Untitled" })
+        const assistantFirst = chat(org.id, member.id, { summary: "Untitled" })
+        const percent = chat(org.id, member.id, { summary: "50% growth" })
+        const digits = chat(org.id, member.id, { summary: "500 growth" })
+        const underscore = chat(org.id, member.id, { summary: "table a_b" })
+        const letter = chat(org.id, member.id, { summary: "table axb" })
+        yield* createAll([bySummary, byQuestion, laterMention, assistantFirst, percent, digits, underscore, letter])
+        yield* repo.appendMessage(message(byQuestion, "user", "What is our CHURN rate?", at(1)))
+        yield* repo.appendMessage(message(laterMention, "user", "hello", at(1)))
+        yield* repo.appendMessage(message(laterMention, "user", "and revenue? churn?", at(2)))
+        yield* repo.appendMessage(message(assistantFirst, "assistant", "churn report", at(1)))
+        yield* repo.appendMessage(message(assistantFirst, "user", "thanks", at(2)))
+
+        const search = (searchTerm: string) => Effect.map(listIds(org.id, { searchTerm }), (ids) => [...ids].sort())
+        expect(yield* search("revenue")).toEqual([bySummary.id])
+        expect(yield* search("churn")).toEqual([byQuestion.id])
+        expect(yield* search("50%")).toEqual([percent.id])
+        expect(yield* search("a_b")).toEqual([underscore.id])
+        expect(yield* search("growth")).toEqual([percent.id, digits.id].sort())
+        expect(yield* search("")).toHaveLength(8)
+        const counted = yield* repo.list(org.id, listOptions({ searchTerm: "GROWTH", limit: 1 }))
+        expect(counted.totalCount).toBe(2)
+        expect(counted.rows).toHaveLength(1)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("list rows carry the first user message cut to 200 characters as preview", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const long = chat(org.id, member.id, { updated_at: at(2) })
+        const empty = chat(org.id, member.id, { updated_at: at(1) })
+        yield* createAll([long, empty])
+        const question = `${"é".repeat(150)}${"📈".repeat(100)}`
+        yield* repo.appendMessage(message(long, "assistant", "greeting first", at(0)))
+        yield* repo.appendMessage(message(long, "user", question, at(1)))
+        yield* repo.appendMessage(message(long, "user", "second question", at(2)))
+        const rows = (yield* repo.list(org.id, listOptions())).rows
+        expect(rows.map((row) => row.preview)).toEqual([`${"é".repeat(150)}${"📈".repeat(50)}`, ""])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("list filters by creator", () =>
+      Effect.gen(function*() {
+        const { member, org } = yield* setup
+        const colleague = yield* Fixtures.member(org.id)
+        const mine = chat(org.id, member.id)
+        const theirs = chat(org.id, colleague.id)
+        yield* createAll([mine, theirs])
+        expect(yield* listIds(org.id, { creatorId: member.id })).toEqual([mine.id])
+        expect(yield* listIds(org.id, { creatorId: colleague.id })).toEqual([theirs.id])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("messages list in append order, even at equal timestamps, and round-trip every field", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id)
+        yield* repo.create(record)
+        const messages = [
+          message(record, "user", "first", at(5)),
+          message(record, "assistant", "## Answer\n\n| a | b |\n|---|---|", at(5)),
+          message(record, "user", "third — ünïcode", at(5)),
+          message(record, "assistant", "", at(6))
+        ]
+        yield* Effect.forEach(messages, repo.appendMessage, { discard: true })
+        expect((yield* repo.listMessages(org.id, record.id)).map(encodeMessage)).toEqual(messages.map(encodeMessage))
+        expect(yield* repo.listMessages(other.org.id, record.id)).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("appendMessage needs a chat of the message's organization and a fresh id", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id)
+        yield* repo.create(record)
+        const foreign = new Chat.MessageRecord({ ...message(record, "user", "x"), organization_id: other.org.id })
+        expect((yield* Effect.flip(repo.appendMessage(foreign)))._tag).toBe("NotFound")
+        const missing = message(chat(org.id, member.id), "user", "x")
+        expect((yield* Effect.flip(repo.appendMessage(missing)))._tag).toBe("NotFound")
+        const first = message(record, "user", "x")
+        yield* repo.appendMessage(first)
+        const again = new Chat.MessageRecord({ ...first, content: "y" })
+        expect((yield* Effect.flip(repo.appendMessage(again)))._tag).toBe("Conflict")
+        expect((yield* repo.listMessages(org.id, record.id)).map((m) => m.content)).toEqual(["x"])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("upsertCell stores a cell, then replaces it in place; every field round-trips", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const record = chat(org.id, member.id)
+        yield* repo.create(record)
+        const started = cell(record, {
+          type: "sql",
+          status: "running",
+          query: "select * from sales",
+          created_at: at(1)
+        })
+        const earlier = cell(record, {
+          type: "markdown",
+          status: "completed",
+          created_at: at(1),
+          role: "user",
+          content: "q"
+        })
+        yield* repo.upsertCell(earlier)
+        yield* repo.upsertCell(started)
+        const finished = new Chat.CellRecord({
+          ...started,
+          status: "failed",
+          error: "relation \"sales\" does not exist",
+          code: "df = run()",
+          connector_id: ConnectorId.make(12),
+          output: ["line 1", "", "line 3 — ünïcode"],
+          dataframe_preview: "a | b\n1 | 2",
+          execution_time_ms: 1534,
+          role: "assistant",
+          content: "Tried a query"
+        })
+        yield* repo.upsertCell(finished)
+        expect(Option.map(yield* repo.getCell(org.id, record.id, started.id), encodeCell)).toEqual(
+          Option.some(encodeCell(finished))
+        )
+        const page = yield* repo.listCells(org.id, record.id, { limit: 10, offset: 0 })
+        // Equal timestamps: the later-stored cell first, and replacing kept its place.
+        expect(page.cells.map(encodeCell)).toEqual([encodeCell(finished), encodeCell(earlier)])
+        expect(page.hasMore).toBe(false)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("listCells is newest first and pages with has_more", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const record = chat(org.id, member.id)
+        yield* repo.create(record)
+        const cells = [
+          cell(record, { created_at: at(3) }),
+          cell(record, { created_at: at(1) }),
+          cell(record, { created_at: at(2) }),
+          cell(record, { created_at: at(2) }),
+          cell(record, { created_at: at(5) })
+        ]
+        yield* Effect.forEach(cells, repo.upsertCell, { discard: true })
+        const expected = [cells[4], cells[0], cells[3], cells[2], cells[1]].map((c) => c!.id)
+        const first = yield* repo.listCells(org.id, record.id, { limit: 2, offset: 0 })
+        const second = yield* repo.listCells(org.id, record.id, { limit: 2, offset: 2 })
+        const last = yield* repo.listCells(org.id, record.id, { limit: 2, offset: 4 })
+        expect([first.hasMore, second.hasMore, last.hasMore]).toEqual([true, true, false])
+        expect([...first.cells, ...second.cells, ...last.cells].map((c) => c.id)).toEqual(expected)
+        const exact = yield* repo.listCells(org.id, record.id, { limit: 5, offset: 0 })
+        expect(exact.hasMore).toBe(false)
+        expect(exact.cells).toHaveLength(5)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("cells are visible only through their chat and organization", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id)
+        const sibling = chat(org.id, member.id)
+        yield* createAll([record, sibling])
+        const stored = cell(record)
+        yield* repo.upsertCell(stored)
+        expect(Option.isSome(yield* repo.getCell(org.id, record.id, stored.id))).toBe(true)
+        expect(Option.isNone(yield* repo.getCell(org.id, sibling.id, stored.id))).toBe(true)
+        expect(Option.isNone(yield* repo.getCell(other.org.id, record.id, stored.id))).toBe(true)
+        expect((yield* repo.listCells(other.org.id, record.id, { limit: 10, offset: 0 })).cells).toEqual([])
+        expect((yield* repo.listCells(org.id, sibling.id, { limit: 10, offset: 0 })).cells).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("upsertCell needs a chat of the cell's organization and never moves a cell between chats", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id)
+        const sibling = chat(org.id, member.id)
+        yield* createAll([record, sibling])
+        const foreign = new Chat.CellRecord({ ...cell(record), organization_id: other.org.id })
+        expect((yield* Effect.flip(repo.upsertCell(foreign)))._tag).toBe("NotFound")
+        const stored = cell(record)
+        yield* repo.upsertCell(stored)
+        const moved = new Chat.CellRecord({ ...stored, chat_id: sibling.id })
+        expect((yield* Effect.flip(repo.upsertCell(moved)))._tag).toBe("Conflict")
+        expect(Option.isSome(yield* repo.getCell(org.id, record.id, stored.id))).toBe(true)
+        expect(Option.isNone(yield* repo.getCell(org.id, sibling.id, stored.id))).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("assets round-trip, list oldest first per chat and are scoped by organization", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id)
+        const sibling = chat(org.id, member.id)
+        yield* createAll([record, sibling])
+        const stored = asset(record, {
+          created_at: at(2),
+          message_cell_id: CellId.make(Fixtures.uuid()),
+          size_bytes: 4096,
+          name: "revenue — Q1.png"
+        })
+        const { storage_key: _key, ...text } = asset(record, {
+          created_at: at(1),
+          type: "text",
+          mime_type: "text/markdown",
+          name: "notes.md"
+        })
+        const inline = new Asset.AssetRecord({ ...text, content: "# Notes\nünïcode" })
+        const later = asset(record, { created_at: at(2) })
+        yield* Effect.forEach([stored, inline, later, asset(sibling)], repo.addAsset, { discard: true })
+        expect((yield* repo.listAssets(org.id, record.id)).map(encodeAsset)).toEqual(
+          [inline, stored, later].map(encodeAsset)
+        )
+        expect(Option.map(yield* repo.getAsset(org.id, inline.id), encodeAsset)).toEqual(
+          Option.some(encodeAsset(inline))
+        )
+        expect(Option.isNone(yield* repo.getAsset(other.org.id, stored.id))).toBe(true)
+        expect(yield* repo.listAssets(other.org.id, record.id)).toEqual([])
+        expect(Option.map(yield* repo.findAssetForSignedUrl(stored.id), encodeAsset)).toEqual(
+          Option.some(encodeAsset(stored))
+        )
+        expect(Option.isNone(yield* repo.findAssetForSignedUrl(AssetId.make(Fixtures.uuid())))).toBe(true)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("addAsset needs a chat of the asset's organization and a fresh id", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id)
+        yield* repo.create(record)
+        const foreign = new Asset.AssetRecord({ ...asset(record), organization_id: other.org.id })
+        expect((yield* Effect.flip(repo.addAsset(foreign)))._tag).toBe("NotFound")
+        const first = asset(record)
+        yield* repo.addAsset(first)
+        expect((yield* Effect.flip(repo.addAsset(new Asset.AssetRecord({ ...first, name: "again" }))))._tag).toBe(
+          "Conflict"
+        )
+        expect((yield* repo.listAssets(org.id, record.id)).map((a) => a.name)).toEqual([first.name])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("a failed transaction leaves no chat, message, cell or asset behind", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const tx = yield* Transaction
+        const { member, org } = yield* setup
+        const existing = chat(org.id, member.id, { status: "completed" })
+        yield* repo.create(existing)
+        const record = chat(org.id, member.id)
+        const write = Effect.all([
+          repo.create(record),
+          repo.appendMessage(message(record, "user", "q")),
+          repo.upsertCell(cell(record)),
+          repo.addAsset(asset(record)),
+          repo.appendMessage(message(existing, "user", "follow-up")),
+          repo.update(new Chat.ChatRecord({ ...existing, status: "running", updated_at: at(9) }))
+        ], { discard: true })
+        const exit = yield* Effect.exit(tx.withTransaction(Effect.zipRight(write, Effect.fail("boom" as const))))
+        expect(exit._tag).toBe("Failure")
+        expect(Option.isNone(yield* repo.get(org.id, record.id))).toBe(true)
+        expect(yield* repo.listMessages(org.id, existing.id)).toEqual([])
+        expect(Option.map(yield* repo.get(org.id, existing.id), encodeChat)).toEqual(Option.some(encodeChat(existing)))
+        expect((yield* repo.list(org.id, listOptions())).totalCount).toBe(1)
+
+        yield* tx.withTransaction(write)
+        expect(Option.isSome(yield* repo.get(org.id, record.id))).toBe(true)
+        expect(yield* repo.listMessages(org.id, record.id)).toHaveLength(1)
+        expect((yield* repo.listCells(org.id, record.id, { limit: 10, offset: 0 })).cells).toHaveLength(1)
+        expect(yield* repo.listAssets(org.id, record.id)).toHaveLength(1)
+      }).pipe(Effect.provide(layer)))
+  })
+}
