@@ -1,7 +1,13 @@
 import { defineProject } from "vitest/config"
 
+// Workspace packages resolve to their TypeScript sources through the `@sightline/source` export
+// condition. Vitest runs tests in Vite's SSR environment, which takes its conditions from
+// `ssr.resolve`, not from the top-level `resolve`; the default conditions are kept beside it.
+const conditions = ["@sightline/source", "module", "node", "import", "default"]
+
 export default defineProject({
-  resolve: { conditions: ["@sightline/source"] },
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["@sightline/source"] } },
   test: {
     name: "sql",
     include: ["test/**/*.test.ts"],

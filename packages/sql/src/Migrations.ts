@@ -1,0 +1,135 @@
+/**
+ * Sightline's schema, as migrations bundled in the package (no files are read at run time, so the
+ * package works from any bundle) and run by `@effect/sql`'s Migrator.
+ *
+ * Every name goes through the `TablePrefix`, including the Migrator's own bookkeeping table
+ * (`<prefix>migrations`), so that two prefixes in one database never see each other's migrations.
+ *
+ * @since 0.1.0
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { TablePrefix } from "./TablePrefix.js"
+
+/**
+ * Migration 1: the whole schema of the first release.
+ *
+ * Until Sightline's first release this migration may still grow (one table per aggregate, added by
+ * the engineer who implements that repository); after the release, changes go into new migrations.
+ */
+const initialSchema = (prefix: TablePrefix.Service): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const name = (n: string) => sql(prefix.name(n))
+
+    yield* sql`CREATE TABLE ${name("organizations")} (
+      id uuid PRIMARY KEY,
+      name text NOT NULL,
+      created_at timestamptz NOT NULL
+    )`
+    yield* sql`CREATE INDEX ${name("organizations_created_idx")} ON ${name("organizations")} (created_at, id)`
+
+    // `UNIQUE (organization_id, id)` is the target of composite foreign keys: a row that refers to a
+    // member (a role assignment, an API key, ...) cannot refer to a member of another organization.
+    // Rows that hang off a member reference it with `ON DELETE CASCADE`, so that a hard delete of the
+    // member removes them all (`MemberRepoSql.hardDelete` is one DELETE).
+    yield* sql`CREATE TABLE ${name("members")} (
+      id uuid PRIMARY KEY,
+      organization_id uuid NOT NULL REFERENCES ${name("organizations")} (id) ON DELETE CASCADE,
+      email text NOT NULL,
+      name text NOT NULL,
+      description text,
+      is_service_account boolean NOT NULL DEFAULT false,
+      is_scim_managed boolean NOT NULL DEFAULT false,
+      deleted_at timestamptz,
+      created_at timestamptz NOT NULL,
+      CONSTRAINT ${name("members_organization_id_key")} UNIQUE (organization_id, id)
+    )`
+    // E-mails are unique per organization regardless of case, soft-deleted members included (as in
+    // core's memory repository). `MemberRepoSql` maps a violation of this index to `Conflict`.
+    yield* sql`CREATE UNIQUE INDEX ${name("members_email_key")} ON ${name("members")} (organization_id, lower(email))`
+    yield* sql`CREATE INDEX ${name("members_created_idx")} ON ${name("members")} (organization_id, created_at, id)`
+
+    // Roles are here because role assignments need them; the roles repository owns this table and
+    // may still change it (name uniqueness, permission storage) while migration 1 grows.
+    yield* sql`CREATE TABLE ${name("roles")} (
+      id uuid PRIMARY KEY,
+      organization_id uuid NOT NULL REFERENCES ${name("organizations")} (id) ON DELETE CASCADE,
+      name text NOT NULL,
+      description text NOT NULL DEFAULT '',
+      is_system boolean NOT NULL DEFAULT false,
+      is_scim_managed boolean NOT NULL DEFAULT false,
+      permissions text[] NOT NULL DEFAULT '{}',
+      default_model_id integer,
+      allowed_model_ids integer[],
+      allow_model_choice boolean NOT NULL DEFAULT true,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      CONSTRAINT ${name("roles_organization_id_key")} UNIQUE (organization_id, id)
+    )`
+    yield* sql`CREATE UNIQUE INDEX ${name("roles_name_key")} ON ${name("roles")} (organization_id, lower(name))`
+    yield* sql`CREATE INDEX ${name("roles_created_idx")} ON ${name("roles")} (organization_id, created_at, id)`
+
+    // Both foreign keys include the organization: an assignment can only pair a member and a role of
+    // the same organization, whatever the code above it does.
+    yield* sql`CREATE TABLE ${name("member_roles")} (
+      organization_id uuid NOT NULL,
+      member_id uuid NOT NULL,
+      role_id uuid NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (organization_id, member_id, role_id),
+      FOREIGN KEY (organization_id, member_id)
+        REFERENCES ${name("members")} (organization_id, id) ON DELETE CASCADE,
+      FOREIGN KEY (organization_id, role_id)
+        REFERENCES ${name("roles")} (organization_id, id) ON DELETE CASCADE
+    )`
+    yield* sql`CREATE INDEX ${name("member_roles_role_idx")} ON ${
+      name("member_roles")
+    } (organization_id, role_id, member_id)`
+  })
+
+/** Every migration, keyed `<id>_<name>` as `Migrator.fromRecord` expects. */
+export const migrations = (
+  prefix: TablePrefix.Service
+): Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> => ({
+  "0001_initial_schema": initialSchema(prefix)
+})
+
+/** The Migrator's bookkeeping table for a prefix. */
+export const migrationsTable = (prefix: TablePrefix.Service): string => prefix.name("migrations")
+
+/**
+ * Creates the bookkeeping table under a transaction-scoped advisory lock. The Migrator creates it
+ * itself when missing, but two processes starting at once on one PostgreSQL would race on that
+ * `CREATE TABLE` and one of them would fail; its later steps are serialized by a table lock.
+ */
+const ensureMigrationsTable = (table: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      sql`SELECT pg_advisory_xact_lock(hashtext(${table}))`.pipe(
+        Effect.zipRight(sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+          migration_id integer PRIMARY KEY,
+          created_at timestamptz NOT NULL DEFAULT now(),
+          name text NOT NULL
+        )`)
+      )
+    ))
+
+/** Runs the migrations not yet applied under the prefix in context; returns those it applied. */
+export const run: Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  Migrator.MigrationError | SqlError,
+  SqlClient.SqlClient | TablePrefix
+> = Effect.gen(function*() {
+  const prefix = yield* TablePrefix
+  const table = migrationsTable(prefix)
+  yield* ensureMigrationsTable(table)
+  return yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations(prefix)), table })
+}).pipe(Effect.withSpan("Migrations.run"))
+
+/** Runs the migrations when built (hosts put it before anything that queries Sightline's tables). */
+export const layer: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient | TablePrefix> = Layer
+  .effectDiscard(run)

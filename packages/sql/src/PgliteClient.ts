@@ -1,0 +1,112 @@
+/**
+ * An `@effect/sql` client over PGlite: PostgreSQL compiled to WebAssembly, running in this process.
+ *
+ * It speaks the same dialect as `@effect/sql-pg` (it reuses its statement compiler), so every query
+ * and migration written for PostgreSQL runs unchanged on it.
+ *
+ * @since 0.1.0
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PGlite } from "@electric-sql/pglite"
+import type { Results } from "@electric-sql/pglite"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+
+/** A `SqlClient` backed by PGlite, with access to the PGlite instance. */
+export interface PgliteClient extends SqlClient.SqlClient {
+  readonly pglite: PGlite
+}
+
+/** The PGlite client (also provided as `SqlClient.SqlClient`). */
+export const PgliteClient = Context.GenericTag<PgliteClient>("@sightline/sql/PgliteClient")
+
+/** Where PGlite keeps its data. */
+export interface PgliteClientConfig {
+  /** A directory on disk; omitted: in memory, lost when the scope closes. */
+  readonly dataDir?: string | undefined
+}
+
+const statementFailed = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+
+/** Opens PGlite, and closes it when the scope closes. */
+export const make = (
+  config: PgliteClientConfig = {}
+): Effect.Effect<PgliteClient, SqlError, Reactivity.Reactivity | Scope.Scope> =>
+  Effect.gen(function*() {
+    const pglite = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => PGlite.create(config.dataDir === undefined ? {} : { dataDir: config.dataDir }),
+        catch: (cause) => new SqlError({ cause, message: "Failed to open PGlite" })
+      }),
+      (db) => Effect.promise(() => db.close())
+    )
+
+    const run = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: statementFailed })
+
+    // `query` uses the extended protocol, which takes one statement only; parameterless SQL goes
+    // through `exec` (the simple protocol) so that migrations may hold several statements.
+    const rowsOf = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<any>, SqlError> =>
+      params.length > 0
+        ? run(() => pglite.query(sql, params as Array<unknown>)).pipe(Effect.map((result) => result.rows))
+        : run(() => pglite.exec(sql)).pipe(Effect.map((results: Array<Results>) =>
+          // The shape `@effect/sql-pg` gives: the rows of a single statement, else one array per statement.
+          results.length === 1 ? results[0].rows : results.map((result) => result.rows)
+        ))
+
+    const connection: Connection = {
+      execute: (sql, params, transformRows) =>
+        transformRows === undefined ? rowsOf(sql, params) : Effect.map(rowsOf(sql, params), transformRows),
+      executeRaw: (sql, params) => run(() => pglite.query(sql, params as Array<unknown>)),
+      executeValues: (sql, params) =>
+        run(() => pglite.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" })).pipe(
+          Effect.map((result) => result.rows)
+        ),
+      executeUnprepared: (sql, params, transformRows) => connection.execute(sql, params, transformRows),
+      // PGlite has no cursors: the result is read at once, then streamed.
+      executeStream: (sql, params, transformRows) =>
+        Stream.flatMap(
+          Stream.fromEffect(connection.execute(sql, params, transformRows)),
+          Stream.fromIterable
+        )
+    }
+
+    // PGlite is one session: a transaction owns it from BEGIN to COMMIT/ROLLBACK, and a statement
+    // outside a transaction must not land in the middle of somebody else's. Every acquisition
+    // (one statement, or one whole transaction) therefore holds the single permit for its scope.
+    const session = yield* Effect.makeSemaphore(1)
+    const acquire = Effect.as(
+      Effect.acquireRelease(session.take(1), () => session.release(1)),
+      connection
+    )
+
+    const client = yield* SqlClient.make({
+      acquirer: acquire,
+      transactionAcquirer: acquire,
+      compiler: PgClient.makeCompiler(),
+      spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", "pglite"]]
+    })
+    return Object.assign(client, { pglite })
+  })
+
+const layerFrom = (config: PgliteClientConfig): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> =>
+  Layer.scopedContext(
+    Effect.map(
+      make(config),
+      (client) => Context.make(PgliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    )
+  ).pipe(Layer.provide(Reactivity.layer))
+
+/** PGlite with its data in a directory (created on first use, reopened afterwards). */
+export const layer = (
+  config: { readonly dataDir: string }
+): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> => layerFrom(config)
+
+/** PGlite in memory: a fresh, empty database per layer build (tests). */
+export const layerMemory: Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> = layerFrom({})

@@ -1,0 +1,72 @@
+/**
+ * Sightline's persistence in one layer: it runs the migrations, then provides every port
+ * implemented over SQL. Hosts assemble it in one line:
+ *
+ * ```ts
+ * SqlStore.layerPglite({ dataDir: "./data" })           // embedded
+ * SqlStore.layerPostgres({ url: process.env.DATABASE_URL! }) // a PostgreSQL server
+ * SqlStore.layer.pipe(Layer.provide(myClient), Layer.provide(TablePrefix.layer("app_sightline_")))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type { MigrationError } from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type { MemberRepo } from "@sightline/core/MemberRepo"
+import type { OrganizationRepo } from "@sightline/core/OrganizationRepo"
+import type { Transaction } from "@sightline/core/Transaction"
+import type * as Cause from "effect/Cause"
+import type * as ConfigError from "effect/ConfigError"
+import * as Layer from "effect/Layer"
+import * as MemberRepoSql from "./MemberRepoSql.js"
+import * as Migrations from "./Migrations.js"
+import * as OrganizationRepoSql from "./OrganizationRepoSql.js"
+import * as PgliteClient from "./PgliteClient.js"
+import * as PostgresClient from "./PostgresClient.js"
+import * as SqlTransaction from "./SqlTransaction.js"
+import * as TablePrefix from "./TablePrefix.js"
+
+/** Every core port the SQL store provides. */
+export type Ports = Transaction | OrganizationRepo | MemberRepo
+
+/** Errors of building a store: opening the database, an invalid prefix, a failed migration. */
+export type StoreError = SqlError | MigrationError | Cause.IllegalArgumentException
+
+/** The ports over the `SqlClient` and `TablePrefix` in context, after running the migrations. */
+export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlClient | TablePrefix.TablePrefix> = Layer
+  .mergeAll(SqlTransaction.layer, OrganizationRepoSql.layer, MemberRepoSql.layer).pipe(
+    Layer.provide(Migrations.layer)
+  )
+
+/** Options shared by the ready-made stores. */
+export interface StoreOptions {
+  /** The table prefix (default `sightline_`). */
+  readonly prefix?: string | undefined
+}
+
+/** The store on embedded PGlite: in a data directory, or in memory when none is given. */
+export const layerPglite = (
+  options: StoreOptions & { readonly dataDir?: string | undefined } = {}
+): Layer.Layer<Ports, StoreError> =>
+  layer.pipe(
+    Layer.provide(
+      options.dataDir === undefined ? PgliteClient.layerMemory : PgliteClient.layer({ dataDir: options.dataDir })
+    ),
+    Layer.provide(TablePrefix.layer(options.prefix))
+  )
+
+/** The store on a PostgreSQL server. */
+export const layerPostgres = (
+  options: StoreOptions & PostgresClient.PostgresClientConfig
+): Layer.Layer<Ports, StoreError> =>
+  layer.pipe(
+    Layer.provide(PostgresClient.layer(options)),
+    Layer.provide(TablePrefix.layer(options.prefix))
+  )
+
+/** The store on the PostgreSQL server of `DATABASE_URL`, with the prefix of `SIGHTLINE_TABLE_PREFIX`. */
+export const layerPostgresConfig: Layer.Layer<Ports, StoreError | ConfigError.ConfigError> = layer.pipe(
+  Layer.provide(PostgresClient.layerConfig()),
+  Layer.provide(TablePrefix.layerConfig())
+)

@@ -1,0 +1,78 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { OrganizationRepo } from "@sightline/core/OrganizationRepo"
+import { Fixtures } from "@sightline/core/testing"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Migrations from "../src/Migrations.js"
+import * as TablePrefix from "../src/TablePrefix.js"
+import { forEachDatabase, harnessPrefixPattern } from "./utils/databases.js"
+
+/** Every table Sightline creates today, without its prefix. */
+const expectedTables = ["member_roles", "members", "migrations", "organizations", "roles"]
+
+const tableNames = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ tablename: string }>`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`,
+    (rows) => rows.map((row) => row.tablename)
+  ))
+
+forEachDatabase((database) =>
+  describe(`Migrations (${database.name})`, () => {
+    it.effect("creates every table under the prefix and nothing else", () =>
+      Effect.gen(function*() {
+        const prefix = database.freshPrefix()
+        const before = new Set(yield* tableNames)
+        const applied = yield* Migrations.run.pipe(Effect.provide(TablePrefix.layer(prefix)))
+        expect(applied).toEqual([[1, "initial_schema"]])
+
+        const created = (yield* tableNames).filter((name) => !before.has(name))
+        // Other runs may create their own prefixed tables meanwhile on a shared server.
+        const ours = created.filter((name) => !harnessPrefixPattern.test(name) || name.startsWith(prefix))
+        expect(ours).toEqual(expectedTables.map((name) => `${prefix}${name}`))
+
+        const sql = yield* SqlClient.SqlClient
+        const indexes = yield* sql<{ indexname: string }>`
+          SELECT indexname FROM pg_indexes
+          WHERE schemaname = current_schema() AND tablename IN ${sql.in(ours)}`
+        expect(indexes.length).toBeGreaterThan(ours.length)
+        expect(indexes.filter((index) => !index.indexname.startsWith(prefix))).toEqual([])
+      }).pipe(Effect.provide(database.client)))
+
+    it.effect("running the migrations again applies nothing and keeps the data", () =>
+      Effect.gen(function*() {
+        const org = yield* Fixtures.organization()
+        expect(yield* Migrations.run).toEqual([])
+        expect(yield* (yield* OrganizationRepo).get(org.id)).toEqual(Option.some(org))
+        const sql = yield* SqlClient.SqlClient
+        const prefix = yield* TablePrefix.TablePrefix
+        const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${sql(prefix.name("migrations"))}`
+        expect(rows).toEqual([{ migration_id: 1 }])
+      }).pipe(Effect.provide(database.shared)))
+
+    it.effect("concurrent runs on a fresh prefix apply each migration once", () =>
+      Effect.gen(function*() {
+        const runs = yield* Effect.all(Array.from({ length: 3 }, () => Migrations.run), { concurrency: "unbounded" })
+        expect(runs.flat()).toEqual([[1, "initial_schema"]])
+        expect(yield* Migrations.run).toEqual([])
+      }).pipe(Effect.provide(Layer.merge(TablePrefix.layer(database.freshPrefix()), database.client))))
+
+    it.effect("a second prefix in the same database is an independent store", () =>
+      Effect.gen(function*() {
+        const [a, b] = [database.freshPrefix(), database.freshPrefix()]
+        const org = yield* Fixtures.organization().pipe(Effect.provide(database.store(a)))
+        const inB = yield* Effect.gen(function*() {
+          const repo = yield* OrganizationRepo
+          return { get: yield* repo.get(org.id), list: yield* repo.list }
+        }).pipe(Effect.provide(database.store(b)))
+        expect(inB).toEqual({ get: Option.none(), list: [] })
+        // Each prefix has its own record of applied migrations.
+        const sql = yield* SqlClient.SqlClient
+        for (const prefix of [a, b]) {
+          const rows = yield* sql`SELECT migration_id FROM ${sql(`${prefix}migrations`)}`
+          expect(rows).toEqual([{ migration_id: 1 }])
+        }
+      }).pipe(Effect.provide(database.client)))
+  })
+)

@@ -1,0 +1,90 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { OrganizationRepo } from "@sightline/core/OrganizationRepo"
+import { Fixtures } from "@sightline/core/testing"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Migrations from "../src/Migrations.js"
+import * as PgliteClient from "../src/PgliteClient.js"
+import * as SqlStore from "../src/SqlStore.js"
+import * as TablePrefix from "../src/TablePrefix.js"
+import { pgliteDatabase } from "./utils/databases.js"
+
+describe("PgliteClient", () => {
+  it.effect("runs parameterless multi-statement SQL, one row array per statement", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql.unsafe("SELECT 1 AS a; SELECT 2 AS b")
+      expect(rows).toEqual([[{ a: 1 }], [{ b: 2 }]])
+    }).pipe(Effect.provide(pgliteDatabase.client)))
+
+  it.effect("returns count(*)::int and timestamptz the way the pg driver does", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ n: number; at: Date }>`
+        SELECT count(*)::int AS n, ${new Date("2024-01-02T03:04:05.678Z")}::timestamptz AS at
+        FROM (VALUES (1), (2)) AS v(x)`
+      expect(row).toEqual({ n: 2, at: new Date("2024-01-02T03:04:05.678Z") })
+    }).pipe(Effect.provide(pgliteDatabase.client)))
+
+  it.live("a statement outside a transaction waits for the running transaction to end", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE IF NOT EXISTS session_probe (x int)`
+      const inside = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const transaction = yield* Effect.fork(Effect.exit(sql.withTransaction(Effect.gen(function*() {
+        yield* sql`INSERT INTO session_probe VALUES (1)`
+        yield* Deferred.succeed(inside, undefined)
+        yield* Deferred.await(release)
+        return yield* Effect.fail("roll back")
+      }))))
+      yield* Deferred.await(inside)
+      // PGlite is one session: without the lock this read would run inside the open transaction
+      // and see its uncommitted row.
+      const outside = yield* Effect.fork(sql<{ n: number }>`SELECT count(*)::int AS n FROM session_probe`)
+      yield* Effect.sleep("100 millis")
+      expect(Option.isNone(yield* Fiber.poll(outside))).toBe(true)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(transaction)
+      expect(yield* Fiber.join(outside)).toEqual([{ n: 0 }])
+    }).pipe(Effect.provide(pgliteDatabase.client)))
+
+  it.live("closes PGlite when its scope closes", () =>
+    Effect.gen(function*() {
+      const client = yield* Effect.scoped(PgliteClient.make())
+      expect(client.pglite.closed).toBe(true)
+    }).pipe(Effect.provide(Reactivity.layer)))
+
+  it.live("a data directory keeps the store across reopening, and is not migrated twice", () =>
+    Effect.acquireUseRelease(
+      Effect.promise(() => mkdtemp(join(tmpdir(), "sightline-pglite-"))),
+      (dataDir) =>
+        Effect.gen(function*() {
+          const org = yield* Fixtures.organization("Persistent").pipe(
+            Effect.provide(SqlStore.layerPglite({ dataDir }))
+          )
+          const { applied, read } = yield* Effect.gen(function*() {
+            return {
+              applied: yield* Migrations.run,
+              read: yield* (yield* OrganizationRepo).get(org.id)
+            }
+          }).pipe(
+            Effect.provide(SqlStore.layer.pipe(
+              Layer.provideMerge(TablePrefix.layer()),
+              Layer.provideMerge(PgliteClient.layer({ dataDir }))
+            ))
+          )
+          expect(read).toEqual(Option.some(org))
+          expect(applied).toEqual([])
+        }),
+      (dataDir) => Effect.promise(() => rm(dataDir, { recursive: true, force: true }))
+    ))
+})
