@@ -4,12 +4,15 @@
  *
  * @since 0.1.0
  */
+export * as AgentRepoContract from "./AgentRepoContract.js"
 export * as ApiKeyRepoContract from "./ApiKeyRepoContract.js"
+export * as AppRepoContract from "./AppRepoContract.js"
 export * as AuditLogRepoContract from "./AuditLogRepoContract.js"
 export * as ChangeRepoContract from "./ChangeRepoContract.js"
 export * as ChatRepoContract from "./ChatRepoContract.js"
 export * as ConnectorRepoContract from "./ConnectorRepoContract.js"
 export * as DeliveryContract from "./DeliveryContract.js"
+export * as ExecutionRepoContract from "./ExecutionRepoContract.js"
 export * as Fixtures from "./Fixtures.js"
 export * as GroupRepoContract from "./GroupRepoContract.js"
 export * as JobQueueContract from "./JobQueueContract.js"
@@ -20,4 +23,5 @@ export * as OrganizationRepoContract from "./OrganizationRepoContract.js"
 export * as PlaybookRepoContract from "./PlaybookRepoContract.js"
 export * as RateLimiterContract from "./RateLimiterContract.js"
 export * as RoleRepoContract from "./RoleRepoContract.js"
+export * as SandboxRepoContract from "./SandboxRepoContract.js"
 export * as SandboxRuntimeContract from "./SandboxRuntimeContract.js"

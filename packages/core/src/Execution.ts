@@ -1,0 +1,112 @@
+/**
+ * An execution recorded by a sandbox: one run of Python, bash, SQL or a saved query, with its input
+ * in full and a bounded preview of its output. Executions stay listable after the sandbox stops and
+ * are purged after `RETENTION`.
+ *
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Schema from "effect/Schema"
+import { ExecutionId, OrganizationId, SandboxId } from "./Ids.js"
+import * as Pagination from "./Pagination.js"
+
+/** What ran: Python, bash, SQL, or a saved library query. */
+export const Kind = Schema.Literal("python", "bash", "sql", "query")
+export type Kind = typeof Kind.Type
+
+/** Where the execution came from. */
+export const Source = Schema.Literal("platform_api", "chat", "playbook", "agent", "internal")
+export type Source = typeof Source.Type
+
+const fields = {
+  id: ExecutionId,
+  kind: Kind,
+  source: Source,
+  /** The code, command or query, stored in full. */
+  input: Schema.String,
+  /** At most `PREVIEW_MAX_BYTES` of output (see `preview`); never generated files or dataframes. */
+  output_preview: Schema.String,
+  error: Schema.optional(Schema.String),
+  duration_ms: Schema.NonNegativeInt,
+  created_at: Schema.DateTimeUtc
+}
+
+/** An execution as stored: the listed fields plus its organization and sandbox. */
+export class Execution extends Schema.Class<Execution>("@sightline/core/Execution")({
+  ...fields,
+  organization_id: OrganizationId,
+  sandbox_id: SandboxId
+}) {}
+
+/** An execution as listed; encoding a stored `Execution` with it leaves the internal fields out. */
+export const View = Schema.Struct(fields).annotations({ identifier: "Execution" })
+export type View = typeof View.Type
+
+/** How long execution records are kept. */
+export const RETENTION: Duration.Duration = Duration.days(30)
+
+/** Records created strictly before this instant are past retention at `now`. */
+export const retentionCutoff = (now: DateTime.Utc): DateTime.Utc => DateTime.subtractDuration(now, RETENTION)
+
+/** The largest `output_preview`, in UTF-8 bytes, marker included. */
+export const PREVIEW_MAX_BYTES = 16 * 1024
+
+/** The end of a preview that was cut. */
+export const TRUNCATION_MARKER = "…[truncated]"
+
+/**
+ * The UTF-8 length of one code point. A lone surrogate counts 3 bytes, as the U+FFFD that UTF-8
+ * encoders write in its place.
+ */
+const codePointBytes = (codePoint: number): number =>
+  codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4
+
+/** The length of a string in UTF-8 bytes, computed without `TextEncoder` (core has no DOM typings). */
+export const byteLength = (text: string): number => {
+  let bytes = 0
+  for (const character of text) bytes += codePointBytes(character.codePointAt(0)!)
+  return bytes
+}
+
+const markerBytes = byteLength(TRUNCATION_MARKER)
+
+/**
+ * The output preview of an execution: the output itself when it fits in `PREVIEW_MAX_BYTES` of
+ * UTF-8, else its longest prefix that fits together with `TRUNCATION_MARKER`. The cut falls between
+ * code points, so a multi-byte character or a surrogate pair is never split. Only the first 16 KB
+ * of a large output are scanned.
+ */
+export const preview = (output: string): string => {
+  const budget = PREVIEW_MAX_BYTES - markerBytes
+  let bytes = 0
+  let index = 0
+  let cut = -1
+  for (const character of output) {
+    bytes += codePointBytes(character.codePointAt(0)!)
+    if (cut < 0 && bytes > budget) cut = index
+    if (bytes > PREVIEW_MAX_BYTES) return output.slice(0, cut) + TRUNCATION_MARKER
+    index += character.length
+  }
+  return output
+}
+
+/** The keyset position of an execution in listings (newest first); adapters must match it. */
+export const keyset = (execution: Execution): Pagination.Keyset => ({
+  at: DateTime.formatIso(execution.created_at),
+  id: execution.id
+})
+
+/** Query of `GET /v2/sandcastles/{id}/executions`. */
+export const ListParams = Schema.Struct({
+  limit: Pagination.limitParam(1, 200, 50),
+  cursor: Schema.optional(Schema.String)
+})
+export type ListParams = typeof ListParams.Type
+
+/** Response of `GET /v2/sandcastles/{id}/executions`, newest first; no `next_cursor` on the last page. */
+export const ListResponse = Schema.Struct({
+  executions: Schema.Array(View),
+  next_cursor: Schema.optional(Schema.String)
+})
+export type ListResponse = typeof ListResponse.Type

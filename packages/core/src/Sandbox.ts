@@ -1,0 +1,398 @@
+/**
+ * A sandbox (the spec's "sandcastle"): a Python environment started by one member, with the Context
+ * Library mounted into it. This module holds the stored record, its lifecycle, the wire shapes of
+ * every Sandcastles operation (the runtime ones included) and the rule for file paths.
+ *
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
+import { PermissionDenied } from "./Errors.js"
+import { ChatId, ConnectorId, MemberId, OrganizationId, SandboxId } from "./Ids.js"
+import * as Pagination from "./Pagination.js"
+
+// ---------------------------------------------------------------------------------------------
+// Stored record and lifecycle
+// ---------------------------------------------------------------------------------------------
+
+/** The status of a stored sandbox. */
+export const Status = Schema.Literal("running", "stopped")
+export type Status = typeof Status.Type
+
+/** The status shown in listings: a running sandbox whose heartbeat is late is `stale`, then `unknown`. */
+export const ListedStatus = Schema.Literal("running", "stale", "unknown", "stopped")
+export type ListedStatus = typeof ListedStatus.Type
+
+/** A sandbox as stored. */
+export class Sandbox extends Schema.Class<Sandbox>("@sightline/core/Sandbox")({
+  sandbox_id: SandboxId,
+  organization_id: OrganizationId,
+  /** The member who started it: its owner, the only one who may restart it. */
+  member_id: MemberId,
+  chat_id: Schema.optional(ChatId),
+  status: Status,
+  /** When it last (re)started. */
+  started_at: Schema.DateTimeUtc,
+  /** When it was stopped; absent while running. */
+  released_at: Schema.optional(Schema.DateTimeUtc),
+  /** The runtime's last heartbeat; absent until the first one. */
+  last_seen_at: Schema.optional(Schema.DateTimeUtc)
+}) {}
+
+/** A running sandbox without a heartbeat for longer than this is listed as `stale`. */
+export const STALE_AFTER: Duration.Duration = Duration.minutes(5)
+
+/** A running sandbox without a heartbeat for longer than this is listed as `unknown`. */
+export const UNKNOWN_AFTER: Duration.Duration = Duration.hours(1)
+
+/**
+ * The listed status of a sandbox at `now`. A sandbox that has never sent a heartbeat is judged from
+ * its start, so a runtime that never came up drifts to `stale` and then `unknown` like one that died.
+ */
+export const listedStatus = (sandbox: Sandbox, now: DateTime.Utc): ListedStatus => {
+  if (sandbox.status === "stopped") return "stopped"
+  // Signed on purpose: a heartbeat slightly in the future (clock skew between nodes) is fresh.
+  const silenceMillis = DateTime.distance(sandbox.last_seen_at ?? sandbox.started_at, now)
+  return silenceMillis <= Duration.toMillis(STALE_AFTER)
+    ? "running"
+    : silenceMillis <= Duration.toMillis(UNKNOWN_AFTER)
+    ? "stale"
+    : "unknown"
+}
+
+/** A new running sandbox. */
+export const make = (options: {
+  readonly sandboxId: SandboxId
+  readonly organizationId: OrganizationId
+  readonly memberId: MemberId
+  readonly chatId?: ChatId | undefined
+  readonly at: DateTime.Utc
+}): Sandbox =>
+  new Sandbox({
+    sandbox_id: options.sandboxId,
+    organization_id: options.organizationId,
+    member_id: options.memberId,
+    ...(options.chatId === undefined ? {} : { chat_id: options.chatId }),
+    status: "running",
+    started_at: options.at
+  })
+
+/**
+ * Stops (releases) a sandbox. Stopping a stopped sandbox succeeds and changes nothing, so a retried
+ * `DELETE` is harmless and the first `released_at` is kept.
+ */
+export const stop = (sandbox: Sandbox, at: DateTime.Utc): Sandbox =>
+  sandbox.status === "stopped" ? sandbox : new Sandbox({ ...sandbox, status: "stopped", released_at: at })
+
+/**
+ * Restarts a stopped sandbox for its owner: a fresh `started_at`, no `released_at`, no heartbeat
+ * yet. Restarting one's own running sandbox changes nothing; anyone else is denied.
+ */
+export const restart = (
+  sandbox: Sandbox,
+  by: MemberId,
+  at: DateTime.Utc
+): Either.Either<Sandbox, PermissionDenied> => {
+  if (sandbox.member_id !== by) {
+    return Either.left(new PermissionDenied({ message: "only the member who started a sandbox can restart it" }))
+  }
+  if (sandbox.status === "running") return Either.right(sandbox)
+  return Either.right(
+    new Sandbox({
+      ...Struct.omit(sandbox, "released_at", "last_seen_at"),
+      status: "running",
+      started_at: at
+    })
+  )
+}
+
+/** Records a heartbeat. A late heartbeat of a stopped sandbox is ignored: it must not look alive. */
+export const heartbeat = (sandbox: Sandbox, at: DateTime.Utc): Sandbox =>
+  sandbox.status === "stopped" ? sandbox : new Sandbox({ ...sandbox, last_seen_at: at })
+
+/** The keyset position of a sandbox in listings (newest `started_at` first); adapters must match it. */
+export const keyset = (sandbox: Sandbox): Pagination.Keyset => ({
+  at: DateTime.formatIso(sandbox.started_at),
+  id: sandbox.sandbox_id
+})
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes of the sandbox operations
+// ---------------------------------------------------------------------------------------------
+
+/** The `status` filter of `GET /v2/sandcastles`. */
+export const StatusFilter = Schema.Literal("running", "stopped", "all")
+export type StatusFilter = typeof StatusFilter.Type
+
+/** Query of `GET /v2/sandcastles`. */
+export const ListParams = Schema.Struct({
+  status: Schema.optionalWith(StatusFilter, { default: () => "running" as const }),
+  limit: Pagination.limitParam(1, 200, 50),
+  cursor: Schema.optional(Schema.String)
+})
+export type ListParams = typeof ListParams.Type
+
+/** A sandbox in a listing. */
+export const Summary = Schema.Struct({
+  sandbox_id: SandboxId,
+  status: ListedStatus,
+  member_id: MemberId,
+  chat_id: Schema.optional(ChatId),
+  started_at: Schema.DateTimeUtc,
+  released_at: Schema.optional(Schema.DateTimeUtc)
+}).annotations({ identifier: "SandboxSummary" })
+export type Summary = typeof Summary.Type
+
+/** The listing entry of a stored sandbox at `now`. */
+export const summary = (sandbox: Sandbox, now: DateTime.Utc): Summary => ({
+  sandbox_id: sandbox.sandbox_id,
+  status: listedStatus(sandbox, now),
+  member_id: sandbox.member_id,
+  ...(sandbox.chat_id === undefined ? {} : { chat_id: sandbox.chat_id }),
+  started_at: sandbox.started_at,
+  ...(sandbox.released_at === undefined ? {} : { released_at: sandbox.released_at })
+})
+
+/** Response of `GET /v2/sandcastles`. */
+export const ListResponse = Schema.Struct({
+  sandboxes: Schema.Array(Summary),
+  next_cursor: Schema.optional(Schema.String)
+})
+export type ListResponse = typeof ListResponse.Type
+
+/** Body of `POST /v2/sandcastles`: with a `sandbox_id`, restart one's own stopped sandbox. */
+export const CreateRequest = Schema.Struct({
+  sandbox_id: Schema.optional(SandboxId)
+})
+export type CreateRequest = typeof CreateRequest.Type
+
+/** Response of `POST /v2/sandcastles`; `created_at` is when this (re)start happened. */
+export const CreateResponse = Schema.Struct({
+  sandbox_id: SandboxId,
+  created_at: Schema.DateTimeUtc
+})
+export type CreateResponse = typeof CreateResponse.Type
+
+/** A dataframe held by a sandbox's kernel, with its memory footprint. */
+export const DataframeUsage = Schema.Struct({
+  name: Schema.String,
+  num_rows: Schema.NonNegativeInt,
+  num_cols: Schema.NonNegativeInt,
+  memory_usage_bytes: Schema.NonNegativeInt
+})
+export type DataframeUsage = typeof DataframeUsage.Type
+
+/** Response of `GET /v2/sandcastles/{id}`; the runtime fields are absent when it cannot be reached. */
+export const Detail = Schema.Struct({
+  status: Status,
+  /** Resident memory of the kernel in bytes. */
+  memory_usage: Schema.optional(Schema.NonNegativeInt),
+  dataframes: Schema.optional(Schema.Array(DataframeUsage))
+}).annotations({ identifier: "SandboxDetail" })
+export type Detail = typeof Detail.Type
+
+/** Response of `DELETE /v2/sandcastles/{id}` (and of deleting a file). */
+export const SuccessResponse = Schema.Struct({ success: Schema.Boolean })
+export type SuccessResponse = typeof SuccessResponse.Type
+
+// ---------------------------------------------------------------------------------------------
+// File paths
+// ---------------------------------------------------------------------------------------------
+
+/** The longest file path accepted. */
+export const MAX_PATH_LENGTH = 1024
+
+// Control characters and backslashes have no business in a path and are how traversal hides.
+const forbiddenCharacter = /[\u0000-\u001f\u007f\\]/
+
+/**
+ * Why a relative file path must be refused, or `undefined` when it is acceptable: no absolute
+ * paths, no `.`/`..` or empty segments, no dotfiles anywhere on the path, and never an `OWNERS`
+ * file (in any letter case, since some file systems fold it). A directory path may end with `/`.
+ */
+export const filePathIssue = (path: string, kind: "file" | "directory" = "file"): string | undefined => {
+  if (path.length === 0) return "a file path must not be empty"
+  if (path.length > MAX_PATH_LENGTH) return `a file path is at most ${MAX_PATH_LENGTH} characters`
+  if (forbiddenCharacter.test(path)) return "a file path must not contain backslashes or control characters"
+  if (path.startsWith("/")) return "a file path must be relative"
+  const segments = (kind === "directory" && path.endsWith("/") ? path.slice(0, -1) : path).split("/")
+  for (const segment of segments) {
+    if (segment === "") return "a file path must not contain empty segments"
+    if (segment === "." || segment === "..") return "a file path must not contain . or .. segments"
+    if (segment.startsWith(".")) return "dotfiles are not served"
+  }
+  if (kind === "file" && segments[segments.length - 1]!.toUpperCase() === "OWNERS") {
+    return "OWNERS files are never served"
+  }
+  return undefined
+}
+
+/** A relative file path inside a sandbox's file area (see `filePathIssue`). */
+export const FilePath = Schema.String.pipe(
+  Schema.filter((path) => filePathIssue(path) ?? true, {
+    identifier: "FilePath",
+    description: "a relative path: no . or .. segments, no dotfiles, never an OWNERS file"
+  })
+)
+export type FilePath = typeof FilePath.Type
+
+/** A relative directory path inside a sandbox's file area, optionally ending with `/`. */
+export const DirectoryPath = Schema.String.pipe(
+  Schema.filter((path) => filePathIssue(path, "directory") ?? true, {
+    identifier: "DirectoryPath",
+    description: "a relative directory path, optionally ending with /: no . or .. segments, no dotfiles"
+  })
+)
+
+/** A saved query: a `.sql` file, relative to the library root. */
+export const LibraryQueryPath = FilePath.pipe(
+  Schema.filter((path) => path.endsWith(".sql") || "a library query path must name a .sql file", {
+    identifier: "LibraryQueryPath",
+    description: "a saved query: the path of a .sql file relative to the library root"
+  })
+)
+
+/** The name of a dataframe in the kernel: it becomes a Python variable, so it must be an identifier. */
+export const DataframeName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, {
+    identifier: "DataframeName",
+    message: () => "a dataframe name must be a Python identifier of at most 128 characters"
+  })
+)
+
+// ---------------------------------------------------------------------------------------------
+// Runtime operations
+// ---------------------------------------------------------------------------------------------
+
+/** Body of `POST /v2/sandcastles/{id}/execute`: Python for the persistent kernel. */
+export const ExecuteRequest = Schema.Struct({ code: Schema.String })
+export type ExecuteRequest = typeof ExecuteRequest.Type
+
+/** A file produced by an execution. */
+export const GeneratedFile = Schema.Struct({
+  name: Schema.String,
+  url: Schema.String,
+  mime_type: Schema.String
+})
+export type GeneratedFile = typeof GeneratedFile.Type
+
+/** A dataframe created or changed by an execution. */
+export const DataframeShape = Schema.Struct({
+  name: Schema.String,
+  num_rows: Schema.NonNegativeInt,
+  num_cols: Schema.NonNegativeInt
+})
+export type DataframeShape = typeof DataframeShape.Type
+
+/** Response of `POST /v2/sandcastles/{id}/execute`; `output` is null when nothing was printed. */
+export const ExecuteResponse = Schema.Struct({
+  output: Schema.NullOr(Schema.Array(Schema.String)),
+  error: Schema.optional(Schema.String),
+  execution_time_ms: Schema.NonNegativeInt,
+  files: Schema.Array(GeneratedFile),
+  dataframes: Schema.Array(DataframeShape)
+})
+export type ExecuteResponse = typeof ExecuteResponse.Type
+
+/** A value bound to a named parameter of a query: scalars only, so binding is never ambiguous. */
+export const QueryParam = Schema.Union(Schema.String, Schema.Finite, Schema.Boolean, Schema.Null)
+export type QueryParam = typeof QueryParam.Type
+
+/** The most rows a query may load into a dataframe. */
+export const MAX_QUERY_ROWS = 1_000_000
+
+/** Body of `POST /v2/sandcastles/{id}/query`: SQL text or a saved library query, exactly one. */
+export const QueryRequest = Schema.Struct({
+  connector_id: ConnectorId,
+  query: Schema.optional(Schema.NonEmptyTrimmedString),
+  library_path: Schema.optional(LibraryQueryPath),
+  params: Schema.optional(Schema.Record({ key: Schema.String, value: QueryParam })),
+  max_rows: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_QUERY_ROWS))),
+  dataframe_name: Schema.optional(DataframeName)
+}).pipe(
+  Schema.filter((request) =>
+    request.query !== undefined && request.library_path !== undefined
+      ? "set exactly one of query and library_path, not both"
+      : request.query === undefined && request.library_path === undefined
+      ? "one of query or library_path is required"
+      : true
+  )
+)
+export type QueryRequest = typeof QueryRequest.Type
+
+/** Response of `POST /v2/sandcastles/{id}/query`. */
+export const QueryResponse = Schema.Struct({
+  /** A text rendering of the first rows. */
+  preview: Schema.String,
+  dataframe_name: Schema.String,
+  num_rows: Schema.NonNegativeInt,
+  num_cols: Schema.NonNegativeInt
+})
+export type QueryResponse = typeof QueryResponse.Type
+
+/** Query of `GET /v2/sandcastles/{id}/files`: a directory, the file area's root when absent. */
+export const ListFilesParams = Schema.Struct({ path: Schema.optional(DirectoryPath) })
+export type ListFilesParams = typeof ListFilesParams.Type
+
+/** An entry of a directory listing. */
+export const FileEntry = Schema.Struct({
+  name: Schema.String,
+  size_bytes: Schema.NonNegativeInt,
+  is_dir: Schema.Boolean,
+  modified_at: Schema.DateTimeUtc
+})
+export type FileEntry = typeof FileEntry.Type
+
+/** Response of `GET /v2/sandcastles/{id}/files`. */
+export const ListFilesResponse = Schema.Struct({ files: Schema.Array(FileEntry) })
+export type ListFilesResponse = typeof ListFilesResponse.Type
+
+/** Response of `POST /v2/sandcastles/{id}/files`. */
+export const UploadResult = Schema.Struct({
+  filename: Schema.String,
+  size_bytes: Schema.NonNegativeInt
+})
+export type UploadResult = typeof UploadResult.Type
+
+/** The interpreter of a one-shot command. */
+export const ExecKind = Schema.Literal("bash", "python")
+export type ExecKind = typeof ExecKind.Type
+
+/** An environment variable name as POSIX shells accept it. */
+export const EnvName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+    identifier: "EnvName",
+    message: () => "an environment variable name must be letters, digits and underscores, not starting with a digit"
+  })
+)
+
+/** Body of `POST /v2/sandcastles/{id}/exec`. */
+export const ExecRequest = Schema.Struct({
+  command: Schema.NonEmptyString,
+  kind: Schema.optionalWith(ExecKind, { default: () => "bash" as const }),
+  env: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
+      // A refined record key would silently drop a bad name; reject it instead.
+      Schema.filter((env) => {
+        const bad = Object.keys(env).find((name) => !Schema.is(EnvName)(name))
+        return bad === undefined || `invalid environment variable name: ${JSON.stringify(bad)}`
+      })
+    )
+  )
+})
+export type ExecRequest = typeof ExecRequest.Type
+
+/**
+ * Response of `POST /v2/sandcastles/{id}/exec`. A non-zero exit is a result, not an error: `error`
+ * is null when the command ran and says why when it could not run or was killed.
+ */
+export const ExecResponse = Schema.Struct({
+  stdout: Schema.String,
+  stderr: Schema.String,
+  exit_code: Schema.Int,
+  error: Schema.NullOr(Schema.String)
+})
+export type ExecResponse = typeof ExecResponse.Type

@@ -1,0 +1,89 @@
+/**
+ * The sandbox repository port.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import { Conflict, NotFound } from "./Errors.js"
+import type { MemberId, OrganizationId, SandboxId } from "./Ids.js"
+import * as Pagination from "./Pagination.js"
+import { keyset, type Sandbox, type StatusFilter } from "./Sandbox.js"
+import { MemoryState } from "./Transaction.js"
+
+/** Stores sandboxes. */
+export class SandboxRepo extends Context.Tag("@sightline/core/SandboxRepo")<SandboxRepo, SandboxRepo.Service>() {}
+
+export declare namespace SandboxRepo {
+  /** Which sandboxes of an organization a listing returns, and which page of them. */
+  export interface ListOptions extends Pagination.PageRequest {
+    /** `running` also covers sandboxes listed as `stale` or `unknown` (they are stored as running). */
+    readonly status: StatusFilter
+    /** Only the sandboxes started by this member; omitted: every member's. */
+    readonly memberId?: MemberId | undefined
+  }
+
+  /** Sandbox storage. Sandbox ids are unique across every organization. */
+  export interface Service {
+    /** Stores a new sandbox; an id that already exists is a `Conflict`. */
+    readonly create: (sandbox: Sandbox) => Effect.Effect<void, Conflict>
+    readonly get: (organizationId: OrganizationId, id: SandboxId) => Effect.Effect<Option.Option<Sandbox>>
+    /** `get` that locks the row until the surrounding transaction ends (stop, restart). */
+    readonly getForUpdate: (organizationId: OrganizationId, id: SandboxId) => Effect.Effect<Option.Option<Sandbox>>
+    /** A page of the organization's sandboxes, newest `started_at` first, then id descending. */
+    readonly list: (organizationId: OrganizationId, options: ListOptions) => Effect.Effect<Pagination.Page<Sandbox>>
+    /** Replaces a stored sandbox (matched by organization and id); `NotFound` when there is none. */
+    readonly update: (sandbox: Sandbox) => Effect.Effect<void, NotFound>
+  }
+}
+
+/** Sandboxes in memory. */
+export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.effect(
+  SandboxRepo,
+  Effect.gen(function*() {
+    const state = yield* MemoryState
+    const table = yield* state.table(HashMap.empty<SandboxId, Sandbox>())
+
+    const get = (organizationId: OrganizationId, id: SandboxId) =>
+      state.run(Effect.map(
+        Ref.get(table),
+        (rows) => HashMap.get(rows, id).pipe(Option.filter((row) => row.organization_id === organizationId))
+      ))
+
+    return SandboxRepo.of({
+      create: (sandbox) =>
+        state.run(Effect.gen(function*() {
+          if (HashMap.has(yield* Ref.get(table), sandbox.sandbox_id)) {
+            return yield* new Conflict({ message: `a sandbox with id ${sandbox.sandbox_id} already exists` })
+          }
+          yield* Ref.update(table, HashMap.set(sandbox.sandbox_id, sandbox))
+        })),
+      get,
+      getForUpdate: get,
+      list: (organizationId, options) =>
+        state.run(Effect.map(Ref.get(table), (rows) => {
+          const { after } = options
+          const matching = Array.from(HashMap.values(rows)).filter((row) =>
+            row.organization_id === organizationId &&
+            (options.status === "all" || row.status === options.status) &&
+            (options.memberId === undefined || row.member_id === options.memberId) &&
+            (after === undefined || Pagination.compareDesc(keyset(row), after) > 0)
+          )
+          matching.sort((a, b) => Pagination.compareDesc(keyset(a), keyset(b)))
+          return Pagination.pageFromRows(matching.slice(0, options.limit + 1), options.limit, keyset)
+        })),
+      update: (sandbox) =>
+        state.run(Effect.gen(function*() {
+          const existing = HashMap.get(yield* Ref.get(table), sandbox.sandbox_id)
+          if (!Option.exists(existing, (row) => row.organization_id === sandbox.organization_id)) {
+            return yield* new NotFound()
+          }
+          yield* Ref.update(table, HashMap.set(sandbox.sandbox_id, sandbox))
+        }))
+    })
+  })
+)

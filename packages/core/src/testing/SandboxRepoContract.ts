@@ -1,0 +1,203 @@
+/**
+ * The contract every `SandboxRepo` implementation satisfies.
+ *
+ * Every test creates its own organizations and members, so the suite runs on a shared, non-empty
+ * database. Rows are compared through their encoded form, so a timestamp or an optional field that
+ * does not survive storage fails the comparison.
+ *
+ * @since 0.1.0
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ChatId, type MemberId, type OrganizationId, SandboxId } from "../Ids.js"
+import type { MemberRepo } from "../MemberRepo.js"
+import type { OrganizationRepo } from "../OrganizationRepo.js"
+import * as Pagination from "../Pagination.js"
+import * as Sandbox from "../Sandbox.js"
+import { SandboxRepo } from "../SandboxRepo.js"
+import { type Transaction, withTransaction } from "../Transaction.js"
+import * as Fixtures from "./Fixtures.js"
+
+const encode = Schema.encodeSync(Sandbox.Sandbox)
+const encodeOption = Option.map(encode)
+const ids = (page: Pagination.Page<Sandbox.Sandbox>) => page.items.map((s) => s.sandbox_id)
+
+const at = (iso: string): DateTime.Utc => DateTime.unsafeMake(iso)
+
+const make = (
+  organizationId: OrganizationId,
+  memberId: MemberId,
+  startedAt: DateTime.Utc,
+  options: { readonly stopped?: boolean } = {}
+): Sandbox.Sandbox => {
+  const running = Sandbox.make({
+    sandboxId: SandboxId.make(Fixtures.uuid()),
+    organizationId,
+    memberId,
+    at: startedAt
+  })
+  return options.stopped === true ? Sandbox.stop(running, DateTime.add(startedAt, { minutes: 1 })) : running
+}
+
+const setup = Effect.gen(function*() {
+  const repo = yield* SandboxRepo
+  const org = yield* Fixtures.organization()
+  const member = yield* Fixtures.member(org.id)
+  const other = yield* Fixtures.organization()
+  return { repo, org, member, other }
+})
+
+const nextKeyset = (page: Pagination.Page<unknown>) =>
+  page.nextCursor === undefined
+    ? Effect.dieMessage("expected another page")
+    : Effect.orDie(Pagination.decodeCursor(page.nextCursor))
+
+/**
+ * Registers the `SandboxRepo` contract suite. The layer must also provide `OrganizationRepo` and
+ * `MemberRepo` (sandboxes reference both) and `Transaction`.
+ */
+export const sandboxRepoContract = (
+  name: string,
+  layer: Layer.Layer<SandboxRepo | OrganizationRepo | MemberRepo | Transaction, unknown>
+): void => {
+  describe(`SandboxRepo contract: ${name}`, () => {
+    it.effect("round-trips every field, with optional fields set or absent", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const full = new Sandbox.Sandbox({
+          sandbox_id: SandboxId.make(Fixtures.uuid()),
+          organization_id: org.id,
+          member_id: member.id,
+          chat_id: ChatId.make(Fixtures.uuid()),
+          status: "stopped",
+          started_at: at("2026-03-01T10:00:00.123Z"),
+          released_at: at("2026-03-01T11:30:00.456Z"),
+          last_seen_at: at("2026-03-01T11:29:59.789Z")
+        })
+        const minimal = make(org.id, member.id, at("2026-03-02T08:00:00.001Z"))
+        yield* repo.create(full)
+        yield* repo.create(minimal)
+        for (const sandbox of [full, minimal]) {
+          expect(encodeOption(yield* repo.get(org.id, sandbox.sandbox_id))).toEqual(Option.some(encode(sandbox)))
+          expect(encodeOption(yield* repo.getForUpdate(org.id, sandbox.sandbox_id))).toEqual(
+            Option.some(encode(sandbox))
+          )
+        }
+        expect(yield* repo.get(org.id, SandboxId.make(Fixtures.uuid()))).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("refuses a second sandbox with the same id", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const sandbox = make(org.id, member.id, at("2026-03-01T10:00:00.000Z"))
+        yield* repo.create(sandbox)
+        const error = yield* Effect.flip(repo.create(Sandbox.stop(sandbox, at("2026-03-01T10:05:00.000Z"))))
+        expect(error._tag).toBe("Conflict")
+        expect(encodeOption(yield* repo.get(org.id, sandbox.sandbox_id))).toEqual(Option.some(encode(sandbox)))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("update replaces the row, clearing optional fields that became absent", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const started = Sandbox.heartbeat(
+          make(org.id, member.id, at("2026-03-01T10:00:00.000Z")),
+          at("2026-03-01T10:01:00.000Z")
+        )
+        yield* repo.create(started)
+        const stopped = Sandbox.stop(started, at("2026-03-01T10:30:00.000Z"))
+        yield* repo.update(stopped)
+        expect(encodeOption(yield* repo.get(org.id, started.sandbox_id))).toEqual(Option.some(encode(stopped)))
+        const restarted = Either.getOrThrow(Sandbox.restart(stopped, member.id, at("2026-03-01T12:00:00.000Z")))
+        expect(restarted.released_at).toBeUndefined()
+        yield* repo.update(restarted)
+        expect(encodeOption(yield* repo.get(org.id, started.sandbox_id))).toEqual(Option.some(encode(restarted)))
+        const unknown = make(org.id, member.id, at("2026-03-01T10:00:00.000Z"))
+        expect((yield* Effect.flip(repo.update(unknown)))._tag).toBe("NotFound")
+        expect(yield* repo.get(org.id, unknown.sandbox_id)).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("a sandbox of one organization is invisible to every method called for another", () =>
+      Effect.gen(function*() {
+        const { member, org, other, repo } = yield* setup
+        const sandbox = make(org.id, member.id, at("2026-03-01T10:00:00.000Z"))
+        yield* repo.create(sandbox)
+        expect(yield* repo.get(other.id, sandbox.sandbox_id)).toEqual(Option.none())
+        expect(yield* repo.getForUpdate(other.id, sandbox.sandbox_id)).toEqual(Option.none())
+        for (const status of ["running", "stopped", "all"] as const) {
+          expect(ids(yield* repo.list(other.id, { status, limit: 200 }))).toEqual([])
+          expect(ids(yield* repo.list(other.id, { status, memberId: member.id, limit: 200 }))).toEqual([])
+        }
+        const hijack = new Sandbox.Sandbox({
+          ...Sandbox.stop(sandbox, at("2026-03-01T10:10:00.000Z")),
+          organization_id: other.id
+        })
+        expect((yield* Effect.flip(repo.update(hijack)))._tag).toBe("NotFound")
+        expect(encodeOption(yield* repo.get(org.id, sandbox.sandbox_id))).toEqual(Option.some(encode(sandbox)))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("lists newest first, filtered by status and member", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const colleague = yield* Fixtures.member(org.id)
+        const oldest = make(org.id, member.id, at("2026-03-01T10:00:00.000Z"))
+        const stopped = make(org.id, member.id, at("2026-03-01T11:00:00.000Z"), { stopped: true })
+        const newest = make(org.id, colleague.id, at("2026-03-01T12:00:00.000Z"))
+        for (const sandbox of [stopped, newest, oldest]) yield* repo.create(sandbox)
+        const list = (options: Omit<SandboxRepo.ListOptions, "limit">) =>
+          Effect.map(repo.list(org.id, { ...options, limit: 50 }), ids)
+        expect(yield* list({ status: "running" })).toEqual([newest.sandbox_id, oldest.sandbox_id])
+        expect(yield* list({ status: "stopped" })).toEqual([stopped.sandbox_id])
+        expect(yield* list({ status: "all" })).toEqual([newest.sandbox_id, stopped.sandbox_id, oldest.sandbox_id])
+        expect(yield* list({ status: "all", memberId: member.id })).toEqual([stopped.sandbox_id, oldest.sandbox_id])
+        expect(yield* list({ status: "stopped", memberId: colleague.id })).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("pages by keyset: ties broken by id, stable under inserts", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const times = ["10:00", "11:00", "11:00", "12:00", "13:00"]
+        const rows = times.map((t) => make(org.id, member.id, at(`2026-03-01T${t}:00.000Z`)))
+        for (const row of rows) yield* repo.create(row)
+        const expected = [...rows]
+          .sort((a, b) => Pagination.compareDesc(Sandbox.keyset(a), Sandbox.keyset(b)))
+          .map((s) => s.sandbox_id)
+
+        const first = yield* repo.list(org.id, { status: "all", limit: 2 })
+        expect(ids(first)).toEqual(expected.slice(0, 2))
+        // A newer row lands before the cursor and must not shift the next page; an older one is still ahead.
+        const newer = make(org.id, member.id, at("2026-03-01T14:00:00.000Z"))
+        const older = make(org.id, member.id, at("2026-03-01T09:00:00.000Z"))
+        yield* repo.create(newer)
+        yield* repo.create(older)
+        const second = yield* repo.list(org.id, { status: "all", limit: 2, after: yield* nextKeyset(first) })
+        expect(ids(second)).toEqual(expected.slice(2, 4))
+        const third = yield* repo.list(org.id, { status: "all", limit: 2, after: yield* nextKeyset(second) })
+        expect(ids(third)).toEqual([expected[4], older.sandbox_id])
+        expect(third.nextCursor).toBeUndefined()
+        const everything = yield* repo.list(org.id, { status: "all", limit: 10 })
+        expect(ids(everything)).toEqual([newer.sandbox_id, ...expected, older.sandbox_id])
+        expect(everything.nextCursor).toBeUndefined()
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("a failed transaction leaves neither its creates nor its updates behind", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const kept = make(org.id, member.id, at("2026-03-01T10:00:00.000Z"))
+        yield* repo.create(kept)
+        const discarded = make(org.id, member.id, at("2026-03-01T11:00:00.000Z"))
+        const exit = yield* Effect.exit(withTransaction(Effect.gen(function*() {
+          yield* repo.create(discarded)
+          yield* repo.update(Sandbox.stop(kept, at("2026-03-01T11:30:00.000Z")))
+          return yield* Effect.fail("boom")
+        })))
+        expect(exit._tag).toBe("Failure")
+        expect(yield* repo.get(org.id, discarded.sandbox_id)).toEqual(Option.none())
+        expect(encodeOption(yield* repo.get(org.id, kept.sandbox_id))).toEqual(Option.some(encode(kept)))
+      }).pipe(Effect.provide(layer)))
+  })
+}
