@@ -1,0 +1,68 @@
+/**
+ * Every port of core in memory, in one layer: for unit tests of use cases and for host applications
+ * that want to try Sightline without a database. Not for production: nothing survives the process.
+ *
+ * The memory repositories share one `MemoryState`, so a `withTransaction` rolls all of them back
+ * together, and the member, role and group repositories share their tables (deleting a role removes
+ * its assignments), which is why they must be built in this one layer.
+ *
+ * @since 0.1.0
+ */
+import * as Layer from "effect/Layer"
+import * as AgentRepo from "../AgentRepo.js"
+import * as ApiKeyRepo from "../ApiKeyRepo.js"
+import * as AppRepo from "../AppRepo.js"
+import * as AuditLogRepo from "../AuditLogRepo.js"
+import * as ChangeRepo from "../ChangeRepo.js"
+import * as ChatRepo from "../ChatRepo.js"
+import * as ConnectorRepo from "../ConnectorRepo.js"
+import * as Delivery from "../Delivery.js"
+import * as ExecutionRepo from "../ExecutionRepo.js"
+import * as GroupRepo from "../GroupRepo.js"
+import * as IdGenerator from "../IdGenerator.js"
+import * as JobQueue from "../JobQueue.js"
+import * as LibraryStore from "../LibraryStore.js"
+import * as MemberRepo from "../MemberRepo.js"
+import * as Model from "../Model.js"
+import * as OrganizationRepo from "../OrganizationRepo.js"
+import * as PlaybookRepo from "../PlaybookRepo.js"
+import * as RateLimiter from "../RateLimiter.js"
+import * as RoleRepo from "../RoleRepo.js"
+import * as SandboxRepo from "../SandboxRepo.js"
+import * as SandboxRuntime from "../SandboxRuntime.js"
+import * as Secret from "../Secret.js"
+import * as Transaction from "../Transaction.js"
+
+/** Every repository port in memory, sharing one transaction state. */
+export const repositories = Layer.mergeAll(
+  OrganizationRepo.layerMemory,
+  MemberRepo.layerMemory,
+  RoleRepo.layerMemory,
+  GroupRepo.layerMemory,
+  ApiKeyRepo.layerMemory,
+  AuditLogRepo.layerMemory,
+  ChatRepo.layerMemory,
+  ConnectorRepo.layerMemory,
+  PlaybookRepo.layerMemory,
+  SandboxRepo.layerMemory,
+  ExecutionRepo.layerMemory,
+  AgentRepo.layerMemory,
+  AppRepo.layerMemory,
+  ChangeRepo.layerMemory,
+  LibraryStore.layerMemory,
+  JobQueue.layerMemory
+).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+
+/**
+ * Every port of core in memory: the repositories, deterministic ids and secrets, the test model
+ * catalogue, an in-memory rate limiter, delivery and sandbox runtime. The language model is left out:
+ * each test scripts its own with `LanguageModel.layerMemory(script)`.
+ */
+export const layer = Layer.mergeAll(
+  repositories,
+  Secret.layerTest,
+  Model.layerTest,
+  RateLimiter.layerMemory,
+  Delivery.layerMemory,
+  SandboxRuntime.layerMemory
+)
