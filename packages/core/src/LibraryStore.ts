@@ -3,7 +3,7 @@
  *
  * A snapshot maps normalized relative paths to bytes. Commits are immutable and named by a ref
  * string; `main` is a per-organization head moved only by compare-and-set, so two merges racing
- * for main cannot both win. Diffing and merging are pure (`internal/libraryDiff.ts`) and shared by
+ * for main cannot both win. Diffing and merging are pure (`LibraryDiff.ts`) and shared by
  * every implementation.
  *
  * @since 0.1.0
@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { Conflict, InvalidRequest, NotFound } from "./Errors.js"
 import type { MemberId, OrganizationId } from "./Ids.js"
-import * as LibraryDiff from "./internal/libraryDiff.js"
+import * as LibraryDiff from "./LibraryDiff.js"
 import { MemoryState } from "./Transaction.js"
 
 /** The files of a snapshot: path to bytes. */

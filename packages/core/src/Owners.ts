@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import * as Schema from "effect/Schema"
 import * as Decision from "./Decision.js"
-import { baseName, decodeText, type Files } from "./internal/libraryDiff.js"
+import { baseName, decodeText, type Files } from "./LibraryDiff.js"
 
 /** The file name of an OWNERS file. */
 export const fileName = "OWNERS"

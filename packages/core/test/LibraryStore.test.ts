@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
-import * as LibraryDiff from "../src/internal/libraryDiff.js"
+import * as LibraryDiff from "../src/LibraryDiff.js"
 import * as LibraryStore from "../src/LibraryStore.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as OrganizationRepo from "../src/OrganizationRepo.js"

@@ -3,7 +3,7 @@ import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as HashMap from "effect/HashMap"
 import * as Decision from "../src/Decision.js"
-import { encodeText } from "../src/internal/libraryDiff.js"
+import { encodeText } from "../src/LibraryDiff.js"
 import * as Owners from "../src/Owners.js"
 
 const alice = "11111111-1111-4111-8111-111111111111"

@@ -4,6 +4,8 @@
  *
  * Line diffs come from jsdiff (`diff`), merges from `node-diff3`; this module only decides what
  * git would call a new file, a deletion, a rename or a binary file, and frames the output.
+ *
+ * @since 0.1.0
  */
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff"
 import * as Arr from "effect/Array"
@@ -11,7 +13,7 @@ import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import { merge as diff3 } from "node-diff3"
-import { Diff } from "../Change.js"
+import { Diff } from "./Change.js"
 
 /** The files of a snapshot: normalized relative paths to their bytes. */
 export type Files = HashMap.HashMap<string, Uint8Array>
