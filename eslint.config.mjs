@@ -24,5 +24,17 @@ export default tseslint.config(
       "@typescript-eslint/no-empty-object-type": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }]
     }
+  },
+  {
+    // Core is pure: it must not reach for I/O. Adapters bind it to the world.
+    files: ["packages/core/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [{
+          group: ["node:*", "fs", "path", "http", "https", "net", "child_process", "pg", "pg-*", "@effect/platform*", "@effect/sql*", "@electric-sql/*"],
+          message: "@sightline/core does no I/O: put this in an adapter package."
+        }]
+      }]
+    }
   }
 )
