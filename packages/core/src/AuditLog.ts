@@ -16,6 +16,7 @@ import { AuditLogRepo } from "./AuditLogRepo.js"
 import { uuid } from "./IdGenerator.js"
 import { AuditLogEntryId, MemberId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
+import type * as Policy from "./Policy.js"
 
 /** The actions the audit log records, as `<resource>.<verb>`. */
 export const Action = Schema.Literal(
@@ -63,6 +64,10 @@ export type ResourceType = typeof ResourceType.Type
 /** How the actor was authenticated; `system` for work no request started (ops CLI, scheduler). */
 export const AuthMethod = Schema.Literal("api_key", "jwt", "system")
 export type AuthMethod = typeof AuthMethod.Type
+
+/** How a request's caller authenticated, as the audit log records it: a key, or a session (JWT). */
+export const authMethodOf = (principal: Policy.Principal): AuthMethod =>
+  principal.auth._tag === "ApiKey" ? "api_key" : "jwt"
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }

@@ -5,6 +5,7 @@
  */
 import * as Schema from "effect/Schema"
 import { OrganizationId } from "./Ids.js"
+import { Email } from "./Member.js"
 
 /** An organization as stored and served. */
 export class Organization extends Schema.Class<Organization>("@sightline/core/Organization")({
@@ -13,8 +14,17 @@ export class Organization extends Schema.Class<Organization>("@sightline/core/Or
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** The body of creating an organization (the ops CLI and host applications). */
+// Names typed on a command line: surrounding spaces are trimmed rather than refused.
+const TrimmedName = Schema.Trim.pipe(Schema.compose(Schema.NonEmptyTrimmedString), Schema.maxLength(200))
+
+/**
+ * The input of creating an organization (the ops CLI and host bootstrap; an in-process input, so
+ * camelCase): its name and its first admin, without whom nobody could administer it.
+ */
 export const CreateOrganization = Schema.Struct({
-  name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
+  name: TrimmedName,
+  adminEmail: Email,
+  /** The admin's display name; the local part of the e-mail address when omitted. */
+  adminName: Schema.optional(TrimmedName)
 })
 export type CreateOrganization = typeof CreateOrganization.Type

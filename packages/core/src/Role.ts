@@ -231,6 +231,13 @@ export const checkDelete = (role: Role): Decision.Decision =>
     ? Decision.deny("invalid_request", `the system role ${role.name} cannot be deleted`)
     : Decision.allow
 
+/** The response of deleting a role (`DELETE /v2/roles/{id}`, shaped like the other deletes). */
+export const DeleteRoleResult = Schema.Struct({
+  id: RoleId,
+  success: Schema.Boolean
+})
+export type DeleteRoleResult = typeof DeleteRoleResult.Type
+
 /** The body of `POST /v2/members/{id}/roles` (camelCase, as the hosted service has it). */
 export const AssignRole = Schema.Struct({
   roleId: RoleId

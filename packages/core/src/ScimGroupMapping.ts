@@ -55,6 +55,17 @@ export class ScimGroupMappingRecord extends ScimGroupMapping.extend<ScimGroupMap
   member_ids: Schema.Array(MemberId)
 }) {}
 
+/** The served form of a stored mapping: the organization and the pushed members stay internal. */
+export const toMapping = (record: ScimGroupMappingRecord): ScimGroupMapping =>
+  new ScimGroupMapping({
+    id: record.id,
+    displayName: record.displayName,
+    externalId: record.externalId,
+    ...(record.roleId === undefined ? {} : { roleId: record.roleId }),
+    ...(record.groupId === undefined ? {} : { groupId: record.groupId }),
+    targetMode: record.targetMode
+  })
+
 /** The body of `RBACService/MigrateAllScimGroupMappings`: empty. */
 export const MigrateAllScimGroupMappingsRequest = Schema.Struct({})
 export type MigrateAllScimGroupMappingsRequest = typeof MigrateAllScimGroupMappingsRequest.Type

@@ -1,0 +1,143 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import type * as AuditLog from "../src/AuditLog.js"
+import * as AuditLogRepo from "../src/AuditLogRepo.js"
+import * as AuditLogs from "../src/AuditLogs.js"
+import * as GroupRepo from "../src/GroupRepo.js"
+import * as IdGenerator from "../src/IdGenerator.js"
+import type { MemberId, OrganizationId } from "../src/Ids.js"
+import * as MemberRepo from "../src/MemberRepo.js"
+import * as Members from "../src/Members.js"
+import * as Model from "../src/Model.js"
+import * as OrganizationRepo from "../src/OrganizationRepo.js"
+import * as Organizations from "../src/Organizations.js"
+import * as Pagination from "../src/Pagination.js"
+import * as Policy from "../src/Policy.js"
+import * as Role from "../src/Role.js"
+import * as RoleRepo from "../src/RoleRepo.js"
+import * as Roles from "../src/Roles.js"
+import * as Transaction from "../src/Transaction.js"
+
+const repositories = Layer.mergeAll(
+  OrganizationRepo.layerMemory,
+  MemberRepo.layerMemory,
+  RoleRepo.layerMemory,
+  GroupRepo.layerMemory,
+  AuditLogRepo.layerMemory
+).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+
+const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Roles.layer, AuditLogs.layer).pipe(
+  Layer.provideMerge(Layer.merge(repositories, Model.layerTest))
+)
+
+const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
+  Effect.provide(effect, TestLayer)
+
+const principalOf = (organizationId: OrganizationId, memberId: MemberId) =>
+  Effect.map(Members.rolesOf(organizationId, memberId), (roles): Policy.Principal => ({
+    organizationId,
+    memberId,
+    isServiceAccount: false,
+    roles: roles.map(Role.toRoleInfo),
+    auth: Policy.Session()
+  }))
+
+const query = (fields: Partial<AuditLog.ListAuditLogs> = {}): AuditLog.ListAuditLogs => ({
+  page_size: 50,
+  ...fields
+})
+
+// Five audited actions a second apart: the bootstrap's system invite, two invites by the admin, a
+// role created by the admin and a role created by a second admin.
+const setup = Effect.gen(function*() {
+  const created = yield* (yield* Organizations.Organizations).create({ name: "Acme", adminEmail: "ada@acme.example" })
+  const org = created.organization.id
+  const admin = yield* principalOf(org, created.admin.id)
+  const members = yield* Members.Members
+  yield* TestClock.adjust("1 second")
+  const { member_id: bobId } = yield* members.invite(admin, { email: "bob@acme.example", role: "member" })
+  yield* TestClock.adjust("1 second")
+  const { member_id: eveId } = yield* members.invite(admin, { email: "eve@acme.example", role: "admin" })
+  yield* TestClock.adjust("1 second")
+  yield* (yield* Roles.Roles).create(admin, { name: "Analysts" })
+  yield* TestClock.adjust("1 second")
+  const eve = yield* principalOf(org, eveId)
+  yield* (yield* Roles.Roles).create(eve, { name: "Writers" })
+  return { created, org, admin, eve, member: yield* principalOf(org, bobId) }
+})
+
+describe("AuditLogs.list", () => {
+  it.effect("lists the organization's entries newest first, in the served shape", () =>
+    run(Effect.gen(function*() {
+      const { admin, created, eve } = yield* setup
+      const { entries, next_cursor } = yield* (yield* AuditLogs.AuditLogs).list(admin, query())
+      expect(entries.map((e) => [e.action, e.actor_id, e.auth_method])).toEqual([
+        ["role.create", eve.memberId, "jwt"],
+        ["role.create", admin.memberId, "jwt"],
+        ["member.invite", admin.memberId, "jwt"],
+        ["member.invite", admin.memberId, "jwt"],
+        ["member.invite", undefined, "system"]
+      ])
+      expect(entries[4]).toMatchObject({ resource_type: "member", resource_id: created.admin.id })
+      expect(entries.every((e) => !("organization_id" in e))).toBe(true)
+      expect(next_cursor).toBeUndefined()
+    })))
+
+  it.effect("filters by action and by actor", () =>
+    run(Effect.gen(function*() {
+      const { admin, eve } = yield* setup
+      const service = yield* AuditLogs.AuditLogs
+      const roles = yield* service.list(admin, query({ action: "role.create" }))
+      expect(roles.entries.map((e) => e.details["name"])).toEqual(["Writers", "Analysts"])
+      const byEve = yield* service.list(admin, query({ actor_id: eve.memberId }))
+      expect(byEve.entries.map((e) => e.action)).toEqual(["role.create"])
+      const both = yield* service.list(admin, query({ action: "member.invite", actor_id: eve.memberId }))
+      expect(both.entries).toEqual([])
+    })))
+
+  it.effect("pages with an opaque cursor until the last page, which has none", () =>
+    run(Effect.gen(function*() {
+      const { admin } = yield* setup
+      const service = yield* AuditLogs.AuditLogs
+      const all = (yield* service.list(admin, query())).entries
+      const first = yield* service.list(admin, query({ page_size: 2 }))
+      expect(first.entries).toEqual(all.slice(0, 2))
+      const second = yield* service.list(admin, query({ page_size: 2, cursor: first.next_cursor! }))
+      expect(second.entries).toEqual(all.slice(2, 4))
+      const last = yield* service.list(admin, query({ page_size: 2, cursor: second.next_cursor! }))
+      expect(last.entries).toEqual(all.slice(4))
+      expect(last.next_cursor).toBeUndefined()
+    })))
+
+  it.effect("rejects a cursor that is not one of ours", () =>
+    run(Effect.gen(function*() {
+      const { admin } = yield* setup
+      const service = yield* AuditLogs.AuditLogs
+      for (const cursor of ["not a cursor", Pagination.encodeCursor({ at: "x", id: "y" }).slice(3)]) {
+        const error = yield* Effect.flip(service.list(admin, query({ cursor })))
+        expect([error._tag, error.message]).toEqual(["InvalidRequest", "invalid cursor"])
+      }
+    })))
+
+  it.effect("never shows another organization's entries, whatever the filters", () =>
+    run(Effect.gen(function*() {
+      const { admin } = yield* setup
+      const other = yield* (yield* Organizations.Organizations).create({ name: "Other", adminEmail: "x@other.example" })
+      const theirAdmin = yield* principalOf(other.organization.id, other.admin.id)
+      yield* (yield* Roles.Roles).create(theirAdmin, { name: "Theirs" })
+      const service = yield* AuditLogs.AuditLogs
+      const mine = yield* service.list(admin, query({ actor_id: theirAdmin.memberId }))
+      expect(mine.entries).toEqual([])
+      const theirs = yield* service.list(theirAdmin, query())
+      expect(theirs.entries.map((e) => e.action)).toEqual(["role.create", "member.invite"])
+    })))
+
+  it.effect("needs organization:read", () =>
+    run(Effect.gen(function*() {
+      const { member } = yield* setup
+      const error = yield* Effect.flip((yield* AuditLogs.AuditLogs).list(member, query()))
+      expect([error._tag, error.message]).toEqual(["PermissionDenied", "permission denied: organization:read required"])
+    })))
+})
