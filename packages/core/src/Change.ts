@@ -364,6 +364,14 @@ export const recordApproval = (change: ChangeRecord, outcome: ApprovalOutcome): 
     updated_at: outcome.now
   })
 
+/**
+ * Parks a change whose approvals were met but whose merge into main now conflicts (main moved
+ * since it was filed): like a filing with conflicts, nothing merges until its author files a new
+ * revision with the same number. Its counts are kept so that reviewers see where it stood.
+ */
+export const reserve = (change: ChangeRecord, now: DateTime.Utc): ChangeRecord =>
+  new ChangeRecord({ ...change, status: "reserved", updated_at: now })
+
 /** Denies an open or draft change. The git ref is kept so that Restore Change can reopen it as it was. */
 export const deny = (
   change: ChangeRecord,

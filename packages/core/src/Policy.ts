@@ -21,6 +21,7 @@ import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import * as Schema from "effect/Schema"
+import type { ListScope } from "./ApiKey.js"
 import * as Decision from "./Decision.js"
 import type { ApiKeyId, ChatId, ConnectorId, MemberId, ModelNumber, OrganizationId, RoleId } from "./Ids.js"
 import * as Permission from "./Permission.js"
@@ -334,7 +335,7 @@ const mintScope = (caller: Principal, target: TargetMember | undefined): Decisio
 }
 
 /** The `scope` of `GET /v2/api-keys`. */
-export type KeyListScope = "personal" | "all" | "service_accounts"
+export type KeyListScope = ListScope
 
 /** May the caller list keys of this scope? Own keys need nothing; anyone else's need `organization:read`. */
 export const canListKeys = (principal: Principal, scope: KeyListScope): Decision.Decision =>

@@ -202,6 +202,21 @@ describe("Change lifecycle", () => {
     expect(merged.status).toBe("approved")
   })
 
+  it("reserve parks a change whose merge conflicts, keeping its ref and counts", () => {
+    const counted = Change.recordApproval(withStatus("open"), {
+      approvalCount: 2,
+      requiredApprovals: 2,
+      merged: false,
+      now: t0
+    })
+    expect(Change.reserve(counted, t1)).toMatchObject({
+      status: "reserved",
+      git_ref: "ref-1",
+      approval_count: 2,
+      updated_at: t1
+    })
+  })
+
   it("deny moves open or draft to denied, keeping the git ref", () => {
     for (const status of ["open", "draft"] as const) {
       const denied = Either.getOrThrow(Change.deny(withStatus(status), "ref-1", t1))

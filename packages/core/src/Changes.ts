@@ -1,0 +1,502 @@
+/**
+ * The library change use cases: file a change from staged sandbox edits (Create Library Change),
+ * list, get, approve (and merge), deny and restore (`/v2/changes`).
+ *
+ * Who may do what is decided by `Owners` and `Approval` over the OWNERS tree of **main** as it is
+ * when the operation runs, never the tree a change proposes. The change state machine is `Change`'s;
+ * this module runs it inside transactions that lock the change row (`getForUpdate`), so concurrent
+ * approvers queue up: each sees the approvals before it, and exactly one merges.
+ *
+ * Approvals are stored per member and revision; whether they count is evaluated each time with the
+ * approvers' live roles, so a reviewer who lost their authority stops counting at once.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Approval from "./Approval.js"
+import * as AuditLog from "./AuditLog.js"
+import type { AuditLogRepo } from "./AuditLogRepo.js"
+import * as Change from "./Change.js"
+import { ChangeRepo } from "./ChangeRepo.js"
+import * as Decision from "./Decision.js"
+import { type ApiError, Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { ChangeId, type ChatId } from "./Ids.js"
+import { Library } from "./Library.js"
+import * as LibraryLib from "./Library.js"
+import { LibraryStore } from "./LibraryStore.js"
+import * as Owners from "./Owners.js"
+import * as Pagination from "./Pagination.js"
+import * as Policy from "./Policy.js"
+import { Transaction } from "./Transaction.js"
+
+/** What the sandbox endpoint files as a change (`POST /v2/sandcastles/{id}/library/changes`). */
+export interface CreateInput {
+  /** The decoded request body. */
+  readonly body: Change.CreateLibraryChange
+  /** The commit the sandbox mounted and the edits are relative to; none for the empty library. */
+  readonly baseRef: Option.Option<string>
+  /** What is staged in the sandbox (see `Library.Edits`). */
+  readonly edits: LibraryLib.Edits
+  /** The chat the sandbox belongs to, when any. */
+  readonly chatId?: ChatId | undefined
+  /** Edits made by the agent rather than typed by a person (default false). */
+  readonly aiGenerated?: boolean | undefined
+}
+
+/** Files, lists, reviews and merges library changes. */
+export class Changes extends Context.Tag("@sightline/core/Changes")<Changes, Changes.Service>() {}
+
+export declare namespace Changes {
+  /** The library change operations (permissions `change:read` / `change:write`, then OWNERS). */
+  export interface Service {
+    /**
+     * Files staged edits as a new change, or as a new revision of `body.change_number` (its author
+     * only). Nothing staged, invalid paths or a malformed OWNERS file are `invalid_request`; an edit
+     * to a path the caller may not read is `not_found`; revising an approved or denied change is a
+     * `conflict`. The change is `reserved` when it conflicts with main, merged at once (`approved`)
+     * when an auto-approve rule matches every path and it is not a draft, else `draft` or `open`.
+     */
+    readonly create: (
+      principal: Policy.Principal,
+      input: CreateInput
+    ) => Effect.Effect<
+      Change.LibraryChangeResult,
+      InvalidRequest | PermissionDenied | NotFound | Conflict | Unauthenticated
+    >
+    /** A page of the changes whose every touched path the caller may read, with per-status counts. */
+    readonly list: (
+      principal: Policy.Principal,
+      query: Change.ListChangesQuery
+    ) => Effect.Effect<Change.ListChangesResponse, InvalidRequest | PermissionDenied | Unauthenticated>
+    /** One change with the diffs of its current (or the asked) revision and the caller's capabilities. */
+    readonly get: (
+      principal: Policy.Principal,
+      id: ChangeId,
+      query: Change.GetChangeQuery
+    ) => Effect.Effect<Change.Change, PermissionDenied | NotFound | Unauthenticated>
+    /**
+     * Records the caller's approval of the current revision and merges the change into main once the
+     * counted approvals meet the requirement. A stale ref or a change that is not open or draft is a
+     * `conflict`. When main moved so that the merge now conflicts, the change becomes `reserved`
+     * (its author resubmits) and the answer is `merged: false`.
+     */
+    readonly approve: (
+      principal: Policy.Principal,
+      id: ChangeId,
+      body: Change.ExpectedGitRef
+    ) => Effect.Effect<Change.ApproveResult, PermissionDenied | NotFound | Conflict | Unauthenticated>
+    /** Denies an open or draft change (its author, or write authority on every touched path). */
+    readonly deny: (
+      principal: Policy.Principal,
+      id: ChangeId,
+      body: Change.ExpectedGitRef
+    ) => Effect.Effect<Change.ActionResult, PermissionDenied | NotFound | Conflict | Unauthenticated>
+    /** Reopens a denied change at the same revision and git ref (the same people who may deny it). */
+    readonly restore: (
+      principal: Policy.Principal,
+      id: ChangeId,
+      body: Change.ExpectedGitRef
+    ) => Effect.Effect<Change.ActionResult, PermissionDenied | NotFound | Conflict | Unauthenticated>
+  }
+}
+
+// `Decision.enforce` is typed with every API error; each policy function documents the codes it
+// can deny with, so the narrowing is stated at each call.
+const enforce = <E extends ApiError>(decision: Decision.Decision): Effect.Effect<void, E> =>
+  Decision.enforce(decision) as Effect.Effect<void, E>
+
+const fromEither = <A>(either: Either.Either<A, Conflict>): Effect.Effect<A, Conflict> =>
+  Either.match(either, { onLeft: Effect.fail, onRight: Effect.succeed })
+
+const authMethod = (principal: Policy.Principal): AuditLog.AuthMethod =>
+  principal.auth._tag === "ApiKey" ? "api_key" : "jwt"
+
+const reviewable = (change: Change.ChangeRecord) => change.status === "open" || change.status === "draft"
+
+/** Builds the service from the change repository, the library store, `Library` and transactions. */
+export const make = Effect.gen(function*() {
+  const repo = yield* ChangeRepo
+  const store = yield* LibraryStore
+  const library = yield* Library
+  const tx = yield* Transaction
+  const ids = yield* IdGenerator
+  const auditContext = yield* Effect.context<AuditLogRepo | IdGenerator>()
+
+  const audit = (input: AuditLog.RecordInput) => Effect.provide(AuditLog.record(input), auditContext)
+
+  // Stored commits never disappear, so a ref the repository holds that the store lacks is a broken
+  // store, not something a caller can cause.
+  const storeDefect = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+    Effect.catchIf(effect, (e): e is Extract<E, NotFound> => e._tag === "NotFound", Effect.die)
+
+  /** A change the caller may see: it exists in the caller's organization and every path is readable. */
+  const visible = (change: Option.Option<Change.ChangeRecord>, tree: Owners.OwnersTree, caller: Owners.Caller) =>
+    Option.match(change, {
+      onNone: () => Effect.fail(new NotFound()),
+      onSome: (c) => Effect.as(enforce<NotFound>(LibraryLib.readsAll(tree, caller, c.touched_paths)), c)
+    })
+
+  /**
+   * What `Approval` needs: main's tree, the author and every approver with their live roles. An
+   * approver who left (or was deleted) is dropped: they hold no authority any more. A departed
+   * author keeps their identity (self-approval rules still recognise them) but no roles.
+   */
+  const factsOf = Effect.fnUntraced(function*(change: Change.ChangeRecord, tree: Owners.OwnersTree) {
+    const approvals = yield* repo.approvals(change.organization_id, change.id)
+    const callers = yield* library.liveCallers(change.organization_id, [
+      change.author_id,
+      ...approvals.map((a) => a.approver_id)
+    ])
+    const author = Option.getOrElse(HashMap.get(callers, change.author_id), (): Owners.Caller => ({
+      memberId: change.author_id,
+      email: change.author_email,
+      roleNames: [],
+      isAdmin: false
+    }))
+    return {
+      tree,
+      touchedPaths: change.touched_paths,
+      author,
+      revision: change.revision,
+      approvals: approvals.flatMap((a) =>
+        Option.match(HashMap.get(callers, a.approver_id), {
+          onNone: () => [],
+          onSome: (approver) => [{ revision: a.revision, approver }]
+        })
+      )
+    } satisfies Approval.ChangeFacts
+  })
+
+  /**
+   * Lands merged files on main: refuses a result with a malformed OWNERS file (two clean edits can
+   * still merge into one, say with `inherit:` twice), then commits on top of the head it was merged
+   * against and moves main by compare-and-set, so a concurrent merge of another change is a
+   * `conflict` for the later one instead of a lost update.
+   */
+  const land = Effect.fnUntraced(function*(
+    change: Change.ChangeRecord,
+    head: Option.Option<string>,
+    files: LibraryLib.Files
+  ) {
+    const parsed = Owners.fromSnapshot(files)
+    if (Either.isLeft(parsed)) {
+      return yield* new Conflict({ message: `change ${change.number} cannot merge: ${parsed.left.message}` })
+    }
+    // Merged paths come from stored commits (already valid) and the parent is main: nothing here
+    // can fail but a broken store.
+    const ref = yield* Effect.orDie(store.commit(change.organization_id, {
+      ...(Option.isSome(head) ? { parent: head.value } : {}),
+      message: `Merge change ${change.number}: ${change.title}`,
+      author: change.author_id,
+      files
+    }))
+    yield* storeDefect(store.setHead(change.organization_id, head, ref))
+  })
+
+  /** Merges the change's current revision into main as it is now, or reports the conflicts. */
+  const mergeNow = (change: Change.ChangeRecord, head: Option.Option<string>) =>
+    storeDefect(store.merge(change.organization_id, Option.fromNullable(change.base_ref), head, change.git_ref))
+
+  const create = Effect.fn("Changes.create")(function*(principal: Policy.Principal, input: CreateInput) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
+    const { body } = input
+    const organizationId = principal.organizationId
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const staged = yield* library.stage(principal, input.baseRef, input.edits)
+      if (staged.touchedPaths.length === 0) {
+        return yield* new InvalidRequest({ message: "nothing is staged: the library has no changes to file" })
+      }
+      // A malformed OWNERS file could never be evaluated once merged, so it is refused at filing.
+      const parsed = Owners.fromSnapshot(staged.files)
+      if (Either.isLeft(parsed)) return yield* new InvalidRequest({ message: parsed.left.message })
+
+      const main = yield* library.main(organizationId)
+      const caller = yield* library.callerOf(principal)
+
+      // The change being revised, locked so that a concurrent approval waits for the new revision.
+      const existing = body.change_number === undefined ? Option.none() : Option.some(
+        yield* Effect.flatMap(
+          repo.getByNumber(organizationId, body.change_number),
+          Option.match({
+            onNone: () => Effect.fail(new NotFound()),
+            onSome: (found) =>
+              Effect.flatMap(repo.getForUpdate(organizationId, found.id), (c) => visible(c, main.tree, caller))
+          })
+        )
+      )
+      if (Option.isSome(existing) && existing.value.author_id !== principal.memberId) {
+        return yield* new PermissionDenied({ message: "only the author of a change may file a new revision of it" })
+      }
+      if (Option.isNone(existing) && (body.title === undefined || body.description === undefined)) {
+        return yield* new InvalidRequest({ message: "title and description are required for a new change" })
+      }
+
+      const gitRef = yield* storeDefect(store.commit(organizationId, {
+        ...(Option.isSome(input.baseRef) ? { parent: input.baseRef.value } : {}),
+        message: body.title ?? Option.match(existing, { onNone: () => "", onSome: (c) => c.title }),
+        author: principal.memberId,
+        changes: input.edits
+      }))
+      const merge = yield* storeDefect(store.merge(organizationId, input.baseRef, main.head, gitRef))
+      const hasConflicts = merge._tag === "Conflicted"
+      const author = Option.getOrElse(
+        HashMap.get(yield* library.liveCallers(organizationId, [principal.memberId]), principal.memberId),
+        () => caller
+      )
+      const requirement = Approval.requirement(main.tree, author, staged.touchedPaths)
+      // Auto-approval is judged with the roles the caller acts with now (a narrowed key gets no
+      // shortcut through a role it did not assume), and never for a draft: its author said it is not
+      // ready, so it waits for the revision that opens it.
+      const autoApproved = !hasConflicts && !body.draft &&
+        Approval.autoApproves(main.tree, caller, staged.touchedPaths)
+      const now = yield* DateTime.now
+      const filing = {
+        draft: body.draft,
+        hasConflicts,
+        autoApproved,
+        gitRef,
+        baseRef: Option.getOrUndefined(input.baseRef),
+        touchedPaths: staged.touchedPaths,
+        requiredApprovals: requirement.approvals,
+        now
+      }
+
+      const record = yield* Option.match(existing, {
+        onNone: () =>
+          Effect.gen(function*() {
+            const created = Change.make({
+              ...filing,
+              id: ChangeId.make(yield* ids.uuid),
+              organizationId,
+              number: yield* repo.nextNumber(organizationId),
+              authorId: principal.memberId,
+              authorEmail: caller.email ?? "",
+              title: body.title ?? "",
+              description: body.description ?? "",
+              aiGenerated: input.aiGenerated ?? false,
+              chatId: input.chatId
+            })
+            // Numbers come from `nextNumber`, so a clash is a broken repository.
+            yield* Effect.orDie(repo.create(created))
+            return created
+          }),
+        onSome: (current) =>
+          Effect.gen(function*() {
+            const revised = yield* fromEither(Change.revise(current, {
+              ...filing,
+              title: body.title,
+              description: body.description
+            }))
+            yield* repo.update(revised)
+            return revised
+          })
+      })
+      yield* Effect.orDie(repo.addRevision(
+        new Change.Revision({
+          organization_id: organizationId,
+          change_id: record.id,
+          revision: record.revision,
+          git_ref: gitRef,
+          ...(Option.isSome(input.baseRef) ? { base_ref: input.baseRef.value } : {}),
+          touched_paths: staged.touchedPaths,
+          created_at: now
+        })
+      ))
+
+      // The auto-approve rules were just read from main inside this transaction, so the
+      // re-validation at merge is the check above; `land` still refuses a malformed OWNERS result.
+      if (autoApproved && merge._tag === "Clean") yield* land(record, main.head, merge.files)
+
+      return new Change.LibraryChangeResult({
+        change_id: record.id,
+        change_number: record.number,
+        status: Change.initialStatus(filing),
+        git_ref: gitRef,
+        has_conflicts: hasConflicts,
+        ...(merge._tag === "Conflicted" ? { conflicts: merge.view } : {}),
+        auto_approved: autoApproved,
+        diffs: staged.diff.diffs,
+        raw_diff: staged.diff.raw_diff
+      })
+    }))
+  })
+
+  const list = Effect.fn("Changes.list")(function*(principal: Policy.Principal, query: Change.ListChangesQuery) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
+    const after = query.page_token === undefined ? undefined : yield* Pagination.decodeCursor(query.page_token)
+    const main = yield* library.main(principal.organizationId)
+    const caller = yield* library.callerOf(principal)
+    const filter = {
+      includeAutoApproved: query.include_auto_approved,
+      readable: (change: Change.ChangeRecord) =>
+        Decision.isAllow(LibraryLib.readsAll(main.tree, caller, change.touched_paths))
+    }
+    const page = yield* repo.list(principal.organizationId, {
+      ...filter,
+      statuses: query.status,
+      limit: query.page_size,
+      after
+    })
+    const counts = yield* repo.counts(principal.organizationId, filter)
+    return {
+      changes: page.items.map((record) => Change.toChange(record)),
+      ...(page.nextCursor === undefined ? {} : { next_page_token: page.nextCursor }),
+      counts
+    } satisfies Change.ListChangesResponse
+  })
+
+  const get = Effect.fn("Changes.get")(
+    function*(principal: Policy.Principal, id: ChangeId, query: Change.GetChangeQuery) {
+      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
+      const main = yield* library.main(principal.organizationId)
+      const caller = yield* library.callerOf(principal)
+      const change = yield* visible(yield* repo.get(principal.organizationId, id), main.tree, caller)
+      const wanted = query.revision ?? change.revision
+      const revision = (yield* repo.revisions(principal.organizationId, id)).find((r) => r.revision === wanted)
+      if (revision === undefined) return yield* new NotFound()
+      // An older revision may have touched other paths than the current one.
+      yield* enforce<NotFound>(LibraryLib.readsAll(main.tree, caller, revision.touched_paths))
+      const diff = yield* storeDefect(
+        store.diff(principal.organizationId, Option.fromNullable(revision.base_ref), revision.git_ref)
+      )
+      const evaluation = Approval.evaluate(yield* factsOf(change, main.tree), caller)
+      const open = reviewable(change)
+      // Counts of a change under review are evaluated now (roles and main's OWNERS may have moved);
+      // those of a settled change stay as they were when it settled.
+      const counted = open
+        ? new Change.ChangeRecord({
+          ...change,
+          approval_count: evaluation.approvalCount,
+          required_approvals: evaluation.requiredApprovals
+        })
+        : change
+      return Change.toChange(counted, {
+        diffs: diff.diffs,
+        capabilities: new Change.Capabilities({
+          can_approve: open && Decision.isAllow(evaluation.canApprove),
+          can_deny: open && Decision.isAllow(evaluation.canDeny),
+          can_restore: change.status === "denied" && Decision.isAllow(evaluation.canRestore),
+          caller_approved: evaluation.callerApproved
+        })
+      })
+    }
+  )
+
+  /** Loads and locks a change for a review action, with main's tree and the caller, or `not_found`. */
+  const forReview = Effect.fnUntraced(function*(principal: Policy.Principal, id: ChangeId) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
+    const main = yield* library.main(principal.organizationId)
+    const caller = yield* library.callerOf(principal)
+    const change = yield* visible(yield* repo.getForUpdate(principal.organizationId, id), main.tree, caller)
+    return { main, caller, change, facts: yield* factsOf(change, main.tree) }
+  })
+
+  const recordAction = (
+    principal: Policy.Principal,
+    change: Change.ChangeRecord,
+    action: "change.approve" | "change.deny" | "change.restore",
+    details: AuditLog.Details = {}
+  ) =>
+    audit({
+      organizationId: principal.organizationId,
+      actorId: principal.memberId,
+      authMethod: authMethod(principal),
+      action,
+      resourceType: "change",
+      resourceId: change.id,
+      details: { number: change.number, revision: change.revision, git_ref: change.git_ref, ...details }
+    })
+
+  const approve = Effect.fn("Changes.approve")(
+    function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const { caller, change, facts, main } = yield* forReview(principal, id)
+        yield* enforce<PermissionDenied>(Approval.canApprove(facts, caller))
+        yield* fromEither(Change.startApproval(change, body.expected_git_ref))
+        const now = yield* DateTime.now
+        const { alreadyApproved } = yield* repo.addApproval(
+          new Change.ApprovalRecord({
+            organization_id: change.organization_id,
+            change_id: change.id,
+            revision: change.revision,
+            approver_id: principal.memberId,
+            created_at: now
+          })
+        )
+        const evaluation = Approval.evaluate(yield* factsOf(change, main.tree), caller)
+        let updated = Change.recordApproval(change, {
+          approvalCount: evaluation.approvalCount,
+          requiredApprovals: evaluation.requiredApprovals,
+          merged: false,
+          now
+        })
+        let merged = false
+        // This evaluation is the re-validation at merge: it reads main's OWNERS and the approvers'
+        // live roles inside the transaction that moves main, so nothing can change in between.
+        if (evaluation.mergeable) {
+          const merge = yield* mergeNow(change, main.head)
+          if (merge._tag === "Clean") {
+            yield* land(change, main.head, merge.files)
+            merged = true
+            updated = Change.recordApproval(updated, {
+              approvalCount: evaluation.approvalCount,
+              requiredApprovals: evaluation.requiredApprovals,
+              merged: true,
+              now
+            })
+          } else {
+            updated = Change.reserve(updated, now)
+          }
+        }
+        yield* repo.update(updated)
+        yield* recordAction(principal, change, "change.approve", { merged, status: updated.status })
+        return new Change.ApproveResult({
+          merged,
+          approval_count: evaluation.approvalCount,
+          required_approvals: evaluation.requiredApprovals,
+          already_approved: alreadyApproved
+        })
+      }))
+    }
+  )
+
+  const deny = Effect.fn("Changes.deny")(
+    function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const { caller, change, facts } = yield* forReview(principal, id)
+        yield* enforce<PermissionDenied>(Approval.canDeny(facts, caller))
+        yield* repo.update(yield* fromEither(Change.deny(change, body.expected_git_ref, yield* DateTime.now)))
+        yield* recordAction(principal, change, "change.deny")
+        return { success: true }
+      }))
+    }
+  )
+
+  const restore = Effect.fn("Changes.restore")(
+    function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const { caller, change, facts } = yield* forReview(principal, id)
+        yield* enforce<PermissionDenied>(Approval.canRestore(facts, caller))
+        yield* repo.update(yield* fromEither(Change.restore(change, body.expected_git_ref, yield* DateTime.now)))
+        yield* recordAction(principal, change, "change.restore")
+        return { success: true }
+      }))
+    }
+  )
+
+  return Changes.of({ create, list, get, approve, deny, restore })
+})
+
+/** The `Changes` service over the ports in context and `Library`. */
+export const layer: Layer.Layer<
+  Changes,
+  never,
+  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | AuditLogRepo
+> = Layer.effect(Changes, make)
