@@ -215,6 +215,19 @@ export type CreateChatResponse = typeof CreateChatResponse.Type
 export const CancelChatResponse = Schema.Struct({ cancelled: Schema.Boolean })
 export type CancelChatResponse = typeof CancelChatResponse.Type
 
+/**
+ * The `metadata` event that opens a Stream Chat response: the run's first description. `id` is the
+ * id of the assistant message the run answers with (the `id` of POST /v2/chats).
+ */
+export const RunMetadata = Schema.Struct({
+  id: MessageId,
+  created_at: Schema.DateTimeUtc,
+  model: Schema.String,
+  chat_id: ChatId,
+  is_continuation: Schema.Boolean
+})
+export type RunMetadata = typeof RunMetadata.Type
+
 // ---------------------------------------------------------------------------------------------
 // Requests
 // ---------------------------------------------------------------------------------------------

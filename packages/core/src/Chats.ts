@@ -1,0 +1,584 @@
+/**
+ * The chats use cases: the read side of `/v2/chats` (list, get, cells, one cell, cancel) and the
+ * write primitives an agent run uses (start a run, append cells, the answer and assets, finish).
+ *
+ * Visibility: a chat is visible to its creator only, org admins included (a conversation is
+ * personal, and roles never replace ownership in the policy engine). Everyone else gets
+ * `NotFound`, exactly as for a chat that does not exist.
+ *
+ * Runs are detached from requests, so the run lifecycle of `Chat` is the only coordination between
+ * a run and the rest of the world:
+ * - `start` checks the caller once and returns a `Run` handle; the later writes take the handle
+ *   (no principal: the handle is the capability, held only by the code that started the run).
+ * - Every write of a run first checks that the run is still the chat's current one (still
+ *   `running`, and its question is still the chat's latest). `cancel`, or a newer run, makes the
+ *   old run's next write fail with `Conflict`, which is how a run on another process learns it
+ *   must stop.
+ * - Crash recovery: every write of a run refreshes the chat's `updated_at` (a heartbeat). A
+ *   `running` chat without a write for `staleRunAfter` (15 minutes by default) is treated as
+ *   failed: `is_running` reads false and the next question starts a new run instead of a
+ *   `Conflict`. `cancel` also ends a stuck run at once. No sweeper job is needed.
+ *
+ * Asset URLs are signed per fetch by the http package: the reads take a `SignAssetUrl` function
+ * and return the finished wire shapes, so the storage key never leaves core.
+ *
+ * @since 0.1.0
+ */
+import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Asset from "./Asset.js"
+import * as Chat from "./Chat.js"
+import { ChatRepo } from "./ChatRepo.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
+import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
+import * as Errors from "./Errors.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { type AssetId, CellId, ChatId, type MemberId, MessageId, type OrganizationId } from "./Ids.js"
+import { MemberRepo } from "./MemberRepo.js"
+import { enforce } from "./Members.js"
+import * as Model from "./Model.js"
+import { requireUsableConnectors } from "./Playbooks.js"
+import * as Policy from "./Policy.js"
+import { Transaction } from "./Transaction.js"
+
+/** Signs the URL of a stored asset (`GET /v2/assets/{id}?expires=…&signature=…`); given by the http package. */
+export type SignAssetUrl = (assetId: AssetId) => Effect.Effect<string>
+
+/** A cell as a run writes it: the stored cell without its chat and organization. */
+export type CellInput = Omit<Chat.CellRecord, "organization_id" | "chat_id">
+
+/**
+ * An asset as a run adds it. The run picks the id (it uploads the bytes under `Asset.storageKey`
+ * first); exactly one of `storage_key` and `content` is set.
+ */
+export type AssetInput = Omit<Asset.AssetRecord, "organization_id" | "chat_id" | "message_cell_id" | "created_at">
+
+/** A started run: what its later writes need. */
+export interface Run {
+  readonly organizationId: OrganizationId
+  readonly chatId: ChatId
+  /** Who asked: the run acts as this member (connector access, ownership of what it creates). */
+  readonly memberId: MemberId
+  /** The assistant message the run answers with: the `id` of the metadata event. */
+  readonly messageId: MessageId
+  /** The cell of that message; every asset of the run points at it as `message_cell_id`. */
+  readonly messageCellId: CellId
+  /** The user message that started the run; the run is current while it is the chat's latest. */
+  readonly userMessageId: MessageId
+  readonly question: string
+  /** The model id of the chat (a chat keeps the model it started with). */
+  readonly model: string
+  readonly tools: Chat.ResolvedTools
+  readonly isContinuation: boolean
+  readonly startedAt: DateTime.Utc
+}
+
+/** What `start` returns: the run handle and the `metadata` event that opens the stream. */
+export interface Started {
+  readonly run: Run
+  readonly metadata: Chat.RunMetadata
+}
+
+/** How a run can finish on its own (`cancelled` comes from `cancel`). */
+export type FinishOutcome = "completed" | "failed"
+
+/** Options of the chats service. */
+export interface Options {
+  /** A `running` chat without a write for this long is treated as failed (its process died). */
+  readonly staleRunAfter: Duration.DurationInput
+}
+
+/** The default options: a run is stale after 15 minutes without a write. */
+export const defaultOptions: Options = { staleRunAfter: Duration.minutes(15) }
+
+/** The chats use cases. */
+export class Chats extends Context.Tag("@sightline/core/Chats")<Chats, Chats.Service>() {}
+
+export declare namespace Chats {
+  /** Options of `start`. */
+  export interface StartOptions {
+    /** Where a new chat comes from (`api` by default; `playbook` and `agent` for their runs). */
+    readonly source?: Chat.ChatSource | undefined
+  }
+
+  /** The chat operations. The caller comes first; a chat of anyone else is `NotFound`. */
+  export interface Service {
+    /** `GET /v2/chats` (`chat:read`): the caller's chats, filtered, sorted and paged. */
+    readonly list: (
+      principal: Policy.Principal,
+      query: Chat.ListChatsQuery
+    ) => Effect.Effect<Chat.ListChatsResponse, Unauthenticated | PermissionDenied>
+    /**
+     * `GET /v2/chats/{id}` (`chat:read`): the chat, its messages (each assistant message with the
+     * assets produced for it) and every asset of the chat, with `message_cell_id`.
+     */
+    readonly get: (
+      principal: Policy.Principal,
+      id: ChatId,
+      sign: SignAssetUrl
+    ) => Effect.Effect<Chat.GetChatResponse, Unauthenticated | PermissionDenied | NotFound>
+    /** `GET /v2/chats/{id}/cells` (`chat:read`): a page of cells, newest first, each with its assets. */
+    readonly cells: (
+      principal: Policy.Principal,
+      id: ChatId,
+      query: Chat.ChatCellsQuery,
+      sign: SignAssetUrl
+    ) => Effect.Effect<Chat.ChatCellsResponse, Unauthenticated | PermissionDenied | NotFound>
+    /** `GET /v2/chats/{id}/cells/{cellId}` (`chat:read`): one cell with its assets. */
+    readonly cell: (
+      principal: Policy.Principal,
+      id: ChatId,
+      cellId: CellId,
+      sign: SignAssetUrl
+    ) => Effect.Effect<Chat.ChatCell, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * `POST /v2/chats/{id}/cancel` (`chat:write`): ends the running run as `cancelled`;
+     * `{cancelled: false}` when nothing was running (cancelling twice is not an error).
+     */
+    readonly cancel: (
+      principal: Policy.Principal,
+      id: ChatId
+    ) => Effect.Effect<Chat.CancelChatResponse, Unauthenticated | PermissionDenied | NotFound>
+
+    /**
+     * Starts a run for a question (`chat:write`; continuing also needs the chat). Resolves the model
+     * (`model` with `chat_id` → `InvalidRequest`, a model not permitted → `PermissionDenied`), checks
+     * the connectors of `tools`/`connector_ids` (`InvalidRequest` for one the caller cannot use),
+     * creates the chat or starts its next run (a running chat → `Conflict`), and stores the question.
+     */
+    readonly start: (
+      principal: Policy.Principal,
+      request: Chat.StreamChatRequest,
+      options?: StartOptions
+    ) => Effect.Effect<Started, Unauthenticated | PermissionDenied | NotFound | InvalidRequest | Conflict>
+    /**
+     * Stores a cell of the run, or replaces it (a step is written when it starts and again when it
+     * ends); returns it as the `cell` event carries it. `Conflict` once the run is no longer current.
+     */
+    readonly appendCell: (run: Run, cell: CellInput) => Effect.Effect<Chat.ChatCell, Conflict>
+    /**
+     * Stores the run's answer: the assistant message (id `run.messageId`) and its `markdown` cell
+     * (`run.messageCellId`). One answer per run: a second one is a `Conflict`.
+     */
+    readonly appendAssistantMessage: (run: Run, content: string) => Effect.Effect<Chat.MessageRecord, Conflict>
+    /**
+     * Stores an asset of the run, owned by the run's answer (`message_cell_id`). Its `cell_id` must
+     * be a cell of the chat or the answer's cell, and exactly one of `storage_key` and `content` must
+     * be set (`InvalidRequest` otherwise).
+     */
+    readonly addAsset: (run: Run, asset: AssetInput) => Effect.Effect<Asset.AssetRecord, Conflict | InvalidRequest>
+    /** Ends the run as `completed` or `failed` (`error` is logged); `Conflict` once it is no longer current. */
+    readonly finish: (run: Run, outcome: FinishOutcome, error?: string) => Effect.Effect<void, Conflict>
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Rules
+// -----------------------------------------------------------------------------------------------
+
+/** Who may reach a chat: its creator only (no grants, no org-wide visibility). */
+export const accessOf = (chat: Chat.ChatRecord): Policy.ObjectAccess => ({
+  organizationId: chat.organization_id,
+  ownerId: chat.creator_id,
+  isPublic: false,
+  grants: []
+})
+
+/** Is the chat `running` without a write for `staleRunAfter` (its run's process is presumed dead)? */
+export const isStale = (chat: Chat.ChatRecord, now: DateTime.Utc, staleRunAfter: Duration.DurationInput): boolean =>
+  chat.status === "running" && DateTime.lessThanOrEqualTo(DateTime.addDuration(chat.updated_at, staleRunAfter), now)
+
+/** The policy engine's view of the model catalogue. */
+export const policyCatalogue = (catalogue: Model.Catalogue): Policy.Catalogue => ({
+  models: catalogue.entries.map((entry) => ({ number: entry.number, id: entry.id, provider: entry.provider })),
+  defaultModel: catalogue.defaultModel.number
+})
+
+const notCurrent = (run: Run, reason: string) =>
+  new Errors.Conflict({ message: `run ${run.messageId} of chat ${run.chatId} ${reason}` })
+
+// -----------------------------------------------------------------------------------------------
+// The service
+// -----------------------------------------------------------------------------------------------
+
+/** Builds the chats use cases with the given options over the ports in context. */
+export const makeWith = (options: Options) =>
+  Effect.gen(function*() {
+    const chats = yield* ChatRepo
+    const members = yield* MemberRepo
+    const catalogues = yield* Model.ModelCatalogue
+    const tx = yield* Transaction
+    const ids = yield* IdGenerator
+    const context = yield* Effect.context<ConnectorRepo>()
+    const staleRunAfter = options.staleRunAfter
+
+    const uuid = ids.uuid
+
+    // The chat if the caller may see it (`chat:read`), else `NotFound`/`PermissionDenied`.
+    const readable = (principal: Policy.Principal, id: ChatId) =>
+      Effect.gen(function*() {
+        const chat = yield* chats.get(principal.organizationId, id)
+        if (Option.isNone(chat)) return yield* new Errors.NotFound()
+        yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+          Policy.canRead(principal, "chat", accessOf(chat.value), yield* DateTime.now)
+        )
+        return chat.value
+      })
+
+    const render = (asset: Asset.AssetRecord, sign: SignAssetUrl, withMessageCellId: boolean) =>
+      asset.storage_key === undefined
+        ? Effect.succeed(Asset.toAsset(asset, { withMessageCellId }))
+        : Effect.map(sign(asset.id), (url) => Asset.toAsset(asset, { url, withMessageCellId }))
+
+    // Cells with the assets they produced (cells never carry `message_cell_id`: Get Chat only).
+    const renderCells = (
+      cells: ReadonlyArray<Chat.CellRecord>,
+      assets: ReadonlyArray<Asset.AssetRecord>,
+      sign: SignAssetUrl
+    ) =>
+      Effect.forEach(cells, (cell) =>
+        Effect.map(
+          Effect.forEach(assets.filter((asset) => asset.cell_id === cell.id), (asset) => render(asset, sign, false)),
+          (rendered) => Chat.toChatCell(cell, rendered)
+        ))
+
+    const list = Effect.fn("Chats.list")(function*(principal: Policy.Principal, query: Chat.ListChatsQuery) {
+      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
+      const page = yield* chats.list(principal.organizationId, {
+        limit: query.limit,
+        offset: query.offset,
+        searchTerm: query.search_term,
+        sortBy: query.sort_by,
+        sortDirection: query.sort_direction,
+        creatorId: principal.memberId
+      })
+      // Only the caller's own chats are listed, so every creator e-mail is the caller's.
+      const creatorEmail = Option.match(yield* members.get(principal.organizationId, principal.memberId), {
+        onNone: () => "",
+        onSome: (member) => member.email
+      })
+      const now = yield* DateTime.now
+      return {
+        chats: page.rows.map(({ chat, preview }) => {
+          const summary = Chat.toSummary(chat, { preview, creatorEmail })
+          return isStale(chat, now, staleRunAfter) ? new Chat.ChatSummary({ ...summary, is_running: false }) : summary
+        }),
+        total_count: page.totalCount
+      }
+    })
+
+    const get = Effect.fn("Chats.get")(function*(principal: Policy.Principal, id: ChatId, sign: SignAssetUrl) {
+      const chat = yield* readable(principal, id)
+      const [messages, assets] = yield* Effect.all([
+        chats.listMessages(principal.organizationId, id),
+        chats.listAssets(principal.organizationId, id)
+      ])
+      const rendered = yield* Effect.forEach(assets, (asset) => render(asset, sign, true))
+      return {
+        chat: Chat.toChat(chat),
+        messages: messages.map((message) =>
+          Chat.toChatMessage(message, rendered.filter((asset) => asset.message_cell_id === message.cell_id))
+        ),
+        assets: rendered
+      }
+    })
+
+    const cells = Effect.fn("Chats.cells")(
+      function*(principal: Policy.Principal, id: ChatId, query: Chat.ChatCellsQuery, sign: SignAssetUrl) {
+        yield* readable(principal, id)
+        // The query schema already falls back; in-process callers get the same rule.
+        const limit = Number.isInteger(query.limit) && query.limit >= 1 && query.limit <= Chat.maxCellsLimit
+          ? query.limit
+          : Chat.defaultCellsLimit
+        const [page, assets] = yield* Effect.all([
+          chats.listCells(principal.organizationId, id, { limit, offset: query.offset }),
+          chats.listAssets(principal.organizationId, id)
+        ])
+        return { chat_id: id, cells: yield* renderCells(page.cells, assets, sign), has_more: page.hasMore }
+      }
+    )
+
+    const cell = Effect.fn("Chats.cell")(
+      function*(principal: Policy.Principal, id: ChatId, cellId: CellId, sign: SignAssetUrl) {
+        yield* readable(principal, id)
+        const found = yield* chats.getCell(principal.organizationId, id, cellId)
+        if (Option.isNone(found)) return yield* new Errors.NotFound()
+        const assets = yield* chats.listAssets(principal.organizationId, id)
+        const [rendered] = yield* renderCells([found.value], assets, sign)
+        return rendered!
+      }
+    )
+
+    const cancel = Effect.fn("Chats.cancel")(function*(principal: Policy.Principal, id: ChatId) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const now = yield* DateTime.now
+        const chat = yield* chats.getForUpdate(principal.organizationId, id)
+        if (Option.isNone(chat)) return yield* new Errors.NotFound()
+        yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+          Policy.canWrite(principal, "chat", accessOf(chat.value), now)
+        )
+        if (chat.value.status !== "running") return { cancelled: false }
+        const cancelled = yield* Effect.orDie(Chat.finishRun(chat.value, "cancelled", now))
+        yield* Effect.orDie(chats.update(cancelled))
+        return { cancelled: true }
+      }))
+    })
+
+    const start = Effect.fn("Chats.start")(
+      function*(principal: Policy.Principal, request: Chat.StreamChatRequest, startOptions?: Chats.StartOptions) {
+        const organizationId = principal.organizationId
+        // A continuation is checked against its chat below; a new chat needs only the permission.
+        if (request.chat_id === undefined) {
+          yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:write"))
+        }
+        const catalogue = policyCatalogue(yield* catalogues.catalogue(organizationId))
+        const resolved = Policy.resolveChatModel(
+          principal,
+          { requested: request.model, chatId: request.chat_id },
+          catalogue
+        )
+        if (resolved._tag === "Deny") {
+          // `enforce` of a denial always fails.
+          return yield* (enforce<Unauthenticated | PermissionDenied | InvalidRequest>(resolved) as Effect.Effect<
+            never,
+            Unauthenticated | PermissionDenied | InvalidRequest
+          >)
+        }
+        const tools = Chat.resolveTools(request)
+
+        return yield* tx.withTransaction(Effect.gen(function*() {
+          const now = yield* DateTime.now
+          const checkTools = Effect.provide(
+            requireUsableConnectors(principal, tools.connectorIds, now, "invalid connector_ids"),
+            context
+          )
+          let chat: Chat.ChatRecord
+          if (request.chat_id !== undefined) {
+            const found = yield* chats.getForUpdate(organizationId, request.chat_id)
+            if (Option.isNone(found)) return yield* new Errors.NotFound()
+            yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+              Policy.canWrite(principal, "chat", accessOf(found.value), now)
+            )
+            yield* checkTools
+            // A run whose process died never finishes; past the stale limit it counts as failed, so
+            // the chat takes questions again instead of answering `Conflict` forever.
+            const previous = isStale(found.value, now, staleRunAfter)
+              ? yield* Effect.orDie(Chat.finishRun(found.value, "failed", now))
+              : found.value
+            chat = yield* Chat.startRun(previous, now)
+            yield* Effect.orDie(chats.update(chat))
+          } else {
+            yield* checkTools
+            const model = yield* Option.match(resolved.model, {
+              onNone: () => Effect.dieMessage("a new chat always resolves a model"),
+              onSome: (entry) => Effect.succeed(entry.id)
+            })
+            chat = Chat.make({
+              id: ChatId.make(yield* uuid),
+              organizationId,
+              creatorId: principal.memberId,
+              model,
+              source: startOptions?.source ?? "api",
+              question: request.question,
+              at: now
+            })
+            yield* Effect.orDie(chats.create(chat))
+          }
+          const userMessageId = MessageId.make(yield* uuid)
+          const userCellId = CellId.make(yield* uuid)
+          // Every message is also a `markdown` cell, so the cells endpoint shows the conversation and a
+          // message's `cell_id` names a real cell.
+          yield* Effect.orDie(chats.upsertCell(
+            new Chat.CellRecord({
+              id: userCellId,
+              organization_id: organizationId,
+              chat_id: chat.id,
+              type: "markdown",
+              status: "completed",
+              role: "user",
+              content: request.question,
+              created_at: now
+            })
+          ))
+          yield* Effect.orDie(chats.appendMessage(
+            new Chat.MessageRecord({
+              id: userMessageId,
+              organization_id: organizationId,
+              chat_id: chat.id,
+              role: "user",
+              content: request.question,
+              cell_id: userCellId,
+              created_at: now
+            })
+          ))
+          const run: Run = {
+            organizationId,
+            chatId: chat.id,
+            memberId: principal.memberId,
+            messageId: MessageId.make(yield* uuid),
+            messageCellId: CellId.make(yield* uuid),
+            userMessageId,
+            question: request.question,
+            model: chat.model,
+            tools,
+            isContinuation: request.chat_id !== undefined,
+            startedAt: now
+          }
+          const metadata: Chat.RunMetadata = {
+            id: run.messageId,
+            created_at: now,
+            model: run.model,
+            chat_id: run.chatId,
+            is_continuation: run.isContinuation
+          }
+          return { run, metadata }
+        }))
+      }
+    )
+
+    // Locks the chat and checks that the run is still its current one: `running`, and started by the
+    // chat's latest question (a cancelled run, or one a newer run replaced, must stop writing).
+    const current = (run: Run) =>
+      Effect.gen(function*() {
+        const chat = yield* chats.getForUpdate(run.organizationId, run.chatId)
+        if (Option.isNone(chat)) return yield* notCurrent(run, "no longer exists")
+        if (chat.value.status !== "running") return yield* notCurrent(run, `is over (the chat is ${chat.value.status})`)
+        const messages = yield* chats.listMessages(run.organizationId, run.chatId)
+        const latest = Arr.findLast(messages, (message) => message.role === "user")
+        if (!Option.exists(latest, (message) => message.id === run.userMessageId)) {
+          return yield* notCurrent(run, "was replaced by a newer run")
+        }
+        return chat.value
+      })
+
+    // A write of a run: checks the run, does the write and refreshes the chat's heartbeat.
+    const runWrite = <A, E>(run: Run, write: (now: DateTime.Utc) => Effect.Effect<A, E>) =>
+      tx.withTransaction(Effect.gen(function*() {
+        const chat = yield* current(run)
+        const now = yield* DateTime.now
+        const result = yield* write(now)
+        yield* Effect.orDie(chats.update(new Chat.ChatRecord({ ...chat, updated_at: now })))
+        return result
+      }))
+
+    const appendCell = Effect.fn("Chats.appendCell")(function*(run: Run, input: CellInput) {
+      return yield* runWrite(run, () => {
+        const record = new Chat.CellRecord({ ...input, organization_id: run.organizationId, chat_id: run.chatId })
+        // The chat exists (checked under its lock); a cell id of another chat is a clash the run caused.
+        return Effect.as(
+          Effect.catchTag(chats.upsertCell(record), "NotFound", (error) => Effect.die(error)),
+          Chat.toChatCell(record, [])
+        )
+      })
+    })
+
+    const appendAssistantMessage = Effect.fn("Chats.appendAssistantMessage")(function*(run: Run, content: string) {
+      return yield* runWrite(run, (now) =>
+        Effect.gen(function*() {
+          const message = new Chat.MessageRecord({
+            id: run.messageId,
+            organization_id: run.organizationId,
+            chat_id: run.chatId,
+            role: "assistant",
+            content,
+            cell_id: run.messageCellId,
+            created_at: now
+          })
+          yield* Effect.catchTag(chats.appendMessage(message), "NotFound", (error) => Effect.die(error)).pipe(
+            Effect.mapError(() => notCurrent(run, "already stored its answer"))
+          )
+          yield* Effect.orDie(chats.upsertCell(
+            new Chat.CellRecord({
+              id: run.messageCellId,
+              organization_id: run.organizationId,
+              chat_id: run.chatId,
+              type: "markdown",
+              status: "completed",
+              role: "assistant",
+              content,
+              created_at: now
+            })
+          ))
+          return message
+        }))
+    })
+
+    const addAsset = Effect.fn("Chats.addAsset")(function*(run: Run, input: AssetInput) {
+      if ((input.storage_key === undefined) === (input.content === undefined)) {
+        return yield* new Errors.InvalidRequest({
+          message: "an asset has exactly one of storage_key (stored bytes) and content (inline text)"
+        })
+      }
+      return yield* runWrite(run, (now) =>
+        Effect.gen(function*() {
+          // The answer's cell is written last (with the answer), so assets may name it before it exists.
+          if (input.cell_id !== run.messageCellId) {
+            const cell = yield* chats.getCell(run.organizationId, run.chatId, input.cell_id)
+            if (Option.isNone(cell)) {
+              return yield* new Errors.InvalidRequest({
+                message: `asset ${input.id}: cell ${input.cell_id} is not a cell of chat ${run.chatId}`
+              })
+            }
+          }
+          const asset = new Asset.AssetRecord({
+            ...input,
+            organization_id: run.organizationId,
+            chat_id: run.chatId,
+            message_cell_id: run.messageCellId,
+            created_at: now
+          })
+          yield* Effect.catchTag(chats.addAsset(asset), "NotFound", (error) => Effect.die(error))
+          return asset
+        }))
+    })
+
+    const finish = Effect.fn("Chats.finish")(function*(run: Run, outcome: FinishOutcome, error?: string) {
+      yield* tx.withTransaction(Effect.gen(function*() {
+        const chat = yield* current(run)
+        const finished = yield* Effect.orDie(Chat.finishRun(chat, outcome, yield* DateTime.now))
+        yield* Effect.orDie(chats.update(finished))
+      }))
+      if (outcome === "failed") {
+        yield* Effect.logWarning("chat run failed").pipe(
+          Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId, error: error ?? "" })
+        )
+      }
+    })
+
+    return Chats.of({
+      list,
+      get,
+      cells,
+      cell,
+      cancel,
+      start,
+      appendCell,
+      appendAssistantMessage,
+      addAsset,
+      finish
+    })
+  })
+
+/** Builds the chats use cases with the default options. */
+export const make = makeWith(defaultOptions)
+
+/** The chats use cases over the repositories, the model catalogue, `Transaction` and `IdGenerator` in context. */
+export const layer: Layer.Layer<
+  Chats,
+  never,
+  ChatRepo | MemberRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator
+> = Layer.effect(Chats, make)
+
+/** `layer` with other options (a shorter stale limit in tests, a longer one for slow warehouses). */
+export const layerWith = (
+  options: Options
+): Layer.Layer<
+  Chats,
+  never,
+  ChatRepo | MemberRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator
+> => Layer.effect(Chats, makeWith(options))

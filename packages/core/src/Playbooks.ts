@@ -1,0 +1,365 @@
+/**
+ * The playbooks use cases (`/v2/playbooks`): creating, listing, reading, configuring, deploying and
+ * deleting playbooks, the checks of a run that need no agent, and the scheduler's view of due
+ * playbooks.
+ *
+ * Who may reach a playbook is the policy engine's (`Policy.canRead`, `canWrite`, `canOwn`) over the
+ * access described by `accessOf`: every playbook is visible to its whole organization (members list
+ * and read each other's playbooks, as the hosted service shows them), and its creator owns it, so
+ * only the creator configures, deploys, runs or deletes it.
+ *
+ * @since 0.1.0
+ */
+import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Connector from "./Connector.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
+import * as Decision from "./Decision.js"
+import type { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
+import * as Errors from "./Errors.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { type ConnectorId, type OrganizationId, PlaybookId } from "./Ids.js"
+import { enforce } from "./Members.js"
+import * as Playbook from "./Playbook.js"
+import { PlaybookRepo } from "./PlaybookRepo.js"
+import * as Policy from "./Policy.js"
+import * as Report from "./Report.js"
+import { Transaction } from "./Transaction.js"
+
+/** The playbooks use cases. */
+export class Playbooks extends Context.Tag("@sightline/core/Playbooks")<Playbooks, Playbooks.Service>() {}
+
+export declare namespace Playbooks {
+  /** What a successful run check hands to the run: the playbook as it will run. */
+  export interface RunCheck {
+    readonly playbook: Playbook.PlaybookRecord
+    /** `dry_run` of the request: the checks are the same, the run issue decides what to skip. */
+    readonly dryRun: boolean
+  }
+
+  /** A scheduled firing claimed by `claim`. */
+  export interface Firing {
+    /** The playbook as it fires (its schedule already moved on to the next time). */
+    readonly playbook: Playbook.PlaybookRecord
+    /** The firing time that was due: with the playbook id, the key that makes a firing unique. */
+    readonly scheduledAt: DateTime.Utc
+  }
+
+  /**
+   * The operations of `/v2/playbooks`. The caller comes first; every lookup is scoped to its
+   * organization, and a playbook of another organization is `NotFound`.
+   */
+  export interface Service {
+    /** `POST /v2/playbooks` (`playbook:write`): an empty `draft` owned by the caller. */
+    readonly create: (
+      principal: Policy.Principal
+    ) => Effect.Effect<Playbook.Playbook, Unauthenticated | PermissionDenied>
+    /** `GET /v2/playbooks` (`playbook:read`): the organization's playbooks, filtered, sorted and paged. */
+    readonly list: (
+      principal: Policy.Principal,
+      query: Playbook.ListPlaybooksQuery
+    ) => Effect.Effect<Playbook.ListPlaybooksResponse, Unauthenticated | PermissionDenied>
+    /** `GET /v2/playbooks/{id}` (`playbook:read`): the playbook and a page of its reports, newest first. */
+    readonly get: (
+      principal: Policy.Principal,
+      id: PlaybookId,
+      query: Playbook.GetPlaybookQuery
+    ) => Effect.Effect<Playbook.GetPlaybookResponse, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * `PATCH /v2/playbooks/{id}` (`playbook:write`, editor access: the creator). Every `connector_ids`
+     * entry must be a connector the caller can use (`InvalidRequest` naming the others).
+     */
+    readonly update: (
+      principal: Policy.Principal,
+      id: PlaybookId,
+      request: Playbook.UpdatePlaybookRequest
+    ) => Effect.Effect<Playbook.Playbook, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /** `DELETE /v2/playbooks/{id}` (`playbook:write`, owner access): removes it with its reports. */
+    readonly delete: (
+      principal: Policy.Principal,
+      id: PlaybookId
+    ) => Effect.Effect<Playbook.DeletePlaybookResponse, Unauthenticated | PermissionDenied | NotFound>
+    /** `POST /v2/playbooks/{id}/deploy` (`playbook:write`, editor access): succeeds from any state. */
+    readonly deploy: (
+      principal: Policy.Principal,
+      id: PlaybookId
+    ) => Effect.Effect<Playbook.DeployPlaybookResponse, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * The checks of `POST /v2/playbooks/{id}/run` that need no agent, the same for a dry run:
+     * `playbook:write` with editor access (running spends money and delivers reports), a non-blank
+     * prompt, and every attached connector still usable by the caller (`InvalidRequest` with a
+     * message that says which check failed).
+     */
+    readonly validateRun: (
+      principal: Policy.Principal,
+      id: PlaybookId,
+      request: Playbook.RunPlaybookRequest
+    ) => Effect.Effect<RunCheck, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /**
+     * System operation for the scheduler (no principal, every organization): deployed playbooks whose
+     * schedule is due at `now`, earliest first, at most `limit` (100 by default). Candidates only:
+     * fire each through `claim`.
+     */
+    readonly due: (now: DateTime.Utc, limit?: number) => Effect.Effect<ReadonlyArray<Playbook.PlaybookRecord>>
+    /**
+     * System operation for the scheduler: re-reads a due playbook under its row lock and, if it is
+     * still due, moves its schedule on and returns the firing; `None` when another process fired it
+     * first, or it was edited, undeployed by deletion, or is not due. Missed firings collapse into
+     * one: the next time is computed from `now`, not from the missed time.
+     */
+    readonly claim: (
+      organizationId: OrganizationId,
+      id: PlaybookId,
+      now: DateTime.Utc
+    ) => Effect.Effect<Option.Option<Firing>>
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Shared rules (also used by `Chats`)
+// -----------------------------------------------------------------------------------------------
+
+/**
+ * Who may reach a playbook: everyone in its organization reads it (org-wide `viewer`), its creator
+ * owns it. There are no per-playbook grants, so nobody else can change it.
+ */
+export const accessOf = (playbook: Playbook.PlaybookRecord): Policy.ObjectAccess => ({
+  organizationId: playbook.organization_id,
+  ownerId: playbook.owner_id,
+  isPublic: true,
+  grants: []
+})
+
+/** A connector's stored access as the policy engine reads it. */
+export const connectorAccessOf = (
+  connector: Connector.ConnectorRecord,
+  access: Connector.ConnectorAccess
+): Policy.ObjectAccess => ({
+  organizationId: connector.organization_id,
+  ownerId: connector.owner_id,
+  isPublic: access.is_public,
+  grants: access.grants.map((grant): Policy.Grant =>
+    grant.member_id !== undefined
+      ? { memberId: grant.member_id, accessType: grant.access_type, expiresAt: grant.expires_at }
+      // A stored grant names exactly one of member and role (the schema checks it).
+      : { roleId: grant.role_id!, accessType: grant.access_type, expiresAt: grant.expires_at }
+  )
+})
+
+/**
+ * The ids of `ids` the caller cannot use, in the order given: missing, of another organization, not
+ * reachable through the connector's access, or the caller lacks `connector:read`. Reading data
+ * through a connector is reading the connector, so "can use" is exactly `Policy.canRead`.
+ *
+ * @internal
+ */
+export const unusableConnectors = (
+  principal: Policy.Principal,
+  ids: ReadonlyArray<ConnectorId>,
+  now: DateTime.Utc
+): Effect.Effect<ReadonlyArray<ConnectorId>, never, ConnectorRepo> =>
+  Effect.flatMap(ConnectorRepo, (repo) =>
+    Effect.filter(Arr.dedupe(ids), (id) =>
+      Effect.map(
+        Effect.all([repo.get(principal.organizationId, id), repo.getAccess(principal.organizationId, id)]),
+        ([connector, access]) =>
+          !(Option.isSome(connector) && Option.isSome(access) &&
+            Decision.isAllow(
+              Policy.canRead(principal, "connector", connectorAccessOf(connector.value, access.value), now)
+            ))
+      )))
+
+/**
+ * Fails with `InvalidRequest` unless the caller can use every connector. Missing and inaccessible
+ * connectors get the same message, so the answer never tells which ids exist.
+ *
+ * @internal
+ */
+export const requireUsableConnectors = (
+  principal: Policy.Principal,
+  ids: ReadonlyArray<ConnectorId>,
+  now: DateTime.Utc,
+  what: string
+): Effect.Effect<void, InvalidRequest, ConnectorRepo> =>
+  Effect.flatMap(unusableConnectors(principal, ids, now), (unusable) =>
+    unusable.length === 0
+      ? Effect.void
+      : Effect.fail(
+        new Errors.InvalidRequest({
+          message: `${what}: connector ${unusable.join(", ")} not found or not accessible`
+        })
+      ))
+
+// -----------------------------------------------------------------------------------------------
+// The service
+// -----------------------------------------------------------------------------------------------
+
+/** The number of due playbooks `due` returns when no limit is given. */
+export const defaultDueLimit = 100
+
+/** Builds the playbooks use cases over the repositories in context. */
+export const make = Effect.gen(function*() {
+  const playbooks = yield* PlaybookRepo
+  const tx = yield* Transaction
+  const ids = yield* IdGenerator
+  const context = yield* Effect.context<ConnectorRepo>()
+
+  const requireConnectors = (
+    principal: Policy.Principal,
+    connectorIds: ReadonlyArray<ConnectorId>,
+    now: DateTime.Utc,
+    what: string
+  ) => Effect.provide(requireUsableConnectors(principal, connectorIds, now, what), context)
+
+  // The playbook, or `NotFound` when the organization has none with this id. `forUpdate` locks it
+  // for the surrounding transaction.
+  const find = (organizationId: OrganizationId, id: PlaybookId, forUpdate: boolean) =>
+    Effect.flatMap(
+      forUpdate ? playbooks.getForUpdate(organizationId, id) : playbooks.get(organizationId, id),
+      Option.match({
+        onNone: () => Effect.fail(new Errors.NotFound()),
+        onSome: Effect.succeed
+      })
+    )
+
+  const create = Effect.fn("Playbooks.create")(function*(principal: Policy.Principal) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:write"))
+    const playbook = Playbook.make({
+      id: PlaybookId.make(yield* ids.uuid),
+      organizationId: principal.organizationId,
+      ownerId: principal.memberId,
+      at: yield* DateTime.now
+    })
+    // A fresh UUID that clashes is a broken generator, not something a client can fix.
+    yield* Effect.orDie(playbooks.create(playbook))
+    return Playbook.toPlaybook(playbook)
+  })
+
+  const list = Effect.fn("Playbooks.list")(
+    function*(principal: Policy.Principal, query: Playbook.ListPlaybooksQuery) {
+      // Every playbook is visible to the whole organization, so the permission is the only check.
+      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:read"))
+      const page = yield* playbooks.list(principal.organizationId, {
+        limit: query.limit,
+        offset: query.offset,
+        searchTerm: query.search_term,
+        sortBy: query.sort_by,
+        sortDirection: query.sort_direction,
+        status: query.status_filter
+      })
+      return { playbooks: page.rows.map(Playbook.toPlaybook), total_count: page.totalCount }
+    }
+  )
+
+  const get = Effect.fn("Playbooks.get")(
+    function*(principal: Policy.Principal, id: PlaybookId, query: Playbook.GetPlaybookQuery) {
+      const playbook = yield* find(principal.organizationId, id, false)
+      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+        Policy.canRead(principal, "playbook", accessOf(playbook), yield* DateTime.now)
+      )
+      const page = yield* playbooks.listReports(principal.organizationId, id, {
+        limit: query.limit,
+        offset: query.offset
+      })
+      return {
+        playbook: Playbook.toPlaybook(playbook),
+        reports: page.reports.map(Report.toReport),
+        total_reports_count: page.totalCount
+      }
+    }
+  )
+
+  const update = Effect.fn("Playbooks.update")(
+    function*(principal: Policy.Principal, id: PlaybookId, request: Playbook.UpdatePlaybookRequest) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const now = yield* DateTime.now
+        const playbook = yield* find(principal.organizationId, id, true)
+        yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+          Policy.canWrite(principal, "playbook", accessOf(playbook), now)
+        )
+        // Every id sent is checked, kept ones included: the playbook runs with what is attached, so
+        // the list a caller saves must be one it could run.
+        if (request.connector_ids !== undefined) {
+          yield* requireConnectors(principal, request.connector_ids, now, "invalid connector_ids")
+        }
+        const updated = Playbook.applyUpdate(playbook, request, now)
+        // Locked and found above, so the row is still there.
+        yield* Effect.orDie(playbooks.update(updated))
+        return Playbook.toPlaybook(updated)
+      }))
+    }
+  )
+
+  const remove = Effect.fn("Playbooks.delete")(function*(principal: Policy.Principal, id: PlaybookId) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const playbook = yield* find(principal.organizationId, id, true)
+      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+        Policy.canOwn(principal, "playbook", accessOf(playbook), now)
+      )
+      yield* Effect.orDie(playbooks.delete(principal.organizationId, id))
+      return { playbook_id: id, deleted_at: now }
+    }))
+  })
+
+  const deploy = Effect.fn("Playbooks.deploy")(function*(principal: Policy.Principal, id: PlaybookId) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const now = yield* DateTime.now
+      const playbook = yield* find(principal.organizationId, id, true)
+      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+        Policy.canWrite(principal, "playbook", accessOf(playbook), now)
+      )
+      const deployed = Playbook.deploy(playbook, now)
+      yield* Effect.orDie(playbooks.update(deployed))
+      return { playbook_id: id, deployed_at: now }
+    }))
+  })
+
+  const validateRun = Effect.fn("Playbooks.validateRun")(
+    function*(principal: Policy.Principal, id: PlaybookId, request: Playbook.RunPlaybookRequest) {
+      const now = yield* DateTime.now
+      const playbook = yield* find(principal.organizationId, id, false)
+      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+        Policy.canWrite(principal, "playbook", accessOf(playbook), now)
+      )
+      yield* Playbook.validateRun(playbook)
+      // A connector deleted or unshared since it was attached would fail the run half-way; a run
+      // without connectors is fine (the agent still has Python and the ontology).
+      yield* requireConnectors(
+        principal,
+        playbook.connector_ids,
+        now,
+        `playbook ${id} cannot run: remove or regain access to its connectors`
+      )
+      return { playbook, dryRun: request.dry_run }
+    }
+  )
+
+  const due = Effect.fn("Playbooks.due")(function*(now: DateTime.Utc, limit: number = defaultDueLimit) {
+    return yield* playbooks.listDue(now, limit)
+  })
+
+  const claim = Effect.fn("Playbooks.claim")(
+    function*(organizationId: OrganizationId, id: PlaybookId, now: DateTime.Utc) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const locked = yield* playbooks.getForUpdate(organizationId, id)
+        if (Option.isNone(locked) || !Playbook.isDue(locked.value, now)) return Option.none<Playbooks.Firing>()
+        const playbook = locked.value
+        const advanced = Playbook.advanceSchedule(playbook, now)
+        yield* Effect.orDie(playbooks.update(advanced))
+        // `isDue` holds, so the playbook has a pending firing time.
+        return Option.some({ playbook: advanced, scheduledAt: playbook.next_run_at! })
+      }))
+    }
+  )
+
+  return Playbooks.of({ create, list, get, update, delete: remove, deploy, validateRun, due, claim })
+})
+
+/** The playbooks use cases over `PlaybookRepo`, `ConnectorRepo`, `Transaction` and `IdGenerator` in context. */
+export const layer: Layer.Layer<Playbooks, never, PlaybookRepo | ConnectorRepo | Transaction | IdGenerator> = Layer
+  .effect(Playbooks, make)
