@@ -6,13 +6,12 @@
  *
  * @since 0.1.0
  */
-import * as Cron from "effect/Cron"
 import * as DateTime from "effect/DateTime"
-import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
 import { AgentId, ConnectorId, MemberId, OrganizationId, WebhookTriggerId } from "./Ids.js"
 import { Email } from "./Member.js"
+import * as Playbook from "./Playbook.js"
 
 /** The longest agent name accepted. */
 export const NAME_MAX_LENGTH = 200
@@ -26,21 +25,12 @@ export const Name = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(NAME_MAX_
 /** An agent's instructions. */
 export const Prompt = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(PROMPT_MAX_LENGTH))
 
-/** A cron expression that `effect/Cron` can parse: five fields, or six with seconds first (UTC). */
-export const CronString = Schema.String.pipe(
-  Schema.filter(
-    (expression) =>
-      Either.match(Cron.parse(expression), {
-        onLeft: (error) => `invalid cron expression ${JSON.stringify(expression)}: ${error.message}`,
-        onRight: () => true
-      }),
-    {
-      identifier: "CronString",
-      description: "a cron expression: five fields, or six with seconds first",
-      examples: ["0 9 * * 1-5"]
-    }
-  )
-)
+/**
+ * A schedule: the playbooks' cron schema (a standard five-field expression in UTC that fires at
+ * least once), so one expression means the same thing wherever a schedule is set and a seconds
+ * field cannot flood a run queue.
+ */
+export const CronString = Playbook.CronString
 
 /** The name of a tool the agent may use (as for chats). */
 export const ToolName = Schema.NonEmptyTrimmedString
@@ -77,6 +67,9 @@ export class Agent extends Schema.Class<Agent>("@sightline/core/Agent")({
 /** An agent as served; encoding a stored `Agent` with it leaves `organization_id` out. */
 export const View = Schema.Struct(served).annotations({ identifier: "Agent" })
 export type View = typeof View.Type
+
+/** The served form of a stored agent. */
+export const toView = (agent: Agent): View => Struct.omit(agent, "organization_id")
 
 /** Body of `POST /v2/agents`. */
 export const CreateRequest = Schema.Struct({

@@ -31,6 +31,8 @@ export declare namespace AgentRepo {
     /** Stores a new agent; an id or webhook trigger id that already exists is a `Conflict`. */
     readonly create: (agent: Agent) => Effect.Effect<void, Conflict>
     readonly get: (organizationId: OrganizationId, id: AgentId) => Effect.Effect<Option.Option<Agent>>
+    /** `get` that locks the agent until the surrounding transaction ends (update, delete). */
+    readonly getForUpdate: (organizationId: OrganizationId, id: AgentId) => Effect.Effect<Option.Option<Agent>>
     /** The agent whose webhook this trigger id calls. */
     readonly getByTriggerId: (
       organizationId: OrganizationId,
@@ -99,6 +101,7 @@ export const layerMemory: Layer.Layer<AgentRepo, never, MemoryState> = Layer.eff
           yield* Ref.update(agents, HashMap.set(agent.id, agent))
         })),
       get: (organizationId, id) => state.run(findAgent(organizationId, id)),
+      getForUpdate: (organizationId, id) => state.run(findAgent(organizationId, id)),
       getByTriggerId: (organizationId, triggerId) =>
         state.run(Effect.map(Ref.get(agents), (rows) =>
           Arr.findFirst(

@@ -8,6 +8,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import { Conflict } from "./Errors.js"
 import { AgentId, AgentRunId, ChatId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
@@ -67,6 +68,19 @@ export class AgentRun extends Schema.Class<AgentRun>("@sightline/core/AgentRun")
 /** A run as served; encoding a stored `AgentRun` with it leaves `organization_id` out. */
 export const View = Schema.Struct(fields).annotations({ identifier: "AgentRun" })
 export type View = typeof View.Type
+
+/** The served form of a stored run. */
+export const toView = (run: AgentRun): View => Struct.omit(run, "organization_id")
+
+/** The job kind of a queued run: the agent worker claims jobs of this kind. */
+export const jobKind = "agent.run"
+
+/**
+ * The payload of an `agent.run` job: ids only, so the job never holds a stale copy of the run (the
+ * worker loads it, and skips a run that is no longer `queued`, such as a cancelled one).
+ */
+export const JobPayload = Schema.Struct({ agentRunId: AgentRunId, organizationId: OrganizationId })
+export type JobPayload = typeof JobPayload.Type
 
 /** A new queued run. */
 export const make = (options: {

@@ -120,3 +120,11 @@ export const GetAppResponse = Schema.Struct({
   hasWritePermission: Schema.Boolean
 })
 export type GetAppResponse = typeof GetAppResponse.Type
+
+/** Response of listing apps: newest first, without pages. */
+export const ListResponse = Schema.Struct({ apps: Schema.Array(View) })
+export type ListResponse = typeof ListResponse.Type
+
+/** Response of deleting an app. */
+export const DeleteResponse = Schema.Struct({ id: AppId, success: Schema.Boolean })
+export type DeleteResponse = typeof DeleteResponse.Type

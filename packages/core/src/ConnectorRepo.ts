@@ -38,6 +38,12 @@ export declare namespace ConnectorRepo {
     ) => Effect.Effect<Option.Option<ConnectorRecord>>
     /** Every connector of the organization, by id (oldest first). */
     readonly list: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<ConnectorRecord>>
+    /**
+     * Every connector of the organization with its access, by id: what deciding visibility for a
+     * whole listing (connectors the caller can use, agents whose connectors it reaches) needs, in
+     * one read instead of one per connector.
+     */
+    readonly listWithAccess: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<ConnectorWithAccess>>
     /** Replaces a stored connector (matched by organization and id); `NotFound` when there is none. */
     readonly update: (connector: ConnectorRecord) => Effect.Effect<void, NotFound>
     /** Deletes a connector and its access; `NotFound` when the organization has no such connector. */
@@ -53,6 +59,12 @@ export declare namespace ConnectorRepo {
       access: ConnectorAccess
     ) => Effect.Effect<void, NotFound>
   }
+}
+
+/** A connector and who may use it. */
+export interface ConnectorWithAccess {
+  readonly connector: ConnectorRecord
+  readonly access: ConnectorAccess
 }
 
 interface Tables {
@@ -88,6 +100,12 @@ export const layerMemory: Layer.Layer<ConnectorRepo, never, MemoryState> = Layer
           Option.isSome(find(tables, organizationId, id)) ? Ref.set(table, f(tables)) : Effect.fail(notFound(id)))
       )
 
+    const inOrganization = (tables: Tables, organizationId: OrganizationId) =>
+      Arr.sort(
+        Array.from(HashMap.values(tables.connectors)).filter((c) => c.organization_id === organizationId),
+        byId
+      )
+
     return {
       create: (connector, access) =>
         state.run(Effect.flatMap(Ref.get(table), (tables) => {
@@ -107,11 +125,14 @@ export const layerMemory: Layer.Layer<ConnectorRepo, never, MemoryState> = Layer
       getForUpdate: get,
 
       list: (organizationId) =>
-        state.run(Effect.map(Ref.get(table), (tables) =>
-          Arr.sort(
-            Array.from(HashMap.values(tables.connectors)).filter((c) => c.organization_id === organizationId),
-            byId
-          ))),
+        state.run(Effect.map(Ref.get(table), (tables) => inOrganization(tables, organizationId))),
+
+      listWithAccess: (organizationId) =>
+        state.run(
+          Effect.map(Ref.get(table), (tables) =>
+            Arr.filterMap(inOrganization(tables, organizationId), (connector) =>
+              Option.map(HashMap.get(tables.access, connector.id), (access) => ({ connector, access }))))
+        ),
 
       update: (connector) =>
         whenFound(connector.organization_id, connector.id, (tables) => ({

@@ -16,8 +16,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
+import { policyAccess } from "./Connectors.js"
 import * as Decision from "./Decision.js"
 import type { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
@@ -134,22 +134,6 @@ export const accessOf = (playbook: Playbook.PlaybookRecord): Policy.ObjectAccess
   grants: []
 })
 
-/** A connector's stored access as the policy engine reads it. */
-export const connectorAccessOf = (
-  connector: Connector.ConnectorRecord,
-  access: Connector.ConnectorAccess
-): Policy.ObjectAccess => ({
-  organizationId: connector.organization_id,
-  ownerId: connector.owner_id,
-  isPublic: access.is_public,
-  grants: access.grants.map((grant): Policy.Grant =>
-    grant.member_id !== undefined
-      ? { memberId: grant.member_id, accessType: grant.access_type, expiresAt: grant.expires_at }
-      // A stored grant names exactly one of member and role (the schema checks it).
-      : { roleId: grant.role_id!, accessType: grant.access_type, expiresAt: grant.expires_at }
-  )
-})
-
 /**
  * The ids of `ids` the caller cannot use, in the order given: missing, of another organization, not
  * reachable through the connector's access, or the caller lacks `connector:read`. Reading data
@@ -169,7 +153,7 @@ export const unusableConnectors = (
         ([connector, access]) =>
           !(Option.isSome(connector) && Option.isSome(access) &&
             Decision.isAllow(
-              Policy.canRead(principal, "connector", connectorAccessOf(connector.value, access.value), now)
+              Policy.canRead(principal, "connector", policyAccess(connector.value, access.value, now), now)
             ))
       )))
 

@@ -4,6 +4,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Agent from "../src/Agent.js"
 import { AgentId, ConnectorId, MemberId, OrganizationId, WebhookTriggerId } from "../src/Ids.js"
+import * as Playbook from "../src/Playbook.js"
 
 const id = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 const t0 = DateTime.unsafeMake("2026-03-01T10:00:00.000Z")
@@ -44,11 +45,12 @@ describe("Agent.CreateRequest", () => {
     expect(errorOf(Agent.CreateRequest, { ...body, connector_ids: [0] })).not.toBe("decoded")
   })
 
-  it("validates every cron string with effect/Cron, five or six fields", () => {
-    expect(errorOf(Agent.CreateRequest, { ...body, cron_strings: ["0 9 * * 1-5", "*/10 * * * * *"] })).toBe("decoded")
-    for (const cron of ["0 9 * *", "61 * * * *", "every monday", "* * * * * * *"]) {
+  it("validates every cron string with the playbooks' schema: five fields, UTC, must fire", () => {
+    expect(Agent.CronString).toBe(Playbook.CronString)
+    expect(errorOf(Agent.CreateRequest, { ...body, cron_strings: ["0 9 * * 1-5", "*/10 * * * *"] })).toBe("decoded")
+    for (const cron of ["0 9 * *", "61 * * * *", "every monday", "*/10 * * * * *", "* * * * * * *", "0 0 30 2 *"]) {
       expect(errorOf(Agent.CreateRequest, { ...body, cron_strings: ["0 9 * * *", cron] })).toContain(
-        `invalid cron expression ${JSON.stringify(cron)}`
+        `invalid cron_string ${JSON.stringify(cron)}`
       )
     }
   })
@@ -122,7 +124,7 @@ describe("Agent.update", () => {
   })
 
   it("a patch is validated like a create body", () => {
-    expect(errorOf(Agent.UpdateRequest, { cron_strings: ["nope"] })).toContain("invalid cron expression")
+    expect(errorOf(Agent.UpdateRequest, { cron_strings: ["nope"] })).toContain("invalid cron_string")
     expect(errorOf(Agent.UpdateRequest, { email_addresses: ["nope"] })).toContain("must be an e-mail address")
     expect(errorOf(Agent.UpdateRequest, { name: "" })).not.toBe("decoded")
     expect(errorOf(Agent.UpdateRequest, { name: null })).not.toBe("decoded")

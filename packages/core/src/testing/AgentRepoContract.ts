@@ -93,7 +93,7 @@ export const agentRepoContract = (
           prompt: "Watch churn, report anomalies ✓",
           connector_ids: [ConnectorId.make(3), ConnectorId.make(1)],
           tools: ["sql", "python"],
-          cron_strings: ["0 9 * * 1-5", "*/30 * * * * *"],
+          cron_strings: ["0 9 * * 1-5", "*/30 * * * *"],
           email_addresses: ["ada@example.com", "grace@example.org"],
           chat_channel_id: "C0123456",
           webhook_trigger_id: WebhookTriggerId.make(Fixtures.uuid()),
@@ -103,12 +103,16 @@ export const agentRepoContract = (
         yield* repo.create(full)
         for (const agent of [full, minimal]) {
           expect(Option.map(yield* repo.get(org.id, agent.id), encodeAgent)).toEqual(Option.some(encodeAgent(agent)))
+          expect(Option.map(yield* repo.getForUpdate(org.id, agent.id), encodeAgent)).toEqual(
+            Option.some(encodeAgent(agent))
+          )
           expect(Option.map(yield* repo.getByTriggerId(org.id, agent.webhook_trigger_id), encodeAgent)).toEqual(
             Option.some(encodeAgent(agent))
           )
         }
         expect(minimal.tools).toBeUndefined()
         expect(yield* repo.get(org.id, AgentId.make(Fixtures.uuid()))).toEqual(Option.none())
+        expect(yield* repo.getForUpdate(org.id, AgentId.make(Fixtures.uuid()))).toEqual(Option.none())
         expect(yield* repo.getByTriggerId(org.id, WebhookTriggerId.make(Fixtures.uuid()))).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
 
@@ -179,6 +183,7 @@ export const agentRepoContract = (
       Effect.gen(function*() {
         const { agent, org, other, repo } = yield* setup
         expect(yield* repo.get(other.id, agent.id)).toEqual(Option.none())
+        expect(yield* repo.getForUpdate(other.id, agent.id)).toEqual(Option.none())
         expect(yield* repo.getByTriggerId(other.id, agent.webhook_trigger_id)).toEqual(Option.none())
         expect(yield* repo.list(other.id)).toEqual([])
         const hijack = new Agent.Agent({ ...agent, organization_id: other.id, name: "Hijacked" })

@@ -125,6 +125,27 @@ export const connectorRepoContract = (name: string, layer: Layer.Layer<Requireme
         expect(yield* repo.list((yield* Fixtures.organization()).id)).toEqual([])
       }).pipe(Effect.provide(layer)))
 
+    it.effect("listWithAccess pairs each of the organization's connectors with its access, by id", () =>
+      Effect.gen(function*() {
+        const repo = yield* ConnectorRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const first = yield* create(org.id, member.id, postgres("b"))
+        yield* create(other.org.id, other.member.id)
+        const second = yield* create(org.id, member.id, demo)
+        const shared = new Connector.ConnectorAccess({
+          is_public: true,
+          grants: [new Connector.AccessGrant({ member_id: member.id, access_type: "editor", granted_by: member.id })]
+        })
+        yield* repo.setAccess(org.id, second.id, shared)
+        const listed = yield* repo.listWithAccess(org.id)
+        expect(listed.map(({ access, connector }) => [encode(connector), encodeAccess(access)])).toEqual([
+          [encode(first), encodeAccess(Connector.initialAccess(member.id))],
+          [encode(second), encodeAccess(shared)]
+        ])
+        expect(yield* repo.listWithAccess((yield* Fixtures.organization()).id)).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
     it.effect("update replaces the stored connector", () =>
       Effect.gen(function*() {
         const repo = yield* ConnectorRepo

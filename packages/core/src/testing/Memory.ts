@@ -16,6 +16,7 @@ import * as AuditLogRepo from "../AuditLogRepo.js"
 import * as ChangeRepo from "../ChangeRepo.js"
 import * as ChatRepo from "../ChatRepo.js"
 import * as ConnectorRepo from "../ConnectorRepo.js"
+import * as ConnectorTester from "../ConnectorTester.js"
 import * as Delivery from "../Delivery.js"
 import * as ExecutionRepo from "../ExecutionRepo.js"
 import * as GroupRepo from "../GroupRepo.js"
@@ -55,7 +56,7 @@ export const repositories = Layer.mergeAll(
 
 /**
  * Every port of core in memory: the repositories, deterministic ids and secrets, the test model
- * catalogue, an in-memory rate limiter, delivery and sandbox runtime. The language model is left out:
+ * catalogue, an in-memory rate limiter, delivery, sandbox runtime and connector tester. The language model is left out:
  * each test scripts its own with `LanguageModel.layerMemory(script)`.
  */
 export const layer = Layer.mergeAll(
@@ -64,5 +65,6 @@ export const layer = Layer.mergeAll(
   Model.layerTest,
   RateLimiter.layerMemory,
   Delivery.layerMemory,
-  SandboxRuntime.layerMemory
+  SandboxRuntime.layerMemory,
+  ConnectorTester.layerMemory
 )

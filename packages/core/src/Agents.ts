@@ -1,0 +1,386 @@
+/**
+ * The agents use cases (`/v2/agents`, `/v2/agent-runs`, `POST /v1/agents/webhook/trigger`): agent
+ * CRUD, their runs, and queueing runs from the webhook or by hand.
+ *
+ * Who may see and change an agent is the policy engine's (`Policy.canAccessAgent`: an agent is
+ * hidden, `NotFound`, from a caller who cannot reach every connector it uses); whether the caller
+ * may use a connector it names is `Connectors.resolveForUse`'s; the run lifecycle is `AgentRun`'s.
+ * Queueing a run writes the run and its `agent.run` job in one transaction, so a run is never queued
+ * without a job to execute it, nor a job left pointing at no run.
+ *
+ * @since 0.1.0
+ */
+import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Agent from "./Agent.js"
+import { AgentRepo } from "./AgentRepo.js"
+import * as AgentRun from "./AgentRun.js"
+import * as AuditLog from "./AuditLog.js"
+import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
+import { Connectors, policyAccess, requireUsable } from "./Connectors.js"
+import { type Conflict, InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { AgentId, AgentRunId, type ConnectorId, WebhookTriggerId } from "./Ids.js"
+import { JobQueue } from "./JobQueue.js"
+import { enforce } from "./Members.js"
+import * as Pagination from "./Pagination.js"
+import type * as Permission from "./Permission.js"
+import * as Policy from "./Policy.js"
+import { Transaction } from "./Transaction.js"
+import * as Webhook from "./Webhook.js"
+
+/** The agents use cases. */
+export class Agents extends Context.Tag("@sightline/core/Agents")<Agents, Agents.Service>() {}
+
+export declare namespace Agents {
+  /**
+   * The operations on agents and their runs. The caller comes first; every lookup is scoped to its
+   * organization, and an agent the caller cannot see (`Policy.agentVisible`) is `NotFound`, as are
+   * its runs.
+   */
+  export interface Service {
+    /** `GET /v2/agents` (`agent:read`): the agents the caller can see, newest first. */
+    readonly list: (
+      principal: Policy.Principal
+    ) => Effect.Effect<Agent.ListResponse, Unauthenticated | PermissionDenied>
+    /** `GET /v2/agents/{id}` (`agent:read`). */
+    readonly get: (
+      principal: Policy.Principal,
+      id: AgentId
+    ) => Effect.Effect<Agent.View, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * `POST /v2/agents` (`agent:write`): the caller owns the new agent, which gets a fresh
+     * `webhook_trigger_id`. Every connector must be one the caller may use, else `InvalidRequest`.
+     */
+    readonly create: (
+      principal: Policy.Principal,
+      request: Agent.CreateRequest
+    ) => Effect.Effect<Agent.View, Unauthenticated | PermissionDenied | InvalidRequest>
+    /** `PATCH /v2/agents/{id}` (`agent:write`); new `connector_ids` are checked as on create. */
+    readonly update: (
+      principal: Policy.Principal,
+      id: AgentId,
+      request: Agent.UpdateRequest
+    ) => Effect.Effect<Agent.View, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /** `DELETE /v2/agents/{id}` (`agent:write`): the agent and its runs. */
+    readonly delete: (
+      principal: Policy.Principal,
+      id: AgentId
+    ) => Effect.Effect<Agent.DeleteResponse, Unauthenticated | PermissionDenied | NotFound>
+    /** `GET /v2/agents/{id}/runs` (`agent:read`): newest first, by cursor; a foreign cursor is `InvalidRequest`. */
+    readonly listRuns: (
+      principal: Policy.Principal,
+      agentId: AgentId,
+      params: AgentRun.ListParams
+    ) => Effect.Effect<AgentRun.ListResponse, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /** `GET /v2/agent-runs/{id}` (`agent:read` on the run's agent). */
+    readonly getRun: (
+      principal: Policy.Principal,
+      runId: AgentRunId
+    ) => Effect.Effect<AgentRun.View, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * `POST /v1/agents/webhook/trigger` (`agent:write` on the agent whose trigger id it is): queues a
+     * run with the payload as context. An oversized payload is `InvalidRequest` before anything else.
+     */
+    readonly trigger: (
+      principal: Policy.Principal,
+      request: Webhook.TriggerRequest
+    ) => Effect.Effect<Webhook.TriggerResponse, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /** Queues a manual run (`agent:write`) and returns it, `queued`. */
+    readonly runNow: (
+      principal: Policy.Principal,
+      agentId: AgentId
+    ) => Effect.Effect<AgentRun.View, Unauthenticated | PermissionDenied | NotFound>
+    /** Cancels a queued or running run (`agent:write` on its agent); a finished one is a `Conflict`. */
+    readonly cancelRun: (
+      principal: Policy.Principal,
+      runId: AgentRunId
+    ) => Effect.Effect<AgentRun.View, Unauthenticated | PermissionDenied | NotFound | Conflict>
+  }
+}
+
+// The fields a PATCH may change, to name in the audit log the ones it did change.
+const editableFields = [
+  "name",
+  "prompt",
+  "connector_ids",
+  "tools",
+  "cron_strings",
+  "email_addresses",
+  "chat_channel_id"
+] as const
+
+const changedFields = (before: Agent.Agent, after: Agent.Agent): ReadonlyArray<string> =>
+  editableFields.filter((field) => JSON.stringify(before[field] ?? null) !== JSON.stringify(after[field] ?? null))
+
+/** Builds the agents use cases over the repositories, the job queue and `Connectors` in context. */
+export const make = Effect.gen(function*() {
+  const agents = yield* AgentRepo
+  const connectorRepo = yield* ConnectorRepo
+  const connectors = yield* Connectors
+  const jobs = yield* JobQueue
+  const ids = yield* IdGenerator
+  const tx = yield* Transaction
+  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
+
+  const audit = (
+    principal: Policy.Principal,
+    input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod" | "resourceType">
+  ) =>
+    Effect.provide(
+      AuditLog.record({
+        ...input,
+        resourceType: "agent",
+        organizationId: principal.organizationId,
+        actorId: principal.memberId,
+        authMethod: AuditLog.authMethodOf(principal)
+      }),
+      context
+    )
+
+  // The access of the given connectors, as the policy engine reads it. A missing one is simply left
+  // out: `Policy.agentVisible` counts it as unreachable.
+  const connectorAccess = Effect.fnUntraced(function*(
+    principal: Policy.Principal,
+    connectorIds: ReadonlyArray<ConnectorId>,
+    now: DateTime.Utc
+  ) {
+    const found = yield* Effect.forEach(connectorIds, (id) =>
+      Effect.map(
+        Effect.all([
+          connectorRepo.get(principal.organizationId, id),
+          connectorRepo.getAccess(principal.organizationId, id)
+        ]),
+        ([record, access]) => Option.all([record, access])
+      ))
+    return Arr.getSomes(found).map(([record, access]) => policyAccess(record, access, now))
+  })
+
+  // Enforces `Policy.canAccessAgent` on a loaded agent: invisible is `NotFound`, then the permission.
+  const authorize = Effect.fnUntraced(function*(
+    principal: Policy.Principal,
+    agent: Agent.Agent,
+    action: Permission.Action
+  ) {
+    const now = yield* DateTime.now
+    const reachable = yield* connectorAccess(principal, agent.connector_ids, now)
+    yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+      Policy.canAccessAgent(
+        principal,
+        action,
+        { organizationId: agent.organization_id, connectorIds: agent.connector_ids },
+        reachable,
+        now
+      )
+    )
+    return agent
+  })
+
+  // A visible agent the caller may act on; `forUpdate` locks it for the surrounding transaction.
+  const load = Effect.fnUntraced(function*(
+    principal: Policy.Principal,
+    id: AgentId,
+    action: Permission.Action,
+    forUpdate = false
+  ) {
+    const agent = yield* (forUpdate ? agents.getForUpdate : agents.get)(principal.organizationId, id)
+    if (Option.isNone(agent)) return yield* new NotFound()
+    return yield* authorize(principal, agent.value, action)
+  })
+
+  const checkConnectors = (principal: Policy.Principal, connectorIds: ReadonlyArray<ConnectorId>) =>
+    requireUsable(connectors, principal, connectorIds, "connector_ids")
+
+  // Writes a queued run and its job together; the job carries ids only (see `AgentRun.JobPayload`).
+  const queue = (
+    principal: Policy.Principal,
+    agent: Agent.Agent,
+    triggerSource: AgentRun.TriggerSource,
+    payload?: AgentRun.JsonObject
+  ) =>
+    tx.withTransaction(Effect.gen(function*() {
+      const run = AgentRun.make({
+        id: AgentRunId.make(yield* ids.uuid),
+        organizationId: principal.organizationId,
+        agentId: agent.id,
+        triggerSource,
+        payload,
+        at: yield* DateTime.now
+      })
+      // A fresh id cannot clash; if it did, the store is broken.
+      yield* Effect.orDie(agents.createRun(run))
+      const jobPayload: AgentRun.JobPayload = { agentRunId: run.id, organizationId: run.organization_id }
+      yield* jobs.enqueue({
+        organizationId: principal.organizationId,
+        kind: AgentRun.jobKind,
+        payload: jobPayload,
+        // A retried transaction never queues the same run twice.
+        dedupeKey: `${AgentRun.jobKind}:${run.id}`
+      })
+      return run
+    }))
+
+  const list = Effect.fn("Agents.list")(function*(principal: Policy.Principal) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "agent:read"))
+    const now = yield* DateTime.now
+    const reachable = (yield* connectorRepo.listWithAccess(principal.organizationId)).map(({ access, connector }) =>
+      policyAccess(connector, access, now)
+    )
+    const all = yield* agents.list(principal.organizationId)
+    return {
+      agents: all
+        .filter((agent) =>
+          Policy.agentVisible(
+            principal,
+            { organizationId: agent.organization_id, connectorIds: agent.connector_ids },
+            reachable,
+            now
+          )._tag === "Allow"
+        )
+        .map(Agent.toView)
+    }
+  })
+
+  const get = Effect.fn("Agents.get")(function*(principal: Policy.Principal, id: AgentId) {
+    return Agent.toView(yield* load(principal, id, "read"))
+  })
+
+  const create = Effect.fn("Agents.create")(function*(principal: Policy.Principal, request: Agent.CreateRequest) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "agent:write"))
+    const connectorIds = Arr.dedupe(request.connector_ids)
+    yield* checkConnectors(principal, connectorIds)
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const agent = Agent.make({
+        id: AgentId.make(yield* ids.uuid),
+        organizationId: principal.organizationId,
+        ownerId: principal.memberId,
+        webhookTriggerId: WebhookTriggerId.make(yield* ids.uuid),
+        request: { ...request, connector_ids: connectorIds },
+        at: yield* DateTime.now
+      })
+      // Fresh ids cannot clash; if they did, the store is broken.
+      yield* Effect.orDie(agents.create(agent))
+      yield* audit(principal, {
+        action: "agent.create",
+        resourceId: agent.id,
+        details: { name: agent.name, connector_ids: agent.connector_ids }
+      })
+      return Agent.toView(agent)
+    }))
+  })
+
+  const update = Effect.fn("Agents.update")(function*(
+    principal: Policy.Principal,
+    id: AgentId,
+    request: Agent.UpdateRequest
+  ) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const agent = yield* load(principal, id, "write", true)
+      const connectorIds = request.connector_ids === undefined ? undefined : Arr.dedupe(request.connector_ids)
+      if (connectorIds !== undefined) yield* checkConnectors(principal, connectorIds)
+      const updated = Agent.update(
+        agent,
+        connectorIds === undefined ? request : { ...request, connector_ids: connectorIds },
+        yield* DateTime.now
+      )
+      const changed = changedFields(agent, updated)
+      // A PATCH that changes nothing writes nothing: `updated_at` and the log only move on changes.
+      if (changed.length === 0) return Agent.toView(agent)
+      yield* agents.update(updated)
+      yield* audit(principal, { action: "agent.update", resourceId: id, details: { fields: changed } })
+      return Agent.toView(updated)
+    }))
+  })
+
+  const remove = Effect.fn("Agents.delete")(function*(principal: Policy.Principal, id: AgentId) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const agent = yield* load(principal, id, "write", true)
+      // Jobs of its queued runs stay behind and find no run: the worker skips them.
+      yield* agents.delete(principal.organizationId, id)
+      yield* audit(principal, { action: "agent.delete", resourceId: id, details: { name: agent.name } })
+      return { id, success: true }
+    }))
+  })
+
+  const listRuns = Effect.fn("Agents.listRuns")(function*(
+    principal: Policy.Principal,
+    agentId: AgentId,
+    params: AgentRun.ListParams
+  ) {
+    yield* load(principal, agentId, "read")
+    const after = params.cursor === undefined ? undefined : yield* Pagination.decodeCursor(params.cursor)
+    const page = yield* agents.listRuns(principal.organizationId, agentId, { limit: params.limit, after })
+    return {
+      runs: page.items.map(AgentRun.toView),
+      ...(page.nextCursor === undefined ? {} : { next_cursor: page.nextCursor })
+    }
+  })
+
+  const getRun = Effect.fn("Agents.getRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
+    const run = yield* agents.getRun(principal.organizationId, runId)
+    if (Option.isNone(run)) return yield* new NotFound()
+    yield* load(principal, run.value.agent_id, "read")
+    return AgentRun.toView(run.value)
+  })
+
+  const trigger = Effect.fn("Agents.trigger")(function*(principal: Policy.Principal, request: Webhook.TriggerRequest) {
+    // The schema already holds the limit; checked again because nothing may be queued past it,
+    // whoever built the request.
+    if (request.payload !== undefined) {
+      const size = Webhook.serializedSize(request.payload)
+      if (size > Webhook.MAX_PAYLOAD_BYTES) {
+        return yield* new InvalidRequest({
+          message:
+            `payload is ${size} bytes after JSON serialization; at most ${Webhook.MAX_PAYLOAD_BYTES} are accepted`
+        })
+      }
+    }
+    const agent = yield* agents.getByTriggerId(principal.organizationId, request.triggerId)
+    if (Option.isNone(agent)) return yield* new NotFound()
+    yield* authorize(principal, agent.value, "write")
+    yield* queue(principal, agent.value, "webhook", request.payload)
+    return Webhook.queued
+  })
+
+  const runNow = Effect.fn("Agents.runNow")(function*(principal: Policy.Principal, agentId: AgentId) {
+    const agent = yield* load(principal, agentId, "write")
+    return AgentRun.toView(yield* queue(principal, agent, "manual"))
+  })
+
+  const cancelRun = Effect.fn("Agents.cancelRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const run = yield* agents.getRunForUpdate(principal.organizationId, runId)
+      if (Option.isNone(run)) return yield* new NotFound()
+      yield* load(principal, run.value.agent_id, "write")
+      // The job stays in the queue; its worker sees the run is no longer `queued` and skips it (or,
+      // for a running one, stops at its next check of the run).
+      const cancelled = yield* AgentRun.cancel(run.value, yield* DateTime.now)
+      yield* agents.updateRun(cancelled)
+      return AgentRun.toView(cancelled)
+    }))
+  })
+
+  return Agents.of({
+    list,
+    get,
+    create,
+    update,
+    delete: remove,
+    listRuns,
+    getRun,
+    trigger,
+    runNow,
+    cancelRun
+  })
+})
+
+/**
+ * The agents use cases over `AgentRepo`, `ConnectorRepo`, `Connectors`, `JobQueue`, `Transaction`,
+ * `AuditLogRepo` and `IdGenerator` in context.
+ */
+export const layer = Layer.effect(Agents, make)

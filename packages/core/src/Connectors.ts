@@ -1,0 +1,407 @@
+/**
+ * The connectors use cases (`/v2/connectors`): listing what the caller can use, the types registry,
+ * creating, testing, updating and deleting connectors, managing who may use them, and
+ * `resolveForUse`, which hands the agent and the sandbox the configurations a caller may use.
+ *
+ * Access to a connector is the policy engine's (`Policy.canRead`, `canWrite`, `canOwn` over the
+ * connector's grants); what a configuration and an update may be is `Connector`'s. This module adds
+ * what needs the stores: grantees must be members or roles of the organization, confidential
+ * settings are merged from the stored configuration, and every change is audited in the
+ * transaction that makes it. Passwords are write-only: no operation here returns a configuration
+ * except `resolveForUse`, whose callers are other use cases, never a response.
+ *
+ * @since 0.1.0
+ */
+import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as AuditLog from "./AuditLog.js"
+import type { AuditLogRepo } from "./AuditLogRepo.js"
+import * as Connector from "./Connector.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
+import { ConnectorTester } from "./ConnectorTester.js"
+import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import type { IdGenerator } from "./IdGenerator.js"
+import type { ConnectorId, OrganizationId } from "./Ids.js"
+import { MemberRepo } from "./MemberRepo.js"
+import { enforce } from "./Members.js"
+import * as Policy from "./Policy.js"
+import { RoleRepo } from "./RoleRepo.js"
+import { Transaction } from "./Transaction.js"
+
+/** The connectors use cases. */
+export class Connectors extends Context.Tag("@sightline/core/Connectors")<Connectors, Connectors.Service>() {}
+
+export declare namespace Connectors {
+  /** The operations of `/v2/connectors`. The caller comes first; every lookup is scoped to its organization. */
+  export interface Service {
+    /** `GET /v2/connectors` (`connector:read`): the connectors the caller can use (owner, grants, public), by id. */
+    readonly list: (
+      principal: Policy.Principal
+    ) => Effect.Effect<Connector.ListConnectorsResponse, Unauthenticated | PermissionDenied>
+    /** `GET /v2/connectors/types` (`connector:read`): every type with its settings. */
+    readonly types: (
+      principal: Policy.Principal
+    ) => Effect.Effect<Connector.ConnectorTypesResponse, Unauthenticated | PermissionDenied>
+    /**
+     * `POST /v2/connectors` (`connector:write`): the caller becomes the owner; `access` adds grants
+     * (to members and roles of the organization, else `InvalidRequest`) and may make it public.
+     */
+    readonly create: (
+      principal: Policy.Principal,
+      request: Connector.CreateConnectorRequest
+    ) => Effect.Effect<Connector.Connector, Unauthenticated | PermissionDenied | InvalidRequest>
+    /**
+     * `POST /v2/connectors/test`: tries a configuration; a failed connection is `{success: false}`.
+     * Without `connector_id` it needs `connector:write`; with it, editor access to that connector,
+     * whose confidential settings fill the empty ones (a stored password is only ever sent where
+     * someone allowed to edit the connector points it).
+     */
+    readonly test: (
+      principal: Policy.Principal,
+      request: Connector.TestConnectorRequest
+    ) => Effect.Effect<
+      Connector.TestConnectorResponse,
+      Unauthenticated | PermissionDenied | NotFound | InvalidRequest
+    >
+    /**
+     * `PATCH /v2/connectors/{id}` (editor access and `connector:write`): the full configuration is
+     * sent, empty confidential settings keep the stored ones, and changing the type is `InvalidRequest`.
+     */
+    readonly update: (
+      principal: Policy.Principal,
+      id: ConnectorId,
+      request: Connector.UpdateConnectorRequest
+    ) => Effect.Effect<Connector.Connector, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /** `DELETE /v2/connectors/{id}` (owner access and `connector:write`). */
+    readonly delete: (
+      principal: Policy.Principal,
+      id: ConnectorId
+    ) => Effect.Effect<Connector.DeleteConnectorResponse, Unauthenticated | PermissionDenied | NotFound>
+    /** `GET /v2/connectors/{id}/access` (editor access and `connector:write`). */
+    readonly getAccess: (
+      principal: Policy.Principal,
+      id: ConnectorId
+    ) => Effect.Effect<Connector.ConnectorAccess, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * `PUT /v2/connectors/{id}/access` (owner access and `connector:write`): replaces the access in
+     * one step, keeping the caller's own owner grant.
+     */
+    readonly putAccess: (
+      principal: Policy.Principal,
+      id: ConnectorId,
+      request: Connector.SetConnectorAccess
+    ) => Effect.Effect<Connector.ConnectorAccess, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /**
+     * The stored connectors the caller may use (`connector:read` and any access), in the order
+     * asked, each once; `NotFound` when any of them is missing or invisible. For other use cases
+     * (agents, sandboxes): the records carry the confidential settings and never go on the wire.
+     */
+    readonly resolveForUse: (
+      principal: Policy.Principal,
+      connectorIds: ReadonlyArray<ConnectorId>
+    ) => Effect.Effect<ReadonlyArray<Connector.ConnectorRecord>, Unauthenticated | PermissionDenied | NotFound>
+  }
+}
+
+/**
+ * A stored connector's access as the policy engine reads it. The creator (`owner_id`) owns through
+ * ownership, which counts even for a key without full member access, but only while its owner grant
+ * stands: the grant list stays the one place that says who may use a connector, so an owner can be
+ * removed by another owner like any other grantee.
+ */
+export const policyAccess = (
+  record: Connector.ConnectorRecord,
+  access: Connector.ConnectorAccess,
+  now: DateTime.Utc
+): Policy.ConnectorAccess => {
+  const creatorOwns = access.grants.some((grant) =>
+    grant.member_id === record.owner_id && grant.access_type === "owner" &&
+    (grant.expires_at === undefined || DateTime.lessThan(now, grant.expires_at))
+  )
+  return {
+    id: record.id,
+    organizationId: record.organization_id,
+    ...(creatorOwns ? { ownerId: record.owner_id } : {}),
+    isPublic: access.is_public,
+    grants: access.grants.map((grant): Policy.Grant =>
+      grant.member_id !== undefined
+        ? { memberId: grant.member_id, accessType: grant.access_type, expiresAt: grant.expires_at }
+        : { roleId: grant.role_id!, accessType: grant.access_type, expiresAt: grant.expires_at }
+    )
+  }
+}
+
+// A configuration's settings in their encoded form, where a `Redacted` password is its text: only
+// for comparing two configurations here, never to be returned or logged.
+const encodedSettings = (config: Connector.ConnectorConfig): Readonly<Record<string, unknown>> =>
+  (Schema.encodeSync(Connector.ConnectorConfig)(config) as unknown as Record<string, Record<string, unknown>>)[
+    Connector.configKey(config.connector_type)
+  ] ?? {}
+
+// The names of what an update changed (`name`, `postgres.host`, flags), for the audit log: names
+// only, so a changed password shows as `postgres.password` and never as its value.
+const changedFields = (before: Connector.ConnectorRecord, after: Connector.ConnectorRecord): ReadonlyArray<string> => {
+  const key = Connector.configKey(after.config.connector_type)
+  const [was, is] = [encodedSettings(before.config), encodedSettings(after.config)]
+  const settings = Arr.dedupe([...Object.keys(was), ...Object.keys(is)]).filter((name) =>
+    JSON.stringify(was[name]) !== JSON.stringify(is[name])
+  )
+  return [
+    ...(before.config.name === after.config.name ? [] : ["name"]),
+    ...settings.map((name) => `${key}.${name}`),
+    ...(["allow_sql_write_operations", "include_db_session_metadata"] as const).filter((flag) =>
+      before[flag] !== after[flag]
+    )
+  ]
+}
+
+// What an access change looks like in the audit log: who, at which level, until when.
+const accessDetails = (access: Connector.ConnectorAccess): AuditLog.Details => ({
+  is_public: access.is_public,
+  grants: access.grants.map((grant) => ({
+    ...(grant.member_id === undefined ? {} : { member_id: grant.member_id }),
+    ...(grant.role_id === undefined ? {} : { role_id: grant.role_id }),
+    access_type: grant.access_type,
+    ...(grant.expires_at === undefined ? {} : { expires_at: DateTime.formatIso(grant.expires_at) })
+  }))
+})
+
+/**
+ * Fails with `InvalidRequest` naming every connector of `ids` the caller may not use, for use cases
+ * whose body names connectors (an agent's `connector_ids`, an app's `dataSources`). Missing and
+ * invisible connectors read the same, so the answer never tells which ids exist; a caller without
+ * `connector:read` stays `PermissionDenied`.
+ */
+export const requireUsable = (
+  connectors: Connectors.Service,
+  principal: Policy.Principal,
+  ids: ReadonlyArray<ConnectorId>,
+  field: string
+): Effect.Effect<void, Unauthenticated | PermissionDenied | InvalidRequest> =>
+  Effect.flatMap(
+    Effect.filter(Arr.dedupe(ids), (id) =>
+      connectors.resolveForUse(principal, [id]).pipe(
+        Effect.as(false),
+        Effect.catchTag("NotFound", () => Effect.succeed(true))
+      )),
+    (unusable) =>
+      unusable.length === 0
+        ? Effect.void
+        : Effect.fail(
+          new InvalidRequest({ message: `${field}: connector ${unusable.join(", ")} not found or not accessible` })
+        )
+  )
+
+/** Builds the connectors use cases over the repositories and the tester in context. */
+export const make = Effect.gen(function*() {
+  const connectors = yield* ConnectorRepo
+  const members = yield* MemberRepo
+  const roles = yield* RoleRepo
+  const tester = yield* ConnectorTester
+  const tx = yield* Transaction
+  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
+
+  const audit = (
+    principal: Policy.Principal,
+    input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod" | "resourceType">
+  ) =>
+    Effect.provide(
+      AuditLog.record({
+        ...input,
+        resourceType: "connector",
+        organizationId: principal.organizationId,
+        actorId: principal.memberId,
+        authMethod: AuditLog.authMethodOf(principal)
+      }),
+      context
+    )
+
+  // A connector with its access, or `NotFound`: the two are stored together, so one without the
+  // other is simply absent. `forUpdate` locks the connector for the surrounding transaction.
+  const load = Effect.fnUntraced(function*(organizationId: OrganizationId, id: ConnectorId, forUpdate: boolean) {
+    const record = yield* (forUpdate ? connectors.getForUpdate : connectors.get)(organizationId, id)
+    const access = yield* connectors.getAccess(organizationId, id)
+    if (Option.isNone(record) || Option.isNone(access)) return yield* new NotFound()
+    return { record: record.value, access: access.value }
+  })
+
+  // Loads a connector and enforces a policy question on it; an invisible one is `NotFound`.
+  const authorize = Effect.fnUntraced(function*(
+    principal: Policy.Principal,
+    id: ConnectorId,
+    decide: typeof Policy.canRead,
+    forUpdate = false
+  ) {
+    const loaded = yield* load(principal.organizationId, id, forUpdate)
+    const now = yield* DateTime.now
+    yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+      decide(principal, "connector", policyAccess(loaded.record, loaded.access, now), now)
+    )
+    return loaded
+  })
+
+  // Grants may only name live members and roles of the caller's organization. The message is the
+  // same for a member that does not exist and one of another organization, so it reveals nothing.
+  const checkGrantees = Effect.fnUntraced(function*(
+    organizationId: OrganizationId,
+    grants: ReadonlyArray<Connector.AccessGrantInput>
+  ) {
+    for (const grant of grants) {
+      if (grant.member_id !== undefined) {
+        const member = yield* members.get(organizationId, grant.member_id)
+        if (Option.isNone(member) || member.value.deleted_at !== undefined) {
+          return yield* new InvalidRequest({
+            message: `member ${grant.member_id} is not a member of this organization`
+          })
+        }
+      }
+      if (grant.role_id !== undefined && Option.isNone(yield* roles.get(organizationId, grant.role_id))) {
+        return yield* new InvalidRequest({ message: `role ${grant.role_id} is not a role of this organization` })
+      }
+    }
+  })
+
+  const list = Effect.fn("Connectors.list")(function*(principal: Policy.Principal) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:read"))
+    const now = yield* DateTime.now
+    const all = yield* connectors.listWithAccess(principal.organizationId)
+    return all
+      .filter(({ access, connector }) =>
+        Option.isSome(Policy.objectAccess(principal, policyAccess(connector, access, now), now))
+      )
+      .map(({ connector }) => Connector.toConnector(connector))
+  })
+
+  const types = Effect.fn("Connectors.types")(function*(principal: Policy.Principal) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:read"))
+    return { types: Connector.types }
+  })
+
+  const create = Effect.fn("Connectors.create")(function*(
+    principal: Policy.Principal,
+    request: Connector.CreateConnectorRequest
+  ) {
+    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:write"))
+    yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const access = Connector.initialAccess(principal.memberId, request.access)
+      const record = yield* connectors.create(
+        Connector.make({
+          organizationId: principal.organizationId,
+          ownerId: principal.memberId,
+          config: request.config,
+          at: yield* DateTime.now
+        }),
+        access
+      )
+      yield* audit(principal, {
+        action: "connector.create",
+        resourceId: String(record.id),
+        details: { name: record.config.name, connector_type: record.config.connector_type, ...accessDetails(access) }
+      })
+      return Connector.toConnector(record)
+    }))
+  })
+
+  const test = Effect.fn("Connectors.test")(function*(
+    principal: Policy.Principal,
+    request: Connector.TestConnectorRequest
+  ) {
+    if (request.connector_id === undefined) {
+      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:write"))
+      return yield* tester.test(yield* Connector.completeConfig(request.config))
+    }
+    const { record } = yield* authorize(principal, request.connector_id, Policy.canWrite)
+    return yield* tester.test(yield* Connector.mergeConfig(record.config, request.config))
+  })
+
+  const update = Effect.fn("Connectors.update")(function*(
+    principal: Policy.Principal,
+    id: ConnectorId,
+    request: Connector.UpdateConnectorRequest
+  ) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const { record } = yield* authorize(principal, id, Policy.canWrite, true)
+      const updated = yield* Connector.applyUpdate(record, request, yield* DateTime.now)
+      const changed = changedFields(record, updated)
+      // A PATCH that changes nothing writes nothing: `updated_at` and the log only move on changes.
+      if (changed.length === 0) return Connector.toConnector(record)
+      yield* connectors.update(updated)
+      yield* audit(principal, { action: "connector.update", resourceId: String(id), details: { changed } })
+      return Connector.toConnector(updated)
+    }))
+  })
+
+  const remove = Effect.fn("Connectors.delete")(function*(principal: Policy.Principal, id: ConnectorId) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const { record } = yield* authorize(principal, id, Policy.canOwn, true)
+      // Agents and playbooks that name it keep the id: an agent then stays hidden from everyone
+      // (nobody can reach all of its connectors), which never exposes what it did with the data.
+      yield* connectors.delete(principal.organizationId, id)
+      yield* audit(principal, {
+        action: "connector.delete",
+        resourceId: String(id),
+        details: { name: record.config.name, connector_type: record.config.connector_type }
+      })
+      return { id, success: true }
+    }))
+  })
+
+  const getAccess = Effect.fn("Connectors.getAccess")(function*(principal: Policy.Principal, id: ConnectorId) {
+    // Editors may see who else uses what they edit; viewers may not see who else it is shared with.
+    const { access } = yield* authorize(principal, id, Policy.canWrite)
+    return access
+  })
+
+  const putAccess = Effect.fn("Connectors.putAccess")(function*(
+    principal: Policy.Principal,
+    id: ConnectorId,
+    request: Connector.SetConnectorAccess
+  ) {
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const { access } = yield* authorize(principal, id, Policy.canOwn, true)
+      yield* checkGrantees(principal.organizationId, request.grants)
+      const replaced = Connector.replaceAccess(access, request, principal.memberId)
+      yield* connectors.setAccess(principal.organizationId, id, replaced)
+      yield* audit(principal, {
+        action: "connector.access_update",
+        resourceId: String(id),
+        details: accessDetails(replaced)
+      })
+      return replaced
+    }))
+  })
+
+  const resolveForUse = Effect.fn("Connectors.resolveForUse")(function*(
+    principal: Policy.Principal,
+    connectorIds: ReadonlyArray<ConnectorId>
+  ) {
+    return yield* Effect.forEach(
+      Arr.dedupe(connectorIds),
+      (id) => Effect.map(authorize(principal, id, Policy.canRead), ({ record }) => record)
+    )
+  })
+
+  return Connectors.of({
+    list,
+    types,
+    create,
+    test,
+    update,
+    delete: remove,
+    getAccess,
+    putAccess,
+    resolveForUse
+  })
+})
+
+/**
+ * The connectors use cases over `ConnectorRepo`, `ConnectorTester`, `MemberRepo`, `RoleRepo`,
+ * `Transaction`, `AuditLogRepo` and `IdGenerator` in context.
+ */
+export const layer = Layer.effect(Connectors, make)
