@@ -1,0 +1,188 @@
+/**
+ * Core's `ApiKeyRepo` port over SQL (`<prefix>api_keys`).
+ *
+ * Only the SHA-256 of a secret is stored (`secret_hash`, under a unique index that authentication
+ * looks keys up by). Status is never stored: it is derived from `revoked_at` and `expires_at`, so
+ * a revocation is one committed UPDATE, and every lookup that starts after it commits sees it.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { ApiKeyRecord } from "@sightline/core/ApiKey"
+import { ApiKeyRepo, keyset } from "@sightline/core/ApiKeyRepo"
+import { Conflict, NotFound } from "@sightline/core/Errors"
+import { ApiKeyId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as Pagination from "@sightline/core/Pagination"
+import { SecretHash } from "@sightline/core/Secret"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { keysetBound } from "./internal/accessSql.js"
+import { isUniqueViolation } from "./internal/sqlState.js"
+import { TablePrefix } from "./TablePrefix.js"
+
+/**
+ * A row of `<prefix>api_keys` ↔ an `ApiKeyRecord`: `timestamptz` columns come back as `Date`s, and a
+ * NULL column is an absent optional field.
+ */
+export const ApiKeyFromRow = Schema.transform(
+  Schema.Struct({
+    ...ApiKeyRecord.fields,
+    created_at: Schema.DateTimeUtcFromDate,
+    expires_at: Schema.DateTimeUtcFromDate,
+    revoked_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
+    rotated_from: Schema.optionalWith(ApiKeyId, { nullable: true })
+  }),
+  Schema.typeSchema(ApiKeyRecord),
+  { strict: true, decode: (row) => new ApiKeyRecord(row, true), encode: (record) => record }
+)
+
+const KeyRef = Schema.Struct({ organization_id: OrganizationId, id: ApiKeyId })
+
+/** What one page query of `list` needs. */
+const ListRequest = Schema.Struct({
+  organization_id: OrganizationId,
+  member_ids: Schema.optional(Schema.Array(MemberId)),
+  include_revoked: Schema.Boolean,
+  after_at: Schema.optional(Schema.DateFromSelf),
+  after_id: Schema.optional(ApiKeyId),
+  limit: Schema.Int
+})
+
+/** The API key repository over the `SqlClient` in context. */
+export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
+  function*() {
+    // Without the client's name transforms: columns are snake_case like the record fields.
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const prefix = yield* TablePrefix
+    const apiKeys = sql(prefix.name("api_keys"))
+    const idKey = prefix.name("api_keys_pkey")
+    const hashKey = prefix.name("api_keys_secret_hash_key")
+    // `assumed_roles` as `text[]`, which both drivers parse to strings.
+    const columns = sql.literal(
+      "id, organization_id, member_id, name, client_id, assumed_roles::text[] AS assumed_roles, inherit_all_roles, " +
+        "full_member_access, created_at, expires_at, revoked_at, secret_hash, created_by, rotated_from"
+    )
+
+    // Columns are listed and the role snapshot is sent as `text[]` (cast in SQL), which both drivers
+    // serialize alike.
+    const insert = SqlSchema.void({
+      Request: ApiKeyFromRow,
+      execute: (row) =>
+        sql`INSERT INTO ${apiKeys} (id, organization_id, member_id, name, client_id, assumed_roles, inherit_all_roles,
+              full_member_access, created_at, expires_at, revoked_at, secret_hash, created_by, rotated_from)
+            VALUES (${row.id}, ${row.organization_id}, ${row.member_id}, ${row.name}, ${row.client_id},
+              ${row.assumed_roles}::text[]::uuid[], ${row.inherit_all_roles}, ${row.full_member_access},
+              ${row.created_at}, ${row.expires_at}, ${row.revoked_at ?? null}, ${row.secret_hash}, ${row.created_by},
+              ${row.rotated_from ?? null})`
+    })
+    // Every column but the identity is replaced, so that an optional field left out becomes NULL.
+    const replace = SqlSchema.findOne({
+      Request: ApiKeyFromRow,
+      Result: Schema.Struct({ id: ApiKeyId }),
+      execute: (row) =>
+        sql`UPDATE ${apiKeys} SET
+              member_id = ${row.member_id},
+              name = ${row.name},
+              client_id = ${row.client_id},
+              assumed_roles = ${row.assumed_roles}::text[]::uuid[],
+              inherit_all_roles = ${row.inherit_all_roles},
+              full_member_access = ${row.full_member_access},
+              created_at = ${row.created_at},
+              expires_at = ${row.expires_at},
+              revoked_at = ${row.revoked_at ?? null},
+              secret_hash = ${row.secret_hash},
+              created_by = ${row.created_by},
+              rotated_from = ${row.rotated_from ?? null}
+            WHERE organization_id = ${row.organization_id} AND id = ${row.id}
+            RETURNING id`
+    })
+    const findById = (lock: boolean) =>
+      SqlSchema.findOne({
+        Request: KeyRef,
+        Result: ApiKeyFromRow,
+        execute: ({ id, organization_id }) =>
+          sql`SELECT ${columns} FROM ${apiKeys} WHERE organization_id = ${organization_id} AND id = ${id}${
+            sql.literal(lock ? " FOR UPDATE" : "")
+          }`
+      })
+    const get = findById(false)
+    const getForUpdate = findById(true)
+    // Served by the unique index on `secret_hash`; the organization is learnt from the row.
+    const findByHash = SqlSchema.findOne({
+      Request: SecretHash,
+      Result: ApiKeyFromRow,
+      execute: (hash) => sql`SELECT ${columns} FROM ${apiKeys} WHERE secret_hash = ${hash}`
+    })
+    // Newest first. The row comparison `(created_at, id) < (…)` continues strictly after the cursor's
+    // row and is an index condition on `(organization_id[, member_id], created_at, id)`, read backwards.
+    const page = SqlSchema.findAll({
+      Request: ListRequest,
+      Result: ApiKeyFromRow,
+      execute: (request) =>
+        sql`SELECT ${columns} FROM ${apiKeys} WHERE ${
+          sql.and([
+            sql`organization_id = ${request.organization_id}`,
+            ...(request.member_ids === undefined ? [] : [sql`member_id IN ${sql.in(request.member_ids)}`]),
+            ...(request.include_revoked ? [] : [sql`revoked_at IS NULL`]),
+            ...(request.after_at === undefined || request.after_id === undefined
+              ? []
+              : [sql`(created_at, id) < (${request.after_at}::timestamptz, ${request.after_id}::uuid)`])
+          ])
+        } ORDER BY created_at DESC, id DESC LIMIT ${request.limit}`
+    })
+
+    return ApiKeyRepo.of({
+      create: Effect.fn("ApiKeyRepoSql.create")((record) =>
+        insert(record).pipe(
+          Effect.catchIf(
+            isUniqueViolation(idKey),
+            () => new Conflict({ message: `an API key with id ${record.id} already exists` })
+          ),
+          Effect.catchIf(
+            isUniqueViolation(hashKey),
+            () => new Conflict({ message: "an API key with this secret already exists" })
+          ),
+          // A savepoint inside a caller's transaction: after a Conflict, PostgreSQL would otherwise
+          // refuse every further statement of that transaction.
+          sql.withTransaction,
+          Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
+        )
+      ),
+      get: Effect.fn("ApiKeyRepoSql.get")((organizationId, id) =>
+        Effect.orDie(get({ organization_id: organizationId, id }))
+      ),
+      getForUpdate: Effect.fn("ApiKeyRepoSql.getForUpdate")((organizationId, id) =>
+        Effect.orDie(getForUpdate({ organization_id: organizationId, id }))
+      ),
+      findBySecretHash: Effect.fn("ApiKeyRepoSql.findBySecretHash")((hash) => Effect.orDie(findByHash(hash))),
+      update: Effect.fn("ApiKeyRepoSql.update")((record) =>
+        Effect.flatMap(
+          Effect.orDie(replace(record)),
+          Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: () => Effect.void })
+        )
+      ),
+      list: Effect.fn("ApiKeyRepoSql.list")(function*(organizationId, options) {
+        // `IN ()` is not SQL: no owners means no keys.
+        if (options.memberIds !== undefined && options.memberIds.length === 0) {
+          return { items: [], nextCursor: undefined }
+        }
+        const bound = options.after === undefined ? undefined : yield* keysetBound(options.after)
+        const rows = yield* Effect.orDie(page({
+          organization_id: organizationId,
+          ...(options.memberIds === undefined ? {} : { member_ids: options.memberIds }),
+          include_revoked: options.includeRevoked,
+          ...(bound === undefined ? {} : { after_at: bound.at, after_id: ApiKeyId.make(bound.id) }),
+          // One extra row says whether another page exists.
+          limit: options.limit + 1
+        }))
+        return Pagination.pageFromRows(rows, options.limit, keyset)
+      })
+    })
+  }
+)
+
+/** `ApiKeyRepo` over the `SqlClient` in context. */
+export const layer: Layer.Layer<ApiKeyRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(ApiKeyRepo, make)
