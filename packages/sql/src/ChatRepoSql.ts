@@ -1,0 +1,389 @@
+/**
+ * Core's `ChatRepo` port over SQL: `<prefix>chats`, with `<prefix>chat_messages`,
+ * `<prefix>chat_cells` and `<prefix>chat_assets` beside it.
+ *
+ * Child writes are single statements that find the chat of the child's organization first, so that
+ * "no such chat" (`NotFound`) and "id taken" (`Conflict`) come back as counts rather than as errors:
+ * no savepoint is needed and a caller's transaction goes on after either.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { AssetRecord } from "@sightline/core/Asset"
+import { CellRecord, ChatRecord, MessageRecord } from "@sightline/core/Chat"
+import { ChatRepo } from "@sightline/core/ChatRepo"
+import { Conflict, NotFound } from "@sightline/core/Errors"
+import { AssetId, CellId, ChatId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { likeContaining } from "./internal/search.js"
+import { TablePrefix } from "./TablePrefix.js"
+
+/** A row of `<prefix>chats` ↔ a `ChatRecord`. */
+export const ChatFromRow = Schema.transform(
+  Schema.Struct({
+    ...ChatRecord.fields,
+    created_at: Schema.DateTimeUtcFromDate,
+    updated_at: Schema.DateTimeUtcFromDate
+  }),
+  Schema.typeSchema(ChatRecord),
+  { strict: true, decode: (row) => new ChatRecord(row, true), encode: (chat) => chat }
+)
+
+/** A row of `<prefix>chat_messages` ↔ a `MessageRecord`. */
+export const MessageFromRow = Schema.transform(
+  Schema.Struct({ ...MessageRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
+  Schema.typeSchema(MessageRecord),
+  { strict: true, decode: (row) => new MessageRecord(row, true), encode: (message) => message }
+)
+
+const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
+
+/** A row of `<prefix>chat_cells` ↔ a `CellRecord`: NULL columns are absent optional fields. */
+export const CellFromRow = Schema.transform(
+  Schema.Struct({
+    ...CellRecord.fields,
+    created_at: Schema.DateTimeUtcFromDate,
+    error: nullable(CellRecord.fields.error.from),
+    role: nullable(CellRecord.fields.role.from),
+    content: nullable(Schema.String),
+    code: nullable(Schema.String),
+    query: nullable(Schema.String),
+    connector_id: nullable(CellRecord.fields.connector_id.from),
+    output: nullable(CellRecord.fields.output.from),
+    dataframe_preview: nullable(Schema.String),
+    execution_time_ms: nullable(CellRecord.fields.execution_time_ms.from)
+  }),
+  Schema.typeSchema(CellRecord),
+  { strict: true, decode: (row) => new CellRecord(row, true), encode: (cell) => cell }
+)
+
+/** A row of `<prefix>chat_assets` ↔ an `AssetRecord`. */
+export const AssetFromRow = Schema.transform(
+  Schema.Struct({
+    ...AssetRecord.fields,
+    message_cell_id: nullable(CellId),
+    storage_key: nullable(Schema.NonEmptyString),
+    content: nullable(Schema.String),
+    size_bytes: nullable(Schema.NonNegativeInt),
+    created_at: Schema.DateTimeUtcFromDate
+  }),
+  Schema.typeSchema(AssetRecord),
+  { strict: true, decode: (row) => new AssetRecord(row, true), encode: (asset) => asset }
+)
+
+const ChatKey = Schema.Struct({ organization_id: OrganizationId, id: ChatId })
+const ChildKey = Schema.Struct({ organization_id: OrganizationId, chat_id: ChatId })
+/** What a child write found: whether the chat exists in the organization, and how many rows it wrote. */
+const WriteOutcome = Schema.Struct({ chat_found: Schema.Number, written: Schema.Number })
+
+const ListRow = Schema.Struct({ ...ChatFromRow.from.fields, preview: Schema.String })
+
+/** The chat repository over the `SqlClient` in context. */
+export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
+  function*() {
+    // Without the client's name transforms: columns are snake_case like the record fields.
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const prefix = yield* TablePrefix
+    const chats = sql(prefix.name("chats"))
+    const messages = sql(prefix.name("chat_messages"))
+    const cells = sql(prefix.name("chat_cells"))
+    const assets = sql(prefix.name("chat_assets"))
+    const chatColumns = sql.literal(
+      "id, organization_id, creator_id, model, summary, source, status, created_at, updated_at"
+    )
+    const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, created_at")
+    const cellColumns = sql.literal(
+      "id, organization_id, chat_id, type, status, created_at, error, role, content, code, query, connector_id, " +
+        "output, dataframe_preview, execution_time_ms"
+    )
+    // `size_bytes` is a bigint, which `pg` returns as a string: float8 is exact for any file size.
+    const assetColumns = sql.literal(
+      "id, organization_id, chat_id, cell_id, message_cell_id, name, type, mime_type, storage_key, content, " +
+        "size_bytes::float8 AS size_bytes, created_at"
+    )
+
+    const insertChat = SqlSchema.findOne({
+      Request: ChatFromRow,
+      Result: Schema.Struct({ id: ChatId }),
+      execute: (row) => sql`INSERT INTO ${chats} ${sql.insert(row)} ON CONFLICT (id) DO NOTHING RETURNING id`
+    })
+    const findChat = (lock: "" | "FOR UPDATE") =>
+      SqlSchema.findOne({
+        Request: ChatKey,
+        Result: ChatFromRow,
+        execute: ({ id, organization_id }) =>
+          sql`SELECT ${chatColumns} FROM ${chats}
+              WHERE organization_id = ${organization_id} AND id = ${id} ${sql.literal(lock)}`
+      })
+    const findChatById = findChat("")
+    const findChatForUpdate = findChat("FOR UPDATE")
+    const updateChat = SqlSchema.findOne({
+      Request: ChatFromRow,
+      Result: Schema.Struct({ id: ChatId }),
+      execute: (row) =>
+        sql`UPDATE ${chats} SET summary = ${row.summary}, status = ${row.status}, updated_at = ${row.updated_at}
+            WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
+    })
+
+    const ListRequest = Schema.Struct({
+      organization_id: OrganizationId,
+      creator_id: Schema.optional(MemberId),
+      pattern: Schema.optional(Schema.String)
+    })
+    const listFilter = (request: typeof ListRequest.Encoded) =>
+      sql.and([
+        sql`organization_id = ${request.organization_id}`,
+        ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`]),
+        // The same expressions as the trigram indexes, so that PostgreSQL with `pg_trgm` uses them.
+        ...(request.pattern === undefined ? [] : [
+          sql`(lower(summary) LIKE lower(${request.pattern}) OR lower(first_question) LIKE lower(${request.pattern}))`
+        ])
+      ])
+    const listPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        ...ListRequest.fields,
+        sort: Schema.Literal("name", "created_at", "updated_at"),
+        direction: Schema.Literal("asc", "desc"),
+        limit: Schema.Int,
+        offset: Schema.Int
+      }),
+      Result: ListRow,
+      execute: (request) => {
+        // The expressions of the sort indexes; ties by id in the same direction.
+        const key = request.sort === "name" ? `lower(summary) COLLATE "C"` : request.sort
+        const direction = request.direction === "asc" ? "ASC" : "DESC"
+        return sql`SELECT ${chatColumns}, left(coalesce(first_question, ''), 200) AS preview
+                   FROM ${chats} WHERE ${listFilter(request)}
+                   ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
+                   LIMIT ${request.limit} OFFSET ${request.offset}`
+      }
+    })
+    const listCount = SqlSchema.single({
+      Request: ListRequest,
+      Result: Schema.Struct({ total: Schema.Number }),
+      execute: (request) => sql`SELECT count(*)::int AS total FROM ${chats} WHERE ${listFilter(request)}`
+    })
+
+    // The chat row is locked first, so that messages of one chat get their `seq` in the order their
+    // transactions append them, and `first_question` is the first user message in that order.
+    const appendMessage = SqlSchema.single({
+      Request: MessageFromRow,
+      Result: WriteOutcome,
+      execute: (m) =>
+        sql`WITH chat AS (
+              SELECT id FROM ${chats} WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id}
+              FOR NO KEY UPDATE
+            ), inserted AS (
+              INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, created_at)
+              SELECT ${m.id}::uuid, ${m.organization_id}::uuid, chat.id, ${m.role}::text, ${m.content}::text,
+                     ${m.cell_id}::uuid, ${m.created_at}::timestamptz
+              FROM chat
+              ON CONFLICT (id) DO NOTHING
+              RETURNING role, content
+            ), first AS (
+              UPDATE ${chats} SET first_question = inserted.content FROM inserted
+              WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id}
+                AND inserted.role = 'user' AND first_question IS NULL
+            )
+            SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM inserted) AS written`
+    })
+    const findMessages = SqlSchema.findAll({
+      Request: ChildKey,
+      Result: MessageFromRow,
+      execute: ({ chat_id, organization_id }) =>
+        sql`SELECT ${messageColumns} FROM ${messages}
+            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} ORDER BY seq`
+    })
+
+    // An existing id is replaced only when it is this chat's cell (of this organization); otherwise
+    // nothing is written, which is the `Conflict`. `seq` is left alone, so the cell keeps its place.
+    const upsertCell = SqlSchema.single({
+      Request: CellFromRow,
+      Result: WriteOutcome,
+      execute: (c) =>
+        sql`WITH chat AS (
+              SELECT id FROM ${chats} WHERE organization_id = ${c.organization_id} AND id = ${c.chat_id}
+            ), written AS (
+              INSERT INTO ${cells} AS cell (${cellColumns})
+              SELECT ${c.id}::uuid, ${c.organization_id}::uuid, chat.id, ${c.type}::text, ${c.status}::text,
+                     ${c.created_at}::timestamptz, ${c.error ?? null}::text, ${c.role ?? null}::text,
+                     ${c.content ?? null}::text, ${c.code ?? null}::text, ${c.query ?? null}::text,
+                     ${c.connector_id ?? null}::integer, ${c.output ?? null}::text[],
+                     ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer
+              FROM chat
+              ON CONFLICT (id) DO UPDATE SET
+                type = excluded.type, status = excluded.status, created_at = excluded.created_at,
+                error = excluded.error, role = excluded.role, content = excluded.content, code = excluded.code,
+                query = excluded.query, connector_id = excluded.connector_id, output = excluded.output,
+                dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms
+              WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id
+              RETURNING 1
+            )
+            SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM written) AS written`
+    })
+    const findCells = SqlSchema.findAll({
+      Request: Schema.Struct({ ...ChildKey.fields, limit: Schema.Int, offset: Schema.Int }),
+      Result: CellFromRow,
+      execute: ({ chat_id, limit, offset, organization_id }) =>
+        sql`SELECT ${cellColumns} FROM ${cells}
+            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id}
+            ORDER BY created_at DESC, seq DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+    const findCell = SqlSchema.findOne({
+      Request: Schema.Struct({ ...ChildKey.fields, id: CellId }),
+      Result: CellFromRow,
+      execute: ({ chat_id, id, organization_id }) =>
+        sql`SELECT ${cellColumns} FROM ${cells}
+            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} AND id = ${id}`
+    })
+
+    const addAsset = SqlSchema.single({
+      Request: AssetFromRow,
+      Result: WriteOutcome,
+      execute: (a) =>
+        sql`WITH chat AS (
+              SELECT id FROM ${chats} WHERE organization_id = ${a.organization_id} AND id = ${a.chat_id}
+            ), inserted AS (
+              INSERT INTO ${assets} (id, organization_id, chat_id, cell_id, message_cell_id, name, type, mime_type,
+                                     storage_key, content, size_bytes, created_at)
+              SELECT ${a.id}::uuid, ${a.organization_id}::uuid, chat.id, ${a.cell_id}::uuid,
+                     ${a.message_cell_id ?? null}::uuid, ${a.name}::text, ${a.type}::text, ${a.mime_type}::text,
+                     ${a.storage_key ?? null}::text, ${a.content ?? null}::text, ${a.size_bytes ?? null}::bigint,
+                     ${a.created_at}::timestamptz
+              FROM chat
+              ON CONFLICT (id) DO NOTHING
+              RETURNING 1
+            )
+            SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM inserted) AS written`
+    })
+    const findAssets = SqlSchema.findAll({
+      Request: ChildKey,
+      Result: AssetFromRow,
+      execute: ({ chat_id, organization_id }) =>
+        sql`SELECT ${assetColumns} FROM ${assets}
+            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} ORDER BY created_at, seq`
+    })
+    const findAsset = SqlSchema.findOne({
+      Request: Schema.Struct({ organization_id: OrganizationId, id: AssetId }),
+      Result: AssetFromRow,
+      execute: ({ id, organization_id }) =>
+        sql`SELECT ${assetColumns} FROM ${assets} WHERE organization_id = ${organization_id} AND id = ${id}`
+    })
+    // The one read not scoped by organization (a signed URL carries no bearer token); by primary key.
+    const findAssetAnywhere = SqlSchema.findOne({
+      Request: AssetId,
+      Result: AssetFromRow,
+      execute: (id) => sql`SELECT ${assetColumns} FROM ${assets} WHERE id = ${id}`
+    })
+
+    const chatNotFound = (id: ChatId) => new NotFound({ message: `chat ${id} not found` })
+    const outcome = (
+      chatId: ChatId,
+      conflict: () => Conflict
+    ) =>
+    (result: typeof WriteOutcome.Type): Effect.Effect<void, NotFound | Conflict> =>
+      result.chat_found === 0
+        ? Effect.fail(chatNotFound(chatId))
+        : result.written === 0
+        ? Effect.fail(conflict())
+        : Effect.void
+
+    return ChatRepo.of({
+      create: Effect.fn("ChatRepoSql.create")((chat) =>
+        Effect.flatMap(
+          Effect.orDie(insertChat(chat)),
+          Option.match({
+            onNone: () => Effect.fail(new Conflict({ message: `chat ${chat.id} already exists` })),
+            onSome: () => Effect.void
+          })
+        )
+      ),
+      get: Effect.fn("ChatRepoSql.get")((organizationId, id) =>
+        Effect.orDie(findChatById({ organization_id: organizationId, id }))
+      ),
+      getForUpdate: Effect.fn("ChatRepoSql.getForUpdate")((organizationId, id) =>
+        Effect.orDie(findChatForUpdate({ organization_id: organizationId, id }))
+      ),
+      list: Effect.fn("ChatRepoSql.list")(function*(organizationId: OrganizationId, options: ChatRepo.ListOptions) {
+        const term = options.searchTerm ?? ""
+        const request = {
+          organization_id: organizationId,
+          ...(options.creatorId === undefined ? {} : { creator_id: options.creatorId }),
+          ...(term === "" ? {} : { pattern: likeContaining(term) })
+        }
+        const [rows, count] = yield* Effect.orDie(Effect.all([
+          listPage({
+            ...request,
+            sort: options.sortBy,
+            direction: options.sortDirection,
+            limit: options.limit,
+            offset: options.offset
+          }),
+          listCount(request)
+        ]))
+        return {
+          rows: rows.map(({ preview, ...chat }) => ({ chat: new ChatRecord(chat, true), preview })),
+          totalCount: count.total
+        }
+      }),
+      update: Effect.fn("ChatRepoSql.update")((chat) =>
+        Effect.flatMap(
+          Effect.orDie(updateChat(chat)),
+          Option.match({ onNone: () => Effect.fail(chatNotFound(chat.id)), onSome: () => Effect.void })
+        )
+      ),
+
+      appendMessage: Effect.fn("ChatRepoSql.appendMessage")((message) =>
+        Effect.flatMap(
+          Effect.orDie(appendMessage(message)),
+          outcome(message.chat_id, () => new Conflict({ message: `message ${message.id} already exists` }))
+        )
+      ),
+      listMessages: Effect.fn("ChatRepoSql.listMessages")((organizationId, chatId) =>
+        Effect.orDie(findMessages({ organization_id: organizationId, chat_id: chatId }))
+      ),
+
+      upsertCell: Effect.fn("ChatRepoSql.upsertCell")((cell) =>
+        Effect.flatMap(
+          Effect.orDie(upsertCell(cell)),
+          outcome(cell.chat_id, () => new Conflict({ message: `cell ${cell.id} belongs to another chat` }))
+        )
+      ),
+      listCells: Effect.fn("ChatRepoSql.listCells")(function*(
+        organizationId: OrganizationId,
+        chatId: ChatId,
+        page: ChatRepo.CellPageRequest
+      ) {
+        // One row more than asked says whether more follow, without counting them all.
+        const rows = yield* Effect.orDie(
+          findCells({ organization_id: organizationId, chat_id: chatId, limit: page.limit + 1, offset: page.offset })
+        )
+        return { cells: rows.slice(0, page.limit), hasMore: rows.length > page.limit }
+      }),
+      getCell: Effect.fn("ChatRepoSql.getCell")((organizationId, chatId, cellId) =>
+        Effect.orDie(findCell({ organization_id: organizationId, chat_id: chatId, id: cellId }))
+      ),
+
+      addAsset: Effect.fn("ChatRepoSql.addAsset")((asset) =>
+        Effect.flatMap(
+          Effect.orDie(addAsset(asset)),
+          outcome(asset.chat_id, () => new Conflict({ message: `asset ${asset.id} already exists` }))
+        )
+      ),
+      listAssets: Effect.fn("ChatRepoSql.listAssets")((organizationId, chatId) =>
+        Effect.orDie(findAssets({ organization_id: organizationId, chat_id: chatId }))
+      ),
+      getAsset: Effect.fn("ChatRepoSql.getAsset")((organizationId, id) =>
+        Effect.orDie(findAsset({ organization_id: organizationId, id }))
+      ),
+      findAssetForSignedUrl: Effect.fn("ChatRepoSql.findAssetForSignedUrl")((id) => Effect.orDie(findAssetAnywhere(id)))
+    })
+  }
+)
+
+/** `ChatRepo` over the `SqlClient` in context. */
+export const layer: Layer.Layer<ChatRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(ChatRepo, make)

@@ -1,0 +1,280 @@
+/**
+ * Core's `PlaybookRepo` port over SQL: `<prefix>playbooks`, with their reports in
+ * `<prefix>playbook_reports`.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { Conflict, NotFound } from "@sightline/core/Errors"
+import { OrganizationId, PlaybookId } from "@sightline/core/Ids"
+import { PlaybookRecord } from "@sightline/core/Playbook"
+import { PlaybookRepo } from "@sightline/core/PlaybookRepo"
+import { ReportRecord } from "@sightline/core/Report"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { likeContaining } from "./internal/search.js"
+import { TablePrefix } from "./TablePrefix.js"
+
+const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
+
+/** A row of `<prefix>playbooks` ↔ a `PlaybookRecord`: NULL columns are absent optional fields. */
+export const PlaybookFromRow = Schema.transform(
+  Schema.Struct({
+    ...PlaybookRecord.fields,
+    cron_string: nullable(PlaybookRecord.fields.cron_string.from),
+    chat_channel_id: nullable(Schema.String),
+    deployed_at: nullable(Schema.DateTimeUtcFromDate),
+    next_run_at: nullable(Schema.DateTimeUtcFromDate),
+    created_at: Schema.DateTimeUtcFromDate,
+    updated_at: Schema.DateTimeUtcFromDate
+  }),
+  Schema.typeSchema(PlaybookRecord),
+  { strict: true, decode: (row) => new PlaybookRecord(row, true), encode: (playbook) => playbook }
+)
+
+/** A row of `<prefix>playbook_reports` ↔ a `ReportRecord` (`blocks` is JSON, decoded by the driver). */
+export const ReportFromRow = Schema.transform(
+  Schema.Struct({ ...ReportRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
+  Schema.typeSchema(ReportRecord),
+  { strict: true, decode: (row) => new ReportRecord(row, true), encode: (report) => report }
+)
+
+const PlaybookKey = Schema.Struct({ organization_id: OrganizationId, id: PlaybookId })
+const Written = Schema.Struct({ id: Schema.String })
+
+/** The playbook repository over the `SqlClient` in context. */
+export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
+  function*() {
+    // Without the client's name transforms: columns are snake_case like the record fields.
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const prefix = yield* TablePrefix
+    const playbooks = sql(prefix.name("playbooks"))
+    const reports = sql(prefix.name("playbook_reports"))
+    const chats = sql(prefix.name("chats"))
+    const fieldColumns = "owner_id, name, prompt, status, connector_ids, cron_string, email_addresses, " +
+      "chat_channel_id, dataset_ids, tagged_chat_user_ids, selected_template_data_ids, deployed_at, next_run_at, " +
+      "created_at, updated_at"
+    const fields = sql.literal(fieldColumns)
+    const columns = sql.literal(`id, organization_id, ${fieldColumns}`)
+    const reportColumns = sql.literal(
+      "id, organization_id, playbook_id, chat_id, subject, summary, blocks, html_preview, created_at"
+    )
+
+    // Absent optional fields are NULL; arrays are cast so that an empty one has a type.
+    const fieldValues = (row: typeof PlaybookFromRow.Encoded) =>
+      sql`${row.owner_id}::uuid, ${row.name}::text,
+          ${row.prompt}::text, ${row.status}::text, ${row.connector_ids}::integer[], ${row.cron_string ?? null}::text,
+          ${row.email_addresses}::text[], ${row.chat_channel_id ?? null}::text, ${row.dataset_ids}::text[],
+          ${row.tagged_chat_user_ids}::text[], ${row.selected_template_data_ids}::text[],
+          ${row.deployed_at ?? null}::timestamptz, ${row.next_run_at ?? null}::timestamptz,
+          ${row.created_at}::timestamptz, ${row.updated_at}::timestamptz`
+
+    const insert = SqlSchema.findOne({
+      Request: PlaybookFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`INSERT INTO ${playbooks} (${columns})
+            VALUES (${row.id}::uuid, ${row.organization_id}::uuid, ${fieldValues(row)})
+            ON CONFLICT (id) DO NOTHING RETURNING id`
+    })
+    const findPlaybook = (lock: "" | "FOR UPDATE") =>
+      SqlSchema.findOne({
+        Request: PlaybookKey,
+        Result: PlaybookFromRow,
+        execute: ({ id, organization_id }) =>
+          sql`SELECT ${columns} FROM ${playbooks}
+              WHERE organization_id = ${organization_id} AND id = ${id} ${sql.literal(lock)}`
+      })
+    const findById = findPlaybook("")
+    const findForUpdate = findPlaybook("FOR UPDATE")
+    // Every column but the key is replaced, so a field that became absent becomes NULL.
+    const replace = SqlSchema.findOne({
+      Request: PlaybookFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`UPDATE ${playbooks} SET (${fields}) = ROW(${fieldValues(row)})
+            WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
+    })
+    // Reports go with their playbook by `ON DELETE CASCADE`.
+    const remove = SqlSchema.findOne({
+      Request: PlaybookKey,
+      Result: Written,
+      execute: ({ id, organization_id }) =>
+        sql`DELETE FROM ${playbooks} WHERE organization_id = ${organization_id} AND id = ${id} RETURNING id`
+    })
+
+    const ListRequest = Schema.Struct({
+      organization_id: OrganizationId,
+      status: Schema.optional(Schema.String),
+      pattern: Schema.optional(Schema.String)
+    })
+    const listFilter = (request: typeof ListRequest.Encoded) =>
+      sql.and([
+        sql`organization_id = ${request.organization_id}`,
+        ...(request.status === undefined ? [] : [sql`status = ${request.status}`]),
+        // The same expressions as the trigram indexes, so that PostgreSQL with `pg_trgm` uses them.
+        ...(request.pattern === undefined ? [] : [
+          sql`(lower(name) LIKE lower(${request.pattern}) OR lower(prompt) LIKE lower(${request.pattern}))`
+        ])
+      ])
+    const listPage = SqlSchema.findAll({
+      Request: Schema.Struct({
+        ...ListRequest.fields,
+        sort: Schema.Literal("name", "created_at", "updated_at"),
+        direction: Schema.Literal("asc", "desc"),
+        limit: Schema.Int,
+        offset: Schema.Int
+      }),
+      Result: PlaybookFromRow,
+      execute: (request) => {
+        // The expressions of the sort indexes; ties by id in the same direction.
+        const key = request.sort === "name" ? `lower(name) COLLATE "C"` : request.sort
+        const direction = request.direction === "asc" ? "ASC" : "DESC"
+        return sql`SELECT ${columns} FROM ${playbooks} WHERE ${listFilter(request)}
+                   ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
+                   LIMIT ${request.limit} OFFSET ${request.offset}`
+      }
+    })
+    const listCount = SqlSchema.single({
+      Request: ListRequest,
+      Result: Schema.Struct({ total: Schema.Number }),
+      execute: (request) => sql`SELECT count(*)::int AS total FROM ${playbooks} WHERE ${listFilter(request)}`
+    })
+
+    // One statement: the playbook and the chat must both be the organization's (the foreign keys
+    // would say so too, but as errors); an id already taken inserts nothing.
+    const insertReport = SqlSchema.single({
+      Request: ReportFromRow,
+      Result: Schema.Struct({ playbook_found: Schema.Number, chat_found: Schema.Number, written: Schema.Number }),
+      execute: (r) =>
+        sql`WITH playbook AS (
+              SELECT id FROM ${playbooks} WHERE organization_id = ${r.organization_id} AND id = ${r.playbook_id}
+            ), chat AS (
+              SELECT id FROM ${chats} WHERE organization_id = ${r.organization_id} AND id = ${r.chat_id}
+            ), inserted AS (
+              INSERT INTO ${reports} (${reportColumns})
+              SELECT ${r.id}::uuid, ${r.organization_id}::uuid, playbook.id, chat.id, ${r.subject}::text,
+                     ${r.summary}::text, ${JSON.stringify(r.blocks)}::jsonb, ${r.html_preview}::text,
+                     ${r.created_at}::timestamptz
+              FROM playbook, chat
+              ON CONFLICT (id) DO NOTHING
+              RETURNING 1
+            )
+            SELECT (SELECT count(*)::int FROM playbook) AS playbook_found,
+                   (SELECT count(*)::int FROM chat) AS chat_found,
+                   (SELECT count(*)::int FROM inserted) AS written`
+    })
+    const ReportsRequest = Schema.Struct({ organization_id: OrganizationId, playbook_id: PlaybookId })
+    const findReports = SqlSchema.findAll({
+      Request: Schema.Struct({ ...ReportsRequest.fields, limit: Schema.Int, offset: Schema.Int }),
+      Result: ReportFromRow,
+      execute: ({ limit, offset, organization_id, playbook_id }) =>
+        sql`SELECT ${reportColumns} FROM ${reports}
+            WHERE organization_id = ${organization_id} AND playbook_id = ${playbook_id}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+    const countReports = SqlSchema.single({
+      Request: ReportsRequest,
+      Result: Schema.Struct({ total: Schema.Number }),
+      execute: ({ organization_id, playbook_id }) =>
+        sql`SELECT count(*)::int AS total FROM ${reports}
+            WHERE organization_id = ${organization_id} AND playbook_id = ${playbook_id}`
+    })
+    // Exactly the predicate of the partial index `playbooks_due_idx`, so the scheduler's read is a
+    // range scan of due rows whatever the number of playbooks.
+    const findDue = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Schema.DateTimeUtcFromDate, limit: Schema.Int }),
+      Result: PlaybookFromRow,
+      execute: ({ limit, now }) =>
+        sql`SELECT ${columns} FROM ${playbooks}
+            WHERE status = 'deployed' AND next_run_at IS NOT NULL AND next_run_at <= ${now}
+            ORDER BY next_run_at, id LIMIT ${limit}`
+    })
+
+    const notFound = (id: PlaybookId) => new NotFound({ message: `playbook ${id} not found` })
+    const orNotFound = (id: PlaybookId) =>
+      Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: () => Effect.void })
+
+    return PlaybookRepo.of({
+      create: Effect.fn("PlaybookRepoSql.create")((playbook) =>
+        Effect.flatMap(
+          Effect.orDie(insert(playbook)),
+          Option.match({
+            onNone: () => Effect.fail(new Conflict({ message: `playbook ${playbook.id} already exists` })),
+            onSome: () => Effect.void
+          })
+        )
+      ),
+      get: Effect.fn("PlaybookRepoSql.get")((organizationId, id) =>
+        Effect.orDie(findById({ organization_id: organizationId, id }))
+      ),
+      getForUpdate: Effect.fn("PlaybookRepoSql.getForUpdate")((organizationId, id) =>
+        Effect.orDie(findForUpdate({ organization_id: organizationId, id }))
+      ),
+      list: Effect.fn("PlaybookRepoSql.list")(
+        function*(organizationId: OrganizationId, options: PlaybookRepo.ListOptions) {
+          const term = options.searchTerm ?? ""
+          const request = {
+            organization_id: organizationId,
+            ...(options.status === undefined ? {} : { status: options.status }),
+            ...(term === "" ? {} : { pattern: likeContaining(term) })
+          }
+          const [rows, count] = yield* Effect.orDie(Effect.all([
+            listPage({
+              ...request,
+              sort: options.sortBy,
+              direction: options.sortDirection,
+              limit: options.limit,
+              offset: options.offset
+            }),
+            listCount(request)
+          ]))
+          return { rows, totalCount: count.total }
+        }
+      ),
+      update: Effect.fn("PlaybookRepoSql.update")((playbook) =>
+        Effect.flatMap(Effect.orDie(replace(playbook)), orNotFound(playbook.id))
+      ),
+      delete: Effect.fn("PlaybookRepoSql.delete")((organizationId, id) =>
+        Effect.flatMap(Effect.orDie(remove({ organization_id: organizationId, id })), orNotFound(id))
+      ),
+
+      addReport: Effect.fn("PlaybookRepoSql.addReport")(function*(report: ReportRecord) {
+        const outcome = yield* Effect.orDie(insertReport(report))
+        if (outcome.playbook_found === 0) return yield* Effect.fail(notFound(report.playbook_id))
+        if (outcome.chat_found === 0) {
+          return yield* Effect.fail(new NotFound({ message: `chat ${report.chat_id} not found` }))
+        }
+        if (outcome.written === 0) {
+          return yield* Effect.fail(new Conflict({ message: `report ${report.id} already exists` }))
+        }
+      }),
+      listReports: Effect.fn("PlaybookRepoSql.listReports")(function*(
+        organizationId: OrganizationId,
+        playbookId: PlaybookId,
+        page: { readonly limit: number; readonly offset: number }
+      ) {
+        const key = { organization_id: organizationId, playbook_id: playbookId }
+        const [rows, count] = yield* Effect.orDie(Effect.all([
+          findReports({ ...key, limit: page.limit, offset: page.offset }),
+          countReports(key)
+        ]))
+        return { reports: rows, totalCount: count.total }
+      }),
+
+      listDue: Effect.fn("PlaybookRepoSql.listDue")((now: DateTime.Utc, limit: number) =>
+        Effect.orDie(findDue({ now, limit }))
+      )
+    })
+  }
+)
+
+/** `PlaybookRepo` over the `SqlClient` in context. */
+export const layer: Layer.Layer<PlaybookRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
+  PlaybookRepo,
+  make
+)
