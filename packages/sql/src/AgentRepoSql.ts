@@ -1,0 +1,244 @@
+/**
+ * Core's `AgentRepo` port over SQL: `<prefix>agents`, and their runs in `<prefix>agent_runs`.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { Agent, ChatChannelId } from "@sightline/core/Agent"
+import { AgentRepo } from "@sightline/core/AgentRepo"
+import { AgentRun, JsonObject, keyset } from "@sightline/core/AgentRun"
+import { Conflict, NotFound } from "@sightline/core/Errors"
+import { AgentId, AgentRunId, ChatId, OrganizationId, WebhookTriggerId } from "@sightline/core/Ids"
+import * as Pagination from "@sightline/core/Pagination"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { isLowercaseUuid, jsonText, keysetBound } from "./internal/runtimeSql.js"
+import { TablePrefix } from "./TablePrefix.js"
+
+const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
+
+/** A row of `<prefix>agents` ↔ an `Agent`: NULL columns are absent optional fields. */
+export const AgentFromRow = Schema.transform(
+  Schema.Struct({
+    ...Agent.fields,
+    tools: nullable(Agent.fields.tools.from),
+    chat_channel_id: nullable(ChatChannelId),
+    created_at: Schema.DateTimeUtcFromDate,
+    updated_at: Schema.DateTimeUtcFromDate
+  }),
+  Schema.typeSchema(Agent),
+  { strict: true, decode: (row) => new Agent(row, true), encode: (agent) => agent }
+)
+
+/**
+ * A row of `<prefix>agent_runs` ↔ an `AgentRun`. Both drivers parse `jsonb`, so `payload` arrives as
+ * an object; NULL columns are absent optional fields.
+ */
+export const AgentRunFromRow = Schema.transform(
+  Schema.Struct({
+    ...AgentRun.fields,
+    chat_id: nullable(ChatId),
+    payload: nullable(JsonObject),
+    error: nullable(Schema.String),
+    created_at: Schema.DateTimeUtcFromDate,
+    started_at: nullable(Schema.DateTimeUtcFromDate),
+    finished_at: nullable(Schema.DateTimeUtcFromDate)
+  }),
+  Schema.typeSchema(AgentRun),
+  { strict: true, decode: (row) => new AgentRun(row, true), encode: (run) => run }
+)
+
+const AgentKey = Schema.Struct({ organization_id: OrganizationId, id: AgentId })
+const RunKey = Schema.Struct({ organization_id: OrganizationId, id: AgentRunId })
+const Written = Schema.Struct({ id: Schema.String })
+
+/** What one page query of `listRuns` needs. */
+const RunsRequest = Schema.Struct({
+  organization_id: OrganizationId,
+  agent_id: AgentId,
+  after_at: Schema.optional(Schema.DateFromSelf),
+  after_id: Schema.optional(AgentRunId),
+  limit: Schema.Int
+})
+
+/** The agent repository over the `SqlClient` in context. */
+export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
+  function*() {
+    // Without the client's name transforms: columns are snake_case like the record fields.
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const prefix = yield* TablePrefix
+    const agents = sql(prefix.name("agents"))
+    const runs = sql(prefix.name("agent_runs"))
+    const agentFieldColumns = "owner_id, name, prompt, connector_ids, tools, cron_strings, email_addresses, " +
+      "chat_channel_id, webhook_trigger_id, created_at, updated_at"
+    const agentFields = sql.literal(agentFieldColumns)
+    const agentColumns = sql.literal(`id, organization_id, ${agentFieldColumns}`)
+    const runFieldColumns = "agent_id, trigger_source, status, chat_id, payload, error, created_at, started_at, " +
+      "finished_at"
+    const runFields = sql.literal(runFieldColumns)
+    const runColumns = sql.literal(`id, organization_id, ${runFieldColumns}`)
+
+    // Absent optional fields are NULL (so that an update clears them); arrays are cast so that an
+    // empty one has a type.
+    const agentValues = (row: typeof AgentFromRow.Encoded) =>
+      sql`${row.owner_id}::uuid, ${row.name}::text, ${row.prompt}::text, ${row.connector_ids}::integer[],
+          ${row.tools ?? null}::text[], ${row.cron_strings}::text[], ${row.email_addresses}::text[],
+          ${row.chat_channel_id ?? null}::text, ${row.webhook_trigger_id}::uuid,
+          ${row.created_at}::timestamptz, ${row.updated_at}::timestamptz`
+    const runValues = (row: typeof AgentRunFromRow.Encoded) =>
+      sql`${row.agent_id}::uuid, ${row.trigger_source}::text, ${row.status}::text, ${row.chat_id ?? null}::uuid,
+          ${row.payload === undefined ? null : jsonText(row.payload)}::text::jsonb, ${row.error ?? null}::text,
+          ${row.created_at}::timestamptz, ${row.started_at ?? null}::timestamptz,
+          ${row.finished_at ?? null}::timestamptz`
+
+    // `ON CONFLICT DO NOTHING` without a target covers both the id and the webhook trigger id, and
+    // raises no error that would abort a caller's transaction.
+    const insertAgent = SqlSchema.findOne({
+      Request: AgentFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`INSERT INTO ${agents} (${agentColumns}) VALUES (${row.id}::uuid, ${row.organization_id}::uuid,
+              ${agentValues(row)})
+            ON CONFLICT DO NOTHING RETURNING id`
+    })
+    const findAgent = (lock: boolean) =>
+      SqlSchema.findOne({
+        Request: AgentKey,
+        Result: AgentFromRow,
+        execute: ({ id, organization_id }) =>
+          sql`SELECT ${agentColumns} FROM ${agents} WHERE organization_id = ${organization_id} AND id = ${id}${
+            sql.literal(lock ? " FOR UPDATE" : "")
+          }`
+      })
+    const findAgentById = findAgent(false)
+    const findAgentForUpdate = findAgent(true)
+    const findByTrigger = SqlSchema.findOne({
+      Request: Schema.Struct({ organization_id: OrganizationId, webhook_trigger_id: WebhookTriggerId }),
+      Result: AgentFromRow,
+      execute: ({ organization_id, webhook_trigger_id }) =>
+        sql`SELECT ${agentColumns} FROM ${agents}
+            WHERE organization_id = ${organization_id} AND webhook_trigger_id = ${webhook_trigger_id}`
+    })
+    const listAgents = SqlSchema.findAll({
+      Request: OrganizationId,
+      Result: AgentFromRow,
+      execute: (organizationId) =>
+        sql`SELECT ${agentColumns} FROM ${agents} WHERE organization_id = ${organizationId}
+            ORDER BY created_at DESC, id DESC`
+    })
+    // Every column but the key is replaced, so a field that became absent becomes NULL.
+    const replaceAgent = SqlSchema.findOne({
+      Request: AgentFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`UPDATE ${agents} SET (${agentFields}) = ROW(${agentValues(row)})
+            WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
+    })
+    // Runs go with their agent by `ON DELETE CASCADE`.
+    const removeAgent = SqlSchema.findOne({
+      Request: AgentKey,
+      Result: Written,
+      execute: ({ id, organization_id }) =>
+        sql`DELETE FROM ${agents} WHERE organization_id = ${organization_id} AND id = ${id} RETURNING id`
+    })
+
+    const insertRun = SqlSchema.findOne({
+      Request: AgentRunFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`INSERT INTO ${runs} (${runColumns}) VALUES (${row.id}::uuid, ${row.organization_id}::uuid,
+              ${runValues(row)})
+            ON CONFLICT (id) DO NOTHING RETURNING id`
+    })
+    const findRun = (lock: boolean) =>
+      SqlSchema.findOne({
+        Request: RunKey,
+        Result: AgentRunFromRow,
+        execute: ({ id, organization_id }) =>
+          sql`SELECT ${runColumns} FROM ${runs} WHERE organization_id = ${organization_id} AND id = ${id}${
+            sql.literal(lock ? " FOR UPDATE" : "")
+          }`
+      })
+    const findRunById = findRun(false)
+    const findRunForUpdate = findRun(true)
+    // Newest first; the row comparison is an index condition on `(organization_id, agent_id, created_at, id)`.
+    const runsPage = SqlSchema.findAll({
+      Request: RunsRequest,
+      Result: AgentRunFromRow,
+      execute: (request) =>
+        sql`SELECT ${runColumns} FROM ${runs} WHERE ${
+          sql.and([
+            sql`organization_id = ${request.organization_id}`,
+            sql`agent_id = ${request.agent_id}`,
+            ...(request.after_at === undefined || request.after_id === undefined
+              ? []
+              : [sql`(created_at, id) < (${request.after_at}::timestamptz, ${request.after_id}::uuid)`])
+          ])
+        } ORDER BY created_at DESC, id DESC LIMIT ${request.limit}`
+    })
+    const replaceRun = SqlSchema.findOne({
+      Request: AgentRunFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`UPDATE ${runs} SET (${runFields}) = ROW(${runValues(row)})
+            WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
+    })
+
+    const getRun = (lock: boolean) => (organizationId: OrganizationId, id: AgentRunId) =>
+      Effect.orDie((lock ? findRunForUpdate : findRunById)({ organization_id: organizationId, id }))
+
+    return AgentRepo.of({
+      create: Effect.fn("AgentRepoSql.create")(function*(agent) {
+        if (Option.isNone(yield* Effect.orDie(insertAgent(agent)))) {
+          return yield* new Conflict({
+            message: `an agent with id ${agent.id} or with this webhook trigger id already exists`
+          })
+        }
+      }),
+      get: Effect.fn("AgentRepoSql.get")((organizationId, id) =>
+        Effect.orDie(findAgentById({ organization_id: organizationId, id }))
+      ),
+      getForUpdate: Effect.fn("AgentRepoSql.getForUpdate")((organizationId, id) =>
+        Effect.orDie(findAgentForUpdate({ organization_id: organizationId, id }))
+      ),
+      getByTriggerId: Effect.fn("AgentRepoSql.getByTriggerId")((organizationId, triggerId) =>
+        Effect.orDie(findByTrigger({ organization_id: organizationId, webhook_trigger_id: triggerId }))
+      ),
+      list: Effect.fn("AgentRepoSql.list")((organizationId) => Effect.orDie(listAgents(organizationId))),
+      update: Effect.fn("AgentRepoSql.update")(function*(agent) {
+        if (Option.isNone(yield* Effect.orDie(replaceAgent(agent)))) return yield* new NotFound()
+      }),
+      delete: Effect.fn("AgentRepoSql.delete")((organizationId, id) =>
+        Effect.map(Effect.orDie(removeAgent({ organization_id: organizationId, id })), Option.isSome)
+      ),
+
+      createRun: Effect.fn("AgentRepoSql.createRun")(function*(run) {
+        if (Option.isNone(yield* Effect.orDie(insertRun(run)))) {
+          return yield* new Conflict({ message: `an agent run with id ${run.id} already exists` })
+        }
+      }),
+      getRun: Effect.fn("AgentRepoSql.getRun")(getRun(false)),
+      getRunForUpdate: Effect.fn("AgentRepoSql.getRunForUpdate")(getRun(true)),
+      listRuns: Effect.fn("AgentRepoSql.listRuns")(function*(organizationId, agentId, request) {
+        const bound = request.after === undefined ? undefined : yield* keysetBound(request.after, isLowercaseUuid)
+        const rows = yield* Effect.orDie(runsPage({
+          organization_id: organizationId,
+          agent_id: agentId,
+          ...(bound === undefined ? {} : { after_at: bound.at, after_id: AgentRunId.make(bound.id) }),
+          // One extra row says whether another page exists.
+          limit: request.limit + 1
+        }))
+        return Pagination.pageFromRows(rows, request.limit, keyset)
+      }),
+      updateRun: Effect.fn("AgentRepoSql.updateRun")(function*(run) {
+        if (Option.isNone(yield* Effect.orDie(replaceRun(run)))) return yield* new NotFound()
+      })
+    })
+  }
+)
+
+/** `AgentRepo` over the `SqlClient` in context. */
+export const layer: Layer.Layer<AgentRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(AgentRepo, make)

@@ -1,0 +1,148 @@
+/**
+ * Core's `SandboxRepo` port over SQL (`<prefix>sandboxes`).
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { Conflict, NotFound } from "@sightline/core/Errors"
+import { ChatId, MemberId, OrganizationId, SandboxId } from "@sightline/core/Ids"
+import * as Pagination from "@sightline/core/Pagination"
+import { keyset, Sandbox, StatusFilter } from "@sightline/core/Sandbox"
+import { SandboxRepo } from "@sightline/core/SandboxRepo"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { isLowercaseUuid, keysetBound } from "./internal/runtimeSql.js"
+import { TablePrefix } from "./TablePrefix.js"
+
+/**
+ * A row of `<prefix>sandboxes` ↔ a `Sandbox`: `timestamptz` columns come back as `Date`s, and a NULL
+ * column is an absent optional field.
+ */
+export const SandboxFromRow = Schema.transform(
+  Schema.Struct({
+    ...Sandbox.fields,
+    chat_id: Schema.optionalWith(ChatId, { nullable: true }),
+    started_at: Schema.DateTimeUtcFromDate,
+    released_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
+    last_seen_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true })
+  }),
+  Schema.typeSchema(Sandbox),
+  { strict: true, decode: (row) => new Sandbox(row, true), encode: (sandbox) => sandbox }
+)
+
+const SandboxKey = Schema.Struct({ organization_id: OrganizationId, sandbox_id: SandboxId })
+const Written = Schema.Struct({ sandbox_id: SandboxId })
+
+/** What one page query of `list` needs. */
+const ListRequest = Schema.Struct({
+  organization_id: OrganizationId,
+  status: StatusFilter,
+  member_id: Schema.optional(MemberId),
+  after_at: Schema.optional(Schema.DateFromSelf),
+  after_id: Schema.optional(SandboxId),
+  limit: Schema.Int
+})
+
+/** The sandbox repository over the `SqlClient` in context. */
+export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
+  function*() {
+    // Without the client's name transforms: columns are snake_case like the record fields.
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const sandboxes = sql((yield* TablePrefix).name("sandboxes"))
+    const fieldColumns = "member_id, chat_id, status, started_at, released_at, last_seen_at"
+    const fields = sql.literal(fieldColumns)
+    const columns = sql.literal(`sandbox_id, organization_id, ${fieldColumns}`)
+
+    // Absent optional fields are written as NULL, so that `update` clears what became absent.
+    const fieldValues = (row: typeof SandboxFromRow.Encoded) =>
+      sql`${row.member_id}::uuid, ${row.chat_id ?? null}::uuid, ${row.status}::text,
+          ${row.started_at}::timestamptz, ${row.released_at ?? null}::timestamptz,
+          ${row.last_seen_at ?? null}::timestamptz`
+
+    // `ON CONFLICT DO NOTHING` instead of catching the unique violation: no error, so a caller's
+    // transaction goes on after a `Conflict` without needing a savepoint.
+    const insert = SqlSchema.findOne({
+      Request: SandboxFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`INSERT INTO ${sandboxes} (${columns})
+            VALUES (${row.sandbox_id}::uuid, ${row.organization_id}::uuid, ${fieldValues(row)})
+            ON CONFLICT (sandbox_id) DO NOTHING RETURNING sandbox_id`
+    })
+    const find = (lock: boolean) =>
+      SqlSchema.findOne({
+        Request: SandboxKey,
+        Result: SandboxFromRow,
+        execute: ({ organization_id, sandbox_id }) =>
+          sql`SELECT ${columns} FROM ${sandboxes}
+              WHERE organization_id = ${organization_id} AND sandbox_id = ${sandbox_id}${
+            sql.literal(lock ? " FOR UPDATE" : "")
+          }`
+      })
+    const findById = find(false)
+    const findForUpdate = find(true)
+    const replace = SqlSchema.findOne({
+      Request: SandboxFromRow,
+      Result: Written,
+      execute: (row) =>
+        sql`UPDATE ${sandboxes} SET (${fields}) = ROW(${fieldValues(row)})
+            WHERE organization_id = ${row.organization_id} AND sandbox_id = ${row.sandbox_id}
+            RETURNING sandbox_id`
+    })
+    // Newest first. The row comparison continues strictly after the cursor's row and is an index
+    // condition on `(organization_id[, status | member_id], started_at, sandbox_id)`.
+    const page = SqlSchema.findAll({
+      Request: ListRequest,
+      Result: SandboxFromRow,
+      execute: (request) =>
+        sql`SELECT ${columns} FROM ${sandboxes} WHERE ${
+          sql.and([
+            sql`organization_id = ${request.organization_id}`,
+            ...(request.status === "all" ? [] : [sql`status = ${request.status}`]),
+            ...(request.member_id === undefined ? [] : [sql`member_id = ${request.member_id}`]),
+            ...(request.after_at === undefined || request.after_id === undefined
+              ? []
+              : [sql`(started_at, sandbox_id) < (${request.after_at}::timestamptz, ${request.after_id}::uuid)`])
+          ])
+        } ORDER BY started_at DESC, sandbox_id DESC LIMIT ${request.limit}`
+    })
+
+    const get = (lock: boolean) => (organizationId: OrganizationId, id: SandboxId) =>
+      Effect.orDie((lock ? findForUpdate : findById)({ organization_id: organizationId, sandbox_id: id }))
+
+    return SandboxRepo.of({
+      create: Effect.fn("SandboxRepoSql.create")(function*(sandbox) {
+        const written = yield* Effect.orDie(insert(sandbox))
+        if (Option.isNone(written)) {
+          return yield* new Conflict({ message: `a sandbox with id ${sandbox.sandbox_id} already exists` })
+        }
+      }),
+      get: Effect.fn("SandboxRepoSql.get")(get(false)),
+      getForUpdate: Effect.fn("SandboxRepoSql.getForUpdate")(get(true)),
+      list: Effect.fn("SandboxRepoSql.list")(function*(organizationId, options) {
+        const bound = options.after === undefined ? undefined : yield* keysetBound(options.after, isLowercaseUuid)
+        const rows = yield* Effect.orDie(page({
+          organization_id: organizationId,
+          status: options.status,
+          ...(options.memberId === undefined ? {} : { member_id: options.memberId }),
+          ...(bound === undefined ? {} : { after_at: bound.at, after_id: SandboxId.make(bound.id) }),
+          // One extra row says whether another page exists.
+          limit: options.limit + 1
+        }))
+        return Pagination.pageFromRows(rows, options.limit, keyset)
+      }),
+      update: Effect.fn("SandboxRepoSql.update")(function*(sandbox) {
+        if (Option.isNone(yield* Effect.orDie(replace(sandbox)))) return yield* new NotFound()
+      })
+    })
+  }
+)
+
+/** `SandboxRepo` over the `SqlClient` in context. */
+export const layer: Layer.Layer<SandboxRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
+  SandboxRepo,
+  make
+)
