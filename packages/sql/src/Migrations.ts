@@ -12,6 +12,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { migration as migration0002Access } from "./internal/migrations/0002_access.js"
+import { migration as migration0003Content } from "./internal/migrations/0003_content.js"
+import { migration as migration0004 } from "./internal/migrations/0004_library.js"
+import { migration as migration0005Runtime } from "./internal/migrations/0005_runtime.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -95,7 +99,11 @@ const initialSchema = (prefix: TablePrefix.Service): Effect.Effect<void, SqlErro
 export const migrations = (
   prefix: TablePrefix.Service
 ): Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> => ({
-  "0001_initial_schema": initialSchema(prefix)
+  "0001_initial_schema": initialSchema(prefix),
+  "0002_access": migration0002Access(prefix),
+  "0003_content": migration0003Content(prefix),
+  "0004_library": migration0004(prefix),
+  "0005_runtime": migration0005Runtime(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

@@ -13,29 +13,92 @@
 import type { MigrationError } from "@effect/sql/Migrator"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { AgentRepo } from "@sightline/core/AgentRepo"
+import type { ApiKeyRepo } from "@sightline/core/ApiKeyRepo"
+import type { AppRepo } from "@sightline/core/AppRepo"
+import type { AuditLogRepo } from "@sightline/core/AuditLogRepo"
+import type { ChangeRepo } from "@sightline/core/ChangeRepo"
+import type { ChatRepo } from "@sightline/core/ChatRepo"
+import type { ConnectorRepo } from "@sightline/core/ConnectorRepo"
+import type { ExecutionRepo } from "@sightline/core/ExecutionRepo"
+import type { GroupRepo } from "@sightline/core/GroupRepo"
+import type { JobQueue } from "@sightline/core/JobQueue"
+import type { LibraryStore } from "@sightline/core/LibraryStore"
 import type { MemberRepo } from "@sightline/core/MemberRepo"
 import type { OrganizationRepo } from "@sightline/core/OrganizationRepo"
+import type { PlaybookRepo } from "@sightline/core/PlaybookRepo"
+import type { RoleRepo } from "@sightline/core/RoleRepo"
+import type { SandboxRepo } from "@sightline/core/SandboxRepo"
 import type { Transaction } from "@sightline/core/Transaction"
 import type * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
+import * as AgentRepoSql from "./AgentRepoSql.js"
+import * as ApiKeyRepoSql from "./ApiKeyRepoSql.js"
+import * as AppRepoSql from "./AppRepoSql.js"
+import * as AuditLogRepoSql from "./AuditLogRepoSql.js"
+import * as ChangeRepoSql from "./ChangeRepoSql.js"
+import * as ChatRepoSql from "./ChatRepoSql.js"
+import * as ConnectorRepoSql from "./ConnectorRepoSql.js"
+import * as ExecutionRepoSql from "./ExecutionRepoSql.js"
+import * as GroupRepoSql from "./GroupRepoSql.js"
+import * as JobQueueSql from "./JobQueueSql.js"
+import * as LibraryStoreSql from "./LibraryStoreSql.js"
 import * as MemberRepoSql from "./MemberRepoSql.js"
 import * as Migrations from "./Migrations.js"
 import * as OrganizationRepoSql from "./OrganizationRepoSql.js"
 import * as PgliteClient from "./PgliteClient.js"
+import * as PlaybookRepoSql from "./PlaybookRepoSql.js"
 import * as PostgresClient from "./PostgresClient.js"
+import * as RoleRepoSql from "./RoleRepoSql.js"
+import * as SandboxRepoSql from "./SandboxRepoSql.js"
 import * as SqlTransaction from "./SqlTransaction.js"
 import * as TablePrefix from "./TablePrefix.js"
 
 /** Every core port the SQL store provides. */
-export type Ports = Transaction | OrganizationRepo | MemberRepo
+export type Ports =
+  | Transaction
+  | OrganizationRepo
+  | MemberRepo
+  | ChangeRepo
+  | LibraryStore
+  | RoleRepo
+  | GroupRepo
+  | ApiKeyRepo
+  | AuditLogRepo
+  | ChatRepo
+  | ConnectorRepo
+  | PlaybookRepo
+  | SandboxRepo
+  | ExecutionRepo
+  | AgentRepo
+  | AppRepo
+  | JobQueue
 
 /** Errors of building a store: opening the database, an invalid prefix, a failed migration. */
 export type StoreError = SqlError | MigrationError | Cause.IllegalArgumentException
 
 /** The ports over the `SqlClient` and `TablePrefix` in context, after running the migrations. */
 export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlClient | TablePrefix.TablePrefix> = Layer
-  .mergeAll(SqlTransaction.layer, OrganizationRepoSql.layer, MemberRepoSql.layer).pipe(
+  .mergeAll(
+    SqlTransaction.layer,
+    OrganizationRepoSql.layer,
+    MemberRepoSql.layer,
+    RoleRepoSql.layer,
+    GroupRepoSql.layer,
+    ApiKeyRepoSql.layer,
+    AuditLogRepoSql.layer,
+    ChangeRepoSql.layer,
+    LibraryStoreSql.layer,
+    ChatRepoSql.layer,
+    ConnectorRepoSql.layer,
+    PlaybookRepoSql.layer,
+    SandboxRepoSql.layer,
+    ExecutionRepoSql.layer,
+    AgentRepoSql.layer,
+    AppRepoSql.layer,
+    JobQueueSql.layer
+  ).pipe(
     Layer.provide(Migrations.layer)
   )
 

@@ -10,7 +10,48 @@ import * as TablePrefix from "../src/TablePrefix.js"
 import { forEachDatabase, harnessPrefixPattern } from "./utils/databases.js"
 
 /** Every table Sightline creates today, without its prefix. */
-const expectedTables = ["member_roles", "members", "migrations", "organizations", "roles"]
+const expectedTables = [
+  "agent_runs",
+  "agents",
+  "api_keys",
+  "apps",
+  "audit_logs",
+  "change_approvals",
+  "change_counters",
+  "change_revisions",
+  "changes",
+  "chat_assets",
+  "chat_cells",
+  "chat_messages",
+  "chats",
+  "connector_grants",
+  "connectors",
+  "executions",
+  "group_members",
+  "group_roles",
+  "groups",
+  "jobs",
+  "library_blobs",
+  "library_commit_files",
+  "library_commits",
+  "library_refs",
+  "member_roles",
+  "members",
+  "migrations",
+  "organizations",
+  "playbook_reports",
+  "playbooks",
+  "roles",
+  "sandboxes",
+  "scim_group_mapping_members",
+  "scim_group_mappings"
+]
+
+/** Every bundled migration, as the Migrator reports those it applies: `[id, name]`, in order. */
+const expectedMigrations = Object.keys(Migrations.migrations(TablePrefix.fromPrefix(TablePrefix.defaultPrefix)))
+  .sort()
+  .map((key) => [Number(key.slice(0, key.indexOf("_"))), key.slice(key.indexOf("_") + 1)] as const)
+const expectedMigrationRows = expectedMigrations.map(([id]) => ({ migration_id: id }))
 
 const tableNames = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(
@@ -25,7 +66,7 @@ forEachDatabase((database) =>
         const prefix = database.freshPrefix()
         const before = new Set(yield* tableNames)
         const applied = yield* Migrations.run.pipe(Effect.provide(TablePrefix.layer(prefix)))
-        expect(applied).toEqual([[1, "initial_schema"]])
+        expect(applied).toEqual(expectedMigrations)
 
         const created = (yield* tableNames).filter((name) => !before.has(name))
         // Other runs may create their own prefixed tables meanwhile on a shared server.
@@ -47,14 +88,16 @@ forEachDatabase((database) =>
         expect(yield* (yield* OrganizationRepo).get(org.id)).toEqual(Option.some(org))
         const sql = yield* SqlClient.SqlClient
         const prefix = yield* TablePrefix.TablePrefix
-        const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${sql(prefix.name("migrations"))}`
-        expect(rows).toEqual([{ migration_id: 1 }])
+        const rows = yield* sql<{ migration_id: number }>`SELECT migration_id FROM ${
+          sql(prefix.name("migrations"))
+        } ORDER BY migration_id`
+        expect(rows).toEqual(expectedMigrationRows)
       }).pipe(Effect.provide(database.shared)))
 
     it.effect("concurrent runs on a fresh prefix apply each migration once", () =>
       Effect.gen(function*() {
         const runs = yield* Effect.all(Array.from({ length: 3 }, () => Migrations.run), { concurrency: "unbounded" })
-        expect(runs.flat()).toEqual([[1, "initial_schema"]])
+        expect(runs.flat()).toEqual(expectedMigrations)
         expect(yield* Migrations.run).toEqual([])
       }).pipe(Effect.provide(Layer.merge(TablePrefix.layer(database.freshPrefix()), database.client))))
 
@@ -70,8 +113,8 @@ forEachDatabase((database) =>
         // Each prefix has its own record of applied migrations.
         const sql = yield* SqlClient.SqlClient
         for (const prefix of [a, b]) {
-          const rows = yield* sql`SELECT migration_id FROM ${sql(`${prefix}migrations`)}`
-          expect(rows).toEqual([{ migration_id: 1 }])
+          const rows = yield* sql`SELECT migration_id FROM ${sql(`${prefix}migrations`)} ORDER BY migration_id`
+          expect(rows).toEqual(expectedMigrationRows)
         }
       }).pipe(Effect.provide(database.client)))
   })
