@@ -107,15 +107,12 @@ export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.ef
       list: (organizationId, options) =>
         state.run(Effect.map(Ref.get(table), (rows) => {
           const owners = options.memberIds === undefined ? undefined : new Set<string>(options.memberIds)
-          const after = options.after
           const matching = Array.from(HashMap.values(rows)).filter((row) =>
             row.organization_id === organizationId &&
             (owners === undefined || owners.has(row.member_id)) &&
-            (options.includeRevoked || row.revoked_at === undefined) &&
-            (after === undefined || Pagination.compareDesc(keyset(row), after) > 0)
+            (options.includeRevoked || row.revoked_at === undefined)
           )
-          matching.sort((a, b) => Pagination.compareDesc(keyset(a), keyset(b)))
-          return Pagination.pageFromRows(matching.slice(0, options.limit + 1), options.limit, keyset)
+          return Pagination.pageInMemory(matching, options, keyset)
         }))
     })
   })

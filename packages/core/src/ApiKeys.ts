@@ -77,16 +77,10 @@ export declare namespace ApiKeys {
   }
 }
 
-// `Decision.enforce` is typed with every API error; each policy function documents the few codes it
-// can deny with, and the service signatures list exactly those.
-const enforce = <E extends ApiError>(decision: Decision.Decision): Effect.Effect<void, E> =>
-  Decision.enforce(decision) as Effect.Effect<void, E>
-
+// Each policy function documents the few codes it can deny with, and the service signatures list
+// exactly those: `Decision.enforce<E>` states them at each call.
 const refuse = <E extends ApiError>(denial: Decision.Deny): Effect.Effect<never, E> =>
-  Effect.zipRight(enforce<E>(denial), Effect.dieMessage("a denial always fails"))
-
-const authMethod = (principal: Policy.Principal): AuditLog.AuthMethod =>
-  principal.auth._tag === "ApiKey" ? "api_key" : "jwt"
+  Effect.zipRight(Decision.enforce<E>(denial), Effect.dieMessage("a denial always fails"))
 
 // The capability table reads a stored key through this view.
 const keyInfo = (record: ApiKey.ApiKeyRecord): Policy.KeyInfo => ({
@@ -213,7 +207,7 @@ export const make = Effect.gen(function*() {
       organizationId: principal.organizationId,
       minted,
       createdBy: principal.memberId,
-      actor: { actorId: principal.memberId, authMethod: authMethod(principal) },
+      actor: { actorId: principal.memberId, authMethod: AuditLog.authMethodOf(principal) },
       extraDetails: callerKey(principal),
       name: body.name,
       clientId: body.clientId,
@@ -222,7 +216,7 @@ export const make = Effect.gen(function*() {
   })
 
   const list = Effect.fn("ApiKeys.list")(function*(principal: Policy.Principal, query: ApiKey.ListApiKeys) {
-    yield* enforce<PermissionDenied | Unauthenticated>(Policy.canListKeys(principal, query.scope))
+    yield* Decision.enforce<PermissionDenied | Unauthenticated>(Policy.canListKeys(principal, query.scope))
     const after = query.page_token === undefined ? undefined : yield* Pagination.decodeCursor(query.page_token)
     // Deleted service accounts are included, as `all` includes every owner: their keys stay
     // visible (and revocable) to the administrators who may list them.
@@ -248,10 +242,10 @@ export const make = Effect.gen(function*() {
   // Reads the key under a row lock and asks the capability table; must run inside a transaction so
   // that two concurrent rotations (or a rotation and a revocation) of one key queue up.
   const lockManaged = Effect.fnUntraced(function*(principal: Policy.Principal, id: ApiKeyId, action: Policy.KeyAction) {
-    yield* enforce<Unauthenticated>(Policy.authenticated(principal))
+    yield* Decision.enforce<Unauthenticated>(Policy.authenticated(principal))
     const record = yield* keys.getForUpdate(principal.organizationId, id)
     if (Option.isNone(record)) return yield* new NotFound()
-    yield* enforce<PermissionDenied | NotFound | Unauthenticated>(
+    yield* Decision.enforce<PermissionDenied | NotFound | Unauthenticated>(
       Policy.canManageKey(principal, keyInfo(record.value), action)
     )
     return record.value
@@ -269,9 +263,7 @@ export const make = Effect.gen(function*() {
       yield* Effect.orDie(keys.update(rotation.revoked))
       yield* store(rotation.replacement)
       yield* audit({
-        organizationId: principal.organizationId,
-        actorId: principal.memberId,
-        authMethod: authMethod(principal),
+        ...AuditLog.actorOf(principal),
         action: "api_key.rotate",
         resourceType: "api_key",
         resourceId: record.id,
@@ -291,9 +283,7 @@ export const make = Effect.gen(function*() {
       const revoked = yield* ApiKey.revoke(record, yield* DateTime.now)
       yield* Effect.orDie(keys.update(revoked))
       yield* audit({
-        organizationId: principal.organizationId,
-        actorId: principal.memberId,
-        authMethod: authMethod(principal),
+        ...AuditLog.actorOf(principal),
         action: "api_key.revoke",
         resourceType: "api_key",
         resourceId: record.id,

@@ -15,6 +15,7 @@ import * as Struct from "effect/Struct"
 import { AuditLogRepo } from "./AuditLogRepo.js"
 import { uuid } from "./IdGenerator.js"
 import { AuditLogEntryId, MemberId, OrganizationId } from "./Ids.js"
+import { type Json, JsonObject } from "./Json.js"
 import * as Pagination from "./Pagination.js"
 import type * as Policy from "./Policy.js"
 
@@ -69,18 +70,17 @@ export type AuthMethod = typeof AuthMethod.Type
 export const authMethodOf = (principal: Policy.Principal): AuthMethod =>
   principal.auth._tag === "ApiKey" ? "api_key" : "jwt"
 
-/** A JSON value. */
-export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
-
-/** A JSON value (finite numbers only, so that every value survives a round trip through `jsonb`). */
-export const Json: Schema.Schema<Json> = Schema.Union(
-  Schema.Null,
-  Schema.Boolean,
-  Schema.JsonNumber,
-  Schema.String,
-  Schema.Array(Schema.suspend(() => Json)),
-  Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
-).annotations({ identifier: "Json" })
+/**
+ * The actor of an action a request's caller performed, as `record` takes it: the caller's
+ * organization, member and authentication method.
+ */
+export const actorOf = (
+  principal: Policy.Principal
+): Pick<RecordInput, "organizationId" | "actorId" | "authMethod"> => ({
+  organizationId: principal.organizationId,
+  actorId: principal.memberId,
+  authMethod: authMethodOf(principal)
+})
 
 // Property names that would only ever hold a credential. A match is a bug in the caller, caught
 // when the entry is built rather than discovered in a log export.
@@ -93,7 +93,7 @@ const secretLikePath = (value: Json, path: ReadonlyArray<string>): ReadonlyArray
       if (found !== undefined) return found
     }
   } else if (Predicate.isRecord(value)) {
-    for (const [name, item] of Object.entries(value as { readonly [key: string]: Json })) {
+    for (const [name, item] of Object.entries(value as JsonObject)) {
       if (secretLikeName.test(name)) return [...path, name]
       const found = secretLikePath(item, [...path, name])
       if (found !== undefined) return found
@@ -106,7 +106,7 @@ const secretLikePath = (value: Json, path: ReadonlyArray<string>): ReadonlyArray
  * The details of an entry: a JSON object describing the change (names, role ids, ...). Never a
  * secret: a property named like one (`secret`, `password`, `token`, `credential`, `key`) is rejected.
  */
-export const Details = Schema.Record({ key: Schema.String, value: Json }).pipe(
+export const Details = JsonObject.pipe(
   Schema.filter((details) => {
     const path = secretLikePath(details, [])
     return path === undefined || { path, message: "audit details must not carry secrets" }

@@ -61,15 +61,12 @@ export const layerMemory: Layer.Layer<AuditLogRepo, never, MemoryState> = Layer.
             : Ref.set(table, HashMap.set(rows, record.id, record)))),
       list: (organizationId, options) =>
         state.run(Effect.map(Ref.get(table), (rows) => {
-          const after = options.after
           const matching = Array.from(HashMap.values(rows)).filter((row) =>
             row.organization_id === organizationId &&
             (options.action === undefined || row.action === options.action) &&
-            (options.actorId === undefined || row.actor_id === options.actorId) &&
-            (after === undefined || Pagination.compareDesc(keyset(row), after) > 0)
+            (options.actorId === undefined || row.actor_id === options.actorId)
           )
-          matching.sort((a, b) => Pagination.compareDesc(keyset(a), keyset(b)))
-          return Pagination.pageFromRows(matching.slice(0, options.limit + 1), options.limit, keyset)
+          return Pagination.pageInMemory(matching, options, keyset)
         }))
     })
   })

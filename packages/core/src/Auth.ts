@@ -95,28 +95,35 @@ export const keyAuth = (record: ApiKey.ApiKeyRecord): Policy.Auth =>
     fullMemberAccess: record.full_member_access
   })
 
+/**
+ * The roles a member holds right now: direct assignments plus roles granted through its groups,
+ * each once, in the organization's role order (oldest first, the stable order
+ * `Policy.Principal.roles` asks for). Empty for an unknown member. A soft-deleted member keeps its
+ * assignments, so callers decide what a deleted member's roles mean.
+ */
+export const liveRoles = Effect.fn("Auth.liveRoles")(function*(organizationId: OrganizationId, memberId: MemberId) {
+  const [direct, viaGroups, all] = yield* Effect.all(
+    [
+      Effect.flatMap(MemberRepo, (members) => members.roleIds(organizationId, memberId)),
+      Effect.flatMap(GroupRepo, (groups) => groups.groupRoleIds(organizationId, memberId)),
+      Effect.flatMap(RoleRepo, (roles) => roles.list(organizationId))
+    ],
+    { concurrency: "unbounded" }
+  )
+  const held = new Set<string>([...direct, ...viaGroups])
+  // Filtering the organization's list (rather than fetching each id) gives the stable order and
+  // drops ids of roles deleted meanwhile.
+  return all.filter((role) => held.has(role.id))
+})
+
 /** Builds the service from the member, role, group and key repositories and the secret hasher. */
 export const make = Effect.gen(function*() {
   const keys = yield* ApiKeyRepo
   const members = yield* MemberRepo
-  const roles = yield* RoleRepo
-  const groups = yield* GroupRepo
   const hasher = yield* Secret.SecretHasher
-
-  const liveRoles = Effect.fn("Auth.liveRoles")(function*(organizationId: OrganizationId, memberId: MemberId) {
-    const [direct, viaGroups, all] = yield* Effect.all(
-      [
-        members.roleIds(organizationId, memberId),
-        groups.groupRoleIds(organizationId, memberId),
-        roles.list(organizationId)
-      ],
-      { concurrency: "unbounded" }
-    )
-    const held = new Set<string>([...direct, ...viaGroups])
-    // Filtering the organization's list (rather than fetching each id) gives the stable order and
-    // drops ids of roles deleted meanwhile.
-    return all.filter((role) => held.has(role.id))
-  })
+  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo>()
+  const rolesOf = (organizationId: OrganizationId, memberId: MemberId) =>
+    Effect.provide(liveRoles(organizationId, memberId), context)
 
   // A member that is missing or soft-deleted cannot act, whatever credential it presents.
   const liveMember = (organizationId: OrganizationId, memberId: MemberId) =>
@@ -139,7 +146,7 @@ export const make = Effect.gen(function*() {
     if (status === "expired") return yield* new Unauthenticated({ message: KEY_EXPIRED })
     const owner = yield* liveMember(key.organization_id, key.member_id)
     if (Option.isNone(owner)) return yield* new Unauthenticated({ message: KEY_NOT_FOUND })
-    const held = yield* liveRoles(key.organization_id, key.member_id)
+    const held = yield* rolesOf(key.organization_id, key.member_id)
     return principalOf(owner.value, held, keyAuth(key))
   })
 
@@ -147,12 +154,12 @@ export const make = Effect.gen(function*() {
     function*(organizationId: OrganizationId, memberId: MemberId) {
       const member = yield* liveMember(organizationId, memberId)
       if (Option.isNone(member)) return yield* new Unauthenticated()
-      const held = yield* liveRoles(organizationId, memberId)
+      const held = yield* rolesOf(organizationId, memberId)
       return principalOf(member.value, held, Policy.Session())
     }
   )
 
-  return Auth.of({ authenticateApiKey, sessionPrincipal, liveRoles })
+  return Auth.of({ authenticateApiKey, sessionPrincipal, liveRoles: rolesOf })
 })
 
 /** The `Auth` service over the repositories and secret hasher in context. */

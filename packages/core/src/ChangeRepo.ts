@@ -150,14 +150,10 @@ export const layerMemory: Layer.Layer<ChangeRepo, never, MemoryState> = Layer.ef
         ),
       list: (organizationId, options) =>
         state.run(Effect.map(Ref.get(table), (t) => {
-          const rows = orgChanges(t, organizationId)
-            .filter((c) =>
-              passes(options)(c) &&
-              (options.statuses.length === 0 || options.statuses.includes(c.status)) &&
-              (options.after === undefined || Pagination.compareDesc(keysetOf(c), options.after) > 0)
-            )
-            .sort((a, b) => Pagination.compareDesc(keysetOf(a), keysetOf(b)))
-          return Pagination.pageFromRows(rows.slice(0, options.limit + 1), options.limit, keysetOf)
+          const rows = orgChanges(t, organizationId).filter((c) =>
+            passes(options)(c) && (options.statuses.length === 0 || options.statuses.includes(c.status))
+          )
+          return Pagination.pageInMemory(rows, options, keysetOf)
         })),
       counts: (organizationId, filter) =>
         state.run(Effect.map(Ref.get(table), (t) =>

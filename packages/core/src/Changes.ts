@@ -25,7 +25,7 @@ import type { AuditLogRepo } from "./AuditLogRepo.js"
 import * as Change from "./Change.js"
 import { ChangeRepo } from "./ChangeRepo.js"
 import * as Decision from "./Decision.js"
-import { type ApiError, Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { ChangeId, type ChatId } from "./Ids.js"
 import { Library } from "./Library.js"
@@ -107,16 +107,8 @@ export declare namespace Changes {
   }
 }
 
-// `Decision.enforce` is typed with every API error; each policy function documents the codes it
-// can deny with, so the narrowing is stated at each call.
-const enforce = <E extends ApiError>(decision: Decision.Decision): Effect.Effect<void, E> =>
-  Decision.enforce(decision) as Effect.Effect<void, E>
-
 const fromEither = <A>(either: Either.Either<A, Conflict>): Effect.Effect<A, Conflict> =>
   Either.match(either, { onLeft: Effect.fail, onRight: Effect.succeed })
-
-const authMethod = (principal: Policy.Principal): AuditLog.AuthMethod =>
-  principal.auth._tag === "ApiKey" ? "api_key" : "jwt"
 
 const reviewable = (change: Change.ChangeRecord) => change.status === "open" || change.status === "draft"
 
@@ -140,7 +132,7 @@ export const make = Effect.gen(function*() {
   const visible = (change: Option.Option<Change.ChangeRecord>, tree: Owners.OwnersTree, caller: Owners.Caller) =>
     Option.match(change, {
       onNone: () => Effect.fail(new NotFound()),
-      onSome: (c) => Effect.as(enforce<NotFound>(LibraryLib.readsAll(tree, caller, c.touched_paths)), c)
+      onSome: (c) => Effect.as(Decision.enforce<NotFound>(LibraryLib.readsAll(tree, caller, c.touched_paths)), c)
     })
 
   /**
@@ -205,7 +197,7 @@ export const make = Effect.gen(function*() {
     storeDefect(store.merge(change.organization_id, Option.fromNullable(change.base_ref), head, change.git_ref))
 
   const create = Effect.fn("Changes.create")(function*(principal: Policy.Principal, input: CreateInput) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
     const { body } = input
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {
@@ -329,7 +321,7 @@ export const make = Effect.gen(function*() {
   })
 
   const list = Effect.fn("Changes.list")(function*(principal: Policy.Principal, query: Change.ListChangesQuery) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
     const after = query.page_token === undefined ? undefined : yield* Pagination.decodeCursor(query.page_token)
     const main = yield* library.main(principal.organizationId)
     const caller = yield* library.callerOf(principal)
@@ -354,7 +346,7 @@ export const make = Effect.gen(function*() {
 
   const get = Effect.fn("Changes.get")(
     function*(principal: Policy.Principal, id: ChangeId, query: Change.GetChangeQuery) {
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
+      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
       const main = yield* library.main(principal.organizationId)
       const caller = yield* library.callerOf(principal)
       const change = yield* visible(yield* repo.get(principal.organizationId, id), main.tree, caller)
@@ -362,7 +354,7 @@ export const make = Effect.gen(function*() {
       const revision = (yield* repo.revisions(principal.organizationId, id)).find((r) => r.revision === wanted)
       if (revision === undefined) return yield* new NotFound()
       // An older revision may have touched other paths than the current one.
-      yield* enforce<NotFound>(LibraryLib.readsAll(main.tree, caller, revision.touched_paths))
+      yield* Decision.enforce<NotFound>(LibraryLib.readsAll(main.tree, caller, revision.touched_paths))
       const diff = yield* storeDefect(
         store.diff(principal.organizationId, Option.fromNullable(revision.base_ref), revision.git_ref)
       )
@@ -391,7 +383,7 @@ export const make = Effect.gen(function*() {
 
   /** Loads and locks a change for a review action, with main's tree and the caller, or `not_found`. */
   const forReview = Effect.fnUntraced(function*(principal: Policy.Principal, id: ChangeId) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
     const main = yield* library.main(principal.organizationId)
     const caller = yield* library.callerOf(principal)
     const change = yield* visible(yield* repo.getForUpdate(principal.organizationId, id), main.tree, caller)
@@ -405,9 +397,7 @@ export const make = Effect.gen(function*() {
     details: AuditLog.Details = {}
   ) =>
     audit({
-      organizationId: principal.organizationId,
-      actorId: principal.memberId,
-      authMethod: authMethod(principal),
+      ...AuditLog.actorOf(principal),
       action,
       resourceType: "change",
       resourceId: change.id,
@@ -418,7 +408,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const { caller, change, facts, main } = yield* forReview(principal, id)
-        yield* enforce<PermissionDenied>(Approval.canApprove(facts, caller))
+        yield* Decision.enforce<PermissionDenied>(Approval.canApprove(facts, caller))
         yield* fromEither(Change.startApproval(change, body.expected_git_ref))
         const now = yield* DateTime.now
         const { alreadyApproved } = yield* repo.addApproval(
@@ -471,7 +461,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const { caller, change, facts } = yield* forReview(principal, id)
-        yield* enforce<PermissionDenied>(Approval.canDeny(facts, caller))
+        yield* Decision.enforce<PermissionDenied>(Approval.canDeny(facts, caller))
         yield* repo.update(yield* fromEither(Change.deny(change, body.expected_git_ref, yield* DateTime.now)))
         yield* recordAction(principal, change, "change.deny")
         return { success: true }
@@ -483,7 +473,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const { caller, change, facts } = yield* forReview(principal, id)
-        yield* enforce<PermissionDenied>(Approval.canRestore(facts, caller))
+        yield* Decision.enforce<PermissionDenied>(Approval.canRestore(facts, caller))
         yield* repo.update(yield* fromEither(Change.restore(change, body.expected_git_ref, yield* DateTime.now)))
         yield* recordAction(principal, change, "change.restore")
         return { success: true }

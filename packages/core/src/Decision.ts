@@ -51,8 +51,12 @@ export const all = (decisions: Iterable<Decision>): Decision => {
 /**
  * Fails with the tagged error of a denial, or succeeds with void.
  * A `not_found` denial keeps the seed's default message so it never hints that the object exists.
+ *
+ * A denial only ever fails with the error of its code. Each policy function documents the codes it
+ * can deny with, so a use case states them as `E` (`enforce<Unauthenticated | PermissionDenied>(...)`)
+ * and its error channel stays as narrow as the rules make it; `E` defaults to every API error.
  */
-export const enforce = (decision: Decision): Effect.Effect<void, Errors.ApiError> =>
+export const enforce = <E extends Errors.ApiError = Errors.ApiError>(decision: Decision): Effect.Effect<void, E> =>
   decision._tag === "Allow"
     ? Effect.void
-    : Effect.fail(Errors.fromCode(decision.code, decision.code === "not_found" ? undefined : decision.reason))
+    : Effect.fail(Errors.fromCode(decision.code, decision.code === "not_found" ? undefined : decision.reason) as E)

@@ -9,6 +9,7 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import { ExecutionId, OrganizationId, SandboxId } from "./Ids.js"
+import * as utf8 from "./internal/utf8.js"
 import * as Pagination from "./Pagination.js"
 
 /** What ran: Python, bash, SQL, or a saved library query. */
@@ -56,20 +57,13 @@ export const PREVIEW_MAX_BYTES = 16 * 1024
 export const TRUNCATION_MARKER = "…[truncated]"
 
 /**
- * The UTF-8 length of one code point. A lone surrogate counts 3 bytes, as the U+FFFD that UTF-8
- * encoders write in its place.
+ * The length of a string in UTF-8 bytes.
+ *
+ * @deprecated Kept for `Webhook.ts`, which imports it from here; import it from `internal/utf8.ts`.
  */
-const codePointBytes = (codePoint: number): number =>
-  codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4
+export const byteLength = utf8.byteLength
 
-/** The length of a string in UTF-8 bytes, computed without `TextEncoder` (core has no DOM typings). */
-export const byteLength = (text: string): number => {
-  let bytes = 0
-  for (const character of text) bytes += codePointBytes(character.codePointAt(0)!)
-  return bytes
-}
-
-const markerBytes = byteLength(TRUNCATION_MARKER)
+const markerBytes = utf8.byteLength(TRUNCATION_MARKER)
 
 /**
  * The output preview of an execution: the output itself when it fits in `PREVIEW_MAX_BYTES` of
@@ -83,7 +77,7 @@ export const preview = (output: string): string => {
   let index = 0
   let cut = -1
   for (const character of output) {
-    bytes += codePointBytes(character.codePointAt(0)!)
+    bytes += utf8.codePointBytes(character.codePointAt(0)!)
     if (cut < 0 && bytes > budget) cut = index
     if (bytes > PREVIEW_MAX_BYTES) return output.slice(0, cut) + TRUNCATION_MARKER
     index += character.length

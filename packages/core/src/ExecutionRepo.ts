@@ -58,14 +58,10 @@ export const layerMemory: Layer.Layer<ExecutionRepo, never, MemoryState> = Layer
         })),
       list: (organizationId, sandboxId, page) =>
         state.run(Effect.map(Ref.get(table), (rows) => {
-          const { after } = page
           const matching = Array.from(HashMap.values(rows)).filter((row) =>
-            row.organization_id === organizationId &&
-            row.sandbox_id === sandboxId &&
-            (after === undefined || Pagination.compareDesc(keyset(row), after) > 0)
+            row.organization_id === organizationId && row.sandbox_id === sandboxId
           )
-          matching.sort((a, b) => Pagination.compareDesc(keyset(a), keyset(b)))
-          return Pagination.pageFromRows(matching.slice(0, page.limit + 1), page.limit, keyset)
+          return Pagination.pageInMemory(matching, page, keyset)
         })),
       purgeOlderThan: (cutoff) =>
         state.run(Ref.modify(table, (rows) => {

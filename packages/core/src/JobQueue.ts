@@ -23,20 +23,8 @@ import * as Schema from "effect/Schema"
 import { Conflict } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { JobId, OrganizationId } from "./Ids.js"
+import { Json } from "./Json.js"
 import { MemoryState } from "./Transaction.js"
-
-/** A JSON value: what a job payload may hold (it is stored as `jsonb`). */
-export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
-
-/** The schema of a JSON value. */
-export const Json: Schema.Schema<Json> = Schema.Union(
-  Schema.Null,
-  Schema.Boolean,
-  Schema.JsonNumber,
-  Schema.String,
-  Schema.Array(Schema.suspend(() => Json)),
-  Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
-)
 
 /**
  * Where a job is: `pending` (waiting for `run_at`), `running` (claimed under a lease), `completed`,

@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import { Auth } from "./Auth.js"
 import type * as Change from "./Change.js"
 import * as Decision from "./Decision.js"
-import { type ApiError, InvalidRequest, NotFound, type Unauthenticated } from "./Errors.js"
+import { InvalidRequest, NotFound, type Unauthenticated } from "./Errors.js"
 import type { MemberId, OrganizationId } from "./Ids.js"
 import * as LibraryDiff from "./LibraryDiff.js"
 import { applyChanges, LibraryStore, validatePaths } from "./LibraryStore.js"
@@ -105,11 +105,6 @@ export declare namespace Library {
     ) => Effect.Effect<Change.LibraryDiff, InvalidRequest | NotFound | Unauthenticated>
   }
 }
-
-// `Decision.enforce` is typed with every API error; each policy function documents the codes it
-// can deny with, so the narrowing is stated at each call.
-const enforce = <E extends ApiError>(decision: Decision.Decision): Effect.Effect<void, E> =>
-  Decision.enforce(decision) as Effect.Effect<void, E>
 
 /**
  * The tree used when main holds a malformed OWNERS file (only a direct write to the store can put
@@ -202,7 +197,7 @@ export const make = Effect.gen(function*() {
   )
 
   const snapshotFor = Effect.fn("Library.snapshotFor")(function*(principal: Policy.Principal, ref?: string) {
-    yield* enforce<Unauthenticated>(Policy.authenticated(principal))
+    yield* Decision.enforce<Unauthenticated>(Policy.authenticated(principal))
     const current = yield* main(principal.organizationId)
     const caller = yield* callerOf(principal)
     if (ref === undefined) {
@@ -215,7 +210,7 @@ export const make = Effect.gen(function*() {
 
   const stage = Effect.fn("Library.stage")(
     function*(principal: Policy.Principal, baseRef: Option.Option<string>, edits: Edits) {
-      yield* enforce<Unauthenticated>(Policy.authenticated(principal))
+      yield* Decision.enforce<Unauthenticated>(Policy.authenticated(principal))
       yield* validatePaths(HashMap.keys(edits))
       const base = yield* filesAt(principal.organizationId, baseRef)
       if (Option.isNone(base)) {
@@ -225,7 +220,7 @@ export const make = Effect.gen(function*() {
       const caller = yield* callerOf(principal)
       // Every edited path, not only the ones that end up in the diff: otherwise writing a guessed
       // content to a hidden path would tell, by an empty diff, that the guess was right.
-      yield* enforce<NotFound>(readsAll(current.tree, caller, HashMap.keys(edits)))
+      yield* Decision.enforce<NotFound>(readsAll(current.tree, caller, HashMap.keys(edits)))
       const files = applyChanges(base.value, edits)
       const diff = LibraryDiff.diffFiles(base.value, files)
       return { baseRef, files, diff, touchedPaths: LibraryDiff.touchedPaths(diff.diffs) }

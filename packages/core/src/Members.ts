@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AuditLog from "./AuditLog.js"
 import { AuditLogRepo } from "./AuditLogRepo.js"
+import { liveRoles } from "./Auth.js"
 import * as Decision from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
@@ -91,14 +92,12 @@ export declare namespace Members {
 // -----------------------------------------------------------------------------------------------
 
 /**
- * Fails with the error of a denial. `Decision.enforce` only ever fails with the error of the
- * denial's code; `E` names the codes the decision at hand can deny with, so that error channels
- * stay as narrow as the rules make them.
+ * `Decision.enforce`, under the name the use cases first imported it by.
  *
+ * @deprecated Import `enforce` from `Decision.ts`.
  * @internal
  */
-export const enforce = <E extends Errors.ApiError>(decision: Decision.Decision): Effect.Effect<void, E> =>
-  Decision.enforce(decision) as Effect.Effect<void, E>
+export const enforce = Decision.enforce
 
 /** The roles of `roles` whose ids are held directly or through the groups, in the order of `roles`. */
 const heldRoles = <R extends Role.Role>(
@@ -110,24 +109,6 @@ const heldRoles = <R extends Role.Role>(
   const viaGroups = groups.filter((group) => group.member_ids.includes(memberId)).flatMap((group) => group.role_ids)
   return roles.filter((role) => direct.includes(role.id) || viaGroups.includes(role.id))
 }
-
-/**
- * Every role a member holds, directly or through its groups, oldest role first (the stable order
- * `Policy.Principal.roles` asks for). Deleted members keep their assignments, so callers decide
- * what a deleted member's roles mean.
- */
-export const rolesOf = (
-  organizationId: OrganizationId,
-  memberId: MemberId
-): Effect.Effect<ReadonlyArray<Role.RoleRecord>, never, MemberRepo | RoleRepo | GroupRepo> =>
-  Effect.gen(function*() {
-    const [roles, direct, groups] = yield* Effect.all([
-      Effect.flatMap(RoleRepo, (repo) => repo.list(organizationId)),
-      Effect.flatMap(MemberRepo, (repo) => repo.roleIds(organizationId, memberId)),
-      Effect.flatMap(GroupRepo, (repo) => repo.list(organizationId))
-    ])
-    return heldRoles(roles, direct, memberId, groups)
-  })
 
 /**
  * May the caller remove a member holding these roles (delete it, as a member or a service account)?
@@ -215,13 +196,7 @@ export const make = Effect.gen(function*() {
   const audit = (
     principal: Policy.Principal,
     input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">
-  ) =>
-    provided(AuditLog.record({
-      ...input,
-      organizationId: principal.organizationId,
-      actorId: principal.memberId,
-      authMethod: AuditLog.authMethodOf(principal)
-    }))
+  ) => provided(AuditLog.record({ ...input, ...AuditLog.actorOf(principal) }))
 
   // A member the API can still address: deleted members are gone from its point of view.
   const liveMember = (organizationId: OrganizationId, id: MemberId) =>
@@ -238,7 +213,7 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(roles.getForUpdate(organizationId, id), Effect.mapError(() => new Errors.NotFound()))
 
   const list = Effect.fn("Members.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:read"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:read"))
     const organizationId = principal.organizationId
     const [allRoles, allGroups, live] = yield* Effect.all([
       roles.list(organizationId),
@@ -254,14 +229,14 @@ export const make = Effect.gen(function*() {
   })
 
   const invite = Effect.fn("Members.invite")(function*(principal: Policy.Principal, request: Member.InviteMember) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:write"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {
       const role = yield* provided(systemRole(organizationId, request.role))
       // `member` is the default every member gets, which is what `member:write` is for; `admin` hands
       // out every permission, so only someone who may assign it (an admin) invites one.
       if (request.role === "admin") {
-        yield* enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
+        yield* Decision.enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
       }
       const id = MemberId.make(yield* ids.uuid)
       yield* members.create(
@@ -288,7 +263,7 @@ export const make = Effect.gen(function*() {
 
   const remove = Effect.fn("Members.delete")(
     function*(principal: Policy.Principal, id: MemberId, params: Member.DeleteMemberParams) {
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:write"))
+      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:write"))
       const organizationId = principal.organizationId
       return yield* tx.withTransaction(Effect.gen(function*() {
         const member = yield* Effect.flatMap(
@@ -300,8 +275,8 @@ export const make = Effect.gen(function*() {
         if (id === principal.memberId) {
           return yield* new Errors.InvalidRequest({ message: "you cannot delete yourself" })
         }
-        const held = yield* provided(rolesOf(organizationId, id))
-        yield* enforce<PermissionDenied>(canRemoveMember(principal, held.map(Role.toRoleInfo)))
+        const held = yield* provided(liveRoles(organizationId, id))
+        yield* Decision.enforce<PermissionDenied>(canRemoveMember(principal, held.map(Role.toRoleInfo)))
         yield* provided(ensureAdminRemains(organizationId, { _tag: "RemoveMember", memberId: id }))
         if (params.hard_delete) {
           yield* Effect.orDie(members.hardDelete(organizationId, id))
@@ -321,19 +296,19 @@ export const make = Effect.gen(function*() {
   )
 
   const listRoles = Effect.fn("Members.listRoles")(function*(principal: Policy.Principal, id: MemberId) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:read"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:read"))
     yield* liveMember(principal.organizationId, id)
-    return { member_id: id, roles: yield* provided(rolesOf(principal.organizationId, id)) }
+    return { member_id: id, roles: yield* provided(liveRoles(principal.organizationId, id)) }
   })
 
   const assignRole = Effect.fn("Members.assignRole")(
     function*(principal: Policy.Principal, id: MemberId, request: Role.AssignRole) {
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
+      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
       const organizationId = principal.organizationId
       return yield* tx.withTransaction(Effect.gen(function*() {
         yield* liveMember(organizationId, id)
         const role = yield* existingRole(organizationId, request.roleId)
-        yield* enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
+        yield* Decision.enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
         // Assigning a held role changes nothing, so it leaves no audit entry either.
         if (!(yield* members.roleIds(organizationId, id)).includes(role.id)) {
           yield* members.assignRole(organizationId, id, role.id)
@@ -351,12 +326,12 @@ export const make = Effect.gen(function*() {
 
   const unassignRole = Effect.fn("Members.unassignRole")(
     function*(principal: Policy.Principal, id: MemberId, roleId: RoleId) {
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
+      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
       const organizationId = principal.organizationId
       return yield* tx.withTransaction(Effect.gen(function*() {
         yield* liveMember(organizationId, id)
         const role = yield* existingRole(organizationId, roleId)
-        yield* enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
+        yield* Decision.enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
         if ((yield* members.roleIds(organizationId, id)).includes(role.id)) {
           if (Role.isSystemAdmin(role)) {
             yield* provided(ensureAdminRemains(organizationId, { _tag: "UnassignAdmin", memberId: id }))

@@ -25,8 +25,7 @@ export type Keyset = typeof Keyset.Type
 const KeysetJson = Schema.parseJson(Keyset)
 
 /** Encodes a keyset position as an opaque cursor string. */
-export const encodeCursor = (keyset: Keyset): string =>
-  Encoding.encodeBase64Url(Schema.encodeSync(KeysetJson)(keyset))
+export const encodeCursor = (keyset: Keyset): string => Encoding.encodeBase64Url(Schema.encodeSync(KeysetJson)(keyset))
 
 /** Decodes an opaque cursor; anything that is not one of ours is `invalid_request`. */
 export const decodeCursor = (cursor: string): Effect.Effect<Keyset, InvalidRequest> =>
@@ -67,6 +66,21 @@ export const pageFromRows = <A>(
 /** Compares two keysets in listing order (newest first): negative when `a` comes before `b`. */
 export const compareDesc = (a: Keyset, b: Keyset): number =>
   a.at === b.at ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.at < b.at ? 1 : -1
+
+/**
+ * Reads one keyset page out of rows held in memory (the memory repositories' listing): keeps the
+ * rows strictly after `request.after`, sorts them newest first and builds the page of `request.limit`.
+ */
+export const pageInMemory = <A>(
+  rows: ReadonlyArray<A>,
+  request: PageRequest,
+  keysetOf: (a: A) => Keyset
+): Page<A> => {
+  const { after } = request
+  const matching = rows.filter((row) => after === undefined || compareDesc(keysetOf(row), after) > 0)
+  matching.sort((a, b) => compareDesc(keysetOf(a), keysetOf(b)))
+  return pageFromRows(matching.slice(0, request.limit + 1), request.limit, keysetOf)
+}
 
 /** A `limit` query parameter: an integer in `[min, max]`, `fallback` when absent. */
 export const limitParam = (min: number, max: number, fallback: number) =>

@@ -17,11 +17,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AuditLog from "./AuditLog.js"
 import { AuditLogRepo } from "./AuditLogRepo.js"
+import { enforce } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type ModelNumber, RoleId } from "./Ids.js"
-import { enforce } from "./Members.js"
 import { ModelCatalogue } from "./Model.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
@@ -99,16 +99,7 @@ export const make = Effect.gen(function*() {
   const audit = (
     principal: Policy.Principal,
     input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">
-  ) =>
-    Effect.provide(
-      AuditLog.record({
-        ...input,
-        organizationId: principal.organizationId,
-        actorId: principal.memberId,
-        authMethod: AuditLog.authMethodOf(principal)
-      }),
-      context
-    )
+  ) => Effect.provide(AuditLog.record({ ...input, ...AuditLog.actorOf(principal) }), context)
 
   const list = Effect.fn("Roles.list")(function*(principal: Policy.Principal) {
     yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:read"))

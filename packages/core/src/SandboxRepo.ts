@@ -66,15 +66,12 @@ export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.e
       getForUpdate: get,
       list: (organizationId, options) =>
         state.run(Effect.map(Ref.get(table), (rows) => {
-          const { after } = options
           const matching = Array.from(HashMap.values(rows)).filter((row) =>
             row.organization_id === organizationId &&
             (options.status === "all" || row.status === options.status) &&
-            (options.memberId === undefined || row.member_id === options.memberId) &&
-            (after === undefined || Pagination.compareDesc(keyset(row), after) > 0)
+            (options.memberId === undefined || row.member_id === options.memberId)
           )
-          matching.sort((a, b) => Pagination.compareDesc(keyset(a), keyset(b)))
-          return Pagination.pageFromRows(matching.slice(0, options.limit + 1), options.limit, keyset)
+          return Pagination.pageInMemory(matching, options, keyset)
         })),
       update: (sandbox) =>
         state.run(Effect.gen(function*() {

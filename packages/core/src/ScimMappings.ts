@@ -14,13 +14,13 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as AuditLog from "./AuditLog.js"
 import { AuditLogRepo } from "./AuditLogRepo.js"
+import { enforce } from "./Decision.js"
 import type { PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { GroupRepo } from "./GroupRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { ApiKeyId, GroupId, MemberId, OrganizationId, RoleId, type ScimGroupMappingId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
-import { enforce } from "./Members.js"
 import * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
 import * as ScimGroupMapping from "./ScimGroupMapping.js"
@@ -128,9 +128,7 @@ export const make = Effect.gen(function*() {
         yield* Effect.orDie(groups.updateMapping(mapping))
         yield* Effect.provide(
           AuditLog.record({
-            organizationId,
-            actorId: principal.memberId,
-            authMethod: AuditLog.authMethodOf(principal),
+            ...AuditLog.actorOf(principal),
             action: "scim_group_mapping.migrate",
             resourceType: "scim_group_mapping",
             resourceId: mapping.id,

@@ -13,13 +13,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AuditLog from "./AuditLog.js"
 import { AuditLogRepo } from "./AuditLogRepo.js"
+import { liveRoles } from "./Auth.js"
+import { enforce } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import type { GroupRepo } from "./GroupRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { MemberId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
-import { canRemoveMember, enforce, ensureAdminRemains, rolesOf } from "./Members.js"
+import { canRemoveMember, ensureAdminRemains } from "./Members.js"
 import * as Policy from "./Policy.js"
 import * as Role from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
@@ -75,13 +77,7 @@ export const make = Effect.gen(function*() {
   const audit = (
     principal: Policy.Principal,
     input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">
-  ) =>
-    provided(AuditLog.record({
-      ...input,
-      organizationId: principal.organizationId,
-      actorId: principal.memberId,
-      authMethod: AuditLog.authMethodOf(principal)
-    }))
+  ) => provided(AuditLog.record({ ...input, ...AuditLog.actorOf(principal) }))
 
   const create = Effect.fn("ServiceAccounts.create")(
     function*(principal: Policy.Principal, request: ServiceAccount.CreateServiceAccount) {
@@ -124,7 +120,7 @@ export const make = Effect.gen(function*() {
     const items = yield* Effect.forEach(
       accounts,
       (account) =>
-        Effect.map(provided(rolesOf(organizationId, account.id)), (held) => ServiceAccount.toListItem(account, held))
+        Effect.map(provided(liveRoles(organizationId, account.id)), (held) => ServiceAccount.toListItem(account, held))
     )
     return { service_accounts: items }
   })
@@ -141,7 +137,7 @@ export const make = Effect.gen(function*() {
       if (id === principal.memberId) {
         return yield* new Errors.InvalidRequest({ message: "a service account cannot delete itself" })
       }
-      const held = yield* provided(rolesOf(organizationId, id))
+      const held = yield* provided(liveRoles(organizationId, id))
       yield* enforce<PermissionDenied>(canRemoveMember(principal, held.map(Role.toRoleInfo)))
       yield* provided(ensureAdminRemains(organizationId, { _tag: "RemoveMember", memberId: id }))
       yield* Effect.orDie(members.softDelete(organizationId, id, yield* DateTime.now))

@@ -11,60 +11,30 @@ import * as TestClock from "effect/TestClock"
 import * as ApiKey from "../src/ApiKey.js"
 import { ApiKeyRepo, layerMemory as apiKeyRepoMemory } from "../src/ApiKeyRepo.js"
 import * as ApiKeys from "../src/ApiKeys.js"
-import { AuditLogRepo, layerMemory as auditLogRepoMemory } from "../src/AuditLogRepo.js"
+import { AuditLogRepo } from "../src/AuditLogRepo.js"
 import * as Auth from "../src/Auth.js"
 import { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "../src/Errors.js"
-import { layerMemory as groupRepoMemory } from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
-import { ApiKeyId, MemberId, type OrganizationId, RoleId } from "../src/Ids.js"
-import { layerMemory as memberRepoMemory, MemberRepo } from "../src/MemberRepo.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
+import { ApiKeyId, MemberId, type OrganizationId } from "../src/Ids.js"
+import { MemberRepo } from "../src/MemberRepo.js"
 import type * as Permission from "../src/Permission.js"
 import * as Policy from "../src/Policy.js"
 import * as Role from "../src/Role.js"
-import { layerMemory as roleRepoMemory, RoleRepo } from "../src/RoleRepo.js"
 import * as Secret from "../src/Secret.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
 import * as Transaction from "../src/Transaction.js"
 
-// The memory ports these services need, built directly (not through `testing/Memory.ts`, which pulls
-// in every port of core, some of them still in progress).
-const layerWith = (ports: {
-  readonly apiKeys?: Layer.Layer<ApiKeyRepo, never, Transaction.MemoryState>
-  readonly auditLog?: Layer.Layer<AuditLogRepo, never, Transaction.MemoryState>
-} = {}) =>
-  ApiKeys.layer.pipe(
-    Layer.provideMerge(Auth.layer),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        OrganizationRepo.layerMemory,
-        memberRepoMemory,
-        roleRepoMemory,
-        groupRepoMemory,
-        ports.apiKeys ?? apiKeyRepoMemory,
-        ports.auditLog ?? auditLogRepoMemory
-      ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
-    ),
-    Layer.provideMerge(Secret.layerTest)
-  )
+const TestLayer = ApiKeys.layer.pipe(Layer.provideMerge(Auth.layer), Layer.provideMerge(Memory.layer))
 
-const TestLayer = layerWith()
+/** Every port in memory, but with `ports` in place of the memory ones (built over the same memory state). */
+const layerWith = <Ports>(ports: Layer.Layer<Ports, never, Transaction.MemoryState>) =>
+  ApiKeys.layer.pipe(Layer.provideMerge(Auth.layer), Layer.provideMerge(ports), Layer.provideMerge(Memory.layer))
 
 // --- fixtures ------------------------------------------------------------------------------------
 
+// A second apart, so that the organization's role order (oldest first) is known.
 const customRole = (organizationId: OrganizationId, name: string, permissions: ReadonlyArray<Permission.Permission>) =>
-  Effect.gen(function*() {
-    // A second apart, so that the organization's role order (oldest first) is known.
-    yield* TestClock.adjust(Duration.seconds(1))
-    const role = Role.make({
-      id: RoleId.make(Fixtures.uuid()),
-      organizationId,
-      request: { name, permissions },
-      now: yield* DateTime.now
-    })
-    yield* Effect.orDie((yield* RoleRepo).create(role))
-    return role
-  })
+  Effect.zipRight(TestClock.adjust(Duration.seconds(1)), Fixtures.role(organizationId, name, { permissions }))
 
 /**
  * An organization with the system roles and custom roles: `analyst` (reads), `auditor`
@@ -72,15 +42,7 @@ const customRole = (organizationId: OrganizationId, name: string, permissions: R
  */
 const setup = Effect.gen(function*() {
   const org = yield* Fixtures.organization()
-  const system = Role.systemRoles({
-    organizationId: org.id,
-    adminId: RoleId.make(Fixtures.uuid()),
-    memberId: RoleId.make(Fixtures.uuid()),
-    now: yield* DateTime.now
-  })
-  const roles = yield* RoleRepo
-  yield* Effect.orDie(roles.create(system.admin))
-  yield* Effect.orDie(roles.create(system.member))
+  const system = yield* Fixtures.systemRoles(org.id)
   return {
     org,
     admin: system.admin,
@@ -95,13 +57,7 @@ const memberWith = (
   organizationId: OrganizationId,
   roles: ReadonlyArray<Role.RoleRecord>,
   options: { readonly isServiceAccount?: boolean } = {}
-) =>
-  Effect.gen(function*() {
-    const member = yield* Fixtures.member(organizationId, options)
-    const repo = yield* MemberRepo
-    for (const role of roles) yield* Effect.orDie(repo.assignRole(organizationId, member.id, role.id))
-    return member
-  })
+) => Fixtures.member(organizationId, { ...options, roleIds: roles.map((role) => role.id) })
 
 const session = (organizationId: OrganizationId, memberId: MemberId) =>
   Effect.flatMap(Auth.Auth, (auth) => auth.sessionPrincipal(organizationId, memberId))
@@ -209,12 +165,10 @@ describe("ApiKeys.create", () => {
       const page = yield* (yield* ApiKeyRepo).list(org.id, { limit: 10, includeRevoked: true })
       expect(page.items).toEqual([])
     }).pipe(
-      Effect.provide(layerWith({
-        auditLog: Layer.succeed(AuditLogRepo, {
-          append: () => Effect.dieMessage("audit store down"),
-          list: () => Effect.die("unused")
-        })
-      }))
+      Effect.provide(layerWith(Layer.succeed(AuditLogRepo, {
+        append: () => Effect.dieMessage("audit store down"),
+        list: () => Effect.die("unused")
+      })))
     ))
 
   it.effect("scopes a key only to roles the caller holds", () =>
@@ -588,8 +542,8 @@ describe("ApiKeys.rotate", () => {
     }).pipe(
       // The locked read takes real time (a database round trip), giving the other rotation time to
       // reach it: only the transaction around read-check-write keeps it from seeing an active key.
-      Effect.provide(layerWith({
-        apiKeys: Layer.effect(
+      Effect.provide(layerWith(
+        Layer.effect(
           ApiKeyRepo,
           Effect.map(ApiKeyRepo, (repo) =>
             ApiKeyRepo.of({
@@ -597,7 +551,7 @@ describe("ApiKeys.rotate", () => {
               getForUpdate: (organizationId, id) => Effect.zipLeft(repo.getForUpdate(organizationId, id), realDelay)
             }))
         ).pipe(Layer.provide(apiKeyRepoMemory))
-      }))
+      ))
     ))
 })
 

@@ -3,46 +3,20 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import type * as AuditLog from "../src/AuditLog.js"
-import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as AuditLogs from "../src/AuditLogs.js"
-import * as GroupRepo from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
-import type { MemberId, OrganizationId } from "../src/Ids.js"
-import * as MemberRepo from "../src/MemberRepo.js"
 import * as Members from "../src/Members.js"
-import * as Model from "../src/Model.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Pagination from "../src/Pagination.js"
-import * as Policy from "../src/Policy.js"
-import * as Role from "../src/Role.js"
-import * as RoleRepo from "../src/RoleRepo.js"
 import * as Roles from "../src/Roles.js"
-import * as Transaction from "../src/Transaction.js"
-
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
 
 const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Roles.layer, AuditLogs.layer).pipe(
-  Layer.provideMerge(Layer.merge(repositories, Model.layerTest))
+  Layer.provideMerge(Memory.layer)
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)
-
-const principalOf = (organizationId: OrganizationId, memberId: MemberId) =>
-  Effect.map(Members.rolesOf(organizationId, memberId), (roles): Policy.Principal => ({
-    organizationId,
-    memberId,
-    isServiceAccount: false,
-    roles: roles.map(Role.toRoleInfo),
-    auth: Policy.Session()
-  }))
 
 const query = (fields: Partial<AuditLog.ListAuditLogs> = {}): AuditLog.ListAuditLogs => ({
   page_size: 50,
@@ -52,9 +26,7 @@ const query = (fields: Partial<AuditLog.ListAuditLogs> = {}): AuditLog.ListAudit
 // Five audited actions a second apart: the bootstrap's system invite, two invites by the admin, a
 // role created by the admin and a role created by a second admin.
 const setup = Effect.gen(function*() {
-  const created = yield* (yield* Organizations.Organizations).create({ name: "Acme", adminEmail: "ada@acme.example" })
-  const org = created.organization.id
-  const admin = yield* principalOf(org, created.admin.id)
+  const { admin, created, org } = yield* Fixtures.organizationWithAdmin()
   const members = yield* Members.Members
   yield* TestClock.adjust("1 second")
   const { member_id: bobId } = yield* members.invite(admin, { email: "bob@acme.example", role: "member" })
@@ -63,9 +35,9 @@ const setup = Effect.gen(function*() {
   yield* TestClock.adjust("1 second")
   yield* (yield* Roles.Roles).create(admin, { name: "Analysts" })
   yield* TestClock.adjust("1 second")
-  const eve = yield* principalOf(org, eveId)
+  const eve = yield* Fixtures.principal(org, eveId)
   yield* (yield* Roles.Roles).create(eve, { name: "Writers" })
-  return { created, org, admin, eve, member: yield* principalOf(org, bobId) }
+  return { created, org, admin, eve, member: yield* Fixtures.principal(org, bobId) }
 })
 
 describe("AuditLogs.list", () => {
@@ -125,7 +97,7 @@ describe("AuditLogs.list", () => {
     run(Effect.gen(function*() {
       const { admin } = yield* setup
       const other = yield* (yield* Organizations.Organizations).create({ name: "Other", adminEmail: "x@other.example" })
-      const theirAdmin = yield* principalOf(other.organization.id, other.admin.id)
+      const theirAdmin = yield* Fixtures.principal(other.organization.id, other.admin.id)
       yield* (yield* Roles.Roles).create(theirAdmin, { name: "Theirs" })
       const service = yield* AuditLogs.AuditLogs
       const mine = yield* service.list(admin, query({ actor_id: theirAdmin.memberId }))

@@ -6,38 +6,24 @@ import * as Encoding from "effect/Encoding"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import * as ApiKey from "../src/ApiKey.js"
-import { ApiKeyRepo, layerMemory as apiKeyRepoMemory } from "../src/ApiKeyRepo.js"
-import * as AuditLogRepo from "../src/AuditLogRepo.js"
+import { ApiKeyRepo } from "../src/ApiKeyRepo.js"
 import * as Auth from "../src/Auth.js"
 import { Unauthenticated } from "../src/Errors.js"
 import * as Group from "../src/Group.js"
-import { GroupRepo, layerMemory as groupRepoMemory } from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
-import { ApiKeyId, GroupId, MemberId, type OrganizationId, RoleId } from "../src/Ids.js"
-import { layerMemory as memberRepoMemory, MemberRepo } from "../src/MemberRepo.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
+import { GroupRepo } from "../src/GroupRepo.js"
+import { ApiKeyId, GroupId, MemberId, type OrganizationId } from "../src/Ids.js"
+import { MemberRepo } from "../src/MemberRepo.js"
 import * as Policy from "../src/Policy.js"
 import * as Role from "../src/Role.js"
-import { layerMemory as roleRepoMemory, RoleRepo } from "../src/RoleRepo.js"
 import * as Secret from "../src/Secret.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
-import * as Transaction from "../src/Transaction.js"
+import * as Memory from "../src/testing/Memory.js"
 
-// The memory ports this service needs, built directly (not through `testing/Memory.ts`, which pulls
-// in every port of core, some of them still in progress).
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  memberRepoMemory,
-  roleRepoMemory,
-  groupRepoMemory,
-  apiKeyRepoMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+const TestLayer = Auth.layer.pipe(Layer.provideMerge(Memory.layer))
 
+/** Every port in memory, but with this secret hasher. */
 const layerWith = (hasher: Layer.Layer<Secret.SecretHasher>) =>
-  Auth.layer.pipe(Layer.provideMerge(repositories), Layer.provideMerge(hasher))
-
-const TestLayer = layerWith(Secret.layerTest)
+  Auth.layer.pipe(Layer.provideMerge(hasher), Layer.provideMerge(Memory.layer))
 
 // --- fixtures ------------------------------------------------------------------------------------
 
@@ -50,41 +36,18 @@ const secretOf = (n: number) => {
 /** An organization with its system roles and an `analyst` custom role, created one second apart. */
 const setup = Effect.gen(function*() {
   const org = yield* Fixtures.organization()
-  const roles = yield* RoleRepo
   const now = yield* DateTime.now
-  const system = Role.systemRoles({
-    organizationId: org.id,
-    adminId: RoleId.make(Fixtures.uuid()),
-    memberId: RoleId.make(Fixtures.uuid()),
-    now
-  })
-  const analyst = Role.make({
-    id: RoleId.make(Fixtures.uuid()),
-    organizationId: org.id,
-    request: { name: "analyst", permissions: ["chat:read", "playbook:read"] },
+  const system = yield* Fixtures.systemRoles(org.id, now)
+  const analyst = yield* Fixtures.role(org.id, "analyst", {
+    permissions: ["chat:read", "playbook:read"],
     now: DateTime.add(now, { seconds: 1 })
   })
-  const auditor = Role.make({
-    id: RoleId.make(Fixtures.uuid()),
-    organizationId: org.id,
-    request: { name: "auditor", permissions: ["organization:read"] },
+  const auditor = yield* Fixtures.role(org.id, "auditor", {
+    permissions: ["organization:read"],
     now: DateTime.add(now, { seconds: 2 })
   })
-  for (const role of [system.admin, system.member, analyst, auditor]) yield* Effect.orDie(roles.create(role))
   return { org, admin: system.admin, member: system.member, analyst, auditor }
 })
-
-const memberWith = (
-  organizationId: OrganizationId,
-  roleIds: ReadonlyArray<RoleId>,
-  options: { readonly isServiceAccount?: boolean } = {}
-) =>
-  Effect.gen(function*() {
-    const member = yield* Fixtures.member(organizationId, options)
-    const repo = yield* MemberRepo
-    for (const roleId of roleIds) yield* Effect.orDie(repo.assignRole(organizationId, member.id, roleId))
-    return member
-  })
 
 /** Stores a key for `secret` (hashed as the service stores it) and returns its record. */
 const storeKey = (
@@ -124,7 +87,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("builds the principal of a key: owner, live roles and the key's credential", () =>
     Effect.gen(function*() {
       const { analyst, member, org } = yield* setup
-      const alice = yield* memberWith(org.id, [member.id, analyst.id])
+      const alice = yield* Fixtures.member(org.id, { roleIds: [member.id, analyst.id] })
       const record = yield* storeKey(org.id, alice.id, secretOf(1), {
         assumedRoles: [analyst.id],
         fullMemberAccess: true
@@ -150,7 +113,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("marks a service account's key as such and keeps a legacy key's \"All roles\" flag", () =>
     Effect.gen(function*() {
       const { analyst, org } = yield* setup
-      const robot = yield* memberWith(org.id, [analyst.id], { isServiceAccount: true })
+      const robot = yield* Fixtures.member(org.id, { roleIds: [analyst.id], isServiceAccount: true })
       yield* storeKey(org.id, robot.id, secretOf(1), { inheritAllRoles: true })
       const principal = yield* authenticate(secretOf(1))
       expect(principal.isServiceAccount).toBe(true)
@@ -160,7 +123,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("answers `invalid API key format` to anything but the canonical base64 of 32 bytes", () =>
     Effect.gen(function*() {
       const { org } = yield* setup
-      const alice = yield* memberWith(org.id, [])
+      const alice = yield* Fixtures.member(org.id)
       const valid = secretOf(0xfb) // starts with "+", so the URL-safe variant differs
       yield* storeKey(org.id, alice.id, valid)
       const malformed = [
@@ -181,7 +144,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("answers `invalid API key: API key not found` to a well-formed unknown key", () =>
     Effect.gen(function*() {
       const { org } = yield* setup
-      const alice = yield* memberWith(org.id, [])
+      const alice = yield* Fixtures.member(org.id)
       yield* storeKey(org.id, alice.id, secretOf(1))
       expect(yield* refusedWith(secretOf(2))).toBe("invalid API key: API key not found")
     }).pipe(Effect.provide(TestLayer)))
@@ -189,7 +152,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("answers `invalid API key: API key not found` to a revoked key", () =>
     Effect.gen(function*() {
       const { org } = yield* setup
-      const alice = yield* memberWith(org.id, [])
+      const alice = yield* Fixtures.member(org.id)
       const record = yield* storeKey(org.id, alice.id, secretOf(1))
       const repo = yield* ApiKeyRepo
       yield* Effect.orDie(repo.update(yield* ApiKey.revoke(record, yield* DateTime.now)))
@@ -199,7 +162,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("answers `invalid API key: API key expired` from the key's `expires_at` on", () =>
     Effect.gen(function*() {
       const { org } = yield* setup
-      const alice = yield* memberWith(org.id, [])
+      const alice = yield* Fixtures.member(org.id)
       yield* storeKey(org.id, alice.id, secretOf(1), { expirySeconds: 60 })
       yield* TestClock.adjust(Duration.seconds(59))
       expect((yield* authenticate(secretOf(1))).memberId).toBe(alice.id)
@@ -210,8 +173,8 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("refuses every key of a soft-deleted or removed owner at once", () =>
     Effect.gen(function*() {
       const { member, org } = yield* setup
-      const alice = yield* memberWith(org.id, [member.id])
-      const bob = yield* memberWith(org.id, [member.id])
+      const alice = yield* Fixtures.member(org.id, { roleIds: [member.id] })
+      const bob = yield* Fixtures.member(org.id, { roleIds: [member.id] })
       yield* storeKey(org.id, alice.id, secretOf(1))
       yield* storeKey(org.id, bob.id, secretOf(2))
       const members = yield* MemberRepo
@@ -224,7 +187,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("confirms the stored hash with the hasher's constant-time equality, not the lookup alone", () =>
     Effect.gen(function*() {
       const { org } = yield* setup
-      const alice = yield* memberWith(org.id, [])
+      const alice = yield* Fixtures.member(org.id)
       yield* storeKey(org.id, alice.id, secretOf(1))
       expect(yield* refusedWith(secretOf(1))).toBe("invalid API key: API key not found")
     }).pipe(
@@ -238,7 +201,7 @@ describe("Auth.authenticateApiKey", () => {
   it.effect("reads the owner's roles on every call, so a role change shows on the next request", () =>
     Effect.gen(function*() {
       const { analyst, member, org } = yield* setup
-      const alice = yield* memberWith(org.id, [member.id, analyst.id])
+      const alice = yield* Fixtures.member(org.id, { roleIds: [member.id, analyst.id] })
       yield* storeKey(org.id, alice.id, secretOf(1), { assumedRoles: [member.id, analyst.id] })
       expect(roleNames(yield* authenticate(secretOf(1)))).toEqual(["member", "analyst"])
       yield* (yield* MemberRepo).unassignRole(org.id, alice.id, analyst.id)
@@ -252,7 +215,7 @@ describe("Auth.sessionPrincipal", () => {
   it.effect("builds a session principal with the member's live roles", () =>
     Effect.gen(function*() {
       const { analyst, org } = yield* setup
-      const alice = yield* memberWith(org.id, [analyst.id])
+      const alice = yield* Fixtures.member(org.id, { roleIds: [analyst.id] })
       const principal = yield* Effect.flatMap(Auth.Auth, (auth) => auth.sessionPrincipal(org.id, alice.id))
       expect(principal).toEqual({
         organizationId: org.id,
@@ -268,8 +231,8 @@ describe("Auth.sessionPrincipal", () => {
     Effect.gen(function*() {
       const { member, org } = yield* setup
       const other = yield* setup
-      const alice = yield* memberWith(org.id, [member.id])
-      const stranger = yield* memberWith(other.org.id, [other.member.id])
+      const alice = yield* Fixtures.member(org.id, { roleIds: [member.id] })
+      const stranger = yield* Fixtures.member(other.org.id, { roleIds: [other.member.id] })
       yield* Effect.orDie((yield* MemberRepo).softDelete(org.id, alice.id, yield* DateTime.now))
       const auth = yield* Auth.Auth
       for (const memberId of [alice.id, stranger.id, MemberId.make(Fixtures.uuid())]) {
@@ -287,7 +250,7 @@ describe("Auth.liveRoles", () => {
   it.effect("unites direct and group-granted roles, once each, in the organization's role order", () =>
     Effect.gen(function*() {
       const { analyst, auditor, member, org } = yield* setup
-      const alice = yield* memberWith(org.id, [auditor.id, member.id])
+      const alice = yield* Fixtures.member(org.id, { roleIds: [auditor.id, member.id] })
       const groups = yield* GroupRepo
       yield* Effect.orDie(groups.create(Group.make({
         id: GroupId.make(Fixtures.uuid()),
@@ -311,7 +274,7 @@ describe("Auth.liveRoles", () => {
     Effect.gen(function*() {
       const { member, org } = yield* setup
       const other = yield* setup
-      const alice = yield* memberWith(org.id, [member.id])
+      const alice = yield* Fixtures.member(org.id, { roleIds: [member.id] })
       const auth = yield* Auth.Auth
       expect(yield* auth.liveRoles(other.org.id, alice.id)).toEqual([])
       expect(yield* auth.liveRoles(org.id, MemberId.make(Fixtures.uuid()))).toEqual([])

@@ -10,15 +10,13 @@ import * as Auth from "../src/Auth.js"
 import type * as Change from "../src/Change.js"
 import { ChangeRepo } from "../src/ChangeRepo.js"
 import * as Changes from "../src/Changes.js"
-import { type ChangeId, type MemberId, type OrganizationId, RoleId } from "../src/Ids.js"
+import type { ChangeId, MemberId, OrganizationId, RoleId } from "../src/Ids.js"
 import * as Library from "../src/Library.js"
-import { decodeText, encodeText } from "../src/LibraryDiff.js"
+import { decodeText } from "../src/LibraryDiff.js"
 import { LibraryStore } from "../src/LibraryStore.js"
 import { MemberRepo } from "../src/MemberRepo.js"
 import type * as Permission from "../src/Permission.js"
 import type * as Policy from "../src/Policy.js"
-import * as Role from "../src/Role.js"
-import { RoleRepo } from "../src/RoleRepo.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
 
@@ -29,28 +27,6 @@ const TestLayer = Changes.layer.pipe(
 )
 
 type Files = Record<string, string>
-
-const edits = (changes: Record<string, string | null>): Library.Edits =>
-  HashMap.fromIterable(
-    Object.entries(changes).map(([path, text]) =>
-      [path, text === null ? Option.none() : Option.some(encodeText(text))] as const
-    )
-  )
-
-/** Moves main to a commit holding exactly these files (as an import or a merge would). */
-const seedMain = (organizationId: OrganizationId, author: MemberId, files: Files) =>
-  Effect.gen(function*() {
-    const store = yield* LibraryStore
-    const head = yield* store.head(organizationId)
-    const ref = yield* Effect.orDie(store.commit(organizationId, {
-      ...(Option.isSome(head) ? { parent: head.value } : {}),
-      message: "seed",
-      author,
-      files: HashMap.fromIterable(Object.entries(files).map(([p, t]) => [p, encodeText(t)] as const))
-    }))
-    yield* Effect.orDie(store.setHead(organizationId, head, ref))
-    return ref
-  })
 
 /** The text of main's files. */
 const mainFiles = (organizationId: OrganizationId) =>
@@ -76,38 +52,15 @@ const policy: Files = {
 /** An organization with system roles, OWNERS roles, members holding them, and main seeded with `policy`. */
 const world = Effect.gen(function*() {
   const org = yield* Fixtures.organization()
-  const roles = yield* RoleRepo
-  const members = yield* MemberRepo
   const now = yield* DateTime.now
-  const system = Role.systemRoles({
-    organizationId: org.id,
-    adminId: RoleId.make(Fixtures.uuid()),
-    memberId: RoleId.make(Fixtures.uuid()),
-    now
-  })
-  yield* Effect.orDie(roles.create(system.admin))
-  yield* Effect.orDie(roles.create(system.member))
+  const system = yield* Fixtures.systemRoles(org.id, now)
   const custom = (name: string, permissions: ReadonlyArray<Permission.Permission> = []) =>
-    Effect.gen(function*() {
-      const role = Role.make({
-        id: RoleId.make(Fixtures.uuid()),
-        organizationId: org.id,
-        request: { name, permissions },
-        now
-      })
-      yield* Effect.orDie(roles.create(role))
-      return role.id
-    })
+    Effect.map(Fixtures.role(org.id, name, { permissions, now }), (role) => role.id)
   const leadsRole = yield* custom("sales-leads")
   const contractorsRole = yield* custom("contractors")
   const hrRole = yield* custom("hr")
   const readOnlyRole = yield* custom("read-only", ["change:read"])
-  const person = (...roleIds: ReadonlyArray<RoleId>) =>
-    Effect.gen(function*() {
-      const m = yield* Fixtures.member(org.id)
-      for (const roleId of roleIds) yield* Effect.orDie(members.assignRole(org.id, m.id, roleId))
-      return m.id
-    })
+  const person = (...roleIds: ReadonlyArray<RoleId>) => Effect.map(Fixtures.member(org.id, { roleIds }), (m) => m.id)
   const admin = yield* person(system.admin.id)
   const leads = yield* Effect.all(Array.from({ length: 5 }, () => person(system.member.id, leadsRole)))
   const contractor = yield* person(system.member.id, contractorsRole)
@@ -116,7 +69,7 @@ const world = Effect.gen(function*() {
   const readOnly = yield* person(readOnlyRole)
   const nobody = yield* person()
   const leadContractor = yield* person(system.member.id, leadsRole, contractorsRole)
-  const main1 = yield* seedMain(org.id, admin, policy)
+  const main1 = yield* Fixtures.seedMain(org.id, admin, policy)
   return { org, admin, leads, contractor, member, hr, readOnly, nobody, leadContractor, main1, leadsRole }
 })
 
@@ -141,7 +94,7 @@ const file = (
 ) =>
   Effect.flatMap(
     Changes.Changes,
-    (s) => s.create(principal, { body: body(overrides), baseRef: Option.some(baseRef), edits: edits(changes) })
+    (s) => s.create(principal, { body: body(overrides), baseRef: Option.some(baseRef), edits: Fixtures.edits(changes) })
   )
 
 const approve = (principal: Policy.Principal, id: ChangeId, ref: string) =>
@@ -289,7 +242,7 @@ describe("Changes.create", () => {
   it.effect("conflicts with main file the change reserved; resubmitting the number files a new changeset", () =>
     run(Effect.gen(function*() {
       const w = yield* world
-      const main2 = yield* seedMain(w.org.id, w.admin, { ...policy, "sales/q.sql": "select 3\n" })
+      const main2 = yield* Fixtures.seedMain(w.org.id, w.admin, { ...policy, "sales/q.sql": "select 3\n" })
       const contractor = yield* as(w.org.id, w.contractor)
       // Edited against the first main, which has moved since.
       const reserved = yield* file(contractor, w.main1, { "sales/q.sql": "select 2\n" })
@@ -420,7 +373,7 @@ describe("Changes.approve", () => {
       const contractor = yield* as(w.org.id, w.contractor)
       const filed = yield* file(contractor, w.main1, { "sales/q.sql": "select 2\n" })
       yield* approve(yield* as(w.org.id, w.leads[0]!), filed.change_id, filed.git_ref)
-      const main2 = yield* seedMain(w.org.id, w.admin, { ...policy, "sales/q.sql": "select 3\n" })
+      const main2 = yield* Fixtures.seedMain(w.org.id, w.admin, { ...policy, "sales/q.sql": "select 3\n" })
       expect(yield* approve(yield* as(w.org.id, w.leads[1]!), filed.change_id, filed.git_ref)).toMatchObject({
         merged: false,
         approval_count: 2
@@ -443,7 +396,7 @@ describe("Changes.approve", () => {
       expect(filed.status).toBe("open")
       // Main gains an `inherit:` line at the other end of the file: each side is valid, and the
       // line merge is clean, but the result declares `inherit:` twice.
-      yield* seedMain(w.org.id, w.admin, {
+      yield* Fixtures.seedMain(w.org.id, w.admin, {
         ...policy,
         "ops/OWNERS": "inherit: false\nowner: role:sales-leads\nrule: approvals=1\n"
       })

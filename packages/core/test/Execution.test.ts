@@ -7,26 +7,12 @@ import * as Schema from "effect/Schema"
 import * as Execution from "../src/Execution.js"
 import { ExecutionId, OrganizationId, SandboxId } from "../src/Ids.js"
 
-// Tests may use the platform's encoder as the reference that `byteLength` must agree with.
+// Tests may use the platform's encoder as the reference that previews are measured against.
 const encoder = new (globalThis as unknown as { TextEncoder: new() => { encode(s: string): Uint8Array } })
   .TextEncoder()
 const utf8 = (s: string) => encoder.encode(s).length
 
 const { PREVIEW_MAX_BYTES: MAX, TRUNCATION_MARKER: MARKER } = Execution
-
-describe("Execution.byteLength", () => {
-  it("counts UTF-8 bytes per code point", () => {
-    expect(Execution.byteLength("a")).toBe(1)
-    expect(Execution.byteLength("é")).toBe(2)
-    expect(Execution.byteLength("€")).toBe(3)
-    expect(Execution.byteLength("😀")).toBe(4)
-    expect(Execution.byteLength("\uD800")).toBe(3)
-  })
-
-  it.prop("agrees with TextEncoder on any string", [FastCheck.string({ unit: "binary", maxLength: 200 })], ([s]) => {
-    expect(Execution.byteLength(s)).toBe(utf8(s))
-  })
-})
 
 describe("Execution.preview", () => {
   it("keeps an output that fits, up to exactly 16 KB", () => {

@@ -5,11 +5,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as IdGenerator from "../src/IdGenerator.js"
 import { OrganizationId } from "../src/Ids.js"
-import { JobQueue, Json, layerMemory } from "../src/JobQueue.js"
+import { JobQueue, layerMemory } from "../src/JobQueue.js"
 import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import { jobQueueContract } from "../src/testing/JobQueueContract.js"
 import * as Transaction from "../src/Transaction.js"
@@ -60,14 +59,4 @@ describe("JobQueue.layerMemory", () => {
       expect(dies(yield* Effect.exit(queue.enqueue({ organizationId, kind: "k", payload: null, maxAttempts: 0 }))))
         .toBe(true)
     }).pipe(Effect.provide(memory)))
-})
-
-describe("JobQueue.Json", () => {
-  it("accepts JSON values and rejects what JSON cannot hold", () => {
-    const isJson = Schema.is(Json)
-    expect(isJson({ a: [1, "b", null, { c: false }] })).toBe(true)
-    expect(isJson(Number.NaN)).toBe(false)
-    expect(isJson({ a: undefined })).toBe(false)
-    expect(isJson({ n: BigInt(1) })).toBe(false)
-  })
 })

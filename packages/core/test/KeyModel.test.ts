@@ -12,70 +12,35 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as ApiKey from "../src/ApiKey.js"
-import { ApiKeyRepo, layerMemory as apiKeyRepoMemory } from "../src/ApiKeyRepo.js"
+import { ApiKeyRepo } from "../src/ApiKeyRepo.js"
 import * as ApiKeys from "../src/ApiKeys.js"
 import * as AuditLog from "../src/AuditLog.js"
-import { AuditLogRepo, layerMemory as auditLogRepoMemory } from "../src/AuditLogRepo.js"
+import { AuditLogRepo } from "../src/AuditLogRepo.js"
 import * as Auth from "../src/Auth.js"
 import * as Decision from "../src/Decision.js"
 import { NotFound, PermissionDenied, Unauthenticated } from "../src/Errors.js"
 import * as Group from "../src/Group.js"
-import { GroupRepo, layerMemory as groupRepoMemory } from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
-import { ApiKeyId, GroupId, type MemberId, type OrganizationId, RoleId } from "../src/Ids.js"
-import { layerMemory as memberRepoMemory, MemberRepo } from "../src/MemberRepo.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
+import { GroupRepo } from "../src/GroupRepo.js"
+import { ApiKeyId, GroupId, type MemberId, type OrganizationId } from "../src/Ids.js"
+import { MemberRepo } from "../src/MemberRepo.js"
 import type * as Permission from "../src/Permission.js"
 import * as Policy from "../src/Policy.js"
 import * as Role from "../src/Role.js"
-import { layerMemory as roleRepoMemory, RoleRepo } from "../src/RoleRepo.js"
 import * as Secret from "../src/Secret.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
-import * as Transaction from "../src/Transaction.js"
+import * as Memory from "../src/testing/Memory.js"
 
-// The memory ports these services need, built directly (not through `testing/Memory.ts`, which pulls
-// in every port of core, some of them still in progress).
-const TestLayer = ApiKeys.layer.pipe(
-  Layer.provideMerge(Auth.layer),
-  Layer.provideMerge(
-    Layer.mergeAll(
-      OrganizationRepo.layerMemory,
-      memberRepoMemory,
-      roleRepoMemory,
-      groupRepoMemory,
-      apiKeyRepoMemory,
-      auditLogRepoMemory
-    ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
-  ),
-  Layer.provideMerge(Secret.layerTest)
-)
+const TestLayer = ApiKeys.layer.pipe(Layer.provideMerge(Auth.layer), Layer.provideMerge(Memory.layer))
 
 // --- the organization and its people -------------------------------------------------------------
 
 const customRole = (organizationId: OrganizationId, name: string, permissions: ReadonlyArray<Permission.Permission>) =>
-  Effect.gen(function*() {
-    yield* TestClock.adjust(Duration.seconds(1))
-    const role = Role.make({
-      id: RoleId.make(Fixtures.uuid()),
-      organizationId,
-      request: { name, permissions },
-      now: yield* DateTime.now
-    })
-    yield* Effect.orDie((yield* RoleRepo).create(role))
-    return role
-  })
+  Effect.zipRight(TestClock.adjust(Duration.seconds(1)), Fixtures.role(organizationId, name, { permissions }))
 
 /** `admin`, `member`, `analyst` (reads) and `auditor` (`organization:read`, which lists every key). */
 const setup = Effect.gen(function*() {
   const org = yield* Fixtures.organization()
-  const system = Role.systemRoles({
-    organizationId: org.id,
-    adminId: RoleId.make(Fixtures.uuid()),
-    memberId: RoleId.make(Fixtures.uuid()),
-    now: yield* DateTime.now
-  })
-  yield* Effect.orDie((yield* RoleRepo).create(system.admin))
-  yield* Effect.orDie((yield* RoleRepo).create(system.member))
+  const system = yield* Fixtures.systemRoles(org.id)
   return {
     org,
     admin: system.admin,
@@ -89,12 +54,7 @@ const memberWith = (
   organizationId: OrganizationId,
   roles: ReadonlyArray<Role.RoleRecord>,
   options: { readonly isServiceAccount?: boolean } = {}
-) =>
-  Effect.gen(function*() {
-    const member = yield* Fixtures.member(organizationId, options)
-    for (const role of roles) yield* Effect.orDie((yield* MemberRepo).assignRole(organizationId, member.id, role.id))
-    return member
-  })
+) => Fixtures.member(organizationId, { ...options, roleIds: roles.map((role) => role.id) })
 
 const assign = (organizationId: OrganizationId, memberId: MemberId, role: Role.RoleRecord) =>
   Effect.flatMap(MemberRepo, (repo) => Effect.orDie(repo.assignRole(organizationId, memberId, role.id)))

@@ -8,14 +8,12 @@ import * as Auth from "../src/Auth.js"
 import * as Changes from "../src/Changes.js"
 import * as Group from "../src/Group.js"
 import { GroupRepo } from "../src/GroupRepo.js"
-import { ApiKeyId, GroupId, type MemberId, type OrganizationId, RoleId } from "../src/Ids.js"
+import { ApiKeyId, GroupId, type MemberId, type OrganizationId, type RoleId } from "../src/Ids.js"
 import * as Library from "../src/Library.js"
-import { decodeText, encodeText } from "../src/LibraryDiff.js"
-import { LibraryStore } from "../src/LibraryStore.js"
+import { decodeText } from "../src/LibraryDiff.js"
 import { MemberRepo } from "../src/MemberRepo.js"
 import * as Owners from "../src/Owners.js"
 import * as Policy from "../src/Policy.js"
-import * as Role from "../src/Role.js"
 import { RoleRepo } from "../src/RoleRepo.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
@@ -31,13 +29,6 @@ const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLa
 
 type Files = Record<string, string>
 
-const edits = (changes: Record<string, string | null>): Library.Edits =>
-  HashMap.fromIterable(
-    Object.entries(changes).map(([path, text]) =>
-      [path, text === null ? Option.none() : Option.some(encodeText(text))] as const
-    )
-  )
-
 const texts = (files: Library.Files): Files =>
   Object.fromEntries(Array.from(HashMap.entries(files), ([path, bytes]) => [path, decodeText(bytes)]))
 
@@ -50,51 +41,17 @@ const policy: Files = {
   "README.md": "hello\n"
 }
 
-const seedMain = (organizationId: OrganizationId, author: MemberId, files: Files) =>
-  Effect.gen(function*() {
-    const store = yield* LibraryStore
-    const head = yield* store.head(organizationId)
-    const ref = yield* Effect.orDie(store.commit(organizationId, {
-      ...(Option.isSome(head) ? { parent: head.value } : {}),
-      message: "seed",
-      author,
-      files: HashMap.fromIterable(Object.entries(files).map(([p, t]) => [p, encodeText(t)] as const))
-    }))
-    yield* Effect.orDie(store.setHead(organizationId, head, ref))
-    return ref
-  })
-
 const world = (files: Files = policy) =>
   Effect.gen(function*() {
     const org = yield* Fixtures.organization()
-    const roles = yield* RoleRepo
-    const members = yield* MemberRepo
     const now = yield* DateTime.now
-    const system = Role.systemRoles({
-      organizationId: org.id,
-      adminId: RoleId.make(Fixtures.uuid()),
-      memberId: RoleId.make(Fixtures.uuid()),
-      now
-    })
-    yield* Effect.orDie(roles.create(system.admin))
-    yield* Effect.orDie(roles.create(system.member))
-    const custom = (name: string) =>
-      Effect.gen(function*() {
-        const role = Role.make({ id: RoleId.make(Fixtures.uuid()), organizationId: org.id, request: { name }, now })
-        yield* Effect.orDie(roles.create(role))
-        return role.id
-      })
-    const hrRole = yield* custom("hr")
-    const person = (...roleIds: ReadonlyArray<RoleId>) =>
-      Effect.gen(function*() {
-        const m = yield* Fixtures.member(org.id)
-        for (const roleId of roleIds) yield* Effect.orDie(members.assignRole(org.id, m.id, roleId))
-        return m.id
-      })
+    const system = yield* Fixtures.systemRoles(org.id, now)
+    const hrRole = (yield* Fixtures.role(org.id, "hr", { now })).id
+    const person = (...roleIds: ReadonlyArray<RoleId>) => Effect.map(Fixtures.member(org.id, { roleIds }), (m) => m.id)
     const admin = yield* person(system.admin.id)
     const member = yield* person(system.member.id)
     const hr = yield* person(system.member.id, hrRole)
-    const main = yield* seedMain(org.id, admin, files)
+    const main = yield* Fixtures.seedMain(org.id, admin, files)
     return { org, admin, member, hr, hrRole, main }
   })
 
@@ -136,7 +93,7 @@ describe("Library.snapshotFor", () => {
       const filed = yield* (yield* Changes.Changes).create(member, {
         body: { title: "me too", description: "let me read", draft: false },
         baseRef: Option.some(w.main),
-        edits: edits({ "OWNERS": `owner: role:leads\nreader: member:${w.member}\n` })
+        edits: Fixtures.edits({ "OWNERS": `owner: role:leads\nreader: member:${w.member}\n` })
       })
       expect(filed.status).toBe("open")
       const proposed = yield* (yield* Library.Library).snapshotFor(member, filed.git_ref)
@@ -166,7 +123,7 @@ describe("Library.snapshotFor", () => {
         yield* tagOf(changes.create(member, {
           body: { title: "t", description: "d", draft: false },
           baseRef: Option.some(w.main),
-          edits: edits({ "README.md": "bye\n" })
+          edits: Fixtures.edits({ "README.md": "bye\n" })
         }))
       ).toBe("NotFound")
       const admin = yield* as(w.org.id, w.admin)
@@ -175,7 +132,7 @@ describe("Library.snapshotFor", () => {
       const fix = yield* changes.create(admin, {
         body: { title: "repair", description: "fix the directive", draft: false },
         baseRef: Option.some(w.main),
-        edits: edits({ "sales/OWNERS": "owner: role:leads\n" })
+        edits: Fixtures.edits({ "sales/OWNERS": "owner: role:leads\n" })
       })
       expect(fix.status).toBe("open")
       expect(yield* changes.approve(admin, fix.change_id, { expected_git_ref: fix.git_ref }))
@@ -193,7 +150,12 @@ describe("Library.diff", () => {
       const diff = yield* library.diff(
         member,
         Option.some(w.main),
-        edits({ "README.md": null, "docs/README.md": "hello\n", "sales/q.sql": "select 2\n", "new.txt": "n\n" })
+        Fixtures.edits({
+          "README.md": null,
+          "docs/README.md": "hello\n",
+          "sales/q.sql": "select 2\n",
+          "new.txt": "n\n"
+        })
       )
       expect(diff.has_changes).toBe(true)
       expect(diff.diffs.map((d) => [d.old_path, d.new_path, d.is_new, d.is_delete, d.is_rename])).toEqual([
@@ -202,13 +164,13 @@ describe("Library.diff", () => {
         ["sales/q.sql", "sales/q.sql", false, false, false]
       ])
       expect(diff.raw_diff).toContain("rename from README.md")
-      expect(yield* library.diff(member, Option.some(w.main), edits({}))).toEqual({
+      expect(yield* library.diff(member, Option.some(w.main), Fixtures.edits({}))).toEqual({
         has_changes: false,
         diffs: [],
         raw_diff: ""
       })
       // The first change of an empty library has no base.
-      const fresh = yield* library.diff(member, Option.none(), edits({ "a.txt": "a\n" }))
+      const fresh = yield* library.diff(member, Option.none(), Fixtures.edits({ "a.txt": "a\n" }))
       expect(fresh.diffs.map((d) => d.is_new)).toEqual([true])
     })))
 
@@ -218,14 +180,16 @@ describe("Library.diff", () => {
       const library = yield* Library.Library
       const member = yield* as(w.org.id, w.member)
       const base = Option.some(w.main)
-      expect(yield* tagOf(library.diff(member, base, edits({ "hr/salaries.sql": null })))).toBe("NotFound")
-      expect(yield* tagOf(library.diff(member, base, edits({ "hr/new.sql": "x" })))).toBe("NotFound")
-      expect(yield* tagOf(library.diff(member, base, edits({ "/abs.txt": "x" })))).toBe("InvalidRequest")
-      expect(yield* tagOf(library.diff(member, base, edits({ "a/./b": "x" })))).toBe("InvalidRequest")
-      expect(yield* tagOf(library.diff(member, Option.some("f".repeat(40)), edits({ "a.txt": "x" }))))
+      expect(yield* tagOf(library.diff(member, base, Fixtures.edits({ "hr/salaries.sql": null })))).toBe("NotFound")
+      expect(yield* tagOf(library.diff(member, base, Fixtures.edits({ "hr/new.sql": "x" })))).toBe("NotFound")
+      expect(yield* tagOf(library.diff(member, base, Fixtures.edits({ "/abs.txt": "x" })))).toBe("InvalidRequest")
+      expect(yield* tagOf(library.diff(member, base, Fixtures.edits({ "a/./b": "x" })))).toBe("InvalidRequest")
+      expect(yield* tagOf(library.diff(member, Option.some("f".repeat(40)), Fixtures.edits({ "a.txt": "x" }))))
         .toBe("InvalidRequest")
       const hr = yield* as(w.org.id, w.hr)
-      expect((yield* library.diff(hr, base, edits({ "hr/salaries.sql": null }))).diffs[0]?.is_delete).toBe(true)
+      expect((yield* library.diff(hr, base, Fixtures.edits({ "hr/salaries.sql": null }))).diffs[0]?.is_delete).toBe(
+        true
+      )
     })))
 })
 

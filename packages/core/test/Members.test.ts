@@ -6,59 +6,27 @@ import * as Option from "effect/Option"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Group from "../src/Group.js"
 import * as GroupRepo from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
 import { ApiKeyId, GroupId, MemberId, type OrganizationId, RoleId } from "../src/Ids.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as Members from "../src/Members.js"
-import * as Model from "../src/Model.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Permission from "../src/Permission.js"
 import * as Policy from "../src/Policy.js"
-import * as Role from "../src/Role.js"
-import * as RoleRepo from "../src/RoleRepo.js"
 import * as Roles from "../src/Roles.js"
 import * as ServiceAccounts from "../src/ServiceAccounts.js"
-import * as Transaction from "../src/Transaction.js"
-
-// The memory ports this service needs, built directly (see the brief: `testing/Memory.ts` pulls in
-// modules still being written).
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
 
 const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Roles.layer, ServiceAccounts.layer).pipe(
-  Layer.provideMerge(Layer.merge(repositories, Model.layerTest))
+  Layer.provideMerge(Memory.layer)
 )
-
-const principalOf = (organizationId: OrganizationId, memberId: MemberId, auth: Policy.Auth = Policy.Session()) =>
-  Effect.gen(function*() {
-    const member = Option.getOrThrow(yield* (yield* MemberRepo.MemberRepo).get(organizationId, memberId))
-    const roles = yield* Members.rolesOf(organizationId, memberId)
-    const principal: Policy.Principal = {
-      organizationId,
-      memberId,
-      isServiceAccount: member.is_service_account,
-      deleted: member.deleted_at !== undefined,
-      roles: roles.map(Role.toRoleInfo),
-      auth
-    }
-    return principal
-  })
 
 // An organization with its admin, a plain member, and a "people manager" holding member:write,
 // role:write and role:read but not everything (so not an admin).
 const setup = Effect.gen(function*() {
-  const orgs = yield* Organizations.Organizations
   const members = yield* Members.Members
   const roles = yield* Roles.Roles
-  const created = yield* orgs.create({ name: "Acme", adminEmail: "ada@acme.example" })
-  const org = created.organization.id
-  const admin = yield* principalOf(org, created.admin.id)
+  const { admin, created, org } = yield* Fixtures.organizationWithAdmin()
   const { member_id: memberId } = yield* members.invite(admin, { email: "bob@acme.example", role: "member" })
   const managerRole = yield* roles.create(admin, {
     name: "People managers",
@@ -72,9 +40,9 @@ const setup = Effect.gen(function*() {
     org,
     admin,
     memberId,
-    member: yield* principalOf(org, memberId),
+    member: yield* Fixtures.principal(org, memberId),
     managerId,
-    manager: yield* principalOf(org, managerId),
+    manager: yield* Fixtures.principal(org, managerId),
     managerRole
   }
 })
@@ -135,12 +103,12 @@ describe("Members.list", () => {
       const { member_id: idleId } = yield* service.invite(admin, { email: "idle@acme.example", role: "member" })
       yield* service.unassignRole(admin, idleId, created.roles.member.id)
       yield* service.assignRole(admin, idleId, { roleId: nothing.id })
-      const error = yield* Effect.flip(service.list(yield* principalOf(org, idleId)))
+      const error = yield* Effect.flip(service.list(yield* Fixtures.principal(org, idleId)))
       expect(error._tag).toBe("PermissionDenied")
       expect(error.message).toBe("permission denied: member:read required")
 
       const other = yield* (yield* Organizations.Organizations).create({ name: "Other", adminEmail: "x@other.example" })
-      const { members } = yield* service.list(yield* principalOf(other.organization.id, other.admin.id))
+      const { members } = yield* service.list(yield* Fixtures.principal(other.organization.id, other.admin.id))
       expect(members.map((m) => m.email)).toEqual(["x@other.example"])
     })))
 })
@@ -212,7 +180,7 @@ describe("Members.delete", () => {
         inheritAllRoles: false,
         fullMemberAccess: false
       })
-      const error = yield* Effect.flip(service.list(yield* principalOf(org, memberId, key)))
+      const error = yield* Effect.flip(service.list(yield* Fixtures.principal(org, memberId, key)))
       expect([error._tag, error.message]).toEqual(["Unauthenticated", "invalid API key: API key not found"])
       // Deleted members are gone to the API, except to a hard delete.
       expect((yield* Effect.flip(service.delete(admin, memberId, { hard_delete: false })))._tag).toBe("NotFound")
@@ -274,14 +242,17 @@ describe("Members.delete", () => {
       yield* service.assignRole(admin, rootId, { roleId: everything.id })
       const before = yield* auditActions(org)
       const error = yield* Effect.flip(
-        service.delete(yield* principalOf(org, rootId), created.admin.id, { hard_delete: true })
+        service.delete(yield* Fixtures.principal(org, rootId), created.admin.id, { hard_delete: true })
       )
       expect([error._tag, error.message]).toEqual(["Conflict", "the organization must keep at least one admin"])
       expect(Option.isSome(yield* (yield* MemberRepo.MemberRepo).get(org, created.admin.id))).toBe(true)
       expect((yield* auditActions(org)).length).toBe(before.length)
       // With a second admin, the first may go.
       yield* service.assignRole(admin, rootId, { roleId: created.roles.admin.id })
-      expect((yield* service.delete(yield* principalOf(org, rootId), created.admin.id, { hard_delete: false })).success)
+      expect(
+        (yield* service.delete(yield* Fixtures.principal(org, rootId), created.admin.id, { hard_delete: false }))
+          .success
+      )
         .toBe(true)
     })))
 })
@@ -308,7 +279,7 @@ describe("Members.listRoles", () => {
       yield* service.unassignRole(admin, memberId, created.roles.member.id)
       yield* service.assignRole(admin, memberId, { roleId: nothing.id })
       yield* (yield* GroupRepo.GroupRepo).setMembers(org, GroupId.make("6f1c2a7e-1d0b-4c55-9d1e-3f4a5b6c7d8e"), [])
-      const denied = yield* Effect.flip(service.listRoles(yield* principalOf(org, memberId), memberId))
+      const denied = yield* Effect.flip(service.listRoles(yield* Fixtures.principal(org, memberId), memberId))
       expect([denied._tag, denied.message]).toEqual(["PermissionDenied", "permission denied: role:read required"])
     })))
 
@@ -353,7 +324,7 @@ describe("Members.assignRole and unassignRole", () => {
         inheritAllRoles: false,
         fullMemberAccess: false
       })
-      const admin = yield* principalOf(org, created.admin.id, key)
+      const admin = yield* Fixtures.principal(org, created.admin.id, key)
       yield* (yield* Members.Members).assignRole(admin, memberId, { roleId: managerRole.id })
       const [entry] = yield* auditActions(org)
       expect(entry).toMatchObject({ action: "member.role_assign", actor_id: created.admin.id, auth_method: "api_key" })

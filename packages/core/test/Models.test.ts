@@ -1,29 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as AuditLogRepo from "../src/AuditLogRepo.js"
-import * as GroupRepo from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
-import { ApiKeyId, type MemberId, ModelNumber, type OrganizationId } from "../src/Ids.js"
-import * as MemberRepo from "../src/MemberRepo.js"
+import { ApiKeyId, ModelNumber } from "../src/Ids.js"
 import * as Members from "../src/Members.js"
 import * as Model from "../src/Model.js"
 import * as Models from "../src/Models.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Policy from "../src/Policy.js"
 import * as Role from "../src/Role.js"
-import * as RoleRepo from "../src/RoleRepo.js"
 import * as Roles from "../src/Roles.js"
-import * as Transaction from "../src/Transaction.js"
-
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
 
 // A catalogue of three models with `offline` (1) as the organization's default.
 const catalogue = Model.layerStatic([
@@ -32,27 +19,17 @@ const catalogue = Model.layerStatic([
 ], "offline")
 
 const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Roles.layer, Models.layer).pipe(
-  Layer.provideMerge(Layer.merge(repositories, catalogue))
+  Layer.provideMerge(catalogue),
+  Layer.provideMerge(Memory.layer)
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)
 
-const principalOf = (organizationId: OrganizationId, memberId: MemberId, auth: Policy.Auth = Policy.Session()) =>
-  Effect.map(Members.rolesOf(organizationId, memberId), (roles): Policy.Principal => ({
-    organizationId,
-    memberId,
-    isServiceAccount: false,
-    roles: roles.map(Role.toRoleInfo),
-    auth
-  }))
-
 const models = (...numbers: Array<number>) => numbers.map((n) => ModelNumber.make(n))
 
 const setup = Effect.gen(function*() {
-  const created = yield* (yield* Organizations.Organizations).create({ name: "Acme", adminEmail: "ada@acme.example" })
-  const org = created.organization.id
-  const admin = yield* principalOf(org, created.admin.id)
+  const { admin, created, org } = yield* Fixtures.organizationWithAdmin()
   const { member_id: bobId } = yield* (yield* Members.Members).invite(admin, {
     email: "bob@acme.example",
     role: "member"
@@ -88,14 +65,14 @@ describe("Models.list", () => {
   it.effect("narrows to the role's allow-list; the default falls back to the first allowed model", () =>
     run(Effect.gen(function*() {
       const { bobId, org } = yield* onlyRole({ allowed_model_ids: models(3, 2) })
-      const response = yield* (yield* Models.Models).list(yield* principalOf(org, bobId))
+      const response = yield* (yield* Models.Models).list(yield* Fixtures.principal(org, bobId))
       expect(listed(response)).toEqual([["offline-fast", true], ["large", false]])
     })))
 
   it.effect("marks the role's default model", () =>
     run(Effect.gen(function*() {
       const { bobId, org } = yield* onlyRole({ default_model_id: 3 })
-      const response = yield* (yield* Models.Models).list(yield* principalOf(org, bobId))
+      const response = yield* (yield* Models.Models).list(yield* Fixtures.principal(org, bobId))
       expect(listed(response)).toEqual([["offline", false], ["offline-fast", false], ["large", true]])
     })))
 
@@ -103,7 +80,7 @@ describe("Models.list", () => {
     run(Effect.gen(function*() {
       const { admin, bobId, created, org, role } = yield* onlyRole({ allowed_model_ids: models(2) })
       yield* (yield* Members.Members).assignRole(admin, bobId, { roleId: created.roles.member.id })
-      const session = yield* principalOf(org, bobId)
+      const session = yield* Fixtures.principal(org, bobId)
       expect(listed(yield* (yield* Models.Models).list(session))).toHaveLength(3)
       // A key scoped to the restricted role alone sees only its list.
       const key = Policy.ApiKey({
@@ -112,7 +89,7 @@ describe("Models.list", () => {
         inheritAllRoles: false,
         fullMemberAccess: false
       })
-      expect(listed(yield* (yield* Models.Models).list(yield* principalOf(org, bobId, key))))
+      expect(listed(yield* (yield* Models.Models).list(yield* Fixtures.principal(org, bobId, key))))
         .toEqual([["offline-fast", true]])
     })))
 
@@ -120,7 +97,7 @@ describe("Models.list", () => {
     run(Effect.gen(function*() {
       const { admin, bobId, created, org } = yield* setup
       yield* (yield* Members.Members).unassignRole(admin, bobId, created.roles.member.id)
-      const bob = yield* principalOf(org, bobId)
+      const bob = yield* Fixtures.principal(org, bobId)
       expect(yield* (yield* Models.Models).list(bob)).toEqual({ models: [] })
       const error = yield* Effect.flip((yield* Models.Models).list({ ...bob, deleted: true }))
       expect(error._tag).toBe("Unauthenticated")

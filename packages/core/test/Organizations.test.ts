@@ -4,25 +4,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
-import * as GroupRepo from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
 import { OrganizationId } from "../src/Ids.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Permission from "../src/Permission.js"
 import * as RoleRepo from "../src/RoleRepo.js"
-import * as Transaction from "../src/Transaction.js"
+import * as Memory from "../src/testing/Memory.js"
 
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
-
-const TestLayer = Organizations.layer.pipe(Layer.provideMerge(repositories))
+const TestLayer = Organizations.layer.pipe(Layer.provideMerge(Memory.layer))
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)

@@ -1,17 +1,6 @@
-import * as Layer from "effect/Layer"
-import * as GroupRepo from "../src/GroupRepo.js"
-import * as MemberRepo from "../src/MemberRepo.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
-import * as RoleRepo from "../src/RoleRepo.js"
+import * as Memory from "../src/testing/Memory.js"
 import { roleRepoContract } from "../src/testing/RoleRepoContract.js"
-import * as Transaction from "../src/Transaction.js"
 
-// The three RBAC memory ports share their tables when built together (see internal/rbacMemory.ts).
-const memory = Layer.mergeAll(
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  OrganizationRepo.layerMemory
-).pipe(Layer.provideMerge(Transaction.layerMemory))
-
-roleRepoContract("layerMemory", memory)
+// The memory member, role and group repositories share their tables, so they are built together as
+// in `Memory.repositories` (see internal/rbacMemory.ts).
+roleRepoContract("layerMemory", Memory.repositories)

@@ -6,53 +6,31 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as GroupRepo from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
-import { type MemberId, ModelNumber, type OrganizationId, RoleId, ScimGroupMappingId } from "../src/Ids.js"
+import { ModelNumber, type OrganizationId, RoleId, ScimGroupMappingId } from "../src/Ids.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as Members from "../src/Members.js"
 import * as Model from "../src/Model.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Organizations from "../src/Organizations.js"
-import * as Policy from "../src/Policy.js"
-import * as Role from "../src/Role.js"
 import * as RoleRepo from "../src/RoleRepo.js"
 import * as Roles from "../src/Roles.js"
 import { ScimGroupMappingRecord } from "../src/ScimGroupMapping.js"
-import * as Transaction from "../src/Transaction.js"
-
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
 
 // The test catalogue: model 1 (`offline`, the default) and model 2 (`offline-fast`).
 const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Roles.layer).pipe(
-  Layer.provideMerge(Layer.merge(repositories, Model.layerTest))
+  Layer.provideMerge(Memory.layer)
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)
-
-const principalOf = (organizationId: OrganizationId, memberId: MemberId) =>
-  Effect.map(Members.rolesOf(organizationId, memberId), (roles): Policy.Principal => ({
-    organizationId,
-    memberId,
-    isServiceAccount: false,
-    roles: roles.map(Role.toRoleInfo),
-    auth: Policy.Session()
-  }))
 
 const models = (...numbers: Array<number>) => numbers.map((n) => ModelNumber.make(n))
 
 // An organization with its admin, a plain member and a role manager (role:read and role:write, plus
 // chat:read, but nothing else).
 const setup = Effect.gen(function*() {
-  const created = yield* (yield* Organizations.Organizations).create({ name: "Acme", adminEmail: "ada@acme.example" })
-  const org = created.organization.id
-  const admin = yield* principalOf(org, created.admin.id)
+  const { admin, created, org } = yield* Fixtures.organizationWithAdmin()
   const members = yield* Members.Members
   const roles = yield* Roles.Roles
   const { member_id: memberId } = yield* members.invite(admin, { email: "bob@acme.example", role: "member" })
@@ -67,8 +45,8 @@ const setup = Effect.gen(function*() {
     created,
     org,
     admin,
-    member: yield* principalOf(org, memberId),
-    manager: yield* principalOf(org, managerId),
+    member: yield* Fixtures.principal(org, memberId),
+    manager: yield* Fixtures.principal(org, managerId),
     managers
   }
 })
@@ -89,7 +67,7 @@ describe("Roles.list", () => {
       expect(roles[2]).toEqual(managers)
       expect(roles[0]).toMatchObject({ id: created.roles.admin.id, is_system: true, allow_model_choice: true })
       const other = yield* (yield* Organizations.Organizations).create({ name: "Other", adminEmail: "x@other.example" })
-      const theirs = yield* service.list(yield* principalOf(other.organization.id, other.admin.id))
+      const theirs = yield* service.list(yield* Fixtures.principal(other.organization.id, other.admin.id))
       expect(theirs.roles.map((r) => r.id)).toEqual([other.roles.admin.id, other.roles.member.id])
     })))
 
@@ -102,7 +80,7 @@ describe("Roles.list", () => {
       const { member_id } = yield* members.invite(admin, { email: "idle@acme.example", role: "member" })
       yield* members.unassignRole(admin, member_id, created.roles.member.id)
       yield* members.assignRole(admin, member_id, { roleId: nothing.id })
-      const error = yield* Effect.flip(roles.list(yield* principalOf(org, member_id)))
+      const error = yield* Effect.flip(roles.list(yield* Fixtures.principal(org, member_id)))
       expect([error._tag, error.message]).toEqual(["PermissionDenied", "permission denied: role:read required"])
     })))
 })

@@ -4,59 +4,36 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
+import * as Auth from "../src/Auth.js"
 import * as Group from "../src/Group.js"
 import * as GroupRepo from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
 import { ApiKeyId, GroupId, type MemberId, type OrganizationId, type RoleId, ScimGroupMappingId } from "../src/Ids.js"
-import * as MemberRepo from "../src/MemberRepo.js"
 import * as Members from "../src/Members.js"
-import * as Model from "../src/Model.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Permission from "../src/Permission.js"
 import * as Policy from "../src/Policy.js"
-import * as Role from "../src/Role.js"
-import * as RoleRepo from "../src/RoleRepo.js"
 import * as Roles from "../src/Roles.js"
 import { ScimGroupMapping, ScimGroupMappingRecord } from "../src/ScimGroupMapping.js"
 import * as ScimMappings from "../src/ScimMappings.js"
-import * as Transaction from "../src/Transaction.js"
-
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
 
 const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Roles.layer, ScimMappings.layer).pipe(
-  Layer.provideMerge(Layer.merge(repositories, Model.layerTest))
+  Layer.provideMerge(Memory.layer)
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)
 
-const principalOf = (organizationId: OrganizationId, memberId: MemberId, auth: Policy.Auth = Policy.Session()) =>
-  Effect.map(Members.rolesOf(organizationId, memberId), (roles): Policy.Principal => ({
-    organizationId,
-    memberId,
-    isServiceAccount: false,
-    roles: roles.map(Role.toRoleInfo),
-    auth
-  }))
-
 const mappingId = (n: number) => ScimGroupMappingId.make(`6f1c2a7e-1d0b-4c55-9d1e-${n.toString().padStart(12, "0")}`)
 
 const setup = Effect.gen(function*() {
-  const created = yield* (yield* Organizations.Organizations).create({ name: "Acme", adminEmail: "ada@acme.example" })
-  const org = created.organization.id
-  const admin = yield* principalOf(org, created.admin.id)
+  const { admin, created, org } = yield* Fixtures.organizationWithAdmin()
   const members = yield* Members.Members
   const { member_id: bobId } = yield* members.invite(admin, { email: "bob@acme.example", role: "member" })
   const { member_id: eveId } = yield* members.invite(admin, { email: "eve@acme.example", role: "member" })
   const finance = yield* (yield* Roles.Roles).create(admin, { name: "Finance", permissions: ["chat:read"] })
-  return { created, org, admin, bobId, eveId, member: yield* principalOf(org, bobId), finance }
+  return { created, org, admin, bobId, eveId, member: yield* Fixtures.principal(org, bobId), finance }
 })
 
 const mapping = (
@@ -158,7 +135,7 @@ describe("ScimMappings.migrateAll", () => {
       })
       expect((yield* groups.list(org)).length).toBe(2)
       // Bob now holds Finance through the group.
-      expect((yield* Members.rolesOf(org, bobId)).map((r) => r.name)).toEqual(["member", "Finance"])
+      expect((yield* Auth.liveRoles(org, bobId)).map((r) => r.name)).toEqual(["member", "Finance"])
 
       const audit =
         (yield* (yield* AuditLogRepo.AuditLogRepo).list(org, { limit: 100, action: "scim_group_mapping.migrate" }))
@@ -194,7 +171,7 @@ describe("ScimMappings.migrateAll", () => {
       const readers = yield* (yield* Roles.Roles).create(admin, { name: "Readers", permissions: ["organization:read"] })
       const { member_id } = yield* (yield* Members.Members).invite(admin, { email: "r@acme.example", role: "member" })
       yield* (yield* Members.Members).assignRole(admin, member_id, { roleId: readers.id })
-      const reader = yield* principalOf(org, member_id)
+      const reader = yield* Fixtures.principal(org, member_id)
       const error = yield* Effect.flip((yield* ScimMappings.ScimMappings).migrateAll(reader))
       expect([error._tag, error.message]).toEqual([
         "PermissionDenied",
@@ -235,7 +212,7 @@ describe("ScimMappings.whoAmI", () => {
         inheritAllRoles: false,
         fullMemberAccess: false
       })
-      const me = yield* (yield* ScimMappings.ScimMappings).whoAmI(yield* principalOf(org, bobId, key))
+      const me = yield* (yield* ScimMappings.ScimMappings).whoAmI(yield* Fixtures.principal(org, bobId, key))
       expect(me).toMatchObject({
         memberId: bobId,
         authMethod: "api_key",
@@ -251,8 +228,8 @@ describe("ScimMappings.whoAmI", () => {
     run(Effect.gen(function*() {
       const { admin, bobId, eveId, org } = yield* setup
       const service = yield* ScimMappings.ScimMappings
-      const bob = yield* principalOf(org, bobId)
-      const eve = yield* principalOf(org, eveId)
+      const bob = yield* Fixtures.principal(org, bobId)
+      const eve = yield* Fixtures.principal(org, eveId)
       yield* (yield* Members.Members).delete(admin, bobId, { hard_delete: false })
       yield* (yield* Members.Members).delete(admin, eveId, { hard_delete: true })
       // Auth marks a soft-deleted member; a principal built before the delete is caught by the lookup.

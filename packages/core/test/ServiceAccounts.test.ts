@@ -3,52 +3,27 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
-import * as GroupRepo from "../src/GroupRepo.js"
-import * as IdGenerator from "../src/IdGenerator.js"
-import { type MemberId, type OrganizationId, RoleId } from "../src/Ids.js"
+import { type OrganizationId, RoleId } from "../src/Ids.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as Members from "../src/Members.js"
-import * as Model from "../src/Model.js"
-import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Permission from "../src/Permission.js"
-import * as Policy from "../src/Policy.js"
-import * as Role from "../src/Role.js"
-import * as RoleRepo from "../src/RoleRepo.js"
 import * as Roles from "../src/Roles.js"
 import * as ServiceAccounts from "../src/ServiceAccounts.js"
-import * as Transaction from "../src/Transaction.js"
-
-const repositories = Layer.mergeAll(
-  OrganizationRepo.layerMemory,
-  MemberRepo.layerMemory,
-  RoleRepo.layerMemory,
-  GroupRepo.layerMemory,
-  AuditLogRepo.layerMemory
-).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
 
 const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Roles.layer, ServiceAccounts.layer).pipe(
-  Layer.provideMerge(Layer.merge(repositories, Model.layerTest))
+  Layer.provideMerge(Memory.layer)
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)
 
-const principalOf = (organizationId: OrganizationId, memberId: MemberId, isServiceAccount = false) =>
-  Effect.map(Members.rolesOf(organizationId, memberId), (roles): Policy.Principal => ({
-    organizationId,
-    memberId,
-    isServiceAccount,
-    roles: roles.map(Role.toRoleInfo),
-    auth: Policy.Session()
-  }))
-
 // An organization with its admin, a plain member, a custom "Exporters" role, and an organization
 // operator: organization:read/write without role:write, so it may not hand out roles.
 const setup = Effect.gen(function*() {
-  const created = yield* (yield* Organizations.Organizations).create({ name: "Acme", adminEmail: "ada@acme.example" })
-  const org = created.organization.id
-  const admin = yield* principalOf(org, created.admin.id)
+  const { admin, created, org } = yield* Fixtures.organizationWithAdmin()
   const members = yield* Members.Members
   const roles = yield* Roles.Roles
   const { member_id: memberId } = yield* members.invite(admin, { email: "bob@acme.example", role: "member" })
@@ -64,8 +39,8 @@ const setup = Effect.gen(function*() {
     created,
     org,
     admin,
-    member: yield* principalOf(org, memberId),
-    operator: yield* principalOf(org, operatorId),
+    member: yield* Fixtures.principal(org, memberId),
+    operator: yield* Fixtures.principal(org, operatorId),
     exporters
   }
 })
@@ -131,7 +106,7 @@ describe("ServiceAccounts.create", () => {
       const { member_id: almostId } = yield* members.invite(admin, { email: "al@acme.example", role: "member" })
       yield* members.unassignRole(admin, almostId, created.roles.member.id)
       yield* members.assignRole(admin, almostId, { roleId: almost.id })
-      const caller = yield* principalOf(org, almostId)
+      const caller = yield* Fixtures.principal(org, almostId)
       const before = yield* (yield* MemberRepo.MemberRepo).list(org)
       const wider = yield* Effect.flip(service.create(caller, { name: "Bot", role_ids: [created.roles.admin.id] }))
       expect([wider._tag, wider.message]).toEqual(["PermissionDenied", "admin role required"])
@@ -178,9 +153,10 @@ describe("ServiceAccounts.list", () => {
         "permission denied: organization:read required"
       ])
       const other = yield* (yield* Organizations.Organizations).create({ name: "Other", adminEmail: "x@other.example" })
-      expect((yield* service.list(yield* principalOf(other.organization.id, other.admin.id))).service_accounts).toEqual(
-        []
-      )
+      expect((yield* service.list(yield* Fixtures.principal(other.organization.id, other.admin.id))).service_accounts)
+        .toEqual(
+          []
+        )
     })))
 })
 
@@ -207,7 +183,7 @@ describe("ServiceAccounts.delete", () => {
       const { admin, member } = yield* setup
       const service = yield* ServiceAccounts.ServiceAccounts
       const other = yield* (yield* Organizations.Organizations).create({ name: "Other", adminEmail: "x@other.example" })
-      const otherAdmin = yield* principalOf(other.organization.id, other.admin.id)
+      const otherAdmin = yield* Fixtures.principal(other.organization.id, other.admin.id)
       const foreign = yield* service.create(otherAdmin, { name: "Theirs", role_ids: [] })
       for (const id of [member.memberId, foreign.member_id]) {
         const error = yield* Effect.flip(service.delete(admin, id))
@@ -224,7 +200,7 @@ describe("ServiceAccounts.delete", () => {
       expect(denied.message).toBe("permission denied: organization:write required")
       const stronger = yield* Effect.flip(service.delete(operator, bot.member_id))
       expect([stronger._tag, stronger.message]).toEqual(["PermissionDenied", "admin role required"])
-      const self = yield* Effect.flip(service.delete(yield* principalOf(org, bot.member_id, true), bot.member_id))
+      const self = yield* Effect.flip(service.delete(yield* Fixtures.principal(org, bot.member_id), bot.member_id))
       expect([self._tag, self.message]).toEqual(["InvalidRequest", "a service account cannot delete itself"])
     })))
 })

@@ -52,13 +52,6 @@ const key = (
 
 const revoked = (record: ApiKey.ApiKeyRecord, when: DateTime.Utc) => Either.getOrThrow(ApiKey.revoke(record, when))
 
-/** A fresh organization with one member. */
-const setup = Effect.gen(function*() {
-  const org = yield* Fixtures.organization()
-  const member = yield* Fixtures.member(org.id)
-  return { org, member }
-})
-
 const createAll = (records: ReadonlyArray<ApiKey.ApiKeyRecord>) =>
   Effect.flatMap(ApiKeyRepo, (repo) => Effect.forEach(records, repo.create, { discard: true }))
 
@@ -68,26 +61,11 @@ const allIds = (
   options: Omit<ApiKeyRepo.ListOptions, "after">,
   after?: Pagination.Keyset
 ) =>
-  Effect.gen(function*() {
-    const repo = yield* ApiKeyRepo
-    const ids: Array<string> = []
-    let cursor = after
-    for (;;) {
-      const page: Pagination.Page<ApiKey.ApiKeyRecord> = yield* repo.list(organizationId, { ...options, after: cursor })
-      expect(page.items.length).toBeLessThanOrEqual(options.limit)
-      ids.push(...page.items.map((row) => row.id))
-      if (page.nextCursor === undefined) return ids
-      cursor = yield* Pagination.decodeCursor(page.nextCursor)
-    }
-  })
-
-const newestFirst = (records: ReadonlyArray<ApiKey.ApiKeyRecord>) =>
-  [...records].sort((a, b) =>
-    Pagination.compareDesc(
-      { at: DateTime.formatIso(a.created_at), id: a.id },
-      { at: DateTime.formatIso(b.created_at), id: b.id }
-    )
-  ).map((row) => row.id)
+  Fixtures.allIds(
+    options.limit,
+    (cursor) => Effect.flatMap(ApiKeyRepo, (repo) => repo.list(organizationId, { ...options, after: cursor })),
+    after
+  )
 
 /** Registers the `ApiKeyRepo` contract suite against `layer`. */
 export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
@@ -96,7 +74,7 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
     it.effect("create then get round-trips every field", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const admin = yield* Fixtures.member(org.id)
         const minimal = key(org.id, member.id)
         const full = revoked(
@@ -125,7 +103,7 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
     it.effect("get and getForUpdate see only the key's own organization", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const other = yield* Fixtures.organization()
         const record = key(org.id, member.id)
         yield* repo.create(record)
@@ -138,8 +116,8 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
     it.effect("findBySecretHash finds a key in whichever organization it lives", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const a = yield* setup
-        const b = yield* setup
+        const a = yield* Fixtures.organizationWithMember
+        const b = yield* Fixtures.organizationWithMember
         const inA = key(a.org.id, a.member.id)
         const inB = key(b.org.id, b.member.id)
         yield* createAll([inA, inB])
@@ -154,7 +132,7 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
     it.effect("create rejects a duplicate id or secret hash with Conflict and keeps the original", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const original = key(org.id, member.id, { name: "original" })
         yield* repo.create(original)
         const sameId = key(org.id, member.id, { id: original.id, name: "same id" })
@@ -163,7 +141,7 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
         expect((yield* Effect.flip(repo.create(sameHash)))._tag).toBe("Conflict")
         expect(Option.isNone(yield* repo.get(org.id, sameHash.id))).toBe(true)
         expect(Option.map(yield* repo.get(org.id, original.id), (row) => row.name)).toEqual(Option.some("original"))
-        const other = yield* setup
+        const other = yield* Fixtures.organizationWithMember
         const hashInOtherOrg = key(other.org.id, other.member.id, { secretHash: original.secret_hash })
         expect((yield* Effect.flip(repo.create(hashInOtherOrg)))._tag).toBe("Conflict")
       }))
@@ -171,7 +149,7 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
     it.effect("update replaces the stored key (revocation persists)", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const record = key(org.id, member.id)
         yield* repo.create(record)
         const revokedRecord = revoked(record, at(30))
@@ -186,8 +164,8 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
     it.effect("update of a key that is absent or in another organization is NotFound and changes nothing", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const { member, org } = yield* setup
-        const other = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
+        const other = yield* Fixtures.organizationWithMember
         const record = key(org.id, member.id)
         yield* repo.create(record)
         const hijack = new ApiKey.ApiKeyRecord({ ...revoked(record, at(5)), organization_id: other.org.id })
@@ -200,8 +178,8 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
     it.effect("list is newest first, ties broken by id descending, and never shows another organization", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const { member, org } = yield* setup
-        const other = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
+        const other = yield* Fixtures.organizationWithMember
         const records = [
           key(org.id, member.id, { now: at(1) }),
           key(org.id, member.id, { now: at(3) }),
@@ -211,17 +189,17 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
         ]
         yield* createAll([...records, key(other.org.id, other.member.id, { now: at(2) })])
         const page = yield* repo.list(org.id, { limit: 10, includeRevoked: true })
-        expect(page.items.map((row) => row.id)).toEqual(newestFirst(records))
+        expect(page.items.map((row) => row.id)).toEqual(Fixtures.newestFirst(records))
         expect(page.nextCursor).toBeUndefined()
         expect(page.items.map(encode)).toEqual(
-          newestFirst(records).map((id) => encode(records.find((r) => r.id === id)!))
+          Fixtures.newestFirst(records).map((id) => encode(records.find((r) => r.id === id)!))
         )
       }))
 
     it.effect("list pages neither repeat nor skip when newer keys arrive between pages", () =>
       Effect.gen(function*() {
         const repo = yield* ApiKeyRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const records = [10, 20, 20, 30, 40].map((s) => key(org.id, member.id, { now: at(s) }))
         yield* createAll(records)
         const options = { limit: 2, includeRevoked: false }
@@ -236,12 +214,12 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
           older
         ])
         const rest = yield* allIds(org.id, options, yield* Pagination.decodeCursor(first.nextCursor!))
-        expect([...first.items.map((row) => row.id), ...rest]).toEqual(newestFirst([...records, older]))
+        expect([...first.items.map((row) => row.id), ...rest]).toEqual(Fixtures.newestFirst([...records, older]))
       }))
 
     it.effect("list filters by owners and by revocation; expired keys are listed", () =>
       Effect.gen(function*() {
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const second = yield* Fixtures.member(org.id)
         const third = yield* Fixtures.member(org.id, { isServiceAccount: true })
         const own = key(org.id, member.id, { now: at(1) })
@@ -267,7 +245,7 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
         expect(yield* ids({ memberIds: [], includeRevoked: true })).toEqual([])
         expect(yield* ids({ includeRevoked: false })).toEqual([thirdKey.id, secondKey.id, ownExpired.id, own.id])
         expect(yield* ids({ includeRevoked: true })).toEqual(
-          newestFirst([own, ownExpired, ownRevoked, secondKey, thirdKey])
+          Fixtures.newestFirst([own, ownExpired, ownRevoked, secondKey, thirdKey])
         )
       }))
 
@@ -276,7 +254,7 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
         const repo = yield* ApiKeyRepo
         const audit = yield* AuditLogRepo
         const tx = yield* Transaction
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const mintWithAudit = (record: ApiKey.ApiKeyRecord) =>
           Effect.zipRight(
             repo.create(record),

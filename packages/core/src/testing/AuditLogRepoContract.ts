@@ -50,37 +50,15 @@ const entry = (
     created_at: options.at ?? base
   })
 
-const setup = Effect.gen(function*() {
-  const org = yield* Fixtures.organization()
-  const member = yield* Fixtures.member(org.id)
-  return { org, member }
-})
-
 const appendAll = (records: ReadonlyArray<AuditLog.AuditLogRecord>) =>
   Effect.flatMap(AuditLogRepo, (repo) => Effect.forEach(records, repo.append, { discard: true }))
 
 /** Every id a listing returns, following cursors, with at most `limit` rows per page. */
 const allIds = (organizationId: OrganizationId, options: Omit<AuditLogRepo.ListOptions, "after">) =>
-  Effect.gen(function*() {
-    const repo = yield* AuditLogRepo
-    const ids: Array<string> = []
-    let after: Pagination.Keyset | undefined = undefined
-    for (;;) {
-      const page: Pagination.Page<AuditLog.AuditLogRecord> = yield* repo.list(organizationId, { ...options, after })
-      expect(page.items.length).toBeLessThanOrEqual(options.limit)
-      ids.push(...page.items.map((row) => row.id))
-      if (page.nextCursor === undefined) return ids
-      after = yield* Pagination.decodeCursor(page.nextCursor)
-    }
-  })
-
-const newestFirst = (records: ReadonlyArray<AuditLog.AuditLogRecord>) =>
-  [...records].sort((a, b) =>
-    Pagination.compareDesc(
-      { at: DateTime.formatIso(a.created_at), id: a.id },
-      { at: DateTime.formatIso(b.created_at), id: b.id }
-    )
-  ).map((row) => row.id)
+  Fixtures.allIds(
+    options.limit,
+    (after) => Effect.flatMap(AuditLogRepo, (repo) => repo.list(organizationId, { ...options, after }))
+  )
 
 /** Registers the `AuditLogRepo` contract suite against `layer`. */
 export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
@@ -89,7 +67,7 @@ export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requiremen
     it.effect("append then list round-trips every field, with or without an actor", () =>
       Effect.gen(function*() {
         const repo = yield* AuditLogRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const detailed = entry(org.id, member.id, {
           action: "api_key.create",
           at: at(1),
@@ -113,8 +91,8 @@ export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requiremen
     it.effect("list sees only the organization's own entries", () =>
       Effect.gen(function*() {
         const repo = yield* AuditLogRepo
-        const a = yield* setup
-        const b = yield* setup
+        const a = yield* Fixtures.organizationWithMember
+        const b = yield* Fixtures.organizationWithMember
         const inA = entry(a.org.id, a.member.id)
         yield* appendAll([inA, entry(b.org.id, b.member.id), entry(b.org.id, b.member.id)])
         expect((yield* repo.list(a.org.id, { limit: 10 })).items.map((row) => row.id)).toEqual([inA.id])
@@ -124,11 +102,11 @@ export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requiremen
     it.effect("list is newest first with ties broken by id, and pages survive newer entries", () =>
       Effect.gen(function*() {
         const repo = yield* AuditLogRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const records = [5, 5, 5, 10, 20, 20, 30].map((s) => entry(org.id, member.id, { at: at(s) }))
         yield* appendAll(records)
         const first = yield* repo.list(org.id, { limit: 3 })
-        expect(first.items.map((row) => row.id)).toEqual(newestFirst(records).slice(0, 3))
+        expect(first.items.map((row) => row.id)).toEqual(Fixtures.newestFirst(records).slice(0, 3))
         // Newer entries sort before the cursor and must not appear; an older one sorts after it and must.
         const older = entry(org.id, member.id, { at: at(1) })
         yield* appendAll([entry(org.id, member.id, { at: at(40) }), entry(org.id, member.id, { at: at(31) }), older])
@@ -140,12 +118,12 @@ export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requiremen
           ids.push(...page.items.map((row) => row.id))
           cursor = page.nextCursor
         }
-        expect(ids).toEqual(newestFirst([...records, older]))
+        expect(ids).toEqual(Fixtures.newestFirst([...records, older]))
       }))
 
     it.effect("list filters by action and by actor, alone and together", () =>
       Effect.gen(function*() {
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const other = yield* Fixtures.member(org.id)
         const create = entry(org.id, member.id, { action: "api_key.create", at: at(1) })
         const revoke = entry(org.id, member.id, { action: "api_key.revoke", at: at(2) })
@@ -167,7 +145,7 @@ export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requiremen
       Effect.gen(function*() {
         const repo = yield* AuditLogRepo
         const tx = yield* Transaction
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const exit = yield* Effect.exit(tx.withTransaction(
           Effect.zipRight(appendAll([entry(org.id, member.id)]), Effect.fail("boom" as const))
         ))
@@ -181,7 +159,7 @@ export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requiremen
     it.effect("appending an id twice is a defect and keeps the first entry", () =>
       Effect.gen(function*() {
         const repo = yield* AuditLogRepo
-        const { member, org } = yield* setup
+        const { member, org } = yield* Fixtures.organizationWithMember
         const first = entry(org.id, member.id, { action: "role.create" })
         yield* repo.append(first)
         const exit = yield* Effect.exit(repo.append(new AuditLog.AuditLogRecord({ ...first, action: "role.delete" })))

@@ -55,11 +55,6 @@ const make = (organizationId: OrganizationId, sandboxId: SandboxId, createdAt: D
     created_at: createdAt
   })
 
-const nextKeyset = (page: Pagination.Page<unknown>) =>
-  page.nextCursor === undefined
-    ? Effect.dieMessage("expected another page")
-    : Effect.orDie(Pagination.decodeCursor(page.nextCursor))
-
 /**
  * Registers the `ExecutionRepo` contract suite. The layer must also provide `SandboxRepo`,
  * `OrganizationRepo` and `MemberRepo` (executions reference a sandbox) and `Transaction`.
@@ -133,9 +128,9 @@ export const executionRepoContract = (
         expect(ids(first)).toEqual(expected.slice(0, 2))
         const newer = make(org.id, sandboxId, at("2026-03-01T13:00:00.000Z"))
         yield* repo.record(newer)
-        const second = yield* repo.list(org.id, sandboxId, { limit: 2, after: yield* nextKeyset(first) })
+        const second = yield* repo.list(org.id, sandboxId, { limit: 2, after: yield* Fixtures.nextKeyset(first) })
         expect(ids(second)).toEqual(expected.slice(2, 4))
-        const third = yield* repo.list(org.id, sandboxId, { limit: 2, after: yield* nextKeyset(second) })
+        const third = yield* repo.list(org.id, sandboxId, { limit: 2, after: yield* Fixtures.nextKeyset(second) })
         expect(ids(third)).toEqual(expected.slice(4))
         expect(third.nextCursor).toBeUndefined()
         expect(ids(yield* repo.list(org.id, sandboxId, { limit: 1 }))).toEqual([newer.id])

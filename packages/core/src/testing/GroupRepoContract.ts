@@ -14,11 +14,10 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Group from "../Group.js"
 import { GroupRepo } from "../GroupRepo.js"
-import { GroupId, type OrganizationId, RoleId, ScimGroupMappingId } from "../Ids.js"
+import { GroupId, type OrganizationId, ScimGroupMappingId } from "../Ids.js"
 import { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
-import * as Role from "../Role.js"
-import { RoleRepo } from "../RoleRepo.js"
+import type { RoleRepo } from "../RoleRepo.js"
 import { ScimGroupMappingRecord } from "../ScimGroupMapping.js"
 import { type Transaction, withTransaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
@@ -28,16 +27,7 @@ const at = (iso: string) => DateTime.unsafeMake(iso)
 const sorted = <A extends string>(ids: ReadonlyArray<A>) => [...ids].sort()
 
 const newRole = (organizationId: OrganizationId, name: string) =>
-  Effect.gen(function*() {
-    const role = Role.make({
-      id: RoleId.make(Fixtures.uuid()),
-      organizationId,
-      request: { name },
-      now: at("2024-01-01T00:00:00.000Z")
-    })
-    yield* Effect.orDie((yield* RoleRepo).create(role))
-    return role
-  })
+  Fixtures.role(organizationId, name, { now: at("2024-01-01T00:00:00.000Z") })
 
 const groupRecord = (
   organizationId: OrganizationId,

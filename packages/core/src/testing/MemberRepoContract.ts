@@ -15,24 +15,14 @@ import { MemberId, type OrganizationId, RoleId } from "../Ids.js"
 import { Member } from "../Member.js"
 import { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
-import * as Role from "../Role.js"
-import { RoleRepo } from "../RoleRepo.js"
+import type { RoleRepo } from "../RoleRepo.js"
 import { type Transaction, withTransaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
 const at = (iso: string) => DateTime.unsafeMake(iso)
 
 const newRole = (organizationId: OrganizationId, name: string) =>
-  Effect.gen(function*() {
-    const role = Role.make({
-      id: RoleId.make(Fixtures.uuid()),
-      organizationId,
-      request: { name },
-      now: at("2024-01-01T00:00:00.000Z")
-    })
-    yield* Effect.orDie((yield* RoleRepo).create(role))
-    return role
-  })
+  Fixtures.role(organizationId, name, { now: at("2024-01-01T00:00:00.000Z") })
 
 const memberRecord = (organizationId: OrganizationId, fields: Partial<Member> = {}) => {
   const id = MemberId.make(fields.id ?? Fixtures.uuid())

@@ -52,11 +52,6 @@ const setup = Effect.gen(function*() {
   return { repo, org, member, other }
 })
 
-const nextKeyset = (page: Pagination.Page<unknown>) =>
-  page.nextCursor === undefined
-    ? Effect.dieMessage("expected another page")
-    : Effect.orDie(Pagination.decodeCursor(page.nextCursor))
-
 /**
  * Registers the `SandboxRepo` contract suite. The layer must also provide `OrganizationRepo` and
  * `MemberRepo` (sandboxes reference both) and `Transaction`.
@@ -174,9 +169,9 @@ export const sandboxRepoContract = (
         const older = make(org.id, member.id, at("2026-03-01T09:00:00.000Z"))
         yield* repo.create(newer)
         yield* repo.create(older)
-        const second = yield* repo.list(org.id, { status: "all", limit: 2, after: yield* nextKeyset(first) })
+        const second = yield* repo.list(org.id, { status: "all", limit: 2, after: yield* Fixtures.nextKeyset(first) })
         expect(ids(second)).toEqual(expected.slice(2, 4))
-        const third = yield* repo.list(org.id, { status: "all", limit: 2, after: yield* nextKeyset(second) })
+        const third = yield* repo.list(org.id, { status: "all", limit: 2, after: yield* Fixtures.nextKeyset(second) })
         expect(ids(third)).toEqual([expected[4], older.sandbox_id])
         expect(third.nextCursor).toBeUndefined()
         const everything = yield* repo.list(org.id, { status: "all", limit: 10 })
