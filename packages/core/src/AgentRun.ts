@@ -11,30 +11,8 @@ import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
 import { Conflict } from "./Errors.js"
 import { AgentId, AgentRunId, ChatId, OrganizationId } from "./Ids.js"
+import { JsonObject } from "./Json.js"
 import * as Pagination from "./Pagination.js"
-
-/** A JSON value. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | ReadonlyArray<JsonValue>
-  | { readonly [key: string]: JsonValue }
-
-/** A JSON value: what survives `JSON.stringify` and a `jsonb` column unchanged (finite numbers only). */
-export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
-  Schema.Null,
-  Schema.Boolean,
-  Schema.Finite,
-  Schema.String,
-  Schema.Array(Schema.suspend(() => JsonValue)),
-  Schema.Record({ key: Schema.String, value: Schema.suspend(() => JsonValue) })
-).annotations({ identifier: "JsonValue" })
-
-/** A JSON object (not an array, not a scalar). */
-export const JsonObject = Schema.Record({ key: Schema.String, value: JsonValue })
-export type JsonObject = typeof JsonObject.Type
 
 /** What started a run. */
 export const TriggerSource = Schema.Literal("webhook", "schedule", "manual")

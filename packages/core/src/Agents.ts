@@ -16,6 +16,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Agent from "./Agent.js"
 import { AgentRepo } from "./AgentRepo.js"
 import * as AgentRun from "./AgentRun.js"
@@ -23,11 +24,12 @@ import * as AuditLog from "./AuditLog.js"
 import type { AuditLogRepo } from "./AuditLogRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { Connectors, policyAccess, requireUsable } from "./Connectors.js"
+import { enforce } from "./Decision.js"
 import { type Conflict, InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AgentId, AgentRunId, type ConnectorId, WebhookTriggerId } from "./Ids.js"
 import { JobQueue } from "./JobQueue.js"
-import { enforce } from "./Members.js"
+import * as Json from "./Json.js"
 import * as Pagination from "./Pagination.js"
 import type * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
@@ -201,7 +203,7 @@ export const make = Effect.gen(function*() {
     principal: Policy.Principal,
     agent: Agent.Agent,
     triggerSource: AgentRun.TriggerSource,
-    payload?: AgentRun.JsonObject
+    payload?: Json.JsonObject
   ) =>
     tx.withTransaction(Effect.gen(function*() {
       const run = AgentRun.make({
@@ -313,7 +315,7 @@ export const make = Effect.gen(function*() {
     params: AgentRun.ListParams
   ) {
     yield* load(principal, agentId, "read")
-    const after = params.cursor === undefined ? undefined : yield* Pagination.decodeCursor(params.cursor)
+    const after = params.cursor === undefined ? undefined : yield* Pagination.decodeCursor(params.cursor, Schema.UUID)
     const page = yield* agents.listRuns(principal.organizationId, agentId, { limit: params.limit, after })
     return {
       runs: page.items.map(AgentRun.toView),

@@ -217,7 +217,9 @@ export const make = Effect.gen(function*() {
 
   const list = Effect.fn("ApiKeys.list")(function*(principal: Policy.Principal, query: ApiKey.ListApiKeys) {
     yield* Decision.enforce<PermissionDenied | Unauthenticated>(Policy.canListKeys(principal, query.scope))
-    const after = query.page_token === undefined ? undefined : yield* Pagination.decodeCursor(query.page_token)
+    const after = query.page_token === undefined
+      ? undefined
+      : yield* Pagination.decodeCursor(query.page_token, Schema.UUID)
     // Deleted service accounts are included, as `all` includes every owner: their keys stay
     // visible (and revocable) to the administrators who may list them.
     const memberIds = query.scope === "personal"

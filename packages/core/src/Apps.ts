@@ -23,7 +23,6 @@ import * as Decision from "./Decision.js"
 import { type InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AppId } from "./Ids.js"
-import { enforce } from "./Members.js"
 import * as Policy from "./Policy.js"
 
 /** The apps use cases. */
@@ -105,12 +104,12 @@ export const make = Effect.gen(function*() {
     const app = yield* apps.get(principal.organizationId, id)
     if (Option.isNone(app)) return yield* new NotFound()
     const visible = yield* visibility(principal)
-    yield* enforce<Unauthenticated | NotFound>(visible(app.value))
+    yield* Decision.enforce<Unauthenticated | NotFound>(visible(app.value))
     return app.value
   })
 
   const create = Effect.fn("Apps.create")(function*(principal: Policy.Principal, request: App.CreateRequest) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:write"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:write"))
     const dataSources = Arr.dedupe(request.dataSources ?? [])
     yield* requireUsable(connectors, principal, dataSources, "dataSources")
     const app = App.make({
@@ -127,7 +126,7 @@ export const make = Effect.gen(function*() {
 
   const get = Effect.fn("Apps.get")(function*(principal: Policy.Principal, request: App.GetAppRequest) {
     const app = yield* load(principal, request.appId)
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
     return {
       app: App.toView(app),
       hasWritePermission: Decision.isAllow(canChange(principal, app))
@@ -135,7 +134,7 @@ export const make = Effect.gen(function*() {
   })
 
   const list = Effect.fn("Apps.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
     const visible = yield* visibility(principal)
     const all = yield* apps.list(principal.organizationId)
     return { apps: all.filter((app) => Decision.isAllow(visible(app))).map(App.toView) }
@@ -143,7 +142,7 @@ export const make = Effect.gen(function*() {
 
   const remove = Effect.fn("Apps.delete")(function*(principal: Policy.Principal, id: AppId) {
     const app = yield* load(principal, id)
-    yield* enforce<Unauthenticated | PermissionDenied>(canChange(principal, app))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(canChange(principal, app))
     // Gone already (a concurrent delete) reads as not found, like any other missing app.
     if (!(yield* apps.delete(principal.organizationId, id))) return yield* new NotFound()
     return { id, success: true }

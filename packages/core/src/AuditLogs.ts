@@ -7,6 +7,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as AuditLog from "./AuditLog.js"
 import { AuditLogRepo } from "./AuditLogRepo.js"
 import { enforce } from "./Decision.js"
@@ -38,7 +39,7 @@ export const make = Effect.gen(function*() {
 
   const list = Effect.fn("AuditLogs.list")(function*(principal: Policy.Principal, query: AuditLog.ListAuditLogs) {
     yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "organization:read"))
-    const after = query.cursor === undefined ? undefined : yield* Pagination.decodeCursor(query.cursor)
+    const after = query.cursor === undefined ? undefined : yield* Pagination.decodeCursor(query.cursor, Schema.UUID)
     const page = yield* repo.list(principal.organizationId, {
       limit: query.page_size,
       after,

@@ -19,6 +19,7 @@ import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Approval from "./Approval.js"
 import * as AuditLog from "./AuditLog.js"
 import type { AuditLogRepo } from "./AuditLogRepo.js"
@@ -322,7 +323,9 @@ export const make = Effect.gen(function*() {
 
   const list = Effect.fn("Changes.list")(function*(principal: Policy.Principal, query: Change.ListChangesQuery) {
     yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
-    const after = query.page_token === undefined ? undefined : yield* Pagination.decodeCursor(query.page_token)
+    const after = query.page_token === undefined
+      ? undefined
+      : yield* Pagination.decodeCursor(query.page_token, Schema.UUID)
     const main = yield* library.main(principal.organizationId)
     const caller = yield* library.callerOf(principal)
     const filter = {

@@ -40,8 +40,7 @@ export const defaultMessage: { readonly [K in ErrorCode]: string } = {
   no_report: "No report was produced"
 }
 
-const messageField = (code: ErrorCode) =>
-  Schema.optionalWith(Schema.String, { default: () => defaultMessage[code] })
+const messageField = (code: ErrorCode) => Schema.optionalWith(Schema.String, { default: () => defaultMessage[code] })
 
 /** Malformed request or missing required fields (also `model` with `chat_id`, an invalid playbook run). */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {

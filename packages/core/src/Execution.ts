@@ -56,13 +56,6 @@ export const PREVIEW_MAX_BYTES = 16 * 1024
 /** The end of a preview that was cut. */
 export const TRUNCATION_MARKER = "…[truncated]"
 
-/**
- * The length of a string in UTF-8 bytes.
- *
- * @deprecated Kept for `Webhook.ts`, which imports it from here; import it from `internal/utf8.ts`.
- */
-export const byteLength = utf8.byteLength
-
 const markerBytes = utf8.byteLength(TRUNCATION_MARKER)
 
 /**

@@ -91,14 +91,6 @@ export declare namespace Members {
 // Shared rules (also used by `ServiceAccounts`)
 // -----------------------------------------------------------------------------------------------
 
-/**
- * `Decision.enforce`, under the name the use cases first imported it by.
- *
- * @deprecated Import `enforce` from `Decision.ts`.
- * @internal
- */
-export const enforce = Decision.enforce
-
 /** The roles of `roles` whose ids are held directly or through the groups, in the order of `roles`. */
 const heldRoles = <R extends Role.Role>(
   roles: ReadonlyArray<R>,

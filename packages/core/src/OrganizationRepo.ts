@@ -39,9 +39,13 @@ export const layerMemory: Layer.Layer<OrganizationRepo, never, MemoryState> = La
       create: (organization) => state.run(Ref.update(table, HashMap.set(organization.id, organization))),
       get: (id) => state.run(Effect.map(Ref.get(table), HashMap.get(id))),
       list: state.run(
-        Effect.map(Ref.get(table), (rows) =>
-          Array.from(HashMap.values(rows)).sort((a, b) =>
-            a.created_at.epochMillis - b.created_at.epochMillis || (a.id < b.id ? -1 : 1)))
+        Effect.map(
+          Ref.get(table),
+          (rows) =>
+            Array.from(HashMap.values(rows)).sort((a, b) =>
+              a.created_at.epochMillis - b.created_at.epochMillis || (a.id < b.id ? -1 : 1)
+            )
+        )
       )
     }
   })

@@ -13,12 +13,19 @@ import * as Encoding from "effect/Encoding"
 import * as Schema from "effect/Schema"
 import { InvalidRequest } from "./Errors.js"
 
+// Keyset positions are RFC 3339 instants in UTC as `DateTime.formatIso` writes them; anything else
+// in a cursor was not written by Sightline and would only reach the database to fail there.
+const IsoInstant = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/),
+  Schema.filter((at) => !Number.isNaN(Date.parse(at)))
+)
+
 /** The position of a row in a keyset ordered by `(at desc, id desc)`: its timestamp and its id. */
 export const Keyset = Schema.Struct({
-  /** RFC 3339 timestamp (or another sort key rendered as a string) of the last row of a page. */
-  at: Schema.String,
+  /** The RFC 3339 UTC timestamp of the last row of a page. */
+  at: IsoInstant,
   /** The id of the last row of a page: breaks ties between equal timestamps. */
-  id: Schema.String
+  id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
 })
 export type Keyset = typeof Keyset.Type
 
@@ -27,13 +34,23 @@ const KeysetJson = Schema.parseJson(Keyset)
 /** Encodes a keyset position as an opaque cursor string. */
 export const encodeCursor = (keyset: Keyset): string => Encoding.encodeBase64Url(Schema.encodeSync(KeysetJson)(keyset))
 
-/** Decodes an opaque cursor; anything that is not one of ours is `invalid_request`. */
-export const decodeCursor = (cursor: string): Effect.Effect<Keyset, InvalidRequest> =>
+const invalidCursor = () => new InvalidRequest({ message: "invalid cursor" })
+
+/**
+ * Decodes an opaque cursor; anything that is not one of ours is `invalid_request`. `id` narrows the
+ * row id (for example `Schema.UUID` for listings of UUID-keyed rows), so a forged cursor is refused
+ * here rather than by the database.
+ */
+export const decodeCursor = (
+  cursor: string,
+  id: Schema.Schema<string> = Schema.String
+): Effect.Effect<Keyset, InvalidRequest> =>
   Either.match(Encoding.decodeBase64UrlString(cursor), {
-    onLeft: () => Effect.fail(new InvalidRequest({ message: "invalid cursor" })),
+    onLeft: () => Effect.fail(invalidCursor()),
     onRight: (json) =>
       Schema.decodeUnknown(KeysetJson)(json).pipe(
-        Effect.mapError(() => new InvalidRequest({ message: "invalid cursor" }))
+        Effect.tap((keyset) => Schema.decodeUnknown(id)(keyset.id)),
+        Effect.mapError(invalidCursor)
       )
   })
 

@@ -23,7 +23,6 @@ import type { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type ConnectorId, type OrganizationId, PlaybookId } from "./Ids.js"
-import { enforce } from "./Members.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
@@ -211,7 +210,7 @@ export const make = Effect.gen(function*() {
     )
 
   const create = Effect.fn("Playbooks.create")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:write"))
+    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:write"))
     const playbook = Playbook.make({
       id: PlaybookId.make(yield* ids.uuid),
       organizationId: principal.organizationId,
@@ -226,7 +225,7 @@ export const make = Effect.gen(function*() {
   const list = Effect.fn("Playbooks.list")(
     function*(principal: Policy.Principal, query: Playbook.ListPlaybooksQuery) {
       // Every playbook is visible to the whole organization, so the permission is the only check.
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:read"))
+      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:read"))
       const page = yield* playbooks.list(principal.organizationId, {
         limit: query.limit,
         offset: query.offset,
@@ -242,7 +241,7 @@ export const make = Effect.gen(function*() {
   const get = Effect.fn("Playbooks.get")(
     function*(principal: Policy.Principal, id: PlaybookId, query: Playbook.GetPlaybookQuery) {
       const playbook = yield* find(principal.organizationId, id, false)
-      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
         Policy.canRead(principal, "playbook", accessOf(playbook), yield* DateTime.now)
       )
       const page = yield* playbooks.listReports(principal.organizationId, id, {
@@ -262,7 +261,7 @@ export const make = Effect.gen(function*() {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
         const playbook = yield* find(principal.organizationId, id, true)
-        yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+        yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
           Policy.canWrite(principal, "playbook", accessOf(playbook), now)
         )
         // Every id sent is checked, kept ones included: the playbook runs with what is attached, so
@@ -282,7 +281,7 @@ export const make = Effect.gen(function*() {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, true)
-      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
         Policy.canOwn(principal, "playbook", accessOf(playbook), now)
       )
       yield* Effect.orDie(playbooks.delete(principal.organizationId, id))
@@ -294,7 +293,7 @@ export const make = Effect.gen(function*() {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, true)
-      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
         Policy.canWrite(principal, "playbook", accessOf(playbook), now)
       )
       const deployed = Playbook.deploy(playbook, now)
@@ -307,7 +306,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: PlaybookId, request: Playbook.RunPlaybookRequest) {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, false)
-      yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
         Policy.canWrite(principal, "playbook", accessOf(playbook), now)
       )
       yield* Playbook.validateRun(playbook)

@@ -30,8 +30,7 @@ export declare namespace Transaction {
 /** Runs `effect` in a transaction of the `Transaction` service in context. */
 export const withTransaction = <A, E, R>(
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R | Transaction> =>
-  Effect.flatMap(Transaction, (tx) => tx.withTransaction(effect))
+): Effect.Effect<A, E, R | Transaction> => Effect.flatMap(Transaction, (tx) => tx.withTransaction(effect))
 
 /**
  * The shared state of every in-memory repository. Each memory implementation keeps its rows in a
@@ -59,8 +58,10 @@ const makeMemory = Effect.gen(function*() {
   const tables: Array<Ref.Ref<any>> = []
 
   const serialized = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.flatMap(FiberRef.get(inside), (joined) =>
-      joined ? effect : lock.withPermits(1)(Effect.locally(effect, inside, true)))
+    Effect.flatMap(
+      FiberRef.get(inside),
+      (joined) => joined ? effect : lock.withPermits(1)(Effect.locally(effect, inside, true))
+    )
 
   const state: MemoryState.Service = {
     table: (initial) =>
@@ -92,6 +93,8 @@ const makeMemory = Effect.gen(function*() {
  * snapshot of every memory table. Also provides `MemoryState` for the memory repositories.
  */
 export const layerMemory: Layer.Layer<Transaction | MemoryState> = Layer.effectContext(
-  Effect.map(makeMemory, ({ state, transaction }) =>
-    Context.make(Transaction, transaction).pipe(Context.add(MemoryState, state)))
+  Effect.map(
+    makeMemory,
+    ({ state, transaction }) => Context.make(Transaction, transaction).pipe(Context.add(MemoryState, state))
+  )
 )

@@ -6,9 +6,9 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { JsonObject } from "./AgentRun.js"
-import { byteLength } from "./Execution.js"
 import { WebhookTriggerId } from "./Ids.js"
+import { byteLength } from "./internal/utf8.js"
+import { JsonObject } from "./Json.js"
 
 /** The largest payload, in UTF-8 bytes of its JSON serialization. */
 export const MAX_PAYLOAD_BYTES = 16 * 1024

@@ -4,6 +4,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as AgentRun from "../src/AgentRun.js"
 import { AgentId, AgentRunId, ChatId, OrganizationId } from "../src/Ids.js"
+import { JsonObject } from "../src/Json.js"
 
 const id = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`
 const t0 = DateTime.unsafeMake("2026-03-01T10:00:00.000Z")
@@ -95,7 +96,7 @@ describe("AgentRun lifecycle", () => {
 })
 
 describe("AgentRun schemas", () => {
-  const decodeObject = Schema.decodeUnknownEither(AgentRun.JsonObject)
+  const decodeObject = Schema.decodeUnknownEither(JsonObject)
 
   it("a payload is a JSON object of JSON values", () => {
     const payload = { a: 1, b: [true, null, "x", { c: -2.5 }], d: {} }

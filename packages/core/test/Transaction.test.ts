@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import { MemoryState, Transaction, layerMemory, withTransaction } from "../src/Transaction.js"
+import { layerMemory, MemoryState, Transaction, withTransaction } from "../src/Transaction.js"
 
 describe("Transaction.layerMemory", () => {
   it.effect("commits every write of a successful transaction", () =>

@@ -26,6 +26,7 @@ import {
   type OrganizationId,
   WebhookTriggerId
 } from "../Ids.js"
+import * as Json from "../Json.js"
 import type { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
 import * as Pagination from "../Pagination.js"
@@ -195,7 +196,7 @@ export const agentRepoContract = (
     it.effect("round-trips every run field through its lifecycle", () =>
       Effect.gen(function*() {
         const { agent, org, repo } = yield* setup
-        const payload: AgentRun.JsonObject = {
+        const payload: Json.JsonObject = {
           event: "invoice.paid",
           amount: 12.5,
           nested: { list: [1, "two", null, true, { deep: "é😀" }], empty: {} },
