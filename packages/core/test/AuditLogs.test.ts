@@ -87,7 +87,10 @@ describe("AuditLogs.list", () => {
     run(Effect.gen(function*() {
       const { admin } = yield* setup
       const service = yield* AuditLogs.AuditLogs
-      const valid = Pagination.encodeCursor({ at: "2026-11-22T10:00:00.000Z", id: "00000000-0000-4000-8000-000000000001" })
+      const valid = Pagination.encodeCursor({
+        at: "2026-11-22T10:00:00.000Z",
+        id: "00000000-0000-4000-8000-000000000001"
+      })
       const forged = Pagination.encodeCursor({ at: "2026-11-22T10:00:00.000Z", id: "not-an-entry-id" })
       for (const cursor of ["not a cursor", valid.slice(3), forged]) {
         const error = yield* Effect.flip(service.list(admin, query({ cursor })))
