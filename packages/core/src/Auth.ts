@@ -107,8 +107,8 @@ export const liveRoles = Effect.fn("Auth.liveRoles")(function*(organizationId: O
       Effect.flatMap(MemberRepo, (members) => members.roleIds(organizationId, memberId)),
       Effect.flatMap(GroupRepo, (groups) => groups.groupRoleIds(organizationId, memberId)),
       Effect.flatMap(RoleRepo, (roles) => roles.list(organizationId))
-    ],
-    { concurrency: "unbounded" }
+    ]
+    // Sequential on purpose: inside a transaction the three reads share one connection.
   )
   const held = new Set<string>([...direct, ...viaGroups])
   // Filtering the organization's list (rather than fetching each id) gives the stable order and

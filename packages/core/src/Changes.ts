@@ -13,6 +13,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -113,6 +114,14 @@ const fromEither = <A>(either: Either.Either<A, Conflict>): Effect.Effect<A, Con
 
 const reviewable = (change: Change.ChangeRecord) => change.status === "open" || change.status === "draft"
 
+// Another change moved main between this transaction's read of it and its compare-and-set: the
+// transaction is rolled back and run again (`landingTransaction`), so it never reaches a caller
+// unless main keeps moving.
+class MainMoved extends Data.TaggedError("MainMoved")<{ readonly conflict: Conflict }> {}
+
+/** How many times a merge is retried when other changes keep landing on main first. */
+const MAIN_MOVED_RETRIES = 5
+
 /** Builds the service from the change repository, the library store, `Library` and transactions. */
 export const make = Effect.gen(function*() {
   const repo = yield* ChangeRepo
@@ -190,8 +199,21 @@ export const make = Effect.gen(function*() {
       author: change.author_id,
       files
     }))
-    yield* storeDefect(store.setHead(change.organization_id, head, ref))
+    yield* storeDefect(store.setHead(change.organization_id, head, ref)).pipe(
+      Effect.catchTag("Conflict", (conflict) => Effect.fail(new MainMoved({ conflict })))
+    )
   })
+
+  /**
+   * Runs a transaction that may land a change on main, again from the start when another change
+   * landed first: its rollback undid everything, so the retry re-reads main and re-evaluates.
+   * Approvals of different changes arriving together then all merge instead of all but one failing.
+   */
+  const landingTransaction = <A, E, R>(effect: Effect.Effect<A, E | MainMoved, R>) =>
+    tx.withTransaction(effect).pipe(
+      Effect.retry({ while: (e) => e instanceof MainMoved, times: MAIN_MOVED_RETRIES }),
+      Effect.catchIf((e): e is MainMoved => e instanceof MainMoved, (e) => Effect.fail(e.conflict))
+    )
 
   /** Merges the change's current revision into main as it is now, or reports the conflicts. */
   const mergeNow = (change: Change.ChangeRecord, head: Option.Option<string>) =>
@@ -201,7 +223,7 @@ export const make = Effect.gen(function*() {
     yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
     const { body } = input
     const organizationId = principal.organizationId
-    return yield* tx.withTransaction(Effect.gen(function*() {
+    return yield* landingTransaction(Effect.gen(function*() {
       const staged = yield* library.stage(principal, input.baseRef, input.edits)
       if (staged.touchedPaths.length === 0) {
         return yield* new InvalidRequest({ message: "nothing is staged: the library has no changes to file" })
@@ -409,7 +431,7 @@ export const make = Effect.gen(function*() {
 
   const approve = Effect.fn("Changes.approve")(
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
+      return yield* landingTransaction(Effect.gen(function*() {
         const { caller, change, facts, main } = yield* forReview(principal, id)
         yield* Decision.enforce<PermissionDenied>(Approval.canApprove(facts, caller))
         yield* fromEither(Change.startApproval(change, body.expected_git_ref))
