@@ -394,12 +394,14 @@ export const make = Effect.gen(function*() {
           required_approvals: evaluation.requiredApprovals
         })
         : change
+      // The actions also need `change:write`: a read-only caller is never offered them.
+      const mayAct = Policy.hasPermission(principal, "change:write")
       return Change.toChange(counted, {
         diffs: diff.diffs,
         capabilities: new Change.Capabilities({
-          can_approve: open && Decision.isAllow(evaluation.canApprove),
-          can_deny: open && Decision.isAllow(evaluation.canDeny),
-          can_restore: change.status === "denied" && Decision.isAllow(evaluation.canRestore),
+          can_approve: open && mayAct && Decision.isAllow(evaluation.canApprove),
+          can_deny: open && mayAct && Decision.isAllow(evaluation.canDeny),
+          can_restore: change.status === "denied" && mayAct && Decision.isAllow(evaluation.canRestore),
           caller_approved: evaluation.callerApproved
         })
       })

@@ -150,6 +150,9 @@ export const ensureAdminRemains = (
   Effect.gen(function*() {
     const members = yield* MemberRepo
     const admin = yield* systemRole(organizationId, "admin")
+    // Every change that can remove an admin takes the admin role's row lock first, so two of them
+    // (two admins deleting each other, say) queue up and the second sees the first's outcome.
+    yield* Effect.flatMap(RoleRepo, (repo) => repo.getForUpdate(organizationId, admin.id))
     const live = (yield* members.list(organizationId)).map((member) => member.id)
     const direct = yield* members.membersWithRole(organizationId, admin.id)
     const viaGroups = (yield* Effect.flatMap(GroupRepo, (repo) => repo.list(organizationId)))
@@ -247,7 +250,8 @@ export const make = Effect.gen(function*() {
         action: "member.invite",
         resourceType: "member",
         resourceId: id,
-        details: { email: request.email, role: request.role }
+        // No e-mail address: an erased member must not stay identifiable through the log.
+        details: { role: request.role }
       })
       return { success: true, member_id: id }
     }))

@@ -355,7 +355,8 @@ export interface KeyInfo {
 export type KeyAction = "revoke" | "rotate"
 
 /**
- * May the caller revoke or rotate the key? Anyone's with `organization:write`; one's own always,
+ * May the caller revoke or rotate the key? Revoke anyone's with `organization:write`, and rotate
+ * anyone's no wider than the caller (any key for an admin); one's own always,
  * except that an API key may rotate a sibling key only when it is no wider than itself (rotation
  * hands out a fresh secret, which would otherwise widen a narrow embed key). A key may always
  * revoke or rotate itself. Another member's key is `not_found` to a caller that cannot list it.
@@ -364,7 +365,15 @@ export const canManageKey = (principal: Principal, key: KeyInfo, action: KeyActi
   const auth = authenticated(principal)
   if (Decision.isDeny(auth)) return auth
   if (key.organizationId !== principal.organizationId) return notFound
-  if (hasPermission(principal, "organization:write")) return Decision.allow
+  if (hasPermission(principal, "organization:write")) {
+    // Rotating another member's key hands the caller a working secret that acts with that key's
+    // roles: below admin, only for a key no wider than the caller, so it never widens its reach.
+    if (action === "revoke" || key.ownerId === principal.memberId || isAdmin(principal)) return Decision.allow
+    const own = roleIds(effectiveRoles(principal))
+    return key.inheritAllRoles || key.assumedRoleIds.some((roleId) => !own.includes(roleId))
+      ? denied("permission_denied", "admin role required")
+      : Decision.allow
+  }
   if (key.ownerId !== principal.memberId) {
     return hasPermission(principal, "organization:read")
       ? denied("permission_denied", "permission denied: organization:write required to manage another member's key")

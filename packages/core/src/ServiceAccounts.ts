@@ -88,7 +88,9 @@ export const make = Effect.gen(function*() {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const granted = yield* Effect.forEach(
           Arr.dedupe(request.role_ids),
-          (roleId) => Effect.flatMap(roles.get(organizationId, roleId), Effect.mapError(() => new Errors.NotFound()))
+          // Locked: a concurrent edit that widens the role cannot slip between the check and the assignment.
+          (roleId) =>
+            Effect.flatMap(roles.getForUpdate(organizationId, roleId), Effect.mapError(() => new Errors.NotFound()))
         )
         for (const role of granted) {
           yield* enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))

@@ -67,10 +67,12 @@ const world = Effect.gen(function*() {
   const member = yield* person(system.member.id)
   const hr = yield* person(system.member.id, hrRole)
   const readOnly = yield* person(readOnlyRole)
+  // Owns sales/ through the leads role but may only read changes.
+  const readOnlyLead = yield* person(readOnlyRole, leadsRole)
   const nobody = yield* person()
   const leadContractor = yield* person(system.member.id, leadsRole, contractorsRole)
   const main1 = yield* Fixtures.seedMain(org.id, admin, policy)
-  return { org, admin, leads, contractor, member, hr, readOnly, nobody, leadContractor, main1, leadsRole }
+  return { org, admin, leads, contractor, member, hr, readOnly, readOnlyLead, nobody, leadContractor, main1, leadsRole }
 })
 
 /** The principal of a member acting with a session (its live roles now). */
@@ -494,6 +496,12 @@ describe("Changes.get and list", () => {
       expect(yield* tagOf(get(lead, filed.change_id, 3))).toBe("NotFound")
       const mine = yield* get(contractor, filed.change_id)
       expect(mine.capabilities).toMatchObject({ can_approve: false, can_deny: true })
+      // OWNERS authority without change:write: the actions would be refused, so none is offered.
+      expect((yield* get(yield* as(w.org.id, w.readOnlyLead), filed.change_id)).capabilities).toMatchObject({
+        can_approve: false,
+        can_deny: false,
+        can_restore: false
+      })
       yield* approve(lead, filed.change_id, current.git_ref)
       expect((yield* get(lead, filed.change_id)).capabilities).toMatchObject({ caller_approved: true })
     })))

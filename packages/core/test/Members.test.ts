@@ -131,7 +131,7 @@ describe("Members.invite", () => {
         auth_method: "jwt",
         resource_type: "member",
         resource_id: result.member_id,
-        details: { email: "Eve@Acme.example", role: "admin" }
+        details: { role: "admin" }
       })
     })))
 

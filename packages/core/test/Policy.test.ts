@@ -445,9 +445,26 @@ describe("Policy key capabilities", () => {
     )
   })
 
-  it("organization:write revokes and rotates anyone's key", () => {
-    expect(Decision.isAllow(Policy.canManageKey(session([keyAdmin]), key({ ownerId: bob }), "rotate"))).toBe(true)
+  it("organization:write revokes anyone's key and rotates another member's key no wider than the caller", () => {
+    const narrow = key({ ownerId: bob, assumedRoleIds: [keyAdmin.id] })
+    expect(Decision.isAllow(Policy.canManageKey(session([keyAdmin]), narrow, "rotate"))).toBe(true)
     expect(Decision.isAllow(Policy.canManageKey(session([keyAdmin]), key({ ownerId: bob }), "revoke"))).toBe(true)
+    expectDeny(Policy.canManageKey(session([keyAdmin]), key({ ownerId: bob }), "rotate"), "permission_denied")
+  })
+
+  it("below admin, organization:write rotates another member's key only when it is no wider", () => {
+    const adminKey = key({ ownerId: bob, assumedRoleIds: [admin.id] })
+    expect(Decision.isAllow(Policy.canManageKey(session([keyAdmin]), adminKey, "revoke"))).toBe(true)
+    expectDeny(Policy.canManageKey(session([keyAdmin]), adminKey, "rotate"), "permission_denied", "admin role required")
+    expectDeny(
+      Policy.canManageKey(
+        session([keyAdmin]),
+        key({ ownerId: bob, assumedRoleIds: [], inheritAllRoles: true }),
+        "rotate"
+      ),
+      "permission_denied"
+    )
+    expect(Decision.isAllow(Policy.canManageKey(session([admin]), adminKey, "rotate"))).toBe(true)
   })
 
   it("another member's key is permission_denied to a caller that can list it, not_found otherwise", () => {

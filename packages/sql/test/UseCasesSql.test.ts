@@ -27,6 +27,7 @@ import type { ChangeId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import * as Library from "@sightline/core/Library"
 import { decodeText } from "@sightline/core/LibraryDiff"
 import { LibraryStore } from "@sightline/core/LibraryStore"
+import { MemberRepo } from "@sightline/core/MemberRepo"
 import * as Members from "@sightline/core/Members"
 import * as Organizations from "@sightline/core/Organizations"
 import type * as Policy from "@sightline/core/Policy"
@@ -332,6 +333,45 @@ forEachDatabase((database: TestDatabase) =>
             filed.map((_, i) => `quick/page${i + 1}.md`).sort()
           )
         })))
+    })
+
+    describe("the organization keeps an admin", () => {
+      // Two admins deleting each other at the same moment. Reading who holds `admin` is slowed down, so
+      // both checks run before either delete commits: without a shared lock each sees another admin
+      // left and both commit. The admin role's row lock (taken by every change that can remove an
+      // admin) makes the second wait and see the first's outcome. Checked to fail on PostgreSQL with
+      // that lock removed from `Members.ensureAdminRemains` (both deletes succeeded, no admin left).
+      const slowAdminCheck = Sightline.replace(MemberRepo, (real) =>
+        MemberRepo.of({
+          ...real,
+          membersWithRole: (organizationId, roleId) =>
+            Effect.zipLeft(real.membersWithRole(organizationId, roleId), Effect.sleep("300 millis"))
+        }))
+      it.live("two admins deleting each other concurrently: exactly one succeeds", () =>
+        run(
+          Effect.gen(function*() {
+            const { admin: first, orgId, tag } = yield* organization
+            const members = yield* Members.Members
+            const invited = yield* members.invite(first, { email: `second-${tag}@example.com`, role: "admin" })
+            const second = yield* Effect.orDie((yield* Auth.Auth).sessionPrincipal(orgId, invited.member_id))
+            const answers = yield* race([
+              members.delete(first, second.memberId, { hard_delete: false }),
+              members.delete(second, first.memberId, { hard_delete: false })
+            ])
+            expect(Arr.getRights(answers)).toHaveLength(1)
+            expect(Arr.getLefts(answers).map((e) => e._tag)).toEqual(["Conflict"])
+            const sql = yield* SqlClient.SqlClient
+            const prefix = yield* TablePrefix
+            const admins = yield* sql<{ n: number }>`
+              SELECT count(*)::int AS n FROM ${sql(prefix.name("members"))} m
+              JOIN ${sql(prefix.name("member_roles"))} mr
+                ON mr.organization_id = m.organization_id AND mr.member_id = m.id
+              JOIN ${sql(prefix.name("roles"))} r ON r.organization_id = mr.organization_id AND r.id = mr.role_id
+              WHERE m.organization_id = ${orgId} AND m.deleted_at IS NULL AND r.is_system AND r.name = 'admin'`
+            expect(admins[0]!.n).toBe(1)
+          }),
+          { adapt: slowAdminCheck }
+        ))
     })
 
     describe("a crash between steps leaves nothing half-written", () => {
