@@ -342,16 +342,25 @@ export const make = Effect.gen(function*() {
         })
       }
     }
-    const agent = yield* agents.getByTriggerId(principal.organizationId, request.triggerId)
-    if (Option.isNone(agent)) return yield* new NotFound()
-    yield* authorize(principal, agent.value, "write")
-    yield* queue(principal, agent.value, "webhook", request.payload)
-    return Webhook.queued
+    // Authorized and queued in one transaction with the agent locked: a concurrent delete of the
+    // agent or change of its connectors cannot slip between the check and the queued run.
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      const found = yield* agents.getByTriggerId(principal.organizationId, request.triggerId)
+      if (Option.isNone(found)) return yield* new NotFound()
+      const agent = yield* agents.getForUpdate(principal.organizationId, found.value.id)
+      if (Option.isNone(agent)) return yield* new NotFound()
+      yield* authorize(principal, agent.value, "write")
+      yield* queue(principal, agent.value, "webhook", request.payload)
+      return Webhook.queued
+    }))
   })
 
   const runNow = Effect.fn("Agents.runNow")(function*(principal: Policy.Principal, agentId: AgentId) {
-    const agent = yield* load(principal, agentId, "write")
-    return AgentRun.toView(yield* queue(principal, agent, "manual"))
+    return yield* tx.withTransaction(Effect.gen(function*() {
+      yield* agents.getForUpdate(principal.organizationId, agentId)
+      const agent = yield* load(principal, agentId, "write")
+      return AgentRun.toView(yield* queue(principal, agent, "manual"))
+    }))
   })
 
   const cancelRun = Effect.fn("Agents.cancelRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
