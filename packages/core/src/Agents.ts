@@ -138,9 +138,7 @@ export const make = Effect.gen(function*() {
       AuditLog.record({
         ...input,
         resourceType: "agent",
-        organizationId: principal.organizationId,
-        actorId: principal.memberId,
-        authMethod: AuditLog.authMethodOf(principal)
+        ...AuditLog.actorOf(principal)
       }),
       context
     )

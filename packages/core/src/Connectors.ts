@@ -214,9 +214,7 @@ export const make = Effect.gen(function*() {
       AuditLog.record({
         ...input,
         resourceType: "connector",
-        organizationId: principal.organizationId,
-        actorId: principal.memberId,
-        authMethod: AuditLog.authMethodOf(principal)
+        ...AuditLog.actorOf(principal)
       }),
       context
     )
