@@ -1,0 +1,127 @@
+/**
+ * The standalone deployment assembled from layers: the SQL store (embedded PGlite in a data
+ * directory, or PostgreSQL when `DATABASE_URL` is set), core's use cases over it, and the HTTP
+ * application of `@sightline/http`.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Agents from "@sightline/core/Agents"
+import * as ApiKeys from "@sightline/core/ApiKeys"
+import * as Apps from "@sightline/core/Apps"
+import * as AuditLogs from "@sightline/core/AuditLogs"
+import * as Auth from "@sightline/core/Auth"
+import * as Changes from "@sightline/core/Changes"
+import * as Chats from "@sightline/core/Chats"
+import * as Connectors from "@sightline/core/Connectors"
+import * as ConnectorTester from "@sightline/core/ConnectorTester"
+import * as Delivery from "@sightline/core/Delivery"
+import * as IdGenerator from "@sightline/core/IdGenerator"
+import * as Library from "@sightline/core/Library"
+import * as Members from "@sightline/core/Members"
+import * as Model from "@sightline/core/Model"
+import * as Models from "@sightline/core/Models"
+import * as Organizations from "@sightline/core/Organizations"
+import * as Playbooks from "@sightline/core/Playbooks"
+import * as RateLimiter from "@sightline/core/RateLimiter"
+import * as Roles from "@sightline/core/Roles"
+import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
+import * as ScimMappings from "@sightline/core/ScimMappings"
+import * as Secret from "@sightline/core/Secret"
+import * as ServiceAccounts from "@sightline/core/ServiceAccounts"
+import * as Jwt from "@sightline/http/Jwt"
+import * as RateLimit from "@sightline/http/RateLimit"
+import * as Server from "@sightline/http/Server"
+import * as PgliteClient from "@sightline/sql/PgliteClient"
+import * as PostgresClient from "@sightline/sql/PostgresClient"
+import * as SqlStore from "@sightline/sql/SqlStore"
+import * as TablePrefix from "@sightline/sql/TablePrefix"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+
+/** Where the data lives. */
+export type Store =
+  | { readonly _tag: "Pglite"; readonly dataDir?: string | undefined }
+  | { readonly _tag: "Postgres"; readonly url: string | Redacted.Redacted }
+
+/** What the standalone server is made of. */
+export interface Options {
+  readonly store: Store
+  /** The table prefix (default `sightline_`). */
+  readonly prefix?: string | undefined
+  /** Requests a minute per organization (default 600). */
+  readonly rateLimitPerMinute?: number | undefined
+  /** JWT verification; API keys only when absent. */
+  readonly jwt?: Jwt.Options | undefined
+}
+
+/** The SQL client of a store, with the table prefix. */
+export const client = (options: Options): Layer.Layer<SqlClient.SqlClient | TablePrefix.TablePrefix, unknown> =>
+  Layer.merge(
+    options.store._tag === "Postgres"
+      ? PostgresClient.layer({ url: options.store.url })
+      : options.store.dataDir === undefined
+      ? PgliteClient.layerMemory
+      : PgliteClient.layer({ dataDir: options.store.dataDir }),
+    TablePrefix.layer(options.prefix)
+  )
+
+/** The ports that are not repositories. */
+export const platform = Layer.mergeAll(
+  Secret.layer,
+  IdGenerator.layer,
+  Model.layerTest,
+  RateLimiter.layerMemory,
+  Delivery.layerMemory,
+  SandboxRuntime.layerMemory,
+  ConnectorTester.layerMemory
+)
+
+/** Every use case of core, over the store and the platform ports. */
+export const useCases = Layer.mergeAll(
+  Organizations.layer,
+  Members.layer,
+  Roles.layer,
+  ServiceAccounts.layer,
+  ScimMappings.layer,
+  Models.layer,
+  AuditLogs.layer,
+  ApiKeys.layer,
+  Playbooks.layer,
+  Chats.layer,
+  Changes.layer,
+  Agents.layer,
+  Apps.layer
+).pipe(
+  // Agents and apps check connector use through the connectors use case.
+  Layer.provideMerge(Connectors.layer),
+  Layer.provideMerge(Library.layer),
+  Layer.provideMerge(Auth.layer)
+)
+
+/** The use cases and ports over the store of `options`, migrated when built. */
+export const core = (options: Options) =>
+  useCases.pipe(
+    Layer.provideMerge(Layer.merge(SqlStore.layer, platform)),
+    Layer.provideMerge(client(options))
+  )
+
+/** Readiness: the store answers a query. */
+export const readiness: Layer.Layer<Server.Readiness, never, SqlClient.SqlClient> = Layer.effect(
+  Server.Readiness,
+  Effect.map(SqlClient.SqlClient, (sql) => ({ check: Effect.asVoid(sql`SELECT 1`) }))
+)
+
+/** The HTTP application (routes only; a host adds the `HttpServer`) over a ready core. */
+export const http = (options: Options) =>
+  Server.layer.pipe(
+    Layer.provide(readiness),
+    Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
+    Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt))
+  )
+
+/** The whole application and the core it runs on (so the CLI and tests reach the use cases). */
+export const layer = (options: Options) => http(options).pipe(Layer.provideMerge(core(options)))
+
+/** `Some` options for JWTs from the environment. */
+export const jwtFromEnv = Jwt.fromConfig.pipe(Effect.map(Option.getOrUndefined))

@@ -1,0 +1,32 @@
+/**
+ * The /v2 contract: one `HttpApiGroup` per tag, built from core's schemas. The OpenAPI document and
+ * the typed client (`Client.ts`) derive from it.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpErrors from "./HttpErrors.js"
+import { PlaybooksApi } from "./PlaybooksApi.js"
+
+/** The /v2 API. Every operation may answer any of the envelope errors. */
+export class SightlineApi extends HttpApi.make("sightline")
+  .add(PlaybooksApi)
+  .addError(HttpErrors.InvalidRequest)
+  .addError(HttpErrors.Unauthenticated)
+  .addError(HttpErrors.PermissionDenied)
+  .addError(HttpErrors.NotFound)
+  .addError(HttpErrors.Conflict)
+  .addError(HttpErrors.PayloadTooLarge)
+  .addError(HttpErrors.Unprocessable)
+  .addError(HttpErrors.RateLimitExceeded)
+  .addError(HttpErrors.Cancelled)
+  .addError(HttpErrors.Internal)
+  .addError(HttpErrors.Timeout)
+  .annotate(OpenApi.Title, "Sightline API")
+  .annotate(OpenApi.Version, "2.0")
+  .annotate(
+    OpenApi.Description,
+    "Analytics chat and automation: chats, playbooks, connectors, sandcastles, library changes, roles and API keys."
+  )
+{}

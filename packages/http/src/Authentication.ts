@@ -1,0 +1,83 @@
+/**
+ * Authentication of /v2 and the v1 webhook: `Authorization: Bearer` with an API key or, when a
+ * `JwtVerifier` is configured, a JWT. The principal is what every use case takes first.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as Auth from "@sightline/core/Auth"
+import { Unauthenticated } from "@sightline/core/Errors"
+import type * as Policy from "@sightline/core/Policy"
+import * as RateLimiter from "@sightline/core/RateLimiter"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as HttpErrors from "./HttpErrors.js"
+import * as Jwt from "./Jwt.js"
+import * as RateLimit from "./RateLimit.js"
+
+/** The authenticated caller of the current request. */
+export class CurrentPrincipal extends Context.Tag("@sightline/http/CurrentPrincipal")<
+  CurrentPrincipal,
+  Policy.Principal
+>() {}
+
+/**
+ * Resolves a bearer token to a principal: a JWT when it looks like one and JWTs are enabled, else an
+ * API key. The failure carries the seed's troubleshooting texts (`invalid API key format`, ...).
+ */
+export const authenticate = (
+  token: string
+): Effect.Effect<Policy.Principal, Unauthenticated, Auth.Auth> =>
+  Effect.gen(function*() {
+    const auth = yield* Auth.Auth
+    if (token.length === 0) return yield* new Unauthenticated({ message: "Authentication required" })
+    if (Jwt.looksLikeJwt(token)) {
+      const verifier = yield* Effect.serviceOption(Jwt.JwtVerifier)
+      if (Option.isSome(verifier)) {
+        const claims = yield* verifier.value.verify(token)
+        return yield* auth.sessionPrincipal(claims.organizationId, claims.memberId)
+      }
+    }
+    return yield* auth.authenticateApiKey(token)
+  })
+
+/**
+ * The security middleware of every /v2 group: authenticates the bearer token, then takes a token
+ * from the caller's organization's rate-limit bucket (limits are per organization, so they can only
+ * apply once the organization is known).
+ */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@sightline/http/Authentication", {
+  failure: Schema.Union(HttpErrors.Unauthenticated, HttpErrors.RateLimitExceeded),
+  provides: CurrentPrincipal,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/** The middleware over `Auth`, the rate limiter and its configuration (and a `JwtVerifier` if any). */
+export const layer: Layer.Layer<
+  Authentication,
+  never,
+  Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig
+> = Layer.effect(
+  Authentication,
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
+    const jwt = yield* Effect.serviceOption(Jwt.JwtVerifier)
+    const withJwt = Option.match(jwt, {
+      onNone: () => context,
+      onSome: (verifier) => Context.add(context, Jwt.JwtVerifier, verifier)
+    })
+    return Authentication.of({
+      bearer: (token) =>
+        authenticate(Redacted.value(token)).pipe(
+          Effect.mapError((error) => HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated),
+          Effect.tap((principal) => RateLimit.enforce(principal.organizationId)),
+          Effect.provide(withJwt)
+        )
+    })
+  })
+)

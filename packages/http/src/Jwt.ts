@@ -1,0 +1,121 @@
+/**
+ * Verification of session tokens (JWTs): HS256 with a shared secret, or RS256/ES256/EdDSA against a
+ * JWKS. `sub` is the member id, `organization_id` its organization; `exp` is required, and `iss`/`aud`
+ * are checked when configured.
+ *
+ * @since 0.1.0
+ */
+import { Unauthenticated } from "@sightline/core/Errors"
+import { MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Jose from "jose"
+
+/** Where the verification keys come from. */
+export type Keys =
+  | { readonly _tag: "Secret"; readonly secret: Redacted.Redacted<string> }
+  | { readonly _tag: "JwksUrl"; readonly url: string }
+  | { readonly _tag: "Jwks"; readonly jwks: Jose.JSONWebKeySet }
+
+/** The JWT settings. */
+export interface Options {
+  readonly keys: Keys
+  readonly issuer?: string | undefined
+  readonly audience?: string | undefined
+}
+
+/** Who a verified token speaks for. */
+export interface Claims {
+  readonly organizationId: OrganizationId
+  readonly memberId: MemberId
+}
+
+/** Verifies session tokens; absent when JWTs are not enabled (API keys only). */
+export class JwtVerifier extends Context.Tag("@sightline/http/JwtVerifier")<JwtVerifier, JwtVerifier.Service>() {}
+
+export declare namespace JwtVerifier {
+  /** Token verification. */
+  export interface Service {
+    readonly verify: (token: string) => Effect.Effect<Claims, Unauthenticated>
+  }
+}
+
+/** Does this bearer value look like a JWT (three base64url segments) rather than an API key? */
+export const looksLikeJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token)
+
+const ClaimsSchema = Schema.Struct({
+  sub: MemberId,
+  organization_id: OrganizationId
+})
+const decodeClaims = Schema.decodeUnknownOption(ClaimsSchema)
+
+/** Why a token was refused, in words a caller can act on (never the token itself). */
+const reason = (error: unknown): string => {
+  if (error instanceof Jose.errors.JWTExpired) return "invalid token: expired"
+  if (error instanceof Jose.errors.JWTClaimValidationFailed) return `invalid token: ${error.claim} claim check failed`
+  if (error instanceof Jose.errors.JOSEAlgNotAllowed) return "invalid token: algorithm not allowed"
+  if (error instanceof Jose.errors.JWSSignatureVerificationFailed) return "invalid token: signature verification failed"
+  if (error instanceof Jose.errors.JWKSNoMatchingKey) return "invalid token: no matching key"
+  return "invalid token"
+}
+
+/** A verifier for these options. */
+export const make = (options: Options): JwtVerifier.Service => {
+  const algorithms = options.keys._tag === "Secret" ? ["HS256"] : ["RS256", "ES256", "EdDSA"]
+  const key: Parameters<typeof Jose.jwtVerify>[1] = options.keys._tag === "Secret"
+    ? new TextEncoder().encode(Redacted.value(options.keys.secret))
+    : options.keys._tag === "JwksUrl"
+    ? Jose.createRemoteJWKSet(new URL(options.keys.url))
+    : Jose.createLocalJWKSet(options.keys.jwks)
+  const verifyOptions: Jose.JWTVerifyOptions = {
+    algorithms,
+    requiredClaims: ["exp", "sub"],
+    ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
+    ...(options.audience === undefined ? {} : { audience: options.audience })
+  }
+  return JwtVerifier.of({
+    verify: (token) =>
+      Effect.tryPromise({
+        try: () => Jose.jwtVerify(token, key as Uint8Array, verifyOptions),
+        catch: (error) => new Unauthenticated({ message: reason(error) })
+      }).pipe(
+        Effect.flatMap(({ payload }) =>
+          Option.match(decodeClaims(payload), {
+            onNone: () =>
+              Effect.fail(new Unauthenticated({ message: "invalid token: sub and organization_id must be ids" })),
+            onSome: (claims) => Effect.succeed({ organizationId: claims.organization_id, memberId: claims.sub })
+          })
+        )
+      )
+  })
+}
+
+/** A verifier layer for these options. */
+export const layer = (options: Options): Layer.Layer<JwtVerifier> => Layer.succeed(JwtVerifier, make(options))
+
+/**
+ * The verifier configured from the environment, when any key source is set: `SIGHTLINE_JWT_SECRET`
+ * (HS256) or `SIGHTLINE_JWT_JWKS_URL`, with optional `SIGHTLINE_JWT_ISSUER` and `SIGHTLINE_JWT_AUDIENCE`.
+ */
+export const fromConfig: Config.Config<Option.Option<Options>> = Config.all({
+  secret: Config.option(Config.redacted("SIGHTLINE_JWT_SECRET")),
+  jwksUrl: Config.option(Config.url("SIGHTLINE_JWT_JWKS_URL")),
+  issuer: Config.option(Config.string("SIGHTLINE_JWT_ISSUER")),
+  audience: Config.option(Config.string("SIGHTLINE_JWT_AUDIENCE"))
+}).pipe(
+  Config.map(({ audience, issuer, jwksUrl, secret }): Option.Option<Options> => {
+    const keys: Option.Option<Keys> = Option.isSome(secret)
+      ? Option.some({ _tag: "Secret", secret: secret.value })
+      : Option.map(jwksUrl, (url) => ({ _tag: "JwksUrl", url: url.toString() }))
+    return Option.map(keys, (keys) => ({
+      keys,
+      issuer: Option.getOrUndefined(issuer),
+      audience: Option.getOrUndefined(audience)
+    }))
+  })
+)

@@ -1,0 +1,57 @@
+/**
+ * The Playbooks group of /v2. `POST /v2/playbooks/{id}/run` arrives with the agent.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { PlaybookId } from "@sightline/core/Ids"
+import * as Playbook from "@sightline/core/Playbook"
+import * as Schema from "effect/Schema"
+import { Authentication } from "./Authentication.js"
+
+const IdPath = Schema.Struct({ id: PlaybookId })
+
+/** `/v2/playbooks`. */
+export class PlaybooksApi extends HttpApiGroup.make("playbooks")
+  .add(
+    HttpApiEndpoint.post("create", "/v2/playbooks")
+      .addSuccess(Playbook.Playbook, { status: 201 })
+      .annotate(OpenApi.Summary, "Create an empty playbook (status draft)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/v2/playbooks")
+      .setUrlParams(Playbook.ListPlaybooksQuery)
+      .addSuccess(Playbook.ListPlaybooksResponse)
+      .annotate(OpenApi.Summary, "List playbooks")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v2/playbooks/:id")
+      .setPath(IdPath)
+      .setUrlParams(Playbook.GetPlaybookQuery)
+      .addSuccess(Playbook.GetPlaybookResponse)
+      .annotate(OpenApi.Summary, "Get a playbook with a page of its reports")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v2/playbooks/:id")
+      .setPath(IdPath)
+      .setPayload(Playbook.UpdatePlaybookRequest)
+      .addSuccess(Playbook.Playbook)
+      .annotate(OpenApi.Summary, "Update a playbook's configuration")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/v2/playbooks/:id")
+      .setPath(IdPath)
+      .addSuccess(Playbook.DeletePlaybookResponse)
+      .annotate(OpenApi.Summary, "Delete a playbook and its reports")
+  )
+  .add(
+    HttpApiEndpoint.post("deploy", "/v2/playbooks/:id/deploy")
+      .setPath(IdPath)
+      .addSuccess(Playbook.DeployPlaybookResponse)
+      .annotate(OpenApi.Summary, "Deploy a playbook")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Playbooks")
+{}

@@ -1,0 +1,174 @@
+/**
+ * Sightline's HTTP application as layers: the /v2 API with its handlers and middleware, the Connect
+ * surfaces, the service endpoints (`/healthz`, `/readyz`, `/v2/openapi.json`, `/docs`) and the error
+ * envelope around all of it. A host serves `layer` with any `HttpServer` (Node, Bun, ...) or mounts
+ * `toWebHandler` in its own server.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { SightlineApi } from "./Api.js"
+import * as Authentication from "./Authentication.js"
+import * as HttpErrors from "./HttpErrors.js"
+import * as PlaybooksHandlers from "./internal/handlers/playbooks.js"
+
+/** Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds. */
+export class Readiness extends Context.Tag("@sightline/http/Readiness")<
+  Readiness,
+  { readonly check: Effect.Effect<void, unknown> }
+>() {}
+
+/** Readiness that is always ready (for hosts without a store check). */
+export const layerReadinessAlways: Layer.Layer<Readiness> = Layer.succeed(Readiness, { check: Effect.void })
+
+/** The largest request body accepted (1 MiB); larger bodies get 413. */
+export const maxBodyBytes = 1024 * 1024
+
+const tooLarge = () =>
+  new HttpErrors.PayloadTooLarge({
+    error: { code: "invalid_request", message: `Request body too large: at most ${maxBodyBytes} bytes` }
+  })
+
+const decodeMessage = (error: HttpApiDecodeError): string => {
+  const issues = error.issues.map((issue) =>
+    issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
+  )
+  return `Invalid request: ${issues.length === 0 ? error.message : issues.join("; ")}`
+}
+
+const isBodyTooLarge = (error: HttpServerError.RequestError): boolean =>
+  /max(imum)? ?bytes|too large|exceed/i.test(String((error.cause as any)?.message ?? error.cause ?? ""))
+
+/**
+ * Turns every failure into the envelope: decode errors and malformed bodies are 400, unknown routes
+ * 404, oversized bodies 413, anything unexpected 500 with nothing internal shown (logged instead,
+ * with the request id).
+ */
+const toEnvelope = (cause: Cause.Cause<unknown>): Effect.Effect<never, HttpErrors.HttpError> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+  const failure = Cause.squash(cause)
+  if (failure instanceof HttpApiDecodeError) {
+    return Effect.fail(
+      new HttpErrors.InvalidRequest({ error: { code: "invalid_request", message: decodeMessage(failure) } })
+    )
+  }
+  for (const known of HttpErrors.all) {
+    if (failure instanceof known) return Effect.fail(failure as HttpErrors.HttpError)
+  }
+  if (HttpServerError.isServerError(failure)) {
+    switch (failure._tag) {
+      case "RouteNotFound":
+        return Effect.fail(
+          new HttpErrors.NotFound({
+            error: { code: "not_found", message: `No route for ${failure.request.method} ${failure.request.url}` }
+          })
+        )
+      case "RequestError":
+        if (isBodyTooLarge(failure)) return Effect.fail(tooLarge())
+        return Effect.fail(
+          new HttpErrors.InvalidRequest({
+            error: { code: "invalid_request", message: "Invalid request body: malformed JSON or unreadable body" }
+          })
+        )
+    }
+  }
+  return Effect.logError("unexpected failure", cause).pipe(
+    Effect.zipRight(
+      Effect.fail(new HttpErrors.Internal({ error: { code: "internal", message: "Internal server error" } }))
+    )
+  )
+}
+
+const requestIdPattern = /^[\w.:-]{1,128}$/
+
+/**
+ * The API-level middleware: a request id (the caller's `x-request-id` when sane, else a new one) on
+ * every log line and response, the body size limit, and the envelope for every failure.
+ */
+export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const sent = request.headers["x-request-id"]
+    const requestId = sent !== undefined && requestIdPattern.test(sent) ? sent : crypto.randomUUID()
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    )
+    const length = Number(request.headers["content-length"] ?? "0")
+    if (Number.isFinite(length) && length > maxBodyBytes) return yield* Effect.fail(tooLarge())
+    return yield* app.pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+      Effect.catchAllCause(toEnvelope)
+    )
+  }).pipe(Effect.annotateLogs({ requestId: "pending" })))
+
+/** `GET /healthz` (the process is up) and `GET /readyz` (the store answers). */
+export const layerHealth: Layer.Layer<never, never, Readiness> = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const readiness = yield* Readiness
+    yield* router.get("/healthz", HttpServerResponse.json({ status: "ok" }))
+    yield* router.get(
+      "/readyz",
+      readiness.check.pipe(
+        Effect.timeout("2 seconds"),
+        Effect.matchEffect({
+          onFailure: (error) =>
+            Effect.logWarning("not ready", error).pipe(
+              Effect.zipRight(HttpServerResponse.json({ status: "unavailable" }, { status: 503 }))
+            ),
+          onSuccess: () => HttpServerResponse.json({ status: "ready" })
+        })
+      )
+    )
+  })
+)
+
+/** The /v2 groups with their handlers (the security middleware is provided to each group). */
+export const layerGroups = Layer.mergeAll(PlaybooksHandlers.layer).pipe(Layer.provide(Authentication.layer))
+
+/**
+ * Everything Sightline serves, as routes of the `HttpApiBuilder` router: needs the use cases, `Auth`,
+ * the rate limiter with its config, and `Readiness`.
+ */
+export const layer = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: "/v2/openapi.json" }),
+  HttpApiScalar.layer({ path: "/docs" }),
+  layerHealth,
+  layerEnvelope
+).pipe(Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))))
+
+/** Every service `layer` needs from the host. */
+export type Requirements = Layer.Layer.Context<typeof layer>
+
+/**
+ * Serves `layer` (already provided with its requirements) on an `HttpServer` from the host, with
+ * access logs carrying the request id.
+ */
+export const serve = <E, R>(app: Layer.Layer<never, E, R>) =>
+  HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+    Layer.provide(app),
+    HttpServer.withLogAddress
+  )
+
+/**
+ * A web-standard handler (`Request` → `Promise<Response>`) for hosts that mount Sightline in their
+ * own server; `dispose` releases the layer (closing the store).
+ */
+export const toWebHandler = <E>(app: Layer.Layer<never | import("@effect/platform/HttpApi").Api, E>) =>
+  HttpApiBuilder.toWebHandler(Layer.mergeAll(app as Layer.Layer<any, E>, HttpServer.layerContext))
+
+export type { HttpRouter }

@@ -1,0 +1,23 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Playbooks from "@sightline/core/Playbooks"
+import * as Effect from "effect/Effect"
+import { SightlineApi } from "../../Api.js"
+import { withPrincipal } from "../handler.js"
+
+export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) =>
+  Effect.gen(function*() {
+    const playbooks = yield* Playbooks.Playbooks
+    return handlers
+      .handle("create", () => withPrincipal((principal) => playbooks.create(principal)))
+      .handle("list", ({ urlParams }) => withPrincipal((principal) => playbooks.list(principal, urlParams)))
+      .handle(
+        "get",
+        ({ path, urlParams }) => withPrincipal((principal) => playbooks.get(principal, path.id, urlParams))
+      )
+      .handle(
+        "update",
+        ({ path, payload }) => withPrincipal((principal) => playbooks.update(principal, path.id, payload))
+      )
+      .handle("delete", ({ path }) => withPrincipal((principal) => playbooks.delete(principal, path.id)))
+      .handle("deploy", ({ path }) => withPrincipal((principal) => playbooks.deploy(principal, path.id)))
+  }))
