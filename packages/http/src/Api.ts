@@ -6,12 +6,32 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { AgentsApi } from "./AgentsApi.js"
+import { ApiKeysApi } from "./ApiKeysApi.js"
+import { AuditLogsApi } from "./AuditLogsApi.js"
+import { ChangesApi } from "./ChangesApi.js"
+import { ChatsApi } from "./ChatsApi.js"
+import { ConnectorsApi } from "./ConnectorsApi.js"
 import * as HttpErrors from "./HttpErrors.js"
+import { MembersApi } from "./MembersApi.js"
 import { PlaybooksApi } from "./PlaybooksApi.js"
+import { RolesApi } from "./RolesApi.js"
+import { SandcastlesApi } from "./SandcastlesApi.js"
+import { ServiceAccountsApi } from "./ServiceAccountsApi.js"
 
 /** The /v2 API. Every operation may answer any of the envelope errors. */
 export class SightlineApi extends HttpApi.make("sightline")
+  .add(ChatsApi)
+  .add(ConnectorsApi)
   .add(PlaybooksApi)
+  .add(SandcastlesApi)
+  .add(ChangesApi)
+  .add(ApiKeysApi)
+  .add(MembersApi)
+  .add(RolesApi)
+  .add(ServiceAccountsApi)
+  .add(AgentsApi)
+  .add(AuditLogsApi)
   .addError(HttpErrors.InvalidRequest)
   .addError(HttpErrors.Unauthenticated)
   .addError(HttpErrors.PermissionDenied)

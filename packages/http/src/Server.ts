@@ -24,8 +24,19 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { SightlineApi } from "./Api.js"
 import * as Authentication from "./Authentication.js"
+import * as Connect from "./Connect.js"
 import * as HttpErrors from "./HttpErrors.js"
+import * as AgentsHandlers from "./internal/handlers/agents.js"
+import * as ApiKeysHandlers from "./internal/handlers/apiKeys.js"
+import * as AuditLogsHandlers from "./internal/handlers/auditLogs.js"
+import * as ChangesHandlers from "./internal/handlers/changes.js"
+import * as ChatsHandlers from "./internal/handlers/chats.js"
+import * as ConnectorsHandlers from "./internal/handlers/connectors.js"
+import * as MembersHandlers from "./internal/handlers/members.js"
 import * as PlaybooksHandlers from "./internal/handlers/playbooks.js"
+import * as RolesHandlers from "./internal/handlers/roles.js"
+import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
+import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
 
 /** Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds. */
 export class Readiness extends Context.Tag("@sightline/http/Readiness")<
@@ -138,7 +149,19 @@ export const layerHealth: Layer.Layer<never, never, Readiness> = HttpApiBuilder.
 )
 
 /** The /v2 groups with their handlers (the security middleware is provided to each group). */
-export const layerGroups = Layer.mergeAll(PlaybooksHandlers.layer).pipe(Layer.provide(Authentication.layer))
+export const layerGroups = Layer.mergeAll(
+  ChatsHandlers.layer,
+  ConnectorsHandlers.layer,
+  PlaybooksHandlers.layer,
+  SandcastlesHandlers.layer,
+  ChangesHandlers.layer,
+  ApiKeysHandlers.layer,
+  MembersHandlers.layer,
+  RolesHandlers.layer,
+  ServiceAccountsHandlers.layer,
+  AgentsHandlers.layer,
+  AuditLogsHandlers.layer
+).pipe(Layer.provide(Authentication.layer))
 
 /**
  * Everything Sightline serves, as routes of the `HttpApiBuilder` router: needs the use cases, `Auth`,
@@ -148,6 +171,7 @@ export const layer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/v2/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   layerHealth,
+  Connect.layer,
   layerEnvelope
 ).pipe(Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))))
 

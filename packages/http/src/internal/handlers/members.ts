@@ -1,0 +1,5 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import { SightlineApi } from "../../Api.js"
+
+export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) => Effect.succeed(handlers))
