@@ -24,6 +24,7 @@ import * as Playbooks from "@sightline/core/Playbooks"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Roles from "@sightline/core/Roles"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
+import * as Sandboxes from "@sightline/core/Sandboxes"
 import * as ScimMappings from "@sightline/core/ScimMappings"
 import * as Secret from "@sightline/core/Secret"
 import * as ServiceAccounts from "@sightline/core/ServiceAccounts"
@@ -91,7 +92,8 @@ export const useCases = Layer.mergeAll(
   Chats.layer,
   Changes.layer,
   Agents.layer,
-  Apps.layer
+  Apps.layer,
+  Sandboxes.layer
 ).pipe(
   // Agents and apps check connector use through the connectors use case.
   Layer.provideMerge(Connectors.layer),

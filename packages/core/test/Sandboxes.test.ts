@@ -1,0 +1,116 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
+import * as Execution from "../src/Execution.js"
+import { ExecutionRepo } from "../src/ExecutionRepo.js"
+import { ExecutionId, type MemberId, type OrganizationId, SandboxId } from "../src/Ids.js"
+import * as Members from "../src/Members.js"
+import * as Organizations from "../src/Organizations.js"
+import * as Sandbox from "../src/Sandbox.js"
+import * as Sandboxes from "../src/Sandboxes.js"
+import { SandboxRepo } from "../src/SandboxRepo.js"
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
+
+const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Sandboxes.layer).pipe(
+  Layer.provideMerge(Memory.layer)
+)
+
+const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
+  Effect.provide(effect, TestLayer)
+
+const startSandbox = (organizationId: OrganizationId, memberId: MemberId) =>
+  Effect.gen(function*() {
+    const sandbox = Sandbox.make({
+      sandboxId: SandboxId.make(Fixtures.uuid()),
+      organizationId,
+      memberId,
+      at: yield* DateTime.now
+    })
+    yield* (yield* SandboxRepo).create(sandbox)
+    yield* TestClock.adjust("1 second")
+    return sandbox
+  })
+
+const record = (sandbox: Sandbox.Sandbox, input: string) =>
+  Effect.gen(function*() {
+    yield* (yield* ExecutionRepo).record(
+      new Execution.Execution({
+        id: ExecutionId.make(Fixtures.uuid()),
+        kind: "python",
+        source: "platform_api",
+        input,
+        output_preview: `ran ${input}`,
+        duration_ms: 3,
+        created_at: yield* DateTime.now,
+        organization_id: sandbox.organization_id,
+        sandbox_id: sandbox.sandbox_id
+      })
+    )
+    yield* TestClock.adjust("1 second")
+  })
+
+const setup = Effect.gen(function*() {
+  const { admin, org } = yield* Fixtures.organizationWithAdmin()
+  const { member_id } = yield* (yield* Members.Members).invite(admin, { email: "bob@acme.example", role: "member" })
+  const bob = yield* Fixtures.principal(org, member_id)
+  const adminBox = yield* startSandbox(org, admin.memberId)
+  const bobBox = yield* startSandbox(org, bob.memberId)
+  return { admin, bob, adminBox, bobBox }
+})
+
+describe("Sandboxes.list", () => {
+  it.effect("lists a member's own sandboxes, and every member's to an admin, newest first", () =>
+    run(Effect.gen(function*() {
+      const { admin, adminBox, bob, bobBox } = yield* setup
+      const sandboxes = yield* Sandboxes.Sandboxes
+      const own = yield* sandboxes.list(bob, { status: "running", limit: 50 })
+      expect(own.sandboxes.map((s) => s.sandbox_id)).toEqual([bobBox.sandbox_id])
+      expect(own.sandboxes[0]).toMatchObject({ status: "running", member_id: bob.memberId })
+      expect(own.sandboxes[0]).not.toHaveProperty("organization_id")
+      const all = yield* sandboxes.list(admin, { status: "all", limit: 50 })
+      expect(all.sandboxes.map((s) => s.sandbox_id)).toEqual([bobBox.sandbox_id, adminBox.sandbox_id])
+    })))
+
+  it.effect("pages by cursor and refuses a forged one", () =>
+    run(Effect.gen(function*() {
+      const { admin, adminBox, bobBox } = yield* setup
+      const sandboxes = yield* Sandboxes.Sandboxes
+      const first = yield* sandboxes.list(admin, { status: "all", limit: 1 })
+      expect(first.sandboxes.map((s) => s.sandbox_id)).toEqual([bobBox.sandbox_id])
+      expect(first.next_cursor).toBeTypeOf("string")
+      const second = yield* sandboxes.list(admin, { status: "all", limit: 1, cursor: first.next_cursor! })
+      expect(second.sandboxes.map((s) => s.sandbox_id)).toEqual([adminBox.sandbox_id])
+      expect(second.next_cursor).toBeUndefined()
+      const forged = yield* Effect.flip(sandboxes.list(admin, { status: "all", limit: 1, cursor: "bm9wZQ" }))
+      expect(forged._tag).toBe("InvalidRequest")
+    })))
+})
+
+describe("Sandboxes.executions", () => {
+  it.effect("lists a sandbox's executions newest first, without internal fields", () =>
+    run(Effect.gen(function*() {
+      const { bob, bobBox } = yield* setup
+      yield* record(bobBox, "1 + 1")
+      yield* record(bobBox, "2 + 2")
+      const page = yield* (yield* Sandboxes.Sandboxes).executions(bob, bobBox.sandbox_id, { limit: 50 })
+      expect(page.executions.map((e) => e.input)).toEqual(["2 + 2", "1 + 1"])
+      expect(page.executions[0]).not.toHaveProperty("organization_id")
+      expect(page.executions[0]).not.toHaveProperty("sandbox_id")
+    })))
+
+  it.effect("hides another member's sandbox from a member (not found) but not from an admin", () =>
+    run(Effect.gen(function*() {
+      const { admin, adminBox, bob, bobBox } = yield* setup
+      yield* record(bobBox, "secret work")
+      const sandboxes = yield* Sandboxes.Sandboxes
+      const hidden = yield* Effect.flip(sandboxes.executions(bob, adminBox.sandbox_id, { limit: 50 }))
+      expect(hidden._tag).toBe("NotFound")
+      const seen = yield* sandboxes.executions(admin, bobBox.sandbox_id, { limit: 50 })
+      expect(seen.executions).toHaveLength(1)
+      const unknown = yield* Effect.flip(sandboxes.executions(admin, SandboxId.make(Fixtures.uuid()), { limit: 50 }))
+      expect(unknown._tag).toBe("NotFound")
+    })))
+})
