@@ -71,14 +71,17 @@ const load = async (port: number, path: string, key: string, duration: number): 
   const one = () =>
     new Promise<void>((resolve) => {
       const started = performance.now()
-      const request = http.get({ host: "127.0.0.1", port, path, agent, headers: { authorization: `Bearer ${key}` } }, (response) => {
-        response.resume()
-        response.on("end", () => {
-          if (response.statusCode === 200) latencies.push(performance.now() - started)
-          else errors++
-          resolve()
-        })
-      })
+      const request = http.get(
+        { host: "127.0.0.1", port, path, agent, headers: { authorization: `Bearer ${key}` } },
+        (response) => {
+          response.resume()
+          response.on("end", () => {
+            if (response.statusCode === 200) latencies.push(performance.now() - started)
+            else errors++
+            resolve()
+          })
+        }
+      )
       request.on("error", () => {
         errors++
         resolve()
@@ -99,7 +102,9 @@ const rows: Array<Array<string>> = []
 for (const db of values.db.split(",")) {
   const dataDir = mkdtempSync(join(tmpdir(), "sightline-bench-"))
   const prefix = `bench${Math.random().toString(16).slice(2, 10)}_`
-  const store = db === "postgres" ? ["--db", "postgres", "--url", values.url] : ["--db", "pglite", "--data-dir", dataDir]
+  const store = db === "postgres"
+    ? ["--db", "postgres", "--url", values.url]
+    : ["--db", "pglite", "--data-dir", dataDir]
   const common = [...store, "--prefix", prefix]
   try {
     const seeding = child(["seed", ...common, "--chats", values.chats])
@@ -117,7 +122,9 @@ for (const db of values.db.split(",")) {
       const server = child(args)
       const ready = await firstLine(server, (line) => line.startsWith("READY"))
       const port = Number(ready.split(" ")[1])
-      if (target === "floor") console.error(`floor statements per request (${db}): ${ready.split(" ").slice(2).join(" ")}`)
+      if (target === "floor") {
+        console.error(`floor statements per request (${db}): ${ready.split(" ").slice(2).join(" ")}`)
+      }
       for (const [name, path] of Object.entries(paths)) {
         await load(port, path, seeded.key, Number(values.warmup))
         results[name] ??= {}
@@ -143,14 +150,28 @@ for (const db of values.db.split(",")) {
   } finally {
     if (db === "postgres") {
       // Drop the run's tables.
-      const drop = spawn("psql", [values.url, "-qc", `DO $$ DECLARE t text; BEGIN FOR t IN SELECT tablename FROM pg_tables WHERE starts_with(tablename, '${prefix}') LOOP EXECUTE 'DROP TABLE IF EXISTS ' || quote_ident(t) || ' CASCADE'; END LOOP; END $$;`], { stdio: "ignore" })
+      const drop = spawn("psql", [
+        values.url,
+        "-qc",
+        `DO $$ DECLARE t text; BEGIN FOR t IN SELECT tablename FROM pg_tables WHERE starts_with(tablename, '${prefix}') LOOP EXECUTE 'DROP TABLE IF EXISTS ' || quote_ident(t) || ' CASCADE'; END LOOP; END $$;`
+      ], { stdio: "ignore" })
       await new Promise((resolve) => drop.on("exit", resolve))
     }
     rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
-const header = ["database", "operation", "sightline req/s", "sightline p99 ms", "floor req/s", "floor p99 ms", "ratio", "goal 0.7×", "errors"]
+const header = [
+  "database",
+  "operation",
+  "sightline req/s",
+  "sightline p99 ms",
+  "floor req/s",
+  "floor p99 ms",
+  "ratio",
+  "goal 0.7×",
+  "errors"
+]
 console.log(`\n${connections} connections, ${seconds} s per run, ${values.chats} chats seeded\n`)
 console.log(`| ${header.join(" | ")} |`)
 console.log(`|${header.map((_, i) => (i < 2 ? "---" : "---:")).join("|")}|`)

@@ -10,14 +10,12 @@
  *   those statements through the same driver (`pg` or PGlite), with no framework, and answers the
  *   rows as JSON. It prints `READY <port>`.
  */
-import { createServer } from "node:http"
-import { parseArgs } from "node:util"
-import { PGlite } from "@electric-sql/pglite"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
-import * as Auth from "@sightline/core/Auth"
+import { PGlite } from "@electric-sql/pglite"
 import * as ApiKeys from "@sightline/core/ApiKeys"
+import * as Auth from "@sightline/core/Auth"
 import * as Chats from "@sightline/core/Chats"
 import * as Organizations from "@sightline/core/Organizations"
 import * as Playbooks from "@sightline/core/Playbooks"
@@ -27,6 +25,8 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import { createServer } from "node:http"
+import { parseArgs } from "node:util"
 import pg from "pg"
 import * as Sightline from "../src/Sightline.js"
 
@@ -44,7 +44,9 @@ const { positionals, values } = parseArgs({
 })
 const mode = positionals[0]
 const options: Sightline.Options = {
-  store: values.db === "postgres" ? { _tag: "Postgres", url: values.url! } : { _tag: "Pglite", dataDir: values["data-dir"]! },
+  store: values.db === "postgres"
+    ? { _tag: "Postgres", url: values.url! }
+    : { _tag: "Pglite", dataDir: values["data-dir"]! },
   prefix: values.prefix,
   // The benchmark measures serving, not refusing: the limiter still runs on every request.
   rateLimitPerMinute: 1_000_000_000
@@ -154,7 +156,11 @@ const serveFloor = async (recorded: Map<string, Array<Statement>>) => {
       const next = queue.then(async () => {
         const out: Array<unknown> = []
         for (const s of statements) {
-          out.push(s.exec === true ? (await db.exec(s.text)).map((r) => r.rows) : (await db.query(s.text, s.params as Array<any>)).rows)
+          out.push(
+            s.exec === true
+              ? (await db.exec(s.text)).map((r) => r.rows)
+              : (await db.query(s.text, s.params as Array<any>)).rows
+          )
         }
         return out
       })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { newMember, scopedKey } from "./utils/members.js"
 import { body, describeServers } from "./utils/server.js"
 
 describeServers("/v2/playbooks", (server) => {
@@ -68,12 +69,66 @@ describeServers("/v2/playbooks", (server) => {
     expect(await body(malformed)).toEqual({ error: { code: "unauthenticated", message: "invalid API key format" } })
   })
 
+  it("refuses a key whose roles lack playbook:write, and edits by anyone but the creator", async () => {
+    const org = await server().newOrg()
+    const readOnly = await scopedKey(server(), org, ["playbook:read"])
+    const denied = await server().request("/v2/playbooks", { method: "POST", key: readOnly.key })
+    expect(denied.status).toBe(403)
+    expect((await body(denied)).error.code).toBe("permission_denied")
+    // The same owner's full key may: the key's role snapshot, not the member, decides.
+    const created = await server().request("/v2/playbooks", { method: "POST", key: org.key })
+    expect(created.status).toBe(201)
+    const { id } = await body(created)
+    const listed = await server().request("/v2/playbooks", { key: readOnly.key })
+    expect(listed.status).toBe(200)
+
+    const member = await newMember(server(), org)
+    const edit = await server().request(`/v2/playbooks/${id}`, {
+      method: "PATCH",
+      key: member.key,
+      json: { name: "x" }
+    })
+    expect(edit.status).toBe(403)
+    expect((await body(edit)).error.code).toBe("permission_denied")
+  })
+
+  it("validates the update body", async () => {
+    const { key } = await server().newOrg()
+    const { id } = await body(await server().request("/v2/playbooks", { method: "POST", key }))
+    for (const json of [{ cron_string: "every tuesday" }, { email_addresses: ["not-an-address"] }, { name: 42 }]) {
+      const response = await server().request(`/v2/playbooks/${id}`, { method: "PATCH", key, json })
+      expect(response.status).toBe(400)
+      const error = (await body(response)).error
+      expect(error.code).toBe("invalid_request")
+      expect(error.message).toMatch(/^Invalid request: /)
+    }
+    const unknownConnector = await server().request(`/v2/playbooks/${id}`, {
+      method: "PATCH",
+      key,
+      json: { connector_ids: [987654] }
+    })
+    expect(unknownConnector.status).toBe(400)
+    expect((await body(unknownConnector)).error.code).toBe("invalid_request")
+  })
+
   it("hides another organization's playbook (404)", async () => {
     const a = await server().newOrg("A")
     const b = await server().newOrg("B")
     const created = await body(await server().request("/v2/playbooks", { method: "POST", key: a.key }))
-    const foreign = await server().request(`/v2/playbooks/${created.id}`, { key: b.key })
-    expect(foreign.status).toBe(404)
+    for (
+      const [method, path] of [
+        ["GET", `/v2/playbooks/${created.id}`],
+        ["PATCH", `/v2/playbooks/${created.id}`],
+        ["DELETE", `/v2/playbooks/${created.id}`],
+        ["POST", `/v2/playbooks/${created.id}/deploy`]
+      ] as const
+    ) {
+      const foreign = await server().request(path, { method, key: b.key, ...(method === "PATCH" ? { json: {} } : {}) })
+      expect(foreign.status).toBe(404)
+      expect((await body(foreign)).error.code).toBe("not_found")
+    }
+    const list = await body(await server().request("/v2/playbooks", { key: b.key }))
+    expect(list.total_count).toBe(0)
   })
 })
 

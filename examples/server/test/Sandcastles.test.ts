@@ -1,25 +1,13 @@
 import { expect, it } from "@effect/vitest"
-import * as ApiKeys from "@sightline/core/ApiKeys"
-import * as Auth from "@sightline/core/Auth"
 import * as Execution from "@sightline/core/Execution"
 import { ExecutionRepo } from "@sightline/core/ExecutionRepo"
 import { ExecutionId, MemberId, OrganizationId, SandboxId } from "@sightline/core/Ids"
-import * as Members from "@sightline/core/Members"
 import * as Sandbox from "@sightline/core/Sandbox"
 import { SandboxRepo } from "@sightline/core/SandboxRepo"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
-
-/** A member (role `member`) of the organization with a key of its own. */
-const newMember = (server: TestServer, org: Org) =>
-  server.run(Effect.gen(function*() {
-    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-    const email = `m-${crypto.randomUUID().slice(0, 8)}@example.test`
-    const { member_id } = yield* (yield* Members.Members).invite(admin, { email, role: "member" })
-    const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(admin.organizationId, member_id, "member key")
-    return { memberId: member_id as string, key }
-  }))
+import { newMember } from "./utils/members.js"
+import { body, describeServers, type TestServer } from "./utils/server.js"
 
 /** A running sandbox of `memberId` with `inputs.length` executions, recorded a millisecond apart. */
 const seedSandbox = (server: TestServer, organizationId: string, memberId: string, inputs: ReadonlyArray<string>) =>
