@@ -119,6 +119,8 @@ export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
+    // The Connect surfaces answer every failure in Connect's format and limit their own bodies.
+    if (Connect.isConnectPath(request.url)) return yield* app
     const length = Number(request.headers["content-length"] ?? "0")
     if (Number.isFinite(length) && length > maxBodyBytes) return yield* Effect.fail(tooLarge())
     return yield* app.pipe(
