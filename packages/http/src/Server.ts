@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
@@ -20,6 +21,8 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { SightlineApi } from "./Api.js"
@@ -107,15 +110,47 @@ const toEnvelope = (cause: Cause.Cause<unknown>): Effect.Effect<never, HttpError
 
 const requestIdPattern = /^[\w.:-]{1,128}$/
 
+/** The request id of the current request, once `accessLog` (or the envelope middleware) chose it. */
+export const currentRequestId: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(
+  undefined
+)
+
+/** The caller's `x-request-id` when it is sane, else a new UUID. */
+const requestIdOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  const sent = request.headers["x-request-id"]
+  return sent !== undefined && requestIdPattern.test(sent) ? sent : crypto.randomUUID()
+}
+
 /**
- * The API-level middleware: a request id (the caller's `x-request-id` when sane, else a new one) on
- * every log line and response, the body size limit, and the envelope for every failure.
+ * Server middleware: picks the request id, annotates every log line of the request with it, and
+ * writes one structured access log line per request (method, path, status, duration, request id).
  */
+export const accessLog = HttpMiddleware.make((app) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const requestId = requestIdOf(request)
+    const started = Date.now()
+    return yield* app.pipe(
+      Effect.locally(currentRequestId, requestId),
+      Effect.onExit((exit) =>
+        Effect.logInfo("request").pipe(
+          Effect.annotateLogs({
+            method: request.method,
+            path: request.url.split("?")[0],
+            status: Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500,
+            durationMs: Date.now() - started
+          })
+        )
+      ),
+      Effect.annotateLogs({ requestId })
+    )
+  })
+)
+
 export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const sent = request.headers["x-request-id"]
-    const requestId = sent !== undefined && requestIdPattern.test(sent) ? sent : crypto.randomUUID()
+    const requestId = (yield* FiberRef.get(currentRequestId)) ?? requestIdOf(request)
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
@@ -125,9 +160,10 @@ export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
     if (Number.isFinite(length) && length > maxBodyBytes) return yield* Effect.fail(tooLarge())
     return yield* app.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
-      Effect.catchAllCause(toEnvelope)
+      Effect.catchAllCause(toEnvelope),
+      Effect.annotateLogs({ requestId })
     )
-  }).pipe(Effect.annotateLogs({ requestId: "pending" })))
+  }))
 
 /** `GET /healthz` (the process is up) and `GET /readyz` (the store answers). */
 export const layerHealth: Layer.Layer<never, never, Readiness> = HttpApiBuilder.Router.use((router) =>
@@ -184,8 +220,8 @@ export type Requirements = Layer.Layer.Context<typeof layer>
  * Serves `layer` (already provided with its requirements) on an `HttpServer` from the host, with
  * access logs carrying the request id.
  */
-export const serve = <E, R>(app: Layer.Layer<never, E, R>) =>
-  HttpApiBuilder.serve(HttpMiddleware.logger).pipe(
+export const serve = <A, E, R>(app: Layer.Layer<A, E, R>) =>
+  HttpApiBuilder.serve(accessLog).pipe(
     Layer.provide(app),
     HttpServer.withLogAddress
   )
@@ -194,7 +230,7 @@ export const serve = <E, R>(app: Layer.Layer<never, E, R>) =>
  * A web-standard handler (`Request` → `Promise<Response>`) for hosts that mount Sightline in their
  * own server; `dispose` releases the layer (closing the store).
  */
-export const toWebHandler = <E>(app: Layer.Layer<never | import("@effect/platform/HttpApi").Api, E>) =>
-  HttpApiBuilder.toWebHandler(Layer.mergeAll(app as Layer.Layer<any, E>, HttpServer.layerContext))
+export const toWebHandler = <A, E>(app: Layer.Layer<A | HttpApi.Api, E>) =>
+  HttpApiBuilder.toWebHandler(Layer.mergeAll(app, HttpServer.layerContext), { middleware: accessLog })
 
 export type { HttpRouter }

@@ -1,0 +1,159 @@
+/**
+ * The ops CLI of the standalone server:
+ *
+ *   sightline serve                                   serve the API (bootstraps an empty store)
+ *   sightline migrate                                 run the migrations and exit
+ *   sightline org create --name N --admin-email E [--json]
+ *                                                     a new organization, its admin and an admin key
+ *
+ * Exit codes: 0 success, 1 failure (a message on stderr, never a stack trace), 2 usage.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as ApiKeys from "@sightline/core/ApiKeys"
+import * as Organizations from "@sightline/core/Organizations"
+import * as Server from "@sightline/http/Server"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import { createServer } from "node:http"
+import { parseArgs } from "node:util"
+import * as Config from "./Config.js"
+import * as Sightline from "./Sightline.js"
+
+/** A command line that is not one of ours (exit code 2). */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/** A failure to report to the operator in one line (exit code 1). */
+export class CliError extends Data.TaggedError("CliError")<{ readonly message: string }> {}
+
+export const usage = `usage:
+  sightline serve
+  sightline migrate
+  sightline org create --name <name> --admin-email <email> [--json]`
+
+/** The organization `serve` creates on an empty store. */
+export const defaultOrganization = { name: "Default", adminEmail: "admin@sightline.local" } as const
+
+/** Creates an organization with its admin member and an admin API key. */
+export const createOrganization = (input: { readonly name: string; readonly adminEmail: string }) =>
+  Effect.gen(function*() {
+    const { admin, organization } = yield* (yield* Organizations.Organizations).create(input)
+    const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(organization.id, admin.id, "admin")
+    return { organization_id: organization.id, member_id: admin.id, api_key: key }
+  })
+
+/** On an empty store, a default organization; its admin key is printed this once. */
+const bootstrap = Effect.gen(function*() {
+  const existing = yield* (yield* Organizations.Organizations).list()
+  if (existing.length > 0) return
+  const created = yield* createOrganization(defaultOrganization)
+  yield* Console.log(
+    [
+      `Created the organization "${defaultOrganization.name}" with the admin ${defaultOrganization.adminEmail}.`,
+      `Admin API key (shown once, keep it): ${created.api_key}`
+    ].join("\n")
+  )
+})
+
+/** How long shutdown waits for in-flight requests before closing their connections. */
+export const drainTimeoutMillis = 10_000
+
+/**
+ * A Node server whose shutdown drains: it stops accepting, closes idle keep-alive connections, and
+ * waits (up to `drainTimeoutMillis`) until every request in flight has been answered, before the
+ * request handler is detached and the store closes. Without it a request that arrived just before
+ * SIGTERM could be left unanswered on an open connection.
+ */
+export const drainingNodeServer = (listen: Config.Listen) =>
+  Effect.gen(function*() {
+    const server = createServer()
+    let inFlight = 0
+    server.on("request", (_request, response) => {
+      inFlight++
+      response.on("close", () => inFlight--)
+    })
+    const drain = Effect.async<void>((resume) => {
+      server.close()
+      const started = Date.now()
+      const poll = setInterval(() => {
+        server.closeIdleConnections()
+        if (inFlight === 0 || Date.now() - started > drainTimeoutMillis) {
+          clearInterval(poll)
+          server.closeAllConnections()
+          resume(Effect.void)
+        }
+      }, 10)
+    })
+    return { server, drain }
+  }).pipe(Effect.map(({ drain, server }) => ({
+    http: NodeHttpServer.layer(() => server, { host: listen.host, port: listen.port }),
+    drain
+  })))
+
+const serve = Effect.gen(function*() {
+  const options = yield* Config.options
+  const node = yield* drainingNodeServer(yield* Config.listen)
+  // Built after the server, so released before it: the drain runs while the handler still answers.
+  const server = Layer.scopedDiscard(Effect.addFinalizer(() => node.drain)).pipe(
+    Layer.provideMerge(Server.serve(Sightline.http(options))),
+    Layer.provide(node.http)
+  )
+  // One store for both steps: bootstrap on it, then serve until interrupted (SIGINT/SIGTERM); the
+  // store closes last.
+  return yield* Effect.zipRight(bootstrap, Layer.launch(server)).pipe(Effect.provide(Sightline.core(options)))
+})
+
+const migrate = Effect.gen(function*() {
+  const options = yield* Config.options
+  // Building the store runs the migrations under an advisory lock.
+  yield* Layer.build(Sightline.core(options)).pipe(Effect.scoped)
+  yield* Console.log("migrations are up to date")
+})
+
+const orgCreate = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const parsed = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...args],
+          options: { name: { type: "string" }, "admin-email": { type: "string" }, json: { type: "boolean" } },
+          strict: true
+        }),
+      catch: (error) => new UsageError({ message: (error as Error).message })
+    })
+    const name = parsed.values.name
+    const adminEmail = parsed.values["admin-email"]
+    if (name === undefined || adminEmail === undefined) {
+      return yield* new UsageError({ message: "org create needs --name and --admin-email" })
+    }
+    const options = yield* Config.options
+    const created = yield* createOrganization({ name, adminEmail }).pipe(
+      Effect.catchTag("InvalidRequest", (error) => new CliError({ message: error.message })),
+      Effect.provide(Sightline.core(options))
+    )
+    yield* parsed.values.json === true
+      ? Console.log(JSON.stringify(created))
+      : Console.log(
+        [
+          `organization ${created.organization_id} created`,
+          `admin member ${created.member_id} (${adminEmail})`,
+          `admin API key (shown once, keep it): ${created.api_key}`
+        ].join("\n")
+      )
+  })
+
+/** Runs the command line `argv` (without the node and script paths). */
+export const run = (argv: ReadonlyArray<string>) => {
+  const [command, ...rest] = argv
+  if (command === "serve" && rest.length === 0) return serve
+  if (command === "migrate" && rest.length === 0) return migrate
+  if (command === "org" && rest[0] === "create") return orgCreate(rest.slice(1))
+  return Effect.fail(
+    new UsageError({ message: command === undefined ? "missing command" : `unknown command: ${argv.join(" ")}` })
+  )
+}
+
+/** Logs as JSON lines on stderr (stdout carries only what commands print, such as `--json` output). */
+export const logger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.jsonLogger))

@@ -1,0 +1,52 @@
+/**
+ * The standalone server's configuration, from the environment:
+ *
+ * | variable | default | meaning |
+ * |---|---|---|
+ * | `SIGHTLINE_PORT` | 8787 | port to listen on |
+ * | `SIGHTLINE_HOST` | 127.0.0.1 | address to listen on |
+ * | `SIGHTLINE_DATA_DIR` | ./.sightline | PGlite data directory (when `DATABASE_URL` is unset) |
+ * | `DATABASE_URL` | unset | PostgreSQL; when set it is used instead of the data directory |
+ * | `SIGHTLINE_TABLE_PREFIX` | sightline_ | prefix of every table |
+ * | `SIGHTLINE_JWT_SECRET` | unset | enables HS256 JWTs (also `SIGHTLINE_JWT_JWKS_URL`, `_ISSUER`, `_AUDIENCE`) |
+ * | `SIGHTLINE_RATE_LIMIT_PER_MINUTE` | 600 | requests a minute per organization |
+ */
+import * as Jwt from "@sightline/http/Jwt"
+import * as RateLimit from "@sightline/http/RateLimit"
+import * as Config from "effect/Config"
+import * as Option from "effect/Option"
+import type * as Sightline from "./Sightline.js"
+
+/** Where to listen. */
+export interface Listen {
+  readonly host: string
+  readonly port: number
+}
+
+/** The listen address. */
+export const listen: Config.Config<Listen> = Config.all({
+  host: Config.string("SIGHTLINE_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("SIGHTLINE_PORT").pipe(Config.withDefault(8787))
+})
+
+/** The store and HTTP options of `Sightline.layer`. */
+export const options: Config.Config<Sightline.Options> = Config.all({
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  dataDir: Config.string("SIGHTLINE_DATA_DIR").pipe(Config.withDefault("./.sightline")),
+  prefix: Config.option(Config.string("SIGHTLINE_TABLE_PREFIX")),
+  rateLimitPerMinute: Config.integer("SIGHTLINE_RATE_LIMIT_PER_MINUTE").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(RateLimit.defaultPerMinute)
+  ),
+  jwt: Jwt.fromConfig
+}).pipe(
+  Config.map(({ dataDir, databaseUrl, jwt, prefix, rateLimitPerMinute }): Sightline.Options => ({
+    store: Option.match(databaseUrl, {
+      onNone: () => ({ _tag: "Pglite", dataDir }),
+      onSome: (url) => ({ _tag: "Postgres", url })
+    }),
+    prefix: Option.getOrUndefined(prefix),
+    rateLimitPerMinute,
+    jwt: Option.getOrUndefined(jwt)
+  }))
+)

@@ -1,0 +1,195 @@
+/**
+ * The ops CLI as operators run it: real processes (`node --import tsx src/bin.ts …`) on a temporary
+ * PGlite data directory, and once on PostgreSQL (`DATABASE_URL`).
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as http from "node:http"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { postgresUrl, randomPrefix } from "./utils/server.js"
+
+const root = new URL("../../..", import.meta.url).pathname
+const bin = join(root, "examples/server/src/bin.ts")
+const dirs: Array<string> = []
+const children: Array<ChildProcess> = []
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL")
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "sightline-cli-"))
+  dirs.push(dir)
+  return join(dir, "data")
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const address = server.address() as { port: number }
+      server.close(() => resolve(address.port))
+    })
+  })
+
+const start = (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const child = spawn(process.execPath, ["--conditions=@sightline/source", "--import", "tsx", bin, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.push(child)
+  const output = { stdout: "", stderr: "" }
+  child.stdout!.on("data", (chunk) => (output.stdout += chunk))
+  child.stderr!.on("data", (chunk) => (output.stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { child, output, exited }
+}
+
+/** Runs a command to its end. */
+const cli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const { exited, output } = start(args, env)
+  const code = await exited
+  return { code, ...output }
+}
+
+/** Starts `serve` and waits until `/readyz` answers 200. */
+const serve = async (env: Record<string, string>) => {
+  const port = await freePort()
+  const process_ = start(["serve"], { ...env, SIGHTLINE_PORT: String(port) })
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (process_.child.exitCode !== null) throw new Error(`serve exited: ${process_.output.stderr}`)
+    if (Date.now() > deadline) throw new Error(`serve did not get ready: ${process_.output.stderr}`)
+    const ready = await fetch(`${base}/readyz`).then((r) => r.status, () => 0)
+    if (ready === 200) return { ...process_, base }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+const adminKeyIn = (stdout: string) => /Admin API key \(shown once, keep it\): (\S+)/.exec(stdout)?.[1]
+
+describe("sightline CLI", () => {
+  it("org create --json prints one JSON object whose key works against the served store", async () => {
+    const dataDir = tempDir()
+    const created = await cli(["org", "create", "--name", "Acme", "--admin-email", "ada@acme.test", "--json"], {
+      SIGHTLINE_DATA_DIR: dataDir
+    })
+    expect(created.code).toBe(0)
+    const lines = created.stdout.trim().split("\n")
+    expect(lines).toHaveLength(1)
+    const json = JSON.parse(lines[0]!)
+    expect(Object.keys(json).sort()).toEqual(["api_key", "member_id", "organization_id"])
+
+    // The store already has an organization: serve prints no bootstrap key.
+    const server = await serve({ SIGHTLINE_DATA_DIR: dataDir })
+    expect(adminKeyIn(server.output.stdout)).toBeUndefined()
+    const created2 = await fetch(`${server.base}/v2/playbooks`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${json.api_key}` }
+    })
+    expect(created2.status).toBe(201)
+    // Whoever the key authenticates as owns what it creates: the admin member printed above.
+    const me = await fetch(`${server.base}/rpc/public/svc.rpc.public.rbac.RBACService/WhoAmI`, {
+      method: "POST",
+      headers: { "svc_api_key": json.api_key, "connect-protocol-version": "1", "content-type": "application/json" },
+      body: "{}"
+    })
+    expect(me.status).toBe(200)
+    expect(JSON.stringify(await me.json())).toContain(json.member_id)
+    server.child.kill("SIGTERM")
+    expect(await server.exited).toBe(0)
+  })
+
+  it("serve bootstraps an empty store once, answers health checks, and drains on SIGTERM", async () => {
+    const dataDir = tempDir()
+    const first = await serve({ SIGHTLINE_DATA_DIR: dataDir })
+    const key = adminKeyIn(first.output.stdout)
+    expect(key).toBeDefined()
+    expect((await fetch(`${first.base}/healthz`)).status).toBe(200)
+    const authorized = { headers: { authorization: `Bearer ${key}` } }
+    expect((await fetch(`${first.base}/v2/playbooks`, authorized)).status).toBe(200)
+
+    // A request in flight when SIGTERM arrives (its body still arriving) is answered, then the
+    // process exits cleanly.
+    const playbook: any = await (await fetch(`${first.base}/v2/playbooks`, { method: "POST", ...authorized })).json()
+    const payload = JSON.stringify({ name: "Finished after SIGTERM" })
+    const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.request(`${first.base}/v2/playbooks/${playbook.id}`, {
+        method: "PATCH",
+        headers: { ...authorized.headers, "content-type": "application/json", "content-length": payload.length }
+      }, (response) => {
+        let body = ""
+        response.on("data", (chunk) => (body += chunk))
+        response.on("end", () => resolve({ status: response.statusCode!, body }))
+      })
+      request.on("error", reject)
+      request.write(payload.slice(0, 5))
+      setTimeout(() => {
+        first.child.kill("SIGTERM")
+        setTimeout(() => request.end(payload.slice(5)), 300)
+      }, 300)
+    })
+    const response = await answered
+    expect(response.status).toBe(200)
+    expect(JSON.parse(response.body).name).toBe("Finished after SIGTERM")
+    expect(await first.exited).toBe(0)
+    // Structured logs on stderr carry the request id of each request.
+    const logged = first.output.stderr.split("\n").filter((line) => line.includes("\"request\""))
+    expect(logged.length).toBeGreaterThan(0)
+    expect(JSON.parse(logged[0]!).annotations.requestId).toMatch(/^[0-9a-f-]{36}$/)
+
+    // The data directory reopens cleanly; the key still works and no second key is printed.
+    const second = await serve({ SIGHTLINE_DATA_DIR: dataDir })
+    expect(adminKeyIn(second.output.stdout)).toBeUndefined()
+    expect((await fetch(`${second.base}/v2/playbooks`, authorized)).status).toBe(200)
+    second.child.kill("SIGTERM")
+    expect(await second.exited).toBe(0)
+  })
+
+  it("migrate exits 0, and usage or input errors exit non-zero with one line", async () => {
+    const dataDir = tempDir()
+    const migrated = await cli(["migrate"], { SIGHTLINE_DATA_DIR: dataDir })
+    expect(migrated.code).toBe(0)
+
+    const unknown = await cli(["frobnicate"], { SIGHTLINE_DATA_DIR: dataDir })
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("usage:")
+
+    const missing = await cli(["org", "create", "--name", "Acme"], { SIGHTLINE_DATA_DIR: dataDir })
+    expect(missing.code).toBe(2)
+
+    const badEmail = await cli(["org", "create", "--name", "Acme", "--admin-email", "nope"], {
+      SIGHTLINE_DATA_DIR: dataDir
+    })
+    expect(badEmail.code).toBe(1)
+    expect(badEmail.stderr.trim().split("\n")).toHaveLength(1)
+    expect(badEmail.stderr).toContain("e-mail")
+
+    const badPort = await cli(["serve"], { SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_PORT: "eighty" })
+    expect(badPort.code).toBe(1)
+    expect(badPort.stderr).toContain("SIGHTLINE_PORT")
+    expect(badPort.stderr).not.toContain("    at ")
+  })
+})
+
+describe("sightline CLI on PostgreSQL", () => {
+  it("serves from DATABASE_URL under its own table prefix", async () => {
+    const env = { DATABASE_URL: postgresUrl, SIGHTLINE_TABLE_PREFIX: randomPrefix(), SIGHTLINE_DATA_DIR: tempDir() }
+    const created = await cli(["org", "create", "--name", "Pg", "--admin-email", "pg@acme.test", "--json"], env)
+    if (created.code !== 0 && process.env.CI !== "true" && /ECONNREFUSED|connect/i.test(created.stderr)) {
+      console.warn(`sightline CLI on PostgreSQL: PostgreSQL unreachable at ${postgresUrl}: skipped`)
+      return
+    }
+    expect(created.code).toBe(0)
+    const { api_key } = JSON.parse(created.stdout)
+    const server = await serve(env)
+    const response = await fetch(`${server.base}/v2/playbooks`, { headers: { authorization: `Bearer ${api_key}` } })
+    expect(response.status).toBe(200)
+    server.child.kill("SIGTERM")
+    expect(await server.exited).toBe(0)
+  })
+})
