@@ -1,14 +1,58 @@
 /**
- * The Members group of /v2.
+ * The Members group of /v2: members and their role assignments.
  *
  * @since 0.1.0
  */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { MemberId, RoleId } from "@sightline/core/Ids"
+import * as Member from "@sightline/core/Member"
+import * as Role from "@sightline/core/Role"
+import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+
+const IdPath = Schema.Struct({ id: MemberId })
 
 /** The Members operations. */
 export class MembersApi extends HttpApiGroup.make("members")
+  .add(
+    HttpApiEndpoint.get("list", "/v2/members")
+      .addSuccess(Member.MemberList)
+      .annotate(OpenApi.Summary, "List members (member:read)")
+  )
+  .add(
+    HttpApiEndpoint.post("invite", "/v2/members/invite")
+      .setPayload(Member.InviteMember)
+      .addSuccess(Member.InviteMemberResult)
+      .annotate(OpenApi.Summary, "Invite a member as member or admin (member:write)")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/v2/members/:id")
+      .setPath(IdPath)
+      .setUrlParams(Member.DeleteMemberParams)
+      .addSuccess(Member.DeleteMemberResult)
+      .annotate(OpenApi.Summary, "Delete a member: soft by default, hard_delete=true erases (member:write)")
+  )
+  .add(
+    HttpApiEndpoint.get("listRoles", "/v2/members/:id/roles")
+      .setPath(IdPath)
+      .addSuccess(Role.MemberRoles)
+      .annotate(OpenApi.Summary, "A member's roles (role:read)")
+  )
+  .add(
+    HttpApiEndpoint.post("assignRole", "/v2/members/:id/roles")
+      .setPath(IdPath)
+      .setPayload(Role.AssignRole)
+      .addSuccess(Role.RoleAssignmentResult)
+      .annotate(OpenApi.Summary, "Assign a role to a member (role:write)")
+  )
+  .add(
+    HttpApiEndpoint.del("unassignRole", "/v2/members/:id/roles/:roleId")
+      .setPath(Schema.Struct({ id: MemberId, roleId: RoleId }))
+      .addSuccess(Role.RoleAssignmentResult)
+      .annotate(OpenApi.Summary, "Take a role from a member (role:write)")
+  )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Members")
 {}

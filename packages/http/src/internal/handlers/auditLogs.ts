@@ -1,5 +1,14 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as AuditLogs from "@sightline/core/AuditLogs"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { withPrincipal } from "../handler.js"
 
-export const layer = HttpApiBuilder.group(SightlineApi, "auditLogs", (handlers) => Effect.succeed(handlers))
+export const layer = HttpApiBuilder.group(SightlineApi, "auditLogs", (handlers) =>
+  Effect.gen(function*() {
+    const auditLogs = yield* AuditLogs.AuditLogs
+    return handlers.handle(
+      "list",
+      ({ urlParams }) => withPrincipal((principal) => auditLogs.list(principal, urlParams))
+    )
+  }))
