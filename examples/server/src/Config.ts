@@ -10,6 +10,7 @@
  * | `SIGHTLINE_TABLE_PREFIX` | sightline_ | prefix of every table |
  * | `SIGHTLINE_JWT_SECRET` | unset | enables HS256 JWTs (also `SIGHTLINE_JWT_JWKS_URL`, `_ISSUER`, `_AUDIENCE`) |
  * | `SIGHTLINE_RATE_LIMIT_PER_MINUTE` | 600 | requests a minute per organization |
+ * | `SIGHTLINE_ASSET_SECRET` | random per process | key of signed asset URLs (share it between processes) |
  */
 import * as Jwt from "@sightline/http/Jwt"
 import * as RateLimit from "@sightline/http/RateLimit"
@@ -38,15 +39,17 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(RateLimit.defaultPerMinute)
   ),
-  jwt: Jwt.fromConfig
+  jwt: Jwt.fromConfig,
+  assetSecret: Config.option(Config.redacted("SIGHTLINE_ASSET_SECRET"))
 }).pipe(
-  Config.map(({ dataDir, databaseUrl, jwt, prefix, rateLimitPerMinute }): Sightline.Options => ({
+  Config.map(({ assetSecret, dataDir, databaseUrl, jwt, prefix, rateLimitPerMinute }): Sightline.Options => ({
     store: Option.match(databaseUrl, {
       onNone: () => ({ _tag: "Pglite", dataDir }),
       onSome: (url) => ({ _tag: "Postgres", url })
     }),
     prefix: Option.getOrUndefined(prefix),
     rateLimitPerMinute,
-    jwt: Option.getOrUndefined(jwt)
+    jwt: Option.getOrUndefined(jwt),
+    assetSecret: Option.getOrUndefined(assetSecret)
   }))
 )

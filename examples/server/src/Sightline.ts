@@ -28,6 +28,7 @@ import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as ScimMappings from "@sightline/core/ScimMappings"
 import * as Secret from "@sightline/core/Secret"
 import * as ServiceAccounts from "@sightline/core/ServiceAccounts"
+import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Jwt from "@sightline/http/Jwt"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Server from "@sightline/http/Server"
@@ -54,6 +55,8 @@ export interface Options {
   readonly rateLimitPerMinute?: number | undefined
   /** JWT verification; API keys only when absent. */
   readonly jwt?: Jwt.Options | undefined
+  /** The key of signed asset URLs; a random one per process when absent (URLs then die with it). */
+  readonly assetSecret?: Redacted.Redacted<string> | undefined
 }
 
 /** The SQL client of a store, with the table prefix. */
@@ -119,7 +122,12 @@ export const http = (options: Options) =>
   Server.layer.pipe(
     Layer.provide(readiness),
     Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
-    Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt))
+    Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt)),
+    Layer.provide(
+      options.assetSecret === undefined
+        ? AssetUrls.layerEphemeral
+        : AssetUrls.layer({ secret: options.assetSecret })
+    )
   )
 
 /** The whole application and the core it runs on (so the CLI and tests reach the use cases). */

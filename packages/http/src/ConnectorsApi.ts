@@ -1,14 +1,68 @@
 /**
- * The Connectors group of /v2.
+ * The Connectors group of /v2. Connector ids are integers; confidential settings are write-only.
  *
  * @since 0.1.0
  */
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as Connector from "@sightline/core/Connector"
+import { ConnectorId } from "@sightline/core/Ids"
+import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+
+const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
 
 /** The Connectors operations. */
 export class ConnectorsApi extends HttpApiGroup.make("connectors")
+  .add(
+    HttpApiEndpoint.get("list", "/v2/connectors")
+      .addSuccess(Connector.ListConnectorsResponse)
+      .annotate(OpenApi.Summary, "List the connectors the caller can use (connector:read)")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/v2/connectors")
+      .setPayload(Connector.CreateConnectorRequest)
+      .addSuccess(Connector.Connector, { status: 201 })
+      .annotate(OpenApi.Summary, "Create a connector; the caller owns it (connector:write)")
+  )
+  .add(
+    HttpApiEndpoint.get("types", "/v2/connectors/types")
+      .addSuccess(Connector.ConnectorTypesResponse)
+      .annotate(OpenApi.Summary, "Connector types and their settings")
+  )
+  .add(
+    HttpApiEndpoint.post("test", "/v2/connectors/test")
+      .setPayload(Connector.TestConnectorRequest)
+      .addSuccess(Connector.TestConnectorResponse)
+      .annotate(OpenApi.Summary, "Try a configuration; a failed connection is still 200 with success false")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v2/connectors/:id")
+      .setPath(IdPath)
+      .setPayload(Connector.UpdateConnectorRequest)
+      .addSuccess(Connector.Connector)
+      .annotate(OpenApi.Summary, "Update a connector; empty confidential settings keep the stored ones")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/v2/connectors/:id")
+      .setPath(IdPath)
+      .addSuccess(Connector.DeleteConnectorResponse)
+      .annotate(OpenApi.Summary, "Delete a connector (owner)")
+  )
+  .add(
+    HttpApiEndpoint.get("getAccess", "/v2/connectors/:id/access")
+      .setPath(IdPath)
+      .addSuccess(Connector.ConnectorAccess)
+      .annotate(OpenApi.Summary, "Who may use the connector")
+  )
+  .add(
+    HttpApiEndpoint.put("putAccess", "/v2/connectors/:id/access")
+      .setPath(IdPath)
+      .setPayload(Connector.SetConnectorAccess)
+      .addSuccess(Connector.ConnectorAccess)
+      .annotate(OpenApi.Summary, "Replace the connector's access at once; the caller's owner grant is kept")
+  )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Connectors")
 {}
