@@ -13,6 +13,7 @@ import { ChangesApi } from "./ChangesApi.js"
 import { ChatsApi } from "./ChatsApi.js"
 import { ConnectorsApi } from "./ConnectorsApi.js"
 import * as HttpErrors from "./HttpErrors.js"
+import * as OpenApiDocument from "./internal/openapi.js"
 import { MembersApi } from "./MembersApi.js"
 import { PlaybooksApi } from "./PlaybooksApi.js"
 import { RolesApi } from "./RolesApi.js"
@@ -45,6 +46,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .addError(HttpErrors.Timeout)
   .annotate(OpenApi.Title, "Sightline API")
   .annotate(OpenApi.Version, "2.0")
+  .annotate(OpenApi.Transform, OpenApiDocument.clean)
   .annotate(
     OpenApi.Description,
     "Analytics chat and automation: chats, playbooks, connectors, sandcastles, library changes, roles and API keys."

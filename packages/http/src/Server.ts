@@ -53,10 +53,13 @@ export const layerReadinessAlways: Layer.Layer<Readiness> = Layer.succeed(Readin
 /** The largest request body accepted (1 MiB); larger bodies get 413. */
 export const maxBodyBytes = 1024 * 1024
 
+// Answered as a response rather than failed as an error: 413 shares its envelope (code
+// `invalid_request`) with 400, and the API's error encoder picks the status by shape.
 const tooLarge = () =>
-  new HttpErrors.PayloadTooLarge({
-    error: { code: "invalid_request", message: `Request body too large: at most ${maxBodyBytes} bytes` }
-  })
+  HttpServerResponse.unsafeJson(
+    { error: { code: "invalid_request", message: `Request body too large: at most ${maxBodyBytes} bytes` } },
+    { status: 413 }
+  )
 
 const decodeMessage = (error: HttpApiDecodeError): string => {
   const issues = error.issues.map((issue) =>
@@ -73,7 +76,9 @@ const isBodyTooLarge = (error: HttpServerError.RequestError): boolean =>
  * 404, oversized bodies 413, anything unexpected 500 with nothing internal shown (logged instead,
  * with the request id).
  */
-const toEnvelope = (cause: Cause.Cause<unknown>): Effect.Effect<never, HttpErrors.HttpError> => {
+const toEnvelope = (
+  cause: Cause.Cause<unknown>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, HttpErrors.HttpError> => {
   if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
   const failure = Cause.squash(cause)
   if (failure instanceof HttpApiDecodeError) {
@@ -93,7 +98,7 @@ const toEnvelope = (cause: Cause.Cause<unknown>): Effect.Effect<never, HttpError
           })
         )
       case "RequestError":
-        if (isBodyTooLarge(failure)) return Effect.fail(tooLarge())
+        if (isBodyTooLarge(failure)) return Effect.succeed(tooLarge())
         return Effect.fail(
           new HttpErrors.InvalidRequest({
             error: { code: "invalid_request", message: "Invalid request body: malformed JSON or unreadable body" }
@@ -157,7 +162,7 @@ export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
     // The Connect surfaces answer every failure in Connect's format and limit their own bodies.
     if (Connect.isConnectPath(request.url)) return yield* app
     const length = Number(request.headers["content-length"] ?? "0")
-    if (Number.isFinite(length) && length > maxBodyBytes) return yield* Effect.fail(tooLarge())
+    if (Number.isFinite(length) && length > maxBodyBytes) return tooLarge()
     return yield* app.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
       Effect.catchAllCause(toEnvelope),
