@@ -21,7 +21,6 @@ import * as Model from "@sightline/core/Model"
 import * as Models from "@sightline/core/Models"
 import * as Organizations from "@sightline/core/Organizations"
 import * as Playbooks from "@sightline/core/Playbooks"
-import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Roles from "@sightline/core/Roles"
 import * as Sandboxes from "@sightline/core/Sandboxes"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
@@ -70,12 +69,11 @@ export const client = (options: Options): Layer.Layer<SqlClient.SqlClient | Tabl
     TablePrefix.layer(options.prefix)
   )
 
-/** The ports that are not repositories. */
+/** The ports the SQL store does not provide (the rate limiter is the store's, shared by every process). */
 export const platform = Layer.mergeAll(
   Secret.layer,
   IdGenerator.layer,
   Model.layerTest,
-  RateLimiter.layerMemory,
   Delivery.layerMemory,
   SandboxRuntime.layerMemory,
   ConnectorTester.layerMemory

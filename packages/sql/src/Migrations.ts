@@ -16,6 +16,7 @@ import { migration as migration0002Access } from "./internal/migrations/0002_acc
 import { migration as migration0003Content } from "./internal/migrations/0003_content.js"
 import { migration as migration0004 } from "./internal/migrations/0004_library.js"
 import { migration as migration0005Runtime } from "./internal/migrations/0005_runtime.js"
+import { migration as migration0006RateLimits } from "./internal/migrations/0006_rate_limits.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -103,7 +104,8 @@ export const migrations = (
   "0002_access": migration0002Access(prefix),
   "0003_content": migration0003Content(prefix),
   "0004_library": migration0004(prefix),
-  "0005_runtime": migration0005Runtime(prefix)
+  "0005_runtime": migration0005Runtime(prefix),
+  "0006_rate_limits": migration0006RateLimits(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

@@ -27,6 +27,7 @@ import type { LibraryStore } from "@sightline/core/LibraryStore"
 import type { MemberRepo } from "@sightline/core/MemberRepo"
 import type { OrganizationRepo } from "@sightline/core/OrganizationRepo"
 import type { PlaybookRepo } from "@sightline/core/PlaybookRepo"
+import type { RateLimiter } from "@sightline/core/RateLimiter"
 import type { RoleRepo } from "@sightline/core/RoleRepo"
 import type { SandboxRepo } from "@sightline/core/SandboxRepo"
 import type { Transaction } from "@sightline/core/Transaction"
@@ -50,6 +51,7 @@ import * as OrganizationRepoSql from "./OrganizationRepoSql.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as PlaybookRepoSql from "./PlaybookRepoSql.js"
 import * as PostgresClient from "./PostgresClient.js"
+import * as RateLimiterSql from "./RateLimiterSql.js"
 import * as RoleRepoSql from "./RoleRepoSql.js"
 import * as SandboxRepoSql from "./SandboxRepoSql.js"
 import * as SqlTransaction from "./SqlTransaction.js"
@@ -74,6 +76,7 @@ export type Ports =
   | AgentRepo
   | AppRepo
   | JobQueue
+  | RateLimiter
 
 /** Errors of building a store: opening the database, an invalid prefix, a failed migration. */
 export type StoreError = SqlError | MigrationError | Cause.IllegalArgumentException
@@ -97,7 +100,8 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     ExecutionRepoSql.layer,
     AgentRepoSql.layer,
     AppRepoSql.layer,
-    JobQueueSql.layer
+    JobQueueSql.layer,
+    RateLimiterSql.layer
   ).pipe(
     Layer.provide(Migrations.layer)
   )

@@ -41,6 +41,7 @@ const expectedTables = [
   "organizations",
   "playbook_reports",
   "playbooks",
+  "rate_limits",
   "roles",
   "sandboxes",
   "scim_group_mapping_members",

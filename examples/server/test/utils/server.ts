@@ -71,7 +71,8 @@ const serverLayer = (options: Sightline.Options) =>
 /** Every service a test can reach through `run`. */
 export type ServerServices = Layer.Layer.Success<ReturnType<typeof serverLayer>>
 
-const start = async (database: "pglite" | "postgres", options: Partial<Sightline.Options>): Promise<
+/** Starts a server by hand (tests that need two servers over one store); `stop` it afterwards. */
+export const startServer = async (database: "pglite" | "postgres", options: Partial<Sightline.Options>): Promise<
   TestServer & { readonly stop: () => Promise<void> }
 > => {
   const prefix = randomPrefix()
@@ -140,7 +141,7 @@ export const describeServers = (
     describe(`${database}: ${title}`, () => {
       let current: (TestServer & { readonly stop: () => Promise<void> }) | undefined
       beforeAll(async () => {
-        current = await start(database, options)
+        current = await startServer(database, options)
       })
       afterAll(async () => {
         await current?.stop()
