@@ -4,29 +4,13 @@
  * application of `@sightline/http`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Agents from "@sightline/core/Agents"
-import * as ApiKeys from "@sightline/core/ApiKeys"
-import * as Apps from "@sightline/core/Apps"
-import * as AuditLogs from "@sightline/core/AuditLogs"
-import * as Auth from "@sightline/core/Auth"
-import * as Changes from "@sightline/core/Changes"
-import * as Chats from "@sightline/core/Chats"
-import * as Connectors from "@sightline/core/Connectors"
 import * as ConnectorTester from "@sightline/core/ConnectorTester"
 import * as Delivery from "@sightline/core/Delivery"
 import * as IdGenerator from "@sightline/core/IdGenerator"
-import * as Library from "@sightline/core/Library"
-import * as Members from "@sightline/core/Members"
 import * as Model from "@sightline/core/Model"
-import * as Models from "@sightline/core/Models"
-import * as Organizations from "@sightline/core/Organizations"
-import * as Playbooks from "@sightline/core/Playbooks"
-import * as Roles from "@sightline/core/Roles"
-import * as Sandboxes from "@sightline/core/Sandboxes"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
-import * as ScimMappings from "@sightline/core/ScimMappings"
 import * as Secret from "@sightline/core/Secret"
-import * as ServiceAccounts from "@sightline/core/ServiceAccounts"
+import * as UseCases from "@sightline/core/UseCases"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Jwt from "@sightline/http/Jwt"
 import * as RateLimit from "@sightline/http/RateLimit"
@@ -80,27 +64,7 @@ export const platform = Layer.mergeAll(
 )
 
 /** Every use case of core, over the store and the platform ports. */
-export const useCases = Layer.mergeAll(
-  Organizations.layer,
-  Members.layer,
-  Roles.layer,
-  ServiceAccounts.layer,
-  ScimMappings.layer,
-  Models.layer,
-  AuditLogs.layer,
-  ApiKeys.layer,
-  Playbooks.layer,
-  Chats.layer,
-  Changes.layer,
-  Agents.layer,
-  Apps.layer,
-  Sandboxes.layer
-).pipe(
-  // Agents and apps check connector use through the connectors use case.
-  Layer.provideMerge(Connectors.layer),
-  Layer.provideMerge(Library.layer),
-  Layer.provideMerge(Auth.layer)
-)
+export const useCases = UseCases.layer
 
 /** The use cases and ports over the store of `options`, migrated when built. */
 export const core = (options: Options) =>

@@ -1,0 +1,51 @@
+/**
+ * Every use case of core in one layer, over the ports an adapter provides: what a host assembles
+ * under `@sightline/http`'s server (or calls directly). The use cases that depend on others
+ * (agents and apps on connectors, changes on the library, everything on `Auth`) are wired here once.
+ *
+ * @since 0.1.0
+ */
+import * as Layer from "effect/Layer"
+import * as Agents from "./Agents.js"
+import * as ApiKeys from "./ApiKeys.js"
+import * as Apps from "./Apps.js"
+import * as AuditLogs from "./AuditLogs.js"
+import * as Auth from "./Auth.js"
+import * as Changes from "./Changes.js"
+import * as Chats from "./Chats.js"
+import * as Connectors from "./Connectors.js"
+import * as Library from "./Library.js"
+import * as Members from "./Members.js"
+import * as Models from "./Models.js"
+import * as Organizations from "./Organizations.js"
+import * as Playbooks from "./Playbooks.js"
+import * as Roles from "./Roles.js"
+import * as Sandboxes from "./Sandboxes.js"
+import * as ScimMappings from "./ScimMappings.js"
+import * as ServiceAccounts from "./ServiceAccounts.js"
+
+/** Every use case (and `Auth`, `Library`), needing only ports. */
+export const layer = Layer.mergeAll(
+  Organizations.layer,
+  Members.layer,
+  Roles.layer,
+  ServiceAccounts.layer,
+  ScimMappings.layer,
+  Models.layer,
+  AuditLogs.layer,
+  ApiKeys.layer,
+  Playbooks.layer,
+  Chats.layer,
+  Changes.layer,
+  Agents.layer,
+  Apps.layer,
+  Sandboxes.layer
+).pipe(
+  // Agents and apps check connector use through the connectors use case.
+  Layer.provideMerge(Connectors.layer),
+  Layer.provideMerge(Library.layer),
+  Layer.provideMerge(Auth.layer)
+)
+
+/** The services of `layer`. */
+export type UseCases = Layer.Layer.Success<typeof layer>
