@@ -197,6 +197,8 @@ if (mode === "seed") {
   await runtime.dispose()
   process.stdout.write(`${JSON.stringify(seeded)}\n`)
 } else if (mode === "sightline") {
+  // Exit normally on SIGTERM, so that `node --cpu-prof` writes its profile.
+  process.on("SIGTERM", () => process.exit(0))
   const { port } = await startSightline()
   process.stdout.write(`READY ${port}\n`)
 } else if (mode === "floor") {
