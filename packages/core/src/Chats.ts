@@ -144,6 +144,12 @@ export declare namespace Chats {
       principal: Policy.Principal,
       id: ChatId
     ) => Effect.Effect<Chat.CancelChatResponse, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * The asset a signed URL names, in whichever organization it lives (`NotFound` when none). There
+     * is no caller: only for serving `GET /v2/assets/{id}` once the URL's signature is verified, which
+     * proves the holder was handed the URL by someone who could read the chat.
+     */
+    readonly assetForSignedUrl: (id: AssetId) => Effect.Effect<Asset.AssetRecord, NotFound>
 
     /**
      * Starts a run for a question (`chat:write`; continuing also needs the chat). Resolves the model
@@ -537,6 +543,12 @@ export const makeWith = (options: Options) =>
         }))
     })
 
+    const assetForSignedUrl = Effect.fn("Chats.assetForSignedUrl")(function*(id: AssetId) {
+      const asset = yield* chats.findAssetForSignedUrl(id)
+      if (Option.isNone(asset)) return yield* new Errors.NotFound()
+      return asset.value
+    })
+
     const finish = Effect.fn("Chats.finish")(function*(run: Run, outcome: FinishOutcome, error?: string) {
       yield* tx.withTransaction(Effect.gen(function*() {
         const chat = yield* current(run)
@@ -556,6 +568,7 @@ export const makeWith = (options: Options) =>
       cells,
       cell,
       cancel,
+      assetForSignedUrl,
       start,
       appendCell,
       appendAssistantMessage,

@@ -438,6 +438,19 @@ describe("Chats.get", () => {
     }).pipe(Effect.provide(TestLayer)))
 })
 
+describe("Chats.assetForSignedUrl", () => {
+  it.effect("finds an asset in any organization without a caller, and is NotFound for an unknown id", () =>
+    Effect.gen(function*() {
+      const { alice } = yield* setup
+      const chats = yield* Chats.Chats
+      const { chart, note } = yield* exchange(alice)
+      expect(yield* chats.assetForSignedUrl(chart.id)).toEqual(chart)
+      expect((yield* chats.assetForSignedUrl(note.id)).content).toBe("inline notes")
+      const error = yield* failure(chats.assetForSignedUrl(AssetId.make(Fixtures.uuid())))
+      expect(error._tag).toBe("NotFound")
+    }).pipe(Effect.provide(TestLayer)))
+})
+
 // --- cells -----------------------------------------------------------------------------------------
 
 describe("Chats.cells and Chats.cell", () => {

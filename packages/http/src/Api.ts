@@ -8,6 +8,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { AgentsApi } from "./AgentsApi.js"
 import { ApiKeysApi } from "./ApiKeysApi.js"
+import { AssetsApi } from "./AssetsApi.js"
 import { AuditLogsApi } from "./AuditLogsApi.js"
 import { ChangesApi } from "./ChangesApi.js"
 import { ChatsApi } from "./ChatsApi.js"
@@ -33,6 +34,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(ServiceAccountsApi)
   .add(AgentsApi)
   .add(AuditLogsApi)
+  .add(AssetsApi)
   .addError(HttpErrors.InvalidRequest)
   .addError(HttpErrors.Unauthenticated)
   .addError(HttpErrors.PermissionDenied)

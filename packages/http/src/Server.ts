@@ -31,6 +31,7 @@ import * as Connect from "./Connect.js"
 import * as HttpErrors from "./HttpErrors.js"
 import * as AgentsHandlers from "./internal/handlers/agents.js"
 import * as ApiKeysHandlers from "./internal/handlers/apiKeys.js"
+import * as AssetsHandlers from "./internal/handlers/assets.js"
 import * as AuditLogsHandlers from "./internal/handlers/auditLogs.js"
 import * as ChangesHandlers from "./internal/handlers/changes.js"
 import * as ChatsHandlers from "./internal/handlers/chats.js"
@@ -204,7 +205,11 @@ export const layerGroups = Layer.mergeAll(
   ServiceAccountsHandlers.layer,
   AgentsHandlers.layer,
   AuditLogsHandlers.layer
-).pipe(Layer.provide(Authentication.layer))
+).pipe(
+  Layer.provide(Authentication.layer),
+  // Signed asset URLs carry their own credential (the signature), not a bearer token.
+  Layer.merge(AssetsHandlers.layer)
+)
 
 /**
  * Everything Sightline serves, as routes of the `HttpApiBuilder` router: needs the use cases, `Auth`,

@@ -6,6 +6,7 @@
 export * as AgentsApi from "./AgentsApi.js"
 export * as Api from "./Api.js"
 export * as ApiKeysApi from "./ApiKeysApi.js"
+export * as AssetsApi from "./AssetsApi.js"
 export * as AssetUrls from "./AssetUrls.js"
 export * as AuditLogsApi from "./AuditLogsApi.js"
 export * as Authentication from "./Authentication.js"

@@ -1,0 +1,116 @@
+/**
+ * Seeding connectors' configs, chats and library changes for the server tests, through core's use
+ * cases on the server's own store (the agent that writes chats arrives later).
+ */
+import * as Asset from "@sightline/core/Asset"
+import * as Auth from "@sightline/core/Auth"
+import * as Change from "@sightline/core/Change"
+import * as Changes from "@sightline/core/Changes"
+import * as Chats from "@sightline/core/Chats"
+import { AssetId, CellId } from "@sightline/core/Ids"
+import { Fixtures } from "@sightline/core/testing"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type { Org, TestServer } from "./server.js"
+
+/** A POSTGRES connector config whose password the tests look for in every response. */
+export const postgresConfig = (name: string, password = "s3cret-pw") => ({
+  connector_type: "POSTGRES",
+  name,
+  postgres: { host: "db.internal", user: "analyst", password, database: "sales" }
+})
+
+/**
+ * A finished chat of the organization's admin: a question, a SQL cell that produced a stored chart
+ * (bytes in a blob store) and an inline CSV, and the answer.
+ */
+export const seedChat = (server: TestServer, org: Org, question: string) =>
+  server.run(Effect.gen(function*() {
+    const principal = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    const chats = yield* Chats.Chats
+    const { run } = yield* chats.start(principal, { question })
+    const cellId = CellId.make(crypto.randomUUID())
+    yield* chats.appendCell(run, {
+      id: cellId,
+      type: "sql",
+      status: "completed",
+      created_at: yield* DateTime.now,
+      query: "SELECT 1",
+      output: ["1"]
+    })
+    const chartId = AssetId.make(crypto.randomUUID())
+    yield* chats.addAsset(run, {
+      id: chartId,
+      cell_id: cellId,
+      name: "chart.png",
+      type: "chart",
+      mime_type: "image/png",
+      storage_key: Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id: chartId })
+    })
+    const tableId = AssetId.make(crypto.randomUUID())
+    yield* chats.addAsset(run, {
+      id: tableId,
+      cell_id: cellId,
+      name: "by region.csv",
+      type: "table",
+      mime_type: "text/csv",
+      content: "region,amount\nEU,10\n"
+    })
+    yield* chats.appendAssistantMessage(run, `The answer to ${question}`)
+    yield* chats.finish(run, "completed")
+    return {
+      chatId: run.chatId as string,
+      cellId: cellId as string,
+      chartId: chartId as string,
+      tableId: tableId as string
+    }
+  }))
+
+/** An open library change by the admin, on top of a seeded (merged) library. */
+export const seedChange = (server: TestServer, org: Org) =>
+  server.run(Effect.gen(function*() {
+    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    const changes = yield* Changes.Changes
+    const body = (title: string) =>
+      Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title, description: `${title}.` })
+    const seed = yield* changes.create(admin, {
+      body: body("Seed"),
+      baseRef: Option.none(),
+      edits: Fixtures.edits({ "sql/revenue.sql": "SELECT 1\n" })
+    })
+    yield* changes.approve(admin, seed.change_id, { expected_git_ref: seed.git_ref })
+    const head = yield* changes.get(admin, seed.change_id, {})
+    const open = yield* changes.create(admin, {
+      body: body("Revenue by region"),
+      baseRef: Option.some(head.git_ref),
+      edits: Fixtures.edits({ "sql/revenue.sql": "SELECT region, sum(amount) FROM sales GROUP BY 1\n" })
+    })
+    return { id: open.change_id as string, gitRef: open.git_ref, status: open.status }
+  }))
+
+/**
+ * Requests every `[method, path, json?]` with `key` (none when undefined) and returns
+ * `[method, path, status, error code]` for each, to compare whole tables of expected errors at once.
+ */
+export const statuses = (
+  server: TestServer,
+  key: string | undefined,
+  calls: ReadonlyArray<readonly [string, string, unknown?]>
+) =>
+  Promise.all(calls.map(async ([method, path, json]) => {
+    const response = await server.request(path, {
+      method,
+      ...(key === undefined ? {} : { key }),
+      ...(json === undefined ? {} : { json })
+    })
+    const text = await response.text()
+    let code: unknown
+    try {
+      code = JSON.parse(text)?.error?.code
+    } catch {
+      code = undefined
+    }
+    return [method, path, response.status, code] as const
+  }))

@@ -1,0 +1,46 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Chats from "@sightline/core/Chats"
+import * as Effect from "effect/Effect"
+import { SightlineApi } from "../../Api.js"
+import { AssetUrls } from "../../AssetUrls.js"
+import * as HttpErrors from "../../HttpErrors.js"
+
+const denied = new HttpErrors.PermissionDenied({
+  error: { code: "permission_denied", message: "The asset URL is expired or its signature is invalid" }
+})
+
+const notFound = (message: string) => new HttpErrors.NotFound({ error: { code: "not_found", message } })
+
+// Inline content is always text; say its charset when the stored type does not.
+const contentTypeOf = (mimeType: string) => /charset=/i.test(mimeType) ? mimeType : `${mimeType}; charset=utf-8`
+
+export const layer = HttpApiBuilder.group(SightlineApi, "assets", (handlers) =>
+  Effect.gen(function*() {
+    const chats = yield* Chats.Chats
+    const urls = yield* AssetUrls
+    return handlers.handle("get", ({ path, urlParams }) =>
+      Effect.gen(function*() {
+        // The signature is checked first, so an unsigned probe cannot learn which asset ids exist.
+        if (!(yield* urls.verify(path.id, urlParams.expires, urlParams.signature))) return yield* Effect.fail(denied)
+        const asset = yield* chats.assetForSignedUrl(path.id).pipe(
+          Effect.catchTag("NotFound", () => Effect.fail(notFound("Asset not found")))
+        )
+        if (asset.content === undefined) {
+          // Stored bytes live in a blob store, which arrives with the agent that writes them.
+          return yield* Effect.fail(
+            notFound("The asset's stored bytes are not available: this server has no blob store yet")
+          )
+        }
+        return HttpServerResponse.text(asset.content, {
+          contentType: contentTypeOf(asset.mime_type),
+          headers: {
+            // An HTML asset may run its scripts, but in an opaque origin: never as the API's origin.
+            "content-security-policy": "sandbox allow-scripts",
+            "x-content-type-options": "nosniff",
+            "cache-control": "private, no-store",
+            "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(asset.name)}`
+          }
+        })
+      }))
+  }))
