@@ -92,7 +92,8 @@ export const keyAuth = (record: ApiKey.ApiKeyRecord): Policy.Auth =>
     keyId: record.id,
     assumedRoleIds: record.assumed_roles,
     inheritAllRoles: record.inherit_all_roles,
-    fullMemberAccess: record.full_member_access
+    fullMemberAccess: record.full_member_access,
+    clientId: record.client_id
   })
 
 /**

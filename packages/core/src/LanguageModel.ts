@@ -52,6 +52,8 @@ export type Tool = typeof Tool.Type
 export const GenerateRequest = Schema.Struct({
   /** The provider's model name (the catalogue maps model ids to it). */
   model: Schema.String,
+  /** The catalogue's provider of the model (`openai`, `anthropic`, `offline`, ...): adapters that serve several route on it. */
+  provider: Schema.optional(Schema.String),
   system: Schema.optional(Schema.String),
   messages: Schema.Array(Message),
   tools: Schema.optional(Schema.Array(Tool)),

@@ -38,8 +38,13 @@ export class CatalogueEntry extends Schema.Class<CatalogueEntry>("@sightline/cor
   number: ModelNumber,
   id: ModelId,
   provider: Schema.NonEmptyTrimmedString,
-  supports_fast_mode: Schema.Boolean
+  supports_fast_mode: Schema.Boolean,
+  /** The provider's own name of the model, when it differs from `id`. */
+  model: Schema.optional(Schema.NonEmptyTrimmedString)
 }) {}
+
+/** The name the provider knows the model by. */
+export const providerModel = (entry: CatalogueEntry): string => entry.model ?? entry.id
 
 /** The models of an organization and the one its chats get by default. */
 export interface Catalogue {

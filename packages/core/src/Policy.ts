@@ -63,6 +63,11 @@ export type Auth = Data.TaggedEnum<{
     readonly inheritAllRoles: boolean
     /** Keeps the owner's direct object grants (still capped by the assumed roles). */
     readonly fullMemberAccess: boolean
+    /**
+     * The key's client metadata (a JSON object as text, `clientId` of the key): row-level security
+     * reads its fields as `_svc.client_attributes_json.<field>`. Absent for keys without one.
+     */
+    readonly clientId?: string | undefined
   }
 }>
 
@@ -79,6 +84,12 @@ export const Session: () => Auth = () => authEnum.Session()
 
 /** Builds an API key credential. */
 export const ApiKey: (args: Omit<ApiKey, "_tag">) => Auth = authEnum.ApiKey
+
+/** The client metadata of the caller's key as a JSON object text (`"{}"` for sessions and keys without one). */
+export const clientAttributesJson = (principal: Principal): string =>
+  principal.auth._tag === "ApiKey" && principal.auth.clientId !== undefined && principal.auth.clientId !== ""
+    ? principal.auth.clientId
+    : "{}"
 
 /** The authenticated caller: a member of an organization, its live roles, and its credential. */
 export interface Principal {

@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as AgentRepo from "../AgentRepo.js"
 import * as ApiKeyRepo from "../ApiKeyRepo.js"
 import * as AppRepo from "../AppRepo.js"
+import * as AssetStore from "../AssetStore.js"
 import * as AuditLogRepo from "../AuditLogRepo.js"
 import * as ChangeRepo from "../ChangeRepo.js"
 import * as ChatRepo from "../ChatRepo.js"
@@ -51,7 +52,8 @@ export const repositories = Layer.mergeAll(
   AppRepo.layerMemory,
   ChangeRepo.layerMemory,
   LibraryStore.layerMemory,
-  JobQueue.layerMemory
+  JobQueue.layerMemory,
+  AssetStore.layerMemory
 ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
 
 /**

@@ -1,0 +1,530 @@
+/**
+ * Answering questions: the agent loop behind `POST /v2/chats` and `POST /v2/chats/stream` (not to be
+ * confused with the `Agent` resource, a saved prompt with triggers, whose runs call this loop).
+ *
+ * `ask` starts a run through `Chats.start` (which checks the caller, the model and the connectors)
+ * and runs it on a fiber of its own, detached from the request: a client that disconnects never
+ * stops the run, and its answer is stored. Every event of the run is kept for the run's lifetime, so
+ * any number of subscribers read it from the start and then follow it live. `cancel` ends the run in
+ * the store and interrupts its fiber, which stops the model's request and the running query.
+ *
+ * The loop: the system prompt describes the chat's connectors (their introspected schemas) and the
+ * caller's row-level security attributes; the model streams text (forwarded as `text` events) and
+ * tool calls; each tool call is a cell, written when it starts and when it ends, whose result goes
+ * back to the model (errors too, so it can correct its SQL), for at most `maxSteps` generations.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberMap from "effect/FiberMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as PubSub from "effect/PubSub"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Asset from "./Asset.js"
+import { AssetStore } from "./AssetStore.js"
+import type * as Chat from "./Chat.js"
+import * as ChatEvent from "./ChatEvent.js"
+import { ChatRepo } from "./ChatRepo.js"
+import * as Chats from "./Chats.js"
+import * as ChartSpec from "./ChartSpec.js"
+import type { ConnectorRecord } from "./Connector.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
+import * as ConnectorRuntime from "./ConnectorRuntime.js"
+import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
+import * as Errors from "./Errors.js"
+import { IdGenerator } from "./IdGenerator.js"
+import { AssetId, CellId, type ChatId, ConnectorId } from "./Ids.js"
+import * as Tabular from "./internal/tabular.js"
+import * as LanguageModel from "./LanguageModel.js"
+import * as Model from "./Model.js"
+import * as Policy from "./Policy.js"
+import * as SchemaPrompt from "./SchemaPrompt.js"
+
+/** Options of the loop. */
+export interface Options {
+  /** The most generations of one run (a model that keeps calling tools is stopped there). */
+  readonly maxSteps: number
+  /** The most rows a query fetches. */
+  readonly maxRows: number
+  /** The statement timeout of a query, in milliseconds. */
+  readonly queryTimeoutMillis: number
+}
+
+/** The defaults: 12 steps, 10,000 rows, 30 s per query. */
+export const defaultOptions: Options = {
+  maxSteps: 12,
+  maxRows: ConnectorRuntime.defaultMaxRows,
+  queryTimeoutMillis: ConnectorRuntime.defaultTimeoutMillis
+}
+
+/** The rows of a result the model sees (it gets the count and the columns of the rest). */
+export const modelRows = ConnectorRuntime.previewRows
+
+/** The rows a `table` asset keeps inline (the CSV download has all of them). */
+export const tableAssetRows = 1_000
+
+/** The `error` of a run interrupted by something other than a cancel (the server stopping). */
+export const interruptedMessage = "interrupted: the server stopped before the run finished"
+
+/** A run in progress or finished, as `ask` returns it. */
+export interface Handle {
+  /** The `metadata` event's description. */
+  readonly metadata: Chat.RunMetadata
+  /** Every event of the run from the first, then live, ending with `done`. Each read starts over. */
+  readonly events: Stream.Stream<ChatEvent.Sequenced>
+  /** Waits for the run to end. */
+  readonly done: Effect.Effect<ChatEvent.Done>
+}
+
+/** Answers questions. */
+export class Answers extends Context.Tag("@sightline/core/Answers")<Answers, Answers.Service>() {}
+
+export declare namespace Answers {
+  /** The loop's operations. */
+  export interface Service {
+    /**
+     * Starts answering a question (`Chats.start` decides who may ask what) and returns at once with
+     * the run's handle; the run goes on whatever happens to the caller.
+     */
+    readonly ask: (
+      principal: Policy.Principal,
+      request: Chat.StreamChatRequest,
+      sign: Chats.SignAssetUrl,
+      options?: Chats.Chats.StartOptions
+    ) => Effect.Effect<Handle, Unauthenticated | PermissionDenied | NotFound | InvalidRequest | Conflict>
+    /** `POST /v2/chats/{id}/cancel`: `Chats.cancel`, then interrupts the run when it runs on this process. */
+    readonly cancel: (
+      principal: Policy.Principal,
+      id: ChatId
+    ) => Effect.Effect<Chat.CancelChatResponse, Unauthenticated | PermissionDenied | NotFound>
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+// Tools
+// -----------------------------------------------------------------------------------------------
+
+/** The tool names the loop offers. */
+export const toolNames = {
+  runSql: "run_sql",
+  createChart: "create_chart"
+} as const
+
+const RunSqlArguments = Schema.Struct({
+  connector_id: ConnectorId,
+  sql: Schema.String.pipe(Schema.filter((sql) => sql.trim().length > 0 || "sql must not be empty"))
+})
+
+const runSqlTool: LanguageModel.Tool = {
+  name: toolNames.runSql,
+  description: "Runs one SQL statement on a connector and returns the columns, the first " + modelRows +
+    " rows and the row count. Read-only unless the connector allows writes.",
+  parameters: {
+    type: "object",
+    properties: {
+      connector_id: { type: "integer", description: "The connector to query (see Data)" },
+      sql: { type: "string", description: "One SQL statement in the connector's dialect" }
+    },
+    required: ["connector_id", "sql"],
+    additionalProperties: false
+  }
+}
+
+const createChartTool: LanguageModel.Tool = {
+  name: toolNames.createChart,
+  description: "Draws a chart of the last successful run_sql result: a mark and the result columns on each axis.",
+  parameters: ChartSpec.chartParameters
+}
+
+/** A connector of the run with its schema (or why it could not be read). */
+interface RunConnector {
+  readonly record: ConnectorRecord
+  readonly schema: Either.Either<ConnectorRuntime.SchemaInfo, string>
+}
+
+const attributeNames = (json: string): ReadonlyArray<string> => {
+  try {
+    const parsed = JSON.parse(json)
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? Object.keys(parsed) : []
+  } catch {
+    return []
+  }
+}
+
+/** The system prompt of a run. */
+export const systemPrompt = (options: {
+  readonly question: string
+  readonly connectors: ReadonlyArray<RunConnector>
+  readonly sql: boolean
+  readonly clientAttributesJson: string
+  readonly maxRows: number
+}): string => {
+  const lines = [
+    "You are Sightline, a data analyst. Answer the user's question with the tools, then reply in short Markdown.",
+    "Never invent numbers: state only what your queries returned."
+  ]
+  if (options.sql && options.connectors.length > 0) {
+    lines.push(
+      `run_sql runs one statement on a connector in its dialect; results are capped at ${options.maxRows} rows, so aggregate in SQL.`,
+      "When a result suits a chart, call create_chart with its column names."
+    )
+    const fields = attributeNames(options.clientAttributesJson)
+    if (fields.length > 0) {
+      lines.push(
+        "Row-level security: the caller is limited by attributes; reference them in SQL as " +
+          `_svc.client_attributes_json.<field> (fields: ${fields.join(", ")}). Sightline binds their values.`
+      )
+    }
+    const readable = options.connectors.flatMap((c) =>
+      Either.isRight(c.schema)
+        ? [{ id: c.record.id, name: c.record.config.name, type: c.record.config.connector_type, schema: c.schema.right }]
+        : []
+    )
+    lines.push("", "## Data", SchemaPrompt.render(readable, options.question))
+    for (const c of options.connectors) {
+      if (Either.isLeft(c.schema)) lines.push(`Connector ${c.record.id} (${c.record.config.name}): schema unavailable: ${c.schema.left}`)
+    }
+  } else {
+    lines.push("No data connector is enabled for this chat: answer from the conversation, and say so.")
+  }
+  return lines.join("\n")
+}
+
+const decodeArguments = <A, I>(schema: Schema.Schema<A, I>, json: string): Either.Either<A, string> => {
+  let value: unknown
+  try {
+    value = JSON.parse(json === "" ? "{}" : json)
+  } catch {
+    return Either.left("the arguments are not valid JSON")
+  }
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(schema)(value),
+    (error) => ParseResult.TreeFormatter.formatErrorSync(error)
+  )
+}
+
+// -----------------------------------------------------------------------------------------------
+// The service
+// -----------------------------------------------------------------------------------------------
+
+/** The last successful query of a run: what `create_chart` draws. */
+interface LastResult extends ChartSpec.Data {
+  readonly cellId: CellId
+}
+
+/** Builds the loop with the given options over the ports in context (scoped: runs end with the scope). */
+export const makeWith = (options: Options) =>
+  Effect.gen(function*() {
+    const chats = yield* Chats.Chats
+    const chatRepo = yield* ChatRepo
+    const connectorRepo = yield* ConnectorRepo
+    const runtime = yield* ConnectorRuntime.ConnectorRuntime
+    const model = yield* LanguageModel.LanguageModel
+    const catalogues = yield* Model.ModelCatalogue
+    const assetStore = yield* AssetStore
+    const ids = yield* IdGenerator
+    const running = yield* FiberMap.make<ChatId>()
+
+    const execute = (
+      principal: Policy.Principal,
+      run: Chats.Run,
+      sign: Chats.SignAssetUrl,
+      emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>
+    ) =>
+      Effect.gen(function*() {
+        const catalogue = yield* catalogues.catalogue(run.organizationId)
+        const entry = Option.getOrElse(Model.findById(catalogue, run.model), () => catalogue.defaultModel)
+        const clientAttributesJson = Policy.clientAttributesJson(principal)
+        const connectors: Array<RunConnector> = []
+        if (run.tools.sql) {
+          for (const id of run.tools.connectorIds) {
+            const record = yield* connectorRepo.get(run.organizationId, id)
+            if (Option.isNone(record)) continue
+            const schema = yield* Effect.either(runtime.introspect(record.value))
+            connectors.push({ record: record.value, schema: Either.mapLeft(schema, (e) => e.message) })
+          }
+        }
+        const tools = connectors.length > 0 ? [runSqlTool, createChartTool] : []
+        const system = systemPrompt({
+          question: run.question,
+          connectors,
+          sql: run.tools.sql,
+          clientAttributesJson,
+          maxRows: options.maxRows
+        })
+        const messages: Array<LanguageModel.Message> = (yield* chatRepo.listMessages(run.organizationId, run.chatId))
+          .map((message) => ({ role: message.role, content: message.content }))
+
+        let lastResult: LastResult | undefined
+        let queries = 0
+
+        const newCell = (type: string, fields: Partial<Chats.CellInput>) =>
+          Effect.gen(function*() {
+            const base: Chats.CellInput = {
+              id: CellId.make(yield* ids.uuid),
+              type,
+              status: "running",
+              created_at: yield* DateTime.now,
+              ...fields
+            }
+            yield* emit({ type: "cell", cell: yield* chats.appendCell(run, base) })
+            return base
+          })
+
+        const endCell = (cell: Chats.CellInput, fields: Partial<Chats.CellInput>, assets: ReadonlyArray<Asset.Asset>) =>
+          Effect.gen(function*() {
+            const stored = yield* chats.appendCell(run, { ...cell, ...fields })
+            yield* emit({ type: "cell", cell: assets.length === 0 ? stored : { ...stored, assets } })
+          })
+
+        const addAsset = (input: Omit<Chats.AssetInput, "id">, bytes?: Uint8Array) =>
+          Effect.gen(function*() {
+            const id = AssetId.make(yield* ids.uuid)
+            const storageKey = bytes === undefined
+              ? undefined
+              : Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id })
+            if (bytes !== undefined && storageKey !== undefined) {
+              yield* assetStore.put(storageKey, { bytes, mimeType: input.mime_type })
+            }
+            const record = yield* chats.addAsset(run, {
+              ...input,
+              id,
+              ...(storageKey === undefined ? {} : { storage_key: storageKey })
+            }).pipe(Effect.catchTag("InvalidRequest", (e) => Effect.die(e)))
+            const url = record.storage_key === undefined ? undefined : yield* sign(record.id)
+            const asset = Asset.toAsset(record, { url })
+            yield* emit({ type: "asset", asset })
+            return asset
+          })
+
+        const runSql = (args: typeof RunSqlArguments.Type) =>
+          Effect.gen(function*() {
+            const connector = connectors.find((c) => c.record.id === args.connector_id)
+            if (connector === undefined) {
+              return `error: connector ${args.connector_id} is not enabled in this chat (enabled: ${
+                connectors.map((c) => c.record.id).join(", ")
+              })`
+            }
+            const cell = yield* newCell("sql", { query: args.sql, connector_id: connector.record.id })
+            const started = yield* Clock.currentTimeMillis
+            const result = yield* Effect.either(runtime.query(connector.record, {
+              sql: args.sql,
+              clientAttributesJson,
+              maxRows: options.maxRows,
+              timeoutMillis: options.queryTimeoutMillis
+            }))
+            const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
+            if (Either.isLeft(result)) {
+              yield* endCell(cell, { status: "failed", error: result.left.message, execution_time_ms: elapsed }, [])
+              return `error: ${result.left.message}`
+            }
+            const { columns, rows, truncated } = result.right
+            const names = columns.map((c) => c.name)
+            const count = `${rows.length}${truncated ? "+" : ""} rows`
+            const assets: Array<Asset.Asset> = []
+            queries += 1
+            if (columns.length > 0) {
+              assets.push(
+                yield* addAsset({
+                  cell_id: cell.id,
+                  name: `result-${queries}`,
+                  type: "table",
+                  mime_type: "application/json",
+                  content: JSON.stringify({
+                    columns,
+                    rows: rows.slice(0, tableAssetRows),
+                    row_count: rows.length,
+                    truncated: truncated || rows.length > tableAssetRows
+                  })
+                }),
+                yield* addAsset(
+                  { cell_id: cell.id, name: `result-${queries}.csv`, type: "download", mime_type: "text/csv" },
+                  new TextEncoder().encode(Tabular.csv(names, rows))
+                )
+              )
+              lastResult = { cellId: cell.id, columns, rows }
+            }
+            yield* endCell(cell, {
+              status: "completed",
+              output: [result.right.affectedRows === undefined ? count : `${result.right.affectedRows} rows affected`],
+              ...(columns.length > 0 ? { dataframe_preview: Tabular.preview(names, rows.slice(0, modelRows), count) } : {}),
+              execution_time_ms: elapsed
+            }, assets)
+            return JSON.stringify({
+              columns: names,
+              rows: rows.slice(0, modelRows),
+              row_count: rows.length,
+              truncated,
+              ...(result.right.affectedRows === undefined ? {} : { affected_rows: result.right.affectedRows })
+            })
+          })
+
+        const createChart = (args: ChartSpec.ChartRequest) =>
+          Effect.gen(function*() {
+            if (lastResult === undefined) return "error: run a query with run_sql before drawing a chart"
+            const spec = ChartSpec.build(args, lastResult)
+            if (Either.isLeft(spec)) return `error: ${spec.left}`
+            const cell = yield* newCell("chart", { content: args.title ?? `${args.y} by ${args.x}` })
+            const asset = yield* addAsset({
+              cell_id: cell.id,
+              name: `${args.title ?? `${args.y} by ${args.x}`}`.slice(0, 200),
+              type: "chart",
+              mime_type: "application/vnd.vegalite.v5+json",
+              content: JSON.stringify(spec.right)
+            })
+            yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
+            return "chart created"
+          })
+
+        const runTool = (call: LanguageModel.ToolCall): Effect.Effect<string, Conflict> => {
+          switch (call.name) {
+            case toolNames.runSql:
+              return Either.match(decodeArguments(RunSqlArguments, call.arguments), {
+                onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+                onRight: runSql
+              })
+            case toolNames.createChart:
+              return Either.match(decodeArguments(ChartSpec.ChartRequest, call.arguments), {
+                onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+                onRight: createChart
+              })
+            default:
+              return Effect.succeed(`error: there is no tool ${call.name}`)
+          }
+        }
+
+        let answer = ""
+        for (let step = 0;; step++) {
+          if (step === options.maxSteps) {
+            const note = `\n\n_Stopped after ${options.maxSteps} steps without a final answer._`
+            answer += note
+            yield* emit({ type: "text", text: note })
+            break
+          }
+          let text = ""
+          const calls: Array<LanguageModel.ToolCall> = []
+          yield* Stream.runForEach(
+            model.generate({
+              model: Model.providerModel(entry),
+              provider: entry.provider,
+              system,
+              // A copy: the loop goes on appending, and the request must stay what was sent.
+              messages: [...messages],
+              ...(tools.length > 0 ? { tools } : {})
+            }),
+            (part) => {
+              if (part._tag === "TextDelta") {
+                if (part.text === "") return Effect.void
+                text += part.text
+                return emit({ type: "text", text: part.text })
+              }
+              if (part._tag === "ToolCall") calls.push({ id: part.id, name: part.name, arguments: part.arguments })
+              return Effect.void
+            }
+          )
+          answer += text
+          if (calls.length === 0) break
+          messages.push({ role: "assistant", content: text, toolCalls: calls })
+          for (const call of calls) {
+            messages.push({ role: "tool", toolCallId: call.id, content: yield* runTool(call) })
+          }
+        }
+        yield* chats.appendAssistantMessage(run, answer)
+        yield* chats.finish(run, "completed")
+      })
+
+    const ask = Effect.fn("Answers.ask")(function*(
+      principal: Policy.Principal,
+      request: Chat.StreamChatRequest,
+      sign: Chats.SignAssetUrl,
+      startOptions?: Chats.Chats.StartOptions
+    ) {
+      const { metadata, run } = yield* chats.start(principal, request, startOptions)
+      // Every event stays in the replay buffer for the run's lifetime: a subscriber that comes late
+      // (or reads slowly) still reads the whole run from `metadata`, at its own pace.
+      const events = yield* PubSub.unbounded<ChatEvent.Sequenced>({ replay: Number.MAX_SAFE_INTEGER })
+      const done = yield* Deferred.make<ChatEvent.Done>()
+      let sequence = 0
+      // Numbered when published (not when the effect is built), so ids follow the order on the stream.
+      const emit = (event: ChatEvent.ChatEvent) =>
+        Effect.suspend(() => {
+          sequence += 1
+          return PubSub.publish(events, { id: sequence, event })
+        })
+      const end = (event: ChatEvent.Done) => Effect.zipRight(emit(event), Deferred.succeed(done, event))
+      yield* emit({ type: "metadata", ...metadata })
+
+      const fail = (message: string) =>
+        chats.finish(run, "failed", message).pipe(
+          // A run that is no longer current (cancelled, replaced) has nothing left to record.
+          Effect.catchTag("Conflict", () => Effect.void),
+          Effect.zipRight(end({ type: "done", status: "failed", error: message }))
+        )
+
+      const work = execute(principal, run, sign, emit).pipe(
+        Effect.zipRight(end({ type: "done", status: "completed" })),
+        Effect.catchTags({
+          LanguageModelError: (error) => fail(`the model failed: ${error.message}`),
+          // The run was cancelled or replaced while it worked (possibly from another process).
+          Conflict: () => end({ type: "done", status: "failed", error: ChatEvent.cancelledMessage })
+        }),
+        Effect.catchAllDefect((defect) =>
+          Effect.logError("chat run failed with a defect", defect).pipe(
+            Effect.zipRight(fail(Errors.defaultMessage.internal))
+          )
+        ),
+        // A cancel has already ended the run in the store (so `finish` is a `Conflict`); any other
+        // interruption (the server stopping) ends it as failed, so the chat takes questions again.
+        Effect.onInterrupt(() =>
+          chats.finish(run, "failed", interruptedMessage).pipe(
+            Effect.as(interruptedMessage),
+            Effect.catchTag("Conflict", () => Effect.succeed(ChatEvent.cancelledMessage)),
+            Effect.flatMap((error) => end({ type: "done", status: "failed", error }))
+          )
+        ),
+        Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId })
+      )
+      yield* FiberMap.run(running, run.chatId, work)
+
+      return {
+        metadata,
+        events: Stream.fromPubSub(events).pipe(Stream.takeUntil((e) => ChatEvent.isDone(e.event))),
+        done: Deferred.await(done)
+      }
+    })
+
+    const cancel = Effect.fn("Answers.cancel")(function*(principal: Policy.Principal, id: ChatId) {
+      const result = yield* chats.cancel(principal, id)
+      // Interrupting waits for the run's finalizers, so `done` is out before the response.
+      yield* FiberMap.remove(running, id)
+      return result
+    })
+
+    return Answers.of({ ask, cancel })
+  })
+
+/** The dependencies of the loop. */
+export type Requirements =
+  | Chats.Chats
+  | ChatRepo
+  | ConnectorRepo
+  | ConnectorRuntime.ConnectorRuntime
+  | LanguageModel.LanguageModel
+  | Model.ModelCatalogue
+  | AssetStore
+  | IdGenerator
+
+/** The loop with the default options. */
+export const layer: Layer.Layer<Answers, never, Requirements> = Layer.scoped(Answers, makeWith(defaultOptions))
+
+/** The loop with other options. */
+export const layerWith = (options: Options): Layer.Layer<Answers, never, Requirements> =>
+  Layer.scoped(Answers, makeWith(options))

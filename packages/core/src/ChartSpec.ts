@@ -1,0 +1,116 @@
+/**
+ * Charts as data: the agent's `create_chart` tool takes a small, declarative request (a mark and
+ * the result columns on each axis) and Sightline builds the Vega-Lite spec itself from the rows of a
+ * query it ran. Model-written code is never executed to draw, and every spec is checked against
+ * `VegaLiteSpec` (the subset of Vega-Lite v5 Sightline emits) before it is stored.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** The marks a chart may use. */
+export const Mark = Schema.Literal("bar", "line", "point", "area", "arc")
+export type Mark = typeof Mark.Type
+
+/** The input of the `create_chart` tool. */
+export const ChartRequest = Schema.Struct({
+  title: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  mark: Mark,
+  /** The result column on the x axis (the category of an `arc`). */
+  x: Schema.String,
+  /** The result column on the y axis (the size of an `arc`); it must be numeric. */
+  y: Schema.String,
+  /** An optional result column that colours the marks. */
+  color: Schema.optional(Schema.String)
+})
+export type ChartRequest = typeof ChartRequest.Type
+
+/** The JSON Schema of `ChartRequest`, as the tool's parameters. */
+export const chartParameters: Record<string, unknown> = {
+  type: "object",
+  properties: {
+    title: { type: "string", description: "A short title" },
+    mark: { type: "string", enum: [...Mark.literals] },
+    x: { type: "string", description: "Result column on the x axis (category for arc)" },
+    y: { type: "string", description: "Numeric result column on the y axis (size for arc)" },
+    color: { type: "string", description: "Optional result column for colour" }
+  },
+  required: ["mark", "x", "y"],
+  additionalProperties: false
+}
+
+const FieldType = Schema.Literal("quantitative", "temporal", "nominal", "ordinal")
+const Channel = Schema.Struct({ field: Schema.String, type: FieldType, title: Schema.optional(Schema.String) })
+
+/** The Vega-Lite v5 subset Sightline emits: inline data, one mark, x/y (or theta) and colour channels. */
+export const VegaLiteSpec = Schema.Struct({
+  $schema: Schema.Literal("https://vega.github.io/schema/vega-lite/v5.json"),
+  title: Schema.optional(Schema.String),
+  width: Schema.Literal("container"),
+  data: Schema.Struct({ values: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) }),
+  mark: Schema.Struct({ type: Mark, tooltip: Schema.Literal(true) }),
+  encoding: Schema.Struct({
+    x: Schema.optional(Channel),
+    y: Schema.optional(Channel),
+    theta: Schema.optional(Channel),
+    color: Schema.optional(Channel)
+  })
+})
+export type VegaLiteSpec = typeof VegaLiteSpec.Type
+
+/** The most rows a chart embeds. */
+export const maxChartRows = 5_000
+
+/** The rows a chart is drawn from: column names and types, and the rows as arrays. */
+export interface Data {
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
+  readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
+}
+
+const numericType = /int|numeric|decimal|real|double|float|money|number|bigint/i
+const temporalType = /date|time/i
+
+const fieldTypeOf = (type: string, values: ReadonlyArray<unknown>): typeof FieldType.Type =>
+  numericType.test(type) || (values.length > 0 && values.every((v) => typeof v === "number" || v === null))
+    ? "quantitative"
+    : temporalType.test(type)
+    ? "temporal"
+    : "nominal"
+
+/** Builds and validates the spec of a chart request over a result; `Left` says what is wrong, for the model. */
+export const build = (request: ChartRequest, data: Data): Either.Either<VegaLiteSpec, string> => {
+  const names = data.columns.map((c) => c.name)
+  const index = (name: string) => names.indexOf(name)
+  for (const field of [request.x, request.y, ...(request.color === undefined ? [] : [request.color])]) {
+    if (index(field) < 0) return Either.left(`no column ${field} in the result (columns: ${names.join(", ")})`)
+  }
+  const rows = data.rows.slice(0, maxChartRows)
+  const column = (name: string) => rows.map((row) => row[index(name)])
+  const channel = (name: string) => {
+    const type = fieldTypeOf(data.columns[index(name)]!.type, column(name))
+    return { field: name, type }
+  }
+  const y = channel(request.y)
+  if (y.type !== "quantitative") return Either.left(`column ${request.y} is not numeric: it cannot size the marks`)
+  const values = rows.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]])))
+  const x = request.mark === "bar" || request.mark === "arc"
+    ? { field: request.x, type: "nominal" as const }
+    : channel(request.x)
+  const encoding = request.mark === "arc"
+    ? { theta: y, color: x }
+    : { x, y, ...(request.color === undefined ? {} : { color: { field: request.color, type: "nominal" as const } }) }
+  const spec = {
+    $schema: "https://vega.github.io/schema/vega-lite/v5.json" as const,
+    ...(request.title === undefined ? {} : { title: request.title }),
+    width: "container" as const,
+    data: { values },
+    mark: { type: request.mark, tooltip: true as const },
+    encoding
+  }
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(VegaLiteSpec)(spec),
+    (error) => `invalid chart: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+  )
+}

@@ -1,0 +1,54 @@
+/**
+ * The events of a chat run, as `POST /v2/chats/stream` sends them: each event's data is JSON with a
+ * `type` field (`metadata`, `text`, `cell`, `asset`, `done`), and each carries a sequence number
+ * (the SSE `id:`) that increases within the run, so a client can say where it stopped.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { Asset } from "./Asset.js"
+import { ChatCell, RunMetadata } from "./Chat.js"
+
+/** The first event: the run's description. */
+export const Metadata = Schema.Struct({ type: Schema.Literal("metadata"), ...RunMetadata.fields })
+export type Metadata = typeof Metadata.Type
+
+/** A piece of answer text. */
+export const Text = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+export type Text = typeof Text.Type
+
+/** A step, when it starts (with its SQL or code) and when it ends (outputs, preview, timing). */
+export const Cell = Schema.Struct({ type: Schema.Literal("cell"), cell: ChatCell })
+export type Cell = typeof Cell.Type
+
+/** A generated asset. */
+export const AssetEvent = Schema.Struct({ type: Schema.Literal("asset"), asset: Asset })
+export type AssetEvent = typeof AssetEvent.Type
+
+/** How a run ended on the stream: `failed` also covers a cancelled run (its `error` says so). */
+export const DoneStatus = Schema.Literal("completed", "failed")
+export type DoneStatus = typeof DoneStatus.Type
+
+/** The last event. `error` is present when the run failed. */
+export const Done = Schema.Struct({
+  type: Schema.Literal("done"),
+  status: DoneStatus,
+  error: Schema.optional(Schema.String)
+})
+export type Done = typeof Done.Type
+
+/** An event of a chat run. */
+export const ChatEvent = Schema.Union(Metadata, Text, Cell, AssetEvent, Done)
+export type ChatEvent = typeof ChatEvent.Type
+
+/** An event with its position in the run (1 for `metadata`). */
+export interface Sequenced {
+  readonly id: number
+  readonly event: ChatEvent
+}
+
+/** The `error` of the `done` event of a cancelled run. */
+export const cancelledMessage = "cancelled: the run was stopped on request"
+
+/** Is this the last event of a run? */
+export const isDone = (event: ChatEvent): event is Done => event.type === "done"

@@ -1,0 +1,186 @@
+/**
+ * The connector runtime port: what the agent asks of a live data connector. It describes the
+ * connector's schema (tables, columns, keys, comments, row estimates) and runs one SQL statement.
+ *
+ * Safety lives in the adapter and the database, never in parsing the model's SQL: a query runs in a
+ * READ ONLY transaction unless the connector allows writes, as one statement, under a statement
+ * timeout, fetching at most `maxRows` rows. The caller's client metadata reaches the query only as
+ * bound parameters (`bindClientAttributes`) and, where the connector asks for it, as a setting of
+ * the transaction that the customer's own row-level security policies can read.
+ *
+ * Drivers live in `@sightline/connectors`; `layerMemory` here serves fixed tables for unit tests.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type { ConnectorRecord } from "./Connector.js"
+
+/** A foreign key of a column. */
+export interface Reference {
+  readonly table: string
+  readonly column: string
+}
+
+/** A column as introspected. */
+export interface Column {
+  readonly name: string
+  /** The database's own type name (`integer`, `numeric`, `timestamp with time zone`, ...). */
+  readonly type: string
+  readonly nullable: boolean
+  readonly primaryKey: boolean
+  readonly references?: Reference | undefined
+  readonly comment?: string | undefined
+}
+
+/** A table (or view) as introspected; `name` is qualified by its schema where the database has schemas. */
+export interface Table {
+  readonly name: string
+  readonly columns: ReadonlyArray<Column>
+  /** The database's estimate of its row count (statistics, not `count(*)`). */
+  readonly rowEstimate: number
+  readonly comment?: string | undefined
+}
+
+/** A connector's schema. */
+export interface SchemaInfo {
+  readonly dialect: "postgres" | "mysql"
+  readonly tables: ReadonlyArray<Table>
+}
+
+/** A result column. */
+export interface ResultColumn {
+  readonly name: string
+  readonly type: string
+}
+
+/** What a query returned: at most `maxRows` rows, values as JSON-safe scalars. */
+export interface QueryResult {
+  readonly columns: ReadonlyArray<ResultColumn>
+  readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
+  /** More rows existed than were fetched. */
+  readonly truncated: boolean
+  /** Rows changed by a write (only when writes are allowed). */
+  readonly affectedRows?: number | undefined
+}
+
+/** A query request. */
+export interface QueryRequest {
+  readonly sql: string
+  /** The caller's client metadata as a JSON object text (`Policy.clientAttributesJson`). */
+  readonly clientAttributesJson: string
+  /** The most rows to fetch. */
+  readonly maxRows: number
+  /** The statement timeout, in milliseconds. */
+  readonly timeoutMillis: number
+}
+
+/** The most rows a query fetches (the rest are reported as `truncated`). */
+export const defaultMaxRows = 10_000
+
+/** The rows a result preview shows. */
+export const previewRows = 50
+
+/** The statement timeout of agent queries. */
+export const defaultTimeoutMillis = 30_000
+
+/**
+ * Why a query or an introspection failed, in the database's words: it goes back to the model as the
+ * tool's result (so it can correct its SQL) and into the cell's `error`. Never carries a password.
+ */
+export class QueryError extends Schema.TaggedError<QueryError>()("QueryError", {
+  message: Schema.String
+}) {}
+
+/** Runs queries on live connectors. */
+export class ConnectorRuntime extends Context.Tag("@sightline/core/ConnectorRuntime")<
+  ConnectorRuntime,
+  ConnectorRuntime.Service
+>() {}
+
+export declare namespace ConnectorRuntime {
+  /** Query and introspection. */
+  export interface Service {
+    /** The connector's schema (cached by the adapter with a TTL). */
+    readonly introspect: (connector: ConnectorRecord) => Effect.Effect<SchemaInfo, QueryError>
+    /** Runs one statement, read-only unless `connector.allow_sql_write_operations`. */
+    readonly query: (connector: ConnectorRecord, request: QueryRequest) => Effect.Effect<QueryResult, QueryError>
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client attributes
+// ---------------------------------------------------------------------------------------------
+
+const attributeReference = /_svc\.client_attributes_json\.([A-Za-z_][A-Za-z0-9_]*)/g
+
+/** A statement with the client attributes it names turned into bound parameters. */
+export interface BoundStatement {
+  readonly text: string
+  readonly params: ReadonlyArray<string | null>
+}
+
+/**
+ * Replaces every `_svc.client_attributes_json.<field>` in `sql` with a placeholder bound to that
+ * field's value (as text; `null` when the key has no such field, so an RLS filter matches nothing).
+ * The value is never spliced into the SQL text. `placeholder(n)` writes the n-th (1-based)
+ * placeholder of the dialect: `$n` for PostgreSQL, `?` for MySQL (one per occurrence).
+ */
+export const bindClientAttributes = (
+  sql: string,
+  clientAttributesJson: string,
+  placeholder: (n: number) => string
+): BoundStatement => {
+  let attributes: Record<string, unknown> = {}
+  try {
+    const parsed = JSON.parse(clientAttributesJson)
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) attributes = parsed
+  } catch {
+    // A key's clientId is validated as a JSON object when it is minted; anything else binds nulls.
+  }
+  const params: Array<string | null> = []
+  const text = sql.replace(attributeReference, (_, field: string) => {
+    const value = Object.hasOwn(attributes, field) ? attributes[field] : undefined
+    params.push(
+      value === undefined || value === null ? null : typeof value === "string" ? value : JSON.stringify(value)
+    )
+    return placeholder(params.length)
+  })
+  return { text, params }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+// ---------------------------------------------------------------------------------------------
+
+/** A table of the memory runtime: its description and its rows (objects keyed by column name). */
+export interface MemoryTable {
+  readonly table: Table
+  readonly rows: ReadonlyArray<Readonly<Record<string, unknown>>>
+}
+
+/**
+ * A runtime for unit tests: every connector has the given tables, and a query answers with the
+ * rows of the table named by `select * from <table>` (any other SQL fails with `QueryError`, so a
+ * test states exactly which query it expects).
+ */
+export const layerMemory = (tables: ReadonlyArray<MemoryTable>): Layer.Layer<ConnectorRuntime> =>
+  Layer.succeed(
+    ConnectorRuntime,
+    ConnectorRuntime.of({
+      introspect: () => Effect.succeed({ dialect: "postgres", tables: tables.map((t) => t.table) }),
+      query: (_, request) => {
+        const match = /^\s*select \* from ([A-Za-z_.]+)\s*;?\s*$/i.exec(request.sql)
+        const found = match === null ? undefined : tables.find((t) => t.table.name === match[1])
+        if (found === undefined) return Effect.fail(new QueryError({ message: `memory runtime: cannot run ${request.sql}` }))
+        const rows = found.rows.slice(0, request.maxRows)
+        return Effect.succeed({
+          columns: found.table.columns.map((c) => ({ name: c.name, type: c.type })),
+          rows: rows.map((row) => found.table.columns.map((c) => row[c.name] ?? null)),
+          truncated: found.rows.length > rows.length
+        })
+      }
+    })
+  )

@@ -1,0 +1,215 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as Answers from "../src/Answers.js"
+import { AssetStore } from "../src/AssetStore.js"
+import * as AssetStoreModule from "../src/AssetStore.js"
+import type * as ChatEvent from "../src/ChatEvent.js"
+import { ChatRepo } from "../src/ChatRepo.js"
+import * as Chats from "../src/Chats.js"
+import * as Connector from "../src/Connector.js"
+import { ConnectorRepo } from "../src/ConnectorRepo.js"
+import * as ConnectorRuntime from "../src/ConnectorRuntime.js"
+import { type ConnectorId, RoleId } from "../src/Ids.js"
+import * as LanguageModel from "../src/LanguageModel.js"
+import * as Policy from "../src/Policy.js"
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
+
+const memberRole: Policy.RoleInfo = {
+  id: RoleId.make(Fixtures.uuid()),
+  name: "member",
+  permissions: [],
+  isSystem: true,
+  model: { allowModelChoice: true }
+}
+
+const sales: ConnectorRuntime.MemoryTable = {
+  table: {
+    name: "public.sales",
+    rowEstimate: 3,
+    columns: [
+      { name: "region", type: "text", nullable: false, primaryKey: true },
+      { name: "revenue", type: "numeric", nullable: false, primaryKey: false }
+    ]
+  },
+  rows: [{ region: "EU", revenue: 10 }, { region: "US", revenue: 32 }, { region: "APAC", revenue: 7 }]
+}
+
+const layerWithModel = <M>(model: Layer.Layer<M | LanguageModel.LanguageModel>, options: Answers.Options) =>
+  Answers.layerWith(options).pipe(
+    Layer.provideMerge(Chats.layer),
+    Layer.provideMerge(Layer.merge(model, ConnectorRuntime.layerMemory([sales]))),
+    Layer.provideMerge(Memory.layer)
+  )
+
+const layerWith = (script: LanguageModel.Script, options: Answers.Options = Answers.defaultOptions) =>
+  layerWithModel(LanguageModel.layerMemory(script), options)
+
+// A model that streams one delta and then never finishes: only an interruption ends its runs.
+const endless = Layer.succeed(LanguageModel.LanguageModel, {
+  generate: () => Stream.concat(Stream.make(LanguageModel.TextDelta.make({ text: "thinking" })), Stream.never)
+})
+
+const sign: Chats.SignAssetUrl = (id) => Effect.succeed(`/v2/assets/${id}?expires=1&signature=x`)
+
+const setup = Effect.gen(function*() {
+  const org = yield* Fixtures.organization()
+  const member = yield* Fixtures.member(org.id)
+  const principal: Policy.Principal = {
+    organizationId: org.id,
+    memberId: member.id,
+    isServiceAccount: false,
+    roles: [memberRole],
+    auth: Policy.ApiKey({
+      keyId: Fixtures.uuid() as never,
+      assumedRoleIds: [memberRole.id],
+      inheritAllRoles: false,
+      fullMemberAccess: true,
+      clientId: "{\"region\":\"EU\"}"
+    })
+  }
+  const created = yield* (yield* ConnectorRepo).create(
+    Connector.make({
+      organizationId: org.id,
+      ownerId: member.id,
+      config: { connector_type: "DEMO", name: "Sales", demo: { dataset: "retail" } },
+      at: yield* DateTime.now
+    }),
+    Connector.initialAccess(member.id)
+  )
+  return { principal, connectorId: created.id as ConnectorId }
+})
+
+const collect = (handle: Answers.Handle) =>
+  Effect.map(Stream.runCollect(handle.events), (chunk) => Chunk.toReadonlyArray(chunk))
+
+const types = (events: ReadonlyArray<ChatEvent.Sequenced>) => events.map((e) => e.event.type)
+
+describe("Answers.ask", () => {
+  it.effect("runs SQL, draws a chart and answers: events in order with increasing ids, everything stored", () =>
+    Effect.gen(function*() {
+      const { connectorId, principal } = yield* setup
+      const answers = yield* Answers.Answers
+      const handle = yield* answers.ask(principal, { question: "revenue by region", connector_ids: [connectorId] }, sign)
+      const events = yield* collect(handle)
+      expect(types(events)).toEqual([
+        "metadata",
+        "text",
+        "cell",
+        "asset",
+        "asset",
+        "cell",
+        "cell",
+        "asset",
+        "cell",
+        "text",
+        "done"
+      ])
+      expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1))
+      expect(events.at(-1)!.event).toEqual({ type: "done", status: "completed" })
+      const [, , started, table, download, ended] = events.map((e) => e.event)
+      expect(started).toMatchObject({ type: "cell", cell: { type: "sql", status: "running", query: "select * from public.sales" } })
+      expect(ended).toMatchObject({ type: "cell", cell: { status: "completed", output: ["3 rows"] } })
+      if (ended!.type !== "cell" || table!.type !== "asset" || download!.type !== "asset") throw new Error("shapes")
+      expect(ended.cell.dataframe_preview).toContain("US      32")
+      expect(JSON.parse(table.asset.content!).rows).toEqual([["EU", 10], ["US", 32], ["APAC", 7]])
+      expect(download.asset.url).toMatch(/^\/v2\/assets\//)
+
+      // The model saw the schema, the caller's attribute names (never their values) and the result.
+      const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      expect(requests[0]!.system).toContain("table public.sales (~3 rows)")
+      expect(requests[0]!.system).toContain("fields: region")
+      expect(requests[0]!.system).not.toContain("EU")
+      const toolResult = requests[1]!.messages.at(-1)!
+      expect(toolResult).toMatchObject({ role: "tool", toolCallId: "call_1" })
+      expect(JSON.parse(toolResult.content)).toMatchObject({ columns: ["region", "revenue"], row_count: 3 })
+
+      // The answer and the CSV bytes are stored.
+      const repo = yield* ChatRepo
+      const messages = yield* repo.listMessages(principal.organizationId, handle.metadata.chat_id)
+      expect(messages.map((m) => [m.role, m.content])).toEqual([
+        ["user", "revenue by region"],
+        ["assistant", "Let me look. US leads with 32."]
+      ])
+      const stored = yield* repo.listAssets(principal.organizationId, handle.metadata.chat_id)
+      const csv = stored.find((a) => a.type === "download")!
+      const bytes = yield* (yield* AssetStore).get(csv.storage_key!)
+      expect(AssetStoreModule.text(Option.getOrThrow(bytes))).toBe("region,revenue\r\nEU,10\r\nUS,32\r\nAPAC,7\r\n")
+      expect(stored.find((a) => a.type === "chart")!.content).toContain("\"mark\":{\"type\":\"bar\"")
+      const chat = yield* repo.get(principal.organizationId, handle.metadata.chat_id)
+      expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("completed"))
+    }).pipe(Effect.provide(layerWith([
+      [LanguageModel.TextDelta.make({ text: "Let me look. " }), ...LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "select * from public.sales" } })],
+      LanguageModel.callTools({ name: "create_chart", arguments: { mark: "bar", x: "region", y: "revenue" } }),
+      LanguageModel.reply("US leads with 32.")
+    ]))))
+
+  it.effect("returns tool errors to the model, which can correct itself", () =>
+    Effect.gen(function*() {
+      const { connectorId, principal } = yield* setup
+      const handle = yield* (yield* Answers.Answers).ask(principal, { question: "q", connector_ids: [connectorId] }, sign)
+      const events = yield* collect(handle)
+      const cells = events.flatMap((e) => e.event.type === "cell" ? [e.event.cell] : [])
+      expect(cells.map((c) => c.status)).toEqual(["running", "failed"])
+      expect(cells[1]!.error).toContain("cannot run")
+      const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      expect(requests[1]!.messages.at(-1)!.content).toMatch(/^error: memory runtime: cannot run/)
+      expect(requests[2]!.messages.at(-1)!.content).toMatch(/^error: there is no tool nope/)
+      expect(requests[3]!.messages.at(-1)!.content).toMatch(/^error: run a query with run_sql before/)
+      expect(events.at(-1)!.event).toEqual({ type: "done", status: "completed" })
+    }).pipe(Effect.provide(layerWith([
+      LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "drop table x" } }),
+      LanguageModel.callTools({ name: "nope", arguments: {} }),
+      LanguageModel.callTools({ name: "create_chart", arguments: { mark: "bar", x: "a", y: "b" } }),
+      LanguageModel.reply("I could not.")
+    ]))))
+
+  it.effect("stops after maxSteps generations", () =>
+    Effect.gen(function*() {
+      const { connectorId, principal } = yield* setup
+      const handle = yield* (yield* Answers.Answers).ask(principal, { question: "q", connector_ids: [connectorId] }, sign)
+      const done = yield* handle.done
+      expect(done.status).toBe("completed")
+      expect((yield* (yield* LanguageModel.MemoryLanguageModel).requests).length).toBe(2)
+      const messages = yield* (yield* ChatRepo).listMessages(principal.organizationId, handle.metadata.chat_id)
+      expect(messages.at(-1)!.content).toContain("Stopped after 2 steps")
+    }).pipe(Effect.provide(layerWith(
+      () => LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "select * from public.sales" } }),
+      { ...Answers.defaultOptions, maxSteps: 2 }
+    ))))
+
+  it.effect("a failing model ends the run as failed, with the reason", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const handle = yield* (yield* Answers.Answers).ask(principal, { question: "q" }, sign)
+      expect(yield* handle.done).toEqual({
+        type: "done",
+        status: "failed",
+        error: "the model failed: slow down"
+      })
+      const chat = yield* (yield* ChatRepo).get(principal.organizationId, handle.metadata.chat_id)
+      expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("failed"))
+    }).pipe(Effect.provide(layerWith([
+      new LanguageModel.LanguageModelError({ reason: "rate_limited", message: "slow down" })
+    ]))))
+
+  it.live("cancel interrupts the run: the model's stream stops and done says cancelled", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const answers = yield* Answers.Answers
+      const handle = yield* answers.ask(principal, { question: "q" }, sign)
+      const reader = yield* Effect.fork(collect(handle))
+      yield* Effect.sleep("50 millis")
+      expect(yield* answers.cancel(principal, handle.metadata.chat_id)).toEqual({ cancelled: true })
+      const events = yield* Fiber.join(reader)
+      expect(events.at(-1)!.event).toMatchObject({ type: "done", status: "failed", error: expect.stringMatching(/^cancelled/) })
+      const chat = yield* (yield* ChatRepo).get(principal.organizationId, handle.metadata.chat_id)
+      expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("cancelled"))
+    }).pipe(Effect.provide(layerWithModel(endless, Answers.defaultOptions))))
+})
