@@ -30,11 +30,11 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Asset from "./Asset.js"
 import { AssetStore } from "./AssetStore.js"
+import * as ChartSpec from "./ChartSpec.js"
 import type * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
-import * as ChartSpec from "./ChartSpec.js"
 import type { ConnectorRecord } from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
@@ -185,12 +185,19 @@ export const systemPrompt = (options: {
     }
     const readable = options.connectors.flatMap((c) =>
       Either.isRight(c.schema)
-        ? [{ id: c.record.id, name: c.record.config.name, type: c.record.config.connector_type, schema: c.schema.right }]
+        ? [{
+          id: c.record.id,
+          name: c.record.config.name,
+          type: c.record.config.connector_type,
+          schema: c.schema.right
+        }]
         : []
     )
     lines.push("", "## Data", SchemaPrompt.render(readable, options.question))
     for (const c of options.connectors) {
-      if (Either.isLeft(c.schema)) lines.push(`Connector ${c.record.id} (${c.record.config.name}): schema unavailable: ${c.schema.left}`)
+      if (Either.isLeft(c.schema)) {
+        lines.push(`Connector ${c.record.id} (${c.record.config.name}): schema unavailable: ${c.schema.left}`)
+      }
     }
   } else {
     lines.push("No data connector is enabled for this chat: answer from the conversation, and say so.")
@@ -355,7 +362,9 @@ export const makeWith = (options: Options) =>
             yield* endCell(cell, {
               status: "completed",
               output: [result.right.affectedRows === undefined ? count : `${result.right.affectedRows} rows affected`],
-              ...(columns.length > 0 ? { dataframe_preview: Tabular.preview(names, rows.slice(0, modelRows), count) } : {}),
+              ...(columns.length > 0
+                ? { dataframe_preview: Tabular.preview(names, rows.slice(0, modelRows), count) }
+                : {}),
               execution_time_ms: elapsed
             }, assets)
             return JSON.stringify({

@@ -39,7 +39,13 @@ export const layerMemory: Layer.Layer<AssetStore, never, MemoryState> = Layer.ef
     const state = yield* MemoryState
     const objects = yield* state.table(HashMap.empty<string, StoredObject>())
     return AssetStore.of({
-      put: (key, object) => state.run(Ref.update(objects, HashMap.set(key, { mimeType: object.mimeType, bytes: object.bytes.slice() } as StoredObject))),
+      put: (key, object) =>
+        state.run(
+          Ref.update(
+            objects,
+            HashMap.set(key, { mimeType: object.mimeType, bytes: object.bytes.slice() } as StoredObject)
+          )
+        ),
       get: (key) => state.run(Effect.map(Ref.get(objects), HashMap.get(key))),
       deletePrefix: (prefix) =>
         state.run(Ref.update(objects, HashMap.filter((_, key: string) => !key.startsWith(prefix))))
@@ -55,4 +61,3 @@ export const fromText = (content: string, mimeType: string): StoredObject => ({
   bytes: new TextEncoder().encode(content),
   mimeType
 })
-

@@ -174,7 +174,9 @@ export const layerMemory = (tables: ReadonlyArray<MemoryTable>): Layer.Layer<Con
       query: (_, request) => {
         const match = /^\s*select \* from ([A-Za-z_.]+)\s*;?\s*$/i.exec(request.sql)
         const found = match === null ? undefined : tables.find((t) => t.table.name === match[1])
-        if (found === undefined) return Effect.fail(new QueryError({ message: `memory runtime: cannot run ${request.sql}` }))
+        if (found === undefined) {
+          return Effect.fail(new QueryError({ message: `memory runtime: cannot run ${request.sql}` }))
+        }
         const rows = found.rows.slice(0, request.maxRows)
         return Effect.succeed({
           columns: found.table.columns.map((c) => ({ name: c.name, type: c.type })),

@@ -30,7 +30,8 @@ export const maxTables = 40
 const words = (text: string): ReadonlyArray<string> =>
   text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 1)
 
-const stem = (word: string): string => word.replace(/(ies)$/, "y").replace(/(ses|xes)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
+const stem = (word: string): string =>
+  word.replace(/(ies)$/, "y").replace(/(ses|xes)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
 
 /** Scores a table by how many of the question's words name it or its columns (whole table names weigh most). */
 export const score = (table: Runtime.Table, question: string): number => {
@@ -59,7 +60,9 @@ const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
 export const render = (connectors: ReadonlyArray<ConnectorSchema>, question: string): string =>
   connectors.map((connector) => {
     const tables = rank(connector.schema.tables, question)
-    const lines = [`### Connector ${connector.id}: ${oneLine(connector.name)} (${connector.type}, ${connector.schema.dialect})`]
+    const lines = [
+      `### Connector ${connector.id}: ${oneLine(connector.name)} (${connector.type}, ${connector.schema.dialect})`
+    ]
     if (tables.length < connector.schema.tables.length) {
       lines.push(`(${tables.length} of ${connector.schema.tables.length} tables shown: those closest to the question)`)
     }
@@ -84,12 +87,19 @@ const columnLine = /^ {2}- (\S+) \(([^)]*)\)( primary key)?(?: references (\S+))
 
 /** Reads the connectors back from a text that contains `render`'s output (other lines are ignored). */
 export const parse = (text: string): ReadonlyArray<ConnectorSchema> => {
-  const connectors: Array<{ id: number; name: string; type: string; schema: { dialect: "postgres" | "mysql"; tables: Array<Runtime.Table> } }> = []
+  const connectors: Array<
+    { id: number; name: string; type: string; schema: { dialect: "postgres" | "mysql"; tables: Array<Runtime.Table> } }
+  > = []
   let table: { name: string; rowEstimate: number; comment?: string; columns: Array<Runtime.Column> } | undefined
   for (const line of text.split("\n")) {
     const c = connectorLine.exec(line)
     if (c !== null) {
-      connectors.push({ id: Number(c[1]), name: c[2]!, type: c[3]!, schema: { dialect: c[4] as "postgres" | "mysql", tables: [] } })
+      connectors.push({
+        id: Number(c[1]),
+        name: c[2]!,
+        type: c[3]!,
+        schema: { dialect: c[4] as "postgres" | "mysql", tables: [] }
+      })
       table = undefined
       continue
     }
@@ -110,11 +120,12 @@ export const parse = (text: string): ReadonlyArray<ConnectorSchema> => {
         type: col[2]!,
         nullable: true,
         primaryKey: col[3] !== undefined,
-        ...(ref === undefined || dot < 0 ? {} : { references: { table: ref.slice(0, dot), column: ref.slice(dot + 1) } }),
+        ...(ref === undefined || dot < 0
+          ? {}
+          : { references: { table: ref.slice(0, dot), column: ref.slice(dot + 1) } }),
         ...(col[5] === undefined ? {} : { comment: col[5] })
       })
     }
   }
   return connectors
 }
-

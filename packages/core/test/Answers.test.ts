@@ -96,7 +96,11 @@ describe("Answers.ask", () => {
     Effect.gen(function*() {
       const { connectorId, principal } = yield* setup
       const answers = yield* Answers.Answers
-      const handle = yield* answers.ask(principal, { question: "revenue by region", connector_ids: [connectorId] }, sign)
+      const handle = yield* answers.ask(
+        principal,
+        { question: "revenue by region", connector_ids: [connectorId] },
+        sign
+      )
       const events = yield* collect(handle)
       expect(types(events)).toEqual([
         "metadata",
@@ -114,7 +118,10 @@ describe("Answers.ask", () => {
       expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1))
       expect(events.at(-1)!.event).toEqual({ type: "done", status: "completed" })
       const [, , started, table, download, ended] = events.map((e) => e.event)
-      expect(started).toMatchObject({ type: "cell", cell: { type: "sql", status: "running", query: "select * from public.sales" } })
+      expect(started).toMatchObject({
+        type: "cell",
+        cell: { type: "sql", status: "running", query: "select * from public.sales" }
+      })
       expect(ended).toMatchObject({ type: "cell", cell: { status: "completed", output: ["3 rows"] } })
       if (ended!.type !== "cell" || table!.type !== "asset" || download!.type !== "asset") throw new Error("shapes")
       expect(ended.cell.dataframe_preview).toContain("US      32")
@@ -145,7 +152,13 @@ describe("Answers.ask", () => {
       const chat = yield* repo.get(principal.organizationId, handle.metadata.chat_id)
       expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("completed"))
     }).pipe(Effect.provide(layerWith([
-      [LanguageModel.TextDelta.make({ text: "Let me look. " }), ...LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "select * from public.sales" } })],
+      [
+        LanguageModel.TextDelta.make({ text: "Let me look. " }),
+        ...LanguageModel.callTools({
+          name: "run_sql",
+          arguments: { connector_id: 1, sql: "select * from public.sales" }
+        })
+      ],
       LanguageModel.callTools({ name: "create_chart", arguments: { mark: "bar", x: "region", y: "revenue" } }),
       LanguageModel.reply("US leads with 32.")
     ]))))
@@ -153,7 +166,11 @@ describe("Answers.ask", () => {
   it.effect("returns tool errors to the model, which can correct itself", () =>
     Effect.gen(function*() {
       const { connectorId, principal } = yield* setup
-      const handle = yield* (yield* Answers.Answers).ask(principal, { question: "q", connector_ids: [connectorId] }, sign)
+      const handle = yield* (yield* Answers.Answers).ask(
+        principal,
+        { question: "q", connector_ids: [connectorId] },
+        sign
+      )
       const events = yield* collect(handle)
       const cells = events.flatMap((e) => e.event.type === "cell" ? [e.event.cell] : [])
       expect(cells.map((c) => c.status)).toEqual(["running", "failed"])
@@ -173,14 +190,19 @@ describe("Answers.ask", () => {
   it.effect("stops after maxSteps generations", () =>
     Effect.gen(function*() {
       const { connectorId, principal } = yield* setup
-      const handle = yield* (yield* Answers.Answers).ask(principal, { question: "q", connector_ids: [connectorId] }, sign)
+      const handle = yield* (yield* Answers.Answers).ask(
+        principal,
+        { question: "q", connector_ids: [connectorId] },
+        sign
+      )
       const done = yield* handle.done
       expect(done.status).toBe("completed")
       expect((yield* (yield* LanguageModel.MemoryLanguageModel).requests).length).toBe(2)
       const messages = yield* (yield* ChatRepo).listMessages(principal.organizationId, handle.metadata.chat_id)
       expect(messages.at(-1)!.content).toContain("Stopped after 2 steps")
     }).pipe(Effect.provide(layerWith(
-      () => LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "select * from public.sales" } }),
+      () =>
+        LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "select * from public.sales" } }),
       { ...Answers.defaultOptions, maxSteps: 2 }
     ))))
 
@@ -208,7 +230,11 @@ describe("Answers.ask", () => {
       yield* Effect.sleep("50 millis")
       expect(yield* answers.cancel(principal, handle.metadata.chat_id)).toEqual({ cancelled: true })
       const events = yield* Fiber.join(reader)
-      expect(events.at(-1)!.event).toMatchObject({ type: "done", status: "failed", error: expect.stringMatching(/^cancelled/) })
+      expect(events.at(-1)!.event).toMatchObject({
+        type: "done",
+        status: "failed",
+        error: expect.stringMatching(/^cancelled/)
+      })
       const chat = yield* (yield* ChatRepo).get(principal.organizationId, handle.metadata.chat_id)
       expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("cancelled"))
     }).pipe(Effect.provide(layerWithModel(endless, Answers.defaultOptions))))

@@ -1,0 +1,208 @@
+/**
+ * Core's `ConnectorRuntime` over real databases:
+ * - POSTGRES through `pg`, one bounded pool per connector (rebuilt when the connector changes);
+ * - DEMO on an embedded PGlite holding the generated `retail` dataset, started on first use and
+ *   shared by every organization, so it is always read-only whatever the connector's flags say.
+ *
+ * Each query runs as one statement in its own transaction: READ ONLY unless the connector allows
+ * writes (the database refuses a write, not a parser), with a statement timeout, at most `maxRows`
+ * rows fetched through a cursor, and the caller's attributes bound as parameters. An interrupted
+ * query is cancelled on the server (`pg_cancel_backend`) and its connection discarded.
+ * Introspection is cached per connector version for `introspectionTtl`.
+ *
+ * @since 0.1.0
+ */
+import { PGlite } from "@electric-sql/pglite"
+import type * as Connector from "@sightline/core/Connector"
+import { ConnectorRuntime, QueryError } from "@sightline/core/ConnectorRuntime"
+import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import pg from "pg"
+import * as DemoDataset from "./DemoDataset.js"
+import * as PgliteSession from "./internal/pgliteSession.js"
+import * as PgSession from "./internal/pgSession.js"
+import * as Dialect from "./internal/postgresDialect.js"
+
+/** Options of the runtime. */
+export interface Options {
+  /** How long an introspected schema is reused (default 5 minutes). */
+  readonly introspectionTtl: Duration.DurationInput
+  /** Connections per POSTGRES connector (default 5). */
+  readonly poolSize: number
+  /** How long to wait for a connection (default 10 s). */
+  readonly connectTimeoutMillis: number
+}
+
+/** The defaults. */
+export const defaultOptions: Options = {
+  introspectionTtl: Duration.minutes(5),
+  poolSize: 5,
+  connectTimeoutMillis: 10_000
+}
+
+// `date` stays text: pg would turn it into a JavaScript Date at local midnight.
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser:
+    ((oid: number, format?: string) =>
+      oid === 1082 ? (value: string) => value : pg.types.getTypeParser(oid, format as "text")) as pg.CustomTypesConfig[
+        "getTypeParser"
+      ]
+}
+
+/**
+ * libpq's `sslmode` as `pg` understands it. `pg` cannot fall back from TLS to plain text, so
+ * `allow` and `prefer` connect without TLS; `require` encrypts without checking the certificate;
+ * `verify-ca` and `verify-full` check it (the host name too, for `verify-full`).
+ */
+export const sslOf = (mode: Connector.SslMode): pg.ClientConfig["ssl"] => {
+  switch (mode) {
+    case "disable":
+    case "allow":
+    case "prefer":
+      return false
+    case "require":
+      return { rejectUnauthorized: false }
+    case "verify-ca":
+      return { rejectUnauthorized: true, checkServerIdentity: () => undefined }
+    case "verify-full":
+      return { rejectUnauthorized: true }
+  }
+}
+
+/** The `pg` configuration of POSTGRES settings. */
+export const clientConfig = (settings: Connector.PostgresSettings, connectTimeoutMillis: number): pg.ClientConfig => ({
+  host: settings.host,
+  port: settings.port,
+  user: settings.user,
+  password: Redacted.value(settings.password),
+  database: settings.database,
+  ssl: sslOf(settings.ssl_mode),
+  connectionTimeoutMillis: connectTimeoutMillis,
+  types: typeParsers,
+  application_name: "sightline"
+})
+
+const queryError = (error: unknown) => new QueryError({ message: Dialect.errorMessage(error) })
+
+/** The runtime over the given options (scoped: pools and the demo database close with the scope). */
+export const makeWith = (options: Options) =>
+  Effect.gen(function*() {
+    const pools = new Map<number, { readonly version: string; readonly pool: pg.Pool }>()
+    const schemas = new Map<string, { readonly at: number; readonly schema: CoreRuntime.SchemaInfo }>()
+    const ttl = Duration.toMillis(options.introspectionTtl)
+    let demo: Promise<PGlite> | undefined
+    // PGlite is a single session: one transaction at a time.
+    const demoLock = yield* Effect.makeSemaphore(1)
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        await Promise.allSettled([...pools.values()].map(({ pool }) => pool.end()))
+        if (demo !== undefined) await demo.then((db) => db.close()).catch(() => undefined)
+      })
+    )
+
+    const version = (connector: Connector.ConnectorRecord) =>
+      `${connector.id}:${String(connector.updated_at.epochMillis)}`
+
+    const poolOf = (connector: Connector.ConnectorRecord, settings: Connector.PostgresSettings): pg.Pool => {
+      const existing = pools.get(connector.id)
+      if (existing !== undefined && existing.version === version(connector)) return existing.pool
+      // The connector changed (host, password, ...): its old connections must not be reused.
+      if (existing !== undefined) existing.pool.end().catch(() => undefined)
+      const pool = new pg.Pool({ ...clientConfig(settings, options.connectTimeoutMillis), max: options.poolSize })
+      // An idle connection that the server drops must not crash the process.
+      pool.on("error", () => undefined)
+      pools.set(connector.id, { version: version(connector), pool })
+      return pool
+    }
+
+    const demoDatabase = (dataset: string) => {
+      if (!(DemoDataset.datasets as ReadonlyArray<string>).includes(dataset)) {
+        return Effect.fail(
+          new QueryError({ message: `unknown demo dataset ${dataset} (available: ${DemoDataset.datasets.join(", ")})` })
+        )
+      }
+      return Effect.tryPromise({
+        try: () => {
+          demo ??= (async () => {
+            const db = await PGlite.create()
+            const script = DemoDataset.retail(new Date().getUTCFullYear() - 1)
+            for (const statement of script.statements) await db.exec(statement)
+            return db
+          })().catch((error) => {
+            // The next query tries again rather than failing forever.
+            demo = undefined
+            throw error
+          })
+          return demo
+        },
+        catch: queryError
+      })
+    }
+
+    // A pooled client for one task: on interruption the server-side query is cancelled and the
+    // connection discarded rather than returned mid-statement.
+    const withPgClient = <A>(pool: pg.Pool, task: (session: Dialect.Session) => Promise<A>) =>
+      Effect.acquireUseRelease(
+        Effect.tryPromise({ try: () => pool.connect(), catch: queryError }),
+        (client) =>
+          Effect.tryPromise({ try: () => task(PgSession.make(client)), catch: queryError }).pipe(
+            Effect.onInterrupt(() => {
+              const pid = (client as unknown as { processID?: number }).processID
+              return pid === undefined
+                ? Effect.void
+                : Effect.promise(() => pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined))
+            })
+          ),
+        (client, exit) => Effect.sync(() => client.release(Exit.isSuccess(exit) ? undefined : true))
+      )
+
+    const withSession = <A>(connector: Connector.ConnectorRecord, task: (session: Dialect.Session) => Promise<A>) => {
+      const config = connector.config
+      return config.connector_type === "POSTGRES"
+        ? withPgClient(poolOf(connector, config.postgres), task)
+        : Effect.flatMap(
+          demoDatabase(config.demo.dataset),
+          (db) =>
+            demoLock.withPermits(1)(Effect.tryPromise({ try: () => task(PgliteSession.make(db)), catch: queryError }))
+        )
+    }
+
+    const introspect = (connector: Connector.ConnectorRecord) =>
+      Effect.gen(function*() {
+        const key = version(connector)
+        const now = yield* Clock.currentTimeMillis
+        const cached = schemas.get(key)
+        if (cached !== undefined && now - cached.at < ttl) return cached.schema
+        const filter = connector.config.connector_type === "POSTGRES"
+          ? connector.config.postgres.schemas
+          : undefined
+        const schema = yield* withSession(connector, (session) => Dialect.introspect(session, filter))
+        schemas.set(key, { at: now, schema })
+        return schema
+      }).pipe(Effect.withSpan("ConnectorRuntime.introspect", { attributes: { connector_id: connector.id } }))
+
+    const query = (connector: Connector.ConnectorRecord, request: CoreRuntime.QueryRequest) => {
+      const isDemo = connector.config.connector_type === "DEMO"
+      return withSession(connector, (session) =>
+        Dialect.run(session, request, {
+          readOnly: isDemo || !connector.allow_sql_write_operations,
+          sessionMetadata: !isDemo && connector.include_db_session_metadata,
+          statementTimeout: !isDemo
+        })).pipe(Effect.withSpan("ConnectorRuntime.query", { attributes: { connector_id: connector.id } }))
+    }
+
+    return ConnectorRuntime.of({ introspect, query })
+  })
+
+/** The runtime with the default options. */
+export const layer: Layer.Layer<ConnectorRuntime> = Layer.scoped(ConnectorRuntime, makeWith(defaultOptions))
+
+/** The runtime with other options. */
+export const layerWith = (options: Options): Layer.Layer<ConnectorRuntime> =>
+  Layer.scoped(ConnectorRuntime, makeWith(options))

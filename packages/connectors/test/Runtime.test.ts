@@ -1,0 +1,222 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Connector from "@sightline/core/Connector"
+import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
+import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
+import { ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Redacted from "effect/Redacted"
+import * as DemoDataset from "../src/DemoDataset.js"
+import * as Runtime from "../src/Runtime.js"
+import { admin, describePostgres, settingsFor } from "./utils/postgres.js"
+
+const at = DateTime.unsafeMake(Date.UTC(2026, 0, 1))
+let nextId = 1
+
+const record = (
+  config: Connector.ConnectorConfig,
+  flags: { readonly writes?: boolean; readonly sessionMetadata?: boolean } = {}
+): Connector.ConnectorRecord =>
+  new Connector.ConnectorRecord({
+    id: ConnectorId.make(nextId++),
+    organization_id: OrganizationId.make(crypto.randomUUID()),
+    owner_id: MemberId.make(crypto.randomUUID()),
+    config,
+    allow_sql_write_operations: flags.writes ?? false,
+    include_db_session_metadata: flags.sessionMetadata ?? false,
+    created_at: at,
+    updated_at: at
+  })
+
+const request = (sql: string, clientAttributesJson = "{}"): CoreRuntime.QueryRequest => ({
+  sql,
+  clientAttributesJson,
+  maxRows: 10_000,
+  timeoutMillis: 5_000
+})
+
+const demo = record({ connector_type: "DEMO", name: "Demo", demo: { dataset: "retail" } })
+
+describe("DEMO connector (embedded PGlite)", () => {
+  it.layer(Runtime.layer, { timeout: 120_000 })((it) => {
+    it.effect("introspects the retail dataset: tables, keys, comments and row estimates", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const schema = yield* runtime.introspect(demo)
+        const names = schema.tables.map((t) => t.name)
+        expect(names).toEqual(expect.arrayContaining([
+          "public.orders",
+          "public.order_items",
+          "public.products",
+          "public.customers",
+          "public.regions",
+          "public.categories",
+          "public.returns"
+        ]))
+        const items = schema.tables.find((t) => t.name === "public.order_items")!
+        expect(items.rowEstimate).toBeGreaterThan(20_000)
+        expect(items.columns.find((c) => c.name === "id")).toMatchObject({ primaryKey: true })
+        expect(items.columns.find((c) => c.name === "order_id")!.references).toEqual({
+          table: "public.orders",
+          column: "id"
+        })
+        expect(items.columns.find((c) => c.name === "line_total")!.comment).toContain("revenue")
+      }))
+
+    it.effect("answers queries with typed, JSON-safe values and caps the rows", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const counts = DemoDataset.retail(new Date().getUTCFullYear() - 1).counts
+        const result = yield* runtime.query(
+          demo,
+          request("SELECT count(*) AS n, min(ordered_at)::date AS first FROM orders")
+        )
+        expect(result.columns).toEqual([{ name: "n", type: "int8" }, { name: "first", type: "date" }])
+        expect(result.rows).toEqual([[counts.orders, `${new Date().getUTCFullYear() - 2}-01-01`]])
+        const capped = yield* runtime.query(demo, { ...request("SELECT id FROM order_items ORDER BY id"), maxRows: 7 })
+        expect(capped.rows.map((r) => r[0])).toEqual([1, 2, 3, 4, 5, 6, 7])
+        expect(capped.truncated).toBe(true)
+      }))
+
+    it.effect("refuses writes and several statements, whatever the connector's flags", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const writable = record(demo.config, { writes: true })
+        const error = yield* Effect.flip(runtime.query(writable, request("DELETE FROM orders")))
+        expect(error.message).toMatch(/read-only transaction/)
+        const two = yield* Effect.flip(runtime.query(demo, request("SELECT 1; DELETE FROM orders")))
+        expect(two.message).toMatch(/multiple commands/)
+        const count = yield* runtime.query(demo, request("SELECT count(*) FROM orders"))
+        expect(count.rows[0]![0]).toBeGreaterThan(10_000)
+      }))
+  })
+})
+
+describe("DemoDataset.retail", () => {
+  it("is deterministic and realistic in size", () => {
+    const a = DemoDataset.retail(2025)
+    const b = DemoDataset.retail(2025)
+    expect(a.statements).toEqual(b.statements)
+    expect(a.counts.orders).toBeGreaterThan(15_000)
+    expect(a.counts.order_items).toBeGreaterThan(25_000)
+    expect(a.counts.returns).toBeGreaterThan(500)
+    expect(a.years).toEqual([2024, 2025])
+  })
+})
+
+describePostgres("POSTGRES connector (real server)", () => {
+  const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 10)
+  const role = `sl_rls_${suffix}`
+  const schema = `sl_conn_${suffix}`
+
+  beforeAll(async () => {
+    await admin(async (client) => {
+      await client.query(`CREATE ROLE ${role} LOGIN`)
+      await client.query(`CREATE SCHEMA ${schema}`)
+      await client.query(
+        `CREATE TABLE ${schema}.sales (id int PRIMARY KEY, region text NOT NULL, amount numeric(10,2) NOT NULL)`
+      )
+      await client.query(`COMMENT ON TABLE ${schema}.sales IS 'one row per sale'`)
+      await client.query(`INSERT INTO ${schema}.sales VALUES (1,'EU',10.5),(2,'US',20),(3,'EU',4.5),(4,'APAC',7)`)
+      // A customer's own row-level security, reading the transaction setting Sightline sets.
+      await client.query(`CREATE TABLE ${schema}.secured (LIKE ${schema}.sales INCLUDING ALL)`)
+      await client.query(`INSERT INTO ${schema}.secured SELECT * FROM ${schema}.sales`)
+      await client.query(`ALTER TABLE ${schema}.secured ENABLE ROW LEVEL SECURITY`)
+      await client.query(
+        `CREATE POLICY by_region ON ${schema}.secured FOR SELECT USING (region = current_setting('svc.client_attributes_json', true)::jsonb ->> 'region')`
+      )
+      await client.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`)
+      await client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`)
+    })
+  })
+  afterAll(async () => {
+    await admin(async (client) => {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await client.query(`DROP ROLE IF EXISTS ${role}`)
+    })
+  })
+
+  const postgres = (flags: { readonly writes?: boolean; readonly sessionMetadata?: boolean } = {}) =>
+    record({
+      connector_type: "POSTGRES",
+      name: "Warehouse",
+      postgres: { ...settingsFor(role), password: Redacted.make(""), schemas: [schema], ssl_mode: "disable" }
+    }, flags)
+
+  it.layer(Runtime.layer)((it) => {
+    it.effect("introspects only the connector's schemas", () =>
+      Effect.gen(function*() {
+        const info = yield* (yield* ConnectorRuntime).introspect(postgres())
+        expect(info.tables.map((t) => t.name).sort()).toEqual([`${schema}.sales`, `${schema}.secured`])
+        expect(info.tables.find((t) => t.name === `${schema}.sales`)!.comment).toBe("one row per sale")
+      }))
+
+    it.effect("runs read-only: DELETE leaves every row in place unless the connector allows writes", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const error = yield* Effect.flip(runtime.query(postgres(), request(`DELETE FROM ${schema}.sales`)))
+        expect(error.message).toMatch(/read-only transaction/)
+        const count = yield* runtime.query(postgres(), request(`SELECT count(*) FROM ${schema}.sales`))
+        expect(count.rows).toEqual([[4]])
+        const writable = postgres({ writes: true })
+        const updated = yield* runtime.query(
+          writable,
+          request(`UPDATE ${schema}.sales SET amount = amount WHERE region = 'EU'`)
+        )
+        expect(updated.affectedRows).toBe(2)
+      }))
+
+    it.effect("binds client attributes as parameters: a saved query with _svc.client_attributes_json sees EU rows only", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const sql = `SELECT id FROM ${schema}.sales WHERE region = _svc.client_attributes_json.region ORDER BY id`
+        const eu = yield* runtime.query(postgres(), request(sql, "{\"region\":\"EU\"}"))
+        expect(eu.rows).toEqual([[1], [3]])
+        // A value that looks like SQL stays a value.
+        const injected = yield* runtime.query(postgres(), request(sql, "{\"region\":\"EU' OR '1'='1\"}"))
+        expect(injected.rows).toEqual([])
+        const none = yield* runtime.query(postgres(), request(sql, "{}"))
+        expect(none.rows).toEqual([])
+      }))
+
+    it.effect("sets svc.client_attributes_json for the transaction so the database's own RLS policy applies", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const sql = `SELECT region, sum(amount) AS total FROM ${schema}.secured GROUP BY region`
+        const eu = yield* runtime.query(postgres({ sessionMetadata: true }), request(sql, "{\"region\":\"EU\"}"))
+        expect(eu.rows).toEqual([["EU", 15]])
+        // Without the connector's flag nothing is set, so the policy matches no row.
+        const off = yield* runtime.query(postgres(), request(sql, "{\"region\":\"EU\"}"))
+        expect(off.rows).toEqual([])
+      }))
+
+    it.effect("an interrupted query is cancelled on the server", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const fiber = yield* Effect.fork(runtime.query(postgres(), request("SELECT pg_sleep(30)")))
+        // Real time (this suite runs on the TestClock): let the query reach the server.
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+        const started = Date.now()
+        yield* Fiber.interrupt(fiber)
+        expect(Date.now() - started).toBeLessThan(2_000)
+        const active = yield* Effect.promise(() =>
+          admin((client) =>
+            client.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+              [role]
+            )
+          )
+        )
+        expect(active.rows[0].n).toBe(0)
+      }))
+
+    it.effect("a statement timeout stops a long query", () =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          (yield* ConnectorRuntime).query(postgres(), { ...request("SELECT pg_sleep(5)"), timeoutMillis: 200 })
+        )
+        expect(error.message).toMatch(/statement timeout/)
+      }))
+  })
+})
