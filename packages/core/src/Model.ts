@@ -23,6 +23,8 @@ export const ModelId = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
 /** A model as listed by GET /v2/models. */
 export class Model extends Schema.Class<Model>("@sightline/core/Model")({
   id: Schema.String,
+  /** The integer id of the model: what roles' `default_model_id` and `allowed_model_ids` take. */
+  number: ModelNumber,
   provider: Schema.String,
   supports_fast_mode: Schema.Boolean,
   /** Whether this is the model a chat gets when it names none. */
@@ -85,6 +87,7 @@ export const findByNumber = (catalogue: Catalogue, number: ModelNumber): Option.
 export const toModel = (entry: CatalogueEntry, isDefault: boolean): Model =>
   new Model({
     id: entry.id,
+    number: entry.number,
     provider: entry.provider,
     supports_fast_mode: entry.supports_fast_mode,
     default: isDefault

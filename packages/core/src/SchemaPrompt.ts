@@ -6,8 +6,8 @@
  * ```
  * ### Connector 3: Demo retail (DEMO, postgres)
  * table public.orders (~24000 rows): one row per order
- *   - id (integer) primary key
- *   - customer_id (integer) references public.customers.id
+ *   - id: integer; primary key
+ *   - customer_id: integer; references public.customers.id
  * ```
  *
  * For a large schema only the tables most relevant to the question are shown (`rank`).
@@ -70,12 +70,12 @@ export const render = (connectors: ReadonlyArray<ConnectorSchema>, question: str
       const comment = table.comment === undefined || table.comment === "" ? "" : `: ${oneLine(table.comment)}`
       lines.push(`table ${table.name} (~${Math.max(0, Math.round(table.rowEstimate))} rows)${comment}`)
       for (const column of table.columns) {
-        const key = column.primaryKey ? " primary key" : ""
+        const key = column.primaryKey ? "; primary key" : ""
         const ref = column.references === undefined
           ? ""
-          : ` references ${column.references.table}.${column.references.column}`
+          : `; references ${column.references.table}.${column.references.column}`
         const note = column.comment === undefined || column.comment === "" ? "" : ` -- ${oneLine(column.comment)}`
-        lines.push(`  - ${column.name} (${column.type})${key}${ref}${note}`)
+        lines.push(`  - ${column.name}: ${column.type}${key}${ref}${note}`)
       }
     }
     return lines.join("\n")
@@ -83,7 +83,7 @@ export const render = (connectors: ReadonlyArray<ConnectorSchema>, question: str
 
 const connectorLine = /^### Connector (\d+): (.*) \(([A-Z_]+), (postgres|mysql)\)$/
 const tableLine = /^table (\S+) \(~(\d+) rows\)(?:: (.*))?$/
-const columnLine = /^ {2}- (\S+) \(([^)]*)\)( primary key)?(?: references (\S+))?(?: -- (.*))?$/
+const columnLine = /^ {2}- (\S+?): (.+?)(; primary key)?(?:; references (\S+))?(?: -- (.*))?$/
 
 /** Reads the connectors back from a text that contains `render`'s output (other lines are ignored). */
 export const parse = (text: string): ReadonlyArray<ConnectorSchema> => {

@@ -1,0 +1,179 @@
+/**
+ * Core's `LanguageModel` for Anthropic's Messages API (`POST {baseUrl}/v1/messages`, streamed):
+ * text from `text_delta`s, tool calls assembled from `tool_use` blocks and their `input_json_delta`
+ * fragments, usage from `message_start` and `message_delta`.
+ *
+ * @since 0.1.0
+ */
+import * as LanguageModel from "@sightline/core/LanguageModel"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
+import * as Sse from "./internal/sse.js"
+
+/** Anthropic's API base. */
+export const defaultBaseUrl = "https://api.anthropic.com"
+
+/** The API version header Sightline speaks. */
+export const apiVersion = "2023-06-01"
+
+/** The output cap of a generation when the request sets none (the API requires one). */
+export const defaultMaxTokens = 8192
+
+/** Credentials and endpoint. */
+export interface Config {
+  readonly apiKey: Redacted.Redacted
+  readonly baseUrl?: string | undefined
+  readonly policy?: Sse.Policy | undefined
+}
+
+const parseInput = (text: string): unknown => {
+  try {
+    return JSON.parse(text === "" ? "{}" : text)
+  } catch {
+    return {}
+  }
+}
+
+/** The request body of a generation: consecutive tool results travel in one user message. */
+export const body = (request: LanguageModel.GenerateRequest): Record<string, unknown> => {
+  const messages: Array<{ role: "user" | "assistant"; content: Array<unknown> }> = []
+  const push = (role: "user" | "assistant", blocks: ReadonlyArray<unknown>) => {
+    const last = messages.at(-1)
+    if (last !== undefined && last.role === role) last.content.push(...blocks)
+    else messages.push({ role, content: [...blocks] })
+  }
+  for (const message of request.messages) {
+    switch (message.role) {
+      case "assistant":
+        push("assistant", [
+          ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
+          ...(message.toolCalls ?? []).map((call) => ({
+            type: "tool_use",
+            id: call.id,
+            name: call.name,
+            input: parseInput(call.arguments)
+          }))
+        ])
+        break
+      case "tool":
+        push("user", [{ type: "tool_result", tool_use_id: message.toolCallId ?? "", content: message.content }])
+        break
+      default:
+        push("user", [{ type: "text", text: message.content }])
+    }
+  }
+  return {
+    model: request.model,
+    stream: true,
+    max_tokens: request.maxTokens ?? defaultMaxTokens,
+    ...(request.system === undefined ? {} : { system: request.system }),
+    messages,
+    ...(request.tools === undefined || request.tools.length === 0 ? {} : {
+      tools: request.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.parameters
+      }))
+    })
+  }
+}
+
+const provider = "anthropic"
+
+/** The model over the API. */
+export const make = (config: Config): LanguageModel.LanguageModel.Service =>
+  LanguageModel.LanguageModel.of({
+    generate: (request) =>
+      Stream.suspend(() => {
+        const blocks = new Map<number, { id: string; name: string; json: string }>()
+        let stopReason: unknown
+        let inputTokens = 0
+        let outputTokens = 0
+        let reported = false
+        const parts = Sse.stream({
+          provider,
+          url: `${(config.baseUrl ?? defaultBaseUrl).replace(/\/+$/, "")}/v1/messages`,
+          headers: { "x-api-key": Redacted.value(config.apiKey), "anthropic-version": apiVersion },
+          body: body(request),
+          policy: config.policy ?? Sse.defaultPolicy
+        }).pipe(
+          Stream.takeWhile((event) => event.event !== "message_stop"),
+          Stream.mapEffect((event) => Sse.json(provider, event)),
+          Stream.mapConcatEffect(
+            (event): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+              switch (event?.type) {
+                case "message_start":
+                  reported = true
+                  inputTokens = Number(event.message?.usage?.input_tokens ?? 0)
+                  outputTokens = Number(event.message?.usage?.output_tokens ?? 0)
+                  return Effect.succeed([])
+                case "content_block_start":
+                  if (event.content_block?.type === "tool_use") {
+                    blocks.set(Number(event.index), {
+                      id: String(event.content_block.id),
+                      name: String(event.content_block.name),
+                      json: ""
+                    })
+                  }
+                  return Effect.succeed([])
+                case "content_block_delta": {
+                  const delta = event.delta
+                  if (delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
+                    return Effect.succeed([LanguageModel.TextDelta.make({ text: delta.text })])
+                  }
+                  if (delta?.type === "input_json_delta") {
+                    const block = blocks.get(Number(event.index))
+                    if (block !== undefined) block.json += String(delta.partial_json ?? "")
+                  }
+                  return Effect.succeed([])
+                }
+                case "content_block_stop": {
+                  const block = blocks.get(Number(event.index))
+                  if (block === undefined) return Effect.succeed([])
+                  blocks.delete(Number(event.index))
+                  return Effect.succeed([
+                    LanguageModel.ToolCallPart.make({
+                      id: block.id,
+                      name: block.name,
+                      arguments: block.json === "" ? "{}" : block.json
+                    })
+                  ])
+                }
+                case "message_delta":
+                  if (event.delta?.stop_reason != null) stopReason = event.delta.stop_reason
+                  if (event.usage?.output_tokens != null) outputTokens = Number(event.usage.output_tokens)
+                  return Effect.succeed([])
+                case "error":
+                  return Effect.fail(
+                    new LanguageModel.LanguageModelError({
+                      reason: event.error?.type === "rate_limit_error" ? "rate_limited" : "unavailable",
+                      message: `${provider}: ${event.error?.message ?? "stream error"}`
+                    })
+                  )
+                default:
+                  return Effect.succeed([])
+              }
+            }
+          )
+        )
+        const end = Stream.sync(() =>
+          LanguageModel.Finish.make({
+            reason: stopReason === "tool_use"
+              ? "tool_calls"
+              : stopReason === "max_tokens"
+              ? "length"
+              : stopReason === "refusal"
+              ? "error"
+              : "stop",
+            ...(reported ? { usage: { inputTokens, outputTokens } } : {})
+          })
+        )
+        return Stream.concat(parts, end)
+      })
+  })
+
+/** The model as a layer. */
+export const layer = (config: Config): Layer.Layer<LanguageModel.LanguageModel> =>
+  Layer.succeed(LanguageModel.LanguageModel, make(config))

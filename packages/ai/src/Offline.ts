@@ -1,0 +1,173 @@
+/**
+ * The offline model: the embedded default, with no network and no weights. It is deterministic and
+ * honest about what it is. For a question it:
+ * 1. plans one read-only aggregate query from the question's words and the connectors' schemas as
+ *    the system prompt describes them (`SchemaPrompt`), and calls `run_sql` with it;
+ * 2. asks `create_chart` for a chart of the result when it has a label and a value per row;
+ * 3. answers in a short paragraph with the numbers, saying it is the offline model.
+ *
+ * It only ever builds SQL from introspected tables and columns; a question it cannot map to them
+ * gets an answer that says so.
+ *
+ * @since 0.1.0
+ */
+import * as LanguageModel from "@sightline/core/LanguageModel"
+import * as SchemaPrompt from "@sightline/core/SchemaPrompt"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as Planner from "./internal/planner.js"
+
+/** The provider name of the offline model in the catalogue. */
+export const provider = "offline"
+
+/** The line every offline answer ends with. */
+export const signature =
+  "_Answered by Sightline's offline model: it plans one query from your schema without a language model. " +
+  "Configure a model provider for open-ended questions._"
+
+interface QueryResult {
+  readonly columns: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
+  readonly row_count: number
+  readonly truncated: boolean
+}
+
+const format = (value: unknown): string =>
+  typeof value === "number"
+    ? value.toLocaleString("en-US", { maximumFractionDigits: 2 })
+    : value === null || value === undefined
+    ? "—"
+    : String(value)
+
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
+
+const label = (plan: Planner.Plan) =>
+  plan.aggregate === "count"
+    ? `number of ${plan.measureLabel}`
+    : `${plan.aggregate === "avg" ? "average" : "total"} ${plan.measureLabel}`
+
+/** The answer text for a plan and its result. */
+export const answer = (plan: Planner.Plan, result: QueryResult): string => {
+  const period = plan.period === undefined ? "" : ` ${plan.period}`
+  if (plan.shape === "total" || result.columns.length < 2) {
+    const value = result.rows[0]?.[0]
+    return plan.aggregate === "count"
+      ? `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.`
+      : `The ${label(plan)}${period} was **${format(value)}**.`
+  }
+  if (result.rows.length === 0) return `No rows matched${period}.`
+  const table = [
+    `| ${result.columns.join(" | ")} |`,
+    `| ${result.columns.map((_, i) => i === 0 ? "---" : "---:").join(" | ")} |`,
+    ...result.rows.slice(0, 25).map((row) => `| ${row.map(format).join(" | ")} |`)
+  ].join("\n")
+  const more = result.row_count > 25 ? `\n\n(${result.row_count - 25} more rows in the table and the CSV.)` : ""
+  const heading = plan.shape === "top"
+    ? `The top ${result.rows.length} by ${label(plan)}${period}:`
+    : plan.shape === "series"
+    ? `${capitalize(label(plan))} by ${plan.labelColumn}${period}:`
+    : `${capitalize(label(plan))} by ${plan.labelColumn}${period}:`
+  const first = result.rows[0]!
+  const lead = plan.shape === "series"
+    ? ""
+    : ` **${format(first[0])}** leads with **${format(first[1])}**.`
+  return `${heading}${lead}\n\n${table}${more}`
+}
+
+// Streams text as a model would: a few words per delta.
+const textParts = (text: string): ReadonlyArray<LanguageModel.Part> => {
+  const pieces = text.match(/\S+\s*|\s+/g) ?? [text]
+  const deltas: Array<LanguageModel.Part> = []
+  for (let i = 0; i < pieces.length; i += 4) {
+    deltas.push(LanguageModel.TextDelta.make({ text: pieces.slice(i, i + 4).join("") }))
+  }
+  return [...deltas, LanguageModel.Finish.make({ reason: "stop", usage: { inputTokens: 0, outputTokens: 0 } })]
+}
+
+const reply = (text: string) => textParts(`${text}\n\n${signature}`)
+
+const parseResult = (content: string): QueryResult | undefined => {
+  try {
+    const parsed = JSON.parse(content)
+    return Array.isArray(parsed?.columns) && Array.isArray(parsed?.rows) ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const toolName = (messages: ReadonlyArray<LanguageModel.Message>, callId: string | undefined): string | undefined => {
+  for (const message of messages) {
+    for (const call of message.toolCalls ?? []) if (call.id === callId) return call.name
+  }
+  return undefined
+}
+
+/** One generation of the offline model. */
+export const respond = (request: LanguageModel.GenerateRequest, now: Date): ReadonlyArray<LanguageModel.Part> => {
+  const messages = request.messages
+  const question = [...messages].reverse().find((m) => m.role === "user")?.content ?? ""
+  const connectors = SchemaPrompt.parse(request.system ?? "")
+  const offers = (name: string) => request.tools?.some((tool) => tool.name === name) ?? false
+  const turn = messages.filter((m) => m.role === "assistant").length
+  const last = messages.at(-1)
+
+  if (last?.role !== "tool") {
+    if (!offers("run_sql")) {
+      return reply(
+        "I can only answer questions about data, and no data connector is enabled in this chat. Add `connector_ids` to the request."
+      )
+    }
+    const plan = Planner.plan(question, connectors, now)
+    if ("unplannable" in plan) {
+      return reply(
+        `I could not turn this question into a query: ${plan.unplannable}. Try naming a table and a measure, ` +
+          "for example \"total revenue by month last year\" or \"top 5 products by revenue\"."
+      )
+    }
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "run_sql",
+      arguments: { connector_id: plan.connectorId, sql: plan.sql }
+    })
+  }
+
+  const plan = Planner.plan(question, connectors, now)
+  const sqlResults = messages.filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_sql")
+  const latest = sqlResults.at(-1)
+  if (latest === undefined || "unplannable" in plan) return reply("I have nothing to report.")
+  if (latest.content.startsWith("error:")) {
+    return reply(`The query failed: ${latest.content.slice("error:".length).trim()}`)
+  }
+  const result = parseResult(latest.content)
+  if (result === undefined) return reply("The query returned nothing I can read.")
+
+  if (
+    toolName(messages, last.toolCallId) === "run_sql" && offers("create_chart") && result.columns.length >= 2 &&
+    result.rows.length >= 2
+  ) {
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "create_chart",
+      arguments: {
+        title: `${capitalize(label(plan))} by ${plan.labelColumn ?? result.columns[0]}${
+          plan.period === undefined ? "" : ` ${plan.period}`
+        }`,
+        mark: plan.shape === "series" ? "line" : "bar",
+        x: result.columns[0],
+        y: result.columns[1]
+      }
+    })
+  }
+  return reply(answer(plan, result))
+}
+
+/** The offline model: reads the clock for relative periods ("last year"). */
+export const make: LanguageModel.LanguageModel.Service = LanguageModel.LanguageModel.of({
+  generate: (request) =>
+    Stream.unwrap(Effect.map(Clock.currentTimeMillis, (now) => Stream.fromIterable(respond(request, new Date(now)))))
+})
+
+/** The offline model as a layer. */
+export const layer: Layer.Layer<LanguageModel.LanguageModel> = Layer.succeed(LanguageModel.LanguageModel, make)

@@ -1,0 +1,540 @@
+/**
+ * The offline model's query planner: from a question's words and an introspected schema it builds
+ * one read-only aggregate query of a few shapes (a count, a sum or average, the top N of a group, a
+ * breakdown by group, a series over time), joining tables along their foreign keys. Every table and
+ * column comes from the schema; the question only chooses among them.
+ *
+ * @internal
+ */
+import type * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
+import type * as SchemaPrompt from "@sightline/core/SchemaPrompt"
+
+/** The aggregate of a plan. */
+export type Aggregate = "count" | "sum" | "avg"
+
+/** A time bucket. */
+export type Grain = "day" | "week" | "month" | "quarter" | "year"
+
+/** What the planner decided, and the SQL it wrote. */
+export interface Plan {
+  readonly connectorId: number
+  readonly sql: string
+  readonly shape: "total" | "top" | "group" | "series"
+  readonly aggregate: Aggregate
+  /** The result column of the measure and of the group or period. */
+  readonly valueColumn: string
+  readonly labelColumn?: string | undefined
+  /** Words for the answer: "revenue", "orders", "in 2025". */
+  readonly measureLabel: string
+  readonly period?: string | undefined
+}
+
+const stopWords = new Set([
+  "a",
+  "an",
+  "the",
+  "of",
+  "in",
+  "on",
+  "at",
+  "to",
+  "for",
+  "by",
+  "per",
+  "and",
+  "or",
+  "is",
+  "are",
+  "was",
+  "were",
+  "be",
+  "what",
+  "which",
+  "who",
+  "how",
+  "many",
+  "much",
+  "me",
+  "my",
+  "our",
+  "we",
+  "i",
+  "you",
+  "show",
+  "give",
+  "list",
+  "tell",
+  "with",
+  "from",
+  "each",
+  "all",
+  "do",
+  "does",
+  "did",
+  "it",
+  "its",
+  "this",
+  "that",
+  "last",
+  "year",
+  "month",
+  "top"
+])
+
+const words = (text: string): Array<string> => text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== "")
+
+/** The words of a question that can name a table, column or measure. */
+const contentWords = (text: string): Array<string> => words(text).filter((w) => !stopWords.has(w) && !/^\d+$/.test(w))
+
+const synonymsOf = (word: string): ReadonlyArray<string> =>
+  Object.hasOwn(measureSynonyms, word) ? measureSynonyms[word]! : []
+
+const stem = (word: string): string =>
+  word.length <= 3
+    ? word
+    : word.replace(/ies$/, "y").replace(/(ss|us)$/, "$1").replace(/(xes|ses)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
+
+const numberWords: Record<string, number> = {
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  twenty: 20
+}
+
+/** Measures people ask for, and the column names and comments that mean them. */
+const measureSynonyms: Record<string, ReadonlyArray<string>> = {
+  revenue: ["revenue", "line_total", "sales", "amount", "total", "turnover", "gmv"],
+  sales: ["revenue", "line_total", "sales", "amount", "total"],
+  turnover: ["revenue", "line_total", "sales", "amount", "total"],
+  spend: ["amount", "total", "cost", "spend", "line_total"],
+  refund: ["refund_amount", "refund", "refunds"],
+  quantity: ["quantity", "qty", "units"],
+  unit: ["quantity", "units"],
+  price: ["unit_price", "price"]
+}
+
+const numericType = /int|numeric|decimal|real|double|float|money/i
+const timeType = /date|time/i
+const textType = /char|text|string/i
+
+const isNumeric = (c: ConnectorRuntime.Column) =>
+  numericType.test(c.type) && !c.primaryKey && c.references === undefined && !/(^|_)id$/.test(c.name)
+const isTime = (c: ConnectorRuntime.Column) => timeType.test(c.type)
+
+const quote = (identifier: string): string => `"${identifier.replace(/"/g, "\"\"")}"`
+const qualified = (table: string): string => table.split(".").map(quote).join(".")
+const shortName = (table: string): string => table.split(".").pop() ?? table
+
+/** The calendar window the question names (UTC), if any. */
+export interface Window {
+  readonly from: string
+  readonly to: string
+  readonly label: string
+}
+
+const isoDate = (d: Date) => d.toISOString().slice(0, 10)
+
+/** Reads a time window: "last year", "this year", "in 2024", "last month", "last N days". */
+export const windowOf = (question: string, now: Date): Window | undefined => {
+  const q = question.toLowerCase()
+  const year = now.getUTCFullYear()
+  const month = now.getUTCMonth()
+  const yearWindow = (y: number): Window => ({ from: `${y}-01-01`, to: `${y + 1}-01-01`, label: `in ${y}` })
+  if (/\blast year\b|\bprevious year\b/.test(q)) return yearWindow(year - 1)
+  if (/\bthis year\b|\byear to date\b|\bytd\b/.test(q)) return { ...yearWindow(year), label: `in ${year} so far` }
+  const named = /\b(?:in|during|for) (\d{4})\b/.exec(q) ?? /\b(20\d{2}|19\d{2})\b/.exec(q)
+  if (named !== null) return yearWindow(Number(named[1]))
+  if (/\blast month\b/.test(q)) {
+    const from = new Date(Date.UTC(year, month - 1, 1))
+    const to = new Date(Date.UTC(year, month, 1))
+    return { from: isoDate(from), to: isoDate(to), label: `in ${from.toISOString().slice(0, 7)}` }
+  }
+  const days = /\blast (\d+) days\b/.exec(q)
+  if (days !== null) {
+    const to = new Date(Date.UTC(year, month, now.getUTCDate() + 1))
+    const from = new Date(to.getTime() - Number(days[1]) * 86_400_000)
+    return { from: isoDate(from), to: isoDate(to), label: `in the last ${days[1]} days` }
+  }
+  return undefined
+}
+
+const grainOf = (question: string): Grain | undefined => {
+  const q = question.toLowerCase()
+  if (/\b(daily|per day|by day|each day)\b/.test(q)) return "day"
+  if (/\b(weekly|per week|by week|each week)\b/.test(q)) return "week"
+  if (/\b(quarterly|per quarter|by quarter|each quarter)\b/.test(q)) return "quarter"
+  if (/\b(yearly|per year|by year|each year|annual)\b/.test(q)) return "year"
+  if (/\b(monthly|per month|by month|each month|over time|trend|month over month)\b/.test(q)) return "month"
+  return undefined
+}
+
+const aggregateOf = (question: string): Aggregate | undefined => {
+  const q = question.toLowerCase()
+  if (/\b(average|avg|mean)\b/.test(q)) return "avg"
+  if (/\b(how many|count|number of)\b/.test(q)) return "count"
+  if (/\b(total|sum|revenue|sales|turnover|spend|refund|refunds|quantity|units)\b/.test(q)) return "sum"
+  return undefined
+}
+
+const limitOf = (question: string): number | undefined => {
+  const q = question.toLowerCase()
+  const top = /\b(?:top|best|largest|biggest|highest|bottom|worst|lowest|smallest) (\d+|[a-z]+)\b/.exec(q)
+  if (top !== null) {
+    const n = Number(top[1])
+    if (Number.isInteger(n) && n > 0) return Math.min(n, 100)
+    const word = numberWords[top[1]!]
+    if (word !== undefined) return word
+    return 10
+  }
+  return undefined
+}
+
+interface Graph {
+  readonly tables: ReadonlyArray<ConnectorRuntime.Table>
+  readonly byName: Map<string, ConnectorRuntime.Table>
+}
+
+interface Edge {
+  readonly from: string
+  readonly fromColumn: string
+  readonly to: string
+  readonly toColumn: string
+}
+
+const edgesOf = (graph: Graph, table: string): ReadonlyArray<Edge> => {
+  const edges: Array<Edge> = []
+  for (const column of graph.byName.get(table)?.columns ?? []) {
+    if (column.references !== undefined && graph.byName.has(column.references.table)) {
+      edges.push({
+        from: table,
+        fromColumn: column.name,
+        to: column.references.table,
+        toColumn: column.references.column
+      })
+    }
+  }
+  for (const other of graph.tables) {
+    for (const column of other.columns) {
+      if (column.references?.table === table && other.name !== table) {
+        edges.push({ from: table, fromColumn: column.references.column, to: other.name, toColumn: column.name })
+      }
+    }
+  }
+  return edges
+}
+
+const isForward = (graph: Graph, edge: Edge): boolean =>
+  graph.byName.get(edge.from)?.columns.some((c) => c.name === edge.fromColumn && c.references?.table === edge.to) ??
+    false
+
+/**
+ * The join path from `start` to `goal` along foreign keys: many-to-one keys only when they reach
+ * (so a sum is never multiplied by a fan-out), else any keys.
+ */
+const path = (graph: Graph, start: string, goal: string): ReadonlyArray<Edge> | undefined =>
+  search(graph, start, goal, true) ?? search(graph, start, goal, false)
+
+const search = (graph: Graph, start: string, goal: string, forwardOnly: boolean): ReadonlyArray<Edge> | undefined => {
+  if (start === goal) return []
+  const seen = new Set([start])
+  let frontier: Array<{ table: string; edges: ReadonlyArray<Edge> }> = [{ table: start, edges: [] }]
+  while (frontier.length > 0) {
+    const next: Array<{ table: string; edges: ReadonlyArray<Edge> }> = []
+    for (const node of frontier) {
+      for (const edge of edgesOf(graph, node.table)) {
+        if (forwardOnly && !isForward(graph, edge)) continue
+        if (seen.has(edge.to)) continue
+        seen.add(edge.to)
+        const edges = [...node.edges, edge]
+        if (edge.to === goal) return edges
+        next.push({ table: edge.to, edges })
+      }
+    }
+    frontier = next
+  }
+  return undefined
+}
+
+const labelColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column | undefined =>
+  table.columns.find((c) => c.name === "name") ??
+    table.columns.find((c) => /(^|_)(name|title|label)$/.test(c.name)) ??
+    table.columns.find((c) => c.name === "code") ??
+    table.columns.find((c) => textType.test(c.type) && !c.primaryKey)
+
+/** Scores how well a table's name matches the words (whole words only). */
+const tableScore = (table: ConnectorRuntime.Table, asked: ReadonlySet<string>): number => {
+  const name = shortName(table.name)
+  if (asked.has(stem(name))) return 10
+  return words(name).map(stem).filter((w) => asked.has(w)).length * 3
+}
+
+interface Choice {
+  readonly table: ConnectorRuntime.Table
+  readonly column: ConnectorRuntime.Column
+  readonly score: number
+}
+
+const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>): Choice | undefined => {
+  const asked = new Set(questionWords.map(stem))
+  let best: Choice | undefined
+  for (const table of graph.tables) {
+    for (const column of table.columns.filter(isNumeric)) {
+      let score = 0
+      const columnWords = new Set(words(column.name).map(stem))
+      const commentWords = new Set(words(column.comment ?? "").map(stem))
+      for (const word of questionWords) {
+        const w = stem(word)
+        if (columnWords.has(w)) score += 6
+        if (commentWords.has(w)) score += 5
+        for (const synonym of synonymsOf(word).length > 0 ? synonymsOf(word) : synonymsOf(w)) {
+          if (column.name === synonym) score += 4
+          else if (columnWords.has(stem(synonym))) score += 2
+        }
+      }
+      if (score > 0 && asked.has(stem(shortName(table.name)))) score += 1
+      if (score > 0 && (best === undefined || score > best.score)) best = { table, column, score }
+    }
+  }
+  return best
+}
+
+/** The phrase after "by", "per", "for each" or "top N", naming what to group by. */
+const groupWordsOf = (question: string): ReadonlyArray<string> => {
+  const q = question.toLowerCase()
+  const found: Array<string> = []
+  for (
+    const pattern of [
+      /\b(?:by|per|for each|each|across) ([a-z_]+)(?: ([a-z_]+))?/g,
+      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) ([a-z_]+)(?: ([a-z_]+))?/g
+    ]
+  ) {
+    for (const match of q.matchAll(pattern)) {
+      for (const w of match.slice(1)) if (w !== undefined && !(w in numberWords)) found.push(w)
+    }
+  }
+  return found
+}
+
+const timeWords = new Set(["day", "week", "month", "quarter", "year", "time", "date"])
+
+interface Group {
+  readonly table: ConnectorRuntime.Table
+  readonly column: ConnectorRuntime.Column
+  /** Grouping by a column of a table ("by channel") rather than by the rows of a table ("by region"). */
+  readonly byColumn: boolean
+}
+
+const groupOf = (graph: Graph, question: string): Group | undefined => {
+  for (const word of groupWordsOf(question)) {
+    const w = stem(word)
+    if (timeWords.has(w)) continue
+    // A column first ("by channel", "by segment"), then a table ("by region", "top 5 products").
+    for (const table of graph.tables) {
+      const column = table.columns.find((c) =>
+        stem(c.name) === w && !c.primaryKey && c.references === undefined && !isNumeric(c)
+      )
+      if (column !== undefined) return { table, column, byColumn: true }
+    }
+    const table = graph.tables.find((t) => stem(shortName(t.name)) === w)
+    const label = table === undefined ? undefined : labelColumnOf(table)
+    if (table !== undefined && label !== undefined) return { table, column: label, byColumn: false }
+  }
+  return undefined
+}
+
+const timeColumnNear = (
+  graph: Graph,
+  start: string
+): { table: ConnectorRuntime.Table; column: ConnectorRuntime.Column } | undefined => {
+  const rank = (c: ConnectorRuntime.Column) =>
+    /ordered_at|order_date|sold_at|sale_date|transaction_date|occurred_at/.test(c.name)
+      ? 0
+      : /created_at|date|_at$|_on$/.test(c.name)
+      ? 1
+      : 2
+  const pick = (table: ConnectorRuntime.Table) => table.columns.filter(isTime).sort((a, b) => rank(a) - rank(b))[0]
+  const own = graph.byName.get(start)
+  const direct = own === undefined ? undefined : pick(own)
+  if (own !== undefined && direct !== undefined) return { table: own, column: direct }
+  // The nearest table along many-to-one keys (an order line's time is its order's).
+  const seen = new Set([start])
+  let frontier = [start]
+  while (frontier.length > 0) {
+    const next: Array<string> = []
+    for (const name of frontier) {
+      for (const column of graph.byName.get(name)?.columns ?? []) {
+        const target = column.references?.table
+        if (target === undefined || seen.has(target) || !graph.byName.has(target)) continue
+        seen.add(target)
+        const table = graph.byName.get(target)!
+        const time = pick(table)
+        if (time !== undefined) return { table, column: time }
+        next.push(target)
+      }
+    }
+    frontier = next
+  }
+  return undefined
+}
+
+/** Plans a query for a question over the connectors, or says why it cannot. */
+export const plan = (
+  question: string,
+  connectors: ReadonlyArray<SchemaPrompt.ConnectorSchema>,
+  now: Date
+): Plan | { readonly unplannable: string } => {
+  const questionWords = contentWords(question)
+  const asked = new Set(questionWords.map(stem))
+  if (connectors.length === 0) return { unplannable: "no data connector is enabled in this chat" }
+  // The connector whose tables the question names best.
+  const scored = connectors.map((connector) => ({
+    connector,
+    score: connector.schema.tables.reduce((sum, t) => sum + tableScore(t, asked), 0)
+  }))
+  scored.sort((a, b) => b.score - a.score)
+  const connector = scored[0]!.connector
+  const graph: Graph = {
+    tables: connector.schema.tables,
+    byName: new Map(connector.schema.tables.map((t) => [t.name, t]))
+  }
+  const dialect = connector.schema.dialect
+  const q = (identifier: string) => dialect === "mysql" ? `\`${identifier.replace(/`/g, "``")}\`` : quote(identifier)
+  const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
+
+  let aggregate = aggregateOf(question)
+  const measure = aggregate === "count" ? undefined : measureOf(graph, questionWords)
+  if (aggregate === undefined) aggregate = measure === undefined ? "count" : "sum"
+  if (aggregate !== "count" && measure === undefined) {
+    return { unplannable: "I found no numeric column that matches the question" }
+  }
+  const group = groupOf(graph, question)
+  const grain = grainOf(question)
+  const limit = limitOf(question)
+  const window = windowOf(question, now)
+
+  // What is counted: the table the question names (orders, customers), else the group's table.
+  const counted = aggregate === "count"
+    ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked) })).filter((x) =>
+      x.s > 0 && (group?.byColumn === true || x.t !== group?.table)
+    )
+      .sort((a, b) => b.s - a.s)[0]?.t ?? group?.table
+    : undefined
+  const base = measure?.table ?? counted
+  if (base === undefined) return { unplannable: "I could not tell which table the question is about" }
+
+  const aliases = new Map<string, string>([[base.name, "t0"]])
+  const joins: Array<string> = []
+  let fansOut = false
+  const join = (target: string): string | undefined => {
+    if (aliases.has(target)) return aliases.get(target)
+    const route = path(graph, base.name, target)
+    if (route === undefined) return undefined
+    for (const edge of route) {
+      if (aliases.has(edge.to)) continue
+      const alias = `t${aliases.size}`
+      aliases.set(edge.to, alias)
+      if (!isForward(graph, edge)) fansOut = true
+      joins.push(
+        `JOIN ${table(edge.to)} AS ${alias} ON ${alias}.${q(edge.toColumn)} = ${aliases.get(edge.from)}.${
+          q(edge.fromColumn)
+        }`
+      )
+    }
+    return aliases.get(target)
+  }
+
+  const needsTime = window !== undefined || grain !== undefined
+  const time = needsTime ? timeColumnNear(graph, base.name) : undefined
+  if (needsTime && time === undefined) return { unplannable: "I found no date or time column to filter or group by" }
+  const timeAlias = time === undefined ? undefined : join(time.table.name)
+  const groupAlias = group === undefined ? undefined : join(group.table.name)
+  if (group !== undefined && groupAlias === undefined) {
+    return { unplannable: `I found no way to join ${shortName(base.name)} to ${shortName(group.table.name)}` }
+  }
+
+  const measureLabel = aggregate === "count"
+    ? shortName(base.name)
+    : questionWords.find((w) => synonymsOf(w).length > 0) ?? measure!.column.name
+  const valueColumn = aggregate === "count"
+    ? `${shortName(base.name).replace(/[^a-z0-9_]/gi, "_")}_count`
+    : `${aggregate === "avg" ? "average_" : "total_"}${measureLabel.replace(/[^a-z0-9_]/gi, "_")}`
+  if (fansOut && aggregate !== "count") {
+    return {
+      unplannable: `joining ${shortName(base.name)} to what the question names would count its rows more than once`
+    }
+  }
+  const key = base.columns.find((c) => c.primaryKey)
+  // Across a one-to-many join, count the base rows once each.
+  const value = aggregate === "count"
+    ? fansOut && key !== undefined ? `count(DISTINCT t0.${q(key.name)})` : "count(*)"
+    : `${aggregate}(t0.${q(measure!.column.name)})`
+  const rounded = aggregate === "count"
+    ? value
+    : dialect === "mysql"
+    ? `ROUND(${value}, 2)`
+    : `round((${value})::numeric, 2)`
+
+  const where = window === undefined || time === undefined
+    ? []
+    : [
+      `${timeAlias}.${q(time.column.name)} >= '${window.from}'`,
+      `${timeAlias}.${q(time.column.name)} < '${window.to}'`
+    ]
+  const from = `FROM ${table(base.name)} AS t0${joins.length === 0 ? "" : `\n${joins.join("\n")}`}${
+    where.length === 0 ? "" : `\nWHERE ${where.join(" AND ")}`
+  }`
+
+  if (grain !== undefined && time !== undefined) {
+    const bucket = dialect === "mysql"
+      ? `DATE_FORMAT(${timeAlias}.${q(time.column.name)}, '${
+        grain === "year" ? "%Y-01-01" : grain === "day" ? "%Y-%m-%d" : "%Y-%m-01"
+      }')`
+      : `date_trunc('${grain}', ${timeAlias}.${q(time.column.name)})::date`
+    return {
+      connectorId: connector.id,
+      sql: `SELECT ${bucket} AS ${q(grain)}, ${rounded} AS ${q(valueColumn)}\n${from}\nGROUP BY 1\nORDER BY 1`,
+      shape: "series",
+      aggregate,
+      valueColumn,
+      labelColumn: grain,
+      measureLabel,
+      period: window?.label
+    }
+  }
+  if (group !== undefined && groupAlias !== undefined) {
+    const labelColumn = group.column.name === "name" || group.column.name === "code"
+      ? stem(shortName(group.table.name))
+      : group.column.name
+    const direction = /\b(bottom|worst|lowest|smallest|least)\b/.test(question.toLowerCase()) ? "ASC" : "DESC"
+    return {
+      connectorId: connector.id,
+      sql: `SELECT ${groupAlias}.${q(group.column.name)} AS ${q(labelColumn)}, ${rounded} AS ${
+        q(valueColumn)
+      }\n${from}\nGROUP BY ${groupAlias}.${q(group.column.name)}\nORDER BY 2 ${direction}, 1${
+        limit === undefined ? "" : `\nLIMIT ${limit}`
+      }`,
+      shape: limit === undefined ? "group" : "top",
+      aggregate,
+      valueColumn,
+      labelColumn,
+      measureLabel,
+      period: window?.label
+    }
+  }
+  return {
+    connectorId: connector.id,
+    sql: `SELECT ${rounded} AS ${q(valueColumn)}\n${from}`,
+    shape: "total",
+    aggregate,
+    valueColumn,
+    measureLabel,
+    period: window?.label
+  }
+}

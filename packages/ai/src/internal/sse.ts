@@ -1,0 +1,216 @@
+/**
+ * What every HTTP provider adapter shares: one streamed POST whose answer is Server-Sent Events.
+ *
+ * - Retryable failures (network errors, 408, 409, 429, 5xx) are retried with exponential backoff and
+ *   full jitter, waiting at least what `Retry-After` asks (seconds or an HTTP date), only while
+ *   nothing has been streamed yet.
+ * - Timeouts: the response headers must arrive within `firstByteTimeout`; after that, each chunk
+ *   within `idleTimeout` of the previous one, so a long answer that keeps streaming is never cut.
+ * - Interruption aborts the request: the provider sees its connection closed.
+ *
+ * @internal
+ */
+import { LanguageModelError } from "@sightline/core/LanguageModel"
+import type { ErrorReason } from "@sightline/core/LanguageModel"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as Stream from "effect/Stream"
+import { createParser } from "eventsource-parser"
+
+/** Timeouts and retries of a provider. */
+export interface Policy {
+  /** How long to wait for the response headers (default 60 s: a model may think before answering). */
+  readonly firstByteTimeout: Duration.DurationInput
+  /** The longest gap between two chunks of a streamed answer (default 60 s). */
+  readonly idleTimeout: Duration.DurationInput
+  /** Retries after the first attempt (default 3). */
+  readonly maxRetries: number
+  /** The first backoff delay; each retry doubles it (default 500 ms). */
+  readonly baseDelay: Duration.DurationInput
+  /** The longest wait between attempts, `Retry-After` included (default 30 s). */
+  readonly maxDelay: Duration.DurationInput
+}
+
+/** The default policy. */
+export const defaultPolicy: Policy = {
+  firstByteTimeout: Duration.seconds(60),
+  idleTimeout: Duration.seconds(60),
+  maxRetries: 3,
+  baseDelay: Duration.millis(500),
+  maxDelay: Duration.seconds(30)
+}
+
+/** One server-sent event. */
+export interface Event {
+  readonly event?: string | undefined
+  readonly data: string
+}
+
+/** A streamed request. */
+export interface Request {
+  /** Names the provider in error messages. */
+  readonly provider: string
+  readonly url: string
+  readonly headers: Record<string, string>
+  readonly body: unknown
+  readonly policy: Policy
+}
+
+interface Failure {
+  readonly error: LanguageModelError
+  readonly retryAfterMillis?: number | undefined
+}
+
+const fail = (reason: ErrorReason, message: string, retryAfterMillis?: number): Failure => ({
+  error: new LanguageModelError({ reason, message }),
+  retryAfterMillis
+})
+
+/** `Retry-After` in milliseconds: delta seconds or an HTTP date. */
+export const retryAfterMillis = (header: string | null, now: number): number | undefined => {
+  if (header === null || header.trim() === "") return undefined
+  const seconds = Number(header)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(header)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+const reasonOf = (status: number): ErrorReason =>
+  status === 429
+    ? "rate_limited"
+    : status === 401 || status === 403
+    ? "unauthorized"
+    : status === 408 || status === 409 || status >= 500
+    ? "unavailable"
+    : "invalid_request"
+
+// The provider's own words, shortened: error bodies are JSON with a message somewhere, or text.
+const describe = (body: string): string => {
+  try {
+    const parsed = JSON.parse(body)
+    const message = parsed?.error?.message ?? parsed?.message ?? parsed?.error
+    if (typeof message === "string") return message.slice(0, 500)
+  } catch {
+    // not JSON
+  }
+  return body.slice(0, 500)
+}
+
+/** The events of a streamed POST, with the retries and timeouts of `request.policy`. */
+export const stream = (request: Request): Stream.Stream<Event, LanguageModelError> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const controller = new AbortController()
+    // Closing the stream (end, failure or interruption) closes the provider's connection.
+    yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
+    const host = (() => {
+      try {
+        return new URL(request.url).host
+      } catch {
+        return request.url
+      }
+    })()
+
+    const attempt = Effect.tryPromise({
+      try: (signal) =>
+        fetch(request.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "text/event-stream", ...request.headers },
+          body: JSON.stringify(request.body),
+          signal: AbortSignal.any([signal, controller.signal])
+        }),
+      catch: (cause) =>
+        fail(
+          "unavailable",
+          `${request.provider}: cannot reach ${host}: ${
+            cause instanceof Error ? (cause.cause as Error | undefined)?.message ?? cause.message : String(cause)
+          }`
+        )
+    }).pipe(
+      Effect.timeoutFail({
+        duration: request.policy.firstByteTimeout,
+        onTimeout: () =>
+          fail(
+            "unavailable",
+            `${request.provider}: no answer from ${host} within ${Duration.format(request.policy.firstByteTimeout)}`
+          )
+      }),
+      Effect.flatMap((response) =>
+        response.ok
+          ? Effect.succeed(response)
+          : Effect.flatMap(
+            Effect.promise(() => response.text().catch(() => "")),
+            (body) =>
+              Effect.fail(fail(
+                reasonOf(response.status),
+                `${request.provider}: ${response.status} ${describe(body)}`.trim(),
+                retryAfterMillis(response.headers.get("retry-after"), Date.now())
+              ))
+          )
+      )
+    )
+
+    const maxDelay = Duration.toMillis(request.policy.maxDelay)
+    const open = (retry: number): Effect.Effect<Response, LanguageModelError> =>
+      Effect.catchAll(attempt, (failure) => {
+        if (!failure.error.retryable || retry >= request.policy.maxRetries) return Effect.fail(failure.error)
+        return Effect.gen(function*() {
+          // Full jitter over an exponential ceiling; never sooner than the provider asked.
+          const ceiling = Duration.toMillis(request.policy.baseDelay) * 2 ** retry
+          const jittered = (yield* Random.next) * ceiling
+          const wait = Math.min(maxDelay, Math.max(jittered, failure.retryAfterMillis ?? 0))
+          yield* Effect.logDebug(`${request.provider}: retrying in ${Math.round(wait)} ms`).pipe(
+            Effect.annotateLogs({ reason: failure.error.reason })
+          )
+          yield* Effect.sleep(Duration.millis(wait))
+          return yield* open(retry + 1)
+        })
+      })
+
+    const response = yield* open(0)
+    const body = response.body
+    if (body === null) {
+      return Stream.fail(
+        new LanguageModelError({ reason: "unavailable", message: `${request.provider}: empty response` })
+      )
+    }
+
+    const pending: Array<Event> = []
+    const parser = createParser({
+      onEvent: (event) =>
+        pending.push(event.event === undefined ? { data: event.data } : { event: event.event, data: event.data })
+    })
+    return Stream.fromReadableStream({
+      evaluate: () => body,
+      onError: (cause) =>
+        new LanguageModelError({
+          reason: "unavailable",
+          message: `${request.provider}: the stream broke: ${cause instanceof Error ? cause.message : String(cause)}`
+        })
+    }).pipe(
+      Stream.timeoutFail(
+        () =>
+          new LanguageModelError({
+            reason: "unavailable",
+            message: `${request.provider}: the stream stalled for ${Duration.format(request.policy.idleTimeout)}`
+          }),
+        request.policy.idleTimeout
+      ),
+      Stream.decodeText(),
+      Stream.mapConcat((text) => {
+        parser.feed(text)
+        return pending.splice(0, pending.length)
+      })
+    )
+  }))
+
+/** Parses an event's JSON data; a malformed event fails the generation. */
+export const json = (provider: string, event: Event): Effect.Effect<any, LanguageModelError> =>
+  Effect.try({
+    try: () => JSON.parse(event.data),
+    catch: () =>
+      new LanguageModelError({
+        reason: "unavailable",
+        message: `${provider}: malformed event: ${event.data.slice(0, 200)}`
+      })
+  })

@@ -1,0 +1,179 @@
+import { describe, expect, it } from "@effect/vitest"
+import type * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
+import * as LanguageModel from "@sightline/core/LanguageModel"
+import * as SchemaPrompt from "@sightline/core/SchemaPrompt"
+import * as Offline from "../src/Offline.js"
+
+const column = (name: string, type: string, extra: Partial<ConnectorRuntime.Column> = {}): ConnectorRuntime.Column => ({
+  name,
+  type,
+  nullable: false,
+  primaryKey: name === "id",
+  ...extra
+})
+
+const ref = (table: string) => ({ references: { table, column: "id" } })
+
+// The shape of the DEMO dataset, as introspection reports it.
+const tables: ReadonlyArray<ConnectorRuntime.Table> = [
+  {
+    name: "public.regions",
+    rowEstimate: 5,
+    columns: [column("id", "integer"), column("code", "text"), column("name", "text")]
+  },
+  { name: "public.categories", rowEstimate: 8, columns: [column("id", "integer"), column("name", "text")] },
+  {
+    name: "public.products",
+    rowEstimate: 120,
+    columns: [
+      column("id", "integer"),
+      column("name", "text"),
+      column("category_id", "integer", ref("public.categories")),
+      column("unit_price", "numeric(10,2)")
+    ]
+  },
+  {
+    name: "public.customers",
+    rowEstimate: 3000,
+    columns: [
+      column("id", "integer"),
+      column("name", "text"),
+      column("segment", "text"),
+      column("region_id", "integer", ref("public.regions"))
+    ]
+  },
+  {
+    name: "public.orders",
+    rowEstimate: 20000,
+    columns: [
+      column("id", "integer"),
+      column("customer_id", "integer", ref("public.customers")),
+      column("ordered_at", "timestamp with time zone"),
+      column("channel", "text")
+    ]
+  },
+  {
+    name: "public.order_items",
+    rowEstimate: 31000,
+    columns: [
+      column("id", "integer"),
+      column("order_id", "integer", ref("public.orders")),
+      column("product_id", "integer", ref("public.products")),
+      column("quantity", "integer"),
+      column("line_total", "numeric(12,2)", { comment: "revenue of the line in USD" })
+    ]
+  }
+]
+
+const system = `Intro\n\n## Data\n${
+  SchemaPrompt.render([{ id: 7, name: "Demo", type: "DEMO", schema: { dialect: "postgres", tables } }], "")
+}`
+const tools: ReadonlyArray<LanguageModel.Tool> = [
+  { name: "run_sql", description: "", parameters: {} },
+  { name: "create_chart", description: "", parameters: {} }
+]
+const now = new Date(Date.UTC(2026, 10, 23))
+
+const sqlFor = (question: string) => {
+  const parts = Offline.respond(
+    { model: "offline", system, tools, messages: [{ role: "user", content: question }] },
+    now
+  )
+  const call = parts.find((p) => p._tag === "ToolCall")
+  if (call?._tag !== "ToolCall") throw new Error(`no query for ${question}: ${JSON.stringify(parts)}`)
+  return JSON.parse(call.arguments) as { connector_id: number; sql: string }
+}
+
+describe("Offline model planning", () => {
+  it("round-trips the schema through the prompt format", () => {
+    expect(SchemaPrompt.parse(system)[0]!.schema.tables.map((t) => t.name)).toEqual(tables.map((t) => t.name))
+    expect(SchemaPrompt.parse(system)[0]!.schema.tables[5]!.columns[1]!.references).toEqual({
+      table: "public.orders",
+      column: "id"
+    })
+  })
+
+  it("top N of a group, joined along foreign keys, in last year's window", () => {
+    const { connector_id, sql } = sqlFor("What were the top 5 products by revenue last year?")
+    expect(connector_id).toBe(7)
+    expect(sql).toBe([
+      "SELECT t2.\"name\" AS \"product\", round((sum(t0.\"line_total\"))::numeric, 2) AS \"total_revenue\"",
+      "FROM \"public\".\"order_items\" AS t0",
+      "JOIN \"public\".\"orders\" AS t1 ON t1.\"id\" = t0.\"order_id\"",
+      "JOIN \"public\".\"products\" AS t2 ON t2.\"id\" = t0.\"product_id\"",
+      "WHERE t1.\"ordered_at\" >= '2025-01-01' AND t1.\"ordered_at\" < '2026-01-01'",
+      "GROUP BY t2.\"name\"",
+      "ORDER BY 2 DESC, 1",
+      "LIMIT 5"
+    ].join("\n"))
+  })
+
+  it("counts, breakdowns by a column or a table several joins away, and series over time", () => {
+    expect(sqlFor("How many orders were placed last year?").sql).toBe(
+      "SELECT count(*) AS \"orders_count\"\nFROM \"public\".\"orders\" AS t0\nWHERE t0.\"ordered_at\" >= '2025-01-01' AND t0.\"ordered_at\" < '2026-01-01'"
+    )
+    expect(sqlFor("Revenue by region").sql).toContain(
+      "JOIN \"public\".\"regions\" AS t3 ON t3.\"id\" = t2.\"region_id\""
+    )
+    expect(sqlFor("orders by channel").sql).toContain("GROUP BY t0.\"channel\"")
+    const series = sqlFor("Monthly revenue in 2025").sql
+    expect(series).toContain("date_trunc('month', t1.\"ordered_at\")::date AS \"month\"")
+    expect(series).toContain("ORDER BY 1")
+    // Counting orders per product crosses a one-to-many key: each order counts once per product.
+    expect(sqlFor("how many orders by product").sql).toContain("count(DISTINCT t0.\"id\")")
+  })
+
+  it("draws a chart of a grouped result, then answers with the numbers and says it is offline", () => {
+    const question = "What were the top 5 products by revenue last year?"
+    const call = { id: "offline_1", name: "run_sql", arguments: "{}" }
+    const result = JSON.stringify({
+      columns: ["product", "total_revenue"],
+      rows: [["Aero Pro", 1200.5], ["Nova Max", 900]],
+      row_count: 2,
+      truncated: false
+    })
+    const afterQuery = Offline.respond({
+      model: "offline",
+      system,
+      tools,
+      messages: [
+        { role: "user", content: question },
+        { role: "assistant", content: "", toolCalls: [call] },
+        { role: "tool", toolCallId: "offline_1", content: result }
+      ]
+    }, now)
+    expect(afterQuery[0]).toMatchObject({ _tag: "ToolCall", name: "create_chart" })
+    expect(JSON.parse((afterQuery[0] as LanguageModel.ToolCallPart).arguments)).toMatchObject({
+      mark: "bar",
+      x: "product",
+      y: "total_revenue"
+    })
+    const final = LanguageModel.fromParts(Offline.respond({
+      model: "offline",
+      system,
+      tools,
+      messages: [
+        { role: "user", content: question },
+        { role: "assistant", content: "", toolCalls: [call] },
+        { role: "tool", toolCallId: "offline_1", content: result },
+        { role: "assistant", content: "", toolCalls: [{ id: "offline_2", name: "create_chart", arguments: "{}" }] },
+        { role: "tool", toolCallId: "offline_2", content: "chart created" }
+      ]
+    }, now))
+    expect(final.text).toContain("**Aero Pro** leads with **1,200.5**")
+    expect(final.text).toContain("| Nova Max | 900 |")
+    expect(final.text).toContain(Offline.signature)
+  })
+
+  it("says what it cannot do instead of guessing", () => {
+    const parts = Offline.respond({
+      model: "offline",
+      system,
+      tools,
+      messages: [{ role: "user", content: "What is the meaning of life?" }]
+    }, now)
+    expect(LanguageModel.fromParts(parts).text).toMatch(/^I could not turn this question into a query/)
+    const noData = Offline.respond({ model: "offline", messages: [{ role: "user", content: "top products" }] }, now)
+    expect(LanguageModel.fromParts(noData).text).toContain("no data connector is enabled")
+  })
+})
