@@ -11,7 +11,7 @@ export interface Received {
   readonly body: any
 }
 
-export type Handler = (request: Received, response: http.ServerResponse, index: number) => void | Promise<void>
+export type Handler = (request: Received, response: http.ServerResponse, index: number) => unknown
 
 export interface Loopback {
   readonly url: string
