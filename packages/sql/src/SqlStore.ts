@@ -16,6 +16,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type { AgentRepo } from "@sightline/core/AgentRepo"
 import type { ApiKeyRepo } from "@sightline/core/ApiKeyRepo"
 import type { AppRepo } from "@sightline/core/AppRepo"
+import type { AssetStore } from "@sightline/core/AssetStore"
 import type { AuditLogRepo } from "@sightline/core/AuditLogRepo"
 import type { ChangeRepo } from "@sightline/core/ChangeRepo"
 import type { ChatRepo } from "@sightline/core/ChatRepo"
@@ -37,6 +38,7 @@ import * as Layer from "effect/Layer"
 import * as AgentRepoSql from "./AgentRepoSql.js"
 import * as ApiKeyRepoSql from "./ApiKeyRepoSql.js"
 import * as AppRepoSql from "./AppRepoSql.js"
+import * as AssetStoreSql from "./AssetStoreSql.js"
 import * as AuditLogRepoSql from "./AuditLogRepoSql.js"
 import * as ChangeRepoSql from "./ChangeRepoSql.js"
 import * as ChatRepoSql from "./ChatRepoSql.js"
@@ -77,6 +79,7 @@ export type Ports =
   | AppRepo
   | JobQueue
   | RateLimiter
+  | AssetStore
 
 /** Errors of building a store: opening the database, an invalid prefix, a failed migration. */
 export type StoreError = SqlError | MigrationError | Cause.IllegalArgumentException
@@ -101,7 +104,8 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     AgentRepoSql.layer,
     AppRepoSql.layer,
     JobQueueSql.layer,
-    RateLimiterSql.layer
+    RateLimiterSql.layer,
+    AssetStoreSql.layer
   ).pipe(
     Layer.provide(Migrations.layer)
   )

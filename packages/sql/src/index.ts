@@ -6,6 +6,7 @@
 export * as AgentRepoSql from "./AgentRepoSql.js"
 export * as ApiKeyRepoSql from "./ApiKeyRepoSql.js"
 export * as AppRepoSql from "./AppRepoSql.js"
+export * as AssetStoreSql from "./AssetStoreSql.js"
 export * as AuditLogRepoSql from "./AuditLogRepoSql.js"
 export * as ChangeRepoSql from "./ChangeRepoSql.js"
 export * as ChatRepoSql from "./ChatRepoSql.js"

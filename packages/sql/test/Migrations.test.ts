@@ -15,6 +15,7 @@ const expectedTables = [
   "agents",
   "api_keys",
   "apps",
+  "asset_objects",
   "audit_logs",
   "change_approvals",
   "change_counters",

@@ -5,6 +5,7 @@
 import {
   AgentRepoContract,
   AppRepoContract,
+  AssetStoreContract,
   ExecutionRepoContract,
   JobQueueContract,
   SandboxRepoContract
@@ -16,3 +17,4 @@ runOnBothDatabases((name, layer) => ExecutionRepoContract.executionRepoContract(
 runOnBothDatabases((name, layer) => AgentRepoContract.agentRepoContract(name, layer))
 runOnBothDatabases((name, layer) => AppRepoContract.appRepoContract(name, layer))
 runOnBothDatabases((name, layer) => JobQueueContract.jobQueueContract(name, layer))
+runOnBothDatabases((name, layer) => AssetStoreContract.assetStoreContract(name, layer))

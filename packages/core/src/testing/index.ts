@@ -7,6 +7,7 @@
 export * as AgentRepoContract from "./AgentRepoContract.js"
 export * as ApiKeyRepoContract from "./ApiKeyRepoContract.js"
 export * as AppRepoContract from "./AppRepoContract.js"
+export * as AssetStoreContract from "./AssetStoreContract.js"
 export * as AuditLogRepoContract from "./AuditLogRepoContract.js"
 export * as ChangeRepoContract from "./ChangeRepoContract.js"
 export * as ChatRepoContract from "./ChatRepoContract.js"
