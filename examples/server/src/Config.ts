@@ -11,7 +11,9 @@
  * | `SIGHTLINE_JWT_SECRET` | unset | enables HS256 JWTs (also `SIGHTLINE_JWT_JWKS_URL`, `_ISSUER`, `_AUDIENCE`) |
  * | `SIGHTLINE_RATE_LIMIT_PER_MINUTE` | 600 | requests a minute per organization |
  * | `SIGHTLINE_ASSET_SECRET` | random per process | key of signed asset URLs (share it between processes) |
+ * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
+import * as Providers from "@sightline/ai/Providers"
 import * as Jwt from "@sightline/http/Jwt"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Config from "effect/Config"
@@ -40,9 +42,10 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     Config.withDefault(RateLimit.defaultPerMinute)
   ),
   jwt: Jwt.fromConfig,
-  assetSecret: Config.option(Config.redacted("SIGHTLINE_ASSET_SECRET"))
+  assetSecret: Config.option(Config.redacted("SIGHTLINE_ASSET_SECRET")),
+  models: Providers.fromEnv
 }).pipe(
-  Config.map(({ assetSecret, dataDir, databaseUrl, jwt, prefix, rateLimitPerMinute }): Sightline.Options => ({
+  Config.map(({ assetSecret, dataDir, databaseUrl, jwt, models, prefix, rateLimitPerMinute }): Sightline.Options => ({
     store: Option.match(databaseUrl, {
       onNone: () => ({ _tag: "Pglite", dataDir }),
       onSome: (url) => ({ _tag: "Postgres", url })
@@ -50,6 +53,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     prefix: Option.getOrUndefined(prefix),
     rateLimitPerMinute,
     jwt: Option.getOrUndefined(jwt),
-    assetSecret: Option.getOrUndefined(assetSecret)
+    assetSecret: Option.getOrUndefined(assetSecret),
+    models
   }))
 )

@@ -1,13 +1,15 @@
 /**
  * The standalone deployment assembled from layers: the SQL store (embedded PGlite in a data
- * directory, or PostgreSQL when `DATABASE_URL` is set), core's use cases over it, and the HTTP
- * application of `@sightline/http`.
+ * directory, or PostgreSQL when `DATABASE_URL` is set), the configured model providers (the offline
+ * model at least), the live data connectors, core's use cases over them, and the HTTP application
+ * of `@sightline/http`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as ConnectorTester from "@sightline/core/ConnectorTester"
+import * as Providers from "@sightline/ai/Providers"
+import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
+import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as Delivery from "@sightline/core/Delivery"
 import * as IdGenerator from "@sightline/core/IdGenerator"
-import * as Model from "@sightline/core/Model"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as Secret from "@sightline/core/Secret"
 import * as UseCases from "@sightline/core/UseCases"
@@ -40,6 +42,8 @@ export interface Options {
   readonly jwt?: Jwt.Options | undefined
   /** The key of signed asset URLs; a random one per process when absent (URLs then die with it). */
   readonly assetSecret?: Redacted.Redacted<string> | undefined
+  /** The model providers and catalogue (the offline model only when absent). */
+  readonly models?: Providers.Options | undefined
 }
 
 /** The SQL client of a store, with the table prefix. */
@@ -53,15 +57,21 @@ export const client = (options: Options): Layer.Layer<SqlClient.SqlClient | Tabl
     TablePrefix.layer(options.prefix)
   )
 
-/** The ports the SQL store does not provide (the rate limiter is the store's, shared by every process). */
-export const platform = Layer.mergeAll(
-  Secret.layer,
-  IdGenerator.layer,
-  Model.layerTest,
-  Delivery.layerMemory,
-  SandboxRuntime.layerMemory,
-  ConnectorTester.layerMemory
-)
+/**
+ * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
+ * process): the configured models, the live connectors. Delivery and the sandbox runtime are still
+ * in-process placeholders until their adapters land (nothing is delivered; no sandbox starts).
+ */
+export const platform = (options: Options) =>
+  Layer.mergeAll(
+    Secret.layer,
+    IdGenerator.layer,
+    Providers.layer(options.models ?? {}),
+    ConnectorsRuntime.layer,
+    ConnectorsTester.layer,
+    Delivery.layerMemory,
+    SandboxRuntime.layerMemory
+  )
 
 /** Every use case of core, over the store and the platform ports. */
 export const useCases = UseCases.layer
@@ -69,7 +79,7 @@ export const useCases = UseCases.layer
 /** The use cases and ports over the store of `options`, migrated when built. */
 export const core = (options: Options) =>
   useCases.pipe(
-    Layer.provideMerge(Layer.merge(SqlStore.layer, platform)),
+    Layer.provideMerge(Layer.merge(SqlStore.layer, platform(options))),
     Layer.provideMerge(client(options))
   )
 

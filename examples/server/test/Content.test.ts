@@ -196,7 +196,11 @@ describeServers("/v2 connectors, chats, changes and agents", (server) => {
     expect(cell).toMatchObject({ id: cellId, type: "sql", status: "completed", query: "SELECT 1", output: ["1"] })
 
     const models = await body(await server().request("/v2/models", { key: org.key }))
-    expect(models.models.map((m: any) => [m.id, m.default])).toEqual([["offline", true], ["offline-fast", false]])
+    expect(models.models.map((m: any) => [m.id, m.number, m.default])).toEqual([["offline", 1, true], [
+      "offline-fast",
+      2,
+      false
+    ]])
 
     // Errors: bad query, unknown chat or cell, another member's or organization's chat, no chat:read.
     expect((await server().request("/v2/chats?limit=101", { key: org.key })).status).toBe(400)

@@ -31,7 +31,7 @@ import * as Stream from "effect/Stream"
 import * as Asset from "./Asset.js"
 import { AssetStore } from "./AssetStore.js"
 import * as ChartSpec from "./ChartSpec.js"
-import type * as Chat from "./Chat.js"
+import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
@@ -289,7 +289,7 @@ export const makeWith = (options: Options) =>
         const endCell = (cell: Chats.CellInput, fields: Partial<Chats.CellInput>, assets: ReadonlyArray<Asset.Asset>) =>
           Effect.gen(function*() {
             const stored = yield* chats.appendCell(run, { ...cell, ...fields })
-            yield* emit({ type: "cell", cell: assets.length === 0 ? stored : { ...stored, assets } })
+            yield* emit({ type: "cell", cell: assets.length === 0 ? stored : new Chat.ChatCell({ ...stored, assets }) })
           })
 
         const addAsset = (input: Omit<Chats.AssetInput, "id">, bytes?: Uint8Array) =>

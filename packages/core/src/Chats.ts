@@ -32,6 +32,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Asset from "./Asset.js"
+import { AssetStore, type StoredObject } from "./AssetStore.js"
 import * as Chat from "./Chat.js"
 import { ChatRepo } from "./ChatRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -57,6 +58,12 @@ export type CellInput = Omit<Chat.CellRecord, "organization_id" | "chat_id">
  * first); exactly one of `storage_key` and `content` is set.
  */
 export type AssetInput = Omit<Asset.AssetRecord, "organization_id" | "chat_id" | "message_cell_id" | "created_at">
+
+/** An asset with its stored bytes (`bytes` is absent for inline assets, which carry `content`). */
+export interface SignedAsset {
+  readonly record: Asset.AssetRecord
+  readonly bytes?: StoredObject | undefined
+}
 
 /** A started run: what its later writes need. */
 export interface Run {
@@ -149,7 +156,7 @@ export declare namespace Chats {
      * is no caller: only for serving `GET /v2/assets/{id}` once the URL's signature is verified, which
      * proves the holder was handed the URL by someone who could read the chat.
      */
-    readonly assetForSignedUrl: (id: AssetId) => Effect.Effect<Asset.AssetRecord, NotFound>
+    readonly assetForSignedUrl: (id: AssetId) => Effect.Effect<SignedAsset, NotFound>
 
     /**
      * Starts a run for a question (`chat:write`; continuing also needs the chat). Resolves the model
@@ -220,6 +227,7 @@ export const makeWith = (options: Options) =>
     const catalogues = yield* Model.ModelCatalogue
     const tx = yield* Transaction
     const ids = yield* IdGenerator
+    const assetStore = yield* AssetStore
     const context = yield* Effect.context<ConnectorRepo>()
     const staleRunAfter = options.staleRunAfter
 
@@ -546,7 +554,12 @@ export const makeWith = (options: Options) =>
     const assetForSignedUrl = Effect.fn("Chats.assetForSignedUrl")(function*(id: AssetId) {
       const asset = yield* chats.findAssetForSignedUrl(id)
       if (Option.isNone(asset)) return yield* new Errors.NotFound()
-      return asset.value
+      const key = asset.value.storage_key
+      if (key === undefined) return { record: asset.value }
+      // A record whose bytes are gone (a crash between the two writes) is as absent as no record.
+      const bytes = yield* assetStore.get(key)
+      if (Option.isNone(bytes)) return yield* new Errors.NotFound()
+      return { record: asset.value, bytes: bytes.value }
     })
 
     const finish = Effect.fn("Chats.finish")(function*(run: Run, outcome: FinishOutcome, error?: string) {
@@ -584,7 +597,7 @@ export const make = makeWith(defaultOptions)
 export const layer: Layer.Layer<
   Chats,
   never,
-  ChatRepo | MemberRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator
+  ChatRepo | MemberRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator | AssetStore
 > = Layer.effect(Chats, make)
 
 /** `layer` with other options (a shorter stale limit in tests, a longer one for slow warehouses). */
@@ -593,5 +606,5 @@ export const layerWith = (
 ): Layer.Layer<
   Chats,
   never,
-  ChatRepo | MemberRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator
+  ChatRepo | MemberRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator | AssetStore
 > => Layer.effect(Chats, makeWith(options))

@@ -1,12 +1,14 @@
 /**
  * Every use case of core in one layer, over the ports an adapter provides: what a host assembles
  * under `@sightline/http`'s server (or calls directly). The use cases that depend on others
- * (agents and apps on connectors, changes on the library, everything on `Auth`) are wired here once.
+ * (agents and apps on connectors, changes on the library, the agent loop on chats, everything on
+ * `Auth`) are wired here once.
  *
  * @since 0.1.0
  */
 import * as Layer from "effect/Layer"
 import * as Agents from "./Agents.js"
+import * as Answers from "./Answers.js"
 import * as ApiKeys from "./ApiKeys.js"
 import * as Apps from "./Apps.js"
 import * as AuditLogs from "./AuditLogs.js"
@@ -25,7 +27,7 @@ import * as ScimMappings from "./ScimMappings.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
 
 /** Every use case (and `Auth`, `Library`), needing only ports. */
-export const layer = Layer.mergeAll(
+export const layer = Answers.layer.pipe(Layer.provideMerge(Layer.mergeAll(
   Organizations.layer,
   Members.layer,
   Roles.layer,
@@ -40,7 +42,7 @@ export const layer = Layer.mergeAll(
   Agents.layer,
   Apps.layer,
   Sandboxes.layer
-).pipe(
+))).pipe(
   // Agents and apps check connector use through the connectors use case.
   Layer.provideMerge(Connectors.layer),
   Layer.provideMerge(Library.layer),

@@ -103,7 +103,8 @@ describe("Auth.authenticateApiKey", () => {
           keyId: record.id,
           assumedRoleIds: [analyst.id],
           inheritAllRoles: false,
-          fullMemberAccess: true
+          fullMemberAccess: true,
+          clientId: ""
         })
       })
       // The snapshot, not the live roles, decides what the key may do.

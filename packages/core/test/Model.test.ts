@@ -45,9 +45,9 @@ describe("Model catalogue", () => {
     const response = Schema.encodeSync(Model.ModelsResponse)(Model.toModelsResponse(entries, entries[1]!))
     expect(response).toEqual({
       models: [
-        { id: "a", provider: "openai", supports_fast_mode: false, default: false },
-        { id: "b", provider: "openai", supports_fast_mode: true, default: true },
-        { id: "c", provider: "openai", supports_fast_mode: false, default: false }
+        { id: "a", number: 1, provider: "openai", supports_fast_mode: false, default: false },
+        { id: "b", number: 2, provider: "openai", supports_fast_mode: true, default: true },
+        { id: "c", number: 3, provider: "openai", supports_fast_mode: false, default: false }
       ]
     })
   })

@@ -57,7 +57,13 @@ describe("Models.list", () => {
       const { admin } = yield* setup
       const response = yield* (yield* Models.Models).list(admin)
       expect(response.models[1]).toEqual(
-        new Model.Model({ id: "offline-fast", provider: "offline", supports_fast_mode: true, default: false })
+        new Model.Model({
+          id: "offline-fast",
+          number: ModelNumber.make(2),
+          provider: "offline",
+          supports_fast_mode: true,
+          default: false
+        })
       )
       expect(listed(response)).toEqual([["offline", true], ["offline-fast", false], ["large", false]])
     })))

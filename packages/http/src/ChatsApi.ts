@@ -1,11 +1,12 @@
 /**
- * The Chat group of /v2: reading chats and their cells, and the models a chat may use. Asking
- * questions (create, stream, cancel) arrives with the agent.
+ * The Chat group of /v2: asking questions (answered whole, or streamed as Server-Sent Events),
+ * cancelling a run, reading chats and their cells, and the models a chat may use.
  *
  * @since 0.1.0
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Chat from "@sightline/core/Chat"
 import { CellId, ChatId } from "@sightline/core/Ids"
@@ -17,6 +18,31 @@ const IdPath = Schema.Struct({ id: ChatId })
 
 /** The Chat operations. */
 export class ChatsApi extends HttpApiGroup.make("chats")
+  .add(
+    HttpApiEndpoint.post("create", "/v2/chats")
+      .setPayload(Chat.CreateChatRequest)
+      .addSuccess(Chat.CreateChatResponse)
+      .annotate(OpenApi.Summary, "Ask a question and wait for the whole answer")
+  )
+  .add(
+    HttpApiEndpoint.post("stream", "/v2/chats/stream")
+      .setPayload(Chat.StreamChatRequest)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(
+        OpenApi.Description,
+        "Server-Sent Events, each `id:` increasing within the run and `data:` a JSON object with `type`: " +
+          "`metadata`, `text`, `cell` (when a step starts and when it ends), `asset`, then `done` " +
+          "(`status` completed or failed, `error` when failed). A comment line is sent every 15 s. " +
+          "Disconnecting does not stop the run: its answer is stored."
+      )
+      .annotate(OpenApi.Summary, "Ask a question and stream the answer")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/v2/chats/:id/cancel")
+      .setPath(IdPath)
+      .addSuccess(Chat.CancelChatResponse)
+      .annotate(OpenApi.Summary, "Stop the chat's running answer")
+  )
   .add(
     HttpApiEndpoint.get("list", "/v2/chats")
       .setUrlParams(Chat.ListChatsQuery)

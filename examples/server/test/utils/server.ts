@@ -39,6 +39,12 @@ if (postgresProblem !== undefined && process.env.CI === "true") {
   throw new Error(`PostgreSQL unreachable at ${postgresUrl} (CI=true, so this fails): ${postgresProblem}`)
 }
 
+/** The catalogue of the test servers: the offline model twice, so roles can choose between two models. */
+export const testCatalogue = JSON.stringify([
+  { id: "offline", number: 1, provider: "offline", default: true },
+  { id: "offline-fast", number: 2, provider: "offline", supports_fast_mode: true }
+])
+
 /** A new organization with its admin member and an admin API key. */
 export interface Org {
   readonly organizationId: string
@@ -79,6 +85,7 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
   const full: Sightline.Options = {
     store: database === "pglite" ? { _tag: "Pglite" } : { _tag: "Postgres", url: postgresUrl },
     prefix,
+    models: { models: testCatalogue },
     ...options
   }
   const runtime = ManagedRuntime.make(serverLayer(full))

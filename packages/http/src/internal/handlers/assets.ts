@@ -23,24 +23,20 @@ export const layer = HttpApiBuilder.group(SightlineApi, "assets", (handlers) =>
       Effect.gen(function*() {
         // The signature is checked first, so an unsigned probe cannot learn which asset ids exist.
         if (!(yield* urls.verify(path.id, urlParams.expires, urlParams.signature))) return yield* Effect.fail(denied)
-        const asset = yield* chats.assetForSignedUrl(path.id).pipe(
+        const { bytes, record } = yield* chats.assetForSignedUrl(path.id).pipe(
           Effect.catchTag("NotFound", () => Effect.fail(notFound("Asset not found")))
         )
-        if (asset.content === undefined) {
-          // Stored bytes live in a blob store, which arrives with the agent that writes them.
-          return yield* Effect.fail(
-            notFound("The asset's stored bytes are not available: this server has no blob store yet")
-          )
+        const headers = {
+          // An HTML asset may run its scripts, but in an opaque origin: never as the API's origin.
+          "content-security-policy": "sandbox allow-scripts",
+          "x-content-type-options": "nosniff",
+          "cache-control": "private, no-store",
+          "content-disposition": `${record.type === "download" ? "attachment" : "inline"}; filename*=UTF-8''${
+            encodeURIComponent(record.name)
+          }`
         }
-        return HttpServerResponse.text(asset.content, {
-          contentType: contentTypeOf(asset.mime_type),
-          headers: {
-            // An HTML asset may run its scripts, but in an opaque origin: never as the API's origin.
-            "content-security-policy": "sandbox allow-scripts",
-            "x-content-type-options": "nosniff",
-            "cache-control": "private, no-store",
-            "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(asset.name)}`
-          }
-        })
+        return bytes === undefined
+          ? HttpServerResponse.text(record.content ?? "", { contentType: contentTypeOf(record.mime_type), headers })
+          : HttpServerResponse.uint8Array(bytes.bytes, { contentType: bytes.mimeType, headers })
       }))
   }))

@@ -1,17 +1,71 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Answers from "@sightline/core/Answers"
+import type * as Asset from "@sightline/core/Asset"
+import * as ChatEvent from "@sightline/core/ChatEvent"
 import * as Chats from "@sightline/core/Chats"
+import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { SightlineApi } from "../../Api.js"
 import { AssetUrls } from "../../AssetUrls.js"
+import * as HttpErrors from "../../HttpErrors.js"
 import { withPrincipal } from "../handler.js"
+import * as Sse from "../sse.js"
+
+const encodeEvent = Schema.encodeSync(ChatEvent.ChatEvent)
 
 export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
   Effect.gen(function*() {
     const chats = yield* Chats.Chats
+    const answers = yield* Answers.Answers
     const models = yield* Models.Models
     const { sign } = yield* AssetUrls
     return handlers
+      .handle("create", ({ payload }) =>
+        withPrincipal((principal) => answers.ask(principal, payload, sign)).pipe(
+          Effect.flatMap((handle) =>
+            Stream.runFold(
+              handle.events,
+              { text: "", assets: [] as Array<Asset.Asset>, done: undefined as ChatEvent.Done | undefined },
+              (answer, { event }) => {
+                if (event.type === "text") answer.text += event.text
+                else if (event.type === "asset") answer.assets.push(event.asset)
+                else if (event.type === "done") answer.done = event
+                return answer
+              }
+            ).pipe(Effect.flatMap(({ assets, done, text }) => {
+              if (done?.status === "completed") {
+                return Effect.succeed({
+                  id: handle.metadata.id,
+                  created_at: handle.metadata.created_at,
+                  model: handle.metadata.model,
+                  response: text,
+                  chat_id: handle.metadata.chat_id,
+                  assets
+                })
+              }
+              const error = done?.error ?? Errors.defaultMessage.execution_failed
+              return Effect.fail(HttpErrors.fromApiError(
+                error === ChatEvent.cancelledMessage
+                  ? new Errors.Cancelled({ message: error })
+                  : new Errors.ExecutionFailed({ message: error })
+              ))
+            }))
+          )
+        ))
+      .handle("stream", ({ payload }) =>
+        withPrincipal((principal) => answers.ask(principal, payload, sign)).pipe(
+          Effect.map((handle) =>
+            HttpServerResponse.stream(
+              Sse.withHeartbeat(handle.events.pipe(Stream.map(({ event, id }) => Sse.event(id, encodeEvent(event))))),
+              { contentType: "text/event-stream", headers: Sse.headers }
+            )
+          )
+        ))
+      .handle("cancel", ({ path }) => withPrincipal((principal) => answers.cancel(principal, path.id)))
       .handle("list", ({ urlParams }) => withPrincipal((principal) => chats.list(principal, urlParams)))
       .handle("get", ({ path }) => withPrincipal((principal) => chats.get(principal, path.id, sign)))
       .handle("cells", ({ path, urlParams }) =>

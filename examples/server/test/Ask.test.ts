@@ -1,0 +1,269 @@
+/**
+ * Asking questions over the socket: the offline model over the DEMO connector (numbers checked
+ * against SQL written by hand), a scripted provider speaking Chat Completions on loopback (tool
+ * errors, write safety, cancel, disconnect), and the SSE stream read by a real SSE client.
+ */
+import type * as Connector from "@sightline/core/Connector"
+import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
+import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
+import { ConnectorId, OrganizationId } from "@sightline/core/Ids"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { afterAll, expect, it } from "vitest"
+import * as Provider from "./utils/provider.js"
+import { describeServers, type Org, type TestServer } from "./utils/server.js"
+import { readEvents } from "./utils/sse.js"
+
+const body = async (response: Response) => JSON.parse(await response.text())
+
+const demoConnector = async (server: TestServer, org: Org): Promise<number> => {
+  const created = await server.request("/v2/connectors", {
+    method: "POST",
+    key: org.key,
+    json: { config: { connector_type: "DEMO", name: "Demo retail", demo: {} } }
+  })
+  expect(created.status).toBe(201)
+  return (await body(created)).id
+}
+
+const ask = (server: TestServer, org: Org, json: unknown) =>
+  server.request("/v2/chats/stream", { method: "POST", key: org.key, json })
+
+/** Runs SQL written by hand on the organization's connector, through the server's runtime. */
+const handSql = (server: TestServer, org: Org, connectorId: number, sql: string) =>
+  server.run(Effect.gen(function*() {
+    const repo = yield* ConnectorRepo.ConnectorRepo
+    const record = Option.getOrThrow(
+      yield* repo.get(OrganizationId.make(org.organizationId), ConnectorId.make(connectorId))
+    )
+    return yield* (yield* ConnectorRuntime).query(record as Connector.ConnectorRecord, {
+      sql,
+      clientAttributesJson: "{}",
+      maxRows: 1000,
+      timeoutMillis: 30_000
+    })
+  }))
+
+const lastYear = new Date().getUTCFullYear() - 1
+
+describeServers("asking with the offline model over the DEMO connector", (server) => {
+  it("streams metadata, the query cell, its table and CSV, a chart and the answer, with numbers that match SQL by hand", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const response = await ask(server(), org, {
+      question: "What were the top 5 products by revenue last year?",
+      connector_ids: [connectorId]
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/)
+    const events = await readEvents(response)
+    const types = events.map((e) => e.data.type)
+    expect(types[0]).toBe("metadata")
+    expect(types.at(-1)).toBe("done")
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    expect(events.map((e) => Number(e.id))).toEqual(events.map((_, i) => i + 1))
+    expect(types.filter((t) => t !== "text")).toEqual([
+      "metadata",
+      "cell",
+      "asset",
+      "asset",
+      "cell",
+      "cell",
+      "asset",
+      "cell",
+      "done"
+    ])
+    const metadata = events[0]!.data
+    expect(metadata).toMatchObject({
+      model: "offline",
+      is_continuation: false,
+      chat_id: expect.any(String),
+      id: expect.any(String)
+    })
+
+    const cells = events.filter((e) => e.data.type === "cell").map((e) => e.data.cell)
+    expect(cells[0]).toMatchObject({ type: "sql", status: "running", connector_id: connectorId })
+    expect(cells[0].query).toContain("LIMIT 5")
+    expect(cells[1]).toMatchObject({ id: cells[0].id, status: "completed", output: ["5 rows"] })
+    expect(cells[1].execution_time_ms).toBeGreaterThanOrEqual(0)
+    expect(cells[1].dataframe_preview).toContain("total_revenue")
+
+    const assets = events.filter((e) => e.data.type === "asset").map((e) => e.data.asset)
+    const table = assets.find((a) => a.type === "table")
+    const expected = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT p.name, round(sum(oi.line_total)::numeric, 2) AS revenue
+       FROM order_items oi JOIN orders o ON o.id = oi.order_id JOIN products p ON p.id = oi.product_id
+       WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
+       GROUP BY p.name ORDER BY revenue DESC, p.name LIMIT 5`
+    )
+    expect(JSON.parse(table.content).rows).toEqual(expected.rows)
+    const chart = assets.find((a) => a.type === "chart")
+    const spec = JSON.parse(chart.content)
+    expect(spec.$schema).toBe("https://vega.github.io/schema/vega-lite/v5.json")
+    expect(spec.data.values).toHaveLength(5)
+
+    // The CSV downloads through its signed URL, with no bearer token.
+    const download = assets.find((a) => a.type === "download")
+    const csv = await fetch(`${server().baseUrl}${download.url}`)
+    expect(csv.status).toBe(200)
+    expect(csv.headers.get("content-type")).toMatch(/^text\/csv/)
+    expect(csv.headers.get("content-disposition")).toMatch(/^attachment/)
+    const lines = (await csv.text()).trim().split("\r\n")
+    expect(lines[0]).toBe("product,total_revenue")
+    expect(lines[1]).toBe(`${expected.rows[0]![0]},${expected.rows[0]![1]}`)
+
+    const text = events.filter((e) => e.data.type === "text").map((e) => e.data.text).join("")
+    expect(text).toContain(`**${expected.rows[0]![0]}** leads`)
+    expect(text).toContain("offline model")
+
+    // The answer is stored, with its assets.
+    const chat = await body(await server().request(`/v2/chats/${metadata.chat_id}`, { key: org.key }))
+    expect(chat.messages.map((m: any) => m.role)).toEqual(["user", "assistant"])
+    expect(chat.messages[1].content).toBe(text)
+    expect(chat.assets.map((a: any) => a.type).sort()).toEqual(["chart", "download", "table"])
+  })
+
+  it("POST /v2/chats waits for the whole answer; a count matches SQL by hand; a follow-up continues the chat", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const response = await server().request("/v2/chats", {
+      method: "POST",
+      key: org.key,
+      json: { question: "How many orders were placed last year?", connector_ids: [connectorId] }
+    })
+    expect(response.status).toBe(200)
+    const answer = await body(response)
+    const count = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT count(*) FROM orders WHERE ordered_at >= '${lastYear}-01-01' AND ordered_at < '${lastYear + 1}-01-01'`
+    )
+    expect(answer).toMatchObject({ model: "offline", id: expect.any(String), chat_id: expect.any(String) })
+    expect(answer.response).toContain(
+      `There were **${Number(count.rows[0]![0]).toLocaleString("en-US")}** orders in ${lastYear}`
+    )
+    expect(answer.assets.map((a: any) => a.type).sort()).toEqual(["download", "table"])
+
+    const followUp = await body(
+      await server().request("/v2/chats", {
+        method: "POST",
+        key: org.key,
+        json: { question: "Revenue by region last year", chat_id: answer.chat_id, connector_ids: [connectorId] }
+      })
+    )
+    expect(followUp.chat_id).toBe(answer.chat_id)
+    expect(followUp.response).toContain("by region")
+    const chat = await body(await server().request(`/v2/chats/${answer.chat_id}`, { key: org.key }))
+    expect(chat.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
+  })
+
+  it("refuses what it must: model with chat_id 400, an unknown model 403, a connector the caller cannot use 400", async () => {
+    const org = await server().newOrg()
+    const other = await server().newOrg()
+    const foreign = await demoConnector(server(), other)
+    const first = await body(
+      await server().request("/v2/chats", { method: "POST", key: org.key, json: { question: "hi" } })
+    )
+    const cases = [
+      [{ question: "q", chat_id: first.chat_id, model: "offline" }, 400, "invalid_request"],
+      [{ question: "q", model: "gpt-unknown" }, 403, "permission_denied"],
+      [{ question: "q", connector_ids: [foreign] }, 400, "invalid_request"],
+      [{ question: "  " }, 400, "invalid_request"]
+    ] as const
+    for (const [json, status, code] of cases) {
+      for (const path of ["/v2/chats", "/v2/chats/stream"]) {
+        const response = await server().request(path, { method: "POST", key: org.key, json })
+        expect([path, response.status, (await body(response)).error.code]).toEqual([path, status, code])
+      }
+    }
+    // Without a connector the offline model says what it needs.
+    expect(first.response).toContain("no data connector is enabled")
+  })
+})
+
+// A provider whose every turn the current test scripts.
+let script: (request: any, index: number) => Provider.Turn = () => ({ text: "unscripted" })
+const provider = await Provider.start((request, index) => script(request, index))
+afterAll(() => provider.close())
+
+describeServers("asking a provider (scripted Chat Completions server on loopback)", (server) => {
+  it("offers the tools and the schema; a tool error goes back to the model; DELETE leaves every row in place", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const before = await handSql(server(), org, connectorId, "SELECT count(*) FROM orders")
+    const seen = provider.requests.length
+    script = (_, index) =>
+      index === seen
+        ? { toolCalls: [{ name: "run_sql", arguments: { connector_id: connectorId, sql: "DELETE FROM orders" } }] }
+        : index === seen + 1
+        ? {
+          toolCalls: [{
+            name: "run_sql",
+            arguments: { connector_id: connectorId, sql: "SELECT count(*) AS n FROM orders" }
+          }]
+        }
+        : { text: "There are many orders." }
+    const events = await readEvents(
+      await ask(server(), org, { question: "Delete all orders, then count them", connector_ids: [connectorId] })
+    )
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    const cells = events.filter((e) => e.data.type === "cell").map((e) => e.data.cell)
+    expect(cells.map((c) => c.status)).toEqual(["running", "failed", "running", "completed"])
+    expect(cells[1].error).toMatch(/read-only transaction/)
+    const after = await handSql(server(), org, connectorId, "SELECT count(*) FROM orders")
+    expect(after.rows).toEqual(before.rows)
+
+    const [first, second] = provider.requests.slice(seen)
+    expect(first.model).toBe("scripted")
+    expect(first.tools.map((t: any) => t.function.name)).toEqual(["run_sql", "create_chart"])
+    expect(first.messages[0].content).toContain("table public.order_items")
+    expect(second.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: expect.stringMatching(/^error: .*read-only transaction/)
+    })
+  })
+
+  it("a client that disconnects does not stop the run: the answer is stored", async () => {
+    const org = await server().newOrg()
+    script = () => ({ text: "one two three four five six seven eight", delayMs: 60 })
+    const response = await ask(server(), org, { question: "Tell me slowly" })
+    const events = await readEvents(response, (event) => event.data.type === "text")
+    const chatId = events[0]!.data.chat_id
+    let stored: any
+    for (let i = 0; i < 50 && stored?.messages?.length !== 2; i++) {
+      await new Promise((r) => setTimeout(r, 100))
+      stored = await body(await server().request(`/v2/chats/${chatId}`, { key: org.key }))
+    }
+    expect(stored.messages[1].content).toBe("one two three four five six seven eight")
+  })
+
+  it("cancel stops the run within a second, closes the provider's request, and the stream ends with done", async () => {
+    const org = await server().newOrg()
+    script = () => ({ endless: true })
+    const response = await ask(server(), org, { question: "Never stop" })
+    const reading = readEvents(response)
+    // Let the provider start streaming.
+    await new Promise((r) => setTimeout(r, 300))
+    const chats = await body(await server().request("/v2/chats", { key: org.key }))
+    const chatId = chats.chats[0].id
+    const abortsBefore = provider.aborts.length
+    const started = Date.now()
+    const cancel = await server().request(`/v2/chats/${chatId}/cancel`, { method: "POST", key: org.key })
+    expect(await body(cancel)).toEqual({ cancelled: true })
+    const events = await reading
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect(events.at(-1)!.data).toEqual({
+      type: "done",
+      status: "failed",
+      error: "cancelled: the run was stopped on request"
+    })
+    for (let i = 0; i < 20 && provider.aborts.length === abortsBefore; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(provider.aborts.length).toBeGreaterThan(abortsBefore)
+    const again = await server().request(`/v2/chats/${chatId}/cancel`, { method: "POST", key: org.key })
+    expect(await body(again)).toEqual({ cancelled: false })
+  })
+}, { models: { compatibleUrl: provider.url, models: Provider.catalogue } })
