@@ -8,11 +8,12 @@
  * here it creates its tenant's organization and an admin key at start; a real host would mint
  * short-lived, role-scoped keys for its users the same way.
  */
+import * as Providers from "@sightline/ai/Providers"
+import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
+import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as ApiKeys from "@sightline/core/ApiKeys"
-import * as ConnectorTester from "@sightline/core/ConnectorTester"
 import * as Delivery from "@sightline/core/Delivery"
 import * as IdGenerator from "@sightline/core/IdGenerator"
-import * as Model from "@sightline/core/Model"
 import * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as Secret from "@sightline/core/Secret"
@@ -35,10 +36,12 @@ const core = (dataDir: string | undefined) =>
         SqlStore.layerPglite({ dataDir, prefix: "sightline_" }),
         Secret.layer,
         IdGenerator.layer,
-        Model.layerTest,
+        // The offline model and the live connectors (DEMO included); a host adds its providers here.
+        Providers.layer({}),
+        ConnectorsRuntime.layer,
+        ConnectorsTester.layer,
         Delivery.layerMemory,
-        SandboxRuntime.layerMemory,
-        ConnectorTester.layerMemory
+        SandboxRuntime.layerMemory
       )
     )
   )

@@ -3,7 +3,7 @@ import { AssetId } from "@sightline/core/Ids"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { seedChat, statuses } from "./utils/content.js"
+import { chartBytes, seedChat, statuses } from "./utils/content.js"
 import { newMember, scopedKey } from "./utils/members.js"
 import { body, describeServers } from "./utils/server.js"
 
@@ -92,10 +92,15 @@ describeServers("/v2 chats and models", (server) => {
     const response = await server().request("/v2/models", { key: org.key })
     expect(response.status).toBe(200)
     const { models } = await body(response)
-    expect(models.map((m: any) => [m.id, m.default])).toEqual([["offline", true], ["offline-fast", false]])
+    expect(models.map((m: any) => [m.id, m.number, m.default])).toEqual([["offline", 1, true], [
+      "offline-fast",
+      2,
+      false
+    ]])
     for (const model of models) {
       expect(model).toEqual({
         id: expect.any(String),
+        number: expect.any(Number),
         provider: expect.any(String),
         supports_fast_mode: expect.any(Boolean),
         default: expect.any(Boolean)
@@ -192,14 +197,15 @@ describeServers("/v2/assets (signed URLs)", (server) => {
     expect((await server().request(url, { key: other.key })).status).toBe(200)
   })
 
-  it("accepts the URLs Get Chat signs; stored bytes are 404 until there is a blob store", async () => {
+  it("accepts the URLs Get Chat signs and serves stored bytes exactly, with their content type", async () => {
     const org = await server().newOrg()
     const { chatId } = await seedChat(server(), org, "q")
     const chat = await body(await server().request(`/v2/chats/${chatId}`, { key: org.key }))
     const chart = chat.assets.find((a: any) => a.name === "chart.png")
     const response = await server().request(chart.url)
-    expect(response.status).toBe(404)
-    expect((await body(response)).error).toEqual({ code: "not_found", message: expect.stringContaining("blob store") })
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toBe("image/png")
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(chartBytes)
   })
 
   it("is 403 for an altered or expired signature, or one made with another key", async () => {

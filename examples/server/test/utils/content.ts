@@ -3,6 +3,7 @@
  * cases on the server's own store (the agent that writes chats arrives later).
  */
 import * as Asset from "@sightline/core/Asset"
+import * as AssetStore from "@sightline/core/AssetStore"
 import * as Auth from "@sightline/core/Auth"
 import * as Change from "@sightline/core/Change"
 import * as Changes from "@sightline/core/Changes"
@@ -21,6 +22,9 @@ export const postgresConfig = (name: string, password = "s3cret-pw") => ({
   name,
   postgres: { host: "db.internal", user: "analyst", password, database: "sales" }
 })
+
+/** The stored bytes of the seeded chart (a PNG signature and a few bytes that are not UTF-8). */
+export const chartBytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe])
 
 /**
  * A finished chat of the organization's admin: a question, a SQL cell that produced a stored chart
@@ -41,13 +45,15 @@ export const seedChat = (server: TestServer, org: Org, question: string) =>
       output: ["1"]
     })
     const chartId = AssetId.make(crypto.randomUUID())
+    const storageKey = Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id: chartId })
+    yield* (yield* AssetStore.AssetStore).put(storageKey, { bytes: chartBytes, mimeType: "image/png" })
     yield* chats.addAsset(run, {
       id: chartId,
       cell_id: cellId,
       name: "chart.png",
       type: "chart",
       mime_type: "image/png",
-      storage_key: Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id: chartId })
+      storage_key: storageKey
     })
     const tableId = AssetId.make(crypto.randomUUID())
     yield* chats.addAsset(run, {

@@ -1,0 +1,46 @@
+/**
+ * The server side of `pnpm bench:chat`, run as a child process: the standalone server on an
+ * in-memory PGlite store whose default model is the loopback provider given by `--provider`. Prints
+ * `READY <port> <key>` once it serves.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as ApiKeys from "@sightline/core/ApiKeys"
+import * as Organizations from "@sightline/core/Organizations"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { createServer } from "node:http"
+import { parseArgs } from "node:util"
+import * as Sightline from "../src/Sightline.js"
+
+const { values } = parseArgs({ options: { provider: { type: "string" } } })
+
+const app = HttpApiBuilder.serve().pipe(
+  Layer.provideMerge(Sightline.layer({
+    store: { _tag: "Pglite" },
+    rateLimitPerMinute: 1_000_000_000,
+    models: {
+      compatibleUrl: values.provider!,
+      models: JSON.stringify([{ id: "paced", number: 2, provider: "openai-compatible", default: true }])
+    }
+  })),
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  Layer.provide(Logger.minimumLogLevel(LogLevel.None))
+)
+
+const runtime = ManagedRuntime.make(app)
+const { key, port } = await runtime.runPromise(Effect.gen(function*() {
+  const { admin, organization } = yield* (yield* Organizations.Organizations).create({
+    name: "Bench",
+    adminEmail: "bench@example.test"
+  })
+  const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(organization.id, admin.id, "bench")
+  const address = (yield* HttpServer.HttpServer).address
+  return { key, port: address._tag === "TcpAddress" ? address.port : 0 }
+}))
+process.stdout.write(`READY ${port} ${key}\n`)
+process.on("SIGTERM", () => void runtime.dispose().then(() => process.exit(0)))

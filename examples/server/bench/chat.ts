@@ -1,0 +1,161 @@
+/**
+ * `pnpm bench:chat`: the latency Sightline adds to a streamed answer.
+ *
+ * A loopback OpenAI-compatible server streams each answer as `--tokens` tokens, one every
+ * `--pace-ms`. For each question the benchmark notes when the provider wrote its first and last
+ * token, and when the client (a real SSE parser over `POST /v2/chats/stream`) saw the first `text`
+ * event and `done`. The floor, measured in the same run and alternating with Sightline, is the same
+ * client reading the provider's own stream directly: what loopback HTTP and SSE parsing cost without
+ * Sightline. The server runs in a child process, so it does not share an event loop with the
+ * provider and the client.
+ *
+ * Options: `--questions` (default 60), `--tokens` (20), `--pace-ms` (10).
+ */
+import { createParser } from "eventsource-parser"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+
+const { values } = parseArgs({
+  options: {
+    questions: { type: "string", default: "60" },
+    tokens: { type: "string", default: "20" },
+    "pace-ms": { type: "string", default: "10" }
+  }
+})
+const questions = Number(values.questions)
+const tokens = Number(values.tokens)
+const pace = Number(values["pace-ms"])
+
+// What the provider wrote, for the request in flight (requests are sequential).
+let firstWrite = 0
+let lastWrite = 0
+
+const chunk = (delta: unknown, finish: string | null = null) =>
+  `data: ${
+    JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })
+  }\n\n`
+
+const provider = http.createServer((req, res) => {
+  req.resume()
+  req.on("end", async () => {
+    if (req.url?.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" })
+      return res.end(JSON.stringify({ data: [{ id: "paced" }] }))
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    res.flushHeaders()
+    for (let i = 0; i < tokens; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, pace))
+      res.write(chunk({ content: `token${i} ` }))
+      if (i === 0) firstWrite = performance.now()
+      lastWrite = performance.now()
+    }
+    res.write(chunk({}, "stop"))
+    res.end("data: [DONE]\n\n")
+  })
+})
+await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve))
+const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`
+
+const here = dirname(fileURLToPath(import.meta.url))
+const child: ChildProcess = spawn(
+  process.execPath,
+  ["--import", "tsx", "--conditions=@sightline/source", join(here, "chat-target.ts"), "--provider", providerUrl],
+  { stdio: ["ignore", "pipe", "inherit"] }
+)
+const [port, key] = await new Promise<[number, string]>((resolve, reject) => {
+  let out = ""
+  child.stdout!.on("data", (data) => {
+    out += data
+    const match = /READY (\d+) (\S+)/.exec(out)
+    if (match !== null) resolve([Number(match[1]), match[2]!])
+  })
+  child.on("exit", (code) => reject(new Error(`the server exited (${code})`)))
+})
+
+interface Sample {
+  readonly first: number
+  readonly last: number
+}
+
+/** Reads an SSE response; `isFirst` and `isLast` recognise the events that are timed. */
+const timeStream = async (
+  response: Response,
+  isFirst: (data: string) => boolean,
+  isLast: (data: string) => boolean
+): Promise<Sample> => {
+  let first = 0
+  let last = 0
+  const parser = createParser({
+    onEvent: (event) => {
+      const now = performance.now()
+      if (first === 0 && isFirst(event.data)) first = now
+      if (isLast(event.data)) last = now
+    }
+  })
+  const decoder = new TextDecoder()
+  for await (const bytes of response.body!) parser.feed(decoder.decode(bytes, { stream: true }))
+  if (first === 0 || last === 0) throw new Error("the stream ended without the timed events")
+  return { first: first - firstWrite, last: last - lastWrite }
+}
+
+const viaSightline = async (): Promise<Sample> => {
+  const response = await fetch(`http://127.0.0.1:${port}/v2/chats/stream`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ question: "Stream a paced answer" })
+  })
+  return timeStream(
+    response,
+    (data) => data.startsWith("{\"type\":\"text\""),
+    (data) => data.startsWith("{\"type\":\"done\"")
+  )
+}
+
+const direct = async (): Promise<Sample> => {
+  const response = await fetch(`${providerUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "paced", stream: true, messages: [{ role: "user", content: "x" }] })
+  })
+  return timeStream(response, (data) => data.includes("\"content\""), (data) => data === "[DONE]")
+}
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
+
+// Warm up both paths (JIT, the pool, PGlite's first statements).
+for (let i = 0; i < 5; i++) {
+  await viaSightline()
+  await direct()
+}
+const sightline: Array<Sample> = []
+const floor: Array<Sample> = []
+for (let i = 0; i < questions; i++) {
+  // Alternating, so both see the same machine state.
+  sightline.push(await viaSightline())
+  floor.push(await direct())
+}
+
+const row = (label: string, s: ReadonlyArray<number>, f: ReadonlyArray<number>) => {
+  const fmt = (n: number) => n.toFixed(2).padStart(8)
+  const [s50, s99, f50, f99] = [percentile(s, 50), percentile(s, 99), percentile(f, 50), percentile(f, 99)]
+  return `| ${label.padEnd(30)} | ${fmt(s50)} | ${fmt(s99)} | ${fmt(f50)} | ${fmt(f99)} | ${fmt(s50 - f50)} | ${
+    fmt(s99 - f99)
+  } |`
+}
+console.log(`bench:chat: ${questions} questions, ${tokens} tokens every ${pace} ms, milliseconds`)
+console.log("| latency                        | Sightline p50 | p99 | floor p50 | p99 | added p50 | added p99 |")
+console.log("|---|---:|---:|---:|---:|---:|---:|")
+console.log(row("first token → first text event", sightline.map((s) => s.first), floor.map((s) => s.first)))
+console.log(row("last token → done", sightline.map((s) => s.last), floor.map((s) => s.last)))
+
+child.kill("SIGTERM")
+provider.closeAllConnections()
+provider.close()
