@@ -1,7 +1,7 @@
 /**
  * The server side of `pnpm bench:chat`, run as a child process: the standalone server on an
- * in-memory PGlite store whose default model is the loopback provider given by `--provider`. Prints
- * `READY <port> <key>` once it serves.
+ * in-memory PGlite store (or `--db postgres --url … --prefix …`) whose default model is the loopback
+ * provider given by `--provider`. Prints `READY <port> <key>` once it serves.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -17,11 +17,19 @@ import { createServer } from "node:http"
 import { parseArgs } from "node:util"
 import * as Sightline from "../src/Sightline.js"
 
-const { values } = parseArgs({ options: { provider: { type: "string" } } })
+const { values } = parseArgs({
+  options: {
+    provider: { type: "string" },
+    db: { type: "string", default: "pglite" },
+    url: { type: "string" },
+    prefix: { type: "string" }
+  }
+})
 
 const app = HttpApiBuilder.serve().pipe(
   Layer.provideMerge(Sightline.layer({
-    store: { _tag: "Pglite" },
+    store: values.db === "postgres" ? { _tag: "Postgres", url: values.url! } : { _tag: "Pglite" },
+    prefix: values.prefix,
     rateLimitPerMinute: 1_000_000_000,
     models: {
       compatibleUrl: values.provider!,

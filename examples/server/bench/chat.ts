@@ -9,7 +9,8 @@
  * Sightline. The server runs in a child process, so it does not share an event loop with the
  * provider and the client.
  *
- * Options: `--questions` (default 60), `--tokens` (20), `--pace-ms` (10).
+ * Options: `--questions` (default 60), `--tokens` (20), `--pace-ms` (10), `--db pglite|postgres`
+ * (default pglite; `--url` for PostgreSQL).
  */
 import { createParser } from "eventsource-parser"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -23,9 +24,16 @@ const { values } = parseArgs({
   options: {
     questions: { type: "string", default: "60" },
     tokens: { type: "string", default: "20" },
-    "pace-ms": { type: "string", default: "10" }
+    "pace-ms": { type: "string", default: "10" },
+    db: { type: "string", default: "pglite" },
+    url: {
+      type: "string",
+      default: process.env.SIGHTLINE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+    }
   }
 })
+// On PostgreSQL the run's tables live under a random prefix, dropped at the end.
+const prefix = `bench${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}_`
 const questions = Number(values.questions)
 const tokens = Number(values.tokens)
 const pace = Number(values["pace-ms"])
@@ -64,7 +72,17 @@ const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port
 const here = dirname(fileURLToPath(import.meta.url))
 const child: ChildProcess = spawn(
   process.execPath,
-  ["--import", "tsx", "--conditions=@sightline/source", join(here, "chat-target.ts"), "--provider", providerUrl],
+  [
+    "--import",
+    "tsx",
+    "--conditions=@sightline/source",
+    join(here, "chat-target.ts"),
+    "--provider",
+    providerUrl,
+    "--db",
+    values.db!,
+    ...(values.db === "postgres" ? ["--url", values.url!, "--prefix", prefix] : [])
+  ],
   { stdio: ["ignore", "pipe", "inherit"] }
 )
 const [port, key] = await new Promise<[number, string]>((resolve, reject) => {
@@ -150,12 +168,25 @@ const row = (label: string, s: ReadonlyArray<number>, f: ReadonlyArray<number>) 
     fmt(s99 - f99)
   } |`
 }
-console.log(`bench:chat: ${questions} questions, ${tokens} tokens every ${pace} ms, milliseconds`)
+console.log(`bench:chat (${values.db}): ${questions} questions, ${tokens} tokens every ${pace} ms, milliseconds`)
 console.log("| latency                        | Sightline p50 | p99 | floor p50 | p99 | added p50 | added p99 |")
 console.log("|---|---:|---:|---:|---:|---:|---:|")
 console.log(row("first token → first text event", sightline.map((s) => s.first), floor.map((s) => s.first)))
 console.log(row("last token → done", sightline.map((s) => s.last), floor.map((s) => s.last)))
 
 child.kill("SIGTERM")
+await new Promise((resolve) => child.once("exit", resolve))
 provider.closeAllConnections()
 provider.close()
+if (values.db === "postgres") {
+  // Drop the run's tables (ours only: the prefix is random).
+  const { default: pg } = await import("pg")
+  const client = new pg.Client({ connectionString: values.url })
+  await client.connect()
+  const { rows } = await client.query<{ tablename: string }>(
+    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, $1)",
+    [prefix]
+  )
+  for (const { tablename } of rows) await client.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`)
+  await client.end()
+}

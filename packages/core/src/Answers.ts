@@ -446,8 +446,7 @@ export const makeWith = (options: Options) =>
             messages.push({ role: "tool", toolCallId: call.id, content: yield* runTool(call) })
           }
         }
-        yield* chats.appendAssistantMessage(run, answer)
-        yield* chats.finish(run, "completed")
+        yield* chats.complete(run, answer)
       })
 
     const ask = Effect.fn("Answers.ask")(function*(

@@ -185,6 +185,11 @@ export declare namespace Chats {
      * be set (`InvalidRequest` otherwise).
      */
     readonly addAsset: (run: Run, asset: AssetInput) => Effect.Effect<Asset.AssetRecord, Conflict | InvalidRequest>
+    /**
+     * Stores the run's answer and ends it as `completed`, in one transaction (`appendAssistantMessage`
+     * then `finish`, without a second round of locks between the answer and the end of the stream).
+     */
+    readonly complete: (run: Run, content: string) => Effect.Effect<Chat.MessageRecord, Conflict>
     /** Ends the run as `completed` or `failed` (`error` is logged); `Conflict` once it is no longer current. */
     readonly finish: (run: Run, outcome: FinishOutcome, error?: string) => Effect.Effect<void, Conflict>
   }
@@ -491,35 +496,48 @@ export const makeWith = (options: Options) =>
       })
     })
 
-    const appendAssistantMessage = Effect.fn("Chats.appendAssistantMessage")(function*(run: Run, content: string) {
-      return yield* runWrite(run, (now) =>
-        Effect.gen(function*() {
-          const message = new Chat.MessageRecord({
-            id: run.messageId,
+    // The answer's message and its `markdown` cell; the caller holds the chat's lock.
+    const storeAnswer = (run: Run, content: string, now: DateTime.Utc) =>
+      Effect.gen(function*() {
+        const message = new Chat.MessageRecord({
+          id: run.messageId,
+          organization_id: run.organizationId,
+          chat_id: run.chatId,
+          role: "assistant",
+          content,
+          cell_id: run.messageCellId,
+          created_at: now
+        })
+        yield* Effect.catchTag(chats.appendMessage(message), "NotFound", (error) => Effect.die(error)).pipe(
+          Effect.mapError(() => notCurrent(run, "already stored its answer"))
+        )
+        yield* Effect.orDie(chats.upsertCell(
+          new Chat.CellRecord({
+            id: run.messageCellId,
             organization_id: run.organizationId,
             chat_id: run.chatId,
+            type: "markdown",
+            status: "completed",
             role: "assistant",
             content,
-            cell_id: run.messageCellId,
             created_at: now
           })
-          yield* Effect.catchTag(chats.appendMessage(message), "NotFound", (error) => Effect.die(error)).pipe(
-            Effect.mapError(() => notCurrent(run, "already stored its answer"))
-          )
-          yield* Effect.orDie(chats.upsertCell(
-            new Chat.CellRecord({
-              id: run.messageCellId,
-              organization_id: run.organizationId,
-              chat_id: run.chatId,
-              type: "markdown",
-              status: "completed",
-              role: "assistant",
-              content,
-              created_at: now
-            })
-          ))
-          return message
-        }))
+        ))
+        return message
+      })
+
+    const appendAssistantMessage = Effect.fn("Chats.appendAssistantMessage")(function*(run: Run, content: string) {
+      return yield* runWrite(run, (now) => storeAnswer(run, content, now))
+    })
+
+    const complete = Effect.fn("Chats.complete")(function*(run: Run, content: string) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const chat = yield* current(run)
+        const now = yield* DateTime.now
+        const message = yield* storeAnswer(run, content, now)
+        yield* Effect.orDie(chats.update(yield* Effect.orDie(Chat.finishRun(chat, "completed", now))))
+        return message
+      }))
     })
 
     const addAsset = Effect.fn("Chats.addAsset")(function*(run: Run, input: AssetInput) {
@@ -585,6 +603,7 @@ export const makeWith = (options: Options) =>
       start,
       appendCell,
       appendAssistantMessage,
+      complete,
       addAsset,
       finish
     })
