@@ -161,6 +161,41 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(chat.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
   })
 
+  it("takes the same fields as multipart/form-data; file parts are refused until sandboxes are configured", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const form = new FormData()
+    form.set("question", "How many customers by region?")
+    form.set("connector_ids", String(connectorId))
+    form.set("tools", JSON.stringify({ sql_enabled: true }))
+    const response = await server().request("/v2/chats", { method: "POST", key: org.key, body: form })
+    expect(response.status).toBe(200)
+    const answer = await body(response)
+    expect(answer.response).toContain("by region")
+    expect(answer.assets.map((a: any) => a.type).sort()).toEqual(["chart", "download", "table"])
+
+    const streamed = new FormData()
+    streamed.set("question", "orders by channel")
+    streamed.append("connector_ids", String(connectorId))
+    const events = await readEvents(
+      await server().request("/v2/chats/stream", { method: "POST", key: org.key, body: streamed })
+    )
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+
+    const withFile = new FormData()
+    withFile.set("question", "What is in this file?")
+    withFile.set("files", new Blob(["a,b\n1,2\n"], { type: "text/csv" }), "data.csv")
+    const refused = await server().request("/v2/chats", { method: "POST", key: org.key, body: withFile })
+    expect(refused.status).toBe(400)
+    expect((await body(refused)).error.message).toContain("sandbox runtime")
+    const badTools = new FormData()
+    badTools.set("question", "q")
+    badTools.set("tools", "{not json")
+    const bad = await server().request("/v2/chats", { method: "POST", key: org.key, body: badTools })
+    expect(bad.status).toBe(400)
+    expect((await body(bad)).error.message).toContain("tools: not a JSON object")
+  })
+
   it("refuses what it must: model with chat_id 400, an unknown model 403, a connector the caller cannot use 400", async () => {
     const org = await server().newOrg()
     const other = await server().newOrg()

@@ -13,6 +13,7 @@ import { CellId, ChatId } from "@sightline/core/Ids"
 import * as Model from "@sightline/core/Model"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { ChatRequestBody } from "./ChatForm.js"
 
 const IdPath = Schema.Struct({ id: ChatId })
 
@@ -20,13 +21,13 @@ const IdPath = Schema.Struct({ id: ChatId })
 export class ChatsApi extends HttpApiGroup.make("chats")
   .add(
     HttpApiEndpoint.post("create", "/v2/chats")
-      .setPayload(Chat.CreateChatRequest)
+      .setPayload(ChatRequestBody)
       .addSuccess(Chat.CreateChatResponse)
       .annotate(OpenApi.Summary, "Ask a question and wait for the whole answer")
   )
   .add(
     HttpApiEndpoint.post("stream", "/v2/chats/stream")
-      .setPayload(Chat.StreamChatRequest)
+      .setPayload(ChatRequestBody)
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(
         OpenApi.Description,

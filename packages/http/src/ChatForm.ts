@@ -1,0 +1,96 @@
+/**
+ * The `multipart/form-data` variant of `POST /v2/chats` and `POST /v2/chats/stream`: the same fields
+ * as the JSON body, each a form field. `tools` is JSON text; `connector_ids` is repeated, or one
+ * field of comma-separated ids, or JSON. File parts (`files`) are refused until sandboxes, where
+ * uploaded files go, are configured.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Chat from "@sightline/core/Chat"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** The form fields as they arrive: text. */
+export const ChatFormFields = Schema.Struct({
+  question: Schema.String,
+  chat_id: Schema.optional(Schema.String),
+  model: Schema.optional(Schema.String),
+  /** The `tools` object as JSON text. */
+  tools: Schema.optional(Schema.String),
+  /** Repeated, comma-separated, or a JSON array. */
+  connector_ids: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
+  /** Documented so clients see the field; refused when sent (see the module documentation). */
+  files: Schema.optional(
+    Schema.Unknown.annotations({
+      jsonSchema: { type: "array", items: { type: "string", format: "binary" }, maxItems: 10 },
+      description: "Files for the sandbox (refused until the sandbox runtime is configured)"
+    })
+  )
+})
+
+const integerList = (values: ReadonlyArray<string>): Array<unknown> =>
+  values.flatMap((value) => {
+    const trimmed = value.trim()
+    if (trimmed.startsWith("[")) {
+      try {
+        const parsed = JSON.parse(trimmed)
+        return Array.isArray(parsed) ? parsed : [parsed]
+      } catch {
+        return [trimmed]
+      }
+    }
+    return trimmed === "" ? [] : trimmed.split(",").map((id) => (/^\s*\d+\s*$/.test(id) ? Number(id) : id.trim()))
+  })
+
+const fromForm = Schema.transformOrFail(ChatFormFields, Schema.encodedSchema(Chat.StreamChatRequest), {
+  strict: false,
+  decode: (form, _, ast) => {
+    if (form.files !== undefined) {
+      return ParseResult.fail(
+        new ParseResult.Type(
+          ast,
+          form.files,
+          "files: uploading files needs the sandbox runtime, which is not configured on this server"
+        )
+      )
+    }
+    let tools: unknown
+    if (form.tools !== undefined) {
+      try {
+        tools = JSON.parse(form.tools)
+      } catch {
+        return ParseResult.fail(new ParseResult.Type(ast, form.tools, "tools: not a JSON object"))
+      }
+    }
+    const ids = form.connector_ids === undefined
+      ? undefined
+      : integerList(typeof form.connector_ids === "string" ? [form.connector_ids] : form.connector_ids)
+    return Effect.succeed({
+      question: form.question,
+      ...(form.chat_id === undefined ? {} : { chat_id: form.chat_id }),
+      ...(form.model === undefined ? {} : { model: form.model }),
+      ...(tools === undefined ? {} : { tools }),
+      ...(ids === undefined ? {} : { connector_ids: ids })
+    })
+  },
+  encode: (request, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, request, "a chat form is never encoded"))
+})
+
+/** The multipart body of a chat request, decoded to the same `StreamChatRequest` as the JSON body. */
+export const ChatForm = HttpApiSchema.Multipart(Schema.compose(fromForm, Chat.StreamChatRequest), {
+  maxParts: Option.some(20),
+  maxFieldSize: 1024 * 1024
+})
+
+/**
+ * A chat request body: multipart or JSON (the form's text fields are a valid JSON body too, so a
+ * JSON body may match either member; both decode to the same request).
+ */
+export const ChatRequestBody = Schema.Union(
+  ChatForm,
+  // A form's file part must not slip through as an ignored field of the JSON member.
+  Chat.StreamChatRequest.annotations({ parseOptions: { onExcessProperty: "error" } })
+)
