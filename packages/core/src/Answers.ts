@@ -8,8 +8,9 @@
  * any number of subscribers read it from the start and then follow it live. `cancel` ends the run in
  * the store and interrupts its fiber, which stops the model's request and the running query.
  *
- * The loop: the system prompt describes the chat's connectors (their introspected schemas) and the
- * caller's row-level security attributes; the model streams text (forwarded as `text` events) and
+ * The loop: the system prompt describes the chat's connectors (their introspected schemas), the
+ * caller's row-level security attributes and, with the ontology on, the Context Library the caller
+ * may read (saved queries and notes); the model streams text (forwarded as `text` events) and
  * tool calls; each tool call is a cell, written when it starts and when it ends, whose result goes
  * back to the model (errors too, so it can correct its SQL), for at most `maxSteps` generations.
  *
@@ -22,6 +23,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberMap from "effect/FiberMap"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -44,6 +46,8 @@ import { IdGenerator } from "./IdGenerator.js"
 import { AssetId, CellId, type ChatId, ConnectorId } from "./Ids.js"
 import * as Tabular from "./internal/tabular.js"
 import * as LanguageModel from "./LanguageModel.js"
+import { Library } from "./Library.js"
+import * as LibraryContext from "./LibraryContext.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as SchemaPrompt from "./SchemaPrompt.js"
@@ -115,8 +119,14 @@ export declare namespace Answers {
 /** The tool names the loop offers. */
 export const toolNames = {
   runSql: "run_sql",
-  createChart: "create_chart"
+  createChart: "create_chart",
+  searchLibrary: "search_library",
+  readLibraryFile: "read_library_file",
+  runSavedQuery: "run_saved_query"
 } as const
+
+/** The most characters of a library file `read_library_file` returns. */
+export const maxLibraryFileChars = 20_000
 
 const RunSqlArguments = Schema.Struct({
   connector_id: ConnectorId,
@@ -144,6 +154,54 @@ const createChartTool: LanguageModel.Tool = {
   parameters: ChartSpec.chartParameters
 }
 
+const SearchLibraryArguments = Schema.Struct({ query: Schema.String })
+const ReadLibraryFileArguments = Schema.Struct({ path: Schema.String })
+const RunSavedQueryArguments = Schema.Struct({
+  path: Schema.String,
+  connector_id: Schema.optional(ConnectorId),
+  params: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+})
+
+const libraryTools: ReadonlyArray<LanguageModel.Tool> = [
+  {
+    name: toolNames.searchLibrary,
+    description: "Searches the Context Library (notes and saved queries) for words; returns paths and snippets.",
+    parameters: {
+      type: "object",
+      properties: { query: { type: "string" } },
+      required: ["query"],
+      additionalProperties: false
+    }
+  },
+  {
+    name: toolNames.readLibraryFile,
+    description: "Reads one file of the Context Library.",
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string" } },
+      required: ["path"],
+      additionalProperties: false
+    }
+  },
+  {
+    name: toolNames.runSavedQuery,
+    description: "Runs a saved query of the Context Library with values for its :parameters.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string" },
+        connector_id: {
+          type: "integer",
+          description: "Needed when the query names no connector and the chat has several"
+        },
+        params: { type: "object", description: "A value for each :parameter of the query" }
+      },
+      required: ["path"],
+      additionalProperties: false
+    }
+  }
+]
+
 /** A connector of the run with its schema (or why it could not be read). */
 interface RunConnector {
   readonly record: ConnectorRecord
@@ -166,6 +224,8 @@ export const systemPrompt = (options: {
   readonly sql: boolean
   readonly clientAttributesJson: string
   readonly maxRows: number
+  /** The library section (`LibraryContext.render`), when the ontology is enabled. */
+  readonly library?: string | undefined
 }): string => {
   const lines = [
     "You are Sightline, a data analyst. Answer the user's question with the tools, then reply in short Markdown.",
@@ -201,6 +261,9 @@ export const systemPrompt = (options: {
     }
   } else {
     lines.push("No data connector is enabled for this chat: answer from the conversation, and say so.")
+  }
+  if (options.library !== undefined && options.library !== "") {
+    lines.push("", "## Context Library", "Prefer a saved query when one answers the question.", options.library)
   }
   return lines.join("\n")
 }
@@ -238,6 +301,7 @@ export const makeWith = (options: Options) =>
     const catalogues = yield* Model.ModelCatalogue
     const assetStore = yield* AssetStore
     const ids = yield* IdGenerator
+    const library = yield* Library
     const running = yield* FiberMap.make<ChatId>()
 
     const execute = (
@@ -259,13 +323,25 @@ export const makeWith = (options: Options) =>
             connectors.push({ record: record.value, schema: Either.mapLeft(schema, (e) => e.message) })
           }
         }
-        const tools = connectors.length > 0 ? [runSqlTool, createChartTool] : []
+        // The library as this caller may read it under the OWNERS rules.
+        const files = run.tools.ontology
+          ? yield* library.snapshotFor(principal).pipe(
+            Effect.map((view) => view.files),
+            Effect.orElseSucceed(() => HashMap.empty<string, Uint8Array>())
+          )
+          : HashMap.empty<string, Uint8Array>()
+        const hasLibrary = HashMap.size(files) > 0
+        const tools = [
+          ...(connectors.length > 0 ? [runSqlTool, createChartTool] : []),
+          ...(hasLibrary ? libraryTools.filter((t) => t.name !== toolNames.runSavedQuery || connectors.length > 0) : [])
+        ]
         const system = systemPrompt({
           question: run.question,
           connectors,
           sql: run.tools.sql,
           clientAttributesJson,
-          maxRows: options.maxRows
+          maxRows: options.maxRows,
+          library: hasLibrary ? LibraryContext.render(files) : undefined
         })
         const messages: Array<LanguageModel.Message> = (yield* chatRepo.listMessages(run.organizationId, run.chatId))
           .map((message) => ({ role: message.role, content: message.content }))
@@ -312,18 +388,25 @@ export const makeWith = (options: Options) =>
             return asset
           })
 
-        const runSql = (args: typeof RunSqlArguments.Type) =>
+        const notEnabled = (id: number) =>
+          `error: connector ${id} is not enabled in this chat (enabled: ${
+            connectors.map((c) => c.record.id).join(", ")
+          })`
+
+        // Runs one statement as a cell of `type`, with its table, CSV and preview.
+        const executeQuery = (
+          connector: RunConnector,
+          type: string,
+          sql: string,
+          params: ReadonlyArray<string | number | boolean | null>,
+          fields: Partial<Chats.CellInput>
+        ) =>
           Effect.gen(function*() {
-            const connector = connectors.find((c) => c.record.id === args.connector_id)
-            if (connector === undefined) {
-              return `error: connector ${args.connector_id} is not enabled in this chat (enabled: ${
-                connectors.map((c) => c.record.id).join(", ")
-              })`
-            }
-            const cell = yield* newCell("sql", { query: args.sql, connector_id: connector.record.id })
+            const cell = yield* newCell(type, { query: sql, connector_id: connector.record.id, ...fields })
             const started = yield* Clock.currentTimeMillis
             const result = yield* Effect.either(runtime.query(connector.record, {
-              sql: args.sql,
+              sql,
+              params,
               clientAttributesJson,
               maxRows: options.maxRows,
               timeoutMillis: options.queryTimeoutMillis
@@ -376,6 +459,57 @@ export const makeWith = (options: Options) =>
             })
           })
 
+        const runSql = (args: typeof RunSqlArguments.Type) => {
+          const connector = connectors.find((c) => c.record.id === args.connector_id)
+          return connector === undefined
+            ? Effect.succeed(notEnabled(args.connector_id))
+            : executeQuery(connector, "sql", args.sql, [], {})
+        }
+
+        const searchLibrary = (args: typeof SearchLibraryArguments.Type) =>
+          Effect.gen(function*() {
+            const cell = yield* newCell("ontology_query", { content: `search: ${args.query}` })
+            const hits = LibraryContext.search(files, args.query)
+            yield* endCell(cell, {
+              status: "completed",
+              output: hits.length === 0 ? ["no matches"] : hits.map((hit) => hit.path),
+              execution_time_ms: 0
+            }, [])
+            return JSON.stringify({ hits })
+          })
+
+        const readLibraryFile = (args: typeof ReadLibraryFileArguments.Type) =>
+          Effect.gen(function*() {
+            // Only files of the caller's pruned snapshot exist here; OWNERS files are never shown.
+            const file = LibraryContext.textFiles(files).find((f) => f.path === args.path)
+            const cell = yield* newCell("ontology_query", { content: `read: ${args.path}` })
+            if (file === undefined) {
+              yield* endCell(cell, { status: "failed", error: "no such file", execution_time_ms: 0 }, [])
+              return `error: no library file ${args.path}`
+            }
+            yield* endCell(cell, {
+              status: "completed",
+              output: [`${file.text.length} characters`],
+              execution_time_ms: 0
+            }, [])
+            return file.text.length > maxLibraryFileChars ? `${file.text.slice(0, maxLibraryFileChars)}…` : file.text
+          })
+
+        const runSavedQuery = (args: typeof RunSavedQueryArguments.Type) => {
+          const saved = LibraryContext.savedQueries(files).find((q) => q.path === args.path)
+          if (saved === undefined) return Effect.succeed(`error: no saved query ${args.path}`)
+          const id = args.connector_id ?? saved.connectorId ??
+            (connectors.length === 1 ? connectors[0]!.record.id : undefined)
+          if (id === undefined) return Effect.succeed("error: say which connector to run it on (connector_id)")
+          const connector = connectors.find((c) => c.record.id === id)
+          if (connector === undefined) return Effect.succeed(notEnabled(id))
+          const bound = LibraryContext.bindNamedParams(saved.sql, args.params ?? {})
+          if (bound.missing.length > 0) {
+            return Effect.succeed(`error: missing values for parameters: ${bound.missing.join(", ")}`)
+          }
+          return executeQuery(connector, "query", bound.text, bound.params, { content: saved.path })
+        }
+
         const createChart = (args: ChartSpec.ChartRequest) =>
           Effect.gen(function*() {
             if (lastResult === undefined) return "error: run a query with run_sql before drawing a chart"
@@ -393,6 +527,17 @@ export const makeWith = (options: Options) =>
             return "chart created"
           })
 
+        const unknownTool = (call: LanguageModel.ToolCall) => Effect.succeed(`error: there is no tool ${call.name}`)
+        const withArguments = <A, I>(
+          schema: Schema.Schema<A, I>,
+          call: LanguageModel.ToolCall,
+          run: (args: A) => Effect.Effect<string, Conflict>
+        ) =>
+          Either.match(decodeArguments(schema, call.arguments), {
+            onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+            onRight: run
+          })
+
         const runTool = (call: LanguageModel.ToolCall): Effect.Effect<string, Conflict> => {
           switch (call.name) {
             case toolNames.runSql:
@@ -405,8 +550,16 @@ export const makeWith = (options: Options) =>
                 onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
                 onRight: createChart
               })
+            case toolNames.searchLibrary:
+              return hasLibrary ? withArguments(SearchLibraryArguments, call, searchLibrary) : unknownTool(call)
+            case toolNames.readLibraryFile:
+              return hasLibrary ? withArguments(ReadLibraryFileArguments, call, readLibraryFile) : unknownTool(call)
+            case toolNames.runSavedQuery:
+              return hasLibrary && connectors.length > 0
+                ? withArguments(RunSavedQueryArguments, call, runSavedQuery)
+                : unknownTool(call)
             default:
-              return Effect.succeed(`error: there is no tool ${call.name}`)
+              return unknownTool(call)
           }
         }
 
@@ -529,6 +682,7 @@ export type Requirements =
   | Model.ModelCatalogue
   | AssetStore
   | IdGenerator
+  | Library
 
 /** The loop with the default options. */
 export const layer: Layer.Layer<Answers, never, Requirements> = Layer.scoped(Answers, makeWith(defaultOptions))

@@ -68,7 +68,9 @@ export interface QueryResult {
 
 /** A query request. */
 export interface QueryRequest {
+  /** One statement; `$1..$n` refer to `params` (a saved query's bound `:names`). */
   readonly sql: string
+  readonly params?: ReadonlyArray<string | number | boolean | null> | undefined
   /** The caller's client metadata as a JSON object text (`Policy.clientAttributesJson`). */
   readonly clientAttributesJson: string
   /** The most rows to fetch. */
@@ -126,12 +128,15 @@ export interface BoundStatement {
  * Replaces every `_svc.client_attributes_json.<field>` in `sql` with a placeholder bound to that
  * field's value (as text; `null` when the key has no such field, so an RLS filter matches nothing).
  * The value is never spliced into the SQL text. `placeholder(n)` writes the n-th (1-based)
- * placeholder of the dialect: `$n` for PostgreSQL, `?` for MySQL (one per occurrence).
+ * placeholder of the dialect: `$n` for PostgreSQL, `?` for MySQL (one per occurrence), after the
+ * `offset` placeholders the statement already uses.
  */
 export const bindClientAttributes = (
   sql: string,
   clientAttributesJson: string,
-  placeholder: (n: number) => string
+  placeholder: (n: number) => string,
+  /** Placeholders already taken by other parameters (the attributes are numbered after them). */
+  offset = 0
 ): BoundStatement => {
   let attributes: Record<string, unknown> = {}
   try {
@@ -146,7 +151,7 @@ export const bindClientAttributes = (
     params.push(
       value === undefined || value === null ? null : typeof value === "string" ? value : JSON.stringify(value)
     )
-    return placeholder(params.length)
+    return placeholder(offset + params.length)
   })
   return { text, params }
 }
@@ -163,8 +168,8 @@ export interface MemoryTable {
 
 /**
  * A runtime for unit tests: every connector has the given tables, and a query answers with the
- * rows of the table named by `select * from <table>` (any other SQL fails with `QueryError`, so a
- * test states exactly which query it expects).
+ * rows of the table named by `select * from <table>` (comments aside; any other SQL fails with
+ * `QueryError`, so a test states exactly which query it expects).
  */
 export const layerMemory = (tables: ReadonlyArray<MemoryTable>): Layer.Layer<ConnectorRuntime> =>
   Layer.succeed(
@@ -172,7 +177,8 @@ export const layerMemory = (tables: ReadonlyArray<MemoryTable>): Layer.Layer<Con
     ConnectorRuntime.of({
       introspect: () => Effect.succeed({ dialect: "postgres", tables: tables.map((t) => t.table) }),
       query: (_, request) => {
-        const match = /^\s*select \* from ([A-Za-z_.]+)\s*;?\s*$/i.exec(request.sql)
+        const statement = request.sql.replace(/--[^\n]*/g, "")
+        const match = /^\s*select \* from ([A-Za-z_.]+)\s*;?\s*$/i.exec(statement)
         const found = match === null ? undefined : tables.find((t) => t.table.name === match[1])
         if (found === undefined) {
           return Effect.fail(new QueryError({ message: `memory runtime: cannot run ${request.sql}` }))

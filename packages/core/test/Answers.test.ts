@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import * as Answers from "../src/Answers.js"
 import { AssetStore } from "../src/AssetStore.js"
 import * as AssetStoreModule from "../src/AssetStore.js"
+import * as Auth from "../src/Auth.js"
 import type * as ChatEvent from "../src/ChatEvent.js"
 import { ChatRepo } from "../src/ChatRepo.js"
 import * as Chats from "../src/Chats.js"
@@ -17,6 +18,7 @@ import { ConnectorRepo } from "../src/ConnectorRepo.js"
 import * as ConnectorRuntime from "../src/ConnectorRuntime.js"
 import { type ConnectorId, RoleId } from "../src/Ids.js"
 import * as LanguageModel from "../src/LanguageModel.js"
+import * as Library from "../src/Library.js"
 import * as Policy from "../src/Policy.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
@@ -43,7 +45,8 @@ const sales: ConnectorRuntime.MemoryTable = {
 
 const layerWithModel = <M>(model: Layer.Layer<M | LanguageModel.LanguageModel>, options: Answers.Options) =>
   Answers.layerWith(options).pipe(
-    Layer.provideMerge(Chats.layer),
+    Layer.provideMerge(Layer.merge(Chats.layer, Library.layer)),
+    Layer.provideMerge(Auth.layer),
     Layer.provideMerge(Layer.merge(model, ConnectorRuntime.layerMemory([sales]))),
     Layer.provideMerge(Memory.layer)
   )
@@ -238,4 +241,80 @@ describe("Answers.ask", () => {
       const chat = yield* (yield* ChatRepo).get(principal.organizationId, handle.metadata.chat_id)
       expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("cancelled"))
     }).pipe(Effect.provide(layerWithModel(endless, Answers.defaultOptions))))
+
+  it.effect("with the ontology on: saved queries and notes in the prompt, library tools that see only what OWNERS lets the caller read", () =>
+    Effect.gen(function*() {
+      const { connectorId, principal } = yield* setup
+      yield* Fixtures.seedMain(principal.organizationId, principal.memberId, {
+        "sales/by_region.sql": "-- Revenue per region\nselect * from public.sales",
+        "sales/filtered.sql": "select * from public.sales where region = :region and amount > :min",
+        "ontology/revenue.md": "Revenue means the amount of a sale, in USD.",
+        "secret/OWNERS": "reader: role:finance\ninherit: false\nowner: role:finance",
+        "secret/salaries.md": "Salaries are confidential."
+      })
+      const handle = yield* (yield* Answers.Answers).ask(principal, {
+        question: "revenue",
+        connector_ids: [connectorId]
+      }, sign)
+      const events = yield* collect(handle)
+      expect(events.at(-1)!.event).toEqual({ type: "done", status: "completed" })
+      const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      const system = requests[0]!.system!
+      expect(system).toContain("- sales/by_region.sql (no parameters): Revenue per region")
+      expect(system).toContain("- sales/filtered.sql (parameters: region, min)")
+      expect(system).toContain("Revenue means the amount of a sale")
+      expect(system).not.toContain("Salaries")
+      expect(requests[0]!.tools!.map((t) => t.name)).toEqual([
+        "run_sql",
+        "create_chart",
+        "search_library",
+        "read_library_file",
+        "run_saved_query"
+      ])
+      const results = requests.slice(1).map((r) => r.messages.at(-1)!.content)
+      expect(JSON.parse(results[0]!).hits.map((h: { path: string }) => h.path)).toEqual([
+        "ontology/revenue.md",
+        "sales/by_region.sql"
+      ])
+      expect(results[1]).toBe("error: no library file secret/salaries.md")
+      expect(results[2]).toBe("error: no library file secret/OWNERS")
+      expect(JSON.parse(results[3]!)).toMatchObject({ columns: ["region", "revenue"], row_count: 3 })
+      expect(results[4]).toBe("error: missing values for parameters: region, min")
+      const cells = events.flatMap((e) =>
+        e.event.type === "cell" && e.event.cell.status !== "running" ? [e.event.cell] : []
+      )
+      expect(cells.map((c) => [c.type, c.status])).toEqual([
+        ["ontology_query", "completed"],
+        ["ontology_query", "failed"],
+        ["ontology_query", "failed"],
+        ["query", "completed"]
+      ])
+      expect(cells[3]!.content).toBe("sales/by_region.sql")
+    }).pipe(Effect.provide(layerWith([
+      LanguageModel.callTools({ name: "search_library", arguments: { query: "revenue" } }),
+      LanguageModel.callTools({ name: "read_library_file", arguments: { path: "secret/salaries.md" } }),
+      LanguageModel.callTools({ name: "read_library_file", arguments: { path: "secret/OWNERS" } }),
+      LanguageModel.callTools({ name: "run_saved_query", arguments: { path: "sales/by_region.sql" } }),
+      LanguageModel.callTools({ name: "run_saved_query", arguments: { path: "sales/filtered.sql" } }),
+      LanguageModel.reply("done")
+    ]))))
+
+  it.effect("with the ontology off, the library is neither shown nor reachable", () =>
+    Effect.gen(function*() {
+      const { connectorId, principal } = yield* setup
+      yield* Fixtures.seedMain(principal.organizationId, principal.memberId, { "notes.md": "A note" })
+      const handle = yield* (yield* Answers.Answers).ask(
+        principal,
+        { question: "q", connector_ids: [connectorId], tools: { ontology_enabled: false } },
+        sign
+      )
+      yield* handle.done
+      const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      expect(requests[0]!.system).not.toContain("A note")
+      expect(requests[0]!.tools!.map((t) => t.name)).toEqual(["run_sql", "create_chart"])
+      expect(requests[1]!.messages.at(-1)!.content).toBe("error: there is no tool search_library")
+    }).pipe(Effect.provide(layerWith([
+      LanguageModel.callTools({ name: "search_library", arguments: { query: "note" } }),
+      LanguageModel.reply("done")
+    ]))))
 })

@@ -34,7 +34,7 @@ const probe: Promise<string | undefined> = Effect.runPromise(
     )
   ).pipe(Effect.as(undefined), Effect.catchAllCause((cause) => Effect.succeed(String(cause))))
 )
-const postgresProblem = await probe
+export const postgresProblem = await probe
 if (postgresProblem !== undefined && process.env.CI === "true") {
   throw new Error(`PostgreSQL unreachable at ${postgresUrl} (CI=true, so this fails): ${postgresProblem}`)
 }

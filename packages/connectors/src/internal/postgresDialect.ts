@@ -154,8 +154,9 @@ export const run = async (
     if (options.sessionMetadata) {
       await session.query("SELECT set_config('svc.client_attributes_json', $1, true)", [request.clientAttributesJson])
     }
-    const bound = ConnectorRuntime.bindClientAttributes(request.sql, request.clientAttributesJson, (n) => `$${n}`)
-    const result = await session.queryCapped(bound.text, bound.params, request.maxRows)
+    const own = request.params ?? []
+    const bound = ConnectorRuntime.bindClientAttributes(request.sql, request.clientAttributesJson, (n) => `$${n}`, own.length)
+    const result = await session.queryCapped(bound.text, [...own, ...bound.params], request.maxRows)
     await session.query(options.readOnly ? "ROLLBACK" : "COMMIT", [])
     return {
       columns: result.fields.map((f) => ({ name: f.name, type: typeName(f.dataTypeID) })),
