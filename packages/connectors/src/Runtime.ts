@@ -1,6 +1,7 @@
 /**
  * Core's `ConnectorRuntime` over real databases:
  * - POSTGRES through `pg`, one bounded pool per connector (rebuilt when the connector changes);
+ * - MYSQL (MySQL and MariaDB) through `mysql2`, likewise;
  * - DEMO on an embedded PGlite holding the generated `retail` dataset, started on first use and
  *   shared by every organization, so it is always read-only whatever the connector's flags say.
  *
@@ -22,8 +23,11 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import type { Pool as MysqlPool, PoolConnection as MysqlConnection } from "mysql2"
+import mysql from "mysql2"
 import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
+import * as Mysql from "./internal/mysql.js"
 import * as PgliteSession from "./internal/pgliteSession.js"
 import * as PgSession from "./internal/pgSession.js"
 import * as Dialect from "./internal/postgresDialect.js"
@@ -93,6 +97,7 @@ const queryError = (error: unknown) => new QueryError({ message: Dialect.errorMe
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const pools = new Map<number, { readonly version: string; readonly pool: pg.Pool }>()
+    const mysqlPools = new Map<number, { readonly version: string; readonly pool: MysqlPool }>()
     const schemas = new Map<string, { readonly at: number; readonly schema: CoreRuntime.SchemaInfo }>()
     const ttl = Duration.toMillis(options.introspectionTtl)
     let demo: Promise<PGlite> | undefined
@@ -102,6 +107,7 @@ export const makeWith = (options: Options) =>
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
         await Promise.allSettled([...pools.values()].map(({ pool }) => pool.end()))
+        await Promise.allSettled([...mysqlPools.values()].map(({ pool }) => pool.promise().end()))
         if (demo !== undefined) await demo.then((db) => db.close()).catch(() => undefined)
       })
     )
@@ -120,6 +126,54 @@ export const makeWith = (options: Options) =>
       pools.set(connector.id, { version: version(connector), pool })
       return pool
     }
+
+    const mysqlPoolOf = (connector: Connector.ConnectorRecord, settings: Connector.MysqlSettings): MysqlPool => {
+      const existing = mysqlPools.get(connector.id)
+      if (existing !== undefined && existing.version === version(connector)) return existing.pool
+      if (existing !== undefined) existing.pool.end(() => undefined)
+      const pool = mysql.createPool({
+        ...Mysql.poolOptions(settings, options.connectTimeoutMillis),
+        connectionLimit: options.poolSize
+      })
+      pool.on("connection", (connection) => connection.on("error", () => undefined))
+      mysqlPools.set(connector.id, { version: version(connector), pool })
+      return pool
+    }
+
+    // A pooled MySQL connection for one statement: an interrupted query is killed on the server.
+    const withMysqlConnection = <A>(
+      pool: MysqlPool,
+      task: (connection: MysqlConnection, lost: () => void) => Promise<A>
+    ) =>
+      Effect.acquireUseRelease(
+        Effect.tryPromise({
+          try: () =>
+            new Promise<MysqlConnection>((resolve, reject) =>
+              pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection)))
+            ),
+          catch: queryError
+        }).pipe(Effect.map((connection) => ({ connection, lost: false }))),
+        (held) =>
+          Effect.tryPromise({
+            try: () =>
+              task(held.connection, () => {
+                held.lost = true
+              }),
+            catch: queryError
+          }).pipe(
+            Effect.onInterrupt(() =>
+              Effect.promise(() =>
+                new Promise<void>((resolve) => pool.query("KILL QUERY ?", [held.connection.threadId], () => resolve()))
+              )
+            )
+          ),
+        (held, exit) =>
+          Effect.sync(() => {
+            if (held.lost) return
+            if (Exit.isSuccess(exit)) held.connection.release()
+            else held.connection.destroy()
+          })
+      )
 
     const demoDatabase = (dataset: string) => {
       if (!(DemoDataset.datasets as ReadonlyArray<string>).includes(dataset)) {
@@ -162,16 +216,19 @@ export const makeWith = (options: Options) =>
         (client, exit) => Effect.sync(() => client.release(Exit.isSuccess(exit) ? undefined : true))
       )
 
-    const withSession = <A>(connector: Connector.ConnectorRecord, task: (session: Dialect.Session) => Promise<A>) => {
-      const config = connector.config
-      return config.connector_type === "POSTGRES"
+    // A PostgreSQL session: a pooled `pg` client, or the demo's PGlite.
+    const withSession = <A>(
+      connector: Connector.ConnectorRecord,
+      config: Connector.ConnectorConfig & { readonly connector_type: "POSTGRES" | "DEMO" },
+      task: (session: Dialect.Session) => Promise<A>
+    ) =>
+      config.connector_type === "POSTGRES"
         ? withPgClient(poolOf(connector, config.postgres), task)
         : Effect.flatMap(
           demoDatabase(config.demo.dataset),
           (db) =>
             demoLock.withPermits(1)(Effect.tryPromise({ try: () => task(PgliteSession.make(db)), catch: queryError }))
         )
-    }
 
     const introspect = (connector: Connector.ConnectorRecord) =>
       Effect.gen(function*() {
@@ -179,22 +236,38 @@ export const makeWith = (options: Options) =>
         const now = yield* Clock.currentTimeMillis
         const cached = schemas.get(key)
         if (cached !== undefined && now - cached.at < ttl) return cached.schema
-        const filter = connector.config.connector_type === "POSTGRES"
-          ? connector.config.postgres.schemas
-          : undefined
-        const schema = yield* withSession(connector, (session) => Dialect.introspect(session, filter))
+        const config = connector.config
+        const schema = config.connector_type === "MYSQL"
+          ? yield* Effect.tryPromise({
+            try: () => Mysql.introspect(mysqlPoolOf(connector, config.mysql), config.mysql.database),
+            catch: queryError
+          })
+          : yield* withSession(
+            connector,
+            config,
+            (session) =>
+              Dialect.introspect(session, config.connector_type === "POSTGRES" ? config.postgres.schemas : undefined)
+          )
         schemas.set(key, { at: now, schema })
         return schema
       }).pipe(Effect.withSpan("ConnectorRuntime.introspect", { attributes: { connector_id: connector.id } }))
 
     const query = (connector: Connector.ConnectorRecord, request: CoreRuntime.QueryRequest) => {
-      const isDemo = connector.config.connector_type === "DEMO"
-      return withSession(connector, (session) =>
-        Dialect.run(session, request, {
-          readOnly: isDemo || !connector.allow_sql_write_operations,
-          sessionMetadata: !isDemo && connector.include_db_session_metadata,
-          statementTimeout: !isDemo
-        })).pipe(Effect.withSpan("ConnectorRuntime.query", { attributes: { connector_id: connector.id } }))
+      const config = connector.config
+      const isDemo = config.connector_type === "DEMO"
+      const run = config.connector_type === "MYSQL"
+        ? withMysqlConnection(mysqlPoolOf(connector, config.mysql), (connection, lost) =>
+          Mysql.run(connection, request, {
+            readOnly: !connector.allow_sql_write_operations,
+            sessionMetadata: connector.include_db_session_metadata
+          }, lost))
+        : withSession(connector, config, (session) =>
+          Dialect.run(session, request, {
+            readOnly: isDemo || !connector.allow_sql_write_operations,
+            sessionMetadata: !isDemo && connector.include_db_session_metadata,
+            statementTimeout: !isDemo
+          }))
+      return run.pipe(Effect.withSpan("ConnectorRuntime.query", { attributes: { connector_id: connector.id } }))
     }
 
     return ConnectorRuntime.of({ introspect, query })

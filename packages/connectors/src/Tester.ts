@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
+import * as Mysql from "./internal/mysql.js"
 import { clientConfig } from "./Runtime.js"
 
 /** How long a test waits for the server. */
@@ -41,6 +42,33 @@ export const explain = (error: unknown, settings: Connector.PostgresSettings): s
   return message
 }
 
+/** Why a MySQL connection failed, for a person. */
+export const explainMysql = (error: unknown, settings: Connector.MysqlSettings): string => {
+  const e = (typeof error === "object" && error !== null ? error : {}) as { code?: string; message?: string }
+  const where = `${settings.host}:${settings.port}`
+  switch (e.code) {
+    case "ER_ACCESS_DENIED_ERROR":
+    case "ER_DBACCESS_DENIED_ERROR":
+      return `authentication failed for user "${settings.user}"`
+    case "ER_BAD_DB_ERROR":
+      return `database "${settings.database}" does not exist on ${where}`
+    case "ECONNREFUSED":
+      return `cannot reach ${where}: connection refused`
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `cannot resolve host ${settings.host}`
+    case "ETIMEDOUT":
+      return `cannot reach ${where}: no answer within ${connectTimeoutMillis / 1000} s`
+  }
+  return e.message ?? String(error)
+}
+
+const testMysql = (settings: Connector.MysqlSettings) =>
+  Effect.promise(async (): Promise<Connector.TestConnectorResponse> => {
+    const error = await Mysql.probe(settings, connectTimeoutMillis)
+    return error === undefined ? { success: true } : { success: false, error: explainMysql(error, settings) }
+  })
+
 const testPostgres = (settings: Connector.PostgresSettings) =>
   Effect.promise(async (): Promise<Connector.TestConnectorResponse> => {
     const client = new pg.Client(clientConfig(settings, connectTimeoutMillis))
@@ -63,6 +91,8 @@ export const layer: Layer.Layer<ConnectorTester> = Layer.succeed(
     test: (config) =>
       (config.connector_type === "POSTGRES"
         ? testPostgres(config.postgres)
+        : config.connector_type === "MYSQL"
+        ? testMysql(config.mysql)
         : Effect.succeed<Connector.TestConnectorResponse>(
           (DemoDataset.datasets as ReadonlyArray<string>).includes(config.demo.dataset)
             ? { success: true }

@@ -25,7 +25,7 @@ import { ConnectorId, MemberId, OrganizationId, RoleId } from "./Ids.js"
 // ---------------------------------------------------------------------------------------------
 
 /** The connector types, upper-case as the hosted service names them. */
-export const ConnectorType = Schema.Literal("POSTGRES", "DEMO")
+export const ConnectorType = Schema.Literal("POSTGRES", "MYSQL", "DEMO")
 export type ConnectorType = typeof ConnectorType.Type
 
 /** A connector's display name. */
@@ -60,6 +60,26 @@ export const PostgresSettingsUpdate = Schema.Struct({
 })
 export type PostgresSettingsUpdate = typeof PostgresSettingsUpdate.Type
 
+/** The settings of a MySQL or MariaDB connector (config key `mysql`). */
+export const MysqlSettings = Schema.Struct({
+  host: Schema.NonEmptyTrimmedString,
+  port: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 65535)), { default: () => 3306 }),
+  user: Schema.NonEmptyTrimmedString,
+  /** May be empty (a server that trusts the user). */
+  password: Secret,
+  database: Schema.NonEmptyTrimmedString,
+  /** `disable`, `allow` and `prefer` connect without TLS; `require` encrypts; `verify-*` check the certificate. */
+  ssl_mode: Schema.optionalWith(SslMode, { default: () => "prefer" as const })
+})
+export type MysqlSettings = typeof MysqlSettings.Type
+
+/** The settings of a MySQL connector on update: an empty or missing password keeps the stored one. */
+export const MysqlSettingsUpdate = Schema.Struct({
+  ...MysqlSettings.fields,
+  password: Schema.optional(Secret)
+})
+export type MysqlSettingsUpdate = typeof MysqlSettingsUpdate.Type
+
 /** The name of the demo dataset a fresh install ships (the sandbox embeds it). */
 export const defaultDemoDataset = "retail"
 
@@ -81,6 +101,13 @@ export const PostgresConfig = Schema.Struct({
   postgres: PostgresSettings
 })
 
+/** The configuration of a MySQL or MariaDB connector. */
+export const MysqlConfig = Schema.Struct({
+  connector_type: Schema.Literal("MYSQL"),
+  name: ConnectorName,
+  mysql: MysqlSettings
+})
+
 /** The configuration of a demo connector. */
 export const DemoConfig = Schema.Struct({
   connector_type: Schema.Literal("DEMO"),
@@ -89,12 +116,13 @@ export const DemoConfig = Schema.Struct({
 })
 
 /** A connector configuration: `{connector_type, name, <config key>: {...}}`. */
-export const ConnectorConfig = Schema.Union(PostgresConfig, DemoConfig)
+export const ConnectorConfig = Schema.Union(PostgresConfig, MysqlConfig, DemoConfig)
 export type ConnectorConfig = typeof ConnectorConfig.Type
 
 /** A configuration as sent on update (and on test): confidential settings may be empty or missing. */
 export const ConnectorConfigUpdate = Schema.Union(
   Schema.Struct({ ...PostgresConfig.fields, postgres: PostgresSettingsUpdate }),
+  Schema.Struct({ ...MysqlConfig.fields, mysql: MysqlSettingsUpdate }),
   DemoConfig
 )
 export type ConnectorConfigUpdate = typeof ConnectorConfigUpdate.Type
@@ -113,6 +141,7 @@ const specs: { readonly [T in ConnectorType]: TypeSpec } = {
     settings: PostgresSettings,
     update: PostgresSettingsUpdate
   },
+  MYSQL: { connector_type: "MYSQL", config_key: "mysql", settings: MysqlSettings, update: MysqlSettingsUpdate },
   DEMO: { connector_type: "DEMO", config_key: "demo", settings: DemoSettings, update: DemoSettings }
 }
 

@@ -66,10 +66,11 @@ describe("Connector configuration", () => {
 
 describe("Connector types registry", () => {
   it("describes every type with its config key and settings, derived from the schemas", () => {
-    expect(Connector.types.map((t) => [t.connector_type, t.config_key])).toEqual([["POSTGRES", "postgres"], [
-      "DEMO",
-      "demo"
-    ]])
+    expect(Connector.types.map((t) => [t.connector_type, t.config_key])).toEqual([
+      ["POSTGRES", "postgres"],
+      ["MYSQL", "mysql"],
+      ["DEMO", "demo"]
+    ])
     const pg = Connector.types[0]!.fields
     expect(pg).toEqual([
       { name: "host", type: "string", confidential: false, optional_on_update: false },
@@ -87,6 +88,7 @@ describe("Connector types registry", () => {
       }
     ])
     expect(Connector.confidentialFields("POSTGRES")).toEqual(["password"])
+    expect(Connector.confidentialFields("MYSQL")).toEqual(["password"])
     expect(Connector.confidentialFields("DEMO")).toEqual([])
   })
 
@@ -99,7 +101,7 @@ describe("Connector types registry", () => {
 
   it("encodes as the wire response", () => {
     const wire = Schema.encodeSync(Connector.ConnectorTypesResponse)({ types: Connector.types })
-    expect(wire.types[1]).toEqual({
+    expect(wire.types[2]).toEqual({
       connector_type: "DEMO",
       config_key: "demo",
       fields: [{ name: "dataset", type: "string", confidential: false, optional_on_update: false }]

@@ -323,7 +323,11 @@ describe("Connectors.list and types", () => {
     run(Effect.gen(function*() {
       const { bob } = yield* setup
       const { types } = yield* (yield* Connectors.Connectors).types(bob)
-      expect(types.map((t) => [t.connector_type, t.config_key])).toEqual([["POSTGRES", "postgres"], ["DEMO", "demo"]])
+      expect(types.map((t) => [t.connector_type, t.config_key])).toEqual([
+        ["POSTGRES", "postgres"],
+        ["MYSQL", "mysql"],
+        ["DEMO", "demo"]
+      ])
       expect(types[0]!.fields.find((f) => f.name === "password")).toEqual({
         name: "password",
         type: "string",

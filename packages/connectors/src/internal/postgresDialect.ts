@@ -155,7 +155,12 @@ export const run = async (
       await session.query("SELECT set_config('svc.client_attributes_json', $1, true)", [request.clientAttributesJson])
     }
     const own = request.params ?? []
-    const bound = ConnectorRuntime.bindClientAttributes(request.sql, request.clientAttributesJson, (n) => `$${n}`, own.length)
+    const bound = ConnectorRuntime.bindClientAttributes(
+      request.sql,
+      request.clientAttributesJson,
+      (n) => `$${n}`,
+      own.length
+    )
     const result = await session.queryCapped(bound.text, [...own, ...bound.params], request.maxRows)
     await session.query(options.readOnly ? "ROLLBACK" : "COMMIT", [])
     return {

@@ -1,0 +1,251 @@
+/**
+ * MySQL and MariaDB through `mysql2`: introspection from `information_schema`, and one statement in
+ * its own transaction (`START TRANSACTION READ ONLY` unless writes are allowed), with a statement
+ * timeout, the caller's attributes bound as `?` parameters, and at most `maxRows` rows read from the
+ * row stream (the connection is dropped past the cap, which stops the query on the server).
+ *
+ * @internal
+ */
+import type * as Connector from "@sightline/core/Connector"
+import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
+import * as Redacted from "effect/Redacted"
+import mysql from "mysql2"
+import type { FieldPacket, Pool, PoolConnection, PoolOptions } from "mysql2"
+
+// `mysql2`'s `Types` maps codes to names (and, in some versions, names to codes as well).
+const typeNames = new Map<number, string>(
+  Object.entries(mysql.Types as unknown as Record<string, string | number>).flatMap(([key, value]) =>
+    typeof value === "number"
+      ? [[value, key.toLowerCase()] as const]
+      : /^\d+$/.test(key)
+      ? [[Number(key), value.toLowerCase()] as const]
+      : []
+  )
+)
+
+/** The name of a column type code (`long`, `newdecimal`, `var_string`, ...). */
+export const typeName = (code: number | undefined): string =>
+  code === undefined ? "unknown" : typeNames.get(code) ?? `type ${code}`
+
+/** The `mysql2` options of MYSQL settings. */
+export const poolOptions = (settings: Connector.MysqlSettings, connectTimeoutMillis: number): PoolOptions => ({
+  host: settings.host,
+  port: settings.port,
+  user: settings.user,
+  password: Redacted.value(settings.password),
+  database: settings.database,
+  connectTimeout: connectTimeoutMillis,
+  // One statement per call is the protocol's rule, not a parser's.
+  multipleStatements: false,
+  dateStrings: true,
+  decimalNumbers: true,
+  supportBigNumbers: true,
+  ...(settings.ssl_mode === "require"
+    ? { ssl: { rejectUnauthorized: false } }
+    : settings.ssl_mode === "verify-ca" || settings.ssl_mode === "verify-full"
+    ? { ssl: { rejectUnauthorized: true } }
+    : {})
+})
+
+const query = <A>(connection: PoolConnection | Pool, sql: string, values: ReadonlyArray<unknown> = []) =>
+  new Promise<A>((resolve, reject) =>
+    connection.query({ sql, values: [...values] }, (error, rows) => (error ? reject(error) : resolve(rows as A)))
+  )
+
+interface TableRow {
+  readonly TABLE_NAME: string
+  readonly TABLE_ROWS: number | null
+  readonly TABLE_COMMENT: string
+}
+interface ColumnRow {
+  readonly TABLE_NAME: string
+  readonly COLUMN_NAME: string
+  readonly COLUMN_TYPE: string
+  readonly IS_NULLABLE: string
+  readonly COLUMN_KEY: string
+  readonly COLUMN_COMMENT: string
+}
+interface KeyRow {
+  readonly TABLE_NAME: string
+  readonly COLUMN_NAME: string
+  readonly REFERENCED_TABLE_NAME: string
+  readonly REFERENCED_COLUMN_NAME: string
+}
+
+/** The tables of the connector's database, with columns, keys, comments and row estimates. */
+export const introspect = async (pool: Pool, database: string): Promise<ConnectorRuntime.SchemaInfo> => {
+  const tables = await query<Array<TableRow>>(
+    pool,
+    "SELECT TABLE_NAME, TABLE_ROWS, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME",
+    [database]
+  )
+  const columns = await query<Array<ColumnRow>>(
+    pool,
+    `SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, COLUMN_COMMENT
+     FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+    [database]
+  )
+  const keys = await query<Array<KeyRow>>(
+    pool,
+    `SELECT TABLE_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
+     FROM information_schema.KEY_COLUMN_USAGE
+     WHERE TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME IS NOT NULL AND REFERENCED_TABLE_SCHEMA = TABLE_SCHEMA`,
+    [database]
+  )
+  const references = new Map(keys.map((k) => [`${k.TABLE_NAME}.${k.COLUMN_NAME}`, k]))
+  return {
+    dialect: "mysql",
+    tables: tables.map((table) => ({
+      name: `${database}.${table.TABLE_NAME}`,
+      rowEstimate: Number(table.TABLE_ROWS ?? 0),
+      ...(table.TABLE_COMMENT === "" ? {} : { comment: table.TABLE_COMMENT }),
+      columns: columns.filter((c) => c.TABLE_NAME === table.TABLE_NAME).map((c) => {
+        const reference = references.get(`${c.TABLE_NAME}.${c.COLUMN_NAME}`)
+        return {
+          name: c.COLUMN_NAME,
+          type: c.COLUMN_TYPE,
+          nullable: c.IS_NULLABLE === "YES",
+          primaryKey: c.COLUMN_KEY === "PRI",
+          ...(reference === undefined
+            ? {}
+            : {
+              references: {
+                table: `${database}.${reference.REFERENCED_TABLE_NAME}`,
+                column: reference.REFERENCED_COLUMN_NAME
+              }
+            }),
+          ...(c.COLUMN_COMMENT === "" ? {} : { comment: c.COLUMN_COMMENT })
+        }
+      })
+    }))
+  }
+}
+
+/**
+ * `$n` placeholders (a saved query's bound parameters) as MySQL's positional `?`, with the values
+ * in the order the placeholders appear.
+ */
+export const positional = (
+  sql: string,
+  params: ReadonlyArray<unknown>
+): { readonly text: string; readonly values: Array<unknown> } => {
+  const values: Array<unknown> = []
+  const text = sql.replace(/\$(\d+)/g, (match, n: string) => {
+    const index = Number(n) - 1
+    if (index < 0 || index >= params.length) return match
+    values.push(params[index])
+    return "?"
+  })
+  return { text, values }
+}
+
+const jsonValue = (value: unknown): unknown =>
+  value === null || value === undefined
+    ? null
+    : typeof value === "bigint"
+    ? Number(value)
+    : value instanceof Date
+    ? value.toISOString()
+    : Buffer.isBuffer(value)
+    ? `0x${value.toString("hex")}`
+    : value
+
+/** How a statement runs. */
+export interface RunOptions {
+  readonly readOnly: boolean
+  /** Set `@svc_client_attributes_json` for the session of this statement (for the database's own views). */
+  readonly sessionMetadata: boolean
+}
+
+/** Runs one statement in its own transaction on a connection of its own; the connection is not reusable after. */
+export const run = async (
+  connection: PoolConnection,
+  request: ConnectorRuntime.QueryRequest,
+  options: RunOptions,
+  onConnectionLost: () => void
+): Promise<ConnectorRuntime.QueryResult> => {
+  // MariaDB calls it max_statement_time (seconds), MySQL max_execution_time (milliseconds).
+  await query(connection, "SET SESSION max_statement_time = ?", [request.timeoutMillis / 1000]).catch(() =>
+    query(connection, "SET SESSION max_execution_time = ?", [request.timeoutMillis]).catch(() => undefined)
+  )
+  if (options.sessionMetadata) {
+    await query(connection, "SET @svc_client_attributes_json = ?", [request.clientAttributesJson])
+  }
+  // Attributes become `$n` after the saved query's own parameters, then every `$n` becomes a `?`
+  // in the order it appears in the text, which is the order MySQL binds them.
+  const own = request.params ?? []
+  const attributes = ConnectorRuntime.bindClientAttributes(
+    request.sql,
+    request.clientAttributesJson,
+    (n) => `$${n}`,
+    own.length
+  )
+  const bound = positional(attributes.text, [...own, ...attributes.params])
+  await query(connection, options.readOnly ? "START TRANSACTION READ ONLY" : "START TRANSACTION")
+  try {
+    const result = await new Promise<ConnectorRuntime.QueryResult>((resolve, reject) => {
+      const rows: Array<ReadonlyArray<unknown>> = []
+      let fields: ReadonlyArray<FieldPacket> = []
+      let affectedRows: number | undefined
+      let settled = false
+      const stream = connection.query({
+        sql: bound.text,
+        values: bound.values,
+        rowsAsArray: true,
+        timeout: request.timeoutMillis
+      })
+      // A statement without a result set (UPDATE) reports its fields as undefined.
+      stream.on("fields", (received: ReadonlyArray<FieldPacket> | undefined) => {
+        fields = received ?? []
+      })
+      stream.on("result", (row: unknown) => {
+        if (settled) return
+        if (Array.isArray(row)) {
+          if (rows.length === request.maxRows) {
+            // Past the cap: stop reading and drop the connection, which ends the query on the server.
+            settled = true
+            onConnectionLost()
+            connection.destroy()
+            resolve({ columns: fields.map((f) => ({ name: f.name, type: typeName(f.type) })), rows, truncated: true })
+            return
+          }
+          rows.push(row.map(jsonValue))
+        } else if (typeof row === "object" && row !== null && "affectedRows" in row) {
+          affectedRows = Number((row as { affectedRows: number }).affectedRows)
+        }
+      })
+      stream.on("error", (error) => {
+        if (!settled) {
+          settled = true
+          reject(error)
+        }
+      })
+      stream.on("end", () => {
+        if (settled) return
+        settled = true
+        resolve({
+          columns: fields.map((f) => ({ name: f.name, type: typeName(f.type) })),
+          rows,
+          truncated: false,
+          ...(fields.length === 0 && affectedRows !== undefined ? { affectedRows } : {})
+        })
+      })
+    })
+    if (!result.truncated) await query(connection, options.readOnly ? "ROLLBACK" : "COMMIT")
+    return result
+  } catch (error) {
+    await query(connection, "ROLLBACK").catch(() => undefined)
+    throw error
+  }
+}
+
+/** Tries a connection; the error, when it fails. */
+export const probe = (settings: Connector.MysqlSettings, connectTimeoutMillis: number): Promise<unknown> =>
+  new Promise((resolve) => {
+    const connection = mysql.createConnection(poolOptions(settings, connectTimeoutMillis))
+    connection.on("error", () => undefined)
+    connection.query("SELECT 1", (error) => {
+      connection.destroy()
+      resolve(error ?? undefined)
+    })
+  })
