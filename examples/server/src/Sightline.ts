@@ -7,6 +7,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Providers from "@sightline/ai/Providers"
 import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
+import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as Delivery from "@sightline/core/Delivery"
 import * as IdGenerator from "@sightline/core/IdGenerator"
@@ -44,6 +45,8 @@ export interface Options {
   readonly assetSecret?: Redacted.Redacted<string> | undefined
   /** The model providers and catalogue (the offline model only when absent). */
   readonly models?: Providers.Options | undefined
+  /** A SearXNG instance for the agent's `web_search` (not offered when absent). */
+  readonly searxngUrl?: string | undefined
 }
 
 /** The SQL client of a store, with the table prefix. */
@@ -69,6 +72,7 @@ export const platform = (options: Options) =>
     Providers.layer(options.models ?? {}),
     ConnectorsRuntime.layer,
     ConnectorsTester.layer,
+    options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
     Delivery.layerMemory,
     SandboxRuntime.layerMemory
   )

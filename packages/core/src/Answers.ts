@@ -51,6 +51,7 @@ import * as LibraryContext from "./LibraryContext.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as SchemaPrompt from "./SchemaPrompt.js"
+import * as WebSearch from "./WebSearch.js"
 
 /** Options of the loop. */
 export interface Options {
@@ -122,7 +123,8 @@ export const toolNames = {
   createChart: "create_chart",
   searchLibrary: "search_library",
   readLibraryFile: "read_library_file",
-  runSavedQuery: "run_saved_query"
+  runSavedQuery: "run_saved_query",
+  webSearch: "web_search"
 } as const
 
 /** The most characters of a library file `read_library_file` returns. */
@@ -201,6 +203,21 @@ const libraryTools: ReadonlyArray<LanguageModel.Tool> = [
     }
   }
 ]
+
+const WebSearchArguments = Schema.Struct({
+  query: Schema.String.pipe(Schema.filter((q) => q.trim().length > 0 || "query must not be empty"))
+})
+
+const webSearchTool: LanguageModel.Tool = {
+  name: toolNames.webSearch,
+  description: "Searches the web; returns titles, URLs and snippets. Say which facts come from the web.",
+  parameters: {
+    type: "object",
+    properties: { query: { type: "string" } },
+    required: ["query"],
+    additionalProperties: false
+  }
+}
 
 /** A connector of the run with its schema (or why it could not be read). */
 interface RunConnector {
@@ -302,6 +319,8 @@ export const makeWith = (options: Options) =>
     const assetStore = yield* AssetStore
     const ids = yield* IdGenerator
     const library = yield* Library
+    // Optional: without a configured search, `web_search` is never offered.
+    const webSearch = yield* Effect.serviceOption(WebSearch.WebSearch)
     const running = yield* FiberMap.make<ChatId>()
 
     const execute = (
@@ -331,9 +350,13 @@ export const makeWith = (options: Options) =>
           )
           : HashMap.empty<string, Uint8Array>()
         const hasLibrary = HashMap.size(files) > 0
+        const search = run.tools.webSearch ? Option.getOrUndefined(webSearch) : undefined
         const tools = [
           ...(connectors.length > 0 ? [runSqlTool, createChartTool] : []),
-          ...(hasLibrary ? libraryTools.filter((t) => t.name !== toolNames.runSavedQuery || connectors.length > 0) : [])
+          ...(hasLibrary
+            ? libraryTools.filter((t) => t.name !== toolNames.runSavedQuery || connectors.length > 0)
+            : []),
+          ...(search === undefined ? [] : [webSearchTool])
         ]
         const system = systemPrompt({
           question: run.question,
@@ -510,6 +533,24 @@ export const makeWith = (options: Options) =>
           return executeQuery(connector, "query", bound.text, bound.params, { content: saved.path })
         }
 
+        const searchWeb = (service: WebSearch.WebSearch.Service, args: typeof WebSearchArguments.Type) =>
+          Effect.gen(function*() {
+            const cell = yield* newCell("web_search", { content: args.query })
+            const started = yield* Clock.currentTimeMillis
+            const found = yield* Effect.either(service.search(args.query, WebSearch.defaultLimit))
+            const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
+            if (Either.isLeft(found)) {
+              yield* endCell(cell, { status: "failed", error: found.left.message, execution_time_ms: elapsed }, [])
+              return `error: ${found.left.message}`
+            }
+            yield* endCell(cell, {
+              status: "completed",
+              output: found.right.map((result) => `${result.title} <${result.url}>`),
+              execution_time_ms: elapsed
+            }, [])
+            return JSON.stringify({ results: found.right })
+          })
+
         const createChart = (args: ChartSpec.ChartRequest) =>
           Effect.gen(function*() {
             if (lastResult === undefined) return "error: run a query with run_sql before drawing a chart"
@@ -558,6 +599,10 @@ export const makeWith = (options: Options) =>
               return hasLibrary && connectors.length > 0
                 ? withArguments(RunSavedQueryArguments, call, runSavedQuery)
                 : unknownTool(call)
+            case toolNames.webSearch:
+              return search === undefined
+                ? unknownTool(call)
+                : withArguments(WebSearchArguments, call, (args) => searchWeb(search, args))
             default:
               return unknownTool(call)
           }

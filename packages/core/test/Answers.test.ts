@@ -22,6 +22,7 @@ import * as Library from "../src/Library.js"
 import * as Policy from "../src/Policy.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
+import * as WebSearch from "../src/WebSearch.js"
 
 const memberRole: Policy.RoleInfo = {
   id: RoleId.make(Fixtures.uuid()),
@@ -317,4 +318,36 @@ describe("Answers.ask", () => {
       LanguageModel.callTools({ name: "search_library", arguments: { query: "note" } }),
       LanguageModel.reply("done")
     ]))))
+
+  it.effect("web_search is offered when a search is configured and the chat enables it", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const answers = yield* Answers.Answers
+      const handle = yield* answers.ask(principal, { question: "news", tools: { web_search_enabled: true } }, sign)
+      const events = yield* collect(handle)
+      const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      expect(requests[0]!.tools!.map((t) => t.name)).toEqual(["web_search"])
+      expect(JSON.parse(requests[1]!.messages.at(-1)!.content).results[0]).toEqual({
+        title: "Sightline",
+        url: "https://example.test/sightline",
+        snippet: "An analytics chat"
+      })
+      const cells = events.flatMap((e) => e.event.type === "cell" ? [e.event.cell] : [])
+      expect(cells.map((c) => [c.type, c.status])).toEqual([["web_search", "running"], ["web_search", "completed"]])
+      // Without the flag the tool is neither offered nor callable.
+      const off = yield* answers.ask(principal, { question: "news", chat_id: handle.metadata.chat_id }, sign)
+      yield* off.done
+      const later = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      expect(later[2]!.tools ?? []).toEqual([])
+      expect(later[3]!.messages.at(-1)!.content).toBe("error: there is no tool web_search")
+    }).pipe(Effect.provide(
+      layerWith([
+        LanguageModel.callTools({ name: "web_search", arguments: { query: "sightline" } }),
+        LanguageModel.reply("found it"),
+        LanguageModel.callTools({ name: "web_search", arguments: { query: "sightline" } }),
+        LanguageModel.reply("no search")
+      ]).pipe(Layer.provide(WebSearch.layerMemory([
+        { title: "Sightline", url: "https://example.test/sightline", snippet: "An analytics chat" }
+      ])))
+    )))
 })
