@@ -50,12 +50,24 @@ export type MessageId = typeof MessageId.Type
 export const AssetId = uuid("AssetId")
 export type AssetId = typeof AssetId.Type
 
+/** The largest PostgreSQL `integer`: the bound of every integer id. */
+export const maxInt32 = 2_147_483_647
+
 /** A data connector: an integer, as in the hosted service. */
-export const ConnectorId = Schema.Int.pipe(Schema.positive(), Schema.brand("ConnectorId"))
+export const ConnectorId = Schema.Int.pipe(
+  Schema.positive(),
+  // Stored as a PostgreSQL `integer`: a larger id names no connector, and must not reach the database.
+  Schema.lessThanOrEqualTo(maxInt32, { message: () => `a connector id is at most ${maxInt32}` }),
+  Schema.brand("ConnectorId")
+)
 export type ConnectorId = typeof ConnectorId.Type
 
 /** A model in the organization's catalogue: an integer, as `default_model_id` is. */
-export const ModelNumber = Schema.Int.pipe(Schema.positive(), Schema.brand("ModelNumber"))
+export const ModelNumber = Schema.Int.pipe(
+  Schema.positive(),
+  Schema.lessThanOrEqualTo(maxInt32, { message: () => `a model number is at most ${maxInt32}` }),
+  Schema.brand("ModelNumber")
+)
 export type ModelNumber = typeof ModelNumber.Type
 
 /** A playbook. */

@@ -108,6 +108,7 @@ export const limitParam = (min: number, max: number, fallback: number) =>
 
 /** An `offset` query parameter: an integer >= 0, 0 when absent. */
 export const offsetParam = Schema.optionalWith(
-  Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()),
+  // A skip count past the largest row count a table can hold pages nothing, and `bigint` OFFSET limits it.
+  Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative(), Schema.lessThanOrEqualTo(2_147_483_647)),
   { default: () => 0 }
 )

@@ -154,6 +154,9 @@ export const layer: Layer.Layer<
     // Every method reaches the handlers, which answer anything but POST with a Connect error.
     yield* router.all(webhookPath, webhook)
     yield* router.all(`${rpcPrefix}/*`, dispatch(`${rpcPrefix}/`))
+    // The prefix alone (with or without its slash: the router treats them alike) names no
+    // procedure: a Connect error, not the router's empty 404.
+    yield* router.all(rpcPrefix, Connect.unknownProcedure)
     yield* router.all("/svc.rpc.public.*", dispatch("/"))
   })
 )

@@ -41,6 +41,8 @@ import * as PlaybooksHandlers from "./internal/handlers/playbooks.js"
 import * as RolesHandlers from "./internal/handlers/roles.js"
 import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
 import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
+import * as InputGuard from "./internal/inputGuard.js"
+import * as Routes from "./internal/routes.js"
 
 /** Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds. */
 export class Readiness extends Context.Tag("@sightline/http/Readiness")<
@@ -62,12 +64,50 @@ const tooLarge = () =>
     { status: 413 }
   )
 
+// Short, whatever the input: an issue never echoes a large value, and a message stays under 1 KB.
 const decodeMessage = (error: HttpApiDecodeError): string => {
-  const issues = error.issues.map((issue) =>
-    issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
+  const issues = error.issues.slice(0, 5).map((issue) =>
+    InputGuard.shorten(issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`, 180)
   )
-  return `Invalid request: ${issues.length === 0 ? error.message : issues.join("; ")}`
+  const more = error.issues.length > 5 ? ` (and ${error.issues.length - 5} more)` : ""
+  return InputGuard.shorten(`Invalid request: ${issues.length === 0 ? error.message : issues.join("; ")}${more}`, 1000)
 }
+
+const envelopeResponse = (status: number, message: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ error: { code: "invalid_request", message } }, { status, headers })
+
+const bodyMethods = new Set(["POST", "PUT", "PATCH"])
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  bodyMethods.has(request.method) &&
+  (request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? "0") > 0)
+
+/**
+ * What every /v2 request must pass before an operation decodes it: a path and query the database
+ * can store, a content type the operation declares (415 otherwise), and a JSON body that is neither
+ * too deep nor carrying text the database cannot store. A response when it does not pass.
+ */
+const guard = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const inUrl = InputGuard.urlProblem(request.url)
+    if (inUrl !== undefined) return Option.some(envelopeResponse(400, `Invalid request: ${inUrl}`))
+    if (!hasBody(request)) return Option.none()
+    const accepted = Routes.contentTypesOf(request.method, request.url)
+    if (accepted === undefined) return Option.none()
+    const mediaType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+    if (!accepted.has(mediaType)) {
+      const expected = [...accepted].join(" or ")
+      return Option.some(envelopeResponse(
+        415,
+        InputGuard.shorten(`Unsupported content type ${JSON.stringify(mediaType || "(none)")}: send ${expected}`)
+      ))
+    }
+    if (mediaType !== "application/json") return Option.none()
+    // The text is cached on the request: the operation's decoder reads the same text again.
+    const text = yield* request.text
+    const inBody = InputGuard.jsonProblem(text)
+    return inBody === undefined ? Option.none() : Option.some(envelopeResponse(400, `Invalid request: ${inBody}`))
+  })
 
 const isBodyTooLarge = (error: HttpServerError.RequestError): boolean =>
   /max(imum)? ?bytes|too large|exceed/i.test(String((error.cause as any)?.message ?? error.cause ?? ""))
@@ -92,12 +132,23 @@ const toEnvelope = (
   }
   if (HttpServerError.isServerError(failure)) {
     switch (failure._tag) {
-      case "RouteNotFound":
+      case "RouteNotFound": {
+        const allowed = Routes.methodsOf(failure.request.url)
+        if (allowed.length > 0) {
+          return Effect.succeed(envelopeResponse(
+            405,
+            `Method ${failure.request.method} is not allowed here: use ${allowed.join(", ")}`,
+            { allow: allowed.join(", ") }
+          ))
+        }
+        // The path only: a query string may carry anything, and a 404 never echoes it.
+        const path = InputGuard.shorten(failure.request.url.split("?")[0]!, 200)
         return Effect.fail(
           new HttpErrors.NotFound({
-            error: { code: "not_found", message: `No route for ${failure.request.method} ${failure.request.url}` }
+            error: { code: "not_found", message: `No route for ${failure.request.method} ${path}` }
           })
         )
+      }
       case "RequestError":
         if (isBodyTooLarge(failure)) return Effect.succeed(tooLarge())
         return Effect.fail(
@@ -164,7 +215,8 @@ export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
     if (Connect.isConnectPath(request.url)) return yield* app
     const length = Number(request.headers["content-length"] ?? "0")
     if (Number.isFinite(length) && length > maxBodyBytes) return tooLarge()
-    return yield* app.pipe(
+    return yield* guard(request).pipe(
+      Effect.flatMap(Option.match({ onNone: () => app, onSome: Effect.succeed })),
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
       Effect.catchAllCause(toEnvelope),
       Effect.annotateLogs({ requestId })

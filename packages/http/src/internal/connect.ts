@@ -17,6 +17,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as InputGuard from "./inputGuard.js"
 
 /** The Connect error codes. */
 export type Code =
@@ -183,17 +184,28 @@ export const readJson = (
       Effect.mapError((error) => isBodyTooLarge(error) ? tooLarge() : invalid("unreadable request body"))
     )
     if (text.trim() === "") return {}
-    return yield* Effect.try({
+    const problem = InputGuard.jsonProblem(text)
+    if (problem !== undefined) return yield* invalid(problem)
+    const parsed = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: () => invalid("malformed JSON in the request body")
     })
+    // A Connect message is a JSON object, even an empty one: `1`, `[]` or `"x"` is not a message.
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      return yield* invalid("the request message must be a JSON object")
+    }
+    return parsed
   })
 
 const issuesMessage = (error: ParseResult.ParseError): string => {
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) =>
-    issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
+  const all = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const issues = all.slice(0, 5).map((issue) =>
+    InputGuard.shorten(issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`, 180)
   )
-  return `invalid request: ${issues.join("; ")}`
+  return InputGuard.shorten(
+    `invalid request: ${issues.join("; ")}${all.length > 5 ? ` (and ${all.length - 5} more)` : ""}`,
+    1000
+  )
 }
 
 /** A unary procedure: how the caller is identified, the message schemas and the use case. */
