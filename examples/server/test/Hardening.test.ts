@@ -17,7 +17,7 @@ const envelope = async (response: Response) => {
 const newPlaybook = async (server: TestServer, key: string): Promise<string> => {
   const created = await server.request("/v2/playbooks", { method: "POST", key })
   expect(created.status).toBe(201)
-  return (await created.json()).id
+  return ((await created.json()) as { id: string }).id
 }
 
 describeServers("bad input gets a clear 4xx", (server) => {
