@@ -68,7 +68,7 @@ export const drainTimeoutMillis = 10_000
  */
 export const drainingNodeServer = (listen: Config.Listen) =>
   Effect.gen(function*() {
-    const server = createServer()
+    const server = Sightline.answerClientErrors(createServer())
     let inFlight = 0
     server.on("request", (_request, response) => {
       inFlight++

@@ -26,6 +26,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as NodeHttp from "node:http"
+import type { Duplex } from "node:stream"
 
 /** Where the data lives. */
 export type Store =
@@ -86,6 +88,28 @@ export const core = (options: Options) =>
     Layer.provideMerge(Layer.merge(SqlStore.layer, platform(options))),
     Layer.provideMerge(client(options))
   )
+
+/**
+ * Answers what Node's HTTP parser refuses before any handler runs (headers over its limit, bytes a
+ * path may not hold, a malformed request line) in the envelope, instead of an empty 400 or 431.
+ */
+export const answerClientErrors = <S extends NodeHttp.Server>(server: S): S => {
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return socket.destroy()
+    const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "HPE_REQUEST_TIMEOUT" ? 408 : 400
+    const message = status === 431
+      ? "Request header fields too large"
+      : status === 408
+      ? "Request timed out before it was complete"
+      : "Malformed request: the request line or headers could not be parsed (a path must be percent-encoded ASCII)"
+    const body = JSON.stringify({ error: { code: status === 408 ? "timeout" : "invalid_request", message } })
+    socket.end(
+      `HTTP/1.1 ${status} ${NodeHttp.STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+    )
+  })
+  return server
+}
 
 /** Readiness: the store answers a query. */
 export const readiness: Layer.Layer<Server.Readiness, never, SqlClient.SqlClient> = Layer.effect(

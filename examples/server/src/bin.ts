@@ -7,6 +7,24 @@ import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Cli from "./Cli.js"
 
+// The words of an error for one stderr line, down to the system error below a wrapper (the
+// platform's ServeError carries the listen error as its cause and no message of its own).
+const describe = (error: unknown): string => {
+  const { cause, message } = (error ?? {}) as { readonly message?: unknown; readonly cause?: unknown }
+  const system = (cause ?? {}) as { readonly code?: unknown; readonly address?: unknown; readonly port?: unknown }
+  if (system.code === "EADDRINUSE") {
+    return `cannot listen on ${String(system.address)}:${String(system.port)}: the port is in use by another process ` +
+      "(stop it, or choose another port with SIGHTLINE_PORT)"
+  }
+  if (system.code === "EACCES") {
+    return `cannot listen on ${String(system.address)}:${
+      String(system.port)
+    }: permission denied (choose a port above 1023)`
+  }
+  if (typeof message === "string" && message !== "") return message
+  return cause !== undefined ? describe(cause) : String(error)
+}
+
 const program = Cli.run(process.argv.slice(2)).pipe(
   Effect.catchAllCause((cause) => {
     if (Cause.isInterruptedOnly(cause)) return Effect.void
@@ -23,7 +41,7 @@ const program = Cli.run(process.argv.slice(2)).pipe(
       : ConfigError.isConfigError(error)
       ? `invalid configuration: ${String(error)}`
       : error !== undefined
-      ? String((error as { message?: unknown }).message ?? error)
+      ? describe(error)
       : Cause.pretty(cause).split("\n")[0]
     process.stderr.write(`sightline: ${message}\n`)
     process.exitCode = 1

@@ -150,6 +150,35 @@ describe("sightline CLI", () => {
     expect(await second.exited).toBe(0)
   })
 
+  it("a second process on a running server's data directory stops at once and says why; so does a port in use", async () => {
+    const dataDir = tempDir()
+    const server = await serve({ SIGHTLINE_DATA_DIR: dataDir })
+    const second = await cli(["org", "create", "--name", "Lost", "--admin-email", "x@lost.test", "--json"], {
+      SIGHTLINE_DATA_DIR: dataDir
+    })
+    expect(second.code).toBe(1)
+    expect(second.stdout).toBe("")
+    expect(second.stderr.trim()).toMatch(
+      new RegExp(
+        `^sightline: the data directory .* is in use by process ${server.child.pid} \\(a running server\\?\\): stop it first, or set DATABASE_URL`
+      )
+    )
+    const port = new URL(server.base).port
+    const clash = await cli(["serve"], { SIGHTLINE_DATA_DIR: tempDir(), SIGHTLINE_PORT: port })
+    expect(clash.code).toBe(1)
+    expect(clash.stderr.trim()).toBe(
+      `sightline: cannot listen on 127.0.0.1:${port}: the port is in use by another process (stop it, or choose another port with SIGHTLINE_PORT)`
+    )
+    server.child.kill("SIGTERM")
+    expect(await server.exited).toBe(0)
+    // Once the server is gone, the directory is free again and nothing was lost.
+    const after = await cli(["org", "create", "--name", "Kept", "--admin-email", "y@kept.test", "--json"], {
+      SIGHTLINE_DATA_DIR: dataDir
+    })
+    expect(after.code).toBe(0)
+    expect(JSON.parse(after.stdout).organization_id).toEqual(expect.any(String))
+  })
+
   it("migrate exits 0, and usage or input errors exit non-zero with one line", async () => {
     const dataDir = tempDir()
     const migrated = await cli(["migrate"], { SIGHTLINE_DATA_DIR: dataDir })

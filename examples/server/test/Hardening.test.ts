@@ -2,6 +2,7 @@
  * Bad input over the socket gets a clear 4xx in the envelope (or a Connect error body), never a 5xx,
  * and a message that stays short.
  */
+import * as net from "node:net"
 import { expect, it } from "vitest"
 import { connectHeaders } from "./utils/connect.js"
 import { describeServers, type TestServer } from "./utils/server.js"
@@ -169,5 +170,23 @@ describeServers("bad input gets a clear 4xx", (server) => {
         message: "the request message must be a JSON object"
       })
     }
+  })
+
+  it("answers what Node's parser refuses in the envelope: 431 for huge headers, 400 for a raw byte in the path", async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const url = new URL(server().baseUrl)
+        const socket = net.connect(Number(url.port), url.hostname, () => socket.end(request))
+        let data = ""
+        socket.on("data", (chunk) => (data += chunk))
+        socket.on("end", () => resolve(data))
+        socket.on("error", reject)
+      })
+    const huge = await raw(`GET /v2/chats HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`)
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /)
+    expect(JSON.parse(huge.slice(huge.indexOf("\r\n\r\n") + 4)).error.code).toBe("invalid_request")
+    const badPath = await raw("GET /v2/ch\u00e9ts HTTP/1.1\r\nhost: x\r\n\r\n")
+    expect(badPath).toMatch(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(badPath.slice(badPath.indexOf("\r\n\r\n") + 4)).error.code).toBe("invalid_request")
   })
 })

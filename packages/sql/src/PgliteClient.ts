@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as DirLock from "./internal/dirLock.js"
 
 /** A `SqlClient` backed by PGlite, with access to the PGlite instance. */
 export interface PgliteClient extends SqlClient.SqlClient {
@@ -40,6 +41,27 @@ export const make = (
   config: PgliteClientConfig = {}
 ): Effect.Effect<PgliteClient, SqlError, Reactivity.Reactivity | Scope.Scope> =>
   Effect.gen(function*() {
+    const dataDir = config.dataDir
+    if (dataDir !== undefined) {
+      // Before opening: a second process on the same files would lose writes (see `DirLock`).
+      yield* Effect.acquireRelease(
+        Effect.try({
+          try: () => DirLock.acquire(dataDir),
+          catch: (cause) => new SqlError({ cause, message: `Failed to lock the data directory ${dataDir}` })
+        }).pipe(Effect.flatMap((lock) =>
+          "heldBy" in lock
+            ? Effect.fail(
+              new SqlError({
+                cause: lock,
+                message: `the data directory ${dataDir} is in use by process ${lock.heldBy} (a running server?): ` +
+                  "stop it first, or set DATABASE_URL to share a PostgreSQL server between processes"
+              })
+            )
+            : Effect.succeed(lock)
+        )),
+        (lock) => Effect.sync(() => lock.release())
+      )
+    }
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () => PGlite.create(config.dataDir === undefined ? {} : { dataDir: config.dataDir }),

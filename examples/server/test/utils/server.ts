@@ -70,7 +70,9 @@ export interface TestServer {
 const serverLayer = (options: Sightline.Options) =>
   HttpApiBuilder.serve().pipe(
     Layer.provideMerge(Sightline.layer(options)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(
+      NodeHttpServer.layer(() => Sightline.answerClientErrors(createServer()), { port: 0, host: "127.0.0.1" })
+    ),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   )
 
