@@ -202,6 +202,12 @@ describe("sightline CLI", () => {
     expect(badPort.code).toBe(1)
     expect(badPort.stderr).toContain("SIGHTLINE_PORT")
     expect(badPort.stderr).not.toContain("    at ")
+
+    const shortSecret = await cli(["serve"], { SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_JWT_SECRET: "too-short" })
+    expect(shortSecret.code).toBe(1)
+    expect(shortSecret.stderr).toContain("SIGHTLINE_JWT_SECRET")
+    expect(shortSecret.stderr).toContain("at least 32 bytes")
+    expect(shortSecret.stderr).not.toContain("too-short")
   })
 })
 

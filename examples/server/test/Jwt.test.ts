@@ -54,6 +54,13 @@ describeServers("JWT sessions (HS256)", (server) => {
     const none = new Jose.UnsecuredJWT(claims).setExpirationTime("5m").setIssuer(issuer).setAudience(audience).encode()
     await refused(none, /invalid token/)
 
+    // A lifetime over the maximum (24 h by default), even far in the future, and a fractional exp.
+    await refused(await token(claims, { exp: 1e11 }), /lifetime exceeds 86400 seconds/)
+    await refused(await token(claims, { exp: "25h" }), /lifetime exceeds/)
+    const fractional = await new Jose.SignJWT({ ...claims, exp: Math.floor(Date.now() / 1000) + 60.5 })
+      .setProtectedHeader({ alg: "HS256" }).setIssuer(issuer).setAudience(audience).sign(key)
+    await refused(fractional, /exp must be a whole number/)
+
     // A token of a member deleted since it was issued stops working at once.
     const member = await newMember(server(), org)
     const jwt = await token({ sub: member.memberId, organization_id: org.organizationId })
@@ -82,6 +89,12 @@ describeServers("JWT sessions (JWKS)", (server) => {
     const stranger = await new Jose.SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "test-key" })
       .setExpirationTime("5m").sign(otherKey)
     expect((await server().request("/v2/playbooks", { key: stranger })).status).toBe(401)
+    // A key id the set does not hold is refused, whoever signed.
+    const unknownKid = await new Jose.SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "other-key" })
+      .setExpirationTime("5m").sign(privateKey)
+    const kidResponse = await server().request("/v2/playbooks", { key: unknownKid })
+    expect(kidResponse.status).toBe(401)
+    expect((await body(kidResponse)).error.message).toMatch(/no matching key/)
     const symmetric = await new Jose.SignJWT(claims).setProtectedHeader({ alg: "HS256" }).setExpirationTime("5m")
       .sign(new TextEncoder().encode(JSON.stringify(jwk)))
     const response = await server().request("/v2/playbooks", { key: symmetric })

@@ -7,6 +7,7 @@
  */
 import { Unauthenticated } from "@sightline/core/Errors"
 import { MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -27,7 +28,15 @@ export interface Options {
   readonly keys: Keys
   readonly issuer?: string | undefined
   readonly audience?: string | undefined
+  /** The longest lifetime a token may claim (`exp` after `iat`, or after now without `iat`); default 24 h. */
+  readonly maxLifetimeSeconds?: number | undefined
 }
+
+/** The default longest token lifetime: a day. */
+export const defaultMaxLifetimeSeconds = 24 * 60 * 60
+
+/** The shortest HS256 secret accepted: 32 bytes, the hash's own size (RFC 7518 §3.2). */
+export const minSecretBytes = 32
 
 /** Who a verified token speaks for. */
 export interface Claims {
@@ -64,8 +73,26 @@ const reason = (error: unknown): string => {
   return "invalid token"
 }
 
+/** Why a verified payload's timing is refused, if it is. */
+const lifetimeProblem = (
+  payload: Jose.JWTPayload,
+  maxLifetimeSeconds: number,
+  nowSeconds: number
+): string | undefined => {
+  const { exp, iat } = payload
+  if (typeof exp !== "number" || !Number.isInteger(exp)) return "invalid token: exp must be a whole number of seconds"
+  if (iat !== undefined && (typeof iat !== "number" || !Number.isInteger(iat))) {
+    return "invalid token: iat must be a whole number of seconds"
+  }
+  const from = typeof iat === "number" ? Math.min(iat, nowSeconds) : nowSeconds
+  return exp - from > maxLifetimeSeconds
+    ? `invalid token: its lifetime exceeds ${maxLifetimeSeconds} seconds`
+    : undefined
+}
+
 /** A verifier for these options. */
 export const make = (options: Options): JwtVerifier.Service => {
+  const maxLifetime = options.maxLifetimeSeconds ?? defaultMaxLifetimeSeconds
   const algorithms = options.keys._tag === "Secret" ? ["HS256"] : ["RS256", "ES256", "EdDSA"]
   const key: Parameters<typeof Jose.jwtVerify>[1] = options.keys._tag === "Secret"
     ? new TextEncoder().encode(Redacted.value(options.keys.secret))
@@ -84,6 +111,14 @@ export const make = (options: Options): JwtVerifier.Service => {
         try: () => Jose.jwtVerify(token, key as Uint8Array, verifyOptions),
         catch: (error) => new Unauthenticated({ message: reason(error) })
       }).pipe(
+        Effect.flatMap((verified) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const problem = lifetimeProblem(verified.payload, maxLifetime, Math.floor(now / 1000))
+            return problem === undefined
+              ? Effect.succeed(verified)
+              : Effect.fail(new Unauthenticated({ message: problem }))
+          })
+        ),
         Effect.flatMap(({ payload }) =>
           Option.match(decodeClaims(payload), {
             onNone: () =>
@@ -103,19 +138,29 @@ export const layer = (options: Options): Layer.Layer<JwtVerifier> => Layer.succe
  * (HS256) or `SIGHTLINE_JWT_JWKS_URL`, with optional `SIGHTLINE_JWT_ISSUER` and `SIGHTLINE_JWT_AUDIENCE`.
  */
 export const fromConfig: Config.Config<Option.Option<Options>> = Config.all({
-  secret: Config.option(Config.redacted("SIGHTLINE_JWT_SECRET")),
+  secret: Config.option(
+    Config.redacted("SIGHTLINE_JWT_SECRET").pipe(Config.validate({
+      message: `SIGHTLINE_JWT_SECRET must be at least ${minSecretBytes} bytes (a short HS256 secret can be guessed)`,
+      validation: (secret) => new TextEncoder().encode(Redacted.value(secret)).length >= minSecretBytes
+    }))
+  ),
   jwksUrl: Config.option(Config.url("SIGHTLINE_JWT_JWKS_URL")),
   issuer: Config.option(Config.string("SIGHTLINE_JWT_ISSUER")),
-  audience: Config.option(Config.string("SIGHTLINE_JWT_AUDIENCE"))
+  audience: Config.option(Config.string("SIGHTLINE_JWT_AUDIENCE")),
+  maxLifetimeSeconds: Config.integer("SIGHTLINE_JWT_MAX_LIFETIME_SECONDS").pipe(
+    Config.validate({ message: "must be a positive number of seconds", validation: (n) => n > 0 }),
+    Config.withDefault(defaultMaxLifetimeSeconds)
+  )
 }).pipe(
-  Config.map(({ audience, issuer, jwksUrl, secret }): Option.Option<Options> => {
+  Config.map(({ audience, issuer, jwksUrl, maxLifetimeSeconds, secret }): Option.Option<Options> => {
     const keys: Option.Option<Keys> = Option.isSome(secret)
       ? Option.some({ _tag: "Secret", secret: secret.value })
       : Option.map(jwksUrl, (url) => ({ _tag: "JwksUrl", url: url.toString() }))
     return Option.map(keys, (keys) => ({
       keys,
       issuer: Option.getOrUndefined(issuer),
-      audience: Option.getOrUndefined(audience)
+      audience: Option.getOrUndefined(audience),
+      maxLifetimeSeconds
     }))
   })
 )
