@@ -189,4 +189,19 @@ describeServers("bad input gets a clear 4xx", (server) => {
     expect(badPath).toMatch(/^HTTP\/1\.1 400 /)
     expect(JSON.parse(badPath.slice(badPath.indexOf("\r\n\r\n") + 4)).error.code).toBe("invalid_request")
   })
+
+  it("refuses fields a body does not declare, naming them (as the OpenAPI document's additionalProperties: false says)", async () => {
+    const org = await server().newOrg()
+    const response = await server().request("/v2/api-keys", {
+      method: "POST",
+      key: org.key,
+      json: { inherit_all_roles: true, name: "typo" }
+    })
+    expect(response.status).toBe(400)
+    expect((await envelope(response)).message).toMatch(/^Invalid request: inherit_all_roles: is unexpected/)
+    const id = await newPlaybook(server(), org.key)
+    const nested = await server().request(`/v2/playbooks/${id}`, { method: "PATCH", key: org.key, json: { name: "n", extra: 1 } })
+    expect(nested.status).toBe(400)
+    expect((await envelope(nested)).message).toContain("extra")
+  })
 })

@@ -12,6 +12,7 @@ import * as AgentRun from "@sightline/core/AgentRun"
 import { AgentId, AgentRunId } from "@sightline/core/Ids"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: AgentId })
 
@@ -19,7 +20,7 @@ const IdPath = Schema.Struct({ id: AgentId })
 export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("create", "/v2/agents")
-      .setPayload(Agent.CreateRequest)
+      .setPayload(strict(Agent.CreateRequest))
       .addSuccess(Agent.View, { status: 201 })
       .annotate(OpenApi.Summary, "Create an agent with its webhook trigger id (agent:write)")
   )
@@ -37,7 +38,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.patch("update", "/v2/agents/:id")
       .setPath(IdPath)
-      .setPayload(Agent.UpdateRequest)
+      .setPayload(strict(Agent.UpdateRequest))
       .addSuccess(Agent.View)
       .annotate(OpenApi.Summary, "Update an agent")
   )

@@ -10,6 +10,7 @@ import * as ApiKey from "@sightline/core/ApiKey"
 import { ApiKeyId } from "@sightline/core/Ids"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: ApiKeyId })
 
@@ -17,7 +18,7 @@ const IdPath = Schema.Struct({ id: ApiKeyId })
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.post("create", "/v2/api-keys")
-      .setPayload(ApiKey.CreateApiKey)
+      .setPayload(strict(ApiKey.CreateApiKey))
       .addSuccess(ApiKey.CreateApiKeyResult, { status: 201 })
       .annotate(OpenApi.Summary, "Mint a role-scoped key; the secret is shown this once")
   )

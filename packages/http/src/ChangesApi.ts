@@ -10,6 +10,7 @@ import * as Change from "@sightline/core/Change"
 import { ChangeId } from "@sightline/core/Ids"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: ChangeId })
 
@@ -31,21 +32,21 @@ export class ChangesApi extends HttpApiGroup.make("changes")
   .add(
     HttpApiEndpoint.post("approve", "/v2/changes/:id/approve")
       .setPath(IdPath)
-      .setPayload(Change.ExpectedGitRef)
+      .setPayload(strict(Change.ExpectedGitRef))
       .addSuccess(Change.ApproveResult)
       .annotate(OpenApi.Summary, "Approve; merges once the folder's rule is met (stale expected_git_ref: 409)")
   )
   .add(
     HttpApiEndpoint.post("deny", "/v2/changes/:id/deny")
       .setPath(IdPath)
-      .setPayload(Change.ExpectedGitRef)
+      .setPayload(strict(Change.ExpectedGitRef))
       .addSuccess(Change.ActionResult)
       .annotate(OpenApi.Summary, "Deny an open or draft change")
   )
   .add(
     HttpApiEndpoint.post("restore", "/v2/changes/:id/restore")
       .setPath(IdPath)
-      .setPayload(Change.ExpectedGitRef)
+      .setPayload(strict(Change.ExpectedGitRef))
       .addSuccess(Change.ActionResult)
       .annotate(OpenApi.Summary, "Reopen a denied change")
   )

@@ -14,6 +14,7 @@ import * as Model from "@sightline/core/Model"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { ChatRequestBody } from "./ChatForm.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: ChatId })
 
@@ -21,13 +22,13 @@ const IdPath = Schema.Struct({ id: ChatId })
 export class ChatsApi extends HttpApiGroup.make("chats")
   .add(
     HttpApiEndpoint.post("create", "/v2/chats")
-      .setPayload(ChatRequestBody)
+      .setPayload(strict(ChatRequestBody))
       .addSuccess(Chat.CreateChatResponse)
       .annotate(OpenApi.Summary, "Ask a question and wait for the whole answer")
   )
   .add(
     HttpApiEndpoint.post("stream", "/v2/chats/stream")
-      .setPayload(ChatRequestBody)
+      .setPayload(strict(ChatRequestBody))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(
         OpenApi.Description,

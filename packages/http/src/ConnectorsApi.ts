@@ -10,6 +10,7 @@ import * as Connector from "@sightline/core/Connector"
 import { ConnectorId } from "@sightline/core/Ids"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
 
@@ -22,7 +23,7 @@ export class ConnectorsApi extends HttpApiGroup.make("connectors")
   )
   .add(
     HttpApiEndpoint.post("create", "/v2/connectors")
-      .setPayload(Connector.CreateConnectorRequest)
+      .setPayload(strict(Connector.CreateConnectorRequest))
       .addSuccess(Connector.Connector, { status: 201 })
       .annotate(OpenApi.Summary, "Create a connector; the caller owns it (connector:write)")
   )
@@ -33,14 +34,14 @@ export class ConnectorsApi extends HttpApiGroup.make("connectors")
   )
   .add(
     HttpApiEndpoint.post("test", "/v2/connectors/test")
-      .setPayload(Connector.TestConnectorRequest)
+      .setPayload(strict(Connector.TestConnectorRequest))
       .addSuccess(Connector.TestConnectorResponse)
       .annotate(OpenApi.Summary, "Try a configuration; a failed connection is still 200 with success false")
   )
   .add(
     HttpApiEndpoint.patch("update", "/v2/connectors/:id")
       .setPath(IdPath)
-      .setPayload(Connector.UpdateConnectorRequest)
+      .setPayload(strict(Connector.UpdateConnectorRequest))
       .addSuccess(Connector.Connector)
       .annotate(OpenApi.Summary, "Update a connector; empty confidential settings keep the stored ones")
   )
@@ -59,7 +60,7 @@ export class ConnectorsApi extends HttpApiGroup.make("connectors")
   .add(
     HttpApiEndpoint.put("putAccess", "/v2/connectors/:id/access")
       .setPath(IdPath)
-      .setPayload(Connector.SetConnectorAccess)
+      .setPayload(strict(Connector.SetConnectorAccess))
       .addSuccess(Connector.ConnectorAccess)
       .annotate(OpenApi.Summary, "Replace the connector's access at once; the caller's owner grant is kept")
   )

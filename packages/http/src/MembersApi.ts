@@ -11,6 +11,7 @@ import * as Member from "@sightline/core/Member"
 import * as Role from "@sightline/core/Role"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: MemberId })
 
@@ -23,7 +24,7 @@ export class MembersApi extends HttpApiGroup.make("members")
   )
   .add(
     HttpApiEndpoint.post("invite", "/v2/members/invite")
-      .setPayload(Member.InviteMember)
+      .setPayload(strict(Member.InviteMember))
       .addSuccess(Member.InviteMemberResult)
       .annotate(OpenApi.Summary, "Invite a member as member or admin (member:write)")
   )
@@ -43,7 +44,7 @@ export class MembersApi extends HttpApiGroup.make("members")
   .add(
     HttpApiEndpoint.post("assignRole", "/v2/members/:id/roles")
       .setPath(IdPath)
-      .setPayload(Role.AssignRole)
+      .setPayload(strict(Role.AssignRole))
       .addSuccess(Role.RoleAssignmentResult)
       .annotate(OpenApi.Summary, "Assign a role to a member (role:write)")
   )

@@ -10,6 +10,7 @@ import { PlaybookId } from "@sightline/core/Ids"
 import * as Playbook from "@sightline/core/Playbook"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: PlaybookId })
 
@@ -36,7 +37,7 @@ export class PlaybooksApi extends HttpApiGroup.make("playbooks")
   .add(
     HttpApiEndpoint.patch("update", "/v2/playbooks/:id")
       .setPath(IdPath)
-      .setPayload(Playbook.UpdatePlaybookRequest)
+      .setPayload(strict(Playbook.UpdatePlaybookRequest))
       .addSuccess(Playbook.Playbook)
       .annotate(OpenApi.Summary, "Update a playbook's configuration")
   )

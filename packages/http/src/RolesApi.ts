@@ -10,6 +10,7 @@ import { RoleId } from "@sightline/core/Ids"
 import * as Role from "@sightline/core/Role"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: RoleId })
 
@@ -22,14 +23,14 @@ export class RolesApi extends HttpApiGroup.make("roles")
   )
   .add(
     HttpApiEndpoint.post("create", "/v2/roles")
-      .setPayload(Role.CreateRole)
+      .setPayload(strict(Role.CreateRole))
       .addSuccess(Role.Role, { status: 201 })
       .annotate(OpenApi.Summary, "Create a role (role:write)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/v2/roles/:id")
       .setPath(IdPath)
-      .setPayload(Role.UpdateRole)
+      .setPayload(strict(Role.UpdateRole))
       .addSuccess(Role.Role)
       .annotate(OpenApi.Summary, "Update a role's name, description, permissions or model configuration (role:write)")
   )

@@ -10,12 +10,13 @@ import { MemberId } from "@sightline/core/Ids"
 import * as ServiceAccount from "@sightline/core/ServiceAccount"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { strict } from "./internal/strict.js"
 
 /** The Service accounts operations. */
 export class ServiceAccountsApi extends HttpApiGroup.make("serviceAccounts")
   .add(
     HttpApiEndpoint.post("create", "/v2/service-accounts")
-      .setPayload(ServiceAccount.CreateServiceAccount)
+      .setPayload(strict(ServiceAccount.CreateServiceAccount))
       .addSuccess(ServiceAccount.CreateServiceAccountResult, { status: 201 })
       .annotate(OpenApi.Summary, "Create a service account with roles (organization:write)")
   )
