@@ -11,6 +11,7 @@
  * | `SIGHTLINE_JWT_SECRET` | unset | enables HS256 JWTs (also `SIGHTLINE_JWT_JWKS_URL`, `_ISSUER`, `_AUDIENCE`) |
  * | `SIGHTLINE_RATE_LIMIT_PER_MINUTE` | 600 | requests a minute per organization |
  * | `SIGHTLINE_ASSET_SECRET` | random per process | key of signed asset URLs (share it between processes) |
+ * | `SIGHTLINE_CORS_ORIGINS` | none | comma-separated browser origins allowed to call the API |
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
@@ -45,10 +46,11 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   jwt: Jwt.fromConfig,
   assetSecret: Config.option(Config.redacted("SIGHTLINE_ASSET_SECRET")),
   models: Providers.fromEnv,
-  searxngUrl: Config.option(Config.string("SIGHTLINE_SEARXNG_URL"))
+  searxngUrl: Config.option(Config.string("SIGHTLINE_SEARXNG_URL")),
+  corsOrigins: Config.withDefault(Config.array(Config.string(), "SIGHTLINE_CORS_ORIGINS"), [])
 }).pipe(
   Config.map((
-    { assetSecret, dataDir, databaseUrl, jwt, models, prefix, rateLimitPerMinute, searxngUrl }
+    { assetSecret, corsOrigins, dataDir, databaseUrl, jwt, models, prefix, rateLimitPerMinute, searxngUrl }
   ): Sightline.Options => ({
     store: Option.match(databaseUrl, {
       onNone: () => ({ _tag: "Pglite", dataDir }),
@@ -59,6 +61,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     jwt: Option.getOrUndefined(jwt),
     assetSecret: Option.getOrUndefined(assetSecret),
     models,
-    searxngUrl: Option.getOrUndefined(searxngUrl)
+    searxngUrl: Option.getOrUndefined(searxngUrl),
+    corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== "")
   }))
 )

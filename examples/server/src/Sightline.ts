@@ -49,6 +49,8 @@ export interface Options {
   readonly models?: Providers.Options | undefined
   /** A SearXNG instance for the agent's `web_search` (not offered when absent). */
   readonly searxngUrl?: string | undefined
+  /** Browser origins allowed to call the API (CORS); none when absent. */
+  readonly corsOrigins?: ReadonlyArray<string> | undefined
 }
 
 /** The SQL client of a store, with the table prefix. */
@@ -119,7 +121,12 @@ export const readiness: Layer.Layer<Server.Readiness, never, SqlClient.SqlClient
 
 /** The HTTP application (routes only; a host adds the `HttpServer`) over a ready core. */
 export const http = (options: Options) =>
-  Server.layer.pipe(
+  Layer.merge(
+    Server.layer,
+    options.corsOrigins === undefined || options.corsOrigins.length === 0
+      ? Layer.empty
+      : Server.layerCors(options.corsOrigins)
+  ).pipe(
     Layer.provide(readiness),
     Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
     Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt)),

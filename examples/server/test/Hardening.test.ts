@@ -200,7 +200,11 @@ describeServers("bad input gets a clear 4xx", (server) => {
     expect(response.status).toBe(400)
     expect((await envelope(response)).message).toMatch(/^Invalid request: inherit_all_roles: is unexpected/)
     const id = await newPlaybook(server(), org.key)
-    const nested = await server().request(`/v2/playbooks/${id}`, { method: "PATCH", key: org.key, json: { name: "n", extra: 1 } })
+    const nested = await server().request(`/v2/playbooks/${id}`, {
+      method: "PATCH",
+      key: org.key,
+      json: { name: "n", extra: 1 }
+    })
     expect(nested.status).toBe(400)
     expect((await envelope(nested)).message).toContain("extra")
   })

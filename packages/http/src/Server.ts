@@ -275,6 +275,37 @@ export const layer = Layer.mergeAll(
   layerEnvelope
 ).pipe(Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))))
 
+/** The headers a browser may read from a cross-origin response. */
+export const corsExposedHeaders = [
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "Retry-After",
+  "x-request-id"
+] as const
+
+/**
+ * Cross-origin access for browsers of the given origins (exact `scheme://host[:port]`), as short-lived
+ * keys used from a browser need: preflight answered, the bearer header allowed, the rate-limit
+ * headers and the request id exposed. No cookies are involved, so credentials stay off.
+ */
+export const layerCors = (origins: ReadonlyArray<string>): Layer.Layer<never> =>
+  HttpApiBuilder.middlewareCors({
+    allowedOrigins: origins,
+    allowedMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+    allowedHeaders: [
+      "authorization",
+      "content-type",
+      "x-request-id",
+      "last-event-id",
+      "connect-protocol-version",
+      "connect-timeout-ms",
+      "svc_api_key"
+    ],
+    exposedHeaders: [...corsExposedHeaders],
+    maxAge: 600
+  })
+
 /** Every service `layer` needs from the host. */
 export type Requirements = Layer.Layer.Context<typeof layer>
 
