@@ -59,3 +59,18 @@ describe("rate limiting across processes", () => {
     }
   })
 })
+
+describeServers("failed authentication is rate-limited per client address", (server) => {
+  it("after 30 failures an address gets 429 with Retry-After, even with a valid key", async () => {
+    const org = await server().newOrg()
+    for (let i = 0; i < 30; i++) {
+      const response = await server().request("/v2/playbooks", { key: `guess-${i}` })
+      expect(response.status).toBe(401)
+    }
+    const blocked = await server().request("/v2/playbooks", { key: "guess-31" })
+    expect(blocked.status).toBe(429)
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0)
+    expect((await blocked.json() as any).error.code).toBe("rate_limit_exceeded")
+    expect((await server().request("/v2/playbooks", { key: org.key })).status).toBe(429)
+  })
+})

@@ -6,6 +6,9 @@
  */
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Auth from "@sightline/core/Auth"
 import { Unauthenticated } from "@sightline/core/Errors"
 import type * as Policy from "@sightline/core/Policy"
@@ -57,6 +60,32 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@si
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
+/**
+ * Failed authentications allowed per client address: a burst of 30, then 10 a minute. Past that,
+ * every request from the address is refused with 429 before its credential is even checked, so a
+ * key or token cannot be guessed at line rate. Counted in this process's memory: cheap on the hot
+ * path, and each process of a deployment limits on its own.
+ */
+export const failedAuthBucket: RateLimiter.BucketConfig = { capacity: 30, refillPerMinute: 10 }
+
+const addressOf = (request: HttpServerRequest.HttpServerRequest): string =>
+  Option.getOrElse(request.remoteAddress, () => "unknown")
+
+const tooManyFailures = (retryAfterSeconds: number) =>
+  Effect.zipRight(
+    HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds)))
+    ),
+    Effect.fail(
+      new HttpErrors.RateLimitExceeded({
+        error: {
+          code: "rate_limit_exceeded",
+          message: "Too many failed authentications from this address: retry later"
+        }
+      })
+    )
+  )
+
 /** The middleware over `Auth`, the rate limiter and its configuration (and a `JwtVerifier` if any). */
 export const layer: Layer.Layer<
   Authentication,
@@ -71,13 +100,22 @@ export const layer: Layer.Layer<
       onNone: () => context,
       onSome: (verifier) => Context.add(context, Jwt.JwtVerifier, verifier)
     })
+    const failures = yield* Effect.provide(RateLimiter.RateLimiter, RateLimiter.layerMemory)
+    const retryAfter = Math.ceil(60 / failedAuthBucket.refillPerMinute)
     return Authentication.of({
       bearer: (token) =>
-        authenticate(Redacted.value(token)).pipe(
-          Effect.mapError((error) => HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated),
-          Effect.tap((principal) => RateLimit.enforce(principal.organizationId)),
-          Effect.provide(withJwt)
-        )
+        Effect.gen(function*() {
+          const key = `auth-failures:${addressOf(yield* HttpServerRequest.HttpServerRequest)}`
+          // Cost 0 only reads the bucket: an address out of tokens is refused before any check.
+          const left = yield* failures.consume(key, failedAuthBucket, 0)
+          if (left.remaining < 1) return yield* tooManyFailures(retryAfter)
+          return yield* authenticate(Redacted.value(token)).pipe(
+            Effect.tapError(() => failures.consume(key, failedAuthBucket, 1)),
+            Effect.mapError((error) => HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated),
+            Effect.tap((principal) => RateLimit.enforce(principal.organizationId)),
+            Effect.provide(withJwt)
+          )
+        })
     })
   })
 )
