@@ -32,7 +32,7 @@ HttpApi.reflect(SightlineApi, {
       method: endpoint.method,
       path: endpoint.path,
       pathParams: endpoint.path.split("/").filter((s) => s.startsWith(":")).map((s) => s.slice(1)),
-      query: endpoint.urlParamsSchema as Option.Option<Schema.Schema.AnyNoContext>,
+      query: endpoint.urlParamsSchema as unknown as Option.Option<Schema.Schema.AnyNoContext>,
       body: json === undefined ? Option.none() : Option.some(json.ast),
       multipart: payloads.has("multipart/form-data")
     })
