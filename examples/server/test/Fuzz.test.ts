@@ -109,7 +109,9 @@ const queries = (operation: Operation): Array<string> => {
   const fromSchema = values.flatMap((value) =>
     typeof value === "object" && value !== null
       ? [
-        new URLSearchParams(Object.entries(value).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])))
+        new URLSearchParams(
+          Object.entries(value).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [[k, String(v)]]))
+        )
           .toString()
       ]
       : []
