@@ -21,7 +21,11 @@ export class Transaction extends Context.Tag("@sightline/core/Transaction")<
 >() {}
 
 export declare namespace Transaction {
-  /** The transaction boundary. Nested calls join the outer transaction. */
+  /**
+   * The transaction boundary. A nested call is a savepoint of the outer transaction: its failure
+   * rolls back its own writes only (the outer one may catch it and go on); its success commits
+   * with the outer transaction.
+   */
   export interface Service {
     readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   }
@@ -72,18 +76,26 @@ const makeMemory = Effect.gen(function*() {
     run: serialized
   }
 
+  // Every table as it is now, and the effect that puts them back: a transaction's start, or a
+  // savepoint's.
+  const rollbackOnFailure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(
+      Effect.forEach(tables, Ref.get),
+      (snapshot) =>
+        Effect.onExit(effect, (exit) =>
+          exit._tag === "Success"
+            ? Effect.void
+            : Effect.forEach(tables, (ref, i) => Ref.set(ref, snapshot[i]), { discard: true }))
+    )
+
   const transaction: Transaction.Service = {
+    // A nested call is a savepoint, as in SQL: its failure undoes its own writes only, and the
+    // outer transaction may catch it and go on.
     withTransaction: (effect) =>
-      Effect.flatMap(FiberRef.get(inside), (joined) =>
-        joined
-          ? effect
-          : serialized(
-            Effect.flatMap(Effect.forEach(tables, Ref.get), (snapshot) =>
-              Effect.onExit(effect, (exit) =>
-                exit._tag === "Success"
-                  ? Effect.void
-                  : Effect.forEach(tables, (ref, i) => Ref.set(ref, snapshot[i]), { discard: true })))
-          ))
+      Effect.flatMap(
+        FiberRef.get(inside),
+        (joined) => joined ? rollbackOnFailure(effect) : serialized(rollbackOnFailure(effect))
+      )
   }
   return { state, transaction }
 })

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as OrganizationRepo from "../src/OrganizationRepo.js"
+import { transactionContract } from "../src/testing/TransactionContract.js"
 import { layerMemory, MemoryState, Transaction, withTransaction } from "../src/Transaction.js"
 
 describe("Transaction.layerMemory", () => {
@@ -54,3 +57,5 @@ describe("Transaction.layerMemory", () => {
       expect(yield* Ref.get(counter)).toBe(50)
     }).pipe(Effect.provide(layerMemory)))
 })
+
+transactionContract("layerMemory", OrganizationRepo.layerMemory.pipe(Layer.provideMerge(layerMemory)))

@@ -8,7 +8,8 @@ import {
   AssetStoreContract,
   ExecutionRepoContract,
   JobQueueContract,
-  SandboxRepoContract
+  SandboxRepoContract,
+  TransactionContract
 } from "@sightline/core/testing"
 import { runOnBothDatabases } from "./utils/databases.js"
 
@@ -18,3 +19,4 @@ runOnBothDatabases((name, layer) => AgentRepoContract.agentRepoContract(name, la
 runOnBothDatabases((name, layer) => AppRepoContract.appRepoContract(name, layer))
 runOnBothDatabases((name, layer) => JobQueueContract.jobQueueContract(name, layer))
 runOnBothDatabases((name, layer) => AssetStoreContract.assetStoreContract(name, layer))
+runOnBothDatabases((name, layer) => TransactionContract.transactionContract(name, layer))
