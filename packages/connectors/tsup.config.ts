@@ -3,7 +3,9 @@ import { defineConfig } from "tsup"
 export default defineConfig({
   entry: ["src/*.ts"],
   format: ["esm", "cjs"],
-  dts: true,
+  // Declarations come from tsc (`tsconfig.build.json`): the bundled dts drops a const that shares its
+  // name with a type inside `export * as` namespaces, which breaks every `Schema` with a same-named type.
+  dts: false,
   clean: true,
   sourcemap: true,
   external: [/^effect/, /^@effect\//, /^@sightline\//, /^@electric-sql\//, /^pg/]

@@ -45,6 +45,7 @@ import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AssetId, CellId, type ChatId, ConnectorId } from "./Ids.js"
 import * as Tabular from "./internal/tabular.js"
+import * as Utf8 from "./internal/utf8.js"
 import * as LanguageModel from "./LanguageModel.js"
 import { Library } from "./Library.js"
 import * as LibraryContext from "./LibraryContext.js"
@@ -460,7 +461,7 @@ export const makeWith = (options: Options) =>
                 }),
                 yield* addAsset(
                   { cell_id: cell.id, name: `result-${queries}.csv`, type: "download", mime_type: "text/csv" },
-                  new TextEncoder().encode(Tabular.csv(names, rows))
+                  Utf8.encodeText(Tabular.csv(names, rows))
                 )
               )
               lastResult = { cellId: cell.id, columns, rows }

@@ -11,6 +11,7 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Utf8 from "./internal/utf8.js"
 import { MemoryState } from "./Transaction.js"
 
 /** Stored bytes with their content type. */
@@ -54,10 +55,10 @@ export const layerMemory: Layer.Layer<AssetStore, never, MemoryState> = Layer.ef
 )
 
 /** Decodes stored bytes as UTF-8 text (CSV, JSON). */
-export const text = (object: StoredObject): string => new TextDecoder().decode(object.bytes)
+export const text = (object: StoredObject): string => Utf8.decodeText(object.bytes)
 
 /** Encodes text as stored bytes. */
 export const fromText = (content: string, mimeType: string): StoredObject => ({
-  bytes: new TextEncoder().encode(content),
+  bytes: Utf8.encodeText(content),
   mimeType
 })

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as HashMap from "effect/HashMap"
+import * as Utf8 from "./internal/utf8.js"
 import type * as LibraryDiff from "./LibraryDiff.js"
 
 /** A saved query of the library. */
@@ -30,15 +31,13 @@ export interface Note {
   readonly text: string
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: false })
-
 const isOwners = (path: string) => path === "OWNERS" || path.endsWith("/OWNERS")
 
 /** The readable text files of a snapshot (OWNERS files left out: they govern, they do not inform). */
 export const textFiles = (files: LibraryDiff.Files): ReadonlyArray<Note> =>
   [...HashMap.entries(files)]
     .filter(([path]) => !isOwners(path))
-    .map(([path, bytes]) => ({ path, text: decoder.decode(bytes) }))
+    .map(([path, bytes]) => ({ path, text: Utf8.decodeText(bytes) }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 
 const namedParam = /(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g

@@ -14,25 +14,16 @@ import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import { merge as diff3 } from "node-diff3"
 import { Diff } from "./Change.js"
+import * as Utf8 from "./internal/utf8.js"
 
 /** The files of a snapshot: normalized relative paths to their bytes. */
 export type Files = HashMap.HashMap<string, Uint8Array>
 
-// Core compiles against ES2022 only (no DOM or Node typings), so the two WHATWG encoding classes
-// every supported runtime has are declared here.
-interface TextCodecs {
-  readonly TextEncoder: new() => { encode(input: string): Uint8Array }
-  readonly TextDecoder: new() => { decode(input: Uint8Array): string }
-}
-const codecs = globalThis as unknown as TextCodecs
-const encoder = new codecs.TextEncoder()
-const decoder = new codecs.TextDecoder()
-
 /** UTF-8 bytes of a string. */
-export const encodeText = (text: string): Uint8Array => encoder.encode(text)
+export const encodeText: (text: string) => Uint8Array = Utf8.encodeText
 
 /** A string from UTF-8 bytes (invalid sequences become U+FFFD, as git shows them). */
-export const decodeText = (bytes: Uint8Array): string => decoder.decode(bytes)
+export const decodeText: (bytes: Uint8Array) => string = Utf8.decodeText
 
 /** Git's heuristic: a file is binary when a NUL byte occurs in its first 8000 bytes. */
 export const isBinary = (bytes: Uint8Array): boolean => bytes.subarray(0, 8000).includes(0)

@@ -18,3 +18,19 @@ export const byteLength = (text: string): number => {
   for (const character of text) bytes += codePointBytes(character.codePointAt(0)!)
   return bytes
 }
+
+// Core compiles against ES2022 only (no DOM or Node typings), so the two WHATWG encoding classes
+// every supported runtime has are declared here.
+interface TextCodecs {
+  readonly TextEncoder: new() => { encode(input: string): Uint8Array }
+  readonly TextDecoder: new() => { decode(input: Uint8Array): string }
+}
+const codecs = globalThis as unknown as TextCodecs
+const encoder = new codecs.TextEncoder()
+const decoder = new codecs.TextDecoder()
+
+/** UTF-8 bytes of a string. */
+export const encodeText = (text: string): Uint8Array => encoder.encode(text)
+
+/** A string from UTF-8 bytes (invalid sequences become U+FFFD). */
+export const decodeText = (bytes: Uint8Array): string => decoder.decode(bytes)
