@@ -2,7 +2,8 @@
  * The offline model: the embedded default, with no network and no weights. It is deterministic and
  * honest about what it is. For a question it:
  * 1. plans one read-only aggregate query from the question's words and the connectors' schemas as
- *    the system prompt describes them (`SchemaPrompt`), and calls `run_sql` with it;
+ *    the system prompt describes them (`SchemaPrompt`), reading the measures the library's ontology
+ *    notes define (`- turnover: order_items.line_total`), and calls `run_sql` with it;
  * 2. asks `create_chart` for a chart of the result when it has a label and a value per row;
  * 3. answers in a short paragraph with the numbers, saying it is the offline model.
  *
@@ -109,6 +110,10 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   const messages = request.messages
   const question = [...messages].reverse().find((m) => m.role === "user")?.content ?? ""
   const connectors = SchemaPrompt.parse(request.system ?? "")
+  // Definitions from the library's ontology notes name measures in the organization's own words.
+  const system = request.system ?? ""
+  const notesAt = system.indexOf("### Ontology notes")
+  const glossary = notesAt < 0 ? {} : Planner.glossaryOf(system.slice(notesAt))
   const offers = (name: string) => request.tools?.some((tool) => tool.name === name) ?? false
   const turn = messages.filter((m) => m.role === "assistant").length
   const last = messages.at(-1)
@@ -119,7 +124,7 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
         "I can only answer questions about data, and no data connector is enabled in this chat. Add `connector_ids` to the request."
       )
     }
-    const plan = Planner.plan(question, connectors, now)
+    const plan = Planner.plan(question, connectors, now, glossary)
     if ("unplannable" in plan) {
       return reply(
         `I could not turn this question into a query: ${plan.unplannable}. Try naming a table and a measure, ` +
@@ -133,7 +138,7 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
     })
   }
 
-  const plan = Planner.plan(question, connectors, now)
+  const plan = Planner.plan(question, connectors, now, glossary)
   const sqlResults = messages.filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_sql")
   const latest = sqlResults.at(-1)
   if (latest === undefined || "unplannable" in plan) return reply("I have nothing to report.")

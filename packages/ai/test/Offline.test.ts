@@ -165,6 +165,31 @@ describe("Offline model planning", () => {
     expect(final.text).toContain(Offline.signature)
   })
 
+  it("reads measures the library's ontology notes define", () => {
+    const withNotes =
+      `${system}\n\n## Context Library\n### Ontology notes\n#### ontology/terms.md\n- GMV: order_items.line_total\nBookings means quantity`
+    const ask = (question: string) => {
+      const parts = Offline.respond({
+        model: "offline",
+        system: withNotes,
+        tools,
+        messages: [{ role: "user", content: question }]
+      }, now)
+      const call = parts.find((p) => p._tag === "ToolCall")
+      return call?._tag === "ToolCall" ? JSON.parse(call.arguments).sql as string : LanguageModel.fromParts(parts).text
+    }
+    expect(ask("GMV by region")).toContain("sum(t0.\"line_total\")")
+    expect(ask("bookings by product")).toContain("sum(t0.\"quantity\")")
+    // Without the notes, the word names no measure.
+    const plain = Offline.respond({
+      model: "offline",
+      system,
+      tools,
+      messages: [{ role: "user", content: "GMV by region" }]
+    }, now)
+    expect(JSON.stringify(plain)).not.toContain("line_total")
+  })
+
   it("says what it cannot do instead of guessing", () => {
     const parts = Offline.respond({
       model: "offline",

@@ -86,8 +86,28 @@ const words = (text: string): Array<string> => text.toLowerCase().split(/[^a-z0-
 /** The words of a question that can name a table, column or measure. */
 const contentWords = (text: string): Array<string> => words(text).filter((w) => !stopWords.has(w) && !/^\d+$/.test(w))
 
-const synonymsOf = (word: string): ReadonlyArray<string> =>
-  Object.hasOwn(measureSynonyms, word) ? measureSynonyms[word]! : []
+/** Words the library's ontology notes define, each with the columns (`table.column` or `column`) it means. */
+export type Glossary = Readonly<Record<string, ReadonlyArray<string>>>
+
+const definition =
+  /^\s*(?:[-*]\s*)?["'`]?([a-z][a-z0-9 _-]*?)["'`]?\s*(?::|=|means|is)\s*`?([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*){0,2})`?\s*\.?\s*$/i
+
+/** The definitions of notes text: lines such as `- turnover: order_items.line_total` or `GMV means line_total`. */
+export const glossaryOf = (notes: string): Glossary => {
+  const glossary: Record<string, Array<string>> = {}
+  for (const line of notes.split("\n")) {
+    const match = definition.exec(line)
+    if (match === null) continue
+    const word = match[1]!.trim().toLowerCase()
+    glossary[word] = [...(glossary[word] ?? []), match[2]!.toLowerCase()]
+  }
+  return glossary
+}
+
+const synonymsOf = (word: string, glossary: Glossary = {}): ReadonlyArray<string> => [
+  ...(Object.hasOwn(glossary, word) ? glossary[word]!.map((target) => target.split(".").pop()!) : []),
+  ...(Object.hasOwn(measureSynonyms, word) ? measureSynonyms[word]! : [])
+]
 
 const stem = (word: string): string =>
   word.length <= 3
@@ -281,7 +301,7 @@ interface Choice {
   readonly score: number
 }
 
-const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>): Choice | undefined => {
+const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary: Glossary): Choice | undefined => {
   const asked = new Set(questionWords.map(stem))
   let best: Choice | undefined
   for (const table of graph.tables) {
@@ -293,6 +313,13 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>): Choice |
         const w = stem(word)
         if (columnWords.has(w)) score += 6
         if (commentWords.has(w)) score += 5
+        // The library's own definitions weigh more than the built-in synonyms.
+        for (const target of Object.hasOwn(glossary, word) ? glossary[word]! : []) {
+          const [tableName, columnName] = target.includes(".")
+            ? [target.slice(0, target.lastIndexOf(".")), target.split(".").pop()!]
+            : [undefined, target]
+          if (column.name === columnName && (tableName === undefined || table.name.endsWith(tableName))) score += 12
+        }
         for (const synonym of synonymsOf(word).length > 0 ? synonymsOf(word) : synonymsOf(w)) {
           if (column.name === synonym) score += 4
           else if (columnWords.has(stem(synonym))) score += 2
@@ -388,7 +415,8 @@ const timeColumnNear = (
 export const plan = (
   question: string,
   connectors: ReadonlyArray<SchemaPrompt.ConnectorSchema>,
-  now: Date
+  now: Date,
+  glossary: Glossary = {}
 ): Plan | { readonly unplannable: string } => {
   const questionWords = contentWords(question)
   const asked = new Set(questionWords.map(stem))
@@ -409,7 +437,7 @@ export const plan = (
   const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
 
   let aggregate = aggregateOf(question)
-  const measure = aggregate === "count" ? undefined : measureOf(graph, questionWords)
+  const measure = aggregate === "count" ? undefined : measureOf(graph, questionWords, glossary)
   if (aggregate === undefined) aggregate = measure === undefined ? "count" : "sum"
   if (aggregate !== "count" && measure === undefined) {
     return { unplannable: "I found no numeric column that matches the question" }
@@ -461,7 +489,7 @@ export const plan = (
 
   const measureLabel = aggregate === "count"
     ? shortName(base.name)
-    : questionWords.find((w) => synonymsOf(w).length > 0) ?? measure!.column.name
+    : questionWords.find((w) => synonymsOf(w, glossary).length > 0) ?? measure!.column.name
   const valueColumn = aggregate === "count"
     ? `${shortName(base.name).replace(/[^a-z0-9_]/gi, "_")}_count`
     : `${aggregate === "avg" ? "average_" : "total_"}${measureLabel.replace(/[^a-z0-9_]/gi, "_")}`
