@@ -40,8 +40,9 @@ const core = (dataDir: string | undefined) =>
         Providers.layer({}),
         ConnectorsRuntime.layer,
         ConnectorsTester.layer,
-        Delivery.layerMemory,
-        SandboxRuntime.layerMemory
+        // Not configured in this host: they say so instead of pretending.
+        Delivery.layerUnconfigured,
+        SandboxRuntime.layerUnconfigured
       )
     )
   )

@@ -66,8 +66,8 @@ export const client = (options: Options): Layer.Layer<SqlClient.SqlClient | Tabl
 
 /**
  * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
- * process): the configured models, the live connectors. Delivery and the sandbox runtime are still
- * in-process placeholders until their adapters land (nothing is delivered; no sandbox starts).
+ * process): the configured models, the live connectors. Delivery and the sandbox runtime are not
+ * configured until their adapters land: every delivery fails saying so, and no sandbox starts.
  */
 export const platform = (options: Options) =>
   Layer.mergeAll(
@@ -77,8 +77,9 @@ export const platform = (options: Options) =>
     ConnectorsRuntime.layer,
     ConnectorsTester.layer,
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
-    Delivery.layerMemory,
-    SandboxRuntime.layerMemory
+    // Not configured yet: they say so instead of pretending (their adapters come with their issues).
+    Delivery.layerUnconfigured,
+    SandboxRuntime.layerUnconfigured
   )
 
 /** Every use case of core, over the store and the platform ports. */

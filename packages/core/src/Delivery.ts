@@ -156,3 +156,20 @@ export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Delive
 
 /** The memory transport that delivers to every valid target. */
 export const layerMemory: Layer.Layer<Delivery | MemoryDelivery> = layerMemoryWith()
+
+/** What a deployment without a delivery transport reports for every target. */
+export const unconfiguredReason = "no delivery transport (SMTP or chat webhook) is configured on this server"
+
+/**
+ * The delivery of a deployment that has none: every target fails, saying so, so a report is never
+ * shown as delivered when nothing was sent. Unlike `layerMemory`, it records nothing.
+ */
+export const layerUnconfigured: Layer.Layer<Delivery> = Layer.succeed(
+  Delivery,
+  Delivery.of({
+    deliver: (request) =>
+      Effect.succeed(
+        targetsOf(request.targets).map((target) => Failed.make({ target, reason: unconfiguredReason }))
+      )
+  })
+)

@@ -471,3 +471,27 @@ export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Sandbo
 
 /** The memory fake with its default answers (see `layerMemoryWith`). */
 export const layerMemory: Layer.Layer<SandboxRuntime | MemorySandboxRuntime> = layerMemoryWith()
+
+/** What a deployment without a sandbox runtime answers (the runtime needs bubblewrap and its adapter). */
+export const unconfiguredMessage = "no sandbox runtime is configured on this server"
+
+/**
+ * The runtime of a deployment that has none: nothing starts (`Conflict` saying so), nothing runs,
+ * and every sandbox reads as stopped. Unlike `layerMemory`, it never pretends to run code.
+ */
+export const layerUnconfigured: Layer.Layer<SandboxRuntime> = Layer.succeed(
+  SandboxRuntime,
+  SandboxRuntime.of({
+    start: () => Effect.fail(new Conflict({ message: unconfiguredMessage })),
+    execute: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    exec: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    listFiles: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    readFile: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    writeFile: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    deleteFile: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    libraryChanges: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    mountLibrary: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
+    stop: () => Effect.void,
+    status: () => Effect.succeed({ status: "stopped", dataframes: [] })
+  })
+)
