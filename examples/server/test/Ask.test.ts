@@ -330,43 +330,28 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
 
         const org = await server().newOrg()
         const url = new URL(postgresUrl)
+        const settings = {
+          host: url.hostname,
+          port: Number(url.port || 5432),
+          user: role,
+          database: url.pathname.slice(1),
+          schemas: [schema],
+          ssl_mode: "disable"
+        }
+        const config = { connector_type: "POSTGRES", name: "Warehouse", postgres: settings }
         const created = await body(
           await server().request("/v2/connectors", {
             method: "POST",
             key: org.key,
-            json: {
-              config: {
-                connector_type: "POSTGRES",
-                name: "Warehouse",
-                postgres: {
-                  host: url.hostname,
-                  port: Number(url.port || 5432),
-                  user: role,
-                  password: "",
-                  database: url.pathname.slice(1),
-                  schemas: [schema],
-                  ssl_mode: "disable"
-                }
-              }
-            }
+            json: { config: { ...config, postgres: { ...settings, password: "" } } }
           })
         )
+        // The update leaves the password out: the stored one is kept.
         const patched = await server().request(`/v2/connectors/${created.id}`, {
           method: "PATCH",
           key: org.key,
           json: {
-            config: {
-              connector_type: "POSTGRES",
-              name: "Warehouse",
-              postgres: {
-                host: url.hostname,
-                port: Number(url.port || 5432),
-                user: role,
-                database: url.pathname.slice(1),
-                schemas: [schema],
-                ssl_mode: "disable"
-              }
-            },
+            config,
             include_db_session_metadata: true
           }
         })

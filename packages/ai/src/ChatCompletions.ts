@@ -162,14 +162,14 @@ export const listModels = (config: Config): Effect.Effect<ReadonlyArray<string>,
         }`
       })
   }).pipe(
-    Effect.timeout("10 seconds"),
-    Effect.catchTag("TimeoutException", () =>
-      Effect.fail(
+    Effect.timeoutFail({
+      duration: "10 seconds",
+      onTimeout: () =>
         new LanguageModel.LanguageModelError({
           reason: "unavailable",
           message: `cannot list models at ${config.baseUrl}: no answer within 10 s`
         })
-      ))
+    })
   )
 
 /** The model as a layer. */

@@ -67,8 +67,6 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   const more = result.row_count > 25 ? `\n\n(${result.row_count - 25} more rows in the table and the CSV.)` : ""
   const heading = plan.shape === "top"
     ? `The top ${result.rows.length} by ${label(plan)}${period}:`
-    : plan.shape === "series"
-    ? `${capitalize(label(plan))} by ${plan.labelColumn}${period}:`
     : `${capitalize(label(plan))} by ${plan.labelColumn}${period}:`
   const first = result.rows[0]!
   const lead = plan.shape === "series"

@@ -17,56 +17,57 @@ import { clientConfig } from "./Runtime.js"
 /** How long a test waits for the server. */
 export const connectTimeoutMillis = 5_000
 
-/** Why a PostgreSQL connection failed, for a person. */
-export const explain = (error: unknown, settings: Connector.PostgresSettings): string => {
+/** Where a connection goes, as the explanations name it. */
+interface Target {
+  readonly host: string
+  readonly port: number
+  readonly user: string
+  readonly database: string
+}
+
+/** The driver's codes for a refused login and for an unknown database. */
+interface DriverCodes {
+  readonly authentication: ReadonlyArray<string>
+  readonly unknownDatabase: ReadonlyArray<string>
+}
+
+/** `pg`'s (PostgreSQL SQLSTATEs) and `mysql2`'s codes. */
+export const postgresCodes: DriverCodes = { authentication: ["28P01", "28000"], unknownDatabase: ["3D000"] }
+export const mysqlCodes: DriverCodes = {
+  authentication: ["ER_ACCESS_DENIED_ERROR", "ER_DBACCESS_DENIED_ERROR"],
+  unknownDatabase: ["ER_BAD_DB_ERROR"]
+}
+
+/** Why a connection failed, for a person: the driver's codes first, then the network's. */
+export const explain = (error: unknown, target: Target, codes: DriverCodes): string => {
   const e = (typeof error === "object" && error !== null ? error : {}) as { code?: string; message?: string }
-  const where = `${settings.host}:${settings.port}`
+  const where = `${target.host}:${target.port}`
+  if (e.code !== undefined && codes.authentication.includes(e.code)) {
+    return `authentication failed for user "${target.user}"`
+  }
+  if (e.code !== undefined && codes.unknownDatabase.includes(e.code)) {
+    return `database "${target.database}" does not exist on ${where}`
+  }
   switch (e.code) {
-    case "28P01":
-    case "28000":
-      return `authentication failed for user "${settings.user}"`
-    case "3D000":
-      return `database "${settings.database}" does not exist on ${where}`
     case "ECONNREFUSED":
       return `cannot reach ${where}: connection refused`
     case "ENOTFOUND":
     case "EAI_AGAIN":
-      return `cannot resolve host ${settings.host}`
-    case "ETIMEDOUT":
+      return `cannot resolve host ${target.host}`
     case "EHOSTUNREACH":
     case "ENETUNREACH":
       return `cannot reach ${where}: ${e.code}`
   }
   const message = e.message ?? String(error)
-  if (/timeout/i.test(message)) return `cannot reach ${where}: no answer within ${connectTimeoutMillis / 1000} s`
-  return message
-}
-
-/** Why a MySQL connection failed, for a person. */
-export const explainMysql = (error: unknown, settings: Connector.MysqlSettings): string => {
-  const e = (typeof error === "object" && error !== null ? error : {}) as { code?: string; message?: string }
-  const where = `${settings.host}:${settings.port}`
-  switch (e.code) {
-    case "ER_ACCESS_DENIED_ERROR":
-    case "ER_DBACCESS_DENIED_ERROR":
-      return `authentication failed for user "${settings.user}"`
-    case "ER_BAD_DB_ERROR":
-      return `database "${settings.database}" does not exist on ${where}`
-    case "ECONNREFUSED":
-      return `cannot reach ${where}: connection refused`
-    case "ENOTFOUND":
-    case "EAI_AGAIN":
-      return `cannot resolve host ${settings.host}`
-    case "ETIMEDOUT":
-      return `cannot reach ${where}: no answer within ${connectTimeoutMillis / 1000} s`
-  }
-  return e.message ?? String(error)
+  return e.code === "ETIMEDOUT" || /timeout/i.test(message)
+    ? `cannot reach ${where}: no answer within ${connectTimeoutMillis / 1000} s`
+    : message
 }
 
 const testMysql = (settings: Connector.MysqlSettings) =>
   Effect.promise(async (): Promise<Connector.TestConnectorResponse> => {
     const error = await Mysql.probe(settings, connectTimeoutMillis)
-    return error === undefined ? { success: true } : { success: false, error: explainMysql(error, settings) }
+    return error === undefined ? { success: true } : { success: false, error: explain(error, settings, mysqlCodes) }
   })
 
 const testPostgres = (settings: Connector.PostgresSettings) =>
@@ -78,7 +79,7 @@ const testPostgres = (settings: Connector.PostgresSettings) =>
       await client.query("SELECT 1")
       return { success: true }
     } catch (error) {
-      return { success: false, error: explain(error, settings) }
+      return { success: false, error: explain(error, settings, postgresCodes) }
     } finally {
       await client.end().catch(() => undefined)
     }

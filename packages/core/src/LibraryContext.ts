@@ -103,12 +103,10 @@ export const search = (files: LibraryDiff.Files, query: string, limit = 10): Rea
   if (words.length === 0) return []
   return textFiles(files)
     .map((file) => {
-      const haystack = `${file.path}\n${file.text}`.toLowerCase()
-      const score = words.reduce((sum, word) => sum + (haystack.includes(word) ? 1 : 0), 0)
-      const at = Math.max(
-        0,
-        ...words.map((word) => file.text.toLowerCase().indexOf(word)).filter((i) => i >= 0).slice(0, 1)
-      )
+      const text = file.text.toLowerCase()
+      const score = words.filter((word) => file.path.toLowerCase().includes(word) || text.includes(word)).length
+      // The snippet shows the text around the first word found in it.
+      const at = Math.max(0, words.map((word) => text.indexOf(word)).find((i) => i >= 0) ?? 0)
       return {
         path: file.path,
         score,

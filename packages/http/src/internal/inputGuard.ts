@@ -69,9 +69,14 @@ export const valueProblem = (value: unknown, path: Array<string | number> = []):
   return undefined
 }
 
+// A NUL or a surrogate, raw or as a JSON escape: only a body holding one is parsed to find where it is.
+const suspicious = /\u0000|[\uD800-\uDFFF]|\\u0000|\\u[dD][89a-fA-F]/
+
 /** What is wrong with a JSON body before decoding: too deep, or text that cannot be stored. */
 export const jsonProblem = (text: string): string | undefined => {
   if (jsonDepth(text) > maxJsonDepth) return `the JSON body is nested deeper than ${maxJsonDepth} levels`
+  // The common case costs one scan: the decoder parses the body anyway.
+  if (!suspicious.test(text)) return undefined
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
