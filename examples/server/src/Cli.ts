@@ -97,7 +97,7 @@ const serve = Effect.gen(function*() {
   const node = yield* drainingNodeServer(yield* Config.listen)
   // Built after the server, so released before it: the drain runs while the handler still answers.
   const server = Layer.scopedDiscard(Effect.addFinalizer(() => node.drain)).pipe(
-    Layer.provideMerge(Server.serve(Sightline.http(options))),
+    Layer.provideMerge(Server.serve(Sightline.app(options))),
     Layer.provide(node.http)
   )
   // One store for both steps: bootstrap on it, then serve until interrupted (SIGINT/SIGTERM); the

@@ -13,6 +13,9 @@
  * | `SIGHTLINE_ASSET_SECRET` | random per process | key of signed asset URLs (share it between processes) |
  * | `SIGHTLINE_CORS_ORIGINS` | none | comma-separated browser origins allowed to call the API |
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
+ * | `SIGHTLINE_SMTP_URL` | unset | `smtp://user:pass@host:587` (or `smtps://`): e-mail delivery of reports |
+ * | `SIGHTLINE_MAIL_FROM` | `Sightline <sightline@localhost>` | the `From` of report e-mails |
+ * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
 import * as Providers from "@sightline/ai/Providers"
@@ -47,10 +50,29 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   assetSecret: Config.option(Config.redacted("SIGHTLINE_ASSET_SECRET")),
   models: Providers.fromEnv,
   searxngUrl: Config.option(Config.string("SIGHTLINE_SEARXNG_URL")),
-  corsOrigins: Config.withDefault(Config.array(Config.string(), "SIGHTLINE_CORS_ORIGINS"), [])
+  corsOrigins: Config.withDefault(Config.array(Config.string(), "SIGHTLINE_CORS_ORIGINS"), []),
+  smtpUrl: Config.option(Config.redacted("SIGHTLINE_SMTP_URL")),
+  mailFrom: Config.string("SIGHTLINE_MAIL_FROM").pipe(Config.withDefault("Sightline <sightline@localhost>")),
+  workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
+    Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
+    Config.withDefault(2)
+  )
 }).pipe(
   Config.map((
-    { assetSecret, corsOrigins, dataDir, databaseUrl, jwt, models, prefix, rateLimitPerMinute, searxngUrl }
+    {
+      assetSecret,
+      corsOrigins,
+      dataDir,
+      databaseUrl,
+      jwt,
+      mailFrom,
+      models,
+      prefix,
+      rateLimitPerMinute,
+      searxngUrl,
+      smtpUrl,
+      workerConcurrency
+    }
   ): Sightline.Options => ({
     store: Option.match(databaseUrl, {
       onNone: () => ({ _tag: "Pglite", dataDir }),
@@ -62,6 +84,8 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     assetSecret: Option.getOrUndefined(assetSecret),
     models,
     searxngUrl: Option.getOrUndefined(searxngUrl),
-    corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== "")
+    corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== ""),
+    smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
+    worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency }
   }))
 )

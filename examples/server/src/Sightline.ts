@@ -14,6 +14,9 @@ import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as Secret from "@sightline/core/Secret"
 import * as UseCases from "@sightline/core/UseCases"
+import * as Worker from "@sightline/core/Worker"
+import * as Smtp from "@sightline/delivery/Smtp"
+import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Jwt from "@sightline/http/Jwt"
 import * as RateLimit from "@sightline/http/RateLimit"
@@ -27,6 +30,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as NodeHttp from "node:http"
+import * as NodeOs from "node:os"
 import type { Duplex } from "node:stream"
 
 /** Where the data lives. */
@@ -51,6 +55,12 @@ export interface Options {
   readonly searxngUrl?: string | undefined
   /** Browser origins allowed to call the API (CORS); none when absent. */
   readonly corsOrigins?: ReadonlyArray<string> | undefined
+  /** E-mail delivery of reports; every e-mail target fails saying so when absent. */
+  readonly smtp?: { readonly url: Redacted.Redacted<string>; readonly from: string } | undefined
+  /** How long `POST /v2/playbooks/{id}/run` waits for the report before answering 504 (default 120 s). */
+  readonly playbookRunTimeoutMillis?: number | undefined
+  /** The background worker (schedules, playbook and agent runs); on with its defaults when absent. */
+  readonly worker?: false | Omit<Worker.Options, "sign" | "workerId"> | undefined
 }
 
 /** The SQL client of a store, with the table prefix. */
@@ -66,8 +76,9 @@ export const client = (options: Options): Layer.Layer<SqlClient.SqlClient | Tabl
 
 /**
  * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
- * process): the configured models, the live connectors. Delivery and the sandbox runtime are not
- * configured until their adapters land: every delivery fails saying so, and no sandbox starts.
+ * process): the configured models, the live connectors, e-mail delivery when SMTP is configured
+ * (else every delivery fails saying so) and the chart renderer. The sandbox runtime is not
+ * configured until its adapter lands: no sandbox starts.
  */
 export const platform = (options: Options) =>
   Layer.mergeAll(
@@ -77,17 +88,23 @@ export const platform = (options: Options) =>
     ConnectorsRuntime.layer,
     ConnectorsTester.layer,
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
-    // Not configured yet: they say so instead of pretending (their adapters come with their issues).
-    Delivery.layerUnconfigured,
+    options.smtp === undefined ? Delivery.layerUnconfigured : Smtp.layer(options.smtp),
+    VegaCharts.layer(),
+    // Not configured yet: it says so instead of pretending (its adapter comes with its issue).
     SandboxRuntime.layerUnconfigured
   )
 
 /** Every use case of core, over the store and the platform ports. */
-export const useCases = UseCases.layer
+export const useCases = (options: Options) =>
+  UseCases.layerWith({
+    ...(options.playbookRunTimeoutMillis === undefined
+      ? {}
+      : { playbookRuns: { timeoutMillis: options.playbookRunTimeoutMillis } })
+  })
 
 /** The use cases and ports over the store of `options`, migrated when built. */
 export const core = (options: Options) =>
-  useCases.pipe(
+  useCases(options).pipe(
     Layer.provideMerge(Layer.merge(SqlStore.layer, platform(options))),
     Layer.provideMerge(client(options))
   )
@@ -130,16 +147,30 @@ export const http = (options: Options) =>
   ).pipe(
     Layer.provide(readiness),
     Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
-    Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt)),
-    Layer.provide(
-      options.assetSecret === undefined
-        ? AssetUrls.layerEphemeral
-        : AssetUrls.layer({ secret: options.assetSecret })
-    )
+    Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt))
   )
 
+/** The signer of asset URLs: one per process, shared by the routes and the worker's reports. */
+export const assetUrls = (options: Options): Layer.Layer<AssetUrls.AssetUrls> =>
+  options.assetSecret === undefined ? AssetUrls.layerEphemeral : AssetUrls.layer({ secret: options.assetSecret })
+
+/** The background worker of this process, unless `options.worker` is `false`. */
+export const worker = (options: Options) =>
+  options.worker === false
+    ? Layer.empty
+    : Layer.unwrapEffect(Effect.map(AssetUrls.AssetUrls, ({ sign }) =>
+      Worker.layer({
+        ...options.worker,
+        workerId: `${NodeOs.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`,
+        sign
+      })))
+
+/** The HTTP application and the background worker over a ready core, sharing one asset URL signer. */
+export const app = (options: Options) =>
+  Layer.merge(http(options), worker(options)).pipe(Layer.provideMerge(assetUrls(options)))
+
 /** The whole application and the core it runs on (so the CLI and tests reach the use cases). */
-export const layer = (options: Options) => http(options).pipe(Layer.provideMerge(core(options)))
+export const layer = (options: Options) => app(options).pipe(Layer.provideMerge(core(options)))
 
 /** `Some` options for JWTs from the environment. */
 export const jwtFromEnv = Jwt.fromConfig.pipe(Effect.map(Option.getOrUndefined))

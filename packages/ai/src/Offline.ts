@@ -5,7 +5,9 @@
  *    the system prompt describes them (`SchemaPrompt`), reading the measures the library's ontology
  *    notes define (`- turnover: order_items.line_total`), and calls `run_sql` with it;
  * 2. asks `create_chart` for a chart of the result when it has a label and a value per row;
- * 3. answers in a short paragraph with the numbers, saying it is the offline model.
+ * 3. when `write_report` is offered (a playbook run), writes a report of the answer, its chart and
+ *    its rows;
+ * 4. answers in a short paragraph with the numbers, saying it is the offline model.
  *
  * It only ever builds SQL from introspected tables and columns; a question it cannot map to them
  * gets an answer that says so.
@@ -163,7 +165,60 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
       }
     })
   }
+  const lastTool = toolName(messages, last.toolCallId)
+  if (offers("write_report") && lastTool !== "write_report") {
+    const chart = lastTool === "create_chart" ? chartUrl(last.content) : undefined
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "write_report",
+      arguments: report(question, plan, result, chart)
+    })
+  }
+  if (lastTool === "write_report" && last.content.startsWith("error:")) {
+    return reply(`The report could not be written: ${last.content.slice("error:".length).trim()}`)
+  }
   return reply(answer(plan, result))
+}
+
+// The `image_url` that `create_chart` answered with (`{"image_url":"chart:1"}`).
+const chartUrl = (content: string): string | undefined => {
+  try {
+    const parsed = JSON.parse(content)
+    return typeof parsed?.image_url === "string" ? parsed.image_url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const plainText = (markdown: string): string => markdown.replace(/\*\*/g, "")
+
+/** The report the offline model writes for a playbook: the answer, its chart and its rows. */
+export const report = (
+  question: string,
+  plan: Planner.Plan,
+  result: QueryResult,
+  chart: string | undefined
+) => {
+  const subject = question.trim().split("\n")[0]!.slice(0, 120)
+  const text = plainText(answer(plan, result))
+  const [lead, ...rest] = text.split("\n\n")
+  const rows = result.columns.length >= 2 ? result.rows.slice(0, 10) : []
+  return {
+    subject,
+    summary: lead ?? "",
+    blocks: [
+      { type: "hero", heading: subject, content: lead ?? "" },
+      ...(chart === undefined ? [] : [{ type: "image", image_url: chart, image_alt: capitalize(label(plan)) }]),
+      ...(rows.length === 0 ? [] : [{
+        type: "list",
+        heading: `${capitalize(label(plan))} by ${plan.labelColumn ?? result.columns[0]}`,
+        items: rows.map((row) => `${format(row[0])}: ${format(row[1])}`)
+      }]),
+      ...(rows.length === 0 && rest.length > 0 ? [{ type: "text", content: rest.join("\n\n") }] : []),
+      { type: "divider" },
+      { type: "text", content: plainText(signature).replace(/_/g, "") }
+    ]
+  }
 }
 
 /** The offline model: reads the clock for relative periods ("last year"). */

@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { OrganizationId } from "./Ids.js"
+import { Block, type DeliveryOutcome } from "./Report.js"
 
 /** An e-mail recipient. */
 export const EmailTarget = Schema.TaggedStruct("Email", { address: Schema.String })
@@ -35,12 +36,25 @@ export const Targets = Schema.Struct({
 })
 export type Targets = typeof Targets.Type
 
+/** An image the HTML shows as `cid:<cid>` (a chart rendered to PNG): mail clients drop SVG and scripts. */
+export const InlineImage = Schema.Struct({
+  cid: Schema.String,
+  filename: Schema.String,
+  mimeType: Schema.String,
+  bytes: Schema.Uint8ArrayFromSelf
+})
+export type InlineImage = typeof InlineImage.Type
+
 /** What to deliver: the same message, as HTML and as plain text, to every target. */
 export const DeliveryRequest = Schema.Struct({
   organizationId: OrganizationId,
   subject: Schema.String,
   html: Schema.String,
   text: Schema.String,
+  /** The images the HTML refers to by `cid:`; e-mail attaches them inline, a chat channel has no use for them. */
+  images: Schema.optional(Schema.Array(InlineImage)),
+  /** The report's blocks, for transports that lay out a message themselves (a chat channel). */
+  blocks: Schema.optional(Schema.Array(Block)),
   targets: Targets
 })
 export type DeliveryRequest = typeof DeliveryRequest.Type
@@ -93,6 +107,14 @@ export const targetsOf = (targets: Targets): ReadonlyArray<Target> => {
     ...(channel === undefined || channel === "" ? [] : [ChatChannelTarget.make({ channelId: channel })])
   ]
 }
+
+/** A target's result as a report records it. */
+export const toOutcome = (result: TargetResult): DeliveryOutcome => ({
+  channel: result.target._tag === "Email" ? "email" : "chat_channel",
+  target: result.target._tag === "Email" ? result.target.address : result.target.channelId,
+  status: result._tag === "Delivered" ? "delivered" : "failed",
+  ...(result._tag === "Failed" ? { error: result.reason } : {})
+})
 
 /** The result for a target that is not an acceptable address, before any transport is asked. */
 export const rejectInvalid = (target: Target): TargetResult | undefined =>

@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Asset } from "./Asset.js"
 import { SortDirection } from "./Chat.js"
+import { isEmailAddress } from "./Delivery.js"
 import { InvalidRequest } from "./Errors.js"
 import { ChatId, ConnectorId, MemberId, OrganizationId, PlaybookId } from "./Ids.js"
 import { Email } from "./Member.js"
@@ -293,8 +294,23 @@ export const isDue = (record: PlaybookRecord, now: DateTime.Utc): boolean =>
 export const advanceSchedule = (record: PlaybookRecord, firedAt: DateTime.Utc): PlaybookRecord =>
   scheduled(record, nextRunAt(record, firedAt))
 
-/** Checks that a playbook can run (also what a dry run answers): it needs a prompt. */
-export const validateRun = (record: PlaybookRecord): Either.Either<PlaybookRecord, InvalidRequest> =>
-  record.prompt.trim().length > 0
+/**
+ * What stops a playbook from running (a dry run answers them, deploying refuses them), each a
+ * sentence that names the field: a blank prompt, an address that cannot receive mail, a schedule
+ * that cannot fire. Connectors need the store and are checked by `Playbooks`.
+ */
+export const runProblems = (record: PlaybookRecord): ReadonlyArray<string> => [
+  ...(record.prompt.trim().length > 0 ? [] : [`playbook ${record.id} has no prompt: set one before running it`]),
+  ...(record.email_addresses ?? []).filter((address) => !isEmailAddress(address)).map((address) =>
+    `email_addresses: ${JSON.stringify(address)} is not an e-mail address`
+  ),
+  ...(record.cron_string === undefined ? [] : [cronIssue(record.cron_string)]).filter((issue) => issue !== true)
+]
+
+/** Checks that a playbook can run (also what a dry run answers); the problems are joined with "; ". */
+export const validateRun = (record: PlaybookRecord): Either.Either<PlaybookRecord, InvalidRequest> => {
+  const problems = runProblems(record)
+  return problems.length === 0
     ? Either.right(record)
-    : Either.left(new InvalidRequest({ message: `playbook ${record.id} has no prompt: set one before running it` }))
+    : Either.left(new InvalidRequest({ message: problems.join("; ") }))
+}

@@ -82,11 +82,17 @@ export declare namespace Playbooks {
       principal: Policy.Principal,
       id: PlaybookId
     ) => Effect.Effect<Playbook.DeletePlaybookResponse, Unauthenticated | PermissionDenied | NotFound>
-    /** `POST /v2/playbooks/{id}/deploy` (`playbook:write`, editor access): succeeds from any state. */
+    /**
+     * `POST /v2/playbooks/{id}/deploy` (`playbook:write`, editor access): from any state, once the
+     * playbook could run (the checks of `validateRun`, else `InvalidRequest`).
+     */
     readonly deploy: (
       principal: Policy.Principal,
       id: PlaybookId
-    ) => Effect.Effect<Playbook.DeployPlaybookResponse, Unauthenticated | PermissionDenied | NotFound>
+    ) => Effect.Effect<
+      Playbook.DeployPlaybookResponse,
+      Unauthenticated | PermissionDenied | NotFound | InvalidRequest
+    >
     /**
      * The checks of `POST /v2/playbooks/{id}/run` that need no agent, the same for a dry run:
      * `playbook:write` with editor access (running spends money and delivers reports), a non-blank
@@ -296,11 +302,30 @@ export const make = Effect.gen(function*() {
       yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
         Policy.canWrite(principal, "playbook", accessOf(playbook), now)
       )
+      // A deployed playbook fires on its own: one that could not run is refused here, not at 9 am.
+      yield* requireRunnable(principal, playbook, now)
       const deployed = Playbook.deploy(playbook, now)
       yield* Effect.orDie(playbooks.update(deployed))
       return { playbook_id: id, deployed_at: now }
     }))
   })
+
+  // Every reason the playbook cannot run, in one `InvalidRequest` (a dry run answers them all at
+  // once). A connector deleted or unshared since it was attached would fail the run half-way; a run
+  // without connectors is fine (the agent still has the ontology and the web).
+  const requireRunnable = (principal: Policy.Principal, playbook: Playbook.PlaybookRecord, now: DateTime.Utc) =>
+    Effect.gen(function*() {
+      const problems = [...Playbook.runProblems(playbook)]
+      const unusable = yield* Effect.provide(unusableConnectors(principal, playbook.connector_ids, now), context)
+      if (unusable.length > 0) {
+        problems.push(
+          `playbook ${playbook.id} cannot run: remove or regain access to its connectors: connector ${
+            unusable.join(", ")
+          } not found or not accessible`
+        )
+      }
+      if (problems.length > 0) return yield* new Errors.InvalidRequest({ message: problems.join("; ") })
+    })
 
   const validateRun = Effect.fn("Playbooks.validateRun")(
     function*(principal: Policy.Principal, id: PlaybookId, request: Playbook.RunPlaybookRequest) {
@@ -309,15 +334,7 @@ export const make = Effect.gen(function*() {
       yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
         Policy.canWrite(principal, "playbook", accessOf(playbook), now)
       )
-      yield* Playbook.validateRun(playbook)
-      // A connector deleted or unshared since it was attached would fail the run half-way; a run
-      // without connectors is fine (the agent still has Python and the ontology).
-      yield* requireConnectors(
-        principal,
-        playbook.connector_ids,
-        now,
-        `playbook ${id} cannot run: remove or regain access to its connectors`
-      )
+      yield* requireRunnable(principal, playbook, now)
       return { playbook, dryRun: request.dry_run }
     }
   )

@@ -41,6 +41,80 @@ export const Block: Schema.Schema<Block> = Schema.Struct({
   height: Schema.optional(Schema.NonNegativeInt)
 }).annotations({ identifier: "Block" })
 
+/** The most blocks (nested ones included) a report may have. */
+export const maxBlocks = 200
+
+/** The most characters of any one text of a report. */
+export const maxTextLength = 20_000
+
+const countBlocks = (blocks: ReadonlyArray<Block>): number =>
+  blocks.reduce((n, block) => n + 1 + countBlocks(block.blocks ?? []), 0)
+
+const longestText = (blocks: ReadonlyArray<Block>): number =>
+  blocks.reduce((longest, block) =>
+    Math.max(
+      longest,
+      block.heading?.length ?? 0,
+      block.content?.length ?? 0,
+      ...(block.items ?? []).map((item) => item.length),
+      longestText(block.blocks ?? [])
+    ), 0)
+
+/**
+ * What the model writes through `write_report`: the seed's Report without what the server adds.
+ * An image's `image_url` is `chart:<n>` (the n-th chart of the run, as `create_chart` names it) or
+ * an `https://` URL; anything else (`javascript:`, `data:`, plain http) is refused so that a report
+ * cannot carry a script or leak its reader's address to a plain-text tracker.
+ */
+export const ReportDraft = Schema.Struct({
+  subject: Schema.String.pipe(Schema.filter((s) => s.trim().length > 0 || "subject must not be empty")),
+  summary: Schema.String,
+  blocks: Schema.Array(Block)
+}).pipe(
+  Schema.filter((draft) => {
+    if (draft.subject.length > 300) return "subject must be at most 300 characters"
+    if (countBlocks(draft.blocks) > maxBlocks) return `a report has at most ${maxBlocks} blocks`
+    if (Math.max(draft.summary.length, longestText(draft.blocks)) > maxTextLength) {
+      return `a text of a report has at most ${maxTextLength} characters`
+    }
+    const bad = imageUrls(draft.blocks).find((url) => !isAllowedImageUrl(url))
+    return bad === undefined ||
+      `image_url ${JSON.stringify(bad.slice(0, 80))} is neither chart:<n> (a chart of this run) nor an https URL`
+  }),
+  Schema.annotations({ identifier: "ReportDraft" })
+)
+export type ReportDraft = typeof ReportDraft.Type
+
+/** The chart reference an image block uses for the run's n-th chart (1-based). */
+export const chartRef = (n: number): string => `chart:${n}`
+
+/** The chart number of a `chart:<n>` reference. */
+export const chartNumber = (url: string): number | undefined => {
+  const match = /^chart:(\d{1,4})$/.exec(url)
+  return match === null ? undefined : Number(match[1])
+}
+
+const isAllowedImageUrl = (url: string): boolean => chartNumber(url) !== undefined || /^https:\/\/[^\s"'<>]+$/.test(url)
+
+/** Every `image_url` of the blocks, nested ones included, in document order. */
+export const imageUrls = (blocks: ReadonlyArray<Block>): ReadonlyArray<string> =>
+  blocks.flatMap((block) => [
+    ...(block.image_url === undefined ? [] : [block.image_url]),
+    ...imageUrls(block.blocks ?? [])
+  ])
+
+/** How the delivery to one target went. */
+export const DeliveryOutcome = Schema.Struct({
+  /** `email` or `chat_channel`. */
+  channel: Schema.Literal("email", "chat_channel"),
+  /** The address or the channel id. */
+  target: Schema.String,
+  status: Schema.Literal("delivered", "failed"),
+  /** Why it failed (safe to show to the playbook's owner). */
+  error: Schema.optional(Schema.String)
+}).annotations({ identifier: "DeliveryOutcome" })
+export type DeliveryOutcome = typeof DeliveryOutcome.Type
+
 /** A report as served (Run Playbook, Get Playbook). */
 export class Report extends Schema.Class<Report>("@sightline/core/Report")({
   id: ReportId,
@@ -50,6 +124,8 @@ export class Report extends Schema.Class<Report>("@sightline/core/Report")({
   html_preview: Schema.String,
   /** The chat the run produced the report in. */
   chat_id: ChatId,
+  /** One outcome per delivery target; empty when the playbook has none. */
+  deliveries: Schema.optionalWith(Schema.Array(DeliveryOutcome), { default: () => [] }),
   created_at: Schema.DateTimeUtc
 }) {}
 
@@ -68,5 +144,6 @@ export const toReport = (record: ReportRecord): Report =>
     blocks: record.blocks,
     html_preview: record.html_preview,
     chat_id: record.chat_id,
+    deliveries: record.deliveries,
     created_at: record.created_at
   })

@@ -20,34 +20,46 @@ import * as Library from "./Library.js"
 import * as Members from "./Members.js"
 import * as Models from "./Models.js"
 import * as Organizations from "./Organizations.js"
+import * as PlaybookRuns from "./PlaybookRuns.js"
 import * as Playbooks from "./Playbooks.js"
 import * as Roles from "./Roles.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as ScimMappings from "./ScimMappings.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
 
+/** Options of the use cases that have any. */
+export interface Options {
+  readonly playbookRuns?: PlaybookRuns.Options | undefined
+}
+
+/** Every use case (and `Auth`, `Library`), needing only ports, with options. */
+export const layerWith = (options: Options) =>
+  (options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns)).pipe(
+    Layer.provideMerge(Answers.layer),
+    Layer.provideMerge(Layer.mergeAll(
+      Organizations.layer,
+      Members.layer,
+      Roles.layer,
+      ServiceAccounts.layer,
+      ScimMappings.layer,
+      Models.layer,
+      AuditLogs.layer,
+      ApiKeys.layer,
+      Playbooks.layer,
+      Chats.layer,
+      Changes.layer,
+      Agents.layer,
+      Apps.layer,
+      Sandboxes.layer
+    )),
+    // Agents and apps check connector use through the connectors use case.
+    Layer.provideMerge(Connectors.layer),
+    Layer.provideMerge(Library.layer),
+    Layer.provideMerge(Auth.layer)
+  )
+
 /** Every use case (and `Auth`, `Library`), needing only ports. */
-export const layer = Answers.layer.pipe(Layer.provideMerge(Layer.mergeAll(
-  Organizations.layer,
-  Members.layer,
-  Roles.layer,
-  ServiceAccounts.layer,
-  ScimMappings.layer,
-  Models.layer,
-  AuditLogs.layer,
-  ApiKeys.layer,
-  Playbooks.layer,
-  Chats.layer,
-  Changes.layer,
-  Agents.layer,
-  Apps.layer,
-  Sandboxes.layer
-))).pipe(
-  // Agents and apps check connector use through the connectors use case.
-  Layer.provideMerge(Connectors.layer),
-  Layer.provideMerge(Library.layer),
-  Layer.provideMerge(Auth.layer)
-)
+export const layer = layerWith({})
 
 /** The services of `layer`. */
 export type UseCases = Layer.Layer.Success<typeof layer>

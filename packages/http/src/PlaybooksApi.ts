@@ -1,5 +1,5 @@
 /**
- * The Playbooks group of /v2. `POST /v2/playbooks/{id}/run` arrives with the agent.
+ * The Playbooks group of /v2.
  *
  * @since 0.1.0
  */
@@ -8,6 +8,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { PlaybookId } from "@sightline/core/Ids"
 import * as Playbook from "@sightline/core/Playbook"
+import * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { strict } from "./internal/strict.js"
@@ -52,6 +53,21 @@ export class PlaybooksApi extends HttpApiGroup.make("playbooks")
       .setPath(IdPath)
       .addSuccess(Playbook.DeployPlaybookResponse)
       .annotate(OpenApi.Summary, "Deploy a playbook")
+      .annotate(OpenApi.Description, "Refused (400) while the playbook could not run: the checks of a dry run.")
+  )
+  .add(
+    HttpApiEndpoint.post("run", "/v2/playbooks/:id/run")
+      .setPath(IdPath)
+      .setPayload(strict(Playbook.RunPlaybookRequest))
+      .addSuccess(PlaybookRuns.RunResponse)
+      .annotate(OpenApi.Summary, "Run a playbook and return its report")
+      .annotate(
+        OpenApi.Description,
+        "With dry_run, only checks that the playbook could run (400 invalid_request naming every problem). " +
+          "Otherwise runs the agent with the playbook's prompt, delivers the report and returns it. " +
+          "504 timeout when the run outlasts the server's limit: the run goes on, and its report is listed " +
+          "by GET /v2/playbooks/{id}."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Playbooks")

@@ -18,6 +18,7 @@ import { migration as migration0004 } from "./internal/migrations/0004_library.j
 import { migration as migration0005Runtime } from "./internal/migrations/0005_runtime.js"
 import { migration as migration0006RateLimits } from "./internal/migrations/0006_rate_limits.js"
 import { migration as migration0007AssetObjects } from "./internal/migrations/0007_asset_objects.js"
+import { migration as migration0008ReportDeliveries } from "./internal/migrations/0008_report_deliveries.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -107,7 +108,8 @@ export const migrations = (
   "0004_library": migration0004(prefix),
   "0005_runtime": migration0005Runtime(prefix),
   "0006_rate_limits": migration0006RateLimits(prefix),
-  "0007_asset_objects": migration0007AssetObjects(prefix)
+  "0007_asset_objects": migration0007AssetObjects(prefix),
+  "0008_report_deliveries": migration0008ReportDeliveries(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

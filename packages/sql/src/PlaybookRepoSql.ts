@@ -61,7 +61,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     const fields = sql.literal(fieldColumns)
     const columns = sql.literal(`id, organization_id, ${fieldColumns}`)
     const reportColumns = sql.literal(
-      "id, organization_id, playbook_id, chat_id, subject, summary, blocks, html_preview, created_at"
+      "id, organization_id, playbook_id, chat_id, subject, summary, blocks, html_preview, deliveries, created_at"
     )
 
     // Absent optional fields are NULL; arrays are cast so that an empty one has a type.
@@ -159,7 +159,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
               INSERT INTO ${reports} (${reportColumns})
               SELECT ${r.id}::uuid, ${r.organization_id}::uuid, playbook.id, chat.id, ${r.subject}::text,
                      ${r.summary}::text, ${JSON.stringify(r.blocks)}::jsonb, ${r.html_preview}::text,
-                     ${r.created_at}::timestamptz
+                     ${JSON.stringify(r.deliveries ?? [])}::jsonb, ${r.created_at}::timestamptz
               FROM playbook, chat
               ON CONFLICT (id) DO NOTHING
               RETURNING 1

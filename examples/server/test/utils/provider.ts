@@ -9,7 +9,11 @@ import type { AddressInfo } from "node:net"
 /** A scripted turn: text (streamed in pieces), tool calls, or a stream that never ends. */
 export type Turn =
   | { readonly text: string; readonly delayMs?: number }
-  | { readonly toolCalls: ReadonlyArray<{ readonly name: string; readonly arguments: unknown }> }
+  | {
+    readonly toolCalls: ReadonlyArray<{ readonly name: string; readonly arguments: unknown }>
+    /** Waits this long before answering (a slow model). */
+    readonly delayMs?: number
+  }
   | { readonly endless: true }
 
 export interface ScriptedProvider {
@@ -52,6 +56,7 @@ export const start = async (script: (request: any, index: number) => Turn): Prom
         return
       }
       if ("toolCalls" in turn) {
+        if (turn.delayMs !== undefined) await new Promise((r) => setTimeout(r, turn.delayMs))
         turn.toolCalls.forEach((call, index) => {
           const args = JSON.stringify(call.arguments)
           const half = Math.floor(args.length / 2)

@@ -1,12 +1,16 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import * as Playbooks from "@sightline/core/Playbooks"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { AssetUrls } from "../../AssetUrls.js"
 import { withPrincipal } from "../handler.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) =>
   Effect.gen(function*() {
     const playbooks = yield* Playbooks.Playbooks
+    const runs = yield* PlaybookRuns.PlaybookRuns
+    const { sign } = yield* AssetUrls
     return handlers
       .handle("create", () => withPrincipal((principal) => playbooks.create(principal)))
       .handle("list", ({ urlParams }) => withPrincipal((principal) => playbooks.list(principal, urlParams)))
@@ -20,4 +24,8 @@ export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) 
       )
       .handle("delete", ({ path }) => withPrincipal((principal) => playbooks.delete(principal, path.id)))
       .handle("deploy", ({ path }) => withPrincipal((principal) => playbooks.deploy(principal, path.id)))
+      .handle(
+        "run",
+        ({ path, payload }) => withPrincipal((principal) => runs.run(principal, path.id, payload, sign))
+      )
   }))

@@ -1,0 +1,281 @@
+/**
+ * Playbooks that run and deliver, over the socket: a run by hand on the offline model over the DEMO
+ * connector whose report (chart inline) reaches a real SMTP server on loopback, dry runs and deploys
+ * that name every problem, a model that never writes a report, a run that outlasts the request,
+ * schedules fired by the worker, and webhook-triggered agent runs executed end to end.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { OrganizationId, PlaybookId } from "@sightline/core/Ids"
+import * as PlaybookModule from "@sightline/core/Playbook"
+import { PlaybookRepo } from "@sightline/core/PlaybookRepo"
+import * as TablePrefix from "@sightline/sql/TablePrefix"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type { AddressInfo } from "node:net"
+import { SMTPServer } from "smtp-server"
+import { afterAll, expect, it } from "vitest"
+import * as Provider from "./utils/provider.js"
+import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
+
+interface Mail {
+  readonly to: ReadonlyArray<string>
+  readonly raw: string
+}
+
+// A real SMTP server on loopback; `nobody@` recipients are refused at RCPT TO.
+const mails: Array<Mail> = []
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ["STARTTLS"],
+  onRcptTo(address, _session, callback) {
+    if (address.address.startsWith("nobody@")) {
+      return callback(Object.assign(new Error("no such mailbox"), { responseCode: 550 }))
+    }
+    callback()
+  },
+  onData(stream, session, callback) {
+    const chunks: Array<Buffer> = []
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk))
+    stream.on("end", () => {
+      mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString("utf8") })
+      callback()
+    })
+  }
+})
+const smtpPort = await new Promise<number>((resolve) =>
+  smtp.listen(0, "127.0.0.1", () => resolve((smtp.server.address() as AddressInfo).port))
+)
+afterAll(() => new Promise<void>((resolve) => smtp.close(() => resolve())))
+
+const mailsTo = (address: string) => mails.filter((mail) => mail.to.includes(address))
+
+const until = async <A>(what: string, read: () => Promise<A | undefined>, timeoutMs = 30_000): Promise<A> => {
+  const started = Date.now()
+  for (;;) {
+    const value = await read()
+    if (value !== undefined) return value
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+const demoConnector = async (server: TestServer, org: Org): Promise<number> => {
+  const created = await server.request("/v2/connectors", {
+    method: "POST",
+    key: org.key,
+    json: { config: { connector_type: "DEMO", name: "Demo retail", demo: {} } }
+  })
+  expect(created.status).toBe(201)
+  return (await body(created)).id
+}
+
+const playbook = async (server: TestServer, org: Org, patch: Record<string, unknown>): Promise<string> => {
+  const created = await body(await server.request("/v2/playbooks", { method: "POST", key: org.key }))
+  const updated = await server.request(`/v2/playbooks/${created.id}`, { method: "PATCH", key: org.key, json: patch })
+  expect(updated.status).toBe(200)
+  return created.id
+}
+
+const run = (server: TestServer, org: Org, id: string, json: unknown = {}) =>
+  server.request(`/v2/playbooks/${id}/run`, { method: "POST", key: org.key, json })
+
+const options = {
+  smtp: { url: Redacted.make(`smtp://127.0.0.1:${smtpPort}`), from: "Sightline <reports@sightline.test>" },
+  worker: { tickMillis: 200, pollMillis: 100 }
+}
+
+describeServers("playbook runs on the offline model, delivered over SMTP", (server) => {
+  it("runs by hand: the report comes back, is stored with its outcomes, and arrives by mail with the chart inline", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const ana = `ana-${crypto.randomUUID().slice(0, 8)}@example.com`
+    const id = await playbook(server(), org, {
+      name: "Top products",
+      prompt: "Top 5 products by revenue last year",
+      connector_ids: [connectorId],
+      email_addresses: [ana, "nobody@example.com"]
+    })
+    const response = await run(server(), org, id)
+    expect(response.status).toBe(200)
+    const result = await body(response)
+    expect(result.chat_id).toMatch(/^[0-9a-f-]{36}$/)
+    const report = result.report
+    expect(report.subject).toBe("Top 5 products by revenue last year")
+    expect(report.summary).toMatch(/^The top 5 by total revenue/)
+    expect(report.blocks.map((b: any) => b.type)).toEqual(["hero", "image", "list", "divider", "text"])
+    expect(report.blocks[1].image_url).toBe("chart:1")
+    expect(report.blocks[2].items).toHaveLength(5)
+    // The preview shows the chart through a signed URL of the PNG the run stored.
+    const src = /<img src="([^"]+)"/.exec(report.html_preview)?.[1]?.replaceAll("&amp;", "&")
+    expect(src).toMatch(/^\/v2\/assets\/[0-9a-f-]{36}\?expires=\d+&signature=[0-9a-f]{64}$/)
+    const png = await server().request(src!)
+    expect(png.status).toBe(200)
+    expect(png.headers.get("content-type")).toBe("image/png")
+    expect([...new Uint8Array(await png.arrayBuffer()).slice(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47])
+    expect(report.deliveries).toEqual([
+      { channel: "email", target: ana, status: "delivered" },
+      {
+        channel: "email",
+        target: "nobody@example.com",
+        status: "failed",
+        error: expect.stringMatching(/^the mail server refused it: .*550/)
+      }
+    ])
+    expect(result.assets.map((a: any) => a.type)).toEqual(["table", "download", "chart", "image"])
+
+    const [mail] = mailsTo(ana)
+    expect(mail).toBeDefined()
+    expect(mail!.raw).toMatch(/^Subject: Top 5 products by revenue last year\r?$/m)
+    expect(mail!.raw).toContain("Content-Type: text/plain")
+    expect(mail!.raw).toContain("Content-Type: text/html")
+    expect(mail!.raw).toContain("cid:chart-1@sightline")
+    expect(mail!.raw).toContain("Content-ID: <chart-1@sightline>")
+    expect(mail!.raw).toMatch(/Content-Type: image\/png/)
+    expect(mailsTo("nobody@example.com")).toEqual([])
+
+    const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
+    expect(got.total_reports_count).toBe(1)
+    expect(got.reports[0]).toEqual(report)
+  })
+
+  it("escapes what the model writes in the HTML", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const id = await playbook(server(), org, {
+      prompt: "Number of <script>alert(1)</script> orders",
+      connector_ids: [connectorId]
+    })
+    const result = await body(await run(server(), org, id))
+    expect(result.report.subject).toContain("<script>")
+    expect(result.report.html_preview).not.toContain("<script>")
+    expect(result.report.html_preview).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
+    // No targets, no deliveries.
+    expect(result.report.deliveries).toEqual([])
+  })
+
+  it("a dry run and a deploy name every problem; a valid dry run runs nothing", async () => {
+    const org = await server().newOrg()
+    const empty = await body(await server().request("/v2/playbooks", { method: "POST", key: org.key }))
+    for (const path of [`/v2/playbooks/${empty.id}/run`, `/v2/playbooks/${empty.id}/deploy`]) {
+      const refused = await server().request(path, {
+        method: "POST",
+        key: org.key,
+        json: path.endsWith("/run") ? { dry_run: true } : undefined
+      })
+      expect(refused.status).toBe(400)
+      expect(await body(refused)).toEqual({
+        error: { code: "invalid_request", message: `playbook ${empty.id} has no prompt: set one before running it` }
+      })
+    }
+    const connectorId = await demoConnector(server(), org)
+    const id = await playbook(server(), org, { prompt: "Revenue", connector_ids: [connectorId] })
+    // The connector goes away: the run and the deploy say so.
+    expect((await server().request(`/v2/connectors/${connectorId}`, { method: "DELETE", key: org.key })).status)
+      .toBe(200)
+    const gone = await body(await run(server(), org, id, { dry_run: true }))
+    expect(gone.error.message).toBe(
+      `playbook ${id} cannot run: remove or regain access to its connectors: connector ${connectorId} not found or not accessible`
+    )
+    const valid = await playbook(server(), org, { prompt: "Hello" })
+    const chatsBefore = (await body(await server().request("/v2/chats", { key: org.key }))).total_count
+    const dry = await run(server(), org, valid, { dry_run: true })
+    expect(dry.status).toBe(200)
+    expect(await body(dry)).toEqual({ playbook_id: valid, dry_run: true, valid: true })
+    expect((await body(await server().request("/v2/chats", { key: org.key }))).total_count).toBe(chatsBefore)
+  })
+
+  it("a model that never writes a report answers 422 no_report", async () => {
+    const org = await server().newOrg()
+    // The offline model without a connector answers in words and writes no report.
+    const id = await playbook(server(), org, { prompt: "How are we doing?" })
+    const response = await run(server(), org, id)
+    expect(response.status).toBe(422)
+    const error = (await body(response)).error
+    expect(error.code).toBe("no_report")
+    expect(error.message).toMatch(/ended without a report/)
+  })
+
+  it("fires a deployed schedule once per firing time, through the worker, and delivers it", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const bo = `bo-${crypto.randomUUID().slice(0, 8)}@example.com`
+    const id = await playbook(server(), org, {
+      prompt: "Number of orders",
+      connector_ids: [connectorId],
+      email_addresses: [bo],
+      cron_string: "0 9 * * *"
+    })
+    expect((await server().request(`/v2/playbooks/${id}/deploy`, { method: "POST", key: org.key })).status).toBe(200)
+    // Tomorrow 9:00 is far: move the pending firing into the past, as if the time had come.
+    await server().run(Effect.gen(function*() {
+      const repo = yield* PlaybookRepo
+      const stored = Option.getOrThrow(yield* repo.get(OrganizationId.make(org.organizationId), PlaybookId.make(id)))
+      yield* Effect.orDie(repo.update(
+        new PlaybookModule.PlaybookRecord({ ...stored, next_run_at: DateTime.unsafeMake(Date.now() - 60_000) })
+      ))
+    }))
+    const reports = await until("the scheduled report", async () => {
+      const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
+      return got.total_reports_count > 0 ? got : undefined
+    })
+    expect(reports.reports[0].subject).toBe("Number of orders")
+    expect(reports.reports[0].deliveries).toEqual([{ channel: "email", target: bo, status: "delivered" }])
+    await until("the mail", async () => mailsTo(bo).length > 0 ? true : undefined)
+    // The schedule moved on to the next 9:00, and no second run follows.
+    const next = await server().run(Effect.map(
+      Effect.flatMap(PlaybookRepo, (repo) => repo.get(OrganizationId.make(org.organizationId), PlaybookId.make(id))),
+      (stored) => Option.getOrThrow(stored).next_run_at
+    ))
+    expect(DateTime.toEpochMillis(next!)).toBeGreaterThan(Date.now())
+    await new Promise((r) => setTimeout(r, 600))
+    expect((await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))).total_reports_count).toBe(1)
+    const jobs = await server().run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const prefix = yield* TablePrefix.TablePrefix
+      return yield* sql<{ status: string; dedupe_key: string }>`
+        SELECT status, dedupe_key FROM ${sql(prefix.name("jobs"))} WHERE organization_id = ${org.organizationId}`
+    }))
+    expect(jobs).toEqual([{ status: "completed", dedupe_key: expect.stringMatching(`^playbook:${id}:`) }])
+    expect(mailsTo(bo)).toHaveLength(1)
+  })
+}, options)
+
+// --- a run that outlasts the request ----------------------------------------------------------------
+
+// A model that takes a second to decide, then writes its report.
+const slow = await Provider.start((request) => {
+  const offered = (request.tools ?? []).some((t: any) => t.function?.name === "write_report")
+  if (!offered) return { text: "Hello." }
+  if (request.messages.at(-1)?.role === "tool") return { text: "Done." }
+  return {
+    delayMs: 1_000,
+    toolCalls: [{
+      name: "write_report",
+      arguments: { subject: "Weekly", summary: "All good", blocks: [{ type: "text", content: "Fine" }] }
+    }]
+  }
+})
+afterAll(() => slow.close())
+
+describeServers("playbook runs with a scripted provider", (server) => {
+  it("answers 504 when the run outlasts the limit, and the run goes on to store its report", async () => {
+    const org = await server().newOrg()
+    const id = await playbook(server(), org, { prompt: "Write the weekly report" })
+    const response = await run(server(), org, id)
+    expect(response.status).toBe(504)
+    const error = (await body(response)).error
+    expect(error.code).toBe("timeout")
+    expect(error.message).toContain(`GET /v2/playbooks/${id}`)
+    const got = await until("the report after the timeout", async () => {
+      const current = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
+      return current.total_reports_count > 0 ? current : undefined
+    })
+    expect(got.reports[0]).toMatchObject({ subject: "Weekly", summary: "All good", blocks: [{ type: "text" }] })
+  })
+}, {
+  models: { compatibleUrl: slow.url, models: Provider.catalogue },
+  playbookRunTimeoutMillis: 300,
+  worker: false
+})

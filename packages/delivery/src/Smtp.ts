@@ -1,0 +1,127 @@
+/**
+ * Core's `Delivery` over SMTP with nodemailer: each report goes to each address as its own message
+ * (so one refused recipient never stops the others, and no recipient sees the others' addresses),
+ * with an HTML part, a text part and the charts inline as `cid:` PNGs.
+ *
+ * A send that fails for a reason that can pass (a 4xx reply, a dropped connection, a timeout) is
+ * retried with exponential backoff and jitter; a permanent refusal (5xx) is not. A chat-channel
+ * target fails with a reason that says channels are not delivered by this transport.
+ *
+ * @since 0.1.0
+ */
+import * as Delivery from "@sightline/core/Delivery"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import nodemailer from "nodemailer"
+
+/** Options of the transport. */
+export interface Options {
+  /** `smtp://user:pass@host:port` or `smtps://…` (`SIGHTLINE_SMTP_URL`); it holds a password, so it is redacted. */
+  readonly url: Redacted.Redacted<string>
+  /** The `From` of every message (`SIGHTLINE_MAIL_FROM`). */
+  readonly from: string
+  /** Attempts per recipient (default 3). */
+  readonly attempts?: number | undefined
+  /** The first backoff (default 500 ms); it doubles, with jitter. */
+  readonly backoffMillis?: number | undefined
+  /** Connection, greeting and socket timeouts (default 15 s). */
+  readonly timeoutMillis?: number | undefined
+}
+
+/** A send that failed, and whether trying again could help. */
+interface SendError {
+  readonly reason: string
+  readonly transient: boolean
+}
+
+const transientCodes = new Set(["ECONNECTION", "ETIMEDOUT", "ESOCKET", "ECONNRESET", "ECONNREFUSED", "EDNS"])
+
+const sendError = (error: unknown): SendError => {
+  const e = error as { responseCode?: number; code?: string; response?: string; message?: string }
+  if (typeof e.responseCode === "number") {
+    // The server's reply, without the echo of the whole conversation some servers add.
+    const reply = (e.response ?? e.message ?? "").split("\n")[0]!.slice(0, 300)
+    return { reason: `the mail server refused it: ${reply}`, transient: e.responseCode >= 400 && e.responseCode < 500 }
+  }
+  return {
+    reason: `the mail server could not be reached: ${(e.message ?? String(error)).slice(0, 300)}`,
+    transient: e.code === undefined || transientCodes.has(e.code)
+  }
+}
+
+// Header values may not carry line breaks (a subject written by a model must not add headers).
+const oneLine = (text: string) => text.replace(/[\r\n]+/g, " ").trim()
+
+/** The transport as core's `Delivery`. Scoped: the connection pool closes with the scope. */
+export const make = (options: Options) =>
+  Effect.gen(function*() {
+    const timeout = options.timeoutMillis ?? 15_000
+    const transport = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        nodemailer.createTransport({
+          url: Redacted.value(options.url),
+          connectionTimeout: timeout,
+          greetingTimeout: timeout,
+          socketTimeout: timeout
+        })
+      ),
+      (t) => Effect.sync(() => t.close())
+    )
+    const retry = Schedule.exponential(Duration.millis(options.backoffMillis ?? 500)).pipe(
+      Schedule.jittered,
+      Schedule.intersect(Schedule.recurs(Math.max(0, (options.attempts ?? 3) - 1)))
+    )
+
+    const send = (request: Delivery.DeliveryRequest, address: string) =>
+      Effect.tryPromise({
+        try: () =>
+          // nodemailer cannot abort a send: an interrupted delivery stops waiting and the socket times out.
+          transport.sendMail({
+            from: options.from,
+            to: address,
+            subject: oneLine(request.subject),
+            text: request.text,
+            html: request.html,
+            attachments: (request.images ?? []).map((image) => ({
+              filename: image.filename,
+              content: Buffer.from(image.bytes),
+              contentType: image.mimeType,
+              cid: image.cid,
+              contentDisposition: "inline" as const
+            }))
+          }),
+        catch: sendError
+      }).pipe(Effect.retry({ schedule: retry, while: (error) => error.transient }))
+
+    const deliverOne = (
+      request: Delivery.DeliveryRequest,
+      target: Delivery.Target
+    ): Effect.Effect<Delivery.TargetResult> => {
+      const invalid = Delivery.rejectInvalid(target)
+      if (invalid !== undefined) return Effect.succeed(invalid)
+      if (target._tag !== "Email") {
+        return Effect.succeed(Delivery.Failed.make({ target, reason: unsupportedChannelReason }))
+      }
+      return send(request, target.address).pipe(
+        Effect.as(Delivery.Delivered.make({ target })),
+        Effect.catchAll((error) => Effect.succeed(Delivery.Failed.make({ target, reason: error.reason })))
+      )
+    }
+
+    return Delivery.Delivery.of({
+      deliver: (request) =>
+        Effect.forEach(Delivery.targetsOf(request.targets), (target) => deliverOne(request, target), {
+          concurrency: 4
+        })
+    })
+  })
+
+/** What a chat-channel target gets from this transport. */
+export const unsupportedChannelReason = "chat channels are not delivered by this server: only e-mail is configured"
+
+/** The SMTP transport layer. */
+export const layer = (options: Options): Layer.Layer<Delivery.Delivery> =>
+  Layer.scoped(Delivery.Delivery, make(options))

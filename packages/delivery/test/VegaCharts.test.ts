@@ -1,0 +1,39 @@
+/** Charts rendered to PNG without a browser, and a spec that tries to load data is refused. */
+import { describe, expect, it } from "@effect/vitest"
+import * as ChartSpec from "@sightline/core/ChartSpec"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as VegaCharts from "../src/VegaCharts.js"
+
+const pngSize = (png: Uint8Array) => {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength)
+  return { width: view.getUint32(16), height: view.getUint32(20) }
+}
+
+describe("VegaCharts", () => {
+  it.effect("renders a chart the agent built to a PNG of the configured width", () =>
+    Effect.gen(function*() {
+      const spec = Either.getOrThrow(ChartSpec.build(
+        { mark: "bar", x: "product", y: "revenue", title: "Revenue by product" },
+        {
+          columns: [{ name: "product", type: "text" }, { name: "revenue", type: "numeric" }],
+          rows: [["Lamp", 120.5], ["Desk", 300], ["Chair", 80]]
+        }
+      ))
+      const png = yield* VegaCharts.renderPng(spec, { widthPixels: 800 })
+      expect([...png.slice(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+      expect(pngSize(png).width).toBe(800)
+      expect(pngSize(png).height).toBeGreaterThan(100)
+    }))
+
+  it.effect("loads nothing: a spec with a data URL fails instead of fetching", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(VegaCharts.renderPng({
+        data: { url: "http://127.0.0.1:9/secret.json" },
+        mark: "bar",
+        encoding: { x: { field: "a", type: "nominal" } }
+      }))
+      expect(error._tag).toBe("ChartRenderError")
+      expect(error.message).toContain("charts load no data")
+    }))
+})

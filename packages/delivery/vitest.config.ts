@@ -1,0 +1,18 @@
+import { defineProject } from "vitest/config"
+
+// Workspace packages resolve to their TypeScript sources through the `@sightline/source` export
+// condition. Vitest runs tests in Vite's SSR environment, which takes its conditions from
+// `ssr.resolve`, not from the top-level `resolve`; the default conditions are kept beside it.
+const conditions = ["@sightline/source", "module", "node", "import", "default"]
+
+export default defineProject({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["@sightline/source"] } },
+  test: {
+    name: "delivery",
+    include: ["test/**/*.test.ts"],
+    // SMTP servers and HTTP receivers on loopback, and chart rendering, take a moment.
+    testTimeout: 60_000,
+    hookTimeout: 60_000
+  }
+})
