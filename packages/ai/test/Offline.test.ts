@@ -165,6 +165,54 @@ describe("Offline model planning", () => {
     expect(final.text).toContain(Offline.signature)
   })
 
+  it("writes a report of the answer, its chart and its rows when write_report is offered", () => {
+    const question = "What were the top 5 products by revenue last year?"
+    const withReport = [...tools, { name: "write_report", description: "", parameters: {} }]
+    const plan = Offline.respond({
+      model: "offline",
+      system,
+      tools: withReport,
+      messages: [{ role: "user", content: question }]
+    }, now)
+    const call = plan[0] as LanguageModel.ToolCallPart
+    const result = JSON.stringify({
+      columns: ["product", "total_revenue"],
+      rows: [["Aero Pro", 1200.5], ["Nova Max", 900]],
+      row_count: 2,
+      truncated: false
+    })
+    const history: Array<LanguageModel.Message> = [
+      { role: "user", content: question },
+      { role: "assistant", content: "", toolCalls: [{ id: call.id, name: call.name, arguments: call.arguments }] },
+      { role: "tool", toolCallId: call.id, content: result },
+      { role: "assistant", content: "", toolCalls: [{ id: "offline_2", name: "create_chart", arguments: "{}" }] },
+      {
+        role: "tool",
+        toolCallId: "offline_2",
+        content: JSON.stringify({ status: "chart created", image_url: "chart:1" })
+      }
+    ]
+    const afterChart = Offline.respond({ model: "offline", system, tools: withReport, messages: history }, now)
+    expect(afterChart[0]).toMatchObject({ _tag: "ToolCall", name: "write_report" })
+    const report = JSON.parse((afterChart[0] as LanguageModel.ToolCallPart).arguments)
+    expect(report.subject).toBe(question)
+    expect(report.summary).toContain("Aero Pro leads with 1,200.5")
+    expect(report.blocks.map((b: { type: string }) => b.type)).toEqual(["hero", "image", "list", "divider", "text"])
+    expect(report.blocks[1].image_url).toBe("chart:1")
+    expect(report.blocks[2].items).toEqual(["Aero Pro: 1,200.5", "Nova Max: 900"])
+    const final = LanguageModel.fromParts(Offline.respond({
+      model: "offline",
+      system,
+      tools: withReport,
+      messages: [
+        ...history,
+        { role: "assistant", content: "", toolCalls: [{ id: "offline_3", name: "write_report", arguments: "{}" }] },
+        { role: "tool", toolCallId: "offline_3", content: "report saved" }
+      ]
+    }, now))
+    expect(final.text).toContain("**Aero Pro** leads")
+  })
+
   it("reads measures the library's ontology notes define", () => {
     const withNotes =
       `${system}\n\n## Context Library\n### Ontology notes\n#### ontology/terms.md\n- GMV: order_items.line_total\nBookings means quantity`

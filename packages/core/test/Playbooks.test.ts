@@ -414,8 +414,13 @@ describe("Playbooks.deploy", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const service = yield* Playbooks.Playbooks
-      // An empty playbook deploys too: the seed's deploy has no failure besides not found.
+      // An empty playbook could not run, so it is not deployed; with a prompt it is.
       const created = yield* service.create(alice)
+      const empty = yield* failure(service.deploy(alice, created.id))
+      expect(empty._tag).toBe("InvalidRequest")
+      expect(empty.message).toBe(`playbook ${created.id} has no prompt: set one before running it`)
+      expect((yield* service.get(alice, created.id, noPaging)).playbook.status).toBe("draft")
+      yield* service.update(alice, created.id, decodeUpdate({ prompt: "Revenue?" }))
       const first = yield* service.deploy(alice, created.id)
       expect(first).toEqual({ playbook_id: created.id, deployed_at: yield* DateTime.now })
       expect((yield* service.get(alice, created.id, noPaging)).playbook.status).toBe("deployed")

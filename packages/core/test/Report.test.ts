@@ -65,6 +65,7 @@ describe("Report records", () => {
       "blocks",
       "chat_id",
       "created_at",
+      "deliveries",
       "html_preview",
       "id",
       "subject",

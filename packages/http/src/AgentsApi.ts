@@ -61,6 +61,23 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .addSuccess(AgentRun.View)
       .annotate(OpenApi.Summary, "One agent run")
   )
+  .add(
+    HttpApiEndpoint.post("run", "/v2/agents/:id/run")
+      .setPath(IdPath)
+      .addSuccess(AgentRun.View, { status: 202 })
+      .annotate(OpenApi.Summary, "Queue a run of the agent now")
+      .annotate(
+        OpenApi.Description,
+        "The run is queued (202) and executed by a server's worker; follow it with GET /v2/agent-runs/{id}."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cancelRun", "/v2/agent-runs/:id/cancel")
+      .setPath(Schema.Struct({ id: AgentRunId }))
+      .addSuccess(AgentRun.View)
+      .annotate(OpenApi.Summary, "Cancel a queued or running agent run")
+      .annotate(OpenApi.Description, "Works from any server process; a finished run is 409 conflict.")
+  )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Agents")
 {}

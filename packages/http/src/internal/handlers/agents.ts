@@ -17,4 +17,6 @@ export const layer = HttpApiBuilder.group(SightlineApi, "agents", (handlers) =>
         withPrincipal((principal) => agents.listRuns(principal, path.id, urlParams)))
       .handle("getRun", ({ path }) =>
         withPrincipal((principal) => agents.getRun(principal, path.id)))
+      .handle("run", ({ path }) => withPrincipal((principal) => agents.runNow(principal, path.id)))
+      .handle("cancelRun", ({ path }) => withPrincipal((principal) => agents.cancelRun(principal, path.id)))
   }))
