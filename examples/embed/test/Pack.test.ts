@@ -13,7 +13,7 @@ import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 
 const root = new URL("../../..", import.meta.url).pathname
-const packages = ["core", "sql", "http", "ai", "connectors"]
+const packages = ["core", "sql", "http", "ai", "connectors", "delivery"]
 
 const registry = (() => {
   try {

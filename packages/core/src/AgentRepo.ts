@@ -12,10 +12,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import * as Ref from "effect/Ref"
-import type { Agent } from "./Agent.js"
+import { Agent } from "./Agent.js"
 import { type AgentRun, keyset } from "./AgentRun.js"
 import { Conflict, NotFound } from "./Errors.js"
-import type { AgentId, AgentRunId, OrganizationId, WebhookTriggerId } from "./Ids.js"
+import type { AgentId, AgentRunId, ConnectorId, OrganizationId, WebhookTriggerId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
 
@@ -44,6 +44,12 @@ export declare namespace AgentRepo {
     readonly update: (agent: Agent) => Effect.Effect<void, NotFound>
     /** Deletes an agent and all of its runs; false when there was no such agent. */
     readonly delete: (organizationId: OrganizationId, id: AgentId) => Effect.Effect<boolean>
+    /** Removes a deleted connector from every agent of the organization that names it (`updated_at` → `at`). */
+    readonly detachConnector: (
+      organizationId: OrganizationId,
+      connectorId: ConnectorId,
+      at: DateTime.Utc
+    ) => Effect.Effect<void>
 
     /** Stores a new run; an id that already exists is a `Conflict`. */
     readonly createRun: (run: AgentRun) => Effect.Effect<void, Conflict>
@@ -118,6 +124,16 @@ export const layerMemory: Layer.Layer<AgentRepo, never, MemoryState> = Layer.eff
           if (Option.isNone(yield* findAgent(agent.organization_id, agent.id))) return yield* new NotFound()
           yield* Ref.update(agents, HashMap.set(agent.id, agent))
         })),
+      detachConnector: (organizationId, connectorId, at) =>
+        state.run(Ref.update(agents, HashMap.map((agent) =>
+          agent.organization_id === organizationId && agent.connector_ids.includes(connectorId)
+            ? new Agent({
+              ...agent,
+              connector_ids: agent.connector_ids.filter((id) => id !== connectorId),
+              updated_at: at
+            })
+            : agent
+        ))),
       delete: (organizationId, id) =>
         state.run(Effect.gen(function*() {
           if (Option.isNone(yield* findAgent(organizationId, id))) return false

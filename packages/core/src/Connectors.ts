@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { AgentRepo } from "./AgentRepo.js"
 import * as AuditLog from "./AuditLog.js"
 import type { AuditLogRepo } from "./AuditLogRepo.js"
 import * as Connector from "./Connector.js"
@@ -29,6 +30,7 @@ import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated }
 import type { IdGenerator } from "./IdGenerator.js"
 import type { ConnectorId, OrganizationId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
+import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
 import { RoleRepo } from "./RoleRepo.js"
 import { Transaction } from "./Transaction.js"
@@ -200,6 +202,8 @@ export const requireUsable = (
 /** Builds the connectors use cases over the repositories and the tester in context. */
 export const make = Effect.gen(function*() {
   const connectors = yield* ConnectorRepo
+  const agentRepo = yield* AgentRepo
+  const playbookRepo = yield* PlaybookRepo
   const members = yield* MemberRepo
   const roles = yield* RoleRepo
   const tester = yield* ConnectorTester
@@ -338,9 +342,13 @@ export const make = Effect.gen(function*() {
   const remove = Effect.fn("Connectors.delete")(function*(principal: Policy.Principal, id: ConnectorId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const { record } = yield* authorize(principal, id, Policy.canOwn, true)
-      // Agents and playbooks that name it keep the id: an agent then stays hidden from everyone
-      // (nobody can reach all of its connectors), which never exposes what it did with the data.
+      // Agents and playbooks lose it in the same transaction: one that kept the id would be hidden
+      // from everyone, its owner included (nobody reaches all of its connectors), and could never
+      // be read, fixed or deleted again.
       yield* connectors.delete(principal.organizationId, id)
+      const now = yield* DateTime.now
+      yield* agentRepo.detachConnector(principal.organizationId, id, now)
+      yield* playbookRepo.detachConnector(principal.organizationId, id, now)
       yield* audit(principal, {
         action: "connector.delete",
         resourceId: String(id),

@@ -14,8 +14,8 @@ import * as Order from "effect/Order"
 import * as Ref from "effect/Ref"
 import type { SortDirection } from "./Chat.js"
 import { Conflict, NotFound } from "./Errors.js"
-import type { OrganizationId, PlaybookId } from "./Ids.js"
-import type { PlaybookRecord, PlaybookSortField, PlaybookStatus } from "./Playbook.js"
+import type { ConnectorId, OrganizationId, PlaybookId } from "./Ids.js"
+import { PlaybookRecord, type PlaybookSortField, type PlaybookStatus } from "./Playbook.js"
 import { isDue } from "./Playbook.js"
 import type { ReportRecord } from "./Report.js"
 import { MemoryState } from "./Transaction.js"
@@ -63,6 +63,12 @@ export declare namespace PlaybookRepo {
     readonly update: (playbook: PlaybookRecord) => Effect.Effect<void, NotFound>
     /** Deletes a playbook and its reports; `NotFound` when the organization has no such playbook. */
     readonly delete: (organizationId: OrganizationId, id: PlaybookId) => Effect.Effect<void, NotFound>
+    /** Removes a deleted connector from every playbook of the organization that names it (`updated_at` → `at`). */
+    readonly detachConnector: (
+      organizationId: OrganizationId,
+      connectorId: ConnectorId,
+      at: DateTime.Utc
+    ) => Effect.Effect<void>
 
     /** Stores a report of a playbook of its organization (else `NotFound`); an existing id is a `Conflict`. */
     readonly addReport: (report: ReportRecord) => Effect.Effect<void, NotFound | Conflict>
@@ -158,6 +164,19 @@ export const layerMemory: Layer.Layer<PlaybookRepo, never, MemoryState> = Layer.
               ? Ref.set(table, { ...tables, playbooks: HashMap.set(tables.playbooks, playbook.id, playbook) })
               : Effect.fail(notFound(playbook.id)))
         ),
+
+      detachConnector: (organizationId, connectorId, at) =>
+        state.run(Ref.update(table, (tables) => ({
+          ...tables,
+          playbooks: HashMap.map(tables.playbooks, (playbook) =>
+            playbook.organization_id === organizationId && playbook.connector_ids.includes(connectorId)
+              ? new PlaybookRecord({
+                ...playbook,
+                connector_ids: playbook.connector_ids.filter((id) => id !== connectorId),
+                updated_at: at
+              })
+              : playbook)
+        }))),
 
       delete: (organizationId, id) =>
         state.run(Effect.flatMap(Ref.get(table), (tables) =>

@@ -20,6 +20,7 @@ import type { Member } from "../src/Member.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import type * as Permission from "../src/Permission.js"
+import * as PlaybookRepo from "../src/PlaybookRepo.js"
 import * as Policy from "../src/Policy.js"
 import * as Role from "../src/Role.js"
 import * as RoleRepo from "../src/RoleRepo.js"
@@ -37,6 +38,7 @@ const layerWith = (queue: Layer.Layer<JobQueue.JobQueue, never, Transaction.Memo
     AuditLogRepo.layerMemory,
     ConnectorRepo.layerMemory,
     AgentRepo.layerMemory,
+    PlaybookRepo.layerMemory,
     queue
   ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
   return Agents.layer.pipe(
@@ -232,14 +234,20 @@ describe("Agents visibility: get and list", () => {
       expect((yield* agents.list(other.admin)).agents).toEqual([])
     })))
 
-  it.effect("a deleted connector hides the agents that use it from everyone", () =>
+  it.effect("a deleted connector is removed from the agents that use it, which stay reachable by their owner", () =>
     run(Effect.gen(function*() {
-      const { admin, ann, shared } = yield* setup
+      const { admin, ann, annOnly, bob, shared } = yield* setup
       const agents = yield* Agents.Agents
-      const created = yield* agents.create(ann, createRequest([shared]))
+      const created = yield* agents.create(ann, createRequest([shared, annOnly]))
       yield* (yield* Connectors.Connectors).delete(admin, shared)
-      expect((yield* Effect.flip(agents.get(ann, created.id)))._tag).toBe("NotFound")
-      expect((yield* agents.list(admin)).agents).toEqual([])
+      // Not stranded: its owner still reads, fixes and deletes it.
+      const after = yield* agents.get(ann, created.id)
+      expect(after.connector_ids).toEqual([annOnly])
+      // Still hidden from whoever cannot reach the connectors it keeps.
+      expect((yield* Effect.flip(agents.get(bob, created.id)))._tag).toBe("NotFound")
+      yield* (yield* Connectors.Connectors).delete(admin, annOnly)
+      expect((yield* agents.get(bob, created.id)).connector_ids).toEqual([])
+      expect((yield* agents.delete(ann, created.id)).success).toBe(true)
     })))
 
   it.effect("visible without agent:read is PermissionDenied; invisible is NotFound even then", () =>

@@ -3,6 +3,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as AgentRepo from "../src/AgentRepo.js"
 import type * as App from "../src/App.js"
 import * as AppRepo from "../src/AppRepo.js"
 import * as Apps from "../src/Apps.js"
@@ -16,6 +17,7 @@ import { AppId, ChatId, type ConnectorId, RoleId } from "../src/Ids.js"
 import type { Member } from "../src/Member.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as OrganizationRepo from "../src/OrganizationRepo.js"
+import * as PlaybookRepo from "../src/PlaybookRepo.js"
 import * as Policy from "../src/Policy.js"
 import * as Role from "../src/Role.js"
 import * as RoleRepo from "../src/RoleRepo.js"
@@ -30,7 +32,9 @@ const repositories = Layer.mergeAll(
   RoleRepo.layerMemory,
   AuditLogRepo.layerMemory,
   ConnectorRepo.layerMemory,
-  AppRepo.layerMemory
+  AppRepo.layerMemory,
+  AgentRepo.layerMemory,
+  PlaybookRepo.layerMemory
 ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
 
 const TestLayer = Apps.layer.pipe(

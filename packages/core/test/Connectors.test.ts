@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as AgentRepo from "../src/AgentRepo.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
@@ -19,6 +20,7 @@ import type { Member } from "../src/Member.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as OrganizationRepo from "../src/OrganizationRepo.js"
 import * as Permission from "../src/Permission.js"
+import * as PlaybookRepo from "../src/PlaybookRepo.js"
 import * as Policy from "../src/Policy.js"
 import * as Role from "../src/Role.js"
 import * as RoleRepo from "../src/RoleRepo.js"
@@ -48,7 +50,9 @@ const repositories = Layer.mergeAll(
   MemberRepo.layerMemory,
   RoleRepo.layerMemory,
   AuditLogRepo.layerMemory,
-  ConnectorRepo.layerMemory
+  ConnectorRepo.layerMemory,
+  AgentRepo.layerMemory,
+  PlaybookRepo.layerMemory
 ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
 
 const TestLayer = Connectors.layer.pipe(Layer.provideMerge(Layer.merge(repositories, recordingTester)))

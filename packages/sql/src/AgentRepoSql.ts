@@ -12,6 +12,7 @@ import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AgentId, AgentRunId, ChatId, OrganizationId, WebhookTriggerId } from "@sightline/core/Ids"
 import { JsonObject } from "@sightline/core/Json"
 import * as Pagination from "@sightline/core/Pagination"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -212,6 +213,14 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
       update: Effect.fn("AgentRepoSql.update")(function*(agent) {
         if (Option.isNone(yield* Effect.orDie(replaceAgent(agent)))) return yield* new NotFound()
       }),
+      detachConnector: Effect.fn("AgentRepoSql.detachConnector")((organizationId, connectorId, at) =>
+        Effect.orDie(
+          sql`UPDATE ${agents}
+              SET connector_ids = array_remove(connector_ids, ${connectorId}::integer),
+                  updated_at = ${DateTime.toDateUtc(at)}
+              WHERE organization_id = ${organizationId} AND ${connectorId}::integer = ANY (connector_ids)`
+        ).pipe(Effect.asVoid)
+      ),
       delete: Effect.fn("AgentRepoSql.delete")((organizationId, id) =>
         Effect.map(Effect.orDie(removeAgent({ organization_id: organizationId, id })), Option.isSome)
       ),

@@ -239,6 +239,14 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
       update: Effect.fn("PlaybookRepoSql.update")((playbook) =>
         Effect.flatMap(Effect.orDie(replace(playbook)), orNotFound(playbook.id))
       ),
+      detachConnector: Effect.fn("PlaybookRepoSql.detachConnector")((organizationId, connectorId, at) =>
+        Effect.orDie(
+          sql`UPDATE ${playbooks}
+              SET connector_ids = array_remove(connector_ids, ${connectorId}::integer),
+                  updated_at = ${DateTime.toDateUtc(at)}
+              WHERE organization_id = ${organizationId} AND ${connectorId}::integer = ANY (connector_ids)`
+        ).pipe(Effect.asVoid)
+      ),
       delete: Effect.fn("PlaybookRepoSql.delete")((organizationId, id) =>
         Effect.flatMap(Effect.orDie(remove({ organization_id: organizationId, id })), orNotFound(id))
       ),

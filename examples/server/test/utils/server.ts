@@ -81,7 +81,10 @@ export type ServerServices = Layer.Layer.Success<ReturnType<typeof serverLayer>>
 
 /** Starts a server by hand (tests that need two servers over one store); `stop` it afterwards. */
 export const startServer = async (database: "pglite" | "postgres", options: Partial<Sightline.Options>): Promise<
-  TestServer & { readonly stop: () => Promise<void> }
+  TestServer & {
+    /** Stops the server; its PostgreSQL tables are dropped unless another server still uses them. */
+    readonly stop: (options?: { readonly keepTables?: boolean }) => Promise<void>
+  }
 > => {
   const prefix = randomPrefix()
   const full: Sightline.Options = {
@@ -115,8 +118,8 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
       ...(json === undefined ? {} : { body: JSON.stringify(json) })
     })
   }
-  const stop = async () => {
-    if (database === "postgres") {
+  const stop = async ({ keepTables = false }: { readonly keepTables?: boolean } = {}) => {
+    if (database === "postgres" && !keepTables) {
       await run(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const tables = yield* sql<{ tablename: string }>`

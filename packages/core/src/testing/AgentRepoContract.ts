@@ -180,6 +180,28 @@ export const agentRepoContract = (
         expect((yield* repo.list(org.id)).map((a) => a.id)).toEqual([sibling.id])
       }).pipe(Effect.provide(layer)))
 
+    it.effect("detachConnector removes a connector from the organization's agents only", () =>
+      Effect.gen(function*() {
+        const { member, org, other, repo } = yield* setup
+        const stranger = yield* Fixtures.member(other.id)
+        const uses = new Agent.Agent({
+          ...makeAgent(org.id, member.id, at("2026-03-01T10:00:00.000Z")),
+          connector_ids: [ConnectorId.make(7), ConnectorId.make(8)]
+        })
+        const foreign = new Agent.Agent({
+          ...makeAgent(other.id, stranger.id, at("2026-03-01T10:00:00.000Z")),
+          connector_ids: [ConnectorId.make(7)]
+        })
+        yield* repo.create(uses)
+        yield* repo.create(foreign)
+        const when = at("2026-04-01T00:00:00.000Z")
+        yield* repo.detachConnector(org.id, ConnectorId.make(7), when)
+        const after = Option.getOrThrow(yield* repo.get(org.id, uses.id))
+        expect(after.connector_ids).toEqual([8])
+        expect(after.updated_at).toEqual(when)
+        expect(Option.getOrThrow(yield* repo.get(other.id, foreign.id)).connector_ids).toEqual([7])
+      }).pipe(Effect.provide(layer)))
+
     it.effect("an agent of one organization is invisible to every agent method called for another", () =>
       Effect.gen(function*() {
         const { agent, org, other, repo } = yield* setup

@@ -180,6 +180,25 @@ export const playbookRepoContract = (name: string, layer: Layer.Layer<Requiremen
         expect(Option.isNone(yield* repo.get(org.id, PlaybookId.make(Fixtures.uuid())))).toBe(true)
       }).pipe(Effect.provide(layer)))
 
+    it.effect("detachConnector removes a connector from the organization's playbooks only", () =>
+      Effect.gen(function*() {
+        const repo = yield* PlaybookRepo
+        const { member, org } = yield* setup
+        const other = yield* Fixtures.organization()
+        const stranger = yield* Fixtures.member(other.id)
+        const uses = playbook(org.id, member.id, { connector_ids: [ConnectorId.make(7), ConnectorId.make(8)] })
+        const without = playbook(org.id, member.id, { connector_ids: [ConnectorId.make(8)] })
+        const foreign = playbook(other.id, stranger.id, { connector_ids: [ConnectorId.make(7)] })
+        yield* createAll([uses, without, foreign])
+        const when = DateTime.unsafeMake("2026-09-01T00:00:00.000Z")
+        yield* repo.detachConnector(org.id, ConnectorId.make(7), when)
+        const after = Option.getOrThrow(yield* repo.get(org.id, uses.id))
+        expect(after.connector_ids).toEqual([8])
+        expect(after.updated_at).toEqual(when)
+        expect(Option.map(yield* repo.get(org.id, without.id), encode)).toEqual(Option.some(encode(without)))
+        expect(Option.getOrThrow(yield* repo.get(other.id, foreign.id)).connector_ids).toEqual([7])
+      }).pipe(Effect.provide(layer)))
+
     it.effect("create rejects a duplicate id with Conflict and keeps the original", () =>
       Effect.gen(function*() {
         const repo = yield* PlaybookRepo
