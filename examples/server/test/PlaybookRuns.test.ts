@@ -286,6 +286,25 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     expect(mail!.raw).toMatch(/^Subject: Order watch: run finished\r?$/m)
     expect(await body(await server().request(`/v2/agent-runs/${done.id}`, { key: org.key }))).toEqual(done)
   })
+
+  it("fires an agent's cron schedule once for its latest due time, not for times before its last edit", async () => {
+    const org = await server().newOrg()
+    const agent = await newAgent(server(), org, { name: "New year", prompt: "Hello", cron_strings: ["0 0 1 1 *"] })
+    // Created now: last New Year came before it, so nothing fires.
+    await new Promise((r) => setTimeout(r, 600))
+    expect((await body(await server().request(`/v2/agents/${agent.id}/runs`, { key: org.key }))).runs).toEqual([])
+    // As if it had been created two years ago: the latest New Year fires once, the one before never.
+    await server().run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const prefix = yield* TablePrefix.TablePrefix
+      yield* sql`UPDATE ${sql(prefix.name("agents"))} SET updated_at = now() - interval '2 years'
+                 WHERE id = ${agent.id}`
+    }))
+    const done = await finishedRun(server(), org, agent.id)
+    expect(done).toMatchObject({ trigger_source: "schedule", status: "completed" })
+    await new Promise((r) => setTimeout(r, 600))
+    expect((await body(await server().request(`/v2/agents/${agent.id}/runs`, { key: org.key }))).runs).toHaveLength(1)
+  })
 }, options)
 
 // --- a run that outlasts the request ----------------------------------------------------------------

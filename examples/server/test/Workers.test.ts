@@ -38,7 +38,9 @@ suite("postgres: three server processes over one database", () => {
     const prefix = randomPrefix()
     const servers: Array<Awaited<ReturnType<typeof startServer>>> = []
     for (let i = 0; i < 3; i++) {
-      servers.push(await startServer("postgres", { prefix, worker: { tickMillis: 50, pollMillis: 50, concurrency: 2 } }))
+      servers.push(
+        await startServer("postgres", { prefix, worker: { tickMillis: 50, pollMillis: 50, concurrency: 2 } })
+      )
     }
     try {
       const [a] = servers
@@ -51,15 +53,20 @@ suite("postgres: three server processes over one database", () => {
           key: org.key,
           json: { prompt: `Hello ${i}`, cron_string: "0 9 * * *" }
         })
-        expect((await servers[i % 3]!.request(`/v2/playbooks/${created.id}/deploy`, { method: "POST", key: org.key }))
-          .status).toBe(200)
+        expect(
+          (await servers[i % 3]!.request(`/v2/playbooks/${created.id}/deploy`, { method: "POST", key: org.key }))
+            .status
+        ).toBe(200)
         ids.push(created.id)
       }
       // Five rounds: each moves every playbook's pending firing into the past, as the clock would.
       for (let round = 1; round <= 5; round++) {
-        await query(a!, (p) =>
-          `UPDATE ${p}playbooks SET next_run_at = now() - interval '1 hour' + interval '${round} seconds'
-           WHERE organization_id = '${org.organizationId}'`)
+        await query(
+          a!,
+          (p) =>
+            `UPDATE ${p}playbooks SET next_run_at = now() - interval '1 hour' + interval '${round} seconds'
+           WHERE organization_id = '${org.organizationId}'`
+        )
         await until(`round ${round}`, async () => {
           const [row] = await query<{ n: number }>(a!, (p) =>
             `SELECT count(*)::int AS n FROM ${p}jobs
@@ -69,15 +76,20 @@ suite("postgres: three server processes over one database", () => {
       }
       // Let the workers tick a while longer: nothing more may fire.
       await new Promise((r) => setTimeout(r, 500))
-      const jobs = await query<{ dedupe_key: string; status: string; attempts: number }>(a!, (p) =>
-        `SELECT dedupe_key, status, attempts FROM ${p}jobs WHERE organization_id = '${org.organizationId}'`)
+      const jobs = await query<{ dedupe_key: string; status: string; attempts: number }>(
+        a!,
+        (p) => `SELECT dedupe_key, status, attempts FROM ${p}jobs WHERE organization_id = '${org.organizationId}'`
+      )
       expect(jobs).toHaveLength(200)
       expect(new Set(jobs.map((j) => j.dedupe_key)).size).toBe(200)
       expect(jobs.every((j) => j.attempts === 1)).toBe(true)
       for (const id of ids) expect(jobs.filter((j) => j.dedupe_key.startsWith(`playbook:${id}:`))).toHaveLength(5)
       // Each firing ran once: one chat per job.
-      const [chats] = await query<{ n: number }>(a!, (p) =>
-        `SELECT count(*)::int AS n FROM ${p}chats WHERE organization_id = '${org.organizationId}' AND source = 'playbook'`)
+      const [chats] = await query<{ n: number }>(
+        a!,
+        (p) =>
+          `SELECT count(*)::int AS n FROM ${p}chats WHERE organization_id = '${org.organizationId}' AND source = 'playbook'`
+      )
       expect(chats!.n).toBe(200)
     } finally {
       // The last one drops the shared tables.
@@ -93,11 +105,13 @@ suite("postgres: three server processes over one database", () => {
     let firstStopped = false
     try {
       const org = await first.newOrg()
-      const agent = await body(await first.request("/v2/agents", {
-        method: "POST",
-        key: org.key,
-        json: { name: "Talker", prompt: "Talk", connector_ids: [], cron_strings: [], email_addresses: [] }
-      }))
+      const agent = await body(
+        await first.request("/v2/agents", {
+          method: "POST",
+          key: org.key,
+          json: { name: "Talker", prompt: "Talk", connector_ids: [], cron_strings: [], email_addresses: [] }
+        })
+      )
       const run = await body(await first.request(`/v2/agents/${agent.id}/run`, { method: "POST", key: org.key }))
       await until("the run to start", async () => {
         const current = await body(await first.request(`/v2/agent-runs/${run.id}`, { key: org.key }))
@@ -111,7 +125,10 @@ suite("postgres: three server processes over one database", () => {
         const current = await body(await second!.request(`/v2/agent-runs/${run.id}`, { key: org.key }))
         return current.status === "running" ? undefined : current
       })
-      expect(failed).toMatchObject({ status: "failed", error: "the server process running it stopped before it finished" })
+      expect(failed).toMatchObject({
+        status: "failed",
+        error: "the server process running it stopped before it finished"
+      })
     } finally {
       if (!firstStopped) await first.stop({ keepTables: second !== undefined })
       await second?.stop()

@@ -38,6 +38,11 @@ export declare namespace AgentRepo {
       organizationId: OrganizationId,
       triggerId: WebhookTriggerId
     ) => Effect.Effect<Option.Option<Agent>>
+    /**
+     * System operation for the scheduler: every agent with at least one cron expression, in every
+     * organization (the only read not scoped to one).
+     */
+    readonly listScheduled: () => Effect.Effect<ReadonlyArray<Agent>>
     /** Every agent of the organization, newest first (`created_at` desc, then id desc). */
     readonly list: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<Agent>>
     /** Replaces a stored agent (matched by organization and id); `NotFound` when there is none. */
@@ -114,6 +119,11 @@ export const layerMemory: Layer.Layer<AgentRepo, never, MemoryState> = Layer.eff
             HashMap.values(rows),
             (row) => row.organization_id === organizationId && row.webhook_trigger_id === triggerId
           ))),
+      listScheduled: () =>
+        state.run(
+          Effect.map(Ref.get(agents), (rows) =>
+            Arr.filter(Arr.fromIterable(HashMap.values(rows)), (agent) => agent.cron_strings.length > 0))
+        ),
       list: (organizationId) =>
         state.run(
           Effect.map(Ref.get(agents), (rows) =>
@@ -125,15 +135,20 @@ export const layerMemory: Layer.Layer<AgentRepo, never, MemoryState> = Layer.eff
           yield* Ref.update(agents, HashMap.set(agent.id, agent))
         })),
       detachConnector: (organizationId, connectorId, at) =>
-        state.run(Ref.update(agents, HashMap.map((agent) =>
-          agent.organization_id === organizationId && agent.connector_ids.includes(connectorId)
-            ? new Agent({
-              ...agent,
-              connector_ids: agent.connector_ids.filter((id) => id !== connectorId),
-              updated_at: at
-            })
-            : agent
-        ))),
+        state.run(
+          Ref.update(
+            agents,
+            HashMap.map((agent) =>
+              agent.organization_id === organizationId && agent.connector_ids.includes(connectorId)
+                ? new Agent({
+                  ...agent,
+                  connector_ids: agent.connector_ids.filter((id) => id !== connectorId),
+                  updated_at: at
+                })
+                : agent
+            )
+          )
+        ),
       delete: (organizationId, id) =>
         state.run(Effect.gen(function*() {
           if (Option.isNone(yield* findAgent(organizationId, id))) return false

@@ -27,7 +27,7 @@ import { Connectors, policyAccess, requireUsable } from "./Connectors.js"
 import { enforce } from "./Decision.js"
 import { type Conflict, InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { AgentId, AgentRunId, type ConnectorId, WebhookTriggerId } from "./Ids.js"
+import { AgentId, AgentRunId, type ConnectorId, type OrganizationId, WebhookTriggerId } from "./Ids.js"
 import { JobQueue } from "./JobQueue.js"
 import * as Json from "./Json.js"
 import * as Pagination from "./Pagination.js"
@@ -98,6 +98,16 @@ export declare namespace Agents {
       principal: Policy.Principal,
       agentId: AgentId
     ) => Effect.Effect<AgentRun.View, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * System operation for the scheduler (no principal): queues the run of the agent's schedule that
+     * fires at `scheduledAt`, once across processes (the job's dedupe key holds the agent and the
+     * time, and the agent's row lock orders concurrent callers). True when this call queued it.
+     */
+    readonly queueScheduled: (
+      organizationId: OrganizationId,
+      agentId: AgentId,
+      scheduledAt: DateTime.Utc
+    ) => Effect.Effect<boolean>
     /** Cancels a queued or running run (`agent:write` on its agent); a finished one is a `Conflict`. */
     readonly cancelRun: (
       principal: Policy.Principal,
@@ -361,6 +371,32 @@ export const make = Effect.gen(function*() {
     }))
   })
 
+  const queueScheduled = Effect.fn("Agents.queueScheduled")(
+    function*(organizationId: OrganizationId, agentId: AgentId, scheduledAt: DateTime.Utc) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        if (Option.isNone(yield* agents.getForUpdate(organizationId, agentId))) return false
+        const run = AgentRun.make({
+          id: AgentRunId.make(yield* ids.uuid),
+          organizationId,
+          agentId,
+          triggerSource: "schedule",
+          at: yield* DateTime.now
+        })
+        const jobPayload: AgentRun.JobPayload = { agentRunId: run.id, organizationId }
+        const job = yield* jobs.enqueue({
+          organizationId,
+          kind: AgentRun.jobKind,
+          payload: jobPayload,
+          dedupeKey: `agent.schedule:${agentId}:${DateTime.formatIso(scheduledAt)}`
+        })
+        // Another process queued this firing first: its job names its own run.
+        const queued = (job.payload as Partial<AgentRun.JobPayload> | null)?.agentRunId === run.id
+        if (queued) yield* Effect.orDie(agents.createRun(run))
+        return queued
+      }))
+    }
+  )
+
   const cancelRun = Effect.fn("Agents.cancelRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const run = yield* agents.getRunForUpdate(principal.organizationId, runId)
@@ -384,6 +420,7 @@ export const make = Effect.gen(function*() {
     getRun,
     trigger,
     runNow,
+    queueScheduled,
     cancelRun
   })
 })

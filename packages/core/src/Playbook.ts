@@ -53,6 +53,17 @@ export const CronString = Schema.String.pipe(
   Schema.annotations({ identifier: "CronString", examples: ["0 9 * * 1-5"] })
 )
 
+/** The latest time a cron expression fires at or before `at` (none for an invalid expression). */
+export const previousFiring = (expression: string, at: DateTime.Utc): Option.Option<DateTime.Utc> =>
+  Option.getRight(parseCron(expression)).pipe(
+    Option.flatMap((cron) =>
+      // `Cron.prev` is strict at whole seconds, and throws when it finds nothing within its search.
+      Option.liftThrowable(() =>
+        DateTime.unsafeFromDate(Cron.prev(cron, new Date(DateTime.toEpochMillis(at) + 1_000)))
+      )()
+    )
+  )
+
 /** The time a schedule fires next, strictly after `after`; none without a (satisfiable) schedule. */
 export const nextRunAt = (
   playbook: { readonly cron_string?: string | undefined },

@@ -172,7 +172,9 @@ export const layerMemory: Layer.Layer<PlaybookRepo, never, MemoryState> = Layer.
             playbook.organization_id === organizationId && playbook.connector_ids.includes(connectorId)
               ? new PlaybookRecord({
                 ...playbook,
-                connector_ids: playbook.connector_ids.filter((id) => id !== connectorId),
+                connector_ids: playbook.connector_ids.filter((id) =>
+                  id !== connectorId
+                ),
                 updated_at: at
               })
               : playbook)

@@ -5,7 +5,8 @@
  *   (`Playbooks.claim` moves the schedule on under a row lock) and a `playbook.run` job is queued in
  *   the same transaction, with the dedupe key `playbook:<id>:<fire time>`: whatever the number of
  *   processes, a firing runs once. Missed firings collapse into one catch-up run (the next time is
- *   computed from now).
+ *   computed from now). Agents' `cron_strings` are queued as `schedule` runs the same way
+ *   (`Agents.queueScheduled`).
  * - **Jobs.** `concurrency` fibers claim `playbook.run` and `agent.run` jobs under a lease, renewed
  *   while the job runs, so a process that dies lets another take the job over when the lease
  *   runs out. A job whose work fails is failed for good (a run delivers mail: retrying a failure
@@ -32,6 +33,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { AgentRepo } from "./AgentRepo.js"
 import * as AgentRun from "./AgentRun.js"
+import * as Agents from "./Agents.js"
 import * as Answers from "./Answers.js"
 import { Auth } from "./Auth.js"
 import * as ChatEvent from "./ChatEvent.js"
@@ -39,6 +41,7 @@ import type * as Chats from "./Chats.js"
 import * as Delivery from "./Delivery.js"
 import { OrganizationId, PlaybookId } from "./Ids.js"
 import * as JobQueue from "./JobQueue.js"
+import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as PlaybookRuns from "./PlaybookRuns.js"
 import * as Playbooks from "./Playbooks.js"
@@ -86,6 +89,7 @@ export type Requirements =
   | JobQueue.JobQueue
   | Transaction
   | AgentRepo
+  | Agents.Agents
   | Answers.Answers
   | Auth
   | Delivery.Delivery
@@ -117,6 +121,19 @@ export const fireDue = (now: DateTime.Utc) =>
         return true
       }))
       if (queued) fired += 1
+    }
+    // Agents keep no next time: each cron expression's latest time at or before now is queued once
+    // (the dedupe key holds it), if it came after the agent's last edit, so a new or edited
+    // schedule never fires for a time that passed before it existed, and missed times collapse
+    // into the latest one.
+    const agents = yield* AgentRepo
+    const agentUseCases = yield* Agents.Agents
+    for (const agent of yield* agents.listScheduled()) {
+      for (const expression of agent.cron_strings) {
+        const latest = Playbook.previousFiring(expression, now)
+        if (Option.isNone(latest) || DateTime.lessThan(latest.value, agent.updated_at)) continue
+        if (yield* agentUseCases.queueScheduled(agent.organization_id, agent.id, latest.value)) fired += 1
+      }
     }
     return fired
   })

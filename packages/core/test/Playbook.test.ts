@@ -152,6 +152,27 @@ describe("Playbook lifecycle", () => {
     expect(Playbook.isDue(advanced, nine)).toBe(false)
   })
 
+  it("previousFiring is the latest time at or before the given one", () => {
+    const at = (iso: string) => DateTime.unsafeMake(iso)
+    const iso = (o: Option.Option<DateTime.Utc>) => Option.map(o, DateTime.formatIso)
+    expect(iso(Playbook.previousFiring("0 9 * * *", at("2026-01-16T10:00:00.000Z"))))
+      .toEqual(Option.some("2026-01-16T09:00:00.000Z"))
+    expect(iso(Playbook.previousFiring("0 9 * * *", at("2026-01-16T09:00:00.000Z"))))
+      .toEqual(Option.some("2026-01-16T09:00:00.000Z"))
+    expect(iso(Playbook.previousFiring("0 9 * * *", at("2026-01-16T08:59:59.000Z"))))
+      .toEqual(Option.some("2026-01-15T09:00:00.000Z"))
+    expect(Playbook.previousFiring("not a cron", at("2026-01-16T08:59:59.000Z"))).toEqual(Option.none())
+  })
+
+  it("names every problem that stops a run", () => {
+    // Stored before the address rules, so built without validation.
+    const broken = new Playbook.PlaybookRecord({ ...draft, email_addresses: ["a@b.c", "x\ny@z"] as never }, true)
+    expect(Playbook.runProblems(broken)).toEqual([
+      `playbook ${draft.id} has no prompt: set one before running it`,
+      `email_addresses: "x\\ny@z" is not an e-mail address`
+    ])
+  })
+
   it("a playbook without a prompt cannot run", () => {
     const error = Either.flip(Playbook.validateRun(draft)).pipe(Either.getOrThrow)
     expect(error._tag).toBe("InvalidRequest")

@@ -131,6 +131,11 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
         sql`SELECT ${agentColumns} FROM ${agents} WHERE organization_id = ${organizationId}
             ORDER BY created_at DESC, id DESC`
     })
+    const listScheduled = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: AgentFromRow,
+      execute: () => sql`SELECT ${agentColumns} FROM ${agents} WHERE cardinality(cron_strings) > 0`
+    })
     // Every column but the key is replaced, so a field that became absent becomes NULL.
     const replaceAgent = SqlSchema.findOne({
       Request: AgentFromRow,
@@ -210,6 +215,7 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
         Effect.orDie(findByTrigger({ organization_id: organizationId, webhook_trigger_id: triggerId }))
       ),
       list: Effect.fn("AgentRepoSql.list")((organizationId) => Effect.orDie(listAgents(organizationId))),
+      listScheduled: Effect.fn("AgentRepoSql.listScheduled")(() => Effect.orDie(listScheduled(undefined))),
       update: Effect.fn("AgentRepoSql.update")(function*(agent) {
         if (Option.isNone(yield* Effect.orDie(replaceAgent(agent)))) return yield* new NotFound()
       }),

@@ -180,6 +180,26 @@ export const agentRepoContract = (
         expect((yield* repo.list(org.id)).map((a) => a.id)).toEqual([sibling.id])
       }).pipe(Effect.provide(layer)))
 
+    it.effect("listScheduled finds the agents with a schedule in every organization", () =>
+      Effect.gen(function*() {
+        const { agent, member, org, other, repo } = yield* setup
+        const stranger = yield* Fixtures.member(other.id)
+        const daily = new Agent.Agent({
+          ...makeAgent(org.id, member.id, at("2026-03-01T10:00:00.000Z")),
+          cron_strings: ["0 9 * * *"]
+        })
+        const foreign = new Agent.Agent({
+          ...makeAgent(other.id, stranger.id, at("2026-03-01T10:00:00.000Z")),
+          cron_strings: ["0 8 * * 1", "0 18 * * 5"]
+        })
+        yield* repo.create(daily)
+        yield* repo.create(foreign)
+        const scheduled = (yield* repo.listScheduled()).map((a) => a.id)
+        expect(scheduled).toContain(daily.id)
+        expect(scheduled).toContain(foreign.id)
+        expect(scheduled).not.toContain(agent.id)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("detachConnector removes a connector from the organization's agents only", () =>
       Effect.gen(function*() {
         const { member, org, other, repo } = yield* setup
