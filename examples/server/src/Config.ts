@@ -15,6 +15,7 @@
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
  * | `SIGHTLINE_SMTP_URL` | unset | `smtp://user:pass@host:587` (or `smtps://`): e-mail delivery of reports |
  * | `SIGHTLINE_MAIL_FROM` | `Sightline <sightline@localhost>` | the `From` of report e-mails |
+ * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses (development only) |
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
@@ -53,6 +54,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   corsOrigins: Config.withDefault(Config.array(Config.string(), "SIGHTLINE_CORS_ORIGINS"), []),
   smtpUrl: Config.option(Config.redacted("SIGHTLINE_SMTP_URL")),
   mailFrom: Config.string("SIGHTLINE_MAIL_FROM").pipe(Config.withDefault("Sightline <sightline@localhost>")),
+  webhookAllowPrivate: Config.boolean("SIGHTLINE_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
     Config.withDefault(2)
@@ -71,6 +73,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       rateLimitPerMinute,
       searxngUrl,
       smtpUrl,
+      webhookAllowPrivate,
       workerConcurrency
     }
   ): Sightline.Options => ({
@@ -86,6 +89,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     searxngUrl: Option.getOrUndefined(searxngUrl),
     corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== ""),
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
+    webhookAllowPrivate,
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency }
   }))
 )

@@ -9,13 +9,12 @@ import * as Providers from "@sightline/ai/Providers"
 import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
-import * as Delivery from "@sightline/core/Delivery"
 import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as Secret from "@sightline/core/Secret"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Worker from "@sightline/core/Worker"
-import * as Smtp from "@sightline/delivery/Smtp"
+import * as Transport from "@sightline/delivery/Transport"
 import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Jwt from "@sightline/http/Jwt"
@@ -57,6 +56,8 @@ export interface Options {
   readonly corsOrigins?: ReadonlyArray<string> | undefined
   /** E-mail delivery of reports; every e-mail target fails saying so when absent. */
   readonly smtp?: { readonly url: Redacted.Redacted<string>; readonly from: string } | undefined
+  /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
+  readonly webhookAllowPrivate?: boolean | undefined
   /** How long `POST /v2/playbooks/{id}/run` waits for the report before answering 504 (default 120 s). */
   readonly playbookRunTimeoutMillis?: number | undefined
   /** The background worker (schedules, playbook and agent runs); on with its defaults when absent. */
@@ -76,8 +77,9 @@ export const client = (options: Options): Layer.Layer<SqlClient.SqlClient | Tabl
 
 /**
  * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
- * process): the configured models, the live connectors, e-mail delivery when SMTP is configured
- * (else every delivery fails saying so) and the chart renderer. The sandbox runtime is not
+ * process): the configured models, the live connectors, delivery (e-mail when SMTP is configured,
+ * else every e-mail target fails saying so; chat channels through their webhooks) and the chart
+ * renderer. The sandbox runtime is not
  * configured until its adapter lands: no sandbox starts.
  */
 export const platform = (options: Options) =>
@@ -88,7 +90,7 @@ export const platform = (options: Options) =>
     ConnectorsRuntime.layer,
     ConnectorsTester.layer,
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
-    options.smtp === undefined ? Delivery.layerUnconfigured : Smtp.layer(options.smtp),
+    Transport.layer({ smtp: options.smtp, webhooks: { allowPrivate: options.webhookAllowPrivate } }),
     VegaCharts.layer(),
     // Not configured yet: it says so instead of pretending (its adapter comes with its issue).
     SandboxRuntime.layerUnconfigured
@@ -105,7 +107,8 @@ export const useCases = (options: Options) =>
 /** The use cases and ports over the store of `options`, migrated when built. */
 export const core = (options: Options) =>
   useCases(options).pipe(
-    Layer.provideMerge(Layer.merge(SqlStore.layer, platform(options))),
+    // The platform's delivery reads the store's chat channels.
+    Layer.provideMerge(platform(options).pipe(Layer.provideMerge(SqlStore.layer))),
     Layer.provideMerge(client(options))
   )
 

@@ -13,6 +13,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, expect, it } from "vitest"
@@ -51,6 +52,23 @@ const smtpPort = await new Promise<number>((resolve) =>
 afterAll(() => new Promise<void>((resolve) => smtp.close(() => resolve())))
 
 const mailsTo = (address: string) => mails.filter((mail) => mail.to.includes(address))
+
+// A chat-channel receiver on loopback: every path's first two posts fail with 503, then it accepts.
+const posts = new Map<string, Array<any>>()
+const hooks = Http.createServer((req, res) => {
+  let text = ""
+  req.on("data", (c) => (text += c))
+  req.on("end", () => {
+    const seen = posts.get(req.url!) ?? []
+    seen.push(JSON.parse(text))
+    posts.set(req.url!, seen)
+    res.writeHead(seen.length <= 2 ? 503 : 200).end()
+  })
+})
+const hooksPort = await new Promise<number>((resolve) =>
+  hooks.listen(0, "127.0.0.1", () => resolve((hooks.address() as AddressInfo).port))
+)
+afterAll(() => new Promise<void>((resolve) => hooks.close(() => resolve())))
 
 const until = async <A>(what: string, read: () => Promise<A | undefined>, timeoutMs = 30_000): Promise<A> => {
   const started = Date.now()
@@ -107,7 +125,8 @@ const finishedRun = (server: TestServer, org: Org, agentId: string) =>
 
 const options = {
   smtp: { url: Redacted.make(`smtp://127.0.0.1:${smtpPort}`), from: "Sightline <reports@sightline.test>" },
-  worker: { tickMillis: 200, pollMillis: 100 }
+  worker: { tickMillis: 200, pollMillis: 100 },
+  webhookAllowPrivate: true
 }
 
 describeServers("playbook runs on the offline model, delivered over SMTP", (server) => {
@@ -164,6 +183,53 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     expect(got.reports[0]).toEqual(report)
   })
 
+  it("registers a chat channel (its URL write-only) and posts the report there once, through two failures", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const path = `/hooks/${crypto.randomUUID()}`
+    const created = await server().request("/v2/chat-channels", {
+      method: "POST",
+      key: org.key,
+      json: { name: "#ops", webhook_url: `http://127.0.0.1:${hooksPort}${path}` }
+    })
+    expect(created.status).toBe(201)
+    const channel = await body(created)
+    expect(channel).toMatchObject({ name: "#ops", webhook_host: `127.0.0.1:${hooksPort}`, created_by: org.memberId })
+    const listed = await server().request("/v2/chat-channels", { key: org.key })
+    expect(JSON.stringify(await body(listed))).not.toContain(path)
+    const audit = await server().request("/v2/audit-logs?limit=5", { key: org.key })
+    expect(JSON.stringify(await body(audit))).not.toContain(path)
+    const refused = await server().request("/v2/chat-channels", {
+      method: "POST",
+      key: org.key,
+      json: { name: "bad", webhook_url: "ftp://example.com/x" }
+    })
+    expect(refused.status).toBe(400)
+
+    const id = await playbook(server(), org, {
+      prompt: "Number of orders",
+      connector_ids: [connectorId],
+      chat_channel_id: channel.id
+    })
+    const result = await body(await run(server(), org, id))
+    expect(result.report.deliveries).toEqual([{ channel: "chat_channel", target: channel.id, status: "delivered" }])
+    const received = posts.get(path)!
+    expect(received).toHaveLength(3)
+    expect(received[2].text).toMatch(/^Number of orders\n\nNumber of orders/)
+    expect(received[2].blocks[0]).toEqual({ type: "header", text: { type: "plain_text", text: "Number of orders" } })
+
+    // A removed channel: the next delivery says so.
+    expect((await server().request(`/v2/chat-channels/${channel.id}`, { method: "DELETE", key: org.key })).status)
+      .toBe(200)
+    const again = await body(await run(server(), org, id))
+    expect(again.report.deliveries).toEqual([{
+      channel: "chat_channel",
+      target: channel.id,
+      status: "failed",
+      error: `no chat channel ${channel.id} in this organization`
+    }])
+  })
+
   it("escapes what the model writes in the HTML", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
@@ -193,15 +259,26 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
         error: { code: "invalid_request", message: `playbook ${empty.id} has no prompt: set one before running it` }
       })
     }
+    // Every problem at once: a channel that does not exist, besides the missing prompt.
+    const missing = crypto.randomUUID()
+    await server().request(`/v2/playbooks/${empty.id}`, {
+      method: "PATCH",
+      key: org.key,
+      json: { chat_channel_id: missing }
+    })
+    const both = await body(await run(server(), org, empty.id, { dry_run: true }))
+    expect(both.error.message).toBe(
+      `playbook ${empty.id} has no prompt: set one before running it; ` +
+        `chat_channel_id: no chat channel "${missing}" in this organization`
+    )
+    // A deleted connector leaves the playbook, which still runs without it.
     const connectorId = await demoConnector(server(), org)
     const id = await playbook(server(), org, { prompt: "Revenue", connector_ids: [connectorId] })
-    // The connector goes away: the run and the deploy say so.
     expect((await server().request(`/v2/connectors/${connectorId}`, { method: "DELETE", key: org.key })).status)
       .toBe(200)
-    const gone = await body(await run(server(), org, id, { dry_run: true }))
-    expect(gone.error.message).toBe(
-      `playbook ${id} cannot run: remove or regain access to its connectors: connector ${connectorId} not found or not accessible`
-    )
+    expect((await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))).playbook.connector_ids)
+      .toEqual([])
+    expect((await run(server(), org, id, { dry_run: true })).status).toBe(200)
     const valid = await playbook(server(), org, { prompt: "Hello" })
     const chatsBefore = (await body(await server().request("/v2/chats", { key: org.key }))).total_count
     const dry = await run(server(), org, valid, { dry_run: true })

@@ -44,7 +44,15 @@ export const Action = Schema.Literal(
   "agent.create",
   "agent.update",
   "agent.delete",
-  "scim_group_mapping.migrate"
+  "agent.run",
+  "scim_group_mapping.migrate",
+  "playbook.create",
+  "playbook.update",
+  "playbook.deploy",
+  "playbook.run",
+  "playbook.delete",
+  "chat_channel.create",
+  "chat_channel.delete"
 )
 export type Action = typeof Action.Type
 
@@ -58,7 +66,9 @@ export const ResourceType = Schema.Literal(
   "change",
   "agent",
   "scim_group_mapping",
-  "organization"
+  "organization",
+  "playbook",
+  "chat_channel"
 )
 export type ResourceType = typeof ResourceType.Type
 

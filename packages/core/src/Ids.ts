@@ -110,6 +110,10 @@ export type AppId = typeof AppId.Type
 export const AuditLogEntryId = uuid("AuditLogEntryId")
 export type AuditLogEntryId = typeof AuditLogEntryId.Type
 
+/** A chat channel registered for report delivery (`chat_channel_id` of playbooks and agents). */
+export const ChatChannelId = uuid("ChatChannelId")
+export type ChatChannelId = typeof ChatChannelId.Type
+
 /** A queued job. */
 export const JobId = uuid("JobId")
 export type JobId = typeof JobId.Type

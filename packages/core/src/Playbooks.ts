@@ -16,13 +16,15 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ChatChannelRepo } from "./ChatChannelRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { policyAccess } from "./Connectors.js"
 import * as Decision from "./Decision.js"
 import type { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { type ConnectorId, type OrganizationId, PlaybookId } from "./Ids.js"
+import { ChatChannelId, type ConnectorId, type OrganizationId, PlaybookId } from "./Ids.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
@@ -96,7 +98,7 @@ export declare namespace Playbooks {
     /**
      * The checks of `POST /v2/playbooks/{id}/run` that need no agent, the same for a dry run:
      * `playbook:write` with editor access (running spends money and delivers reports), a non-blank
-     * prompt, and every attached connector still usable by the caller (`InvalidRequest` with a
+     * prompt, deliverable targets, and every attached connector still usable by the caller (`InvalidRequest` with a
      * message that says which check failed).
      */
     readonly validateRun: (
@@ -196,6 +198,7 @@ export const make = Effect.gen(function*() {
   const tx = yield* Transaction
   const ids = yield* IdGenerator
   const context = yield* Effect.context<ConnectorRepo>()
+  const channels = yield* ChatChannelRepo
 
   const requireConnectors = (
     principal: Policy.Principal,
@@ -316,6 +319,13 @@ export const make = Effect.gen(function*() {
   const requireRunnable = (principal: Policy.Principal, playbook: Playbook.PlaybookRecord, now: DateTime.Utc) =>
     Effect.gen(function*() {
       const problems = [...Playbook.runProblems(playbook)]
+      const channel = playbook.chat_channel_id
+      if (channel !== undefined) {
+        const found = Schema.is(ChatChannelId)(channel)
+          ? Option.isSome(yield* channels.get(playbook.organization_id, channel))
+          : false
+        if (!found) problems.push(`chat_channel_id: no chat channel ${JSON.stringify(channel)} in this organization`)
+      }
       const unusable = yield* Effect.provide(unusableConnectors(principal, playbook.connector_ids, now), context)
       if (unusable.length > 0) {
         problems.push(
@@ -361,5 +371,8 @@ export const make = Effect.gen(function*() {
 })
 
 /** The playbooks use cases over `PlaybookRepo`, `ConnectorRepo`, `Transaction` and `IdGenerator` in context. */
-export const layer: Layer.Layer<Playbooks, never, PlaybookRepo | ConnectorRepo | Transaction | IdGenerator> = Layer
-  .effect(Playbooks, make)
+export const layer: Layer.Layer<
+  Playbooks,
+  never,
+  PlaybookRepo | ConnectorRepo | ChatChannelRepo | Transaction | IdGenerator
+> = Layer.effect(Playbooks, make)

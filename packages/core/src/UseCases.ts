@@ -14,6 +14,7 @@ import * as Apps from "./Apps.js"
 import * as AuditLogs from "./AuditLogs.js"
 import * as Auth from "./Auth.js"
 import * as Changes from "./Changes.js"
+import * as ChatChannels from "./ChatChannels.js"
 import * as Chats from "./Chats.js"
 import * as Connectors from "./Connectors.js"
 import * as Library from "./Library.js"
@@ -50,6 +51,7 @@ export const layerWith = (options: Options) =>
       Changes.layer,
       Agents.layer,
       Apps.layer,
+      ChatChannels.layer,
       Sandboxes.layer
     )),
     // Agents and apps check connector use through the connectors use case.

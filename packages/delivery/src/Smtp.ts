@@ -55,8 +55,11 @@ const sendError = (error: unknown): SendError => {
 // Header values may not carry line breaks (a subject written by a model must not add headers).
 const oneLine = (text: string) => text.replace(/[\r\n]+/g, " ").trim()
 
-/** The transport as core's `Delivery`. Scoped: the connection pool closes with the scope. */
-export const make = (options: Options) =>
+/**
+ * Sends one request to one address, retrying what can pass; fails with a reason safe to show.
+ * Scoped: the transport closes with the scope.
+ */
+export const makeSender = (options: Options) =>
   Effect.gen(function*() {
     const timeout = options.timeoutMillis ?? 15_000
     const transport = yield* Effect.acquireRelease(
@@ -74,11 +77,10 @@ export const make = (options: Options) =>
       Schedule.jittered,
       Schedule.intersect(Schedule.recurs(Math.max(0, (options.attempts ?? 3) - 1)))
     )
-
-    const send = (request: Delivery.DeliveryRequest, address: string) =>
+    return (request: Delivery.DeliveryRequest, address: string): Effect.Effect<void, string> =>
       Effect.tryPromise({
+        // nodemailer cannot abort a send: an interrupted delivery stops waiting and the socket times out.
         try: () =>
-          // nodemailer cannot abort a send: an interrupted delivery stops waiting and the socket times out.
           transport.sendMail({
             from: options.from,
             to: address,
@@ -94,8 +96,16 @@ export const make = (options: Options) =>
             }))
           }),
         catch: sendError
-      }).pipe(Effect.retry({ schedule: retry, while: (error) => error.transient }))
+      }).pipe(
+        Effect.retry({ schedule: retry, while: (error) => error.transient }),
+        Effect.asVoid,
+        Effect.mapError((error) => error.reason)
+      )
+  })
 
+/** E-mail only as core's `Delivery` (chat-channel targets fail, saying so). Scoped. */
+export const make = (options: Options) =>
+  Effect.map(makeSender(options), (send) => {
     const deliverOne = (
       request: Delivery.DeliveryRequest,
       target: Delivery.Target
@@ -107,10 +117,9 @@ export const make = (options: Options) =>
       }
       return send(request, target.address).pipe(
         Effect.as(Delivery.Delivered.make({ target })),
-        Effect.catchAll((error) => Effect.succeed(Delivery.Failed.make({ target, reason: error.reason })))
+        Effect.catchAll((reason) => Effect.succeed(Delivery.Failed.make({ target, reason })))
       )
     }
-
     return Delivery.Delivery.of({
       deliver: (request) =>
         Effect.forEach(Delivery.targetsOf(request.targets), (target) => deliverOne(request, target), {

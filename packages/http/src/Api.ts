@@ -11,6 +11,7 @@ import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AssetsApi } from "./AssetsApi.js"
 import { AuditLogsApi } from "./AuditLogsApi.js"
 import { ChangesApi } from "./ChangesApi.js"
+import { ChatChannelsApi } from "./ChatChannelsApi.js"
 import { ChatsApi } from "./ChatsApi.js"
 import { ConnectorsApi } from "./ConnectorsApi.js"
 import * as HttpErrors from "./HttpErrors.js"
@@ -32,6 +33,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(MembersApi)
   .add(RolesApi)
   .add(ServiceAccountsApi)
+  .add(ChatChannelsApi)
   .add(AgentsApi)
   .add(AuditLogsApi)
   .add(AssetsApi)

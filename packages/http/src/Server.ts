@@ -34,6 +34,7 @@ import * as ApiKeysHandlers from "./internal/handlers/apiKeys.js"
 import * as AssetsHandlers from "./internal/handlers/assets.js"
 import * as AuditLogsHandlers from "./internal/handlers/auditLogs.js"
 import * as ChangesHandlers from "./internal/handlers/changes.js"
+import * as ChatChannelsHandlers from "./internal/handlers/chatChannels.js"
 import * as ChatsHandlers from "./internal/handlers/chats.js"
 import * as ConnectorsHandlers from "./internal/handlers/connectors.js"
 import * as MembersHandlers from "./internal/handlers/members.js"
@@ -255,6 +256,7 @@ export const layerGroups = Layer.mergeAll(
   MembersHandlers.layer,
   RolesHandlers.layer,
   ServiceAccountsHandlers.layer,
+  ChatChannelsHandlers.layer,
   AgentsHandlers.layer,
   AuditLogsHandlers.layer
 ).pipe(

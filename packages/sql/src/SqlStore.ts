@@ -19,6 +19,7 @@ import type { AppRepo } from "@sightline/core/AppRepo"
 import type { AssetStore } from "@sightline/core/AssetStore"
 import type { AuditLogRepo } from "@sightline/core/AuditLogRepo"
 import type { ChangeRepo } from "@sightline/core/ChangeRepo"
+import type { ChatChannelRepo } from "@sightline/core/ChatChannelRepo"
 import type { ChatRepo } from "@sightline/core/ChatRepo"
 import type { ConnectorRepo } from "@sightline/core/ConnectorRepo"
 import type { ExecutionRepo } from "@sightline/core/ExecutionRepo"
@@ -41,6 +42,7 @@ import * as AppRepoSql from "./AppRepoSql.js"
 import * as AssetStoreSql from "./AssetStoreSql.js"
 import * as AuditLogRepoSql from "./AuditLogRepoSql.js"
 import * as ChangeRepoSql from "./ChangeRepoSql.js"
+import * as ChatChannelRepoSql from "./ChatChannelRepoSql.js"
 import * as ChatRepoSql from "./ChatRepoSql.js"
 import * as ConnectorRepoSql from "./ConnectorRepoSql.js"
 import * as ExecutionRepoSql from "./ExecutionRepoSql.js"
@@ -77,6 +79,7 @@ export type Ports =
   | ExecutionRepo
   | AgentRepo
   | AppRepo
+  | ChatChannelRepo
   | JobQueue
   | RateLimiter
   | AssetStore
@@ -103,6 +106,7 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     ExecutionRepoSql.layer,
     AgentRepoSql.layer,
     AppRepoSql.layer,
+    ChatChannelRepoSql.layer,
     JobQueueSql.layer,
     RateLimiterSql.layer,
     AssetStoreSql.layer

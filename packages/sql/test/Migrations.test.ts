@@ -21,6 +21,7 @@ const expectedTables = [
   "change_counters",
   "change_revisions",
   "changes",
+  "chat_channels",
   "chat_assets",
   "chat_cells",
   "chat_messages",

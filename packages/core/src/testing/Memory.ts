@@ -15,6 +15,7 @@ import * as AppRepo from "../AppRepo.js"
 import * as AssetStore from "../AssetStore.js"
 import * as AuditLogRepo from "../AuditLogRepo.js"
 import * as ChangeRepo from "../ChangeRepo.js"
+import * as ChatChannelRepo from "../ChatChannelRepo.js"
 import * as ChatRepo from "../ChatRepo.js"
 import * as ConnectorRepo from "../ConnectorRepo.js"
 import * as ConnectorTester from "../ConnectorTester.js"
@@ -50,6 +51,7 @@ export const repositories = Layer.mergeAll(
   ExecutionRepo.layerMemory,
   AgentRepo.layerMemory,
   AppRepo.layerMemory,
+  ChatChannelRepo.layerMemory,
   ChangeRepo.layerMemory,
   LibraryStore.layerMemory,
   JobQueue.layerMemory,

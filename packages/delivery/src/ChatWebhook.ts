@@ -1,0 +1,239 @@
+/**
+ * Posting reports to chat channels: Slack-compatible incoming webhooks (Slack, Mattermost,
+ * Rocket.Chat, Discord's `/slack` endpoint), with blocks and a text fallback.
+ *
+ * The server posts to URLs that users registered, so it must not become a way into the private
+ * network (SSRF). Unless `allowPrivate` is set (`SIGHTLINE_WEBHOOK_ALLOW_PRIVATE=1`, for
+ * development and tests), a webhook must be https, and every address its host resolves to must be
+ * public: the check runs in the socket's own DNS lookup, so the address that is checked is the
+ * address that is connected to (a name that resolves to a public address once and a private one
+ * the next time gains nothing). Redirects are not followed.
+ *
+ * A post that fails for a reason that can pass (a 429 or 5xx answer, a network error, a timeout) is
+ * retried with exponential backoff and jitter, waiting at least what `Retry-After` asks.
+ *
+ * @since 0.1.0
+ */
+import type * as Report from "@sightline/core/Report"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as Dns from "node:dns"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import * as Net from "node:net"
+
+/** Options of the poster. */
+export interface Options {
+  /** Allow http and private or loopback addresses (development and tests only). */
+  readonly allowPrivate?: boolean | undefined
+  /** Attempts per post (default 3). */
+  readonly attempts?: number | undefined
+  /** The first backoff (default 500 ms); it doubles, with jitter. */
+  readonly backoffMillis?: number | undefined
+  /** The timeout of one attempt (default 10 s). */
+  readonly timeoutMillis?: number | undefined
+}
+
+/** A post that failed, and whether trying again could help. */
+export interface PostError {
+  readonly reason: string
+  readonly transient: boolean
+  /** What the receiver asked for with `Retry-After`, in milliseconds. */
+  readonly retryAfterMillis?: number | undefined
+}
+
+// Every range that is not the public internet: this host, private networks, carrier-grade NAT,
+// link-local, documentation, benchmarking, multicast and reserved (IPv4 and IPv6).
+const privateRanges = (() => {
+  const list = new Net.BlockList()
+  for (
+    const [network, prefix] of [
+      ["0.0.0.0", 8],
+      ["10.0.0.0", 8],
+      ["100.64.0.0", 10],
+      ["127.0.0.0", 8],
+      ["169.254.0.0", 16],
+      ["172.16.0.0", 12],
+      ["192.0.0.0", 24],
+      ["192.0.2.0", 24],
+      ["192.168.0.0", 16],
+      ["198.18.0.0", 15],
+      ["198.51.100.0", 24],
+      ["203.0.113.0", 24],
+      ["224.0.0.0", 4],
+      ["240.0.0.0", 4]
+    ] as const
+  ) list.addSubnet(network, prefix, "ipv4")
+  for (
+    const [network, prefix] of [
+      ["::", 128],
+      ["::1", 128],
+      ["64:ff9b::", 96],
+      ["100::", 64],
+      ["2001:db8::", 32],
+      ["fc00::", 7],
+      ["fe80::", 10],
+      ["ff00::", 8]
+    ] as const
+  ) list.addSubnet(network, prefix, "ipv6")
+  return list
+})()
+
+/** Is `address` (IPv4 or IPv6, IPv4-mapped IPv6 included) on the public internet? */
+export const isPublicAddress = (address: string): boolean => {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped !== null) return isPublicAddress(mapped[1]!)
+  const family = Net.isIPv4(address) ? "ipv4" : Net.isIPv6(address) ? "ipv6" : undefined
+  return family !== undefined && !privateRanges.check(address, family)
+}
+
+/** Why a URL cannot be posted to before any connection, or `undefined` when it can. */
+export const urlProblem = (url: URL, allowPrivate: boolean): string | undefined => {
+  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
+    return "the webhook URL must be https"
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  if (!allowPrivate && Net.isIP(host) !== 0 && !isPublicAddress(host)) {
+    return "the webhook URL points into a private network"
+  }
+  return undefined
+}
+
+const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+const clip = (text: string, max: number) => text.length > max ? `${text.slice(0, max - 1)}…` : text
+
+const blockText = (block: Report.Block): ReadonlyArray<string> => {
+  switch (block.type) {
+    case "hero":
+      return [`*${escape(block.heading ?? "")}*`, ...(block.content === undefined ? [] : [escape(block.content)])]
+    case "text":
+    case "image_text":
+      return [...(block.heading === undefined ? [] : [`*${escape(block.heading)}*`]), escape(block.content ?? "")]
+    case "list":
+      return [
+        ...(block.heading === undefined ? [] : [`*${escape(block.heading)}*`]),
+        (block.items ?? []).map((item) => `• ${escape(item)}`).join("\n")
+      ]
+    case "card":
+      return [
+        ...(block.heading === undefined ? [] : [`*${escape(block.heading)}*`]),
+        ...(block.content === undefined ? [] : [escape(block.content)]),
+        ...(block.blocks ?? []).flatMap(blockText)
+      ]
+    case "image":
+      return block.image_alt === undefined ? [] : [`_${escape(block.image_alt)}_`]
+    case "divider":
+    case "spacer":
+      return []
+  }
+}
+
+/**
+ * A report as a Slack message: a header, a section per block (mrkdwn, escaped), dividers, and the
+ * plain text as the fallback that notifications show. Charts are not posted: they live behind
+ * signed URLs that expire, so the message names them.
+ */
+export const slackMessage = (subject: string, text: string, blocks: ReadonlyArray<Report.Block>) => ({
+  text: clip(`${subject}\n\n${text}`, 3000),
+  blocks: [
+    { type: "header", text: { type: "plain_text", text: clip(subject, 150) } },
+    ...blocks.flatMap((block) =>
+      block.type === "divider"
+        ? [{ type: "divider" }]
+        : blockText(block).filter((t) => t.trim() !== "").map((t) => ({
+          type: "section",
+          text: { type: "mrkdwn", text: clip(t, 3000) }
+        }))
+    )
+  ].slice(0, 50)
+})
+
+const retryAfter = (header: string | undefined): number | undefined => {
+  if (header === undefined) return undefined
+  const seconds = Number(header)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const at = Date.parse(header)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+}
+
+/** Posts JSON to webhooks under the SSRF rules. */
+export const make = (options: Options = {}) => {
+  const allowPrivate = options.allowPrivate === true
+  const timeout = options.timeoutMillis ?? 10_000
+
+  // The socket's lookup: resolves every address and refuses the name if any one is private.
+  const lookup: Net.LookupFunction = (hostname, lookupOptions, callback) => {
+    Dns.lookup(hostname, { all: true }, (error, addresses) => {
+      if (error !== null) return callback(error, "", 0)
+      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address))
+      if (refused !== undefined) {
+        const denied = Object.assign(new Error(`${hostname} resolves to a private address`), { code: "EPRIVATE" })
+        return callback(denied, "", 0)
+      }
+      if (lookupOptions.all === true) return (callback as any)(null, addresses)
+      const first = addresses[0]!
+      callback(null, first.address, first.family)
+    })
+  }
+
+  const once = (url: URL, body: string) =>
+    Effect.async<void, PostError>((resume, signal) => {
+      const client = url.protocol === "https:" ? Https : Http
+      const request = client.request(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        lookup,
+        timeout,
+        signal
+      }, (response) => {
+        response.resume()
+        const status = response.statusCode ?? 0
+        if (status >= 200 && status < 300) return resume(Effect.void)
+        resume(Effect.fail({
+          reason: `the chat webhook answered ${status}`,
+          transient: status === 429 || status >= 500,
+          retryAfterMillis: retryAfter(response.headers["retry-after"] as string | undefined)
+        }))
+      })
+      request.on("timeout", () => request.destroy(new Error(`no answer within ${timeout} ms`)))
+      request.on("error", (error: NodeJS.ErrnoException) => {
+        if (signal.aborted) return
+        resume(Effect.fail({
+          reason: error.code === "EPRIVATE"
+            ? `the chat webhook was refused: ${error.message}`
+            : `the chat webhook could not be reached: ${error.message}`,
+          transient: error.code !== "EPRIVATE"
+        }))
+      })
+      request.end(body)
+    })
+
+  const base = options.backoffMillis ?? 500
+
+  /** Posts `payload` to `webhookUrl`, retrying what can pass; fails with a reason safe to show. */
+  const post = (webhookUrl: string, payload: unknown): Effect.Effect<void, string> => {
+    let url: URL
+    try {
+      url = new URL(webhookUrl)
+    } catch {
+      return Effect.fail("the webhook URL is not a URL")
+    }
+    const problem = urlProblem(url, allowPrivate)
+    if (problem !== undefined) return Effect.fail(problem)
+    const body = JSON.stringify(payload)
+    const attempt = (n: number): Effect.Effect<void, PostError> =>
+      Effect.catchAll(once(url, body), (error) => {
+        if (!error.transient || n >= (options.attempts ?? 3)) return Effect.fail(error)
+        // Exponential with jitter, or longer when the receiver asked for it (capped at a minute).
+        const delay = Effect.map(
+          Random.nextRange(0.8, 1.2),
+          (jitter) => Math.max(base * 2 ** (n - 1) * jitter, Math.min(error.retryAfterMillis ?? 0, 60_000))
+        )
+        return Effect.flatMap(delay, (millis) => Effect.zipRight(Effect.sleep(Duration.millis(millis)), attempt(n + 1)))
+      })
+    return Effect.mapError(attempt(1), (error) => error.reason)
+  }
+
+  return { post }
+}
