@@ -181,6 +181,12 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
     expect(got.total_reports_count).toBe(1)
     expect(got.reports[0]).toEqual(report)
+
+    // Audited: who created, configured and ran it.
+    const audit = await body(await server().request("/v2/audit-logs?page_size=20", { key: org.key }))
+    const mine = audit.entries.filter((e: any) => e.resource_id === id)
+    expect(mine.map((e: any) => e.action)).toEqual(["playbook.run", "playbook.update", "playbook.create"])
+    expect(mine[0]).toMatchObject({ actor_id: org.memberId, details: { trigger: "manual", dry_run: false } })
   })
 
   it("registers a chat channel (its URL write-only) and posts the report there once, through two failures", async () => {

@@ -232,6 +232,11 @@ export const make = Effect.gen(function*() {
         // A retried transaction never queues the same run twice.
         dedupeKey: `${AgentRun.jobKind}:${run.id}`
       })
+      yield* audit(principal, {
+        action: "agent.run",
+        resourceId: agent.id,
+        details: { run_id: run.id, trigger_source: triggerSource }
+      })
       return run
     }))
 
@@ -391,7 +396,21 @@ export const make = Effect.gen(function*() {
         })
         // Another process queued this firing first: its job names its own run.
         const queued = (job.payload as Partial<AgentRun.JobPayload> | null)?.agentRunId === run.id
-        if (queued) yield* Effect.orDie(agents.createRun(run))
+        if (queued) {
+          yield* Effect.orDie(agents.createRun(run))
+          // No member started it: the scheduler is the actor.
+          yield* Effect.provide(
+            AuditLog.record({
+              organizationId,
+              authMethod: "system",
+              action: "agent.run",
+              resourceType: "agent",
+              resourceId: agentId,
+              details: { run_id: run.id, trigger_source: "schedule" }
+            }),
+            context
+          )
+        }
         return queued
       }))
     }

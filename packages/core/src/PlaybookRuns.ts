@@ -25,6 +25,8 @@ import * as Stream from "effect/Stream"
 import * as Answers from "./Answers.js"
 import type * as Asset from "./Asset.js"
 import { AssetStore } from "./AssetStore.js"
+import * as AuditLog from "./AuditLog.js"
+import type { AuditLogRepo } from "./AuditLogRepo.js"
 import { Auth } from "./Auth.js"
 import * as ChatEvent from "./ChatEvent.js"
 import type * as Chats from "./Chats.js"
@@ -114,6 +116,16 @@ export const makeWith = (options: Options) =>
     const auth = yield* Auth
     const ids = yield* IdGenerator
     const running = yield* FiberSet.make<Playbook.RunPlaybookResponse, unknown>()
+    const auditContext = yield* Effect.context<AuditLogRepo | IdGenerator>()
+    const audit = (
+      actor: Pick<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">,
+      id: PlaybookId,
+      details: AuditLog.Details
+    ) =>
+      Effect.provide(
+        AuditLog.record({ ...actor, action: "playbook.run", resourceType: "playbook", resourceId: id, details }),
+        auditContext
+      )
 
     // Everything after the checks: ask, wait, render, deliver, store.
     const execute = (
@@ -213,6 +225,7 @@ export const makeWith = (options: Options) =>
       sign: Chats.SignAssetUrl
     ) {
       const check = yield* playbooks.validateRun(principal, id, request)
+      yield* audit(AuditLog.actorOf(principal), id, { trigger: "manual", dry_run: check.dryRun })
       if (check.dryRun) return { playbook_id: id, dry_run: true as const, valid: true as const }
       // Started on the service's fiber set: the request may give up, the run does not.
       const fiber = yield* FiberSet.run(running, execute(principal, check.playbook, sign))
@@ -235,6 +248,11 @@ export const makeWith = (options: Options) =>
     ) {
       const owner = yield* auth.sessionPrincipal(firing.playbook.organization_id, firing.playbook.owner_id)
       const check = yield* playbooks.validateRun(owner, firing.playbook.id, { dry_run: false })
+      // No member started it: the scheduler is the actor.
+      yield* audit({ organizationId: owner.organizationId, authMethod: "system" }, firing.playbook.id, {
+        trigger: "schedule",
+        scheduled_at: DateTime.formatIso(firing.scheduledAt)
+      })
       return yield* Fiber.join(yield* FiberSet.run(running, execute(owner, check.playbook, sign)))
     })
 
@@ -249,6 +267,7 @@ export type Requirements =
   | Delivery.Delivery
   | AssetStore
   | Auth
+  | AuditLogRepo
   | IdGenerator
 
 /** The runs with the default options. */

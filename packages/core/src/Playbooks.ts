@@ -17,6 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as AuditLog from "./AuditLog.js"
+import type { AuditLogRepo } from "./AuditLogRepo.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { policyAccess } from "./Connectors.js"
@@ -199,6 +201,17 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const context = yield* Effect.context<ConnectorRepo>()
   const channels = yield* ChatChannelRepo
+  const auditContext = yield* Effect.context<AuditLogRepo | IdGenerator>()
+  const audit = (
+    principal: Policy.Principal,
+    action: AuditLog.Action,
+    id: PlaybookId,
+    details: AuditLog.Details = {}
+  ) =>
+    Effect.provide(
+      AuditLog.record({ action, resourceType: "playbook", resourceId: id, details, ...AuditLog.actorOf(principal) }),
+      auditContext
+    )
 
   const requireConnectors = (
     principal: Policy.Principal,
@@ -227,7 +240,10 @@ export const make = Effect.gen(function*() {
       at: yield* DateTime.now
     })
     // A fresh UUID that clashes is a broken generator, not something a client can fix.
-    yield* Effect.orDie(playbooks.create(playbook))
+    yield* tx.withTransaction(Effect.zipRight(
+      Effect.orDie(playbooks.create(playbook)),
+      audit(principal, "playbook.create", playbook.id)
+    ))
     return Playbook.toPlaybook(playbook)
   })
 
@@ -281,6 +297,7 @@ export const make = Effect.gen(function*() {
         const updated = Playbook.applyUpdate(playbook, request, now)
         // Locked and found above, so the row is still there.
         yield* Effect.orDie(playbooks.update(updated))
+        yield* audit(principal, "playbook.update", id, { fields: Object.keys(request).sort() })
         return Playbook.toPlaybook(updated)
       }))
     }
@@ -294,6 +311,7 @@ export const make = Effect.gen(function*() {
         Policy.canOwn(principal, "playbook", accessOf(playbook), now)
       )
       yield* Effect.orDie(playbooks.delete(principal.organizationId, id))
+      yield* audit(principal, "playbook.delete", id, { name: playbook.name })
       return { playbook_id: id, deleted_at: now }
     }))
   })
@@ -309,6 +327,12 @@ export const make = Effect.gen(function*() {
       yield* requireRunnable(principal, playbook, now)
       const deployed = Playbook.deploy(playbook, now)
       yield* Effect.orDie(playbooks.update(deployed))
+      yield* audit(
+        principal,
+        "playbook.deploy",
+        id,
+        deployed.cron_string === undefined ? {} : { cron_string: deployed.cron_string }
+      )
       return { playbook_id: id, deployed_at: now }
     }))
   })
@@ -374,5 +398,5 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   Playbooks,
   never,
-  PlaybookRepo | ConnectorRepo | ChatChannelRepo | Transaction | IdGenerator
+  PlaybookRepo | ConnectorRepo | ChatChannelRepo | AuditLogRepo | Transaction | IdGenerator
 > = Layer.effect(Playbooks, make)

@@ -6,6 +6,7 @@ import {
   AgentRepoContract,
   AppRepoContract,
   AssetStoreContract,
+  ChatChannelRepoContract,
   ExecutionRepoContract,
   JobQueueContract,
   SandboxRepoContract,
@@ -17,6 +18,7 @@ runOnBothDatabases((name, layer) => SandboxRepoContract.sandboxRepoContract(name
 runOnBothDatabases((name, layer) => ExecutionRepoContract.executionRepoContract(name, layer))
 runOnBothDatabases((name, layer) => AgentRepoContract.agentRepoContract(name, layer))
 runOnBothDatabases((name, layer) => AppRepoContract.appRepoContract(name, layer))
+runOnBothDatabases((name, layer) => ChatChannelRepoContract.chatChannelRepoContract(name, layer))
 runOnBothDatabases((name, layer) => JobQueueContract.jobQueueContract(name, layer))
 runOnBothDatabases((name, layer) => AssetStoreContract.assetStoreContract(name, layer))
 runOnBothDatabases((name, layer) => TransactionContract.transactionContract(name, layer))
