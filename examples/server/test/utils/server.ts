@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, it } from "@effect/vitest"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Organizations from "@sightline/core/Organizations"
 import * as PostgresClient from "@sightline/sql/PostgresClient"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -119,15 +120,17 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
     })
   }
   const stop = async ({ keepTables = false }: { readonly keepTables?: boolean } = {}) => {
+    // The server (and its worker) stops first, so nothing queries the tables while they go.
+    await runtime.dispose()
     if (database === "postgres" && !keepTables) {
-      await run(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
+      await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(PostgresClient.layer({ url: postgresUrl }))
+        const sql = Context.get(context, SqlClient.SqlClient)
         const tables = yield* sql<{ tablename: string }>`
           SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
         yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
-      })).catch(() => undefined)
+      }))).catch(() => undefined)
     }
-    await runtime.dispose()
   }
   return { database, baseUrl, run, newOrg, request, stop }
 }
