@@ -225,16 +225,14 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     expect(received[2].text).toMatch(/^Number of orders\n\nNumber of orders/)
     expect(received[2].blocks[0]).toEqual({ type: "header", text: { type: "plain_text", text: "Number of orders" } })
 
-    // A removed channel: the next delivery says so.
+    // A removed channel: the playbook can no longer run until its target is fixed, and says why.
     expect((await server().request(`/v2/chat-channels/${channel.id}`, { method: "DELETE", key: org.key })).status)
       .toBe(200)
-    const again = await body(await run(server(), org, id))
-    expect(again.report.deliveries).toEqual([{
-      channel: "chat_channel",
-      target: channel.id,
-      status: "failed",
-      error: `no chat channel ${channel.id} in this organization`
-    }])
+    const again = await run(server(), org, id)
+    expect(again.status).toBe(400)
+    expect((await body(again)).error.message).toBe(
+      `chat_channel_id: no chat channel "${channel.id}" in this organization`
+    )
   })
 
   it.skipIf(postgresProblem !== undefined)(

@@ -34,7 +34,7 @@ const suite = postgresProblem === undefined ? describe : describe.skip
 if (postgresProblem !== undefined) console.warn(`postgres: workers: PostgreSQL unreachable at ${postgresUrl}: skipped`)
 
 suite("postgres: three server processes over one database", () => {
-  it("fire 200 scheduled firings exactly once, none missed", async () => {
+  it("fire 200 scheduled firings exactly once, none missed", { timeout: 120_000 }, async () => {
     const prefix = randomPrefix()
     const servers: Array<Awaited<ReturnType<typeof startServer>>> = []
     for (let i = 0; i < 3; i++) {
@@ -100,7 +100,10 @@ suite("postgres: three server processes over one database", () => {
   it("a process that stops mid-run leaves no agent run running: another process fails it", async () => {
     const prefix = randomPrefix()
     const models = { compatibleUrl: endless.url, models: Provider.catalogue }
-    const first = await startServer("postgres", { prefix, models, worker: { pollMillis: 50 } })
+    // A short lease: were the job not handed back at shutdown (a killed process cannot), the lease
+    // running out would still let the second process take it over.
+    const worker = { pollMillis: 50, leaseMillis: 2_000 }
+    const first = await startServer("postgres", { prefix, models, worker })
     let second: Awaited<ReturnType<typeof startServer>> | undefined
     let firstStopped = false
     try {
@@ -118,7 +121,7 @@ suite("postgres: three server processes over one database", () => {
         return current.status === "running" ? current : undefined
       })
       // The second process starts before the first stops, so the store outlives the first.
-      second = await startServer("postgres", { prefix, models, worker: { pollMillis: 50 } })
+      second = await startServer("postgres", { prefix, models, worker })
       await first.stop({ keepTables: true })
       firstStopped = true
       const failed = await until("the abandoned run to fail", async () => {

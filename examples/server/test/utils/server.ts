@@ -68,11 +68,22 @@ export interface TestServer {
   ) => Promise<Response>
 }
 
+// Node closes an idle keep-alive connection after 5 s, and fetch drops it from its pool a little
+// before; when the test process's event loop stalls (PGlite runs in it), fetch can reuse a
+// connection the server is closing and see ECONNRESET. The clients here close first instead.
+const keepIdleConnections = (server: ReturnType<typeof createServer>) => {
+  server.keepAliveTimeout = 120_000
+  return server
+}
+
 const serverLayer = (options: Sightline.Options) =>
   HttpApiBuilder.serve().pipe(
     Layer.provideMerge(Sightline.layer(options)),
     Layer.provideMerge(
-      NodeHttpServer.layer(() => Sightline.answerClientErrors(createServer()), { port: 0, host: "127.0.0.1" })
+      NodeHttpServer.layer(() => Sightline.answerClientErrors(keepIdleConnections(createServer())), {
+        port: 0,
+        host: "127.0.0.1"
+      })
     ),
     Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
   )
