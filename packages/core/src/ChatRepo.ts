@@ -15,7 +15,7 @@ import * as Ref from "effect/Ref"
 import type { AssetRecord } from "./Asset.js"
 import * as Chat from "./Chat.js"
 import { Conflict, NotFound } from "./Errors.js"
-import type { AssetId, CellId, ChatId, MemberId, OrganizationId } from "./Ids.js"
+import type { AssetId, CellId, ChatId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import { MemoryState } from "./Transaction.js"
 
 /** Stores chats, messages, cells and assets. */
@@ -83,6 +83,18 @@ export declare namespace ChatRepo {
      */
     readonly update: (chat: Chat.ChatRecord) => Effect.Effect<void, NotFound>
 
+    /**
+     * Ends a run with its answer in one step (the end of every answer waits on it): appends the
+     * assistant `message`, stores its `cell` and sets the chat `completed` at `at`, only while the
+     * chat is `running`, its latest user message is `userMessageId` and the message id is new.
+     * False, with nothing written, otherwise.
+     */
+    readonly completeRun: (input: {
+      readonly message: Chat.MessageRecord
+      readonly cell: Chat.CellRecord
+      readonly userMessageId: MessageId
+      readonly at: DateTime.Utc
+    }) => Effect.Effect<boolean>
     /** Appends a message; an existing message id is a `Conflict`. */
     readonly appendMessage: (message: Chat.MessageRecord) => Effect.Effect<void, NotFound | Conflict>
     /** A chat's messages in the order they were appended (empty for a chat of another organization). */
@@ -237,6 +249,37 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
                 })
             }))
         ),
+
+      completeRun: ({ at, cell, message, userMessageId }) =>
+        state.run(Effect.flatMap(Ref.get(table), (tables) => {
+          const chat = findChat(tables, message.organization_id, message.chat_id)
+          const history = Option.getOrElse(HashMap.get(tables.messages, message.chat_id), () => [])
+          const latestUser = Arr.findLast(history, (m) => m.role === "user")
+          const taken = Array.from(HashMap.values(tables.messages)).flat().some((m) => m.id === message.id)
+          if (
+            Option.isNone(chat) || chat.value.status !== "running" || taken ||
+            !Option.exists(latestUser, (m) => m.id === userMessageId)
+          ) return Effect.succeed(false)
+          const cells = Option.getOrElse(HashMap.get(tables.cells, message.chat_id), () => [])
+          const index = cells.findIndex((c) => c.id === cell.id)
+          return Effect.as(
+            Ref.set(table, {
+              ...tables,
+              chats: HashMap.set(
+                tables.chats,
+                message.chat_id,
+                new Chat.ChatRecord({ ...chat.value, status: "completed", updated_at: at })
+              ),
+              messages: HashMap.set(tables.messages, message.chat_id, [...history, message]),
+              cells: HashMap.set(
+                tables.cells,
+                message.chat_id,
+                index === -1 ? [...cells, cell] : Arr.replace(cells, index, cell)
+              )
+            }),
+            true
+          )
+        })),
 
       appendMessage: (message) =>
         withChat(message.organization_id, message.chat_id, (tables) => {

@@ -496,33 +496,37 @@ export const makeWith = (options: Options) =>
       })
     })
 
-    // The answer's message and its `markdown` cell; the caller holds the chat's lock.
+    // The answer's message and its `markdown` cell.
+    const answerMessage = (run: Run, content: string, now: DateTime.Utc) =>
+      new Chat.MessageRecord({
+        id: run.messageId,
+        organization_id: run.organizationId,
+        chat_id: run.chatId,
+        role: "assistant",
+        content,
+        cell_id: run.messageCellId,
+        created_at: now
+      })
+    const answerCell = (run: Run, content: string, now: DateTime.Utc) =>
+      new Chat.CellRecord({
+        id: run.messageCellId,
+        organization_id: run.organizationId,
+        chat_id: run.chatId,
+        type: "markdown",
+        status: "completed",
+        role: "assistant",
+        content,
+        created_at: now
+      })
+
+    // Stores the answer; the caller holds the chat's lock.
     const storeAnswer = (run: Run, content: string, now: DateTime.Utc) =>
       Effect.gen(function*() {
-        const message = new Chat.MessageRecord({
-          id: run.messageId,
-          organization_id: run.organizationId,
-          chat_id: run.chatId,
-          role: "assistant",
-          content,
-          cell_id: run.messageCellId,
-          created_at: now
-        })
+        const message = answerMessage(run, content, now)
         yield* Effect.catchTag(chats.appendMessage(message), "NotFound", (error) => Effect.die(error)).pipe(
           Effect.mapError(() => notCurrent(run, "already stored its answer"))
         )
-        yield* Effect.orDie(chats.upsertCell(
-          new Chat.CellRecord({
-            id: run.messageCellId,
-            organization_id: run.organizationId,
-            chat_id: run.chatId,
-            type: "markdown",
-            status: "completed",
-            role: "assistant",
-            content,
-            created_at: now
-          })
-        ))
+        yield* Effect.orDie(chats.upsertCell(answerCell(run, content, now)))
         return message
       })
 
@@ -530,14 +534,20 @@ export const makeWith = (options: Options) =>
       return yield* runWrite(run, (now) => storeAnswer(run, content, now))
     })
 
+    // One statement of the store (`ChatRepo.completeRun`): the end of every answer waits on it.
     const complete = Effect.fn("Chats.complete")(function*(run: Run, content: string) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
-        const chat = yield* current(run)
-        const now = yield* DateTime.now
-        const message = yield* storeAnswer(run, content, now)
-        yield* Effect.orDie(chats.update(yield* Effect.orDie(Chat.finishRun(chat, "completed", now))))
-        return message
-      }))
+      const now = yield* DateTime.now
+      const message = answerMessage(run, content, now)
+      const stored = yield* chats.completeRun({
+        message,
+        cell: answerCell(run, content, now),
+        userMessageId: run.userMessageId,
+        at: now
+      })
+      if (stored) return message
+      // Nothing was written: say why, as the other writes of a run do.
+      yield* tx.withTransaction(current(run))
+      return yield* notCurrent(run, "already stored its answer")
     })
 
     const addAsset = Effect.fn("Chats.addAsset")(function*(run: Run, input: AssetInput) {

@@ -191,6 +191,55 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             )
             SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM inserted) AS written`
     })
+    // The end of every answer in one statement (the `done` event waits on it). The chat row is
+    // locked and re-checked (still running, this run's question the latest); the message goes in
+    // only then, and the cell and the chat's end only with the message, so a run that is no
+    // longer current, or an answer stored twice, writes nothing.
+    const completeRun = SqlSchema.single({
+      Request: Schema.Struct({
+        message: MessageFromRow,
+        cell: CellFromRow,
+        user_message_id: Schema.String,
+        at: Schema.DateTimeUtcFromDate
+      }),
+      Result: Schema.Struct({ written: Schema.Number }),
+      execute: ({ at, cell: c, message: m, user_message_id }) =>
+        sql`WITH chat AS (
+              SELECT id FROM ${chats}
+              WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id} AND status = 'running'
+                AND (SELECT id FROM ${messages}
+                     WHERE organization_id = ${m.organization_id} AND chat_id = ${m.chat_id} AND role = 'user'
+                     ORDER BY seq DESC LIMIT 1) = ${user_message_id}::uuid
+              FOR NO KEY UPDATE
+            ), message AS (
+              INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, created_at)
+              SELECT ${m.id}::uuid, ${m.organization_id}::uuid, chat.id, ${m.role}::text, ${m.content}::text,
+                     ${m.cell_id}::uuid, ${m.created_at}::timestamptz
+              FROM chat
+              ON CONFLICT (id) DO NOTHING
+              RETURNING chat_id
+            ), cell AS (
+              INSERT INTO ${cells} AS cell (${cellColumns})
+              SELECT ${c.id}::uuid, ${c.organization_id}::uuid, message.chat_id, ${c.type}::text, ${c.status}::text,
+                     ${c.created_at}::timestamptz, ${c.error ?? null}::text, ${c.role ?? null}::text,
+                     ${c.content ?? null}::text, ${c.code ?? null}::text, ${c.query ?? null}::text,
+                     ${c.connector_id ?? null}::integer, ${c.output ?? null}::text[],
+                     ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer
+              FROM message
+              ON CONFLICT (id) DO UPDATE SET
+                type = excluded.type, status = excluded.status, created_at = excluded.created_at,
+                error = excluded.error, role = excluded.role, content = excluded.content, code = excluded.code,
+                query = excluded.query, connector_id = excluded.connector_id, output = excluded.output,
+                dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms
+              WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id
+            ), finished AS (
+              UPDATE ${chats} SET status = 'completed', updated_at = ${at}
+              FROM message
+              WHERE ${chats}.organization_id = ${m.organization_id} AND ${chats}.id = message.chat_id
+              RETURNING 1
+            )
+            SELECT (SELECT count(*)::int FROM finished) AS written`
+    })
     const findMessages = SqlSchema.findAll({
       Request: ChildKey,
       Result: MessageFromRow,
@@ -337,6 +386,12 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         )
       ),
 
+      completeRun: Effect.fn("ChatRepoSql.completeRun")(({ at, cell, message, userMessageId }) =>
+        Effect.map(
+          Effect.orDie(completeRun({ message, cell, user_message_id: userMessageId, at })),
+          (result) => result.written === 1
+        )
+      ),
       appendMessage: Effect.fn("ChatRepoSql.appendMessage")((message) =>
         Effect.flatMap(
           Effect.orDie(appendMessage(message)),

@@ -371,6 +371,45 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         expect((yield* repo.listMessages(org.id, record.id)).map((m) => m.content)).toEqual(["x"])
       }).pipe(Effect.provide(layer)))
 
+    it.effect("completeRun stores the answer and ends the run in one step, only for the current run", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const running = chat(org.id, member.id, { status: "running" })
+        yield* repo.create(running)
+        const first = message(running, "user", "First?")
+        const second = message(running, "user", "Second?")
+        yield* repo.appendMessage(first)
+        yield* repo.appendMessage(second)
+        const answer = (content: string) => {
+          const m = message(running, "assistant", content, at(5))
+          return {
+            message: m,
+            cell: cell(running, { id: m.cell_id, type: "markdown", status: "completed", role: "assistant", content })
+          }
+        }
+        // A run whose question is no longer the latest writes nothing.
+        const stale = answer("Old answer")
+        expect(yield* repo.completeRun({ ...stale, userMessageId: first.id, at: at(5) })).toBe(false)
+        const fresh = answer("New answer")
+        expect(yield* repo.completeRun({ ...fresh, userMessageId: second.id, at: at(6) })).toBe(true)
+        const stored = Option.getOrThrow(yield* repo.get(org.id, running.id))
+        expect(stored.status).toBe("completed")
+        expect(stored.updated_at).toEqual(at(6))
+        expect((yield* repo.listMessages(org.id, running.id)).map((m) => m.content)).toEqual([
+          "First?",
+          "Second?",
+          "New answer"
+        ])
+        expect(Option.map(yield* repo.getCell(org.id, running.id, fresh.cell.id), encodeCell))
+          .toEqual(Option.some(encodeCell(fresh.cell)))
+        expect(yield* repo.getCell(org.id, running.id, stale.cell.id)).toEqual(Option.none())
+        // The chat is no longer running: a second answer writes nothing.
+        const again = answer("Again")
+        expect(yield* repo.completeRun({ ...again, userMessageId: second.id, at: at(7) })).toBe(false)
+        expect(yield* repo.listMessages(org.id, running.id)).toHaveLength(3)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("upsertCell stores a cell, then replaces it in place; every field round-trips", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
