@@ -1,6 +1,7 @@
 /**
  * Server processes sharing one PostgreSQL: schedules fire exactly once whatever the number of
- * workers, and a process that stops mid-run leaves no agent run `running`.
+ * workers, a chat cancelled on one process stops on the other, and a process that stops mid-run
+ * leaves no agent run `running`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as TablePrefix from "@sightline/sql/TablePrefix"
@@ -8,6 +9,7 @@ import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
 import * as Provider from "./utils/provider.js"
 import { body, postgresProblem, postgresUrl, randomPrefix, startServer, type TestServer } from "./utils/server.js"
+import { readEvents } from "./utils/sse.js"
 
 const until = async <A>(what: string, read: () => Promise<A | undefined>, timeoutMs = 60_000): Promise<A> => {
   const started = Date.now()
@@ -33,7 +35,7 @@ afterAll(() => endless.close())
 const suite = postgresProblem === undefined ? describe : describe.skip
 if (postgresProblem !== undefined) console.warn(`postgres: workers: PostgreSQL unreachable at ${postgresUrl}: skipped`)
 
-suite("postgres: three server processes over one database", () => {
+suite("postgres: server processes over one database", () => {
   it("fire 200 scheduled firings exactly once, none missed", { timeout: 120_000 }, async () => {
     const prefix = randomPrefix()
     const servers: Array<Awaited<ReturnType<typeof startServer>>> = []
@@ -96,6 +98,52 @@ suite("postgres: three server processes over one database", () => {
       for (const [i, server] of servers.entries()) await server.stop({ keepTables: i < servers.length - 1 })
     }
   })
+
+  it("a chat cancelled on another process stops within about a second, and the model's request is closed", async () => {
+    const prefix = randomPrefix()
+    const models = { compatibleUrl: endless.url, models: Provider.catalogue }
+    const a = await startServer("postgres", { prefix, models, worker: false })
+    const b = await startServer("postgres", { prefix, models, worker: false })
+    try {
+      const org = await a.newOrg()
+      const aborts = endless.aborts.length
+      const response = await a.request("/v2/chats/stream", {
+        method: "POST",
+        key: org.key,
+        json: { question: "Talk to me" }
+      })
+      let cancelledAt = 0
+      let cancel: Promise<Response> | undefined
+      const events = await readEvents(response, (event, all) => {
+        // Once the answer streams, the cancel goes to the other process.
+        if (
+          event.data.type === "text" && cancel === undefined && all.filter((e) => e.data.type === "text").length === 3
+        ) {
+          cancel = b.request(`/v2/chats/${all[0]!.data.chat_id}/cancel`, { method: "POST", key: org.key })
+          void cancel.then(() => (cancelledAt = Date.now()))
+        }
+        return false
+      })
+      const endedAt = Date.now()
+      expect(await body(await cancel!)).toEqual({ cancelled: true })
+      expect(events.at(-1)!.data).toEqual({
+        type: "done",
+        status: "failed",
+        error: "cancelled: the run was stopped on request"
+      })
+      // Seen at the next check of the store (every second), not at the end of the answer.
+      expect(endedAt - cancelledAt).toBeLessThan(2_500)
+      await until("the model's request to close", async () => endless.aborts.length > aborts ? true : undefined, 5_000)
+      const [stored] = await query<{ status: string }>(
+        b,
+        (p) => `SELECT status FROM ${p}chats WHERE id = '${events[0]!.data.chat_id}'`
+      )
+      expect(stored!.status).toBe("cancelled")
+    } finally {
+      await b.stop({ keepTables: true })
+      await a.stop()
+    }
+  }, 120_000)
 
   it("a process that stops mid-run leaves no agent run running: another process fails it", async () => {
     const prefix = randomPrefix()

@@ -20,6 +20,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as FiberMap from "effect/FiberMap"
@@ -28,6 +29,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as PubSub from "effect/PubSub"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Asset from "./Asset.js"
@@ -64,13 +66,19 @@ export interface Options {
   readonly maxRows: number
   /** The statement timeout of a query, in milliseconds. */
   readonly queryTimeoutMillis: number
+  /**
+   * How often a run checks the store for a cancel made on another process (a cancel on this
+   * process interrupts the run at once). Absent: every second.
+   */
+  readonly cancelPollMillis?: number | undefined
 }
 
-/** The defaults: 12 steps, 10,000 rows, 30 s per query. */
+/** The defaults: 12 steps, 10,000 rows, 30 s per query, a cross-process cancel seen within a second. */
 export const defaultOptions: Options = {
   maxSteps: 12,
   maxRows: ConnectorRuntime.defaultMaxRows,
-  queryTimeoutMillis: ConnectorRuntime.defaultTimeoutMillis
+  queryTimeoutMillis: ConnectorRuntime.defaultTimeoutMillis,
+  cancelPollMillis: 1_000
 }
 
 /** The rows of a result the model sees (it gets the count and the columns of the rest). */
@@ -840,9 +848,25 @@ export const makeWith = (options: Options) =>
           Effect.zipRight(end({ type: "done", status: "failed", error: message }))
         )
 
-      const work = execute(principal, run, sign, emit, askOptions, (written) => {
-        report = written
-      }).pipe(
+      // A cancel posted to another process ends the run in the store: seen here within
+      // `cancelPollMillis`, it stops the run as a local cancel does (the model's request is closed).
+      const cancelledElsewhere = chatRepo.get(run.organizationId, run.chatId).pipe(
+        // `completed` is this run's own end, written just before the race settles: not a cancel.
+        Effect.map((chat) =>
+          Option.isNone(chat) || chat.value.status === "cancelled" || chat.value.status === "failed"
+        ),
+        Effect.repeat({
+          schedule: Schedule.spaced(Duration.millis(options.cancelPollMillis ?? 1_000)),
+          until: (cancelled) => cancelled
+        }),
+        Effect.zipRight(Effect.fail(new Errors.Conflict({ message: ChatEvent.cancelledMessage })))
+      )
+      const work = Effect.raceFirst(
+        execute(principal, run, sign, emit, askOptions, (written) => {
+          report = written
+        }),
+        cancelledElsewhere
+      ).pipe(
         Effect.zipRight(end({ type: "done", status: "completed" })),
         Effect.catchTags({
           LanguageModelError: (error) => fail(`the model failed: ${error.message}`),
