@@ -191,6 +191,23 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             )
             SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM inserted) AS written`
     })
+    // Stores a cell, or replaces this chat's cell with its id (`seq` is left alone, so the cell keeps
+    // its place): the insert of `upsertCell` and `completeRun`, whose chat comes from a CTE.
+    const writeCell = (c: typeof CellFromRow.Encoded, chatId: string, from: string) =>
+      sql`INSERT INTO ${cells} AS cell (${cellColumns})
+          SELECT ${c.id}::uuid, ${c.organization_id}::uuid, ${sql.literal(chatId)}, ${c.type}::text,
+                 ${c.status}::text, ${c.created_at}::timestamptz, ${c.error ?? null}::text, ${c.role ?? null}::text,
+                 ${c.content ?? null}::text, ${c.code ?? null}::text, ${c.query ?? null}::text,
+                 ${c.connector_id ?? null}::integer, ${c.output ?? null}::text[],
+                 ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer
+          FROM ${sql.literal(from)}
+          ON CONFLICT (id) DO UPDATE SET
+            type = excluded.type, status = excluded.status, created_at = excluded.created_at,
+            error = excluded.error, role = excluded.role, content = excluded.content, code = excluded.code,
+            query = excluded.query, connector_id = excluded.connector_id, output = excluded.output,
+            dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms
+          WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id`
+
     // The end of every answer in one statement (the `done` event waits on it). The chat row is
     // locked and re-checked (still running, this run's question the latest); the message goes in
     // only then, and the cell and the chat's end only with the message, so a run that is no
@@ -219,19 +236,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               ON CONFLICT (id) DO NOTHING
               RETURNING chat_id
             ), cell AS (
-              INSERT INTO ${cells} AS cell (${cellColumns})
-              SELECT ${c.id}::uuid, ${c.organization_id}::uuid, message.chat_id, ${c.type}::text, ${c.status}::text,
-                     ${c.created_at}::timestamptz, ${c.error ?? null}::text, ${c.role ?? null}::text,
-                     ${c.content ?? null}::text, ${c.code ?? null}::text, ${c.query ?? null}::text,
-                     ${c.connector_id ?? null}::integer, ${c.output ?? null}::text[],
-                     ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer
-              FROM message
-              ON CONFLICT (id) DO UPDATE SET
-                type = excluded.type, status = excluded.status, created_at = excluded.created_at,
-                error = excluded.error, role = excluded.role, content = excluded.content, code = excluded.code,
-                query = excluded.query, connector_id = excluded.connector_id, output = excluded.output,
-                dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms
-              WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id
+              ${writeCell(c, "message.chat_id", "message")}
             ), finished AS (
               UPDATE ${chats} SET status = 'completed', updated_at = ${at}
               FROM message
@@ -257,19 +262,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         sql`WITH chat AS (
               SELECT id FROM ${chats} WHERE organization_id = ${c.organization_id} AND id = ${c.chat_id}
             ), written AS (
-              INSERT INTO ${cells} AS cell (${cellColumns})
-              SELECT ${c.id}::uuid, ${c.organization_id}::uuid, chat.id, ${c.type}::text, ${c.status}::text,
-                     ${c.created_at}::timestamptz, ${c.error ?? null}::text, ${c.role ?? null}::text,
-                     ${c.content ?? null}::text, ${c.code ?? null}::text, ${c.query ?? null}::text,
-                     ${c.connector_id ?? null}::integer, ${c.output ?? null}::text[],
-                     ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer
-              FROM chat
-              ON CONFLICT (id) DO UPDATE SET
-                type = excluded.type, status = excluded.status, created_at = excluded.created_at,
-                error = excluded.error, role = excluded.role, content = excluded.content, code = excluded.code,
-                query = excluded.query, connector_id = excluded.connector_id, output = excluded.output,
-                dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms
-              WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id
+              ${writeCell(c, "chat.id", "chat")}
               RETURNING 1
             )
             SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM written) AS written`
