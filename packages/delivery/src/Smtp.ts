@@ -1,18 +1,16 @@
 /**
- * Core's `Delivery` over SMTP with nodemailer: each report goes to each address as its own message
- * (so one refused recipient never stops the others, and no recipient sees the others' addresses),
- * with an HTML part, a text part and the charts inline as `cid:` PNGs.
+ * E-mail over SMTP with nodemailer, for `Transport`: each report goes to each address as its own
+ * message (so one refused recipient never stops the others, and no recipient sees the others'
+ * addresses), with an HTML part, a text part and the charts inline as `cid:` PNGs.
  *
  * A send that fails for a reason that can pass (a 4xx reply, a dropped connection, a timeout) is
- * retried with exponential backoff and jitter; a permanent refusal (5xx) is not. A chat-channel
- * target fails with a reason that says channels are not delivered by this transport.
+ * retried with exponential backoff and jitter; a permanent refusal (5xx) is not.
  *
  * @since 0.1.0
  */
-import * as Delivery from "@sightline/core/Delivery"
+import type * as Delivery from "@sightline/core/Delivery"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import nodemailer from "nodemailer"
@@ -102,35 +100,3 @@ export const makeSender = (options: Options) =>
         Effect.mapError((error) => error.reason)
       )
   })
-
-/** E-mail only as core's `Delivery` (chat-channel targets fail, saying so). Scoped. */
-export const make = (options: Options) =>
-  Effect.map(makeSender(options), (send) => {
-    const deliverOne = (
-      request: Delivery.DeliveryRequest,
-      target: Delivery.Target
-    ): Effect.Effect<Delivery.TargetResult> => {
-      const invalid = Delivery.rejectInvalid(target)
-      if (invalid !== undefined) return Effect.succeed(invalid)
-      if (target._tag !== "Email") {
-        return Effect.succeed(Delivery.Failed.make({ target, reason: unsupportedChannelReason }))
-      }
-      return send(request, target.address).pipe(
-        Effect.as(Delivery.Delivered.make({ target })),
-        Effect.catchAll((reason) => Effect.succeed(Delivery.Failed.make({ target, reason })))
-      )
-    }
-    return Delivery.Delivery.of({
-      deliver: (request) =>
-        Effect.forEach(Delivery.targetsOf(request.targets), (target) => deliverOne(request, target), {
-          concurrency: 4
-        })
-    })
-  })
-
-/** What a chat-channel target gets from this transport. */
-export const unsupportedChannelReason = "chat channels are not delivered by this server: only e-mail is configured"
-
-/** The SMTP transport layer. */
-export const layer = (options: Options): Layer.Layer<Delivery.Delivery> =>
-  Layer.scoped(Delivery.Delivery, make(options))

@@ -1,16 +1,20 @@
 /**
- * The SMTP transport against a real SMTP server on loopback (`smtp-server`): messages with their
- * HTML, text and inline image parts, a refused recipient that does not stop the others, and a
- * transient refusal that is retried.
+ * The delivery transport with e-mail over a real SMTP server on loopback (`smtp-server`): messages
+ * with their HTML, text and inline image parts, a refused recipient that does not stop the others,
+ * a transient refusal that is retried, and targets whose transport cannot deliver them.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as ChatChannelRepo from "@sightline/core/ChatChannelRepo"
 import * as Delivery from "@sightline/core/Delivery"
 import { OrganizationId } from "@sightline/core/Ids"
+import * as Transaction from "@sightline/core/Transaction"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
-import * as Smtp from "../src/Smtp.js"
+import type * as Smtp from "../src/Smtp.js"
+import * as Transport from "../src/Transport.js"
 
 interface Received {
   readonly to: ReadonlyArray<string>
@@ -71,12 +75,19 @@ const request = (
   ...extra
 })
 
+// The transport over an (empty) channel registry in memory.
+const transport = (smtp?: Smtp.Options) =>
+  Effect.provide(
+    Transport.make({ smtp }),
+    ChatChannelRepo.layerMemory.pipe(Layer.provide(Transaction.layerMemory))
+  )
+
 // Live clock: the backoff between attempts really sleeps.
-describe("Smtp", () => {
+describe("Transport", () => {
   it.scopedLive("sends each address its own message with HTML, text and the chart inline; a refused one fails alone", () =>
     Effect.gen(function*() {
       const smtp = yield* smtpServer((address) => address.startsWith("nobody@") ? 550 : undefined)
-      const delivery = yield* Smtp.make({
+      const delivery = yield* transport({
         url: Redacted.make(`smtp://127.0.0.1:${smtp.port}`),
         from: "Sightline <reports@sightline.test>",
         backoffMillis: 10
@@ -104,7 +115,7 @@ describe("Smtp", () => {
   it.scopedLive("retries a transient refusal (4xx) and delivers once", () =>
     Effect.gen(function*() {
       const smtp = yield* smtpServer((_, attempt) => attempt <= 2 ? 451 : undefined)
-      const delivery = yield* Smtp.make({
+      const delivery = yield* transport({
         url: Redacted.make(`smtp://127.0.0.1:${smtp.port}`),
         from: "reports@sightline.test",
         backoffMillis: 10
@@ -114,12 +125,12 @@ describe("Smtp", () => {
       expect(smtp.received).toHaveLength(1)
     }))
 
-  it.scopedLive("says so when the server cannot be reached, and a chat channel is not delivered by e-mail", () =>
+  it.scopedLive("says so when the server cannot be reached, and a channel the organization does not have fails alone", () =>
     Effect.gen(function*() {
       const smtp = yield* smtpServer()
       const port = smtp.port
       yield* Effect.promise(() => new Promise<void>((resolve) => smtp.server.close(() => resolve())))
-      const delivery = yield* Smtp.make({
+      const delivery = yield* transport({
         url: Redacted.make(`smtp://127.0.0.1:${port}`),
         from: "reports@sightline.test",
         attempts: 2,
@@ -133,7 +144,16 @@ describe("Smtp", () => {
       expect((results[0] as Delivery.Failed).reason).toMatch(/^the mail server could not be reached/)
       expect(results[1]).toEqual(Delivery.Failed.make({
         target: Delivery.ChatChannelTarget.make({ channelId: "ops" }),
-        reason: Smtp.unsupportedChannelReason
+        reason: "no chat channel ops in this organization"
       }))
+    }))
+
+  it.scoped("without SMTP, every e-mail target fails saying e-mail is not configured", () =>
+    Effect.gen(function*() {
+      const delivery = yield* transport()
+      const results = yield* delivery.deliver(request(["ana@example.com", "bo@example.com"]))
+      expect(results).toEqual(["ana@example.com", "bo@example.com"].map((address) =>
+        Delivery.Failed.make({ target: Delivery.EmailTarget.make({ address }), reason: Transport.noSmtpReason })
+      ))
     }))
 })
