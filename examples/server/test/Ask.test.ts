@@ -11,11 +11,11 @@ import { MemberId } from "@sightline/core/Ids"
 import { Fixtures } from "@sightline/core/testing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import pg from "pg"
 import { afterAll, expect, it } from "vitest"
 import * as Provider from "./utils/provider.js"
-import { describeServers, type Org, postgresProblem, postgresUrl, type TestServer } from "./utils/server.js"
+import { describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
 import { readEvents } from "./utils/sse.js"
+import { createSales, regionPolicy, withWarehouse } from "./utils/warehouse.js"
 
 const body = async (response: Response) => JSON.parse(await response.text())
 
@@ -307,100 +307,51 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
   it.skipIf(postgresProblem !== undefined)(
     "RLS from the key: a clientId of region EU sees EU rows only, through the database's own policy and through a saved query",
     async () => {
-      const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 10)
-      const role = `sl_ask_${suffix}`
-      const schema = `sl_ask_${suffix}`
-      const admin = new pg.Client({ connectionString: postgresUrl })
-      await admin.connect()
-      try {
-        await admin.query(`CREATE ROLE ${role} LOGIN`)
-        await admin.query(`CREATE SCHEMA ${schema}`)
-        await admin.query(
-          `CREATE TABLE ${schema}.sales (id int PRIMARY KEY, region text NOT NULL, amount int NOT NULL)`
-        )
-        await admin.query(`INSERT INTO ${schema}.sales VALUES (1,'EU',10),(2,'US',20),(3,'EU',5),(4,'APAC',7)`)
-        await admin.query(`CREATE TABLE ${schema}.secured (LIKE ${schema}.sales INCLUDING ALL)`)
-        await admin.query(`INSERT INTO ${schema}.secured SELECT * FROM ${schema}.sales`)
-        await admin.query(`ALTER TABLE ${schema}.secured ENABLE ROW LEVEL SECURITY`)
-        await admin.query(
-          `CREATE POLICY by_region ON ${schema}.secured FOR SELECT USING (region = current_setting('svc.client_attributes_json', true)::jsonb ->> 'region')`
-        )
-        await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`)
-        await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`)
+      const org = await server().newOrg()
+      await withWarehouse(
+        server(),
+        org,
+        (schema) => [
+          ...createSales(`${schema}.sales`),
+          ...createSales(`${schema}.secured`),
+          ...regionPolicy(`${schema}.secured`)
+        ],
+        async ({ connectorId, euKey, schema }) => {
+          await server().run(Fixtures.seedMain(OrganizationId.make(org.organizationId), MemberId.make(org.memberId), {
+            "sales/mine.sql":
+              `-- The caller's own sales\nSELECT id, amount FROM ${schema}.sales WHERE region = _svc.client_attributes_json.region ORDER BY id`
+          }))
 
-        const org = await server().newOrg()
-        const url = new URL(postgresUrl)
-        const settings = {
-          host: url.hostname,
-          port: Number(url.port || 5432),
-          user: role,
-          database: url.pathname.slice(1),
-          schemas: [schema],
-          ssl_mode: "disable"
+          const seen = provider.requests.length
+          script = (_, index) =>
+            index === seen
+              ? {
+                toolCalls: [{
+                  name: "run_sql",
+                  arguments: {
+                    connector_id: connectorId,
+                    sql: `SELECT region, sum(amount) AS total FROM ${schema}.secured GROUP BY region`
+                  }
+                }]
+              }
+              : index === seen + 1
+              ? { toolCalls: [{ name: "run_saved_query", arguments: { path: "sales/mine.sql" } }] }
+              : { text: "Done." }
+          const response = await server().request("/v2/chats/stream", {
+            method: "POST",
+            key: euKey,
+            json: { question: "My sales", connector_ids: [connectorId] }
+          })
+          const events = await readEvents(response)
+          expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+          const [, second, third] = provider.requests.slice(seen)
+          expect(JSON.parse(second.messages.at(-1).content).rows).toEqual([["EU", 15]])
+          expect(JSON.parse(third.messages.at(-1).content).rows).toEqual([[1, 10], [3, 5]])
+          // The prompt names the attribute, never its value.
+          expect(provider.requests[seen].messages[0].content).toContain("fields: region")
+          expect(provider.requests[seen].messages[0].content).not.toContain("\"EU\"")
         }
-        const config = { connector_type: "POSTGRES", name: "Warehouse", postgres: settings }
-        const created = await body(
-          await server().request("/v2/connectors", {
-            method: "POST",
-            key: org.key,
-            json: { config: { ...config, postgres: { ...settings, password: "" } } }
-          })
-        )
-        // The update leaves the password out: the stored one is kept.
-        const patched = await server().request(`/v2/connectors/${created.id}`, {
-          method: "PATCH",
-          key: org.key,
-          json: {
-            config,
-            include_db_session_metadata: true
-          }
-        })
-        expect(patched.status).toBe(200)
-        const euKey = (await body(
-          await server().request("/v2/api-keys", {
-            method: "POST",
-            key: org.key,
-            json: { inheritAllRoles: true, name: "eu", clientId: "{\"region\":\"EU\"}" }
-          })
-        )).key
-        await server().run(Fixtures.seedMain(OrganizationId.make(org.organizationId), MemberId.make(org.memberId), {
-          "sales/mine.sql":
-            `-- The caller's own sales\nSELECT id, amount FROM ${schema}.sales WHERE region = _svc.client_attributes_json.region ORDER BY id`
-        }))
-
-        const seen = provider.requests.length
-        script = (_, index) =>
-          index === seen
-            ? {
-              toolCalls: [{
-                name: "run_sql",
-                arguments: {
-                  connector_id: created.id,
-                  sql: `SELECT region, sum(amount) AS total FROM ${schema}.secured GROUP BY region`
-                }
-              }]
-            }
-            : index === seen + 1
-            ? { toolCalls: [{ name: "run_saved_query", arguments: { path: "sales/mine.sql" } }] }
-            : { text: "Done." }
-        const response = await server().request("/v2/chats/stream", {
-          method: "POST",
-          key: euKey,
-          json: { question: "My sales", connector_ids: [created.id] }
-        })
-        const events = await readEvents(response)
-        expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
-        const [, second, third] = provider.requests.slice(seen)
-        expect(JSON.parse(second.messages.at(-1).content).rows).toEqual([["EU", 15]])
-        expect(JSON.parse(third.messages.at(-1).content).rows).toEqual([[1, 10], [3, 5]])
-        // The prompt names the attribute, never its value.
-        expect(provider.requests[seen].messages[0].content).toContain("fields: region")
-        expect(provider.requests[seen].messages[0].content).not.toContain("\"EU\"")
-      } finally {
-        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined)
-        await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined)
-        await admin.end()
-      }
+      )
     }
   )
 }, { models: { compatibleUrl: provider.url, models: Provider.catalogue } })

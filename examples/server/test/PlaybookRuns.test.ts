@@ -15,12 +15,13 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import pg from "pg"
 import { SMTPServer } from "smtp-server"
 import { afterAll, expect, it } from "vitest"
 import { connectHeaders } from "./utils/connect.js"
 import * as Provider from "./utils/provider.js"
-import { body, describeServers, type Org, postgresProblem, postgresUrl, type TestServer } from "./utils/server.js"
+import { body, describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
+import { until } from "./utils/wait.js"
+import { createSales, regionPolicy, withWarehouse } from "./utils/warehouse.js"
 
 interface Mail {
   readonly to: ReadonlyArray<string>
@@ -71,16 +72,6 @@ const hooksPort = await new Promise<number>((resolve) =>
 )
 afterAll(() => new Promise<void>((resolve) => hooks.close(() => resolve())))
 
-const until = async <A>(what: string, read: () => Promise<A | undefined>, timeoutMs = 30_000): Promise<A> => {
-  const started = Date.now()
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
 const demoConnector = async (server: TestServer, org: Org): Promise<number> => {
   const created = await server.request("/v2/connectors", {
     method: "POST",
@@ -97,6 +88,16 @@ const playbook = async (server: TestServer, org: Org, patch: Record<string, unkn
   expect(updated.status).toBe(200)
   return created.id
 }
+
+/** Moves a deployed playbook's pending firing a minute into the past, as if its time had come. */
+const dueNow = (server: TestServer, org: Org, id: string) =>
+  server.run(Effect.gen(function*() {
+    const repo = yield* PlaybookRepo
+    const stored = Option.getOrThrow(yield* repo.get(OrganizationId.make(org.organizationId), PlaybookId.make(id)))
+    yield* Effect.orDie(repo.update(
+      new PlaybookModule.PlaybookRecord({ ...stored, next_run_at: DateTime.unsafeMake(Date.now() - 60_000) })
+    ))
+  }))
 
 const run = (server: TestServer, org: Org, id: string, json: unknown = {}) =>
   server.request(`/v2/playbooks/${id}/run`, { method: "POST", key: org.key, json })
@@ -238,95 +239,40 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
   it.skipIf(postgresProblem !== undefined)(
     "a run sees only the rows its caller may see: a key's region by hand, none when scheduled without one",
     async () => {
-      const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 10)
-      const role = `sl_pb_${suffix}`
-      const schema = `sl_pb_${suffix}`
-      const admin = new pg.Client({ connectionString: postgresUrl })
-      await admin.connect()
-      try {
-        await admin.query(`CREATE ROLE ${role} LOGIN`)
-        await admin.query(`CREATE SCHEMA ${schema}`)
-        await admin.query(
-          `CREATE TABLE ${schema}.sales (id int PRIMARY KEY, region text NOT NULL, amount int NOT NULL)`
-        )
-        await admin.query(`INSERT INTO ${schema}.sales VALUES (1,'EU',10),(2,'US',20),(3,'EU',5),(4,'APAC',7)`)
-        await admin.query(`ALTER TABLE ${schema}.sales ENABLE ROW LEVEL SECURITY`)
-        await admin.query(
-          `CREATE POLICY by_region ON ${schema}.sales FOR SELECT USING (region = current_setting('svc.client_attributes_json', true)::jsonb ->> 'region')`
-        )
-        await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`)
-        await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`)
-        const org = await server().newOrg()
-        const url = new URL(postgresUrl)
-        const settings = {
-          host: url.hostname,
-          port: Number(url.port || 5432),
-          user: role,
-          database: url.pathname.slice(1),
-          schemas: [schema],
-          ssl_mode: "disable"
-        }
-        const config = { connector_type: "POSTGRES", name: "Warehouse", postgres: settings }
-        const created = await body(
-          await server().request("/v2/connectors", {
-            method: "POST",
-            key: org.key,
-            json: { config: { ...config, postgres: { ...settings, password: "" } } }
-          })
-        )
-        // The session metadata is a setting of PATCH (the stored password is kept).
-        const patched = await server().request(`/v2/connectors/${created.id}`, {
-          method: "PATCH",
-          key: org.key,
-          json: { config, include_db_session_metadata: true }
-        })
-        expect(patched.status).toBe(200)
-        const euKey = (await body(
-          await server().request("/v2/api-keys", {
-            method: "POST",
-            key: org.key,
-            json: { inheritAllRoles: true, name: "eu", clientId: "{\"region\":\"EU\"}" }
-          })
-        )).key
-        const id = await playbook(server(), org, { prompt: "Total amount by region", connector_ids: [created.id] })
-        const byHand = await body(
-          await server().request(`/v2/playbooks/${id}/run`, {
-            method: "POST",
-            key: euKey,
-            json: {}
-          })
-        )
-        const list = byHand.report.blocks.find((b: any) => b.type === "list")
-        expect(byHand.report.summary).toContain("EU")
-        expect(byHand.report.summary).not.toMatch(/US|APAC/)
-        expect(list?.items ?? []).toEqual(["EU: 15"])
-        // Scheduled, the run acts as the owner's session: no client metadata, so no region's rows.
-        await server().request(`/v2/playbooks/${id}`, {
-          method: "PATCH",
-          key: org.key,
-          json: { cron_string: "0 9 * * *" }
-        })
-        const deployed = await server().request(`/v2/playbooks/${id}/deploy`, { method: "POST", key: org.key })
-        expect(await body(deployed)).toMatchObject({ playbook_id: id })
-        await server().run(Effect.gen(function*() {
-          const repo = yield* PlaybookRepo
-          const stored = Option.getOrThrow(
-            yield* repo.get(OrganizationId.make(org.organizationId), PlaybookId.make(id))
+      const org = await server().newOrg()
+      await withWarehouse(
+        server(),
+        org,
+        (schema) => [...createSales(`${schema}.sales`), ...regionPolicy(`${schema}.sales`)],
+        async ({ connectorId, euKey }) => {
+          const id = await playbook(server(), org, { prompt: "Total amount by region", connector_ids: [connectorId] })
+          const byHand = await body(
+            await server().request(`/v2/playbooks/${id}/run`, {
+              method: "POST",
+              key: euKey,
+              json: {}
+            })
           )
-          yield* Effect.orDie(repo.update(
-            new PlaybookModule.PlaybookRecord({ ...stored, next_run_at: DateTime.unsafeMake(Date.now() - 60_000) })
-          ))
-        }))
-        const scheduled = await until("the scheduled report", async () => {
-          const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
-          return got.total_reports_count > 1 ? got.reports[0] : undefined
-        })
-        expect(JSON.stringify(scheduled.blocks)).not.toMatch(/EU|US|APAC/)
-      } finally {
-        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined)
-        await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined)
-        await admin.end()
-      }
+          const list = byHand.report.blocks.find((b: any) => b.type === "list")
+          expect(byHand.report.summary).toContain("EU")
+          expect(byHand.report.summary).not.toMatch(/US|APAC/)
+          expect(list?.items ?? []).toEqual(["EU: 15"])
+          // Scheduled, the run acts as the owner's session: no client metadata, so no region's rows.
+          await server().request(`/v2/playbooks/${id}`, {
+            method: "PATCH",
+            key: org.key,
+            json: { cron_string: "0 9 * * *" }
+          })
+          const deployed = await server().request(`/v2/playbooks/${id}/deploy`, { method: "POST", key: org.key })
+          expect(await body(deployed)).toMatchObject({ playbook_id: id })
+          await dueNow(server(), org, id)
+          const scheduled = await until("the scheduled report", async () => {
+            const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
+            return got.total_reports_count > 1 ? got.reports[0] : undefined
+          })
+          expect(JSON.stringify(scheduled.blocks)).not.toMatch(/EU|US|APAC/)
+        }
+      )
     }
   )
 
@@ -410,13 +356,7 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     })
     expect((await server().request(`/v2/playbooks/${id}/deploy`, { method: "POST", key: org.key })).status).toBe(200)
     // Tomorrow 9:00 is far: move the pending firing into the past, as if the time had come.
-    await server().run(Effect.gen(function*() {
-      const repo = yield* PlaybookRepo
-      const stored = Option.getOrThrow(yield* repo.get(OrganizationId.make(org.organizationId), PlaybookId.make(id)))
-      yield* Effect.orDie(repo.update(
-        new PlaybookModule.PlaybookRecord({ ...stored, next_run_at: DateTime.unsafeMake(Date.now() - 60_000) })
-      ))
-    }))
+    await dueNow(server(), org, id)
     const reports = await until("the scheduled report", async () => {
       const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
       return got.total_reports_count > 0 ? got : undefined

@@ -10,16 +10,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import * as Provider from "./utils/provider.js"
 import { body, postgresProblem, postgresUrl, randomPrefix, startServer, type TestServer } from "./utils/server.js"
 import { readEvents } from "./utils/sse.js"
-
-const until = async <A>(what: string, read: () => Promise<A | undefined>, timeoutMs = 60_000): Promise<A> => {
-  const started = Date.now()
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
+import { until } from "./utils/wait.js"
 
 const query = <A extends object>(server: TestServer, text: (prefix: string) => string) =>
   server.run(Effect.gen(function*() {
@@ -74,7 +65,7 @@ suite("postgres: server processes over one database", () => {
             `SELECT count(*)::int AS n FROM ${p}jobs
              WHERE organization_id = '${org.organizationId}' AND status IN ('completed', 'failed')`)
           return row!.n === 40 * round ? true : undefined
-        })
+        }, 60_000)
       }
       // Let the workers tick a while longer: nothing more may fire.
       await new Promise((r) => setTimeout(r, 500))
