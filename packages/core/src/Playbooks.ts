@@ -181,11 +181,11 @@ export const requireUsableConnectors = (
   Effect.flatMap(unusableConnectors(principal, ids, now), (unusable) =>
     unusable.length === 0
       ? Effect.void
-      : Effect.fail(
-        new Errors.InvalidRequest({
-          message: `${what}: connector ${unusable.join(", ")} not found or not accessible`
-        })
-      ))
+      : Effect.fail(new Errors.InvalidRequest({ message: unusableMessage(what, unusable) })))
+
+// Missing and inaccessible read the same, so the message never tells which ids exist.
+const unusableMessage = (what: string, unusable: ReadonlyArray<ConnectorId>) =>
+  `${what}: connector ${unusable.join(", ")} not found or not accessible`
 
 // -----------------------------------------------------------------------------------------------
 // The service
@@ -353,9 +353,7 @@ export const make = Effect.gen(function*() {
       const unusable = yield* Effect.provide(unusableConnectors(principal, playbook.connector_ids, now), context)
       if (unusable.length > 0) {
         problems.push(
-          `playbook ${playbook.id} cannot run: remove or regain access to its connectors: connector ${
-            unusable.join(", ")
-          } not found or not accessible`
+          unusableMessage(`playbook ${playbook.id} cannot run: remove or regain access to its connectors`, unusable)
         )
       }
       if (problems.length > 0) return yield* new Errors.InvalidRequest({ message: problems.join("; ") })
