@@ -29,7 +29,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as PubSub from "effect/PubSub"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Asset from "./Asset.js"
@@ -855,10 +854,9 @@ export const makeWith = (options: Options) =>
         Effect.map((chat) =>
           Option.isNone(chat) || chat.value.status === "cancelled" || chat.value.status === "failed"
         ),
-        Effect.repeat({
-          schedule: Schedule.spaced(Duration.millis(options.cancelPollMillis ?? 1_000)),
-          until: (cancelled) => cancelled
-        }),
+        // Each check waits first: a run that ends within the interval never reads the store for it.
+        Effect.delay(Duration.millis(options.cancelPollMillis ?? 1_000)),
+        Effect.repeat({ until: (cancelled) => cancelled }),
         Effect.zipRight(Effect.fail(new Errors.Conflict({ message: ChatEvent.cancelledMessage })))
       )
       const work = Effect.raceFirst(
