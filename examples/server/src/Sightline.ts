@@ -9,6 +9,8 @@ import * as Providers from "@sightline/ai/Providers"
 import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
+import * as Answers from "@sightline/core/Answers"
+import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as Secret from "@sightline/core/Secret"
@@ -20,6 +22,7 @@ import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Jwt from "@sightline/http/Jwt"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Server from "@sightline/http/Server"
+import * as ChatEventBusPg from "@sightline/sql/ChatEventBusPg"
 import * as PgliteClient from "@sightline/sql/PgliteClient"
 import * as PostgresClient from "@sightline/sql/PostgresClient"
 import * as SqlStore from "@sightline/sql/SqlStore"
@@ -60,20 +63,36 @@ export interface Options {
   readonly webhookAllowPrivate?: boolean | undefined
   /** How long `POST /v2/playbooks/{id}/run` waits for the report before answering 504 (default 120 s). */
   readonly playbookRunTimeoutMillis?: number | undefined
+  /**
+   * How chat runs show they are alive: a heartbeat every `heartbeatMillis` (5 s), a run without one
+   * for `staleRunAfterMillis` (60 s) is ended as failed, and an idle follower looks again every
+   * `followIdleCheckMillis` (2 s). Shorter in tests.
+   */
+  readonly liveness?: {
+    readonly heartbeatMillis: number
+    readonly staleRunAfterMillis: number
+    readonly followIdleCheckMillis?: number | undefined
+  } | undefined
   /** The background worker (schedules, playbook and agent runs); on with its defaults when absent. */
   readonly worker?: false | Omit<Worker.Options, "sign" | "workerId"> | undefined
 }
 
-/** The SQL client of a store, with the table prefix. */
-export const client = (options: Options): Layer.Layer<SqlClient.SqlClient | TablePrefix.TablePrefix, unknown> =>
-  Layer.merge(
-    options.store._tag === "Postgres"
-      ? PostgresClient.layer({ url: options.store.url })
-      : options.store.dataDir === undefined
-      ? PgliteClient.layerMemory
-      : PgliteClient.layer({ dataDir: options.store.dataDir }),
-    TablePrefix.layer(options.prefix)
-  )
+/**
+ * The SQL client of a store, with the table prefix and the chat event bus: over PostgreSQL, shared
+ * by every process with LISTEN/NOTIFY; over PGlite (one process), within the process.
+ */
+export const client = (
+  options: Options
+): Layer.Layer<SqlClient.SqlClient | TablePrefix.TablePrefix | ChatEventBus.ChatEventBus, unknown> =>
+  options.store._tag === "Postgres"
+    ? ChatEventBusPg.layer.pipe(
+      Layer.provideMerge(Layer.merge(PostgresClient.layer({ url: options.store.url }), TablePrefix.layer(options.prefix)))
+    )
+    : Layer.mergeAll(
+      options.store.dataDir === undefined ? PgliteClient.layerMemory : PgliteClient.layer({ dataDir: options.store.dataDir }),
+      TablePrefix.layer(options.prefix),
+      ChatEventBus.layer
+    )
 
 /**
  * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
@@ -101,7 +120,12 @@ export const useCases = (options: Options) =>
   UseCases.layerWith({
     ...(options.playbookRunTimeoutMillis === undefined
       ? {}
-      : { playbookRuns: { timeoutMillis: options.playbookRunTimeoutMillis } })
+      : { playbookRuns: { timeoutMillis: options.playbookRunTimeoutMillis } }),
+    ...(options.liveness === undefined ? {} : {
+      chats: { staleRunAfter: options.liveness.staleRunAfterMillis },
+      answers: { ...Answers.defaultOptions, heartbeatMillis: options.liveness.heartbeatMillis },
+      followIdleCheckMillis: options.liveness.followIdleCheckMillis
+    })
   })
 
 /** The use cases and ports over the store of `options`, migrated when built. */

@@ -29,6 +29,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Asset from "./Asset.js"
@@ -37,6 +38,7 @@ import * as ChartRenderer from "./ChartRenderer.js"
 import * as ChartSpec from "./ChartSpec.js"
 import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
+import * as ChatEventBus from "./ChatEventBus.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
 import type { ConnectorRecord } from "./Connector.js"
@@ -46,6 +48,7 @@ import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthentica
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AssetId, CellId, type ChatId, ConnectorId } from "./Ids.js"
+import * as RunEvents from "./internal/runEvents.js"
 import * as Tabular from "./internal/tabular.js"
 import * as Utf8 from "./internal/utf8.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -66,18 +69,18 @@ export interface Options {
   /** The statement timeout of a query, in milliseconds. */
   readonly queryTimeoutMillis: number
   /**
-   * How often a run checks the store for a cancel made on another process (a cancel on this
-   * process interrupts the run at once). Absent: every second.
+   * How often a running run writes its heartbeat (`Chats.heartbeat`), which also finds a cancel
+   * whose announcement was lost. Keep it well below `Chats.Options.staleRunAfter`. Absent: 5 s.
    */
-  readonly cancelPollMillis?: number | undefined
+  readonly heartbeatMillis?: number | undefined
 }
 
-/** The defaults: 12 steps, 10,000 rows, 30 s per query, a cross-process cancel seen within a second. */
+/** The defaults: 12 steps, 10,000 rows, 30 s per query, a heartbeat every 5 s. */
 export const defaultOptions: Options = {
   maxSteps: 12,
   maxRows: ConnectorRuntime.defaultMaxRows,
   queryTimeoutMillis: ConnectorRuntime.defaultTimeoutMillis,
-  cancelPollMillis: 1_000
+  heartbeatMillis: 5_000
 }
 
 /** The rows of a result the model sees (it gets the count and the columns of the rest). */
@@ -431,6 +434,8 @@ export const makeWith = (options: Options) =>
     // Optional: without one, a report's charts are shown by their titles.
     const renderer = yield* Effect.serviceOption(ChartRenderer.ChartRenderer)
     const running = yield* FiberMap.make<ChatId>()
+    const bus = yield* ChatEventBus.ChatEventBus
+    const heartbeatMillis = options.heartbeatMillis ?? defaultOptions.heartbeatMillis!
 
     const execute = (
       principal: Policy.Principal,
@@ -815,7 +820,7 @@ export const makeWith = (options: Options) =>
             messages.push({ role: "tool", toolCallId: call.id, content: yield* runTool(call) })
           }
         }
-        yield* chats.complete(run, answer)
+        return answer
       })
 
     const ask = Effect.fn("Answers.ask")(function*(
@@ -826,65 +831,86 @@ export const makeWith = (options: Options) =>
     ) {
       const { metadata, run } = yield* chats.start(principal, request, askOptions)
       let report: WrittenReport | undefined
-      // Every event stays in the replay buffer for the run's lifetime: a subscriber that comes late
-      // (or reads slowly) still reads the whole run from `metadata`, at its own pace.
+      // Every stored event stays in the replay buffer for the run's lifetime: a subscriber that comes
+      // late (or reads slowly) still reads the whole run from `metadata`, at its own pace.
       const events = yield* PubSub.unbounded<ChatEvent.Sequenced>({ replay: Number.MAX_SAFE_INTEGER })
       const done = yield* Deferred.make<ChatEvent.Done>()
-      let sequence = 0
-      // Numbered when published (not when the effect is built), so ids follow the order on the stream.
-      const emit = (event: ChatEvent.ChatEvent) =>
-        Effect.suspend(() => {
-          sequence += 1
-          return PubSub.publish(events, { id: sequence, event })
+      const publish = (batch: ReadonlyArray<ChatEvent.Sequenced>) =>
+        Effect.forEach(batch, (sequenced) =>
+          Effect.zipRight(
+            PubSub.publish(events, sequenced),
+            ChatEvent.isDone(sequenced.event) ? Deferred.succeed(done, sequenced.event) : Effect.void
+          ), { discard: true }).pipe(
+            Effect.zipRight(
+              batch.length === 0 ? Effect.void : bus.publish(
+                ChatEventBus.Announcement.Appended({ chatId: run.chatId, lastId: batch[batch.length - 1]!.id })
+              )
+            )
+          )
+      // `start` stored the metadata with the run.
+      yield* publish([{ id: run.firstEventId, event: { type: "metadata", ...metadata } }])
+
+      const work = Effect.gen(function*() {
+        const writer = yield* RunEvents.make({
+          first: run.firstEventId,
+          append: (batch) => chats.appendEvents(run, batch),
+          readAfter: (id) => chats.readEvents(run, id),
+          publish
         })
-      const end = (event: ChatEvent.Done) => Effect.zipRight(emit(event), Deferred.succeed(done, event))
-      yield* emit({ type: "metadata", ...metadata })
-
-      const fail = (message: string) =>
-        chats.finish(run, "failed", message).pipe(
-          // A run that is no longer current (cancelled, replaced) has nothing left to record.
-          Effect.catchTag("Conflict", () => Effect.void),
-          Effect.zipRight(end({ type: "done", status: "failed", error: message }))
+        // The end someone else wrote (a cancel, a newer run): it is in the log; hand it on. Only a
+        // chat that is gone altogether has none, and then this process's readers are told alone.
+        const endedElsewhere = writer.catchUp.pipe(
+          Effect.zipRight(Deferred.isDone(done)),
+          Effect.flatMap((ended) =>
+            ended ? Effect.void : publish([{
+              id: Number.MAX_SAFE_INTEGER,
+              event: { type: "done", status: "failed", error: ChatEvent.cancelledMessage }
+            }])
+          )
         )
-
-      // A cancel posted to another process ends the run in the store: seen here within
-      // `cancelPollMillis`, it stops the run as a local cancel does (the model's request is closed).
-      const cancelledElsewhere = chatRepo.get(run.organizationId, run.chatId).pipe(
-        // `completed` is this run's own end, written just before the race settles: not a cancel.
-        Effect.map((chat) =>
-          Option.isNone(chat) || chat.value.status === "cancelled" || chat.value.status === "failed"
-        ),
-        // Each check waits first: a run that ends within the interval never reads the store for it.
-        Effect.delay(Duration.millis(options.cancelPollMillis ?? 1_000)),
-        Effect.repeat({ until: (cancelled) => cancelled }),
-        Effect.zipRight(Effect.fail(new Errors.Conflict({ message: ChatEvent.cancelledMessage })))
-      )
-      const work = Effect.raceFirst(
-        execute(principal, run, sign, emit, askOptions, (written) => {
-          report = written
-        }),
-        cancelledElsewhere
-      ).pipe(
-        Effect.zipRight(end({ type: "done", status: "completed" })),
-        Effect.catchTags({
-          LanguageModelError: (error) => fail(`the model failed: ${error.message}`),
-          // The run was cancelled or replaced while it worked (possibly from another process).
-          Conflict: () => end({ type: "done", status: "failed", error: ChatEvent.cancelledMessage })
-        }),
-        Effect.catchAllDefect((defect) =>
-          Effect.logError("chat run failed with a defect", defect).pipe(
-            Effect.zipRight(fail(Errors.defaultMessage.internal))
+        const fail = (message: string) =>
+          writer.drain.pipe(
+            Effect.zipRight(chats.finish(run, "failed", message)),
+            Effect.flatMap(writer.stored),
+            Effect.catchTag("Conflict", () => endedElsewhere)
           )
-        ),
-        // A cancel has already ended the run in the store (so `finish` is a `Conflict`); any other
-        // interruption (the server stopping) ends it as failed, so the chat takes questions again.
-        Effect.onInterrupt(() =>
-          chats.finish(run, "failed", interruptedMessage).pipe(
-            Effect.as(interruptedMessage),
-            Effect.catchTag("Conflict", () => Effect.succeed(ChatEvent.cancelledMessage)),
-            Effect.flatMap((error) => end({ type: "done", status: "failed", error }))
-          )
-        ),
+        // A cancel on another process is announced at once, and the heartbeat reads the store in any
+        // case every `heartbeatMillis` (and keeps the run from being taken for dead).
+        const announcements = yield* bus.subscribe(run.chatId)
+        const cancelAnnounced = Queue.take(announcements).pipe(
+          Effect.repeat({ until: (announcement) => announcement._tag === "Cancelled" })
+        )
+        const stopped = Effect.raceFirst(cancelAnnounced, Effect.sleep(Duration.millis(heartbeatMillis))).pipe(
+          Effect.zipRight(chats.heartbeat(run)),
+          Effect.repeat({ while: (live) => live }),
+          Effect.zipRight(Effect.fail(new Errors.Conflict({ message: ChatEvent.cancelledMessage })))
+        )
+        yield* Effect.raceFirst(
+          execute(principal, run, sign, writer.emit, askOptions, (written) => {
+            report = written
+          }),
+          stopped
+        ).pipe(
+          // Everything the run said goes into the log before its end, so the end is the last event.
+          Effect.tap(() => writer.drain),
+          Effect.flatMap((answer) => chats.complete(run, answer)),
+          Effect.flatMap((completed) => writer.stored(completed.done)),
+          Effect.catchTags({
+            LanguageModelError: (error) => fail(`the model failed: ${error.message}`),
+            // The run was cancelled or replaced while it worked (possibly from another process).
+            Conflict: () => endedElsewhere
+          }),
+          Effect.catchAllDefect((defect) =>
+            Effect.logError("chat run failed with a defect", defect).pipe(
+              Effect.zipRight(fail(Errors.defaultMessage.internal))
+            )
+          ),
+          // A cancel has already ended the run in the store (so `finish` is a `Conflict`); any other
+          // interruption (the server stopping) ends it as failed, so the chat takes questions again.
+          Effect.onInterrupt(() => fail(interruptedMessage))
+        )
+      }).pipe(
+        Effect.scoped,
         Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId })
       )
       yield* FiberMap.run(running, run.chatId, work)
@@ -899,8 +925,15 @@ export const makeWith = (options: Options) =>
 
     const cancel = Effect.fn("Answers.cancel")(function*(principal: Policy.Principal, id: ChatId) {
       const result = yield* chats.cancel(principal, id)
-      // Interrupting waits for the run's finalizers, so `done` is out before the response.
-      yield* FiberMap.remove(running, id)
+      if (result.cancelled) {
+        if (Option.isSome(yield* FiberMap.get(running, id).pipe(Effect.option))) {
+          // Interrupting waits for the run's finalizers, so `done` is out before the response.
+          yield* FiberMap.remove(running, id)
+        } else {
+          // The run is on another process (or none): tell whichever runs it.
+          yield* bus.publish(ChatEventBus.Announcement.Cancelled({ chatId: id }))
+        }
+      }
       return result
     })
 
@@ -910,6 +943,7 @@ export const makeWith = (options: Options) =>
 /** The dependencies of the loop. */
 export type Requirements =
   | Chats.Chats
+  | ChatEventBus.ChatEventBus
   | ChatRepo
   | ConnectorRepo
   | ConnectorRuntime.ConnectorRuntime

@@ -41,7 +41,19 @@ export type Done = typeof Done.Type
 export const ChatEvent = Schema.Union(Metadata, Text, Cell, AssetEvent, Done)
 export type ChatEvent = typeof ChatEvent.Type
 
-/** An event with its position in the run (1 for `metadata`). */
+/**
+ * An event id as a client sends it back (`Last-Event-ID`, or the `last_event_id` query parameter
+ * for clients that cannot set headers): a non-negative integer.
+ */
+export const EventIdParam = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(0, 2_147_483_647)
+).annotations({ message: () => "an event id must be a non-negative integer (the `id:` of an event received)" })
+
+/**
+ * An event with its id: ids increase within a run and go on across the chat's runs (a run's
+ * `metadata` follows the previous run's `done`), so an id names one event of the chat.
+ */
 export interface Sequenced {
   readonly id: number
   readonly event: ChatEvent
@@ -49,6 +61,9 @@ export interface Sequenced {
 
 /** The `error` of the `done` event of a cancelled run. */
 export const cancelledMessage = "cancelled: the run was stopped on request"
+
+/** The `error` of the `done` event of a run whose process stopped answering (its heartbeat went stale). */
+export const abandonedMessage = "failed: the server running this answer stopped before it finished; ask again"
 
 /** Is this the last event of a run? */
 export const isDone = (event: ChatEvent): event is Done => event.type === "done"

@@ -14,6 +14,7 @@ import * as Order from "effect/Order"
 import * as Ref from "effect/Ref"
 import type { AssetRecord } from "./Asset.js"
 import * as Chat from "./Chat.js"
+import type * as ChatEvent from "./ChatEvent.js"
 import { Conflict, NotFound } from "./Errors.js"
 import type { AssetId, CellId, ChatId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import { MemoryState } from "./Transaction.js"
@@ -62,6 +63,24 @@ export declare namespace ChatRepo {
     readonly hasMore: boolean
   }
 
+  /** The latest run of a chat's event log: the id of its first event (`metadata`) and of its last. */
+  export interface RunLog {
+    readonly start: number
+    readonly last: number
+  }
+
+  /**
+   * Events of a run to append to its chat's log. Their ids are consecutive and the first follows
+   * the log's last id (ids increase across the runs of a chat, so one id names one event of the chat).
+   */
+  export interface EventBatch {
+    readonly organizationId: OrganizationId
+    readonly chatId: ChatId
+    /** The id of the run's first event. */
+    readonly runStart: number
+    readonly events: Arr.NonEmptyReadonlyArray<ChatEvent.Sequenced>
+  }
+
   /**
    * Chat storage. Ids are unique across organizations. Messages, cells and assets belong to a chat
    * of their `organization_id`: writing one for a chat that is absent there is `NotFound`.
@@ -85,14 +104,45 @@ export declare namespace ChatRepo {
 
     /**
      * Ends a run with its answer in one step (the end of every answer waits on it): appends the
-     * assistant `message`, stores its `cell` and sets the chat `completed` at `at`, only while the
-     * chat is `running`, its latest user message is `userMessageId` and the message id is new.
-     * False, with nothing written, otherwise.
+     * `done` event to the log under the next id (in the run starting at `runStart`), the assistant
+     * `message`, stores its `cell` and sets the chat `completed` at `at`, only while the chat is
+     * `running`, its latest user message is `userMessageId` and the message id is new. The `done`
+     * event's id; none, with nothing written, otherwise.
      */
     readonly completeRun: (input: {
       readonly message: Chat.MessageRecord
       readonly cell: Chat.CellRecord
       readonly userMessageId: MessageId
+      readonly at: DateTime.Utc
+      readonly runStart: number
+      readonly done: ChatEvent.Done
+    }) => Effect.Effect<Option.Option<number>>
+
+    /**
+     * Appends events of a run to its chat's log, only while the chat is `running`, the run is its
+     * latest or a newer one (`runStart` at least the latest run's start) and the first id follows
+     * the log's last. False, with nothing written, otherwise: the run was ended by someone else
+     * (a cancel, a stale-run sweep, a newer run), or another writer took the ids. In SQL the chat
+     * row is share-locked, so an append never slips between a terminal write's check and its commit.
+     */
+    readonly appendEvents: (batch: EventBatch) => Effect.Effect<boolean>
+    /** The chat's latest run in its log; none when the chat has no events (or is of another organization). */
+    readonly latestRun: (organizationId: OrganizationId, chatId: ChatId) => Effect.Effect<Option.Option<RunLog>>
+    /** The events of the run starting at `runStart` whose id is above `after`, in order. */
+    readonly readEvents: (
+      organizationId: OrganizationId,
+      chatId: ChatId,
+      runStart: number,
+      after: number
+    ) => Effect.Effect<ReadonlyArray<ChatEvent.Sequenced>>
+    /**
+     * A running run's heartbeat: sets the chat's `updated_at` to `at` while it is `running` and
+     * `runStart` is its latest run. False, with nothing written, once the run is over.
+     */
+    readonly heartbeat: (input: {
+      readonly organizationId: OrganizationId
+      readonly chatId: ChatId
+      readonly runStart: number
       readonly at: DateTime.Utc
     }) => Effect.Effect<boolean>
     /** Appends a message; an existing message id is a `Conflict`. */
@@ -156,7 +206,17 @@ interface Tables {
   readonly cells: HashMap.HashMap<ChatId, ReadonlyArray<Chat.CellRecord>>
   /** In the order added. */
   readonly assets: ReadonlyArray<AssetRecord>
+  /** Per chat, the event log in id order, each event with the start of its run. */
+  readonly events: HashMap.HashMap<ChatId, ReadonlyArray<LoggedEvent>>
 }
+
+interface LoggedEvent {
+  readonly runStart: number
+  readonly event: ChatEvent.Sequenced
+}
+
+const latestOf = (log: ReadonlyArray<LoggedEvent>): Option.Option<ChatRepo.RunLog> =>
+  Option.map(Arr.last(log), (last) => ({ start: last.runStart, last: last.event.id }))
 
 /** Chats in memory. */
 export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effect(
@@ -167,7 +227,8 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
       chats: HashMap.empty(),
       messages: HashMap.empty(),
       cells: HashMap.empty(),
-      assets: []
+      assets: [],
+      events: HashMap.empty()
     })
 
     const findChat = (tables: Tables, organizationId: OrganizationId, id: ChatId) =>
@@ -188,6 +249,20 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
             ? f(tables)
             : Effect.fail(new NotFound({ message: `chat ${chatId} not found` })))
       )
+
+    const logOf = (tables: Tables, chatId: ChatId): ReadonlyArray<LoggedEvent> =>
+      Option.getOrElse(HashMap.get(tables.events, chatId), () => [])
+
+    // The rule of `appendEvents`: the chat runs, the run is the latest or newer, the ids follow on.
+    const canAppend = (tables: Tables, organizationId: OrganizationId, chatId: ChatId, runStart: number, first: number) =>
+      Option.exists(findChat(tables, organizationId, chatId), (chat) => chat.status === "running") &&
+      Option.match(latestOf(logOf(tables, chatId)), {
+        onNone: () => first === 1,
+        onSome: (latest) => latest.start <= runStart && latest.last + 1 === first
+      })
+
+    const withEvents = (tables: Tables, chatId: ChatId, runStart: number, events: ReadonlyArray<ChatEvent.Sequenced>) =>
+      HashMap.set(tables.events, chatId, [...logOf(tables, chatId), ...events.map((event) => ({ runStart, event }))])
 
     const firstUserMessage = (tables: Tables, chatId: ChatId) =>
       HashMap.get(tables.messages, chatId).pipe(
@@ -250,7 +325,7 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
             }))
         ),
 
-      completeRun: ({ at, cell, message, userMessageId }) =>
+      completeRun: ({ at, cell, done, message, runStart, userMessageId }) =>
         state.run(Effect.flatMap(Ref.get(table), (tables) => {
           const chat = findChat(tables, message.organization_id, message.chat_id)
           const history = Option.getOrElse(HashMap.get(tables.messages, message.chat_id), () => [])
@@ -259,7 +334,11 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
           if (
             Option.isNone(chat) || chat.value.status !== "running" || taken ||
             !Option.exists(latestUser, (m) => m.id === userMessageId)
-          ) return Effect.succeed(false)
+          ) return Effect.succeed(Option.none())
+          const doneId = Option.match(latestOf(logOf(tables, message.chat_id)), {
+            onNone: () => 1,
+            onSome: (latest) => latest.last + 1
+          })
           const cells = Option.getOrElse(HashMap.get(tables.cells, message.chat_id), () => [])
           const index = cells.findIndex((c) => c.id === cell.id)
           return Effect.as(
@@ -275,7 +354,41 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
                 tables.cells,
                 message.chat_id,
                 index === -1 ? [...cells, cell] : Arr.replace(cells, index, cell)
-              )
+              ),
+              events: withEvents(tables, message.chat_id, runStart, [{ id: doneId, event: done }])
+            }),
+            Option.some(doneId)
+          )
+        })),
+
+      appendEvents: ({ chatId, events, organizationId, runStart }) =>
+        state.run(Effect.flatMap(Ref.get(table), (tables) =>
+          canAppend(tables, organizationId, chatId, runStart, events[0].id)
+            ? Effect.as(Ref.set(table, { ...tables, events: withEvents(tables, chatId, runStart, events) }), true)
+            : Effect.succeed(false))),
+
+      latestRun: (organizationId, chatId) =>
+        state.run(Effect.map(Ref.get(table), (tables) =>
+          Option.isSome(findChat(tables, organizationId, chatId)) ? latestOf(logOf(tables, chatId)) : Option.none())),
+
+      readEvents: (organizationId, chatId, runStart, after) =>
+        state.run(Effect.map(Ref.get(table), (tables) =>
+          Option.isSome(findChat(tables, organizationId, chatId))
+            ? logOf(tables, chatId).filter((logged) => logged.runStart === runStart && logged.event.id > after)
+              .map((logged) => logged.event)
+            : [])),
+
+      heartbeat: ({ at, chatId, organizationId, runStart }) =>
+        state.run(Effect.flatMap(Ref.get(table), (tables) => {
+          const chat = findChat(tables, organizationId, chatId)
+          const latest = latestOf(logOf(tables, chatId))
+          if (
+            Option.isNone(chat) || chat.value.status !== "running" || !Option.exists(latest, (l) => l.start === runStart)
+          ) return Effect.succeed(false)
+          return Effect.as(
+            Ref.set(table, {
+              ...tables,
+              chats: HashMap.set(tables.chats, chatId, new Chat.ChatRecord({ ...chat.value, updated_at: at }))
             }),
             true
           )

@@ -34,6 +34,7 @@ import * as Option from "effect/Option"
 import * as Asset from "./Asset.js"
 import { AssetStore, type StoredObject } from "./AssetStore.js"
 import * as Chat from "./Chat.js"
+import * as ChatEvent from "./ChatEvent.js"
 import { ChatRepo } from "./ChatRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { enforce } from "./Decision.js"
@@ -83,6 +84,8 @@ export interface Run {
   readonly tools: Chat.ResolvedTools
   readonly isContinuation: boolean
   readonly startedAt: DateTime.Utc
+  /** The id of the run's first event (`metadata`, stored by `start`); ids go on from there. */
+  readonly firstEventId: number
 }
 
 /** What `start` returns: the run handle and the `metadata` event that opens the stream. */
@@ -94,14 +97,23 @@ export interface Started {
 /** How a run can finish on its own (`cancelled` comes from `cancel`). */
 export type FinishOutcome = "completed" | "failed"
 
+/** What `complete` stored: the answer and the `done` event it logged. */
+export interface Completed {
+  readonly message: Chat.MessageRecord
+  readonly done: ChatEvent.Sequenced
+}
+
 /** Options of the chats service. */
 export interface Options {
-  /** A `running` chat without a write for this long is treated as failed (its process died). */
+  /**
+   * A `running` chat without a write for this long is treated as failed (its process died). A run
+   * writes a heartbeat every `Answers.Options.heartbeatMillis`, which must stay well below this.
+   */
   readonly staleRunAfter: Duration.DurationInput
 }
 
-/** The default options: a run is stale after 15 minutes without a write. */
-export const defaultOptions: Options = { staleRunAfter: Duration.minutes(15) }
+/** The default options: a run is stale after a minute without a write (twelve missed heartbeats). */
+export const defaultOptions: Options = { staleRunAfter: Duration.minutes(1) }
 
 /** The chats use cases. */
 export class Chats extends Context.Tag("@sightline/core/Chats")<Chats, Chats.Service>() {}
@@ -186,12 +198,40 @@ export declare namespace Chats {
      */
     readonly addAsset: (run: Run, asset: AssetInput) => Effect.Effect<Asset.AssetRecord, Conflict | InvalidRequest>
     /**
-     * Stores the run's answer and ends it as `completed`, in one transaction (`appendAssistantMessage`
-     * then `finish`, without a second round of locks between the answer and the end of the stream).
+     * Stores the run's answer and ends it as `completed` with its `done` event, in one statement
+     * (`appendAssistantMessage` then `finish`, without a second round of locks between the answer
+     * and the end of the stream).
      */
-    readonly complete: (run: Run, content: string) => Effect.Effect<Chat.MessageRecord, Conflict>
-    /** Ends the run as `completed` or `failed` (`error` is logged); `Conflict` once it is no longer current. */
-    readonly finish: (run: Run, outcome: FinishOutcome, error?: string) => Effect.Effect<void, Conflict>
+    readonly complete: (run: Run, content: string) => Effect.Effect<Completed, Conflict>
+    /**
+     * Ends the run as `completed` or `failed` (`error` is logged, and is the `done` event's) and
+     * logs its `done` event, which it returns; `Conflict` once it is no longer current.
+     */
+    readonly finish: (run: Run, outcome: FinishOutcome, error?: string) => Effect.Effect<ChatEvent.Sequenced, Conflict>
+
+    /**
+     * Appends events of the run to its chat's log (`ChatRepo.appendEvents`); false once the run is
+     * over, ended by someone else.
+     */
+    readonly appendEvents: (
+      run: Run,
+      events: Arr.NonEmptyReadonlyArray<ChatEvent.Sequenced>
+    ) => Effect.Effect<boolean>
+    /** The run's logged events after an id. */
+    readonly readEvents: (run: Run, after: number) => Effect.Effect<ReadonlyArray<ChatEvent.Sequenced>>
+    /** The run's heartbeat (refreshes the chat's `updated_at`); false once the run is over. */
+    readonly heartbeat: (run: Run) => Effect.Effect<boolean>
+
+    /** The chat, for a caller who may read it (`chat:read`); `NotFound` as for `get`. */
+    readonly visible: (
+      principal: Policy.Principal,
+      id: ChatId
+    ) => Effect.Effect<Chat.ChatRecord, Unauthenticated | PermissionDenied | NotFound>
+    /**
+     * Ends the chat's run as `failed` when it is stale (its process stopped), logging its `done`
+     * event with `ChatEvent.abandonedMessage`. Nothing happens for a chat whose run is live or over.
+     */
+    readonly endStaleRun: (organizationId: OrganizationId, id: ChatId) => Effect.Effect<void>
   }
 }
 
@@ -342,6 +382,8 @@ export const makeWith = (options: Options) =>
           Policy.canWrite(principal, "chat", accessOf(chat.value), now)
         )
         if (chat.value.status !== "running") return { cancelled: false }
+        // The `done` goes into the log here, with the end: the run's process may be gone.
+        yield* logEnd(chat.value, { type: "done", status: "failed", error: ChatEvent.cancelledMessage })
         const cancelled = yield* Effect.orDie(Chat.finishRun(chat.value, "cancelled", now))
         yield* Effect.orDie(chats.update(cancelled))
         return { cancelled: true }
@@ -386,9 +428,11 @@ export const makeWith = (options: Options) =>
             yield* checkTools
             // A run whose process died never finishes; past the stale limit it counts as failed, so
             // the chat takes questions again instead of answering `Conflict` forever.
-            const previous = isStale(found.value, now, staleRunAfter)
-              ? yield* Effect.orDie(Chat.finishRun(found.value, "failed", now))
-              : found.value
+            let previous = found.value
+            if (isStale(previous, now, staleRunAfter)) {
+              yield* logEnd(previous, { type: "done", status: "failed", error: ChatEvent.abandonedMessage })
+              previous = yield* Effect.orDie(Chat.finishRun(previous, "failed", now))
+            }
             chat = yield* Chat.startRun(previous, now)
             yield* Effect.orDie(chats.update(chat))
           } else {
@@ -435,6 +479,11 @@ export const makeWith = (options: Options) =>
               created_at: now
             })
           ))
+          // Event ids go on across the chat's runs, so a `Last-Event-ID` names one event of the chat.
+          const firstEventId = Option.match(yield* chats.latestRun(organizationId, chat.id), {
+            onNone: () => 1,
+            onSome: (latest) => latest.last + 1
+          })
           const run: Run = {
             organizationId,
             chatId: chat.id,
@@ -446,7 +495,8 @@ export const makeWith = (options: Options) =>
             model: chat.model,
             tools,
             isContinuation: request.chat_id !== undefined,
-            startedAt: now
+            startedAt: now,
+            firstEventId
           }
           const metadata: Chat.RunMetadata = {
             id: run.messageId,
@@ -455,10 +505,36 @@ export const makeWith = (options: Options) =>
             chat_id: run.chatId,
             is_continuation: run.isContinuation
           }
+          // The run starts in the log with the chat: a follower never finds a running chat without it.
+          const logged = yield* chats.appendEvents({
+            organizationId,
+            chatId: chat.id,
+            runStart: firstEventId,
+            events: [{ id: firstEventId, event: { type: "metadata", ...metadata } }]
+          })
+          if (!logged) return yield* Effect.dieMessage(`chat ${chat.id}: the log refused the start of its run`)
           return { run, metadata }
         }))
       }
     )
+
+    // Logs the end of the chat's latest run under the next id, while the chat (locked by the caller)
+    // is still `running`: the writes that end a run write its `done` with them, so a follower never
+    // waits on a run that is over. A chat without a log (older than the log) has nothing to end.
+    const logEnd = (chat: Chat.ChatRecord, done: ChatEvent.Done) =>
+      Effect.gen(function*() {
+        const latest = yield* chats.latestRun(chat.organization_id, chat.id)
+        if (Option.isNone(latest)) return 0
+        const id = latest.value.last + 1
+        const logged = yield* chats.appendEvents({
+          organizationId: chat.organization_id,
+          chatId: chat.id,
+          runStart: latest.value.start,
+          events: [{ id, event: done }]
+        })
+        if (!logged) return yield* Effect.dieMessage(`chat ${chat.id}: the log refused the end of its run`)
+        return id
+      })
 
     // Locks the chat and checks that the run is still its current one: `running`, and started by the
     // chat's latest question (a cancelled run, or one a newer run replaced, must stop writing).
@@ -538,13 +614,16 @@ export const makeWith = (options: Options) =>
     const complete = Effect.fn("Chats.complete")(function*(run: Run, content: string) {
       const now = yield* DateTime.now
       const message = answerMessage(run, content, now)
+      const done: ChatEvent.Done = { type: "done", status: "completed" }
       const stored = yield* chats.completeRun({
         message,
         cell: answerCell(run, content, now),
         userMessageId: run.userMessageId,
-        at: now
+        at: now,
+        runStart: run.firstEventId,
+        done
       })
-      if (stored) return message
+      if (Option.isSome(stored)) return { message, done: { id: stored.value, event: done } }
       // Nothing was written: say why, as the other writes of a run do.
       yield* tx.withTransaction(current(run))
       return yield* notCurrent(run, "already stored its answer")
@@ -591,16 +670,47 @@ export const makeWith = (options: Options) =>
     })
 
     const finish = Effect.fn("Chats.finish")(function*(run: Run, outcome: FinishOutcome, error?: string) {
-      yield* tx.withTransaction(Effect.gen(function*() {
+      const done: ChatEvent.Done = outcome === "completed"
+        ? { type: "done", status: "completed" }
+        : { type: "done", status: "failed", error: error ?? Errors.defaultMessage.execution_failed }
+      const logged = yield* tx.withTransaction(Effect.gen(function*() {
         const chat = yield* current(run)
+        const id = yield* logEnd(chat, done)
         const finished = yield* Effect.orDie(Chat.finishRun(chat, outcome, yield* DateTime.now))
         yield* Effect.orDie(chats.update(finished))
+        return id
       }))
       if (outcome === "failed") {
         yield* Effect.logWarning("chat run failed").pipe(
           Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId, error: error ?? "" })
         )
       }
+      return { id: logged, event: done }
+    })
+
+    const appendEvents = (run: Run, events: Arr.NonEmptyReadonlyArray<ChatEvent.Sequenced>) =>
+      chats.appendEvents({ organizationId: run.organizationId, chatId: run.chatId, runStart: run.firstEventId, events })
+
+    const readEvents = (run: Run, after: number) =>
+      chats.readEvents(run.organizationId, run.chatId, run.firstEventId, after)
+
+    const heartbeat = (run: Run) =>
+      Effect.flatMap(DateTime.now, (at) =>
+        chats.heartbeat({ organizationId: run.organizationId, chatId: run.chatId, runStart: run.firstEventId, at }))
+
+    const visible = (principal: Policy.Principal, id: ChatId) => readable(principal, id)
+
+    const endStaleRun = Effect.fn("Chats.endStaleRun")(function*(organizationId: OrganizationId, id: ChatId) {
+      yield* tx.withTransaction(Effect.gen(function*() {
+        const now = yield* DateTime.now
+        const chat = yield* chats.getForUpdate(organizationId, id)
+        if (Option.isNone(chat) || !isStale(chat.value, now, staleRunAfter)) return
+        yield* logEnd(chat.value, { type: "done", status: "failed", error: ChatEvent.abandonedMessage })
+        yield* Effect.orDie(chats.update(yield* Effect.orDie(Chat.finishRun(chat.value, "failed", now))))
+        yield* Effect.logWarning("chat run abandoned: its heartbeat went stale").pipe(
+          Effect.annotateLogs({ chat_id: id })
+        )
+      }))
     })
 
     return Chats.of({
@@ -615,7 +725,12 @@ export const makeWith = (options: Options) =>
       appendAssistantMessage,
       complete,
       addAsset,
-      finish
+      finish,
+      appendEvents,
+      readEvents,
+      heartbeat,
+      visible,
+      endStaleRun
     })
   })
 

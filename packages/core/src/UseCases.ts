@@ -16,6 +16,7 @@ import * as Auth from "./Auth.js"
 import * as Changes from "./Changes.js"
 import * as ChatChannels from "./ChatChannels.js"
 import * as Chats from "./Chats.js"
+import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
 import * as Library from "./Library.js"
 import * as Members from "./Members.js"
@@ -31,12 +32,24 @@ import * as ServiceAccounts from "./ServiceAccounts.js"
 /** Options of the use cases that have any. */
 export interface Options {
   readonly playbookRuns?: PlaybookRuns.Options | undefined
+  /** The chats' stale limit; the followers use the same one. */
+  readonly chats?: Chats.Options | undefined
+  readonly answers?: Answers.Options | undefined
+  /** How often an idle follower looks again. */
+  readonly followIdleCheckMillis?: number | undefined
 }
 
 /** Every use case (and `Auth`, `Library`), needing only ports, with options. */
-export const layerWith = (options: Options) =>
-  (options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns)).pipe(
-    Layer.provideMerge(Answers.layer),
+export const layerWith = (options: Options) => {
+  const chats = options.chats ?? Chats.defaultOptions
+  return (options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns)).pipe(
+    Layer.provideMerge(Layer.merge(
+      options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),
+      ChatStreams.layerWith({
+        staleRunAfter: chats.staleRunAfter,
+        idleCheckMillis: options.followIdleCheckMillis ?? ChatStreams.defaultOptions.idleCheckMillis
+      })
+    )),
     Layer.provideMerge(Layer.mergeAll(
       Organizations.layer,
       Members.layer,
@@ -47,7 +60,7 @@ export const layerWith = (options: Options) =>
       AuditLogs.layer,
       ApiKeys.layer,
       Playbooks.layer,
-      Chats.layer,
+      Chats.layerWith(chats),
       Changes.layer,
       Agents.layer,
       Apps.layer,
@@ -59,6 +72,7 @@ export const layerWith = (options: Options) =>
     Layer.provideMerge(Library.layer),
     Layer.provideMerge(Auth.layer)
   )
+}
 
 /** Every use case (and `Auth`, `Library`), needing only ports. */
 export const layer = layerWith({})

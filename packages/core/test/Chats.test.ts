@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as Asset from "../src/Asset.js"
 import * as Chat from "../src/Chat.js"
+import * as ChatEvent from "../src/ChatEvent.js"
 import { ChatRepo } from "../src/ChatRepo.js"
 import * as Chats from "../src/Chats.js"
 import * as Connector from "../src/Connector.js"
@@ -566,26 +567,69 @@ describe("Chats run lifecycle", () => {
       expect((yield* chats.get(alice, run.chatId, sign)).messages.map((m) => m.content)).toEqual(["q", "answer"])
     }).pipe(Effect.provide(TestLayer)))
 
-  it.effect("a run silent for 15 minutes is stale: not running, and the next question replaces it", () =>
+  it.effect("a run silent for a minute is stale: not running, ended in the log, and the next question replaces it", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
       const { run } = yield* chats.start(alice, ask("q"))
-      // Writes are heartbeats: 10 + 10 minutes with a write in between is not stale.
-      yield* TestClock.adjust("10 minutes")
-      yield* chats.appendCell(run, sqlCell(CellId.make(Fixtures.uuid()), "running", yield* DateTime.now))
-      yield* TestClock.adjust("10 minutes")
+      expect(run.firstEventId).toBe(1)
+      // Heartbeats and writes keep it live: 40 + 40 seconds with a heartbeat in between is not stale.
+      yield* TestClock.adjust("40 seconds")
+      expect(yield* chats.heartbeat(run)).toBe(true)
+      yield* TestClock.adjust("40 seconds")
       expect((yield* chats.list(alice, decodeList({}))).chats[0]!.is_running).toBe(true)
       expect((yield* failure(chats.start(alice, ask("q2", { chat_id: run.chatId }))))._tag).toBe("Conflict")
 
-      yield* TestClock.adjust("5 minutes")
+      yield* TestClock.adjust("25 seconds")
       expect((yield* chats.list(alice, decodeList({}))).chats[0]!.is_running).toBe(false)
       const replaced = yield* chats.start(alice, ask("q2", { chat_id: run.chatId }))
       expect(replaced.metadata.is_continuation).toBe(true)
       expect((yield* chats.list(alice, decodeList({}))).chats[0]!.is_running).toBe(true)
+      // The stale run's end is in the log before the new run's start, whose ids go on from there.
+      expect((yield* chats.readEvents(run, 0)).map((e) => e.event)).toEqual([
+        expect.objectContaining({ type: "metadata" }),
+        { type: "done", status: "failed", error: ChatEvent.abandonedMessage }
+      ])
+      expect(replaced.run.firstEventId).toBe(3)
       // The presumed-dead run, if it was only slow, can no longer write.
       expect((yield* failure(chats.finish(run, "completed"))).message).toContain("was replaced by a newer run")
-      yield* chats.finish(replaced.run, "completed")
+      expect(yield* chats.heartbeat(run)).toBe(false)
+      expect(yield* chats.appendEvents(run, [{ id: 4, event: { type: "text", text: "late" } }])).toBe(false)
+      const done = yield* chats.finish(replaced.run, "completed")
+      expect(done).toEqual({ id: 4, event: { type: "done", status: "completed" } })
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.effect("endStaleRun ends only a stale run, with its done in the log", () =>
+    Effect.gen(function*() {
+      const { alice } = yield* setup
+      const chats = yield* Chats.Chats
+      const { run } = yield* chats.start(alice, ask("q"))
+      yield* TestClock.adjust("30 seconds")
+      yield* chats.endStaleRun(alice.organizationId, run.chatId)
+      expect((yield* chats.visible(alice, run.chatId)).status).toBe("running")
+      yield* TestClock.adjust("31 seconds")
+      yield* chats.endStaleRun(alice.organizationId, run.chatId)
+      expect((yield* chats.visible(alice, run.chatId)).status).toBe("failed")
+      expect((yield* chats.readEvents(run, 1)).map((e) => e.event)).toEqual([
+        { type: "done", status: "failed", error: ChatEvent.abandonedMessage }
+      ])
+      // Twice is nothing more.
+      yield* chats.endStaleRun(alice.organizationId, run.chatId)
+      expect(yield* chats.readEvents(run, 1)).toHaveLength(1)
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.effect("cancel logs the run's end with it", () =>
+    Effect.gen(function*() {
+      const { alice } = yield* setup
+      const chats = yield* Chats.Chats
+      const { run } = yield* chats.start(alice, ask("q"))
+      expect(yield* chats.appendEvents(run, [{ id: 2, event: { type: "text", text: "Hi" } }])).toBe(true)
+      expect(yield* chats.cancel(alice, run.chatId)).toEqual({ cancelled: true })
+      expect((yield* chats.readEvents(run, 1)).map((e) => e.event)).toEqual([
+        { type: "text", text: "Hi" },
+        { type: "done", status: "failed", error: ChatEvent.cancelledMessage }
+      ])
+      expect(yield* chats.appendEvents(run, [{ id: 4, event: { type: "text", text: "late" } }])).toBe(false)
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("the stale limit is configurable", () =>
@@ -593,9 +637,9 @@ describe("Chats run lifecycle", () => {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
       const { run } = yield* chats.start(alice, ask("q"))
-      yield* TestClock.adjust("1 minute")
+      yield* TestClock.adjust("5 seconds")
       expect((yield* chats.start(alice, ask("q2", { chat_id: run.chatId }))).metadata.is_continuation).toBe(true)
-    }).pipe(Effect.provide(Chats.layerWith({ staleRunAfter: "1 minute" }).pipe(Layer.provideMerge(Memory.layer)))))
+    }).pipe(Effect.provide(Chats.layerWith({ staleRunAfter: "5 seconds" }).pipe(Layer.provideMerge(Memory.layer)))))
 
   it.effect("addAsset needs exactly one of storage_key and content, and a cell of the chat", () =>
     Effect.gen(function*() {

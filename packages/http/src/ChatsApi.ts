@@ -9,6 +9,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Chat from "@sightline/core/Chat"
+import * as ChatEvent from "@sightline/core/ChatEvent"
 import { CellId, ChatId } from "@sightline/core/Ids"
 import * as Model from "@sightline/core/Model"
 import * as Schema from "effect/Schema"
@@ -32,12 +33,28 @@ export class ChatsApi extends HttpApiGroup.make("chats")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(
         OpenApi.Description,
-        "Server-Sent Events, each `id:` increasing within the run and `data:` a JSON object with `type`: " +
+        "Server-Sent Events, each `id:` increasing (across the chat's runs) and `data:` a JSON object with `type`: " +
           "`metadata`, `text`, `cell` (when a step starts and when it ends), `asset`, then `done` " +
           "(`status` completed or failed, `error` when failed). A comment line is sent every 15 s. " +
-          "Disconnecting does not stop the run: its answer is stored."
+          "Disconnecting does not stop the run: its answer is stored, and `GET /v2/chats/{id}/stream` " +
+          "resumes it with `Last-Event-ID`."
       )
       .annotate(OpenApi.Summary, "Ask a question and stream the answer")
+  )
+  .add(
+    HttpApiEndpoint.get("follow", "/v2/chats/:id/stream")
+      .setPath(IdPath)
+      .setUrlParams(Schema.Struct({ last_event_id: Schema.optional(ChatEvent.EventIdParam) }))
+      .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(ChatEvent.EventIdParam) }))
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(
+        OpenApi.Description,
+        "The chat's current answer as Server-Sent Events, from any server process: the events after " +
+          "`Last-Event-ID` (header, or the `last_event_id` query parameter), or from the run's `metadata` " +
+          "without one, then live until `done`. A finished run is replayed to its `done`. Event ids go on " +
+          "across the chat's runs; an id from an earlier run starts at the current run's `metadata`."
+      )
+      .annotate(OpenApi.Summary, "Resume or follow the chat's answer")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/v2/chats/:id/cancel")

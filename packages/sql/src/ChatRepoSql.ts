@@ -12,9 +12,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { AssetRecord } from "@sightline/core/Asset"
 import { CellRecord, ChatRecord, MessageRecord } from "@sightline/core/Chat"
+import * as ChatEvent from "@sightline/core/ChatEvent"
 import { ChatRepo } from "@sightline/core/ChatRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AssetId, CellId, ChatId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -82,6 +84,10 @@ const WriteOutcome = Schema.Struct({ chat_found: Schema.Number, written: Schema.
 
 const ListRow = Schema.Struct({ ...ChatFromRow.from.fields, preview: Schema.String })
 
+// Events are stored in their wire form (a JSON array per batch) and read back through the schema.
+const encodeEvents = Schema.encodeSync(Schema.Array(ChatEvent.ChatEvent))
+const decodeEvent = Schema.decodeUnknownSync(ChatEvent.ChatEvent)
+
 /** The chat repository over the `SqlClient` in context. */
 export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
@@ -92,6 +98,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const messages = sql(prefix.name("chat_messages"))
     const cells = sql(prefix.name("chat_cells"))
     const assets = sql(prefix.name("chat_assets"))
+    const events = sql(prefix.name("chat_events"))
     const chatColumns = sql.literal(
       "id, organization_id, creator_id, model, summary, source, status, created_at, updated_at"
     )
@@ -209,18 +216,20 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id`
 
     // The end of every answer in one statement (the `done` event waits on it). The chat row is
-    // locked and re-checked (still running, this run's question the latest); the message goes in
-    // only then, and the cell and the chat's end only with the message, so a run that is no
-    // longer current, or an answer stored twice, writes nothing.
+    // locked and re-checked (still running, this run's question the latest); the `done` event goes
+    // into the log only then, the message only with it, and the cell and the chat's end only with
+    // the message, so a run that is no longer current, or an answer stored twice, writes nothing.
     const completeRun = SqlSchema.single({
       Request: Schema.Struct({
         message: MessageFromRow,
         cell: CellFromRow,
         user_message_id: Schema.String,
-        at: Schema.DateTimeUtcFromDate
+        at: Schema.DateTimeUtcFromDate,
+        run_start: Schema.Int,
+        done: Schema.String
       }),
-      Result: Schema.Struct({ written: Schema.Number }),
-      execute: ({ at, cell: c, message: m, user_message_id }) =>
+      Result: Schema.Struct({ written: Schema.Number, done_id: Schema.NullOr(Schema.Number) }),
+      execute: ({ at, cell: c, done, message: m, run_start, user_message_id }) =>
         sql`WITH chat AS (
               SELECT id FROM ${chats}
               WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id} AND status = 'running'
@@ -228,11 +237,19 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
                      WHERE organization_id = ${m.organization_id} AND chat_id = ${m.chat_id} AND role = 'user'
                      ORDER BY seq DESC LIMIT 1) = ${user_message_id}::uuid
               FOR NO KEY UPDATE
+            ), log AS (
+              SELECT coalesce(max(last_id), 0) + 1 AS next FROM ${events} WHERE chat_id = ${m.chat_id}
+            ), logged AS (
+              INSERT INTO ${events} (organization_id, chat_id, first_id, last_id, run_start, events)
+              SELECT ${m.organization_id}::uuid, chat.id, log.next, log.next, ${run_start}::int, ${done}::jsonb
+              FROM chat, log
+              ON CONFLICT (chat_id, first_id) DO NOTHING
+              RETURNING first_id
             ), message AS (
               INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, created_at)
               SELECT ${m.id}::uuid, ${m.organization_id}::uuid, chat.id, ${m.role}::text, ${m.content}::text,
                      ${m.cell_id}::uuid, ${m.created_at}::timestamptz
-              FROM chat
+              FROM chat, logged
               ON CONFLICT (id) DO NOTHING
               RETURNING chat_id
             ), cell AS (
@@ -243,7 +260,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               WHERE ${chats}.organization_id = ${m.organization_id} AND ${chats}.id = message.chat_id
               RETURNING 1
             )
-            SELECT (SELECT count(*)::int FROM finished) AS written`
+            SELECT (SELECT count(*)::int FROM finished) AS written, (SELECT first_id FROM logged) AS done_id`
     })
     const findMessages = SqlSchema.findAll({
       Request: ChildKey,
@@ -379,12 +396,74 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         )
       ),
 
-      completeRun: Effect.fn("ChatRepoSql.completeRun")(({ at, cell, message, userMessageId }) =>
+      completeRun: Effect.fn("ChatRepoSql.completeRun")(({ at, cell, done, message, runStart, userMessageId }) =>
         Effect.map(
-          Effect.orDie(completeRun({ message, cell, user_message_id: userMessageId, at })),
-          (result) => result.written === 1
+          Effect.orDie(completeRun({
+            message,
+            cell,
+            user_message_id: userMessageId,
+            at,
+            run_start: runStart,
+            done: JSON.stringify(encodeEvents([done]))
+          })),
+          (result) => result.written === 1 && result.done_id !== null ? Option.some(result.done_id) : Option.none()
         )
       ),
+
+      // The event log is on every answer's path (each stored batch, each heartbeat, each follower's
+      // read): plain statements, without spans or row schemas.
+      appendEvents: ({ chatId, events: batch, organizationId, runStart }) =>
+        Effect.map(
+          Effect.orDie(sql<{ one: number }>`WITH chat AS (
+              SELECT id FROM ${chats}
+              WHERE organization_id = ${organizationId} AND id = ${chatId} AND status = 'running'
+              FOR SHARE
+            ), log AS (
+              SELECT coalesce(max(last_id), 0) AS last, coalesce(max(run_start), 0) AS run
+              FROM ${events} WHERE chat_id = ${chatId}
+            )
+            INSERT INTO ${events} (organization_id, chat_id, first_id, last_id, run_start, events)
+            SELECT ${organizationId}::uuid, chat.id, ${batch[0].id}::int, ${batch[batch.length - 1]!.id}::int,
+                   ${runStart}::int, ${JSON.stringify(encodeEvents(batch.map((e) => e.event)))}::jsonb
+            FROM chat, log
+            WHERE log.last + 1 = ${batch[0].id} AND log.run <= ${runStart}
+            ON CONFLICT (chat_id, first_id) DO NOTHING
+            RETURNING 1 AS one`),
+          (rows) => rows.length === 1
+        ),
+      latestRun: (organizationId, chatId) =>
+        Effect.map(
+          Effect.orDie(sql<{ start: number | null; last: number | null }>`
+            SELECT max(run_start) AS start, max(last_id) AS last FROM ${events}
+            WHERE organization_id = ${organizationId} AND chat_id = ${chatId}`),
+          ([row]) =>
+            row === undefined || row.start === null || row.last === null
+              ? Option.none()
+              : Option.some({ start: row.start, last: row.last })
+        ),
+      readEvents: (organizationId, chatId, runStart, after) =>
+        Effect.map(
+          Effect.orDie(sql<{ first_id: number; events: ReadonlyArray<unknown> }>`
+            SELECT first_id, events FROM ${events}
+            WHERE organization_id = ${organizationId} AND chat_id = ${chatId} AND run_start = ${runStart}
+              AND last_id > ${after}
+            ORDER BY first_id`),
+          (rows) =>
+            rows.flatMap((row) =>
+              row.events.flatMap((event, i) =>
+                row.first_id + i > after ? [{ id: row.first_id + i, event: decodeEvent(event) }] : []
+              )
+            )
+        ),
+      heartbeat: ({ at, chatId, organizationId, runStart }) =>
+        Effect.map(
+          Effect.orDie(sql<{ one: number }>`
+            UPDATE ${chats} SET updated_at = ${DateTime.toDate(at)}
+            WHERE organization_id = ${organizationId} AND id = ${chatId} AND status = 'running'
+              AND (SELECT max(run_start) FROM ${events} WHERE chat_id = ${chatId}) = ${runStart}
+            RETURNING 1 AS one`),
+          (rows) => rows.length === 1
+        ),
       appendMessage: Effect.fn("ChatRepoSql.appendMessage")((message) =>
         Effect.flatMap(
           Effect.orDie(appendMessage(message)),

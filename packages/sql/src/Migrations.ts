@@ -20,6 +20,7 @@ import { migration as migration0006RateLimits } from "./internal/migrations/0006
 import { migration as migration0007AssetObjects } from "./internal/migrations/0007_asset_objects.js"
 import { migration as migration0008ReportDeliveries } from "./internal/migrations/0008_report_deliveries.js"
 import { migration as migration0009ChatChannels } from "./internal/migrations/0009_chat_channels.js"
+import { migration as migration0010ChatEvents } from "./internal/migrations/0010_chat_events.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -111,7 +112,8 @@ export const migrations = (
   "0006_rate_limits": migration0006RateLimits(prefix),
   "0007_asset_objects": migration0007AssetObjects(prefix),
   "0008_report_deliveries": migration0008ReportDeliveries(prefix),
-  "0009_chat_channels": migration0009ChatChannels(prefix)
+  "0009_chat_channels": migration0009ChatChannels(prefix),
+  "0010_chat_events": migration0010ChatEvents(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

@@ -8,6 +8,9 @@
  * SqlStore.layer.pipe(Layer.provide(myClient), Layer.provide(TablePrefix.layer("app_sightline_")))
  * ```
  *
+ * `layer` leaves out the chat event bus, whose kind depends on the deployment: `ChatEventBusPg.layer`
+ * for PostgreSQL shared by several processes, core's in-process `ChatEventBus.layer` for one process.
+ *
  * @since 0.1.0
  */
 import type { MigrationError } from "@effect/sql/Migrator"
@@ -20,6 +23,7 @@ import type { AssetStore } from "@sightline/core/AssetStore"
 import type { AuditLogRepo } from "@sightline/core/AuditLogRepo"
 import type { ChangeRepo } from "@sightline/core/ChangeRepo"
 import type { ChatChannelRepo } from "@sightline/core/ChatChannelRepo"
+import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import type { ChatRepo } from "@sightline/core/ChatRepo"
 import type { ConnectorRepo } from "@sightline/core/ConnectorRepo"
 import type { ExecutionRepo } from "@sightline/core/ExecutionRepo"
@@ -43,6 +47,7 @@ import * as AssetStoreSql from "./AssetStoreSql.js"
 import * as AuditLogRepoSql from "./AuditLogRepoSql.js"
 import * as ChangeRepoSql from "./ChangeRepoSql.js"
 import * as ChatChannelRepoSql from "./ChatChannelRepoSql.js"
+import * as ChatEventBusPg from "./ChatEventBusPg.js"
 import * as ChatRepoSql from "./ChatRepoSql.js"
 import * as ConnectorRepoSql from "./ConnectorRepoSql.js"
 import * as ExecutionRepoSql from "./ExecutionRepoSql.js"
@@ -120,28 +125,37 @@ export interface StoreOptions {
   readonly prefix?: string | undefined
 }
 
-/** The store on embedded PGlite: in a data directory, or in memory when none is given. */
+/** The ports of a ready-made store: `Ports` and the chat event bus of its kind of database. */
+export type StorePorts = Ports | ChatEventBus.ChatEventBus
+
+/**
+ * The store on embedded PGlite: in a data directory, or in memory when none is given. One process
+ * opens a PGlite database, so chat events are announced within the process.
+ */
 export const layerPglite = (
   options: StoreOptions & { readonly dataDir?: string | undefined } = {}
-): Layer.Layer<Ports, StoreError> =>
-  layer.pipe(
+): Layer.Layer<StorePorts, StoreError> =>
+  Layer.merge(layer, ChatEventBus.layer).pipe(
     Layer.provide(
       options.dataDir === undefined ? PgliteClient.layerMemory : PgliteClient.layer({ dataDir: options.dataDir })
     ),
     Layer.provide(TablePrefix.layer(options.prefix))
   )
 
-/** The store on a PostgreSQL server. */
+/** The store on a PostgreSQL server; chat events are announced to every process with LISTEN/NOTIFY. */
 export const layerPostgres = (
   options: StoreOptions & PostgresClient.PostgresClientConfig
-): Layer.Layer<Ports, StoreError> =>
-  layer.pipe(
+): Layer.Layer<StorePorts, StoreError> =>
+  Layer.merge(layer, ChatEventBusPg.layer).pipe(
     Layer.provide(PostgresClient.layer(options)),
     Layer.provide(TablePrefix.layer(options.prefix))
   )
 
 /** The store on the PostgreSQL server of `DATABASE_URL`, with the prefix of `SIGHTLINE_TABLE_PREFIX`. */
-export const layerPostgresConfig: Layer.Layer<Ports, StoreError | ConfigError.ConfigError> = layer.pipe(
+export const layerPostgresConfig: Layer.Layer<StorePorts, StoreError | ConfigError.ConfigError> = Layer.merge(
+  layer,
+  ChatEventBusPg.layer
+).pipe(
   Layer.provide(PostgresClient.layerConfig()),
   Layer.provide(TablePrefix.layerConfig())
 )

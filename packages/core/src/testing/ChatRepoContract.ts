@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Asset from "../Asset.js"
 import * as Chat from "../Chat.js"
+import * as ChatEvent from "../ChatEvent.js"
 import { ChatRepo } from "../ChatRepo.js"
 import { AssetId, CellId, ChatId, ConnectorId, type MemberId, MessageId, type OrganizationId } from "../Ids.js"
 import type { MemberRepo } from "../MemberRepo.js"
@@ -32,6 +33,22 @@ const encodeChat = (record: Chat.ChatRecord) => Schema.encodeSync(Chat.ChatRecor
 const encodeMessage = (record: Chat.MessageRecord) => Schema.encodeSync(Chat.MessageRecord)(record)
 const encodeCell = (record: Chat.CellRecord) => Schema.encodeSync(Chat.CellRecord)(record)
 const encodeAsset = (record: Asset.AssetRecord) => Schema.encodeSync(Asset.AssetRecord)(record)
+const encodeSequenced = (sequenced: ChatEvent.Sequenced) => ({
+  id: sequenced.id,
+  event: Schema.encodeSync(ChatEvent.ChatEvent)(sequenced.event)
+})
+
+const metadataEvent = (of: Chat.ChatRecord, id: number): ChatEvent.Sequenced => ({
+  id,
+  event: {
+    type: "metadata",
+    id: MessageId.make(Fixtures.uuid()),
+    created_at: base,
+    model: of.model,
+    chat_id: of.id,
+    is_continuation: id > 1
+  }
+})
 
 const setup = Effect.gen(function*() {
   const org = yield* Fixtures.organization()
@@ -388,11 +405,24 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
             cell: cell(running, { id: m.cell_id, type: "markdown", status: "completed", role: "assistant", content })
           }
         }
+        const done = { type: "done", status: "completed" } as const
+        yield* repo.appendEvents({
+          organizationId: org.id,
+          chatId: running.id,
+          runStart: 1,
+          events: [metadataEvent(running, 1), { id: 2, event: { type: "text", text: "Hi" } }]
+        })
         // A run whose question is no longer the latest writes nothing.
         const stale = answer("Old answer")
-        expect(yield* repo.completeRun({ ...stale, userMessageId: first.id, at: at(5) })).toBe(false)
+        expect(yield* repo.completeRun({ ...stale, userMessageId: first.id, at: at(5), runStart: 1, done }))
+          .toEqual(Option.none())
         const fresh = answer("New answer")
-        expect(yield* repo.completeRun({ ...fresh, userMessageId: second.id, at: at(6) })).toBe(true)
+        // The `done` event takes the log's next id, in the same step.
+        expect(yield* repo.completeRun({ ...fresh, userMessageId: second.id, at: at(6), runStart: 1, done }))
+          .toEqual(Option.some(3))
+        expect((yield* repo.readEvents(org.id, running.id, 1, 2)).map(encodeSequenced)).toEqual([
+          encodeSequenced({ id: 3, event: done })
+        ])
         const stored = Option.getOrThrow(yield* repo.get(org.id, running.id))
         expect(stored.status).toBe("completed")
         expect(stored.updated_at).toEqual(at(6))
@@ -406,8 +436,67 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         expect(yield* repo.getCell(org.id, running.id, stale.cell.id)).toEqual(Option.none())
         // The chat is no longer running: a second answer writes nothing.
         const again = answer("Again")
-        expect(yield* repo.completeRun({ ...again, userMessageId: second.id, at: at(7) })).toBe(false)
+        expect(yield* repo.completeRun({ ...again, userMessageId: second.id, at: at(7), runStart: 1, done }))
+          .toEqual(Option.none())
         expect(yield* repo.listMessages(org.id, running.id)).toHaveLength(3)
+        expect(yield* repo.latestRun(org.id, running.id)).toEqual(Option.some({ start: 1, last: 3 }))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("the event log takes a run's events in order, only while it runs and is the latest run", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const record = chat(org.id, member.id, { status: "running" })
+        yield* repo.create(record)
+        const append = (runStart: number, events: ReadonlyArray<ChatEvent.Sequenced>) =>
+          repo.appendEvents({
+            organizationId: org.id,
+            chatId: record.id,
+            runStart,
+            events: events as unknown as readonly [ChatEvent.Sequenced, ...Array<ChatEvent.Sequenced>]
+          })
+        const text = (id: number, value: string): ChatEvent.Sequenced => ({ id, event: { type: "text", text: value } })
+        expect(yield* repo.latestRun(org.id, record.id)).toEqual(Option.none())
+        const metadata = metadataEvent(record, 1)
+        // The first id of a chat is 1, and ids follow on without gaps or repeats.
+        expect(yield* append(1, [text(2, "gap")])).toBe(false)
+        expect(yield* append(1, [metadata])).toBe(true)
+        expect(yield* append(1, [text(3, "gap")])).toBe(false)
+        expect(yield* append(1, [text(2, "Hel"), text(3, "lo")])).toBe(true)
+        expect(yield* append(1, [text(3, "again")])).toBe(false)
+        expect(yield* repo.latestRun(org.id, record.id)).toEqual(Option.some({ start: 1, last: 3 }))
+        expect((yield* repo.readEvents(org.id, record.id, 1, 1)).map(encodeSequenced)).toEqual(
+          [text(2, "Hel"), text(3, "lo")].map(encodeSequenced)
+        )
+        expect((yield* repo.readEvents(org.id, record.id, 1, 0)).map(encodeSequenced)[0]).toEqual(
+          encodeSequenced(metadata)
+        )
+        // Another organization sees no log, and cannot write to it.
+        expect(yield* repo.readEvents(other.org.id, record.id, 1, 0)).toEqual([])
+        expect(yield* repo.latestRun(other.org.id, record.id)).toEqual(Option.none())
+        expect(
+          yield* repo.appendEvents({ organizationId: other.org.id, chatId: record.id, runStart: 1, events: [text(4, "x")] })
+        ).toBe(false)
+        // The heartbeat refreshes the running chat for its latest run only.
+        expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 1, at: at(30) })).toBe(true)
+        expect(Option.map(yield* repo.get(org.id, record.id), (c) => c.updated_at)).toEqual(Option.some(at(30)))
+        expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 4, at: at(31) })).toBe(false)
+        // A chat that is no longer running takes no events and no heartbeat.
+        yield* repo.update(new Chat.ChatRecord({ ...record, status: "cancelled", updated_at: at(40) }))
+        expect(yield* append(1, [text(4, "late")])).toBe(false)
+        expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 1, at: at(41) })).toBe(false)
+        // A new run goes on from the last id; the old run can no longer write.
+        yield* repo.update(new Chat.ChatRecord({ ...record, status: "running", updated_at: at(50) }))
+        expect(yield* append(4, [metadataEvent(record, 4)])).toBe(true)
+        expect(yield* append(1, [text(5, "old run")])).toBe(false)
+        expect(yield* append(4, [text(5, "new run")])).toBe(true)
+        expect(yield* repo.latestRun(org.id, record.id)).toEqual(Option.some({ start: 4, last: 5 }))
+        expect((yield* repo.readEvents(org.id, record.id, 1, 0)).map((e) => e.id)).toEqual([1, 2, 3])
+        expect((yield* repo.readEvents(org.id, record.id, 4, 0)).map((e) => e.id)).toEqual([4, 5])
+        expect((yield* repo.readEvents(org.id, record.id, 4, 4)).map(encodeSequenced)).toEqual(
+          [encodeSequenced(text(5, "new run"))]
+        )
       }).pipe(Effect.provide(layer)))
 
     it.effect("upsertCell stores a cell, then replaces it in place; every field round-trips", () =>

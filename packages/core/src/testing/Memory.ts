@@ -16,6 +16,7 @@ import * as AssetStore from "../AssetStore.js"
 import * as AuditLogRepo from "../AuditLogRepo.js"
 import * as ChangeRepo from "../ChangeRepo.js"
 import * as ChatChannelRepo from "../ChatChannelRepo.js"
+import * as ChatEventBus from "../ChatEventBus.js"
 import * as ChatRepo from "../ChatRepo.js"
 import * as ConnectorRepo from "../ConnectorRepo.js"
 import * as ConnectorTester from "../ConnectorTester.js"
@@ -60,7 +61,7 @@ export const repositories = Layer.mergeAll(
 
 /**
  * Every port of core in memory: the repositories, deterministic ids and secrets, the test model
- * catalogue, an in-memory rate limiter, delivery, sandbox runtime and connector tester. The language model is left out:
+ * catalogue, an in-memory rate limiter, the in-process chat event bus, delivery, sandbox runtime and connector tester. The language model is left out:
  * each test scripts its own with `LanguageModel.layerMemory(script)`.
  */
 export const layer = Layer.mergeAll(
@@ -70,5 +71,6 @@ export const layer = Layer.mergeAll(
   RateLimiter.layerMemory,
   Delivery.layerMemory,
   SandboxRuntime.layerMemory,
-  ConnectorTester.layerMemory
+  ConnectorTester.layerMemory,
+  ChatEventBus.layer
 )

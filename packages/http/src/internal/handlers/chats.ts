@@ -4,6 +4,7 @@ import * as Answers from "@sightline/core/Answers"
 import type * as Asset from "@sightline/core/Asset"
 import * as ChatEvent from "@sightline/core/ChatEvent"
 import * as Chats from "@sightline/core/Chats"
+import * as ChatStreams from "@sightline/core/ChatStreams"
 import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
 import * as Effect from "effect/Effect"
@@ -17,10 +18,17 @@ import * as Sse from "../sse.js"
 
 const encodeEvent = Schema.encodeSync(ChatEvent.ChatEvent)
 
+const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
+  HttpServerResponse.stream(
+    Sse.withHeartbeat(events.pipe(Stream.map(({ event, id }) => Sse.event(id, encodeEvent(event))))),
+    { contentType: "text/event-stream", headers: Sse.headers }
+  )
+
 export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
   Effect.gen(function*() {
     const chats = yield* Chats.Chats
     const answers = yield* Answers.Answers
+    const streams = yield* ChatStreams.ChatStreams
     const models = yield* Models.Models
     const { sign } = yield* AssetUrls
     return handlers
@@ -58,13 +66,12 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
         ))
       .handle("stream", ({ payload }) =>
         withPrincipal((principal) => answers.ask(principal, payload, sign)).pipe(
-          Effect.map((handle) =>
-            HttpServerResponse.stream(
-              Sse.withHeartbeat(handle.events.pipe(Stream.map(({ event, id }) => Sse.event(id, encodeEvent(event))))),
-              { contentType: "text/event-stream", headers: Sse.headers }
-            )
-          )
+          Effect.map((handle) => sseResponse(handle.events))
         ))
+      .handle("follow", ({ headers, path, urlParams }) =>
+        withPrincipal((principal) =>
+          streams.follow(principal, path.id, headers["last-event-id"] ?? urlParams.last_event_id)
+        ).pipe(Effect.map((events) => sseResponse(events))))
       .handle("cancel", ({ path }) => withPrincipal((principal) => answers.cancel(principal, path.id)))
       .handle("list", ({ urlParams }) => withPrincipal((principal) => chats.list(principal, urlParams)))
       .handle("get", ({ path }) => withPrincipal((principal) => chats.get(principal, path.id, sign)))

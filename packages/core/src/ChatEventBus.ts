@@ -1,0 +1,95 @@
+/**
+ * The chat event bus port: announcements that a chat's log grew or that its run was cancelled,
+ * delivered to every server process. They are hints, never data: a follower that hears one reads
+ * the log (`ChatRepo.readEvents`), and a run that hears of a cancel checks the store (its
+ * heartbeat), so an announcement that is lost or late costs time, never an event.
+ *
+ * `layer` announces within this process (one process, such as the embedded PGlite server); the sql
+ * package's `ChatEventBusPg` carries announcements between processes with PostgreSQL LISTEN/NOTIFY.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import type { ChatId } from "./Ids.js"
+
+/** What happened to a chat. */
+export type Announcement = Data.TaggedEnum<{
+  /** The chat's log now reaches `lastId`. */
+  Appended: { readonly chatId: ChatId; readonly lastId: number }
+  /** The chat's run was cancelled (the process running it must stop it). */
+  Cancelled: { readonly chatId: ChatId }
+}>
+
+/** Constructors of `Announcement`. */
+export const Announcement = Data.taggedEnum<Announcement>()
+
+/** Announces chat events to every process. */
+export class ChatEventBus extends Context.Tag("@sightline/core/ChatEventBus")<ChatEventBus, ChatEventBus.Service>() {}
+
+export declare namespace ChatEventBus {
+  /** The bus. */
+  export interface Service {
+    /** Announces to every subscriber of the chat, on every process (this one included). */
+    readonly publish: (announcement: Announcement) => Effect.Effect<void>
+    /**
+     * The announcements of one chat from now until the scope closes. The queue keeps only the latest
+     * few: a slow reader misses hints, never events, and never slows the publisher.
+     */
+    readonly subscribe: (chatId: ChatId) => Effect.Effect<Queue.Dequeue<Announcement>, never, Scope.Scope>
+  }
+}
+
+/** How many announcements a subscriber's queue keeps before it drops the oldest. */
+export const subscriberCapacity = 8
+
+/** The subscribers of this process, by chat: what every bus implementation delivers to. */
+export interface Registry {
+  /** Hands an announcement to this process's subscribers of its chat. */
+  readonly deliver: (announcement: Announcement) => Effect.Effect<void>
+  readonly subscribe: ChatEventBus.Service["subscribe"]
+}
+
+/** A registry of this process's subscribers. */
+export const makeRegistry: Effect.Effect<Registry> = Effect.sync(() => {
+  const subscribers = new Map<ChatId, Set<Queue.Queue<Announcement>>>()
+  const deliver = (announcement: Announcement) =>
+    Effect.suspend(() => {
+      const queues = subscribers.get(announcement.chatId)
+      return queues === undefined
+        ? Effect.void
+        : Effect.forEach(queues, (queue) => Queue.offer(queue, announcement), { discard: true })
+    })
+  const subscribe = (chatId: ChatId) =>
+    Effect.acquireRelease(
+      Effect.tap(Queue.sliding<Announcement>(subscriberCapacity), (queue) =>
+        Effect.sync(() => {
+          const queues = subscribers.get(chatId) ?? new Set()
+          queues.add(queue)
+          subscribers.set(chatId, queues)
+        })),
+      (queue) =>
+        Effect.zipRight(
+          Effect.sync(() => {
+            const queues = subscribers.get(chatId)
+            queues?.delete(queue)
+            if (queues?.size === 0) subscribers.delete(chatId)
+          }),
+          Queue.shutdown(queue)
+        )
+    )
+  return { deliver, subscribe }
+})
+
+/** A bus within this process: right for a single server process (and for tests). */
+export const make: Effect.Effect<ChatEventBus.Service> = Effect.map(
+  makeRegistry,
+  (registry) => ({ publish: registry.deliver, subscribe: registry.subscribe })
+)
+
+/** The in-process bus. */
+export const layer: Layer.Layer<ChatEventBus> = Layer.effect(ChatEventBus, make)

@@ -1,0 +1,65 @@
+/**
+ * Core's `ChatEventBus` between server processes, over PostgreSQL LISTEN/NOTIFY: each process
+ * keeps one listening connection on the channel `<prefix>chat_events` and hands what it hears to
+ * its own subscribers. A notification is a few dozen bytes (`a <chat id> <last id>` or
+ * `c <chat id>`), far below NOTIFY's 8000-byte limit, because announcements are only hints: the
+ * events themselves are read from the log.
+ *
+ * A lost listening connection is opened again (announcements sent meanwhile are missed, which
+ * followers and runs make up for with their periodic checks).
+ *
+ * @since 0.1.0
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as ChatEventBus from "@sightline/core/ChatEventBus"
+import { ChatId } from "@sightline/core/Ids"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { TablePrefix } from "./TablePrefix.js"
+
+/** The payload of an announcement. */
+export const encode = (announcement: ChatEventBus.Announcement): string =>
+  announcement._tag === "Appended" ? `a ${announcement.chatId} ${announcement.lastId}` : `c ${announcement.chatId}`
+
+/** An announcement from its payload; undefined for anything else. */
+export const decode = (payload: string): ChatEventBus.Announcement | undefined => {
+  const [kind, chatId, lastId] = payload.split(" ")
+  if (chatId === undefined) return undefined
+  if (kind === "c") return ChatEventBus.Announcement.Cancelled({ chatId: ChatId.make(chatId) })
+  if (kind === "a" && lastId !== undefined && /^\d+$/.test(lastId)) {
+    return ChatEventBus.Announcement.Appended({ chatId: ChatId.make(chatId), lastId: Number(lastId) })
+  }
+  return undefined
+}
+
+/** The bus over the `PgClient` in context; it listens until its scope closes. */
+export const make = Effect.gen(function*() {
+  const pg = yield* PgClient.PgClient
+  const channel = (yield* TablePrefix).name("chat_events")
+  const registry = yield* ChatEventBus.makeRegistry
+  yield* pg.listen(channel).pipe(
+    Stream.runForEach((payload) => {
+      const announcement = decode(payload)
+      return announcement === undefined ? Effect.void : registry.deliver(announcement)
+    }),
+    Effect.tapErrorCause((cause) => Effect.logWarning("chat event bus: listening failed; listening again", cause)),
+    Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
+    Effect.forkScoped
+  )
+  return ChatEventBus.ChatEventBus.of({
+    // Every process hears it, this one included, through its own listening connection.
+    publish: (announcement) =>
+      pg.notify(channel, encode(announcement)).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("chat event bus: an announcement was not sent", cause))
+      ),
+    subscribe: registry.subscribe
+  })
+})
+
+/** The bus over the `PgClient` and `TablePrefix` in context. */
+export const layer: Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> = Layer.scoped(
+  ChatEventBus.ChatEventBus,
+  make
+)
