@@ -86,10 +86,14 @@ export const client = (
 ): Layer.Layer<SqlClient.SqlClient | TablePrefix.TablePrefix | ChatEventBus.ChatEventBus, unknown> =>
   options.store._tag === "Postgres"
     ? ChatEventBusPg.layer.pipe(
-      Layer.provideMerge(Layer.merge(PostgresClient.layer({ url: options.store.url }), TablePrefix.layer(options.prefix)))
+      Layer.provideMerge(
+        Layer.merge(PostgresClient.layer({ url: options.store.url }), TablePrefix.layer(options.prefix))
+      )
     )
     : Layer.mergeAll(
-      options.store.dataDir === undefined ? PgliteClient.layerMemory : PgliteClient.layer({ dataDir: options.store.dataDir }),
+      options.store.dataDir === undefined
+        ? PgliteClient.layerMemory
+        : PgliteClient.layer({ dataDir: options.store.dataDir }),
       TablePrefix.layer(options.prefix),
       ChatEventBus.layer
     )

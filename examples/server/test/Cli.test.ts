@@ -2,73 +2,10 @@
  * The ops CLI as operators run it: real processes (`node --import tsx src/bin.ts …`) on a temporary
  * PGlite data directory, and once on PostgreSQL (`DATABASE_URL`).
  */
-import { afterAll, describe, expect, it } from "@effect/vitest"
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { describe, expect, it } from "@effect/vitest"
 import * as http from "node:http"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { cli, serve, tempDir } from "./utils/process.js"
 import { postgresUrl, randomPrefix } from "./utils/server.js"
-
-const root = new URL("../../..", import.meta.url).pathname
-const bin = join(root, "examples/server/src/bin.ts")
-const dirs: Array<string> = []
-const children: Array<ChildProcess> = []
-afterAll(() => {
-  for (const child of children) child.kill("SIGKILL")
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
-
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "sightline-cli-"))
-  dirs.push(dir)
-  return join(dir, "data")
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const address = server.address() as { port: number }
-      server.close(() => resolve(address.port))
-    })
-  })
-
-const start = (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, ["--conditions=@sightline/source", "--import", "tsx", bin, ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.push(child)
-  const output = { stdout: "", stderr: "" }
-  child.stdout!.on("data", (chunk) => (output.stdout += chunk))
-  child.stderr!.on("data", (chunk) => (output.stderr += chunk))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { child, output, exited }
-}
-
-/** Runs a command to its end. */
-const cli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const { exited, output } = start(args, env)
-  const code = await exited
-  return { code, ...output }
-}
-
-/** Starts `serve` and waits until `/readyz` answers 200. */
-const serve = async (env: Record<string, string>) => {
-  const port = await freePort()
-  const process_ = start(["serve"], { ...env, SIGHTLINE_PORT: String(port) })
-  const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (process_.child.exitCode !== null) throw new Error(`serve exited: ${process_.output.stderr}`)
-    if (Date.now() > deadline) throw new Error(`serve did not get ready: ${process_.output.stderr}`)
-    const ready = await fetch(`${base}/readyz`).then((r) => r.status, () => 0)
-    if (ready === 200) return { ...process_, base }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 const adminKeyIn = (stdout: string) => /Admin API key \(shown once, keep it\): (\S+)/.exec(stdout)?.[1]
 

@@ -254,7 +254,13 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
       Option.getOrElse(HashMap.get(tables.events, chatId), () => [])
 
     // The rule of `appendEvents`: the chat runs, the run is the latest or newer, the ids follow on.
-    const canAppend = (tables: Tables, organizationId: OrganizationId, chatId: ChatId, runStart: number, first: number) =>
+    const canAppend = (
+      tables: Tables,
+      organizationId: OrganizationId,
+      chatId: ChatId,
+      runStart: number,
+      first: number
+    ) =>
       Option.exists(findChat(tables, organizationId, chatId), (chat) => chat.status === "running") &&
       Option.match(latestOf(logOf(tables, chatId)), {
         onNone: () => first === 1,
@@ -362,14 +368,18 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
         })),
 
       appendEvents: ({ chatId, events, organizationId, runStart }) =>
-        state.run(Effect.flatMap(Ref.get(table), (tables) =>
-          canAppend(tables, organizationId, chatId, runStart, events[0].id)
-            ? Effect.as(Ref.set(table, { ...tables, events: withEvents(tables, chatId, runStart, events) }), true)
-            : Effect.succeed(false))),
+        state.run(
+          Effect.flatMap(Ref.get(table), (tables) =>
+            canAppend(tables, organizationId, chatId, runStart, events[0].id)
+              ? Effect.as(Ref.set(table, { ...tables, events: withEvents(tables, chatId, runStart, events) }), true)
+              : Effect.succeed(false))
+        ),
 
       latestRun: (organizationId, chatId) =>
-        state.run(Effect.map(Ref.get(table), (tables) =>
-          Option.isSome(findChat(tables, organizationId, chatId)) ? latestOf(logOf(tables, chatId)) : Option.none())),
+        state.run(
+          Effect.map(Ref.get(table), (tables) =>
+            Option.isSome(findChat(tables, organizationId, chatId)) ? latestOf(logOf(tables, chatId)) : Option.none())
+        ),
 
       readEvents: (organizationId, chatId, runStart, after) =>
         state.run(Effect.map(Ref.get(table), (tables) =>
@@ -383,7 +393,8 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
           const chat = findChat(tables, organizationId, chatId)
           const latest = latestOf(logOf(tables, chatId))
           if (
-            Option.isNone(chat) || chat.value.status !== "running" || !Option.exists(latest, (l) => l.start === runStart)
+            Option.isNone(chat) || chat.value.status !== "running" ||
+            !Option.exists(latest, (l) => l.start === runStart)
           ) return Effect.succeed(false)
           return Effect.as(
             Ref.set(table, {

@@ -698,13 +698,16 @@ export const makeWith = (options: Options) =>
       Effect.flatMap(DateTime.now, (at) =>
         chats.heartbeat({ organizationId: run.organizationId, chatId: run.chatId, runStart: run.firstEventId, at }))
 
-    const visible = (principal: Policy.Principal, id: ChatId) => readable(principal, id)
+    const visible = (principal: Policy.Principal, id: ChatId) =>
+      readable(principal, id)
 
     const endStaleRun = Effect.fn("Chats.endStaleRun")(function*(organizationId: OrganizationId, id: ChatId) {
       yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
         const chat = yield* chats.getForUpdate(organizationId, id)
-        if (Option.isNone(chat) || !isStale(chat.value, now, staleRunAfter)) return
+        if (Option.isNone(chat) || !isStale(chat.value, now, staleRunAfter)) {
+          return
+        }
         yield* logEnd(chat.value, { type: "done", status: "failed", error: ChatEvent.abandonedMessage })
         yield* Effect.orDie(chats.update(yield* Effect.orDie(Chat.finishRun(chat.value, "failed", now))))
         yield* Effect.logWarning("chat run abandoned: its heartbeat went stale").pipe(

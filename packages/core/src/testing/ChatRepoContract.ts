@@ -476,16 +476,25 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         expect(yield* repo.readEvents(other.org.id, record.id, 1, 0)).toEqual([])
         expect(yield* repo.latestRun(other.org.id, record.id)).toEqual(Option.none())
         expect(
-          yield* repo.appendEvents({ organizationId: other.org.id, chatId: record.id, runStart: 1, events: [text(4, "x")] })
+          yield* repo.appendEvents({
+            organizationId: other.org.id,
+            chatId: record.id,
+            runStart: 1,
+            events: [text(4, "x")]
+          })
         ).toBe(false)
         // The heartbeat refreshes the running chat for its latest run only.
         expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 1, at: at(30) })).toBe(true)
         expect(Option.map(yield* repo.get(org.id, record.id), (c) => c.updated_at)).toEqual(Option.some(at(30)))
-        expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 4, at: at(31) })).toBe(false)
+        expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 4, at: at(31) })).toBe(
+          false
+        )
         // A chat that is no longer running takes no events and no heartbeat.
         yield* repo.update(new Chat.ChatRecord({ ...record, status: "cancelled", updated_at: at(40) }))
         expect(yield* append(1, [text(4, "late")])).toBe(false)
-        expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 1, at: at(41) })).toBe(false)
+        expect(yield* repo.heartbeat({ organizationId: org.id, chatId: record.id, runStart: 1, at: at(41) })).toBe(
+          false
+        )
         // A new run goes on from the last id; the old run can no longer write.
         yield* repo.update(new Chat.ChatRecord({ ...record, status: "running", updated_at: at(50) }))
         expect(yield* append(4, [metadataEvent(record, 4)])).toBe(true)

@@ -71,13 +71,16 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
       .handle("follow", ({ headers, path, urlParams }) =>
         withPrincipal((principal) =>
           streams.follow(principal, path.id, headers["last-event-id"] ?? urlParams.last_event_id)
-        ).pipe(Effect.map((events) => sseResponse(events))))
+        ).pipe(Effect.map((events) =>
+          sseResponse(events)
+        )))
       .handle("cancel", ({ path }) => withPrincipal((principal) => answers.cancel(principal, path.id)))
       .handle("list", ({ urlParams }) => withPrincipal((principal) => chats.list(principal, urlParams)))
       .handle("get", ({ path }) => withPrincipal((principal) => chats.get(principal, path.id, sign)))
       .handle("cells", ({ path, urlParams }) =>
-        withPrincipal((principal) => chats.cells(principal, path.id, urlParams, sign)))
-      .handle("cell", ({ path }) =>
-        withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
+        withPrincipal((principal) =>
+          chats.cells(principal, path.id, urlParams, sign)
+        ))
+      .handle("cell", ({ path }) => withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
       .handle("models", () => withPrincipal((principal) => models.list(principal)))
   }))

@@ -26,7 +26,9 @@ export const migration = (prefix: TablePrefix.Service): Effect.Effect<void, SqlE
       run_start integer NOT NULL,
       events jsonb NOT NULL,
       CONSTRAINT ${name("chat_events_pkey")} PRIMARY KEY (chat_id, first_id),
-      CONSTRAINT ${name("chat_events_ids_check")} CHECK (run_start >= 1 AND first_id >= run_start AND last_id >= first_id),
+      CONSTRAINT ${
+      name("chat_events_ids_check")
+    } CHECK (run_start >= 1 AND first_id >= run_start AND last_id >= first_id),
       CONSTRAINT ${name("chat_events_chat_fkey")} FOREIGN KEY (organization_id, chat_id)
         REFERENCES ${name("chats")} (organization_id, id) ON DELETE CASCADE
     )`

@@ -1,0 +1,71 @@
+/**
+ * The standalone server as a real process (`node --import tsx src/bin.ts …`): for the CLI tests and
+ * for tests that kill a server mid-run. Every process started here is killed after the test file.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+
+const root = new URL("../../../..", import.meta.url).pathname
+const bin = join(root, "examples/server/src/bin.ts")
+const dirs: Array<string> = []
+const children: Array<ChildProcess> = []
+afterAll(() => {
+  for (const child of children) child.kill("SIGKILL")
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A temporary data directory, removed after the test file. */
+export const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "sightline-cli-"))
+  dirs.push(dir)
+  return join(dir, "data")
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const address = server.address() as { port: number }
+      server.close(() => resolve(address.port))
+    })
+  })
+
+/** Starts the binary with `args` and extra environment. */
+export const start = (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const child = spawn(process.execPath, ["--conditions=@sightline/source", "--import", "tsx", bin, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.push(child)
+  const output = { stdout: "", stderr: "" }
+  child.stdout!.on("data", (chunk) => (output.stdout += chunk))
+  child.stderr!.on("data", (chunk) => (output.stderr += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { child, output, exited }
+}
+
+/** Runs a command to its end. */
+export const cli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const { exited, output } = start(args, env)
+  const code = await exited
+  return { code, ...output }
+}
+
+/** Starts `serve` and waits until `/readyz` answers 200. */
+export const serve = async (env: Record<string, string>) => {
+  const port = await freePort()
+  const process_ = start(["serve"], { ...env, SIGHTLINE_PORT: String(port) })
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (process_.child.exitCode !== null) throw new Error(`serve exited: ${process_.output.stderr}`)
+    if (Date.now() > deadline) throw new Error(`serve did not get ready: ${process_.output.stderr}`)
+    const ready = await fetch(`${base}/readyz`).then((r) => r.status, () => 0)
+    if (ready === 200) return { ...process_, base }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
