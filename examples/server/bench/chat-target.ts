@@ -1,7 +1,8 @@
 /**
  * The server side of `pnpm bench:chat`, run as a child process: the standalone server on an
  * in-memory PGlite store (or `--db postgres --url … --prefix …`) whose default model is the loopback
- * provider given by `--provider`. Prints `READY <port> <key>` once it serves.
+ * provider given by `--provider`. Prints `READY <port> <key>` once it serves; with `--key` (a second
+ * process over the same PostgreSQL store) it serves that key's organization instead of making one.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -22,7 +23,9 @@ const { values } = parseArgs({
     provider: { type: "string" },
     db: { type: "string", default: "pglite" },
     url: { type: "string" },
-    prefix: { type: "string" }
+    prefix: { type: "string" },
+    // A second process over the same store serves the first one's organization.
+    key: { type: "string" }
   }
 })
 
@@ -42,13 +45,15 @@ const app = HttpApiBuilder.serve().pipe(
 
 const runtime = ManagedRuntime.make(app)
 const { key, port } = await runtime.runPromise(Effect.gen(function*() {
+  const address = (yield* HttpServer.HttpServer).address
+  const port = address._tag === "TcpAddress" ? address.port : 0
+  if (values.key !== undefined) return { key: values.key, port }
   const { admin, organization } = yield* (yield* Organizations.Organizations).create({
     name: "Bench",
     adminEmail: "bench@example.test"
   })
   const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(organization.id, admin.id, "bench")
-  const address = (yield* HttpServer.HttpServer).address
-  return { key, port: address._tag === "TcpAddress" ? address.port : 0 }
+  return { key, port }
 }))
 process.stdout.write(`READY ${port} ${key}\n`)
 process.on("SIGTERM", () => void runtime.dispose().then(() => process.exit(0)))

@@ -9,11 +9,16 @@
  * Sightline. The server runs in a child process, so it does not share an event loop with the
  * provider and the client.
  *
+ * Then, followers (`GET /v2/chats/{id}/stream`): how much later than the asker a follower on the
+ * other server process (over PostgreSQL: two processes, LISTEN/NOTIFY between them; on PGlite, the
+ * same process) gets each event, and the server's RSS with 1,000 followers of one live answer.
+ *
  * Options: `--questions` (default 60), `--tokens` (20), `--pace-ms` (10), `--db pglite|postgres`
  * (default pglite; `--url` for PostgreSQL).
  */
 import { createParser } from "eventsource-parser"
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
@@ -47,8 +52,12 @@ const chunk = (delta: unknown, finish: string | null = null) =>
     JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })
   }\n\n`
 
+// A question that asks for a long answer gets `longTokens` tokens (the streams held open for RSS).
+const longTokens = 1_500
+
 const provider = http.createServer((req, res) => {
-  req.resume()
+  let body = ""
+  req.on("data", (data) => (body += data))
   req.on("end", async () => {
     if (req.url?.endsWith("/models")) {
       res.writeHead(200, { "content-type": "application/json" })
@@ -56,7 +65,8 @@ const provider = http.createServer((req, res) => {
     }
     res.writeHead(200, { "content-type": "text/event-stream" })
     res.flushHeaders()
-    for (let i = 0; i < tokens; i++) {
+    const count = body.includes("a long answer") ? longTokens : tokens
+    for (let i = 0; i < count && !res.destroyed; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, pace))
       res.write(chunk({ content: `token${i} ` }))
       if (i === 0) firstWrite = performance.now()
@@ -70,30 +80,39 @@ await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve))
 const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`
 
 const here = dirname(fileURLToPath(import.meta.url))
-const child: ChildProcess = spawn(
-  process.execPath,
-  [
-    "--import",
-    "tsx",
-    "--conditions=@sightline/source",
-    join(here, "chat-target.ts"),
-    "--provider",
-    providerUrl,
-    "--db",
-    values.db!,
-    ...(values.db === "postgres" ? ["--url", values.url!, "--prefix", prefix] : [])
-  ],
-  { stdio: ["ignore", "pipe", "inherit"] }
-)
-const [port, key] = await new Promise<[number, string]>((resolve, reject) => {
-  let out = ""
-  child.stdout!.on("data", (data) => {
-    out += data
-    const match = /READY (\d+) (\S+)/.exec(out)
-    if (match !== null) resolve([Number(match[1]), match[2]!])
+/** Starts a server process; with `key`, a second process over the same store serving that key. */
+const startTarget = async (key?: string) => {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "--conditions=@sightline/source",
+      join(here, "chat-target.ts"),
+      "--provider",
+      providerUrl,
+      "--db",
+      values.db!,
+      ...(values.db === "postgres" ? ["--url", values.url!, "--prefix", prefix] : []),
+      ...(key === undefined ? [] : ["--key", key])
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] }
+  )
+  const [port, servedKey] = await new Promise<[number, string]>((resolve, reject) => {
+    let out = ""
+    child.stdout!.on("data", (data) => {
+      out += data
+      const match = /READY (\d+) (\S+)/.exec(out)
+      if (match !== null) resolve([Number(match[1]), match[2]!])
+    })
+    child.on("exit", (code) => reject(new Error(`the server exited (${code})`)))
   })
-  child.on("exit", (code) => reject(new Error(`the server exited (${code})`)))
-})
+  return { child, port, key: servedKey }
+}
+const target = await startTarget()
+const { child, key, port } = target
+// Over PostgreSQL, a second process follows the first one's answers; PGlite is one process.
+const other = values.db === "postgres" ? await startTarget(key) : target
 
 interface Sample {
   readonly first: number
@@ -174,6 +193,86 @@ console.log("|---|---:|---:|---:|---:|---:|---:|")
 console.log(row("first token → first text event", sightline.map((s) => s.first), floor.map((s) => s.first)))
 console.log(row("last token → done", sightline.map((s) => s.last), floor.map((s) => s.last)))
 
+// --- Followers: an event's delivery to a follower (GET /v2/chats/{id}/stream) on the other
+// process (over PostgreSQL; on PGlite the same process), against its delivery to the asker.
+const ask = (question: string) =>
+  fetch(`http://127.0.0.1:${port}/v2/chats/stream`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ question })
+  })
+
+/** Reads a stream, noting when each event id arrived; `onFirst` runs at the first event. */
+const arrivals = async (response: Response, onFirst?: (data: any) => void) => {
+  const times = new Map<string, number>()
+  const parser = createParser({
+    onEvent: (event) => {
+      if (times.size === 0) onFirst?.(JSON.parse(event.data))
+      times.set(event.id!, performance.now())
+    }
+  })
+  const decoder = new TextDecoder()
+  for await (const bytes of response.body!) parser.feed(decoder.decode(bytes, { stream: true }))
+  return times
+}
+
+const followOn = (targetPort: number, chatId: string) =>
+  fetch(`http://127.0.0.1:${targetPort}/v2/chats/${chatId}/stream`, { headers: { authorization: `Bearer ${key}` } })
+
+const delivery: Array<number> = []
+for (let i = 0; i < Math.max(10, Math.floor(questions / 3)); i++) {
+  let followed: Promise<{ connectedAt: number; times: Map<string, number> }> | undefined
+  const asked = await arrivals(await ask("Stream a paced answer"), (metadata) => {
+    followed = followOn(other.port, metadata.chat_id).then(async (response) => {
+      const connectedAt = performance.now()
+      return { connectedAt, times: await arrivals(response) }
+    })
+  })
+  const { connectedAt, times } = await followed!
+  // Only events appended after the follower was live (earlier ones are its backlog).
+  for (const [id, at] of asked) {
+    const seen = times.get(id)
+    if (seen !== undefined && at > connectedAt) delivery.push(seen - at)
+  }
+}
+
+const rss = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024
+}
+const streamsHeld = 1_000
+const idleRss = rss(other.child.pid!)
+let longChat = ""
+const longAnswer = arrivals(await ask("Stream a long answer, please"), (metadata) => {
+  longChat = metadata.chat_id
+})
+while (longChat === "") await new Promise((r) => setTimeout(r, 5))
+const held = await Promise.all(Array.from({ length: streamsHeld }, () => followOn(other.port, longChat)))
+const readers = held.map((response) => arrivals(response))
+await new Promise((r) => setTimeout(r, 1_500))
+const heldRss = rss(other.child.pid!)
+const heldTimes = await Promise.all(readers)
+await longAnswer
+const complete = heldTimes.filter((times) => times.size >= longTokens).length
+
+const crossLabel = values.db === "postgres" ? "asker on A → follower on B" : "asker → follower (one process)"
+console.log("")
+console.log(`| delivery to a follower (${delivery.length} events) | p50 | p99 |`)
+console.log("|---|---:|---:|")
+console.log(
+  `| ${crossLabel} | ${percentile(delivery, 50).toFixed(2)} | ${percentile(delivery, 99).toFixed(2)} |`
+)
+console.log("")
+console.log(`| ${streamsHeld} followers of one live answer | RSS MB |`)
+console.log("|---|---:|")
+console.log(`| server process, idle | ${idleRss.toFixed(0)} |`)
+console.log(`| server process, ${streamsHeld} streams open | ${heldRss.toFixed(0)} |`)
+console.log(`| followers that read the whole answer | ${complete} of ${streamsHeld} |`)
+
+if (other !== target) {
+  other.child.kill("SIGTERM")
+  await new Promise((resolve) => other.child.once("exit", resolve))
+}
 child.kill("SIGTERM")
 await new Promise((resolve) => child.once("exit", resolve))
 provider.closeAllConnections()

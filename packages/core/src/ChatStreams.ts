@@ -21,6 +21,7 @@
  */
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -32,7 +33,7 @@ import * as ChatEventBus from "./ChatEventBus.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
 import type { NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
-import type { ChatId } from "./Ids.js"
+import type { ChatId, OrganizationId } from "./Ids.js"
 import type * as Policy from "./Policy.js"
 
 /** Options of the followers. */
@@ -70,6 +71,25 @@ export const makeWith = (options: Options) =>
     const chats = yield* Chats.Chats
     const repo = yield* ChatRepo
     const bus = yield* ChatEventBus.ChatEventBus
+
+    // Followers of one chat that stand at the same event share one read of the log: a thousand
+    // followers of a run cost one read per stored batch, not a thousand.
+    const reads = new Map<string, Deferred.Deferred<ReadonlyArray<ChatEvent.Sequenced>>>()
+    const readShared = (organizationId: OrganizationId, id: ChatId, runStart: number, after: number) =>
+      Effect.suspend(() => {
+        const key = `${id}:${runStart}:${after}`
+        const pending = reads.get(key)
+        if (pending !== undefined) return Deferred.await(pending)
+        return Effect.flatMap(Deferred.make<ReadonlyArray<ChatEvent.Sequenced>>(), (deferred) => {
+          reads.set(key, deferred)
+          return repo.readEvents(organizationId, id, runStart, after).pipe(
+            Effect.exit,
+            Effect.tap((exit) => Effect.zipRight(Effect.sync(() => reads.delete(key)), Deferred.done(deferred, exit))),
+            Effect.flatten,
+            Effect.uninterruptible
+          )
+        })
+      })
 
     const follow = Effect.fn("ChatStreams.follow")(function*(
       principal: Policy.Principal,
@@ -112,7 +132,7 @@ export const makeWith = (options: Options) =>
         )
         const next = Effect.gen(function*() {
           if (waited) yield* wait
-          const events = yield* repo.readEvents(organizationId, id, runStart, after)
+          const events = yield* readShared(organizationId, id, runStart, after)
           waited = events.length === 0
           if (events.length > 0) after = events[events.length - 1]!.id
           return events

@@ -50,8 +50,9 @@ export const make = Effect.gen(function*() {
   )
   return ChatEventBus.ChatEventBus.of({
     // Every process hears it, this one included, through its own listening connection.
+    // `pg_notify` rather than the client's `NOTIFY channel, $1`: a utility statement takes no parameters.
     publish: (announcement) =>
-      pg.notify(channel, encode(announcement)).pipe(
+      pg`SELECT pg_notify(${channel}, ${encode(announcement)})`.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("chat event bus: an announcement was not sent", cause))
       ),
     subscribe: registry.subscribe

@@ -18,11 +18,23 @@ import * as Sse from "../sse.js"
 
 const encodeEvent = Schema.encodeSync(ChatEvent.ChatEvent)
 
+// Followers of one answer are handed the same event objects (one read of the log per process), so
+// each event is framed once, however many streams carry it.
+const framed = new WeakMap<ChatEvent.Sequenced, Uint8Array>()
+const frame = (sequenced: ChatEvent.Sequenced) => {
+  let bytes = framed.get(sequenced)
+  if (bytes === undefined) {
+    bytes = Sse.event(sequenced.id, encodeEvent(sequenced.event))
+    framed.set(sequenced, bytes)
+  }
+  return bytes
+}
+
 const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
-  HttpServerResponse.stream(
-    Sse.withHeartbeat(events.pipe(Stream.map(({ event, id }) => Sse.event(id, encodeEvent(event))))),
-    { contentType: "text/event-stream", headers: Sse.headers }
-  )
+  HttpServerResponse.stream(Sse.withHeartbeat(events.pipe(Stream.map(frame))), {
+    contentType: "text/event-stream",
+    headers: Sse.headers
+  })
 
 export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
   Effect.gen(function*() {
