@@ -1,7 +1,8 @@
 /**
  * The events of a chat run, as `POST /v2/chats/stream` sends them: each event's data is JSON with a
- * `type` field (`metadata`, `text`, `cell`, `asset`, `done`), and each carries a sequence number
- * (the SSE `id:`) that increases within the run, so a client can say where it stopped.
+ * `type` field (`metadata`, `text`, `cell`, `asset`, `done`), and each carries an id (the SSE
+ * `id:`) that increases within the run and across the chat's runs, so a client can say where it
+ * stopped (`GET /v2/chats/{id}/stream` with `Last-Event-ID`).
  *
  * @since 0.1.0
  */

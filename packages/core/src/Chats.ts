@@ -14,10 +14,13 @@
  *   `running`, and its question is still the chat's latest). `cancel`, or a newer run, makes the
  *   old run's next write fail with `Conflict`, which is how a run on another process learns it
  *   must stop.
- * - Crash recovery: every write of a run refreshes the chat's `updated_at` (a heartbeat). A
- *   `running` chat without a write for `staleRunAfter` (15 minutes by default) is treated as
- *   failed: `is_running` reads false and the next question starts a new run instead of a
- *   `Conflict`. `cancel` also ends a stuck run at once. No sweeper job is needed.
+ * - Crash recovery: every write of a run refreshes the chat's `updated_at`, and so does its
+ *   `heartbeat` (every few seconds). A `running` chat without one for `staleRunAfter` (a minute by
+ *   default) is treated as failed: `is_running` reads false, the next question starts a new run
+ *   instead of a `Conflict`, and a follower ends it (`endStaleRun`). `cancel` also ends a stuck run
+ *   at once. No sweeper job is needed.
+ * - The event log: `start` logs the run's `metadata` with the run, and every write that ends a run
+ *   (`complete`, `finish`, `cancel`, the stale-run end) logs its `done` with the end.
  *
  * Asset URLs are signed per fetch by the http package: the reads take a `SignAssetUrl` function
  * and return the finished wire shapes, so the storage key never leaves core.
