@@ -249,9 +249,12 @@ const longAnswer = arrivals(await ask("Stream a long answer, please"), (metadata
 while (longChat === "") await new Promise((r) => setTimeout(r, 5))
 const held = await Promise.all(Array.from({ length: streamsHeld }, () => followOn(other.port, longChat)))
 const readers = held.map((response) => arrivals(response))
-await new Promise((r) => setTimeout(r, 1_500))
-const heldRss = rss(other.child.pid!)
+// Sampled while the streams are open: the peak, and the last sample (after the burst of 1,000
+// connections and their authentication has been collected).
+const samples: Array<number> = []
+const sampling = setInterval(() => samples.push(rss(other.child.pid!)), 250)
 const heldTimes = await Promise.all(readers)
+clearInterval(sampling)
 await longAnswer
 const complete = heldTimes.filter((times) => times.size >= longTokens).length
 
@@ -266,7 +269,8 @@ console.log("")
 console.log(`| ${streamsHeld} followers of one live answer | RSS MB |`)
 console.log("|---|---:|")
 console.log(`| server process, idle | ${idleRss.toFixed(0)} |`)
-console.log(`| server process, ${streamsHeld} streams open | ${heldRss.toFixed(0)} |`)
+console.log(`| server process, ${streamsHeld} streams open: peak | ${Math.max(...samples).toFixed(0)} |`)
+console.log(`| server process, ${streamsHeld} streams open: last sample | ${samples.at(-1)!.toFixed(0)} |`)
 console.log(`| followers that read the whole answer | ${complete} of ${streamsHeld} |`)
 
 if (other !== target) {
