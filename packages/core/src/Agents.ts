@@ -179,7 +179,7 @@ export const make = Effect.gen(function*() {
   ) {
     const now = yield* DateTime.now
     const reachable = yield* connectorAccess(principal, agent.connector_ids, now)
-    yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+    yield* enforce(
       Policy.canAccessAgent(
         principal,
         action,
@@ -241,7 +241,7 @@ export const make = Effect.gen(function*() {
     }))
 
   const list = Effect.fn("Agents.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "agent:read"))
+    yield* enforce(Policy.requirePermission(principal, "agent:read"))
     const now = yield* DateTime.now
     const reachable = (yield* connectorRepo.listWithAccess(principal.organizationId)).map(({ access, connector }) =>
       policyAccess(connector, access, now)
@@ -266,7 +266,7 @@ export const make = Effect.gen(function*() {
   })
 
   const create = Effect.fn("Agents.create")(function*(principal: Policy.Principal, request: Agent.CreateRequest) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "agent:write"))
+    yield* enforce(Policy.requirePermission(principal, "agent:write"))
     const connectorIds = Arr.dedupe(request.connector_ids)
     yield* checkConnectors(principal, connectorIds)
     return yield* tx.withTransaction(Effect.gen(function*() {

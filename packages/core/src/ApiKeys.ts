@@ -23,7 +23,7 @@ import * as AuditLog from "./AuditLog.js"
 import type { AuditLogRepo } from "./AuditLogRepo.js"
 import { Auth, principalOf } from "./Auth.js"
 import * as Decision from "./Decision.js"
-import { type ApiError, InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { ApiKeyId, type MemberId, type OrganizationId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
@@ -67,20 +67,16 @@ export declare namespace ApiKeys {
     /**
      * The first key of a member, for the ops CLI where no caller exists yet: a snapshot of all the
      * member's live roles, with full member access, recorded as a `system` action. An unknown or
-     * deleted member is `not_found`; a member without roles is `permission_denied`.
+     * deleted member is `not_found`; a member without roles is `permission_denied`. The minting
+     * rules apply as for `create`, so their other codes stay in the type.
      */
     readonly bootstrap: (
       organizationId: OrganizationId,
       memberId: MemberId,
       name: string
-    ) => Effect.Effect<ApiKey.CreateApiKeyResult, InvalidRequest | PermissionDenied | NotFound>
+    ) => Effect.Effect<ApiKey.CreateApiKeyResult, InvalidRequest | PermissionDenied | NotFound | Unauthenticated>
   }
 }
-
-// Each policy function documents the few codes it can deny with, and the service signatures list
-// exactly those: `Decision.enforce<E>` states them at each call.
-const refuse = <E extends ApiError>(denial: Decision.Deny): Effect.Effect<never, E> =>
-  Effect.zipRight(Decision.enforce<E>(denial), Effect.dieMessage("a denial always fails"))
 
 // The capability table reads a stored key through this view.
 const keyInfo = (record: ApiKey.ApiKeyRecord): Policy.KeyInfo => ({
@@ -200,9 +196,7 @@ export const make = Effect.gen(function*() {
       targetMember: target,
       fullMemberAccess: body.fullMemberAccess === true
     })
-    if (Decision.isDeny(minted)) {
-      return yield* refuse<InvalidRequest | PermissionDenied | NotFound | Unauthenticated>(minted)
-    }
+    if (Decision.isDeny(minted)) return yield* Decision.toError(minted)
     return yield* mint({
       organizationId: principal.organizationId,
       minted,
@@ -216,7 +210,7 @@ export const make = Effect.gen(function*() {
   })
 
   const list = Effect.fn("ApiKeys.list")(function*(principal: Policy.Principal, query: ApiKey.ListApiKeys) {
-    yield* Decision.enforce<PermissionDenied | Unauthenticated>(Policy.canListKeys(principal, query.scope))
+    yield* Decision.enforce(Policy.canListKeys(principal, query.scope))
     const after = query.page_token === undefined
       ? undefined
       : yield* Pagination.decodeCursor(query.page_token, Schema.UUID)
@@ -244,10 +238,10 @@ export const make = Effect.gen(function*() {
   // Reads the key under a row lock and asks the capability table; must run inside a transaction so
   // that two concurrent rotations (or a rotation and a revocation) of one key queue up.
   const lockManaged = Effect.fnUntraced(function*(principal: Policy.Principal, id: ApiKeyId, action: Policy.KeyAction) {
-    yield* Decision.enforce<Unauthenticated>(Policy.authenticated(principal))
+    yield* Decision.enforce(Policy.authenticated(principal))
     const record = yield* keys.getForUpdate(principal.organizationId, id)
     if (Option.isNone(record)) return yield* new NotFound()
-    yield* Decision.enforce<PermissionDenied | NotFound | Unauthenticated>(
+    yield* Decision.enforce(
       Policy.canManageKey(principal, keyInfo(record.value), action)
     )
     return record.value
@@ -308,7 +302,7 @@ export const make = Effect.gen(function*() {
       // Full member access: this is the organization's root credential, and a key without it could
       // never mint one with it (`canMint`), which would leave a session as the only way to get one.
       const minted = Policy.canMint(self, { assumedRoleIds: [], inheritAllRoles: true, fullMemberAccess: true })
-      if (Decision.isDeny(minted)) return yield* refuse<PermissionDenied>(minted)
+      if (Decision.isDeny(minted)) return yield* Decision.toError(minted)
       return yield* mint({
         organizationId,
         minted,

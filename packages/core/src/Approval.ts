@@ -71,7 +71,8 @@ export const writeAuthorityOnAll = (
   tree: Owners.OwnersTree,
   caller: Owners.Caller,
   touchedPaths: ReadonlyArray<string>
-): Decision.Decision => Decision.all(touchedPaths.map((path) => Owners.writeAuthority(tree, caller, path)))
+): Decision.Decision<"permission_denied"> =>
+  Decision.all(touchedPaths.map((path) => Owners.writeAuthority(tree, caller, path)))
 
 /** An approval given so far: by whom, on which revision. */
 export interface GivenApproval {
@@ -109,7 +110,7 @@ export const countedApprovers = (facts: ChangeFacts): Array<string> => {
  * May the caller approve? Write authority on every touched path is required, and a rule asking
  * for distinct approvers rejects the author's self-approval.
  */
-export const canApprove = (facts: ChangeFacts, caller: Owners.Caller): Decision.Decision =>
+export const canApprove = (facts: ChangeFacts, caller: Owners.Caller): Decision.Decision<"permission_denied"> =>
   Decision.all([
     writeAuthorityOnAll(facts.tree, caller, facts.touchedPaths),
     requirement(facts.tree, facts.author, facts.touchedPaths).distinct && caller.memberId === facts.author.memberId
@@ -118,7 +119,7 @@ export const canApprove = (facts: ChangeFacts, caller: Owners.Caller): Decision.
   ])
 
 /** May the caller deny? The author always may; anyone else needs write authority on every path. */
-export const canDeny = (facts: ChangeFacts, caller: Owners.Caller): Decision.Decision =>
+export const canDeny = (facts: ChangeFacts, caller: Owners.Caller): Decision.Decision<"permission_denied"> =>
   caller.memberId === facts.author.memberId
     ? Decision.allow
     : writeAuthorityOnAll(facts.tree, caller, facts.touchedPaths)
@@ -156,9 +157,9 @@ export interface Evaluation {
   /** The change merges: counted approvals reached the requirement. */
   readonly mergeable: boolean
   readonly autoApprove: boolean
-  readonly canApprove: Decision.Decision
-  readonly canDeny: Decision.Decision
-  readonly canRestore: Decision.Decision
+  readonly canApprove: Decision.Decision<"permission_denied">
+  readonly canDeny: Decision.Decision<"permission_denied">
+  readonly canRestore: Decision.Decision<"permission_denied">
   /** The caller approved the current revision (whether or not that approval counts). */
   readonly callerApproved: boolean
 }
@@ -188,7 +189,7 @@ export const evaluate = (facts: ChangeFacts, caller: Owners.Caller): Evaluation 
  * auto-approve rule; any other must still hold enough counted approvals. A denial is a `conflict`:
  * the change stays as it is and needs more review.
  */
-export const revalidate = (facts: ChangeFacts & { readonly autoApproved: boolean }): Decision.Decision => {
+export const revalidate = (facts: ChangeFacts & { readonly autoApproved: boolean }): Decision.Decision<"conflict"> => {
   if (facts.autoApproved) {
     return autoApproves(facts.tree, facts.author, facts.touchedPaths)
       ? Decision.allow

@@ -59,7 +59,7 @@ export declare namespace Apps {
  * credential; the admin counts because apps have no grants, so without it an app whose owner left
  * could never be removed.
  */
-export const canChange = (principal: Policy.Principal, app: App.App): Decision.Decision => {
+export const canChange = (principal: Policy.Principal, app: App.App): Policy.PermissionDecision => {
   const owns = Option.contains(
     Policy.objectAccess(
       principal,
@@ -90,7 +90,7 @@ export const make = Effect.gen(function*() {
     const reachable = (yield* connectorRepo.listWithAccess(principal.organizationId)).map(({ access, connector }) =>
       policyAccess(connector, access, now)
     )
-    return (app: App.App): Decision.Decision =>
+    return (app: App.App): Decision.Decision<"unauthenticated" | "not_found"> =>
       Policy.agentVisible(
         principal,
         { organizationId: app.organization_id, connectorIds: app.data_sources },
@@ -104,12 +104,12 @@ export const make = Effect.gen(function*() {
     const app = yield* apps.get(principal.organizationId, id)
     if (Option.isNone(app)) return yield* new NotFound()
     const visible = yield* visibility(principal)
-    yield* Decision.enforce<Unauthenticated | NotFound>(visible(app.value))
+    yield* Decision.enforce(visible(app.value))
     return app.value
   })
 
   const create = Effect.fn("Apps.create")(function*(principal: Policy.Principal, request: App.CreateRequest) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:write"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "chat:write"))
     const dataSources = Arr.dedupe(request.dataSources ?? [])
     yield* requireUsable(connectors, principal, dataSources, "dataSources")
     const app = App.make({
@@ -126,7 +126,7 @@ export const make = Effect.gen(function*() {
 
   const get = Effect.fn("Apps.get")(function*(principal: Policy.Principal, request: App.GetAppRequest) {
     const app = yield* load(principal, request.appId)
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "chat:read"))
     return {
       app: App.toView(app),
       hasWritePermission: Decision.isAllow(canChange(principal, app))
@@ -134,7 +134,7 @@ export const make = Effect.gen(function*() {
   })
 
   const list = Effect.fn("Apps.list")(function*(principal: Policy.Principal) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "chat:read"))
     const visible = yield* visibility(principal)
     const all = yield* apps.list(principal.organizationId)
     return { apps: all.filter((app) => Decision.isAllow(visible(app))).map(App.toView) }
@@ -142,7 +142,7 @@ export const make = Effect.gen(function*() {
 
   const remove = Effect.fn("Apps.delete")(function*(principal: Policy.Principal, id: AppId) {
     const app = yield* load(principal, id)
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(canChange(principal, app))
+    yield* Decision.enforce(canChange(principal, app))
     // Gone already (a concurrent delete) reads as not found, like any other missing app.
     if (!(yield* apps.delete(principal.organizationId, id))) return yield* new NotFound()
     return { id, success: true }

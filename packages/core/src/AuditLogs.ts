@@ -38,7 +38,7 @@ export const make = Effect.gen(function*() {
   const repo = yield* AuditLogRepo
 
   const list = Effect.fn("AuditLogs.list")(function*(principal: Policy.Principal, query: AuditLog.ListAuditLogs) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "organization:read"))
+    yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const after = query.cursor === undefined ? undefined : yield* Pagination.decodeCursor(query.cursor, Schema.UUID)
     const page = yield* repo.list(principal.organizationId, {
       limit: query.page_size,

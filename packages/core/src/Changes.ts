@@ -142,7 +142,7 @@ export const make = Effect.gen(function*() {
   const visible = (change: Option.Option<Change.ChangeRecord>, tree: Owners.OwnersTree, caller: Owners.Caller) =>
     Option.match(change, {
       onNone: () => Effect.fail(new NotFound()),
-      onSome: (c) => Effect.as(Decision.enforce<NotFound>(LibraryLib.readsAll(tree, caller, c.touched_paths)), c)
+      onSome: (c) => Effect.as(Decision.enforce(LibraryLib.readsAll(tree, caller, c.touched_paths)), c)
     })
 
   /**
@@ -220,7 +220,7 @@ export const make = Effect.gen(function*() {
     storeDefect(store.merge(change.organization_id, Option.fromNullable(change.base_ref), head, change.git_ref))
 
   const create = Effect.fn("Changes.create")(function*(principal: Policy.Principal, input: CreateInput) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "change:write"))
     const { body } = input
     const organizationId = principal.organizationId
     return yield* landingTransaction(Effect.gen(function*() {
@@ -344,7 +344,7 @@ export const make = Effect.gen(function*() {
   })
 
   const list = Effect.fn("Changes.list")(function*(principal: Policy.Principal, query: Change.ListChangesQuery) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "change:read"))
     const after = query.page_token === undefined
       ? undefined
       : yield* Pagination.decodeCursor(query.page_token, Schema.UUID)
@@ -371,7 +371,7 @@ export const make = Effect.gen(function*() {
 
   const get = Effect.fn("Changes.get")(
     function*(principal: Policy.Principal, id: ChangeId, query: Change.GetChangeQuery) {
-      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:read"))
+      yield* Decision.enforce(Policy.requirePermission(principal, "change:read"))
       const main = yield* library.main(principal.organizationId)
       const caller = yield* library.callerOf(principal)
       const change = yield* visible(yield* repo.get(principal.organizationId, id), main.tree, caller)
@@ -379,7 +379,7 @@ export const make = Effect.gen(function*() {
       const revision = (yield* repo.revisions(principal.organizationId, id)).find((r) => r.revision === wanted)
       if (revision === undefined) return yield* new NotFound()
       // An older revision may have touched other paths than the current one.
-      yield* Decision.enforce<NotFound>(LibraryLib.readsAll(main.tree, caller, revision.touched_paths))
+      yield* Decision.enforce(LibraryLib.readsAll(main.tree, caller, revision.touched_paths))
       const diff = yield* storeDefect(
         store.diff(principal.organizationId, Option.fromNullable(revision.base_ref), revision.git_ref)
       )
@@ -410,7 +410,7 @@ export const make = Effect.gen(function*() {
 
   /** Loads and locks a change for a review action, with main's tree and the caller, or `not_found`. */
   const forReview = Effect.fnUntraced(function*(principal: Policy.Principal, id: ChangeId) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "change:write"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "change:write"))
     const main = yield* library.main(principal.organizationId)
     const caller = yield* library.callerOf(principal)
     const change = yield* visible(yield* repo.getForUpdate(principal.organizationId, id), main.tree, caller)
@@ -435,7 +435,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* landingTransaction(Effect.gen(function*() {
         const { caller, change, facts, main } = yield* forReview(principal, id)
-        yield* Decision.enforce<PermissionDenied>(Approval.canApprove(facts, caller))
+        yield* Decision.enforce(Approval.canApprove(facts, caller))
         yield* fromEither(Change.startApproval(change, body.expected_git_ref))
         const now = yield* DateTime.now
         const { alreadyApproved } = yield* repo.addApproval(
@@ -488,7 +488,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const { caller, change, facts } = yield* forReview(principal, id)
-        yield* Decision.enforce<PermissionDenied>(Approval.canDeny(facts, caller))
+        yield* Decision.enforce(Approval.canDeny(facts, caller))
         yield* repo.update(yield* fromEither(Change.deny(change, body.expected_git_ref, yield* DateTime.now)))
         yield* recordAction(principal, change, "change.deny")
         return { success: true }
@@ -500,7 +500,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const { caller, change, facts } = yield* forReview(principal, id)
-        yield* Decision.enforce<PermissionDenied>(Approval.canRestore(facts, caller))
+        yield* Decision.enforce(Approval.canRestore(facts, caller))
         yield* repo.update(yield* fromEither(Change.restore(change, body.expected_git_ref, yield* DateTime.now)))
         yield* recordAction(principal, change, "change.restore")
         return { success: true }

@@ -63,7 +63,7 @@ export const make = Effect.gen(function*() {
 
   const create = Effect.fn("ChatChannels.create")(
     function*(principal: Policy.Principal, request: ChatChannel.CreateRequest) {
-      yield* Decision.enforce<Unauthenticated | PermissionDenied>(
+      yield* Decision.enforce(
         Policy.requirePermission(principal, "organization:write")
       )
       return yield* tx.withTransaction(Effect.gen(function*() {
@@ -85,12 +85,12 @@ export const make = Effect.gen(function*() {
   )
 
   const list = Effect.fn("ChatChannels.list")(function*(principal: Policy.Principal) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:read"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "playbook:read"))
     return { chat_channels: (yield* repo.list(principal.organizationId)).map(ChatChannel.toChatChannel) }
   })
 
   const remove = Effect.fn("ChatChannels.delete")(function*(principal: Policy.Principal, id: ChatChannelId) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(
+    yield* Decision.enforce(
       Policy.requirePermission(principal, "organization:write")
     )
     return yield* tx.withTransaction(Effect.gen(function*() {

@@ -286,7 +286,7 @@ export const makeWith = (options: Options) =>
       Effect.gen(function*() {
         const chat = yield* chats.get(principal.organizationId, id)
         if (Option.isNone(chat)) return yield* new Errors.NotFound()
-        yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+        yield* enforce(
           Policy.canRead(principal, "chat", accessOf(chat.value), yield* DateTime.now)
         )
         return chat.value
@@ -310,7 +310,7 @@ export const makeWith = (options: Options) =>
         ))
 
     const list = Effect.fn("Chats.list")(function*(principal: Policy.Principal, query: Chat.ListChatsQuery) {
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:read"))
+      yield* enforce(Policy.requirePermission(principal, "chat:read"))
       const page = yield* chats.list(principal.organizationId, {
         limit: query.limit,
         offset: query.offset,
@@ -381,7 +381,7 @@ export const makeWith = (options: Options) =>
         const now = yield* DateTime.now
         const chat = yield* chats.getForUpdate(principal.organizationId, id)
         if (Option.isNone(chat)) return yield* new Errors.NotFound()
-        yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+        yield* enforce(
           Policy.canWrite(principal, "chat", accessOf(chat.value), now)
         )
         if (chat.value.status !== "running") return { cancelled: false }
@@ -398,7 +398,7 @@ export const makeWith = (options: Options) =>
         const organizationId = principal.organizationId
         // A continuation is checked against its chat below; a new chat needs only the permission.
         if (request.chat_id === undefined) {
-          yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "chat:write"))
+          yield* enforce(Policy.requirePermission(principal, "chat:write"))
         }
         const catalogue = policyCatalogue(yield* catalogues.catalogue(organizationId))
         const resolved = Policy.resolveChatModel(
@@ -408,7 +408,7 @@ export const makeWith = (options: Options) =>
         )
         if (resolved._tag === "Deny") {
           // `enforce` of a denial always fails.
-          return yield* (enforce<Unauthenticated | PermissionDenied | InvalidRequest>(resolved) as Effect.Effect<
+          return yield* (enforce(resolved) as Effect.Effect<
             never,
             Unauthenticated | PermissionDenied | InvalidRequest
           >)
@@ -425,7 +425,7 @@ export const makeWith = (options: Options) =>
           if (request.chat_id !== undefined) {
             const found = yield* chats.getForUpdate(organizationId, request.chat_id)
             if (Option.isNone(found)) return yield* new Errors.NotFound()
-            yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+            yield* enforce(
               Policy.canWrite(principal, "chat", accessOf(found.value), now)
             )
             yield* checkTools

@@ -241,7 +241,7 @@ export const make = Effect.gen(function*() {
   ) {
     const loaded = yield* load(principal.organizationId, id, forUpdate)
     const now = yield* DateTime.now
-    yield* enforce<Unauthenticated | PermissionDenied | NotFound>(
+    yield* enforce(
       decide(principal, "connector", policyAccess(loaded.record, loaded.access, now), now)
     )
     return loaded
@@ -269,7 +269,7 @@ export const make = Effect.gen(function*() {
   })
 
   const list = Effect.fn("Connectors.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:read"))
+    yield* enforce(Policy.requirePermission(principal, "connector:read"))
     const now = yield* DateTime.now
     const all = yield* connectors.listWithAccess(principal.organizationId)
     return all
@@ -280,7 +280,7 @@ export const make = Effect.gen(function*() {
   })
 
   const types = Effect.fn("Connectors.types")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:read"))
+    yield* enforce(Policy.requirePermission(principal, "connector:read"))
     return { types: Connector.types }
   })
 
@@ -288,7 +288,7 @@ export const make = Effect.gen(function*() {
     principal: Policy.Principal,
     request: Connector.CreateConnectorRequest
   ) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:write"))
+    yield* enforce(Policy.requirePermission(principal, "connector:write"))
     yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
     return yield* tx.withTransaction(Effect.gen(function*() {
       const access = Connector.initialAccess(principal.memberId, request.access)
@@ -315,7 +315,7 @@ export const make = Effect.gen(function*() {
     request: Connector.TestConnectorRequest
   ) {
     if (request.connector_id === undefined) {
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "connector:write"))
+      yield* enforce(Policy.requirePermission(principal, "connector:write"))
       return yield* tester.test(yield* Connector.completeConfig(request.config))
     }
     const { record } = yield* authorize(principal, request.connector_id, Policy.canWrite)

@@ -4,6 +4,10 @@
  * Use cases turn a deny into the matching tagged error with `Decision.enforce`; tests and host
  * applications can inspect the reason without running any effect.
  *
+ * A decision is typed by the codes it can deny with (`Decision<"unauthenticated" | "not_found">`),
+ * so `enforce` derives the exact error union from the policy function that produced it and a use
+ * case's error channel stays as narrow as its rules, without annotations at the call site.
+ *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
@@ -19,44 +23,60 @@ export interface Allow {
 }
 
 /** A denied action: why (for humans and logs) and which API error it becomes. */
-export interface Deny {
+export interface Deny<C extends DenyCode = DenyCode> {
   readonly _tag: "Deny"
-  readonly code: DenyCode
+  readonly code: C
   readonly reason: string
 }
 
-/** The outcome of a policy question. */
-export type Decision = Allow | Deny
+/** The outcome of a policy question that can deny with the codes `C`. */
+export type Decision<C extends DenyCode = DenyCode> = Allow | Deny<C>
 
-const { Allow: makeAllow, Deny: makeDeny } = Data.taggedEnum<Decision>()
+/** The tagged error of each deny code. */
+export interface ErrorByCode {
+  readonly invalid_request: Errors.InvalidRequest
+  readonly permission_denied: Errors.PermissionDenied
+  readonly not_found: Errors.NotFound
+  readonly conflict: Errors.Conflict
+  readonly unauthenticated: Errors.Unauthenticated
+}
+
+/** The tagged error a denial with code `C` fails with. */
+export type ErrorOf<C extends DenyCode> = ErrorByCode[C]
+
+const errorOfCode: { readonly [K in DenyCode]: new(props: { readonly message?: string }) => ErrorByCode[K] } = {
+  invalid_request: Errors.InvalidRequest,
+  permission_denied: Errors.PermissionDenied,
+  not_found: Errors.NotFound,
+  conflict: Errors.Conflict,
+  unauthenticated: Errors.Unauthenticated
+}
 
 /** The allow decision. */
-export const allow: Decision = makeAllow()
+export const allow: Allow = Data.tagged<Allow>("Allow")()
 
 /** A denial with its error code and reason. */
-export const deny = (code: DenyCode, reason: string): Deny => makeDeny({ code, reason }) as Deny
+export const deny = <C extends DenyCode>(code: C, reason: string): Deny<C> =>
+  Data.tagged<Deny<C>>("Deny")({ code, reason })
 
 /** Is this decision an allow? */
-export const isAllow = (decision: Decision): decision is Allow => decision._tag === "Allow"
+export const isAllow = <C extends DenyCode>(decision: Decision<C>): decision is Allow => decision._tag === "Allow"
 
 /** Is this decision a deny? */
-export const isDeny = (decision: Decision): decision is Deny => decision._tag === "Deny"
+export const isDeny = <C extends DenyCode>(decision: Decision<C>): decision is Deny<C> => decision._tag === "Deny"
 
 /** The first denial of several checks, or allow when every check allows. */
-export const all = (decisions: Iterable<Decision>): Decision => {
+export const all = <C extends DenyCode>(decisions: Iterable<Decision<C>>): Decision<C> => {
   for (const decision of decisions) if (decision._tag === "Deny") return decision
   return allow
 }
 
-/**
- * Fails with the tagged error of a denial, or succeeds with void.
- * A `not_found` denial keeps the seed's default message so it never hints that the object exists.
- *
- * A denial only ever fails with the error of its code. Each policy function documents the codes it
- * can deny with, so a use case states them as `E` (`enforce<Unauthenticated | PermissionDenied>(...)`)
- * and its error channel stays as narrow as the rules make it; `E` defaults to every API error.
- */
-export const enforce = <E extends Errors.ApiError = Errors.ApiError>(decision: Decision): Effect.Effect<void, E> =>
-  decision._tag === "Allow"
-    ? Effect.void
-    : Effect.fail(Errors.fromCode(decision.code, decision.code === "not_found" ? undefined : decision.reason) as E)
+/** The tagged error of a denial. A `not_found` denial keeps the seed's default message, so it never hints that the object exists. */
+export const toError = <C extends DenyCode>(denial: Deny<C>): ErrorOf<C> => {
+  const ErrorClass = errorOfCode[denial.code]
+  return new ErrorClass(denial.code === "not_found" ? {} : { message: denial.reason })
+}
+
+/** Fails with the tagged error of a denial (see `toError`), or succeeds with void. */
+export const enforce = <C extends DenyCode>(decision: Decision<C>): Effect.Effect<void, ErrorOf<C>> =>
+  decision._tag === "Allow" ? Effect.void : Effect.fail(toError(decision))

@@ -130,7 +130,11 @@ export const treeOf = (files: Files): Owners.OwnersTree =>
   Either.getOrElse(Owners.fromSnapshot(files), () => lockedTree)
 
 /** May the caller read every one of these paths (under main's tree)? */
-export const readsAll = (tree: Owners.OwnersTree, caller: Owners.Caller, paths: Iterable<string>): Decision.Decision =>
+export const readsAll = (
+  tree: Owners.OwnersTree,
+  caller: Owners.Caller,
+  paths: Iterable<string>
+): Decision.Decision<"not_found"> =>
   Decision.all(Arr.map(Arr.fromIterable(paths), (path) => Owners.readAuthority(tree, caller, path)))
 
 /** Builds the service from the library store, the member repository and `Auth` (live roles). */
@@ -197,7 +201,7 @@ export const make = Effect.gen(function*() {
   )
 
   const snapshotFor = Effect.fn("Library.snapshotFor")(function*(principal: Policy.Principal, ref?: string) {
-    yield* Decision.enforce<Unauthenticated>(Policy.authenticated(principal))
+    yield* Decision.enforce(Policy.authenticated(principal))
     const current = yield* main(principal.organizationId)
     const caller = yield* callerOf(principal)
     if (ref === undefined) {
@@ -210,7 +214,7 @@ export const make = Effect.gen(function*() {
 
   const stage = Effect.fn("Library.stage")(
     function*(principal: Policy.Principal, baseRef: Option.Option<string>, edits: Edits) {
-      yield* Decision.enforce<Unauthenticated>(Policy.authenticated(principal))
+      yield* Decision.enforce(Policy.authenticated(principal))
       yield* validatePaths(HashMap.keys(edits))
       const base = yield* filesAt(principal.organizationId, baseRef)
       if (Option.isNone(base)) {
@@ -220,7 +224,7 @@ export const make = Effect.gen(function*() {
       const caller = yield* callerOf(principal)
       // Every edited path, not only the ones that end up in the diff: otherwise writing a guessed
       // content to a hidden path would tell, by an empty diff, that the guess was right.
-      yield* Decision.enforce<NotFound>(readsAll(current.tree, caller, HashMap.keys(edits)))
+      yield* Decision.enforce(readsAll(current.tree, caller, HashMap.keys(edits)))
       const files = applyChanges(base.value, edits)
       const diff = LibraryDiff.diffFiles(base.value, files)
       return { baseRef, files, diff, touchedPaths: LibraryDiff.touchedPaths(diff.diffs) }

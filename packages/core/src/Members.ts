@@ -110,7 +110,7 @@ const heldRoles = <R extends Role.Role>(
 export const canRemoveMember = (
   principal: Policy.Principal,
   memberRoles: ReadonlyArray<Policy.RoleInfo>
-): Decision.Decision => {
+): Decision.Decision<"permission_denied"> => {
   const own: ReadonlyArray<Permission.Permission> = Policy.effectivePermissions(principal)
   return memberRoles.flatMap(Policy.rolePermissions).every((permission) => own.includes(permission))
     ? Decision.allow
@@ -208,7 +208,7 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(roles.getForUpdate(organizationId, id), Effect.mapError(() => new Errors.NotFound()))
 
   const list = Effect.fn("Members.list")(function*(principal: Policy.Principal) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:read"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "member:read"))
     const organizationId = principal.organizationId
     const [allRoles, allGroups, live] = yield* Effect.all([
       roles.list(organizationId),
@@ -224,14 +224,14 @@ export const make = Effect.gen(function*() {
   })
 
   const invite = Effect.fn("Members.invite")(function*(principal: Policy.Principal, request: Member.InviteMember) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:write"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "member:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {
       const role = yield* provided(systemRole(organizationId, request.role))
       // `member` is the default every member gets, which is what `member:write` is for; `admin` hands
       // out every permission, so only someone who may assign it (an admin) invites one.
       if (request.role === "admin") {
-        yield* Decision.enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
+        yield* Decision.enforce(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
       }
       const id = MemberId.make(yield* ids.uuid)
       yield* members.create(
@@ -259,7 +259,7 @@ export const make = Effect.gen(function*() {
 
   const remove = Effect.fn("Members.delete")(
     function*(principal: Policy.Principal, id: MemberId, params: Member.DeleteMemberParams) {
-      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "member:write"))
+      yield* Decision.enforce(Policy.requirePermission(principal, "member:write"))
       const organizationId = principal.organizationId
       return yield* tx.withTransaction(Effect.gen(function*() {
         const member = yield* Effect.flatMap(
@@ -272,7 +272,7 @@ export const make = Effect.gen(function*() {
           return yield* new Errors.InvalidRequest({ message: "you cannot delete yourself" })
         }
         const held = yield* provided(liveRoles(organizationId, id))
-        yield* Decision.enforce<PermissionDenied>(canRemoveMember(principal, held.map(Role.toRoleInfo)))
+        yield* Decision.enforce(canRemoveMember(principal, held.map(Role.toRoleInfo)))
         yield* provided(ensureAdminRemains(organizationId, { _tag: "RemoveMember", memberId: id }))
         if (params.hard_delete) {
           yield* Effect.orDie(members.hardDelete(organizationId, id))
@@ -292,19 +292,19 @@ export const make = Effect.gen(function*() {
   )
 
   const listRoles = Effect.fn("Members.listRoles")(function*(principal: Policy.Principal, id: MemberId) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:read"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "role:read"))
     yield* liveMember(principal.organizationId, id)
     return { member_id: id, roles: yield* provided(liveRoles(principal.organizationId, id)) }
   })
 
   const assignRole = Effect.fn("Members.assignRole")(
     function*(principal: Policy.Principal, id: MemberId, request: Role.AssignRole) {
-      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
+      yield* Decision.enforce(Policy.requirePermission(principal, "role:write"))
       const organizationId = principal.organizationId
       return yield* tx.withTransaction(Effect.gen(function*() {
         yield* liveMember(organizationId, id)
         const role = yield* existingRole(organizationId, request.roleId)
-        yield* Decision.enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
+        yield* Decision.enforce(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
         // Assigning a held role changes nothing, so it leaves no audit entry either.
         if (!(yield* members.roleIds(organizationId, id)).includes(role.id)) {
           yield* members.assignRole(organizationId, id, role.id)
@@ -322,12 +322,12 @@ export const make = Effect.gen(function*() {
 
   const unassignRole = Effect.fn("Members.unassignRole")(
     function*(principal: Policy.Principal, id: MemberId, roleId: RoleId) {
-      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
+      yield* Decision.enforce(Policy.requirePermission(principal, "role:write"))
       const organizationId = principal.organizationId
       return yield* tx.withTransaction(Effect.gen(function*() {
         yield* liveMember(organizationId, id)
         const role = yield* existingRole(organizationId, roleId)
-        yield* Decision.enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
+        yield* Decision.enforce(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
         if ((yield* members.roleIds(organizationId, id)).includes(role.id)) {
           if (Role.isSystemAdmin(role)) {
             yield* provided(ensureAdminRemains(organizationId, { _tag: "UnassignAdmin", memberId: id }))

@@ -52,7 +52,7 @@ export const make = Effect.gen(function*() {
   const catalogues = yield* ModelCatalogue
 
   const list = Effect.fn("Models.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated>(Policy.authenticated(principal))
+    yield* enforce(Policy.authenticated(principal))
     return modelsFor(principal, yield* catalogues.catalogue(principal.organizationId))
   })
 

@@ -362,7 +362,11 @@ export const governingFolder = (path: string): Option.Option<string> => {
  * must be an owner of the governing folder. A path no OWNERS file names an owner for is writable
  * by admins only.
  */
-export const writeAuthority = (tree: OwnersTree, caller: Caller, path: string): Decision.Decision => {
+export const writeAuthority = (
+  tree: OwnersTree,
+  caller: Caller,
+  path: string
+): Decision.Decision<"permission_denied"> => {
   if (caller.isAdmin) return Decision.allow
   return Option.match(governingFolder(path), {
     onNone: () => Decision.deny("permission_denied", `only organization admins may change the root ${fileName} file`),
@@ -378,7 +382,7 @@ export const writeAuthority = (tree: OwnersTree, caller: Caller, path: string): 
  * file in effect for it lists a `reader:`; from then on only its readers, its owners and admins
  * may read it. A denial is `not_found`: a hidden path is never confirmed to exist.
  */
-export const readAuthority = (tree: OwnersTree, caller: Caller, path: string): Decision.Decision => {
+export const readAuthority = (tree: OwnersTree, caller: Caller, path: string): Decision.Decision<"not_found"> => {
   if (caller.isAdmin) return Decision.allow
   const policy = effective(tree, folderOf(path))
   if (policy.readers.length === 0) return Decision.allow

@@ -232,7 +232,7 @@ export const make = Effect.gen(function*() {
     )
 
   const create = Effect.fn("Playbooks.create")(function*(principal: Policy.Principal) {
-    yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:write"))
+    yield* Decision.enforce(Policy.requirePermission(principal, "playbook:write"))
     const playbook = Playbook.make({
       id: PlaybookId.make(yield* ids.uuid),
       organizationId: principal.organizationId,
@@ -250,7 +250,7 @@ export const make = Effect.gen(function*() {
   const list = Effect.fn("Playbooks.list")(
     function*(principal: Policy.Principal, query: Playbook.ListPlaybooksQuery) {
       // Every playbook is visible to the whole organization, so the permission is the only check.
-      yield* Decision.enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "playbook:read"))
+      yield* Decision.enforce(Policy.requirePermission(principal, "playbook:read"))
       const page = yield* playbooks.list(principal.organizationId, {
         limit: query.limit,
         offset: query.offset,
@@ -266,7 +266,7 @@ export const make = Effect.gen(function*() {
   const get = Effect.fn("Playbooks.get")(
     function*(principal: Policy.Principal, id: PlaybookId, query: Playbook.GetPlaybookQuery) {
       const playbook = yield* find(principal.organizationId, id, false)
-      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce(
         Policy.canRead(principal, "playbook", accessOf(playbook), yield* DateTime.now)
       )
       const page = yield* playbooks.listReports(principal.organizationId, id, {
@@ -286,7 +286,7 @@ export const make = Effect.gen(function*() {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
         const playbook = yield* find(principal.organizationId, id, true)
-        yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
+        yield* Decision.enforce(
           Policy.canWrite(principal, "playbook", accessOf(playbook), now)
         )
         // Every id sent is checked, kept ones included: the playbook runs with what is attached, so
@@ -307,7 +307,7 @@ export const make = Effect.gen(function*() {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, true)
-      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce(
         Policy.canOwn(principal, "playbook", accessOf(playbook), now)
       )
       yield* Effect.orDie(playbooks.delete(principal.organizationId, id))
@@ -320,7 +320,7 @@ export const make = Effect.gen(function*() {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, true)
-      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce(
         Policy.canWrite(principal, "playbook", accessOf(playbook), now)
       )
       // A deployed playbook fires on its own: one that could not run is refused here, not at 9 am.
@@ -363,7 +363,7 @@ export const make = Effect.gen(function*() {
     function*(principal: Policy.Principal, id: PlaybookId, request: Playbook.RunPlaybookRequest) {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, false)
-      yield* Decision.enforce<Unauthenticated | PermissionDenied | NotFound>(
+      yield* Decision.enforce(
         Policy.canWrite(principal, "playbook", accessOf(playbook), now)
       )
       yield* requireRunnable(principal, playbook, now)

@@ -160,15 +160,24 @@ export const keepsMemberGrants = (principal: Principal): boolean =>
 // Permission decisions
 // -----------------------------------------------------------------------------------------------
 
-const denied = (code: Decision.DenyCode, reason: string): Decision.Deny => Decision.deny(code, reason) as Decision.Deny
+const denied = Decision.deny
 
 const notFound = denied("not_found", "not found")
+
+/** A decision that refuses only a caller who is not (or no longer) authenticated. */
+export type AuthDecision = Decision.Decision<"unauthenticated">
+
+/** A decision about a permission: unauthenticated, or `permission_denied`. */
+export type PermissionDecision = Decision.Decision<"unauthenticated" | "permission_denied">
+
+/** A decision about an object: a permission decision, or `not_found` for an object the caller cannot see. */
+export type ObjectDecision = Decision.Decision<"unauthenticated" | "permission_denied" | "not_found">
 
 /**
  * Allows a live caller. A soft-deleted member (and so every key it owns) is unauthenticated: the
  * credential may still verify, but it must stop working at once.
  */
-export const authenticated = (principal: Principal): Decision.Decision =>
+export const authenticated = (principal: Principal): AuthDecision =>
   isActive(principal)
     ? Decision.allow
     : principal.auth._tag === "ApiKey"
@@ -176,7 +185,7 @@ export const authenticated = (principal: Principal): Decision.Decision =>
     : denied("unauthenticated", "Authentication required")
 
 /** Allows a caller that holds the permission; otherwise `permission_denied` naming it. */
-export const requirePermission = (principal: Principal, permission: Permission.Permission): Decision.Decision =>
+export const requirePermission = (principal: Principal, permission: Permission.Permission): PermissionDecision =>
   Decision.all([
     authenticated(principal),
     hasPermission(principal, permission)
@@ -185,7 +194,7 @@ export const requirePermission = (principal: Principal, permission: Permission.P
   ])
 
 /** Allows a caller acting with the `admin` role; otherwise the seed's `admin role required`. */
-export const requireAdmin = (principal: Principal): Decision.Decision =>
+export const requireAdmin = (principal: Principal): PermissionDecision =>
   Decision.all([
     authenticated(principal),
     isAdmin(principal) ? Decision.allow : denied("permission_denied", "admin role required")
@@ -196,7 +205,7 @@ export const requireAdmin = (principal: Principal): Decision.Decision =>
 const withinOwnPermissions = (
   principal: Principal,
   permissions: ReadonlyArray<Permission.Permission>
-): Decision.Decision => {
+): Decision.Decision<"permission_denied"> => {
   const own = effectivePermissions(principal)
   return permissions.every((permission) => own.includes(permission))
     ? Decision.allow
@@ -211,14 +220,14 @@ const withinOwnPermissions = (
 export const canAssignRole = (
   principal: Principal,
   role: Pick<RoleInfo, "isSystem" | "name" | "permissions">
-): Decision.Decision =>
+): PermissionDecision =>
   Decision.all([requirePermission(principal, "role:write"), withinOwnPermissions(principal, rolePermissions(role))])
 
 /** May the caller create a role with these permissions (`role:write`, and only permissions it holds)? */
 export const canCreateRole = (
   principal: Principal,
   permissions: ReadonlyArray<Permission.Permission>
-): Decision.Decision =>
+): PermissionDecision =>
   Decision.all([requirePermission(principal, "role:write"), withinOwnPermissions(principal, permissions)])
 
 /**
@@ -230,7 +239,7 @@ export const canEditRole = (
   principal: Principal,
   role: Pick<RoleInfo, "isSystem" | "name" | "permissions">,
   newPermissions: ReadonlyArray<Permission.Permission> = []
-): Decision.Decision =>
+): PermissionDecision =>
   Decision.all([
     requirePermission(principal, "role:write"),
     role.isSystem ? requireAdmin(principal) : Decision.allow,
@@ -270,7 +279,9 @@ export interface Minted extends Decision.Allow {
 }
 
 /** The outcome of `canMint`: a denial, or an allow carrying the key to store. */
-export type MintDecision = Decision.Deny | Minted
+export type MintDecision =
+  | Decision.Deny<"unauthenticated" | "permission_denied" | "not_found" | "invalid_request">
+  | Minted
 
 /**
  * The minting rules of `POST /v2/api-keys`.
@@ -316,7 +327,10 @@ interface MintScope {
   readonly missing: (roleId: RoleId) => string
 }
 
-const mintScope = (caller: Principal, target: TargetMember | undefined): Decision.Deny | MintScope => {
+const mintScope = (
+  caller: Principal,
+  target: TargetMember | undefined
+): Decision.Deny<"permission_denied" | "not_found" | "invalid_request"> | MintScope => {
   const callerRoleIds = roleIds(effectiveRoles(caller))
   const notHeld = (roleId: RoleId) =>
     `permission denied: role ${roleId} is not held by ${
@@ -349,7 +363,7 @@ const mintScope = (caller: Principal, target: TargetMember | undefined): Decisio
 export type KeyListScope = ListScope
 
 /** May the caller list keys of this scope? Own keys need nothing; anyone else's need `organization:read`. */
-export const canListKeys = (principal: Principal, scope: KeyListScope): Decision.Decision =>
+export const canListKeys = (principal: Principal, scope: KeyListScope): PermissionDecision =>
   scope === "personal" ? authenticated(principal) : requirePermission(principal, "organization:read")
 
 /** A stored key as the capability table needs it. */
@@ -372,7 +386,7 @@ export type KeyAction = "revoke" | "rotate"
  * hands out a fresh secret, which would otherwise widen a narrow embed key). A key may always
  * revoke or rotate itself. Another member's key is `not_found` to a caller that cannot list it.
  */
-export const canManageKey = (principal: Principal, key: KeyInfo, action: KeyAction): Decision.Decision => {
+export const canManageKey = (principal: Principal, key: KeyInfo, action: KeyAction): ObjectDecision => {
   const auth = authenticated(principal)
   if (Decision.isDeny(auth)) return auth
   if (key.organizationId !== principal.organizationId) return notFound
@@ -488,7 +502,7 @@ const accessDecision = (needed: AccessType, action: Permission.Action) =>
   resource: Permission.Resource,
   object: ObjectAccess,
   now: DateTime.Utc
-): Decision.Decision => {
+): ObjectDecision => {
   const auth = authenticated(principal)
   if (Decision.isDeny(auth)) return auth
   const access = objectAccess(principal, object, now)
@@ -507,7 +521,7 @@ export const canRead: (
   resource: Permission.Resource,
   object: ObjectAccess,
   now: DateTime.Utc
-) => Decision.Decision = accessDecision("viewer", "read")
+) => ObjectDecision = accessDecision("viewer", "read")
 
 /** May the caller change the object? Needs `<resource>:write` and editor access; invisible is `not_found`. */
 export const canWrite: (
@@ -515,7 +529,7 @@ export const canWrite: (
   resource: Permission.Resource,
   object: ObjectAccess,
   now: DateTime.Utc
-) => Decision.Decision = accessDecision("editor", "write")
+) => ObjectDecision = accessDecision("editor", "write")
 
 /** May the caller delete the object or change who can reach it? Needs `<resource>:write` and owner access. */
 export const canOwn: (
@@ -523,7 +537,7 @@ export const canOwn: (
   resource: Permission.Resource,
   object: ObjectAccess,
   now: DateTime.Utc
-) => Decision.Decision = accessDecision("owner", "write")
+) => ObjectDecision = accessDecision("owner", "write")
 
 /** A connector's access, with its id (to resolve an agent's `connector_ids`). */
 export interface ConnectorAccess extends ObjectAccess {
@@ -546,7 +560,7 @@ export const agentVisible = (
   agent: AgentAccess,
   connectors: ReadonlyArray<ConnectorAccess>,
   now: DateTime.Utc
-): Decision.Decision => {
+): Decision.Decision<"unauthenticated" | "not_found"> => {
   const auth = authenticated(principal)
   if (Decision.isDeny(auth)) return auth
   if (agent.organizationId !== principal.organizationId) return notFound
@@ -562,8 +576,8 @@ export const canAccessAgent = (
   agent: AgentAccess,
   connectors: ReadonlyArray<ConnectorAccess>,
   now: DateTime.Utc
-): Decision.Decision =>
-  Decision.all([
+): ObjectDecision =>
+  Decision.all<"unauthenticated" | "permission_denied" | "not_found">([
     agentVisible(principal, agent, connectors, now),
     requirePermission(principal, Permission.make("agent", action))
   ])
@@ -631,7 +645,7 @@ export interface ModelResolved extends Decision.Allow {
 }
 
 /** The outcome of `resolveChatModel`. */
-export type ModelDecision = Decision.Deny | ModelResolved
+export type ModelDecision = Decision.Deny<"unauthenticated" | "invalid_request" | "permission_denied"> | ModelResolved
 
 /**
  * Resolves the model of a chat request. `model` with `chat_id` is `invalid_request` (a chat keeps

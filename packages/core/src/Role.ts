@@ -192,7 +192,7 @@ const modelConfigurationAfter = (role: Role, update: UpdateRole): ModelConfigura
  * (`invalid_request`), and the default model must be one of the allowed models (`invalid_request`).
  * Re-sending a system role's current name or permissions is not a change and is allowed.
  */
-export const checkUpdate = (role: Role, update: UpdateRole): Decision.Decision => {
+export const checkUpdate = (role: Role, update: UpdateRole): Decision.Decision<"invalid_request"> => {
   const models = modelConfigurationAfter(role, update)
   return Decision.all([
     role.is_system && update.name !== undefined && update.name !== role.name
@@ -226,7 +226,7 @@ export const applyUpdate = (role: RoleRecord, update: UpdateRole, now: DateTime.
   })
 
 /** May the role be deleted? System roles never are (`invalid_request`). */
-export const checkDelete = (role: Role): Decision.Decision =>
+export const checkDelete = (role: Role): Decision.Decision<"invalid_request"> =>
   role.is_system
     ? Decision.deny("invalid_request", `the system role ${role.name} cannot be deleted`)
     : Decision.allow

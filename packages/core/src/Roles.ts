@@ -102,12 +102,12 @@ export const make = Effect.gen(function*() {
   ) => Effect.provide(AuditLog.record({ ...input, ...AuditLog.actorOf(principal) }), context)
 
   const list = Effect.fn("Roles.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:read"))
+    yield* enforce(Policy.requirePermission(principal, "role:read"))
     return { roles: yield* roles.list(principal.organizationId) }
   })
 
   const create = Effect.fn("Roles.create")(function*(principal: Policy.Principal, request: Role.CreateRole) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.canCreateRole(principal, request.permissions ?? []))
+    yield* enforce(Policy.canCreateRole(principal, request.permissions ?? []))
     return yield* tx.withTransaction(Effect.gen(function*() {
       const role = Role.make({
         id: RoleId.make(yield* ids.uuid),
@@ -129,17 +129,17 @@ export const make = Effect.gen(function*() {
   const update = Effect.fn("Roles.update")(
     function*(principal: Policy.Principal, id: RoleId, request: Role.UpdateRole) {
       // Checked before the lookup, so a caller without `role:write` learns nothing about ids.
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
+      yield* enforce(Policy.requirePermission(principal, "role:write"))
       const organizationId = principal.organizationId
       return yield* tx.withTransaction(Effect.gen(function*() {
         const role = yield* Effect.flatMap(
           roles.getForUpdate(organizationId, id),
           Effect.mapError(() => new Errors.NotFound())
         )
-        yield* enforce<PermissionDenied>(
+        yield* enforce(
           Policy.canEditRole(principal, Role.toRoleInfo(role), request.permissions ?? [])
         )
-        yield* enforce<InvalidRequest>(Role.checkUpdate(role, request))
+        yield* enforce(Role.checkUpdate(role, request))
         const unknown = unknownModels(yield* catalogues.catalogue(organizationId), request)
         if (unknown.length > 0) {
           return yield* new Errors.InvalidRequest({ message: `unknown model id: ${unknown.join(", ")}` })
@@ -171,15 +171,15 @@ export const make = Effect.gen(function*() {
   )
 
   const remove = Effect.fn("Roles.delete")(function*(principal: Policy.Principal, id: RoleId) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "role:write"))
+    yield* enforce(Policy.requirePermission(principal, "role:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {
       const role = yield* Effect.flatMap(
         roles.getForUpdate(organizationId, id),
         Effect.mapError(() => new Errors.NotFound())
       )
-      yield* enforce<PermissionDenied>(Policy.canEditRole(principal, Role.toRoleInfo(role)))
-      yield* enforce<InvalidRequest>(Role.checkDelete(role))
+      yield* enforce(Policy.canEditRole(principal, Role.toRoleInfo(role)))
+      yield* enforce(Role.checkDelete(role))
       yield* roles.delete(organizationId, id)
       yield* audit(principal, {
         action: "role.delete",

@@ -64,7 +64,7 @@ export const make = Effect.gen(function*() {
   const executions = yield* ExecutionRepo
 
   const list = Effect.fn("Sandboxes.list")(function*(principal: Policy.Principal, params: Sandbox.ListParams) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "sandbox:read"))
+    yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
     const after = params.cursor === undefined ? undefined : yield* Pagination.decodeCursor(params.cursor, Schema.UUID)
     const page = yield* sandboxes.list(principal.organizationId, {
       status: params.status,
@@ -81,7 +81,7 @@ export const make = Effect.gen(function*() {
 
   const listExecutions = Effect.fn("Sandboxes.executions")(
     function*(principal: Policy.Principal, id: SandboxId, params: Execution.ListParams) {
-      yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "sandbox:read"))
+      yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
       const sandbox = yield* sandboxes.get(principal.organizationId, id)
       if (Option.isNone(sandbox) || (sandbox.value.member_id !== principal.memberId && !seesAll(principal))) {
         return yield* new NotFound()

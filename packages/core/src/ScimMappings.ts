@@ -88,13 +88,13 @@ export const make = Effect.gen(function*() {
   const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
 
   const list = Effect.fn("ScimMappings.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "organization:read"))
+    yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const mappings = yield* groups.listMappings(principal.organizationId)
     return { mappings: mappings.map(ScimGroupMapping.toMapping) }
   })
 
   const migrateAll = Effect.fn("ScimMappings.migrateAll")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "organization:write"))
+    yield* enforce(Policy.requirePermission(principal, "organization:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {
       // Locked, so two concurrent migrations cannot both create a group for the same mapping.
@@ -146,7 +146,7 @@ export const make = Effect.gen(function*() {
   })
 
   const whoAmI = Effect.fn("ScimMappings.whoAmI")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated>(Policy.authenticated(principal))
+    yield* enforce(Policy.authenticated(principal))
     // The principal was built from the member; one erased since then is no longer anyone.
     const member = yield* Effect.flatMap(
       members.get(principal.organizationId, principal.memberId),

@@ -81,7 +81,7 @@ export const make = Effect.gen(function*() {
 
   const create = Effect.fn("ServiceAccounts.create")(
     function*(principal: Policy.Principal, request: ServiceAccount.CreateServiceAccount) {
-      yield* enforce<Unauthenticated | PermissionDenied>(
+      yield* enforce(
         Policy.requirePermission(principal, "organization:write")
       )
       const organizationId = principal.organizationId
@@ -93,7 +93,7 @@ export const make = Effect.gen(function*() {
             Effect.flatMap(roles.getForUpdate(organizationId, roleId), Effect.mapError(() => new Errors.NotFound()))
         )
         for (const role of granted) {
-          yield* enforce<PermissionDenied>(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
+          yield* enforce(Policy.canAssignRole(principal, Role.toRoleInfo(role)))
         }
         const account = ServiceAccount.make({
           id: MemberId.make(yield* ids.uuid),
@@ -116,7 +116,7 @@ export const make = Effect.gen(function*() {
   )
 
   const list = Effect.fn("ServiceAccounts.list")(function*(principal: Policy.Principal) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "organization:read"))
+    yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const organizationId = principal.organizationId
     const accounts = yield* members.list(organizationId, { isServiceAccount: true })
     const items = yield* Effect.forEach(
@@ -128,7 +128,7 @@ export const make = Effect.gen(function*() {
   })
 
   const remove = Effect.fn("ServiceAccounts.delete")(function*(principal: Policy.Principal, id: MemberId) {
-    yield* enforce<Unauthenticated | PermissionDenied>(Policy.requirePermission(principal, "organization:write"))
+    yield* enforce(Policy.requirePermission(principal, "organization:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {
       const account = yield* members.get(organizationId, id)
@@ -140,7 +140,7 @@ export const make = Effect.gen(function*() {
         return yield* new Errors.InvalidRequest({ message: "a service account cannot delete itself" })
       }
       const held = yield* provided(liveRoles(organizationId, id))
-      yield* enforce<PermissionDenied>(canRemoveMember(principal, held.map(Role.toRoleInfo)))
+      yield* enforce(canRemoveMember(principal, held.map(Role.toRoleInfo)))
       yield* provided(ensureAdminRemains(organizationId, { _tag: "RemoveMember", memberId: id }))
       yield* Effect.orDie(members.softDelete(organizationId, id, yield* DateTime.now))
       yield* audit(principal, {
