@@ -20,8 +20,7 @@ import * as Schema from "effect/Schema"
 import * as Agent from "./Agent.js"
 import { AgentRepo } from "./AgentRepo.js"
 import * as AgentRun from "./AgentRun.js"
-import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { Connectors, policyAccess, requireUsable } from "./Connectors.js"
 import { enforce } from "./Decision.js"
@@ -138,20 +137,9 @@ export const make = Effect.gen(function*() {
   const jobs = yield* JobQueue
   const ids = yield* IdGenerator
   const tx = yield* Transaction
-  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
-
-  const audit = (
-    principal: Policy.Principal,
-    input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod" | "resourceType">
-  ) =>
-    Effect.provide(
-      AuditLog.record({
-        ...input,
-        resourceType: "agent",
-        ...AuditLog.actorOf(principal)
-      }),
-      context
-    )
+  const auditor = yield* Auditor
+  const audit = (principal: Policy.Principal, entry: Omit<Auditor.Entry, "resourceType">) =>
+    auditor.recordBy(principal, { ...entry, resourceType: "agent" })
 
   // The access of the given connectors, as the policy engine reads it. A missing one is simply left
   // out: `Policy.agentVisible` counts it as unreachable.
@@ -399,17 +387,14 @@ export const make = Effect.gen(function*() {
         if (queued) {
           yield* Effect.orDie(agents.createRun(run))
           // No member started it: the scheduler is the actor.
-          yield* Effect.provide(
-            AuditLog.record({
-              organizationId,
-              authMethod: "system",
-              action: "agent.run",
-              resourceType: "agent",
-              resourceId: agentId,
-              details: { run_id: run.id, trigger_source: "schedule" }
-            }),
-            context
-          )
+          yield* auditor.record({
+            organizationId,
+            authMethod: "system",
+            action: "agent.run",
+            resourceType: "agent",
+            resourceId: agentId,
+            details: { run_id: run.id, trigger_source: "schedule" }
+          })
         }
         return queued
       }))
@@ -446,6 +431,6 @@ export const make = Effect.gen(function*() {
 
 /**
  * The agents use cases over `AgentRepo`, `ConnectorRepo`, `Connectors`, `JobQueue`, `Transaction`,
- * `AuditLogRepo` and `IdGenerator` in context.
+ * `Auditor` in context.
  */
 export const layer = Layer.effect(Agents, make)

@@ -20,7 +20,7 @@ import * as Schema from "effect/Schema"
 import * as ApiKey from "./ApiKey.js"
 import { ApiKeyRepo } from "./ApiKeyRepo.js"
 import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { Auth, principalOf } from "./Auth.js"
 import * as Decision from "./Decision.js"
 import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
@@ -109,9 +109,7 @@ export const make = Effect.gen(function*() {
   const hasher = yield* SecretHasher
   const ids = yield* IdGenerator
   const tx = yield* Transaction
-  const auditContext = yield* Effect.context<AuditLogRepo | IdGenerator>()
-
-  const audit = (input: AuditLog.RecordInput) => Effect.provide(AuditLog.record(input), auditContext)
+  const auditor = yield* Auditor
 
   const newSecret = Effect.gen(function*() {
     const secret = yield* hasher.generate
@@ -174,7 +172,7 @@ export const make = Effect.gen(function*() {
     })
     yield* tx.withTransaction(Effect.zipRight(
       store(record),
-      audit({
+      auditor.record({
         organizationId: options.organizationId,
         ...options.actor,
         action: "api_key.create",
@@ -258,7 +256,7 @@ export const make = Effect.gen(function*() {
       // The row is locked and was just read, so it cannot have vanished.
       yield* Effect.orDie(keys.update(rotation.revoked))
       yield* store(rotation.replacement)
-      yield* audit({
+      yield* auditor.record({
         ...AuditLog.actorOf(principal),
         action: "api_key.rotate",
         resourceType: "api_key",
@@ -278,7 +276,7 @@ export const make = Effect.gen(function*() {
       const record = yield* lockManaged(principal, id, "revoke")
       const revoked = yield* ApiKey.revoke(record, yield* DateTime.now)
       yield* Effect.orDie(keys.update(revoked))
-      yield* audit({
+      yield* auditor.record({
         ...AuditLog.actorOf(principal),
         action: "api_key.revoke",
         resourceType: "api_key",
@@ -321,5 +319,5 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   ApiKeys,
   never,
-  ApiKeyRepo | MemberRepo | AuditLogRepo | Auth | SecretHasher | IdGenerator | Transaction
+  ApiKeyRepo | MemberRepo | Auditor | Auth | SecretHasher | IdGenerator | Transaction
 > = Layer.effect(ApiKeys, make)

@@ -23,7 +23,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Approval from "./Approval.js"
 import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import * as Change from "./Change.js"
 import { ChangeRepo } from "./ChangeRepo.js"
 import * as Decision from "./Decision.js"
@@ -129,9 +129,7 @@ export const make = Effect.gen(function*() {
   const library = yield* Library
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const auditContext = yield* Effect.context<AuditLogRepo | IdGenerator>()
-
-  const audit = (input: AuditLog.RecordInput) => Effect.provide(AuditLog.record(input), auditContext)
+  const auditor = yield* Auditor
 
   // Stored commits never disappear, so a ref the repository holds that the store lacks is a broken
   // store, not something a caller can cause.
@@ -423,8 +421,7 @@ export const make = Effect.gen(function*() {
     action: "change.approve" | "change.deny" | "change.restore",
     details: AuditLog.Details = {}
   ) =>
-    audit({
-      ...AuditLog.actorOf(principal),
+    auditor.recordBy(principal, {
       action,
       resourceType: "change",
       resourceId: change.id,
@@ -515,5 +512,5 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   Changes,
   never,
-  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | AuditLogRepo
+  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | Auditor
 > = Layer.effect(Changes, make)

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import * as ChatChannel from "./ChatChannel.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
 import * as Decision from "./Decision.js"
@@ -48,18 +48,9 @@ export const make = Effect.gen(function*() {
   const repo = yield* ChatChannelRepo
   const ids = yield* IdGenerator
   const tx = yield* Transaction
-  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
+  const auditor = yield* Auditor
   const audit = (principal: Policy.Principal, action: AuditLog.Action, id: string, details: AuditLog.Details) =>
-    Effect.provide(
-      AuditLog.record({
-        action,
-        resourceType: "chat_channel",
-        resourceId: id,
-        details,
-        ...AuditLog.actorOf(principal)
-      }),
-      context
-    )
+    auditor.recordBy(principal, { action, resourceType: "chat_channel", resourceId: id, details })
 
   const create = Effect.fn("ChatChannels.create")(
     function*(principal: Policy.Principal, request: ChatChannel.CreateRequest) {
@@ -105,5 +96,5 @@ export const make = Effect.gen(function*() {
   return ChatChannels.of({ create, list, delete: remove })
 })
 
-/** The use cases over `ChatChannelRepo`, `AuditLogRepo`, `Transaction` and `IdGenerator`. */
+/** The use cases over `ChatChannelRepo`, `Auditor`, `Transaction` and `IdGenerator`. */
 export const layer = Layer.effect(ChatChannels, make)

@@ -21,13 +21,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AgentRepo } from "./AgentRepo.js"
 import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { ConnectorTester } from "./ConnectorTester.js"
 import { enforce } from "./Decision.js"
 import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
-import type { IdGenerator } from "./IdGenerator.js"
 import type { ConnectorId, OrganizationId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
@@ -208,20 +207,9 @@ export const make = Effect.gen(function*() {
   const roles = yield* RoleRepo
   const tester = yield* ConnectorTester
   const tx = yield* Transaction
-  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
-
-  const audit = (
-    principal: Policy.Principal,
-    input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod" | "resourceType">
-  ) =>
-    Effect.provide(
-      AuditLog.record({
-        ...input,
-        resourceType: "connector",
-        ...AuditLog.actorOf(principal)
-      }),
-      context
-    )
+  const auditor = yield* Auditor
+  const audit = (principal: Policy.Principal, entry: Omit<Auditor.Entry, "resourceType">) =>
+    auditor.recordBy(principal, { ...entry, resourceType: "connector" })
 
   // A connector with its access, or `NotFound`: the two are stored together, so one without the
   // other is simply absent. `forUpdate` locks the connector for the surrounding transaction.
@@ -408,6 +396,6 @@ export const make = Effect.gen(function*() {
 
 /**
  * The connectors use cases over `ConnectorRepo`, `ConnectorTester`, `MemberRepo`, `RoleRepo`,
- * `Transaction`, `AuditLogRepo` and `IdGenerator` in context.
+ * `Transaction`, `Auditor` and `IdGenerator` in context.
  */
 export const layer = Layer.effect(Connectors, make)

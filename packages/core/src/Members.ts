@@ -17,8 +17,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as AuditLog from "./AuditLog.js"
-import { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { liveRoles } from "./Auth.js"
 import * as Decision from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
@@ -183,15 +182,11 @@ export const make = Effect.gen(function*() {
   const groups = yield* GroupRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo | AuditLogRepo | IdGenerator>()
+  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo>()
   const provided = <A, E>(
-    effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo | AuditLogRepo | IdGenerator>
+    effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo>
   ) => Effect.provide(effect, context)
-
-  const audit = (
-    principal: Policy.Principal,
-    input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">
-  ) => provided(AuditLog.record({ ...input, ...AuditLog.actorOf(principal) }))
+  const auditor = yield* Auditor
 
   // A member the API can still address: deleted members are gone from its point of view.
   const liveMember = (organizationId: OrganizationId, id: MemberId) =>
@@ -246,7 +241,7 @@ export const make = Effect.gen(function*() {
         })
       )
       yield* Effect.orDie(members.assignRole(organizationId, id, role.id))
-      yield* audit(principal, {
+      yield* auditor.recordBy(principal, {
         action: "member.invite",
         resourceType: "member",
         resourceId: id,
@@ -280,7 +275,7 @@ export const make = Effect.gen(function*() {
           yield* Effect.orDie(members.softDelete(organizationId, id, yield* DateTime.now))
         }
         // No e-mail in the details: a hard delete erases the person, the log must not keep them.
-        yield* audit(principal, {
+        yield* auditor.recordBy(principal, {
           action: "member.delete",
           resourceType: "member",
           resourceId: id,
@@ -308,7 +303,7 @@ export const make = Effect.gen(function*() {
         // Assigning a held role changes nothing, so it leaves no audit entry either.
         if (!(yield* members.roleIds(organizationId, id)).includes(role.id)) {
           yield* members.assignRole(organizationId, id, role.id)
-          yield* audit(principal, {
+          yield* auditor.recordBy(principal, {
             action: "member.role_assign",
             resourceType: "member",
             resourceId: id,
@@ -333,7 +328,7 @@ export const make = Effect.gen(function*() {
             yield* provided(ensureAdminRemains(organizationId, { _tag: "UnassignAdmin", memberId: id }))
           }
           yield* members.unassignRole(organizationId, id, role.id)
-          yield* audit(principal, {
+          yield* auditor.recordBy(principal, {
             action: "member.role_unassign",
             resourceType: "member",
             resourceId: id,
@@ -348,5 +343,5 @@ export const make = Effect.gen(function*() {
   return Members.of({ list, invite, delete: remove, listRoles, assignRole, unassignRole })
 })
 
-/** The members use cases over the repositories, `Transaction`, `AuditLogRepo` and `IdGenerator` in context. */
+/** The members use cases over the repositories, `Transaction`, `Auditor` and `IdGenerator` in context. */
 export const layer = Layer.effect(Members, make)

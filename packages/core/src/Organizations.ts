@@ -14,8 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as AuditLog from "./AuditLog.js"
-import { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { MemberId, OrganizationId, RoleId } from "./Ids.js"
@@ -64,7 +63,7 @@ export const make = Effect.gen(function*() {
   const roles = yield* RoleRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
+  const auditor = yield* Auditor
 
   const create = Effect.fn("Organizations.create")(function*(input: typeof CreateOrganization.Encoded) {
     const request = yield* Schema.decodeUnknown(CreateOrganization)(input).pipe(
@@ -108,17 +107,14 @@ export const make = Effect.gen(function*() {
       yield* Effect.orDie(members.assignRole(organization.id, admin.id, system.admin.id))
       // Nobody acted through the API: the entry is a system action, so later audits still show who
       // the first admin was and when the tenant came to be.
-      yield* Effect.provide(
-        AuditLog.record({
-          organizationId: organization.id,
-          authMethod: "system",
-          action: "member.invite",
-          resourceType: "member",
-          resourceId: admin.id,
-          details: { email: admin.email, role: "admin" }
-        }),
-        context
-      )
+      yield* auditor.record({
+        organizationId: organization.id,
+        authMethod: "system",
+        action: "member.invite",
+        resourceType: "member",
+        resourceId: admin.id,
+        details: { email: admin.email, role: "admin" }
+      })
       return { organization, roles: system, admin }
     }))
   })

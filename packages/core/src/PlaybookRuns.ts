@@ -26,7 +26,7 @@ import * as Answers from "./Answers.js"
 import type * as Asset from "./Asset.js"
 import { AssetStore } from "./AssetStore.js"
 import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { Auth } from "./Auth.js"
 import * as ChatEvent from "./ChatEvent.js"
 import type * as Chats from "./Chats.js"
@@ -116,16 +116,12 @@ export const makeWith = (options: Options) =>
     const auth = yield* Auth
     const ids = yield* IdGenerator
     const running = yield* FiberSet.make<Playbook.RunPlaybookResponse, unknown>()
-    const auditContext = yield* Effect.context<AuditLogRepo | IdGenerator>()
+    const auditor = yield* Auditor
     const audit = (
       actor: Pick<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">,
       id: PlaybookId,
       details: AuditLog.Details
-    ) =>
-      Effect.provide(
-        AuditLog.record({ ...actor, action: "playbook.run", resourceType: "playbook", resourceId: id, details }),
-        auditContext
-      )
+    ) => auditor.record({ ...actor, action: "playbook.run", resourceType: "playbook", resourceId: id, details })
 
     // Everything after the checks: ask, wait, render, deliver, store.
     const execute = (
@@ -267,7 +263,7 @@ export type Requirements =
   | Delivery.Delivery
   | AssetStore
   | Auth
-  | AuditLogRepo
+  | Auditor
   | IdGenerator
 
 /** The runs with the default options. */

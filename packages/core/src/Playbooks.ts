@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { policyAccess } from "./Connectors.js"
@@ -201,17 +201,13 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const context = yield* Effect.context<ConnectorRepo>()
   const channels = yield* ChatChannelRepo
-  const auditContext = yield* Effect.context<AuditLogRepo | IdGenerator>()
+  const auditor = yield* Auditor
   const audit = (
     principal: Policy.Principal,
     action: AuditLog.Action,
     id: PlaybookId,
     details: AuditLog.Details = {}
-  ) =>
-    Effect.provide(
-      AuditLog.record({ action, resourceType: "playbook", resourceId: id, details, ...AuditLog.actorOf(principal) }),
-      auditContext
-    )
+  ) => auditor.recordBy(principal, { action, resourceType: "playbook", resourceId: id, details })
 
   const requireConnectors = (
     principal: Policy.Principal,
@@ -396,5 +392,5 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   Playbooks,
   never,
-  PlaybookRepo | ConnectorRepo | ChatChannelRepo | AuditLogRepo | Transaction | IdGenerator
+  PlaybookRepo | ConnectorRepo | ChatChannelRepo | Auditor | Transaction | IdGenerator
 > = Layer.effect(Playbooks, make)

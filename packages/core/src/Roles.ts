@@ -15,8 +15,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as AuditLog from "./AuditLog.js"
-import { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { enforce } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
@@ -94,12 +93,7 @@ export const make = Effect.gen(function*() {
   const catalogues = yield* ModelCatalogue
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
-
-  const audit = (
-    principal: Policy.Principal,
-    input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">
-  ) => Effect.provide(AuditLog.record({ ...input, ...AuditLog.actorOf(principal) }), context)
+  const auditor = yield* Auditor
 
   const list = Effect.fn("Roles.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "role:read"))
@@ -116,7 +110,7 @@ export const make = Effect.gen(function*() {
         now: yield* DateTime.now
       })
       yield* roles.create(role)
-      yield* audit(principal, {
+      yield* auditor.recordBy(principal, {
         action: "role.create",
         resourceType: "role",
         resourceId: role.id,
@@ -150,7 +144,7 @@ export const make = Effect.gen(function*() {
         if (!changed.permissions && changed.fields.length === 0) return role
         yield* roles.update(updated)
         if (changed.fields.length > 0) {
-          yield* audit(principal, {
+          yield* auditor.recordBy(principal, {
             action: "role.update",
             resourceType: "role",
             resourceId: role.id,
@@ -158,7 +152,7 @@ export const make = Effect.gen(function*() {
           })
         }
         if (changed.permissions) {
-          yield* audit(principal, {
+          yield* auditor.recordBy(principal, {
             action: "role.permissions_update",
             resourceType: "role",
             resourceId: role.id,
@@ -181,7 +175,7 @@ export const make = Effect.gen(function*() {
       yield* enforce(Policy.canEditRole(principal, Role.toRoleInfo(role)))
       yield* enforce(Role.checkDelete(role))
       yield* roles.delete(organizationId, id)
-      yield* audit(principal, {
+      yield* auditor.recordBy(principal, {
         action: "role.delete",
         resourceType: "role",
         resourceId: id,

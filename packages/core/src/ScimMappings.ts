@@ -12,8 +12,7 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as AuditLog from "./AuditLog.js"
-import { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { enforce } from "./Decision.js"
 import type { PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
@@ -85,7 +84,7 @@ export const make = Effect.gen(function*() {
   const groups = yield* GroupRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<AuditLogRepo | IdGenerator>()
+  const auditor = yield* Auditor
 
   const list = Effect.fn("ScimMappings.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "organization:read"))
@@ -126,20 +125,16 @@ export const make = Effect.gen(function*() {
       )
       for (const mapping of plan.mappings) {
         yield* Effect.orDie(groups.updateMapping(mapping))
-        yield* Effect.provide(
-          AuditLog.record({
-            ...AuditLog.actorOf(principal),
-            action: "scim_group_mapping.migrate",
-            resourceType: "scim_group_mapping",
-            resourceId: mapping.id,
-            details: {
-              from_role_id: before.get(mapping.id)?.roleId ?? null,
-              to_group_id: mapping.groupId ?? null,
-              group_created: mapping.groupId !== undefined && created.has(mapping.groupId)
-            }
-          }),
-          context
-        )
+        yield* auditor.recordBy(principal, {
+          action: "scim_group_mapping.migrate",
+          resourceType: "scim_group_mapping",
+          resourceId: mapping.id,
+          details: {
+            from_role_id: before.get(mapping.id)?.roleId ?? null,
+            to_group_id: mapping.groupId ?? null,
+            group_created: mapping.groupId !== undefined && created.has(mapping.groupId)
+          }
+        })
       }
       return { migratedMappingCount: plan.mappings.length }
     }))

@@ -11,8 +11,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as AuditLog from "./AuditLog.js"
-import { AuditLogRepo } from "./AuditLogRepo.js"
+import { Auditor } from "./Auditor.js"
 import { liveRoles } from "./Auth.js"
 import { enforce } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
@@ -69,15 +68,11 @@ export const make = Effect.gen(function*() {
   const roles = yield* RoleRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo | AuditLogRepo | IdGenerator>()
+  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo>()
   const provided = <A, E>(
-    effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo | AuditLogRepo | IdGenerator>
+    effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo>
   ) => Effect.provide(effect, context)
-
-  const audit = (
-    principal: Policy.Principal,
-    input: Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">
-  ) => provided(AuditLog.record({ ...input, ...AuditLog.actorOf(principal) }))
+  const auditor = yield* Auditor
 
   const create = Effect.fn("ServiceAccounts.create")(
     function*(principal: Policy.Principal, request: ServiceAccount.CreateServiceAccount) {
@@ -104,7 +99,7 @@ export const make = Effect.gen(function*() {
         // The address embeds a fresh id, so it cannot clash with another member's.
         yield* Effect.orDie(members.create(account))
         for (const role of granted) yield* Effect.orDie(members.assignRole(organizationId, account.id, role.id))
-        yield* audit(principal, {
+        yield* auditor.recordBy(principal, {
           action: "service_account.create",
           resourceType: "service_account",
           resourceId: account.id,
@@ -143,7 +138,7 @@ export const make = Effect.gen(function*() {
       yield* enforce(canRemoveMember(principal, held.map(Role.toRoleInfo)))
       yield* provided(ensureAdminRemains(organizationId, { _tag: "RemoveMember", memberId: id }))
       yield* Effect.orDie(members.softDelete(organizationId, id, yield* DateTime.now))
-      yield* audit(principal, {
+      yield* auditor.recordBy(principal, {
         action: "service_account.delete",
         resourceType: "service_account",
         resourceId: id,
@@ -156,5 +151,5 @@ export const make = Effect.gen(function*() {
   return ServiceAccounts.of({ create, list, delete: remove })
 })
 
-/** The service accounts use cases over the repositories, `Transaction`, `AuditLogRepo` and `IdGenerator` in context. */
+/** The service accounts use cases over the repositories, `Transaction`, `Auditor` and `IdGenerator` in context. */
 export const layer = Layer.effect(ServiceAccounts, make)

@@ -12,6 +12,7 @@ import * as Answers from "./Answers.js"
 import * as ApiKeys from "./ApiKeys.js"
 import * as Apps from "./Apps.js"
 import * as AuditLogs from "./AuditLogs.js"
+import * as Auditor from "./Auditor.js"
 import * as Auth from "./Auth.js"
 import * as Changes from "./Changes.js"
 import * as ChatChannels from "./ChatChannels.js"
@@ -70,7 +71,8 @@ export const layerWith = (options: Options) => {
     // Agents and apps check connector use through the connectors use case.
     Layer.provideMerge(Connectors.layer),
     Layer.provideMerge(Library.layer),
-    Layer.provideMerge(Auth.layer)
+    Layer.provideMerge(Auth.layer),
+    Layer.provideMerge(Auditor.layer)
   )
 }
 

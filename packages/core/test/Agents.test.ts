@@ -9,6 +9,7 @@ import * as AgentRepo from "../src/AgentRepo.js"
 import * as AgentRun from "../src/AgentRun.js"
 import * as Agents from "../src/Agents.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
+import * as Auditor from "../src/Auditor.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
@@ -43,6 +44,7 @@ const layerWith = (queue: Layer.Layer<JobQueue.JobQueue, never, Transaction.Memo
   ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
   return Agents.layer.pipe(
     Layer.provideMerge(Connectors.layer),
+    Layer.provideMerge(Auditor.layer),
     Layer.provideMerge(Layer.merge(repositories, ConnectorTester.layerMemory))
   )
 }

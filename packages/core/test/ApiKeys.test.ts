@@ -12,6 +12,7 @@ import * as ApiKey from "../src/ApiKey.js"
 import { ApiKeyRepo, layerMemory as apiKeyRepoMemory } from "../src/ApiKeyRepo.js"
 import * as ApiKeys from "../src/ApiKeys.js"
 import { AuditLogRepo } from "../src/AuditLogRepo.js"
+import * as Auditor from "../src/Auditor.js"
 import * as Auth from "../src/Auth.js"
 import { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "../src/Errors.js"
 import { ApiKeyId, MemberId, type OrganizationId } from "../src/Ids.js"
@@ -26,9 +27,17 @@ import * as Transaction from "../src/Transaction.js"
 
 const TestLayer = ApiKeys.layer.pipe(Layer.provideMerge(Auth.layer), Layer.provideMerge(Memory.layer))
 
-/** Every port in memory, but with `ports` in place of the memory ones (built over the same memory state). */
+/**
+ * Every port in memory, but with `ports` in place of the memory ones (built over the same memory
+ * state); the `Auditor` is rebuilt over them, so a replaced `AuditLogRepo` is the one it writes to.
+ */
 const layerWith = <Ports>(ports: Layer.Layer<Ports, never, Transaction.MemoryState>) =>
-  ApiKeys.layer.pipe(Layer.provideMerge(Auth.layer), Layer.provideMerge(ports), Layer.provideMerge(Memory.layer))
+  ApiKeys.layer.pipe(
+    // Fresh: `Memory.layer` builds the same `Auditor.layer`, and layers are shared by reference.
+    Layer.provideMerge(Layer.merge(Auth.layer, Layer.fresh(Auditor.layer))),
+    Layer.provideMerge(ports),
+    Layer.provideMerge(Memory.layer)
+  )
 
 // --- fixtures ------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import type * as App from "../src/App.js"
 import * as AppRepo from "../src/AppRepo.js"
 import * as Apps from "../src/Apps.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
+import * as Auditor from "../src/Auditor.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
@@ -39,6 +40,7 @@ const repositories = Layer.mergeAll(
 
 const TestLayer = Apps.layer.pipe(
   Layer.provideMerge(Connectors.layer),
+  Layer.provideMerge(Auditor.layer),
   Layer.provideMerge(Layer.merge(repositories, ConnectorTester.layerMemory))
 )
 

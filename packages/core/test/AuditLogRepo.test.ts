@@ -8,10 +8,12 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as AuditLog from "../src/AuditLog.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
+import * as Auditor from "../src/Auditor.js"
 import * as IdGenerator from "../src/IdGenerator.js"
-import { MemberId, OrganizationId } from "../src/Ids.js"
+import { ApiKeyId, MemberId, OrganizationId } from "../src/Ids.js"
 import * as MemberRepo from "../src/MemberRepo.js"
 import * as OrganizationRepo from "../src/OrganizationRepo.js"
+import * as Policy from "../src/Policy.js"
 import { auditLogRepoContract } from "../src/testing/AuditLogRepoContract.js"
 import * as Transaction from "../src/Transaction.js"
 
@@ -124,4 +126,40 @@ describe("AuditLog wire shapes", () => {
       expect(Either.isLeft(decode(query))).toBe(true)
     }
   })
+})
+
+describe("Auditor", () => {
+  const layer = Auditor.layer.pipe(Layer.provideMerge(Layer.mergeAll(memory, IdGenerator.layerTest)))
+
+  it.effect("recordBy stamps the principal's organization, member and auth method", () =>
+    Effect.gen(function*() {
+      const auditor = yield* Auditor.Auditor
+      const principal: Policy.Principal = {
+        organizationId: org,
+        memberId: actor,
+        isServiceAccount: false,
+        roles: [],
+        auth: Policy.ApiKey({
+          keyId: ApiKeyId.make("00000000-0000-4000-8000-00000000a001"),
+          assumedRoleIds: [],
+          inheritAllRoles: true,
+          fullMemberAccess: false
+        })
+      }
+      const entry = yield* auditor.recordBy(principal, {
+        action: "playbook.delete",
+        resourceType: "playbook",
+        resourceId: "00000000-0000-4000-8000-00000000b001",
+        details: { name: "weekly" }
+      })
+      expect(entry).toMatchObject({
+        organization_id: org,
+        actor_id: actor,
+        auth_method: "api_key",
+        action: "playbook.delete",
+        details: { name: "weekly" }
+      })
+      const repo = yield* AuditLogRepo.AuditLogRepo
+      expect((yield* repo.list(org, { limit: 10 })).items.map((e) => e.id)).toEqual([entry.id])
+    }).pipe(Effect.provide(layer)))
 })

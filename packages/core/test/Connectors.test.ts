@@ -10,6 +10,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as AgentRepo from "../src/AgentRepo.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
+import * as Auditor from "../src/Auditor.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
@@ -55,7 +56,10 @@ const repositories = Layer.mergeAll(
   PlaybookRepo.layerMemory
 ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
 
-const TestLayer = Connectors.layer.pipe(Layer.provideMerge(Layer.merge(repositories, recordingTester)))
+const TestLayer = Connectors.layer.pipe(
+  Layer.provideMerge(Auditor.layer),
+  Layer.provideMerge(Layer.merge(repositories, recordingTester))
+)
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)

@@ -3,7 +3,7 @@
  * cannot drift from the code.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ApiKeys, Auth, IdGenerator, Organizations, Playbook, Playbooks, Secret } from "@sightline/core"
+import { ApiKeys, Auditor, Auth, IdGenerator, Organizations, Playbook, Playbooks, Secret } from "@sightline/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -11,10 +11,10 @@ import { SqlStore } from "../src/index.js"
 
 // README: start
 // The ports: storage on embedded PGlite (in memory here; pass { dataDir } to keep the data), real
-// secrets and ids. Then the use cases over them.
+// secrets and ids. Then the use cases over them (they share `Auth` and the audit trail's `Auditor`).
 const Ports = Layer.mergeAll(SqlStore.layerPglite(), Secret.layer, IdGenerator.layer)
 const Sightline = Layer.mergeAll(Organizations.layer, ApiKeys.layer, Playbooks.layer).pipe(
-  Layer.provideMerge(Auth.layer),
+  Layer.provideMerge(Layer.merge(Auth.layer, Auditor.layer)),
   Layer.provideMerge(Ports)
 )
 

@@ -14,6 +14,7 @@ import * as ApiKeyRepo from "../ApiKeyRepo.js"
 import * as AppRepo from "../AppRepo.js"
 import * as AssetStore from "../AssetStore.js"
 import * as AuditLogRepo from "../AuditLogRepo.js"
+import * as Auditor from "../Auditor.js"
 import * as ChangeRepo from "../ChangeRepo.js"
 import * as ChatChannelRepo from "../ChatChannelRepo.js"
 import * as ChatEventBus from "../ChatEventBus.js"
@@ -59,13 +60,16 @@ export const repositories = Layer.mergeAll(
   AssetStore.layerMemory
 ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
 
+/** The repositories in memory, with the `Auditor` over them (what every use case records with). */
+const repositoriesAudited = Layer.provideMerge(Auditor.layer, repositories)
+
 /**
  * Every port of core in memory: the repositories, deterministic ids and secrets, the test model
  * catalogue, an in-memory rate limiter, the in-process chat event bus, delivery, sandbox runtime and connector tester. The language model is left out:
  * each test scripts its own with `LanguageModel.layerMemory(script)`.
  */
 export const layer = Layer.mergeAll(
-  repositories,
+  repositoriesAudited,
   Secret.layerTest,
   Model.layerTest,
   RateLimiter.layerMemory,

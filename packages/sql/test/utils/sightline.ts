@@ -16,6 +16,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type * as ApiKey from "@sightline/core/ApiKey"
 import { ApiKeyRepo } from "@sightline/core/ApiKeyRepo"
 import * as ApiKeys from "@sightline/core/ApiKeys"
+import * as Auditor from "@sightline/core/Auditor"
 import * as Auth from "@sightline/core/Auth"
 import { ChangeRepo } from "@sightline/core/ChangeRepo"
 import * as Changes from "@sightline/core/Changes"
@@ -160,7 +161,7 @@ export const layer = (
     Changes.layer
   ).pipe(
     Layer.provideMerge(Library.layer),
-    Layer.provideMerge(Auth.layer),
+    Layer.provideMerge(Layer.merge(Auth.layer, Auditor.layer)),
     Layer.provideMerge(Layer.merge(ports, platform))
   )
 }

@@ -1,0 +1,44 @@
+/**
+ * The audit trail as a service: use cases yield `Auditor` and record what they did, inside the
+ * transaction of the write they describe, without capturing the repository's context themselves.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as AuditLog from "./AuditLog.js"
+import type { AuditLogRepo } from "./AuditLogRepo.js"
+import type { IdGenerator } from "./IdGenerator.js"
+import type * as Policy from "./Policy.js"
+
+/** Records audit entries. */
+export class Auditor extends Context.Tag("@sightline/core/Auditor")<Auditor, Auditor.Service>() {}
+
+export declare namespace Auditor {
+  /** An entry without its actor: `recordBy` takes the actor from the principal. */
+  export type Entry = Omit<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">
+
+  /** Appending entries; call inside the transaction of the write an entry describes. */
+  export interface Service {
+    /** Appends an entry as given (for `system` actions that no member started). */
+    readonly record: (input: AuditLog.RecordInput) => Effect.Effect<AuditLog.AuditLogRecord>
+    /** Appends an entry for an action the principal took, in its organization and with its auth method. */
+    readonly recordBy: (principal: Policy.Principal, entry: Entry) => Effect.Effect<AuditLog.AuditLogRecord>
+  }
+}
+
+/** Builds the service over the `AuditLogRepo` and `IdGenerator` in context. */
+export const make: Effect.Effect<Auditor.Service, never, AuditLogRepo | IdGenerator> = Effect.map(
+  Effect.context<AuditLogRepo | IdGenerator>(),
+  (context) => {
+    const record = (input: AuditLog.RecordInput) => Effect.provide(AuditLog.record(input), context)
+    return Auditor.of({
+      record,
+      recordBy: (principal, entry) => record({ ...entry, ...AuditLog.actorOf(principal) })
+    })
+  }
+)
+
+/** The auditor over the `AuditLogRepo` and `IdGenerator` in context. */
+export const layer: Layer.Layer<Auditor, never, AuditLogRepo | IdGenerator> = Layer.effect(Auditor, make)
