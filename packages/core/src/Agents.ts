@@ -4,7 +4,7 @@
  *
  * Who may see and change an agent is the policy engine's (`Policy.canAccessAgent`: an agent is
  * hidden, `NotFound`, from a caller who cannot reach every connector it uses); whether the caller
- * may use a connector it names is `Connectors.resolveForUse`'s; the run lifecycle is `AgentRun`'s.
+ * may use a connector it names is the shared connector-use rule's (`internal/connectorUse`); the run lifecycle is `AgentRun`'s.
  * Queueing a run writes the run and its `agent.run` job in one transaction, so a run is never queued
  * without a job to execute it, nor a job left pointing at no run.
  *
@@ -22,11 +22,11 @@ import { AgentRepo } from "./AgentRepo.js"
 import * as AgentRun from "./AgentRun.js"
 import { Auditor } from "./Auditor.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
-import { Connectors, policyAccess, requireUsable } from "./Connectors.js"
 import { enforce } from "./Decision.js"
 import { type Conflict, InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AgentId, AgentRunId, type ConnectorId, type OrganizationId, WebhookTriggerId } from "./Ids.js"
+import { policyAccess, requireUsable } from "./internal/connectorUse.js"
 import { JobQueue } from "./JobQueue.js"
 import * as Json from "./Json.js"
 import * as Pagination from "./Pagination.js"
@@ -129,11 +129,10 @@ const editableFields = [
 const changedFields = (before: Agent.Agent, after: Agent.Agent): ReadonlyArray<string> =>
   editableFields.filter((field) => JSON.stringify(before[field] ?? null) !== JSON.stringify(after[field] ?? null))
 
-/** Builds the agents use cases over the repositories, the job queue and `Connectors` in context. */
+/** Builds the agents use cases over the repositories and the job queue in context. */
 export const make = Effect.gen(function*() {
   const agents = yield* AgentRepo
   const connectorRepo = yield* ConnectorRepo
-  const connectors = yield* Connectors
   const jobs = yield* JobQueue
   const ids = yield* IdGenerator
   const tx = yield* Transaction
@@ -192,7 +191,7 @@ export const make = Effect.gen(function*() {
   })
 
   const checkConnectors = (principal: Policy.Principal, connectorIds: ReadonlyArray<ConnectorId>) =>
-    requireUsable(connectors, principal, connectorIds, "connector_ids")
+    Effect.flatMap(DateTime.now, (now) => requireUsable(connectorRepo, principal, connectorIds, now, "connector_ids"))
 
   // Writes a queued run and its job together; the job carries ids only (see `AgentRun.JobPayload`).
   const queue = (
@@ -430,7 +429,7 @@ export const make = Effect.gen(function*() {
 })
 
 /**
- * The agents use cases over `AgentRepo`, `ConnectorRepo`, `Connectors`, `JobQueue`, `Transaction`,
- * `Auditor` in context.
+ * The agents use cases over `AgentRepo`, `ConnectorRepo`, `JobQueue`, `Transaction` and `Auditor` in
+ * context.
  */
 export const layer = Layer.effect(Agents, make)

@@ -18,11 +18,11 @@ import * as Option from "effect/Option"
 import * as App from "./App.js"
 import { AppRepo } from "./AppRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
-import { Connectors, policyAccess, requireUsable } from "./Connectors.js"
 import * as Decision from "./Decision.js"
 import { type InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AppId } from "./Ids.js"
+import { policyAccess, requireUsable } from "./internal/connectorUse.js"
 import * as Policy from "./Policy.js"
 
 /** The apps use cases. */
@@ -77,11 +77,10 @@ export const canChange = (principal: Policy.Principal, app: App.App): Policy.Per
   ])
 }
 
-/** Builds the apps use cases over the repositories and `Connectors` in context. */
+/** Builds the apps use cases over the repositories in context. */
 export const make = Effect.gen(function*() {
   const apps = yield* AppRepo
   const connectorRepo = yield* ConnectorRepo
-  const connectors = yield* Connectors
   const ids = yield* IdGenerator
 
   // The decision of whether an app is visible: the agent rule over its data sources.
@@ -111,7 +110,7 @@ export const make = Effect.gen(function*() {
   const create = Effect.fn("Apps.create")(function*(principal: Policy.Principal, request: App.CreateRequest) {
     yield* Decision.enforce(Policy.requirePermission(principal, "chat:write"))
     const dataSources = Arr.dedupe(request.dataSources ?? [])
-    yield* requireUsable(connectors, principal, dataSources, "dataSources")
+    yield* requireUsable(connectorRepo, principal, dataSources, yield* DateTime.now, "dataSources")
     const app = App.make({
       id: AppId.make(yield* ids.uuid),
       organizationId: principal.organizationId,
@@ -151,5 +150,5 @@ export const make = Effect.gen(function*() {
   return Apps.of({ create, get, list, delete: remove })
 })
 
-/** The apps use cases over `AppRepo`, `ConnectorRepo`, `Connectors` and `IdGenerator` in context. */
+/** The apps use cases over `AppRepo`, `ConnectorRepo` and `IdGenerator` in context. */
 export const layer = Layer.effect(Apps, make)

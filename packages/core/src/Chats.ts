@@ -40,14 +40,14 @@ import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
 import { ChatRepo } from "./ChatRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
-import { enforce } from "./Decision.js"
+import { enforce, toError } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type AssetId, CellId, ChatId, type MemberId, MessageId, type OrganizationId } from "./Ids.js"
+import { requireUsable } from "./internal/connectorUse.js"
 import { MemberRepo } from "./MemberRepo.js"
 import * as Model from "./Model.js"
-import { requireUsableConnectors } from "./Playbooks.js"
 import * as Policy from "./Policy.js"
 import { Transaction } from "./Transaction.js"
 
@@ -276,7 +276,7 @@ export const makeWith = (options: Options) =>
     const tx = yield* Transaction
     const ids = yield* IdGenerator
     const assetStore = yield* AssetStore
-    const context = yield* Effect.context<ConnectorRepo>()
+    const connectors = yield* ConnectorRepo
     const staleRunAfter = options.staleRunAfter
 
     const uuid = ids.uuid
@@ -406,21 +406,12 @@ export const makeWith = (options: Options) =>
           { requested: request.model, chatId: request.chat_id },
           catalogue
         )
-        if (resolved._tag === "Deny") {
-          // `enforce` of a denial always fails.
-          return yield* (enforce(resolved) as Effect.Effect<
-            never,
-            Unauthenticated | PermissionDenied | InvalidRequest
-          >)
-        }
+        if (resolved._tag === "Deny") return yield* toError(resolved)
         const tools = Chat.resolveTools(request)
 
         return yield* tx.withTransaction(Effect.gen(function*() {
           const now = yield* DateTime.now
-          const checkTools = Effect.provide(
-            requireUsableConnectors(principal, tools.connectorIds, now, "invalid connector_ids"),
-            context
-          )
+          const checkTools = requireUsable(connectors, principal, tools.connectorIds, now, "invalid connector_ids")
           let chat: Chat.ChatRecord
           if (request.chat_id !== undefined) {
             const found = yield* chats.getForUpdate(organizationId, request.chat_id)

@@ -28,6 +28,7 @@ import { ConnectorTester } from "./ConnectorTester.js"
 import { enforce } from "./Decision.js"
 import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import type { ConnectorId, OrganizationId } from "./Ids.js"
+import { policyAccess } from "./internal/connectorUse.js"
 import { MemberRepo } from "./MemberRepo.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
@@ -109,34 +110,6 @@ export declare namespace Connectors {
   }
 }
 
-/**
- * A stored connector's access as the policy engine reads it. The creator (`owner_id`) owns through
- * ownership, which counts even for a key without full member access, but only while its owner grant
- * stands: the grant list stays the one place that says who may use a connector, so an owner can be
- * removed by another owner like any other grantee.
- */
-export const policyAccess = (
-  record: Connector.ConnectorRecord,
-  access: Connector.ConnectorAccess,
-  now: DateTime.Utc
-): Policy.ConnectorAccess => {
-  const creatorOwns = access.grants.some((grant) =>
-    grant.member_id === record.owner_id && grant.access_type === "owner" &&
-    (grant.expires_at === undefined || DateTime.lessThan(now, grant.expires_at))
-  )
-  return {
-    id: record.id,
-    organizationId: record.organization_id,
-    ...(creatorOwns ? { ownerId: record.owner_id } : {}),
-    isPublic: access.is_public,
-    grants: access.grants.map((grant): Policy.Grant =>
-      grant.member_id !== undefined
-        ? { memberId: grant.member_id, accessType: grant.access_type, expiresAt: grant.expires_at }
-        : { roleId: grant.role_id!, accessType: grant.access_type, expiresAt: grant.expires_at }
-    )
-  }
-}
-
 // A configuration's settings in their encoded form, where a `Redacted` password is its text: only
 // for comparing two configurations here, never to be returned or logged.
 const encodedSettings = (config: Connector.ConnectorConfig): Readonly<Record<string, unknown>> =>
@@ -171,32 +144,6 @@ const accessDetails = (access: Connector.ConnectorAccess): AuditLog.Details => (
     ...(grant.expires_at === undefined ? {} : { expires_at: DateTime.formatIso(grant.expires_at) })
   }))
 })
-
-/**
- * Fails with `InvalidRequest` naming every connector of `ids` the caller may not use, for use cases
- * whose body names connectors (an agent's `connector_ids`, an app's `dataSources`). Missing and
- * invisible connectors read the same, so the answer never tells which ids exist; a caller without
- * `connector:read` stays `PermissionDenied`.
- */
-export const requireUsable = (
-  connectors: Connectors.Service,
-  principal: Policy.Principal,
-  ids: ReadonlyArray<ConnectorId>,
-  field: string
-): Effect.Effect<void, Unauthenticated | PermissionDenied | InvalidRequest> =>
-  Effect.flatMap(
-    Effect.filter(Arr.dedupe(ids), (id) =>
-      connectors.resolveForUse(principal, [id]).pipe(
-        Effect.as(false),
-        Effect.catchTag("NotFound", () => Effect.succeed(true))
-      )),
-    (unusable) =>
-      unusable.length === 0
-        ? Effect.void
-        : Effect.fail(
-          new InvalidRequest({ message: `${field}: connector ${unusable.join(", ")} not found or not accessible` })
-        )
-  )
 
 /** Builds the connectors use cases over the repositories and the tester in context. */
 export const make = Effect.gen(function*() {

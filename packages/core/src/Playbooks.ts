@@ -10,7 +10,6 @@
  *
  * @since 0.1.0
  */
-import * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -21,12 +20,12 @@ import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
-import { policyAccess } from "./Connectors.js"
 import * as Decision from "./Decision.js"
 import type { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { ChatChannelId, type ConnectorId, type OrganizationId, PlaybookId } from "./Ids.js"
+import { ChatChannelId, type OrganizationId, PlaybookId } from "./Ids.js"
+import * as ConnectorUse from "./internal/connectorUse.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
@@ -143,50 +142,6 @@ export const accessOf = (playbook: Playbook.PlaybookRecord): Policy.ObjectAccess
   grants: []
 })
 
-/**
- * The ids of `ids` the caller cannot use, in the order given: missing, of another organization, not
- * reachable through the connector's access, or the caller lacks `connector:read`. Reading data
- * through a connector is reading the connector, so "can use" is exactly `Policy.canRead`.
- *
- * @internal
- */
-export const unusableConnectors = (
-  principal: Policy.Principal,
-  ids: ReadonlyArray<ConnectorId>,
-  now: DateTime.Utc
-): Effect.Effect<ReadonlyArray<ConnectorId>, never, ConnectorRepo> =>
-  Effect.flatMap(ConnectorRepo, (repo) =>
-    Effect.filter(Arr.dedupe(ids), (id) =>
-      Effect.map(
-        Effect.all([repo.get(principal.organizationId, id), repo.getAccess(principal.organizationId, id)]),
-        ([connector, access]) =>
-          !(Option.isSome(connector) && Option.isSome(access) &&
-            Decision.isAllow(
-              Policy.canRead(principal, "connector", policyAccess(connector.value, access.value, now), now)
-            ))
-      )))
-
-/**
- * Fails with `InvalidRequest` unless the caller can use every connector. Missing and inaccessible
- * connectors get the same message, so the answer never tells which ids exist.
- *
- * @internal
- */
-export const requireUsableConnectors = (
-  principal: Policy.Principal,
-  ids: ReadonlyArray<ConnectorId>,
-  now: DateTime.Utc,
-  what: string
-): Effect.Effect<void, InvalidRequest, ConnectorRepo> =>
-  Effect.flatMap(unusableConnectors(principal, ids, now), (unusable) =>
-    unusable.length === 0
-      ? Effect.void
-      : Effect.fail(new Errors.InvalidRequest({ message: unusableMessage(what, unusable) })))
-
-// Missing and inaccessible read the same, so the message never tells which ids exist.
-const unusableMessage = (what: string, unusable: ReadonlyArray<ConnectorId>) =>
-  `${what}: connector ${unusable.join(", ")} not found or not accessible`
-
 // -----------------------------------------------------------------------------------------------
 // The service
 // -----------------------------------------------------------------------------------------------
@@ -199,7 +154,7 @@ export const make = Effect.gen(function*() {
   const playbooks = yield* PlaybookRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<ConnectorRepo>()
+  const connectors = yield* ConnectorRepo
   const channels = yield* ChatChannelRepo
   const auditor = yield* Auditor
   const audit = (
@@ -208,13 +163,6 @@ export const make = Effect.gen(function*() {
     id: PlaybookId,
     details: AuditLog.Details = {}
   ) => auditor.recordBy(principal, { action, resourceType: "playbook", resourceId: id, details })
-
-  const requireConnectors = (
-    principal: Policy.Principal,
-    connectorIds: ReadonlyArray<ConnectorId>,
-    now: DateTime.Utc,
-    what: string
-  ) => Effect.provide(requireUsableConnectors(principal, connectorIds, now, what), context)
 
   // The playbook, or `NotFound` when the organization has none with this id. `forUpdate` locks it
   // for the surrounding transaction.
@@ -288,7 +236,7 @@ export const make = Effect.gen(function*() {
         // Every id sent is checked, kept ones included: the playbook runs with what is attached, so
         // the list a caller saves must be one it could run.
         if (request.connector_ids !== undefined) {
-          yield* requireConnectors(principal, request.connector_ids, now, "invalid connector_ids")
+          yield* ConnectorUse.requireUsable(connectors, principal, request.connector_ids, now, "invalid connector_ids")
         }
         const updated = Playbook.applyUpdate(playbook, request, now)
         // Locked and found above, so the row is still there.
@@ -346,10 +294,13 @@ export const make = Effect.gen(function*() {
           : false
         if (!found) problems.push(`chat_channel_id: no chat channel ${JSON.stringify(channel)} in this organization`)
       }
-      const unusable = yield* Effect.provide(unusableConnectors(principal, playbook.connector_ids, now), context)
+      const unusable = yield* ConnectorUse.unusable(connectors, principal, playbook.connector_ids, now)
       if (unusable.length > 0) {
         problems.push(
-          unusableMessage(`playbook ${playbook.id} cannot run: remove or regain access to its connectors`, unusable)
+          ConnectorUse.unusableMessage(
+            `playbook ${playbook.id} cannot run: remove or regain access to its connectors`,
+            unusable
+          )
         )
       }
       if (problems.length > 0) return yield* new Errors.InvalidRequest({ message: problems.join("; ") })

@@ -1,8 +1,8 @@
 /**
  * Every use case of core in one layer, over the ports an adapter provides: what a host assembles
  * under `@sightline/http`'s server (or calls directly). The use cases that depend on others
- * (agents and apps on connectors, changes on the library, the agent loop on chats, everything on
- * `Auth`) are wired here once.
+ * (changes on the library, the agent loop on chats, everything on `Auth` and `Auditor`) are wired
+ * here once.
  *
  * @since 0.1.0
  */
@@ -68,7 +68,6 @@ export const layerWith = (options: Options) => {
       ChatChannels.layer,
       Sandboxes.layer
     )),
-    // Agents and apps check connector use through the connectors use case.
     Layer.provideMerge(Connectors.layer),
     Layer.provideMerge(Library.layer),
     Layer.provideMerge(Auth.layer),

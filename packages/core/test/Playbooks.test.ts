@@ -367,12 +367,14 @@ describe("Playbooks.update", () => {
         expect(error._tag).toBe("InvalidRequest")
         expect(error.message).toBe(`invalid connector_ids: connector ${id} not found or not accessible`)
       }
-      // Using a connector is reading it: a key without connector:read cannot attach even its own.
+      // Using a connector is reading it: a key without connector:read cannot attach even its own,
+      // and is told which permission it lacks (as for agents and apps: one rule for all of them).
       const withoutConnectorRead = role("playbooks only", ["playbook:read", "playbook:write"])
       const error = yield* failure(
         service.update({ ...alice, roles: [withoutConnectorRead] }, created.id, decodeUpdate({ connector_ids: [own] }))
       )
-      expect(error._tag).toBe("InvalidRequest")
+      expect(error._tag).toBe("PermissionDenied")
+      expect(error.message).toBe("permission denied: connector:read required")
       const unchanged = yield* service.get(alice, created.id, noPaging)
       expect(unchanged.playbook).toMatchObject({ name: "", connector_ids: [] })
     }).pipe(Effect.provide(TestLayer)))
