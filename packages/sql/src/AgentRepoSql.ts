@@ -11,23 +11,21 @@ import { AgentRun, keyset } from "@sightline/core/AgentRun"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AgentId, AgentRunId, ChatId, OrganizationId, WebhookTriggerId } from "@sightline/core/Ids"
 import { JsonObject } from "@sightline/core/Json"
-import * as Pagination from "@sightline/core/Pagination"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { isLowercaseUuid, jsonText, keysetBound } from "./internal/runtimeSql.js"
+import * as KeysetPage from "./internal/keysetPage.js"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
-
-const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
 
 /** A row of `<prefix>agents` ↔ an `Agent`: NULL columns are absent optional fields. */
 export const AgentFromRow = Schema.transform(
   Schema.Struct({
     ...Agent.fields,
-    tools: nullable(Agent.fields.tools.from),
-    chat_channel_id: nullable(ChatChannelId),
+    tools: RowSql.nullable(Agent.fields.tools.from),
+    chat_channel_id: RowSql.nullable(ChatChannelId),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate
   }),
@@ -42,12 +40,12 @@ export const AgentFromRow = Schema.transform(
 export const AgentRunFromRow = Schema.transform(
   Schema.Struct({
     ...AgentRun.fields,
-    chat_id: nullable(ChatId),
-    payload: nullable(JsonObject),
-    error: nullable(Schema.String),
+    chat_id: RowSql.nullable(ChatId),
+    payload: RowSql.nullable(JsonObject),
+    error: RowSql.nullable(Schema.String),
     created_at: Schema.DateTimeUtcFromDate,
-    started_at: nullable(Schema.DateTimeUtcFromDate),
-    finished_at: nullable(Schema.DateTimeUtcFromDate)
+    started_at: RowSql.nullable(Schema.DateTimeUtcFromDate),
+    finished_at: RowSql.nullable(Schema.DateTimeUtcFromDate)
   }),
   Schema.typeSchema(AgentRun),
   { strict: true, decode: (row) => new AgentRun(row, true), encode: (run) => run }
@@ -74,27 +72,35 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
     const prefix = yield* TablePrefix
     const agents = sql(prefix.name("agents"))
     const runs = sql(prefix.name("agent_runs"))
-    const agentFieldColumns = "owner_id, name, prompt, connector_ids, tools, cron_strings, email_addresses, " +
-      "chat_channel_id, webhook_trigger_id, created_at, updated_at"
-    const agentFields = sql.literal(agentFieldColumns)
-    const agentColumns = sql.literal(`id, organization_id, ${agentFieldColumns}`)
-    const runFieldColumns = "agent_id, trigger_source, status, chat_id, payload, error, created_at, started_at, " +
+    const keyNames = ["id", "organization_id"]
+    const agentFieldNames = [
+      "owner_id",
+      "name",
+      "prompt",
+      "connector_ids",
+      "tools",
+      "cron_strings",
+      "email_addresses",
+      "chat_channel_id",
+      "webhook_trigger_id",
+      "created_at",
+      "updated_at"
+    ]
+    const agentColumns = sql.literal([...keyNames, ...agentFieldNames].join(", "))
+    const runFieldNames = [
+      "agent_id",
+      "trigger_source",
+      "status",
+      "chat_id",
+      "payload",
+      "error",
+      "created_at",
+      "started_at",
       "finished_at"
-    const runFields = sql.literal(runFieldColumns)
-    const runColumns = sql.literal(`id, organization_id, ${runFieldColumns}`)
-
-    // Absent optional fields are NULL (so that an update clears them); arrays are cast so that an
-    // empty one has a type.
-    const agentValues = (row: typeof AgentFromRow.Encoded) =>
-      sql`${row.owner_id}::uuid, ${row.name}::text, ${row.prompt}::text, ${row.connector_ids}::integer[],
-          ${row.tools ?? null}::text[], ${row.cron_strings}::text[], ${row.email_addresses}::text[],
-          ${row.chat_channel_id ?? null}::text, ${row.webhook_trigger_id}::uuid,
-          ${row.created_at}::timestamptz, ${row.updated_at}::timestamptz`
-    const runValues = (row: typeof AgentRunFromRow.Encoded) =>
-      sql`${row.agent_id}::uuid, ${row.trigger_source}::text, ${row.status}::text, ${row.chat_id ?? null}::uuid,
-          ${row.payload === undefined ? null : jsonText(row.payload)}::text::jsonb, ${row.error ?? null}::text,
-          ${row.created_at}::timestamptz, ${row.started_at ?? null}::timestamptz,
-          ${row.finished_at ?? null}::timestamptz`
+    ]
+    const runColumns = sql.literal([...keyNames, ...runFieldNames].join(", "))
+    const runValues = (row: typeof AgentRunFromRow.Encoded, columns: ReadonlyArray<string>) =>
+      RowSql.values(row, columns, ["payload"])
 
     // `ON CONFLICT DO NOTHING` without a target covers both the id and the webhook trigger id, and
     // raises no error that would abort a caller's transaction.
@@ -102,8 +108,7 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
       Request: AgentFromRow,
       Result: Written,
       execute: (row) =>
-        sql`INSERT INTO ${agents} (${agentColumns}) VALUES (${row.id}::uuid, ${row.organization_id}::uuid,
-              ${agentValues(row)})
+        sql`INSERT INTO ${agents} ${sql.insert(RowSql.values(row, [...keyNames, ...agentFieldNames]))}
             ON CONFLICT DO NOTHING RETURNING id`
     })
     const findAgent = (lock: boolean) =>
@@ -141,7 +146,7 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
       Request: AgentFromRow,
       Result: Written,
       execute: (row) =>
-        sql`UPDATE ${agents} SET (${agentFields}) = ROW(${agentValues(row)})
+        sql`UPDATE ${agents} SET ${sql.update(RowSql.values(row, agentFieldNames))}
             WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
     })
     // Runs go with their agent by `ON DELETE CASCADE`.
@@ -156,8 +161,7 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
       Request: AgentRunFromRow,
       Result: Written,
       execute: (row) =>
-        sql`INSERT INTO ${runs} (${runColumns}) VALUES (${row.id}::uuid, ${row.organization_id}::uuid,
-              ${runValues(row)})
+        sql`INSERT INTO ${runs} ${sql.insert(runValues(row, [...keyNames, ...runFieldNames]))}
             ON CONFLICT (id) DO NOTHING RETURNING id`
     })
     const findRun = (lock: boolean) =>
@@ -190,7 +194,7 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
       Request: AgentRunFromRow,
       Result: Written,
       execute: (row) =>
-        sql`UPDATE ${runs} SET (${runFields}) = ROW(${runValues(row)})
+        sql`UPDATE ${runs} SET ${sql.update(runValues(row, runFieldNames))}
             WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
     })
 
@@ -238,17 +242,12 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
       }),
       getRun: Effect.fn("AgentRepoSql.getRun")(getRun(false)),
       getRunForUpdate: Effect.fn("AgentRepoSql.getRunForUpdate")(getRun(true)),
-      listRuns: Effect.fn("AgentRepoSql.listRuns")(function*(organizationId, agentId, request) {
-        const bound = request.after === undefined ? undefined : yield* keysetBound(request.after, isLowercaseUuid)
-        const rows = yield* Effect.orDie(runsPage({
-          organization_id: organizationId,
-          agent_id: agentId,
-          ...(bound === undefined ? {} : { after_at: bound.at, after_id: AgentRunId.make(bound.id) }),
-          // One extra row says whether another page exists.
-          limit: request.limit + 1
-        }))
-        return Pagination.pageFromRows(rows, request.limit, keyset)
-      }),
+      listRuns: Effect.fn("AgentRepoSql.listRuns")((organizationId, agentId, request) =>
+        KeysetPage.page(
+          { after: request.after, limit: request.limit, id: KeysetPage.uuidId(AgentRunId.make), keyset },
+          (position) => Effect.orDie(runsPage({ organization_id: organizationId, agent_id: agentId, ...position }))
+        )
+      ),
       updateRun: Effect.fn("AgentRepoSql.updateRun")(function*(run) {
         if (Option.isNone(yield* Effect.orDie(replaceRun(run)))) return yield* new NotFound()
       })

@@ -13,13 +13,13 @@ import { ApiKeyRecord } from "@sightline/core/ApiKey"
 import { ApiKeyRepo, keyset } from "@sightline/core/ApiKeyRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { ApiKeyId, MemberId, OrganizationId } from "@sightline/core/Ids"
-import * as Pagination from "@sightline/core/Pagination"
 import { SecretHash } from "@sightline/core/Secret"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { keysetBound } from "./internal/accessSql.js"
+import * as KeysetPage from "./internal/keysetPage.js"
+import * as RowSql from "./internal/rowSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { TablePrefix } from "./TablePrefix.js"
 
@@ -66,36 +66,31 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
         "full_member_access, created_at, expires_at, revoked_at, secret_hash, created_by, rotated_from"
     )
 
-    // Columns are listed and the role snapshot is sent as `text[]` (cast in SQL), which both drivers
-    // serialize alike.
+    const fieldNames = [
+      "member_id",
+      "name",
+      "client_id",
+      "assumed_roles",
+      "inherit_all_roles",
+      "full_member_access",
+      "created_at",
+      "expires_at",
+      "revoked_at",
+      "secret_hash",
+      "created_by",
+      "rotated_from"
+    ]
     const insert = SqlSchema.void({
       Request: ApiKeyFromRow,
       execute: (row) =>
-        sql`INSERT INTO ${apiKeys} (id, organization_id, member_id, name, client_id, assumed_roles, inherit_all_roles,
-              full_member_access, created_at, expires_at, revoked_at, secret_hash, created_by, rotated_from)
-            VALUES (${row.id}, ${row.organization_id}, ${row.member_id}, ${row.name}, ${row.client_id},
-              ${row.assumed_roles}::text[]::uuid[], ${row.inherit_all_roles}, ${row.full_member_access},
-              ${row.created_at}, ${row.expires_at}, ${row.revoked_at ?? null}, ${row.secret_hash}, ${row.created_by},
-              ${row.rotated_from ?? null})`
+        sql`INSERT INTO ${apiKeys} ${sql.insert(RowSql.values(row, ["id", "organization_id", ...fieldNames]))}`
     })
     // Every column but the identity is replaced, so that an optional field left out becomes NULL.
     const replace = SqlSchema.findOne({
       Request: ApiKeyFromRow,
       Result: Schema.Struct({ id: ApiKeyId }),
       execute: (row) =>
-        sql`UPDATE ${apiKeys} SET
-              member_id = ${row.member_id},
-              name = ${row.name},
-              client_id = ${row.client_id},
-              assumed_roles = ${row.assumed_roles}::text[]::uuid[],
-              inherit_all_roles = ${row.inherit_all_roles},
-              full_member_access = ${row.full_member_access},
-              created_at = ${row.created_at},
-              expires_at = ${row.expires_at},
-              revoked_at = ${row.revoked_at ?? null},
-              secret_hash = ${row.secret_hash},
-              created_by = ${row.created_by},
-              rotated_from = ${row.rotated_from ?? null}
+        sql`UPDATE ${apiKeys} SET ${sql.update(RowSql.values(row, fieldNames))}
             WHERE organization_id = ${row.organization_id} AND id = ${row.id}
             RETURNING id`
     })
@@ -164,22 +159,21 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
           Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: () => Effect.void })
         )
       ),
-      list: Effect.fn("ApiKeyRepoSql.list")(function*(organizationId, options) {
+      list: Effect.fn("ApiKeyRepoSql.list")((organizationId, options) =>
         // `IN ()` is not SQL: no owners means no keys.
-        if (options.memberIds !== undefined && options.memberIds.length === 0) {
-          return { items: [], nextCursor: undefined }
-        }
-        const bound = options.after === undefined ? undefined : yield* keysetBound(options.after)
-        const rows = yield* Effect.orDie(page({
-          organization_id: organizationId,
-          ...(options.memberIds === undefined ? {} : { member_ids: options.memberIds }),
-          include_revoked: options.includeRevoked,
-          ...(bound === undefined ? {} : { after_at: bound.at, after_id: ApiKeyId.make(bound.id) }),
-          // One extra row says whether another page exists.
-          limit: options.limit + 1
-        }))
-        return Pagination.pageFromRows(rows, options.limit, keyset)
-      })
+        options.memberIds !== undefined && options.memberIds.length === 0
+          ? Effect.succeed({ items: [], nextCursor: undefined })
+          : KeysetPage.page(
+            { after: options.after, limit: options.limit, id: KeysetPage.uuidId(ApiKeyId.make), keyset },
+            (position) =>
+              Effect.orDie(page({
+                organization_id: organizationId,
+                ...(options.memberIds === undefined ? {} : { member_ids: options.memberIds }),
+                include_revoked: options.includeRevoked,
+                ...position
+              }))
+          )
+      )
     })
   }
 )

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { jsonText } from "./internal/runtimeSql.js"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -40,9 +40,20 @@ export const make: Effect.Effect<AppRepo.Service, never, SqlClient.SqlClient | T
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const apps = sql((yield* TablePrefix).name("apps"))
-    const columns = sql.literal(
-      "id, organization_id, owner_id, name, description, code, files, data_sources, chat_id, created_at, updated_at"
-    )
+    const names = [
+      "id",
+      "organization_id",
+      "owner_id",
+      "name",
+      "description",
+      "code",
+      "files",
+      "data_sources",
+      "chat_id",
+      "created_at",
+      "updated_at"
+    ]
+    const columns = sql.literal(names.join(", "))
 
     // `ON CONFLICT DO NOTHING`: a taken id is a `Conflict` without an error that would abort the
     // caller's transaction.
@@ -50,11 +61,7 @@ export const make: Effect.Effect<AppRepo.Service, never, SqlClient.SqlClient | T
       Request: AppFromRow,
       Result: Written,
       execute: (row) =>
-        sql`INSERT INTO ${apps} (${columns})
-            VALUES (${row.id}::uuid, ${row.organization_id}::uuid, ${row.owner_id}::uuid, ${row.name}::text,
-              ${row.description}::text, ${row.code}::text, ${jsonText(row.files)}::text::jsonb,
-              ${row.data_sources}::integer[], ${row.chat_id ?? null}::uuid, ${row.created_at}::timestamptz,
-              ${row.updated_at}::timestamptz)
+        sql`INSERT INTO ${apps} ${sql.insert(RowSql.values(row, names, ["files"]))}
             ON CONFLICT (id) DO NOTHING RETURNING id`
     })
     const findById = SqlSchema.findOne({

@@ -8,11 +8,11 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Action, AuditLogRecord } from "@sightline/core/AuditLog"
 import { AuditLogRepo, keyset } from "@sightline/core/AuditLogRepo"
 import { AuditLogEntryId, MemberId, OrganizationId } from "@sightline/core/Ids"
-import * as Pagination from "@sightline/core/Pagination"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { keysetBound } from "./internal/accessSql.js"
+import * as KeysetPage from "./internal/keysetPage.js"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -45,19 +45,22 @@ export const make: Effect.Effect<AuditLogRepo.Service, never, SqlClient.SqlClien
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const auditLogs = sql((yield* TablePrefix).name("audit_logs"))
-    const columns = sql.literal(
-      "id, organization_id, actor_id, action, resource_type, resource_id, details, auth_method, created_at"
-    )
+    const names = [
+      "id",
+      "organization_id",
+      "actor_id",
+      "action",
+      "resource_type",
+      "resource_id",
+      "details",
+      "auth_method",
+      "created_at"
+    ]
+    const columns = sql.literal(names.join(", "))
 
-    // `details` goes as JSON text cast in SQL: both drivers then send the same string, and PostgreSQL
-    // parses it (a JS object parameter would be serialized differently by each driver).
     const insert = SqlSchema.void({
       Request: AuditLogFromRow,
-      execute: (row) =>
-        sql`INSERT INTO ${auditLogs} (id, organization_id, actor_id, action, resource_type, resource_id, details,
-              auth_method, created_at)
-            VALUES (${row.id}, ${row.organization_id}, ${row.actor_id ?? null}, ${row.action}, ${row.resource_type},
-              ${row.resource_id}, ${JSON.stringify(row.details)}::text::jsonb, ${row.auth_method}, ${row.created_at})`
+      execute: (row) => sql`INSERT INTO ${auditLogs} ${sql.insert(RowSql.values(row, names, ["details"]))}`
     })
     // Newest first. The row comparison `(created_at, id) < (…)` continues strictly after the cursor's
     // row and is an index condition on `(organization_id[, action | actor_id], created_at, id)`.
@@ -80,18 +83,18 @@ export const make: Effect.Effect<AuditLogRepo.Service, never, SqlClient.SqlClien
     return AuditLogRepo.of({
       // A duplicate id violates the primary key: a defect, as the port says (ids are generated).
       append: Effect.fn("AuditLogRepoSql.append")((record) => Effect.orDie(insert(record))),
-      list: Effect.fn("AuditLogRepoSql.list")(function*(organizationId, options) {
-        const bound = options.after === undefined ? undefined : yield* keysetBound(options.after)
-        const rows = yield* Effect.orDie(page({
-          organization_id: organizationId,
-          ...(options.action === undefined ? {} : { action: options.action }),
-          ...(options.actorId === undefined ? {} : { actor_id: options.actorId }),
-          ...(bound === undefined ? {} : { after_at: bound.at, after_id: AuditLogEntryId.make(bound.id) }),
-          // One extra row says whether another page exists.
-          limit: options.limit + 1
-        }))
-        return Pagination.pageFromRows(rows, options.limit, keyset)
-      })
+      list: Effect.fn("AuditLogRepoSql.list")((organizationId, options) =>
+        KeysetPage.page(
+          { after: options.after, limit: options.limit, id: KeysetPage.uuidId(AuditLogEntryId.make), keyset },
+          (position) =>
+            Effect.orDie(page({
+              organization_id: organizationId,
+              ...(options.action === undefined ? {} : { action: options.action }),
+              ...(options.actorId === undefined ? {} : { actor_id: options.actorId }),
+              ...position
+            }))
+        )
+      )
     })
   }
 )

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /** A row of `<prefix>chat_channels` ↔ a `ChatChannelRecord`. */
@@ -30,15 +31,14 @@ export const make: Effect.Effect<ChatChannelRepo.Service, never, SqlClient.SqlCl
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const prefix = yield* TablePrefix
     const channels = sql(prefix.name("chat_channels"))
-    const columns = sql.literal("id, organization_id, name, webhook_url, created_by, created_at")
+    const names = ["id", "organization_id", "name", "webhook_url", "created_by", "created_at"]
+    const columns = sql.literal(names.join(", "))
 
     const insert = SqlSchema.findOne({
       Request: ChatChannelFromRow,
       Result: Schema.Struct({ id: Schema.String }),
       execute: (row) =>
-        sql`INSERT INTO ${channels} (${columns})
-            VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.webhook_url}, ${row.created_by},
-                    ${row.created_at})
+        sql`INSERT INTO ${channels} ${sql.insert(RowSql.values(row, names))}
             ON CONFLICT (id) DO NOTHING RETURNING id`
     })
     const find = SqlSchema.findOne({

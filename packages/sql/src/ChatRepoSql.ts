@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as RowSql from "./internal/rowSql.js"
 import { likeContaining } from "./internal/search.js"
 import { TablePrefix } from "./TablePrefix.js"
 
@@ -42,22 +43,20 @@ export const MessageFromRow = Schema.transform(
   { strict: true, decode: (row) => new MessageRecord(row, true), encode: (message) => message }
 )
 
-const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
-
 /** A row of `<prefix>chat_cells` ↔ a `CellRecord`: NULL columns are absent optional fields. */
 export const CellFromRow = Schema.transform(
   Schema.Struct({
     ...CellRecord.fields,
     created_at: Schema.DateTimeUtcFromDate,
-    error: nullable(CellRecord.fields.error.from),
-    role: nullable(CellRecord.fields.role.from),
-    content: nullable(Schema.String),
-    code: nullable(Schema.String),
-    query: nullable(Schema.String),
-    connector_id: nullable(CellRecord.fields.connector_id.from),
-    output: nullable(CellRecord.fields.output.from),
-    dataframe_preview: nullable(Schema.String),
-    execution_time_ms: nullable(CellRecord.fields.execution_time_ms.from)
+    error: RowSql.nullable(CellRecord.fields.error.from),
+    role: RowSql.nullable(CellRecord.fields.role.from),
+    content: RowSql.nullable(Schema.String),
+    code: RowSql.nullable(Schema.String),
+    query: RowSql.nullable(Schema.String),
+    connector_id: RowSql.nullable(CellRecord.fields.connector_id.from),
+    output: RowSql.nullable(CellRecord.fields.output.from),
+    dataframe_preview: RowSql.nullable(Schema.String),
+    execution_time_ms: RowSql.nullable(CellRecord.fields.execution_time_ms.from)
   }),
   Schema.typeSchema(CellRecord),
   { strict: true, decode: (row) => new CellRecord(row, true), encode: (cell) => cell }
@@ -67,10 +66,10 @@ export const CellFromRow = Schema.transform(
 export const AssetFromRow = Schema.transform(
   Schema.Struct({
     ...AssetRecord.fields,
-    message_cell_id: nullable(CellId),
-    storage_key: nullable(Schema.NonEmptyString),
-    content: nullable(Schema.String),
-    size_bytes: nullable(Schema.NonNegativeInt),
+    message_cell_id: RowSql.nullable(CellId),
+    storage_key: RowSql.nullable(Schema.NonEmptyString),
+    content: RowSql.nullable(Schema.String),
+    size_bytes: RowSql.nullable(Schema.NonNegativeInt),
     created_at: Schema.DateTimeUtcFromDate
   }),
   Schema.typeSchema(AssetRecord),

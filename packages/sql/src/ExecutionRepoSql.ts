@@ -9,13 +9,13 @@ import { Conflict } from "@sightline/core/Errors"
 import { Execution, keyset } from "@sightline/core/Execution"
 import { ExecutionRepo } from "@sightline/core/ExecutionRepo"
 import { ExecutionId, OrganizationId, SandboxId } from "@sightline/core/Ids"
-import * as Pagination from "@sightline/core/Pagination"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { keysetBound } from "./internal/runtimeSql.js"
+import * as KeysetPage from "./internal/keysetPage.js"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -54,9 +54,19 @@ export const make: Effect.Effect<ExecutionRepo.Service, never, SqlClient.SqlClie
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const executions = sql((yield* TablePrefix).name("executions"))
-    const columns = sql.literal(
-      "id, organization_id, sandbox_id, kind, source, input, output_preview, error, duration_ms, created_at"
-    )
+    const names = [
+      "id",
+      "organization_id",
+      "sandbox_id",
+      "kind",
+      "source",
+      "input",
+      "output_preview",
+      "error",
+      "duration_ms",
+      "created_at"
+    ]
+    const columns = sql.literal(names.join(", "))
 
     // `ON CONFLICT DO NOTHING`: a taken id is a `Conflict` without an error that would abort the
     // caller's transaction.
@@ -64,10 +74,7 @@ export const make: Effect.Effect<ExecutionRepo.Service, never, SqlClient.SqlClie
       Request: ExecutionFromRow,
       Result: Schema.Struct({ id: Schema.String }),
       execute: (row) =>
-        sql`INSERT INTO ${executions} (${columns})
-            VALUES (${row.id}, ${row.organization_id}::uuid, ${row.sandbox_id}::uuid, ${row.kind}, ${row.source},
-              ${row.input}, ${row.output_preview}, ${row.error ?? null}, ${row.duration_ms},
-              ${row.created_at}::timestamptz)
+        sql`INSERT INTO ${executions} ${sql.insert(RowSql.values(row, names))}
             ON CONFLICT (id) DO NOTHING RETURNING id`
     })
     // Newest first. The column is `COLLATE "C"`, so `id` compares bytewise as core's cursors do, and
@@ -109,19 +116,12 @@ export const make: Effect.Effect<ExecutionRepo.Service, never, SqlClient.SqlClie
           return yield* new Conflict({ message: `an execution with id ${execution.id} already exists` })
         }
       }),
-      list: Effect.fn("ExecutionRepoSql.list")(function*(organizationId, sandboxId, request) {
-        const bound = request.after === undefined
-          ? undefined
-          : yield* keysetBound(request.after, (id) => Schema.is(ExecutionId)(id))
-        const rows = yield* Effect.orDie(page({
-          organization_id: organizationId,
-          sandbox_id: sandboxId,
-          ...(bound === undefined ? {} : { after_at: bound.at, after_id: bound.id }),
-          // One extra row says whether another page exists.
-          limit: request.limit + 1
-        }))
-        return Pagination.pageFromRows(rows, request.limit, keyset)
-      }),
+      list: Effect.fn("ExecutionRepoSql.list")((organizationId, sandboxId, request) =>
+        KeysetPage.page(
+          { after: request.after, limit: request.limit, id: Schema.decodeOption(ExecutionId), keyset },
+          (position) => Effect.orDie(page({ organization_id: organizationId, sandbox_id: sandboxId, ...position }))
+        )
+      ),
       purgeOlderThan: Effect.fn("ExecutionRepoSql.purgeOlderThan")(function*(cutoff) {
         const at = DateTime.toDateUtc(cutoff)
         let total = 0

@@ -24,6 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { idSet, isForeignKeyViolation } from "./internal/accessSql.js"
+import * as RowSql from "./internal/rowSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { TablePrefix } from "./TablePrefix.js"
 
@@ -141,8 +142,9 @@ export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient |
     const insertGroup = SqlSchema.void({
       Request: GroupFromRow,
       execute: (row) =>
-        sql`INSERT INTO ${groups} (id, organization_id, name, display_name, created_at)
-            VALUES (${row.id}, ${row.organization_id}, ${row.name}, ${row.display_name ?? null}, ${row.created_at})`
+        sql`INSERT INTO ${groups} ${
+          sql.insert(RowSql.values(row, ["id", "organization_id", "name", "display_name", "created_at"]))
+        }`
     })
     const removeGroup = SqlSchema.findOne({
       Request: GroupKey,
@@ -180,9 +182,17 @@ export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient |
     const insertMapping = SqlSchema.void({
       Request: ScimGroupMappingFromRow,
       execute: (row) =>
-        sql`INSERT INTO ${mappings} (id, organization_id, display_name, external_id, target_mode, role_id, group_id)
-            VALUES (${row.id}, ${row.organization_id}, ${row.display_name}, ${row.external_id}, ${row.target_mode},
-                    ${row.role_id ?? null}, ${row.group_id ?? null})`
+        sql`INSERT INTO ${mappings} ${
+          sql.insert(RowSql.values(row, [
+            "id",
+            "organization_id",
+            "display_name",
+            "external_id",
+            "target_mode",
+            "role_id",
+            "group_id"
+          ]))
+        }`
     })
     const replaceMapping = SqlSchema.findOne({
       Request: ScimGroupMappingFromRow,

@@ -22,10 +22,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
-import { jsonText } from "./internal/runtimeSql.js"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
-
-const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
 
 /**
  * A row of `<prefix>jobs` ↔ a `Job`. Both drivers parse `jsonb`, so `payload` arrives as a value;
@@ -34,14 +32,14 @@ const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
 export const JobFromRow = Schema.transform(
   Schema.Struct({
     ...Job.fields,
-    dedupe_key: nullable(Schema.String),
+    dedupe_key: RowSql.nullable(Schema.String),
     run_at: Schema.DateTimeUtcFromDate,
-    locked_by: nullable(Schema.String),
-    locked_until: nullable(Schema.DateTimeUtcFromDate),
-    last_error: nullable(Schema.String),
+    locked_by: RowSql.nullable(Schema.String),
+    locked_until: RowSql.nullable(Schema.DateTimeUtcFromDate),
+    last_error: RowSql.nullable(Schema.String),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate,
-    finished_at: nullable(Schema.DateTimeUtcFromDate)
+    finished_at: RowSql.nullable(Schema.DateTimeUtcFromDate)
   }),
   Schema.typeSchema(Job),
   { strict: true, decode: (row) => new Job(row, true), encode: (job) => job }
@@ -209,7 +207,7 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
         const request = {
           organization_id: options.organizationId,
           kind: options.kind,
-          payload: jsonText(options.payload),
+          payload: RowSql.jsonText(options.payload),
           dedupe_key: options.dedupeKey ?? null,
           run_at: options.runAt === undefined ? null : DateTime.toDateUtc(options.runAt),
           max_attempts: options.maxAttempts ?? defaultMaxAttempts

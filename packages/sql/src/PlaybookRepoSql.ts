@@ -16,19 +16,18 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as RowSql from "./internal/rowSql.js"
 import { likeContaining } from "./internal/search.js"
 import { TablePrefix } from "./TablePrefix.js"
-
-const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
 
 /** A row of `<prefix>playbooks` ↔ a `PlaybookRecord`: NULL columns are absent optional fields. */
 export const PlaybookFromRow = Schema.transform(
   Schema.Struct({
     ...PlaybookRecord.fields,
-    cron_string: nullable(PlaybookRecord.fields.cron_string.from),
-    chat_channel_id: nullable(Schema.String),
-    deployed_at: nullable(Schema.DateTimeUtcFromDate),
-    next_run_at: nullable(Schema.DateTimeUtcFromDate),
+    cron_string: RowSql.nullable(PlaybookRecord.fields.cron_string.from),
+    chat_channel_id: RowSql.nullable(Schema.String),
+    deployed_at: RowSql.nullable(Schema.DateTimeUtcFromDate),
+    next_run_at: RowSql.nullable(Schema.DateTimeUtcFromDate),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate
   }),
@@ -55,30 +54,34 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     const playbooks = sql(prefix.name("playbooks"))
     const reports = sql(prefix.name("playbook_reports"))
     const chats = sql(prefix.name("chats"))
-    const fieldColumns = "owner_id, name, prompt, status, connector_ids, cron_string, email_addresses, " +
-      "chat_channel_id, dataset_ids, tagged_chat_user_ids, selected_template_data_ids, deployed_at, next_run_at, " +
-      "created_at, updated_at"
-    const fields = sql.literal(fieldColumns)
-    const columns = sql.literal(`id, organization_id, ${fieldColumns}`)
+    const fieldNames = [
+      "owner_id",
+      "name",
+      "prompt",
+      "status",
+      "connector_ids",
+      "cron_string",
+      "email_addresses",
+      "chat_channel_id",
+      "dataset_ids",
+      "tagged_chat_user_ids",
+      "selected_template_data_ids",
+      "deployed_at",
+      "next_run_at",
+      "created_at",
+      "updated_at"
+    ]
+    const keyNames = ["id", "organization_id"]
+    const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
     const reportColumns = sql.literal(
       "id, organization_id, playbook_id, chat_id, subject, summary, blocks, html_preview, deliveries, created_at"
     )
-
-    // Absent optional fields are NULL; arrays are cast so that an empty one has a type.
-    const fieldValues = (row: typeof PlaybookFromRow.Encoded) =>
-      sql`${row.owner_id}::uuid, ${row.name}::text,
-          ${row.prompt}::text, ${row.status}::text, ${row.connector_ids}::integer[], ${row.cron_string ?? null}::text,
-          ${row.email_addresses}::text[], ${row.chat_channel_id ?? null}::text, ${row.dataset_ids}::text[],
-          ${row.tagged_chat_user_ids}::text[], ${row.selected_template_data_ids}::text[],
-          ${row.deployed_at ?? null}::timestamptz, ${row.next_run_at ?? null}::timestamptz,
-          ${row.created_at}::timestamptz, ${row.updated_at}::timestamptz`
 
     const insert = SqlSchema.findOne({
       Request: PlaybookFromRow,
       Result: Written,
       execute: (row) =>
-        sql`INSERT INTO ${playbooks} (${columns})
-            VALUES (${row.id}::uuid, ${row.organization_id}::uuid, ${fieldValues(row)})
+        sql`INSERT INTO ${playbooks} ${sql.insert(RowSql.values(row, [...keyNames, ...fieldNames]))}
             ON CONFLICT (id) DO NOTHING RETURNING id`
     })
     const findPlaybook = (lock: "" | "FOR UPDATE") =>
@@ -96,7 +99,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
       Request: PlaybookFromRow,
       Result: Written,
       execute: (row) =>
-        sql`UPDATE ${playbooks} SET (${fields}) = ROW(${fieldValues(row)})
+        sql`UPDATE ${playbooks} SET ${sql.update(RowSql.values(row, fieldNames))}
             WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
     })
     // Reports go with their playbook by `ON DELETE CASCADE`.

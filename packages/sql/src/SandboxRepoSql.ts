@@ -7,14 +7,14 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { ChatId, MemberId, OrganizationId, SandboxId } from "@sightline/core/Ids"
-import * as Pagination from "@sightline/core/Pagination"
 import { keyset, Sandbox, StatusFilter } from "@sightline/core/Sandbox"
 import { SandboxRepo } from "@sightline/core/SandboxRepo"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { isLowercaseUuid, keysetBound } from "./internal/runtimeSql.js"
+import * as KeysetPage from "./internal/keysetPage.js"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -52,15 +52,9 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const sandboxes = sql((yield* TablePrefix).name("sandboxes"))
-    const fieldColumns = "member_id, chat_id, status, started_at, released_at, last_seen_at"
-    const fields = sql.literal(fieldColumns)
-    const columns = sql.literal(`sandbox_id, organization_id, ${fieldColumns}`)
-
-    // Absent optional fields are written as NULL, so that `update` clears what became absent.
-    const fieldValues = (row: typeof SandboxFromRow.Encoded) =>
-      sql`${row.member_id}::uuid, ${row.chat_id ?? null}::uuid, ${row.status}::text,
-          ${row.started_at}::timestamptz, ${row.released_at ?? null}::timestamptz,
-          ${row.last_seen_at ?? null}::timestamptz`
+    const fieldNames = ["member_id", "chat_id", "status", "started_at", "released_at", "last_seen_at"]
+    const keyNames = ["sandbox_id", "organization_id"]
+    const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
 
     // `ON CONFLICT DO NOTHING` instead of catching the unique violation: no error, so a caller's
     // transaction goes on after a `Conflict` without needing a savepoint.
@@ -68,8 +62,7 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       Request: SandboxFromRow,
       Result: Written,
       execute: (row) =>
-        sql`INSERT INTO ${sandboxes} (${columns})
-            VALUES (${row.sandbox_id}::uuid, ${row.organization_id}::uuid, ${fieldValues(row)})
+        sql`INSERT INTO ${sandboxes} ${sql.insert(RowSql.values(row, [...keyNames, ...fieldNames]))}
             ON CONFLICT (sandbox_id) DO NOTHING RETURNING sandbox_id`
     })
     const find = (lock: boolean) =>
@@ -88,7 +81,7 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       Request: SandboxFromRow,
       Result: Written,
       execute: (row) =>
-        sql`UPDATE ${sandboxes} SET (${fields}) = ROW(${fieldValues(row)})
+        sql`UPDATE ${sandboxes} SET ${sql.update(RowSql.values(row, fieldNames))}
             WHERE organization_id = ${row.organization_id} AND sandbox_id = ${row.sandbox_id}
             RETURNING sandbox_id`
     })
@@ -122,18 +115,18 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       }),
       get: Effect.fn("SandboxRepoSql.get")(get(false)),
       getForUpdate: Effect.fn("SandboxRepoSql.getForUpdate")(get(true)),
-      list: Effect.fn("SandboxRepoSql.list")(function*(organizationId, options) {
-        const bound = options.after === undefined ? undefined : yield* keysetBound(options.after, isLowercaseUuid)
-        const rows = yield* Effect.orDie(page({
-          organization_id: organizationId,
-          status: options.status,
-          ...(options.memberId === undefined ? {} : { member_id: options.memberId }),
-          ...(bound === undefined ? {} : { after_at: bound.at, after_id: SandboxId.make(bound.id) }),
-          // One extra row says whether another page exists.
-          limit: options.limit + 1
-        }))
-        return Pagination.pageFromRows(rows, options.limit, keyset)
-      }),
+      list: Effect.fn("SandboxRepoSql.list")((organizationId, options) =>
+        KeysetPage.page(
+          { after: options.after, limit: options.limit, id: KeysetPage.uuidId(SandboxId.make), keyset },
+          (position) =>
+            Effect.orDie(page({
+              organization_id: organizationId,
+              status: options.status,
+              ...(options.memberId === undefined ? {} : { member_id: options.memberId }),
+              ...position
+            }))
+        )
+      ),
       update: Effect.fn("SandboxRepoSql.update")(function*(sandbox) {
         if (Option.isNone(yield* Effect.orDie(replace(sandbox)))) return yield* new NotFound()
       })

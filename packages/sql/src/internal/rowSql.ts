@@ -1,0 +1,33 @@
+/**
+ * Rows as statements take them: the one way the repositories map a record's optional fields to
+ * NULL columns and write records with `sql.insert` / `sql.update`.
+ *
+ * @internal
+ */
+import * as Schema from "effect/Schema"
+
+/** An optional field stored as a NULL column (NULL decodes to absent, absent encodes to no key). */
+export const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
+
+/**
+ * The values of `columns` in an encoded row, for `sql.insert` and `sql.update`. An absent optional
+ * field is NULL, so an update clears a field that became absent rather than skipping it. The `json`
+ * columns go as their JSON text: PostgreSQL parses it for the `jsonb` column, and both drivers send a
+ * string alike (they serialize an object or array parameter differently).
+ */
+export const values = (
+  row: object,
+  columns: ReadonlyArray<string>,
+  json: ReadonlyArray<string> = []
+): Record<string, unknown> => {
+  const record = row as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const column of columns) {
+    const value = record[column]
+    out[column] = value === undefined || value === null ? null : json.includes(column) ? JSON.stringify(value) : value
+  }
+  return out
+}
+
+/** A JSON value as a statement parameter that the statement casts (`::text::jsonb`): its text (see `values`). */
+export const jsonText = (value: unknown): string => JSON.stringify(value)
