@@ -13,10 +13,8 @@ import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Delivery from "@sightline/core/Delivery"
-import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
-import * as Secret from "@sightline/core/Secret"
 import * as UseCases from "@sightline/core/UseCases"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as RateLimit from "@sightline/http/RateLimit"
@@ -34,8 +32,7 @@ const core = (dataDir: string | undefined) =>
     Layer.provideMerge(
       Layer.mergeAll(
         SqlStore.layerPglite({ dataDir, prefix: "sightline_" }),
-        Secret.layer,
-        IdGenerator.layer,
+        UseCases.layerCorePorts,
         // The offline model and the live connectors (DEMO included); a host adds its providers here.
         Providers.layer({}),
         ConnectorsRuntime.layer,

@@ -11,9 +11,7 @@ import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as Answers from "@sightline/core/Answers"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
-import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
-import * as Secret from "@sightline/core/Secret"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Worker from "@sightline/core/Worker"
 import * as Transport from "@sightline/delivery/Transport"
@@ -107,8 +105,7 @@ export const client = (
  */
 export const platform = (options: Options) =>
   Layer.mergeAll(
-    Secret.layer,
-    IdGenerator.layer,
+    UseCases.layerCorePorts,
     Providers.layer(options.models ?? {}),
     ConnectorsRuntime.layer,
     ConnectorsTester.layer,

@@ -19,6 +19,7 @@ import * as ChatChannels from "./ChatChannels.js"
 import * as Chats from "./Chats.js"
 import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
+import * as IdGenerator from "./IdGenerator.js"
 import * as Library from "./Library.js"
 import * as Members from "./Members.js"
 import * as Models from "./Models.js"
@@ -28,7 +29,17 @@ import * as Playbooks from "./Playbooks.js"
 import * as Roles from "./Roles.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as ScimMappings from "./ScimMappings.js"
+import * as Secret from "./Secret.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
+
+/**
+ * The ports core implements for production itself (secret hashing, random ids): every deployment
+ * provides them the same way, beside a store and its adapters. Tests use `testing/Memory` instead.
+ */
+export const layerCorePorts: Layer.Layer<Secret.SecretHasher | IdGenerator.IdGenerator> = Layer.merge(
+  Secret.layer,
+  IdGenerator.layer
+)
 
 /** Options of the use cases that have any. */
 export interface Options {

@@ -3,16 +3,17 @@
  * cannot drift from the code.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ApiKeys, Auditor, Auth, IdGenerator, Organizations, Playbook, Playbooks, Secret } from "@sightline/core"
+import { ApiKeys, Auditor, Auth, Organizations, Playbook, Playbooks, UseCases } from "@sightline/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { SqlStore } from "../src/index.js"
 
 // README: start
-// The ports: storage on embedded PGlite (in memory here; pass { dataDir } to keep the data), real
-// secrets and ids. Then the use cases over them (they share `Auth` and the audit trail's `Auditor`).
-const Ports = Layer.mergeAll(SqlStore.layerPglite(), Secret.layer, IdGenerator.layer)
+// The ports: storage on embedded PGlite (in memory here; pass { dataDir } to keep the data), and the
+// ports core implements itself (secret hashing, ids). Then the use cases over them (they share `Auth`
+// and the audit trail's `Auditor`).
+const Ports = Layer.merge(SqlStore.layerPglite(), UseCases.layerCorePorts)
 const Sightline = Layer.mergeAll(Organizations.layer, ApiKeys.layer, Playbooks.layer).pipe(
   Layer.provideMerge(Layer.merge(Auth.layer, Auditor.layer)),
   Layer.provideMerge(Ports)

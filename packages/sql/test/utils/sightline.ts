@@ -22,7 +22,6 @@ import { ChangeRepo } from "@sightline/core/ChangeRepo"
 import * as Changes from "@sightline/core/Changes"
 import * as ConnectorTester from "@sightline/core/ConnectorTester"
 import * as Delivery from "@sightline/core/Delivery"
-import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as Library from "@sightline/core/Library"
 import * as Members from "@sightline/core/Members"
 import * as Model from "@sightline/core/Model"
@@ -30,8 +29,8 @@ import * as Organizations from "@sightline/core/Organizations"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Roles from "@sightline/core/Roles"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
-import * as Secret from "@sightline/core/Secret"
 import { Transaction } from "@sightline/core/Transaction"
+import * as CoreUseCases from "@sightline/core/UseCases"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -43,8 +42,7 @@ import type { StoreServices } from "./databases.js"
 
 /** The ports that are not repositories, as in production but in-process. */
 export const platform = Layer.mergeAll(
-  Secret.layer,
-  IdGenerator.layer,
+  CoreUseCases.layerCorePorts,
   Model.layerTest,
   RateLimiter.layerMemory,
   Delivery.layerMemory,
