@@ -61,12 +61,14 @@ forEachDatabase((database) => {
         )
         // Heard by the publishing process too, through its own listening connection.
         expect(yield* Queue.take(onA).pipe(Effect.timeout("2 seconds"))).toEqual(appended)
-        yield* Queue.takeAll(onB)
-        yield* Queue.takeAll(onA)
         yield* b.publish(ChatEventBus.Announcement.Cancelled({ chatId }))
-        expect(yield* Queue.take(onA).pipe(Effect.timeout("2 seconds"))).toEqual(
-          ChatEventBus.Announcement.Cancelled({ chatId })
-        )
+        // Hints may repeat (a retried publish above can still be in flight): skip to the cancel.
+        expect(
+          yield* Queue.take(onA).pipe(
+            Effect.repeat({ until: (heard) => heard._tag === "Cancelled" }),
+            Effect.timeout("2 seconds")
+          )
+        ).toEqual(ChatEventBus.Announcement.Cancelled({ chatId }))
         yield* Effect.sleep("100 millis")
         expect(Option.isNone(yield* Queue.poll(onOther))).toBe(true)
         expect(Option.isNone(yield* Queue.poll(onElsewhere))).toBe(true)
