@@ -7,18 +7,12 @@ import { RoleId } from "@sightline/core/Ids"
 import * as Members from "@sightline/core/Members"
 import type * as Permission from "@sightline/core/Permission"
 import * as Roles from "@sightline/core/Roles"
+import { Fixtures } from "@sightline/core/testing"
 import * as Effect from "effect/Effect"
 import type { Org, TestServer } from "./server.js"
 
 /** A new member (system role `member`) of the organization, with a personal key holding all its roles. */
-export const newMember = (server: TestServer, org: Org) =>
-  server.run(Effect.gen(function*() {
-    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-    const email = `m-${crypto.randomUUID().slice(0, 8)}@example.test`
-    const { member_id } = yield* (yield* Members.Members).invite(admin, { email, role: "member" })
-    const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(admin.organizationId, member_id, "member key")
-    return { memberId: member_id as string, key }
-  }))
+export const newMember = (server: TestServer, org: Org) => server.run(Fixtures.memberWithKey(org.key))
 
 /**
  * A key of the organization's admin scoped to a new custom role that grants only `permissions`: what

@@ -10,7 +10,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
-import { liveRoles, principalOf } from "../Auth.js"
+import * as ApiKeys from "../ApiKeys.js"
+import { Auth, liveRoles, principalOf } from "../Auth.js"
 import type { InvalidRequest } from "../Errors.js"
 import type { GroupRepo } from "../GroupRepo.js"
 import { MemberId, OrganizationId, RoleId } from "../Ids.js"
@@ -19,6 +20,7 @@ import { encodeText } from "../LibraryDiff.js"
 import { LibraryStore } from "../LibraryStore.js"
 import { Member } from "../Member.js"
 import { MemberRepo } from "../MemberRepo.js"
+import * as Members from "../Members.js"
 import { Organization } from "../Organization.js"
 import { OrganizationRepo } from "../OrganizationRepo.js"
 import * as Organizations from "../Organizations.js"
@@ -216,4 +218,23 @@ export const seedMain = (
     }))
     yield* Effect.orDie(store.setHead(organizationId, head, ref))
     return ref
+  })
+
+/**
+ * A new member (system role `member`) invited by the admin whose API key is `adminKey`, with a
+ * personal key holding all its roles: a second person for tests over the use cases.
+ */
+export const memberWithKey = (
+  adminKey: string
+): Effect.Effect<
+  { readonly memberId: MemberId; readonly key: string },
+  unknown,
+  Auth | Members.Members | ApiKeys.ApiKeys
+> =>
+  Effect.gen(function*() {
+    const admin = yield* (yield* Auth).authenticateApiKey(adminKey)
+    const email = `m-${randomUuid().slice(0, 8)}@example.test`
+    const { member_id } = yield* (yield* Members.Members).invite(admin, { email, role: "member" })
+    const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(admin.organizationId, member_id, "member key")
+    return { memberId: member_id, key }
   })

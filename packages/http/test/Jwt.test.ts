@@ -1,8 +1,8 @@
 import { expect, it } from "@effect/vitest"
+import { Fixtures } from "@sightline/core/testing"
 import * as Redacted from "effect/Redacted"
 import * as Jose from "jose"
-import { newMember } from "./utils/members.js"
-import { body, describeServers } from "./utils/server.js"
+import { body, describeServer } from "./utils/server.js"
 
 const secret = "a-test-secret-of-at-least-32-bytes!!"
 const key = new TextEncoder().encode(secret)
@@ -19,7 +19,7 @@ const token = (
   return jwt.sign(key)
 }
 
-describeServers("JWT sessions (HS256)", (server) => {
+describeServer("JWT sessions (HS256)", (server) => {
   it("acts as the member a valid token names", async () => {
     const org = await server().newOrg()
     const jwt = await token({ sub: org.memberId, organization_id: org.organizationId })
@@ -62,7 +62,7 @@ describeServers("JWT sessions (HS256)", (server) => {
     await refused(fractional, /exp must be a whole number/)
 
     // A token of a member deleted since it was issued stops working at once.
-    const member = await newMember(server(), org)
+    const member = await server().run(Fixtures.memberWithKey(org.key))
     const jwt = await token({ sub: member.memberId, organization_id: org.organizationId })
     expect((await server().request("/v2/playbooks", { key: jwt })).status).toBe(200)
     await server().request(`/v2/members/${member.memberId}`, { method: "DELETE", key: org.key })
@@ -78,7 +78,7 @@ describeServers("JWT sessions (HS256)", (server) => {
 const { privateKey, publicKey } = await Jose.generateKeyPair("ES256")
 const jwk = { ...(await Jose.exportJWK(publicKey)), kid: "test-key", alg: "ES256", use: "sig" }
 
-describeServers("JWT sessions (JWKS)", (server) => {
+describeServer("JWT sessions (JWKS)", (server) => {
   it("verifies ES256 tokens against the key set, and refuses HS256 ones", async () => {
     const org = await server().newOrg()
     const claims = { sub: org.memberId, organization_id: org.organizationId }

@@ -1,9 +1,9 @@
 import { expect, it } from "vitest"
-import { describeServers } from "./utils/server.js"
+import { describeServer } from "./utils/server.js"
 
 const allowed = "https://app.example.test"
 
-describeServers("CORS for allowed browser origins", (server) => {
+describeServer("CORS for allowed browser origins", (server) => {
   it("answers preflight for an allowed origin, exposes the rate-limit headers and request id, and ignores other origins", async () => {
     const org = await server().newOrg()
     const preflight = await server().request("/v2/playbooks", {
@@ -34,7 +34,7 @@ describeServers("CORS for allowed browser origins", (server) => {
   })
 }, { corsOrigins: [allowed] })
 
-describeServers("no CORS by default", (server) => {
+describeServer("no CORS by default", (server) => {
   it("sends no CORS headers when no origin is allowed", async () => {
     const org = await server().newOrg()
     const read = await server().request("/v2/playbooks", { key: org.key, headers: { origin: allowed } })

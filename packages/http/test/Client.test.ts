@@ -1,11 +1,11 @@
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { expect, it } from "@effect/vitest"
-import * as Client from "@sightline/http/Client"
-import * as HttpErrors from "@sightline/http/HttpErrors"
 import * as Effect from "effect/Effect"
-import { describeServers } from "./utils/server.js"
+import * as Client from "../src/Client.js"
+import * as HttpErrors from "../src/HttpErrors.js"
+import { describeServer } from "./utils/server.js"
 
-describeServers("the typed client", (server) => {
+describeServer("the typed client", (server) => {
   it("creates and lists playbooks, and fails with the wire errors", async () => {
     const { key } = await server().newOrg()
     const program = Effect.gen(function*() {
