@@ -43,6 +43,7 @@ import * as RolesHandlers from "./internal/handlers/roles.js"
 import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
 import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
 import * as InputGuard from "./internal/inputGuard.js"
+import * as Issues from "./internal/issues.js"
 import * as Routes from "./internal/routes.js"
 
 /** Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds. */
@@ -65,14 +66,9 @@ const tooLarge = () =>
     { status: 413 }
   )
 
-// Short, whatever the input: an issue never echoes a large value, and a message stays under 1 KB.
-const decodeMessage = (error: HttpApiDecodeError): string => {
-  const issues = error.issues.slice(0, 5).map((issue) =>
-    InputGuard.shorten(issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`, 180)
-  )
-  const more = error.issues.length > 5 ? ` (and ${error.issues.length - 5} more)` : ""
-  return InputGuard.shorten(`Invalid request: ${issues.length === 0 ? error.message : issues.join("; ")}${more}`, 1000)
-}
+// Short and human, whatever the input: an issue never echoes a large value or a schema rendering.
+const decodeMessage = (error: HttpApiDecodeError): string =>
+  Issues.describe("Invalid request", error.issues, error.message)
 
 const envelopeResponse = (status: number, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson({ error: { code: "invalid_request", message } }, { status, headers })

@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as InputGuard from "./inputGuard.js"
+import * as Issues from "./issues.js"
 
 /** The Connect error codes. */
 export type Code =
@@ -197,16 +198,8 @@ export const readJson = (
     return parsed
   })
 
-const issuesMessage = (error: ParseResult.ParseError): string => {
-  const all = ParseResult.ArrayFormatter.formatErrorSync(error)
-  const issues = all.slice(0, 5).map((issue) =>
-    InputGuard.shorten(issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`, 180)
-  )
-  return InputGuard.shorten(
-    `invalid request: ${issues.join("; ")}${all.length > 5 ? ` (and ${all.length - 5} more)` : ""}`,
-    1000
-  )
-}
+const issuesMessage = (error: ParseResult.ParseError): string =>
+  Issues.describe("invalid request", ParseResult.ArrayFormatter.formatErrorSync(error), "the message is not valid")
 
 /** A unary procedure: how the caller is identified, the message schemas and the use case. */
 export interface Procedure<I, IE, O, OE, R> {
