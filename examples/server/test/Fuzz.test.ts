@@ -166,6 +166,8 @@ describeServers("schema-derived fuzzing of every /v2 operation", (server) => {
           failures.push(`not the envelope: ${response.status} ${where}: ${text.slice(0, 200)}`)
         } else if (envelope.error.message.length >= 1024) {
           failures.push(`message of ${envelope.error.message.length} characters: ${where}`)
+        } else if (/Brand<|\{ readonly|ReadonlyArray<|Expected undefined/.test(envelope.error.message)) {
+          failures.push(`a schema rendering in the message: ${where}: ${envelope.error.message.slice(0, 200)}`)
         }
       }
     }
