@@ -56,4 +56,21 @@ const { key, port } = await runtime.runPromise(Effect.gen(function*() {
   return { key, port }
 }))
 process.stdout.write(`READY ${port} ${key}\n`)
+// Where the memory is, on request of the bench (`kill -USR2`): the heap, what V8 holds outside it
+// (buffers), and the whole resident set.
+process.on("SIGUSR2", () => {
+  const { arrayBuffers, external, heapTotal, heapUsed, rss } = process.memoryUsage()
+  const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
+  process.stdout.write(
+    `MEMORY ${
+      JSON.stringify({
+        rss: mb(rss),
+        heapTotal: mb(heapTotal),
+        heapUsed: mb(heapUsed),
+        external: mb(external),
+        arrayBuffers: mb(arrayBuffers)
+      })
+    }\n`
+  )
+})
 process.on("SIGTERM", () => void runtime.dispose().then(() => process.exit(0)))

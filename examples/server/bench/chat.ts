@@ -107,7 +107,12 @@ const startTarget = async (key?: string) => {
     })
     child.on("exit", (code) => reject(new Error(`the server exited (${code})`)))
   })
-  return { child, port, key: servedKey }
+  // Its memory reports (`kill -USR2`), newest last.
+  const memory: Array<string> = []
+  child.stdout!.on("data", (data) => {
+    for (const match of String(data).matchAll(/MEMORY (\{.*\})/g)) memory.push(match[1]!)
+  })
+  return { child, port, key: servedKey, memory }
 }
 const target = await startTarget()
 const { child, key, port } = target
@@ -253,6 +258,8 @@ const readers = held.map((response) => arrivals(response))
 // connections and their authentication has been collected).
 const samples: Array<number> = []
 const sampling = setInterval(() => samples.push(rss(other.child.pid!)), 250)
+// Where the memory is while the streams are open: heap, buffers outside it, resident set.
+setTimeout(() => other.child.kill("SIGUSR2"), 3_000)
 const heldTimes = await Promise.all(readers)
 clearInterval(sampling)
 await longAnswer
@@ -272,6 +279,7 @@ console.log(`| server process, idle | ${idleRss.toFixed(0)} |`)
 console.log(`| server process, ${streamsHeld} streams open: peak | ${Math.max(...samples).toFixed(0)} |`)
 console.log(`| server process, ${streamsHeld} streams open: last sample | ${samples.at(-1)!.toFixed(0)} |`)
 console.log(`| followers that read the whole answer | ${complete} of ${streamsHeld} |`)
+if (other.memory.length > 0) console.log(`\nserver process memory (MB) 3 s into the ${streamsHeld} streams: ${other.memory.at(-1)}`)
 
 if (other !== target) {
   other.child.kill("SIGTERM")
