@@ -16,6 +16,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
+import * as v8 from "node:v8"
 import * as Sightline from "../src/Sightline.js"
 
 const { values } = parseArgs({
@@ -59,6 +60,7 @@ process.stdout.write(`READY ${port} ${key}\n`)
 // Where the memory is, on request of the bench (`kill -USR2`): the heap, what V8 holds outside it
 // (buffers), and the whole resident set.
 process.on("SIGUSR2", () => {
+  if (process.env.BENCH_HEAP_SNAPSHOT !== undefined) v8.writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)
   const { arrayBuffers, external, heapTotal, heapUsed, rss } = process.memoryUsage()
   const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
   process.stdout.write(
