@@ -279,7 +279,9 @@ console.log(`| server process, idle | ${idleRss.toFixed(0)} |`)
 console.log(`| server process, ${streamsHeld} streams open: peak | ${Math.max(...samples).toFixed(0)} |`)
 console.log(`| server process, ${streamsHeld} streams open: last sample | ${samples.at(-1)!.toFixed(0)} |`)
 console.log(`| followers that read the whole answer | ${complete} of ${streamsHeld} |`)
-if (other.memory.length > 0) console.log(`\nserver process memory (MB) 3 s into the ${streamsHeld} streams: ${other.memory.at(-1)}`)
+if (other.memory.length > 0) {
+  console.log(`\nserver process memory (MB) 3 s into the ${streamsHeld} streams: ${other.memory.at(-1)}`)
+}
 
 if (other !== target) {
   other.child.kill("SIGTERM")

@@ -20,7 +20,6 @@ import * as Option from "effect/Option"
 import * as ApiKey from "./ApiKey.js"
 import { ApiKeyRepo } from "./ApiKeyRepo.js"
 import { Unauthenticated } from "./Errors.js"
-import { GroupRepo } from "./GroupRepo.js"
 import type { MemberId, OrganizationId } from "./Ids.js"
 import type { Member } from "./Member.js"
 import { MemberRepo } from "./MemberRepo.js"
@@ -102,29 +101,19 @@ export const keyAuth = (record: ApiKey.ApiKeyRecord): Policy.Auth =>
  * `Policy.Principal.roles` asks for). Empty for an unknown member. A soft-deleted member keeps its
  * assignments, so callers decide what a deleted member's roles mean.
  */
-export const liveRoles = Effect.fn("Auth.liveRoles")(function*(organizationId: OrganizationId, memberId: MemberId) {
-  const [direct, viaGroups, all] = yield* Effect.all(
-    [
-      Effect.flatMap(MemberRepo, (members) => members.roleIds(organizationId, memberId)),
-      Effect.flatMap(GroupRepo, (groups) => groups.groupRoleIds(organizationId, memberId)),
-      Effect.flatMap(RoleRepo, (roles) => roles.list(organizationId))
-    ]
-    // Sequential on purpose: inside a transaction the three reads share one connection.
-  )
-  const held = new Set<string>([...direct, ...viaGroups])
-  // Filtering the organization's list (rather than fetching each id) gives the stable order and
-  // drops ids of roles deleted meanwhile.
-  return all.filter((role) => held.has(role.id))
-})
+export const liveRoles = (
+  organizationId: OrganizationId,
+  memberId: MemberId
+): Effect.Effect<ReadonlyArray<RoleRecord>, never, RoleRepo> =>
+  Effect.flatMap(RoleRepo, (roles) => roles.heldBy(organizationId, memberId))
 
-/** Builds the service from the member, role, group and key repositories and the secret hasher. */
+/** Builds the service from the member, role and key repositories and the secret hasher. */
 export const make = Effect.gen(function*() {
   const keys = yield* ApiKeyRepo
   const members = yield* MemberRepo
   const hasher = yield* Secret.SecretHasher
-  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo>()
-  const rolesOf = (organizationId: OrganizationId, memberId: MemberId) =>
-    Effect.provide(liveRoles(organizationId, memberId), context)
+  const roles = yield* RoleRepo
+  const rolesOf = roles.heldBy
 
   // A member that is missing or soft-deleted cannot act, whatever credential it presents.
   const liveMember = (organizationId: OrganizationId, memberId: MemberId) =>
@@ -164,5 +153,7 @@ export const make = Effect.gen(function*() {
 })
 
 /** The `Auth` service over the repositories and secret hasher in context. */
-export const layer: Layer.Layer<Auth, never, ApiKeyRepo | MemberRepo | RoleRepo | GroupRepo | Secret.SecretHasher> =
-  Layer.effect(Auth, make)
+export const layer: Layer.Layer<Auth, never, ApiKeyRepo | MemberRepo | RoleRepo | Secret.SecretHasher> = Layer.effect(
+  Auth,
+  make
+)

@@ -15,7 +15,7 @@ import * as Order from "effect/Order"
 import * as Ref from "effect/Ref"
 import { Conflict, NotFound } from "./Errors.js"
 import { Group } from "./Group.js"
-import type { OrganizationId, RoleId } from "./Ids.js"
+import type { MemberId, OrganizationId, RoleId } from "./Ids.js"
 import * as RbacMemory from "./internal/rbacMemory.js"
 import type { RoleRecord } from "./Role.js"
 import { MemoryState } from "./Transaction.js"
@@ -34,6 +34,11 @@ export declare namespace RoleRepo {
     readonly findByName: (organizationId: OrganizationId, name: string) => Effect.Effect<Option.Option<RoleRecord>>
     /** The organization's roles, oldest first (ties by id). */
     readonly list: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<RoleRecord>>
+    /**
+     * The roles a member holds: assigned directly or granted through its groups, each once, in
+     * `list` order. One read, however many roles the organization has (it runs on every request).
+     */
+    readonly heldBy: (organizationId: OrganizationId, memberId: MemberId) => Effect.Effect<ReadonlyArray<RoleRecord>>
     /** Replaces a stored role (matched by organization and id); `Conflict` if the new name is taken. */
     readonly update: (role: RoleRecord) => Effect.Effect<void, NotFound | Conflict>
     /**
@@ -93,6 +98,16 @@ export const layerMemory: Layer.Layer<RoleRepo, never, MemoryState> = Layer.effe
         state.run(
           Effect.map(Ref.get(tables.roles), (rows) => Arr.sort(RbacMemory.rowsOfOrg(rows, organizationId), order))
         ),
+      heldBy: (organizationId, memberId) =>
+        state.run(Effect.gen(function*() {
+          const held = new Set<string>()
+          for (const [member, role] of yield* Ref.get(tables.assignments)) if (member === memberId) held.add(role)
+          for (const group of RbacMemory.rowsOfOrg(yield* Ref.get(tables.groups), organizationId)) {
+            if (group.member_ids.includes(memberId)) { for (const role of group.role_ids) held.add(role) }
+          }
+          const roles = RbacMemory.rowsOfOrg(yield* Ref.get(tables.roles), organizationId)
+          return Arr.sort(roles.filter((role) => held.has(role.id)), order)
+        })),
 
       update: (role) =>
         state.run(Effect.gen(function*() {

@@ -8,7 +8,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Conflict, NotFound } from "@sightline/core/Errors"
-import { ModelNumber, OrganizationId, RoleId } from "@sightline/core/Ids"
+import { MemberId, ModelNumber, OrganizationId, RoleId } from "@sightline/core/Ids"
 import { RoleRecord } from "@sightline/core/Role"
 import { RoleRepo } from "@sightline/core/RoleRepo"
 import * as Effect from "effect/Effect"
@@ -92,6 +92,26 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
       execute: ({ name, organization_id }) =>
         sql`SELECT ${columns} FROM ${roles} WHERE organization_id = ${organization_id} AND lower(name) = lower(${name})`
     })
+    const memberRoles = sql(prefix.name("member_roles"))
+    const groupMembers = sql(prefix.name("group_members"))
+    const groupRoles = sql(prefix.name("group_roles"))
+    // Direct assignments and group grants in one statement, through their indexes, never the
+    // organization's whole role list.
+    const findHeld = SqlSchema.findAll({
+      Request: Schema.Struct({ organization_id: OrganizationId, member_id: MemberId }),
+      Result: RoleFromRow,
+      execute: ({ member_id, organization_id }) =>
+        sql`SELECT ${columns} FROM ${roles} r
+            WHERE r.organization_id = ${organization_id} AND r.id IN (
+              SELECT mr.role_id FROM ${memberRoles} mr
+              WHERE mr.organization_id = ${organization_id} AND mr.member_id = ${member_id}
+              UNION
+              SELECT gr.role_id FROM ${groupMembers} gm
+              JOIN ${groupRoles} gr ON gr.organization_id = gm.organization_id AND gr.group_id = gm.group_id
+              WHERE gm.organization_id = ${organization_id} AND gm.member_id = ${member_id}
+            )
+            ORDER BY r.created_at, r.id`
+    })
     const findAll = SqlSchema.findAll({
       Request: OrganizationId,
       Result: RoleFromRow,
@@ -130,6 +150,9 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
         Effect.orDie(findByName({ organization_id: organizationId, name }))
       ),
       list: Effect.fn("RoleRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
+      heldBy: Effect.fn("RoleRepoSql.heldBy")((organizationId, memberId) =>
+        Effect.orDie(findHeld({ organization_id: organizationId, member_id: memberId }))
+      ),
       update: Effect.fn("RoleRepoSql.update")((role) =>
         replace(role).pipe(
           Effect.catchIf(isUniqueViolation(nameKey), nameTaken(role)),

@@ -175,6 +175,38 @@ export const roleRepoContract = (
         expect(yield* repo.get(orgA.id, role.id)).toEqual(Option.some(role))
       }).pipe(Effect.provide(layer)))
 
+    it.effect("heldBy: the member's direct and group roles, each once, in list order, and nobody else's", () =>
+      Effect.gen(function*() {
+        const repo = yield* RoleRepo
+        const members = yield* MemberRepo
+        const groups = yield* GroupRepo
+        const org = yield* Fixtures.organization()
+        const member = yield* Fixtures.member(org.id)
+        const other = yield* Fixtures.member(org.id)
+        const third = yield* created(org.id, "Third", { created_at: at("2024-01-03T00:00:00.000Z") })
+        const first = yield* created(org.id, "First", { created_at: at("2024-01-01T00:00:00.000Z") })
+        const second = yield* created(org.id, "Second", { created_at: at("2024-01-02T00:00:00.000Z") })
+        const othersOnly = yield* created(org.id, "Others only")
+        yield* members.assignRole(org.id, member.id, third.id)
+        yield* members.assignRole(org.id, member.id, first.id)
+        yield* members.assignRole(org.id, other.id, othersOnly.id)
+        expect(yield* repo.heldBy(org.id, member.id)).toEqual([first, third])
+        // Through a group: the role it also holds directly appears once.
+        yield* groups.create(Group.make({
+          id: GroupId.make(Fixtures.uuid()),
+          organizationId: org.id,
+          name: "Crew",
+          memberIds: [member.id],
+          roleIds: [second.id, first.id],
+          now: at("2024-01-01T00:00:00.000Z")
+        }))
+        expect(yield* repo.heldBy(org.id, member.id)).toEqual([first, second, third])
+        expect(yield* repo.heldBy(org.id, other.id)).toEqual([othersOnly])
+        // Another organization sees none of them.
+        const stranger = yield* Fixtures.organization()
+        expect(yield* repo.heldBy(stranger.id, member.id)).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
     it.effect("deletes a role with its member assignments and group grants", () =>
       Effect.gen(function*() {
         const repo = yield* RoleRepo
