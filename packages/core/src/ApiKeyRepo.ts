@@ -19,7 +19,11 @@ import * as Ref from "effect/Ref"
 import type * as ApiKey from "./ApiKey.js"
 import { Conflict, NotFound } from "./Errors.js"
 import type { ApiKeyId, MemberId, OrganizationId } from "./Ids.js"
+import * as RbacMemory from "./internal/rbacMemory.js"
+import type { Member } from "./Member.js"
 import * as Pagination from "./Pagination.js"
+import type { RoleRecord } from "./Role.js"
+import { order as roleOrder } from "./RoleRepo.js"
 import type { SecretHash } from "./Secret.js"
 import { MemoryState } from "./Transaction.js"
 
@@ -38,6 +42,15 @@ export declare namespace ApiKeyRepo {
     readonly includeRevoked: boolean
   }
 
+  /** A key with what authentication needs of its owner, read together. */
+  export interface Credential {
+    readonly key: ApiKey.ApiKeyRecord
+    /** The owning member, soft-deleted or not; none if it is gone. */
+    readonly member: Option.Option<Member>
+    /** The roles the owner holds now (as `RoleRepo.heldBy` gives them). */
+    readonly roles: ReadonlyArray<RoleRecord>
+  }
+
   /** API key storage. Ids and secret hashes are unique across every organization. */
   export interface Service {
     /** Stores a new key; an id or secret hash that already exists is a `Conflict`. */
@@ -50,6 +63,11 @@ export declare namespace ApiKeyRepo {
     ) => Effect.Effect<Option.Option<ApiKey.ApiKeyRecord>>
     /** The key with this secret hash, in whichever organization it lives (authentication). */
     readonly findBySecretHash: (hash: SecretHash) => Effect.Effect<Option.Option<ApiKey.ApiKeyRecord>>
+    /**
+     * The key with this secret hash, its owner and the owner's live roles, in one read: what every
+     * authenticated request needs, so an adapter answers it with one statement.
+     */
+    readonly findCredential: (hash: SecretHash) => Effect.Effect<Option.Option<Credential>>
     /** Replaces a stored key (matched by organization and id); `NotFound` when there is none. */
     readonly update: (record: ApiKey.ApiKeyRecord) => Effect.Effect<void, NotFound>
     /** A page of the organization's keys, newest first (`created_at` desc, then id desc). */
@@ -72,6 +90,7 @@ export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.ef
   Effect.gen(function*() {
     const state = yield* MemoryState
     const table = yield* state.table(HashMap.empty<ApiKeyId, ApiKey.ApiKeyRecord>())
+    const rbac = yield* RbacMemory.RbacTables
 
     const get = (organizationId: OrganizationId, id: ApiKeyId) =>
       state.run(Effect.map(
@@ -96,6 +115,15 @@ export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.ef
       get,
       getForUpdate: get,
       findBySecretHash: (hash) => state.run(Effect.map(findBySecretHash(hash), Option.map(([, row]) => row))),
+      findCredential: (hash) =>
+        state.run(Effect.gen(function*() {
+          const found = yield* findBySecretHash(hash)
+          if (Option.isNone(found)) return Option.none()
+          const [, key] = found.value
+          const member = RbacMemory.findInOrg(yield* Ref.get(rbac.members), key.organization_id, key.member_id)
+          const roles = yield* RbacMemory.heldRoles(rbac, key.organization_id, key.member_id, roleOrder)
+          return Option.some({ key, member, roles })
+        })),
       update: (record) =>
         state.run(Effect.gen(function*() {
           const existing = HashMap.get(yield* Ref.get(table), record.id)
@@ -116,4 +144,4 @@ export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.ef
         }))
     })
   })
-)
+).pipe(Layer.provide(RbacMemory.layer))

@@ -98,16 +98,7 @@ export const layerMemory: Layer.Layer<RoleRepo, never, MemoryState> = Layer.effe
         state.run(
           Effect.map(Ref.get(tables.roles), (rows) => Arr.sort(RbacMemory.rowsOfOrg(rows, organizationId), order))
         ),
-      heldBy: (organizationId, memberId) =>
-        state.run(Effect.gen(function*() {
-          const held = new Set<string>()
-          for (const [member, role] of yield* Ref.get(tables.assignments)) if (member === memberId) held.add(role)
-          for (const group of RbacMemory.rowsOfOrg(yield* Ref.get(tables.groups), organizationId)) {
-            if (group.member_ids.includes(memberId)) { for (const role of group.role_ids) held.add(role) }
-          }
-          const roles = RbacMemory.rowsOfOrg(yield* Ref.get(tables.roles), organizationId)
-          return Arr.sort(roles.filter((role) => held.has(role.id)), order)
-        })),
+      heldBy: (organizationId, memberId) => state.run(RbacMemory.heldRoles(tables, organizationId, memberId, order)),
 
       update: (role) =>
         state.run(Effect.gen(function*() {

@@ -18,9 +18,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { heldRoleIds, memberColumns, roleColumns } from "./internal/accessSql.js"
 import * as KeysetPage from "./internal/keysetPage.js"
 import * as RowSql from "./internal/rowSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
+import { MemberFromRow } from "./MemberRepoSql.js"
+import { RoleFromRow } from "./RoleRepoSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -105,6 +108,46 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
       })
     const get = findById(false)
     const getForUpdate = findById(true)
+    // Authentication's one statement: the key by its hash (unique index), its owner, and the owner's
+    // live roles (one row each, none for a member without roles), columns prefixed by table.
+    const keyNames = ["id", "organization_id", ...fieldNames]
+    const credentialColumns = sql.literal([
+      ...keyNames.map((c) => c === "assumed_roles" ? "k.assumed_roles::text[] AS k_assumed_roles" : `k.${c} AS k_${c}`),
+      ...memberColumns.map((c) => `m.${c} AS m_${c}`),
+      ...roleColumns.map((c) => `r.${c} AS r_${c}`)
+    ].join(", "))
+    const members = sql(prefix.name("members"))
+    const roles = sql(prefix.name("roles"))
+    const decodeKey = Schema.decodeUnknown(ApiKeyFromRow)
+    const decodeMember = Schema.decodeUnknown(MemberFromRow)
+    const decodeRole = Schema.decodeUnknown(RoleFromRow)
+    const fieldsOf = (row: Record<string, unknown>, tablePrefix: string, names: ReadonlyArray<string>) => {
+      const fields: Record<string, unknown> = {}
+      for (const name of names) fields[name] = row[`${tablePrefix}${name}`]
+      return fields
+    }
+    const findCredential = (hash: SecretHash) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<Record<string, unknown>>`SELECT ${credentialColumns} FROM ${apiKeys} k
+          LEFT JOIN ${members} m ON m.organization_id = k.organization_id AND m.id = k.member_id
+          LEFT JOIN ${roles} r ON r.organization_id = k.organization_id AND r.id IN (${
+          heldRoleIds(sql, prefix, sql.literal("k.organization_id"), sql.literal("k.member_id"))
+        })
+          WHERE k.secret_hash = ${hash}
+          ORDER BY r.created_at, r.id`
+        const first = rows[0]
+        if (first === undefined) return Option.none<ApiKeyRepo.Credential>()
+        return Option.some<ApiKeyRepo.Credential>({
+          key: yield* decodeKey(fieldsOf(first, "k_", keyNames)),
+          member: first.m_id === null
+            ? Option.none()
+            : Option.some(yield* decodeMember(fieldsOf(first, "m_", memberColumns))),
+          roles: yield* Effect.forEach(
+            rows.filter((row) => row.r_id !== null),
+            (row) => decodeRole(fieldsOf(row, "r_", roleColumns))
+          )
+        })
+      }).pipe(Effect.orDie)
     // Served by the unique index on `secret_hash`; the organization is learnt from the row.
     const findByHash = SqlSchema.findOne({
       Request: SecretHash,
@@ -153,6 +196,8 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
         Effect.orDie(getForUpdate({ organization_id: organizationId, id }))
       ),
       findBySecretHash: Effect.fn("ApiKeyRepoSql.findBySecretHash")((hash) => Effect.orDie(findByHash(hash))),
+      // Untraced: it runs on every authenticated request.
+      findCredential,
       update: Effect.fn("ApiKeyRepoSql.update")((record) =>
         Effect.flatMap(
           Effect.orDie(replace(record)),

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { memberColumns } from "./internal/accessSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { TablePrefix } from "./TablePrefix.js"
 
@@ -45,9 +46,7 @@ export const make: Effect.Effect<MemberRepo.Service, never, SqlClient.SqlClient 
     const roles = sql(prefix.name("roles"))
     const memberRoles = sql(prefix.name("member_roles"))
     const emailKey = prefix.name("members_email_key")
-    const columns = sql.literal(
-      "id, organization_id, email, name, description, is_service_account, is_scim_managed, deleted_at, created_at"
-    )
+    const columns = sql.literal(memberColumns.join(", "))
 
     const insert = SqlSchema.void({
       Request: MemberFromRow,

@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { isForeignKeyViolation } from "./internal/accessSql.js"
+import { heldRoleIds, isForeignKeyViolation, roleColumns } from "./internal/accessSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { TablePrefix } from "./TablePrefix.js"
 
@@ -46,10 +46,7 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
     const roles = sql(prefix.name("roles"))
     const nameKey = prefix.name("roles_name_key")
     const mappingRoleKey = prefix.name("scim_group_mappings_role_fkey")
-    const columns = sql.literal(
-      "id, organization_id, name, description, is_system, is_scim_managed, permissions, default_model_id, " +
-        "allowed_model_ids, allow_model_choice, created_at, updated_at"
-    )
+    const columns = sql.literal(roleColumns.join(", "))
 
     const insert = SqlSchema.void({
       Request: RoleFromRow,
@@ -92,25 +89,16 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
       execute: ({ name, organization_id }) =>
         sql`SELECT ${columns} FROM ${roles} WHERE organization_id = ${organization_id} AND lower(name) = lower(${name})`
     })
-    const memberRoles = sql(prefix.name("member_roles"))
-    const groupMembers = sql(prefix.name("group_members"))
-    const groupRoles = sql(prefix.name("group_roles"))
     // Direct assignments and group grants in one statement, through their indexes, never the
     // organization's whole role list.
     const findHeld = SqlSchema.findAll({
       Request: Schema.Struct({ organization_id: OrganizationId, member_id: MemberId }),
       Result: RoleFromRow,
       execute: ({ member_id, organization_id }) =>
-        sql`SELECT ${columns} FROM ${roles} r
-            WHERE r.organization_id = ${organization_id} AND r.id IN (
-              SELECT mr.role_id FROM ${memberRoles} mr
-              WHERE mr.organization_id = ${organization_id} AND mr.member_id = ${member_id}
-              UNION
-              SELECT gr.role_id FROM ${groupMembers} gm
-              JOIN ${groupRoles} gr ON gr.organization_id = gm.organization_id AND gr.group_id = gm.group_id
-              WHERE gm.organization_id = ${organization_id} AND gm.member_id = ${member_id}
-            )
-            ORDER BY r.created_at, r.id`
+        sql`SELECT ${columns} FROM ${roles}
+            WHERE organization_id = ${organization_id}
+              AND id IN (${heldRoleIds(sql, prefix, organization_id, member_id)})
+            ORDER BY created_at, id`
     })
     const findAll = SqlSchema.findAll({
       Request: OrganizationId,

@@ -8,6 +8,7 @@
  *
  * @internal
  */
+import * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,7 @@ import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Order from "effect/Order"
 import * as Ref from "effect/Ref"
 import type { Group } from "../Group.js"
 import type { GroupId, MemberId, OrganizationId, RoleId, ScimGroupMappingId } from "../Ids.js"
@@ -80,3 +82,23 @@ export const allInOrg = <K, V extends { readonly organization_id: OrganizationId
   organizationId: OrganizationId,
   ids: Iterable<K>
 ): boolean => Array.from(ids).every((id) => Option.isSome(findInOrg(rows, organizationId, id)))
+
+/**
+ * The roles a member holds in memory: assigned directly or through its groups, each once, in
+ * `order` (the memory `RoleRepo.heldBy`, and the memory `ApiKeyRepo.findCredential`).
+ */
+export const heldRoles = (
+  tables: RbacTables.Service,
+  organizationId: OrganizationId,
+  memberId: MemberId,
+  order: Order.Order<RoleRecord>
+): Effect.Effect<Array<RoleRecord>> =>
+  Effect.gen(function*() {
+    const held = new Set<string>()
+    for (const [member, role] of yield* Ref.get(tables.assignments)) if (member === memberId) held.add(role)
+    for (const group of rowsOfOrg(yield* Ref.get(tables.groups), organizationId)) {
+      if (group.member_ids.includes(memberId)) { for (const role of group.role_ids) held.add(role) }
+    }
+    const roles = rowsOfOrg(yield* Ref.get(tables.roles), organizationId)
+    return Arr.sort(roles.filter((role) => held.has(role.id)), order)
+  })

@@ -19,15 +19,16 @@ import { ApiKeyRepo } from "../ApiKeyRepo.js"
 import * as AuditLog from "../AuditLog.js"
 import { AuditLogRepo } from "../AuditLogRepo.js"
 import { ApiKeyId, AuditLogEntryId, type MemberId, type OrganizationId, RoleId } from "../Ids.js"
-import type { MemberRepo } from "../MemberRepo.js"
+import { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
 import * as Pagination from "../Pagination.js"
+import type { RoleRepo } from "../RoleRepo.js"
 import { SecretHash } from "../Secret.js"
 import { Transaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
 /** Every port the suite needs (the SQL adapter's foreign keys need organizations and members). */
-export type Requirements = ApiKeyRepo | AuditLogRepo | OrganizationRepo | MemberRepo | Transaction
+export type Requirements = ApiKeyRepo | AuditLogRepo | OrganizationRepo | MemberRepo | RoleRepo | Transaction
 
 const base = DateTime.unsafeMake("2026-01-15T09:30:00.123Z")
 const at = (seconds: number) => DateTime.add(base, { seconds })
@@ -98,6 +99,34 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
           const locked = yield* repo.getForUpdate(org.id, record.id)
           expect(Option.map(locked, encode)).toEqual(Option.some(encode(record)))
         }
+      }))
+
+    it.effect("findCredential: the key with its owner and the owner's live roles, in role order", () =>
+      Effect.gen(function*() {
+        const repo = yield* ApiKeyRepo
+        const members = yield* MemberRepo
+        const { member, org } = yield* Fixtures.organizationWithMember
+        const later = yield* Fixtures.role(org.id, "Later", { now: at(20) })
+        const earlier = yield* Fixtures.role(org.id, "Earlier", { now: at(10) })
+        const record = key(org.id, member.id, { assumedRoles: [earlier.id] })
+        yield* repo.create(record)
+        expect(Option.isNone(yield* repo.findCredential(randomHash()))).toBe(true)
+
+        // A member without roles: the key and the member, no roles.
+        const bare = Option.getOrThrow(yield* repo.findCredential(record.secret_hash))
+        expect(encode(bare.key)).toEqual(encode(record))
+        expect(Option.map(bare.member, (m) => m.id)).toEqual(Option.some(member.id))
+        expect(bare.roles).toEqual([])
+
+        for (const role of [later, earlier]) yield* members.assignRole(org.id, member.id, role.id)
+        const held = Option.getOrThrow(yield* repo.findCredential(record.secret_hash))
+        expect(held.roles).toEqual([earlier, later])
+        // A role taken away and a member soft-deleted show at once.
+        yield* members.unassignRole(org.id, member.id, later.id)
+        yield* members.softDelete(org.id, member.id, at(30))
+        const after = Option.getOrThrow(yield* repo.findCredential(record.secret_hash))
+        expect(after.roles).toEqual([earlier])
+        expect(Option.map(after.member, (m) => m.deleted_at !== undefined)).toEqual(Option.some(true))
       }))
 
     it.effect("get and getForUpdate see only the key's own organization", () =>

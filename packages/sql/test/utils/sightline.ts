@@ -13,7 +13,6 @@
  *   `UseCasesSql.test.ts` can fail: run them with a mutant and the tests it names must fail.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as ApiKey from "@sightline/core/ApiKey"
 import { ApiKeyRepo } from "@sightline/core/ApiKeyRepo"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Auditor from "@sightline/core/Auditor"
@@ -109,15 +108,15 @@ export const mutants = {
         }`.pipe(Effect.as({ alreadyApproved: false }), Effect.orDie)
     })
   }),
-  /** Authentication remembers the key it found for a hash forever (a stale credential cache). */
+  /** Authentication remembers the credential it found for a hash forever (a stale credential cache). */
   "auth-cache": replace(ApiKeyRepo, (real) => {
-    const cache = new Map<string, Option.Option<ApiKey.ApiKeyRecord>>()
+    const cache = new Map<string, Option.Option<ApiKeyRepo.Credential>>()
     return ApiKeyRepo.of({
       ...real,
-      findBySecretHash: (hash) =>
+      findCredential: (hash) =>
         cache.has(hash)
           ? Effect.succeed(cache.get(hash)!)
-          : Effect.tap(real.findBySecretHash(hash), (found) => Effect.sync(() => cache.set(hash, found)))
+          : Effect.tap(real.findCredential(hash), (found) => Effect.sync(() => cache.set(hash, found)))
     })
   })
 } satisfies Record<string, Adapt>
