@@ -14,7 +14,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Group from "../Group.js"
 import { GroupRepo } from "../GroupRepo.js"
-import { GroupId, ModelNumber, type OrganizationId, RoleId, ScimGroupMappingId } from "../Ids.js"
+import { GroupId, type MemberId, ModelNumber, type OrganizationId, RoleId, ScimGroupMappingId } from "../Ids.js"
 import { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
 import * as Role from "../Role.js"
@@ -41,6 +41,17 @@ const created = (organizationId: OrganizationId, name: string, fields: Partial<R
     const role = roleRecord(organizationId, name, fields)
     yield* (yield* RoleRepo).create(role)
     return role
+  })
+
+/** A group "Crew" of the organization with these members and roles. */
+const crew = (organizationId: OrganizationId, memberIds: ReadonlyArray<MemberId>, roleIds: ReadonlyArray<RoleId>) =>
+  Group.make({
+    id: GroupId.make(Fixtures.uuid()),
+    organizationId,
+    name: "Crew",
+    memberIds,
+    roleIds,
+    now: at("2024-01-01T00:00:00.000Z")
   })
 
 /** The services the suite needs from the layer under test. */
@@ -192,14 +203,7 @@ export const roleRepoContract = (
         yield* members.assignRole(org.id, other.id, othersOnly.id)
         expect(yield* repo.heldBy(org.id, member.id)).toEqual([first, third])
         // Through a group: the role it also holds directly appears once.
-        yield* groups.create(Group.make({
-          id: GroupId.make(Fixtures.uuid()),
-          organizationId: org.id,
-          name: "Crew",
-          memberIds: [member.id],
-          roleIds: [second.id, first.id],
-          now: at("2024-01-01T00:00:00.000Z")
-        }))
+        yield* groups.create(crew(org.id, [member.id], [second.id, first.id]))
         expect(yield* repo.heldBy(org.id, member.id)).toEqual([first, second, third])
         expect(yield* repo.heldBy(org.id, other.id)).toEqual([othersOnly])
         // Another organization sees none of them.
@@ -217,14 +221,7 @@ export const roleRepoContract = (
         const doomed = yield* created(org.id, "Temporary")
         const kept = yield* created(org.id, "Permanent")
         for (const role of [doomed, kept]) yield* members.assignRole(org.id, member.id, role.id)
-        const group = Group.make({
-          id: GroupId.make(Fixtures.uuid()),
-          organizationId: org.id,
-          name: "Crew",
-          memberIds: [member.id],
-          roleIds: [doomed.id, kept.id],
-          now: at("2024-01-01T00:00:00.000Z")
-        })
+        const group = crew(org.id, [member.id], [doomed.id, kept.id])
         yield* groups.create(group)
 
         yield* repo.delete(org.id, doomed.id)
