@@ -61,11 +61,10 @@ export declare namespace ApiKeyRepo {
       organizationId: OrganizationId,
       id: ApiKeyId
     ) => Effect.Effect<Option.Option<ApiKey.ApiKeyRecord>>
-    /** The key with this secret hash, in whichever organization it lives (authentication). */
-    readonly findBySecretHash: (hash: SecretHash) => Effect.Effect<Option.Option<ApiKey.ApiKeyRecord>>
     /**
-     * The key with this secret hash, its owner and the owner's live roles, in one read: what every
-     * authenticated request needs, so an adapter answers it with one statement.
+     * The key with this secret hash, in whichever organization it lives, with its owner and the
+     * owner's live roles, in one read: what every authenticated request needs, so an adapter answers
+     * it with one statement.
      */
     readonly findCredential: (hash: SecretHash) => Effect.Effect<Option.Option<Credential>>
     /** Replaces a stored key (matched by organization and id); `NotFound` when there is none. */
@@ -114,7 +113,6 @@ export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.ef
         })),
       get,
       getForUpdate: get,
-      findBySecretHash: (hash) => state.run(Effect.map(findBySecretHash(hash), Option.map(([, row]) => row))),
       findCredential: (hash) =>
         state.run(Effect.gen(function*() {
           const found = yield* findBySecretHash(hash)

@@ -108,8 +108,9 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
       })
     const get = findById(false)
     const getForUpdate = findById(true)
-    // Authentication's one statement: the key by its hash (unique index), its owner, and the owner's
-    // live roles (one row each, none for a member without roles), columns prefixed by table.
+    // Authentication's one statement: the key by its hash (unique index, whichever organization it
+    // lives in), its owner, and the owner's live roles (one row each, none for a member without
+    // roles), columns prefixed by table.
     const keyNames = ["id", "organization_id", ...fieldNames]
     const credentialColumns = sql.literal([
       ...keyNames.map((c) => c === "assumed_roles" ? "k.assumed_roles::text[] AS k_assumed_roles" : `k.${c} AS k_${c}`),
@@ -148,12 +149,6 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
           )
         })
       }).pipe(Effect.orDie)
-    // Served by the unique index on `secret_hash`; the organization is learnt from the row.
-    const findByHash = SqlSchema.findOne({
-      Request: SecretHash,
-      Result: ApiKeyFromRow,
-      execute: (hash) => sql`SELECT ${columns} FROM ${apiKeys} WHERE secret_hash = ${hash}`
-    })
     // Newest first. The row comparison `(created_at, id) < (…)` continues strictly after the cursor's
     // row and is an index condition on `(organization_id[, member_id], created_at, id)`, read backwards.
     const page = SqlSchema.findAll({
@@ -195,7 +190,6 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
       getForUpdate: Effect.fn("ApiKeyRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(getForUpdate({ organization_id: organizationId, id }))
       ),
-      findBySecretHash: Effect.fn("ApiKeyRepoSql.findBySecretHash")((hash) => Effect.orDie(findByHash(hash))),
       // Untraced: it runs on every authenticated request.
       findCredential,
       update: Effect.fn("ApiKeyRepoSql.update")((record) =>

@@ -106,12 +106,16 @@ forEachDatabase((database) =>
           expect(haystack.includes(form.toLowerCase()), `the dump contains ${form} (any case)`).toBe(false)
         }
         // And the stored hash is exactly the SHA-256 of the secret's text, nothing derived otherwise.
-        expect(Option.map(yield* repo.findBySecretHash(yield* Secret.sha256Hex(secret)), (k) => k.id))
+        expect(Option.map(yield* repo.findCredential(yield* Secret.sha256Hex(secret)), (found) => found.key.id))
           .toEqual(Option.some(record.id))
       }).pipe(
         Effect.provide(database.store(database.freshPrefix())),
         Effect.provide(Secret.layer)
       ))
+
+    /** The key with this secret hash, as authentication finds it (its owner and roles set aside). */
+    const keyByHash = (repo: ApiKeyRepo.Service) => (hash: Secret.SecretHash) =>
+      Effect.map(repo.findCredential(hash), Option.map((found) => found.key))
 
     /**
      * Readers look the key up by hash (as authentication does) and derive its status, in a loop, while
@@ -173,7 +177,7 @@ forEachDatabase((database) =>
 
     it.live("revoke vs verify: once the revocation commits, no lookup sees the key active", () =>
       Effect.gen(function*() {
-        const reads = yield* readsAroundRevocation((repo) => Effect.succeed(repo.findBySecretHash))
+        const reads = yield* readsAroundRevocation((repo) => Effect.succeed(keyByHash(repo)))
         expect(through("before", reads).length).toBeGreaterThan(0)
         expect(through("before", reads).every((read) => read.status === "active")).toBe(true)
         expect(through("after", reads).length).toBeGreaterThan(0)
@@ -196,7 +200,7 @@ forEachDatabase((database) =>
               Effect.flatMap(Ref.get(cache), (cached) =>
                 Option.isSome(cached)
                   ? Effect.succeed(cached)
-                  : Effect.tap(repo.findBySecretHash(hash), (found) => Ref.set(cache, found)))
+                  : Effect.tap(keyByHash(repo)(hash), (found) => Ref.set(cache, found)))
           )
         )
         expect(through("after", reads).filter((read) => read.status !== "revoked").length).toBeGreaterThan(0)
@@ -232,7 +236,7 @@ forEachDatabase((database) =>
       const indexScanOn = (plan: string, ...indexes: ReadonlyArray<string>) =>
         indexes.some((index) => new RegExp(`Index (Only )?Scan( Backward)? using ${prefix}${index}\\b`).test(plan))
 
-      it.live("findBySecretHash is an index scan on the unique hash index", () =>
+      it.live("findCredential is an index scan on the unique hash index", () =>
         Effect.gen(function*() {
           const repo = yield* ApiKeyRepo
           const { members, org } = yield* populate
@@ -243,8 +247,8 @@ forEachDatabase((database) =>
             yield* DateTime.now
           )
           yield* repo.create(record)
-          const { plans, result } = yield* capturePlans(repo.findBySecretHash(record.secret_hash))
-          expect(Option.map(result, (key) => key.id)).toEqual(Option.some(record.id))
+          const { plans, result } = yield* capturePlans(repo.findCredential(record.secret_hash))
+          expect(Option.map(result, (found) => found.key.id)).toEqual(Option.some(record.id))
           expect(plans).toHaveLength(1)
           expect(plans[0]!.plan).toMatch(new RegExp(`Index Scan using ${prefix}api_keys_secret_hash_key`))
         }).pipe(Effect.provide(store)), 120_000)
