@@ -119,6 +119,24 @@ export const LibraryChange = Schema.Struct({
 })
 export type LibraryChange = typeof LibraryChange.Type
 
+/** Rows the server fetched, to become a DataFrame in the kernel (`POST /v2/sandcastles/{id}/query`). */
+export interface DataframeRows {
+  /** The variable it becomes (a Python identifier). */
+  readonly name: string
+  readonly columns: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
+}
+
+/** What loading rows into the kernel made; `error` says why it could not (a result, not a failure). */
+export const LoadResult = Schema.Struct({
+  /** A text rendering of the first rows. */
+  preview: Schema.String,
+  numRows: Schema.Int.pipe(Schema.nonNegative()),
+  numCols: Schema.Int.pipe(Schema.nonNegative()),
+  error: Schema.optional(Schema.String)
+})
+export type LoadResult = typeof LoadResult.Type
+
 /** What the runtime knows of a sandbox. */
 export const SandboxStatus = Schema.Struct({
   status: Schema.Literal("running", "stopped"),
@@ -143,6 +161,8 @@ export declare namespace SandboxRuntime {
     readonly start: (options: StartOptions) => Effect.Effect<void, Conflict>
     /** Runs Python in the sandbox's persistent kernel (state survives between calls). */
     readonly execute: (sandboxId: SandboxId, code: string) => Effect.Effect<ExecuteResult, SandboxNotRunning>
+    /** Hands rows to the kernel as a pandas DataFrame named `rows.name` (replacing one of that name). */
+    readonly loadDataframe: (sandboxId: SandboxId, rows: DataframeRows) => Effect.Effect<LoadResult, SandboxNotRunning>
     /** Runs a one-shot command in the workspace. */
     readonly exec: (sandboxId: SandboxId, options: ExecOptions) => Effect.Effect<ExecResult, SandboxNotRunning>
     /** The entries of a workspace directory (the root when `path` is omitted), dotfiles hidden; none if it is no directory. */
@@ -358,6 +378,18 @@ export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Sandbo
           return result
         })),
 
+      loadDataframe: (sandboxId, rows) =>
+        locked(Effect.gen(function*() {
+          yield* running(sandboxId)
+          const info: DataframeInfo = { name: rows.name, numRows: rows.rows.length, numCols: rows.columns.length }
+          yield* update(
+            sandboxId,
+            (sandbox) => ({ ...sandbox, dataframes: HashMap.set(sandbox.dataframes, rows.name, info) })
+          )
+          const preview = [rows.columns, ...rows.rows.slice(0, 20)].map((row) => row.map(String).join("  ")).join("\n")
+          return { preview, numRows: info.numRows, numCols: info.numCols }
+        })),
+
       exec: (sandboxId, execOptions) =>
         locked(Effect.gen(function*() {
           yield* running(sandboxId)
@@ -476,22 +508,30 @@ export const layerMemory: Layer.Layer<SandboxRuntime | MemorySandboxRuntime> = l
 export const unconfiguredMessage = "no sandbox runtime is configured on this server"
 
 /**
- * The runtime of a deployment that has none: nothing starts (`Conflict` saying so), nothing runs,
- * and every sandbox reads as stopped. Unlike `layerMemory`, it never pretends to run code.
+ * The runtime of a deployment that cannot run sandboxes, saying why (`reason`, for example what to
+ * install): nothing starts (`Conflict` with the reason), nothing runs, and every sandbox reads as
+ * stopped. Unlike `layerMemory`, it never pretends to run code.
  */
-export const layerUnconfigured: Layer.Layer<SandboxRuntime> = Layer.succeed(
-  SandboxRuntime,
-  SandboxRuntime.of({
-    start: () => Effect.fail(new Conflict({ message: unconfiguredMessage })),
-    execute: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    exec: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    listFiles: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    readFile: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    writeFile: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    deleteFile: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    libraryChanges: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    mountLibrary: (sandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: unconfiguredMessage })),
-    stop: () => Effect.void,
-    status: () => Effect.succeed({ status: "stopped", dataframes: [] })
-  })
-)
+export const layerUnavailable = (reason: string): Layer.Layer<SandboxRuntime> => {
+  const notRunning = (sandboxId: SandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: reason }))
+  return Layer.succeed(
+    SandboxRuntime,
+    SandboxRuntime.of({
+      start: () => Effect.fail(new Conflict({ message: reason })),
+      execute: notRunning,
+      loadDataframe: notRunning,
+      exec: notRunning,
+      listFiles: notRunning,
+      readFile: notRunning,
+      writeFile: notRunning,
+      deleteFile: notRunning,
+      libraryChanges: notRunning,
+      mountLibrary: notRunning,
+      stop: () => Effect.void,
+      status: () => Effect.succeed({ status: "stopped", dataframes: [] })
+    })
+  )
+}
+
+/** The runtime of a deployment that has none (see `layerUnavailable`). */
+export const layerUnconfigured: Layer.Layer<SandboxRuntime> = layerUnavailable(unconfiguredMessage)

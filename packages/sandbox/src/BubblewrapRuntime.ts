@@ -1,0 +1,556 @@
+/**
+ * Core's `SandboxRuntime` on this host: each sandbox is a bubblewrap-isolated process tree with its
+ * own namespaces (no network), a read-only system, its own `/tmp` and one writable workspace at
+ * `/sandbox/files`, kept in a directory of the server's choosing (`Options.directory`). A persistent
+ * Python kernel answers `execute`; `exec` runs one-shot bash or Python. Resource limits (memory, CPU
+ * time, processes, file size) apply to every process, a wall-clock timeout to every execution, and
+ * a quota to the workspace. When the server runs as root, each sandbox also runs as its own user.
+ *
+ * Nothing ever runs unisolated: where bubblewrap is missing or cannot make namespaces, `layer` fails
+ * with `SandboxUnavailable` saying what to install, and a host wires
+ * `SandboxRuntime.layerUnavailable(reason)` instead (`layerOrUnavailable` does both).
+ *
+ * Sandboxes live in the process that started them; they are discarded (and their workspaces removed)
+ * when they stop, when the layer's scope closes, and, for a process that died, when the next runtime
+ * over the same directory starts.
+ *
+ * @since 0.1.0
+ */
+import { Conflict, InvalidRequest } from "@sightline/core/Errors"
+import type { SandboxId } from "@sightline/core/Ids"
+import {
+  type DataframeInfo,
+  type DataframeRows,
+  diffLibrary,
+  type ExecOptions,
+  type ExecResult,
+  type ExecuteResult,
+  layerUnavailable,
+  type LibraryFiles,
+  type LoadResult,
+  SandboxNotRunning,
+  SandboxRuntime,
+  type SandboxStatus,
+  validatePath
+} from "@sightline/core/SandboxRuntime"
+import * as Data from "effect/Data"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type { ChildProcess } from "node:child_process"
+import { randomBytes, randomInt } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as NodePath from "node:path"
+import * as Isolation from "./internal/isolation.js"
+import { kernelSource } from "./internal/kernel.js"
+import { Kernel, type Outcome, runOnce } from "./internal/processes.js"
+import * as Workspace from "./internal/workspace.js"
+
+/** Limits of every sandbox. */
+export interface Limits {
+  /** Address space of each process (RLIMIT_AS), bytes. Default 2 GiB. */
+  readonly memoryBytes: number
+  /** CPU seconds of one `exec` (RLIMIT_CPU). Default 60. */
+  readonly execCpuSeconds: number
+  /** CPU seconds over the kernel's whole life (RLIMIT_CPU; it is restarted when spent). Default 3,600. */
+  readonly kernelCpuSeconds: number
+  /** Processes of the sandbox's user (RLIMIT_NPROC; enforced per sandbox when the server runs as root). Default 64. */
+  readonly processes: number
+  /** The largest file a process may write (RLIMIT_FSIZE), bytes. Default 256 MiB. */
+  readonly fileSizeBytes: number
+  /** The most the workspace may hold, bytes; checked after every execution and upload. Default 1 GiB. */
+  readonly workspaceBytes: number
+  /** Wall-clock limit of one `execute` or `exec`, milliseconds. Default 120,000. */
+  readonly executionTimeoutMillis: number
+  /** The most of each of stdout and stderr an `exec` returns, bytes. Default 1 MiB. */
+  readonly outputBytes: number
+}
+
+/** The defaults of `Limits` (documented in the README). */
+export const defaultLimits: Limits = {
+  memoryBytes: 2 * 1024 ** 3,
+  execCpuSeconds: 60,
+  kernelCpuSeconds: 3_600,
+  processes: 64,
+  fileSizeBytes: 256 * 1024 ** 2,
+  workspaceBytes: 1024 ** 3,
+  executionTimeoutMillis: 120_000,
+  outputBytes: 1024 ** 2
+}
+
+/** How to run sandboxes. */
+export interface Options {
+  /** The directory that holds the workspaces (the server's data directory, for instance). */
+  readonly directory: string
+  /** The interpreter inside the sandbox; `/usr/bin/python3` (where Debian's pandas and matplotlib are). */
+  readonly python?: string | undefined
+  readonly limits?: Partial<Limits> | undefined
+}
+
+/** Sandboxes cannot run on this host; `reason` says why and what to install. */
+export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{ readonly reason: string }> {}
+
+/** Whether sandboxes can run here: the reason when they cannot. */
+export const availability = (python = "/usr/bin/python3"): Option.Option<string> => {
+  const found = Isolation.detect(python)
+  return "reason" in found ? Option.some(found.reason) : Option.none()
+}
+
+interface Live {
+  readonly id: SandboxId
+  readonly home: string
+  readonly workspace: string
+  readonly trash: string
+  readonly owner: Workspace.Owner | undefined
+  snapshot: LibraryFiles
+  kernel: Kernel | undefined
+  readonly lock: Effect.Semaphore
+  readonly children: Set<ChildProcess>
+}
+
+const mimeTypes: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  svg: "image/svg+xml",
+  pdf: "application/pdf",
+  csv: "text/csv",
+  json: "application/json",
+  txt: "text/plain",
+  md: "text/markdown",
+  html: "text/html",
+  sql: "application/sql",
+  parquet: "application/vnd.apache.parquet",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+}
+
+/** The MIME type of a file name, by its extension. */
+export const mimeTypeOf = (name: string): string =>
+  mimeTypes[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
+
+const seconds = (millis: number) => `${Math.round(millis / 100) / 10} s`
+
+const exitReason = (outcome: Extract<Outcome, { _tag: "Exited" }>) => {
+  const last = outcome.stderr.trim().split("\n").slice(-1)[0]
+  return outcome.signal === "SIGKILL"
+    ? "it was killed (out of memory or a resource limit)"
+    : outcome.signal === "SIGXCPU"
+    ? "it used up its CPU time"
+    : outcome.signal !== null
+    ? `it died of ${outcome.signal}`
+    : `it exited with code ${outcome.code}${last ? `: ${last}` : ""}`
+}
+
+const INSTANCE_FILE = "server.pid"
+
+/** Removes the workspaces of runtimes whose process is gone (a crash left them behind). */
+const sweepDeadInstances = async (directory: string) => {
+  const entries = await fs.readdir(directory, { withFileTypes: true }).catch(() => [])
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue
+    const dir = NodePath.join(directory, entry.name)
+    const pid = Number(await fs.readFile(NodePath.join(dir, INSTANCE_FILE), "utf8").catch(() => "NaN"))
+    if (!Number.isInteger(pid)) continue
+    let alive = true
+    try {
+      process.kill(pid, 0)
+    } catch (error) {
+      alive = (error as { code?: string }).code === "EPERM"
+    }
+    if (!alive) await fs.rm(dir, { recursive: true, force: true })
+  }
+}
+
+/** Builds the runtime; its scope's end stops every sandbox it started. */
+export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, SandboxUnavailable, Scope.Scope> =>
+  Effect.gen(function*() {
+    const python = options.python ?? "/usr/bin/python3"
+    const limits: Limits = { ...defaultLimits, ...options.limits }
+    const found = Isolation.detect(python)
+    if ("reason" in found) return yield* new SandboxUnavailable({ reason: found.reason })
+    const host = found.host
+    const root = typeof process.getuid === "function" && process.getuid() === 0
+
+    // One directory per runtime instance, so that several server processes can share a data directory.
+    const directory = NodePath.resolve(options.directory)
+    const instance = NodePath.join(directory, `${process.pid}-${randomBytes(4).toString("hex")}`)
+    yield* Effect.promise(async () => {
+      await fs.mkdir(directory, { recursive: true, mode: 0o711 })
+      await sweepDeadInstances(directory)
+      await fs.mkdir(NodePath.join(instance, "driver"), { recursive: true, mode: 0o755 })
+      await fs.chmod(instance, 0o711)
+      await fs.writeFile(NodePath.join(instance, INSTANCE_FILE), String(process.pid))
+      await fs.writeFile(NodePath.join(instance, "driver", "kernel.py"), kernelSource, { mode: 0o644 })
+    })
+    const driverDir = NodePath.join(instance, "driver")
+
+    const live = new Map<SandboxId, Live>()
+    const usedUids = new Set<number>()
+    // Starts and stops one at a time, so a check and the change it guards see the same map.
+    const registry = yield* Effect.makeSemaphore(1)
+
+    const allocateOwner = (): Workspace.Owner | undefined => {
+      if (!root) return undefined
+      let uid = 0
+      do uid = 200_000 + randomInt(800_000)
+      while (usedUids.has(uid))
+      usedUids.add(uid)
+      return { uid, gid: uid }
+    }
+
+    const commandFor = (
+      sandbox: Live,
+      cpuSeconds: number,
+      env: Readonly<Record<string, string>>,
+      argv: ReadonlyArray<string>
+    ) =>
+      Isolation.command(
+        host,
+        { workspace: sandbox.workspace, driverDir, owner: sandbox.owner },
+        {
+          memoryBytes: limits.memoryBytes,
+          cpuSeconds,
+          processes: limits.processes,
+          fileSizeBytes: limits.fileSizeBytes
+        },
+        env,
+        argv
+      )
+
+    const startKernel = (sandbox: Live) =>
+      Effect.tryPromise({
+        try: () => {
+          const { args, file } = commandFor(sandbox, limits.kernelCpuSeconds, {}, [
+            python,
+            "-u",
+            "/opt/sightline/kernel.py"
+          ])
+          return Kernel.start(file, args, 30_000)
+        },
+        catch: (error) => new Conflict({ message: `the sandbox could not start: ${(error as Error).message}` })
+      })
+
+    const running = (sandboxId: SandboxId) =>
+      Effect.suspend(() => {
+        const sandbox = live.get(sandboxId)
+        return sandbox === undefined ? Effect.fail(new SandboxNotRunning({ sandboxId })) : Effect.succeed(sandbox)
+      })
+
+    const checked = (path: string): Effect.Effect<string, InvalidRequest> => validatePath(path)
+
+    // The workspace code is the sandbox's own; a path it turned into a symlink is refused, not followed.
+    const files = <A>(f: () => Promise<A>) =>
+      Effect.tryPromise({ try: f, catch: (error) => error }).pipe(
+        Effect.catchAll((error) =>
+          error instanceof Workspace.PathRefused
+            ? Effect.fail(new InvalidRequest({ message: `invalid path: ${error.message}` }))
+            : Effect.die(error)
+        )
+      )
+
+    const writeLibrary = (sandbox: Live, library: LibraryFiles) =>
+      Effect.promise(async () => {
+        for (const [path, bytes] of library) {
+          await Workspace.write(sandbox.workspace, `library/${path}`, bytes, sandbox.owner)
+        }
+      })
+
+    const discard = (sandbox: Live) =>
+      Effect.promise(async () => {
+        sandbox.kernel?.kill()
+        for (const child of sandbox.children) child.kill("SIGKILL")
+        if (sandbox.owner !== undefined) usedUids.delete(sandbox.owner.uid)
+        await fs.rm(sandbox.home, { recursive: true, force: true })
+      })
+
+    /** Runs a kernel request, restarting the kernel when it died or ran out of time (its state is then lost). */
+    const onKernel = (
+      sandbox: Live,
+      payload: unknown
+    ): Effect.Effect<
+      { readonly _tag: "Answer"; readonly value: Record<string, unknown> } | {
+        readonly _tag: "Lost"
+        readonly error: string
+      }
+    > =>
+      Effect.gen(function*() {
+        if (sandbox.kernel === undefined || sandbox.kernel.exit !== undefined) {
+          const started = yield* Effect.either(startKernel(sandbox))
+          if (started._tag === "Left") return { _tag: "Lost", error: started.left.message } as const
+          sandbox.kernel = started.right
+        }
+        const kernel = sandbox.kernel
+        const outcome = yield* Effect.async<Outcome>((resume) => {
+          kernel.request(payload, limits.executionTimeoutMillis).then((o) => resume(Effect.succeed(o)))
+          // An interrupted request leaves the kernel busy with it: the kernel goes, the next one is fresh.
+          return Effect.sync(() => kernel.kill())
+        })
+        if (outcome._tag === "Answer") return outcome
+        kernel.kill()
+        sandbox.kernel = undefined
+        const why = outcome._tag === "TimedOut"
+          ? `execution timed out after ${seconds(limits.executionTimeoutMillis)}`
+          : `the Python kernel stopped: ${exitReason(outcome)}`
+        // Restarted at once, so the sandbox is ready for the next cell.
+        const restarted = yield* Effect.either(startKernel(sandbox))
+        if (restarted._tag === "Right") sandbox.kernel = restarted.right
+        return { _tag: "Lost", error: `${why}; the kernel was restarted and its variables are lost` } as const
+      })
+
+    const overQuota = (sandbox: Live) =>
+      Effect.promise(async () => {
+        const used = await Workspace.usage(sandbox.workspace)
+        return used > limits.workspaceBytes
+          ? `the workspace holds ${Math.ceil(used / 1024 ** 2)} MiB, over its limit of ${
+            Math.floor(limits.workspaceBytes / 1024 ** 2)
+          } MiB: delete files`
+          : undefined
+      })
+
+    const runtime: SandboxRuntime.Service = {
+      start: ({ libraryFiles, sandboxId }) =>
+        registry.withPermits(1)(Effect.gen(function*() {
+          if (live.has(sandboxId)) return yield* new Conflict({ message: `sandbox ${sandboxId} is already running` })
+          const home = NodePath.join(instance, sandboxId)
+          const owner = allocateOwner()
+          const sandbox: Live = {
+            id: sandboxId,
+            home,
+            workspace: NodePath.join(home, "files"),
+            trash: NodePath.join(home, "trash"),
+            owner,
+            snapshot: libraryFiles,
+            kernel: undefined,
+            lock: yield* Effect.makeSemaphore(1),
+            children: new Set()
+          }
+          yield* Effect.promise(async () => {
+            await fs.mkdir(sandbox.workspace, { recursive: true, mode: 0o700 })
+            await fs.chmod(home, 0o700)
+            if (owner !== undefined) await fs.chown(sandbox.workspace, owner.uid, owner.gid)
+          })
+          yield* writeLibrary(sandbox, libraryFiles)
+          const kernel = yield* Effect.tapError(startKernel(sandbox), () => discard(sandbox))
+          sandbox.kernel = kernel
+          live.set(sandboxId, sandbox)
+        })),
+
+      execute: (sandboxId, code) =>
+        Effect.flatMap(running(sandboxId), (sandbox) =>
+          sandbox.lock.withPermits(1)(Effect.gen(function*() {
+            const started = Date.now()
+            const answer = yield* onKernel(sandbox, { op: "execute", code })
+            const quota = yield* overQuota(sandbox)
+            if (answer._tag === "Lost") {
+              return {
+                output: null,
+                error: quota === undefined ? answer.error : `${answer.error}; ${quota}`,
+                executionTimeMs: Date.now() - started,
+                files: [],
+                dataframes: []
+              } satisfies ExecuteResult
+            }
+            const value = answer.value as {
+              readonly output: ReadonlyArray<string> | null
+              readonly error?: string
+              readonly failure?: string
+              readonly execution_time_ms: number
+              readonly files: ReadonlyArray<string>
+              readonly dataframes: ReadonlyArray<{ name: string; num_rows: number; num_cols: number }>
+            }
+            const error = value.failure ?? value.error
+            const errors = [error, quota].filter((e): e is string => e !== undefined)
+            return {
+              output: value.output ?? null,
+              ...(errors.length === 0 ? {} : { error: errors.join("; ") }),
+              executionTimeMs: Math.max(0, value.execution_time_ms ?? 0),
+              files: (value.files ?? []).map((name) => ({ name, mimeType: mimeTypeOf(name) })),
+              dataframes: (value.dataframes ?? []).map((df): DataframeInfo => ({
+                name: df.name,
+                numRows: df.num_rows,
+                numCols: df.num_cols
+              }))
+            } satisfies ExecuteResult
+          }))),
+
+      loadDataframe: (sandboxId, rows: DataframeRows) =>
+        Effect.flatMap(running(sandboxId), (sandbox) =>
+          sandbox.lock.withPermits(1)(Effect.gen(function*() {
+            const answer = yield* onKernel(sandbox, {
+              op: "load",
+              name: rows.name,
+              columns: rows.columns,
+              rows: rows.rows
+            })
+            if (answer._tag === "Lost") {
+              return { preview: "", numRows: 0, numCols: 0, error: answer.error } satisfies LoadResult
+            }
+            const value = answer.value as { preview?: string; num_rows?: number; num_cols?: number; failure?: string }
+            return value.failure !== undefined
+              ? { preview: "", numRows: 0, numCols: 0, error: `loading the rows into the kernel: ${value.failure}` }
+              : { preview: value.preview ?? "", numRows: value.num_rows ?? 0, numCols: value.num_cols ?? 0 }
+          }))),
+
+      exec: (sandboxId, execOptions: ExecOptions) =>
+        Effect.flatMap(running(sandboxId), (sandbox) =>
+          Effect.gen(function*() {
+            const argv = execOptions.kind === "python"
+              ? [python, "-c", execOptions.command]
+              : ["/bin/bash", "-c", execOptions.command]
+            const { args, file } = commandFor(sandbox, limits.execCpuSeconds, execOptions.env ?? {}, argv)
+            const result = yield* Effect.promise(() =>
+              runOnce(file, args, {
+                timeoutMillis: limits.executionTimeoutMillis,
+                capBytes: limits.outputBytes,
+                track: (child) => {
+                  sandbox.children.add(child)
+                  return () => sandbox.children.delete(child)
+                }
+              })
+            )
+            const quota = yield* overQuota(sandbox)
+            const error = result.timedOut
+              ? `timed out after ${seconds(limits.executionTimeoutMillis)} and was killed`
+              : result.signal === "SIGKILL"
+              ? "killed (out of memory or a resource limit)"
+              : result.signal === "SIGXCPU"
+              ? "killed: it used up its CPU time"
+              : undefined
+            const errors = [error, quota].filter((e): e is string => e !== undefined)
+            return {
+              stdout: result.stdout,
+              stderr: result.stderr,
+              exitCode: result.exitCode,
+              ...(errors.length === 0 ? {} : { error: errors.join("; ") })
+            } satisfies ExecResult
+          })),
+
+      listFiles: (sandboxId, path) =>
+        Effect.gen(function*() {
+          const dir = path === undefined || path === "" ? "" : yield* checked(path)
+          const sandbox = yield* running(sandboxId)
+          const entries = yield* files(() => Workspace.list(sandbox.workspace, dir))
+          return Option.map(
+            Option.fromNullable(entries),
+            (list) =>
+              list.map((e) => ({
+                name: e.name,
+                sizeBytes: e.sizeBytes,
+                isDir: e.isDir,
+                modifiedAt: DateTime.unsafeFromDate(e.modifiedAt)
+              }))
+          )
+        }),
+
+      readFile: (sandboxId, path) =>
+        Effect.gen(function*() {
+          const file = yield* checked(path)
+          const sandbox = yield* running(sandboxId)
+          return Option.fromNullable(yield* files(() => Workspace.read(sandbox.workspace, file)))
+        }),
+
+      writeFile: (sandboxId, path, bytes) =>
+        Effect.gen(function*() {
+          const file = yield* checked(path)
+          const sandbox = yield* running(sandboxId)
+          const used = yield* Effect.promise(() => Workspace.usage(sandbox.workspace))
+          if (used + bytes.length > limits.workspaceBytes) {
+            return yield* new InvalidRequest({
+              message: `the workspace would exceed its limit of ${Math.floor(limits.workspaceBytes / 1024 ** 2)} MiB`
+            })
+          }
+          yield* files(() => Workspace.write(sandbox.workspace, file, bytes, sandbox.owner))
+        }),
+
+      deleteFile: (sandboxId, path) =>
+        Effect.gen(function*() {
+          const target = yield* checked(path)
+          const sandbox = yield* running(sandboxId)
+          return yield* files(() => Workspace.remove(sandbox.workspace, target, sandbox.trash))
+        }),
+
+      libraryChanges: (sandboxId) =>
+        Effect.gen(function*() {
+          const sandbox = yield* running(sandboxId)
+          const current = yield* Effect.promise(() => Workspace.walk(sandbox.workspace, "library"))
+          return diffLibrary(sandbox.snapshot, HashMap.fromIterable(current))
+        }),
+
+      mountLibrary: (sandboxId, libraryFiles) =>
+        Effect.gen(function*() {
+          const sandbox = yield* running(sandboxId)
+          yield* Effect.promise(() => Workspace.remove(sandbox.workspace, "library", sandbox.trash))
+          yield* writeLibrary(sandbox, libraryFiles)
+          sandbox.snapshot = libraryFiles
+        }),
+
+      stop: (sandboxId) =>
+        registry.withPermits(1)(Effect.suspend(() => {
+          const sandbox = live.get(sandboxId)
+          if (sandbox === undefined) return Effect.void
+          live.delete(sandboxId)
+          return discard(sandbox)
+        })),
+
+      status: (sandboxId) =>
+        Effect.suspend(() => {
+          const sandbox = live.get(sandboxId)
+          if (sandbox === undefined) return Effect.succeed<SandboxStatus>({ status: "stopped", dataframes: [] })
+          const kernel = sandbox.kernel
+          // A kernel busy with a long cell does not hold the status up: it is reported without its details.
+          return sandbox.lock.withPermits(1)(
+            kernel === undefined || kernel.exit !== undefined
+              ? Effect.succeed<Outcome | undefined>(undefined)
+              : Effect.promise(() => kernel.request({ op: "status" }, 5_000))
+          ).pipe(
+            Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => undefined, onSuccess: (o) => o }),
+            Effect.map((outcome): SandboxStatus => {
+              if (outcome?._tag !== "Answer") return { status: "running", dataframes: [] }
+              const value = outcome.value as {
+                memory_usage_bytes?: number
+                dataframes?: ReadonlyArray<
+                  { name: string; num_rows: number; num_cols: number; memory_usage_bytes: number }
+                >
+              }
+              return {
+                status: "running",
+                ...(value.memory_usage_bytes === undefined ? {} : { memoryUsageBytes: value.memory_usage_bytes }),
+                dataframes: (value.dataframes ?? []).map((df) => ({
+                  name: df.name,
+                  numRows: df.num_rows,
+                  numCols: df.num_cols,
+                  memoryUsageBytes: df.memory_usage_bytes
+                }))
+              }
+            })
+          )
+        })
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        for (const sandbox of live.values()) {
+          sandbox.kernel?.kill()
+          for (const child of sandbox.children) child.kill("SIGKILL")
+        }
+        live.clear()
+        await fs.rm(instance, { recursive: true, force: true })
+      })
+    )
+    return runtime
+  })
+
+/** The runtime as a layer; fails with `SandboxUnavailable` where sandboxes cannot run. */
+export const layer = (options: Options): Layer.Layer<SandboxRuntime, SandboxUnavailable> =>
+  Layer.scoped(SandboxRuntime, make(options))
+
+/**
+ * The runtime where it can run, else `SandboxRuntime.layerUnavailable` with the reason (what to
+ * install), so a server starts either way and says why no sandbox starts.
+ */
+export const layerOrUnavailable = (options: Options): Layer.Layer<SandboxRuntime> =>
+  Layer.catchAll(layer(options), (error) => layerUnavailable(error.reason))
