@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
@@ -12,7 +13,7 @@ import * as Ref from "effect/Ref"
 import { Conflict, NotFound } from "./Errors.js"
 import type { MemberId, OrganizationId, SandboxId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
-import { keyset, type Sandbox, type StatusFilter } from "./Sandbox.js"
+import { keyset, type Sandbox, type StatusFilter, stop } from "./Sandbox.js"
 import { MemoryState } from "./Transaction.js"
 
 /** Stores sandboxes. */
@@ -38,6 +39,11 @@ export declare namespace SandboxRepo {
     readonly list: (organizationId: OrganizationId, options: ListOptions) => Effect.Effect<Pagination.Page<Sandbox>>
     /** Replaces a stored sandbox (matched by organization and id); `NotFound` when there is none. */
     readonly update: (sandbox: Sandbox) => Effect.Effect<void, NotFound>
+    /**
+     * Stops, in every organization, the running sandboxes last seen (heartbeat, else start) before
+     * `seenBefore`: their runtime is gone (a server that stopped or died). Returns how many.
+     */
+    readonly releaseStale: (seenBefore: DateTime.Utc, at: DateTime.Utc) => Effect.Effect<number>
   }
 }
 
@@ -80,6 +86,14 @@ export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.e
             return yield* new NotFound()
           }
           yield* Ref.update(table, HashMap.set(sandbox.sandbox_id, sandbox))
+        })),
+      releaseStale: (seenBefore, at) =>
+        state.run(Effect.gen(function*() {
+          const stale = Array.from(HashMap.values(yield* Ref.get(table))).filter((row) =>
+            row.status === "running" && DateTime.lessThan(row.last_seen_at ?? row.started_at, seenBefore)
+          )
+          for (const row of stale) yield* Ref.update(table, HashMap.set(row.sandbox_id, stop(row, at)))
+          return stale.length
         }))
     })
   })

@@ -47,6 +47,8 @@ export interface Options {
   /** The chats' stale limit; the followers use the same one. */
   readonly chats?: Chats.Options | undefined
   readonly answers?: Answers.Options | undefined
+  /** Sandbox heartbeats, idle timeout and what is released at start. */
+  readonly sandboxes?: Sandboxes.Options | undefined
   /** How often an idle follower looks again. */
   readonly followIdleCheckMillis?: number | undefined
 }
@@ -55,8 +57,10 @@ export interface Options {
 export const layerWith = (options: Options) => {
   const chats = options.chats ?? Chats.defaultOptions
   return (options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns)).pipe(
-    Layer.provideMerge(Layer.merge(
+    Layer.provideMerge(Layer.mergeAll(
       options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),
+      // Above `Changes`: a sandbox files its library edits as changes.
+      options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes),
       ChatStreams.layerWith({
         staleRunAfter: chats.staleRunAfter,
         idleCheckMillis: options.followIdleCheckMillis ?? ChatStreams.defaultOptions.idleCheckMillis
@@ -76,8 +80,7 @@ export const layerWith = (options: Options) => {
       Changes.layer,
       Agents.layer,
       Apps.layer,
-      ChatChannels.layer,
-      Sandboxes.layer
+      ChatChannels.layer
     )),
     Layer.provideMerge(Connectors.layer),
     Layer.provideMerge(Library.layer),

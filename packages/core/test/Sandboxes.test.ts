@@ -3,9 +3,14 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
+import * as Auditor from "../src/Auditor.js"
+import * as Auth from "../src/Auth.js"
+import * as Changes from "../src/Changes.js"
+import * as ConnectorRuntime from "../src/ConnectorRuntime.js"
 import * as Execution from "../src/Execution.js"
 import { ExecutionRepo } from "../src/ExecutionRepo.js"
 import { ExecutionId, type MemberId, type OrganizationId, SandboxId } from "../src/Ids.js"
+import * as Library from "../src/Library.js"
 import * as Members from "../src/Members.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Sandbox from "../src/Sandbox.js"
@@ -14,8 +19,12 @@ import { SandboxRepo } from "../src/SandboxRepo.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
 
-const TestLayer = Layer.mergeAll(Organizations.layer, Members.layer, Sandboxes.layer).pipe(
-  Layer.provideMerge(Memory.layer)
+const TestLayer = Sandboxes.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(Organizations.layer, Members.layer, Changes.layer)),
+  Layer.provideMerge(Library.layer),
+  Layer.provideMerge(Auth.layer),
+  Layer.provideMerge(Auditor.layer),
+  Layer.provideMerge(Layer.merge(Memory.layer, ConnectorRuntime.layerMemory([])))
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>

@@ -103,6 +103,15 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
         } ORDER BY started_at DESC, sandbox_id DESC LIMIT ${request.limit}`
     })
 
+    const release = SqlSchema.findAll({
+      Request: Schema.Struct({ seen_before: Schema.DateTimeUtc, at: Schema.DateTimeUtc }),
+      Result: Written,
+      execute: (request) =>
+        sql`UPDATE ${sandboxes} SET status = 'stopped', released_at = ${request.at}::timestamptz
+          WHERE status = 'running' AND coalesce(last_seen_at, started_at) < ${request.seen_before}::timestamptz
+          RETURNING sandbox_id`
+    })
+
     const get = (lock: boolean) => (organizationId: OrganizationId, id: SandboxId) =>
       Effect.orDie((lock ? findForUpdate : findById)({ organization_id: organizationId, sandbox_id: id }))
 
@@ -129,6 +138,10 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       ),
       update: Effect.fn("SandboxRepoSql.update")(function*(sandbox) {
         if (Option.isNone(yield* Effect.orDie(replace(sandbox)))) return yield* new NotFound()
+      }),
+      releaseStale: Effect.fn("SandboxRepoSql.releaseStale")(function*(seenBefore, at) {
+        const released = yield* Effect.orDie(release({ seen_before: seenBefore, at }))
+        return released.length
       })
     })
   }

@@ -116,6 +116,29 @@ export const sandboxRepoContract = (
         expect(yield* repo.get(org.id, unknown.sandbox_id)).toEqual(Option.none())
       }).pipe(Effect.provide(layer)))
 
+    it.effect("releaseStale stops the running sandboxes last seen before the cutoff, in every organization", () =>
+      Effect.gen(function*() {
+        const { member, org, other, repo } = yield* setup
+        const otherMember = yield* Fixtures.member(other.id)
+        // Dates long before every other test's, so the shared database's other rows are never touched.
+        const silent = make(org.id, member.id, at("2001-01-01T00:00:00.000Z"))
+        const elsewhere = make(other.id, otherMember.id, at("2001-01-02T00:00:00.000Z"))
+        const beating = Sandbox.heartbeat(
+          make(org.id, member.id, at("2001-01-01T00:00:00.000Z")),
+          at("2001-03-01T00:00:00.000Z")
+        )
+        const stopped = make(org.id, member.id, at("2001-01-01T00:00:00.000Z"), { stopped: true })
+        for (const sandbox of [silent, elsewhere, beating, stopped]) yield* repo.create(sandbox)
+        const now = at("2001-04-01T00:00:00.000Z")
+        expect(yield* repo.releaseStale(at("2001-02-01T00:00:00.000Z"), now)).toBe(2)
+        const stored = (s: Sandbox.Sandbox) => Effect.map(repo.get(s.organization_id, s.sandbox_id), Option.getOrThrow)
+        expect(encode(yield* stored(silent))).toEqual(encode(Sandbox.stop(silent, now)))
+        expect(encode(yield* stored(elsewhere))).toEqual(encode(Sandbox.stop(elsewhere, now)))
+        expect(encode(yield* stored(beating))).toEqual(encode(beating))
+        expect(encode(yield* stored(stopped))).toEqual(encode(stopped))
+        expect(yield* repo.releaseStale(at("2001-02-01T00:00:00.000Z"), now)).toBe(0)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("a sandbox of one organization is invisible to every method called for another", () =>
       Effect.gen(function*() {
         const { member, org, other, repo } = yield* setup
