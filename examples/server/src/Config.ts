@@ -17,6 +17,8 @@
  * | `SIGHTLINE_MAIL_FROM` | `Sightline <sightline@localhost>` | the `From` of report e-mails |
  * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses (development only) |
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
+ * | `SIGHTLINE_SANDBOX_DIR` | `$SIGHTLINE_DATA_DIR/sandboxes` | where sandbox workspaces live (`off`: no sandboxes) |
+ * | `SIGHTLINE_SANDBOX_TIMEOUT_SECONDS` | 120 | wall-clock limit of one sandbox execution |
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
 import * as Providers from "@sightline/ai/Providers"
@@ -58,6 +60,11 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
     Config.withDefault(2)
+  ),
+  sandboxDir: Config.option(Config.string("SIGHTLINE_SANDBOX_DIR")),
+  sandboxTimeoutSeconds: Config.integer("SIGHTLINE_SANDBOX_TIMEOUT_SECONDS").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(120)
   )
 }).pipe(
   Config.map((
@@ -73,6 +80,8 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       rateLimitPerMinute,
       searxngUrl,
       smtpUrl,
+      sandboxDir,
+      sandboxTimeoutSeconds,
       webhookAllowPrivate,
       workerConcurrency
     }
@@ -90,6 +99,11 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== ""),
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
     webhookAllowPrivate,
-    worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency }
+    worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },
+    sandboxes: Option.match(sandboxDir, {
+      onNone: () => ({ directory: `${dataDir}/sandboxes`, executionTimeoutMillis: sandboxTimeoutSeconds * 1000 }),
+      onSome: (directory) =>
+        directory === "off" ? false : { directory, executionTimeoutMillis: sandboxTimeoutSeconds * 1000 }
+    })
   }))
 )

@@ -20,6 +20,7 @@ import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Jwt from "@sightline/http/Jwt"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Server from "@sightline/http/Server"
+import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as ChatEventBusPg from "@sightline/sql/ChatEventBusPg"
 import * as PgliteClient from "@sightline/sql/PgliteClient"
 import * as PostgresClient from "@sightline/sql/PostgresClient"
@@ -71,6 +72,14 @@ export interface Options {
     readonly staleRunAfterMillis: number
     readonly followIdleCheckMillis?: number | undefined
   } | undefined
+  /**
+   * Sandboxes (bubblewrap): where their workspaces live and the wall-clock limit of one execution.
+   * Absent or `false`: none start, saying so; where bubblewrap is missing, none start, saying what to install.
+   */
+  readonly sandboxes?:
+    | false
+    | { readonly directory: string; readonly executionTimeoutMillis?: number | undefined }
+    | undefined
   /** The background worker (schedules, playbook and agent runs); on with its defaults when absent. */
   readonly worker?: false | Omit<Worker.Options, "sign" | "workerId"> | undefined
 }
@@ -100,8 +109,7 @@ export const client = (
  * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
  * process): the configured models, the live connectors, delivery (e-mail when SMTP is configured,
  * else every e-mail target fails saying so; chat channels through their webhooks) and the chart
- * renderer. The sandbox runtime is not
- * configured until its adapter lands: no sandbox starts.
+ * renderer, and the sandbox runtime (bubblewrap) where it is configured and can run.
  */
 export const platform = (options: Options) =>
   Layer.mergeAll(
@@ -112,13 +120,21 @@ export const platform = (options: Options) =>
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
     Transport.layer({ smtp: options.smtp, webhooks: { allowPrivate: options.webhookAllowPrivate } }),
     VegaCharts.layer(),
-    // Not configured yet: it says so instead of pretending (its adapter comes with its issue).
-    SandboxRuntime.layerUnconfigured
+    options.sandboxes === undefined || options.sandboxes === false
+      ? SandboxRuntime.layerUnconfigured
+      : BubblewrapRuntime.layerOrUnavailable({
+        directory: options.sandboxes.directory,
+        limits: options.sandboxes.executionTimeoutMillis === undefined
+          ? undefined
+          : { executionTimeoutMillis: options.sandboxes.executionTimeoutMillis }
+      })
   )
 
 /** Every use case of core, over the store and the platform ports. */
 export const useCases = (options: Options) =>
   UseCases.layerWith({
+    // One process owns an embedded store: the sandboxes it lists as running died with its last run.
+    sandboxes: { releaseOnStart: options.store._tag === "Pglite" ? "all" : "stale" },
     ...(options.playbookRunTimeoutMillis === undefined
       ? {}
       : { playbookRuns: { timeoutMillis: options.playbookRunTimeoutMillis } }),

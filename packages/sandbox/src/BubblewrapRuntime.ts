@@ -252,8 +252,10 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
         )
       )
 
+    // `library/` exists even when nothing is mounted, so code and people find where edits go.
     const writeLibrary = (sandbox: Live, library: LibraryFiles) =>
       Effect.promise(async () => {
+        await Workspace.makeDirectory(sandbox.workspace, "library", sandbox.owner)
         for (const [path, bytes] of library) {
           await Workspace.write(sandbox.workspace, `library/${path}`, bytes, sandbox.owner)
         }

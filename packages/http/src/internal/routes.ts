@@ -19,7 +19,14 @@ const patternOf = (path: string): RegExp =>
     `^${
       path.split("/").map((
         segment
-      ) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")
+      ) =>
+        segment.startsWith(":")
+          ? "[^/]+"
+          // A trailing wildcard takes the rest of the path (a file path with its slashes).
+          : segment === "*"
+          ? ".+"
+          : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      ).join("/")
     }/?$`
   )
 

@@ -150,6 +150,12 @@ export const read = async (root: string, path: string): Promise<Uint8Array | und
   }
 }
 
+/** Makes a directory and its parents (owned by `owner`); a file or a symlink in the way is refused. */
+export const makeDirectory = async (root: string, path: string, owner: Owner | undefined) => {
+  const dir = await openParent(root, path.split("/").filter((s) => s !== ""), true, owner)
+  await dir?.close()
+}
+
 /** Writes a file, creating its directories; a directory or a symlink in the way is refused. */
 export const write = async (root: string, path: string, bytes: Uint8Array, owner: Owner | undefined) => {
   const { name, parents } = split(path)
