@@ -48,7 +48,9 @@ const readUpload = (parts: Stream.Stream<Multipart.Part, Multipart.MultipartErro
             error: { code: "invalid_request", message: "the file is larger than the upload limit (50 MiB)" }
           })
           : invalid(`the upload is not a valid multipart body (${error.reason})`)
-      ))
+      )),
+    // The multipart parser throws on a malformed header (no or a bad boundary) instead of failing.
+    Effect.catchAllDefect(() => Effect.fail(invalid("the upload is not a valid multipart body")))
   )
 
 export const layer = HttpApiBuilder.group(SightlineApi, "sandcastles", (handlers) =>
