@@ -3,7 +3,7 @@
  * DataFrames, files, and the whole library change flow (stage with `exec`, file, two owners approve
  * with their own JWTs, deny and restore, concurrent approvals, OWNERS read authority on the mount).
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -12,7 +12,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import { newMember } from "./utils/members.js"
+import * as Provider from "./utils/provider.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
+import { readEvents } from "./utils/sse.js"
 
 const unavailable = Option.getOrUndefined(BubblewrapRuntime.availability())
 if (unavailable !== undefined && process.env.CI === "true") {
@@ -355,6 +357,84 @@ describe.skipIf(unavailable !== undefined)(
         })
       })
     }, { jwt: { keys: { _tag: "Secret", secret: Redacted.make(jwtSecret) } }, sandboxes: { directory: sandboxDir } })
+  }
+)
+
+// A provider whose every turn the current test scripts.
+let script: (request: any, index: number) => Provider.Turn = () => ({ text: "unscripted" })
+const provider = await Provider.start((request, index) => script(request, index))
+afterAll(() => provider.close())
+
+describe.skipIf(unavailable !== undefined)(
+  `the agent's run_python${unavailable ? ` (skipped: ${unavailable})` : ""}`,
+  () => {
+    describeServers("run_python in a chat", (server) => {
+      it("runs Python in the chat's sandbox on the last query's rows, and shows its figure as an image asset", async () => {
+        const org = await server().newOrg()
+        const connector = await body(
+          await post(server(), org.key, "/v2/connectors", {
+            config: { connector_type: "DEMO", name: "Demo retail", demo: {} }
+          })
+        )
+        const seen = provider.requests.length
+        script = (_, index) =>
+          index === seen
+            ? {
+              toolCalls: [{
+                name: "run_sql",
+                arguments: {
+                  connector_id: connector.id,
+                  sql: "SELECT channel, count(*) AS orders FROM orders GROUP BY channel ORDER BY channel"
+                }
+              }]
+            }
+            : index === seen + 1
+            ? {
+              toolCalls: [{
+                name: "run_python",
+                arguments: {
+                  code: "import matplotlib.pyplot as plt\ntotal = int(df['orders'].sum())\n" +
+                    "df.plot.bar(x='channel', y='orders')\nprint(total)"
+                }
+              }]
+            }
+            : index === seen + 2
+            ? { toolCalls: [{ name: "run_python", arguments: { code: "total > 0" } }] }
+            : { text: "Orders by channel are plotted." }
+        const response = await post(server(), org.key, "/v2/chats/stream", {
+          question: "Plot orders by channel",
+          connector_ids: [connector.id]
+        })
+        const events = await readEvents(response)
+        expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+        expect(provider.requests[seen].tools.map((t: any) => t.function.name)).toContain("run_python")
+        const cells = events.filter((e) => e.data.type === "cell").map((e) => e.data.cell)
+        expect(cells.map((c) => [c.type, c.status])).toEqual([
+          ["sql", "running"],
+          ["sql", "completed"],
+          ["python", "running"],
+          ["python", "completed"],
+          ["python", "running"],
+          ["python", "completed"]
+        ])
+        expect(Number(cells[3].output[0])).toBeGreaterThan(1000)
+        expect(cells[5].output).toEqual(["True"])
+        const image = events.find((e) => e.data.type === "asset" && e.data.asset.type === "image")!.data.asset
+        expect(image).toMatchObject({ name: "figure-1.png", type: "image" })
+        const png = await fetch(`${server().baseUrl}${image.url}`)
+        expect(png.status).toBe(200)
+        expect(Array.from(new Uint8Array(await png.arrayBuffer()).slice(1, 4))).toEqual([0x50, 0x4e, 0x47])
+        // The model saw the output, and the chat's sandbox is the asker's, with the chat's id.
+        expect(provider.requests[seen + 2].messages.at(-1).content).toContain("figure-1.png")
+        const metadata = events[0].data
+        const listed = await body(await server().request("/v2/sandcastles", { key: org.key }))
+        expect(listed.sandboxes).toEqual([expect.objectContaining({ chat_id: metadata.chat_id, status: "running" })])
+        const runs = await body(
+          await server().request(`/v2/sandcastles/${listed.sandboxes[0].sandbox_id}/executions`, { key: org.key })
+        )
+        expect(runs.executions.map((e: any) => [e.kind, e.source])).toEqual([["python", "chat"], ["python", "chat"]])
+      })
+    }, { models: { compatibleUrl: provider.url, models: Provider.catalogue }, sandboxes: { directory: sandboxDir } })
   }
 )
 

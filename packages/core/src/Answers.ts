@@ -47,7 +47,7 @@ import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { AssetId, CellId, type ChatId, ConnectorId } from "./Ids.js"
+import { AssetId, CellId, type ChatId, ConnectorId, type SandboxId } from "./Ids.js"
 import * as RunEvents from "./internal/runEvents.js"
 import * as Tabular from "./internal/tabular.js"
 import * as Utf8 from "./internal/utf8.js"
@@ -57,6 +57,7 @@ import * as LibraryContext from "./LibraryContext.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as Report from "./Report.js"
+import * as Sandboxes from "./Sandboxes.js"
 import * as SchemaPrompt from "./SchemaPrompt.js"
 import * as WebSearch from "./WebSearch.js"
 
@@ -167,7 +168,8 @@ export const toolNames = {
   readLibraryFile: "read_library_file",
   runSavedQuery: "run_saved_query",
   webSearch: "web_search",
-  writeReport: "write_report"
+  writeReport: "write_report",
+  runPython: "run_python"
 } as const
 
 /** The most characters of a library file `read_library_file` returns. */
@@ -261,6 +263,32 @@ const webSearchTool: LanguageModel.Tool = {
     additionalProperties: false
   }
 }
+
+const RunPythonArguments = Schema.Struct({
+  code: Schema.String.pipe(Schema.filter((code) => code.trim().length > 0 || "code must not be empty"))
+})
+
+/** The name the last `run_sql` result has in the Python kernel. */
+export const lastResultDataframe = "df"
+
+/** The most output lines a `run_python` result shows the model (the cell keeps them all). */
+const modelOutputLines = 50
+
+const runPythonTool: LanguageModel.Tool = {
+  name: toolNames.runPython,
+  description: "Runs Python in this chat's sandbox (a persistent kernel with pandas and matplotlib; variables " +
+    `survive between calls). The rows of the last run_sql result are the DataFrame ${lastResultDataframe}. ` +
+    "Prints and the last expression are returned; matplotlib figures are shown to the user as images. " +
+    "No network access.",
+  parameters: {
+    type: "object",
+    properties: { code: { type: "string", description: "Python source" } },
+    required: ["code"],
+    additionalProperties: false
+  }
+}
+
+const imageMimeTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/svg+xml"])
 
 const blockProperties = {
   type: { type: "string", enum: ["hero", "text", "image", "list", "image_text", "card", "divider", "spacer"] },
@@ -433,6 +461,8 @@ export const makeWith = (options: Options) =>
     const webSearch = yield* Effect.serviceOption(WebSearch.WebSearch)
     // Optional: without one, a report's charts are shown by their titles.
     const renderer = yield* Effect.serviceOption(ChartRenderer.ChartRenderer)
+    // Optional: without sandboxes (or where they cannot run), `run_python` is never offered.
+    const sandboxes = yield* Effect.serviceOption(Sandboxes.Sandboxes)
     const running = yield* FiberMap.make<ChatId>()
     const bus = yield* ChatEventBus.ChatEventBus
     const heartbeatMillis = options.heartbeatMillis ?? defaultOptions.heartbeatMillis!
@@ -467,12 +497,16 @@ export const makeWith = (options: Options) =>
           : HashMap.empty<string, Uint8Array>()
         const hasLibrary = HashMap.size(files) > 0
         const search = run.tools.webSearch ? Option.getOrUndefined(webSearch) : undefined
+        const python = run.tools.python
+          ? Option.getOrUndefined(Option.filter(sandboxes, (service) => service.available))
+          : undefined
         const tools = [
           ...(connectors.length > 0 ? [runSqlTool, createChartTool] : []),
           ...(hasLibrary
             ? libraryTools.filter((t) => t.name !== toolNames.runSavedQuery || connectors.length > 0)
             : []),
           ...(search === undefined ? [] : [webSearchTool]),
+          ...(python === undefined ? [] : [runPythonTool]),
           ...(askOptions.report === true ? [writeReportTool] : [])
         ]
         const system = systemPrompt({
@@ -653,6 +687,65 @@ export const makeWith = (options: Options) =>
           return executeQuery(connector, "query", bound.text, bound.params, { content: saved.path })
         }
 
+        // The chat's sandbox, started on the first run_python; the last query's rows go in before each cell.
+        let sandboxId: SandboxId | undefined
+        let loadedQueries = 0
+        const runPython = (service: Sandboxes.Sandboxes.Service, args: typeof RunPythonArguments.Type) =>
+          Effect.gen(function*() {
+            const cell = yield* newCell("python", { code: args.code })
+            const started = yield* Clock.currentTimeMillis
+            const ran = yield* Effect.either(Effect.gen(function*() {
+              sandboxId ??= yield* service.forChat(principal, run.chatId)
+              if (lastResult !== undefined && loadedQueries !== queries) {
+                yield* service.loadDataframe(principal, sandboxId, {
+                  name: lastResultDataframe,
+                  columns: lastResult.columns.map((c) => c.name),
+                  rows: lastResult.rows
+                })
+                loadedQueries = queries
+              }
+              return {
+                id: sandboxId,
+                result: yield* service.execute(principal, sandboxId, { code: args.code }, "chat")
+              }
+            }))
+            if (Either.isLeft(ran)) {
+              const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
+              yield* endCell(cell, { status: "failed", error: ran.left.message, execution_time_ms: elapsed }, [])
+              return `error: ${ran.left.message}`
+            }
+            const { id, result } = ran.right
+            const assets: Array<Asset.Asset> = []
+            for (const file of result.files) {
+              if (!imageMimeTypes.has(file.mime_type)) continue
+              const content = yield* Effect.option(service.readFile(principal, id, file.name))
+              if (Option.isNone(content)) continue
+              assets.push(
+                (yield* addAsset(
+                  { cell_id: cell.id, name: file.name, type: "image", mime_type: file.mime_type },
+                  content.value.bytes
+                )).asset
+              )
+            }
+            const frames = result.dataframes.map((df) => `${df.name}: ${df.num_rows} rows × ${df.num_cols} columns`)
+            yield* endCell(cell, {
+              status: result.error === undefined ? "completed" : "failed",
+              output: [...(result.output ?? [])],
+              ...(result.error === undefined ? {} : { error: result.error }),
+              ...(frames.length === 0 ? {} : { dataframe_preview: frames.join("\n") }),
+              execution_time_ms: result.execution_time_ms
+            }, assets)
+            const output = result.output ?? []
+            return JSON.stringify({
+              output: output.length > modelOutputLines
+                ? [...output.slice(0, modelOutputLines), `… ${output.length - modelOutputLines} more lines`]
+                : output,
+              ...(result.error === undefined ? {} : { error: result.error }),
+              dataframes: result.dataframes,
+              files: result.files.map((f) => f.name)
+            })
+          })
+
         const searchWeb = (service: WebSearch.WebSearch.Service, args: typeof WebSearchArguments.Type) =>
           Effect.gen(function*() {
             const cell = yield* newCell("web_search", { content: args.query })
@@ -775,6 +868,10 @@ export const makeWith = (options: Options) =>
               return search === undefined
                 ? unknownTool(call)
                 : withArguments(WebSearchArguments, call, (args) => searchWeb(search, args))
+            case toolNames.runPython:
+              return python === undefined
+                ? unknownTool(call)
+                : withArguments(RunPythonArguments, call, (args) => runPython(python, args))
             case toolNames.writeReport:
               return askOptions.report === true
                 ? withArguments(Report.ReportDraft, call, writeReport)

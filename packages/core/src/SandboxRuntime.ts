@@ -157,6 +157,8 @@ export class SandboxRuntime extends Context.Tag("@sightline/core/SandboxRuntime"
 export declare namespace SandboxRuntime {
   /** Sandbox processes, their kernels and workspaces. */
   export interface Service {
+    /** Whether sandboxes can start here at all (false where the runtime is missing: the agent then offers no Python). */
+    readonly available: boolean
     /** Starts a sandbox with a fresh kernel and workspace and mounts the library. `Conflict` if it is running. */
     readonly start: (options: StartOptions) => Effect.Effect<void, Conflict>
     /** Runs Python in the sandbox's persistent kernel (state survives between calls). */
@@ -350,6 +352,7 @@ export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Sandbo
     const locked = lock.withPermits(1)
 
     const runtime: SandboxRuntime.Service = {
+      available: true,
       start: ({ libraryFiles, sandboxId }) =>
         locked(Effect.gen(function*() {
           yield* checkLibraryPaths(libraryFiles)
@@ -517,6 +520,7 @@ export const layerUnavailable = (reason: string): Layer.Layer<SandboxRuntime> =>
   return Layer.succeed(
     SandboxRuntime,
     SandboxRuntime.of({
+      available: false,
       start: () => Effect.fail(new Conflict({ message: reason })),
       execute: notRunning,
       loadDataframe: notRunning,

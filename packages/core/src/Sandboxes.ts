@@ -20,6 +20,7 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -41,7 +42,7 @@ import { Conflict, ExecutionFailed, InvalidRequest, NotFound } from "./Errors.js
 import * as Execution from "./Execution.js"
 import { ExecutionRepo } from "./ExecutionRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { type ChatId, ExecutionId, type OrganizationId, SandboxId } from "./Ids.js"
+import { type ChatId, ExecutionId, type MemberId, type OrganizationId, SandboxId } from "./Ids.js"
 import * as connectorUse from "./internal/connectorUse.js"
 import { Library } from "./Library.js"
 import * as LibraryContext from "./LibraryContext.js"
@@ -69,6 +70,19 @@ type Denied = Unauthenticated | PermissionDenied | NotFound
 export declare namespace Sandboxes {
   /** The operations of `/v2/sandcastles`. The caller comes first; lookups are scoped to its organization. */
   export interface Service {
+    /** Whether sandboxes can start on this server (the agent offers `run_python` only then). */
+    readonly available: boolean
+    /**
+     * The caller's sandbox for a chat on this process, started (with the chat's id) on first use and
+     * reused by the chat's later runs: the agent's `run_python` keeps its variables across a chat.
+     */
+    readonly forChat: (principal: Policy.Principal, chatId: ChatId) => Effect.Effect<SandboxId, Denied | Conflict>
+    /** Hands rows to the kernel of the caller's sandbox as a DataFrame (the agent's last query result). */
+    readonly loadDataframe: (
+      principal: Policy.Principal,
+      id: SandboxId,
+      rows: Runtime.DataframeRows
+    ) => Effect.Effect<Runtime.LoadResult, Denied | Conflict>
     /**
      * `GET /v2/sandcastles` (`sandbox:read`): newest first by cursor; the caller's own sandboxes, or
      * every member's for a caller with `organization:read`. A foreign cursor is `InvalidRequest`.
@@ -195,6 +209,9 @@ export const defaultDataframeName = "df"
 
 interface Local {
   readonly organizationId: OrganizationId
+  /** The member who started it and the chat it serves, for `forChat`. */
+  readonly memberId: MemberId
+  readonly chatId: ChatId | undefined
   /** The library commit mounted; none for the empty library. */
   baseRef: Option.Option<string>
   lastUsed: number
@@ -374,12 +391,38 @@ export const makeWith = (options: Options = {}) =>
         local,
         HashMap.set(id, {
           organizationId: principal.organizationId,
+          memberId: principal.memberId,
+          chatId: started.chat_id,
           baseRef: mount.ref,
           lastUsed: DateTime.toEpochMillis(now)
         })
       )
       return { sandbox_id: id, created_at: started.started_at }
     })
+
+    const forChat = Effect.fn("Sandboxes.forChat")(function*(principal: Policy.Principal, chatId: ChatId) {
+      const existing = Arr.findFirst(
+        HashMap.toEntries(yield* Ref.get(local)),
+        ([, entry]) =>
+          entry.chatId === chatId && entry.memberId === principal.memberId &&
+          entry.organizationId === principal.organizationId
+      )
+      if (Option.isSome(existing)) {
+        const [id] = existing.value
+        if ((yield* runtime.status(id)).status === "running") {
+          yield* touch(id)
+          return id
+        }
+      }
+      return (yield* start(principal, {}, { chatId })).sandbox_id
+    })
+
+    const loadDataframe = Effect.fn("Sandboxes.loadDataframe")(
+      function*(principal: Policy.Principal, id: SandboxId, rows: Runtime.DataframeRows) {
+        yield* owned(principal, id, "sandbox:write")
+        return yield* inRuntime(id, runtime.loadDataframe(id, rows))
+      }
+    )
 
     const status = Effect.fn("Sandboxes.status")(function*(principal: Policy.Principal, id: SandboxId) {
       yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
@@ -711,6 +754,9 @@ export const makeWith = (options: Options = {}) =>
     )
 
     return Sandboxes.of({
+      available: runtime.available,
+      forChat,
+      loadDataframe,
       list,
       executions: listExecutions,
       start,

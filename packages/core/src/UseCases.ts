@@ -57,15 +57,15 @@ export interface Options {
 export const layerWith = (options: Options) => {
   const chats = options.chats ?? Chats.defaultOptions
   return (options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns)).pipe(
-    Layer.provideMerge(Layer.mergeAll(
+    Layer.provideMerge(Layer.merge(
       options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),
-      // Above `Changes`: a sandbox files its library edits as changes.
-      options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes),
       ChatStreams.layerWith({
         staleRunAfter: chats.staleRunAfter,
         idleCheckMillis: options.followIdleCheckMillis ?? ChatStreams.defaultOptions.idleCheckMillis
       })
     )),
+    // Between: it files library edits as changes, and the agent runs Python in it.
+    Layer.provideMerge(options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes)),
     Layer.provideMerge(Layer.mergeAll(
       Organizations.layer,
       Members.layer,

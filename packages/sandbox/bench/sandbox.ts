@@ -139,7 +139,7 @@ const main = Effect.gen(function*() {
   const startGoal = percentile(starts, 50) < 300 ? "< 300 ms: met" : "< 300 ms: NOT met"
   const executeGoal = percentile(executes, 50) < 20 ? "p50 < 20 ms: met" : "p50 < 20 ms: NOT met"
   console.log(
-    `\nbench:sandbox, ${rounds} rounds, ${os.cpus().length} cores, bubblewrap ${
+    `\nbench:sandbox, ${rounds} rounds, ${os.cpus().length} cores, ${
       spawnSync("bwrap", ["--version"]).stdout.toString().trim()
     }, run as ${process.getuid?.() === 0 ? "root (a user per sandbox)" : "a user"}\n`
   )

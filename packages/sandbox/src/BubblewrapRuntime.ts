@@ -314,6 +314,7 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
       })
 
     const runtime: SandboxRuntime.Service = {
+      available: true,
       start: ({ libraryFiles, sandboxId }) =>
         registry.withPermits(1)(Effect.gen(function*() {
           if (live.has(sandboxId)) return yield* new Conflict({ message: `sandbox ${sandboxId} is already running` })
