@@ -190,7 +190,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     withFile.set("files", new Blob(["a,b\n1,2\n"], { type: "text/csv" }), "data.csv")
     const refused = await server().request("/v2/chats", { method: "POST", key: org.key, body: withFile })
     expect(refused.status).toBe(400)
-    expect((await body(refused)).error.message).toContain("sandbox runtime")
+    expect((await body(refused)).error.message).toContain("sandboxes are not available on this server")
     const badTools = new FormData()
     badTools.set("question", "q")
     badTools.set("tools", "{not json")

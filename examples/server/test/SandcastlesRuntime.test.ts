@@ -434,6 +434,39 @@ describe.skipIf(unavailable !== undefined)(
         )
         expect(runs.executions.map((e: any) => [e.kind, e.source])).toEqual([["python", "chat"], ["python", "chat"]])
       })
+
+      it("puts files sent with the question in the chat's sandbox and names them to the model", async () => {
+        const org = await server().newOrg()
+        const seen = provider.requests.length
+        script = (_, index) =>
+          index === seen
+            ? {
+              toolCalls: [{
+                name: "run_python",
+                arguments: { code: "import pandas as pd\nint(pd.read_csv('uploads/sales.csv')['amount'].sum())" }
+              }]
+            }
+            : { text: "The amounts add up to 42." }
+        const form = new FormData()
+        form.set("question", "What do the amounts in my file add up to?")
+        form.append("files", new Blob(["region,amount\nEU,40\nUS,2\n"], { type: "text/csv" }), "sales.csv")
+        form.append("files", new Blob(["x"]), "../../OWNERS")
+        const response = await server().request("/v2/chats/stream", { method: "POST", key: org.key, body: form })
+        expect(response.status).toBe(200)
+        const events = await readEvents(response)
+        expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+        const system = provider.requests[seen].messages[0].content
+        expect(system).toContain("- uploads/sales.csv (25 bytes)")
+        expect(system).toContain("- uploads/upload (1 bytes)")
+        const python = events.filter((e) => e.data.type === "cell").map((e) => e.data.cell).at(-1)
+        expect(python).toMatchObject({ type: "python", status: "completed", output: ["42"] })
+
+        const tooMany = new FormData()
+        tooMany.set("question", "q")
+        for (let i = 0; i < 11; i++) tooMany.append("files", new Blob(["x"]), `f${i}.txt`)
+        const refused = await server().request("/v2/chats", { method: "POST", key: org.key, body: tooMany })
+        expect(refused.status).toBe(400)
+      })
     }, { models: { compatibleUrl: provider.url, models: Provider.catalogue }, sandboxes: { directory: sandboxDir } })
   }
 )

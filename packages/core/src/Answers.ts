@@ -44,7 +44,7 @@ import * as Chats from "./Chats.js"
 import type { ConnectorRecord } from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
-import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
+import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AssetId, CellId, type ChatId, ConnectorId, type SandboxId } from "./Ids.js"
@@ -130,6 +130,35 @@ export interface AskOptions extends Chats.Chats.StartOptions {
    * not instructions, and never stored in the chat.
    */
   readonly context?: string | undefined
+  /**
+   * Files sent with the question (`POST /v2/chats/stream` as multipart, up to 10): written to the
+   * chat's sandbox workspace under `uploads/` and named to the model. Needs sandboxes and Python.
+   */
+  readonly files?: ReadonlyArray<UploadedFile> | undefined
+}
+
+/** A file sent with a question. */
+export interface UploadedFile {
+  readonly name: string
+  readonly bytes: Uint8Array
+}
+
+/** The most files one question may carry. */
+export const maxUploadedFiles = 10
+
+/** Where uploaded files land in the sandbox workspace. */
+export const uploadsDir = "uploads"
+
+/**
+ * The workspace path of an uploaded file: its base name with anything but letters, digits, `.`, `-`
+ * and `_` replaced, never a dotfile or an OWNERS file, and distinct from the names before it.
+ */
+export const uploadPath = (name: string, taken: ReadonlySet<string>): string => {
+  const base = (name.split(/[\\/]/).pop() ?? "").replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "").slice(0, 120)
+  const safe = base === "" || base.toUpperCase() === "OWNERS" ? "upload" : base
+  let candidate = `${uploadsDir}/${safe}`
+  for (let n = 2; taken.has(candidate); n++) candidate = `${uploadsDir}/${n}-${safe}`
+  return candidate
 }
 
 /** Answers questions. */
@@ -360,6 +389,8 @@ export const systemPrompt = (options: {
   readonly library?: string | undefined
   /** The run ends with `write_report`. */
   readonly report?: boolean | undefined
+  /** Files the user sent, as they are in the sandbox workspace (path and size). */
+  readonly uploads?: ReadonlyArray<{ readonly path: string; readonly sizeBytes: number }> | undefined
   /** Data that came with the question (`AskOptions.context`). */
   readonly context?: string | undefined
 }): string => {
@@ -400,6 +431,14 @@ export const systemPrompt = (options: {
   }
   if (options.library !== undefined && options.library !== "") {
     lines.push("", "## Context Library", "Prefer a saved query when one answers the question.", options.library)
+  }
+  if (options.uploads !== undefined && options.uploads.length > 0) {
+    lines.push(
+      "",
+      "## Files",
+      "The user sent these files; they are in the working directory of run_python:",
+      ...options.uploads.map((file) => `- ${file.path} (${file.sizeBytes} bytes)`)
+    )
   }
   if (options.report === true) {
     lines.push(
@@ -509,7 +548,21 @@ export const makeWith = (options: Options) =>
           ...(python === undefined ? [] : [runPythonTool]),
           ...(askOptions.report === true ? [writeReportTool] : [])
         ]
+        // Uploaded files go into the chat's sandbox before the model sees the question.
+        let sandboxId: SandboxId | undefined
+        const uploads: Array<{ readonly path: string; readonly sizeBytes: number }> = []
+        if (python !== undefined && askOptions.files !== undefined && askOptions.files.length > 0) {
+          sandboxId = yield* python.forChat(principal, run.chatId)
+          const taken = new Set<string>()
+          for (const file of askOptions.files) {
+            const path = uploadPath(file.name, taken)
+            taken.add(path)
+            yield* python.writeFile(principal, sandboxId, path, file.bytes)
+            uploads.push({ path, sizeBytes: file.bytes.length })
+          }
+        }
         const system = systemPrompt({
+          uploads,
           question: run.question,
           connectors,
           sql: run.tools.sql,
@@ -687,8 +740,8 @@ export const makeWith = (options: Options) =>
           return executeQuery(connector, "query", bound.text, bound.params, { content: saved.path })
         }
 
-        // The chat's sandbox, started on the first run_python; the last query's rows go in before each cell.
-        let sandboxId: SandboxId | undefined
+        // The chat's sandbox, started on the first run_python (or for uploads); the last query's rows go
+        // in before each cell.
         let loadedQueries = 0
         const runPython = (service: Sandboxes.Sandboxes.Service, args: typeof RunPythonArguments.Type) =>
           Effect.gen(function*() {
@@ -926,6 +979,19 @@ export const makeWith = (options: Options) =>
       sign: Chats.SignAssetUrl,
       askOptions: AskOptions = {}
     ) {
+      if (askOptions.files !== undefined && askOptions.files.length > 0) {
+        if (askOptions.files.length > maxUploadedFiles) {
+          return yield* new InvalidRequest({ message: `files: at most ${maxUploadedFiles} files` })
+        }
+        if (!Option.exists(sandboxes, (service) => service.available)) {
+          return yield* new InvalidRequest({
+            message: "files: uploaded files go to the chat's sandbox, and sandboxes are not available on this server"
+          })
+        }
+        if (request.tools?.python_enabled === false) {
+          return yield* new InvalidRequest({ message: "files: uploaded files need tools.python_enabled" })
+        }
+      }
       const { metadata, run } = yield* chats.start(principal, request, askOptions)
       let report: WrittenReport | undefined
       // Every stored event stays in the replay buffer for the run's lifetime: a subscriber that comes

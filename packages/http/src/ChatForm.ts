@@ -1,12 +1,15 @@
 /**
  * The `multipart/form-data` variant of `POST /v2/chats` and `POST /v2/chats/stream`: the same fields
  * as the JSON body, each a form field. `tools` is JSON text; `connector_ids` is repeated, or one
- * field of comma-separated ids, or JSON. File parts (`files`) are refused until sandboxes, where
- * uploaded files go, are configured.
+ * field of comma-separated ids, or JSON. File parts (`files`, up to 10) go to the chat's sandbox:
+ * the handler reads them from the request (`uploadedFiles`) and hands them to the agent.
  *
  * @since 0.1.0
  */
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Multipart from "@effect/platform/Multipart"
 import * as Chat from "@sightline/core/Chat"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -22,11 +25,11 @@ export const ChatFormFields = Schema.Struct({
   tools: Schema.optional(Schema.String),
   /** Repeated, comma-separated, or a JSON array. */
   connector_ids: Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String))),
-  /** Documented so clients see the field; refused when sent (see the module documentation). */
+  /** Read by the handler from the request (`uploadedFiles`); the form only checks how many there are. */
   files: Schema.optional(
-    Schema.Unknown.annotations({
+    Multipart.FilesSchema.pipe(Schema.maxItems(10)).annotations({
       jsonSchema: { type: "array", items: { type: "string", format: "binary" }, maxItems: 10 },
-      description: "Files for the sandbox (refused until the sandbox runtime is configured)"
+      description: "Files for the chat's sandbox (at most 10; needs sandboxes and python_enabled)"
     })
   )
 })
@@ -48,15 +51,6 @@ const integerList = (values: ReadonlyArray<string>): Array<unknown> =>
 const fromForm = Schema.transformOrFail(ChatFormFields, Schema.encodedSchema(Chat.StreamChatRequest), {
   strict: false,
   decode: (form, _, ast) => {
-    if (form.files !== undefined) {
-      return ParseResult.fail(
-        new ParseResult.Type(
-          ast,
-          form.files,
-          "files: uploading files needs the sandbox runtime, which is not configured on this server"
-        )
-      )
-    }
     let tools: unknown
     if (form.tools !== undefined) {
       try {
@@ -82,7 +76,25 @@ const fromForm = Schema.transformOrFail(ChatFormFields, Schema.encodedSchema(Cha
 /** The multipart body of a chat request, decoded to the same `StreamChatRequest` as the JSON body. */
 export const ChatForm = HttpApiSchema.Multipart(Schema.compose(fromForm, Chat.StreamChatRequest), {
   maxParts: Option.some(20),
-  maxFieldSize: 1024 * 1024
+  maxFieldSize: 1024 * 1024,
+  maxFileSize: Option.some(50 * 1024 * 1024)
+})
+
+/**
+ * The files of a multipart chat request, read from the parts the platform already stored while
+ * decoding the form (a request's multipart body is read once and kept); none for a JSON request.
+ */
+export const uploadedFiles = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  if (!(request.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) return []
+  const form = yield* request.multipart
+  const parts = form.files
+  if (parts === undefined || typeof parts === "string") return []
+  const fs = yield* FileSystem.FileSystem
+  return yield* Effect.forEach(
+    (parts as ReadonlyArray<unknown>).filter(Multipart.isPersistedFile),
+    (file) => Effect.map(fs.readFile(file.path), (bytes) => ({ name: file.name, bytes }))
+  )
 })
 
 /**

@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { SightlineApi } from "../../Api.js"
 import { AssetUrls } from "../../AssetUrls.js"
+import { uploadedFiles } from "../../ChatForm.js"
 import * as HttpErrors from "../../HttpErrors.js"
 import { withPrincipal } from "../handler.js"
 import * as Sse from "../sse.js"
@@ -36,6 +37,21 @@ const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
     headers: Sse.headers
   })
 
+// The files of a multipart question; reading them again can only fail on a broken temporary file.
+const withFiles = <A, E, R>(f: (files: ReadonlyArray<Answers.UploadedFile>) => Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    Effect.catchAll(
+      uploadedFiles,
+      () =>
+        Effect.fail(
+          new HttpErrors.InvalidRequest({
+            error: { code: "invalid_request", message: "files: the uploaded files could not be read" }
+          })
+        )
+    ),
+    f
+  )
+
 export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
   Effect.gen(function*() {
     const chats = yield* Chats.Chats
@@ -45,7 +61,9 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
     const { sign } = yield* AssetUrls
     return handlers
       .handle("create", ({ payload }) =>
-        withPrincipal((principal) => answers.ask(principal, payload, sign)).pipe(
+        withFiles((files) =>
+          withPrincipal((principal) => answers.ask(principal, payload, sign, { files }))
+        ).pipe(
           Effect.flatMap((handle) =>
             Stream.runFold(
               handle.events,
@@ -77,7 +95,11 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
           )
         ))
       .handle("stream", ({ payload }) =>
-        withPrincipal((principal) => answers.ask(principal, payload, sign)).pipe(
+        withFiles((files) =>
+          withPrincipal((principal) =>
+            answers.ask(principal, payload, sign, { files })
+          )
+        ).pipe(
           Effect.map((handle) => sseResponse(handle.events))
         ))
       .handle("follow", ({ headers, path, urlParams }) =>
