@@ -37,6 +37,13 @@ export const UploadForm = HttpApiSchema.MultipartStream(
   { maxParts: Option.some(4), maxFileSize: Option.some(MAX_UPLOAD_BYTES) }
 )
 
+// Every field is optional, so the body may be left out altogether (`curl -X POST` with no body).
+const CreateBody = Schema.transform(
+  Schema.NullOr(strict(Sandbox.CreateRequest)),
+  Schema.typeSchema(Sandbox.CreateRequest),
+  { strict: true, decode: (body) => body ?? {}, encode: (body) => body }
+)
+
 const bytes = (description: string) =>
   HttpApiSchema.Text({ contentType: "application/octet-stream" }).annotations({ description })
 
@@ -50,7 +57,7 @@ export class SandcastlesApi extends HttpApiGroup.make("sandcastles")
   )
   .add(
     HttpApiEndpoint.post("create", "/v2/sandcastles")
-      .setPayload(strict(Sandbox.CreateRequest))
+      .setPayload(CreateBody)
       .addSuccess(Sandbox.CreateResponse, { status: 201 })
       .annotate(
         OpenApi.Description,
