@@ -2,9 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import * as Auditor from "../src/Auditor.js"
 import * as Auth from "../src/Auth.js"
+import * as Change from "../src/Change.js"
 import * as Changes from "../src/Changes.js"
 import * as ConnectorRuntime from "../src/ConnectorRuntime.js"
 import * as Execution from "../src/Execution.js"
@@ -13,9 +16,11 @@ import { ExecutionId, type MemberId, type OrganizationId, SandboxId } from "../s
 import * as Library from "../src/Library.js"
 import * as Members from "../src/Members.js"
 import * as Organizations from "../src/Organizations.js"
+import type * as Policy from "../src/Policy.js"
 import * as Sandbox from "../src/Sandbox.js"
 import * as Sandboxes from "../src/Sandboxes.js"
 import { SandboxRepo } from "../src/SandboxRepo.js"
+import * as SandboxRuntime from "../src/SandboxRuntime.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
 
@@ -122,4 +127,102 @@ describe("Sandboxes.executions", () => {
       const unknown = yield* Effect.flip(sandboxes.executions(admin, SandboxId.make(Fixtures.uuid()), { limit: 50 }))
       expect(unknown._tag).toBe("NotFound")
     })))
+})
+
+const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new TextDecoder().decode(b))
+
+/** Merges `files` into the library as the admin. */
+const seedLibrary = (admin: Policy.Principal, files: Record<string, string>) =>
+  Effect.gen(function*() {
+    const changes = yield* Changes.Changes
+    const filed = yield* changes.create(admin, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Seed", description: "Seed." }),
+      baseRef: Option.none(),
+      edits: Fixtures.edits(files)
+    })
+    yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
+  })
+
+describe("Sandboxes, running ones", () => {
+  it.effect("mounts the library the owner may read, without OWNERS files, and records what runs", () =>
+    run(Effect.gen(function*() {
+      const { admin, bob } = yield* setup
+      yield* seedLibrary(admin, {
+        "OWNERS": "owner: role:admin\n",
+        "sales/q.sql": "SELECT 1\n",
+        "finance/OWNERS": "reader: role:finance\n",
+        "finance/plan.md": "# Plan\n"
+      })
+      const sandboxes = yield* Sandboxes.Sandboxes
+      const runtime = yield* SandboxRuntime.SandboxRuntime
+      const { sandbox_id } = yield* sandboxes.start(bob, {})
+      expect(text(yield* runtime.readFile(sandbox_id, "library/sales/q.sql"))).toEqual(Option.some("SELECT 1\n"))
+      expect(yield* runtime.readFile(sandbox_id, "library/OWNERS")).toEqual(Option.none())
+      expect(yield* runtime.listFiles(sandbox_id, "library/finance")).toEqual(Option.none())
+      const adminBox = yield* sandboxes.start(admin, {})
+      expect(text(yield* runtime.readFile(adminBox.sandbox_id, "library/finance/plan.md"))).toEqual(
+        Option.some("# Plan\n")
+      )
+      expect(yield* runtime.readFile(adminBox.sandbox_id, "library/finance/OWNERS")).toEqual(Option.none())
+
+      yield* sandboxes.execute(bob, sandbox_id, { code: "1 + 1" })
+      yield* sandboxes.exec(bob, sandbox_id, { command: "ls", kind: "bash" })
+      const runs = yield* sandboxes.executions(bob, sandbox_id, { limit: 50 })
+      expect(runs.executions.map((e) => [e.kind, e.source, e.input])).toEqual([
+        ["bash", "platform_api", "ls"],
+        ["python", "platform_api", "1 + 1"]
+      ])
+      expect((yield* (yield* SandboxRuntime.MemorySandboxRuntime).runs).map((r) => r.code)).toEqual(["1 + 1", "ls"])
+    })))
+
+  it.effect("only the owner works in a sandbox; an admin sees its status and may stop it", () =>
+    run(Effect.gen(function*() {
+      const { admin, bob } = yield* setup
+      const sandboxes = yield* Sandboxes.Sandboxes
+      const { sandbox_id } = yield* sandboxes.start(bob, {})
+      expect((yield* Effect.flip(sandboxes.execute(admin, sandbox_id, { code: "1" })))._tag).toBe("NotFound")
+      expect((yield* Effect.flip(sandboxes.readFile(admin, sandbox_id, "library")))._tag).toBe("NotFound")
+      expect((yield* sandboxes.status(admin, sandbox_id)).status).toBe("running")
+      const restart = yield* Effect.flip(sandboxes.start(admin, { sandbox_id }))
+      expect(restart._tag).toBe("PermissionDenied")
+      expect(yield* sandboxes.stop(admin, sandbox_id)).toEqual({ success: true })
+      const stopped = yield* Effect.flip(sandboxes.execute(bob, sandbox_id, { code: "1" }))
+      expect(stopped).toMatchObject({ _tag: "Conflict", message: expect.stringContaining("restart it") })
+      // Another organization's admin sees nothing at all.
+      const other = yield* Fixtures.organizationWithAdmin("Other", "eve@other.example")
+      expect((yield* Effect.flip(sandboxes.status(other.admin, sandbox_id)))._tag).toBe("NotFound")
+      yield* sandboxes.start(bob, { sandbox_id })
+      expect((yield* sandboxes.status(bob, sandbox_id)).status).toBe("running")
+    })))
+
+  it.effect("files nothing when nothing is staged, and never serves or writes OWNERS files", () =>
+    run(Effect.gen(function*() {
+      const { bob } = yield* setup
+      const sandboxes = yield* Sandboxes.Sandboxes
+      const { sandbox_id } = yield* sandboxes.start(bob, {})
+      const empty = yield* Effect.flip(
+        sandboxes.fileChange(bob, sandbox_id, { title: "t", description: "d", draft: false })
+      )
+      expect(empty._tag).toBe("InvalidRequest")
+      const write = yield* Effect.flip(sandboxes.writeFile(bob, sandbox_id, "library/OWNERS", new Uint8Array([1])))
+      expect(write._tag).toBe("InvalidRequest")
+      yield* sandboxes.writeFile(bob, sandbox_id, "library/q.sql", new TextEncoder().encode("SELECT 2\n"))
+      const diff = yield* sandboxes.libraryDiff(bob, sandbox_id)
+      expect(diff.diffs.map((d) => d.new_path)).toEqual(["q.sql"])
+      const filed = yield* sandboxes.fileChange(bob, sandbox_id, { title: "Q", description: "A query.", draft: true })
+      expect(filed).toMatchObject({ status: "draft", has_conflicts: false })
+    })))
+})
+
+describe("Sandboxes at start", () => {
+  it.effect("with releaseOnStart all, every sandbox stored as running is stopped (its server is gone)", () =>
+    Effect.gen(function*() {
+      const { admin, org } = yield* Fixtures.organizationWithAdmin()
+      const left = yield* startSandbox(org, admin.memberId)
+      const released = yield* Effect.provide(
+        Effect.flatMap(SandboxRepo, (repo) => repo.get(org, left.sandbox_id)),
+        Sandboxes.layerWith({ releaseOnStart: "all" })
+      )
+      expect(Option.map(released, (s) => s.status)).toEqual(Option.some("stopped"))
+    }).pipe(Effect.provide(TestLayer)))
 })
