@@ -222,6 +222,28 @@ export const validatePath = (path: string): Either.Either<string, InvalidRequest
   return Either.right(trimmed)
 }
 
+const mimeTypes: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  svg: "image/svg+xml",
+  pdf: "application/pdf",
+  csv: "text/csv",
+  json: "application/json",
+  txt: "text/plain; charset=utf-8",
+  md: "text/markdown; charset=utf-8",
+  html: "text/html; charset=utf-8",
+  sql: "application/sql",
+  py: "text/x-python; charset=utf-8",
+  parquet: "application/vnd.apache.parquet",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+}
+
+/** The MIME type of a workspace file, by its extension (`application/octet-stream` when unknown). */
+export const mimeTypeOf = (name: string): string =>
+  mimeTypes[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
+
 /** Whether any segment of a relative path is a dotfile (hidden from listings and library changes). */
 export const isHidden = (path: string): boolean => path.split("/").some((segment) => segment.startsWith("."))
 

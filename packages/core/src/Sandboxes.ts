@@ -617,7 +617,7 @@ export const makeWith = (options: Options = {}) =>
         const bytes = yield* inRuntime(id, runtime.readFile(id, path))
         if (Option.isNone(bytes)) return yield* new NotFound({ message: "no such file" })
         const name = path.split("/").pop()!
-        return { name, bytes: bytes.value, mimeType: mimeTypeOf(name) }
+        return { name, bytes: bytes.value, mimeType: Runtime.mimeTypeOf(name) }
       }
     )
 
@@ -734,7 +734,11 @@ export const makeWith = (options: Options = {}) =>
         } else if (DateTime.toEpochMillis(now) - entry.lastUsed > idleTimeoutMillis) {
           yield* release(stored.value)
         } else {
-          yield* Effect.ignore(sandboxes.update(Sandbox.heartbeat(stored.value, now)))
+          // Under the row lock: a stop that lands between the read and the write must not be undone.
+          yield* tx.withTransaction(Effect.gen(function*() {
+            const current = yield* sandboxes.getForUpdate(entry.organizationId, id)
+            if (Option.isSome(current)) yield* Effect.ignore(sandboxes.update(Sandbox.heartbeat(current.value, now)))
+          }))
         }
       }
       yield* sandboxes.releaseStale(DateTime.subtract(now, { millis: 3 * heartbeatMillis }), now)
@@ -773,25 +777,6 @@ export const makeWith = (options: Options = {}) =>
       fileChange
     })
   })
-
-const mimeTypes: Record<string, string> = {
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  svg: "image/svg+xml",
-  pdf: "application/pdf",
-  csv: "text/csv",
-  json: "application/json",
-  txt: "text/plain; charset=utf-8",
-  md: "text/markdown; charset=utf-8",
-  sql: "application/sql",
-  py: "text/x-python; charset=utf-8"
-}
-
-/** The MIME type of a workspace file, by its extension (octet-stream when unknown). */
-export const mimeTypeOf = (name: string): string =>
-  mimeTypes[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
 
 /** The use cases with their defaults (heartbeat every 60 s, idle stop after 30 minutes). */
 export const make = makeWith()

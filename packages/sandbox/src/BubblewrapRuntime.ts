@@ -28,6 +28,7 @@ import {
   layerUnavailable,
   type LibraryFiles,
   type LoadResult,
+  mimeTypeOf,
   SandboxNotRunning,
   SandboxRuntime,
   type SandboxStatus,
@@ -110,27 +111,6 @@ interface Live {
   readonly lock: Effect.Semaphore
   readonly children: Set<ChildProcess>
 }
-
-const mimeTypes: Record<string, string> = {
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  svg: "image/svg+xml",
-  pdf: "application/pdf",
-  csv: "text/csv",
-  json: "application/json",
-  txt: "text/plain",
-  md: "text/markdown",
-  html: "text/html",
-  sql: "application/sql",
-  parquet: "application/vnd.apache.parquet",
-  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-}
-
-/** The MIME type of a file name, by its extension. */
-export const mimeTypeOf = (name: string): string =>
-  mimeTypes[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
 
 const seconds = (millis: number) => `${Math.round(millis / 100) / 10} s`
 
