@@ -12,7 +12,10 @@ const contractOperations = (): Array<string> => {
   const operations: Array<string> = []
   for (const group of Object.values(SightlineApi.groups)) {
     for (const endpoint of Object.values(group.endpoints)) {
-      operations.push(`${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`)
+      // A trailing wildcard is documented as the `{path}` parameter.
+      operations.push(
+        `${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/{path}")}`
+      )
     }
   }
   return operations

@@ -57,5 +57,36 @@ export const clean = (spec: Record<string, any>): Record<string, any> => {
   )
   const pruned = prune({ ...renamed, components: { ...renamed.components, schemas } }) as typeof renamed
   for (const name of dropped) delete pruned.components.schemas[name]
-  return pruned
+  return wildcardPaths(pruned)
+}
+
+/**
+ * A trailing router wildcard (`/files/*`, a workspace path with its slashes) written as OpenAPI
+ * spells a parameter: `/files/{path}`, with the parameter named `path`.
+ */
+const wildcardPaths = <S extends Record<string, any>>(spec: S): S => {
+  if (spec.paths === undefined) return spec
+  const paths = Object.fromEntries(
+    Object.entries(spec.paths as Record<string, Record<string, any>>).map(([path, operations]) =>
+      path.endsWith("/*")
+        ? [
+          `${path.slice(0, -2)}/{path}`,
+          Object.fromEntries(
+            Object.entries(operations).map(([method, operation]) => [
+              method,
+              {
+                ...operation,
+                parameters: (operation.parameters ?? []).map((parameter: any) =>
+                  parameter.name === "*"
+                    ? { ...parameter, name: "path", description: "a workspace path; its slashes are not encoded" }
+                    : parameter
+                )
+              }
+            ])
+          )
+        ]
+        : [path, operations]
+    )
+  )
+  return { ...spec, paths }
 }
