@@ -102,6 +102,99 @@ export const take = (
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------------------
+// Leases: a shared limit without a round trip per call
+// ---------------------------------------------------------------------------------------------------------------------
+
+/** What a shared store answers to a lease: the whole tokens it granted (0 to `want`), and what it holds after. */
+export interface Lease {
+  readonly granted: number
+  readonly tokens: number
+}
+
+/**
+ * How many tokens a process takes from the shared store at a time: 1% of the capacity, at least the
+ * call's cost. Unspent leased tokens are what makes a shared limit inexact, so with N processes the
+ * limit holds to within N% of the capacity, while only one call in `capacity / 100` reaches the store.
+ */
+export const leaseSize = (config: BucketConfig, cost: number): number =>
+  Math.min(config.capacity, Math.max(cost, Math.ceil(config.capacity / 100)))
+
+/**
+ * The lease rule, pure (a shared store applies it in one atomic statement): refills `bucket` (none:
+ * a key never seen, full) up to `nowMillis`, then grants as many whole tokens as it holds, at most `want`.
+ */
+export const grant = (
+  bucket: Option.Option<TokenBucket>,
+  nowMillis: number,
+  config: BucketConfig,
+  want: number
+): { readonly granted: number; readonly bucket: TokenBucket } => {
+  const refilled = Option.match(bucket, {
+    onNone: () => ({ tokens: config.capacity, updatedAtMillis: nowMillis }),
+    onSome: (b) => ({
+      tokens: Math.min(
+        config.capacity,
+        b.tokens + (Math.max(0, nowMillis - b.updatedAtMillis) * config.refillPerMinute) / 60_000
+      ),
+      updatedAtMillis: Math.max(nowMillis, b.updatedAtMillis)
+    })
+  })
+  const granted = Math.min(want, Math.floor(refilled.tokens + epsilon))
+  return {
+    granted,
+    bucket: { tokens: Math.max(0, refilled.tokens - granted), updatedAtMillis: refilled.updatedAtMillis }
+  }
+}
+
+/**
+ * A limiter over a shared store that hands out leases: each process keeps the tokens it leased per
+ * key in memory and spends them without I/O; only when they run out does it take the next lease
+ * (`leaseSize`) with one call of `lease`. A refusal keeps what was granted for the next call.
+ */
+export const makeLeased = (
+  lease: (key: string, config: BucketConfig, want: number) => Effect.Effect<Lease>
+): RateLimiter.Service => {
+  // Tokens leased and unspent, and the store's tokens at the last lease (for the headers), per key.
+  const held = new Map<string, number>()
+  const shared = new Map<string, number>()
+
+  const answer = (key: string, config: BucketConfig, cost: number, allowed: boolean): Result => {
+    const local = held.get(key) ?? 0
+    const total = local + (shared.get(key) ?? 0)
+    return {
+      allowed,
+      limit: config.capacity,
+      remaining: Math.floor(total + epsilon),
+      resetAfterMillis: millisFor(config.capacity - total, config),
+      retryAfterMillis: allowed ? 0 : millisFor(cost - total, config)
+    }
+  }
+
+  // Synchronous, so a check and the spend it guards see the same count whatever else runs.
+  const spend = (key: string, cost: number): boolean => {
+    const local = held.get(key) ?? 0
+    if (local + epsilon < cost) return false
+    held.set(key, Math.max(0, local - cost))
+    return true
+  }
+
+  return RateLimiter.of({
+    consume: (key, config, cost = 1) =>
+      Effect.zipRight(
+        checkArguments(config, cost),
+        Effect.suspend(() => {
+          if (spend(key, cost)) return Effect.succeed(answer(key, config, cost, true))
+          return Effect.map(lease(key, config, leaseSize(config, cost)), (granted) => {
+            held.set(key, (held.get(key) ?? 0) + granted.granted)
+            shared.set(key, granted.tokens)
+            return answer(key, config, cost, spend(key, cost))
+          })
+        })
+      )
+  })
+}
+
 /** Consumes tokens from the `RateLimiter` in context. */
 export const consume = (
   key: string,

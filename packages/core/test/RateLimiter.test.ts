@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { RateLimitExceeded } from "../src/Errors.js"
 import { type BucketConfig, consume, enforce, layerMemory, take, type TokenBucket } from "../src/RateLimiter.js"
+import * as RateLimiter from "../src/RateLimiter.js"
 import { rateLimiterContract } from "../src/testing/RateLimiterContract.js"
 
 rateLimiterContract("layerMemory", layerMemory)
@@ -125,5 +126,62 @@ describe("RateLimiter.enforce", () => {
       expect(error).toBeInstanceOf(RateLimitExceeded)
       expect(error.retryAfterMillis).toBe(4_000)
       yield* enforce({ ...refused, allowed: true, retryAfterMillis: 0 })
+    }))
+})
+
+describe("RateLimiter.makeLeased", () => {
+  /** A store applying `grant` to buckets in memory, counting the leases it served. */
+  const store = () => {
+    const buckets = new Map<string, RateLimiter.TokenBucket>()
+    let now = 0
+    const leases: Array<number> = []
+    const lease = (key: string, config: RateLimiter.BucketConfig, want: number) =>
+      Effect.sync(() => {
+        const { bucket, granted } = RateLimiter.grant(Option.fromNullable(buckets.get(key)), now, config, want)
+        buckets.set(key, bucket)
+        leases.push(granted)
+        return { granted, tokens: bucket.tokens }
+      })
+    return { lease, leases, advance: (millis: number) => (now += millis) }
+  }
+
+  it.effect("spends leased tokens without the store: one lease per 1% of the capacity, and exactly the capacity", () =>
+    Effect.gen(function*() {
+      const shared = store()
+      const limiter = RateLimiter.makeLeased(shared.lease)
+      const config = { capacity: 1_000, refillPerMinute: 1 }
+      const results = yield* Effect.forEach(Array.from({ length: 1_200 }), () => limiter.consume("k", config))
+      expect(results.filter((r) => r.allowed)).toHaveLength(1_000)
+      expect(shared.leases.slice(0, 100)).toEqual(Array.from({ length: 100 }, () => 10))
+      expect(results[0]).toMatchObject({ allowed: true, limit: 1_000, remaining: 999 })
+      const refused = results[1_100]!
+      expect(refused.allowed).toBe(false)
+      expect(refused.retryAfterMillis).toBe(60_000)
+    }))
+
+  it.effect("two processes over one store never exceed the capacity, and strand at most a lease each", () =>
+    Effect.gen(function*() {
+      const shared = store()
+      const a = RateLimiter.makeLeased(shared.lease)
+      const b = RateLimiter.makeLeased(shared.lease)
+      const config = { capacity: 500, refillPerMinute: 1 }
+      let allowed = 0
+      for (let i = 0; i < 1_500; i++) {
+        if ((yield* (i % 3 === 0 ? a : b).consume("k", config)).allowed) allowed++
+      }
+      expect(allowed).toBeLessThanOrEqual(500)
+      expect(allowed).toBeGreaterThanOrEqual(500 - 2 * RateLimiter.leaseSize(config, 1))
+    }))
+
+  it.effect("refills over time through the store, and a call costing more than a lease leases its cost", () =>
+    Effect.gen(function*() {
+      const shared = store()
+      const limiter = RateLimiter.makeLeased(shared.lease)
+      const config = { capacity: 100, refillPerMinute: 60 }
+      expect((yield* limiter.consume("k", config, 100)).allowed).toBe(true)
+      expect((yield* limiter.consume("k", config)).allowed).toBe(false)
+      shared.advance(5_000)
+      expect((yield* limiter.consume("k", config)).allowed).toBe(true)
+      expect(shared.leases).toEqual([100, 0, 1])
     }))
 })

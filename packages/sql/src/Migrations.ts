@@ -21,6 +21,7 @@ import { migration as migration0007AssetObjects } from "./internal/migrations/00
 import { migration as migration0008ReportDeliveries } from "./internal/migrations/0008_report_deliveries.js"
 import { migration as migration0009ChatChannels } from "./internal/migrations/0009_chat_channels.js"
 import { migration as migration0010ChatEvents } from "./internal/migrations/0010_chat_events.js"
+import { migration as migration0011RateLimitLeases } from "./internal/migrations/0011_rate_limit_leases.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -113,7 +114,8 @@ export const migrations = (
   "0007_asset_objects": migration0007AssetObjects(prefix),
   "0008_report_deliveries": migration0008ReportDeliveries(prefix),
   "0009_chat_channels": migration0009ChatChannels(prefix),
-  "0010_chat_events": migration0010ChatEvents(prefix)
+  "0010_chat_events": migration0010ChatEvents(prefix),
+  "0011_rate_limit_leases": migration0011RateLimitLeases(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

@@ -1,8 +1,9 @@
 /**
- * Core's `RateLimiter` over SQL: one row per bucket, so that every server process over one database
- * enforces one limit. Each `consume` is one transaction that locks the bucket's row, applies core's
- * pure `take` rule and writes the result back. The time is the database's (`clock_timestamp()`), one
- * clock for every process.
+ * Core's `RateLimiter` over SQL, shared by every server process over one database, without a round
+ * trip per call: each process spends tokens it leased (`RateLimiter.makeLeased`), and a lease is one
+ * atomic statement on the bucket's row (an upsert that refills, grants and records the grant), never a
+ * transaction holding a lock. The statement applies core's `grant` rule; the time is the database's
+ * (`statement_timestamp()`), one clock for every process.
  *
  * @since 0.1.0
  */
@@ -10,43 +11,39 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { TablePrefix } from "./TablePrefix.js"
 
 interface Row {
+  readonly granted: number
   readonly tokens: number
-  readonly updated_at_millis: number
-  readonly now_millis: number
 }
 
 /** Builds the limiter over the `SqlClient` and table prefix in context. */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const table = sql((yield* TablePrefix).name("rate_limits"))
+  const now = sql.literal("(extract(epoch from statement_timestamp()) * 1000)::double precision")
 
-  const consume = (key: string, config: RateLimiter.BucketConfig, cost = 1) =>
-    Effect.gen(function*() {
-      yield* RateLimiter.checkArguments(config, cost)
-      // A key never seen starts full, as of now: insert it so that there is a row to lock.
-      yield* sql`INSERT INTO ${table} (key, tokens, updated_at_millis)
-        VALUES (${key}, ${config.capacity}, extract(epoch from clock_timestamp()) * 1000)
-        ON CONFLICT (key) DO NOTHING`
-      const rows = yield* sql<Row>`SELECT tokens, updated_at_millis,
-          (extract(epoch from clock_timestamp()) * 1000)::double precision AS now_millis
-        FROM ${table} WHERE key = ${key} FOR UPDATE`
-      const row = rows[0]!
-      const { bucket, result } = RateLimiter.take(
-        Option.some({ tokens: Number(row.tokens), updatedAtMillis: Number(row.updated_at_millis) }),
-        Number(row.now_millis),
-        config,
-        cost
-      )
-      yield* sql`UPDATE ${table} SET tokens = ${bucket.tokens}, updated_at_millis = ${bucket.updatedAtMillis}
-        WHERE key = ${key}`
-      return result
-    }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("RateLimiterSql.consume"))
+  const lease = (key: string, config: RateLimiter.BucketConfig, want: number) => {
+    const capacity = config.capacity
+    // `grant` in SQL: on conflict every expression sees the row as it was, so `refilled` is the
+    // bucket before this lease; a new key starts full.
+    const refilled = sql`least(${capacity}::double precision, b.tokens +
+      greatest(0, ${now} - b.updated_at_millis) * ${config.refillPerMinute}::double precision / 60000)`
+    const granted = sql`least(${want}::double precision, floor(${refilled} + 1e-9))`
+    return sql<Row>`INSERT INTO ${table} AS b (key, tokens, updated_at_millis, granted)
+      VALUES (${key}, ${capacity - Math.min(want, capacity)}, ${now}, ${Math.min(want, capacity)})
+      ON CONFLICT (key) DO UPDATE SET
+        granted = ${granted},
+        tokens = greatest(0, ${refilled} - ${granted}),
+        updated_at_millis = greatest(${now}, b.updated_at_millis)
+      RETURNING granted, tokens`.pipe(
+      Effect.map((rows) => ({ granted: Number(rows[0]!.granted), tokens: Number(rows[0]!.tokens) })),
+      Effect.orDie
+    )
+  }
 
-  return RateLimiter.RateLimiter.of({ consume })
+  return RateLimiter.makeLeased(lease)
 })
 
 /** The limiter over the `SqlClient` and `TablePrefix` in context. */

@@ -49,5 +49,39 @@ forEachDatabase((database) => {
         expect(rows[0]!.n).toBe(1)
         yield* dropPrefix(prefix).pipe(Effect.provide(database.client))
       }))
+
+    it.live(
+      "leases: three processes under a burst of 10× the limit let the organization have the limit ±5%",
+      () =>
+        Effect.gen(function*() {
+          const prefix = database.freshPrefix()
+          yield* Effect.scoped(Layer.build(database.store(prefix)))
+          const process = () =>
+            RateLimiterSql.layer.pipe(
+              Layer.provide(PostgresClient.layer({ url: postgresUrl, maxConnections: 4 })),
+              Layer.provide(TablePrefix.layer(prefix))
+            )
+          const key = `org:${crypto.randomUUID()}`
+          // A slow refill, so that the burst measures the limit itself.
+          const config = { capacity: 600, refillPerMinute: 1 }
+          const burst = Effect.flatMap(RateLimiter.RateLimiter, (limiter) =>
+            Effect.forEach(Array.from({ length: 2_000 }), () =>
+              limiter.consume(key, config), { concurrency: 16 }))
+          const results = (yield* Effect.all([
+            burst.pipe(Effect.provide(process())),
+            burst.pipe(Effect.provide(process())),
+            burst.pipe(Effect.provide(process()))
+          ], { concurrency: 3 })).flat()
+          const allowed = results.filter((result) =>
+            result.allowed
+          ).length
+          expect(allowed).toBeGreaterThanOrEqual(570)
+          expect(allowed).toBeLessThanOrEqual(630)
+          const refused = results.find((result) => !result.allowed)!
+          expect(refused.retryAfterMillis).toBeGreaterThan(0)
+          yield* dropPrefix(prefix).pipe(Effect.provide(database.client))
+        }),
+      60_000
+    )
   })
 })
