@@ -67,6 +67,22 @@ const millisFor = (tokens: number, config: BucketConfig): number =>
   tokens <= epsilon ? 0 : Math.ceil((tokens * 60_000) / config.refillPerMinute)
 
 /**
+ * A bucket refilled up to `nowMillis` (none: a key never seen, full). A `nowMillis` earlier than the
+ * stored time (clock skew between processes) refills nothing and never moves the stored time back.
+ */
+const refill = (bucket: Option.Option<TokenBucket>, nowMillis: number, config: BucketConfig): TokenBucket =>
+  Option.match(bucket, {
+    onNone: () => ({ tokens: config.capacity, updatedAtMillis: nowMillis }),
+    onSome: (b) => ({
+      tokens: Math.min(
+        config.capacity,
+        b.tokens + (Math.max(0, nowMillis - b.updatedAtMillis) * config.refillPerMinute) / 60_000
+      ),
+      updatedAtMillis: Math.max(nowMillis, b.updatedAtMillis)
+    })
+  })
+
+/**
  * The token bucket rule, pure: refills `bucket` (`Option.none()` for a key never seen, which starts
  * full) up to `nowMillis`, then takes `cost` tokens if it holds them. Returns the result and the state
  * to store. A `nowMillis` earlier than the stored time (clock skew between processes) refills nothing
@@ -78,16 +94,7 @@ export const take = (
   config: BucketConfig,
   cost: number
 ): { readonly result: Result; readonly bucket: TokenBucket } => {
-  const refilled = Option.match(bucket, {
-    onNone: () => ({ tokens: config.capacity, updatedAtMillis: nowMillis }),
-    onSome: (b) => ({
-      tokens: Math.min(
-        config.capacity,
-        b.tokens + (Math.max(0, nowMillis - b.updatedAtMillis) * config.refillPerMinute) / 60_000
-      ),
-      updatedAtMillis: Math.max(nowMillis, b.updatedAtMillis)
-    })
-  })
+  const refilled = refill(bucket, nowMillis, config)
   const allowed = refilled.tokens + epsilon >= cost
   const tokens = allowed ? Math.max(0, refilled.tokens - cost) : refilled.tokens
   return {
@@ -130,16 +137,7 @@ export const grant = (
   config: BucketConfig,
   want: number
 ): { readonly granted: number; readonly bucket: TokenBucket } => {
-  const refilled = Option.match(bucket, {
-    onNone: () => ({ tokens: config.capacity, updatedAtMillis: nowMillis }),
-    onSome: (b) => ({
-      tokens: Math.min(
-        config.capacity,
-        b.tokens + (Math.max(0, nowMillis - b.updatedAtMillis) * config.refillPerMinute) / 60_000
-      ),
-      updatedAtMillis: Math.max(nowMillis, b.updatedAtMillis)
-    })
-  })
+  const refilled = refill(bucket, nowMillis, config)
   const granted = Math.min(want, Math.floor(refilled.tokens + epsilon))
   return {
     granted,

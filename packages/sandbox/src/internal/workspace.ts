@@ -85,6 +85,13 @@ const openParent = async (
   }
 }
 
+/** An existing directory, or `undefined` when it is missing or a file or a symlink stands in its way. */
+const openExisting = (root: string, segments: ReadonlyArray<string>) =>
+  openParent(root, segments, false, undefined).catch((error) => {
+    if (error instanceof PathRefused) return undefined
+    throw error
+  })
+
 const split = (path: string) => {
   const segments = path.split("/").filter((s) => s !== "")
   return { parents: segments.slice(0, -1), name: segments[segments.length - 1] }
@@ -93,13 +100,7 @@ const split = (path: string) => {
 /** The entries of a directory (dotfiles hidden), or `undefined` when there is no such directory. */
 export const list = async (root: string, path: string): Promise<ReadonlyArray<Entry> | undefined> => {
   const segments = path.split("/").filter((s) => s !== "")
-  let dir: fs.FileHandle | undefined
-  try {
-    dir = await openParent(root, segments, false, undefined)
-  } catch (error) {
-    if (error instanceof PathRefused) return undefined
-    throw error
-  }
+  const dir = await openExisting(root, segments)
   if (dir === undefined) return undefined
   try {
     const names = await fs.readdir(fdPath(dir))
@@ -125,13 +126,7 @@ export const list = async (root: string, path: string): Promise<ReadonlyArray<En
 export const read = async (root: string, path: string): Promise<Uint8Array | undefined> => {
   const { name, parents } = split(path)
   if (name === undefined) return undefined
-  let dir: fs.FileHandle | undefined
-  try {
-    dir = await openParent(root, parents, false, undefined)
-  } catch (error) {
-    if (error instanceof PathRefused) return undefined
-    throw error
-  }
+  const dir = await openExisting(root, parents)
   if (dir === undefined) return undefined
   try {
     const file = await fs.open(fdPath(dir, name), O_RDONLY | O_NOFOLLOW).catch((error) => {
@@ -195,13 +190,7 @@ export const write = async (root: string, path: string, bytes: Uint8Array, owner
 export const remove = async (root: string, path: string, trash: string): Promise<boolean> => {
   const { name, parents } = split(path)
   if (name === undefined) return false
-  let dir: fs.FileHandle | undefined
-  try {
-    dir = await openParent(root, parents, false, undefined)
-  } catch (error) {
-    if (error instanceof PathRefused) return false
-    throw error
-  }
+  const dir = await openExisting(root, parents)
   if (dir === undefined) return false
   try {
     await fs.mkdir(trash, { recursive: true, mode: 0o700 })
