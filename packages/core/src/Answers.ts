@@ -741,8 +741,11 @@ export const makeWith = (options: Options) =>
         }
 
         // The chat's sandbox, started on the first run_python (or for uploads); the last query's rows go
-        // in before each cell.
+        // in before each cell. Its executions say what asked: a chat, a playbook or an agent.
         let loadedQueries = 0
+        const executionSource = askOptions.source === "playbook" || askOptions.source === "agent"
+          ? askOptions.source
+          : "chat"
         const runPython = (service: Sandboxes.Sandboxes.Service, args: typeof RunPythonArguments.Type) =>
           Effect.gen(function*() {
             const cell = yield* newCell("python", { code: args.code })
@@ -759,7 +762,7 @@ export const makeWith = (options: Options) =>
               }
               return {
                 id: sandboxId,
-                result: yield* service.execute(principal, sandboxId, { code: args.code }, "chat")
+                result: yield* service.execute(principal, sandboxId, { code: args.code }, executionSource)
               }
             }))
             if (Either.isLeft(ran)) {
