@@ -94,6 +94,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const prefix = yield* TablePrefix
     const chats = sql(prefix.name("chats"))
+    const counts = sql(prefix.name("chat_counts"))
     const messages = sql(prefix.name("chat_messages"))
     const cells = sql(prefix.name("chat_cells"))
     const assets = sql(prefix.name("chat_assets"))
@@ -171,7 +172,17 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const listCount = SqlSchema.single({
       Request: ListRequest,
       Result: Schema.Struct({ total: Schema.Number }),
-      execute: (request) => sql`SELECT count(*)::int AS total FROM ${chats} WHERE ${listFilter(request)}`
+      // Without a search, the counts the chats' trigger keeps (migration 12) answer from one row per
+      // creator; a search has to look at the chats themselves.
+      execute: (request) =>
+        request.pattern === undefined
+          ? sql`SELECT coalesce(sum(n), 0)::int AS total FROM ${counts} WHERE ${
+            sql.and([
+              sql`organization_id = ${request.organization_id}`,
+              ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`])
+            ])
+          }`
+          : sql`SELECT count(*)::int AS total FROM ${chats} WHERE ${listFilter(request)}`
     })
 
     // The chat row is locked first, so that messages of one chat get their `seq` in the order their

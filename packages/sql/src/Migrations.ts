@@ -22,6 +22,7 @@ import { migration as migration0008ReportDeliveries } from "./internal/migration
 import { migration as migration0009ChatChannels } from "./internal/migrations/0009_chat_channels.js"
 import { migration as migration0010ChatEvents } from "./internal/migrations/0010_chat_events.js"
 import { migration as migration0011RateLimitLeases } from "./internal/migrations/0011_rate_limit_leases.js"
+import { migration as migration0012ChatCounts } from "./internal/migrations/0012_chat_counts.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -115,7 +116,8 @@ export const migrations = (
   "0008_report_deliveries": migration0008ReportDeliveries(prefix),
   "0009_chat_channels": migration0009ChatChannels(prefix),
   "0010_chat_events": migration0010ChatEvents(prefix),
-  "0011_rate_limit_leases": migration0011RateLimitLeases(prefix)
+  "0011_rate_limit_leases": migration0011RateLimitLeases(prefix),
+  "0012_chat_counts": migration0012ChatCounts(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

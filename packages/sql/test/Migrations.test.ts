@@ -24,6 +24,7 @@ const expectedTables = [
   "chat_assets",
   "chat_cells",
   "chat_channels",
+  "chat_counts",
   "chat_events",
   "chat_messages",
   "chats",

@@ -352,6 +352,31 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         expect(yield* listIds(org.id, { creatorId: colleague.id })).toEqual([theirs.id])
       }).pipe(Effect.provide(layer)))
 
+    it.effect("total_count per creator and for the organization follows creates", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const colleague = yield* Fixtures.member(org.id)
+        const elsewhere = yield* setup
+        yield* createAll([
+          chat(org.id, member.id),
+          chat(org.id, member.id),
+          chat(org.id, colleague.id),
+          chat(elsewhere.org.id, elsewhere.member.id)
+        ])
+        const total = (organizationId: OrganizationId, creatorId?: MemberId) =>
+          Effect.map(
+            repo.list(organizationId, listOptions(creatorId === undefined ? {} : { creatorId })),
+            (page) => page.totalCount
+          )
+        expect(yield* total(org.id)).toBe(3)
+        expect(yield* total(org.id, member.id)).toBe(2)
+        expect(yield* total(org.id, colleague.id)).toBe(1)
+        expect(yield* total(elsewhere.org.id)).toBe(1)
+        yield* createAll([chat(org.id, member.id)])
+        expect(yield* total(org.id, member.id)).toBe(3)
+      }).pipe(Effect.provide(layer)))
+
     it.effect("messages list in append order, even at equal timestamps, and round-trip every field", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
