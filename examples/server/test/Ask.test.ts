@@ -12,22 +12,13 @@ import { Fixtures } from "@sightline/core/testing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { afterAll, expect, it } from "vitest"
+import { demoConnector } from "./utils/content.js"
 import * as Provider from "./utils/provider.js"
 import { describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
 import { readEvents } from "./utils/sse.js"
 import { createSales, regionPolicy, withWarehouse } from "./utils/warehouse.js"
 
 const body = async (response: Response) => JSON.parse(await response.text())
-
-const demoConnector = async (server: TestServer, org: Org): Promise<number> => {
-  const created = await server.request("/v2/connectors", {
-    method: "POST",
-    key: org.key,
-    json: { config: { connector_type: "DEMO", name: "Demo retail", demo: {} } }
-  })
-  expect(created.status).toBe(201)
-  return (await body(created)).id
-}
 
 const ask = (server: TestServer, org: Org, json: unknown) =>
   server.request("/v2/chats/stream", { method: "POST", key: org.key, json })

@@ -11,6 +11,7 @@ import * as Jose from "jose"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
+import { demoConnector } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
 import * as Provider from "./utils/provider.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
@@ -58,11 +59,7 @@ describe.skipIf(unavailable !== undefined)(
     describeServers("sandcastles over HTTP", (server) => {
       it("a data scientist's session: query demo rows, plot them, download the PNG, and find every run recorded", async () => {
         const org = await server().newOrg()
-        const connector = await body(
-          await post(server(), org.key, "/v2/connectors", {
-            config: { connector_type: "DEMO", name: "Demo retail", demo: {} }
-          })
-        )
+        const connector = { id: await demoConnector(server(), org) }
         const id = await start(server(), org.key)
 
         const query = await post(server(), org.key, `/v2/sandcastles/${id}/query`, {
@@ -371,11 +368,7 @@ describe.skipIf(unavailable !== undefined)(
     describeServers("run_python in a chat", (server) => {
       it("runs Python in the chat's sandbox on the last query's rows, and shows its figure as an image asset", async () => {
         const org = await server().newOrg()
-        const connector = await body(
-          await post(server(), org.key, "/v2/connectors", {
-            config: { connector_type: "DEMO", name: "Demo retail", demo: {} }
-          })
-        )
+        const connector = { id: await demoConnector(server(), org) }
         const seen = provider.requests.length
         script = (_, index) =>
           index === seen

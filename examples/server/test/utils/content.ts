@@ -120,3 +120,14 @@ export const statuses = (
     }
     return [method, path, response.status, code] as const
   }))
+
+/** A DEMO connector of the organization (the generated retail dataset); its id. */
+export const demoConnector = async (server: TestServer, org: Org): Promise<number> => {
+  const created = await server.request("/v2/connectors", {
+    method: "POST",
+    key: org.key,
+    json: { config: { connector_type: "DEMO", name: "Demo retail", demo: {} } }
+  })
+  if (created.status !== 201) throw new Error(`creating a DEMO connector answered ${created.status}`)
+  return JSON.parse(await created.text()).id
+}
