@@ -197,6 +197,15 @@ describe.skipIf(unavailable !== undefined)(
           .toBe(404)
         const nonZero = await body(await post(server(), org.key, `/v2/sandcastles/${id}/exec`, { command: "exit 4" }))
         expect(nonZero).toEqual({ stdout: "", stderr: "", exit_code: 4, error: null })
+        // Output with NUL bytes (which PostgreSQL text cannot hold) is answered and recorded, NUL as U+FFFD.
+        const nul = await body(
+          await post(server(), org.key, `/v2/sandcastles/${id}/exec`, { command: "printf 'a\\0b'" })
+        )
+        expect(nul).toEqual({ stdout: "a\uFFFDb", stderr: "", exit_code: 0, error: null })
+        const recorded = await body(
+          await server().request(`/v2/sandcastles/${id}/executions?limit=1`, { key: org.key })
+        )
+        expect(recorded.executions[0].output_preview).toBe("a\uFFFDb")
       })
 
       it("the change flow: stage with exec, file, two owners approve with their JWTs, deny and restore, concurrent approvals merge once", async () => {

@@ -7,7 +7,8 @@
  * runtime remembers the mounted snapshot so that `libraryChanges` can report the edits made since.
  *
  * The runtime knows sandboxes by id only: which member or organization may use a sandbox is decided
- * by the use cases before they call it. Code that fails (a Python exception, a non-zero exit) is a
+ * by the use cases before they call it. Text outputs never hold NUL (stores cannot keep it in text;
+ * runtimes show it as U+FFFD). Code that fails (a Python exception, a non-zero exit) is a
  * result, not an error; the error channels carry only `SandboxNotRunning`, `InvalidRequest` for a
  * path the rules below reject, and `Conflict` for starting a running sandbox.
  *

@@ -112,6 +112,10 @@ interface Live {
   readonly children: Set<ChildProcess>
 }
 
+// Code prints what it likes, NUL included; no store can hold NUL in text (PostgreSQL refuses it), so
+// outputs show it as U+FFFD, once, here.
+const textOut = (text: string): string => text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text
+
 const seconds = (millis: number) => `${Math.round(millis / 100) / 10} s`
 
 const exitReason = (outcome: Extract<Outcome, { _tag: "Exited" }>) => {
@@ -348,8 +352,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
             const error = value.failure ?? value.error
             const errors = [error, quota].filter((e): e is string => e !== undefined)
             return {
-              output: value.output ?? null,
-              ...(errors.length === 0 ? {} : { error: errors.join("; ") }),
+              output: value.output === null || value.output === undefined ? null : value.output.map(textOut),
+              ...(errors.length === 0 ? {} : { error: textOut(errors.join("; ")) }),
               executionTimeMs: Math.max(0, value.execution_time_ms ?? 0),
               files: (value.files ?? []).map((name) => ({ name, mimeType: mimeTypeOf(name) })),
               dataframes: (value.dataframes ?? []).map((df): DataframeInfo => ({
@@ -405,8 +409,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
               : undefined
             const errors = [error, quota].filter((e): e is string => e !== undefined)
             return {
-              stdout: result.stdout,
-              stderr: result.stderr,
+              stdout: textOut(result.stdout),
+              stderr: textOut(result.stderr),
               exitCode: result.exitCode,
               ...(errors.length === 0 ? {} : { error: errors.join("; ") })
             } satisfies ExecResult

@@ -183,6 +183,8 @@ describe.skipIf(unavailable !== undefined)(
             Effect.gen(function*() {
               const printed = yield* runtime.execute(id, "print('a')\nprint('b')\n6 * 7")
               expect(printed.output).toEqual(["a", "b", "42"])
+              // NUL, which no store keeps in text, comes out as U+FFFD.
+              expect((yield* runtime.execute(id, "print('x\\x00y')")).output).toEqual(["x\uFFFDy"])
               const failed = yield* runtime.execute(id, "1 / 0")
               expect(failed.error).toBe("executing Python code: ZeroDivisionError('division by zero')")
               const plot = yield* runtime.execute(id, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])")
