@@ -13,7 +13,7 @@ import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 
 const root = new URL("../../..", import.meta.url).pathname
-const packages = ["core", "sql", "http", "ai", "connectors", "delivery"]
+const packages = ["core", "sql", "http", "ai", "connectors", "delivery", "sandbox"]
 
 const registry = (() => {
   try {
@@ -114,6 +114,14 @@ describe.skipIf(registry !== undefined)("the packed packages in a fresh project"
 
     // The internals stay private.
     await expect(run("node", ["-e", "require.resolve('@sightline/core/internal/utf8')"], project)).rejects.toThrow()
+    // The sandbox runtime loads from its built files and answers whether sandboxes can run here.
+    const sandbox = await run("node", [
+      "--input-type=module",
+      "-e",
+      "const m = await import('@sightline/sandbox/BubblewrapRuntime'); console.log(typeof m.layerOrUnavailable, " +
+      "m.availability('/nonexistent/python3')._tag)"
+    ], project)
+    expect(sandbox.trim()).toBe("function Some")
 
     const example = withOutput(readmeExample())
     writeFileSync(join(project, "example.mjs"), example)
