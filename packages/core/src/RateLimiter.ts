@@ -82,6 +82,15 @@ const refill = (bucket: Option.Option<TokenBucket>, nowMillis: number, config: B
     })
   })
 
+/** What a call of `cost` answers when the bucket holds `tokens` after it (allowed or not). */
+const resultOf = (config: BucketConfig, tokens: number, cost: number, allowed: boolean): Result => ({
+  allowed,
+  limit: config.capacity,
+  remaining: Math.floor(tokens + epsilon),
+  resetAfterMillis: millisFor(config.capacity - tokens, config),
+  retryAfterMillis: allowed ? 0 : millisFor(cost - tokens, config)
+})
+
 /**
  * The token bucket rule, pure: refills `bucket` (`Option.none()` for a key never seen, which starts
  * full) up to `nowMillis`, then takes `cost` tokens if it holds them. Returns the result and the state
@@ -98,13 +107,7 @@ export const take = (
   const allowed = refilled.tokens + epsilon >= cost
   const tokens = allowed ? Math.max(0, refilled.tokens - cost) : refilled.tokens
   return {
-    result: {
-      allowed,
-      limit: config.capacity,
-      remaining: Math.floor(tokens + epsilon),
-      resetAfterMillis: millisFor(config.capacity - tokens, config),
-      retryAfterMillis: allowed ? 0 : millisFor(cost - tokens, config)
-    },
+    result: resultOf(config, tokens, cost, allowed),
     bucket: { tokens, updatedAtMillis: refilled.updatedAtMillis }
   }
 }
@@ -157,17 +160,8 @@ export const makeLeased = (
   const held = new Map<string, number>()
   const shared = new Map<string, number>()
 
-  const answer = (key: string, config: BucketConfig, cost: number, allowed: boolean): Result => {
-    const local = held.get(key) ?? 0
-    const total = local + (shared.get(key) ?? 0)
-    return {
-      allowed,
-      limit: config.capacity,
-      remaining: Math.floor(total + epsilon),
-      resetAfterMillis: millisFor(config.capacity - total, config),
-      retryAfterMillis: allowed ? 0 : millisFor(cost - total, config)
-    }
-  }
+  const answer = (key: string, config: BucketConfig, cost: number, allowed: boolean): Result =>
+    resultOf(config, (held.get(key) ?? 0) + (shared.get(key) ?? 0), cost, allowed)
 
   // Synchronous, so a check and the spend it guards see the same count whatever else runs.
   const spend = (key: string, cost: number): boolean => {
