@@ -223,6 +223,13 @@ export const validatePath = (path: string): Either.Either<string, InvalidRequest
   return Either.right(trimmed)
 }
 
+/**
+ * Text as stores can keep it: NUL (which code prints as it likes, and PostgreSQL text refuses) shown
+ * as U+FFFD. Runtimes pass every output through it.
+ */
+export const storableText = (text: string): string =>
+  text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text
+
 const mimeTypes: Record<string, string> = {
   png: "image/png",
   jpg: "image/jpeg",

@@ -204,10 +204,6 @@ const seesAll = (principal: Policy.Principal): boolean => Policy.hasPermission(p
 const encodeView = Schema.encodeSync(Execution.View)
 const decodeView = Schema.decodeSync(Execution.View)
 
-// Runtimes keep NUL out of outputs (no store holds it in text); the input may be a model's code that
-// carries one, stored as U+FFFD.
-const storable = (text: string): string => text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text
-
 /** The dataframe name of a query without one. */
 export const defaultDataframeName = "df"
 
@@ -303,7 +299,8 @@ export const makeWith = (options: Options = {}) =>
           sandbox_id: sandbox.sandbox_id,
           kind: entry.kind,
           source: entry.source,
-          input: storable(entry.input),
+          // The input may be a model's code that carries a NUL.
+          input: Runtime.storableText(entry.input),
           output_preview: Execution.preview(entry.output),
           ...(entry.error === undefined ? {} : { error: entry.error }),
           duration_ms: Math.max(0, Math.round(entry.durationMs)),

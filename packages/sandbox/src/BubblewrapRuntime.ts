@@ -32,6 +32,7 @@ import {
   SandboxNotRunning,
   SandboxRuntime,
   type SandboxStatus,
+  storableText,
   validatePath
 } from "@sightline/core/SandboxRuntime"
 import * as Data from "effect/Data"
@@ -111,10 +112,6 @@ interface Live {
   readonly lock: Effect.Semaphore
   readonly children: Set<ChildProcess>
 }
-
-// Code prints what it likes, NUL included; no store can hold NUL in text (PostgreSQL refuses it), so
-// outputs show it as U+FFFD, once, here.
-const textOut = (text: string): string => text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text
 
 const seconds = (millis: number) => `${Math.round(millis / 100) / 10} s`
 
@@ -352,8 +349,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
             const error = value.failure ?? value.error
             const errors = [error, quota].filter((e): e is string => e !== undefined)
             return {
-              output: value.output === null || value.output === undefined ? null : value.output.map(textOut),
-              ...(errors.length === 0 ? {} : { error: textOut(errors.join("; ")) }),
+              output: value.output === null || value.output === undefined ? null : value.output.map(storableText),
+              ...(errors.length === 0 ? {} : { error: storableText(errors.join("; ")) }),
               executionTimeMs: Math.max(0, value.execution_time_ms ?? 0),
               files: (value.files ?? []).map((name) => ({ name, mimeType: mimeTypeOf(name) })),
               dataframes: (value.dataframes ?? []).map((df): DataframeInfo => ({
@@ -409,8 +406,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
               : undefined
             const errors = [error, quota].filter((e): e is string => e !== undefined)
             return {
-              stdout: textOut(result.stdout),
-              stderr: textOut(result.stderr),
+              stdout: storableText(result.stdout),
+              stderr: storableText(result.stderr),
               exitCode: result.exitCode,
               ...(errors.length === 0 ? {} : { error: errors.join("; ") })
             } satisfies ExecResult
