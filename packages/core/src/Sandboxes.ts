@@ -444,21 +444,21 @@ export const makeWith = (options: Options = {}) =>
     })
 
     /** Marks a sandbox stopped and discards it in the runtime (both idempotent). */
-    const release = (sandbox: Sandbox.Sandbox) =>
+    const release = (organizationId: OrganizationId, id: SandboxId) =>
       Effect.gen(function*() {
         const now = yield* DateTime.now
         yield* tx.withTransaction(Effect.gen(function*() {
-          const current = yield* sandboxes.getForUpdate(sandbox.organization_id, sandbox.sandbox_id)
+          const current = yield* sandboxes.getForUpdate(organizationId, id)
           if (Option.isSome(current)) yield* Effect.orDie(sandboxes.update(Sandbox.stop(current.value, now)))
         }))
-        yield* runtime.stop(sandbox.sandbox_id)
-        yield* Ref.update(local, HashMap.remove(sandbox.sandbox_id))
+        yield* runtime.stop(id)
+        yield* Ref.update(local, HashMap.remove(id))
       })
 
     const stop = Effect.fn("Sandboxes.stop")(function*(principal: Policy.Principal, id: SandboxId) {
       yield* enforce(Policy.requirePermission(principal, "sandbox:write"))
       const sandbox = yield* visible(principal, id, Policy.hasPermission(principal, "organization:write"))
-      yield* release(sandbox)
+      yield* release(sandbox.organization_id, sandbox.sandbox_id)
       return { success: true }
     })
 
@@ -727,19 +727,21 @@ export const makeWith = (options: Options = {}) =>
     const tick = Effect.gen(function*() {
       const now = yield* DateTime.now
       for (const [id, entry] of yield* Ref.get(local)) {
-        const stored = yield* sandboxes.get(entry.organizationId, id)
-        if (Option.isNone(stored) || stored.value.status === "stopped") {
+        if (DateTime.toEpochMillis(now) - entry.lastUsed > idleTimeoutMillis) {
+          yield* release(entry.organizationId, id)
+          continue
+        }
+        // One read under the row lock: a stop that lands meanwhile is seen, and never undone.
+        const alive = yield* tx.withTransaction(Effect.gen(function*() {
+          const current = yield* sandboxes.getForUpdate(entry.organizationId, id)
+          if (Option.isNone(current) || current.value.status === "stopped") return false
+          yield* Effect.ignore(sandboxes.update(Sandbox.heartbeat(current.value, now)))
+          return true
+        }))
+        if (!alive) {
           // Stopped by another process (or deleted): let it go here too.
           yield* runtime.stop(id)
           yield* Ref.update(local, HashMap.remove(id))
-        } else if (DateTime.toEpochMillis(now) - entry.lastUsed > idleTimeoutMillis) {
-          yield* release(stored.value)
-        } else {
-          // Under the row lock: a stop that lands between the read and the write must not be undone.
-          yield* tx.withTransaction(Effect.gen(function*() {
-            const current = yield* sandboxes.getForUpdate(entry.organizationId, id)
-            if (Option.isSome(current)) yield* Effect.ignore(sandboxes.update(Sandbox.heartbeat(current.value, now)))
-          }))
         }
       }
       yield* sandboxes.releaseStale(DateTime.subtract(now, { millis: 3 * heartbeatMillis }), now)

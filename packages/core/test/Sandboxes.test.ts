@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -224,5 +225,35 @@ describe("Sandboxes at start", () => {
         Sandboxes.layerWith({ releaseOnStart: "all" })
       )
       expect(Option.map(released, (s) => s.status)).toEqual(Option.some("stopped"))
+    }).pipe(Effect.provide(TestLayer)))
+})
+
+describe("Sandboxes over time", () => {
+  it.effect("a running sandbox sends heartbeats, and one unused past the idle timeout is stopped", () =>
+    Effect.gen(function*() {
+      const { admin, org } = yield* Fixtures.organizationWithAdmin()
+      const repo = yield* SandboxRepo
+      const runtime = yield* SandboxRuntime.SandboxRuntime
+      yield* Effect.scoped(Effect.gen(function*() {
+        // Built in this scope, so that its ticker runs until the test ends.
+        const sandboxes = Context.get(
+          yield* Layer.build(Sandboxes.layerWith({ heartbeatMillis: 1_000, idleTimeoutMillis: 5_000 })),
+          Sandboxes.Sandboxes
+        )
+        const { sandbox_id } = yield* sandboxes.start(admin, {})
+        const stored = () => Effect.map(repo.get(org, sandbox_id), Option.getOrThrow)
+        expect((yield* stored()).last_seen_at).toBeUndefined()
+        yield* TestClock.adjust("1 second")
+        expect((yield* stored()).last_seen_at).toBeDefined()
+        expect((yield* stored()).status).toBe("running")
+        // Use keeps it alive; silence past the idle timeout stops it, in the store and the runtime.
+        yield* TestClock.adjust("4 seconds")
+        yield* sandboxes.execute(admin, sandbox_id, { code: "1" })
+        yield* TestClock.adjust("3 seconds")
+        expect((yield* stored()).status).toBe("running")
+        yield* TestClock.adjust("4 seconds")
+        expect((yield* stored()).status).toBe("stopped")
+        expect((yield* runtime.status(sandbox_id)).status).toBe("stopped")
+      }))
     }).pipe(Effect.provide(TestLayer)))
 })
