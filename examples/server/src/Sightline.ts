@@ -34,7 +34,10 @@ import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
 import type { Duplex } from "node:stream"
 
-/** Where the data lives. */
+/**
+ * Where the data lives. Without a `dataDir`, PGlite (real PostgreSQL) runs in memory and nothing
+ * outlives the process: for tests and throwaway hosts; the CLI always passes `SIGHTLINE_DATA_DIR`.
+ */
 export type Store =
   | { readonly _tag: "Pglite"; readonly dataDir?: string | undefined }
   | { readonly _tag: "Postgres"; readonly url: string | Redacted.Redacted }
