@@ -29,6 +29,8 @@ export const Action = Schema.Literal(
   "role.delete",
   "role.permissions_update",
   "member.invite",
+  "member.sign_in_link",
+  "member.password_set",
   "member.delete",
   "member.role_assign",
   "member.role_unassign",

@@ -74,6 +74,23 @@ export const MemberList = Schema.Struct({
 })
 export type MemberList = typeof MemberList.Type
 
+/**
+ * The response of `GET /v2/members/me`: who the caller is and what this credential may do (a
+ * console shows only what the caller can use; the API enforces it either way).
+ */
+export const Me = Schema.Struct({
+  member_id: MemberId,
+  organization_id: OrganizationId,
+  email: Schema.String,
+  name: Schema.String,
+  /** Names of the roles this credential acts with, in the organization's role order. */
+  roles: Schema.Array(Schema.String),
+  /** Every permission those roles grant, sorted. */
+  permissions: Schema.Array(Permission.Permission),
+  is_admin: Schema.Boolean
+})
+export type Me = typeof Me.Type
+
 /** The body of `POST /v2/members/invite`: who, and which system role they join with. */
 export const InviteMember = Schema.Struct({
   email: Email,
@@ -81,10 +98,17 @@ export const InviteMember = Schema.Struct({
 })
 export type InviteMember = typeof InviteMember.Type
 
-/** The response of `POST /v2/members/invite`. */
+/**
+ * The response of `POST /v2/members/invite`: with a one-time sign-in link's token, which lets the
+ * invited person set a password (shown this once; the http package turns it into a URL).
+ */
 export const InviteMemberResult = Schema.Struct({
   success: Schema.Boolean,
-  member_id: MemberId
+  member_id: MemberId,
+  sign_in_token: Schema.String,
+  sign_in_expires_at: Schema.DateTimeUtc,
+  /** Whether the link was also e-mailed to the member (only where e-mail delivery is configured). */
+  sign_in_emailed: Schema.Boolean
 })
 export type InviteMemberResult = typeof InviteMemberResult.Type
 

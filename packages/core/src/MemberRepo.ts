@@ -35,6 +35,11 @@ export declare namespace MemberRepo {
     readonly get: (organizationId: OrganizationId, id: MemberId) => Effect.Effect<Option.Option<Member>>
     /** A member by e-mail address (case-insensitive), soft-deleted ones included. */
     readonly findByEmail: (organizationId: OrganizationId, email: string) => Effect.Effect<Option.Option<Member>>
+    /**
+     * The members of every organization with this e-mail address (case-insensitive), soft-deleted
+     * ones included, oldest first: sign-in knows an address before it knows an organization.
+     */
+    readonly findEverywhereByEmail: (email: string) => Effect.Effect<ReadonlyArray<Member>>
     /** The organization's members, oldest first (ties by id); soft-deleted ones only when asked. */
     readonly list: (organizationId: OrganizationId, options?: ListOptions) => Effect.Effect<ReadonlyArray<Member>>
     /**
@@ -110,6 +115,16 @@ export const layerMemory: Layer.Layer<MemberRepo, never, MemoryState> = Layer.ef
       get: (organizationId, id) => state.run(getMember(organizationId, id)),
 
       findByEmail: (organizationId, email) => state.run(findByEmail(organizationId, email)),
+
+      findEverywhereByEmail: (email) =>
+        state.run(Effect.map(Ref.get(tables.members), (rows) =>
+          Arr.sort(
+            Arr.filter(
+              Arr.fromIterable(HashMap.values(rows)),
+              (member) => member.email.toLowerCase() === email.toLowerCase()
+            ),
+            order
+          ))),
 
       list: (organizationId, options = {}) =>
         state.run(Effect.map(Ref.get(tables.members), (rows) =>

@@ -20,18 +20,23 @@ import * as Option from "effect/Option"
 import { Auditor } from "./Auditor.js"
 import { liveRoles } from "./Auth.js"
 import * as Decision from "./Decision.js"
+import type { Delivery } from "./Delivery.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { Group } from "./Group.js"
 import { GroupRepo } from "./GroupRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { MemberId, type OrganizationId, type RoleId } from "./Ids.js"
+import * as SignInLinks from "./internal/signInLinks.js"
 import * as Member from "./Member.js"
 import { MemberRepo } from "./MemberRepo.js"
 import type * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
 import * as Role from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
+import type { SecretHasher } from "./Secret.js"
+import type * as Session from "./Session.js"
+import type { SessionRepo } from "./SessionRepo.js"
 import { Transaction } from "./Transaction.js"
 
 /** The members use cases. */
@@ -40,6 +45,8 @@ export class Members extends Context.Tag("@sightline/core/Members")<Members, Mem
 export declare namespace Members {
   /** The operations of `/v2/members`. The caller comes first; every lookup is scoped to its organization. */
   export interface Service {
+    /** `GET /v2/members/me` (any caller): the caller's member, roles and permissions on this credential. */
+    readonly me: (principal: Policy.Principal) => Effect.Effect<Member.Me, Unauthenticated>
     /** `GET /v2/members` (`member:read`): the live members, service accounts included, oldest first. */
     readonly list: (principal: Policy.Principal) => Effect.Effect<Member.MemberList, Unauthenticated | PermissionDenied>
     /**
@@ -48,7 +55,8 @@ export declare namespace Members {
      */
     readonly invite: (
       principal: Policy.Principal,
-      request: Member.InviteMember
+      request: Member.InviteMember,
+      linkUrl?: Session.LinkUrl
     ) => Effect.Effect<Member.InviteMemberResult, Unauthenticated | PermissionDenied | Conflict>
     /**
      * `DELETE /v2/members/{id}` (`member:write`): soft by default, erasing with `hard_delete`. A
@@ -182,11 +190,12 @@ export const make = Effect.gen(function*() {
   const groups = yield* GroupRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo>()
+  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo | SessionRepo | SecretHasher>()
   const provided = <A, E>(
-    effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo>
+    effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo | SessionRepo | SecretHasher>
   ) => Effect.provide(effect, context)
   const auditor = yield* Auditor
+  const delivery = yield* Effect.context<Delivery>()
 
   // A member the API can still address: deleted members are gone from its point of view.
   const liveMember = (organizationId: OrganizationId, id: MemberId) =>
@@ -218,10 +227,30 @@ export const make = Effect.gen(function*() {
     return { members: summaries }
   })
 
-  const invite = Effect.fn("Members.invite")(function*(principal: Policy.Principal, request: Member.InviteMember) {
+  const me = Effect.fn("Members.me")(function*(principal: Policy.Principal) {
+    yield* Decision.enforce(Policy.authenticated(principal))
+    const member = yield* liveMember(principal.organizationId, principal.memberId).pipe(
+      Effect.mapError(() => new Errors.Unauthenticated())
+    )
+    return {
+      member_id: member.id,
+      organization_id: member.organization_id,
+      email: member.email,
+      name: member.name,
+      roles: Policy.effectiveRoles(principal).map((role) => role.name),
+      permissions: [...Policy.effectivePermissions(principal)].sort(),
+      is_admin: Policy.isAdmin(principal)
+    }
+  })
+
+  const invite = Effect.fn("Members.invite")(function*(
+    principal: Policy.Principal,
+    request: Member.InviteMember,
+    linkUrl?: Session.LinkUrl
+  ) {
     yield* Decision.enforce(Policy.requirePermission(principal, "member:write"))
     const organizationId = principal.organizationId
-    return yield* tx.withTransaction(Effect.gen(function*() {
+    const invited = yield* tx.withTransaction(Effect.gen(function*() {
       const role = yield* provided(systemRole(organizationId, request.role))
       // `member` is the default every member gets, which is what `member:write` is for; `admin` hands
       // out every permission, so only someone who may assign it (an admin) invites one.
@@ -248,8 +277,21 @@ export const make = Effect.gen(function*() {
         // No e-mail address: an erased member must not stay identifiable through the log.
         details: { role: request.role }
       })
-      return { success: true, member_id: id }
+      const link = yield* provided(SignInLinks.issue(organizationId, id, "invite"))
+      return { id, link }
     }))
+    // After the commit: the member exists whether or not the mail server takes the message.
+    const emailed = linkUrl === undefined ? false : yield* Effect.provide(
+      SignInLinks.send(organizationId, request.email, invited.link, linkUrl(invited.link.token)),
+      delivery
+    )
+    return {
+      success: true,
+      member_id: invited.id,
+      sign_in_token: invited.link.token,
+      sign_in_expires_at: DateTime.unsafeFromDate(invited.link.expires_at),
+      sign_in_emailed: emailed
+    }
   })
 
   const remove = Effect.fn("Members.delete")(
@@ -340,7 +382,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  return Members.of({ list, invite, delete: remove, listRoles, assignRole, unassignRole })
+  return Members.of({ me, list, invite, delete: remove, listRoles, assignRole, unassignRole })
 })
 
 /** The members use cases over the repositories, `Transaction`, `Auditor` and `IdGenerator` in context. */

@@ -53,6 +53,30 @@ export const CronString = Schema.String.pipe(
   Schema.annotations({ identifier: "CronString", examples: ["0 9 * * 1-5"] })
 )
 
+/**
+ * The next `count` times a schedule fires after `after`, or why it is not a valid schedule: what a
+ * playbook editor previews (the same rule the server validates and schedules with).
+ */
+export const upcomingFirings = (
+  expression: string,
+  after: DateTime.Utc,
+  count: number
+): Either.Either<ReadonlyArray<DateTime.Utc>, string> => {
+  const issue = cronIssue(expression)
+  if (issue !== true) return Either.left(issue)
+  return Either.map(parseCron(expression), (cron) => {
+    const firings: Array<DateTime.Utc> = []
+    let at = after
+    while (firings.length < count) {
+      const next = nextFiring(cron, at)
+      if (Option.isNone(next)) break
+      firings.push(next.value)
+      at = next.value
+    }
+    return firings
+  }).pipe(Either.mapLeft((error) => error.message))
+}
+
 /** The latest time a cron expression fires at or before `at` (none for an invalid expression). */
 export const previousFiring = (expression: string, at: DateTime.Utc): Option.Option<DateTime.Utc> =>
   Option.getRight(parseCron(expression)).pipe(

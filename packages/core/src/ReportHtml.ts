@@ -23,7 +23,8 @@ export interface Rendered {
   readonly text: string
 }
 
-const escapeHtml = (text: string): string =>
+/** Text made safe to place in HTML (element content or a quoted attribute). */
+export const escapeHtml = (text: string): string =>
   text.replace(
     /[&<>"']/g,
     (c) => c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === "\"" ? "&quot;" : "&#39;"

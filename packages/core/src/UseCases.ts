@@ -31,6 +31,7 @@ import * as Sandboxes from "./Sandboxes.js"
 import * as ScimMappings from "./ScimMappings.js"
 import * as Secret from "./Secret.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
+import * as Sessions from "./Sessions.js"
 
 /**
  * The ports core implements for production itself (secret hashing, random ids): every deployment
@@ -80,7 +81,8 @@ export const layerWith = (options: Options) => {
       Changes.layer,
       Agents.layer,
       Apps.layer,
-      ChatChannels.layer
+      ChatChannels.layer,
+      Sessions.layer
     )),
     Layer.provideMerge(Connectors.layer),
     Layer.provideMerge(Library.layer),

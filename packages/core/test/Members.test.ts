@@ -119,7 +119,13 @@ describe("Members.invite", () => {
       const { admin, created, org } = yield* setup
       const service = yield* Members.Members
       const result = yield* service.invite(admin, { email: "Eve@Acme.example", role: "admin" })
-      expect(result).toEqual({ success: true, member_id: expect.any(String) })
+      expect(result).toEqual({
+        success: true,
+        member_id: expect.any(String),
+        sign_in_token: expect.stringMatching(/^[\w-]{43}$/),
+        sign_in_expires_at: expect.anything(),
+        sign_in_emailed: false
+      })
       const roles = yield* service.listRoles(admin, result.member_id)
       expect(roles.roles.map((r) => r.id)).toEqual([created.roles.admin.id])
       const member = Option.getOrThrow(yield* (yield* MemberRepo.MemberRepo).get(org, result.member_id))

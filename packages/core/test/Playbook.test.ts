@@ -231,3 +231,21 @@ describe("Playbook wire shapes", () => {
     expect(Schema.decodeUnknownSync(Playbook.RunPlaybookRequest)({})).toEqual({ dry_run: false })
   })
 })
+
+describe("Playbook.upcomingFirings", () => {
+  it("lists the next firings in UTC, or says why a schedule is invalid", () => {
+    const after = DateTime.unsafeMake("2026-11-23T10:30:00Z")
+    const firings = Either.getOrThrow(Playbook.upcomingFirings("0 9 * * 1-5", after, 5))
+    expect(firings.map(DateTime.formatIso)).toEqual([
+      "2026-11-24T09:00:00.000Z",
+      "2026-11-25T09:00:00.000Z",
+      "2026-11-26T09:00:00.000Z",
+      "2026-11-27T09:00:00.000Z",
+      "2026-11-30T09:00:00.000Z"
+    ])
+    expect(Either.getLeft(Playbook.upcomingFirings("0 9 * *", after, 5))).toEqual(
+      Option.some(`invalid cron_string "0 9 * *": expected five fields (minute hour day-of-month month day-of-week)`)
+    )
+    expect(Either.isLeft(Playbook.upcomingFirings("0 0 30 2 *", after, 5))).toBe(true)
+  })
+})

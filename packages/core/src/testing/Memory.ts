@@ -30,12 +30,14 @@ import * as LibraryStore from "../LibraryStore.js"
 import * as MemberRepo from "../MemberRepo.js"
 import * as Model from "../Model.js"
 import * as OrganizationRepo from "../OrganizationRepo.js"
+import * as PasswordHasher from "../PasswordHasher.js"
 import * as PlaybookRepo from "../PlaybookRepo.js"
 import * as RateLimiter from "../RateLimiter.js"
 import * as RoleRepo from "../RoleRepo.js"
 import * as SandboxRepo from "../SandboxRepo.js"
 import * as SandboxRuntime from "../SandboxRuntime.js"
 import * as Secret from "../Secret.js"
+import * as SessionRepo from "../SessionRepo.js"
 import * as Transaction from "../Transaction.js"
 
 /** Every repository port in memory, sharing one transaction state. */
@@ -57,7 +59,8 @@ export const repositories = Layer.mergeAll(
   ChangeRepo.layerMemory,
   LibraryStore.layerMemory,
   JobQueue.layerMemory,
-  AssetStore.layerMemory
+  AssetStore.layerMemory,
+  SessionRepo.layerMemory
 ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
 
 /** The repositories in memory, with the `Auditor` over them (what every use case records with). */
@@ -71,6 +74,7 @@ const repositoriesAudited = Layer.provideMerge(Auditor.layer, repositories)
 export const layer = Layer.mergeAll(
   repositoriesAudited,
   Secret.layerTest,
+  PasswordHasher.layerTest,
   Model.layerTest,
   RateLimiter.layerMemory,
   Delivery.layerMemory,

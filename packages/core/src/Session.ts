@@ -1,0 +1,146 @@
+/**
+ * Sign-in for people: passwords, one-time sign-in links (invites and resets) and browser sessions
+ * with rotating refresh tokens. The short-lived access token itself is a JWT the http package signs;
+ * core decides who may have one.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Schema from "effect/Schema"
+import { MemberId, OrganizationId } from "./Ids.js"
+import { escapeHtml } from "./ReportHtml.js"
+import { SecretHash } from "./Secret.js"
+
+/** How long an access token (the session JWT) lives: the seed's 15 minutes. */
+export const accessTokenLifetime = Duration.minutes(15)
+
+/** How long a refresh token lives unused; every renewal starts a new period. */
+export const refreshTokenLifetime = Duration.days(14)
+
+/**
+ * How long after its rotation an old refresh token is still only refused, not taken for theft: two
+ * tabs renewing at once present the same cookie, and the loser must not sign both out.
+ */
+export const rotationGrace = Duration.seconds(30)
+
+/** What a sign-in link is for; they differ only in lifetime and audit action. */
+export const LinkPurpose = Schema.Literal("invite", "reset")
+export type LinkPurpose = typeof LinkPurpose.Type
+
+/** How long a sign-in link can be used: an invite a week, a password reset a day. */
+export const linkLifetime: { readonly [P in LinkPurpose]: Duration.Duration } = {
+  invite: Duration.days(7),
+  reset: Duration.days(1)
+}
+
+/** The shortest and longest password accepted when one is set (NIST SP 800-63B's floor). */
+export const passwordLength = { min: 8, max: 256 } as const
+
+/** A new password. The upper bound keeps the KDF's input small; there are no composition rules. */
+export const Password = Schema.String.pipe(
+  Schema.minLength(passwordLength.min, {
+    message: () => `a password has at least ${passwordLength.min} characters`
+  }),
+  Schema.maxLength(passwordLength.max, {
+    message: () => `a password has at most ${passwordLength.max} characters`
+  })
+)
+
+/** The body of `POST /v2/auth/sign-in`. */
+export const PasswordSignIn = Schema.Struct({
+  email: Schema.String.pipe(Schema.maxLength(254)),
+  password: Schema.String.pipe(Schema.maxLength(passwordLength.max)),
+  /** Needed only when the address belongs to members of several organizations with this password. */
+  organization_id: Schema.optional(OrganizationId)
+})
+export type PasswordSignIn = typeof PasswordSignIn.Type
+
+/** The body of `POST /v2/auth/password`: a sign-in link's token and the password it sets. */
+export const SetPassword = Schema.Struct({
+  token: Schema.String.pipe(Schema.maxLength(128)),
+  password: Password
+})
+export type SetPassword = typeof SetPassword.Type
+
+/** The body of `POST /v2/members/{id}/sign-in-link`. */
+export const IssueLink = Schema.Struct({
+  purpose: Schema.optionalWith(LinkPurpose, { default: () => "reset" as const })
+})
+export type IssueLink = typeof IssueLink.Type
+
+/** A sign-in link as stored: only the hash of its token. */
+export const SignInLinkRecord = Schema.Struct({
+  token_hash: SecretHash,
+  organization_id: OrganizationId,
+  member_id: MemberId,
+  purpose: LinkPurpose,
+  expires_at: Schema.DateTimeUtc,
+  used_at: Schema.optional(Schema.DateTimeUtc),
+  created_at: Schema.DateTimeUtc
+})
+export type SignInLinkRecord = typeof SignInLinkRecord.Type
+
+/** A sign-in link as issued: the token is shown this once. */
+export interface SignInLink {
+  readonly member_id: MemberId
+  readonly purpose: LinkPurpose
+  readonly token: string
+  readonly expires_at: Date
+}
+
+/** A link issued by an administrator: also whether it was e-mailed to the member. */
+export interface IssuedLink extends SignInLink {
+  readonly emailed: boolean
+}
+
+/** A browser session as stored: the hash of its current refresh token and of the one before. */
+export const SessionRecord = Schema.Struct({
+  id: Schema.UUID,
+  organization_id: OrganizationId,
+  member_id: MemberId,
+  refresh_hash: SecretHash,
+  previous_hash: Schema.optional(SecretHash),
+  rotated_at: Schema.optional(Schema.DateTimeUtc),
+  expires_at: Schema.DateTimeUtc,
+  revoked_at: Schema.optional(Schema.DateTimeUtc),
+  created_at: Schema.DateTimeUtc
+})
+export type SessionRecord = typeof SessionRecord.Type
+
+/** What a renewal found for a presented refresh token. */
+export type Rotation =
+  | { readonly _tag: "Rotated"; readonly session: SessionRecord }
+  | { readonly _tag: "Superseded"; readonly session: SessionRecord }
+  | { readonly _tag: "Unknown" }
+
+/** A signed-in member: the refresh token is shown this once (the cookie's value). */
+export interface SignedIn {
+  readonly organization_id: OrganizationId
+  readonly member_id: MemberId
+  readonly refresh_token: string
+  readonly refresh_expires_at: Date
+}
+
+/** Builds the URL a sign-in link's token is opened at (the http package knows the public address). */
+export type LinkUrl = (token: string) => string
+
+/** The e-mail that carries a sign-in link: plain words, the link, and when it stops working. */
+export const linkEmail = (
+  purpose: LinkPurpose,
+  url: string,
+  expiresAt: Date
+): { readonly subject: string; readonly text: string; readonly html: string } => {
+  const subject = purpose === "invite" ? "You are invited to Sightline" : "Reset your Sightline password"
+  const lead = purpose === "invite"
+    ? "You have been invited to Sightline. Open this link to choose your password and sign in:"
+    : "Someone asked to reset your Sightline password. Open this link to choose a new one:"
+  const after = `The link works once, until ${expiresAt.toISOString().slice(0, 16).replace("T", " ")} UTC. ` +
+    "If you did not expect this message, you can ignore it."
+  return {
+    subject,
+    text: `${lead}\n\n${url}\n\n${after}\n`,
+    html: `<p>${escapeHtml(lead)}</p><p><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p><p>${
+      escapeHtml(after)
+    }</p>`
+  }
+}
