@@ -66,6 +66,13 @@ export const make: Effect.Effect<MemberRepo.Service, never, SqlClient.SqlClient 
         sql`SELECT ${columns} FROM ${members}
             WHERE organization_id = ${organization_id} AND lower(email) = lower(${email})`
     })
+    // Served by the `lower(email)` index of migration 13 (the unique key leads with the organization).
+    const findEverywhere = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MemberFromRow,
+      execute: (email) =>
+        sql`SELECT ${columns} FROM ${members} WHERE lower(email) = lower(${email}) ORDER BY created_at, id`
+    })
     const findAll = SqlSchema.findAll({
       Request: Schema.Struct({
         organization_id: OrganizationId,
@@ -160,6 +167,9 @@ export const make: Effect.Effect<MemberRepo.Service, never, SqlClient.SqlClient 
       ),
       findByEmail: Effect.fn("MemberRepoSql.findByEmail")((organizationId, email) =>
         Effect.orDie(findByEmail({ organization_id: organizationId, email }))
+      ),
+      findEverywhereByEmail: Effect.fn("MemberRepoSql.findEverywhereByEmail")((email) =>
+        Effect.orDie(findEverywhere(email))
       ),
       list: Effect.fn("MemberRepoSql.list")((organizationId, options = {}) =>
         Effect.orDie(findAll({

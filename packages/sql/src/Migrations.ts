@@ -23,6 +23,7 @@ import { migration as migration0009ChatChannels } from "./internal/migrations/00
 import { migration as migration0010ChatEvents } from "./internal/migrations/0010_chat_events.js"
 import { migration as migration0011RateLimitLeases } from "./internal/migrations/0011_rate_limit_leases.js"
 import { migration as migration0012ChatCounts } from "./internal/migrations/0012_chat_counts.js"
+import { migration as migration0013Sessions } from "./internal/migrations/0013_sessions.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -117,7 +118,8 @@ export const migrations = (
   "0009_chat_channels": migration0009ChatChannels(prefix),
   "0010_chat_events": migration0010ChatEvents(prefix),
   "0011_rate_limit_leases": migration0011RateLimitLeases(prefix),
-  "0012_chat_counts": migration0012ChatCounts(prefix)
+  "0012_chat_counts": migration0012ChatCounts(prefix),
+  "0013_sessions": migration0013Sessions(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

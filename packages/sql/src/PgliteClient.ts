@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as NodeFs from "node:fs"
 import * as DirLock from "./internal/dirLock.js"
 
 /** A `SqlClient` backed by PGlite, with access to the PGlite instance. */
@@ -32,7 +33,17 @@ export const PgliteClient = Context.GenericTag<PgliteClient>("@sightline/sql/Pgl
 export interface PgliteClientConfig {
   /** A directory on disk; omitted: in memory, lost when the scope closes. */
   readonly dataDir?: string | undefined
+  /**
+   * A tarball of a prepared cluster (`dumpTemplate`) that a new data directory starts from, instead
+   * of creating a cluster (seconds of `initdb`) and migrating it. An existing directory ignores it.
+   */
+  readonly template?: string | undefined
 }
+
+/** Whether a data directory holds no cluster yet (missing or empty). */
+const isFresh = (dataDir: string): boolean =>
+  !NodeFs.existsSync(dataDir) ||
+  NodeFs.readdirSync(dataDir).filter((name) => name !== DirLock.lockFileName && !name.startsWith(".")).length === 0
 
 const statementFailed = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
 
@@ -62,9 +73,16 @@ export const make = (
         (lock) => Effect.sync(() => lock.release())
       )
     }
+    const template = dataDir !== undefined && config.template !== undefined && NodeFs.existsSync(config.template) &&
+        isFresh(dataDir)
+      ? new Blob([NodeFs.readFileSync(config.template)])
+      : undefined
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => PGlite.create(config.dataDir === undefined ? {} : { dataDir: config.dataDir }),
+        try: () =>
+          PGlite.create(
+            dataDir === undefined ? {} : { dataDir, ...(template === undefined ? {} : { loadDataDir: template }) }
+          ),
         catch: (cause) => new SqlError({ cause, message: "Failed to open PGlite" })
       }),
       (db) => Effect.promise(() => db.close())
@@ -127,8 +145,22 @@ const layerFrom = (config: PgliteClientConfig): Layer.Layer<PgliteClient | SqlCl
 
 /** PGlite with its data in a directory (created on first use, reopened afterwards). */
 export const layer = (
-  config: { readonly dataDir: string }
+  config: { readonly dataDir: string; readonly template?: string | undefined }
 ): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> => layerFrom(config)
+
+/**
+ * Writes `client`'s cluster as a gzipped tarball to `file`: a template new data directories start
+ * from (see `PgliteClientConfig.template`). Take it from a freshly migrated, otherwise empty store.
+ */
+export const dumpTemplate = (file: string): Effect.Effect<void, SqlError, PgliteClient> =>
+  Effect.flatMap(PgliteClient, (client) =>
+    Effect.tryPromise({
+      try: async () => {
+        const dump = await client.pglite.dumpDataDir("gzip")
+        NodeFs.writeFileSync(file, new Uint8Array(await dump.arrayBuffer()))
+      },
+      catch: (cause) => new SqlError({ cause, message: `Failed to write the PGlite template ${file}` })
+    }))
 
 /** PGlite in memory: a fresh, empty database per layer build (tests). */
 export const layerMemory: Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> = layerFrom({})

@@ -36,6 +36,7 @@ import type { PlaybookRepo } from "@sightline/core/PlaybookRepo"
 import type { RateLimiter } from "@sightline/core/RateLimiter"
 import type { RoleRepo } from "@sightline/core/RoleRepo"
 import type { SandboxRepo } from "@sightline/core/SandboxRepo"
+import type { SessionRepo } from "@sightline/core/SessionRepo"
 import type { Transaction } from "@sightline/core/Transaction"
 import type * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
@@ -63,6 +64,7 @@ import * as PostgresClient from "./PostgresClient.js"
 import * as RateLimiterSql from "./RateLimiterSql.js"
 import * as RoleRepoSql from "./RoleRepoSql.js"
 import * as SandboxRepoSql from "./SandboxRepoSql.js"
+import * as SessionRepoSql from "./SessionRepoSql.js"
 import * as SqlTransaction from "./SqlTransaction.js"
 import * as TablePrefix from "./TablePrefix.js"
 
@@ -88,6 +90,7 @@ export type Ports =
   | JobQueue
   | RateLimiter
   | AssetStore
+  | SessionRepo
 
 /** Errors of building a store: opening the database, an invalid prefix, a failed migration. */
 export type StoreError = SqlError | MigrationError | Cause.IllegalArgumentException
@@ -114,7 +117,8 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     ChatChannelRepoSql.layer,
     JobQueueSql.layer,
     RateLimiterSql.layer,
-    AssetStoreSql.layer
+    AssetStoreSql.layer,
+    SessionRepoSql.layer
   ).pipe(
     Layer.provide(Migrations.layer)
   )

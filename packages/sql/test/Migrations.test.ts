@@ -39,6 +39,7 @@ const expectedTables = [
   "library_commit_files",
   "library_commits",
   "library_refs",
+  "member_passwords",
   "member_roles",
   "members",
   "migrations",
@@ -49,7 +50,10 @@ const expectedTables = [
   "roles",
   "sandboxes",
   "scim_group_mapping_members",
-  "scim_group_mappings"
+  "scim_group_mappings",
+  "server_keys",
+  "sessions",
+  "sign_in_links"
 ]
 
 /** Every bundled migration, as the Migrator reports those it applies: `[id, name]`, in order. */

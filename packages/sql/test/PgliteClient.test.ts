@@ -87,4 +87,44 @@ describe("PgliteClient", () => {
         }),
       (dataDir) => Effect.promise(() => rm(dataDir, { recursive: true, force: true }))
     ))
+
+  it.live(
+    "a new data directory starts from a template: already migrated, and an existing one ignores it",
+    () =>
+      Effect.acquireUseRelease(
+        Effect.promise(() => mkdtemp(join(tmpdir(), "sightline-template-"))),
+        (dir) =>
+          Effect.gen(function*() {
+            const template = join(dir, "template.tar.gz")
+            const migratedStore = (config: { dataDir: string; template?: string }) =>
+              SqlStore.layer.pipe(
+                Layer.provideMerge(TablePrefix.layer()),
+                Layer.provideMerge(PgliteClient.layer(config))
+              )
+            // The template: a freshly migrated, empty cluster.
+            yield* PgliteClient.dumpTemplate(template).pipe(
+              Effect.provide(SqlStore.layer.pipe(
+                Layer.provideMerge(TablePrefix.layer()),
+                Layer.provideMerge(PgliteClient.layerMemory)
+              ))
+            )
+            const fresh = join(dir, "fresh")
+            // Nothing left to migrate: the template brought every migration with it.
+            const applied = yield* Migrations.run.pipe(
+              Effect.provide(Layer.merge(TablePrefix.layer(), PgliteClient.layer({ dataDir: fresh, template })))
+            )
+            expect(applied).toEqual([])
+            const org = yield* Fixtures.organization("From a template").pipe(
+              Effect.provide(migratedStore({ dataDir: fresh, template }))
+            )
+            // Reopened with the template again: the directory's own data wins.
+            const read = yield* Effect.flatMap(OrganizationRepo, (repo) => repo.get(org.id)).pipe(
+              Effect.provide(migratedStore({ dataDir: fresh, template }))
+            )
+            expect(read).toEqual(Option.some(org))
+          }),
+        (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+      ),
+    60_000
+  )
 })

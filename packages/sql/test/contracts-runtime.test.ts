@@ -10,6 +10,7 @@ import {
   ExecutionRepoContract,
   JobQueueContract,
   SandboxRepoContract,
+  SessionRepoContract,
   TransactionContract
 } from "@sightline/core/testing"
 import { runOnBothDatabases } from "./utils/databases.js"
@@ -22,3 +23,4 @@ runOnBothDatabases((name, layer) => ChatChannelRepoContract.chatChannelRepoContr
 runOnBothDatabases((name, layer) => JobQueueContract.jobQueueContract(name, layer))
 runOnBothDatabases((name, layer) => AssetStoreContract.assetStoreContract(name, layer))
 runOnBothDatabases((name, layer) => TransactionContract.transactionContract(name, layer))
+runOnBothDatabases((name, layer) => SessionRepoContract.sessionRepoContract(name, layer))

@@ -25,6 +25,7 @@ import * as Library from "@sightline/core/Library"
 import * as Members from "@sightline/core/Members"
 import * as Model from "@sightline/core/Model"
 import * as Organizations from "@sightline/core/Organizations"
+import * as PasswordHasher from "@sightline/core/PasswordHasher"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Roles from "@sightline/core/Roles"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
@@ -42,6 +43,7 @@ import type { StoreServices } from "./databases.js"
 /** The ports that are not repositories, as in production but in-process. */
 export const platform = Layer.mergeAll(
   CoreUseCases.layerCorePorts,
+  PasswordHasher.layerTest,
   Model.layerTest,
   RateLimiter.layerMemory,
   Delivery.layerMemory,

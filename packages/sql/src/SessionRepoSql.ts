@@ -1,0 +1,171 @@
+/**
+ * Core's `SessionRepo` port over SQL: `<prefix>member_passwords`, `<prefix>sign_in_links`,
+ * `<prefix>sessions` and `<prefix>server_keys`. Every decision (using a link, renewing a session)
+ * is one conditional `UPDATE … RETURNING`, so two processes racing on the same token cannot both win.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { MemberId, OrganizationId } from "@sightline/core/Ids"
+import { SecretHash } from "@sightline/core/Secret"
+import { LinkPurpose, type Rotation } from "@sightline/core/Session"
+import { SessionRepo } from "@sightline/core/SessionRepo"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { nullable } from "./internal/rowSql.js"
+import { TablePrefix } from "./TablePrefix.js"
+
+const LinkRow = Schema.Struct({
+  token_hash: SecretHash,
+  organization_id: OrganizationId,
+  member_id: MemberId,
+  purpose: LinkPurpose,
+  expires_at: Schema.DateTimeUtcFromDate,
+  used_at: nullable(Schema.DateTimeUtcFromDate),
+  created_at: Schema.DateTimeUtcFromDate
+})
+
+const SessionRow = Schema.Struct({
+  id: Schema.UUID,
+  organization_id: OrganizationId,
+  member_id: MemberId,
+  refresh_hash: SecretHash,
+  previous_hash: nullable(SecretHash),
+  rotated_at: nullable(Schema.DateTimeUtcFromDate),
+  expires_at: Schema.DateTimeUtcFromDate,
+  revoked_at: nullable(Schema.DateTimeUtcFromDate),
+  created_at: Schema.DateTimeUtcFromDate
+})
+
+const sessionColumns = [
+  "id",
+  "organization_id",
+  "member_id",
+  "refresh_hash",
+  "previous_hash",
+  "rotated_at",
+  "expires_at",
+  "revoked_at",
+  "created_at"
+]
+
+// The signing key's row in `server_keys`.
+const sessionKeyName = "session"
+
+/** The repository over the `SqlClient` in context. */
+export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
+  function*() {
+    const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const prefix = yield* TablePrefix
+    const passwords = sql(prefix.name("member_passwords"))
+    const links = sql(prefix.name("sign_in_links"))
+    const sessions = sql(prefix.name("sessions"))
+    const keys = sql(prefix.name("server_keys"))
+    const columns = sql.literal(sessionColumns.join(", "))
+    const date = (at: DateTime.Utc) => DateTime.toDate(at)
+
+    const redeem = SqlSchema.findOne({
+      Request: Schema.Struct({ hash: Schema.String, at: Schema.DateFromSelf }),
+      Result: LinkRow,
+      execute: ({ at, hash }) =>
+        sql`UPDATE ${links} SET used_at = ${at}
+            WHERE token_hash = ${hash} AND used_at IS NULL AND expires_at > ${at}
+            RETURNING token_hash, organization_id, member_id, purpose, expires_at, used_at, created_at`
+    })
+    const rotated = SqlSchema.findOne({
+      Request: Schema.Struct({
+        presented: Schema.String,
+        next: Schema.String,
+        at: Schema.DateFromSelf,
+        expires: Schema.DateFromSelf
+      }),
+      Result: SessionRow,
+      execute: ({ at, expires, next, presented }) =>
+        sql`UPDATE ${sessions}
+            SET previous_hash = refresh_hash, refresh_hash = ${next}, rotated_at = ${at}, expires_at = ${expires}
+            WHERE refresh_hash = ${presented} AND revoked_at IS NULL AND expires_at > ${at}
+            RETURNING ${columns}`
+    })
+    const byPrevious = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: SessionRow,
+      execute: (hash) => sql`SELECT ${columns} FROM ${sessions} WHERE previous_hash = ${hash} LIMIT 1`
+    })
+    const byRefresh = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: SessionRow,
+      execute: (hash) => sql`SELECT ${columns} FROM ${sessions} WHERE refresh_hash = ${hash}`
+    })
+    const passwordOf = SqlSchema.findOne({
+      Request: Schema.Struct({ organization_id: Schema.String, member_id: Schema.String }),
+      Result: Schema.Struct({ hash: Schema.String }),
+      execute: ({ member_id, organization_id }) =>
+        sql`SELECT hash FROM ${passwords} WHERE organization_id = ${organization_id} AND member_id = ${member_id}`
+    })
+
+    return SessionRepo.of({
+      setPassword: (organizationId, memberId, hash, at) =>
+        sql`INSERT INTO ${passwords} (organization_id, member_id, hash, updated_at)
+            VALUES (${organizationId}, ${memberId}, ${hash}, ${date(at)})
+            ON CONFLICT (organization_id, member_id) DO UPDATE SET hash = EXCLUDED.hash, updated_at = EXCLUDED.updated_at`
+          .pipe(Effect.asVoid, Effect.orDie),
+      passwordHash: (organizationId, memberId) =>
+        passwordOf({ organization_id: organizationId, member_id: memberId }).pipe(
+          Effect.map(Option.map((row) => row.hash)),
+          Effect.orDie
+        ),
+      createLink: (link) =>
+        Effect.zipRight(
+          sql`UPDATE ${links} SET used_at = ${date(link.created_at)}
+              WHERE organization_id = ${link.organization_id} AND member_id = ${link.member_id} AND used_at IS NULL`,
+          sql`INSERT INTO ${links} (token_hash, organization_id, member_id, purpose, expires_at, created_at)
+              VALUES (${link.token_hash}, ${link.organization_id}, ${link.member_id}, ${link.purpose},
+                      ${date(link.expires_at)}, ${date(link.created_at)})`
+        ).pipe(sql.withTransaction, Effect.asVoid, Effect.orDie),
+      redeemLink: (tokenHash, at) => Effect.orDie(redeem({ hash: tokenHash, at: date(at) })),
+      createSession: (session) =>
+        sql`INSERT INTO ${sessions} (id, organization_id, member_id, refresh_hash, expires_at, created_at)
+            VALUES (${session.id}, ${session.organization_id}, ${session.member_id}, ${session.refresh_hash},
+                    ${date(session.expires_at)}, ${date(session.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
+      rotate: (presented, next, at, expiresAt) =>
+        Effect.gen(function*() {
+          const done = yield* rotated({ presented, next, at: date(at), expires: date(expiresAt) })
+          if (Option.isSome(done)) return { _tag: "Rotated", session: done.value } satisfies Rotation
+          return Option.match(yield* byPrevious(presented), {
+            onNone: (): Rotation => ({ _tag: "Unknown" }),
+            onSome: (session): Rotation => ({ _tag: "Superseded", session })
+          })
+        }).pipe(Effect.orDie),
+      findByRefresh: (hash) => Effect.orDie(byRefresh(hash)),
+      revokeSession: (id, at) =>
+        sql`UPDATE ${sessions} SET revoked_at = ${date(at)} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+      revokeMemberSessions: (organizationId, memberId, at) =>
+        sql`UPDATE ${sessions} SET revoked_at = ${date(at)}
+            WHERE organization_id = ${organizationId} AND member_id = ${memberId} AND revoked_at IS NULL`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+      signingKey: (candidate) =>
+        // Two statements, not one: the SELECT must see a row another process inserted meanwhile,
+        // which a single statement's snapshot would not.
+        Effect.zipRight(
+          sql`INSERT INTO ${keys} (name, value, created_at) VALUES (${sessionKeyName}, ${candidate}, now())
+              ON CONFLICT (name) DO NOTHING`,
+          sql<{ value: string }>`SELECT value FROM ${keys} WHERE name = ${sessionKeyName}`
+        ).pipe(Effect.map((rows) => rows[0]!.value), Effect.orDie)
+    })
+  }
+)
+
+/** The repository layer over the `SqlClient` and `TablePrefix` in context. */
+export const layer: Layer.Layer<SessionRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
+  SessionRepo,
+  make
+)
