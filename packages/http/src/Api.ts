@@ -10,6 +10,7 @@ import { AgentsApi } from "./AgentsApi.js"
 import { ApiKeysApi } from "./ApiKeysApi.js"
 import { AssetsApi } from "./AssetsApi.js"
 import { AuditLogsApi } from "./AuditLogsApi.js"
+import { AuthApi } from "./AuthApi.js"
 import { ChangesApi } from "./ChangesApi.js"
 import { ChatChannelsApi } from "./ChatChannelsApi.js"
 import { ChatsApi } from "./ChatsApi.js"
@@ -37,6 +38,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(AgentsApi)
   .add(AuditLogsApi)
   .add(AssetsApi)
+  .add(AuthApi)
   .addError(HttpErrors.InvalidRequest)
   .addError(HttpErrors.Unauthenticated)
   .addError(HttpErrors.PermissionDenied)

@@ -1,6 +1,6 @@
 /**
- * Authentication of /v2 and the v1 webhook: `Authorization: Bearer` with an API key or, when a
- * `JwtVerifier` is configured, a JWT. The principal is what every use case takes first.
+ * Authentication of /v2 and the v1 webhook: `Authorization: Bearer` with an API key, a session's
+ * access token (when `SessionTokens` is provided) or, when a `JwtVerifier` is configured, a JWT. The principal is what every use case takes first.
  *
  * @since 0.1.0
  */
@@ -22,6 +22,7 @@ import * as Schema from "effect/Schema"
 import * as HttpErrors from "./HttpErrors.js"
 import * as Jwt from "./Jwt.js"
 import * as RateLimit from "./RateLimit.js"
+import * as SessionTokens from "./SessionTokens.js"
 
 /** The authenticated caller of the current request. */
 export class CurrentPrincipal extends Context.Tag("@sightline/http/CurrentPrincipal")<
@@ -40,6 +41,11 @@ export const authenticate = (
     const auth = yield* Auth.Auth
     if (token.length === 0) return yield* new Unauthenticated({ message: "Authentication required" })
     if (Jwt.looksLikeJwt(token)) {
+      const sessions = yield* Effect.serviceOption(SessionTokens.SessionTokens)
+      if (Option.isSome(sessions) && SessionTokens.isSessionToken(token)) {
+        const claims = yield* sessions.value.verify(token)
+        return yield* auth.sessionPrincipal(claims.organizationId, claims.memberId)
+      }
       const verifier = yield* Effect.serviceOption(Jwt.JwtVerifier)
       if (Option.isSome(verifier)) {
         const claims = yield* verifier.value.verify(token)
@@ -71,19 +77,16 @@ export const failedAuthBucket: RateLimiter.BucketConfig = { capacity: 30, refill
 const addressOf = (request: HttpServerRequest.HttpServerRequest): string =>
   Option.getOrElse(request.remoteAddress, () => "unknown")
 
-const tooManyFailures = (retryAfterSeconds: number) =>
+/** Refuses a request with 429, `Retry-After` and `message` (too many failed credentials). */
+export const tooManyFailures = (
+  retryAfterSeconds: number,
+  message = "Too many failed authentications from this address: retry later"
+) =>
   Effect.zipRight(
     HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds)))
     ),
-    Effect.fail(
-      new HttpErrors.RateLimitExceeded({
-        error: {
-          code: "rate_limit_exceeded",
-          message: "Too many failed authentications from this address: retry later"
-        }
-      })
-    )
+    Effect.fail(new HttpErrors.RateLimitExceeded({ error: { code: "rate_limit_exceeded", message } }))
   )
 
 /** The middleware over `Auth`, the rate limiter and its configuration (and a `JwtVerifier` if any). */
@@ -96,10 +99,16 @@ export const layer: Layer.Layer<
   Effect.gen(function*() {
     const context = yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
     const jwt = yield* Effect.serviceOption(Jwt.JwtVerifier)
-    const withJwt = Option.match(jwt, {
+    const sessions = yield* Effect.serviceOption(SessionTokens.SessionTokens)
+    const withJwt = Option.match(sessions, {
       onNone: () => context,
-      onSome: (verifier) => Context.add(context, Jwt.JwtVerifier, verifier)
-    })
+      onSome: (tokens) => Context.add(context, SessionTokens.SessionTokens, tokens)
+    }).pipe((withSessions) =>
+      Option.match(jwt, {
+        onNone: () => withSessions,
+        onSome: (verifier) => Context.add(withSessions, Jwt.JwtVerifier, verifier)
+      })
+    )
     const failures = yield* Effect.provide(RateLimiter.RateLimiter, RateLimiter.layerMemory)
     const retryAfter = Math.ceil(60 / failedAuthBucket.refillPerMinute)
     return Authentication.of({

@@ -9,14 +9,38 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { MemberId, RoleId } from "@sightline/core/Ids"
 import * as Member from "@sightline/core/Member"
 import * as Role from "@sightline/core/Role"
+import * as Session from "@sightline/core/Session"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: MemberId })
 
+/** The invite's answer on the wire: the sign-in link's token also as the console's URL. */
+export const InviteMemberResponse = Schema.Struct({
+  ...Member.InviteMemberResult.fields,
+  /** Open it to set a password (once, before `sign_in_expires_at`). */
+  sign_in_url: Schema.String
+})
+
+/** `POST /v2/members/{id}/sign-in-link`'s answer: shown this once. */
+export const SignInLinkResponse = Schema.Struct({
+  member_id: MemberId,
+  purpose: Session.LinkPurpose,
+  token: Schema.String,
+  url: Schema.String,
+  expires_at: Schema.DateTimeUtc,
+  /** Whether it was also e-mailed to the member (where e-mail delivery is configured). */
+  emailed: Schema.Boolean
+})
+
 /** The Members operations. */
 export class MembersApi extends HttpApiGroup.make("members")
+  .add(
+    HttpApiEndpoint.get("me", "/v2/members/me")
+      .addSuccess(Member.Me)
+      .annotate(OpenApi.Summary, "The caller: member, roles and permissions of this credential (any caller)")
+  )
   .add(
     HttpApiEndpoint.get("list", "/v2/members")
       .addSuccess(Member.MemberList)
@@ -25,8 +49,18 @@ export class MembersApi extends HttpApiGroup.make("members")
   .add(
     HttpApiEndpoint.post("invite", "/v2/members/invite")
       .setPayload(strict(Member.InviteMember))
-      .addSuccess(Member.InviteMemberResult)
-      .annotate(OpenApi.Summary, "Invite a member as member or admin (member:write)")
+      .addSuccess(InviteMemberResponse)
+      .annotate(OpenApi.Summary, "Invite a member as member or admin, with a one-time sign-in link (member:write)")
+  )
+  .add(
+    HttpApiEndpoint.post("signInLink", "/v2/members/:id/sign-in-link")
+      .setPath(IdPath)
+      .setPayload(strict(Session.IssueLink))
+      .addSuccess(SignInLinkResponse)
+      .annotate(
+        OpenApi.Summary,
+        "A new one-time link for a member to set a password (purpose reset or invite); earlier links stop working (member:write)"
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/v2/members/:id")

@@ -33,6 +33,7 @@ import * as AgentsHandlers from "./internal/handlers/agents.js"
 import * as ApiKeysHandlers from "./internal/handlers/apiKeys.js"
 import * as AssetsHandlers from "./internal/handlers/assets.js"
 import * as AuditLogsHandlers from "./internal/handlers/auditLogs.js"
+import * as AuthHandlers from "./internal/handlers/auth.js"
 import * as ChangesHandlers from "./internal/handlers/changes.js"
 import * as ChatChannelsHandlers from "./internal/handlers/chatChannels.js"
 import * as ChatsHandlers from "./internal/handlers/chats.js"
@@ -45,6 +46,8 @@ import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js
 import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
 import * as Routes from "./internal/routes.js"
+import * as Oidc from "./Oidc.js"
+import * as SessionTokens from "./SessionTokens.js"
 
 /** Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds. */
 export class Readiness extends Context.Tag("@sightline/http/Readiness")<
@@ -257,8 +260,10 @@ export const layerGroups = Layer.mergeAll(
   AuditLogsHandlers.layer
 ).pipe(
   Layer.provide(Authentication.layer),
-  // Signed asset URLs carry their own credential (the signature), not a bearer token.
-  Layer.merge(AssetsHandlers.layer)
+  // Signed asset URLs carry their own credential (the signature), and sign-in its password, link
+  // or refresh cookie, not a bearer token.
+  Layer.merge(Layer.merge(AssetsHandlers.layer, AuthHandlers.layer)),
+  Layer.provide(SessionTokens.layer)
 )
 
 /**
@@ -269,6 +274,7 @@ export const layer = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/v2/openapi.json" }),
   HttpApiScalar.layer({ path: "/docs" }),
   layerHealth,
+  Oidc.routes,
   Connect.layer,
   layerEnvelope
 ).pipe(Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))))

@@ -1,15 +1,40 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Members from "@sightline/core/Members"
+import * as Sessions from "@sightline/core/Sessions"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import * as PublicUrl from "../../PublicUrl.js"
 import { withPrincipal } from "../handler.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
   Effect.gen(function*() {
     const members = yield* Members.Members
+    const sessions = yield* Sessions.Sessions
     return handlers
+      .handle("me", () => withPrincipal((principal) => members.me(principal)))
       .handle("list", () => withPrincipal((principal) => members.list(principal)))
-      .handle("invite", ({ payload }) => withPrincipal((principal) => members.invite(principal, payload)))
+      .handle("invite", ({ payload }) =>
+        Effect.gen(function*() {
+          const base = yield* PublicUrl.current
+          const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
+          const invited = yield* withPrincipal((principal) => members.invite(principal, payload, linkUrl))
+          return { ...invited, sign_in_url: linkUrl(invited.sign_in_token) }
+        }))
+      .handle("signInLink", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const base = yield* PublicUrl.current
+          const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
+          const link = yield* withPrincipal((principal) => sessions.issueLink(principal, path.id, payload, linkUrl))
+          return {
+            member_id: link.member_id,
+            purpose: link.purpose,
+            token: link.token,
+            url: linkUrl(link.token),
+            expires_at: DateTime.unsafeFromDate(link.expires_at),
+            emailed: link.emailed
+          }
+        }))
       .handle("delete", ({ path, urlParams }) =>
         withPrincipal((principal) => members.delete(principal, path.id, urlParams)))
       .handle("listRoles", ({ path }) =>
