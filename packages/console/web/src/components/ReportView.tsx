@@ -1,0 +1,93 @@
+import { useEffect, useState } from "react"
+import { json } from "../api.js"
+import { Chart } from "./Chart.js"
+
+/** A report block (cards nest blocks). */
+export interface Block {
+  readonly type: string
+  readonly heading?: string
+  readonly content?: string
+  readonly image_url?: string
+  readonly image_alt?: string
+  readonly items?: ReadonlyArray<string>
+  readonly blocks?: ReadonlyArray<Block>
+  readonly height?: number
+}
+
+const chartNumber = (url: string): number | undefined => {
+  const match = /^chart:(\d{1,4})$/.exec(url)
+  return match === null ? undefined : Number(match[1])
+}
+
+function BlockView(
+  { block, charts }: { readonly block: Block; readonly charts: ReadonlyArray<{ name: string; content: string }> }
+) {
+  const heading = block.heading === undefined
+    ? null
+    : block.type === "hero"
+    ? <h3>{block.heading}</h3>
+    : <h4>{block.heading}</h4>
+  const image = () => {
+    if (block.image_url === undefined) return null
+    const n = chartNumber(block.image_url)
+    if (n !== undefined) {
+      const chart = charts[n - 1]
+      return chart === undefined
+        ? <p className="muted">[{block.image_alt ?? "chart"}]</p>
+        : <Chart spec={chart.content} title={chart.name} />
+    }
+    // Reports may only name https images; the console loads nothing from elsewhere, so it links them.
+    return <a href={block.image_url} rel="noreferrer noopener" target="_blank">{block.image_alt ?? "Image"}</a>
+  }
+  switch (block.type) {
+    case "divider":
+      return <hr />
+    case "spacer":
+      return <div style={{ height: block.height ?? 16 }} />
+    case "list":
+      return (
+        <section className="report-block">
+          {heading}
+          <ul>{(block.items ?? []).map((item, i) => <li key={i}>{item}</li>)}</ul>
+        </section>
+      )
+    case "card":
+      return (
+        <section className="report-block card">
+          {heading}
+          {block.content === undefined ? null : <p>{block.content}</p>}
+          {(block.blocks ?? []).map((inner, i) => <BlockView key={i} block={inner} charts={charts} />)}
+        </section>
+      )
+    default:
+      return (
+        <section className="report-block">
+          {heading}
+          {image()}
+          {block.content === undefined ? null : <p className="answer-text">{block.content}</p>}
+        </section>
+      )
+  }
+}
+
+/** A playbook report drawn from its blocks; `chart:<n>` images are the n-th chart of the report's chat. */
+export function ReportView(
+  { blocks, chatId }: { readonly blocks: ReadonlyArray<Block>; readonly chatId?: string | undefined }
+) {
+  const [charts, setCharts] = useState<ReadonlyArray<{ name: string; content: string }>>([])
+  useEffect(() => {
+    if (chatId === undefined) return
+    void json<{ assets: Array<{ type: string; name: string; content?: string }> }>(`v2/chats/${chatId}`)
+      .then((chat) =>
+        setCharts(
+          chat.assets.filter((a) => a.type === "chart" && a.content !== undefined) as Array<
+            { name: string; content: string }
+          >
+        )
+      )
+      .catch(() => setCharts([]))
+  }, [chatId])
+  return (
+    <div className="report-body">{blocks.map((block, i) => <BlockView key={i} block={block} charts={charts} />)}</div>
+  )
+}
