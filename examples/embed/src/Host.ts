@@ -17,6 +17,7 @@ import * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as UseCases from "@sightline/core/UseCases"
 import * as AssetUrls from "@sightline/http/AssetUrls"
+import * as Passwords from "@sightline/http/Passwords"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Server from "@sightline/http/Server"
 import * as SqlStore from "@sightline/sql/SqlStore"
@@ -33,6 +34,8 @@ const core = (dataDir: string | undefined) =>
       Layer.mergeAll(
         SqlStore.layerPglite({ dataDir, prefix: "sightline_" }),
         UseCases.layerCorePorts,
+        // Sign-in for people: scrypt password hashes.
+        Passwords.layer(),
         // The offline model and the live connectors (DEMO included); a host adds its providers here.
         Providers.layer({}),
         ConnectorsRuntime.layer,

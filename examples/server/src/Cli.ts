@@ -10,13 +10,22 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as ApiKeys from "@sightline/core/ApiKeys"
+import * as Auth from "@sightline/core/Auth"
+import * as Connector from "@sightline/core/Connector"
+import * as Connectors from "@sightline/core/Connectors"
 import * as Organizations from "@sightline/core/Organizations"
+import * as Sessions from "@sightline/core/Sessions"
+import * as PublicUrl from "@sightline/http/PublicUrl"
 import * as Server from "@sightline/http/Server"
+import * as PgliteClient from "@sightline/sql/PgliteClient"
+import * as SqlStore from "@sightline/sql/SqlStore"
+import * as TablePrefix from "@sightline/sql/TablePrefix"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
 import * as Config from "./Config.js"
@@ -36,26 +45,49 @@ export const usage = `usage:
 /** The organization `serve` creates on an empty store. */
 export const defaultOrganization = { name: "Default", adminEmail: "admin@sightline.local" } as const
 
-/** Creates an organization with its admin member and an admin API key. */
-export const createOrganization = (input: { readonly name: string; readonly adminEmail: string }) =>
+/**
+ * Creates an organization with its admin member, an admin API key, and a one-time link with which
+ * the admin sets a password and signs in to the console (`base` is the server's public URL).
+ */
+export const createOrganization = (input: { readonly name: string; readonly adminEmail: string }, base: string) =>
   Effect.gen(function*() {
     const { admin, organization } = yield* (yield* Organizations.Organizations).create(input)
     const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(organization.id, admin.id, "admin")
-    return { organization_id: organization.id, member_id: admin.id, api_key: key }
+    const link = yield* (yield* Sessions.Sessions).linkFor(organization.id, admin.id, "invite")
+    return {
+      organization_id: organization.id,
+      member_id: admin.id,
+      api_key: key,
+      sign_in_url: PublicUrl.signInLink(base, link.token)
+    }
   })
 
-/** On an empty store, a default organization; its admin key is printed this once. */
-const bootstrap = Effect.gen(function*() {
-  const existing = yield* (yield* Organizations.Organizations).list()
-  if (existing.length > 0) return
-  const created = yield* createOrganization(defaultOrganization)
-  yield* Console.log(
-    [
-      `Created the organization "${defaultOrganization.name}" with the admin ${defaultOrganization.adminEmail}.`,
-      `Admin API key (shown once, keep it): ${created.api_key}`
-    ].join("\n")
-  )
+/** The DEMO connector `serve` adds to the organization it creates: everyone there may use it. */
+export const demoConnector = Schema.decodeUnknownSync(Connector.CreateConnectorRequest)({
+  config: { connector_type: "DEMO", name: "Demo retail", demo: {} },
+  access: { is_public: true, grants: [] }
 })
+
+/**
+ * On an empty store, a default organization with the DEMO connector, so a newcomer can ask a question
+ * at once; its admin key and sign-in link are printed this once.
+ */
+const bootstrap = (base: string) =>
+  Effect.gen(function*() {
+    const existing = yield* (yield* Organizations.Organizations).list()
+    if (existing.length > 0) return
+    const created = yield* createOrganization(defaultOrganization, base)
+    const admin = yield* (yield* Auth.Auth).sessionPrincipal(created.organization_id, created.member_id)
+    yield* (yield* Connectors.Connectors).create(admin, demoConnector)
+    yield* Console.log(
+      [
+        `Created the organization "${defaultOrganization.name}" with the admin ${defaultOrganization.adminEmail}` +
+        ` and the DEMO connector (id 1).`,
+        `Admin API key (shown once, keep it): ${created.api_key}`,
+        `Open the console and set the admin's password (one-time link, valid 7 days): ${created.sign_in_url}`
+      ].join("\n")
+    )
+  })
 
 /** How long shutdown waits for in-flight requests before closing their connections. */
 export const drainTimeoutMillis = 10_000
@@ -94,7 +126,8 @@ export const drainingNodeServer = (listen: Config.Listen) =>
 
 const serve = Effect.gen(function*() {
   const options = yield* Config.options
-  const node = yield* drainingNodeServer(yield* Config.listen)
+  const listen = yield* Config.listen
+  const node = yield* drainingNodeServer(listen)
   // Built after the server, so released before it: the drain runs while the handler still answers.
   const server = Layer.scopedDiscard(Effect.addFinalizer(() => node.drain)).pipe(
     Layer.provideMerge(Server.serve(Sightline.app(options))),
@@ -102,7 +135,9 @@ const serve = Effect.gen(function*() {
   )
   // One store for both steps: bootstrap on it, then serve until interrupted (SIGINT/SIGTERM); the
   // store closes last.
-  return yield* Effect.zipRight(bootstrap, Layer.launch(server)).pipe(Effect.provide(Sightline.core(options)))
+  return yield* Effect.zipRight(bootstrap(Config.publicBase(options, listen)), Layer.launch(server)).pipe(
+    Effect.provide(Sightline.core(options))
+  )
 })
 
 const migrate = Effect.gen(function*() {
@@ -129,7 +164,8 @@ const orgCreate = (args: ReadonlyArray<string>) =>
       return yield* new UsageError({ message: "org create needs --name and --admin-email" })
     }
     const options = yield* Config.options
-    const created = yield* createOrganization({ name, adminEmail }).pipe(
+    const base = Config.publicBase(options, yield* Config.listen)
+    const created = yield* createOrganization({ name, adminEmail }, base).pipe(
       Effect.catchTag("InvalidRequest", (error) => new CliError({ message: error.message })),
       Effect.provide(Sightline.core(options))
     )
@@ -139,16 +175,28 @@ const orgCreate = (args: ReadonlyArray<string>) =>
         [
           `organization ${created.organization_id} created`,
           `admin member ${created.member_id} (${adminEmail})`,
-          `admin API key (shown once, keep it): ${created.api_key}`
+          `admin API key (shown once, keep it): ${created.api_key}`,
+          `admin sign-in link (one-time, valid 7 days): ${created.sign_in_url}`
         ].join("\n")
       )
   })
+
+/**
+ * `sightline pglite-template <file>`: a freshly migrated PGlite cluster as a gzipped tarball, which
+ * new data directories then start from (`pnpm start` makes it; see `Config.pgliteTemplate`).
+ */
+const pgliteTemplate = (file: string) =>
+  PgliteClient.dumpTemplate(file).pipe(
+    Effect.provide(SqlStore.layer.pipe(Layer.provideMerge(Layer.merge(PgliteClient.layerMemory, TablePrefix.layer())))),
+    Effect.zipRight(Console.log(`wrote ${file}`))
+  )
 
 /** Runs the command line `argv` (without the node and script paths). */
 export const run = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
   if (command === "serve" && rest.length === 0) return serve
   if (command === "migrate" && rest.length === 0) return migrate
+  if (command === "pglite-template" && rest.length === 1) return pgliteTemplate(rest[0]!)
   if (command === "org" && rest[0] === "create") return orgCreate(rest.slice(1))
   return Effect.fail(
     new UsageError({ message: command === undefined ? "missing command" : `unknown command: ${argv.join(" ")}` })

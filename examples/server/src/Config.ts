@@ -12,21 +12,33 @@
  * | `SIGHTLINE_RATE_LIMIT_PER_MINUTE` | 600 | requests a minute per organization |
  * | `SIGHTLINE_ASSET_SECRET` | random per process | key of signed asset URLs (share it between processes) |
  * | `SIGHTLINE_CORS_ORIGINS` | none | comma-separated browser origins allowed to call the API |
+ * | `SIGHTLINE_OIDC_ISSUER`, `_CLIENT_ID`, `_CLIENT_SECRET` | unset | sign-in through an OpenID Provider (`_NAME` labels its button); its redirect URI is `<public URL>/v2/auth/oidc/callback` |
+ * | `SIGHTLINE_PUBLIC_URL` | `http://localhost:<port>` | where people reach the server: the base of sign-in links |
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
  * | `SIGHTLINE_SMTP_URL` | unset | `smtp://user:pass@host:587` (or `smtps://`): e-mail delivery of reports |
  * | `SIGHTLINE_MAIL_FROM` | `Sightline <sightline@localhost>` | the `From` of report e-mails |
  * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses (development only) |
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
  * | `SIGHTLINE_SANDBOX_DIR` | `$SIGHTLINE_DATA_DIR/sandboxes` | where sandbox workspaces live (`off`: no sandboxes) |
+ * | `SIGHTLINE_PGLITE_TEMPLATE` | the built server's `pglite-template.tar.gz` | a prepared cluster a new data directory starts from (`off`: none) |
  * | `SIGHTLINE_SANDBOX_TIMEOUT_SECONDS` | 120 | wall-clock limit of one sandbox execution |
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
 import * as Providers from "@sightline/ai/Providers"
 import * as Jwt from "@sightline/http/Jwt"
+import * as Oidc from "@sightline/http/Oidc"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Config from "effect/Config"
 import * as Option from "effect/Option"
+import { fileURLToPath } from "node:url"
 import type * as Sightline from "./Sightline.js"
+
+/**
+ * The prepared PGlite cluster a new data directory starts from: `pnpm start` writes it beside the
+ * built server (`dist/pglite-template.tar.gz`); run from sources there is none, and a new directory
+ * is created and migrated instead.
+ */
+const builtTemplate: string = fileURLToPath(new URL("./pglite-template.tar.gz", import.meta.url))
 
 /** Where to listen. */
 export interface Listen {
@@ -39,6 +51,17 @@ export const listen: Config.Config<Listen> = Config.all({
   host: Config.string("SIGHTLINE_HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("SIGHTLINE_PORT").pipe(Config.withDefault(8787))
 })
+
+/**
+ * The base of the links the server prints and hands out: the configured public URL, else this
+ * machine's loopback name and port (`localhost`, which browsers treat as a secure origin, so the
+ * `Secure` session cookie works over plain http there).
+ */
+export const publicBase = (options: Sightline.Options, listen: Listen): string =>
+  options.publicUrl ??
+    `http://${
+      ["127.0.0.1", "0.0.0.0", "::", "::1", "localhost"].includes(listen.host) ? "localhost" : listen.host
+    }:${listen.port}`
 
 /** The store and HTTP options of `Sightline.layer`. */
 export const options: Config.Config<Sightline.Options> = Config.all({
@@ -54,6 +77,8 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   models: Providers.fromEnv,
   searxngUrl: Config.option(Config.string("SIGHTLINE_SEARXNG_URL")),
   corsOrigins: Config.withDefault(Config.array(Config.string(), "SIGHTLINE_CORS_ORIGINS"), []),
+  publicUrl: Config.option(Config.url("SIGHTLINE_PUBLIC_URL")),
+  oidc: Oidc.fromConfig,
   smtpUrl: Config.option(Config.redacted("SIGHTLINE_SMTP_URL")),
   mailFrom: Config.string("SIGHTLINE_MAIL_FROM").pipe(Config.withDefault("Sightline <sightline@localhost>")),
   webhookAllowPrivate: Config.boolean("SIGHTLINE_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
@@ -62,6 +87,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     Config.withDefault(2)
   ),
   sandboxDir: Config.option(Config.string("SIGHTLINE_SANDBOX_DIR")),
+  pgliteTemplate: Config.string("SIGHTLINE_PGLITE_TEMPLATE").pipe(Config.withDefault(builtTemplate)),
   sandboxTimeoutSeconds: Config.integer("SIGHTLINE_SANDBOX_TIMEOUT_SECONDS").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(120)
@@ -76,7 +102,10 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       jwt,
       mailFrom,
       models,
+      oidc,
+      pgliteTemplate,
       prefix,
+      publicUrl,
       rateLimitPerMinute,
       searxngUrl,
       smtpUrl,
@@ -87,7 +116,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     }
   ): Sightline.Options => ({
     store: Option.match(databaseUrl, {
-      onNone: () => ({ _tag: "Pglite", dataDir }),
+      onNone: () => ({ _tag: "Pglite", dataDir, template: pgliteTemplate === "off" ? undefined : pgliteTemplate }),
       onSome: (url) => ({ _tag: "Postgres", url })
     }),
     prefix: Option.getOrUndefined(prefix),
@@ -97,6 +126,8 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     models,
     searxngUrl: Option.getOrUndefined(searxngUrl),
     corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== ""),
+    oidc: Option.getOrUndefined(oidc),
+    publicUrl: Option.getOrUndefined(Option.map(publicUrl, (url) => url.toString().replace(/\/+$/, ""))),
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
     webhookAllowPrivate,
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },

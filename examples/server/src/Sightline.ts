@@ -4,11 +4,15 @@
  * model at least), the live data connectors, core's use cases over them, and the HTTP application
  * of `@sightline/http`.
  */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Providers from "@sightline/ai/Providers"
 import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
+import * as ConsoleAssets from "@sightline/console/ConsoleAssets"
 import * as Answers from "@sightline/core/Answers"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
@@ -18,6 +22,9 @@ import * as Transport from "@sightline/delivery/Transport"
 import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Jwt from "@sightline/http/Jwt"
+import * as Oidc from "@sightline/http/Oidc"
+import * as Passwords from "@sightline/http/Passwords"
+import * as PublicUrl from "@sightline/http/PublicUrl"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Server from "@sightline/http/Server"
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
@@ -39,7 +46,12 @@ import type { Duplex } from "node:stream"
  * outlives the process: for tests and throwaway hosts; the CLI always passes `SIGHTLINE_DATA_DIR`.
  */
 export type Store =
-  | { readonly _tag: "Pglite"; readonly dataDir?: string | undefined }
+  | {
+    readonly _tag: "Pglite"
+    readonly dataDir?: string | undefined
+    /** A prepared cluster a new data directory starts from (see `PgliteClient.dumpTemplate`). */
+    readonly template?: string | undefined
+  }
   | { readonly _tag: "Postgres"; readonly url: string | Redacted.Redacted }
 
 /** What the standalone server is made of. */
@@ -59,6 +71,10 @@ export interface Options {
   readonly searxngUrl?: string | undefined
   /** Browser origins allowed to call the API (CORS); none when absent. */
   readonly corsOrigins?: ReadonlyArray<string> | undefined
+  /** Sign-in through an OpenID Provider; passwords only when absent. */
+  readonly oidc?: Oidc.Options | undefined
+  /** Where people reach the server (the base of sign-in links); the request's `Host` when absent. */
+  readonly publicUrl?: string | undefined
   /** E-mail delivery of reports; every e-mail target fails saying so when absent. */
   readonly smtp?: { readonly url: Redacted.Redacted<string>; readonly from: string } | undefined
   /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
@@ -83,6 +99,8 @@ export interface Options {
     | false
     | { readonly directory: string; readonly executionTimeoutMillis?: number | undefined }
     | undefined
+  /** The web console at `/` (on unless `false`); `directory` holds a build other than the package's. */
+  readonly console?: false | { readonly directory?: string | undefined } | undefined
   /** The background worker (schedules, playbook and agent runs); on with its defaults when absent. */
   readonly worker?: false | Omit<Worker.Options, "sign" | "workerId"> | undefined
 }
@@ -103,7 +121,13 @@ export const client = (
     : Layer.mergeAll(
       options.store.dataDir === undefined
         ? PgliteClient.layerMemory
-        : PgliteClient.layer({ dataDir: options.store.dataDir }),
+        : PgliteClient.layer({
+          dataDir: options.store.dataDir,
+          // The template is migrated under the default prefix; another prefix starts from scratch.
+          template: options.prefix === undefined || options.prefix === TablePrefix.defaultPrefix
+            ? options.store.template
+            : undefined
+        }),
       TablePrefix.layer(options.prefix),
       ChatEventBus.layer
     )
@@ -112,11 +136,12 @@ export const client = (
  * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
  * process): the configured models, the live connectors, delivery (e-mail when SMTP is configured,
  * else every e-mail target fails saying so; chat channels through their webhooks) and the chart
- * renderer, and the sandbox runtime (bubblewrap) where it is configured and can run.
+ * renderer, scrypt for passwords, and the sandbox runtime (bubblewrap) where it is configured and can run.
  */
 export const platform = (options: Options) =>
   Layer.mergeAll(
     UseCases.layerCorePorts,
+    Passwords.layer(),
     Providers.layer(options.models ?? {}),
     ConnectorsRuntime.layer,
     ConnectorsTester.layer,
@@ -184,17 +209,40 @@ export const readiness: Layer.Layer<Server.Readiness, never, SqlClient.SqlClient
   Effect.map(SqlClient.SqlClient, (sql) => ({ check: Effect.asVoid(sql`SELECT 1`) }))
 )
 
+/**
+ * The web console's routes: `GET /` and `GET /assets/*`, from files read once at start. Without a
+ * build, `/` says how to make one; the API is unaffected either way.
+ */
+export const consoleRoutes = (options: Options): Layer.Layer<never> => {
+  if (options.console === false) return Layer.empty
+  const served = ConsoleAssets.serve(ConsoleAssets.readAll(options.console?.directory))
+  const handler = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+    const found = served(request.url)
+    return found === undefined
+      ? HttpServerResponse.unsafeJson({ error: { code: "not_found", message: "Not found" } }, { status: 404 })
+      : typeof found.body === "string"
+      ? HttpServerResponse.text(found.body, { status: found.status, headers: found.headers })
+      : HttpServerResponse.uint8Array(found.body, { status: found.status, headers: found.headers })
+  })
+  return HttpApiBuilder.Router.use((router) =>
+    Effect.all([router.get("/", handler), router.get("/index.html", handler), router.get("/assets/*", handler)])
+  )
+}
+
 /** The HTTP application (routes only; a host adds the `HttpServer`) over a ready core. */
 export const http = (options: Options) =>
-  Layer.merge(
+  Layer.mergeAll(
     Server.layer,
+    consoleRoutes(options),
     options.corsOrigins === undefined || options.corsOrigins.length === 0
       ? Layer.empty
       : Server.layerCors(options.corsOrigins)
   ).pipe(
     Layer.provide(readiness),
     Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
-    Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt))
+    Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt)),
+    Layer.provide(options.publicUrl === undefined ? Layer.empty : PublicUrl.layer(options.publicUrl)),
+    Layer.provide(options.oidc === undefined ? Layer.empty : Oidc.layer(options.oidc))
   )
 
 /** The signer of asset URLs: one per process, shared by the routes and the worker's reports. */

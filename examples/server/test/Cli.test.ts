@@ -8,6 +8,16 @@ import { cli, serve, tempDir } from "./utils/process.js"
 import { postgresUrl, randomPrefix } from "./utils/server.js"
 
 const adminKeyIn = (stdout: string) => /Admin API key \(shown once, keep it\): (\S+)/.exec(stdout)?.[1]
+const signInLinkIn = (stdout: string) =>
+  /set the admin's password \(one-time link, valid 7 days\): (\S+)/.exec(stdout)?.[1]
+
+/** Sets a password with a printed sign-in link's token, on `base`. */
+const setPassword = (base: string, link: string) =>
+  fetch(`${base}/v2/auth/password`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token: link.split("/#/set-password/")[1], password: "a long admin password" })
+  })
 
 describe("sightline CLI", () => {
   it("org create --json prints one JSON object whose key works against the served store", async () => {
@@ -19,7 +29,9 @@ describe("sightline CLI", () => {
     const lines = created.stdout.trim().split("\n")
     expect(lines).toHaveLength(1)
     const json = JSON.parse(lines[0]!)
-    expect(Object.keys(json).sort()).toEqual(["api_key", "member_id", "organization_id"])
+    expect(Object.keys(json).sort()).toEqual(["api_key", "member_id", "organization_id", "sign_in_url"])
+    // Without SIGHTLINE_PUBLIC_URL, links point at this machine's loopback name and the port.
+    expect(json.sign_in_url).toMatch(/^http:\/\/localhost:8787\/#\/set-password\/[\w-]{43}$/)
 
     // The store already has an organization: serve prints no bootstrap key.
     const server = await serve({ SIGHTLINE_DATA_DIR: dataDir })
@@ -37,6 +49,11 @@ describe("sightline CLI", () => {
     })
     expect(me.status).toBe(200)
     expect(JSON.stringify(await me.json())).toContain(json.member_id)
+    // The printed link signs the admin in, once.
+    const signedIn = await setPassword(server.base, json.sign_in_url)
+    expect(signedIn.status).toBe(200)
+    expect(((await signedIn.json()) as any).member_id).toBe(json.member_id)
+    expect((await setPassword(server.base, json.sign_in_url)).status).toBe(401)
     server.child.kill("SIGTERM")
     expect(await server.exited).toBe(0)
   })
@@ -46,6 +63,9 @@ describe("sightline CLI", () => {
     const first = await serve({ SIGHTLINE_DATA_DIR: dataDir })
     const key = adminKeyIn(first.output.stdout)
     expect(key).toBeDefined()
+    const link = signInLinkIn(first.output.stdout)
+    expect(link).toMatch(new RegExp(`^http://localhost:${new URL(first.base).port}/#/set-password/`))
+    expect((await setPassword(first.base, link!)).status).toBe(200)
     expect((await fetch(`${first.base}/healthz`)).status).toBe(200)
     const authorized = { headers: { authorization: `Bearer ${key}` } }
     expect((await fetch(`${first.base}/v2/playbooks`, authorized)).status).toBe(200)

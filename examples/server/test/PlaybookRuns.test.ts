@@ -498,3 +498,44 @@ describeServers("playbook runs with a scripted provider", (server) => {
   playbookRunTimeoutMillis: 300,
   worker: { pollMillis: 100 }
 })
+
+describeServers("sign-in links by e-mail over SMTP", (server) => {
+  it("an invite's link and a reset link arrive by mail, and the mailed link sets a password", async () => {
+    const org = await server().newOrg()
+    const eve = `eve-${crypto.randomUUID().slice(0, 8)}@example.com`
+    const invited = await body(
+      await server().request("/v2/members/invite", {
+        method: "POST",
+        key: org.key,
+        json: { email: eve, role: "member" }
+      })
+    )
+    expect(invited.sign_in_emailed).toBe(true)
+    const mail = await until("the invite's mail", async () => mailsTo(eve)[0])
+    // Quoted-printable may break long lines with a soft line break.
+    const raw = mail.raw.replace(/=\r\n/g, "")
+    expect(raw).toMatch(/^Subject: You are invited to Sightline/m)
+    expect(raw).toContain(`/#/set-password/${invited.sign_in_token}`)
+    const reset = await body(
+      await server().request(`/v2/members/${invited.member_id}/sign-in-link`, {
+        method: "POST",
+        key: org.key,
+        json: { purpose: "reset" }
+      })
+    )
+    expect(reset.emailed).toBe(true)
+    const resetMail = await until("the reset mail", async () => mailsTo(eve)[1])
+    expect(resetMail.raw.replace(/=\r\n/g, "")).toContain(reset.token)
+    // The invite's link stopped working when the reset link was issued; the mailed one works.
+    const stale = await server().request("/v2/auth/password", {
+      method: "POST",
+      json: { token: invited.sign_in_token, password: "a password from the mail" }
+    })
+    expect(stale.status).toBe(401)
+    const set = await server().request("/v2/auth/password", {
+      method: "POST",
+      json: { token: reset.token, password: "a password from the mail" }
+    })
+    expect(set.status).toBe(200)
+  })
+}, options)

@@ -232,6 +232,7 @@ if (postgresProblem !== undefined) console.warn(`postgres: streams: PostgreSQL u
         error: expect.stringContaining("cancelled")
       })
     },
-    60_000
+    // It starts a server process and waits out a stale heartbeat: slow when the whole suite shares the cores.
+    120_000
   )
 })

@@ -57,7 +57,8 @@ export const cli = async (args: ReadonlyArray<string>, env: Record<string, strin
 
 /** Starts `serve` and waits until `/readyz` answers 200. */
 export const serve = async (env: Record<string, string>) => {
-  const port = await freePort()
+  // A test that must know the address beforehand (an OpenID client's redirect URI) passes the port.
+  const port = env.SIGHTLINE_PORT === undefined ? await freePort() : Number(env.SIGHTLINE_PORT)
   const process_ = start(["serve"], { ...env, SIGHTLINE_PORT: String(port) })
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000

@@ -1,0 +1,334 @@
+/**
+ * The web console in a real browser (Debian's Chromium through playwright-core) against the real
+ * standalone server process, on a fresh data directory, with the offline model over the DEMO data and
+ * a scripted OpenAI-compatible model on loopback for answers slow enough to reload or cancel.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import * as Browsers from "./utils/browser.js"
+import { serve, tempDir } from "./utils/process.js"
+import * as Provider from "./utils/provider.js"
+
+const skipped = Browsers.unavailable()
+if (skipped !== undefined && process.env.CI === "true") throw new Error(`console tests cannot run: ${skipped}`)
+if (skipped !== undefined) console.warn(`console tests skipped: ${skipped}`)
+
+const password = "a long admin password"
+const opsEmail = "ops@sightline.local"
+const slowAnswer = Array.from({ length: 50 }, (_, i) => `word${i}`).join(" ") + " THE-END"
+
+let browser: Browser
+let server: Awaited<ReturnType<typeof serve>>
+let provider: Provider.ScriptedProvider
+let base: string
+let adminLink: string
+let adminKey: string
+
+const screenshot = (page: Page, name: string) =>
+  page.screenshot({ path: join(Browsers.screenshotDir, `${name}.png`), fullPage: true })
+
+/** A context whose every request must stay on this machine's server. */
+const newContext = async (): Promise<{ context: BrowserContext; external: Array<string> }> => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  const external: Array<string> = []
+  context.on("request", (request) => {
+    if (!request.url().startsWith(base) && !request.url().startsWith("data:")) external.push(request.url())
+  })
+  return { context, external }
+}
+
+const setPassword = async (page: Page, link: string) => {
+  await page.goto(link)
+  await page.getByLabel("New password").fill(password)
+  await page.getByLabel("Repeat the password").fill(password)
+  await page.getByRole("button", { name: "Set password and sign in" }).click()
+  await page.getByRole("navigation", { name: "Main" }).waitFor()
+}
+
+/** Signs the second admin in with the password form. */
+const signIn = async (page: Page) => {
+  await page.goto(base)
+  await page.getByLabel("E-mail address").fill(opsEmail)
+  await page.getByLabel("Password").fill(password)
+  await page.getByRole("button", { name: "Sign in" }).click()
+}
+
+const ask = async (page: Page, question: string, model?: string) => {
+  if (model !== undefined) {
+    await page.getByText("Connectors, tools and model").click()
+    await page.getByLabel("Model").selectOption(model)
+  }
+  await page.getByLabel("Question").fill(question)
+  await page.getByRole("button", { name: "Ask" }).click()
+}
+
+describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
+  beforeAll(async () => {
+    // `pnpm install` builds the console; this only rebuilds it when a source is newer.
+    const built = spawnSync(process.execPath, ["packages/console/scripts/ensure-built.mjs"], {
+      cwd: new URL("../../..", import.meta.url).pathname,
+      stdio: "inherit"
+    })
+    if (built.status !== 0) throw new Error("the console did not build")
+    provider = await Provider.start((request) =>
+      JSON.stringify(request).includes("cancel me") ? { endless: true } : { text: slowAnswer, delayMs: 60 }
+    )
+    server = await serve({
+      SIGHTLINE_DATA_DIR: tempDir(),
+      SIGHTLINE_SANDBOX_DIR: "off",
+      SIGHTLINE_OPENAI_COMPATIBLE_URL: provider.url,
+      SIGHTLINE_MODELS: JSON.stringify([
+        { id: "offline", number: 1, provider: "offline", default: true },
+        { id: "scripted", number: 5, provider: "openai-compatible" }
+      ])
+    })
+    // `localhost`, as the printed link says: a secure origin, so the Secure refresh cookie is kept.
+    base = server.base.replace("127.0.0.1", "localhost")
+    adminLink = /set the admin's password \(one-time link, valid 7 days\): (\S+)/.exec(server.output.stdout)![1]!
+      .replace(/^http:\/\/localhost:\d+/, base)
+    adminKey = /Admin API key \(shown once, keep it\): (\S+)/.exec(server.output.stdout)![1]!
+    // The other tests act as a second admin, so they do not depend on the first one's sign-in.
+    const ops = await (await fetch(`${base}/v2/members/invite`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: opsEmail, role: "admin" })
+    })).json() as any
+    const set = await fetch(`${base}/v2/auth/password`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: ops.sign_in_token, password })
+    })
+    if (set.status !== 200) throw new Error(`could not set the second admin's password: ${await set.text()}`)
+    browser = await Browsers.launch()
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await provider?.close()
+  })
+
+  it("signs in with the printed link, then with the password after signing out", async () => {
+    const { context, external } = await newContext()
+    const page = await context.newPage()
+    await setPassword(page, adminLink)
+    await expect(page.getByText("admin@sightline.local")).toBeTruthy()
+    await page.getByRole("button", { name: "Sign out" }).click()
+    await page.getByRole("heading", { name: "Sign in to Sightline" }).waitFor()
+    await page.getByLabel("E-mail address").fill("admin@sightline.local")
+    await page.getByLabel("Password").fill("not the password")
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("alert").filter({ hasText: "invalid e-mail address or password" }).waitFor()
+    await screenshot(page, "sign-in")
+    await page.getByLabel("Password").fill(password)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Admin" }).waitFor()
+    // The link was used: it does not work a second time.
+    const again = await fetch(`${base}/v2/auth/password`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: adminLink.split("/#/set-password/")[1], password })
+    })
+    expect(again.status).toBe(401)
+    expect(external).toEqual([])
+    await context.close()
+  }, 60_000)
+
+  it("asks the demo question and shows the streamed answer, its SQL, a table and a drawn chart", async () => {
+    const { context, external } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    await ask(page, "What were the top 5 products by revenue last year?")
+    // The first question of a fresh install also builds the DEMO dataset (tens of thousands of rows).
+    await page.locator(".answer-text").filter({ hasText: "offline model" }).waitFor({ timeout: 90_000 })
+    await page.locator(".chart-canvas svg").first().waitFor({ timeout: 30_000 })
+    expect(await page.locator(".chart-canvas svg .mark-rect path, .chart-canvas svg .mark-rect rect").count())
+      .toBeGreaterThan(0)
+    const table = page.getByRole("region", { name: /^Table / }).first()
+    expect(await table.locator("tbody tr").count()).toBe(5)
+    await expect(page.getByText("5 rows").first().isVisible()).resolves.toBe(true)
+    await page.getByText("SQL", { exact: true }).first().click()
+    expect(await page.locator(".source code").first().textContent()).toMatch(/^SELECT /)
+    // The CSV download is a signed URL of the API.
+    const csv = await page.getByRole("link", { name: /^Download .*\.csv$/ }).first().getAttribute("href")
+    const downloaded = await fetch(`${base}/${csv}`)
+    expect(downloaded.status).toBe(200)
+    expect((await downloaded.text()).split("\n").length).toBeGreaterThan(5)
+    await screenshot(page, "chat")
+    expect(external).toEqual([])
+    await context.close()
+  }, 150_000)
+
+  it("reloading mid-answer resumes the stream, and the answer shows complete and once", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    await ask(page, "Tell me a long story", "scripted")
+    const answer = page.locator(".answer-text").last()
+    await answer.filter({ hasText: "word5 " }).waitFor({ timeout: 30_000 })
+    await page.waitForURL(/#\/chats\/[\w-]+$/)
+    const beforeReload = await answer.textContent()
+    expect(beforeReload).not.toContain("THE-END")
+    await page.reload()
+    await page.locator(".answer-text").filter({ hasText: "THE-END" }).waitFor({ timeout: 30_000 })
+    const texts = await page.locator(".answer-text").allTextContents()
+    expect(texts.filter((text) => text.includes("word0")).length).toBe(1)
+    expect(texts.find((text) => text.includes("word0"))).toBe(slowAnswer)
+    await screenshot(page, "resumed")
+    await context.close()
+  }, 90_000)
+
+  it("cancels a running answer, and the provider's request is closed", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    const abortsBefore = provider.aborts.length
+    await ask(page, "Please cancel me", "scripted")
+    await page.locator(".answer-text").filter({ hasText: "…" }).waitFor({ timeout: 30_000 })
+    await page.getByRole("button", { name: "Cancel" }).click()
+    await page.getByRole("status").filter({ hasText: "Answer cancelled." }).waitFor({ timeout: 10_000 }).catch(
+      async (error) => {
+        await screenshot(page, "cancel-failed")
+        throw error
+      }
+    )
+    await page.getByRole("button", { name: "Ask" }).waitFor()
+    expect(provider.aborts.length).toBeGreaterThan(abortsBefore)
+    await context.close()
+  }, 60_000)
+
+  it("creates a playbook, previews its schedule, deploys it and runs it into a report", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    await page.getByRole("link", { name: "Playbooks" }).click()
+    await page.getByRole("button", { name: "New playbook" }).click()
+    const editor = page.getByRole("region", { name: /^Playbook / })
+    await editor.getByLabel("Name").fill("Weekly revenue")
+    await editor.getByLabel("Prompt").fill("What was the revenue by month?")
+    await editor.getByLabel("Demo retail").check()
+    await editor.getByLabel(/^Schedule/).fill("0 9 * * 1")
+    expect(await editor.locator(".firings li").count()).toBe(5)
+    expect(await editor.locator(".firings li").first().textContent()).toMatch(/Mon/)
+    await editor.getByLabel(/^Schedule/).fill("0 9 * *")
+    await editor.getByRole("alert").filter({ hasText: "expected five fields" }).waitFor()
+    await editor.getByLabel(/^Schedule/).fill("0 9 * * 1")
+    await editor.getByRole("button", { name: "Save" }).click()
+    await editor.getByRole("status").filter({ hasText: "Saved." }).waitFor()
+    await editor.getByRole("button", { name: "Deploy" }).click()
+    await editor.getByRole("status").filter({ hasText: "Deployed." }).waitFor()
+    await editor.getByRole("button", { name: "Run now" }).click()
+    await editor.getByRole("status").filter({ hasText: "Report ready." }).waitFor({ timeout: 60_000 })
+    await editor.locator("details.report").first().waitFor()
+    await editor.locator("details.report summary").first().click()
+    // The report is drawn from its blocks: its chart (`chart:1`) from the run's chart asset.
+    await editor.locator(".report-body .chart-canvas svg").first().waitFor({ timeout: 30_000 })
+    expect(await editor.locator(".report-body li").count()).toBeGreaterThan(3)
+    await screenshot(page, "playbook")
+    const listed = await (await fetch(`${base}/v2/playbooks`, { headers: { authorization: `Bearer ${adminKey}` } }))
+      .json() as any
+    expect(listed.playbooks.map((p: any) => [p.name, p.status])).toContainEqual(["Weekly revenue", "deployed"])
+    await context.close()
+  }, 120_000)
+
+  it("mints a key shown once, which then works with fetch", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    await page.getByRole("link", { name: "API keys" }).click()
+    const form = page.getByRole("form", { name: "Mint a personal key" })
+    await form.getByLabel("Name").fill("from the console")
+    await form.getByLabel(/^Client metadata/).fill(`{"tenant_id":"42"}`)
+    await form.getByRole("button", { name: "Mint key" }).click()
+    const secret = await page.getByTestId("secret-value").textContent()
+    expect(secret).toMatch(/^[A-Za-z0-9+/]{43}=$/)
+    const chats = await fetch(`${base}/v2/chats`, { headers: { authorization: `Bearer ${secret}` } })
+    expect(chats.status).toBe(200)
+    await page.getByRole("cell", { name: `from the console · {"tenant_id":"42"}` }).waitFor()
+    await screenshot(page, "keys")
+    await context.close()
+  }, 60_000)
+
+  it("a member without organization:read sees no admin pages, and the API refuses them too", async () => {
+    const invited = await (await fetch(`${base}/v2/members/invite`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ email: "bob@example.test", role: "member" })
+    })).json() as any
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await setPassword(page, invited.sign_in_url.replace(/^http:\/\/[^/]+/, base))
+    const nav = page.getByRole("navigation", { name: "Main" })
+    await nav.getByRole("link", { name: "Chat" }).waitFor()
+    expect(await nav.getByRole("link", { name: "Admin" }).count()).toBe(0)
+    await page.goto(`${base}/#/admin`)
+    await page.getByRole("heading", { name: "Not found" }).waitFor()
+    await screenshot(page, "member")
+    const session = await (await fetch(`${base}/v2/auth/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "bob@example.test", password })
+    })).json() as any
+    const audit = await fetch(`${base}/v2/audit-logs`, { headers: { authorization: `Bearer ${session.access_token}` } })
+    expect(audit.status).toBe(403)
+    const me = await (await fetch(`${base}/v2/members/me`, {
+      headers: { authorization: `Bearer ${session.access_token}` }
+    })).json() as any
+    expect(me).toMatchObject({ email: "bob@example.test", is_admin: false, roles: ["member"] })
+    expect(me.permissions).not.toContain("organization:read")
+    await context.close()
+  }, 60_000)
+
+  it("shows the admin pages, the changes and the sandcastles to an admin", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    const nav = page.getByRole("navigation", { name: "Main" })
+    await nav.getByRole("link", { name: "Admin" }).click()
+    await page.getByRole("cell", { name: "admin@sightline.local" }).waitFor()
+    await page.getByRole("cell", { name: "member.invite" }).first().waitFor()
+    // A role's model settings, edited here and read back through the API.
+    const roleModels = async (choose: boolean) => {
+      await page.getByText("Models of member", { exact: true }).click()
+      const form = page.getByRole("form", { name: "Models of member" })
+      await form.getByLabel("Members with this role may choose the model").setChecked(choose)
+      await form.getByRole("button", { name: "Save models" }).click()
+      await form.getByRole("status").filter({ hasText: "Saved." }).waitFor()
+      const roles = await (await fetch(`${base}/v2/roles`, { headers: { authorization: `Bearer ${adminKey}` } }))
+        .json() as any
+      expect(roles.roles.find((r: any) => r.name === "member").allow_model_choice).toBe(choose)
+    }
+    await roleModels(false)
+    await screenshot(page, "admin")
+    await page.reload()
+    await roleModels(true)
+    await nav.getByRole("link", { name: "Changes" }).click()
+    await page.getByRole("heading", { name: "Library changes" }).waitFor()
+    await nav.getByRole("link", { name: "Sandcastles" }).click()
+    await page.getByRole("heading", { name: "Sandcastles" }).waitFor()
+    await nav.getByRole("link", { name: "Connectors" }).click()
+    await page.getByRole("button", { name: "Demo retail" }).click()
+    await page.getByRole("group", { name: "Access to Demo retail" }).getByRole("button", { name: "Save access" })
+      .waitFor()
+    await screenshot(page, "connectors")
+    await context.close()
+  }, 60_000)
+
+  it("fits a phone's width, and the menu opens from the keyboard", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
+    const page = await context.newPage()
+    await page.goto(base)
+    await page.getByLabel("E-mail address").fill(opsEmail)
+    await page.getByLabel("Password").fill(password)
+    await page.keyboard.press("Enter")
+    await page.getByRole("button", { name: "Menu" }).focus()
+    await page.keyboard.press("Enter")
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Playbooks" }).waitFor()
+    await screenshot(page, "phone")
+    // Runs in the page (the test itself is compiled without DOM types).
+    const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth") as number
+    expect(overflow).toBeLessThanOrEqual(0)
+    await context.close()
+  }, 60_000)
+})
