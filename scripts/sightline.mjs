@@ -1,16 +1,18 @@
-// `pnpm start` and `pnpm sightline …`: the standalone server as built JavaScript. Each package the
-// server loads is built with tsup (JavaScript only, a second or two each) when its sources are newer
-// than its build, so a fresh clone, a `git pull` and an edit all start on current code; an unchanged
-// tree starts at once, without compiling TypeScript on every start as tsx did.
+// `pnpm start` and `pnpm sightline …`: the standalone server as one bundled JavaScript file.
+//
+// The server and every workspace package it loads are bundled from their TypeScript sources into
+// `examples/server/dist/bin.js` (`bundle.mjs`, a second or two) whenever a source is newer than the
+// bundle: a fresh clone, a `git pull` and an edit all start on current code, and an unchanged tree
+// starts at once.
 import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { bundleServer } from "./bundle.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
-const tsup = join(root, "node_modules", "tsup", "dist", "cli-default.js")
-const built = ["core", "sql", "http", "ai", "connectors", "delivery", "sandbox"].map((name) => join(root, "packages", name))
-  .concat([join(root, "examples", "server")])
+const server = join(root, "examples", "server")
+const bundle = join(server, "dist", "bin.js")
 
 const newest = (path) => {
   if (!existsSync(path)) return 0
@@ -19,31 +21,35 @@ const newest = (path) => {
   return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newest(join(path, name))))
 }
 
-for (const dir of built) {
-  const sources = Math.max(newest(join(dir, "src")), newest(join(dir, "tsup.config.ts")), newest(join(dir, "package.json")))
-  if (newest(join(dir, "dist")) > sources) continue
-  const result = spawnSync(process.execPath, [tsup, "--silent"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] })
-  if (result.status !== 0) {
-    process.stderr.write(`sightline: building ${dir} failed\n`)
-    process.exit(result.status ?? 1)
+const sources = [server, ...["core", "sql", "http", "ai", "connectors", "delivery", "sandbox"].map((name) =>
+  join(root, "packages", name)
+)].flatMap((dir) => [join(dir, "src"), join(dir, "package.json")]).concat([join(root, "pnpm-lock.yaml")])
+
+if (newest(bundle) <= Math.max(...sources.map(newest))) {
+  try {
+    await bundleServer(join(server, "src", "bin.ts"), bundle)
+  } catch {
+    process.stderr.write("sightline: building the server failed (see above)\n")
+    process.exit(1)
   }
 }
-// The console builds itself (`prepare`); here only where its files are is needed, from its dist.
+
+// The console's server-side module (where its built files are) loads from its own dist.
 const consoleDir = join(root, "packages", "console")
 if (newest(join(consoleDir, "dist")) <= newest(join(consoleDir, "src"))) {
+  const tsup = join(root, "node_modules", "tsup", "dist", "cli-default.js")
   spawnSync(process.execPath, [tsup, "--silent"], { cwd: consoleDir, stdio: ["ignore", "ignore", "inherit"] })
 }
 
 // A freshly migrated PGlite cluster that a new data directory starts from (seconds of `initdb` and
-// migrations saved); made again whenever the SQL package was rebuilt (its migrations may differ).
-const server = join(root, "examples", "server", "dist")
-const template = join(server, "pglite-template.tar.gz")
-if (newest(template) <= newest(join(root, "packages", "sql", "dist"))) {
-  const result = spawnSync(process.execPath, [join(server, "bin.js"), "pglite-template", template], {
+// migrations saved); made again whenever the SQL package changed (its migrations may differ).
+const template = join(server, "dist", "pglite-template.tar.gz")
+if (newest(template) <= newest(join(root, "packages", "sql", "src"))) {
+  const result = spawnSync(process.execPath, [bundle, "pglite-template", template], {
     stdio: ["ignore", "ignore", "inherit"]
   })
   if (result.status !== 0) process.stderr.write("sightline: no PGlite template (new data directories start slower)\n")
 }
 
-// `SIGHTLINE_BUILD_ONLY=1`: build and stop (the start benchmark times the built server alone).
-if (process.env.SIGHTLINE_BUILD_ONLY !== "1") await import(pathToFileURL(join(server, "bin.js")).href)
+// `SIGHTLINE_BUILD_ONLY=1`: build and stop (the start benchmark and the tests run the bundle).
+if (process.env.SIGHTLINE_BUILD_ONLY !== "1") await import(pathToFileURL(bundle).href)

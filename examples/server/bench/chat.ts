@@ -24,6 +24,7 @@ import type { AddressInfo } from "node:net"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
+import { bundleServer } from "../../../scripts/bundle.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -80,15 +81,16 @@ await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve))
 const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`
 
 const here = dirname(fileURLToPath(import.meta.url))
+// The target server runs bundled, as `pnpm start` runs the standalone server (its memory with 1,000
+// streams open is one of the figures).
+const bundled = join(here, "../dist/bench/chat-target.js")
+await bundleServer(join(here, "chat-target.ts"), bundled)
 /** Starts a server process; with `key`, a second process over the same store serving that key. */
 const startTarget = async (key?: string) => {
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
-      "--conditions=@sightline/source",
-      join(here, "chat-target.ts"),
+      bundled,
       "--provider",
       providerUrl,
       "--db",

@@ -15,6 +15,7 @@ import * as http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
+import { bundleServer } from "../../../scripts/bundle.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -29,12 +30,12 @@ const { values } = parseArgs({
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 const here = new URL(".", import.meta.url).pathname
-const tsx = join(here, "../../../node_modules/.bin/tsx")
+// The target server runs bundled, as `pnpm start` runs the standalone server.
+const target = join(here, "../dist/bench/target.js")
+await bundleServer(join(here, "target.ts"), target)
 
 const child = (args: ReadonlyArray<string>): ChildProcess =>
-  spawn(tsx, ["--conditions=@sightline/source", join(here, "target.ts"), ...args], {
-    stdio: ["ignore", "pipe", "inherit"]
-  })
+  spawn(process.execPath, [target, ...args], { stdio: ["ignore", "pipe", "inherit"] })
 
 /** The first stdout line of a child that satisfies `test`. */
 const firstLine = (process_: ChildProcess, test: (line: string) => boolean): Promise<string> =>

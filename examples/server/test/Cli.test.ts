@@ -1,5 +1,5 @@
 /**
- * The ops CLI as operators run it: real processes (`node --import tsx src/bin.ts …`) on a temporary
+ * The ops CLI as operators run it: real processes (`node dist/bin.js …`, the bundle `pnpm start` runs) on a temporary
  * PGlite data directory, and once on PostgreSQL (`DATABASE_URL`).
  */
 import { describe, expect, it } from "@effect/vitest"

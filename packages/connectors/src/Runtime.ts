@@ -184,7 +184,9 @@ export const makeWith = (options: Options) =>
       return Effect.tryPromise({
         try: () => {
           demo ??= (async () => {
-            const db = await PGlite.create()
+            // Its files live in PGlite's in-memory file system already; PostgreSQL's default 128 MB of
+            // shared buffers would hold a second copy of the pages and cost as much resident memory.
+            const db = await PGlite.create({ postgresqlconf: ["shared_buffers = 16MB"] })
             const script = DemoDataset.retail(new Date().getUTCFullYear() - 1)
             for (const statement of script.statements) await db.exec(statement)
             return db

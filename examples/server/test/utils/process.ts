@@ -1,6 +1,7 @@
 /**
- * The standalone server as a real process (`node --import tsx src/bin.ts …`): for the CLI tests and
- * for tests that kill a server mid-run. Every process started here is killed after the test file.
+ * The standalone server as a real process (`node dist/bin.js …`, the bundle `pnpm start` runs, built
+ * by `globalSetup.ts`): for the CLI tests and for tests that kill a server mid-run. Every process
+ * started here is killed after the test file.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -10,7 +11,7 @@ import { join } from "node:path"
 import { afterAll } from "vitest"
 
 const root = new URL("../../../..", import.meta.url).pathname
-const bin = join(root, "examples/server/src/bin.ts")
+const bin = join(root, "examples/server/dist/bin.js")
 const dirs: Array<string> = []
 const children: Array<ChildProcess> = []
 afterAll(() => {
@@ -35,7 +36,7 @@ export const freePort = () =>
 
 /** Starts the binary with `args` and extra environment. */
 export const start = (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, ["--conditions=@sightline/source", "--import", "tsx", bin, ...args], {
+  const child = spawn(process.execPath, [bin, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
