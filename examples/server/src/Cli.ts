@@ -103,6 +103,20 @@ export const drainingNodeServer = (listen: Config.Listen) =>
     const server = Sightline.answerClientErrors(createServer())
     let inFlight = 0
     server.on("request", (_request, response) => {
+      // The socket listens before the app is built and its handler attached; a request that came
+      // in between (a health check while starting) would otherwise never get an answer.
+      if (server.listenerCount("request") === 1) {
+        const body = JSON.stringify({
+          error: { code: "unavailable", message: "The server is starting: retry shortly" }
+        })
+        response.writeHead(503, {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          "retry-after": "1"
+        })
+        response.end(body)
+        return
+      }
       inFlight++
       response.on("close", () => inFlight--)
     })

@@ -2,8 +2,12 @@
  * The ops CLI as operators run it: real processes (`node dist/bin.js …`, the bundle `pnpm start` runs) on a temporary
  * PGlite data directory, and once on PostgreSQL (`DATABASE_URL`).
  */
+import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as http from "node:http"
+import * as Cli from "../src/Cli.js"
 import { cli, serve, tempDir } from "./utils/process.js"
 import { postgresUrl, randomPrefix } from "./utils/server.js"
 
@@ -168,6 +172,25 @@ describe("sightline CLI", () => {
   })
 })
 
+describe("the draining server", () => {
+  it.scoped("answers 503 with Retry-After while it listens but the app is not attached yet", () =>
+    Effect.gen(function*() {
+      const node = yield* Cli.drainingNodeServer({ host: "127.0.0.1", port: 0 })
+      // The socket listens once the layer is built; nothing serves the app on it yet.
+      const context = yield* Layer.build(node.http)
+      const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+      if (address._tag !== "TcpAddress") throw new Error("no TCP address")
+      const response = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${address.port}/readyz`, { signal: AbortSignal.timeout(5_000) })
+      )
+      expect(response.status).toBe(503)
+      expect(response.headers.get("retry-after")).toBe("1")
+      expect(yield* Effect.promise(() => response.json())).toEqual({
+        error: { code: "unavailable", message: "The server is starting: retry shortly" }
+      })
+    }))
+})
+
 describe("sightline CLI on PostgreSQL", () => {
   it("serves from DATABASE_URL under its own table prefix", async () => {
     const env = { DATABASE_URL: postgresUrl, SIGHTLINE_TABLE_PREFIX: randomPrefix(), SIGHTLINE_DATA_DIR: tempDir() }
@@ -176,7 +199,7 @@ describe("sightline CLI on PostgreSQL", () => {
       console.warn(`sightline CLI on PostgreSQL: PostgreSQL unreachable at ${postgresUrl}: skipped`)
       return
     }
-    expect(created.code).toBe(0)
+    expect(created.code, created.stderr).toBe(0)
     const { api_key } = JSON.parse(created.stdout)
     const server = await serve(env)
     const response = await fetch(`${server.base}/v2/playbooks`, { headers: { authorization: `Bearer ${api_key}` } })

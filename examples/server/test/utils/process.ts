@@ -49,10 +49,18 @@ export const start = (args: ReadonlyArray<string>, env: Record<string, string>) 
   return { child, output, exited }
 }
 
-/** Runs a command to its end. */
+/**
+ * Runs a command to its end. One that has not exited after 45 s is killed, and says so on its stderr,
+ * so a hang fails its test with what the command printed rather than with a bare timeout.
+ */
 export const cli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const { exited, output } = start(args, env)
+  const { child, exited, output } = start(args, env)
+  const timer = setTimeout(() => {
+    output.stderr += "\n[the command did not exit within 45 s: killed]"
+    child.kill("SIGKILL")
+  }, 45_000)
   const code = await exited
+  clearTimeout(timer)
   return { code, ...output }
 }
 
@@ -66,7 +74,8 @@ export const serve = async (env: Record<string, string>) => {
   for (;;) {
     if (process_.child.exitCode !== null) throw new Error(`serve exited: ${process_.output.stderr}`)
     if (Date.now() > deadline) throw new Error(`serve did not get ready: ${process_.output.stderr}`)
-    const ready = await fetch(`${base}/readyz`).then((r) => r.status, () => 0)
+    // Bounded: a request that gets no answer must not outlast the deadline.
+    const ready = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0)
     if (ready === 200) return { ...process_, base }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
