@@ -79,6 +79,7 @@ export const principalOf = (
 ): Policy.Principal => ({
   organizationId: member.organization_id,
   memberId: member.id,
+  email: member.email,
   isServiceAccount: member.is_service_account,
   deleted: member.deleted_at !== undefined,
   roles: roles.map(toRoleInfo),
@@ -122,7 +123,9 @@ export const make = Effect.gen(function*() {
       Option.filter((member) => member.deleted_at === undefined)
     )
 
-  const authenticateApiKey = Effect.fn("Auth.authenticateApiKey")(function*(presented: string) {
+  // Untraced: it runs on every request, inside the request's own span, and `Effect.fn` would build a
+  // span and capture a stack on each call.
+  const authenticateApiKey = Effect.fnUntraced(function*(presented: string) {
     // Checked before hashing, so a mistyped or truncated key gets a message that says so.
     if (!Secret.isWellFormed(presented)) return yield* new Unauthenticated({ message: INVALID_FORMAT })
     const hash = yield* hasher.hash(presented)
@@ -142,7 +145,8 @@ export const make = Effect.gen(function*() {
     return principalOf(owner.value, roles, keyAuth(key))
   })
 
-  const sessionPrincipal = Effect.fn("Auth.sessionPrincipal")(
+  // Untraced: it runs on every request made with a session (see `authenticateApiKey`).
+  const sessionPrincipal = Effect.fnUntraced(
     function*(organizationId: OrganizationId, memberId: MemberId) {
       const member = yield* liveMember(organizationId, memberId)
       if (Option.isNone(member)) return yield* new Unauthenticated()

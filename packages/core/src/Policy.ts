@@ -96,6 +96,8 @@ export interface Principal {
   readonly organizationId: OrganizationId
   /** The member the caller acts as: the key's owner for an API key. */
   readonly memberId: MemberId
+  /** The member's e-mail address, when authentication read it (it did for keys and sessions). */
+  readonly email?: string | undefined
   readonly isServiceAccount: boolean
   /** Set once the member was soft-deleted: the member and every key it owns stop working at once. */
   readonly deleted?: boolean | undefined

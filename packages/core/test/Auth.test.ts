@@ -96,6 +96,7 @@ describe("Auth.authenticateApiKey", () => {
       expect(principal).toEqual({
         organizationId: org.id,
         memberId: alice.id,
+        email: alice.email,
         isServiceAccount: false,
         deleted: false,
         roles: [member, analyst].map(Role.toRoleInfo),
@@ -221,6 +222,7 @@ describe("Auth.sessionPrincipal", () => {
       expect(principal).toEqual({
         organizationId: org.id,
         memberId: alice.id,
+        email: alice.email,
         isServiceAccount: false,
         deleted: false,
         roles: [Role.toRoleInfo(analyst)],
