@@ -63,11 +63,11 @@ const authText =
 
 const playbookText = `SELECT p.id, p.owner_id, p.name, p.prompt, p.status, ${iso("p.created_at")} AS created_at,
     ${iso("p.updated_at")} AS updated_at, p.connector_ids, p.cron_string, p.email_addresses, p.chat_channel_id,
-    (SELECT count(*)::int FROM ${t("reports")} WHERE organization_id = $1 AND playbook_id = $2) AS total,
+    (SELECT count(*)::int FROM ${t("playbook_reports")} WHERE organization_id = $1 AND playbook_id = $2) AS total,
     (SELECT coalesce(json_agg(json_build_object('id', r.id, 'subject', r.subject, 'summary', r.summary,
         'blocks', r.blocks, 'html_preview', r.html_preview, 'chat_id', r.chat_id, 'deliveries', r.deliveries,
         'created_at', ${iso("r.created_at")})), '[]')
-      FROM (SELECT * FROM ${t("reports")} WHERE organization_id = $1 AND playbook_id = $2
+      FROM (SELECT * FROM ${t("playbook_reports")} WHERE organization_id = $1 AND playbook_id = $2
             ORDER BY created_at DESC, id DESC LIMIT 20) r) AS reports
   FROM ${t("playbooks")} p WHERE p.organization_id = $1 AND p.id = $2`
 
