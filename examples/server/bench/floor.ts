@@ -20,6 +20,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import * as Permission from "@sightline/core/Permission"
 import * as RateLimiter from "@sightline/core/RateLimiter"
+import * as PgliteClient from "@sightline/sql/PgliteClient"
 import * as Option from "effect/Option"
 import { createHash, randomUUID } from "node:crypto"
 import { createServer, type ServerResponse } from "node:http"
@@ -89,7 +90,7 @@ const query: Query = await (async () => {
     const pool = new pg.Pool({ connectionString: values.url, max: 10 })
     return async (name, text, params) => (await pool.query({ name, text, values: params })).rows
   }
-  const db = new PGlite(values["data-dir"]!, { postgresqlconf: ["shared_buffers = 16MB"] })
+  const db = new PGlite(values["data-dir"]!, { postgresqlconf: [...PgliteClient.postgresqlConf] })
   await db.waitReady
   return async (_name, text, params) => (await db.query<Row>(text, params)).rows
 })()
