@@ -14,6 +14,9 @@ interface Grant {
 }
 
 function Access({ connector }: { readonly connector: Connector }) {
+  // Unknown until the stored access has loaded: a form drawn with defaults before then would show
+  // a public connector as private, and saving it would make it so.
+  const [loaded, setLoaded] = useState(false)
   const [isPublic, setIsPublic] = useState(false)
   const [grants, setGrants] = useState<ReadonlyArray<Grant>>([])
   const [roles, setRoles] = useState<ReadonlyArray<{ id: string; name: string }>>([])
@@ -22,6 +25,7 @@ function Access({ connector }: { readonly connector: Connector }) {
     void json<{ is_public: boolean; grants: Array<Grant> }>(`v2/connectors/${connector.id}/access`).then((a) => {
       setIsPublic(a.is_public)
       setGrants(a.grants.map(({ access_type, member_id, role_id }) => ({ access_type, member_id, role_id })))
+      setLoaded(true)
     }).catch((e) => setMessage(e.message))
     void json<{ roles: Array<{ id: string; name: string }> }>("v2/roles").then((r) => setRoles(r.roles)).catch(() => {})
   }, [connector.id])
@@ -42,6 +46,14 @@ function Access({ connector }: { readonly connector: Connector }) {
     } catch (e) {
       setMessage((e as Error).message)
     }
+  }
+  if (!loaded) {
+    return (
+      <fieldset>
+        <legend>Access to {connector.name}</legend>
+        <p role="status">{message ?? "Loading access…"}</p>
+      </fieldset>
+    )
   }
   return (
     <fieldset>
