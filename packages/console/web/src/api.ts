@@ -89,12 +89,16 @@ export const setPassword = (token: string, password: string) =>
  */
 export const renew = (): Promise<Session | undefined> => {
   renewing ??= (async () => {
+    const before = current
     for (const delay of [0, 400]) {
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay))
       const response = await authPost("v2/auth/refresh")
       if (response.ok) return signedIn(response)
       if (response.status !== 401) throw await errorOf(response)
     }
+    // A sign-in (or a set password) that completed while this renewal was refused stands: the page
+    // renews on load, and someone quick, or a slow network, signs in before it has given up.
+    if (current !== before) return current
     publish(undefined)
     return undefined
   })().finally(() => {
