@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
+import { CheckSet } from "../components/CheckSet.js"
 import { Secret } from "../components/Secret.js"
 
 interface Member {
@@ -164,24 +165,12 @@ function RoleModels(
             {models.map((m) => <option key={m.number} value={m.number}>{m.id} ({m.number})</option>)}
           </select>
         </label>
-        <fieldset>
-          <legend>Allowed models</legend>
-          {models.map((m) => (
-            <label key={m.number} className="check">
-              <input
-                type="checkbox"
-                checked={allowed.has(m.number)}
-                onChange={(e) => {
-                  const next = new Set(allowed)
-                  if (e.target.checked) next.add(m.number)
-                  else next.delete(m.number)
-                  setAllowed(next)
-                }}
-              />
-              {m.id}
-            </label>
-          ))}
-        </fieldset>
+        <CheckSet
+          legend="Allowed models"
+          items={models.map((m) => ({ key: m.number, label: m.id }))}
+          selected={allowed}
+          onChange={setAllowed}
+        />
         <label className="check">
           <input type="checkbox" checked={choice} onChange={(e) => setChoice(e.target.checked)} />
           Members with this role may choose the model

@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
+import { CheckSet } from "../components/CheckSet.js"
 import { Secret } from "../components/Secret.js"
 
 interface ApiKey {
@@ -87,24 +88,12 @@ export function KeysPage() {
           <span>Expires after (days)</span>
           <input type="number" min={1} max={365} value={days} onChange={(e) => setDays(e.target.value)} />
         </label>
-        <fieldset>
-          <legend>Roles (none checked: all of yours)</legend>
-          {roles.map((role) => (
-            <label key={role.id} className="check">
-              <input
-                type="checkbox"
-                checked={scoped.has(role.id)}
-                onChange={(e) => {
-                  const next = new Set(scoped)
-                  if (e.target.checked) next.add(role.id)
-                  else next.delete(role.id)
-                  setScoped(next)
-                }}
-              />
-              {role.name}
-            </label>
-          ))}
-        </fieldset>
+        <CheckSet
+          legend="Roles (none checked: all of yours)"
+          items={roles.map((role) => ({ key: role.id, label: role.name }))}
+          selected={scoped}
+          onChange={setScoped}
+        />
         <button type="submit" className="primary">Mint key</button>
       </form>
       {secret === undefined ? null : <Secret label="Your new key, shown once:" value={secret} />}
