@@ -3,10 +3,37 @@
 // modules is most of a fast start: resolving and linking each module cost more than the server's own
 // start did (measured with `pnpm bench:start`).
 import { build } from "esbuild"
+import { spawnSync } from "node:child_process"
+import { existsSync, readdirSync, statSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+
+/** The newest modification time under `path` (0 when it does not exist). */
+export const newest = (path) => {
+  if (!existsSync(path)) return 0
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newest(join(path, name))))
+}
+
+/**
+ * Builds the console's server-side module (where its built files are) into its own dist when a
+ * source is newer: bundles leave it external, so it loads from there.
+ */
+export const ensureConsoleModule = () => {
+  const consoleDir = join(root, "packages", "console")
+  if (newest(join(consoleDir, "dist")) <= newest(join(consoleDir, "src"))) {
+    const tsup = join(root, "node_modules", "tsup", "dist", "cli-default.js")
+    spawnSync(process.execPath, [tsup, "--silent"], { cwd: consoleDir, stdio: ["ignore", "ignore", "inherit"] })
+  }
+}
 
 /** Bundles the TypeScript entry point `entry` and what it imports into `outfile`. */
-export const bundleServer = (entry, outfile) =>
-  build({
+export const bundleServer = (entry, outfile) => {
+  ensureConsoleModule()
+  return build({
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -32,3 +59,4 @@ export const bundleServer = (entry, outfile) =>
     sourcemap: "linked",
     logLevel: "warning"
   })
+}

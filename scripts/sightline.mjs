@@ -5,21 +5,13 @@
 // bundle: a fresh clone, a `git pull` and an edit all start on current code, and an unchanged tree
 // starts at once.
 import { spawnSync } from "node:child_process"
-import { existsSync, readdirSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { bundleServer } from "./bundle.mjs"
+import { bundleServer, ensureConsoleModule, newest } from "./bundle.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const server = join(root, "examples", "server")
 const bundle = join(server, "dist", "bin.js")
-
-const newest = (path) => {
-  if (!existsSync(path)) return 0
-  const stat = statSync(path)
-  if (!stat.isDirectory()) return stat.mtimeMs
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newest(join(path, name))))
-}
 
 const sources = [server, ...["core", "sql", "http", "ai", "connectors", "delivery", "sandbox"].map((name) =>
   join(root, "packages", name)
@@ -34,12 +26,8 @@ if (newest(bundle) <= Math.max(...sources.map(newest))) {
   }
 }
 
-// The console's server-side module (where its built files are) loads from its own dist.
-const consoleDir = join(root, "packages", "console")
-if (newest(join(consoleDir, "dist")) <= newest(join(consoleDir, "src"))) {
-  const tsup = join(root, "node_modules", "tsup", "dist", "cli-default.js")
-  spawnSync(process.execPath, [tsup, "--silent"], { cwd: consoleDir, stdio: ["ignore", "ignore", "inherit"] })
-}
+// Also when the bundle is current: the console's module may be missing or older than its sources.
+ensureConsoleModule()
 
 // A freshly migrated PGlite cluster that a new data directory starts from (seconds of `initdb` and
 // migrations saved); made again whenever the SQL package changed (its migrations may differ).

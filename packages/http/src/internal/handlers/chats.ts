@@ -7,6 +7,8 @@ import * as Chats from "@sightline/core/Chats"
 import * as ChatStreams from "@sightline/core/ChatStreams"
 import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -36,6 +38,47 @@ const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
     contentType: "text/event-stream",
     headers: Sse.headers
   })
+
+// Frames sent together, as one buffer (one write to the socket).
+const concat = (frames: Iterable<Uint8Array>) => {
+  let length = 0
+  for (const frame of frames) length += frame.length
+  const bytes = new Uint8Array(length)
+  let offset = 0
+  for (const frame of frames) {
+    bytes.set(frame, offset)
+    offset += frame.length
+  }
+  return bytes
+}
+
+// A server may hold thousands of followers, so each is a push stream fed by its run's shared tail,
+// with no fiber of its own: its keep-alive rides on the tail's idle ticks (a comment once
+// `Sse.heartbeatInterval` has passed without a write).
+const heartbeatMillis = Duration.toMillis(Sse.heartbeatInterval)
+const followResponse = (subscription: ChatStreams.Subscription) =>
+  HttpServerResponse.stream(
+    Stream.asyncPush<Uint8Array>((emit) => {
+      let lastWrite = Date.now()
+      return subscription({
+        events: (events) => {
+          lastWrite = Date.now()
+          emit.single(events.length === 1 ? frame(events[0]!) : concat(events.map(frame)))
+        },
+        idle: () => {
+          if (Date.now() - lastWrite < heartbeatMillis) return
+          lastWrite = Date.now()
+          emit.single(Sse.heartbeat)
+        },
+        end: () => emit.end()
+      })
+    }, { bufferSize: "unbounded" }).pipe(
+      // What piled up while the client was slow goes out as one write: a write per event would
+      // keep thousands of small buffers alive per slow connection.
+      Stream.mapChunks((frames) => frames.length <= 1 ? frames : Chunk.of(concat(frames)))
+    ),
+    { contentType: "text/event-stream", headers: Sse.headers }
+  )
 
 // The files of a multipart question; reading them again can only fail on a broken temporary file.
 const withFiles = <A, E, R>(f: (files: ReadonlyArray<Answers.UploadedFile>) => Effect.Effect<A, E, R>) =>
@@ -104,17 +147,17 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
         ))
       .handle("follow", ({ headers, path, urlParams }) =>
         withPrincipal((principal) =>
-          streams.follow(principal, path.id, headers["last-event-id"] ?? urlParams.last_event_id)
-        ).pipe(Effect.map((events) =>
-          sseResponse(events)
-        )))
-      .handle("cancel", ({ path }) => withPrincipal((principal) => answers.cancel(principal, path.id)))
+          streams.subscribe(principal, path.id, headers["last-event-id"] ?? urlParams.last_event_id)
+        ).pipe(Effect.map(followResponse)))
+      .handle("cancel", ({ path }) =>
+        withPrincipal((principal) =>
+          answers.cancel(principal, path.id)
+        ))
       .handle("list", ({ urlParams }) => withPrincipal((principal) => chats.list(principal, urlParams)))
       .handle("get", ({ path }) => withPrincipal((principal) => chats.get(principal, path.id, sign)))
       .handle("cells", ({ path, urlParams }) =>
-        withPrincipal((principal) =>
-          chats.cells(principal, path.id, urlParams, sign)
-        ))
-      .handle("cell", ({ path }) => withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
+        withPrincipal((principal) => chats.cells(principal, path.id, urlParams, sign)))
+      .handle("cell", ({ path }) =>
+        withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
       .handle("models", () => withPrincipal((principal) => models.list(principal)))
   }))

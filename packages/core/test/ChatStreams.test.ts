@@ -1,0 +1,219 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ChatEvent from "../src/ChatEvent.js"
+import * as ChatEventBus from "../src/ChatEventBus.js"
+import { ChatRepo } from "../src/ChatRepo.js"
+import * as Chats from "../src/Chats.js"
+import * as ChatStreams from "../src/ChatStreams.js"
+import { RoleId } from "../src/Ids.js"
+import * as Policy from "../src/Policy.js"
+import * as Fixtures from "../src/testing/Fixtures.js"
+import * as Memory from "../src/testing/Memory.js"
+
+/**
+ * The log's reads, with a gate: while `gate.armed`, the next read from the start of a run takes
+ * its snapshot, says so, and returns only when released. So a test can hold a read in flight
+ * while the log grows.
+ */
+const gate = {
+  armed: false,
+  taken: undefined as Deferred.Deferred<void> | undefined,
+  release: undefined as Deferred.Deferred<void> | undefined
+}
+const GatedRepo = Layer.effect(
+  ChatRepo,
+  Effect.map(ChatRepo, (repo) =>
+    ChatRepo.of({
+      ...repo,
+      readEvents: (organizationId, chatId, runStart, after) =>
+        Effect.flatMap(repo.readEvents(organizationId, chatId, runStart, after), (events) => {
+          if (!gate.armed || after !== runStart - 1) return Effect.succeed(events)
+          gate.armed = false
+          return Deferred.succeed(gate.taken!, undefined).pipe(
+            Effect.zipRight(Deferred.await(gate.release!)),
+            Effect.as(events)
+          )
+        })
+    }))
+)
+
+const TestLayer = ChatStreams.layerWith({ idleCheckMillis: 50, staleRunAfter: "1 hour" }).pipe(
+  Layer.provideMerge(Chats.layer),
+  Layer.provide(GatedRepo),
+  Layer.provideMerge(Memory.layer)
+)
+
+const memberRole: Policy.RoleInfo = {
+  id: RoleId.make(Fixtures.uuid()),
+  name: "member",
+  permissions: [],
+  isSystem: true,
+  model: { allowModelChoice: true }
+}
+
+/** A started run, and how to log (and announce) its next events. */
+const started = Effect.gen(function*() {
+  const org = yield* Fixtures.organization()
+  const member = yield* Fixtures.member(org.id)
+  const principal: Policy.Principal = {
+    organizationId: org.id,
+    memberId: member.id,
+    isServiceAccount: false,
+    roles: [memberRole],
+    auth: Policy.Session()
+  }
+  const chats = yield* Chats.Chats
+  const bus = yield* ChatEventBus.ChatEventBus
+  const { run } = yield* chats.start(principal, { question: "q", model: "offline" })
+  let next = run.firstEventId + 1
+  const announce = (lastId: number) => bus.publish(ChatEventBus.Announcement.Appended({ chatId: run.chatId, lastId }))
+  const text = (value: string) =>
+    Effect.gen(function*() {
+      const id = next++
+      expect(yield* chats.appendEvents(run, [{ id, event: { type: "text", text: value } }])).toBe(true)
+      yield* announce(id)
+      return id
+    })
+  const finish = Effect.gen(function*() {
+    const done = yield* chats.finish(run, "completed")
+    yield* announce(done.id)
+    return done.id
+  })
+  return { principal, run, text, finish }
+})
+
+/** A sink that records what it is handed. */
+const recorder = () => {
+  const ids: Array<number> = []
+  const state = { ended: false, idle: 0 }
+  const sink: ChatStreams.Sink = {
+    events: (events) => {
+      for (const { id } of events) ids.push(id)
+    },
+    idle: () => state.idle++,
+    end: () => {
+      state.ended = true
+    }
+  }
+  return { ids, state, sink }
+}
+
+const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
+  Effect.suspend(() =>
+    condition()
+      ? Effect.void
+      : Effect.sleep("5 millis").pipe(Effect.zipRight(Effect.suspend(() => waitUntil(condition))))
+  ).pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "timed out" }), Effect.orDie)
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+
+describe("ChatStreams", () => {
+  it.live("followers that join early, mid-run and late each get every event once, in order, to done", () =>
+    Effect.gen(function*() {
+      const streams = yield* ChatStreams.ChatStreams
+      const { finish, principal, run, text } = yield* started
+      const scope = yield* Scope.make()
+      const follow = (lastEventId?: number) =>
+        Effect.gen(function*() {
+          const follower = recorder()
+          const subscription = yield* streams.subscribe(principal, run.chatId, lastEventId)
+          yield* Effect.forkIn(Scope.extend(subscription(follower.sink), scope), scope)
+          return follower
+        })
+      const early = yield* follow()
+      yield* text("a")
+      const second = yield* text("b")
+      yield* waitUntil(() => early.ids.length === 3)
+      const resumed = yield* follow(second)
+      const fromStart = yield* follow()
+      yield* text("c")
+      yield* text("d")
+      const done = yield* finish
+      yield* waitUntil(() => [early, resumed, fromStart].every((f) => f.state.ended))
+      expect(early.ids).toEqual(range(run.firstEventId, done))
+      expect(fromStart.ids).toEqual(range(run.firstEventId, done))
+      expect(resumed.ids).toEqual(range(second + 1, done))
+      // A follower after the end reads the run to done and ends; one resumed at done gets nothing.
+      const late = yield* follow()
+      yield* waitUntil(() => late.state.ended)
+      expect(late.ids).toEqual(range(run.firstEventId, done))
+      const past = yield* follow(done)
+      yield* waitUntil(() => past.state.ended)
+      expect(past.ids).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.live("a follower whose backlog read joins one already in flight still gets the events logged before it joined", () =>
+    Effect.gen(function*() {
+      const streams = yield* ChatStreams.ChatStreams
+      const { finish, principal, run, text } = yield* started
+      const scope = yield* Scope.make()
+      const follow = Effect.gen(function*() {
+        const follower = recorder()
+        const subscription = yield* streams.subscribe(principal, run.chatId, undefined)
+        yield* Effect.forkIn(Scope.extend(subscription(follower.sink), scope), scope)
+        return follower
+      })
+      const first = yield* follow
+      yield* waitUntil(() => first.ids.length === 1)
+      // The second follower's backlog read takes its snapshot (the metadata alone) and is held.
+      gate.taken = yield* Deferred.make<void>()
+      gate.release = yield* Deferred.make<void>()
+      gate.armed = true
+      const second = yield* follow
+      yield* Deferred.await(gate.taken)
+      // The log grows and the tail hands that on; then a third follower joins, and its backlog
+      // read joins the held one, whose snapshot predates the new event.
+      const logged = yield* text("while a read was held")
+      yield* waitUntil(() => first.ids.includes(logged))
+      const third = yield* follow
+      yield* Deferred.succeed(gate.release, undefined)
+      const done = yield* finish
+      yield* waitUntil(() => [first, second, third].every((f) => f.state.ended))
+      for (const follower of [first, second, third]) expect(follower.ids).toEqual(range(run.firstEventId, done))
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.live("an idle tail tells its followers, and a follower that leaves stops nobody else", () =>
+    Effect.gen(function*() {
+      const streams = yield* ChatStreams.ChatStreams
+      const { finish, principal, run, text } = yield* started
+      const staying = recorder()
+      const outer = yield* Scope.make()
+      yield* Scope.extend((yield* streams.subscribe(principal, run.chatId, undefined))(staying.sink), outer)
+      const leaving = recorder()
+      const inner = yield* Scope.make()
+      yield* Scope.extend((yield* streams.subscribe(principal, run.chatId, undefined))(leaving.sink), inner)
+      yield* waitUntil(() => staying.state.idle >= 2 && leaving.state.idle >= 2)
+      yield* Scope.close(inner, Exit.void)
+      const seen = leaving.ids.length
+      yield* text("after one left")
+      const done = yield* finish
+      yield* waitUntil(() => staying.state.ended)
+      expect(staying.ids).toEqual(range(run.firstEventId, done))
+      expect(leaving.ids.length).toBe(seen)
+      expect(leaving.state.ended).toBe(false)
+      yield* Scope.close(outer, Exit.void)
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.live("follow: the same events as a stream", () =>
+    Effect.gen(function*() {
+      const streams = yield* ChatStreams.ChatStreams
+      const { finish, principal, run, text } = yield* started
+      yield* text("a")
+      const events = yield* Effect.fork(
+        Stream.runCollect(yield* streams.follow(principal, run.chatId, undefined))
+      )
+      yield* text("b")
+      const done = yield* finish
+      const collected = Array.from(yield* Fiber.join(events))
+      expect(collected.map(({ id }) => id)).toEqual(range(run.firstEventId, done))
+      expect(ChatEvent.isDone(collected.at(-1)!.event)).toBe(true)
+    }).pipe(Effect.provide(TestLayer)))
+})
