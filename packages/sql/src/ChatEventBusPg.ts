@@ -8,6 +8,11 @@
  * A lost listening connection is opened again (announcements sent meanwhile are missed, which
  * followers and runs make up for with their periodic checks).
  *
+ * Publishing does not wait for PostgreSQL: a run hands its events to its asker before it announces
+ * them, and its next batch (and its end) must not wait on a round trip for a hint. One sender
+ * sends what has been published meanwhile in one statement, keeping only the latest `Appended` of
+ * each chat (an older one says less).
+ *
  * @since 0.1.0
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -15,6 +20,7 @@ import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import { ChatId } from "@sightline/core/Ids"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { TablePrefix } from "./TablePrefix.js"
@@ -48,13 +54,37 @@ export const make = Effect.gen(function*() {
     Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
     Effect.forkScoped
   )
+
+  // What waits for the sender, by kind and chat; `wake` holds at most one "there is more".
+  const pending = new Map<string, ChatEventBus.Announcement>()
+  const wake = yield* Queue.sliding<void>(1)
+  // `pg_notify` rather than the client's `NOTIFY channel, $1`: a utility statement takes no parameters.
+  const send = (payloads: ReadonlyArray<string>) =>
+    pg`SELECT pg_notify(${channel}, payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("chat event bus: announcements were not sent", cause))
+    )
+  yield* Queue.take(wake).pipe(
+    Effect.zipRight(Effect.suspend(() => {
+      const payloads = Array.from(pending.values(), encode)
+      pending.clear()
+      return send(payloads)
+    })),
+    Effect.forever,
+    Effect.forkScoped
+  )
+
   return ChatEventBus.ChatEventBus.of({
     // Every process hears it, this one included, through its own listening connection.
-    // `pg_notify` rather than the client's `NOTIFY channel, $1`: a utility statement takes no parameters.
     publish: (announcement) =>
-      pg`SELECT pg_notify(${channel}, ${encode(announcement)})`.pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("chat event bus: an announcement was not sent", cause))
-      ),
+      Effect.suspend(() => {
+        const key = `${announcement._tag === "Appended" ? "a" : "c"} ${announcement.chatId}`
+        const earlier = pending.get(key)
+        if (
+          earlier === undefined || earlier._tag !== "Appended" || announcement._tag !== "Appended" ||
+          announcement.lastId > earlier.lastId
+        ) pending.set(key, announcement)
+        return Queue.offer(wake, undefined)
+      }),
     subscribe: registry.subscribe
   })
 })
