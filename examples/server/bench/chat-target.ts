@@ -57,18 +57,23 @@ const { key, port } = await runtime.runPromise(Effect.gen(function*() {
   return { key, port }
 }))
 process.stdout.write(`READY ${port} ${key}\n`)
-// Where the memory is, on request of the bench (`kill -USR2`): the heap, what V8 holds outside it
-// (buffers), and the whole resident set.
+// Where the memory is, on request of the bench (`kill -USR2`): the resident set and the heap as
+// they were, the heap that is live after a full collection, and what V8 holds outside the heap.
 process.on("SIGUSR2", () => {
   if (process.env.BENCH_HEAP_SNAPSHOT !== undefined) v8.writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT)
+  const before = process.memoryUsage()
+  // With `--expose-gc` (the bench starts it so): what is live, apart from garbage not yet collected.
+  globalThis.gc?.()
   const { arrayBuffers, external, heapTotal, heapUsed, rss } = process.memoryUsage()
   const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
   process.stdout.write(
     `MEMORY ${
       JSON.stringify({
-        rss: mb(rss),
+        rss: mb(before.rss),
+        heapUsedBeforeGc: mb(before.heapUsed),
+        heapLiveAfterGc: mb(heapUsed),
         heapTotal: mb(heapTotal),
-        heapUsed: mb(heapUsed),
+        rssAfterGc: mb(rss),
         external: mb(external),
         arrayBuffers: mb(arrayBuffers)
       })

@@ -90,6 +90,8 @@ const startTarget = async (key?: string) => {
   const child: ChildProcess = spawn(
     process.execPath,
     [
+      // The memory report (SIGUSR2) collects garbage first, to tell live memory from garbage.
+      "--expose-gc",
       bundled,
       "--provider",
       providerUrl,
@@ -111,8 +113,12 @@ const startTarget = async (key?: string) => {
   })
   // Its memory reports (`kill -USR2`), newest last.
   const memory: Array<string> = []
+  // Whole lines only: a report can arrive split across two chunks.
+  let partial = ""
   child.stdout!.on("data", (data) => {
-    for (const match of String(data).matchAll(/MEMORY (\{.*\})/g)) memory.push(match[1]!)
+    const lines = (partial + data).split("\n")
+    partial = lines.pop()!
+    for (const line of lines) if (line.startsWith("MEMORY ")) memory.push(line.slice("MEMORY ".length))
   })
   return { child, port, key: servedKey, memory }
 }
