@@ -99,6 +99,11 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const cells = sql(prefix.name("chat_cells"))
     const assets = sql(prefix.name("chat_assets"))
     const events = sql(prefix.name("chat_events"))
+    // A column of a chat's last stored batch. Ids (and runs) only grow with `first_id`, so the last
+    // batch holds the log's greatest `last_id` and `run_start`: one step down the key's index,
+    // where `max(...)` read every batch of the chat (at every append of a long answer).
+    const lastBatch = (chatId: string, column: "last_id" | "run_start") =>
+      sql`SELECT ${sql(column)} FROM ${events} WHERE chat_id = ${chatId} ORDER BY first_id DESC LIMIT 1`
     const chatColumns = sql.literal(
       "id, organization_id, creator_id, model, summary, source, status, created_at, updated_at"
     )
@@ -248,7 +253,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
                      ORDER BY seq DESC LIMIT 1) = ${user_message_id}::uuid
               FOR NO KEY UPDATE
             ), log AS (
-              SELECT coalesce(max(last_id), 0) + 1 AS next FROM ${events} WHERE chat_id = ${m.chat_id}
+              SELECT coalesce((${lastBatch(m.chat_id, "last_id")}), 0) + 1 AS next
             ), logged AS (
               INSERT INTO ${events} (organization_id, chat_id, first_id, last_id, run_start, events)
               SELECT ${m.organization_id}::uuid, chat.id, log.next, log.next, ${run_start}::int, ${done}::jsonb
@@ -429,8 +434,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               WHERE organization_id = ${organizationId} AND id = ${chatId} AND status = 'running'
               FOR SHARE
             ), log AS (
-              SELECT coalesce(max(last_id), 0) AS last, coalesce(max(run_start), 0) AS run
-              FROM ${events} WHERE chat_id = ${chatId}
+              SELECT coalesce((${lastBatch(chatId, "last_id")}), 0) AS last,
+                     coalesce((${lastBatch(chatId, "run_start")}), 0) AS run
             )
             INSERT INTO ${events} (organization_id, chat_id, first_id, last_id, run_start, events)
             SELECT ${organizationId}::uuid, chat.id, ${batch[0].id}::int, ${batch[batch.length - 1]!.id}::int,
@@ -444,19 +449,24 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       latestRun: (organizationId, chatId) =>
         Effect.map(
           Effect.orDie(sql<{ start: number | null; last: number | null }>`
-            SELECT max(run_start) AS start, max(last_id) AS last FROM ${events}
-            WHERE organization_id = ${organizationId} AND chat_id = ${chatId}`),
+            SELECT run_start AS start, last_id AS last FROM ${events}
+            WHERE organization_id = ${organizationId} AND chat_id = ${chatId}
+            ORDER BY first_id DESC LIMIT 1`),
           ([row]) =>
             row === undefined || row.start === null || row.last === null
               ? Option.none()
               : Option.some({ start: row.start, last: row.last })
         ),
+      // From the batch that holds the event after `after` (found by one step down the key's index),
+      // not from the chat's first batch: a follower reads a long answer a batch at a time.
       readEvents: (organizationId, chatId, runStart, after) =>
         Effect.map(
           Effect.orDie(sql<{ first_id: number; events: ReadonlyArray<unknown> }>`
             SELECT first_id, events FROM ${events}
             WHERE organization_id = ${organizationId} AND chat_id = ${chatId} AND run_start = ${runStart}
               AND last_id > ${after}
+              AND first_id >= coalesce(
+                (SELECT max(first_id) FROM ${events} WHERE chat_id = ${chatId} AND first_id <= ${after}), 0)
             ORDER BY first_id`),
           (rows) =>
             rows.flatMap((row) =>
@@ -470,7 +480,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           Effect.orDie(sql<{ one: number }>`
             UPDATE ${chats} SET updated_at = ${DateTime.toDate(at)}
             WHERE organization_id = ${organizationId} AND id = ${chatId} AND status = 'running'
-              AND (SELECT max(run_start) FROM ${events} WHERE chat_id = ${chatId}) = ${runStart}
+              AND (${lastBatch(chatId, "run_start")}) = ${runStart}
             RETURNING 1 AS one`),
           (rows) => rows.length === 1
         ),

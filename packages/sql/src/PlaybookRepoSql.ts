@@ -171,22 +171,27 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
                    (SELECT count(*)::int FROM chat) AS chat_found,
                    (SELECT count(*)::int FROM inserted) AS written`
     })
-    const ReportsRequest = Schema.Struct({ organization_id: OrganizationId, playbook_id: PlaybookId })
-    const findReports = SqlSchema.findAll({
-      Request: Schema.Struct({ ...ReportsRequest.fields, limit: Schema.Int, offset: Schema.Int }),
-      Result: ReportFromRow,
-      execute: ({ limit, offset, organization_id, playbook_id }) =>
-        sql`SELECT ${reportColumns} FROM ${reports}
-            WHERE organization_id = ${organization_id} AND playbook_id = ${playbook_id}
-            ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-    const countReports = SqlSchema.single({
-      Request: ReportsRequest,
-      Result: Schema.Struct({ total: Schema.Number }),
-      execute: ({ organization_id, playbook_id }) =>
-        sql`SELECT count(*)::int AS total FROM ${reports}
-            WHERE organization_id = ${organization_id} AND playbook_id = ${playbook_id}`
-    })
+    // A page of a playbook's reports and their total in one statement, so both come from one
+    // snapshot: as two, a report stored between them was counted but missing from the page. The
+    // count is the row that is always there; the page joins it (no report: one row of nulls).
+    const decodeReports = Schema.decodeUnknown(Schema.Array(ReportFromRow))
+    const findReportsPage = (organizationId: OrganizationId, playbookId: PlaybookId, limit: number, offset: number) =>
+      Effect.flatMap(
+        sql<{ readonly total: number; readonly id: string | null }>`
+          SELECT page.*, counted.total
+          FROM (SELECT count(*)::int AS total FROM ${reports}
+                WHERE organization_id = ${organizationId} AND playbook_id = ${playbookId}) AS counted
+          LEFT JOIN LATERAL (
+            SELECT ${reportColumns} FROM ${reports}
+            WHERE organization_id = ${organizationId} AND playbook_id = ${playbookId}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}
+          ) AS page ON true`,
+        (rows) =>
+          Effect.map(decodeReports(rows.filter((row) => row.id !== null)), (found) => ({
+            reports: found,
+            totalCount: rows[0]?.total ?? 0
+          }))
+      )
     // Exactly the predicate of the partial index `playbooks_due_idx`, so the scheduler's read is a
     // range scan of due rows whatever the number of playbooks.
     const findDue = SqlSchema.findAll({
@@ -269,12 +274,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
         playbookId: PlaybookId,
         page: { readonly limit: number; readonly offset: number }
       ) {
-        const key = { organization_id: organizationId, playbook_id: playbookId }
-        const [rows, count] = yield* Effect.orDie(Effect.all([
-          findReports({ ...key, limit: page.limit, offset: page.offset }),
-          countReports(key)
-        ]))
-        return { reports: rows, totalCount: count.total }
+        return yield* Effect.orDie(findReportsPage(organizationId, playbookId, page.limit, page.offset))
       }),
 
       listDue: Effect.fn("PlaybookRepoSql.listDue")((now: DateTime.Utc, limit: number) =>

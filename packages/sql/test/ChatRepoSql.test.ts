@@ -344,6 +344,34 @@ forEachDatabase((database) =>
           const messages = yield* capturePlans(repo.listMessages(org.id, chatId))
           expect(uses(messages.plans[0]!.plan, "chat_messages_chat_idx")).toBe(true)
         }).pipe(Effect.provide(store)), 120_000)
+
+      it.live("a long event log is read from its end: the latest run and the events after an id", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const repo = yield* ChatRepo
+          const { member, org } = yield* populate
+          const chat = newChat(org.id, member.id, "A long answer")
+          yield* repo.create(chat)
+          // Two runs: 1..1000 and 1001..3000, one event per batch (as a paced answer is stored).
+          yield* sql`INSERT INTO ${sql(`${prefix}chat_events`)} (organization_id, chat_id, first_id, last_id,
+            run_start, events)
+          SELECT ${org.id}::uuid, ${chat.id}::uuid, g, g, CASE WHEN g <= 1000 THEN 1 ELSE 1001 END,
+            jsonb_build_array(jsonb_build_object('type', 'text', 'text', 't' || g))
+          FROM generate_series(1, 3000) g`
+          yield* sql`ANALYZE ${sql(`${prefix}chat_events`)}`
+          const latest = yield* capturePlans(repo.latestRun(org.id, chat.id))
+          expect(latest.result).toEqual(Option.some({ start: 1001, last: 3000 }))
+          // One step down the key's index, not an aggregate over every batch of the chat.
+          expect(latest.plans[0]!.plan).toMatch(new RegExp(`Index Scan Backward using ${prefix}chat_events_pkey`))
+          expect(latest.plans[0]!.plan).not.toMatch(/Aggregate|Seq Scan/)
+          const tail = yield* capturePlans(repo.readEvents(org.id, chat.id, 1001, 2990))
+          expect(tail.result.map(({ id }) =>
+            id
+          )).toEqual(Arr.range(2991, 3000))
+          // The batches from the one after `after`, found by an index bound on `first_id`.
+          expect(tail.plans[0]!.plan).toMatch(/Index Cond: .*first_id >=/)
+          expect(tail.plans[0]!.plan).not.toMatch(/Seq Scan/)
+        }).pipe(Effect.provide(store)), 120_000)
     })
   })
 )
