@@ -6,10 +6,9 @@
  *
  * @since 0.1.0
  */
-import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
@@ -18,6 +17,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -244,6 +244,35 @@ export const layerHealth: Layer.Layer<never, never, Readiness> = HttpApiBuilder.
   })
 )
 
+/**
+ * `/v2/openapi.json` and `/docs`, each made on its first request: the document takes tens of
+ * milliseconds to build, and the reference page inlines Scalar's 6.5 MB script, which is not even
+ * loaded until then (together about 20 MB of a server's memory that few requests ever need).
+ */
+export const layerReference: Layer.Layer<never, never, HttpApi.Api> = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const api = yield* HttpApi.Api
+    const document = yield* Effect.cached(HttpServerResponse.json(OpenApi.fromApi(api.api)).pipe(Effect.orDie))
+    yield* router.get("/v2/openapi.json", document)
+    // Scalar's layer adds its page to a router: here to one of its own, run for `/docs` requests.
+    const page = yield* Effect.cached(
+      Effect.promise(() => import("@effect/platform/HttpApiScalar")).pipe(
+        Effect.flatMap((Scalar) =>
+          HttpApiBuilder.Router.router.pipe(
+            Effect.provide(
+              Scalar.layer({ path: "/docs" }).pipe(
+                Layer.provideMerge(HttpApiBuilder.Router.Live),
+                Layer.provide(Layer.succeed(HttpApi.Api, api))
+              )
+            )
+          )
+        )
+      )
+    )
+    yield* router.get("/docs", Effect.flatten(page))
+  })
+)
+
 /** The /v2 groups with their handlers (the security middleware is provided to each group). */
 export const layerGroups = Layer.mergeAll(
   ChatsHandlers.layer,
@@ -271,8 +300,7 @@ export const layerGroups = Layer.mergeAll(
  * the rate limiter with its config, and `Readiness`.
  */
 export const layer = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/v2/openapi.json" }),
-  HttpApiScalar.layer({ path: "/docs" }),
+  layerReference,
   layerHealth,
   Oidc.routes,
   Connect.layer,
