@@ -247,7 +247,7 @@ export const layerHealth: Layer.Layer<never, never, Readiness> = HttpApiBuilder.
 /**
  * `/v2/openapi.json` and `/docs`, each made on its first request: the document takes tens of
  * milliseconds to build, and the reference page inlines Scalar's 6.5 MB script, which is not even
- * loaded until then (together about 20 MB of a server's memory that few requests ever need).
+ * loaded until then (an idle server holds about 12 MB less, measured on PostgreSQL).
  */
 export const layerReference: Layer.Layer<never, never, HttpApi.Api> = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

@@ -173,7 +173,9 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     })
     // A page of a playbook's reports and their total in one statement, so both come from one
     // snapshot: as two, a report stored between them was counted but missing from the page. The
-    // count is the row that is always there; the page joins it (no report: one row of nulls).
+    // count is the row that is always there; the page joins it (no report: one row of nulls). A join
+    // `ON true` can only be a nested loop, which emits the page's rows in the page's own order; an
+    // outer ORDER BY would add a sort the index already spares.
     const decodeReports = Schema.decodeUnknown(Schema.Array(ReportFromRow))
     const findReportsPage = (organizationId: OrganizationId, playbookId: PlaybookId, limit: number, offset: number) =>
       Effect.flatMap(
