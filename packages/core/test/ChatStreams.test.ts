@@ -11,8 +11,6 @@ import * as ChatEventBus from "../src/ChatEventBus.js"
 import { ChatRepo } from "../src/ChatRepo.js"
 import * as Chats from "../src/Chats.js"
 import * as ChatStreams from "../src/ChatStreams.js"
-import { RoleId } from "../src/Ids.js"
-import * as Policy from "../src/Policy.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
 
@@ -49,25 +47,28 @@ const TestLayer = ChatStreams.layerWith({ idleCheckMillis: 50, staleRunAfter: "1
   Layer.provideMerge(Memory.layer)
 )
 
-const memberRole: Policy.RoleInfo = {
-  id: RoleId.make(Fixtures.uuid()),
-  name: "member",
-  permissions: [],
-  isSystem: true,
-  model: { allowModelChoice: true }
+/** A sink that records what it is handed. */
+const recorder = () => {
+  const ids: Array<number> = []
+  const state = { ended: false, idle: 0 }
+  const sink: ChatStreams.Sink = {
+    events: (events) => {
+      for (const { id } of events) ids.push(id)
+    },
+    idle: () => state.idle++,
+    end: () => {
+      state.ended = true
+    }
+  }
+  return { ids, state, sink }
 }
 
-/** A started run, and how to log (and announce) its next events. */
+/** A started run, how to log (and announce) its next events, and how to follow it. */
 const started = Effect.gen(function*() {
   const org = yield* Fixtures.organization()
-  const member = yield* Fixtures.member(org.id)
-  const principal: Policy.Principal = {
-    organizationId: org.id,
-    memberId: member.id,
-    isServiceAccount: false,
-    roles: [memberRole],
-    auth: Policy.Session()
-  }
+  const roles = yield* Fixtures.systemRoles(org.id)
+  const member = yield* Fixtures.member(org.id, { roleIds: [roles.member.id] })
+  const principal = yield* Fixtures.principal(org.id, member.id)
   const chats = yield* Chats.Chats
   const bus = yield* ChatEventBus.ChatEventBus
   const { run } = yield* chats.start(principal, { question: "q", model: "offline" })
@@ -85,24 +86,17 @@ const started = Effect.gen(function*() {
     yield* announce(done.id)
     return done.id
   })
-  return { principal, run, text, finish }
+  const streams = yield* ChatStreams.ChatStreams
+  /** A follower from `lastEventId`, recording what it is handed until `scope` closes. */
+  const follow = (scope: Scope.Scope, lastEventId?: number) =>
+    Effect.gen(function*() {
+      const follower = recorder()
+      const subscription = yield* streams.subscribe(principal, run.chatId, lastEventId)
+      yield* Effect.forkIn(Scope.extend(subscription(follower.sink), scope), scope)
+      return follower
+    })
+  return { principal, run, text, finish, follow }
 })
-
-/** A sink that records what it is handed. */
-const recorder = () => {
-  const ids: Array<number> = []
-  const state = { ended: false, idle: 0 }
-  const sink: ChatStreams.Sink = {
-    events: (events) => {
-      for (const { id } of events) ids.push(id)
-    },
-    idle: () => state.idle++,
-    end: () => {
-      state.ended = true
-    }
-  }
-  return { ids, state, sink }
-}
 
 const waitUntil = (condition: () => boolean): Effect.Effect<void> =>
   Effect.suspend(() =>
@@ -116,16 +110,9 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 describe("ChatStreams", () => {
   it.live("followers that join early, mid-run and late each get every event once, in order, to done", () =>
     Effect.gen(function*() {
-      const streams = yield* ChatStreams.ChatStreams
-      const { finish, principal, run, text } = yield* started
+      const { finish, follow: followIn, run, text } = yield* started
       const scope = yield* Scope.make()
-      const follow = (lastEventId?: number) =>
-        Effect.gen(function*() {
-          const follower = recorder()
-          const subscription = yield* streams.subscribe(principal, run.chatId, lastEventId)
-          yield* Effect.forkIn(Scope.extend(subscription(follower.sink), scope), scope)
-          return follower
-        })
+      const follow = (lastEventId?: number) => followIn(scope, lastEventId)
       const early = yield* follow()
       yield* text("a")
       const second = yield* text("b")
@@ -151,15 +138,9 @@ describe("ChatStreams", () => {
 
   it.live("a follower whose backlog read joins one already in flight still gets the events logged before it joined", () =>
     Effect.gen(function*() {
-      const streams = yield* ChatStreams.ChatStreams
-      const { finish, principal, run, text } = yield* started
+      const { finish, follow: followIn, run, text } = yield* started
       const scope = yield* Scope.make()
-      const follow = Effect.gen(function*() {
-        const follower = recorder()
-        const subscription = yield* streams.subscribe(principal, run.chatId, undefined)
-        yield* Effect.forkIn(Scope.extend(subscription(follower.sink), scope), scope)
-        return follower
-      })
+      const follow = followIn(scope)
       const first = yield* follow
       yield* waitUntil(() => first.ids.length === 1)
       // The second follower's backlog read takes its snapshot (the metadata alone) and is held.
@@ -182,14 +163,11 @@ describe("ChatStreams", () => {
 
   it.live("an idle tail tells its followers, and a follower that leaves stops nobody else", () =>
     Effect.gen(function*() {
-      const streams = yield* ChatStreams.ChatStreams
-      const { finish, principal, run, text } = yield* started
-      const staying = recorder()
+      const { finish, follow, run, text } = yield* started
       const outer = yield* Scope.make()
-      yield* Scope.extend((yield* streams.subscribe(principal, run.chatId, undefined))(staying.sink), outer)
-      const leaving = recorder()
+      const staying = yield* follow(outer)
       const inner = yield* Scope.make()
-      yield* Scope.extend((yield* streams.subscribe(principal, run.chatId, undefined))(leaving.sink), inner)
+      const leaving = yield* follow(inner)
       yield* waitUntil(() => staying.state.idle >= 2 && leaving.state.idle >= 2)
       yield* Scope.close(inner, Exit.void)
       const seen = leaving.ids.length

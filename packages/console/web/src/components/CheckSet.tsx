@@ -1,15 +1,20 @@
-/** A fieldset of checkboxes choosing a set of keys (allowed models, a key's roles). */
+import type { ReactNode } from "react"
+
+/** A fieldset of checkboxes choosing a set of keys (allowed models, a key's roles, connectors). */
 export function CheckSet<K extends string | number>(
-  { items, legend, onChange, selected }: {
+  { empty, items, legend, onChange, selected }: {
     readonly legend: string
-    readonly items: ReadonlyArray<{ readonly key: K; readonly label: string }>
+    readonly items: ReadonlyArray<{ readonly key: K; readonly label: ReactNode }>
     readonly selected: ReadonlySet<K>
     readonly onChange: (next: ReadonlySet<K>) => void
+    /** Shown when there is nothing to choose. */
+    readonly empty?: string
   }
 ) {
   return (
     <fieldset>
       <legend>{legend}</legend>
+      {items.length === 0 && empty !== undefined ? <p className="muted">{empty}</p> : null}
       {items.map((item) => (
         <label key={item.key} className="check">
           <input

@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react"
 import { json } from "../api.js"
+import { CheckSet } from "../components/CheckSet.js"
 import { applyEvent, type Item, Timeline } from "../components/Timeline.js"
 import { ask, type Asset, type Cell, type ChatEvent, follow, lastEventId } from "../stream.js"
 
@@ -263,25 +264,20 @@ export function ChatPage(
           </div>
           <details className="ask-options">
             <summary>Connectors, tools and model</summary>
-            <fieldset>
-              <legend>Connectors</legend>
-              {connectors.length === 0 ? <p className="muted">No connectors you can use.</p> : null}
-              {connectors.map((c) => (
-                <label key={c.id} className="check">
-                  <input
-                    type="checkbox"
-                    checked={selected.has(c.id)}
-                    onChange={(e) => {
-                      const next = new Set(selected)
-                      if (e.target.checked) next.add(c.id)
-                      else next.delete(c.id)
-                      setSelected(next)
-                    }}
-                  />
-                  {c.name} <span className="muted">({c.type})</span>
-                </label>
-              ))}
-            </fieldset>
+            <CheckSet
+              legend="Connectors"
+              empty="No connectors you can use."
+              items={connectors.map((c) => ({
+                key: c.id,
+                label: (
+                  <>
+                    {c.name} <span className="muted">({c.type})</span>
+                  </>
+                )
+              }))}
+              selected={selected}
+              onChange={setSelected}
+            />
             <fieldset>
               <legend>Tools</legend>
               {toolNames.map(([key, label]) => (

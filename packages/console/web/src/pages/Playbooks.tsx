@@ -3,6 +3,7 @@ import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import { type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
+import { CheckSet } from "../components/CheckSet.js"
 import { type Block, ReportView } from "../components/ReportView.js"
 
 interface PlaybookRow {
@@ -120,24 +121,12 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
           <span>Prompt</span>
           <textarea rows={4} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
         </label>
-        <fieldset>
-          <legend>Connectors</legend>
-          {connectors.map((c) => (
-            <label key={c.id} className="check">
-              <input
-                type="checkbox"
-                checked={chosen.has(c.id)}
-                onChange={(e) => {
-                  const next = new Set(chosen)
-                  if (e.target.checked) next.add(c.id)
-                  else next.delete(c.id)
-                  setChosen(next)
-                }}
-              />
-              {c.name}
-            </label>
-          ))}
-        </fieldset>
+        <CheckSet
+          legend="Connectors"
+          items={connectors.map((c) => ({ key: c.id, label: c.name }))}
+          selected={chosen}
+          onChange={setChosen}
+        />
         <label className="field">
           <span>Schedule (cron, UTC: minute hour day month weekday)</span>
           <input value={cron} onChange={(e) => setCron(e.target.value)} placeholder="0 9 * * 1-5" />

@@ -39,19 +39,6 @@ const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
     headers: Sse.headers
   })
 
-// Frames sent together, as one buffer (one write to the socket).
-const concat = (frames: Iterable<Uint8Array>) => {
-  let length = 0
-  for (const frame of frames) length += frame.length
-  const bytes = new Uint8Array(length)
-  let offset = 0
-  for (const frame of frames) {
-    bytes.set(frame, offset)
-    offset += frame.length
-  }
-  return bytes
-}
-
 // A server may hold thousands of followers, so each is a push stream fed by its run's shared tail,
 // with no fiber of its own: its keep-alive rides on the tail's idle ticks (a comment once
 // `Sse.heartbeatInterval` has passed without a write).
@@ -63,7 +50,7 @@ const followResponse = (subscription: ChatStreams.Subscription) =>
       return subscription({
         events: (events) => {
           lastWrite = Date.now()
-          emit.single(events.length === 1 ? frame(events[0]!) : concat(events.map(frame)))
+          emit.single(events.length === 1 ? frame(events[0]!) : Buffer.concat(events.map(frame)))
         },
         idle: () => {
           if (Date.now() - lastWrite < heartbeatMillis) return
@@ -75,7 +62,9 @@ const followResponse = (subscription: ChatStreams.Subscription) =>
     }, { bufferSize: "unbounded" }).pipe(
       // What piled up while the client was slow goes out as one write: a write per event would
       // keep thousands of small buffers alive per slow connection.
-      Stream.mapChunks((frames) => frames.length <= 1 ? frames : Chunk.of(concat(frames)))
+      Stream.mapChunks((frames) =>
+        frames.length <= 1 ? frames : Chunk.of<Uint8Array>(Buffer.concat(Chunk.toReadonlyArray(frames)))
+      )
     ),
     { contentType: "text/event-stream", headers: Sse.headers }
   )
