@@ -13,12 +13,14 @@ import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Delivery from "@sightline/core/Delivery"
+import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as UseCases from "@sightline/core/UseCases"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as Passwords from "@sightline/http/Passwords"
 import * as RateLimit from "@sightline/http/RateLimit"
+import * as Secrets from "@sightline/http/Secrets"
 import * as Server from "@sightline/http/Server"
 import * as SqlStore from "@sightline/sql/SqlStore"
 import * as Effect from "effect/Effect"
@@ -33,7 +35,9 @@ const core = (dataDir: string | undefined) =>
     Layer.provideMerge(
       Layer.mergeAll(
         SqlStore.layerPglite({ dataDir, prefix: "sightline_" }),
-        UseCases.layerCorePorts,
+        IdGenerator.layer,
+        // API key secrets hashed with node:crypto in the calling thread.
+        Secrets.layer,
         // Sign-in for people: scrypt password hashes.
         Passwords.layer(),
         // The offline model and the live connectors (DEMO included); a host adds its providers here.

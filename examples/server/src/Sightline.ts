@@ -16,6 +16,7 @@ import * as ConsoleAssets from "@sightline/console/ConsoleAssets"
 import * as Answers from "@sightline/core/Answers"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
+import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Worker from "@sightline/core/Worker"
 import * as Transport from "@sightline/delivery/Transport"
@@ -26,6 +27,7 @@ import * as Oidc from "@sightline/http/Oidc"
 import * as Passwords from "@sightline/http/Passwords"
 import * as PublicUrl from "@sightline/http/PublicUrl"
 import * as RateLimit from "@sightline/http/RateLimit"
+import * as Secrets from "@sightline/http/Secrets"
 import * as Server from "@sightline/http/Server"
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as ChatEventBusPg from "@sightline/sql/ChatEventBusPg"
@@ -140,7 +142,9 @@ export const client = (
  */
 export const platform = (options: Options) =>
   Layer.mergeAll(
-    UseCases.layerCorePorts,
+    // Core's random ids; API key secrets hashed in the calling thread (not Web Crypto's thread pool).
+    IdGenerator.layer,
+    Secrets.layer,
     Passwords.layer(),
     Providers.layer(options.models ?? {}),
     ConnectorsRuntime.layer,

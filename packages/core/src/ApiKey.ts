@@ -156,7 +156,7 @@ export const toWire = (record: ApiKeyRecord, now: DateTime.Utc): ApiKey =>
   new ApiKey({
     ...Struct.omit(record, "organization_id", "secret_hash", "created_by", "rotated_from"),
     status: statusAt(record, now)
-  })
+  }, true)
 
 /** What minting a key needs, after policy has approved it (in-process input, so camelCase). */
 export interface MintInput {

@@ -81,4 +81,4 @@ export const toAsset = (record: AssetRecord, options: RenderOptions = {}): Asset
     ...(options.withMessageCellId === true && record.message_cell_id !== undefined
       ? { message_cell_id: record.message_cell_id }
       : {})
-  })
+  }, true)

@@ -148,7 +148,7 @@ export class AuditLogRecord extends Schema.Class<AuditLogRecord>("@sightline/cor
 
 /** The served form of a stored entry. */
 export const toEntry = (record: AuditLogRecord): AuditLogEntry =>
-  new AuditLogEntry(Struct.omit(record, "organization_id"))
+  new AuditLogEntry(Struct.omit(record, "organization_id"), true)
 
 /** The page size bounds and default of `GET /v2/audit-logs`. */
 export const PAGE_SIZE = { min: 1, max: 100, default: 50 } as const

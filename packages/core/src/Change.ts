@@ -408,7 +408,7 @@ export const toChange = (
     touched_paths: _t,
     ...fields
   } = record
-  return new Change({ ...fields, ...extra })
+  return new Change({ ...fields, ...extra }, true)
 }
 
 /** Zero changes of every status. */

@@ -398,7 +398,7 @@ export const make = (options: {
   })
 
 /** The `chat` of Get Chat. */
-export const toChat = (record: ChatRecord): Chat => new Chat({ id: record.id, model: record.model })
+export const toChat = (record: ChatRecord): Chat => new Chat({ id: record.id, model: record.model }, true)
 
 /** A List Chats item. The creator's e-mail comes from the member (the use case resolves it). */
 export const toSummary = (
@@ -415,7 +415,7 @@ export const toSummary = (
     source: record.source,
     model: record.model,
     is_running: record.status === "running"
-  })
+  }, true)
 
 /** A message of Get Chat; `assets` (rendered by the caller, URLs signed) is kept only for assistant messages. */
 export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset>): ChatMessage =>
@@ -426,7 +426,7 @@ export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset
 /** A cell as served; `assets` is left out when the cell produced none. */
 export const toChatCell = (record: CellRecord, assets: ReadonlyArray<Asset>): ChatCell => {
   const { chat_id: _chat, organization_id: _org, ...cell } = record
-  return new ChatCell(assets.length > 0 ? { ...cell, assets } : cell)
+  return new ChatCell(assets.length > 0 ? { ...cell, assets } : cell, true)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -430,7 +430,7 @@ export class Connector extends Schema.Class<Connector>("@sightline/core/Connecto
 
 /** The wire shape of a stored connector. */
 export const toConnector = (record: ConnectorRecord): Connector =>
-  new Connector({ id: record.id, name: record.config.name, type: record.config.connector_type })
+  new Connector({ id: record.id, name: record.config.name, type: record.config.connector_type }, true)
 
 /** The body of POST /v2/connectors. */
 export const CreateConnectorRequest = Schema.Struct({

@@ -91,7 +91,7 @@ export const toModel = (entry: CatalogueEntry, isDefault: boolean): Model =>
     provider: entry.provider,
     supports_fast_mode: entry.supports_fast_mode,
     default: isDefault
-  })
+  }, true)
 
 /**
  * The response of GET /v2/models: the entries the caller may use (in catalogue order), flagging the

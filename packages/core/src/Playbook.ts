@@ -156,7 +156,7 @@ export const toPlaybook = (record: PlaybookRecord): Playbook =>
     ...(record.cron_string === undefined ? {} : { cron_string: record.cron_string }),
     ...(record.email_addresses.length === 0 ? {} : { email_addresses: record.email_addresses }),
     ...(record.chat_channel_id === undefined ? {} : { chat_channel_id: record.chat_channel_id })
-  })
+  }, true)
 
 // ---------------------------------------------------------------------------------------------
 // Requests and responses

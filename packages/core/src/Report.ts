@@ -146,4 +146,4 @@ export const toReport = (record: ReportRecord): Report =>
     chat_id: record.chat_id,
     deliveries: record.deliveries,
     created_at: record.created_at
-  })
+  }, true)

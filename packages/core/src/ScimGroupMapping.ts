@@ -64,7 +64,7 @@ export const toMapping = (record: ScimGroupMappingRecord): ScimGroupMapping =>
     ...(record.roleId === undefined ? {} : { roleId: record.roleId }),
     ...(record.groupId === undefined ? {} : { groupId: record.groupId }),
     targetMode: record.targetMode
-  })
+  }, true)
 
 /** The body of `RBACService/MigrateAllScimGroupMappings`: empty. */
 export const MigrateAllScimGroupMappingsRequest = Schema.Struct({})
