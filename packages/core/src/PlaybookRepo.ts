@@ -78,6 +78,16 @@ export declare namespace PlaybookRepo {
       playbookId: PlaybookId,
       page: { readonly limit: number; readonly offset: number }
     ) => Effect.Effect<ReportPage>
+    /**
+     * The playbook with a page of its reports, as `get` and `listReports` would find them, in one
+     * read: the page and its total are of the same moment (one statement in SQL). None when the
+     * organization has no such playbook.
+     */
+    readonly getWithReports: (
+      organizationId: OrganizationId,
+      id: PlaybookId,
+      page: { readonly limit: number; readonly offset: number }
+    ) => Effect.Effect<Option.Option<{ readonly playbook: PlaybookRecord; readonly page: ReportPage }>>
 
     /**
      * Deployed playbooks whose schedule is due (`next_run_at <= now`), earliest first, at most `limit`,
@@ -134,6 +144,19 @@ export const layerMemory: Layer.Layer<PlaybookRepo, never, MemoryState> = Layer.
       state.run(Effect.map(Ref.get(table), (tables) => find(tables, organizationId, id)))
 
     const notFound = (id: PlaybookId) => new NotFound({ message: `playbook ${id} not found` })
+
+    const reportPage = (
+      tables: Tables,
+      organizationId: OrganizationId,
+      playbookId: PlaybookId,
+      page: { readonly limit: number; readonly offset: number }
+    ): PlaybookRepo.ReportPage => {
+      const reports = Arr.sort(
+        tables.reports.filter((r) => r.organization_id === organizationId && r.playbook_id === playbookId),
+        reportsNewestFirst
+      )
+      return { reports: reports.slice(page.offset, page.offset + page.limit), totalCount: reports.length }
+    }
 
     return {
       create: (playbook) =>
@@ -201,13 +224,14 @@ export const layerMemory: Layer.Layer<PlaybookRepo, never, MemoryState> = Layer.
         })),
 
       listReports: (organizationId, playbookId, page) =>
-        state.run(Effect.map(Ref.get(table), (tables) => {
-          const reports = Arr.sort(
-            tables.reports.filter((r) => r.organization_id === organizationId && r.playbook_id === playbookId),
-            reportsNewestFirst
-          )
-          return { reports: reports.slice(page.offset, page.offset + page.limit), totalCount: reports.length }
-        })),
+        state.run(Effect.map(Ref.get(table), (tables) => reportPage(tables, organizationId, playbookId, page))),
+
+      getWithReports: (organizationId, id, page) =>
+        state.run(Effect.map(Ref.get(table), (tables) =>
+          Option.map(find(tables, organizationId, id), (playbook) => ({
+            playbook,
+            page: reportPage(tables, organizationId, id, page)
+          })))),
 
       listDue: (now, limit) =>
         state.run(

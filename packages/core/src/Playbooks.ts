@@ -209,14 +209,17 @@ export const make = Effect.gen(function*() {
 
   const get = Effect.fn("Playbooks.get")(
     function*(principal: Policy.Principal, id: PlaybookId, query: Playbook.GetPlaybookQuery) {
-      const playbook = yield* find(principal.organizationId, id, false)
-      yield* Decision.enforce(
-        Policy.canRead(principal, "playbook", accessOf(playbook), yield* DateTime.now)
-      )
-      const page = yield* playbooks.listReports(principal.organizationId, id, {
+      // One read: the page of reports is read before the check, and dropped with the playbook when
+      // the caller may not read it.
+      const found = yield* playbooks.getWithReports(principal.organizationId, id, {
         limit: query.limit,
         offset: query.offset
       })
+      if (Option.isNone(found)) return yield* new Errors.NotFound()
+      const { page, playbook } = found.value
+      yield* Decision.enforce(
+        Policy.canRead(principal, "playbook", accessOf(playbook), yield* DateTime.now)
+      )
       return {
         playbook: Playbook.toPlaybook(playbook),
         reports: page.reports.map(Report.toReport),

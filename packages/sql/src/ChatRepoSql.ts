@@ -141,12 +141,12 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
     })
 
-    const ListRequest = Schema.Struct({
-      organization_id: OrganizationId,
-      creator_id: Schema.optional(MemberId),
-      pattern: Schema.optional(Schema.String)
-    })
-    const listFilter = (request: typeof ListRequest.Encoded) =>
+    interface ListRequest {
+      readonly organization_id: OrganizationId
+      readonly creator_id?: MemberId | undefined
+      readonly pattern?: string | undefined
+    }
+    const listFilter = (request: ListRequest) =>
       sql.and([
         sql`organization_id = ${request.organization_id}`,
         ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`]),
@@ -155,40 +155,46 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           sql`(lower(summary) LIKE lower(${request.pattern}) OR lower(first_question) LIKE lower(${request.pattern}))`
         ])
       ])
-    const listPage = SqlSchema.findAll({
-      Request: Schema.Struct({
-        ...ListRequest.fields,
-        sort: Schema.Literal("name", "created_at", "updated_at"),
-        direction: Schema.Literal("asc", "desc"),
-        limit: Schema.Int,
-        offset: Schema.Int
-      }),
-      Result: ListRow,
-      execute: (request) => {
-        // The expressions of the sort indexes; ties by id in the same direction.
-        const key = request.sort === "name" ? `lower(summary) COLLATE "C"` : request.sort
-        const direction = request.direction === "asc" ? "ASC" : "DESC"
-        return sql`SELECT ${chatColumns}, left(coalesce(first_question, ''), 200) AS preview
-                   FROM ${chats} WHERE ${listFilter(request)}
-                   ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
-                   LIMIT ${request.limit} OFFSET ${request.offset}`
-      }
-    })
-    const listCount = SqlSchema.single({
-      Request: ListRequest,
-      Result: Schema.Struct({ total: Schema.Number }),
-      // Without a search, the counts the chats' trigger keeps (migration 12) answer from one row per
-      // creator; a search has to look at the chats themselves.
-      execute: (request) =>
-        request.pattern === undefined
-          ? sql`SELECT coalesce(sum(n), 0)::int AS total FROM ${counts} WHERE ${
-            sql.and([
-              sql`organization_id = ${request.organization_id}`,
-              ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`])
-            ])
-          }`
-          : sql`SELECT count(*)::int AS total FROM ${chats} WHERE ${listFilter(request)}`
-    })
+    // Without a search, the counts the chats' trigger keeps (migration 12) answer from one row per
+    // creator; a search has to look at the chats themselves.
+    const listTotal = (request: ListRequest) =>
+      request.pattern === undefined
+        ? sql`SELECT coalesce(sum(n), 0)::int AS total FROM ${counts} WHERE ${
+          sql.and([
+            sql`organization_id = ${request.organization_id}`,
+            ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`])
+          ])
+        }`
+        : sql`SELECT count(*)::int AS total FROM ${chats} WHERE ${listFilter(request)}`
+    // A page of chats and their total in one statement, so both come from one snapshot: as two, a
+    // chat started between them was counted but missing from the page. The total is the row that is
+    // always there and the page joins it (no chat: one row of nulls), as a playbook's reports do
+    // (`PlaybookRepoSql`): a join `ON true` is a nested loop, which keeps the page's index order.
+    const decodeListRows = Schema.decodeUnknown(Schema.Array(ListRow))
+    const listPage = (
+      request: ListRequest,
+      page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection" | "limit" | "offset">
+    ) => {
+      // The expressions of the sort indexes; ties by id in the same direction.
+      const key = page.sortBy === "name" ? `lower(summary) COLLATE "C"` : page.sortBy
+      const direction = page.sortDirection === "asc" ? "ASC" : "DESC"
+      return Effect.flatMap(
+        sql<{ readonly total: number; readonly id: string | null }>`
+          SELECT page.*, counted.total
+          FROM (${listTotal(request)}) AS counted
+          LEFT JOIN LATERAL (
+            SELECT ${chatColumns}, left(coalesce(first_question, ''), 200) AS preview
+            FROM ${chats} WHERE ${listFilter(request)}
+            ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
+            LIMIT ${page.limit} OFFSET ${page.offset}
+          ) AS page ON true`,
+        (rows) =>
+          Effect.map(decodeListRows(rows.filter((row) => row.id !== null)), (found) => ({
+            rows: found,
+            total: rows[0]?.total ?? 0
+          }))
+      )
+    }
 
     // The chat row is locked first, so that messages of one chat get their `seq` in the order their
     // transactions append them, and `first_question` is the first user message in that order.
@@ -384,24 +390,14 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       ),
       list: Effect.fn("ChatRepoSql.list")(function*(organizationId: OrganizationId, options: ChatRepo.ListOptions) {
         const term = options.searchTerm ?? ""
-        const request = {
+        const { rows, total } = yield* Effect.orDie(listPage({
           organization_id: organizationId,
           ...(options.creatorId === undefined ? {} : { creator_id: options.creatorId }),
           ...(term === "" ? {} : { pattern: likeContaining(term) })
-        }
-        const [rows, count] = yield* Effect.orDie(Effect.all([
-          listPage({
-            ...request,
-            sort: options.sortBy,
-            direction: options.sortDirection,
-            limit: options.limit,
-            offset: options.offset
-          }),
-          listCount(request)
-        ]))
+        }, options))
         return {
           rows: rows.map(({ preview, ...chat }) => ({ chat: new ChatRecord(chat, true), preview })),
-          totalCount: count.total
+          totalCount: total
         }
       }),
       update: Effect.fn("ChatRepoSql.update")((chat) =>

@@ -73,9 +73,19 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     ]
     const keyNames = ["id", "organization_id"]
     const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
-    const reportColumns = sql.literal(
-      "id, organization_id, playbook_id, chat_id, subject, summary, blocks, html_preview, deliveries, created_at"
-    )
+    const reportNames = [
+      "id",
+      "organization_id",
+      "playbook_id",
+      "chat_id",
+      "subject",
+      "summary",
+      "blocks",
+      "html_preview",
+      "deliveries",
+      "created_at"
+    ]
+    const reportColumns = sql.literal(reportNames.join(", "))
 
     const insert = SqlSchema.findOne({
       Request: PlaybookFromRow,
@@ -194,6 +204,44 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
             totalCount: rows[0]?.total ?? 0
           }))
       )
+    // The playbook, its page of reports and their total in one statement (see `findReportsPage`):
+    // one row per report of the page, or one with null report columns (prefixed `r_`) when there
+    // is none on the page, and no row when there is no such playbook.
+    const playbookColumns = sql.literal([...keyNames, ...fieldNames].map((c) => `p.${c}`).join(", "))
+    const pageColumns = sql.literal(reportNames.map((c) => `page.${c} AS r_${c}`).join(", "))
+    const decodePlaybook = Schema.decodeUnknown(PlaybookFromRow)
+    const findWithReports = (organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
+      Effect.flatMap(
+        sql<Record<string, unknown>>`
+          SELECT ${playbookColumns}, counted.total, ${pageColumns}
+          FROM ${playbooks} p
+          CROSS JOIN (SELECT count(*)::int AS total FROM ${reports}
+                      WHERE organization_id = ${organizationId} AND playbook_id = ${id}) AS counted
+          LEFT JOIN LATERAL (
+            SELECT ${reportColumns} FROM ${reports}
+            WHERE organization_id = ${organizationId} AND playbook_id = ${id}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}
+          ) AS page ON true
+          WHERE p.organization_id = ${organizationId} AND p.id = ${id}`,
+        (rows) => {
+          const first = rows[0]
+          if (first === undefined) return Effect.succeed(Option.none())
+          return Effect.map(
+            Effect.all([
+              decodePlaybook(first),
+              decodeReports(
+                rows.filter((row) => row.r_id !== null).map((row) => {
+                  const fields: Record<string, unknown> = {}
+                  for (const name of reportNames) fields[name] = row[`r_${name}`]
+                  return fields
+                })
+              )
+            ]),
+            ([playbook, found]) =>
+              Option.some({ playbook, page: { reports: found, totalCount: first.total as number } })
+          )
+        }
+      )
     // Exactly the predicate of the partial index `playbooks_due_idx`, so the scheduler's read is a
     // range scan of due rows whatever the number of playbooks.
     const findDue = SqlSchema.findAll({
@@ -278,6 +326,10 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
       ) {
         return yield* Effect.orDie(findReportsPage(organizationId, playbookId, page.limit, page.offset))
       }),
+
+      // Untraced: Get Playbook's one read, inside the use case's span.
+      getWithReports: (organizationId, id, page) =>
+        Effect.orDie(findWithReports(organizationId, id, page.limit, page.offset)),
 
       listDue: Effect.fn("PlaybookRepoSql.listDue")((now: DateTime.Utc, limit: number) =>
         Effect.orDie(findDue({ now, limit }))

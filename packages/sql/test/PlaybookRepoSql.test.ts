@@ -236,6 +236,21 @@ forEachDatabase((database) =>
             expect(uses(plan, "playbook_reports_list_idx")).toBe(true)
             expect(plan).not.toMatch(/Seq Scan|Sort/)
           }
+          // With the playbook, in one statement: its key, then the same index for the page and the total.
+          const joined = yield* capturePlans(repo.getWithReports(org.id, first!.id, { limit: 2, offset: 1 }))
+          const found = Option.getOrThrow(joined.result)
+          expect(found.playbook.id).toBe(first!.id)
+          expect(found.page.reports.map((r) =>
+            r.id
+          )).toEqual(result.reports.map((r) =>
+            r.id
+          ))
+          expect(found.page.totalCount).toBe(3)
+          expect(joined.plans).toHaveLength(1)
+          const plan = joined.plans[0]!.plan
+          expect(uses(plan, "playbooks_pkey") || uses(plan, "playbooks_organization_id_key"), plan).toBe(true)
+          expect(uses(plan, "playbook_reports_list_idx")).toBe(true)
+          expect(plan).not.toMatch(/Seq Scan|Sort/)
         }).pipe(Effect.provide(store)), 120_000)
     })
   })

@@ -366,6 +366,19 @@ export const playbookRepoContract = (name: string, layer: Layer.Layer<Requiremen
         expect(first.totalCount).toBe(4)
         expect(rest.totalCount).toBe(4)
         expect([...first.reports, ...rest.reports].map(encodeReport)).toEqual(expected.map(encodeReport))
+        // The playbook and the same pages in one read.
+        const withFirst = Option.getOrThrow(yield* repo.getWithReports(org.id, record.id, { limit: 3, offset: 0 }))
+        const withRest = Option.getOrThrow(yield* repo.getWithReports(org.id, record.id, { limit: 3, offset: 3 }))
+        expect(encode(withFirst.playbook)).toEqual(encode(record))
+        expect(encode(withRest.playbook)).toEqual(encode(record))
+        expect([withFirst.page.totalCount, withRest.page.totalCount]).toEqual([4, 4])
+        expect([...withFirst.page.reports, ...withRest.page.reports].map(encodeReport))
+          .toEqual(expected.map(encodeReport))
+        const beyond = Option.getOrThrow(yield* repo.getWithReports(org.id, record.id, { limit: 3, offset: 9 }))
+        expect(beyond.page).toEqual({ reports: [], totalCount: 4 })
+        const none = Option.getOrThrow(yield* repo.getWithReports(org.id, sibling.id, { limit: 3, offset: 1 }))
+        expect(encode(none.playbook)).toEqual(encode(sibling))
+        expect(none.page).toEqual({ reports: [], totalCount: 1 })
       }).pipe(Effect.provide(layer)))
 
     it.effect("reports belong to a playbook of their organization and have fresh ids", () =>
@@ -382,6 +395,9 @@ export const playbookRepoContract = (name: string, layer: Layer.Layer<Requiremen
           reports: [],
           totalCount: 0
         })
+        expect(yield* repo.getWithReports(other.org.id, record.id, { limit: 10, offset: 0 })).toEqual(Option.none())
+        const unknown = playbook(org.id, member.id)
+        expect(yield* repo.getWithReports(org.id, unknown.id, { limit: 10, offset: 0 })).toEqual(Option.none())
         const foreign = new Report.ReportRecord({ ...report(record, chatId), organization_id: other.org.id })
         expect((yield* Effect.flip(repo.addReport(foreign)))._tag).toBe("NotFound")
         const orphan = report(playbook(org.id, member.id), chatId)
