@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as DirLock from "./internal/dirLock.js"
 
@@ -53,6 +54,34 @@ const isFresh = (dataDir: string): boolean =>
 export const postgresqlConf: ReadonlyArray<string> = ["shared_buffers = 16MB"]
 
 const statementFailed = (cause: unknown) => new SqlError({ cause, message: "Failed to execute statement" })
+
+/**
+ * A parameter as an SQL literal, for `EXECUTE`: a quoted string whose type the prepared statement
+ * decides, as the text `query` would send for it. Only values whose text form is unambiguous
+ * (strings without NUL, finite numbers, booleans, null); `undefined` for anything else. With
+ * `standard_conforming_strings` (always on since PostgreSQL 9.1), a doubled quote is the only
+ * escape inside '…'.
+ */
+export const literalOf = (value: unknown): string | undefined => {
+  switch (typeof value) {
+    case "string":
+      return value.includes("\u0000") ? undefined : `'${value.replaceAll("'", "''")}'`
+    case "number":
+      return Number.isFinite(value) ? `'${value}'` : undefined
+    case "boolean":
+      return value ? "'true'" : "'false'"
+    case "object":
+      return value === null ? "NULL" : undefined
+    default:
+      return undefined
+  }
+}
+
+// The statements `PREPARE` takes.
+const preparable = /^\s*(SELECT|WITH|INSERT|UPDATE|DELETE|VALUES)\b/i
+
+// Statement texts are the repositories' own, a bounded set; past this many, the rest run unprepared.
+const MAX_PREPARED = 1_000
 
 /** Opens PGlite, and closes it when the scope closes. */
 export const make = (
@@ -98,15 +127,50 @@ export const make = (
 
     const run = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: statementFailed })
 
+    // PGlite's `query` has no named statements: it parses and plans its statement on every call, in
+    // six calls into WebAssembly. A statement with parameters is instead prepared once (`PREPARE`,
+    // named after its text) and run with `EXECUTE` through `exec`, one call, its parameters as
+    // literals: authentication's statement took 1.06 ms, now 0.27 ms. Prepared statements belong to
+    // the session (a rollback keeps them), and PostgreSQL plans them again when a table changes.
+    const prepared = new Map<string, string>()
+    // The `EXECUTE` of a statement and its name, or none when it is not one to prepare.
+    const executeOf = (sql: string, params: ReadonlyArray<unknown>) => {
+      const name = prepared.get(sql) ??
+        (prepared.size < MAX_PREPARED && preparable.test(sql)
+          ? `sl_${NodeCrypto.createHash("sha1").update(sql).digest("hex")}`
+          : undefined)
+      if (name === undefined) return undefined
+      const literals: Array<string> = []
+      for (const param of params) {
+        const literal = literalOf(param)
+        if (literal === undefined) return undefined
+        literals.push(literal)
+      }
+      return { name, text: `EXECUTE ${name}(${literals.join(", ")})` }
+    }
+    const runPrepared = async (sql: string, execute: { readonly name: string; readonly text: string }) => {
+      if (!prepared.has(sql)) {
+        await pglite.exec(`PREPARE ${execute.name} AS ${sql}`)
+        prepared.set(sql, execute.name)
+      }
+      const [result] = await pglite.exec(execute.text)
+      return result!.rows as ReadonlyArray<any>
+    }
+
     // `query` uses the extended protocol, which takes one statement only; parameterless SQL goes
     // through `exec` (the simple protocol) so that migrations may hold several statements.
-    const rowsOf = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<any>, SqlError> =>
-      params.length > 0
-        ? run(() => pglite.query(sql, params as Array<unknown>)).pipe(Effect.map((result) => result.rows))
-        : run(() => pglite.exec(sql)).pipe(Effect.map((results: Array<Results>) =>
+    const rowsOf = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<any>, SqlError> => {
+      if (params.length === 0) {
+        return run(() => pglite.exec(sql)).pipe(Effect.map((results: Array<Results>) =>
           // The shape `@effect/sql-pg` gives: the rows of a single statement, else one array per statement.
           results.length === 1 ? results[0].rows : results.map((result) => result.rows)
         ))
+      }
+      const execute = executeOf(sql, params)
+      return execute === undefined
+        ? run(() => pglite.query(sql, params as Array<unknown>)).pipe(Effect.map((result) => result.rows))
+        : run(() => runPrepared(sql, execute))
+    }
 
     const connection: Connection = {
       execute: (sql, params, transformRows) =>

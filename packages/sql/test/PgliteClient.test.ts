@@ -34,6 +34,42 @@ describe("PgliteClient", () => {
       expect(row).toEqual({ n: 2, at: new Date("2024-01-02T03:04:05.678Z") })
     }).pipe(Effect.provide(pgliteDatabase.client)))
 
+  it.effect("prepares a statement with parameters once, and answers as the unprepared one would", () =>
+    Effect.gen(function*() {
+      const client = yield* PgliteClient.PgliteClient
+      const sql = client.withoutTransforms()
+      yield* sql`CREATE TABLE prepared_probe (id int PRIMARY KEY, note text, flag boolean, at timestamptz)`
+      const tricky = ["it's", "'); DROP TABLE prepared_probe; --", "back\\slash", "ünï ✓", ""]
+      for (const [i, note] of tricky.entries()) {
+        yield* sql`INSERT INTO prepared_probe (id, note, flag) VALUES (${i}, ${note}, ${i % 2 === 0})`
+      }
+      // A value without a plain text form (a Date) runs unprepared, through PGlite's own serializer.
+      yield* sql`INSERT INTO prepared_probe (id, note, at) VALUES (${99}, ${null}, ${new Date("2024-01-02T03:04:05Z")})`
+      const read = (id: number) =>
+        sql<{ id: number; note: string | null; flag: boolean | null; at: Date | null }>`
+          SELECT id, note, flag, at FROM prepared_probe WHERE id = ${id}`
+      for (const [i, note] of tricky.entries()) {
+        expect(yield* read(i)).toEqual([{ id: i, note, flag: i % 2 === 0, at: null }])
+      }
+      expect(yield* read(99)).toEqual([{ id: 99, note: null, flag: null, at: new Date("2024-01-02T03:04:05Z") }])
+      // The same as PGlite's own extended protocol gives, row for row.
+      const direct = yield* Effect.promise(() =>
+        client.pglite.query("SELECT id, note, flag, at FROM prepared_probe WHERE id >= $1 ORDER BY id", [0])
+      )
+      expect(yield* sql`SELECT id, note, flag, at FROM prepared_probe WHERE id >= ${0} ORDER BY id`).toEqual(
+        direct.rows
+      )
+      // One prepared statement per text, kept across a rollback.
+      yield* sql.withTransaction(Effect.zipRight(read(1), Effect.fail("rolled back"))).pipe(Effect.ignore)
+      expect(yield* read(1)).toHaveLength(1)
+      const statements = yield* sql<{ statement: string }>`
+        SELECT statement FROM pg_prepared_statements WHERE statement LIKE ${"%FROM prepared_probe WHERE id = $1%"}`
+      expect(statements).toHaveLength(1)
+      // Errors are PostgreSQL's own, as unprepared.
+      const error = yield* Effect.flip(sql`SELECT note FROM prepared_probe WHERE id = ${"not a number"}`)
+      expect(String((error.cause as { message?: string }).message)).toMatch(/invalid input syntax for type integer/)
+    }).pipe(Effect.provide(pgliteDatabase.client)))
+
   it.live("a statement outside a transaction waits for the running transaction to end", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
