@@ -329,7 +329,9 @@ export const makeWith = (options: Options) =>
       return {
         chats: page.rows.map(({ chat, preview }) => {
           const summary = Chat.toSummary(chat, { preview, creatorEmail })
-          return isStale(chat, now, staleRunAfter) ? new Chat.ChatSummary({ ...summary, is_running: false }, true) : summary
+          return isStale(chat, now, staleRunAfter)
+            ? new Chat.ChatSummary({ ...summary, is_running: false }, true)
+            : summary
         }),
         total_count: page.totalCount
       }
