@@ -15,7 +15,10 @@ const bundle = join(server, "dist", "bin.js")
 
 const sources = [server, ...["core", "sql", "http", "ai", "connectors", "delivery", "sandbox"].map((name) =>
   join(root, "packages", name)
-)].flatMap((dir) => [join(dir, "src"), join(dir, "package.json")]).concat([join(root, "pnpm-lock.yaml")])
+)].flatMap((dir) => [join(dir, "src"), join(dir, "package.json")]).concat([
+  join(root, "pnpm-lock.yaml"),
+  join(root, "scripts", "bundle.mjs")
+])
 
 if (newest(bundle) <= Math.max(...sources.map(newest))) {
   try {

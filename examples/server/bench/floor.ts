@@ -25,6 +25,7 @@ import * as Option from "effect/Option"
 import { createHash, randomUUID } from "node:crypto"
 import { createServer, type ServerResponse } from "node:http"
 import { parseArgs } from "node:util"
+import * as NodeV8 from "node:v8"
 import pg from "pg"
 
 const { values } = parseArgs({
@@ -36,6 +37,8 @@ const { values } = parseArgs({
     limit: { type: "string", default: "1000000000" }
   }
 })
+// PGlite's WebAssembly on V8's baseline compiler only, as the standalone server runs it (`bin.ts`).
+if (values.db === "pglite") NodeV8.setFlagsFromString("--liftoff-only")
 const t = (name: string) => `"${values.prefix}${name}"`
 const perMinute = Number(values.limit)
 const bucketConfig: RateLimiter.BucketConfig = {

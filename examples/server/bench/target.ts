@@ -22,6 +22,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
+import * as NodeV8 from "node:v8"
 import * as Sightline from "../src/Sightline.js"
 
 const { positionals, values } = parseArgs({
@@ -35,6 +36,8 @@ const { positionals, values } = parseArgs({
     limit: { type: "string", default: "1000000000" }
   }
 })
+// PGlite's WebAssembly on V8's baseline compiler only, as the standalone server runs it (`bin.ts`).
+if (values.db === "pglite") NodeV8.setFlagsFromString("--liftoff-only")
 const mode = positionals[0]
 const options: Sightline.Options = {
   store: values.db === "postgres"

@@ -13,7 +13,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import nodemailer from "nodemailer"
 
 /** Options of the transport. */
 export interface Options {
@@ -60,6 +59,8 @@ const oneLine = (text: string) => text.replace(/[\r\n]+/g, " ").trim()
 export const makeSender = (options: Options) =>
   Effect.gen(function*() {
     const timeout = options.timeoutMillis ?? 15_000
+    // Imported here, not at start: only a server configured with SMTP needs nodemailer.
+    const { default: nodemailer } = yield* Effect.promise(() => import("nodemailer"))
     const transport = yield* Effect.acquireRelease(
       Effect.sync(() =>
         nodemailer.createTransport({

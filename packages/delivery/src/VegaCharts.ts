@@ -7,12 +7,11 @@
  *
  * @since 0.1.0
  */
-import { Resvg } from "@resvg/resvg-js"
 import * as ChartRenderer from "@sightline/core/ChartRenderer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as vega from "vega"
-import * as vegaLite from "vega-lite"
+import type * as Vega from "vega"
+import type * as VegaLite from "vega-lite"
 
 /** Options of the renderer. */
 export interface Options {
@@ -20,7 +19,11 @@ export interface Options {
   readonly widthPixels?: number | undefined
 }
 
-const refusingLoader = (): vega.Loader => {
+// Loaded with the first chart, not at start: Vega, Vega-Lite and resvg's native module hold memory
+// (about 10 MB of heap) that a process which renders no chart has no use for. Node keeps them loaded.
+const libraries = () => Promise.all([import("vega"), import("vega-lite"), import("@resvg/resvg-js")])
+
+const refusingLoader = (vega: typeof Vega): Vega.Loader => {
   const loader = vega.loader()
   const refuse = (uri: string) => Promise.reject(new Error(`charts load no data (${uri.slice(0, 80)})`))
   return Object.assign(loader, {
@@ -48,11 +51,12 @@ export const renderPng = (
 ): Effect.Effect<Uint8Array, ChartRenderer.ChartRenderError> =>
   Effect.tryPromise({
     try: async () => {
-      const compiled = vegaLite.compile(withFixedSize(spec) as vegaLite.TopLevelSpec).spec
+      const [vega, vegaLite, { Resvg }] = await libraries()
+      const compiled = vegaLite.compile(withFixedSize(spec) as VegaLite.TopLevelSpec).spec
       // Vega logs a failed load and draws an empty chart; a spec that names a URL is refused outright.
       const fetching = (compiled.data ?? []).find((data) => "url" in data)
       if (fetching !== undefined) throw new Error("charts load no data: the spec names a data URL")
-      const view = new vega.View(vega.parse(compiled), { renderer: "none", loader: refusingLoader() })
+      const view = new vega.View(vega.parse(compiled), { renderer: "none", loader: refusingLoader(vega) })
       try {
         const svg = await view.toSVG()
         const png = new Resvg(svg, {
