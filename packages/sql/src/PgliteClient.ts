@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as DirLock from "./internal/dirLock.js"
+import * as Template from "./internal/template.js"
 
 /** A `SqlClient` backed by PGlite, with access to the PGlite instance. */
 export interface PgliteClient extends SqlClient.SqlClient {
@@ -109,17 +110,22 @@ export const make = (
         (lock) => Effect.sync(() => lock.release())
       )
     }
-    const template = dataDir !== undefined && config.template !== undefined && NodeFs.existsSync(config.template) &&
-        isFresh(dataDir)
-      ? new Blob([NodeFs.readFileSync(config.template)])
-      : undefined
+    if (dataDir !== undefined) {
+      const { template } = config
+      yield* Effect.tryPromise({
+        try: async () => {
+          if (Template.interrupted(dataDir)) Template.finish(dataDir)
+          else if (template !== undefined && NodeFs.existsSync(template) && isFresh(dataDir)) {
+            await Template.unpack(template, dataDir)
+          }
+        },
+        catch: (cause) => new SqlError({ cause, message: `Failed to unpack the PGlite template into ${dataDir}` })
+      })
+    }
     const pglite = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
-          PGlite.create({
-            postgresqlconf: [...postgresqlConf],
-            ...(dataDir === undefined ? {} : { dataDir, ...(template === undefined ? {} : { loadDataDir: template }) })
-          }),
+          PGlite.create({ postgresqlconf: [...postgresqlConf], ...(dataDir === undefined ? {} : { dataDir }) }),
         catch: (cause) => new SqlError({ cause, message: "Failed to open PGlite" })
       }),
       (db) => Effect.promise(() => db.close())

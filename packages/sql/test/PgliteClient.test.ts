@@ -8,9 +8,11 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Tar from "tar"
 import * as Migrations from "../src/Migrations.js"
 import * as PgliteClient from "../src/PgliteClient.js"
 import * as SqlStore from "../src/SqlStore.js"
@@ -158,6 +160,34 @@ describe("PgliteClient", () => {
               Effect.provide(migratedStore({ dataDir: fresh, template }))
             )
             expect(read).toEqual(Option.some(org))
+
+            // A start that died while moving the unpacked template into place: the next start
+            // (even one without the template) finishes the moves and opens the migrated cluster.
+            const interrupted = join(dir, "interrupted")
+            const unpacked = join(interrupted, ".template-unpacked")
+            mkdirSync(unpacked, { recursive: true })
+            yield* Effect.promise(() => Tar.x({ file: template, cwd: unpacked }))
+            const entries = readdirSync(unpacked).filter((name) => name !== "PG_VERSION")
+            for (const name of entries.slice(0, Math.ceil(entries.length / 2))) {
+              renameSync(join(unpacked, name), join(interrupted, name))
+            }
+            expect(
+              yield* Migrations.run.pipe(
+                Effect.provide(Layer.merge(TablePrefix.layer(), PgliteClient.layer({ dataDir: interrupted })))
+              )
+            ).toEqual([])
+            expect(existsSync(unpacked)).toBe(false)
+
+            // One that died while unpacking starts over (what was unpacked does not count as a cluster).
+            const restarted = join(dir, "restarted")
+            mkdirSync(join(restarted, ".template-unpacking", "base"), { recursive: true })
+            writeFileSync(join(restarted, ".template-unpacking", "base", "torn"), "half a file")
+            expect(
+              yield* Migrations.run.pipe(
+                Effect.provide(Layer.merge(TablePrefix.layer(), PgliteClient.layer({ dataDir: restarted, template })))
+              )
+            ).toEqual([])
+            expect(readdirSync(restarted).filter((name) => name.startsWith(".template"))).toEqual([])
           }),
         (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
       ),
