@@ -327,9 +327,9 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
         return yield* Effect.orDie(findReportsPage(organizationId, playbookId, page.limit, page.offset))
       }),
 
-      // Untraced: Get Playbook's one read, inside the use case's span.
-      getWithReports: (organizationId, id, page) =>
-        Effect.orDie(findWithReports(organizationId, id, page.limit, page.offset)),
+      getWithReports: Effect.fn("PlaybookRepoSql.getWithReports")((organizationId, id, page) =>
+        Effect.orDie(findWithReports(organizationId, id, page.limit, page.offset))
+      ),
 
       listDue: Effect.fn("PlaybookRepoSql.listDue")((now: DateTime.Utc, limit: number) =>
         Effect.orDie(findDue({ now, limit }))
