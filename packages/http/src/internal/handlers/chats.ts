@@ -33,6 +33,18 @@ const frame = (sequenced: ChatEvent.Sequenced) => {
   return bytes
 }
 
+// A batch the tail hands every caught-up follower is the same array: framed once too.
+const framedBatches = new WeakMap<ReadonlyArray<ChatEvent.Sequenced>, Uint8Array>()
+const frameBatch = (events: ReadonlyArray<ChatEvent.Sequenced>) => {
+  if (events.length === 1) return frame(events[0]!)
+  let bytes = framedBatches.get(events)
+  if (bytes === undefined) {
+    bytes = Buffer.concat(events.map(frame))
+    framedBatches.set(events, bytes)
+  }
+  return bytes
+}
+
 const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
   HttpServerResponse.stream(Sse.withHeartbeat(events.pipe(Stream.map(frame))), {
     contentType: "text/event-stream",
@@ -50,7 +62,7 @@ const followResponse = (subscription: ChatStreams.Subscription) =>
       return subscription({
         events: (events) => {
           lastWrite = Date.now()
-          emit.single(events.length === 1 ? frame(events[0]!) : Buffer.concat(events.map(frame)))
+          emit.single(frameBatch(events))
         },
         idle: () => {
           if (Date.now() - lastWrite < heartbeatMillis) return
