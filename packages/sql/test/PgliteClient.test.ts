@@ -8,10 +8,11 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { gunzipSync, gzipSync } from "node:zlib"
 import * as Tar from "tar"
 import * as Migrations from "../src/Migrations.js"
 import * as PgliteClient from "../src/PgliteClient.js"
@@ -188,6 +189,25 @@ describe("PgliteClient", () => {
               )
             ).toEqual([])
             expect(readdirSync(restarted).filter((name) => name.startsWith(".template"))).toEqual([])
+
+            // A damaged template fails the start and leaves no cluster behind: a good one then works.
+            const damaged = join(dir, "damaged.tar.gz")
+            const tarball = gunzipSync(readFileSync(template))
+            tarball[10] = tarball[10]! ^ 0xff // inside the first entry's name: its checksum fails
+            writeFileSync(damaged, gzipSync(tarball))
+            const retried = join(dir, "retried")
+            const failed = yield* Effect.flip(Migrations.run.pipe(
+              Effect.provide(
+                Layer.merge(TablePrefix.layer(), PgliteClient.layer({ dataDir: retried, template: damaged }))
+              )
+            ))
+            expect(String(failed.cause)).toMatch(/damaged/)
+            expect(existsSync(join(retried, "PG_VERSION"))).toBe(false)
+            expect(
+              yield* Migrations.run.pipe(
+                Effect.provide(Layer.merge(TablePrefix.layer(), PgliteClient.layer({ dataDir: retried, template })))
+              )
+            ).toEqual([])
           }),
         (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
       ),
