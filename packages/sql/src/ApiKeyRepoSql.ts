@@ -122,11 +122,6 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     const decodeKey = Schema.decodeUnknown(ApiKeyFromRow)
     const decodeMember = Schema.decodeUnknown(MemberFromRow)
     const decodeRole = Schema.decodeUnknown(RoleFromRow)
-    const fieldsOf = (row: Record<string, unknown>, tablePrefix: string, names: ReadonlyArray<string>) => {
-      const fields: Record<string, unknown> = {}
-      for (const name of names) fields[name] = row[`${tablePrefix}${name}`]
-      return fields
-    }
     const findCredential = (hash: SecretHash) =>
       Effect.gen(function*() {
         const rows = yield* sql<Record<string, unknown>>`SELECT ${credentialColumns} FROM ${apiKeys} k
@@ -139,13 +134,13 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
         const first = rows[0]
         if (first === undefined) return Option.none<ApiKeyRepo.Credential>()
         return Option.some<ApiKeyRepo.Credential>({
-          key: yield* decodeKey(fieldsOf(first, "k_", keyNames)),
+          key: yield* decodeKey(RowSql.fieldsOf(first, "k_", keyNames)),
           member: first.m_id === null
             ? Option.none()
-            : Option.some(yield* decodeMember(fieldsOf(first, "m_", memberColumns))),
+            : Option.some(yield* decodeMember(RowSql.fieldsOf(first, "m_", memberColumns))),
           roles: yield* Effect.forEach(
             rows.filter((row) => row.r_id !== null),
-            (row) => decodeRole(fieldsOf(row, "r_", roleColumns))
+            (row) => decodeRole(RowSql.fieldsOf(row, "r_", roleColumns))
           )
         })
       }).pipe(Effect.orDie)

@@ -186,27 +186,27 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     // count is the row that is always there; the page joins it (no report: one row of nulls). A join
     // `ON true` can only be a nested loop, which emits the page's rows in the page's own order; an
     // outer ORDER BY would add a sort the index already spares.
-    const decodeReports = Schema.decodeUnknown(Schema.Array(ReportFromRow))
-    const findReportsPage = (organizationId: OrganizationId, playbookId: PlaybookId, limit: number, offset: number) =>
-      Effect.flatMap(
-        sql<{ readonly total: number; readonly id: string | null }>`
-          SELECT page.*, counted.total
-          FROM (SELECT count(*)::int AS total FROM ${reports}
-                WHERE organization_id = ${organizationId} AND playbook_id = ${playbookId}) AS counted
+    const countedWithPage = (organizationId: OrganizationId, playbookId: PlaybookId, limit: number, offset: number) =>
+      sql`(SELECT count(*)::int AS total FROM ${reports}
+           WHERE organization_id = ${organizationId} AND playbook_id = ${playbookId}) AS counted
           LEFT JOIN LATERAL (
             SELECT ${reportColumns} FROM ${reports}
             WHERE organization_id = ${organizationId} AND playbook_id = ${playbookId}
             ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}
-          ) AS page ON true`,
+          ) AS page ON true`
+    const decodeReports = Schema.decodeUnknown(Schema.Array(ReportFromRow))
+    const findReportsPage = (organizationId: OrganizationId, playbookId: PlaybookId, limit: number, offset: number) =>
+      Effect.flatMap(
+        sql<{ readonly total: number; readonly id: string | null }>`
+          SELECT page.*, counted.total FROM ${countedWithPage(organizationId, playbookId, limit, offset)}`,
         (rows) =>
           Effect.map(decodeReports(rows.filter((row) => row.id !== null)), (found) => ({
             reports: found,
             totalCount: rows[0]?.total ?? 0
           }))
       )
-    // The playbook, its page of reports and their total in one statement (see `findReportsPage`):
-    // one row per report of the page, or one with null report columns (prefixed `r_`) when there
-    // is none on the page, and no row when there is no such playbook.
+    // The playbook with the same page and total: one row per report of the page, or one with null
+    // report columns (prefixed `r_`) when there is none on it, and no row when there is no playbook.
     const playbookColumns = sql.literal([...keyNames, ...fieldNames].map((c) => `p.${c}`).join(", "))
     const pageColumns = sql.literal(reportNames.map((c) => `page.${c} AS r_${c}`).join(", "))
     const decodePlaybook = Schema.decodeUnknown(PlaybookFromRow)
@@ -214,29 +214,14 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
       Effect.flatMap(
         sql<Record<string, unknown>>`
           SELECT ${playbookColumns}, counted.total, ${pageColumns}
-          FROM ${playbooks} p
-          CROSS JOIN (SELECT count(*)::int AS total FROM ${reports}
-                      WHERE organization_id = ${organizationId} AND playbook_id = ${id}) AS counted
-          LEFT JOIN LATERAL (
-            SELECT ${reportColumns} FROM ${reports}
-            WHERE organization_id = ${organizationId} AND playbook_id = ${id}
-            ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}
-          ) AS page ON true
+          FROM ${playbooks} p CROSS JOIN ${countedWithPage(organizationId, id, limit, offset)}
           WHERE p.organization_id = ${organizationId} AND p.id = ${id}`,
         (rows) => {
           const first = rows[0]
           if (first === undefined) return Effect.succeed(Option.none())
+          const page = rows.filter((row) => row.r_id !== null).map((row) => RowSql.fieldsOf(row, "r_", reportNames))
           return Effect.map(
-            Effect.all([
-              decodePlaybook(first),
-              decodeReports(
-                rows.filter((row) => row.r_id !== null).map((row) => {
-                  const fields: Record<string, unknown> = {}
-                  for (const name of reportNames) fields[name] = row[`r_${name}`]
-                  return fields
-                })
-              )
-            ]),
+            Effect.all([decodePlaybook(first), decodeReports(page)]),
             ([playbook, found]) =>
               Option.some({ playbook, page: { reports: found, totalCount: first.total as number } })
           )

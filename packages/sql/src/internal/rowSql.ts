@@ -31,3 +31,17 @@ export const values = (
 
 /** A JSON value as a statement parameter that the statement casts (`::text::jsonb`): its text (see `values`). */
 export const jsonText = (value: unknown): string => JSON.stringify(value)
+
+/**
+ * The columns of one table in a joined row, whose columns carry a prefix per table (`k_id`,
+ * `r_name`): the fields `names`, without the prefix, for that table's row schema.
+ */
+export const fieldsOf = (
+  row: Record<string, unknown>,
+  prefix: string,
+  names: ReadonlyArray<string>
+): Record<string, unknown> => {
+  const fields: Record<string, unknown> = {}
+  for (const name of names) fields[name] = row[`${prefix}${name}`]
+  return fields
+}
