@@ -120,6 +120,14 @@ interface Member {
 /** The followers of one run on this process, and how far their shared reading has got. */
 interface Tail {
   readonly members: Set<Member>
+  /** Where its reading started: the event after this one was its first. */
+  readonly start: number
+  /**
+   * Every batch it has handed on, in order, as the arrays it handed on: a follower that joins from
+   * `start` or later takes its backlog from here, not from the log, and is handed the same objects
+   * as the others (so a response frames each batch once, however many carry it).
+   */
+  readonly history: Array<ReadonlyArray<ChatEvent.Sequenced>>
   /** The last event read from the log and handed to the members. */
   after: number
   fiber: Fiber.RuntimeFiber<void> | undefined
@@ -221,6 +229,7 @@ export const makeWith = (options: Options) =>
           if (events.length === 0) continue
           const last = events[events.length - 1]!
           tail.after = last.id
+          tail.history.push(events)
           // The run is over: a follower that joins from now on starts a tail of its own.
           if (ChatEvent.isDone(last.event) && tails.get(key) === tail) tails.delete(key)
           for (const member of tail.members) {
@@ -254,9 +263,9 @@ export const makeWith = (options: Options) =>
         const key = `${id}:${runStart}`
         const member: Member = { sink, after: from, pending: undefined, ended: false }
         const existing = tails.get(key)
-        const tail: Tail = existing ?? { members: new Set(), after: from, fiber: undefined, stopped: false }
+        const tail: Tail = existing ??
+          { members: new Set(), start: from, history: [], after: from, fiber: undefined, stopped: false }
         if (existing === undefined) tails.set(key, tail)
-        else member.pending = []
         tail.members.add(member)
         yield* Effect.addFinalizer(() => leave(tail, key, member))
         if (existing === undefined) {
@@ -267,8 +276,15 @@ export const makeWith = (options: Options) =>
           )
           return
         }
-        // Joined a tail that is ahead (or behind): the backlog from the log up to where the tail
-        // stood when we joined, then what the tail read since. Together they miss nothing, and
+        // Joined at or after where the tail started: its history holds the backlog, and handing it
+        // over here, in one synchronous step, leaves no gap before the tail's next batch.
+        if (from >= tail.start) {
+          for (const batch of tail.history) handOver(member, batch)
+          return
+        }
+        member.pending = []
+        // Joined a tail that started after us: the backlog from the log up to where the tail stood
+        // when we joined, then what the tail read since. Together they miss nothing, and
         // `handOver` skips what was already handed over.
         const joinedAt = tail.after
         while (member.after < joinedAt && !member.ended) {

@@ -20,6 +20,8 @@ import * as Memory from "../src/testing/Memory.js"
  * while the log grows.
  */
 const gate = {
+  /** Reads of the log so far. */
+  reads: 0,
   armed: false,
   taken: undefined as Deferred.Deferred<void> | undefined,
   release: undefined as Deferred.Deferred<void> | undefined
@@ -31,6 +33,7 @@ const GatedRepo = Layer.effect(
       ...repo,
       readEvents: (organizationId, chatId, runStart, after) =>
         Effect.flatMap(repo.readEvents(organizationId, chatId, runStart, after), (events) => {
+          gate.reads++
           if (!gate.armed || after !== runStart - 1) return Effect.succeed(events)
           gate.armed = false
           return Deferred.succeed(gate.taken!, undefined).pipe(
@@ -50,9 +53,11 @@ const TestLayer = ChatStreams.layerWith({ idleCheckMillis: 50, staleRunAfter: "1
 /** A sink that records what it is handed. */
 const recorder = () => {
   const ids: Array<number> = []
+  const batches: Array<ReadonlyArray<ChatEvent.Sequenced>> = []
   const state = { ended: false, idle: 0 }
   const sink: ChatStreams.Sink = {
     events: (events) => {
+      batches.push(events)
       for (const { id } of events) ids.push(id)
     },
     idle: () => state.idle++,
@@ -60,7 +65,7 @@ const recorder = () => {
       state.ended = true
     }
   }
-  return { ids, state, sink }
+  return { ids, batches, state, sink }
 }
 
 /** A started run, how to log (and announce) its next events, and how to follow it. */
@@ -136,28 +141,55 @@ describe("ChatStreams", () => {
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(TestLayer)))
 
+  it.live("followers that join a live tail from where it started take its history: no read, the same batches", () =>
+    Effect.gen(function*() {
+      const { finish, follow: followIn, run, text } = yield* started
+      const scope = yield* Scope.make()
+      const early = yield* followIn(scope)
+      yield* text("a")
+      yield* text("b")
+      yield* waitUntil(() => early.ids.length === 3)
+      const readsBefore = gate.reads
+      const joiners = yield* Effect.forEach(range(1, 5), () => followIn(scope))
+      // Handed over as they joined, from memory.
+      yield* waitUntil(() => joiners.every((joiner) => joiner.ids.length === 3))
+      expect(gate.reads).toBe(readsBefore)
+      for (const joiner of joiners) {
+        expect(joiner.batches.length).toBe(early.batches.length)
+        joiner.batches.forEach((batch, i) => expect(batch).toBe(early.batches[i]))
+      }
+      const done = yield* finish
+      yield* waitUntil(() => [early, ...joiners].every((f) => f.state.ended))
+      for (const follower of [early, ...joiners]) expect(follower.ids).toEqual(range(run.firstEventId, done))
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.provide(TestLayer)))
+
   it.live("a follower whose backlog read joins one already in flight still gets the events logged before it joined", () =>
     Effect.gen(function*() {
       const { finish, follow: followIn, run, text } = yield* started
       const scope = yield* Scope.make()
-      const follow = followIn(scope)
-      const first = yield* follow
-      yield* waitUntil(() => first.ids.length === 1)
-      // The second follower's backlog read takes its snapshot (the metadata alone) and is held.
+      // The tail starts after the first text (a resumed client), so followers from the start read
+      // their backlog from the log.
+      const resumedAt = yield* text("a")
+      const first = yield* followIn(scope, resumedAt)
+      const tailRead = gate.reads
+      yield* waitUntil(() => gate.reads > tailRead)
+      // The second follower's backlog read takes its snapshot and is held.
       gate.taken = yield* Deferred.make<void>()
       gate.release = yield* Deferred.make<void>()
       gate.armed = true
-      const second = yield* follow
+      const second = yield* followIn(scope)
       yield* Deferred.await(gate.taken)
       // The log grows and the tail hands that on; then a third follower joins, and its backlog
       // read joins the held one, whose snapshot predates the new event.
       const logged = yield* text("while a read was held")
       yield* waitUntil(() => first.ids.includes(logged))
-      const third = yield* follow
+      const third = yield* followIn(scope)
       yield* Deferred.succeed(gate.release, undefined)
       const done = yield* finish
       yield* waitUntil(() => [first, second, third].every((f) => f.state.ended))
-      for (const follower of [first, second, third]) expect(follower.ids).toEqual(range(run.firstEventId, done))
+      expect(first.ids).toEqual(range(resumedAt + 1, done))
+      for (const follower of [second, third]) expect(follower.ids).toEqual(range(run.firstEventId, done))
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.provide(TestLayer)))
 
