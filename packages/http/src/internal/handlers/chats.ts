@@ -65,24 +65,35 @@ const followResponse = (subscription: ChatStreams.Subscription) =>
   Effect.gen(function*() {
     const body = new Readable({ read() {} })
     let lastWrite = Date.now()
+    // What the follower is handed while it joins (its backlog, often hundreds of batches) goes out
+    // as one write when the join is over, not as a write per batch.
+    let joining: Array<Uint8Array> | undefined = []
+    let endedWhileJoining = false
+    const send = (bytes: Uint8Array) => {
+      lastWrite = Date.now()
+      if (joining === undefined) body.push(bytes)
+      else joining.push(bytes)
+    }
     const scope = yield* Scope.make()
     // The response's end (after `done`, or a client gone) is the follower leaving its tail.
     body.once("close", () => Effect.runFork(Scope.close(scope, Exit.void)))
     yield* Scope.extend(
       subscription({
-        events: (events) => {
-          lastWrite = Date.now()
-          body.push(frameBatch(events))
-        },
+        events: (events) => send(frameBatch(events)),
         idle: () => {
-          if (Date.now() - lastWrite < heartbeatMillis) return
-          lastWrite = Date.now()
-          body.push(Sse.heartbeat)
+          if (Date.now() - lastWrite >= heartbeatMillis) send(Sse.heartbeat)
         },
-        end: () => body.push(null)
+        end: () => {
+          if (joining === undefined) body.push(null)
+          else endedWhileJoining = true
+        }
       }),
       scope
     ).pipe(Effect.onInterrupt(() => Scope.close(scope, Exit.void)))
+    const backlog = joining
+    joining = undefined
+    if (backlog.length > 0) body.push(backlog.length === 1 ? backlog[0] : Buffer.concat(backlog))
+    if (endedWhileJoining) body.push(null)
     return HttpServerResponse.raw(body, { contentType: "text/event-stream", headers: Sse.headers })
   })
 
