@@ -37,7 +37,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ChatEvent from "./ChatEvent.js"
 import * as ChatEventBus from "./ChatEventBus.js"
@@ -267,7 +267,9 @@ export const makeWith = (options: Options) =>
           { members: new Set(), start: from, history: [], after: from, fiber: undefined, stopped: false }
         if (existing === undefined) tails.set(key, tail)
         tail.members.add(member)
-        yield* Effect.addFinalizer(() => leave(tail, key, member))
+        // Not `Effect.addFinalizer`, which keeps the joining request's fiber refs (its whole context)
+        // for the finalizer: with thousands of followers, that is a copy of the context each.
+        yield* Scope.addFinalizer(yield* Effect.scope, leave(tail, key, member))
         if (existing === undefined) {
           // Interruptible, unlike this join: it waits on timeouts and is stopped when its followers leave.
           tail.fiber = yield* FiberSet.run(
