@@ -24,7 +24,6 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type { Pool as MysqlPool, PoolConnection as MysqlConnection } from "mysql2"
-import mysql from "mysql2"
 import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
 import * as Mysql from "./internal/mysql.js"
@@ -127,18 +126,19 @@ export const makeWith = (options: Options) =>
       return pool
     }
 
-    const mysqlPoolOf = (connector: Connector.ConnectorRecord, settings: Connector.MysqlSettings): MysqlPool => {
-      const existing = mysqlPools.get(connector.id)
-      if (existing !== undefined && existing.version === version(connector)) return existing.pool
-      if (existing !== undefined) existing.pool.end(() => undefined)
-      const pool = mysql.createPool({
-        ...Mysql.poolOptions(settings, options.connectTimeoutMillis),
-        connectionLimit: options.poolSize
+    const mysqlPoolOf = (connector: Connector.ConnectorRecord, settings: Connector.MysqlSettings) =>
+      Effect.map(Effect.promise(Mysql.driver), (mysql): MysqlPool => {
+        const existing = mysqlPools.get(connector.id)
+        if (existing !== undefined && existing.version === version(connector)) return existing.pool
+        if (existing !== undefined) existing.pool.end(() => undefined)
+        const pool = mysql.createPool({
+          ...Mysql.poolOptions(settings, options.connectTimeoutMillis),
+          connectionLimit: options.poolSize
+        })
+        pool.on("connection", (connection) => connection.on("error", () => undefined))
+        mysqlPools.set(connector.id, { version: version(connector), pool })
+        return pool
       })
-      pool.on("connection", (connection) => connection.on("error", () => undefined))
-      mysqlPools.set(connector.id, { version: version(connector), pool })
-      return pool
-    }
 
     // A pooled MySQL connection for one statement: an interrupted query is killed on the server.
     const withMysqlConnection = <A>(
@@ -240,10 +240,11 @@ export const makeWith = (options: Options) =>
         if (cached !== undefined && now - cached.at < ttl) return cached.schema
         const config = connector.config
         const schema = config.connector_type === "MYSQL"
-          ? yield* Effect.tryPromise({
-            try: () => Mysql.introspect(mysqlPoolOf(connector, config.mysql), config.mysql.database),
-            catch: queryError
-          })
+          ? yield* Effect.flatMap(mysqlPoolOf(connector, config.mysql), (pool) =>
+            Effect.tryPromise({
+              try: () => Mysql.introspect(pool, config.mysql.database),
+              catch: queryError
+            }))
           : yield* withSession(
             connector,
             config,
@@ -258,11 +259,12 @@ export const makeWith = (options: Options) =>
       const config = connector.config
       const isDemo = config.connector_type === "DEMO"
       const run = config.connector_type === "MYSQL"
-        ? withMysqlConnection(mysqlPoolOf(connector, config.mysql), (connection, lost) =>
-          Mysql.run(connection, request, {
-            readOnly: !connector.allow_sql_write_operations,
-            sessionMetadata: connector.include_db_session_metadata
-          }, lost))
+        ? Effect.flatMap(mysqlPoolOf(connector, config.mysql), (pool) =>
+          withMysqlConnection(pool, (connection, lost) =>
+            Mysql.run(connection, request, {
+              readOnly: !connector.allow_sql_write_operations,
+              sessionMetadata: connector.include_db_session_metadata
+            }, lost)))
         : withSession(connector, config, (session) =>
           Dialect.run(session, request, {
             readOnly: isDemo || !connector.allow_sql_write_operations,

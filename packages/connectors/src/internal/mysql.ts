@@ -9,19 +9,27 @@
 import type * as Connector from "@sightline/core/Connector"
 import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as Redacted from "effect/Redacted"
-import mysql from "mysql2"
+import type mysql2 from "mysql2"
 import type { FieldPacket, Pool, PoolConnection, PoolOptions } from "mysql2"
 
-// `mysql2`'s `Types` maps codes to names (and, in some versions, names to codes as well).
-const typeNames = new Map<number, string>(
-  Object.entries(mysql.Types as unknown as Record<string, string | number>).flatMap(([key, value]) =>
-    typeof value === "number"
-      ? [[value, key.toLowerCase()] as const]
-      : /^\d+$/.test(key)
-      ? [[Number(key), value.toLowerCase()] as const]
-      : []
-  )
-)
+type Driver = typeof mysql2
+let driverLoaded: Promise<Driver> | undefined
+// `mysql2`'s `Types` maps codes to names (and, in some versions, names to codes as well); filled
+// when the driver loads, which every statement waits for.
+const typeNames = new Map<number, string>()
+
+/**
+ * The driver, imported with the first MYSQL connector used: a server that has none does not hold
+ * it (about 3 MB of heap).
+ */
+export const driver = (): Promise<Driver> =>
+  driverLoaded ??= import("mysql2").then(({ default: mysql }) => {
+    for (const [key, value] of Object.entries(mysql.Types as unknown as Record<string, string | number>)) {
+      if (typeof value === "number") typeNames.set(value, key.toLowerCase())
+      else if (/^\d+$/.test(key)) typeNames.set(Number(key), value.toLowerCase())
+    }
+    return mysql
+  })
 
 /** The name of a column type code (`long`, `newdecimal`, `var_string`, ...). */
 export const typeName = (code: number | undefined): string =>
@@ -240,8 +248,9 @@ export const run = async (
 }
 
 /** Tries a connection; the error, when it fails. */
-export const probe = (settings: Connector.MysqlSettings, connectTimeoutMillis: number): Promise<unknown> =>
-  new Promise((resolve) => {
+export const probe = async (settings: Connector.MysqlSettings, connectTimeoutMillis: number): Promise<unknown> => {
+  const mysql = await driver()
+  return new Promise((resolve) => {
     const connection = mysql.createConnection(poolOptions(settings, connectTimeoutMillis))
     connection.on("error", () => undefined)
     connection.query("SELECT 1", (error) => {
@@ -249,3 +258,4 @@ export const probe = (settings: Connector.MysqlSettings, connectTimeoutMillis: n
       resolve(error ?? undefined)
     })
   })
+}
