@@ -56,7 +56,7 @@ const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
 // A server may hold thousands of followers, so each is a Node stream fed by its run's shared tail,
 // with no fiber or Effect stream of its own: an Effect stream per follower allocated on every
 // delivery, and its objects lived until the next one, so at 1,000 followers V8 promoted them and the
-// heap grew between collections (`pnpm bench:chat`: 536 MB peak, against 280 MB this way). A slow
+// heap grew between collections (`pnpm bench:chat`: 536 MB peak, against about 300 MB this way). A slow
 // client's frames wait in the stream's buffer and go out together once its socket drains. The
 // keep-alive rides on the tail's idle ticks (a comment once `Sse.heartbeatInterval` has passed
 // without a write).
