@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Answers from "@sightline/core/Answers"
 import type * as Asset from "@sightline/core/Asset"
 import * as ChatEvent from "@sightline/core/ChatEvent"
@@ -7,13 +6,12 @@ import * as Chats from "@sightline/core/Chats"
 import * as ChatStreams from "@sightline/core/ChatStreams"
 import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Readable } from "node:stream"
 import { SightlineApi } from "../../Api.js"
 import { AssetUrls } from "../../AssetUrls.js"
 import { uploadedFiles } from "../../ChatForm.js"
@@ -47,44 +45,42 @@ const frameBatch = (events: ReadonlyArray<ChatEvent.Sequenced>) => {
   return bytes
 }
 
-const sseResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
-  HttpServerResponse.stream(Sse.withHeartbeat(events.pipe(Stream.map(frame))), {
-    contentType: "text/event-stream",
-    headers: Sse.headers
+// The asker's stream: the run's events as it publishes them, and a comment after 15 s of silence.
+const askResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
+  Effect.gen(function*() {
+    const body = Sse.body({ keepAliveTimer: Sse.heartbeatInterval })
+    // Detached from the request, as the run is: the body's end (or its client leaving) stops it.
+    const fiber = yield* events.pipe(
+      Stream.runForEach((event) => Effect.sync(() => body.send(frame(event)))),
+      Effect.ensuring(Effect.sync(body.end)),
+      Effect.forkDaemon
+    )
+    body.onClose(() => Effect.runFork(Fiber.interrupt(fiber)))
+    return Sse.response(body)
   })
 
-// A server may hold thousands of followers, so each is a Node stream fed by its run's shared tail,
-// with no fiber or Effect stream of its own: an Effect stream per follower allocated on every
-// delivery, and its objects lived until the next one, so at 1,000 followers V8 promoted them and the
-// heap grew between collections (`pnpm bench:chat`: 536 MB peak, against about 300 MB this way). A slow
-// client's frames wait in the stream's buffer and go out together once its socket drains. The
-// keep-alive rides on the tail's idle ticks (a comment once `Sse.heartbeatInterval` has passed
-// without a write).
-const heartbeatMillis = Duration.toMillis(Sse.heartbeatInterval)
+// A server may hold thousands of followers of one run, so a follower has no fiber at all: its run's
+// shared tail pushes into its body, and its keep-alive rides on the tail's idle ticks.
 const followResponse = (subscription: ChatStreams.Subscription) =>
   Effect.gen(function*() {
-    const body = new Readable({ read() {} })
-    let lastWrite = Date.now()
+    const body = Sse.body()
     // What the follower is handed while it joins (its backlog, often hundreds of batches) goes out
     // as one write when the join is over, not as a write per batch.
     let joining: Array<Uint8Array> | undefined = []
     let endedWhileJoining = false
-    const send = (bytes: Uint8Array) => {
-      lastWrite = Date.now()
-      if (joining === undefined) body.push(bytes)
-      else joining.push(bytes)
-    }
     const scope = yield* Scope.make()
     // The response's end (after `done`, or a client gone) is the follower leaving its tail.
-    body.once("close", () => Effect.runFork(Scope.close(scope, Exit.void)))
+    body.onClose(() => Effect.runFork(Scope.close(scope, Exit.void)))
     yield* Scope.extend(
       subscription({
-        events: (events) => send(frameBatch(events)),
-        idle: () => {
-          if (Date.now() - lastWrite >= heartbeatMillis) send(Sse.heartbeat)
+        events: (events) => {
+          const bytes = frameBatch(events)
+          if (joining === undefined) body.send(bytes)
+          else joining.push(bytes)
         },
+        idle: body.keepAlive,
         end: () => {
-          if (joining === undefined) body.push(null)
+          if (joining === undefined) body.end()
           else endedWhileJoining = true
         }
       }),
@@ -92,9 +88,9 @@ const followResponse = (subscription: ChatStreams.Subscription) =>
     ).pipe(Effect.onInterrupt(() => Scope.close(scope, Exit.void)))
     const backlog = joining
     joining = undefined
-    if (backlog.length > 0) body.push(backlog.length === 1 ? backlog[0] : Buffer.concat(backlog))
-    if (endedWhileJoining) body.push(null)
-    return HttpServerResponse.raw(body, { contentType: "text/event-stream", headers: Sse.headers })
+    if (backlog.length > 0) body.send(backlog.length === 1 ? backlog[0]! : Buffer.concat(backlog))
+    if (endedWhileJoining) body.end()
+    return Sse.response(body)
   })
 
 // The files of a multipart question; reading them again can only fail on a broken temporary file.
@@ -160,7 +156,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
             answers.ask(principal, payload, sign, { files })
           )
         ).pipe(
-          Effect.map((handle) => sseResponse(handle.events))
+          Effect.flatMap((handle) => askResponse(handle.events))
         ))
       .handle("follow", ({ headers, path, urlParams }) =>
         withPrincipal((principal) =>
