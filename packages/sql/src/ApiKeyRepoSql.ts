@@ -26,6 +26,9 @@ import { MemberFromRow } from "./MemberRepoSql.js"
 import { RoleFromRow } from "./RoleRepoSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
+// How many keys' decoded credentials a repository keeps.
+const maxDecodedCredentials = 1_000
+
 /**
  * A row of `<prefix>api_keys` ↔ an `ApiKeyRecord`: `timestamptz` columns come back as `Date`s, and a
  * NULL column is an absent optional field.
@@ -122,6 +125,24 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     const decodeKey = Schema.decodeUnknown(ApiKeyFromRow)
     const decodeMember = Schema.decodeUnknown(MemberFromRow)
     const decodeRole = Schema.decodeUnknown(RoleFromRow)
+    // Authentication reads the credential's rows on every request, so that a revoked key, a removed
+    // role or a deleted member takes effect at once; but decoding unchanged rows again cost about
+    // 70 µs and 50 KB of garbage a request. The decoding is kept with the rows' JSON, and reused only
+    // when every column of every row is the same (decoding is a function of them alone).
+    const decoded = new Map<string, { readonly rows: string; readonly credential: ApiKeyRepo.Credential }>()
+    const decodeCredential = (rows: ReadonlyArray<Record<string, unknown>>, first: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        return {
+          key: yield* decodeKey(RowSql.fieldsOf(first, "k_", keyNames)),
+          member: first.m_id === null
+            ? Option.none()
+            : Option.some(yield* decodeMember(RowSql.fieldsOf(first, "m_", memberColumns))),
+          roles: yield* Effect.forEach(
+            rows.filter((row) => row.r_id !== null),
+            (row) => decodeRole(RowSql.fieldsOf(row, "r_", roleColumns))
+          )
+        } satisfies ApiKeyRepo.Credential
+      })
     const findCredential = (hash: SecretHash) =>
       Effect.gen(function*() {
         const rows = yield* sql<Record<string, unknown>>`SELECT ${credentialColumns} FROM ${apiKeys} k
@@ -133,16 +154,14 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
           ORDER BY r.created_at, r.id`
         const first = rows[0]
         if (first === undefined) return Option.none<ApiKeyRepo.Credential>()
-        return Option.some<ApiKeyRepo.Credential>({
-          key: yield* decodeKey(RowSql.fieldsOf(first, "k_", keyNames)),
-          member: first.m_id === null
-            ? Option.none()
-            : Option.some(yield* decodeMember(RowSql.fieldsOf(first, "m_", memberColumns))),
-          roles: yield* Effect.forEach(
-            rows.filter((row) => row.r_id !== null),
-            (row) => decodeRole(RowSql.fieldsOf(row, "r_", roleColumns))
-          )
-        })
+        const json = JSON.stringify(rows)
+        const kept = decoded.get(hash)
+        if (kept !== undefined && kept.rows === json) return Option.some(kept.credential)
+        const credential = yield* decodeCredential(rows, first)
+        // Keys in use are few; past this many, start over rather than grow without end.
+        if (decoded.size >= maxDecodedCredentials) decoded.clear()
+        decoded.set(hash, { rows: json, credential })
+        return Option.some(credential)
       }).pipe(Effect.orDie)
     // Newest first. The row comparison `(created_at, id) < (…)` continues strictly after the cursor's
     // row and is an index condition on `(organization_id[, member_id], created_at, id)`, read backwards.

@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ApiKey from "@sightline/core/ApiKey"
 import { ApiKeyRepo } from "@sightline/core/ApiKeyRepo"
 import { ApiKeyId, type MemberId, type OrganizationId, RoleId } from "@sightline/core/Ids"
+import { MemberRepo } from "@sightline/core/MemberRepo"
 import * as Pagination from "@sightline/core/Pagination"
 import * as Secret from "@sightline/core/Secret"
 import { Fixtures } from "@sightline/core/testing"
@@ -112,6 +113,34 @@ forEachDatabase((database) =>
         Effect.provide(database.store(database.freshPrefix())),
         Effect.provide(Secret.layer)
       ))
+
+    it.live("findCredential decodes unchanged rows once; a removed role, a revocation or a deleted owner is read afresh", () =>
+      Effect.gen(function*() {
+        const repo = yield* ApiKeyRepo
+        const members = yield* MemberRepo
+        const org = yield* Fixtures.organization()
+        const roles = yield* Fixtures.systemRoles(org.id)
+        const member = yield* Fixtures.member(org.id, { roleIds: [roles.admin.id, roles.member.id] })
+        const record = mintRecord(org.id, member.id, yield* Secret.sha256Hex(Fixtures.uuid()), yield* DateTime.now)
+        yield* repo.create(record)
+        const find = Effect.map(repo.findCredential(record.secret_hash), Option.getOrThrow)
+
+        const first = yield* find
+        expect(first.roles.map((role) => role.id)).toHaveLength(2)
+        // The same rows: the same decoded credential.
+        expect(yield* find).toBe(first)
+
+        yield* members.unassignRole(org.id, member.id, roles.admin.id)
+        const fewer = yield* find
+        expect(fewer.roles.map((role) => role.id)).toEqual([roles.member.id])
+
+        const locked = Option.getOrThrow(yield* repo.get(org.id, record.id))
+        yield* Effect.orDie(repo.update(Either.getOrThrow(ApiKey.revoke(locked, yield* DateTime.now))))
+        expect((yield* find).key.revoked_at).toBeDefined()
+
+        yield* Effect.orDie(members.softDelete(org.id, member.id, yield* DateTime.now))
+        expect(Option.getOrThrow((yield* find).member).deleted_at).toBeDefined()
+      }).pipe(Effect.provide(database.store(database.freshPrefix()))))
 
     /** The key with this secret hash, as authentication finds it (its owner and roles set aside). */
     const keyByHash = (repo: ApiKeyRepo.Service) => (hash: Secret.SecretHash) =>
