@@ -14,6 +14,7 @@ import { ApiKeyRepo, keyset } from "@sightline/core/ApiKeyRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { ApiKeyId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import { SecretHash } from "@sightline/core/Secret"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -130,8 +131,9 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     // 70 µs and 50 KB of garbage a request. The decoding is kept with the rows' JSON, and reused only
     // when every column of every row is the same (decoding is a function of them alone).
     const decoded = new Map<string, { readonly rows: string; readonly credential: ApiKeyRepo.Credential }>()
-    const decodeCredential = (rows: ReadonlyArray<Record<string, unknown>>, first: Record<string, unknown>) =>
+    const decodeCredential = (rows: readonly [Record<string, unknown>, ...Array<Record<string, unknown>>]) =>
       Effect.gen(function*() {
+        const [first] = rows
         return {
           key: yield* decodeKey(RowSql.fieldsOf(first, "k_", keyNames)),
           member: first.m_id === null
@@ -152,12 +154,11 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
         })
           WHERE k.secret_hash = ${hash}
           ORDER BY r.created_at, r.id`
-        const first = rows[0]
-        if (first === undefined) return Option.none<ApiKeyRepo.Credential>()
+        if (!Arr.isNonEmptyReadonlyArray(rows)) return Option.none<ApiKeyRepo.Credential>()
         const json = JSON.stringify(rows)
         const kept = decoded.get(hash)
         if (kept !== undefined && kept.rows === json) return Option.some(kept.credential)
-        const credential = yield* decodeCredential(rows, first)
+        const credential = yield* decodeCredential(rows)
         // Keys in use are few; past this many, start over rather than grow without end.
         if (decoded.size >= maxDecodedCredentials) decoded.clear()
         decoded.set(hash, { rows: json, credential })

@@ -134,8 +134,8 @@ forEachDatabase((database) =>
         const fewer = yield* find
         expect(fewer.roles.map((role) => role.id)).toEqual([roles.member.id])
 
-        const locked = Option.getOrThrow(yield* repo.get(org.id, record.id))
-        yield* Effect.orDie(repo.update(Either.getOrThrow(ApiKey.revoke(locked, yield* DateTime.now))))
+        const stored = Option.getOrThrow(yield* repo.get(org.id, record.id))
+        yield* Effect.orDie(repo.update(Either.getOrThrow(ApiKey.revoke(stored, yield* DateTime.now))))
         expect((yield* find).key.revoked_at).toBeDefined()
 
         yield* Effect.orDie(members.softDelete(org.id, member.id, yield* DateTime.now))

@@ -42,8 +42,8 @@ export interface Body {
 }
 
 /**
- * A body whose keep-alive its owner calls (`keepAlive`), or, with `keepAliveTimer`, a timer that
- * sends the comment after `heartbeatInterval` without a write.
+ * A body whose keep-alive its owner calls (`keepAlive`: a comment once `heartbeatInterval` passed
+ * without a write), or, with `keepAliveTimer`, a timer that sends one after that long without a write.
  */
 export const body = (options: { readonly keepAliveTimer?: Duration.DurationInput | undefined } = {}): Body => {
   const readable = new Readable({ read() {} })
