@@ -179,9 +179,13 @@ forEachDatabase((database) =>
               return job
             })
             const [jobA, jobB] = yield* Effect.all([inA, inB], { concurrency: "unbounded" })
-            expect(jobA.id).toBe(jobs[0]!.id)
-            expect(Option.map(jobB, (job) =>
-              job.id)).toEqual(Option.some(jobs[1]!.id))
+            // The two jobs may be enqueued within one millisecond, and then which is due first is a tie:
+            // A holds one of them, and B, not blocked, claims the other.
+            const ids = jobs.map((job) =>
+              job.id
+            )
+            expect(ids).toContain(jobA.id)
+            expect(Option.map(jobB, (job) => job.id)).toEqual(Option.some(ids.find((id) => id !== jobA.id)))
           }).pipe(Effect.scoped),
         60_000
       )
