@@ -227,3 +227,25 @@ describeServers("/v2/members, /v2/roles, /v2/service-accounts", (server) => {
     expect(crossRole.status).toBe(404)
   })
 })
+
+describeServers("sign-in links under a configured public URL", (server) => {
+  it("an invite's link and a new link use the configured base, not the request's Host", async () => {
+    const org = await server().newOrg()
+    const invited = await body(
+      await server().request("/v2/members/invite", {
+        method: "POST",
+        key: org.key,
+        json: { email: "dana@acme.test", role: "member" }
+      })
+    )
+    expect(invited.sign_in_url).toBe(`https://analytics.example.test/app/#/set-password/${invited.sign_in_token}`)
+    const link = await body(
+      await server().request(`/v2/members/${invited.member_id}/sign-in-link`, {
+        method: "POST",
+        key: org.key,
+        json: { purpose: "invite" }
+      })
+    )
+    expect(link.url).toBe(`https://analytics.example.test/app/#/set-password/${link.token}`)
+  })
+}, { publicUrl: "https://analytics.example.test/app" })

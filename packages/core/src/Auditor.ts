@@ -8,8 +8,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as AuditLog from "./AuditLog.js"
-import type { AuditLogRepo } from "./AuditLogRepo.js"
-import type { IdGenerator } from "./IdGenerator.js"
+import { AuditLogRepo } from "./AuditLogRepo.js"
+import { IdGenerator } from "./IdGenerator.js"
 import type * as Policy from "./Policy.js"
 
 /** Records audit entries. */
@@ -31,7 +31,9 @@ export declare namespace Auditor {
 /** Builds the service over the `AuditLogRepo` and `IdGenerator` in context. */
 export const make: Effect.Effect<Auditor.Service, never, AuditLogRepo | IdGenerator> = Effect.map(
   Effect.context<AuditLogRepo | IdGenerator>(),
-  (context) => {
+  (all) => {
+    // Only these two: the context is merged into the caller's on every record.
+    const context = Context.pick(AuditLogRepo, IdGenerator)(all)
     const record = (input: AuditLog.RecordInput) => Effect.provide(AuditLog.record(input), context)
     return Auditor.of({
       record,

@@ -20,7 +20,7 @@ import * as Option from "effect/Option"
 import { Auditor } from "./Auditor.js"
 import { liveRoles } from "./Auth.js"
 import * as Decision from "./Decision.js"
-import type { Delivery } from "./Delivery.js"
+import { Delivery } from "./Delivery.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { Group } from "./Group.js"
@@ -34,9 +34,9 @@ import type * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
 import * as Role from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
-import type { SecretHasher } from "./Secret.js"
+import { SecretHasher } from "./Secret.js"
 import type * as Session from "./Session.js"
-import type { SessionRepo } from "./SessionRepo.js"
+import { SessionRepo } from "./SessionRepo.js"
 import { Transaction } from "./Transaction.js"
 
 /** The members use cases. */
@@ -190,12 +190,15 @@ export const make = Effect.gen(function*() {
   const groups = yield* GroupRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo | SessionRepo | SecretHasher>()
+  // Only what it names: the context is merged into the caller's on every call.
+  const context = Context.pick(MemberRepo, RoleRepo, GroupRepo, SessionRepo, SecretHasher)(
+    yield* Effect.context<MemberRepo | RoleRepo | GroupRepo | SessionRepo | SecretHasher>()
+  )
   const provided = <A, E>(
     effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo | SessionRepo | SecretHasher>
   ) => Effect.provide(effect, context)
   const auditor = yield* Auditor
-  const delivery = yield* Effect.context<Delivery>()
+  const delivery = Context.make(Delivery, yield* Delivery)
 
   // A member the API can still address: deleted members are gone from its point of view.
   const liveMember = (organizationId: OrganizationId, id: MemberId) =>

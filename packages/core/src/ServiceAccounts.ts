@@ -16,7 +16,7 @@ import { liveRoles } from "./Auth.js"
 import { enforce } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
-import type { GroupRepo } from "./GroupRepo.js"
+import { GroupRepo } from "./GroupRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { MemberId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
@@ -68,7 +68,10 @@ export const make = Effect.gen(function*() {
   const roles = yield* RoleRepo
   const tx = yield* Transaction
   const ids = yield* IdGenerator
-  const context = yield* Effect.context<MemberRepo | RoleRepo | GroupRepo>()
+  // Only what it names: the context is merged into the caller's on every call.
+  const context = Context.pick(MemberRepo, RoleRepo, GroupRepo)(
+    yield* Effect.context<MemberRepo | RoleRepo | GroupRepo>()
+  )
   const provided = <A, E>(
     effect: Effect.Effect<A, E, MemberRepo | RoleRepo | GroupRepo>
   ) => Effect.provide(effect, context)

@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Auditor } from "./Auditor.js"
 import * as Decision from "./Decision.js"
-import type { Delivery } from "./Delivery.js"
+import { Delivery } from "./Delivery.js"
 import { InvalidRequest, NotFound, type PermissionDenied, Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import type { MemberId, OrganizationId } from "./Ids.js"
@@ -98,8 +98,11 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const tx = yield* Transaction
   const auditor = yield* Auditor
-  const context = yield* Effect.context<SessionRepo | Secret.SecretHasher>()
-  const delivery = yield* Effect.context<Delivery>()
+  // Only what it names: the context is merged into the caller's on every call.
+  const context = Context.pick(SessionRepo, Secret.SecretHasher)(
+    yield* Effect.context<SessionRepo | Secret.SecretHasher>()
+  )
+  const delivery = Context.make(Delivery, yield* Delivery)
 
   // Verifying against this when no member matched keeps a sign-in's timing from telling whether an
   // address has an account.

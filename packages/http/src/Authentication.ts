@@ -97,7 +97,10 @@ export const layer: Layer.Layer<
 > = Layer.effect(
   Authentication,
   Effect.gen(function*() {
-    const context = yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
+    // Only these: the context is merged into every request's (see `internal/only.ts`).
+    const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig)(
+      yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
+    )
     const jwt = yield* Effect.serviceOption(Jwt.JwtVerifier)
     const sessions = yield* Effect.serviceOption(SessionTokens.SessionTokens)
     const withJwt = Option.match(sessions, {

@@ -60,7 +60,10 @@ const make = Effect.gen(function*() {
   const agents = yield* Agents.Agents
   const apps = yield* Apps.Apps
   const scim = yield* ScimMappings.ScimMappings
-  const context = yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
+  // Only these: the context is merged into every request's (see `internal/only.ts`).
+  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig)(
+    yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
+  )
   const jwt = yield* Effect.serviceOption(Jwt.JwtVerifier)
   const withJwt = Option.match(jwt, {
     onNone: () => context,

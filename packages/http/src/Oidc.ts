@@ -75,6 +75,7 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
     if (Option.isNone(options)) return
     const { clientId, clientSecret, issuer } = options.value
     const sessions = yield* Sessions
+    const publicBase = yield* PublicUrl.resolver
     const discover = Effect.tryPromise(() =>
       Client.discovery(
         new URL(issuer),
@@ -95,7 +96,7 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
     yield* router.get(
       startPath,
       Effect.gen(function*() {
-        const base = yield* PublicUrl.current
+        const base = yield* publicBase
         const found = yield* Effect.either(config)
         if (found._tag === "Left") return failed(base, "the identity provider cannot be reached")
         const verifier = Client.randomPKCECodeVerifier()
@@ -122,7 +123,7 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
       `${flowPath}/callback`,
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const base = yield* PublicUrl.current
+        const base = yield* publicBase
         const cleared = (response: HttpServerResponse.HttpServerResponse) =>
           HttpServerResponse.unsafeSetCookie(response, transactionCookie, "", {
             httpOnly: true,

@@ -20,10 +20,15 @@ export const layer = (url: string): Layer.Layer<PublicUrl> => Layer.succeed(Publ
 /** The console's page that sets a password with a sign-in link's token (the token stays out of logs). */
 export const signInLink = (base: string, token: string): string => `${base}/#/set-password/${token}`
 
-/** The configured base, else the current request's `http://<Host>`. */
-export const current: Effect.Effect<string, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
-  const configured = yield* Effect.serviceOption(PublicUrl)
-  if (Option.isSome(configured)) return configured.value
-  const request = yield* HttpServerRequest.HttpServerRequest
-  return `http://${request.headers["host"] ?? "localhost"}`
-})
+/**
+ * How a handler finds the base of a request's links: the configured base, else the request's
+ * `http://<Host>`. Read where the handler is built, since a request runs without the host's services.
+ */
+export const resolver: Effect.Effect<Effect.Effect<string, never, HttpServerRequest.HttpServerRequest>> = Effect.map(
+  Effect.serviceOption(PublicUrl),
+  Option.match({
+    onSome: (configured) => Effect.succeed(configured),
+    onNone: () =>
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) => `http://${request.headers["host"] ?? "localhost"}`)
+  })
+)

@@ -6,18 +6,22 @@
  *
  * @since 0.1.0
  */
+import * as Etag from "@effect/platform/Etag"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpPlatform from "@effect/platform/HttpPlatform"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
+import * as Path from "@effect/platform/Path"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -45,6 +49,7 @@ import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
 import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
 import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
+import { only } from "./internal/only.js"
 import * as Routes from "./internal/routes.js"
 import * as Oidc from "./Oidc.js"
 import * as SessionTokens from "./SessionTokens.js"
@@ -347,6 +352,15 @@ export type Requirements = Layer.Layer.Context<typeof layer>
  */
 export const serve = <A, E, R>(app: Layer.Layer<A, E, R>) =>
   HttpApiBuilder.serve(accessLog).pipe(
+    // Every request fiber starts in this context: the platform's services, not the host's.
+    only(
+      HttpServer.HttpServer,
+      HttpApi.Api,
+      HttpPlatform.HttpPlatform,
+      Etag.Generator,
+      FileSystem.FileSystem,
+      Path.Path
+    ),
     Layer.provide(app),
     HttpServer.withLogAddress
   )

@@ -2,7 +2,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Agents from "@sightline/core/Agents"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { Authentication } from "../../Authentication.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "agents", (handlers) =>
   Effect.gen(function*() {
@@ -19,4 +21,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "agents", (handlers) =>
         withPrincipal((principal) => agents.getRun(principal, path.id)))
       .handle("run", ({ path }) => withPrincipal((principal) => agents.runNow(principal, path.id)))
       .handle("cancelRun", ({ path }) => withPrincipal((principal) => agents.cancelRun(principal, path.id)))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Agents.Agents)
+  )

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
 import { AssetUrls } from "../../AssetUrls.js"
 import * as HttpErrors from "../../HttpErrors.js"
+import { only } from "../only.js"
 
 const denied = new HttpErrors.PermissionDenied({
   error: { code: "permission_denied", message: "The asset URL is expired or its signature is invalid" }
@@ -39,4 +40,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "assets", (handlers) =>
           ? HttpServerResponse.text(record.content ?? "", { contentType: contentTypeOf(record.mime_type), headers })
           : HttpServerResponse.uint8Array(bytes.bytes, { contentType: bytes.mimeType, headers })
       }))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Chats.Chats, AssetUrls)
+  )

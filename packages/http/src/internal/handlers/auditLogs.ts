@@ -2,7 +2,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as AuditLogs from "@sightline/core/AuditLogs"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { Authentication } from "../../Authentication.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "auditLogs", (handlers) =>
   Effect.gen(function*() {
@@ -11,4 +13,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "auditLogs", (handlers) 
       "list",
       ({ urlParams }) => withPrincipal((principal) => auditLogs.list(principal, urlParams))
     )
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, AuditLogs.AuditLogs)
+  )

@@ -12,6 +12,7 @@ import { tooManyFailures } from "../../Authentication.js"
 import * as HttpErrors from "../../HttpErrors.js"
 import * as Oidc from "../../Oidc.js"
 import { SessionTokens } from "../../SessionTokens.js"
+import { only } from "../only.js"
 import { withRefreshCookie } from "../sessionCookie.js"
 
 /**
@@ -97,4 +98,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "auth", (handlers) =>
           }
           yield* setCookie("", new Date(0))
         }))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Sessions, SessionTokens, Oidc.Oidc)
+  )

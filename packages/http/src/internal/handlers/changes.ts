@@ -2,7 +2,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Changes from "@sightline/core/Changes"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { Authentication } from "../../Authentication.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "changes", (handlers) =>
   Effect.gen(function*() {
@@ -18,4 +20,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "changes", (handlers) =>
         withPrincipal((principal) =>
           changes.restore(principal, path.id, payload)
         ))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Changes.Changes)
+  )

@@ -14,9 +14,11 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { SightlineApi } from "../../Api.js"
 import { AssetUrls } from "../../AssetUrls.js"
+import { Authentication } from "../../Authentication.js"
 import { uploadedFiles } from "../../ChatForm.js"
 import * as HttpErrors from "../../HttpErrors.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 import * as Sse from "../sse.js"
 
 const encodeEvent = Schema.encodeSync(ChatEvent.ChatEvent)
@@ -173,4 +175,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
       .handle("cell", ({ path }) =>
         withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
       .handle("models", () => withPrincipal((principal) => models.list(principal)))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Chats.Chats, Answers.Answers, AssetUrls, ChatStreams.ChatStreams, Models.Models)
+  )

@@ -2,7 +2,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Connectors from "@sightline/core/Connectors"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { Authentication } from "../../Authentication.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "connectors", (handlers) =>
   Effect.gen(function*() {
@@ -21,4 +23,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "connectors", (handlers)
         withPrincipal((principal) =>
           connectors.putAccess(principal, path.id, payload)
         ))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Connectors.Connectors)
+  )

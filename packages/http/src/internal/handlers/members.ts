@@ -4,26 +4,29 @@ import * as Sessions from "@sightline/core/Sessions"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { Authentication } from "../../Authentication.js"
 import * as PublicUrl from "../../PublicUrl.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
   Effect.gen(function*() {
     const members = yield* Members.Members
     const sessions = yield* Sessions.Sessions
+    const publicBase = yield* PublicUrl.resolver
     return handlers
       .handle("me", () => withPrincipal((principal) => members.me(principal)))
       .handle("list", () => withPrincipal((principal) => members.list(principal)))
       .handle("invite", ({ payload }) =>
         Effect.gen(function*() {
-          const base = yield* PublicUrl.current
+          const base = yield* publicBase
           const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
           const invited = yield* withPrincipal((principal) => members.invite(principal, payload, linkUrl))
           return { ...invited, sign_in_url: linkUrl(invited.sign_in_token) }
         }))
       .handle("signInLink", ({ path, payload }) =>
         Effect.gen(function*() {
-          const base = yield* PublicUrl.current
+          const base = yield* publicBase
           const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
           const link = yield* withPrincipal((principal) => sessions.issueLink(principal, path.id, payload, linkUrl))
           return {
@@ -47,4 +50,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
         withPrincipal((principal) =>
           members.unassignRole(principal, path.id, path.roleId)
         ))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Members.Members, Sessions.Sessions, PublicUrl.PublicUrl)
+  )

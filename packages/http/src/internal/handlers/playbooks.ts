@@ -4,7 +4,9 @@ import * as Playbooks from "@sightline/core/Playbooks"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
 import { AssetUrls } from "../../AssetUrls.js"
+import { Authentication } from "../../Authentication.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) =>
   Effect.gen(function*() {
@@ -28,4 +30,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) 
         "run",
         ({ path, payload }) => withPrincipal((principal) => runs.run(principal, path.id, payload, sign))
       )
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Playbooks.Playbooks, PlaybookRuns.PlaybookRuns, AssetUrls)
+  )

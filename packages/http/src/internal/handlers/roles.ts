@@ -2,7 +2,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Roles from "@sightline/core/Roles"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
+import { Authentication } from "../../Authentication.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 export const layer = HttpApiBuilder.group(SightlineApi, "roles", (handlers) =>
   Effect.gen(function*() {
@@ -12,4 +14,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "roles", (handlers) =>
       .handle("create", ({ payload }) => withPrincipal((principal) => roles.create(principal, payload)))
       .handle("update", ({ path, payload }) => withPrincipal((principal) => roles.update(principal, path.id, payload)))
       .handle("delete", ({ path }) => withPrincipal((principal) => roles.delete(principal, path.id)))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Roles.Roles)
+  )

@@ -6,8 +6,10 @@ import * as Sandboxes from "@sightline/core/Sandboxes"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { SightlineApi } from "../../Api.js"
+import { Authentication } from "../../Authentication.js"
 import * as HttpErrors from "../../HttpErrors.js"
 import { withPrincipal } from "../handler.js"
+import { only } from "../only.js"
 
 const invalid = (message: string) => new HttpErrors.InvalidRequest({ error: { code: "invalid_request", message } })
 
@@ -104,4 +106,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "sandcastles", (handlers
       .handle("libraryDiff", ({ path }) => withPrincipal((principal) => sandboxes.libraryDiff(principal, path.id)))
       .handle("libraryChange", ({ path, payload }) =>
         withPrincipal((principal) => sandboxes.fileChange(principal, path.id, payload)))
-  }))
+  })).pipe(
+    // What its handlers read; the context is merged into every request of the group.
+    only(Authentication, Sandboxes.Sandboxes)
+  )
