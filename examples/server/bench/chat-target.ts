@@ -5,10 +5,10 @@
  * process over the same PostgreSQL store) it serves that key's organization instead of making one.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Organizations from "@sightline/core/Organizations"
+import * as Server from "@sightline/http/Server"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -30,7 +30,7 @@ const { values } = parseArgs({
   }
 })
 
-const app = HttpApiBuilder.serve().pipe(
+const app = Server.layerServe.pipe(
   Layer.provideMerge(Sightline.layer({
     store: values.db === "postgres" ? { _tag: "Postgres", url: values.url! } : { _tag: "Pglite" },
     prefix: values.prefix,

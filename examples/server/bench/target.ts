@@ -7,13 +7,13 @@
  *   prints `READY <port>`.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Auth from "@sightline/core/Auth"
 import * as Chats from "@sightline/core/Chats"
 import * as Organizations from "@sightline/core/Organizations"
 import * as Playbooks from "@sightline/core/Playbooks"
+import * as Server from "@sightline/http/Server"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -68,7 +68,7 @@ const seed = Effect.gen(function*() {
   return { key, playbookId: playbook.id, at: DateTime.formatIso(yield* DateTime.now) }
 })
 
-const sightlineLayer = HttpApiBuilder.serve().pipe(
+const sightlineLayer = Server.layerServe.pipe(
   Layer.provideMerge(Sightline.layer(options)),
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
   Layer.provide(quiet)

@@ -347,20 +347,24 @@ export const layerCors = (origins: ReadonlyArray<string>): Layer.Layer<never> =>
 export type Requirements = Layer.Layer.Context<typeof layer>
 
 /**
+ * The platform's server for `layer`, with access logs carrying the request id. Every request fiber
+ * starts over the platform's services alone (the server, the API, and what file and ETag responses
+ * need), not over everything the host provides around it: see `internal/only.ts`.
+ */
+export const layerServe: Layer.Layer<
+  never,
+  never,
+  HttpServer.HttpServer | HttpApi.Api | HttpRouter.HttpRouter.DefaultServices
+> = HttpApiBuilder.serve(accessLog).pipe(
+  only(HttpServer.HttpServer, HttpApi.Api, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path)
+)
+
+/**
  * Serves `layer` (already provided with its requirements) on an `HttpServer` from the host, with
  * access logs carrying the request id.
  */
 export const serve = <A, E, R>(app: Layer.Layer<A, E, R>) =>
-  HttpApiBuilder.serve(accessLog).pipe(
-    // Every request fiber starts in this context: the platform's services, not the host's.
-    only(
-      HttpServer.HttpServer,
-      HttpApi.Api,
-      HttpPlatform.HttpPlatform,
-      Etag.Generator,
-      FileSystem.FileSystem,
-      Path.Path
-    ),
+  layerServe.pipe(
     Layer.provide(app),
     HttpServer.withLogAddress
   )

@@ -5,12 +5,12 @@
  * PostgreSQL server the PostgreSQL suites are skipped visibly, except under `CI=true`, where they fail.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, it } from "@effect/vitest"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Organizations from "@sightline/core/Organizations"
+import * as Server from "@sightline/http/Server"
 import * as PostgresClient from "@sightline/sql/PostgresClient"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -77,7 +77,7 @@ const keepIdleConnections = (server: ReturnType<typeof createServer>) => {
 }
 
 const serverLayer = (options: Sightline.Options) =>
-  HttpApiBuilder.serve().pipe(
+  Server.layerServe.pipe(
     Layer.provideMerge(Sightline.layer(options)),
     Layer.provideMerge(
       NodeHttpServer.layer(() => Sightline.answerClientErrors(keepIdleConnections(createServer())), {

@@ -5,7 +5,6 @@
  * the standalone server's tests cover the same routes over PGlite and PostgreSQL.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { afterAll, beforeAll, describe } from "@effect/vitest"
 import * as ApiKeys from "@sightline/core/ApiKeys"
@@ -40,7 +39,7 @@ export interface Org {
 }
 
 const serverLayer = (options: Options) =>
-  HttpApiBuilder.serve().pipe(
+  Server.layerServe.pipe(
     Layer.provideMerge(
       Layer.merge(
         Server.layer,
