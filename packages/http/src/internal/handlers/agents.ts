@@ -21,7 +21,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "agents", (handlers) =>
         withPrincipal((principal) => agents.getRun(principal, path.id)))
       .handle("run", ({ path }) => withPrincipal((principal) => agents.runNow(principal, path.id)))
       .handle("cancelRun", ({ path }) => withPrincipal((principal) => agents.cancelRun(principal, path.id)))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Agents.Agents)
-  )
+  })).pipe(only(Authentication, Agents.Agents))

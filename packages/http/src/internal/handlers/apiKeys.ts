@@ -14,7 +14,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "apiKeys", (handlers) =>
       .handle("list", ({ urlParams }) => withPrincipal((principal) => keys.list(principal, urlParams)))
       .handle("rotate", ({ path }) => withPrincipal((principal) => keys.rotate(principal, path.id)))
       .handle("revoke", ({ path }) => withPrincipal((principal) => keys.revoke(principal, path.id)))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, ApiKeys.ApiKeys)
-  )
+  })).pipe(only(Authentication, ApiKeys.ApiKeys))

@@ -40,7 +40,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "assets", (handlers) =>
           ? HttpServerResponse.text(record.content ?? "", { contentType: contentTypeOf(record.mime_type), headers })
           : HttpServerResponse.uint8Array(bytes.bytes, { contentType: bytes.mimeType, headers })
       }))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Chats.Chats, AssetUrls)
-  )
+  })).pipe(only(Chats.Chats, AssetUrls))

@@ -13,7 +13,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "auditLogs", (handlers) 
       "list",
       ({ urlParams }) => withPrincipal((principal) => auditLogs.list(principal, urlParams))
     )
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, AuditLogs.AuditLogs)
-  )
+  })).pipe(only(Authentication, AuditLogs.AuditLogs))

@@ -98,7 +98,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "auth", (handlers) =>
           }
           yield* setCookie("", new Date(0))
         }))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Sessions, SessionTokens, Oidc.Oidc)
-  )
+  })).pipe(only(Sessions, SessionTokens, Oidc.Oidc))

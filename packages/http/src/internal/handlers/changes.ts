@@ -20,7 +20,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "changes", (handlers) =>
         withPrincipal((principal) =>
           changes.restore(principal, path.id, payload)
         ))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Changes.Changes)
-  )
+  })).pipe(only(Authentication, Changes.Changes))

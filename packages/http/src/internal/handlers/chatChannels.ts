@@ -13,7 +13,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chatChannels", (handler
       .handle("create", ({ payload }) => withPrincipal((principal) => channels.create(principal, payload)))
       .handle("list", () => withPrincipal((principal) => channels.list(principal)))
       .handle("delete", ({ path }) => withPrincipal((principal) => channels.delete(principal, path.id)))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, ChatChannels.ChatChannels)
-  )
+  })).pipe(only(Authentication, ChatChannels.ChatChannels))

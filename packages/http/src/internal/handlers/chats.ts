@@ -175,7 +175,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
       .handle("cell", ({ path }) =>
         withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
       .handle("models", () => withPrincipal((principal) => models.list(principal)))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Chats.Chats, Answers.Answers, AssetUrls, ChatStreams.ChatStreams, Models.Models)
-  )
+  })).pipe(only(Authentication, Chats.Chats, Answers.Answers, AssetUrls, ChatStreams.ChatStreams, Models.Models))

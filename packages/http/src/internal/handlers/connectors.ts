@@ -23,7 +23,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "connectors", (handlers)
         withPrincipal((principal) =>
           connectors.putAccess(principal, path.id, payload)
         ))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Connectors.Connectors)
-  )
+  })).pipe(only(Authentication, Connectors.Connectors))

@@ -50,7 +50,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
         withPrincipal((principal) =>
           members.unassignRole(principal, path.id, path.roleId)
         ))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Members.Members, Sessions.Sessions, PublicUrl.PublicUrl)
-  )
+  })).pipe(only(Authentication, Members.Members, Sessions.Sessions, PublicUrl.PublicUrl))

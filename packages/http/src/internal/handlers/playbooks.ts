@@ -30,7 +30,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) 
         "run",
         ({ path, payload }) => withPrincipal((principal) => runs.run(principal, path.id, payload, sign))
       )
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Playbooks.Playbooks, PlaybookRuns.PlaybookRuns, AssetUrls)
-  )
+  })).pipe(only(Authentication, Playbooks.Playbooks, PlaybookRuns.PlaybookRuns, AssetUrls))

@@ -14,7 +14,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "roles", (handlers) =>
       .handle("create", ({ payload }) => withPrincipal((principal) => roles.create(principal, payload)))
       .handle("update", ({ path, payload }) => withPrincipal((principal) => roles.update(principal, path.id, payload)))
       .handle("delete", ({ path }) => withPrincipal((principal) => roles.delete(principal, path.id)))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Roles.Roles)
-  )
+  })).pipe(only(Authentication, Roles.Roles))

@@ -106,7 +106,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "sandcastles", (handlers
       .handle("libraryDiff", ({ path }) => withPrincipal((principal) => sandboxes.libraryDiff(principal, path.id)))
       .handle("libraryChange", ({ path, payload }) =>
         withPrincipal((principal) => sandboxes.fileChange(principal, path.id, payload)))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, Sandboxes.Sandboxes)
-  )
+  })).pipe(only(Authentication, Sandboxes.Sandboxes))

@@ -13,7 +13,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "serviceAccounts", (hand
       .handle("create", ({ payload }) => withPrincipal((principal) => accounts.create(principal, payload)))
       .handle("list", () => withPrincipal((principal) => accounts.list(principal)))
       .handle("delete", ({ path }) => withPrincipal((principal) => accounts.delete(principal, path.id)))
-  })).pipe(
-    // What its handlers read; the context is merged into every request of the group.
-    only(Authentication, ServiceAccounts.ServiceAccounts)
-  )
+  })).pipe(only(Authentication, ServiceAccounts.ServiceAccounts))
