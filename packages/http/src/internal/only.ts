@@ -3,8 +3,8 @@
  *
  * `Layer.provide` hands a layer everything around it, and the platform keeps what a layer was built
  * with: the server runs every request fiber in the context `serve` was built in, and each
- * `HttpApiBuilder` group and middleware merges the context it was built in into every request it
- * handles. Assembled inside a whole deployment, that is every service of the process (82 in the
+ * `HttpApiBuilder` group (and middleware added `withContext`) merges the context it was built in into
+ * every request it handles. Assembled inside a whole deployment, that is every service of the process (82 in the
  * standalone server), copied again by every merge, `provideService` and span of every request (2.7 KB
  * a copy). Built over only what they read, those contexts hold a handful of services.
  */
