@@ -199,7 +199,15 @@ export const consume = (
 export const enforce = (result: Result): Effect.Effect<void, RateLimitExceeded> =>
   result.allowed ? Effect.void : Effect.fail(new RateLimitExceeded({ retryAfterMillis: result.retryAfterMillis }))
 
-const isValidConfig = Schema.is(BucketConfig)
+const isBucketConfig = Schema.is(BucketConfig)
+// A deployment passes the same few config objects on every request: each is checked once.
+const validConfigs = new WeakSet<BucketConfig>()
+const isValidConfig = (config: BucketConfig): boolean => {
+  if (validConfigs.has(config)) return true
+  if (!isBucketConfig(config)) return false
+  validConfigs.add(config)
+  return true
+}
 
 /**
  * Dies unless the config is valid and `cost` lies in `[0, capacity]`: such calls are programming
