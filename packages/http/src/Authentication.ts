@@ -97,21 +97,15 @@ export const layer: Layer.Layer<
 > = Layer.effect(
   Authentication,
   Effect.gen(function*() {
-    // Only these: the context is merged into every request's (see `internal/only.ts`).
-    const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig)(
-      yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
-    )
-    const jwt = yield* Effect.serviceOption(Jwt.JwtVerifier)
-    const sessions = yield* Effect.serviceOption(SessionTokens.SessionTokens)
-    const withJwt = Option.match(sessions, {
-      onNone: () => context,
-      onSome: (tokens) => Context.add(context, SessionTokens.SessionTokens, tokens)
-    }).pipe((withSessions) =>
-      Option.match(jwt, {
-        onNone: () => withSessions,
-        onSome: (verifier) => Context.add(withSessions, Jwt.JwtVerifier, verifier)
-      })
-    )
+    // Only what `authenticate` and the limit read, the optional verifiers where present: the context
+    // is merged into every request's (see `internal/only.ts`).
+    const context = Context.pick(
+      Auth.Auth,
+      RateLimiter.RateLimiter,
+      RateLimit.RateLimitConfig,
+      SessionTokens.SessionTokens,
+      Jwt.JwtVerifier
+    )(yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>())
     const failures = yield* Effect.provide(RateLimiter.RateLimiter, RateLimiter.layerMemory)
     const retryAfter = Math.ceil(60 / failedAuthBucket.refillPerMinute)
     return Authentication.of({
@@ -125,7 +119,7 @@ export const layer: Layer.Layer<
             Effect.tapError(() => failures.consume(key, failedAuthBucket, 1)),
             Effect.mapError((error) => HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated),
             Effect.tap((principal) => RateLimit.enforce(principal.organizationId)),
-            Effect.provide(withJwt)
+            Effect.provide(context)
           )
         })
     })

@@ -60,15 +60,11 @@ const make = Effect.gen(function*() {
   const agents = yield* Agents.Agents
   const apps = yield* Apps.Apps
   const scim = yield* ScimMappings.ScimMappings
-  // Only these: the context is merged into every request's (see `internal/only.ts`).
-  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig)(
+  // Only what `authenticate` and the limit read, a JWT verifier where present: the context is merged
+  // into every request's (see `internal/only.ts`).
+  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig, Jwt.JwtVerifier)(
     yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
   )
-  const jwt = yield* Effect.serviceOption(Jwt.JwtVerifier)
-  const withJwt = Option.match(jwt, {
-    onNone: () => context,
-    onSome: (verifier) => Context.add(context, Jwt.JwtVerifier, verifier)
-  })
 
   // The Connect operations spend the organization's /v2 rate-limit tokens too: one bucket per org.
   const identify: Connect.Authenticate<never> = (token) =>
@@ -81,7 +77,7 @@ const make = Effect.gen(function*() {
           )
         )
       ),
-      Effect.provide(withJwt)
+      Effect.provide(context)
     )
 
   const rpc = <I, IE, O, OE>(
