@@ -97,65 +97,67 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
           url: `${(config.baseUrl ?? defaultBaseUrl).replace(/\/+$/, "")}/v1/messages`,
           headers: { "x-api-key": Redacted.value(config.apiKey), "anthropic-version": apiVersion },
           body: body(request),
-          policy: config.policy ?? Sse.defaultPolicy
+          policy: config.policy ?? Sse.defaultPolicy,
+          until: (event) => event.event === "message_stop"
         }).pipe(
-          Stream.takeWhile((event) => event.event !== "message_stop"),
-          Stream.mapEffect((event) => Sse.json(provider, event)),
-          Stream.mapConcatEffect(
-            (event): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
-              switch (event?.type) {
-                case "message_start":
-                  reported = true
-                  inputTokens = Number(event.message?.usage?.input_tokens ?? 0)
-                  outputTokens = Number(event.message?.usage?.output_tokens ?? 0)
-                  return Effect.succeed([])
-                case "content_block_start":
-                  if (event.content_block?.type === "tool_use") {
-                    blocks.set(Number(event.index), {
-                      id: String(event.content_block.id),
-                      name: String(event.content_block.name),
-                      json: ""
-                    })
+          Stream.mapConcatEffect((event) =>
+            Effect.flatMap(
+              Sse.json(provider, event),
+              (event): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+                switch (event?.type) {
+                  case "message_start":
+                    reported = true
+                    inputTokens = Number(event.message?.usage?.input_tokens ?? 0)
+                    outputTokens = Number(event.message?.usage?.output_tokens ?? 0)
+                    return Effect.succeed([])
+                  case "content_block_start":
+                    if (event.content_block?.type === "tool_use") {
+                      blocks.set(Number(event.index), {
+                        id: String(event.content_block.id),
+                        name: String(event.content_block.name),
+                        json: ""
+                      })
+                    }
+                    return Effect.succeed([])
+                  case "content_block_delta": {
+                    const delta = event.delta
+                    if (delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
+                      return Effect.succeed([LanguageModel.TextDelta.make({ text: delta.text })])
+                    }
+                    if (delta?.type === "input_json_delta") {
+                      const block = blocks.get(Number(event.index))
+                      if (block !== undefined) block.json += String(delta.partial_json ?? "")
+                    }
+                    return Effect.succeed([])
                   }
-                  return Effect.succeed([])
-                case "content_block_delta": {
-                  const delta = event.delta
-                  if (delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
-                    return Effect.succeed([LanguageModel.TextDelta.make({ text: delta.text })])
-                  }
-                  if (delta?.type === "input_json_delta") {
+                  case "content_block_stop": {
                     const block = blocks.get(Number(event.index))
-                    if (block !== undefined) block.json += String(delta.partial_json ?? "")
+                    if (block === undefined) return Effect.succeed([])
+                    blocks.delete(Number(event.index))
+                    return Effect.succeed([
+                      LanguageModel.ToolCallPart.make({
+                        id: block.id,
+                        name: block.name,
+                        arguments: block.json === "" ? "{}" : block.json
+                      })
+                    ])
                   }
-                  return Effect.succeed([])
+                  case "message_delta":
+                    if (event.delta?.stop_reason != null) stopReason = event.delta.stop_reason
+                    if (event.usage?.output_tokens != null) outputTokens = Number(event.usage.output_tokens)
+                    return Effect.succeed([])
+                  case "error":
+                    return Effect.fail(
+                      new LanguageModel.LanguageModelError({
+                        reason: event.error?.type === "rate_limit_error" ? "rate_limited" : "unavailable",
+                        message: `${provider}: ${event.error?.message ?? "stream error"}`
+                      })
+                    )
+                  default:
+                    return Effect.succeed([])
                 }
-                case "content_block_stop": {
-                  const block = blocks.get(Number(event.index))
-                  if (block === undefined) return Effect.succeed([])
-                  blocks.delete(Number(event.index))
-                  return Effect.succeed([
-                    LanguageModel.ToolCallPart.make({
-                      id: block.id,
-                      name: block.name,
-                      arguments: block.json === "" ? "{}" : block.json
-                    })
-                  ])
-                }
-                case "message_delta":
-                  if (event.delta?.stop_reason != null) stopReason = event.delta.stop_reason
-                  if (event.usage?.output_tokens != null) outputTokens = Number(event.usage.output_tokens)
-                  return Effect.succeed([])
-                case "error":
-                  return Effect.fail(
-                    new LanguageModel.LanguageModelError({
-                      reason: event.error?.type === "rate_limit_error" ? "rate_limited" : "unavailable",
-                      message: `${provider}: ${event.error?.message ?? "stream error"}`
-                    })
-                  )
-                default:
-                  return Effect.succeed([])
               }
-            }
+            )
           )
         )
         const end = Stream.sync(() =>

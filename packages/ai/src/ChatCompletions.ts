@@ -85,42 +85,44 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service => {
           url: `${base}/chat/completions`,
           headers: config.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(config.apiKey)}` },
           body: body(request),
-          policy: config.policy ?? Sse.defaultPolicy
+          policy: config.policy ?? Sse.defaultPolicy,
+          until: (event) => event.data.trim() === "[DONE]"
         }).pipe(
-          Stream.takeWhile((event) => event.data.trim() !== "[DONE]"),
-          Stream.mapEffect((event) => Sse.json(provider, event)),
-          Stream.mapConcatEffect(
-            (chunk): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
-              if (chunk?.error !== undefined) {
-                return Effect.fail(
-                  new LanguageModel.LanguageModelError({
-                    reason: "unavailable",
-                    message: `${provider}: ${chunk.error.message ?? JSON.stringify(chunk.error)}`
-                  })
+          Stream.mapConcatEffect((event) =>
+            Effect.flatMap(
+              Sse.json(provider, event),
+              (chunk): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+                if (chunk?.error !== undefined) {
+                  return Effect.fail(
+                    new LanguageModel.LanguageModelError({
+                      reason: "unavailable",
+                      message: `${provider}: ${chunk.error.message ?? JSON.stringify(chunk.error)}`
+                    })
+                  )
+                }
+                if (chunk?.usage != null) {
+                  usage = {
+                    inputTokens: Number(chunk.usage.prompt_tokens ?? 0),
+                    outputTokens: Number(chunk.usage.completion_tokens ?? 0)
+                  }
+                }
+                const choice = chunk?.choices?.[0]
+                if (choice === undefined) return Effect.succeed([])
+                if (choice.finish_reason != null) reason = choice.finish_reason
+                for (const fragment of choice.delta?.tool_calls ?? []) {
+                  const index = Number(fragment.index ?? 0)
+                  const call = calls.get(index) ?? { id: "", name: "", arguments: "" }
+                  if (typeof fragment.id === "string" && fragment.id !== "") call.id = fragment.id
+                  if (typeof fragment.function?.name === "string") call.name += fragment.function.name
+                  if (typeof fragment.function?.arguments === "string") call.arguments += fragment.function.arguments
+                  calls.set(index, call)
+                }
+                const text = choice.delta?.content
+                return Effect.succeed(
+                  typeof text === "string" && text !== "" ? [LanguageModel.TextDelta.make({ text })] : []
                 )
               }
-              if (chunk?.usage != null) {
-                usage = {
-                  inputTokens: Number(chunk.usage.prompt_tokens ?? 0),
-                  outputTokens: Number(chunk.usage.completion_tokens ?? 0)
-                }
-              }
-              const choice = chunk?.choices?.[0]
-              if (choice === undefined) return Effect.succeed([])
-              if (choice.finish_reason != null) reason = choice.finish_reason
-              for (const fragment of choice.delta?.tool_calls ?? []) {
-                const index = Number(fragment.index ?? 0)
-                const call = calls.get(index) ?? { id: "", name: "", arguments: "" }
-                if (typeof fragment.id === "string" && fragment.id !== "") call.id = fragment.id
-                if (typeof fragment.function?.name === "string") call.name += fragment.function.name
-                if (typeof fragment.function?.arguments === "string") call.arguments += fragment.function.arguments
-                calls.set(index, call)
-              }
-              const text = choice.delta?.content
-              return Effect.succeed(
-                typeof text === "string" && text !== "" ? [LanguageModel.TextDelta.make({ text })] : []
-              )
-            }
+            )
           )
         )
         const end = Stream.suspend(() => {

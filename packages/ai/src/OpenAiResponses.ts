@@ -78,56 +78,58 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
           body: body(request),
           policy: config.policy ?? Sse.defaultPolicy
         }).pipe(
-          Stream.mapEffect((event) => Sse.json(provider, event)),
-          Stream.mapConcatEffect(
-            (event): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
-              switch (event?.type) {
-                case "response.output_text.delta":
-                  return Effect.succeed(
-                    typeof event.delta === "string" && event.delta !== ""
-                      ? [LanguageModel.TextDelta.make({ text: event.delta })]
-                      : []
-                  )
-                case "response.output_item.done": {
-                  const item = event.item
-                  if (item?.type !== "function_call") return Effect.succeed([])
-                  calls += 1
-                  return Effect.succeed([
-                    LanguageModel.ToolCallPart.make({
-                      id: String(item.call_id ?? item.id ?? `call_${calls}`),
-                      name: String(item.name ?? ""),
-                      arguments: typeof item.arguments === "string"
-                        ? item.arguments
-                        : JSON.stringify(item.arguments ?? {})
-                    })
-                  ])
-                }
-                case "response.completed":
-                case "response.incomplete": {
-                  incomplete = event.type === "response.incomplete"
-                  const reported = event.response?.usage
-                  if (reported != null) {
-                    usage = {
-                      inputTokens: Number(reported.input_tokens ?? 0),
-                      outputTokens: Number(reported.output_tokens ?? 0)
-                    }
+          Stream.mapConcatEffect((event) =>
+            Effect.flatMap(
+              Sse.json(provider, event),
+              (event): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+                switch (event?.type) {
+                  case "response.output_text.delta":
+                    return Effect.succeed(
+                      typeof event.delta === "string" && event.delta !== ""
+                        ? [LanguageModel.TextDelta.make({ text: event.delta })]
+                        : []
+                    )
+                  case "response.output_item.done": {
+                    const item = event.item
+                    if (item?.type !== "function_call") return Effect.succeed([])
+                    calls += 1
+                    return Effect.succeed([
+                      LanguageModel.ToolCallPart.make({
+                        id: String(item.call_id ?? item.id ?? `call_${calls}`),
+                        name: String(item.name ?? ""),
+                        arguments: typeof item.arguments === "string"
+                          ? item.arguments
+                          : JSON.stringify(item.arguments ?? {})
+                      })
+                    ])
                   }
-                  return Effect.succeed([])
+                  case "response.completed":
+                  case "response.incomplete": {
+                    incomplete = event.type === "response.incomplete"
+                    const reported = event.response?.usage
+                    if (reported != null) {
+                      usage = {
+                        inputTokens: Number(reported.input_tokens ?? 0),
+                        outputTokens: Number(reported.output_tokens ?? 0)
+                      }
+                    }
+                    return Effect.succeed([])
+                  }
+                  case "response.failed":
+                  case "error": {
+                    const error = event.response?.error ?? event.error ?? event
+                    return Effect.fail(
+                      new LanguageModel.LanguageModelError({
+                        reason: error?.code === "rate_limit_exceeded" ? "rate_limited" : "unavailable",
+                        message: `${provider}: ${error?.message ?? "the response failed"}`
+                      })
+                    )
+                  }
+                  default:
+                    return Effect.succeed([])
                 }
-                case "response.failed":
-                case "error": {
-                  const error = event.response?.error ?? event.error ?? event
-                  return Effect.fail(
-                    new LanguageModel.LanguageModelError({
-                      reason: error?.code === "rate_limit_exceeded" ? "rate_limited" : "unavailable",
-                      message: `${provider}: ${error?.message ?? "the response failed"}`
-                    })
-                  )
-                }
-                default:
-                  return Effect.succeed([])
               }
-            }
+            )
           )
         )
         const end = Stream.sync(() =>

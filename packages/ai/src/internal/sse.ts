@@ -12,8 +12,10 @@
  */
 import { LanguageModelError } from "@sightline/core/LanguageModel"
 import type { ErrorReason } from "@sightline/core/LanguageModel"
+import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Stream from "effect/Stream"
 import { createParser } from "eventsource-parser"
@@ -55,6 +57,8 @@ export interface Request {
   readonly headers: Record<string, string>
   readonly body: unknown
   readonly policy: Policy
+  /** The event that ends the answer, itself left out (`[DONE]`); without it, the body's end. */
+  readonly until?: ((event: Event) => boolean) | undefined
 }
 
 interface Failure {
@@ -101,8 +105,6 @@ const describe = (body: string): string => {
 export const stream = (request: Request): Stream.Stream<Event, LanguageModelError> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const controller = new AbortController()
-    // Closing the stream (end, failure or interruption) closes the provider's connection.
-    yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
     const host = (() => {
       try {
         return new URL(request.url).host
@@ -175,33 +177,86 @@ export const stream = (request: Request): Stream.Stream<Event, LanguageModelErro
       )
     }
 
+    // One pull reads until at least one whole event has arrived (or the body ends), with the idle
+    // timeout on each read: a single source instead of a pipeline of stream stages, because every
+    // token of an answer passes through here and the end of the answer waits on its teardown.
+    const reader = body.getReader()
+    const decoder = new TextDecoder()
     const pending: Array<Event> = []
+    // The body has ended, or the event that ends the answer (`request.until`) has arrived.
+    let ended = false
+    let bodyEnded = false
     const parser = createParser({
-      onEvent: (event) =>
-        pending.push(event.event === undefined ? { data: event.data } : { event: event.event, data: event.data })
+      onEvent: (event) => {
+        if (ended) return
+        const parsed: Event = event.event === undefined
+          ? { data: event.data }
+          : { event: event.event, data: event.data }
+        if (request.until?.(parsed) === true) ended = true
+        else pending.push(parsed)
+      }
     })
-    return Stream.fromReadableStream({
-      evaluate: () => body,
-      onError: (cause) =>
-        new LanguageModelError({
-          reason: "unavailable",
-          message: `${request.provider}: the stream broke: ${cause instanceof Error ? cause.message : String(cause)}`
-        })
-    }).pipe(
-      Stream.timeoutFail(
-        () =>
+    // Closing the stream before the body's end (the answer's last event, a failure, an interruption)
+    // closes the provider's connection.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        if (bodyEnded) return
+        // Aborting builds a DOMException and tears down the fetch's streams, tenths of a millisecond
+        // that the answer's `done` would wait on: it runs right after this turn of the event loop.
+        setImmediate(() => controller.abort())
+      })
+    )
+    const idleMillis = Duration.toMillis(request.policy.idleTimeout)
+    const next = Effect.async<Chunk.Chunk<Event>, Option.Option<LanguageModelError>>((resume) => {
+      if (ended) return resume(Effect.fail(Option.none()))
+      let settled = false
+      const settle = (effect: Effect.Effect<Chunk.Chunk<Event>, Option.Option<LanguageModelError>>) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        resume(effect)
+      }
+      const timer = setTimeout(() =>
+        settle(Effect.fail(Option.some(
           new LanguageModelError({
             reason: "unavailable",
             message: `${request.provider}: the stream stalled for ${Duration.format(request.policy.idleTimeout)}`
-          }),
-        request.policy.idleTimeout
-      ),
-      Stream.decodeText(),
-      Stream.mapConcat((text) => {
-        parser.feed(text)
-        return pending.splice(0, pending.length)
+          })
+        ))), idleMillis)
+      const read = (): void => {
+        reader.read().then(({ done, value }) => {
+          if (settled) return
+          if (done) {
+            bodyEnded = true
+            ended = true
+            parser.feed(decoder.decode())
+          } else {
+            parser.feed(decoder.decode(value, { stream: true }))
+            if (pending.length === 0 && !ended) return read()
+          }
+          settle(
+            pending.length === 0
+              ? Effect.fail(Option.none())
+              : Effect.succeed(Chunk.unsafeFromArray(pending.splice(0, pending.length)))
+          )
+        }, (cause) =>
+          settle(Effect.fail(Option.some(
+            new LanguageModelError({
+              reason: "unavailable",
+              message: `${request.provider}: the stream broke: ${
+                cause instanceof Error ? cause.message : String(cause)
+              }`
+            })
+          ))))
+      }
+      read()
+      // Interrupted: the pending read is left to the abort of the finalizer.
+      return Effect.sync(() => {
+        settled = true
+        clearTimeout(timer)
       })
-    )
+    })
+    return Stream.repeatEffectChunkOption(next)
   }))
 
 /** Parses an event's JSON data; a malformed event fails the generation. */
