@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -1037,7 +1038,7 @@ export const makeWith = (options: Options) =>
         const fail = (message: string) =>
           writer.drain.pipe(
             Effect.zipRight(chats.finish(run, "failed", message)),
-            Effect.flatMap(writer.stored),
+            Effect.flatMap((done) => writer.stored([done])),
             Effect.catchTag("Conflict", () => endedElsewhere)
           )
         // A cancel on another process is announced at once, and the heartbeat reads the store in any
@@ -1057,10 +1058,15 @@ export const makeWith = (options: Options) =>
           }),
           stopped
         ).pipe(
-          // Everything the run said goes into the log before its end, so the end is the last event.
-          Effect.tap(() => writer.drain),
-          Effect.flatMap((answer) => chats.complete(run, answer)),
-          Effect.flatMap((completed) => writer.stored(completed.done)),
+          // What the run said and has not been stored yet goes into the log with its end, so the end
+          // is the last event.
+          Effect.flatMap((answer) =>
+            Effect.flatMap(writer.take, (events) =>
+              Effect.flatMap(
+                chats.complete(run, answer, events),
+                (completed) => writer.stored(Arr.append(events, completed.done))
+              ))
+          ),
           Effect.catchTags({
             LanguageModelError: (error) => fail(`the model failed: ${error.message}`),
             // The run was cancelled or replaced while it worked (possibly from another process).

@@ -104,10 +104,11 @@ export declare namespace ChatRepo {
 
     /**
      * Ends a run with its answer in one step (the end of every answer waits on it): appends the
-     * `done` event to the log under the next id (in the run starting at `runStart`), the assistant
-     * `message`, stores its `cell` and sets the chat `completed` at `at`, only while the chat is
-     * `running`, its latest user message is `userMessageId` and the message id is new. The `done`
-     * event's id; none, with nothing written, otherwise.
+     * run's `events` not yet logged and the `done` event to the log under the next ids (in the run
+     * starting at `runStart`), the assistant `message`, stores its `cell` and sets the chat
+     * `completed` at `at`, only while the chat is `running`, its latest user message is
+     * `userMessageId`, the message id is new and the first of `events` (if any) takes the log's
+     * next id. The `done` event's id; none, with nothing written, otherwise.
      */
     readonly completeRun: (input: {
       readonly message: Chat.MessageRecord
@@ -115,6 +116,7 @@ export declare namespace ChatRepo {
       readonly userMessageId: MessageId
       readonly at: DateTime.Utc
       readonly runStart: number
+      readonly events: ReadonlyArray<ChatEvent.Sequenced>
       readonly done: ChatEvent.Done
     }) => Effect.Effect<Option.Option<number>>
 
@@ -331,7 +333,7 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
             }))
         ),
 
-      completeRun: ({ at, cell, done, message, runStart, userMessageId }) =>
+      completeRun: ({ at, cell, done, events, message, runStart, userMessageId }) =>
         state.run(Effect.flatMap(Ref.get(table), (tables) => {
           const chat = findChat(tables, message.organization_id, message.chat_id)
           const history = Option.getOrElse(HashMap.get(tables.messages, message.chat_id), () => [])
@@ -341,10 +343,12 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
             Option.isNone(chat) || chat.value.status !== "running" || taken ||
             !Option.exists(latestUser, (m) => m.id === userMessageId)
           ) return Effect.succeed(Option.none())
-          const doneId = Option.match(latestOf(logOf(tables, message.chat_id)), {
+          const next = Option.match(latestOf(logOf(tables, message.chat_id)), {
             onNone: () => 1,
             onSome: (latest) => latest.last + 1
           })
+          if (events.length > 0 && events[0]!.id !== next) return Effect.succeed(Option.none())
+          const doneId = next + events.length
           const cells = Option.getOrElse(HashMap.get(tables.cells, message.chat_id), () => [])
           const index = cells.findIndex((c) => c.id === cell.id)
           return Effect.as(
@@ -361,7 +365,7 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
                 message.chat_id,
                 index === -1 ? [...cells, cell] : Arr.replace(cells, index, cell)
               ),
-              events: withEvents(tables, message.chat_id, runStart, [{ id: doneId, event: done }])
+              events: withEvents(tables, message.chat_id, runStart, [...events, { id: doneId, event: done }])
             }),
             Option.some(doneId)
           )

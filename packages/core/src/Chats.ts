@@ -203,9 +203,14 @@ export declare namespace Chats {
     /**
      * Stores the run's answer and ends it as `completed` with its `done` event, in one statement
      * (`appendAssistantMessage` then `finish`, without a second round of locks between the answer
-     * and the end of the stream).
+     * and the end of the stream). `events` are the run's events not yet in its log, stored before
+     * the `done`.
      */
-    readonly complete: (run: Run, content: string) => Effect.Effect<Completed, Conflict>
+    readonly complete: (
+      run: Run,
+      content: string,
+      events?: ReadonlyArray<ChatEvent.Sequenced>
+    ) => Effect.Effect<Completed, Conflict>
     /**
      * Ends the run as `completed` or `failed` (`error` is logged, and is the `done` event's) and
      * logs its `done` event, which it returns; `Conflict` once it is no longer current.
@@ -608,7 +613,11 @@ export const makeWith = (options: Options) =>
     })
 
     // One statement of the store (`ChatRepo.completeRun`): the end of every answer waits on it.
-    const complete = Effect.fn("Chats.complete")(function*(run: Run, content: string) {
+    const complete = Effect.fn("Chats.complete")(function*(
+      run: Run,
+      content: string,
+      events: ReadonlyArray<ChatEvent.Sequenced> = []
+    ) {
       const now = yield* DateTime.now
       const message = answerMessage(run, content, now)
       const done: ChatEvent.Done = { type: "done", status: "completed" }
@@ -618,6 +627,7 @@ export const makeWith = (options: Options) =>
         userMessageId: run.userMessageId,
         at: now,
         runStart: run.firstEventId,
+        events,
         done
       })
       if (Option.isSome(stored)) return { message, done: { id: stored.value, event: done } }

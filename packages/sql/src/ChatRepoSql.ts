@@ -247,10 +247,13 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         user_message_id: Schema.String,
         at: Schema.DateTimeUtcFromDate,
         run_start: Schema.Int,
-        done: Schema.String
+        // The id the first event must take (the log's next), or null when only `done` is written.
+        first: Schema.NullOr(Schema.Int),
+        count: Schema.Int,
+        events: Schema.String
       }),
       Result: Schema.Struct({ written: Schema.Number, done_id: Schema.NullOr(Schema.Number) }),
-      execute: ({ at, cell: c, done, message: m, run_start, user_message_id }) =>
+      execute: ({ at, cell: c, count, events: logged, first, message: m, run_start, user_message_id }) =>
         sql`WITH chat AS (
               SELECT id FROM ${chats}
               WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id} AND status = 'running'
@@ -262,10 +265,12 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               SELECT coalesce((${lastBatch(m.chat_id, "last_id")}), 0) + 1 AS next
             ), logged AS (
               INSERT INTO ${events} (organization_id, chat_id, first_id, last_id, run_start, events)
-              SELECT ${m.organization_id}::uuid, chat.id, log.next, log.next, ${run_start}::int, ${done}::jsonb
+              SELECT ${m.organization_id}::uuid, chat.id, log.next, log.next + ${count}::int, ${run_start}::int,
+                     ${logged}::jsonb
               FROM chat, log
+              WHERE ${first}::int IS NULL OR log.next = ${first}::int
               ON CONFLICT (chat_id, first_id) DO NOTHING
-              RETURNING first_id
+              RETURNING last_id
             ), message AS (
               INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, created_at)
               SELECT ${m.id}::uuid, ${m.organization_id}::uuid, chat.id, ${m.role}::text, ${m.content}::text,
@@ -281,7 +286,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               WHERE ${chats}.organization_id = ${m.organization_id} AND ${chats}.id = message.chat_id
               RETURNING 1
             )
-            SELECT (SELECT count(*)::int FROM finished) AS written, (SELECT first_id FROM logged) AS done_id`
+            SELECT (SELECT count(*)::int FROM finished) AS written, (SELECT last_id FROM logged) AS done_id`
     })
     const findMessages = SqlSchema.findAll({
       Request: ChildKey,
@@ -407,7 +412,9 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         )
       ),
 
-      completeRun: Effect.fn("ChatRepoSql.completeRun")(({ at, cell, done, message, runStart, userMessageId }) =>
+      completeRun: Effect.fn("ChatRepoSql.completeRun")((
+        { at, cell, done, events: pending, message, runStart, userMessageId }
+      ) =>
         Effect.map(
           Effect.orDie(completeRun({
             message,
@@ -415,7 +422,10 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             user_message_id: userMessageId,
             at,
             run_start: runStart,
-            done: JSON.stringify(encodeEvents([done]))
+            first: pending.length === 0 ? null : pending[0]!.id,
+            count: pending.length,
+            // One batch: the events not yet logged, then `done`.
+            events: JSON.stringify(encodeEvents([...pending.map((e) => e.event), done]))
           })),
           (result) => result.written === 1 && result.done_id !== null ? Option.some(result.done_id) : Option.none()
         )

@@ -196,14 +196,19 @@ export const stream = (request: Request): Stream.Stream<Event, LanguageModelErro
         else pending.push(parsed)
       }
     })
-    // Closing the stream before the body's end (the answer's last event, a failure, an interruption)
-    // closes the provider's connection.
+    // Closing the stream before the body's end (a failure, an interruption) closes the provider's
+    // connection. After the answer's last event the provider ends the body itself: the rest is read
+    // instead (an abort builds a DOMException and tears down the fetch's streams, tenths of a
+    // millisecond the answer's `done` would wait on), and only a body that goes on is aborted.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         if (bodyEnded) return
-        // Aborting builds a DOMException and tears down the fetch's streams, tenths of a millisecond
-        // that the answer's `done` would wait on: it runs right after this turn of the event loop.
-        setImmediate(() => controller.abort())
+        if (!ended) return controller.abort()
+        const guard = setTimeout(() => controller.abort(), 1_000)
+        const rest = (): void => {
+          reader.read().then(({ done }) => done ? clearTimeout(guard) : rest(), () => clearTimeout(guard))
+        }
+        rest()
       })
     )
     const idleMillis = Duration.toMillis(request.policy.idleTimeout)

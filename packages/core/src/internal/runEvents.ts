@@ -4,6 +4,9 @@
  * then hands the batch to the run's readers. So every reader (the asker, a follower on another
  * process, a client that resumes) sees exactly the history the log holds.
  *
+ * At the end of an answer, `take` hands the events still queued to the run instead, which stores
+ * them in the same statement as its end: the last words and `done` cost one round trip, not two.
+ *
  * When the log refuses a batch, someone else ended the run (a cancel from another process, a
  * stale-run sweep): the writer then reads the end they wrote and hands it on instead, and drops
  * whatever the run emits afterwards.
@@ -35,8 +38,13 @@ export interface Writer {
   readonly emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>
   /** Waits until everything emitted so far is stored and published (or refused). */
   readonly drain: Effect.Effect<void>
-  /** Publishes an event the run stored itself (its `done`, written with its end). */
-  readonly stored: (event: ChatEvent.Sequenced) => Effect.Effect<void>
+  /**
+   * Stops writing: waits for a batch in flight and returns the events queued after it, which the
+   * run stores with its end (none once the log refused the run). Later events are dropped.
+   */
+  readonly take: Effect.Effect<ReadonlyArray<ChatEvent.Sequenced>>
+  /** Publishes events the run stored itself (its `done`, written with its end). */
+  readonly stored: (events: Arr.NonEmptyReadonlyArray<ChatEvent.Sequenced>) => Effect.Effect<void>
   /** Reads the log after the last published event and publishes what it finds. */
   readonly catchUp: Effect.Effect<void>
 }
@@ -44,6 +52,7 @@ export interface Writer {
 type Item =
   | { readonly _tag: "Event"; readonly event: ChatEvent.Sequenced }
   | { readonly _tag: "Drain"; readonly drained: Deferred.Deferred<void> }
+  | { readonly _tag: "Take"; readonly taken: Deferred.Deferred<ReadonlyArray<ChatEvent.Sequenced>> }
 
 /** Starts the writer; it stops when the scope closes. */
 export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope> =>
@@ -54,6 +63,8 @@ export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope
     let next = options.first + 1
     let published = options.first
     let refused = false
+    // `take` has handed the queue over: nothing more is written.
+    let taken = false
 
     const publishAll = (events: ReadonlyArray<ChatEvent.Sequenced>) => {
       // An event at or before the last published one was handed on already (a catch-up overlap).
@@ -68,8 +79,16 @@ export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope
 
     const write = (items: ReadonlyArray<Item>) =>
       Effect.gen(function*() {
-        const events = items.flatMap((item) => item._tag === "Event" ? [item.event] : [])
-        if (events.length === 0 || refused) return
+        const takeAt = items.findIndex((item) => item._tag === "Take")
+        const events = (takeAt === -1 ? items : items.slice(0, takeAt))
+          .flatMap((item) => item._tag === "Event" ? [item.event] : [])
+        if (takeAt !== -1) {
+          const handedOver = refused || taken ? [] : events
+          taken = true
+          yield* Deferred.succeed((items[takeAt] as Extract<Item, { _tag: "Take" }>).taken, handedOver)
+          return
+        }
+        if (events.length === 0 || refused || taken) return
         const batch = events as unknown as Arr.NonEmptyReadonlyArray<ChatEvent.Sequenced>
         if (yield* options.append(batch)) {
           yield* lock.withPermits(1)(publishAll(batch))
@@ -88,7 +107,13 @@ export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope
         ),
         Effect.ensuring(Effect.forEach(
           items,
-          (item) => item._tag === "Drain" ? Deferred.succeed(item.drained, undefined) : Effect.void,
+          (item) =>
+            item._tag === "Drain"
+              ? Deferred.succeed(item.drained, undefined)
+              // Only when the writing failed before the hand-over: those events are lost with the rest.
+              : item._tag === "Take"
+              ? Deferred.succeed(item.taken, [])
+              : Effect.void,
           { discard: true }
         ))
       )
@@ -103,7 +128,7 @@ export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope
     return {
       emit: (event) =>
         Effect.suspend(() => {
-          if (refused) return Effect.void
+          if (refused || taken) return Effect.void
           const id = next
           next += 1
           return Queue.offer(queue, { _tag: "Event", event: { id, event } })
@@ -112,7 +137,11 @@ export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope
         Deferred.make<void>(),
         (drained) => Effect.zipRight(Queue.offer(queue, { _tag: "Drain", drained }), Deferred.await(drained))
       ),
-      stored: (event) => lock.withPermits(1)(publishAll([event])),
+      take: Effect.flatMap(
+        Deferred.make<ReadonlyArray<ChatEvent.Sequenced>>(),
+        (handed) => Effect.zipRight(Queue.offer(queue, { _tag: "Take", taken: handed }), Deferred.await(handed))
+      ),
+      stored: (events) => lock.withPermits(1)(publishAll(events)),
       catchUp
     }
   })

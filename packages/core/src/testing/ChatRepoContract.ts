@@ -439,11 +439,13 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         })
         // A run whose question is no longer the latest writes nothing.
         const stale = answer("Old answer")
-        expect(yield* repo.completeRun({ ...stale, userMessageId: first.id, at: at(5), runStart: 1, done }))
+        expect(yield* repo.completeRun({ ...stale, userMessageId: first.id, at: at(5), runStart: 1, events: [], done }))
           .toEqual(Option.none())
         const fresh = answer("New answer")
         // The `done` event takes the log's next id, in the same step.
-        expect(yield* repo.completeRun({ ...fresh, userMessageId: second.id, at: at(6), runStart: 1, done }))
+        expect(
+          yield* repo.completeRun({ ...fresh, userMessageId: second.id, at: at(6), runStart: 1, events: [], done })
+        )
           .toEqual(Option.some(3))
         expect((yield* repo.readEvents(org.id, running.id, 1, 2)).map(encodeSequenced)).toEqual([
           encodeSequenced({ id: 3, event: done })
@@ -461,10 +463,52 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         expect(yield* repo.getCell(org.id, running.id, stale.cell.id)).toEqual(Option.none())
         // The chat is no longer running: a second answer writes nothing.
         const again = answer("Again")
-        expect(yield* repo.completeRun({ ...again, userMessageId: second.id, at: at(7), runStart: 1, done }))
+        expect(
+          yield* repo.completeRun({ ...again, userMessageId: second.id, at: at(7), runStart: 1, events: [], done })
+        )
           .toEqual(Option.none())
         expect(yield* repo.listMessages(org.id, running.id)).toHaveLength(3)
         expect(yield* repo.latestRun(org.id, running.id)).toEqual(Option.some({ start: 1, last: 3 }))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("completeRun logs the run's last events with its done, only when they follow the log", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const running = chat(org.id, member.id, { status: "running" })
+        yield* repo.create(running)
+        const question = message(running, "user", "Why?")
+        yield* repo.appendMessage(question)
+        yield* repo.appendEvents({
+          organizationId: org.id,
+          chatId: running.id,
+          runStart: 1,
+          events: [metadataEvent(running, 1)]
+        })
+        const answer = message(running, "assistant", "Because.", at(5))
+        const input = {
+          message: answer,
+          cell: cell(running, { id: answer.cell_id, type: "markdown", status: "completed", role: "assistant" }),
+          userMessageId: question.id,
+          at: at(5),
+          runStart: 1,
+          done: { type: "done", status: "completed" } as const
+        }
+        const text = (id: number, words: string): ChatEvent.Sequenced => ({ id, event: { type: "text", text: words } })
+        // Events that skip an id (a batch before them never reached the log) write nothing.
+        expect(yield* repo.completeRun({ ...input, events: [text(3, "Because"), text(4, ".")] }))
+          .toEqual(Option.none())
+        expect(Option.getOrThrow(yield* repo.get(org.id, running.id)).status).toBe("running")
+        expect(yield* repo.listMessages(org.id, running.id)).toHaveLength(1)
+        expect(yield* repo.latestRun(org.id, running.id)).toEqual(Option.some({ start: 1, last: 1 }))
+        // Following the log, they go in before the done, which takes the id after them.
+        expect(yield* repo.completeRun({ ...input, events: [text(2, "Because"), text(3, ".")] }))
+          .toEqual(Option.some(4))
+        expect((yield* repo.readEvents(org.id, running.id, 1, 1)).map(encodeSequenced)).toEqual(
+          [text(2, "Because"), text(3, "."), { id: 4, event: input.done }].map(encodeSequenced)
+        )
+        expect(yield* repo.latestRun(org.id, running.id)).toEqual(Option.some({ start: 1, last: 4 }))
+        expect(Option.getOrThrow(yield* repo.get(org.id, running.id)).status).toBe("completed")
       }).pipe(Effect.provide(layer)))
 
     it.effect("the event log takes a run's events in order, only while it runs and is the latest run", () =>

@@ -1,4 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Answers from "@sightline/core/Answers"
 import type * as Asset from "@sightline/core/Asset"
 import * as ChatEvent from "@sightline/core/ChatEvent"
@@ -50,7 +51,8 @@ const frameBatch = (events: ReadonlyArray<ChatEvent.Sequenced>) => {
 // The asker's stream: the run's events as it publishes them, and a comment after 15 s of silence.
 const askResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
   Effect.gen(function*() {
-    const body = Sse.body({ keepAliveTimer: Sse.heartbeatInterval })
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const body = Sse.body({ keepAliveTimer: Sse.heartbeatInterval, source: request.source })
     // Detached from the request, as the run is: the body's end (or its client leaving) stops it.
     const fiber = yield* events.pipe(
       Stream.runForEach((event) => Effect.sync(() => body.send(frame(event)))),
@@ -65,7 +67,8 @@ const askResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
 // shared tail pushes into its body, and its keep-alive rides on the tail's idle ticks.
 const followResponse = (subscription: ChatStreams.Subscription) =>
   Effect.gen(function*() {
-    const body = Sse.body()
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const body = Sse.body({ source: request.source })
     // What the follower is handed while it joins (its backlog, often hundreds of batches) goes out
     // as one write when the join is over, not as a write per batch.
     let joining: Array<Uint8Array> | undefined = []
