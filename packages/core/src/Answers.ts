@@ -1047,11 +1047,18 @@ export const makeWith = (options: Options) =>
         const cancelAnnounced = Queue.take(announcements).pipe(
           Effect.repeat({ until: (announcement) => announcement._tag === "Cancelled" })
         )
-        const stopped = Effect.raceFirst(cancelAnnounced, Effect.sleep(Duration.millis(heartbeatMillis))).pipe(
+        // The watch runs beside the run until its scope closes, and the run races only the watch's
+        // verdict: an answer that ends interrupts a wait on a deferred, not the watch's own race
+        // (its timer and its queue), on the way to `done`.
+        const stop = yield* Deferred.make<never, Errors.Conflict>()
+        yield* Effect.raceFirst(cancelAnnounced, Effect.sleep(Duration.millis(heartbeatMillis))).pipe(
           Effect.zipRight(chats.heartbeat(run)),
           Effect.repeat({ while: (live) => live }),
-          Effect.zipRight(Effect.fail(new Errors.Conflict({ message: ChatEvent.cancelledMessage })))
+          Effect.zipRight(Effect.fail(new Errors.Conflict({ message: ChatEvent.cancelledMessage }))),
+          Effect.intoDeferred(stop),
+          Effect.forkScoped
         )
+        const stopped = Deferred.await(stop)
         yield* Effect.raceFirst(
           execute(principal, run, sign, writer.emit, askOptions, (written) => {
             report = written
