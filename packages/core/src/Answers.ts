@@ -513,7 +513,9 @@ export const makeWith = (options: Options) =>
       sign: Chats.SignAssetUrl,
       emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>,
       askOptions: AskOptions,
-      onReport: (report: WrittenReport) => void
+      onReport: (report: WrittenReport) => void,
+      // The model's last part of the final step: the answer is complete, all of it emitted.
+      answered: Effect.Effect<void>
     ) =>
       Effect.gen(function*() {
         const catalogue = yield* catalogues.catalogue(run.organizationId)
@@ -964,6 +966,9 @@ export const makeWith = (options: Options) =>
                 return emit({ type: "text", text: part.text })
               }
               if (part._tag === "ToolCall") calls.push({ id: part.id, name: part.name, arguments: part.arguments })
+              // Said before the model's stream is torn down, so that the answer's last words are
+              // still queued, not yet on their way to the log, when the run ends with them.
+              if (part._tag === "Finish" && calls.length === 0) return answered
               return Effect.void
             }
           )
@@ -1059,20 +1064,27 @@ export const makeWith = (options: Options) =>
           Effect.forkScoped
         )
         const stopped = Deferred.await(stop)
+        // What the run said and has not been stored yet goes into the log with its end, so the end
+        // is the last event: taken from the writer once the answer is complete (or, failing that,
+        // when the run has returned it; the second take hands over nothing).
+        let unstored: ReadonlyArray<ChatEvent.Sequenced> = []
+        const answered = Effect.map(writer.take, (events) => {
+          unstored = events
+        })
         yield* Effect.raceFirst(
           execute(principal, run, sign, writer.emit, askOptions, (written) => {
             report = written
-          }),
+          }, answered),
           stopped
         ).pipe(
-          // What the run said and has not been stored yet goes into the log with its end, so the end
-          // is the last event.
           Effect.flatMap((answer) =>
-            Effect.flatMap(writer.take, (events) =>
-              Effect.flatMap(
+            Effect.flatMap(writer.take, (rest) => {
+              const events = Arr.appendAll(unstored, rest)
+              return Effect.flatMap(
                 chats.complete(run, answer, events),
                 (completed) => writer.stored(Arr.append(events, completed.done))
-              ))
+              )
+            })
           ),
           Effect.catchTags({
             LanguageModelError: (error) => fail(`the model failed: ${error.message}`),

@@ -121,6 +121,12 @@ describe("Answers.ask", () => {
       ])
       expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1))
       expect(events.at(-1)!.event).toEqual({ type: "done", status: "completed" })
+      // The log holds what the asker was handed, the answer's last words (stored with its end) included.
+      const metadata = events[0]!.event
+      if (metadata.type !== "metadata") throw new Error("shapes")
+      const logged = yield* (yield* ChatRepo).readEvents(principal.organizationId, metadata.chat_id, 1, 0)
+      expect(logged.map((e) => [e.id, e.event.type])).toEqual(events.map((e) => [e.id, e.event.type]))
+      expect(logged.at(-2)!.event).toEqual(events.at(-2)!.event)
       const [, , started, table, download, ended] = events.map((e) => e.event)
       expect(started).toMatchObject({
         type: "cell",
