@@ -5,6 +5,7 @@
  * of `@sightline/http`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -264,9 +265,23 @@ export const worker = (options: Options) =>
         sign
       })))
 
+/**
+ * The standalone server sends spans nowhere (it installs no tracer to export them), so it builds
+ * none: every use case's span and the platform's span per request (with the URL it parses and the
+ * headers it copies for it) cost CPU on every request and told nobody anything. A host that
+ * installs a tracer (OpenTelemetry) over the library's layers keeps them all.
+ */
+export const untraced: Layer.Layer<never> = Layer.mergeAll(
+  Layer.setTracerEnabled(false),
+  Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)
+)
+
 /** The HTTP application and the background worker over a ready core, sharing one asset URL signer. */
 export const app = (options: Options) =>
-  Layer.merge(http(options), worker(options)).pipe(Layer.provideMerge(assetUrls(options)))
+  Layer.merge(http(options), worker(options)).pipe(
+    Layer.provideMerge(assetUrls(options)),
+    Layer.provide(untraced)
+  )
 
 /** The whole application and the core it runs on (so the CLI and tests reach the use cases). */
 export const layer = (options: Options) => app(options).pipe(Layer.provideMerge(core(options)))
