@@ -36,7 +36,7 @@ export interface Options {
 export interface Writer {
   /** Queues an event under the run's next id (dropped once the log refused the run). */
   readonly emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>
-  /** Waits until everything emitted so far is stored and published (or refused). */
+  /** Waits until everything emitted so far is stored and published (or refused, or handed over by `take`). */
   readonly drain: Effect.Effect<void>
   /**
    * Stops writing: waits for a batch in flight and returns the events queued after it, which the
