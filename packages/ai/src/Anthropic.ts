@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import * as LanguageModel from "@sightline/core/LanguageModel"
-import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -92,24 +92,24 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
         let inputTokens = 0
         let outputTokens = 0
         let reported = false
-        const parts = Sse.stream({
+        return Sse.stream({
           provider,
           url: `${(config.baseUrl ?? defaultBaseUrl).replace(/\/+$/, "")}/v1/messages`,
           headers: { "x-api-key": Redacted.value(config.apiKey), "anthropic-version": apiVersion },
           body: body(request),
           policy: config.policy ?? Sse.defaultPolicy,
           until: (event) => event.event === "message_stop"
-        }).pipe(
-          Stream.mapConcatEffect((event) =>
-            Effect.flatMap(
+        }, {
+          event: (event) =>
+            Either.flatMap(
               Sse.json(provider, event),
-              (event): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+              (event): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
                 switch (event?.type) {
                   case "message_start":
                     reported = true
                     inputTokens = Number(event.message?.usage?.input_tokens ?? 0)
                     outputTokens = Number(event.message?.usage?.output_tokens ?? 0)
-                    return Effect.succeed([])
+                    return Either.right([])
                   case "content_block_start":
                     if (event.content_block?.type === "tool_use") {
                       blocks.set(Number(event.index), {
@@ -118,23 +118,23 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
                         json: ""
                       })
                     }
-                    return Effect.succeed([])
+                    return Either.right([])
                   case "content_block_delta": {
                     const delta = event.delta
                     if (delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
-                      return Effect.succeed([LanguageModel.TextDelta.make({ text: delta.text })])
+                      return Either.right([LanguageModel.TextDelta.make({ text: delta.text })])
                     }
                     if (delta?.type === "input_json_delta") {
                       const block = blocks.get(Number(event.index))
                       if (block !== undefined) block.json += String(delta.partial_json ?? "")
                     }
-                    return Effect.succeed([])
+                    return Either.right([])
                   }
                   case "content_block_stop": {
                     const block = blocks.get(Number(event.index))
-                    if (block === undefined) return Effect.succeed([])
+                    if (block === undefined) return Either.right([])
                     blocks.delete(Number(event.index))
-                    return Effect.succeed([
+                    return Either.right([
                       LanguageModel.ToolCallPart.make({
                         id: block.id,
                         name: block.name,
@@ -145,34 +145,32 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
                   case "message_delta":
                     if (event.delta?.stop_reason != null) stopReason = event.delta.stop_reason
                     if (event.usage?.output_tokens != null) outputTokens = Number(event.usage.output_tokens)
-                    return Effect.succeed([])
+                    return Either.right([])
                   case "error":
-                    return Effect.fail(
+                    return Either.left(
                       new LanguageModel.LanguageModelError({
                         reason: event.error?.type === "rate_limit_error" ? "rate_limited" : "unavailable",
                         message: `${provider}: ${event.error?.message ?? "stream error"}`
                       })
                     )
                   default:
-                    return Effect.succeed([])
+                    return Either.right([])
                 }
               }
-            )
-          )
-        )
-        const end = Stream.sync(() =>
-          LanguageModel.Finish.make({
-            reason: stopReason === "tool_use"
-              ? "tool_calls"
-              : stopReason === "max_tokens"
-              ? "length"
-              : stopReason === "refusal"
-              ? "error"
-              : "stop",
-            ...(reported ? { usage: { inputTokens, outputTokens } } : {})
-          })
-        )
-        return Stream.concat(parts, end)
+            ),
+          end: () => [
+            LanguageModel.Finish.make({
+              reason: stopReason === "tool_use"
+                ? "tool_calls"
+                : stopReason === "max_tokens"
+                ? "length"
+                : stopReason === "refusal"
+                ? "error"
+                : "stop",
+              ...(reported ? { usage: { inputTokens, outputTokens } } : {})
+            })
+          ]
+        })
       })
   })
 

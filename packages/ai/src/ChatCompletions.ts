@@ -8,6 +8,7 @@
  */
 import * as LanguageModel from "@sightline/core/LanguageModel"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -80,20 +81,20 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service => {
         const calls = new Map<number, { id: string; name: string; arguments: string }>()
         let reason: unknown
         let usage: LanguageModel.Usage | undefined
-        const parts = Sse.stream({
+        return Sse.stream({
           provider,
           url: `${base}/chat/completions`,
           headers: config.apiKey === undefined ? {} : { authorization: `Bearer ${Redacted.value(config.apiKey)}` },
           body: body(request),
           policy: config.policy ?? Sse.defaultPolicy,
           until: (event) => event.data.trim() === "[DONE]"
-        }).pipe(
-          Stream.mapConcatEffect((event) =>
-            Effect.flatMap(
+        }, {
+          event: (event) =>
+            Either.flatMap(
               Sse.json(provider, event),
-              (chunk): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+              (chunk): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
                 if (chunk?.error !== undefined) {
-                  return Effect.fail(
+                  return Either.left(
                     new LanguageModel.LanguageModelError({
                       reason: "unavailable",
                       message: `${provider}: ${chunk.error.message ?? JSON.stringify(chunk.error)}`
@@ -107,7 +108,7 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service => {
                   }
                 }
                 const choice = chunk?.choices?.[0]
-                if (choice === undefined) return Effect.succeed([])
+                if (choice === undefined) return Either.right([])
                 if (choice.finish_reason != null) reason = choice.finish_reason
                 for (const fragment of choice.delta?.tool_calls ?? []) {
                   const index = Number(fragment.index ?? 0)
@@ -118,28 +119,26 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service => {
                   calls.set(index, call)
                 }
                 const text = choice.delta?.content
-                return Effect.succeed(
+                return Either.right(
                   typeof text === "string" && text !== "" ? [LanguageModel.TextDelta.make({ text })] : []
                 )
               }
+            ),
+          end: () => {
+            const assembled = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) =>
+              LanguageModel.ToolCallPart.make({
+                id: call.id === "" ? `call_${index}` : call.id,
+                name: call.name,
+                arguments: call.arguments
+              })
             )
-          )
-        )
-        const end = Stream.suspend(() => {
-          const assembled = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) =>
-            LanguageModel.ToolCallPart.make({
-              id: call.id === "" ? `call_${index}` : call.id,
-              name: call.name,
-              arguments: call.arguments
+            const finish = LanguageModel.Finish.make({
+              reason: finishReason(reason, assembled.length > 0),
+              ...(usage === undefined ? {} : { usage })
             })
-          )
-          const finish = LanguageModel.Finish.make({
-            reason: finishReason(reason, assembled.length > 0),
-            ...(usage === undefined ? {} : { usage })
-          })
-          return Stream.fromIterable<LanguageModel.Part>([...assembled, finish])
+            return [...assembled, finish]
+          }
         })
-        return Stream.concat(parts, end)
       })
   })
 }

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import * as LanguageModel from "@sightline/core/LanguageModel"
-import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
@@ -71,29 +71,29 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
         let calls = 0
         let incomplete = false
         let usage: LanguageModel.Usage | undefined
-        const parts = Sse.stream({
+        return Sse.stream({
           provider,
           url: `${(config.baseUrl ?? defaultBaseUrl).replace(/\/+$/, "")}/responses`,
           headers: { authorization: `Bearer ${Redacted.value(config.apiKey)}` },
           body: body(request),
           policy: config.policy ?? Sse.defaultPolicy
-        }).pipe(
-          Stream.mapConcatEffect((event) =>
-            Effect.flatMap(
+        }, {
+          event: (event) =>
+            Either.flatMap(
               Sse.json(provider, event),
-              (event): Effect.Effect<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+              (event): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
                 switch (event?.type) {
                   case "response.output_text.delta":
-                    return Effect.succeed(
+                    return Either.right(
                       typeof event.delta === "string" && event.delta !== ""
                         ? [LanguageModel.TextDelta.make({ text: event.delta })]
                         : []
                     )
                   case "response.output_item.done": {
                     const item = event.item
-                    if (item?.type !== "function_call") return Effect.succeed([])
+                    if (item?.type !== "function_call") return Either.right([])
                     calls += 1
-                    return Effect.succeed([
+                    return Either.right([
                       LanguageModel.ToolCallPart.make({
                         id: String(item.call_id ?? item.id ?? `call_${calls}`),
                         name: String(item.name ?? ""),
@@ -113,12 +113,12 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
                         outputTokens: Number(reported.output_tokens ?? 0)
                       }
                     }
-                    return Effect.succeed([])
+                    return Either.right([])
                   }
                   case "response.failed":
                   case "error": {
                     const error = event.response?.error ?? event.error ?? event
-                    return Effect.fail(
+                    return Either.left(
                       new LanguageModel.LanguageModelError({
                         reason: error?.code === "rate_limit_exceeded" ? "rate_limited" : "unavailable",
                         message: `${provider}: ${error?.message ?? "the response failed"}`
@@ -126,19 +126,17 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
                     )
                   }
                   default:
-                    return Effect.succeed([])
+                    return Either.right([])
                 }
               }
-            )
-          )
-        )
-        const end = Stream.sync(() =>
-          LanguageModel.Finish.make({
-            reason: calls > 0 ? "tool_calls" : incomplete ? "length" : "stop",
-            ...(usage === undefined ? {} : { usage })
-          })
-        )
-        return Stream.concat(parts, end)
+            ),
+          end: () => [
+            LanguageModel.Finish.make({
+              reason: calls > 0 ? "tool_calls" : incomplete ? "length" : "stop",
+              ...(usage === undefined ? {} : { usage })
+            })
+          ]
+        })
       })
   })
 

@@ -159,14 +159,19 @@ describe("ChatCompletions (OpenAI-compatible, loopback server)", () => {
       expect(server.received).toHaveLength(5)
     }))
 
-  it.live("times out on the first byte and on a stalled stream, but not on a long answer that keeps streaming", () =>
+  it.live("times out on the first byte and on a stalled stream, but not on an answer that keeps streaming", () =>
     Effect.gen(function*() {
       server = yield* Effect.promise(() =>
         serve(async (request, res) => {
           const mode = request.body.model
           if (mode === "silent") return // never answers
           startSse(res)
-          const chunks = mode === "stall" ? 1 : 8
+          // A model that thinks first sends chunks without text (past the idle timeout in all).
+          for (let i = 0; mode === "thinking" && i < 5; i++) {
+            sse(res, { choices: [{ index: 0, delta: { role: "assistant" }, finish_reason: null }] })
+            await sleep(120)
+          }
+          const chunks = mode === "stall" ? 1 : mode === "thinking" ? 2 : 8
           for (let i = 0; i < chunks; i++) {
             sse(res, { choices: [{ index: 0, delta: { content: `${i} ` }, finish_reason: null }] })
             await sleep(120)
@@ -191,6 +196,9 @@ describe("ChatCompletions (OpenAI-compatible, loopback server)", () => {
       // Eight chunks over about a second, each within the 300 ms gap: the whole answer arrives.
       const long = LanguageModel.fromParts(yield* collect(tight, { ...first, model: "long" }))
       expect(long.text).toBe("0 1 2 3 4 5 6 7 ")
+      // Chunks that carry no text still show the stream is alive.
+      const thought = LanguageModel.fromParts(yield* collect(tight, { ...first, model: "thinking" }))
+      expect(thought.text).toBe("0 1 ")
     }))
 
   it.live("interrupting the generation closes the provider's request", () =>

@@ -15,6 +15,7 @@ import type { ErrorReason } from "@sightline/core/LanguageModel"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Stream from "effect/Stream"
@@ -101,8 +102,20 @@ const describe = (body: string): string => {
   return body.slice(0, 500)
 }
 
-/** The events of a streamed POST, with the retries and timeouts of `request.policy`. */
-export const stream = (request: Request): Stream.Stream<Event, LanguageModelError> =>
+/** How a provider turns its events into parts. */
+export interface Decoder<A> {
+  /** The parts of one event; a failure ends the generation with it. */
+  readonly event: (event: Event) => Either.Either<ReadonlyArray<A>, LanguageModelError>
+  /** The parts after the last event (assembled tool calls, the finish), read once. */
+  readonly end: () => ReadonlyArray<A>
+}
+
+/**
+ * The parts of a streamed POST, with the retries and timeouts of `request.policy`. Events are
+ * decoded as they are read, and the end's parts go out with the last event's: an answer's last words
+ * and its finish reach the answer loop together.
+ */
+export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<A, LanguageModelError> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const controller = new AbortController()
     const host = (() => {
@@ -177,23 +190,35 @@ export const stream = (request: Request): Stream.Stream<Event, LanguageModelErro
       )
     }
 
-    // One pull reads until at least one whole event has arrived (or the body ends), with the idle
-    // timeout on each read: a single source instead of a pipeline of stream stages, because every
-    // token of an answer passes through here and the end of the answer waits on its teardown.
+    // One pull reads until an event has given parts (or the body ends), with the idle timeout on
+    // each read: a single source instead of a pipeline of stream stages, because every token of an
+    // answer passes through here, and the end of the answer waits on what follows its last event.
     const reader = body.getReader()
-    const decoder = new TextDecoder()
-    const pending: Array<Event> = []
+    const text = new TextDecoder()
+    const pending: Array<A> = []
+    // An event that failed to decode: the generation fails with it.
+    let failure: LanguageModelError | undefined
     // The body has ended, or the event that ends the answer (`request.until`) has arrived.
     let ended = false
     let bodyEnded = false
     const parser = createParser({
       onEvent: (event) => {
-        if (ended) return
+        if (ended || failure !== undefined) return
         const parsed: Event = event.event === undefined
           ? { data: event.data }
           : { event: event.event, data: event.data }
-        if (request.until?.(parsed) === true) ended = true
-        else pending.push(parsed)
+        if (request.until?.(parsed) === true) {
+          ended = true
+          return
+        }
+        Either.match(decoder.event(parsed), {
+          onLeft: (error) => {
+            failure = error
+          },
+          onRight: (parts) => {
+            pending.push(...parts)
+          }
+        })
       }
     })
     // Closing the stream before the body's end (a failure, an interruption) closes the provider's
@@ -212,32 +237,45 @@ export const stream = (request: Request): Stream.Stream<Event, LanguageModelErro
       })
     )
     const idleMillis = Duration.toMillis(request.policy.idleTimeout)
-    const next = Effect.async<Chunk.Chunk<Event>, Option.Option<LanguageModelError>>((resume) => {
-      if (ended) return resume(Effect.fail(Option.none()))
+    // The end's parts have been handed on: the next pull ends the stream.
+    let finished = false
+    const next = Effect.async<Chunk.Chunk<A>, Option.Option<LanguageModelError>>((resume) => {
+      if (finished) return resume(Effect.fail(Option.none()))
       let settled = false
-      const settle = (effect: Effect.Effect<Chunk.Chunk<Event>, Option.Option<LanguageModelError>>) => {
+      const settle = (effect: Effect.Effect<Chunk.Chunk<A>, Option.Option<LanguageModelError>>) => {
         if (settled) return
         settled = true
         clearTimeout(timer)
         resume(effect)
       }
-      const timer = setTimeout(() =>
-        settle(Effect.fail(Option.some(
-          new LanguageModelError({
-            reason: "unavailable",
-            message: `${request.provider}: the stream stalled for ${Duration.format(request.policy.idleTimeout)}`
-          })
-        ))), idleMillis)
+      // Armed again at every chunk: events that give no parts (pings, a model thinking) still count.
+      const arm = () =>
+        setTimeout(() =>
+          settle(Effect.fail(Option.some(
+            new LanguageModelError({
+              reason: "unavailable",
+              message: `${request.provider}: the stream stalled for ${Duration.format(request.policy.idleTimeout)}`
+            })
+          ))), idleMillis)
+      let timer = arm()
       const read = (): void => {
         reader.read().then(({ done, value }) => {
           if (settled) return
           if (done) {
             bodyEnded = true
             ended = true
-            parser.feed(decoder.decode())
+            parser.feed(text.decode())
           } else {
-            parser.feed(decoder.decode(value, { stream: true }))
-            if (pending.length === 0 && !ended) return read()
+            parser.feed(text.decode(value, { stream: true }))
+          }
+          if (failure !== undefined) return settle(Effect.fail(Option.some(failure)))
+          if (ended) {
+            finished = true
+            pending.push(...decoder.end())
+          } else if (pending.length === 0) {
+            clearTimeout(timer)
+            timer = arm()
+            return read()
           }
           settle(
             pending.length === 0
@@ -265,8 +303,8 @@ export const stream = (request: Request): Stream.Stream<Event, LanguageModelErro
   }))
 
 /** Parses an event's JSON data; a malformed event fails the generation. */
-export const json = (provider: string, event: Event): Effect.Effect<any, LanguageModelError> =>
-  Effect.try({
+export const json = (provider: string, event: Event): Either.Either<any, LanguageModelError> =>
+  Either.try({
     try: () => JSON.parse(event.data),
     catch: () =>
       new LanguageModelError({
