@@ -100,64 +100,60 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
           policy: config.policy ?? Sse.defaultPolicy,
           until: (event) => event.event === "message_stop"
         }, {
-          event: (event) =>
-            Either.flatMap(
-              Sse.json(provider, event),
-              (event): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
-                switch (event?.type) {
-                  case "message_start":
-                    reported = true
-                    inputTokens = Number(event.message?.usage?.input_tokens ?? 0)
-                    outputTokens = Number(event.message?.usage?.output_tokens ?? 0)
-                    return Either.right([])
-                  case "content_block_start":
-                    if (event.content_block?.type === "tool_use") {
-                      blocks.set(Number(event.index), {
-                        id: String(event.content_block.id),
-                        name: String(event.content_block.name),
-                        json: ""
-                      })
-                    }
-                    return Either.right([])
-                  case "content_block_delta": {
-                    const delta = event.delta
-                    if (delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
-                      return Either.right([LanguageModel.TextDelta.make({ text: delta.text })])
-                    }
-                    if (delta?.type === "input_json_delta") {
-                      const block = blocks.get(Number(event.index))
-                      if (block !== undefined) block.json += String(delta.partial_json ?? "")
-                    }
-                    return Either.right([])
-                  }
-                  case "content_block_stop": {
-                    const block = blocks.get(Number(event.index))
-                    if (block === undefined) return Either.right([])
-                    blocks.delete(Number(event.index))
-                    return Either.right([
-                      LanguageModel.ToolCallPart.make({
-                        id: block.id,
-                        name: block.name,
-                        arguments: block.json === "" ? "{}" : block.json
-                      })
-                    ])
-                  }
-                  case "message_delta":
-                    if (event.delta?.stop_reason != null) stopReason = event.delta.stop_reason
-                    if (event.usage?.output_tokens != null) outputTokens = Number(event.usage.output_tokens)
-                    return Either.right([])
-                  case "error":
-                    return Either.left(
-                      new LanguageModel.LanguageModelError({
-                        reason: event.error?.type === "rate_limit_error" ? "rate_limited" : "unavailable",
-                        message: `${provider}: ${event.error?.message ?? "stream error"}`
-                      })
-                    )
-                  default:
-                    return Either.right([])
+          event: (event): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+            switch (event?.type) {
+              case "message_start":
+                reported = true
+                inputTokens = Number(event.message?.usage?.input_tokens ?? 0)
+                outputTokens = Number(event.message?.usage?.output_tokens ?? 0)
+                return Either.right([])
+              case "content_block_start":
+                if (event.content_block?.type === "tool_use") {
+                  blocks.set(Number(event.index), {
+                    id: String(event.content_block.id),
+                    name: String(event.content_block.name),
+                    json: ""
+                  })
                 }
+                return Either.right([])
+              case "content_block_delta": {
+                const delta = event.delta
+                if (delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
+                  return Either.right([LanguageModel.TextDelta.make({ text: delta.text })])
+                }
+                if (delta?.type === "input_json_delta") {
+                  const block = blocks.get(Number(event.index))
+                  if (block !== undefined) block.json += String(delta.partial_json ?? "")
+                }
+                return Either.right([])
               }
-            ),
+              case "content_block_stop": {
+                const block = blocks.get(Number(event.index))
+                if (block === undefined) return Either.right([])
+                blocks.delete(Number(event.index))
+                return Either.right([
+                  LanguageModel.ToolCallPart.make({
+                    id: block.id,
+                    name: block.name,
+                    arguments: block.json === "" ? "{}" : block.json
+                  })
+                ])
+              }
+              case "message_delta":
+                if (event.delta?.stop_reason != null) stopReason = event.delta.stop_reason
+                if (event.usage?.output_tokens != null) outputTokens = Number(event.usage.output_tokens)
+                return Either.right([])
+              case "error":
+                return Either.left(
+                  new LanguageModel.LanguageModelError({
+                    reason: event.error?.type === "rate_limit_error" ? "rate_limited" : "unavailable",
+                    message: `${provider}: ${event.error?.message ?? "stream error"}`
+                  })
+                )
+              default:
+                return Either.right([])
+            }
+          },
           end: () => [
             LanguageModel.Finish.make({
               reason: stopReason === "tool_use"

@@ -89,41 +89,37 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service => {
           policy: config.policy ?? Sse.defaultPolicy,
           until: (event) => event.data.trim() === "[DONE]"
         }, {
-          event: (event) =>
-            Either.flatMap(
-              Sse.json(provider, event),
-              (chunk): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
-                if (chunk?.error !== undefined) {
-                  return Either.left(
-                    new LanguageModel.LanguageModelError({
-                      reason: "unavailable",
-                      message: `${provider}: ${chunk.error.message ?? JSON.stringify(chunk.error)}`
-                    })
-                  )
-                }
-                if (chunk?.usage != null) {
-                  usage = {
-                    inputTokens: Number(chunk.usage.prompt_tokens ?? 0),
-                    outputTokens: Number(chunk.usage.completion_tokens ?? 0)
-                  }
-                }
-                const choice = chunk?.choices?.[0]
-                if (choice === undefined) return Either.right([])
-                if (choice.finish_reason != null) reason = choice.finish_reason
-                for (const fragment of choice.delta?.tool_calls ?? []) {
-                  const index = Number(fragment.index ?? 0)
-                  const call = calls.get(index) ?? { id: "", name: "", arguments: "" }
-                  if (typeof fragment.id === "string" && fragment.id !== "") call.id = fragment.id
-                  if (typeof fragment.function?.name === "string") call.name += fragment.function.name
-                  if (typeof fragment.function?.arguments === "string") call.arguments += fragment.function.arguments
-                  calls.set(index, call)
-                }
-                const text = choice.delta?.content
-                return Either.right(
-                  typeof text === "string" && text !== "" ? [LanguageModel.TextDelta.make({ text })] : []
-                )
+          event: (chunk): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+            if (chunk?.error !== undefined) {
+              return Either.left(
+                new LanguageModel.LanguageModelError({
+                  reason: "unavailable",
+                  message: `${provider}: ${chunk.error.message ?? JSON.stringify(chunk.error)}`
+                })
+              )
+            }
+            if (chunk?.usage != null) {
+              usage = {
+                inputTokens: Number(chunk.usage.prompt_tokens ?? 0),
+                outputTokens: Number(chunk.usage.completion_tokens ?? 0)
               }
-            ),
+            }
+            const choice = chunk?.choices?.[0]
+            if (choice === undefined) return Either.right([])
+            if (choice.finish_reason != null) reason = choice.finish_reason
+            for (const fragment of choice.delta?.tool_calls ?? []) {
+              const index = Number(fragment.index ?? 0)
+              const call = calls.get(index) ?? { id: "", name: "", arguments: "" }
+              if (typeof fragment.id === "string" && fragment.id !== "") call.id = fragment.id
+              if (typeof fragment.function?.name === "string") call.name += fragment.function.name
+              if (typeof fragment.function?.arguments === "string") call.arguments += fragment.function.arguments
+              calls.set(index, call)
+            }
+            const text = choice.delta?.content
+            return Either.right(
+              typeof text === "string" && text !== "" ? [LanguageModel.TextDelta.make({ text })] : []
+            )
+          },
           end: () => {
             const assembled = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) =>
               LanguageModel.ToolCallPart.make({

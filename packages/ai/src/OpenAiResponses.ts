@@ -78,58 +78,54 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
           body: body(request),
           policy: config.policy ?? Sse.defaultPolicy
         }, {
-          event: (event) =>
-            Either.flatMap(
-              Sse.json(provider, event),
-              (event): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
-                switch (event?.type) {
-                  case "response.output_text.delta":
-                    return Either.right(
-                      typeof event.delta === "string" && event.delta !== ""
-                        ? [LanguageModel.TextDelta.make({ text: event.delta })]
-                        : []
-                    )
-                  case "response.output_item.done": {
-                    const item = event.item
-                    if (item?.type !== "function_call") return Either.right([])
-                    calls += 1
-                    return Either.right([
-                      LanguageModel.ToolCallPart.make({
-                        id: String(item.call_id ?? item.id ?? `call_${calls}`),
-                        name: String(item.name ?? ""),
-                        arguments: typeof item.arguments === "string"
-                          ? item.arguments
-                          : JSON.stringify(item.arguments ?? {})
-                      })
-                    ])
-                  }
-                  case "response.completed":
-                  case "response.incomplete": {
-                    incomplete = event.type === "response.incomplete"
-                    const reported = event.response?.usage
-                    if (reported != null) {
-                      usage = {
-                        inputTokens: Number(reported.input_tokens ?? 0),
-                        outputTokens: Number(reported.output_tokens ?? 0)
-                      }
-                    }
-                    return Either.right([])
-                  }
-                  case "response.failed":
-                  case "error": {
-                    const error = event.response?.error ?? event.error ?? event
-                    return Either.left(
-                      new LanguageModel.LanguageModelError({
-                        reason: error?.code === "rate_limit_exceeded" ? "rate_limited" : "unavailable",
-                        message: `${provider}: ${error?.message ?? "the response failed"}`
-                      })
-                    )
-                  }
-                  default:
-                    return Either.right([])
-                }
+          event: (event): Either.Either<ReadonlyArray<LanguageModel.Part>, LanguageModel.LanguageModelError> => {
+            switch (event?.type) {
+              case "response.output_text.delta":
+                return Either.right(
+                  typeof event.delta === "string" && event.delta !== ""
+                    ? [LanguageModel.TextDelta.make({ text: event.delta })]
+                    : []
+                )
+              case "response.output_item.done": {
+                const item = event.item
+                if (item?.type !== "function_call") return Either.right([])
+                calls += 1
+                return Either.right([
+                  LanguageModel.ToolCallPart.make({
+                    id: String(item.call_id ?? item.id ?? `call_${calls}`),
+                    name: String(item.name ?? ""),
+                    arguments: typeof item.arguments === "string"
+                      ? item.arguments
+                      : JSON.stringify(item.arguments ?? {})
+                  })
+                ])
               }
-            ),
+              case "response.completed":
+              case "response.incomplete": {
+                incomplete = event.type === "response.incomplete"
+                const reported = event.response?.usage
+                if (reported != null) {
+                  usage = {
+                    inputTokens: Number(reported.input_tokens ?? 0),
+                    outputTokens: Number(reported.output_tokens ?? 0)
+                  }
+                }
+                return Either.right([])
+              }
+              case "response.failed":
+              case "error": {
+                const error = event.response?.error ?? event.error ?? event
+                return Either.left(
+                  new LanguageModel.LanguageModelError({
+                    reason: error?.code === "rate_limit_exceeded" ? "rate_limited" : "unavailable",
+                    message: `${provider}: ${error?.message ?? "the response failed"}`
+                  })
+                )
+              }
+              default:
+                return Either.right([])
+            }
+          },
           end: () => [
             LanguageModel.Finish.make({
               reason: calls > 0 ? "tool_calls" : incomplete ? "length" : "stop",

@@ -104,8 +104,8 @@ const describe = (body: string): string => {
 
 /** How a provider turns its events into parts. */
 export interface Decoder<A> {
-  /** The parts of one event; a failure ends the generation with it. */
-  readonly event: (event: Event) => Either.Either<ReadonlyArray<A>, LanguageModelError>
+  /** The parts of one event, given its JSON data (malformed data fails the generation first). */
+  readonly event: (data: any) => Either.Either<ReadonlyArray<A>, LanguageModelError>
   /** The parts after the last event (assembled tool calls, the finish), read once. */
   readonly end: () => ReadonlyArray<A>
 }
@@ -211,7 +211,7 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
           ended = true
           return
         }
-        Either.match(decoder.event(parsed), {
+        Either.match(Either.flatMap(json(request.provider, parsed), decoder.event), {
           onLeft: (error) => {
             failure = error
           },
@@ -302,8 +302,8 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
     return Stream.repeatEffectChunkOption(next)
   }))
 
-/** Parses an event's JSON data; a malformed event fails the generation. */
-export const json = (provider: string, event: Event): Either.Either<any, LanguageModelError> =>
+// An event's JSON data; a malformed event fails the generation.
+const json = (provider: string, event: Event): Either.Either<any, LanguageModelError> =>
   Either.try({
     try: () => JSON.parse(event.data),
     catch: () =>
