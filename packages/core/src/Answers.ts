@@ -17,6 +17,7 @@
  * @since 0.1.0
  */
 import * as Arr from "effect/Array"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
@@ -29,7 +30,6 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -100,6 +100,12 @@ export interface Handle {
   readonly metadata: Chat.RunMetadata
   /** Every event of the run from the first, then live, ending with `done`. Each read starts over. */
   readonly events: Stream.Stream<ChatEvent.Sequenced>
+  /**
+   * Hands `listener` every event of the run so far, at once, then each batch as the run publishes
+   * it, synchronously and without a fiber, the last holding `done`. Returns what stops it. For a
+   * response that pushes the events on: a stream's fiber would add its hops to every event.
+   */
+  readonly listen: (listener: (events: ReadonlyArray<ChatEvent.Sequenced>) => void) => () => void
   /** Waits for the run to end. */
   readonly done: Effect.Effect<ChatEvent.Done>
   /** Waits for the run to end; then the report it wrote with `write_report`, if it did (see `AskOptions.report`). */
@@ -514,8 +520,10 @@ export const makeWith = (options: Options) =>
       emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>,
       askOptions: AskOptions,
       onReport: (report: WrittenReport) => void,
-      // The model's last part of the final step: the answer is complete, all of it emitted.
-      answered: Effect.Effect<void>
+      // The model's last part of the final step: the answer is complete, all of it emitted, and it
+      // is stored there and then (not after the model's stream is torn down, which waits on the
+      // provider's body to end).
+      answered: (answer: string) => Effect.Effect<void, Conflict>
     ) =>
       Effect.gen(function*() {
         const catalogue = yield* catalogues.catalogue(run.organizationId)
@@ -968,7 +976,7 @@ export const makeWith = (options: Options) =>
               if (part._tag === "ToolCall") calls.push({ id: part.id, name: part.name, arguments: part.arguments })
               // Said before the model's stream is torn down, so that the answer's last words are
               // still queued, not yet on their way to the log, when the run ends with them.
-              if (part._tag === "Finish" && calls.length === 0) return answered
+              if (part._tag === "Finish" && calls.length === 0) return answered(answer + text)
               return Effect.void
             }
           )
@@ -1003,22 +1011,52 @@ export const makeWith = (options: Options) =>
       }
       const { metadata, run } = yield* chats.start(principal, request, askOptions)
       let report: WrittenReport | undefined
-      // Every stored event stays in the replay buffer for the run's lifetime: a subscriber that comes
-      // late (or reads slowly) still reads the whole run from `metadata`, at its own pace.
-      const events = yield* PubSub.unbounded<ChatEvent.Sequenced>({ replay: Number.MAX_SAFE_INTEGER })
+      // Every published event stays here for the run's lifetime: a listener that comes late (or a
+      // stream that reads slowly) still has the whole run from `metadata`, at its own pace.
+      const published: Array<ChatEvent.Sequenced> = []
+      const listeners = new Set<(events: ReadonlyArray<ChatEvent.Sequenced>) => void>()
       const done = yield* Deferred.make<ChatEvent.Done>()
+      let ended: ChatEvent.Done | undefined
+      // What the log holds after this run's `done` (a newer run's events) is not this run's to tell.
       const publish = (batch: ReadonlyArray<ChatEvent.Sequenced>) =>
-        Effect.forEach(batch, (sequenced) =>
-          Effect.zipRight(
-            PubSub.publish(events, sequenced),
-            ChatEvent.isDone(sequenced.event) ? Deferred.succeed(done, sequenced.event) : Effect.void
-          ), { discard: true }).pipe(
-            Effect.zipRight(
-              batch.length === 0 ? Effect.void : bus.publish(
-                ChatEventBus.Announcement.Appended({ chatId: run.chatId, lastId: batch[batch.length - 1]!.id })
-              )
-            )
+        Effect.suspend(() => {
+          if (batch.length === 0) return Effect.void
+          let broken: unknown
+          if (ended === undefined) {
+            let told = batch
+            for (let i = 0; i < batch.length; i++) {
+              const event = batch[i]!.event
+              if (ChatEvent.isDone(event)) {
+                ended = event
+                told = batch.slice(0, i + 1)
+                break
+              }
+            }
+            for (const sequenced of told) published.push(sequenced)
+            // A listener that throws is dropped, and the run and its other listeners go on.
+            for (const listener of listeners) {
+              try {
+                listener(told)
+              } catch (defect) {
+                listeners.delete(listener)
+                broken = defect
+              }
+            }
+          }
+          return Effect.zipRight(
+            ended === undefined ? Effect.void : Deferred.succeed(done, ended),
+            bus.publish(ChatEventBus.Announcement.Appended({ chatId: run.chatId, lastId: batch[batch.length - 1]!.id }))
+          ).pipe(
+            Effect.zipLeft(broken === undefined ? Effect.void : Effect.logError("a listener of a run failed", broken))
           )
+        })
+      const listen = (listener: (events: ReadonlyArray<ChatEvent.Sequenced>) => void) => {
+        if (published.length > 0) listener(published.slice())
+        listeners.add(listener)
+        return () => {
+          listeners.delete(listener)
+        }
+      }
       // `start` stored the metadata with the run.
       yield* publish([{ id: run.firstEventId, event: { type: "metadata", ...metadata } }])
 
@@ -1065,27 +1103,28 @@ export const makeWith = (options: Options) =>
         )
         const stopped = Deferred.await(stop)
         // What the run said and has not been stored yet goes into the log with its end, so the end
-        // is the last event: taken from the writer once the answer is complete (or, failing that,
-        // when the run has returned it; the second take hands over nothing).
-        let unstored: ReadonlyArray<ChatEvent.Sequenced> = []
-        const answered = Effect.map(writer.take, (events) => {
-          unstored = events
-        })
+        // is the last event: taken from the writer once the answer is complete, as the model's
+        // final step finishes (or, when the run returns without one, at its return). A cancel that
+        // comes meanwhile waits for the end being stored, and then finds it in the log.
+        let completed = false
+        const complete = (answer: string) =>
+          Effect.flatMap(writer.take, (events) =>
+            Effect.flatMap(
+              chats.complete(run, answer, events),
+              (stored) => writer.stored(Arr.append(events, stored.done))
+            )).pipe(
+              Effect.zipRight(Effect.sync(() => {
+                completed = true
+              })),
+              Effect.uninterruptible
+            )
         yield* Effect.raceFirst(
           execute(principal, run, sign, writer.emit, askOptions, (written) => {
             report = written
-          }, answered),
+          }, complete),
           stopped
         ).pipe(
-          Effect.flatMap((answer) =>
-            Effect.flatMap(writer.take, (rest) => {
-              const events = Arr.appendAll(unstored, rest)
-              return Effect.flatMap(
-                chats.complete(run, answer, events),
-                (completed) => writer.stored(Arr.append(events, completed.done))
-              )
-            })
-          ),
+          Effect.flatMap((answer) => completed ? Effect.void : complete(answer)),
           Effect.catchTags({
             LanguageModelError: (error) => fail(`the model failed: ${error.message}`),
             // The run was cancelled or replaced while it worked (possibly from another process).
@@ -1108,7 +1147,18 @@ export const makeWith = (options: Options) =>
 
       return {
         metadata,
-        events: Stream.fromPubSub(events).pipe(Stream.takeUntil((e) => ChatEvent.isDone(e.event))),
+        events: Stream.asyncPush<ChatEvent.Sequenced>((emit) =>
+          Effect.acquireRelease(
+            Effect.sync(() =>
+              listen((events) => {
+                void emit.chunk(Chunk.unsafeFromArray(events))
+                if (ChatEvent.isDone(events[events.length - 1]!.event)) void emit.end()
+              })
+            ),
+            (stop) => Effect.sync(stop)
+          )
+        ),
+        listen,
         done: Deferred.await(done),
         report: Effect.map(Deferred.await(done), () => Option.fromNullable(report))
       }

@@ -249,6 +249,51 @@ describe("Answers.ask", () => {
       expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("cancelled"))
     }).pipe(Effect.provide(layerWithModel(endless, Answers.defaultOptions))))
 
+  it.live("the answer is stored and done told at the model's Finish, before its stream ends", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const handle = yield* (yield* Answers.Answers).ask(principal, { question: "q" }, sign)
+      // The model's stream never ends after its Finish: only the end being taken at Finish tells done.
+      const done = yield* handle.done.pipe(
+        Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => new Error("done waited for the stream's end") })
+      )
+      expect(done).toEqual({ type: "done", status: "completed" })
+      const repo = yield* ChatRepo
+      const messages = yield* repo.listMessages(principal.organizationId, handle.metadata.chat_id)
+      expect(messages.map((m) => m.content)).toEqual(["q", "All done."])
+      const chat = yield* repo.get(principal.organizationId, handle.metadata.chat_id)
+      expect(Option.map(chat, (c) => c.status)).toEqual(Option.some("completed"))
+    }).pipe(Effect.provide(layerWithModel(
+      Layer.succeed(LanguageModel.LanguageModel, {
+        generate: () => Stream.concat(Stream.fromIterable(LanguageModel.reply("All done.")), Stream.never)
+      }),
+      Answers.defaultOptions
+    ))))
+
+  it.effect("listen hands the run so far at once, then each batch as published, and stops when told", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const handle = yield* (yield* Answers.Answers).ask(principal, { question: "q" }, sign)
+      const early: Array<ReadonlyArray<ChatEvent.Sequenced>> = []
+      handle.listen((batch) => early.push(batch))
+      const stopped: Array<ReadonlyArray<ChatEvent.Sequenced>> = []
+      handle.listen((batch) => stopped.push(batch))()
+      yield* handle.done
+      const events = yield* collect(handle)
+      expect(types(events)).toEqual(["metadata", "text", "text", "done"])
+      // The early listener had the metadata at once, then every later batch: all of it, in order.
+      expect(early[0]!.map((e) => e.event.type)).toEqual(["metadata"])
+      expect(early.flat()).toEqual(events)
+      // A listener stopped at once had the backlog only.
+      expect(stopped).toEqual([early[0]])
+      // A listener that comes after the end has the whole run in one batch, ending with done.
+      const late: Array<ReadonlyArray<ChatEvent.Sequenced>> = []
+      handle.listen((batch) => late.push(batch))
+      expect(late).toEqual([events])
+    }).pipe(Effect.provide(layerWith([
+      [LanguageModel.TextDelta.make({ text: "One, " }), ...LanguageModel.reply("two.")]
+    ]))))
+
   it.effect("with the ontology on: saved queries and notes in the prompt, library tools that see only what OWNERS lets the caller read", () =>
     Effect.gen(function*() {
       const { connectorId, principal } = yield* setup

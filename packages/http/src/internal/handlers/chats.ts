@@ -9,7 +9,6 @@ import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -48,18 +47,17 @@ const frameBatch = (events: ReadonlyArray<ChatEvent.Sequenced>) => {
   return bytes
 }
 
-// The asker's stream: the run's events as it publishes them, and a comment after 15 s of silence.
-const askResponse = (events: Stream.Stream<ChatEvent.Sequenced>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
+// The asker's stream: the run's events pushed on as the run publishes them (no fiber: a stream's
+// hops would add to every event's latency), and a comment after 15 s of silence.
+const askResponse = (handle: Answers.Handle) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     const body = Sse.body({ keepAliveTimer: Sse.heartbeatInterval, source: request.source })
     // Detached from the request, as the run is: the body's end (or its client leaving) stops it.
-    const fiber = yield* events.pipe(
-      Stream.runForEach((event) => Effect.sync(() => body.send(frame(event)))),
-      Effect.ensuring(Effect.sync(body.end)),
-      Effect.forkDaemon
-    )
-    body.onClose(() => Effect.runFork(Fiber.interrupt(fiber)))
+    const stop = handle.listen((events) => {
+      body.send(frameBatch(events))
+      if (ChatEvent.isDone(events[events.length - 1]!.event)) body.end()
+    })
+    body.onClose(stop)
     return Sse.response(body)
   })
 
@@ -161,7 +159,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
             answers.ask(principal, payload, sign, { files })
           )
         ).pipe(
-          Effect.flatMap((handle) => askResponse(handle.events))
+          Effect.flatMap(askResponse)
         ))
       .handle("follow", ({ headers, path, urlParams }) =>
         withPrincipal((principal) =>
