@@ -240,6 +240,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // locked and re-checked (still running, this run's question the latest); the `done` event goes
     // into the log only then, the message only with it, and the cell and the chat's end only with
     // the message, so a run that is no longer current, or an answer stored twice, writes nothing.
+    // The chat's end names the chat by its key: joined to the message's CTE instead, PostgreSQL
+    // planned a scan of the organization's chats.
     const completeRun = SqlSchema.single({
       Request: Schema.Struct({
         message: MessageFromRow,
@@ -282,8 +284,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               ${writeCell(c, "message.chat_id", "message")}
             ), finished AS (
               UPDATE ${chats} SET status = 'completed', updated_at = ${at}
-              FROM message
-              WHERE ${chats}.organization_id = ${m.organization_id} AND ${chats}.id = message.chat_id
+              WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id} AND EXISTS (SELECT FROM message)
               RETURNING 1
             )
             SELECT (SELECT count(*)::int FROM finished) AS written, (SELECT last_id FROM logged) AS done_id`
