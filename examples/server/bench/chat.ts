@@ -4,10 +4,17 @@
  * A loopback OpenAI-compatible server streams each answer as `--tokens` tokens, one every
  * `--pace-ms`. For each question the benchmark notes when the provider wrote its first and last
  * token, and when the client (a real SSE parser over `POST /v2/chats/stream`) saw the first `text`
- * event and `done`. The floor, measured in the same run and alternating with Sightline, is the same
- * client reading the provider's own stream directly: what loopback HTTP and SSE parsing cost without
- * Sightline. The server runs in a child process, so it does not share an event loop with the
- * provider and the client.
+ * event and `done`. Two floors are measured in the same run, alternating with Sightline:
+ *
+ * - the direct floor: the same client reading the provider's own stream, what loopback HTTP and SSE
+ *   parsing cost without Sightline. "Added" is Sightline's latency over it.
+ * - the relay floor (`relay.ts`): a hand-written process between the provider and the client that
+ *   stores each event before it hands it on, as Sightline does. It takes the hops any such service
+ *   takes (a process in between, a database round trip per event), so Sightline's latency over it is
+ *   what Sightline's own work adds.
+ *
+ * The servers run in child processes, so they do not share an event loop with the provider and the
+ * client.
  *
  * Then, followers (`GET /v2/chats/{id}/stream`): how much later than the asker a follower on the
  * other server process (over PostgreSQL: two processes, LISTEN/NOTIFY between them; on PGlite, the
@@ -124,6 +131,25 @@ const startTarget = async (key?: string) => {
 }
 const target = await startTarget()
 const { child, key, port } = target
+const bundledRelay = join(here, "../dist/bench/relay.js")
+await bundleServer(join(here, "relay.ts"), bundledRelay)
+const relay = spawn(process.execPath, [
+  bundledRelay,
+  "--provider",
+  providerUrl,
+  "--db",
+  values.db!,
+  ...(values.db === "postgres" ? ["--url", values.url!, "--prefix", prefix] : [])
+], { stdio: ["ignore", "pipe", "inherit"] })
+const relayPort = await new Promise<number>((resolve, reject) => {
+  let out = ""
+  relay.stdout!.on("data", (data) => {
+    out += data
+    const match = /READY (\d+)/.exec(out)
+    if (match !== null) resolve(Number(match[1]))
+  })
+  relay.on("exit", (code) => reject(new Error(`the relay exited (${code})`)))
+})
 // Over PostgreSQL, a second process follows the first one's answers; PGlite is one process.
 const other = values.db === "postgres" ? await startTarget(key) : target
 
@@ -166,6 +192,19 @@ const viaSightline = async (): Promise<Sample> => {
   )
 }
 
+const viaRelay = async (): Promise<Sample> => {
+  const response = await fetch(`http://127.0.0.1:${relayPort}/v2/chats/stream`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ question: "Stream a paced answer" })
+  })
+  return timeStream(
+    response,
+    (data) => data.startsWith("{\"type\":\"text\""),
+    (data) => data.startsWith("{\"type\":\"done\"")
+  )
+}
+
 const direct = async (): Promise<Sample> => {
   const response = await fetch(`${providerUrl}/chat/completions`, {
     method: "POST",
@@ -183,28 +222,42 @@ const percentile = (values: ReadonlyArray<number>, p: number) => {
 // Warm up both paths (JIT, the pool, PGlite's first statements).
 for (let i = 0; i < 5; i++) {
   await viaSightline()
+  await viaRelay()
   await direct()
 }
 const sightline: Array<Sample> = []
+const relayed: Array<Sample> = []
 const floor: Array<Sample> = []
 for (let i = 0; i < questions; i++) {
-  // Alternating, so both see the same machine state.
+  // Alternating, so all three see the same machine state.
   sightline.push(await viaSightline())
+  relayed.push(await viaRelay())
   floor.push(await direct())
 }
+relay.kill("SIGTERM")
 
-const row = (label: string, s: ReadonlyArray<number>, f: ReadonlyArray<number>) => {
+const row = (label: string, field: keyof Sample) => {
   const fmt = (n: number) => n.toFixed(2).padStart(8)
-  const [s50, s99, f50, f99] = [percentile(s, 50), percentile(s, 99), percentile(f, 50), percentile(f, 99)]
-  return `| ${label.padEnd(30)} | ${fmt(s50)} | ${fmt(s99)} | ${fmt(f50)} | ${fmt(f99)} | ${fmt(s50 - f50)} | ${
-    fmt(s99 - f99)
+  const at = (samples: ReadonlyArray<Sample>, p: number) => percentile(samples.map((s) => s[field]), p)
+  const [s50, s99, r50, r99, f50, f99] = [
+    at(sightline, 50),
+    at(sightline, 99),
+    at(relayed, 50),
+    at(relayed, 99),
+    at(floor, 50),
+    at(floor, 99)
+  ]
+  return `| ${label.padEnd(30)} | ${
+    [s50, s99, f50, f99, s50 - f50, s99 - f99, r50, r99, s50 - r50, s99 - r99].map(fmt).join(" | ")
   } |`
 }
 console.log(`bench:chat (${values.db}): ${questions} questions, ${tokens} tokens every ${pace} ms, milliseconds`)
-console.log("| latency                        | Sightline p50 | p99 | floor p50 | p99 | added p50 | added p99 |")
-console.log("|---|---:|---:|---:|---:|---:|---:|")
-console.log(row("first token → first text event", sightline.map((s) => s.first), floor.map((s) => s.first)))
-console.log(row("last token → done", sightline.map((s) => s.last), floor.map((s) => s.last)))
+console.log(
+  "| latency | Sightline p50 | p99 | direct floor p50 | p99 | added p50 | added p99 | relay floor p50 | p99 | over the relay p50 | p99 |"
+)
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+console.log(row("first token → first text event", "first"))
+console.log(row("last token → done", "last"))
 
 // --- Followers: an event's delivery to a follower (GET /v2/chats/{id}/stream) on the other
 // process (over PostgreSQL; on PGlite the same process), against its delivery to the asker.
