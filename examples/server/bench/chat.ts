@@ -219,7 +219,7 @@ const percentile = (values: ReadonlyArray<number>, p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 }
 
-// Warm up both paths (JIT, the pool, PGlite's first statements).
+// Warm up all three paths (JIT, the pools, PGlite's first statements).
 for (let i = 0; i < 5; i++) {
   await viaSightline()
   await viaRelay()
