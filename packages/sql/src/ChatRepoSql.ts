@@ -241,7 +241,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // into the log only then, the message only with it, and the cell and the chat's end only with
     // the message, so a run that is no longer current, or an answer stored twice, writes nothing.
     // The chat's end names the chat by its key: joined to the message's CTE instead, PostgreSQL
-    // planned a scan of the organization's chats.
+    // planned a scan of the organization's chats whenever its statistics were stale.
     const completeRun = SqlSchema.single({
       Request: Schema.Struct({
         message: MessageFromRow,

@@ -343,6 +343,52 @@ forEachDatabase((database) =>
           expect(uses(messages.plans[0]!.plan, "chat_messages_chat_idx")).toBe(true)
         }).pipe(Effect.provide(store)), 120_000)
 
+      it.live("an answer's end finds its chat by key, not among the organization's chats", () =>
+        Effect.gen(function*() {
+          const repo = yield* ChatRepo
+          const { member, org } = yield* populate
+          const chat = newChat(org.id, member.id, "A running answer")
+          yield* repo.create(chat)
+          const question = newMessage(chat, "user", "Why?")
+          yield* repo.appendMessage(question)
+          const answer = newMessage(chat, "assistant", "Because.")
+          const { plans, result } = yield* capturePlans(
+            repo.completeRun({
+              message: answer,
+              cell: new Chat.CellRecord({
+                id: answer.cell_id,
+                organization_id: org.id,
+                chat_id: chat.id,
+                type: "markdown",
+                status: "completed",
+                role: "assistant",
+                content: "Because.",
+                created_at: base
+              }),
+              userMessageId: question.id,
+              at: base,
+              runStart: 1,
+              events: [],
+              done: { type: "done", status: "completed" }
+            }),
+            /^\s*WITH\b/i
+          )
+          expect(result).toEqual(Option.some(1))
+          expect(plans).toHaveLength(1)
+          // Every read of the chats table in the statement (the lock and the end) is one key lookup.
+          // (With statistics this fresh a join would find the key too; with stale ones it scanned the
+          // organization's chats, which is why the end names the chat by its key.)
+          const plan = plans[0]!.plan
+          const chatScans = plan.split("\n").filter((line) =>
+            new RegExp(` on ${prefix}chats\\b`).test(line)
+          )
+          expect(chatScans.length).toBeGreaterThanOrEqual(2)
+          for (const line of chatScans) {
+            expect(line).toMatch(new RegExp(`(Update on|Index Scan using ${prefix}chats_(pkey|organization_id_key)) `))
+          }
+          expect(plan).not.toMatch(new RegExp(`(Seq|Bitmap Heap) Scan on ${prefix}chats\\b`))
+        }).pipe(Effect.provide(store)), 120_000)
+
       it.live("a long event log is read from its end: the latest run and the events after an id", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
