@@ -1147,16 +1147,18 @@ export const makeWith = (options: Options) =>
 
       return {
         metadata,
-        events: Stream.asyncPush<ChatEvent.Sequenced>((emit) =>
-          Effect.acquireRelease(
-            Effect.sync(() =>
-              listen((events) => {
-                void emit.chunk(Chunk.unsafeFromArray(events))
-                if (ChatEvent.isDone(events[events.length - 1]!.event)) void emit.end()
-              })
-            ),
-            (stop) => Effect.sync(stop)
-          )
+        events: Stream.asyncPush<ChatEvent.Sequenced>(
+          (emit) =>
+            Effect.acquireRelease(
+              Effect.sync(() =>
+                listen((events) => {
+                  void emit.chunk(Chunk.unsafeFromArray(events))
+                  if (ChatEvent.isDone(events[events.length - 1]!.event)) void emit.end()
+                })
+              ),
+              (stop) => Effect.sync(stop)
+            ), // Every event, however slowly it is read: a bounded buffer would drop some.
+          { bufferSize: "unbounded" }
         ),
         listen,
         done: Deferred.await(done),
