@@ -1147,6 +1147,7 @@ export const makeWith = (options: Options) =>
 
       return {
         metadata,
+        // Unbounded: every event, however slowly it is read (a bounded buffer would drop some).
         events: Stream.asyncPush<ChatEvent.Sequenced>(
           (emit) =>
             Effect.acquireRelease(
@@ -1157,7 +1158,7 @@ export const makeWith = (options: Options) =>
                 })
               ),
               (stop) => Effect.sync(stop)
-            ), // Every event, however slowly it is read: a bounded buffer would drop some.
+            ),
           { bufferSize: "unbounded" }
         ),
         listen,
