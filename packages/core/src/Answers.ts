@@ -1016,18 +1016,21 @@ export const makeWith = (options: Options) =>
       const published: Array<ChatEvent.Sequenced> = []
       const listeners = new Set<(events: ReadonlyArray<ChatEvent.Sequenced>) => void>()
       const done = yield* Deferred.make<ChatEvent.Done>()
-      let ended: ChatEvent.Done | undefined
+      let ended = false
       // What the log holds after this run's `done` (a newer run's events) is not this run's to tell.
       const publish = (batch: ReadonlyArray<ChatEvent.Sequenced>) =>
         Effect.suspend(() => {
           if (batch.length === 0) return Effect.void
           let broken: unknown
-          if (ended === undefined) {
+          // This batch's `done`, if the run ends with it.
+          let end: ChatEvent.Done | undefined
+          if (!ended) {
             let told = batch
             for (let i = 0; i < batch.length; i++) {
               const event = batch[i]!.event
               if (ChatEvent.isDone(event)) {
-                ended = event
+                ended = true
+                end = event
                 told = batch.slice(0, i + 1)
                 break
               }
@@ -1044,7 +1047,7 @@ export const makeWith = (options: Options) =>
             }
           }
           return Effect.zipRight(
-            ended === undefined ? Effect.void : Deferred.succeed(done, ended),
+            end === undefined ? Effect.void : Deferred.succeed(done, end),
             bus.publish(ChatEventBus.Announcement.Appended({ chatId: run.chatId, lastId: batch[batch.length - 1]!.id }))
           ).pipe(
             Effect.zipLeft(broken === undefined ? Effect.void : Effect.logError("a listener of a run failed", broken))

@@ -209,7 +209,7 @@ export declare namespace Chats {
     readonly complete: (
       run: Run,
       content: string,
-      events?: ReadonlyArray<ChatEvent.Sequenced>
+      events: ReadonlyArray<ChatEvent.Sequenced>
     ) => Effect.Effect<Completed, Conflict>
     /**
      * Ends the run as `completed` or `failed` (`error` is logged, and is the `done` event's) and
@@ -618,7 +618,7 @@ export const makeWith = (options: Options) =>
     const complete = Effect.fn("Chats.complete")(function*(
       run: Run,
       content: string,
-      events: ReadonlyArray<ChatEvent.Sequenced> = []
+      events: ReadonlyArray<ChatEvent.Sequenced>
     ) {
       const now = yield* DateTime.now
       const message = answerMessage(run, content, now)
