@@ -49,15 +49,17 @@ export interface Writer {
   readonly catchUp: Effect.Effect<void>
 }
 
-type Item =
-  | { readonly _tag: "Event"; readonly event: ChatEvent.Sequenced }
-  | { readonly _tag: "Drain"; readonly drained: Deferred.Deferred<void> }
-  | { readonly _tag: "Take"; readonly taken: Deferred.Deferred<ReadonlyArray<ChatEvent.Sequenced>> }
-
 /** Starts the writer; it stops when the scope closes. */
 export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<Item>()
+    // What was emitted and not yet written. A plain array and a wake-up, not a queue of items:
+    // `take` and `drain` read the writer's state where they are, so the end of an answer does not
+    // wait on the writer's fiber to wake, look and answer (two fiber hops on the way to `done`).
+    let queued: Array<ChatEvent.Sequenced> = []
+    const wake = yield* Queue.sliding<void>(1)
+    // Settled (and cleared) each time the writer has looked at what was queued.
+    let looked: Deferred.Deferred<void> | undefined
+    let writing = false
     // One publisher at a time: the writer's fiber and the run's own end never interleave batches.
     const lock = yield* Effect.makeSemaphore(1)
     let next = options.first + 1
@@ -77,71 +79,81 @@ export const make = (options: Options): Effect.Effect<Writer, never, Scope.Scope
       Effect.suspend(() => Effect.flatMap(options.readAfter(published), publishAll))
     )
 
-    const write = (items: ReadonlyArray<Item>) =>
-      Effect.gen(function*() {
-        const takeAt = items.findIndex((item) => item._tag === "Take")
-        const events = (takeAt === -1 ? items : items.slice(0, takeAt))
-          .flatMap((item) => item._tag === "Event" ? [item.event] : [])
-        if (takeAt !== -1) {
-          const handedOver = refused || taken ? [] : events
-          taken = true
-          yield* Deferred.succeed((items[takeAt] as Extract<Item, { _tag: "Take" }>).taken, handedOver)
-          return
-        }
-        if (events.length === 0 || refused || taken) return
-        const batch = events as unknown as Arr.NonEmptyReadonlyArray<ChatEvent.Sequenced>
-        if (yield* options.append(batch)) {
-          yield* lock.withPermits(1)(publishAll(batch))
-        } else {
+    const write = Effect.suspend(() => {
+      if (queued.length === 0 || refused || taken) return Effect.void
+      const batch = queued as unknown as Arr.NonEmptyReadonlyArray<ChatEvent.Sequenced>
+      queued = []
+      writing = true
+      return Effect.flatMap(options.append(batch), (appended) =>
+        appended ? lock.withPermits(1)(publishAll(batch)) : Effect.suspend(() => {
           refused = true
-          yield* catchUp
-        }
-      }).pipe(
-        // A store that fails (a lost database) ends the writing, not the run: its end is written
-        // (or fails) on the run's own path, and nothing waits on a writer that died.
-        Effect.catchAllCause((cause) =>
-          Effect.suspend(() => {
-            refused = true
-            return Effect.logError("storing a chat run's events failed", cause)
-          })
-        ),
-        Effect.ensuring(Effect.forEach(
-          items,
-          (item) =>
-            item._tag === "Drain"
-              ? Deferred.succeed(item.drained, undefined)
-              // Only when the writing failed before the hand-over: those events are lost with the rest.
-              : item._tag === "Take"
-              ? Deferred.succeed(item.taken, [])
-              : Effect.void,
-          { discard: true }
-        ))
-      )
-
-    yield* Queue.take(queue).pipe(
-      Effect.flatMap((first) => Effect.map(Queue.takeAll(queue), (rest) => [first, ...rest])),
-      Effect.flatMap(write),
+          return catchUp
+        })).pipe(
+          // A store that fails (a lost database) ends the writing, not the run: its end is written
+          // (or fails) on the run's own path, and nothing waits on a writer that died.
+          Effect.catchAllCause((cause) =>
+            Effect.suspend(() => {
+              refused = true
+              return Effect.logError("storing a chat run's events failed", cause)
+            })
+          ),
+          Effect.ensuring(Effect.sync(() => {
+            writing = false
+          }))
+        )
+    })
+    yield* Queue.take(wake).pipe(
+      Effect.zipRight(write),
+      Effect.zipRight(Effect.suspend(() => {
+        const waiting = looked
+        looked = undefined
+        return waiting === undefined ? Effect.void : Deferred.succeed(waiting, undefined)
+      })),
       Effect.forever,
       Effect.forkScoped
     )
+    // Until the writer has looked at the queue again (and written what it found).
+    const writerLooked = Effect.suspend(() => {
+      if (looked !== undefined) {
+        return Deferred.await(looked)
+      }
+      return Effect.flatMap(Deferred.make<void>(), (waiting) => {
+        looked = waiting
+        return Effect.zipRight(Queue.offer(wake, undefined), Deferred.await(waiting))
+      })
+    })
+    const pending = () =>
+      writing || (queued.length > 0 && !refused && !taken)
+
+    const drain: Effect.Effect<void> = Effect.suspend(() =>
+      pending() ? Effect.zipRight(writerLooked, drain) : Effect.void
+    )
+    const handOver: Effect.Effect<ReadonlyArray<ChatEvent.Sequenced>> = Effect.suspend(() => {
+      if (writing) {
+        return Effect.zipRight(writerLooked, handOver)
+      }
+      const events = refused ? [] : queued
+      queued = []
+      return Effect.succeed(events)
+    })
 
     return {
       emit: (event) =>
         Effect.suspend(() => {
-          if (refused || taken) return Effect.void
-          const id = next
+          if (refused || taken) {
+            return Effect.void
+          }
+          queued.push({ id: next, event })
           next += 1
-          return Queue.offer(queue, { _tag: "Event", event: { id, event } })
+          return Queue.offer(wake, undefined)
         }),
-      drain: Effect.flatMap(
-        Deferred.make<void>(),
-        (drained) => Effect.zipRight(Queue.offer(queue, { _tag: "Drain", drained }), Deferred.await(drained))
-      ),
-      take: Effect.flatMap(
-        Deferred.make<ReadonlyArray<ChatEvent.Sequenced>>(),
-        (handed) => Effect.zipRight(Queue.offer(queue, { _tag: "Take", taken: handed }), Deferred.await(handed))
-      ),
-      stored: (events) => lock.withPermits(1)(publishAll(events)),
+      drain,
+      take: Effect.suspend(() => {
+        taken = true
+        return handOver
+      }),
+      stored: (events) =>
+        lock.withPermits(1)(publishAll(events)),
       catchUp
     }
   })

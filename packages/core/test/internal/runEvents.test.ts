@@ -61,6 +61,22 @@ describe("RunEvents", () => {
       expect(published).toEqual([2, 3, 4, 5])
     }))
 
+  it.scoped("drain waits for the batch in flight and for what queued behind it", () =>
+    Effect.gen(function*() {
+      const { appended, hold, published, writer } = yield* makeLog
+      const held = yield* hold
+      yield* writer.emit(text("a"))
+      yield* Effect.yieldNow()
+      yield* writer.emit(text("b"))
+      const draining = yield* Effect.fork(writer.drain)
+      yield* Effect.yieldNow()
+      expect(draining.unsafePoll()).toBeNull()
+      yield* Deferred.succeed(held, undefined)
+      yield* Fiber.join(draining)
+      expect(appended).toEqual([[2], [3]])
+      expect(published).toEqual([2, 3])
+    }))
+
   it.scoped("after take nothing more is written, and drain returns at once", () =>
     Effect.gen(function*() {
       const { appended, writer } = yield* makeLog
