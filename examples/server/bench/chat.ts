@@ -20,11 +20,19 @@
  * other server process (over PostgreSQL: two processes, LISTEN/NOTIFY between them; on PGlite, the
  * same process) gets each event, and the server's RSS with 1,000 followers of one live answer.
  *
+ * With each answer, the CPU it cost: of the Sightline process, of the relay, and of PostgreSQL, read
+ * from `/proc` (`cpu.ts`) over each question and the 20 ms after it (what a server does once the
+ * answer is out counts too). The direct floor's questions give what the processes spend meanwhile
+ * anyway.
+ *
  * Options: `--questions` (default 60), `--tokens` (20), `--pace-ms` (10), `--db pglite|postgres`
- * (default pglite; `--url` for PostgreSQL).
+ * (default pglite; `--url` for PostgreSQL), `--pin` (the event loop of the provider and the client on
+ * CPU 1, those of the servers on CPU 0, with `taskset`: as a client on another host, whose reading of
+ * `done` never waits behind the server's own work after it).
  */
 import { createParser } from "eventsource-parser"
 import { type ChildProcess, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -32,6 +40,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { bundleServer } from "../../../scripts/bundle.mjs"
+import { postgresCpuMs, processCpuMs } from "./cpu.js"
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +48,7 @@ const { values } = parseArgs({
     tokens: { type: "string", default: "20" },
     "pace-ms": { type: "string", default: "10" },
     db: { type: "string", default: "pglite" },
+    pin: { type: "boolean", default: false },
     url: {
       type: "string",
       default: process.env.SIGHTLINE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -87,6 +97,12 @@ const provider = http.createServer((req, res) => {
 await new Promise<void>((resolve) => provider.listen(0, "127.0.0.1", resolve))
 const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`
 
+// A process's main thread (the event loop) to one CPU; its helper threads (the collector's, the
+// compiler's) stay free, as they were started.
+const pin = (pid: number, cpu: number) => {
+  if (values.pin) execFileSync("taskset", ["--cpu-list", "--pid", String(cpu), String(pid)])
+}
+
 const here = dirname(fileURLToPath(import.meta.url))
 // The target server runs bundled, as `pnpm start` runs the standalone server (its memory with 1,000
 // streams open is one of the figures).
@@ -109,6 +125,7 @@ const startTarget = async (key?: string) => {
     ],
     { stdio: ["ignore", "pipe", "inherit"] }
   )
+  pin(child.pid!, 0)
   const [port, servedKey] = await new Promise<[number, string]>((resolve, reject) => {
     let out = ""
     child.stdout!.on("data", (data) => {
@@ -141,6 +158,7 @@ const relay = spawn(process.execPath, [
   values.db!,
   ...(values.db === "postgres" ? ["--url", values.url!, "--prefix", prefix] : [])
 ], { stdio: ["ignore", "pipe", "inherit"] })
+pin(relay.pid!, 0)
 const relayPort = await new Promise<number>((resolve, reject) => {
   let out = ""
   relay.stdout!.on("data", (data) => {
@@ -152,6 +170,8 @@ const relayPort = await new Promise<number>((resolve, reject) => {
 })
 // Over PostgreSQL, a second process follows the first one's answers; PGlite is one process.
 const other = values.db === "postgres" ? await startTarget(key) : target
+// The servers are started (on every CPU), so only this process's own thread moves.
+pin(process.pid, 1)
 
 interface Sample {
   readonly first: number
@@ -228,11 +248,29 @@ for (let i = 0; i < 5; i++) {
 const sightline: Array<Sample> = []
 const relayed: Array<Sample> = []
 const floor: Array<Sample> = []
+// CPU milliseconds, summed over each path's questions.
+const cpuNow = () => ({
+  sightline: processCpuMs(child.pid!),
+  second: other === target ? 0 : processCpuMs(other.child.pid!),
+  relay: processCpuMs(relay.pid!),
+  postgres: values.db === "postgres" ? postgresCpuMs() : 0
+})
+type Cpu = ReturnType<typeof cpuNow>
+const zero: Cpu = { sightline: 0, second: 0, relay: 0, postgres: 0 }
+const spent = { sightline: { ...zero }, relay: { ...zero }, direct: { ...zero } }
+const measured = async (path: keyof typeof spent, question: () => Promise<Sample>) => {
+  const before = cpuNow()
+  const sample = await question()
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  const after = cpuNow()
+  for (const key of Object.keys(zero) as Array<keyof Cpu>) spent[path][key] += after[key] - before[key]
+  return sample
+}
 for (let i = 0; i < questions; i++) {
   // Alternating, so all three see the same machine state.
-  sightline.push(await viaSightline())
-  relayed.push(await viaRelay())
-  floor.push(await direct())
+  sightline.push(await measured("sightline", viaSightline))
+  relayed.push(await measured("relay", viaRelay))
+  floor.push(await measured("direct", direct))
 }
 relay.kill("SIGTERM")
 
@@ -258,6 +296,25 @@ console.log(
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 console.log(row("first token → first text event", "first"))
 console.log(row("last token → done", "last"))
+
+const cpuRow = (label: string, path: keyof typeof spent) =>
+  `| ${label.padEnd(28)} | ${
+    [
+      spent[path].sightline,
+      ...(other === target ? [] : [spent[path].second]),
+      spent[path].relay,
+      ...(values.db === "postgres" ? [spent[path].postgres] : [])
+    ].map((ms) => (ms / questions).toFixed(2).padStart(8)).join(" | ")
+  } |`
+console.log(
+  `\n| CPU ms per question | Sightline process |${other === target ? "" : " second Sightline process |"} relay |${
+    values.db === "postgres" ? " PostgreSQL |" : ""
+  }`
+)
+console.log(`|---|---:|${other === target ? "" : "---:|"}---:|${values.db === "postgres" ? "---:|" : ""}`)
+console.log(cpuRow("a Sightline answer", "sightline"))
+console.log(cpuRow("a relayed answer", "relay"))
+console.log(cpuRow("the direct floor (idle)", "direct"))
 
 // --- Followers: an event's delivery to a follower (GET /v2/chats/{id}/stream) on the other
 // process (over PostgreSQL; on PGlite the same process), against its delivery to the asker.

@@ -17,12 +17,13 @@
  *   pnpm bench:http [--seconds 5] [--rounds 3] [--connections 16] [--chats 1000] [--db pglite,postgres]
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import * as http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { bundleServer } from "../../../scripts/bundle.mjs"
+import { postgresCpuMs, processCpuMs } from "./cpu.js"
 
 const { values } = parseArgs({
   options: {
@@ -72,30 +73,6 @@ const startServer = async (file: string, args: ReadonlyArray<string>) => {
   const process_ = child(file, args)
   const ready = await firstLine(process_, (line) => line.startsWith("READY"))
   return { process: process_, port: Number(ready.split(" ")[1]) }
-}
-
-// CPU time from /proc, in clock ticks (USER_HZ, 100 a second on Linux).
-const ticksPerMs = 100 / 1000
-const cpuTicks = (pid: number | string): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return Number(fields[11]) + Number(fields[12]) // utime, stime
-  } catch {
-    return 0 // the process ended
-  }
-}
-/** The CPU of every `postgres` process (the server and its backends). */
-const postgresTicks = (): number => {
-  let total = 0
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") total += cpuTicks(pid)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total
 }
 
 interface Answer {
@@ -161,15 +138,15 @@ const load = async (
         resolve()
       })
     })
-  const cpuBefore = cpuTicks(server.pid!)
-  const pgBefore = postgresTicks()
+  const cpuBefore = processCpuMs(server.pid!)
+  const pgBefore = postgresCpuMs()
   const started = performance.now()
   await Promise.all(Array.from({ length: connections }, async () => {
     while (performance.now() < deadline) await one()
   }))
   const elapsed = (performance.now() - started) / 1000
-  const cpu = (cpuTicks(server.pid!) - cpuBefore) / ticksPerMs
-  const pgCpu = (postgresTicks() - pgBefore) / ticksPerMs
+  const cpu = processCpuMs(server.pid!) - cpuBefore
+  const pgCpu = postgresCpuMs() - pgBefore
   agent.destroy()
   latencies.sort((a, b) => a - b)
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
