@@ -34,7 +34,11 @@ export class ChatEventBus extends Context.Tag("@sightline/core/ChatEventBus")<Ch
 export declare namespace ChatEventBus {
   /** The bus. */
   export interface Service {
-    /** Announces to every subscriber of the chat, on every process (this one included). */
+    /**
+     * Announces to every subscriber of the chat, on every process (this one included). A bus whose
+     * store announces each append itself as it commits (`ChatEventBusPg`) need not send an
+     * `Appended` again.
+     */
     readonly publish: (announcement: Announcement) => Effect.Effect<void>
     /**
      * The announcements of one chat from now until the scope closes. The queue keeps only the latest

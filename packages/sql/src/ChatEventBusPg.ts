@@ -8,10 +8,11 @@
  * A lost listening connection is opened again (announcements sent meanwhile are missed, which
  * followers and runs make up for with their periodic checks).
  *
- * Publishing does not wait for PostgreSQL: a run hands its events to its asker before it announces
- * them, and its next batch (and its end) must not wait on a round trip for a hint. One sender
- * sends what has been published meanwhile in one statement, keeping only the latest `Appended` of
- * each chat (an older one says less).
+ * An `Appended` is announced by the log itself: the trigger of migration 14 notifies with each
+ * stored batch, in the writing transaction, so PostgreSQL sends it at commit and a run's batch is
+ * one statement, not two. `publish` therefore sends only `Cancelled`, and does not wait for
+ * PostgreSQL: a run must not wait on a round trip for a hint. One sender sends what has been
+ * published meanwhile in one statement.
  *
  * @since 0.1.0
  */
@@ -25,7 +26,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** The payload of an announcement. */
+/** The payload of an announcement (an `Appended` one is also written by the log's trigger, migration 14). */
 export const encode = (announcement: ChatEventBus.Announcement): string =>
   announcement._tag === "Appended" ? `a ${announcement.chatId} ${announcement.lastId}` : `c ${announcement.chatId}`
 
@@ -55,7 +56,7 @@ export const make = Effect.gen(function*() {
     Effect.forkScoped
   )
 
-  // What waits for the sender, by kind and chat; `wake` holds at most one "there is more".
+  // What waits for the sender, by chat; `wake` holds at most one "there is more".
   const pending = new Map<string, ChatEventBus.Announcement>()
   const wake = yield* Queue.sliding<void>(1)
   // `pg_notify` rather than the client's `NOTIFY channel, $1`: a utility statement takes no parameters.
@@ -74,15 +75,11 @@ export const make = Effect.gen(function*() {
   )
 
   return ChatEventBus.ChatEventBus.of({
-    // Every process hears it, this one included, through its own listening connection.
+    // Every process hears it, this one included, through its own listening connection. An append
+    // was announced by its own statement already.
     publish: (announcement) =>
-      Effect.suspend(() => {
-        const key = `${announcement._tag === "Appended" ? "a" : "c"} ${announcement.chatId}`
-        const earlier = pending.get(key)
-        if (
-          earlier === undefined || earlier._tag !== "Appended" || announcement._tag !== "Appended" ||
-          announcement.lastId > earlier.lastId
-        ) pending.set(key, announcement)
+      announcement._tag === "Appended" ? Effect.void : Effect.suspend(() => {
+        pending.set(announcement.chatId, announcement)
         return Queue.offer(wake, undefined)
       }),
     subscribe: registry.subscribe

@@ -24,6 +24,7 @@ import { migration as migration0010ChatEvents } from "./internal/migrations/0010
 import { migration as migration0011RateLimitLeases } from "./internal/migrations/0011_rate_limit_leases.js"
 import { migration as migration0012ChatCounts } from "./internal/migrations/0012_chat_counts.js"
 import { migration as migration0013Sessions } from "./internal/migrations/0013_sessions.js"
+import { migration as migration0014ChatEventAnnouncements } from "./internal/migrations/0014_chat_event_announcements.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -119,7 +120,8 @@ export const migrations = (
   "0010_chat_events": migration0010ChatEvents(prefix),
   "0011_rate_limit_leases": migration0011RateLimitLeases(prefix),
   "0012_chat_counts": migration0012ChatCounts(prefix),
-  "0013_sessions": migration0013Sessions(prefix)
+  "0013_sessions": migration0013Sessions(prefix),
+  "0014_chat_event_announcements": migration0014ChatEventAnnouncements(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */
