@@ -119,7 +119,7 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
               case "content_block_delta": {
                 const delta = event.delta
                 if (delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== "") {
-                  return Either.right([LanguageModel.TextDelta.make({ text: delta.text })])
+                  return Either.right([LanguageModel.textDelta(delta.text)])
                 }
                 if (delta?.type === "input_json_delta") {
                   const block = blocks.get(Number(event.index))

@@ -117,7 +117,7 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service => {
             }
             const text = choice.delta?.content
             return Either.right(
-              typeof text === "string" && text !== "" ? [LanguageModel.TextDelta.make({ text })] : []
+              typeof text === "string" && text !== "" ? [LanguageModel.textDelta(text)] : []
             )
           },
           end: () => {

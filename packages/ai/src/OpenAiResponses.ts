@@ -83,7 +83,7 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
               case "response.output_text.delta":
                 return Either.right(
                   typeof event.delta === "string" && event.delta !== ""
-                    ? [LanguageModel.TextDelta.make({ text: event.delta })]
+                    ? [LanguageModel.textDelta(event.delta)]
                     : []
                 )
               case "response.output_item.done": {

@@ -80,6 +80,13 @@ export type FinishReason = typeof FinishReason.Type
 export const TextDelta = Schema.TaggedStruct("TextDelta", { text: Schema.String })
 export type TextDelta = typeof TextDelta.Type
 
+/**
+ * A piece of text a provider streamed, the value `TextDelta.make` builds, without its check (the
+ * text is a string already): every token of every answer is one, where the check cost more than
+ * the rest of the token's decoding.
+ */
+export const textDelta = (text: string): TextDelta => ({ _tag: "TextDelta", text })
+
 /** A complete tool call. */
 export const ToolCallPart = Schema.TaggedStruct("ToolCall", ToolCall.fields)
 export type ToolCallPart = typeof ToolCallPart.Type

@@ -3,6 +3,7 @@ import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
   callTools,
@@ -15,8 +16,10 @@ import {
   LanguageModelError,
   layerMemory,
   MemoryLanguageModel,
+  Part,
   reply,
   TextDelta,
+  textDelta,
   ToolCallPart
 } from "../src/LanguageModel.js"
 import { languageModelContract } from "../src/testing/LanguageModelContract.js"
@@ -78,6 +81,14 @@ describe("LanguageModel helpers", () => {
         { _tag: "ToolCall", id: "x", name: "python", arguments: "[]" },
         { _tag: "Finish", reason: "tool_calls" }
       ])
+  })
+
+  it("builds a streamed piece of text as the schema's own constructor does", () => {
+    for (const text of ["token ", "", "çà 🙂"]) {
+      const delta = textDelta(text)
+      expect(delta).toStrictEqual(TextDelta.make({ text }))
+      expect(Schema.is(Part)(delta)).toBe(true)
+    }
   })
 
   it("marks only transient errors retryable", () => {
