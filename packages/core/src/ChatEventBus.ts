@@ -55,6 +55,8 @@ export const subscriberCapacity = 8
 export interface Registry {
   /** Hands an announcement to this process's subscribers of its chat. */
   readonly deliver: (announcement: Announcement) => Effect.Effect<void>
+  /** `deliver`, at once and outside any fiber: for a bus that hears announcements in a callback. */
+  readonly unsafeDeliver: (announcement: Announcement) => void
   readonly subscribe: ChatEventBus.Service["subscribe"]
 }
 
@@ -86,7 +88,12 @@ export const makeRegistry: Effect.Effect<Registry> = Effect.sync(() => {
           Queue.shutdown(queue)
         )
     )
-  return { deliver, subscribe }
+  // A chat nobody follows here (most announcements, on most processes) costs one lookup. Offering
+  // to a sliding queue never waits, so the delivery runs to its end where it is called.
+  const unsafeDeliver = (announcement: Announcement) => {
+    if (subscribers.has(announcement.chatId)) Effect.runSync(deliver(announcement))
+  }
+  return { deliver, unsafeDeliver, subscribe }
 })
 
 /** A bus within this process: right for a single server process (and for tests). */

@@ -4,6 +4,7 @@
  * append is announced by the log itself (migration 14), so what is heard is each batch the store
  * commits.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chat from "@sightline/core/Chat"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
@@ -117,6 +118,36 @@ forEachDatabase((database) => {
         yield* Effect.sleep("100 millis")
         expect(Option.isNone(yield* Queue.poll(onOther))).toBe(true)
         expect(Option.isNone(yield* Queue.poll(onElsewhere))).toBe(true)
+      }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
+    "postgres: a process whose listening connection is lost listens again",
+    () =>
+      Effect.gen(function*() {
+        const prefix = `t${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}_`
+        const [a, b] = yield* Effect.all([bus(prefix), bus(prefix)])
+        const chatId = ChatId.make(crypto.randomUUID())
+        const onB = yield* b.subscribe(chatId)
+        const cancelled = ChatEventBus.Announcement.Cancelled({ chatId })
+        const heardOnB = a.publish(cancelled).pipe(
+          Effect.zipRight(Queue.take(onB).pipe(Effect.timeout("200 millis"))),
+          Effect.retry({ times: 50 })
+        )
+        yield* heardOnB
+        // Both processes' listening connections end, as a restarted server or a network cut ends them.
+        const sql = yield* Effect.map(
+          Layer.build(PostgresClient.layer({ url: postgresUrl, maxConnections: 1 })),
+          (context) => Context.get(context, SqlClient.SqlClient)
+        )
+        const ended = yield* sql<{ ended: boolean }>`
+          SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE query = ${`LISTEN "${prefix}chat_events"`}`
+        expect(ended.length).toBe(2)
+        yield* Effect.sleep("100 millis")
+        yield* Queue.takeAll(onB)
+        yield* heardOnB
       }).pipe(Effect.scoped),
     30_000
   )
