@@ -31,8 +31,7 @@
  * `done` never waits behind the server's own work after it).
  */
 import { createParser } from "eventsource-parser"
-import { type ChildProcess, spawn } from "node:child_process"
-import { execFileSync } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
