@@ -12,6 +12,7 @@ import { ApiKeyRepo } from "@sightline/core/ApiKeyRepo"
 import { ApiKeyId, type MemberId, type OrganizationId, RoleId } from "@sightline/core/Ids"
 import { MemberRepo } from "@sightline/core/MemberRepo"
 import * as Pagination from "@sightline/core/Pagination"
+import { RoleRepo } from "@sightline/core/RoleRepo"
 import * as Secret from "@sightline/core/Secret"
 import { Fixtures } from "@sightline/core/testing"
 import { Transaction } from "@sightline/core/Transaction"
@@ -127,6 +128,11 @@ forEachDatabase((database) =>
 
         const first = yield* find
         expect(first.roles.map((role) => role.id)).toHaveLength(2)
+        // Read as the rows' JSON, the credential decodes to what the repositories read column by
+        // column (timestamps included).
+        expect(first.key).toStrictEqual(Option.getOrThrow(yield* repo.get(org.id, record.id)))
+        expect(first.member).toStrictEqual(yield* members.get(org.id, member.id))
+        expect(first.roles).toStrictEqual(yield* (yield* RoleRepo).heldBy(org.id, member.id))
         // The same rows: the same decoded credential.
         expect(yield* find).toBe(first)
 

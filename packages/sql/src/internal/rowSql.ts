@@ -45,3 +45,20 @@ export const fieldsOf = (
   for (const name of names) fields[name] = row[`${prefix}${name}`]
   return fields
 }
+
+/**
+ * Rows read as JSON (`json_agg(...)::text`), with the timestamps of `columns` turned from JSON's text
+ * into the `Date`s the driver would have returned (a NULL stays null). Both truncate to milliseconds.
+ */
+export const datesIn = (
+  rows: Array<Record<string, unknown>>,
+  columns: ReadonlyArray<string>
+): Array<Record<string, unknown>> => {
+  for (const row of rows) {
+    for (const column of columns) {
+      const value = row[column]
+      if (typeof value === "string") row[column] = new Date(value)
+    }
+  }
+  return rows
+}
