@@ -7,13 +7,10 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { RateLimitExceeded } from "./Errors.js"
 
@@ -225,20 +222,25 @@ export const checkArguments = (config: BucketConfig, cost: number): Effect.Effec
  * process; several processes need a shared store. Buckets are not rolled back by memory transactions
  * (a refused or counted request stays counted, as in any real store), so they are not `MemoryState` tables.
  */
-export const layerMemory: Layer.Layer<RateLimiter> = Layer.effect(
-  RateLimiter,
-  Effect.map(Ref.make(HashMap.empty<string, TokenBucket>()), (buckets) =>
-    RateLimiter.of({
-      consume: (key, config, cost = 1) =>
-        checkArguments(config, cost).pipe(
-          Effect.zipRight(Clock.currentTimeMillis),
-          Effect.flatMap((now) =>
-            // One atomic modify per call: concurrent consumers of a key can never overdraw it.
-            Ref.modify(buckets, (map) => {
-              const { bucket, result } = take(HashMap.get(map, key), now, config, cost)
-              return [result, HashMap.set(map, key, bucket)]
-            })
-          )
+export const layerMemory: Layer.Layer<RateLimiter> = Layer.sync(RateLimiter, () => {
+  const buckets = new Map<string, TokenBucket>()
+  return RateLimiter.of({
+    consume: (key, config, cost = 1) =>
+      Effect.zipRight(
+        checkArguments(config, cost),
+        Effect.clockWith((clock) =>
+          // Read, take and store in one synchronous step: concurrent consumers of a key can never overdraw it.
+          Effect.sync(() => {
+            const { bucket, result } = take(
+              Option.fromNullable(buckets.get(key)),
+              clock.unsafeCurrentTimeMillis(),
+              config,
+              cost
+            )
+            buckets.set(key, bucket)
+            return result
+          })
         )
-    }))
-)
+      )
+  })
+})

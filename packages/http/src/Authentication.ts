@@ -15,6 +15,7 @@ import type * as Policy from "@sightline/core/Policy"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -30,6 +31,41 @@ export class CurrentPrincipal extends Context.Tag("@sightline/http/CurrentPrinci
   Policy.Principal
 >() {}
 
+/** What resolving a bearer token reads: `Auth`, and the session and JWT verifiers where present. */
+interface Verifiers {
+  readonly auth: Auth.Auth["Type"]
+  readonly sessions: Option.Option<SessionTokens.SessionTokens["Type"]>
+  readonly jwt: Option.Option<Jwt.JwtVerifier["Type"]>
+}
+
+const verifiers: Effect.Effect<Verifiers, never, Auth.Auth> = Effect.all({
+  auth: Auth.Auth,
+  sessions: Effect.serviceOption(SessionTokens.SessionTokens),
+  jwt: Effect.serviceOption(Jwt.JwtVerifier)
+})
+
+const authenticateWith = ({ auth, jwt, sessions }: Verifiers) =>
+(
+  token: string
+): Effect.Effect<Policy.Principal, Unauthenticated> => {
+  if (token.length === 0) return Effect.fail(new Unauthenticated({ message: "Authentication required" }))
+  if (Jwt.looksLikeJwt(token)) {
+    if (Option.isSome(sessions) && SessionTokens.isSessionToken(token)) {
+      return Effect.flatMap(
+        sessions.value.verify(token),
+        (claims) => auth.sessionPrincipal(claims.organizationId, claims.memberId)
+      )
+    }
+    if (Option.isSome(jwt)) {
+      return Effect.flatMap(
+        jwt.value.verify(token),
+        (claims) => auth.sessionPrincipal(claims.organizationId, claims.memberId)
+      )
+    }
+  }
+  return auth.authenticateApiKey(token)
+}
+
 /**
  * Resolves a bearer token to a principal: a JWT when it looks like one and JWTs are enabled, else an
  * API key. The failure carries the seed's troubleshooting texts (`invalid API key format`, ...).
@@ -37,23 +73,7 @@ export class CurrentPrincipal extends Context.Tag("@sightline/http/CurrentPrinci
 export const authenticate = (
   token: string
 ): Effect.Effect<Policy.Principal, Unauthenticated, Auth.Auth> =>
-  Effect.gen(function*() {
-    const auth = yield* Auth.Auth
-    if (token.length === 0) return yield* new Unauthenticated({ message: "Authentication required" })
-    if (Jwt.looksLikeJwt(token)) {
-      const sessions = yield* Effect.serviceOption(SessionTokens.SessionTokens)
-      if (Option.isSome(sessions) && SessionTokens.isSessionToken(token)) {
-        const claims = yield* sessions.value.verify(token)
-        return yield* auth.sessionPrincipal(claims.organizationId, claims.memberId)
-      }
-      const verifier = yield* Effect.serviceOption(Jwt.JwtVerifier)
-      if (Option.isSome(verifier)) {
-        const claims = yield* verifier.value.verify(token)
-        return yield* auth.sessionPrincipal(claims.organizationId, claims.memberId)
-      }
-    }
-    return yield* auth.authenticateApiKey(token)
-  })
+  Effect.flatMap(verifiers, (held) => authenticateWith(held)(token))
 
 /**
  * The security middleware of every /v2 group: authenticates the bearer token, then takes a token
@@ -97,30 +117,33 @@ export const layer: Layer.Layer<
 > = Layer.effect(
   Authentication,
   Effect.gen(function*() {
-    // Only what `authenticate` and the limit read, the optional verifiers where present: the context
-    // is merged into every request's (see `internal/only.ts`).
-    const context = Context.pick(
-      Auth.Auth,
-      RateLimiter.RateLimiter,
-      RateLimit.RateLimitConfig,
-      SessionTokens.SessionTokens,
-      Jwt.JwtVerifier
-    )(yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>())
+    // The services are held here rather than provided to each request: providing a context costs
+    // a merge and two changes of the fiber's locals on every request.
+    const authenticateToken = authenticateWith(yield* verifiers)
+    const enforce = RateLimit.enforceWith(yield* RateLimiter.RateLimiter, yield* RateLimit.RateLimitConfig)
     const failures = yield* Effect.provide(RateLimiter.RateLimiter, RateLimiter.layerMemory)
     const retryAfter = Math.ceil(60 / failedAuthBucket.refillPerMinute)
     return Authentication.of({
       bearer: (token) =>
-        Effect.gen(function*() {
-          const key = `auth-failures:${addressOf(yield* HttpServerRequest.HttpServerRequest)}`
-          // Cost 0 only reads the bucket: an address out of tokens is refused before any check.
-          const left = yield* failures.consume(key, failedAuthBucket, 0)
-          if (left.remaining < 1) return yield* tooManyFailures(retryAfter)
-          return yield* authenticate(Redacted.value(token)).pipe(
-            Effect.tapError(() => failures.consume(key, failedAuthBucket, 1)),
-            Effect.mapError((error) => HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated),
-            Effect.tap((principal) => RateLimit.enforce(principal.organizationId)),
-            Effect.provide(context)
+        Effect.withFiberRuntime((fiber) => {
+          const request = Context.unsafeGet(
+            fiber.getFiberRef(FiberRef.currentContext),
+            HttpServerRequest.HttpServerRequest
           )
+          const key = `auth-failures:${addressOf(request)}`
+          // Cost 0 only reads the bucket: an address out of tokens is refused before any check.
+          return Effect.flatMap(failures.consume(key, failedAuthBucket, 0), (left) =>
+            left.remaining < 1
+              ? tooManyFailures(retryAfter)
+              : authenticateToken(Redacted.value(token)).pipe(
+                Effect.catchAll((error) =>
+                  Effect.zipRight(
+                    failures.consume(key, failedAuthBucket, 1),
+                    Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated)
+                  )
+                ),
+                Effect.tap((principal) => enforce(principal.organizationId))
+              ))
         })
     })
   })

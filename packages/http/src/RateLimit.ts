@@ -64,19 +64,27 @@ export const headers = (result: RateLimiter.Result): Record<string, string> => {
 export const enforce = (
   organizationId: OrganizationId
 ): Effect.Effect<void, HttpErrors.RateLimitExceeded, RateLimiter.RateLimiter | RateLimitConfig> =>
-  Effect.gen(function*() {
-    const limiter = yield* RateLimiter.RateLimiter
-    const config = yield* RateLimitConfig
-    const result = yield* limiter.consume(`org:${organizationId}`, config)
+  Effect.flatMap(
+    Effect.all([RateLimiter.RateLimiter, RateLimitConfig]),
+    ([limiter, config]) => enforceWith(limiter, config)(organizationId)
+  )
+
+/** `enforce` with the limiter and bucket given (as the authentication middleware holds them). */
+export const enforceWith = (limiter: RateLimiter.RateLimiter.Service, config: RateLimiter.BucketConfig) =>
+(
+  organizationId: OrganizationId
+): Effect.Effect<void, HttpErrors.RateLimitExceeded> =>
+  Effect.flatMap(limiter.consume(`org:${organizationId}`, config), (result) => {
     const extra = headers(result)
-    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+    const withHeaders = HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeaders(response, extra))
     )
-    if (!result.allowed) {
-      return yield* Effect.fail(
+    return result.allowed ? withHeaders : Effect.zipRight(
+      withHeaders,
+      Effect.fail(
         new HttpErrors.RateLimitExceeded({
           error: { code: "rate_limit_exceeded", message: "Rate limit exceeded: too many requests for the organization" }
         })
       )
-    }
+    )
   })

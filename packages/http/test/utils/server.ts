@@ -14,6 +14,7 @@ import * as Organizations from "@sightline/core/Organizations"
 import { Memory } from "@sightline/core/testing"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
@@ -29,6 +30,28 @@ export interface Options {
   readonly jwt?: Jwt.Options
   readonly corsOrigins?: ReadonlyArray<string>
   readonly rateLimitPerMinute?: number
+  /** Log lines kept here (message and annotations), from `level` up; by default only errors, dropped. */
+  readonly logs?: { readonly lines: Array<LogLine>; readonly level: LogLevel.LogLevel }
+}
+
+/** A log line as a test keeps it. */
+export interface LogLine {
+  readonly level: string
+  readonly message: unknown
+  readonly annotations: Record<string, unknown>
+}
+
+const loggerLayer = (options: Options) => {
+  const logs = options.logs
+  if (logs === undefined) return Logger.minimumLogLevel(LogLevel.Error)
+  const keep = Logger.make(({ annotations, logLevel, message }) => {
+    logs.lines.push({
+      level: logLevel.label,
+      message: Array.isArray(message) && message.length === 1 ? message[0] : message,
+      annotations: Object.fromEntries(HashMap.toEntries(annotations))
+    })
+  })
+  return Layer.merge(Logger.replace(Logger.defaultLogger, keep), Logger.minimumLogLevel(logs.level))
 }
 
 /** A new organization with its admin member and an admin API key. */
@@ -55,7 +78,7 @@ const serverLayer = (options: Options) =>
     // No model answers and no connector holds data here: these tests never ask a question.
     Layer.provideMerge(Layer.mergeAll(Memory.layer, LanguageModel.layerMemory([]), ConnectorRuntime.layerMemory([]))),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+    Layer.provide(loggerLayer(options))
   )
 
 /** Every service a test can reach through `run`. */
