@@ -86,9 +86,12 @@ const envelopeResponse = (status: number, message: string, headers: Record<strin
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH"])
 
+// Whatever the method: a request that sends no body has none to read, check or limit.
+const carriesBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? "0") > 0
+
 const hasBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
-  bodyMethods.has(request.method) &&
-  (request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? "0") > 0)
+  bodyMethods.has(request.method) && carriesBody(request)
 
 /**
  * What a /v2 request with a body must pass before an operation decodes it: a content type the
@@ -97,6 +100,7 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
  */
 const bodyGuard = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
+    if (!hasBody(request)) return Option.none()
     const accepted = Routes.contentTypesOf(request.method, request.url)
     if (accepted === undefined) return Option.none()
     const mediaType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
@@ -251,16 +255,16 @@ export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
 const enveloped = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<HttpServerResponse.HttpServerResponse, HttpErrors.HttpError, R> => {
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E | HttpErrors.HttpError, R> => {
   // The Connect surfaces answer every failure in Connect's format and limit their own bodies.
-  if (Connect.isConnectPath(request.url)) return app as Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
+  if (Connect.isConnectPath(request.url)) return app
   const length = Number(request.headers["content-length"] ?? "0")
   if (Number.isFinite(length) && length > maxBodyBytes) return Effect.succeed(tooLarge())
   // A path and query the database can store.
   const inUrl = InputGuard.urlProblem(request.url)
   if (inUrl !== undefined) return Effect.succeed(envelopeResponse(400, `Invalid request: ${inUrl}`))
-  // Most requests have no body: nothing more to check, and no body limit to set.
-  if (!hasBody(request)) return Effect.catchAllCause(app, toEnvelope)
+  // Most requests send no body: nothing more to check, and no body limit to set.
+  if (!carriesBody(request)) return Effect.catchAllCause(app, toEnvelope)
   return bodyGuard(request).pipe(
     Effect.flatMap(Option.match({ onNone: () => app, onSome: Effect.succeed })),
     HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
