@@ -129,8 +129,8 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     // Authentication reads the credential on every request, so that a revoked key, a removed role or
     // a deleted member takes effect at once. The statement answers it as one text column, the rows'
     // JSON: unchanged rows are then one string compared with the one whose decoding is kept, instead
-    // of 35 columns parsed by the driver (dates, arrays) and decoded again, which cost about half of
-    // authentication's CPU (`bench:http`). Decoding is a function of that text alone.
+    // of 35 columns parsed by the driver (dates, arrays) and turned back into JSON to compare, which
+    // cost about a third of authentication's CPU (`bench:http`). Decoding is a function of that text.
     const decoded = new Map<string, { readonly text: string; readonly credential: ApiKeyRepo.Credential }>()
     const decodeCredential = (rows: readonly [Record<string, unknown>, ...Array<Record<string, unknown>>]) =>
       Effect.gen(function*() {
