@@ -15,12 +15,12 @@ import type * as Policy from "@sightline/core/Policy"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as HttpErrors from "./HttpErrors.js"
+import { requestOf } from "./internal/fiberRequest.js"
 import * as Jwt from "./Jwt.js"
 import * as RateLimit from "./RateLimit.js"
 import * as SessionTokens from "./SessionTokens.js"
@@ -126,11 +126,7 @@ export const layer: Layer.Layer<
     return Authentication.of({
       bearer: (token) =>
         Effect.withFiberRuntime((fiber) => {
-          const request = Context.unsafeGet(
-            fiber.getFiberRef(FiberRef.currentContext),
-            HttpServerRequest.HttpServerRequest
-          )
-          const key = `auth-failures:${addressOf(request)}`
+          const key = `auth-failures:${addressOf(requestOf(fiber))}`
           // Cost 0 only reads the bucket: an address out of tokens is refused before any check.
           return Effect.flatMap(failures.consume(key, failedAuthBucket, 0), (left) =>
             left.remaining < 1

@@ -36,6 +36,7 @@ import { SightlineApi } from "./Api.js"
 import * as Authentication from "./Authentication.js"
 import * as Connect from "./Connect.js"
 import * as HttpErrors from "./HttpErrors.js"
+import { requestOf } from "./internal/fiberRequest.js"
 import * as AgentsHandlers from "./internal/handlers/agents.js"
 import * as ApiKeysHandlers from "./internal/handlers/apiKeys.js"
 import * as AssetsHandlers from "./internal/handlers/assets.js"
@@ -200,8 +201,6 @@ const requestIdOf = (request: HttpServerRequest.HttpServerRequest): string => {
 // The two middlewares below run on every request, so they are written as few effects as they can be:
 // each step of the runtime, and above all each change of a fiber's locals (an annotation, a limit),
 // costs CPU on every request (`bench:http`: the two took 0.095 ms of a `/healthz` request's 0.173).
-const requestOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
-  Context.unsafeGet(fiber.getFiberRef(FiberRef.currentContext), HttpServerRequest.HttpServerRequest)
 
 /**
  * Server middleware: picks the request id, annotates every log line of the request with it, and
