@@ -1088,8 +1088,10 @@ export const makeWith = (options: Options) =>
             Effect.catchTag("Conflict", () => endedElsewhere)
           )
         // A cancel on another process is announced at once, and the heartbeat reads the store in any
-        // case every `heartbeatMillis` (and keeps the run from being taken for dead).
-        const announcements = yield* bus.subscribe(run.chatId)
+        // case every `heartbeatMillis` (and keeps the run from being taken for dead). The run wrote
+        // its appends itself: it asks for its cancel only, so that its appends are announced only
+        // when someone follows the chat.
+        const announcements = yield* bus.subscribe(run.chatId, { appended: false })
         const cancelAnnounced = Queue.take(announcements).pipe(
           Effect.repeat({ until: (announcement) => announcement._tag === "Cancelled" })
         )

@@ -7,6 +7,10 @@
  * `layer` announces within this process (one process, such as the embedded PGlite server); the sql
  * package's `ChatEventBusPg` carries announcements between processes with PostgreSQL LISTEN/NOTIFY.
  *
+ * A subscriber says whether it wants a chat's appends (a follower does) or only its cancel (the run
+ * itself, which wrote the appends). A bus may announce a chat's appends only while some process
+ * wants them: most answers have no follower, and their appends then cost no announcement.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -42,9 +46,19 @@ export declare namespace ChatEventBus {
     readonly publish: (announcement: Announcement) => Effect.Effect<void>
     /**
      * The announcements of one chat from now until the scope closes. The queue keeps only the latest
-     * few: a slow reader misses hints, never events, and never slows the publisher.
+     * few: a slow reader misses hints, never events, and never slows the publisher. Once it returns,
+     * every append that commits afterwards is announced to it (unless `appended` is false).
      */
-    readonly subscribe: (chatId: ChatId) => Effect.Effect<Queue.Dequeue<Announcement>, never, Scope.Scope>
+    readonly subscribe: (
+      chatId: ChatId,
+      options?: SubscribeOptions
+    ) => Effect.Effect<Queue.Dequeue<Announcement>, never, Scope.Scope>
+  }
+
+  /** What a subscriber wants to hear. */
+  export interface SubscribeOptions {
+    /** Also the chat's appends (default true); false: its cancel only. */
+    readonly appended?: boolean | undefined
   }
 }
 
@@ -60,34 +74,45 @@ export interface Registry {
   readonly subscribe: ChatEventBus.Service["subscribe"]
 }
 
+/** One subscriber of the registry. */
+interface Subscriber {
+  readonly queue: Queue.Queue<Announcement>
+  readonly appended: boolean
+}
+
 /** A registry of this process's subscribers. */
 export const makeRegistry: Effect.Effect<Registry> = Effect.sync(() => {
-  const subscribers = new Map<ChatId, Set<Queue.Queue<Announcement>>>()
+  const subscribers = new Map<ChatId, Set<Subscriber>>()
   const deliver = (announcement: Announcement) =>
     Effect.suspend(() => {
-      const queues = subscribers.get(announcement.chatId)
-      return queues === undefined
-        ? Effect.void
-        : Effect.forEach(queues, (queue) => Queue.offer(queue, announcement), { discard: true })
+      const found = subscribers.get(announcement.chatId)
+      if (found === undefined) return Effect.void
+      const appended = announcement._tag === "Appended"
+      return Effect.forEach(
+        found,
+        (subscriber) => appended && !subscriber.appended ? Effect.void : Queue.offer(subscriber.queue, announcement),
+        { discard: true }
+      )
     })
-  const subscribe = (chatId: ChatId) =>
+  const subscribe = (chatId: ChatId, options?: ChatEventBus.SubscribeOptions) =>
     Effect.acquireRelease(
-      Effect.tap(Queue.sliding<Announcement>(subscriberCapacity), (queue) =>
-        Effect.sync(() => {
-          const queues = subscribers.get(chatId) ?? new Set()
-          queues.add(queue)
-          subscribers.set(chatId, queues)
-        })),
-      (queue) =>
+      Effect.map(Queue.sliding<Announcement>(subscriberCapacity), (queue) => {
+        const subscriber: Subscriber = { queue, appended: options?.appended !== false }
+        const found = subscribers.get(chatId) ?? new Set()
+        found.add(subscriber)
+        subscribers.set(chatId, found)
+        return subscriber
+      }),
+      (subscriber) =>
         Effect.zipRight(
           Effect.sync(() => {
-            const queues = subscribers.get(chatId)
-            queues?.delete(queue)
-            if (queues?.size === 0) subscribers.delete(chatId)
+            const found = subscribers.get(chatId)
+            found?.delete(subscriber)
+            if (found?.size === 0) subscribers.delete(chatId)
           }),
-          Queue.shutdown(queue)
+          Queue.shutdown(subscriber.queue)
         )
-    )
+    ).pipe(Effect.map((subscriber): Queue.Dequeue<Announcement> => subscriber.queue))
   // A chat nobody follows here (most announcements, on most processes) costs one lookup. Offering
   // to a sliding queue never waits, so the delivery runs to its end where it is called.
   const unsafeDeliver = (announcement: Announcement) => {

@@ -14,12 +14,20 @@
  * PostgreSQL: a run must not wait on a round trip for a hint. One sender sends what has been
  * published meanwhile in one statement.
  *
+ * The trigger notifies only for a chat that some process watches (migration 15): a subscriber that
+ * wants appends makes its process a watcher of the chat (a row in `<prefix>chat_watchers`, written
+ * before `subscribe` returns), until the process's last such subscriber of the chat leaves. The
+ * rows of a process are renewed while it lives and expire `watchTtlSeconds` after it died. A watch
+ * that could not be written costs its subscriber announcements (it reads the log at its own pace),
+ * never events.
+ *
  * @since 0.1.0
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import { ChatId } from "@sightline/core/Ids"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -89,11 +97,58 @@ const listen = (
     }).pipe(Effect.timeoutOption(1000))
   })
 
+/** How long a process's watch of a chat lasts without being renewed (it is renewed at a third of it). */
+export const watchTtlSeconds = 60
+
 /** The bus over the `PgClient` in context; it listens until its scope closes. */
 export const make = Effect.gen(function*() {
   const pg = yield* PgClient.PgClient
-  const channel = (yield* TablePrefix).name("chat_events")
+  const prefix = yield* TablePrefix
+  const channel = prefix.name("chat_events")
   const registry = yield* ChatEventBus.makeRegistry
+
+  // This process's watches: its rows, and how many of its subscribers want each chat's appends.
+  // Watching and unwatching take turns, so that a chat's last subscriber leaving never deletes the
+  // row a new one has just written.
+  const listener = crypto.randomUUID()
+  const watchers = pg(prefix.name("chat_watchers"))
+  const watching = new Map<ChatId, number>()
+  const turn = yield* Effect.makeSemaphore(1)
+  const warn = (message: string) => (cause: unknown) => Effect.logWarning(`chat event bus: ${message}`, cause)
+  const expiry = pg`now() + make_interval(secs => ${watchTtlSeconds})`
+  const watch = (chatId: ChatId) =>
+    turn.withPermits(1)(Effect.suspend(() => {
+      watching.set(chatId, (watching.get(chatId) ?? 0) + 1)
+      return pg`INSERT INTO ${watchers} (chat_id, listener, expires_at) VALUES (${chatId}, ${listener}, ${expiry})
+                ON CONFLICT (chat_id, listener) DO UPDATE SET expires_at = excluded.expires_at`
+    })).pipe(Effect.catchAllCause(warn("a chat could not be watched")))
+  const unwatch = (chatId: ChatId) =>
+    turn.withPermits(1)(Effect.suspend(() => {
+      const left = (watching.get(chatId) ?? 1) - 1
+      if (left > 0) {
+        watching.set(chatId, left)
+        return Effect.void
+      }
+      watching.delete(chatId)
+      return pg`DELETE FROM ${watchers} WHERE chat_id = ${chatId} AND listener = ${listener}`
+    })).pipe(Effect.catchAllCause(warn("a watch could not be ended")))
+  // Renews this process's rows, and removes those of processes that stopped renewing theirs.
+  yield* Effect.suspend(() =>
+    watching.size === 0 ? Effect.void : pg`UPDATE ${watchers} SET expires_at = ${expiry} WHERE listener = ${listener}`
+  ).pipe(
+    Effect.zipRight(pg`DELETE FROM ${watchers} WHERE expires_at < now()`),
+    Effect.catchAllCause(warn("watches could not be renewed")),
+    Effect.zipRight(Effect.sleep(Duration.seconds(watchTtlSeconds / 3))),
+    Effect.forever,
+    Effect.forkScoped
+  )
+  yield* Effect.addFinalizer(() =>
+    pg`DELETE FROM ${watchers} WHERE listener = ${listener}`.pipe(
+      Effect.catchAllCause(warn("watches could not be ended")),
+      Effect.timeoutOption(1000)
+    )
+  )
+
   yield* listen(pg.config, channel, (payload) => {
     const announcement = decode(payload)
     if (announcement !== undefined) registry.unsafeDeliver(announcement)
@@ -129,7 +184,13 @@ export const make = Effect.gen(function*() {
         pending.set(announcement.chatId, announcement)
         return Queue.offer(wake, undefined)
       }),
-    subscribe: registry.subscribe
+    subscribe: (chatId, options) =>
+      options?.appended === false
+        ? registry.subscribe(chatId, options)
+        : Effect.zipRight(
+          Effect.acquireRelease(watch(chatId), () => unwatch(chatId)),
+          registry.subscribe(chatId, options)
+        )
   })
 })
 

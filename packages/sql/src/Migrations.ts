@@ -25,6 +25,7 @@ import { migration as migration0011RateLimitLeases } from "./internal/migrations
 import { migration as migration0012ChatCounts } from "./internal/migrations/0012_chat_counts.js"
 import { migration as migration0013Sessions } from "./internal/migrations/0013_sessions.js"
 import { migration as migration0014ChatEventAnnouncements } from "./internal/migrations/0014_chat_event_announcements.js"
+import { migration as migration0015ChatWatchers } from "./internal/migrations/0015_chat_watchers.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -121,7 +122,8 @@ export const migrations = (
   "0011_rate_limit_leases": migration0011RateLimitLeases(prefix),
   "0012_chat_counts": migration0012ChatCounts(prefix),
   "0013_sessions": migration0013Sessions(prefix),
-  "0014_chat_event_announcements": migration0014ChatEventAnnouncements(prefix)
+  "0014_chat_event_announcements": migration0014ChatEventAnnouncements(prefix),
+  "0015_chat_watchers": migration0015ChatWatchers(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

@@ -18,9 +18,12 @@ import * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import * as Pg from "pg"
 import { forEachDatabase, postgresUrl } from "./utils/databases.js"
 
 const bus = (prefix: string) =>
@@ -148,6 +151,102 @@ forEachDatabase((database) => {
         yield* Effect.sleep("100 millis")
         yield* Queue.takeAll(onB)
         yield* heardOnB
+      }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
+    "postgres: a chat's appends are announced only while some process watches it",
+    () =>
+      Effect.gen(function*() {
+        const prefix = database.freshPrefix()
+        const context = yield* Layer.build(database.store(prefix))
+        const repo = Context.get(context, ChatRepo)
+        const sql = Context.get(context, SqlClient.SqlClient)
+        const [a, b] = yield* Effect.all([bus(prefix), bus(prefix)])
+        const { member, org } = yield* Fixtures.organizationWithMember.pipe(Effect.provide(context))
+        const now = yield* DateTime.now
+        const chat = new Chat.ChatRecord({
+          id: ChatId.make(crypto.randomUUID()),
+          organization_id: org.id,
+          creator_id: member.id,
+          model: "offline",
+          summary: "A chat",
+          source: "api",
+          status: "running",
+          created_at: now,
+          updated_at: now
+        })
+        yield* repo.create(chat)
+
+        // A plain listener on the channel hears the appends PostgreSQL announces. After each append,
+        // a marker is sent on the same channel: notifications arrive in the order of their commits,
+        // so whatever the append announced has arrived by the time the marker does.
+        const heard: Array<string> = []
+        const marked = new Map<string, () => void>()
+        const client = new Pg.Client({ connectionString: postgresUrl })
+        yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            client.on("notification", (message) => {
+              if (message.payload?.startsWith("marker ")) marked.get(message.payload)?.()
+              else if (message.payload?.startsWith("a ")) heard.push(message.payload)
+            })
+            await client.connect()
+            await client.query(`LISTEN ${Pg.escapeIdentifier(`${prefix}chat_events`)}`)
+          }),
+          () => Effect.promise(() => client.end())
+        )
+        let last = 0
+        /** Appends one event, and returns what the channel said about it. */
+        const appendAndHear = Effect.gen(function*() {
+          last += 1
+          const appended = yield* repo.appendEvents({
+            organizationId: org.id,
+            chatId: chat.id,
+            runStart: 1,
+            events: [{ id: last, event: { type: "text", text: `${last}` } }]
+          })
+          expect(appended).toBe(true)
+          const marker = `marker ${last}`
+          yield* Effect.async<void>((resume) => {
+            marked.set(marker, () => resume(Effect.void))
+          }).pipe(
+            Effect.zipLeft(sql`SELECT pg_notify(${`${prefix}chat_events`}, ${marker})`, { concurrent: true }),
+            Effect.timeout("2 seconds")
+          )
+          return heard.splice(0, heard.length)
+        })
+        const announcement = () => `a ${chat.id} ${last}`
+
+        // The run itself wants its cancel only: its appends are not announced.
+        const run = yield* a.subscribe(chat.id, { appended: false })
+        expect(yield* appendAndHear).toEqual([])
+
+        // Two followers on another process: announced while either of them follows.
+        const first = yield* Scope.make()
+        const second = yield* Scope.make()
+        const onB = yield* b.subscribe(chat.id).pipe(Scope.extend(first))
+        yield* b.subscribe(chat.id).pipe(Scope.extend(second))
+        expect(yield* appendAndHear).toEqual([announcement()])
+        expect(yield* Queue.take(onB).pipe(Effect.timeout("2 seconds"))).toEqual(
+          ChatEventBus.Announcement.Appended({ chatId: chat.id, lastId: last })
+        )
+        yield* Scope.close(first, Exit.void)
+        expect(yield* appendAndHear).toEqual([announcement()])
+        yield* Scope.close(second, Exit.void)
+        expect(yield* appendAndHear).toEqual([])
+        expect(yield* sql`SELECT 1 FROM ${sql(`${prefix}chat_watchers`)}`).toEqual([])
+
+        // The run heard no append, and still hears its cancel.
+        expect(Option.isNone(yield* Queue.poll(run))).toBe(true)
+        const cancelled = ChatEventBus.Announcement.Cancelled({ chatId: chat.id })
+        yield* b.publish(cancelled)
+        expect(yield* Queue.take(run).pipe(Effect.timeout("2 seconds"))).toEqual(cancelled)
+
+        // The watch of a process that died (no longer renewed) announces nothing once it expired.
+        yield* sql`INSERT INTO ${sql(`${prefix}chat_watchers`)} (chat_id, listener, expires_at)
+                   VALUES (${chat.id}, ${crypto.randomUUID()}, now() - interval '1 second')`
+        expect(yield* appendAndHear).toEqual([])
       }).pipe(Effect.scoped),
     30_000
   )
