@@ -27,6 +27,7 @@ const expectedTables = [
   "chat_counts",
   "chat_events",
   "chat_messages",
+  "chat_watchers",
   "chats",
   "connector_grants",
   "connectors",
