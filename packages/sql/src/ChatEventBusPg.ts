@@ -17,7 +17,7 @@
  * The trigger notifies only for a chat that some process watches (migration 15): a subscriber that
  * wants appends makes its process a watcher of the chat (a row in `<prefix>chat_watchers`, written
  * before `subscribe` returns), until the process's last such subscriber of the chat leaves. The
- * rows of a process are renewed while it lives and expire `watchTtlSeconds` after it died. A watch
+ * rows of a process are renewed while it lives and expire `Options.watchTtlSeconds` after it died. A watch
  * that could not be written costs its subscriber announcements (it reads the log at its own pace),
  * never events.
  *
@@ -97,105 +97,126 @@ const listen = (
     }).pipe(Effect.timeoutOption(1000))
   })
 
-/** How long a process's watch of a chat lasts without being renewed (it is renewed at a third of it). */
-export const watchTtlSeconds = 60
+/** Options of the bus. */
+export interface Options {
+  /** How long a process's watch of a chat lasts without being renewed (it is renewed at a third of it). */
+  readonly watchTtlSeconds: number
+}
+
+/** The defaults: a watch lasts a minute unless renewed. */
+export const defaultOptions: Options = { watchTtlSeconds: 60 }
+
+/** The bus over the `PgClient` in context, with the given options; it listens until its scope closes. */
+export const makeWith = (options: Options) =>
+  Effect.gen(function*() {
+    const { watchTtlSeconds } = options
+    const pg = yield* PgClient.PgClient
+    const prefix = yield* TablePrefix
+    const channel = prefix.name("chat_events")
+    const registry = yield* ChatEventBus.makeRegistry
+
+    // This process's watches: its rows, and how many of its subscribers want each chat's appends.
+    // Watching and unwatching take turns, so that a chat's last subscriber leaving never deletes the
+    // row a new one has just written.
+    const listener = crypto.randomUUID()
+    const watchers = pg(prefix.name("chat_watchers"))
+    const watching = new Map<ChatId, number>()
+    const turn = yield* Effect.makeSemaphore(1)
+    const warn = (message: string) => (cause: unknown) => Effect.logWarning(`chat event bus: ${message}`, cause)
+    const expiry = pg`now() + make_interval(secs => ${watchTtlSeconds})`
+    const watch = (chatId: ChatId) =>
+      turn.withPermits(1)(Effect.suspend(() => {
+        watching.set(chatId, (watching.get(chatId) ?? 0) + 1)
+        return pg`INSERT INTO ${watchers} (chat_id, listener, expires_at) VALUES (${chatId}, ${listener}, ${expiry})
+                ON CONFLICT (chat_id, listener) DO UPDATE SET expires_at = excluded.expires_at`
+      })).pipe(Effect.catchAllCause(warn("a chat could not be watched")))
+    const unwatch = (chatId: ChatId) =>
+      turn.withPermits(1)(Effect.suspend(() => {
+        const left = (watching.get(chatId) ?? 1) - 1
+        if (left > 0) {
+          watching.set(chatId, left)
+          return Effect.void
+        }
+        watching.delete(chatId)
+        return pg`DELETE FROM ${watchers} WHERE chat_id = ${chatId} AND listener = ${listener}`
+      })).pipe(Effect.catchAllCause(warn("a watch could not be ended")))
+    // Renews this process's rows (written again if they were taken for a dead process's, after a
+    // long stall), and removes those of processes that stopped renewing theirs.
+    yield* turn.withPermits(1)(Effect.suspend(() =>
+      watching.size === 0 ? Effect.void : pg`
+      INSERT INTO ${watchers} (chat_id, listener, expires_at)
+      SELECT chat_id, ${listener}, ${expiry} FROM unnest(${Array.from(watching.keys())}::uuid[]) AS chat_id
+      ON CONFLICT (chat_id, listener) DO UPDATE SET expires_at = excluded.expires_at`
+    )).pipe(
+      Effect.zipRight(pg`DELETE FROM ${watchers} WHERE expires_at < now()`),
+      Effect.catchAllCause(warn("watches could not be renewed")),
+      Effect.zipRight(Effect.sleep(Duration.seconds(watchTtlSeconds / 3))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* Effect.addFinalizer(() =>
+      pg`DELETE FROM ${watchers} WHERE listener = ${listener}`.pipe(
+        Effect.catchAllCause(warn("watches could not be ended")),
+        Effect.timeoutOption(1000)
+      )
+    )
+
+    yield* listen(pg.config, channel, (payload) => {
+      const announcement = decode(payload)
+      if (announcement !== undefined) registry.unsafeDeliver(announcement)
+    }).pipe(
+      Effect.tapErrorCause((cause) => Effect.logWarning("chat event bus: listening failed; listening again", cause)),
+      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
+      Effect.forkScoped
+    )
+
+    // What waits for the sender, by chat; `wake` holds at most one "there is more".
+    const pending = new Map<string, ChatEventBus.Announcement>()
+    const wake = yield* Queue.sliding<void>(1)
+    // `pg_notify` rather than the client's `NOTIFY channel, $1`: a utility statement takes no parameters.
+    const send = (payloads: ReadonlyArray<string>) =>
+      pg`SELECT pg_notify(${channel}, payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("chat event bus: announcements were not sent", cause))
+      )
+    yield* Queue.take(wake).pipe(
+      Effect.zipRight(Effect.suspend(() => {
+        const payloads = Array.from(pending.values(), encode)
+        pending.clear()
+        return send(payloads)
+      })),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    return ChatEventBus.ChatEventBus.of({
+      // Every process hears it, this one included, through its own listening connection. An append
+      // was announced by its own statement already.
+      publish: (announcement) =>
+        announcement._tag === "Appended" ? Effect.void : Effect.suspend(() => {
+          pending.set(announcement.chatId, announcement)
+          return Queue.offer(wake, undefined)
+        }),
+      subscribe: (chatId, options) =>
+        options?.appended === false
+          ? registry.subscribe(chatId, options)
+          : Effect.zipRight(
+            Effect.acquireRelease(watch(chatId), () => unwatch(chatId)),
+            registry.subscribe(chatId, options)
+          )
+    })
+  })
 
 /** The bus over the `PgClient` in context; it listens until its scope closes. */
-export const make = Effect.gen(function*() {
-  const pg = yield* PgClient.PgClient
-  const prefix = yield* TablePrefix
-  const channel = prefix.name("chat_events")
-  const registry = yield* ChatEventBus.makeRegistry
-
-  // This process's watches: its rows, and how many of its subscribers want each chat's appends.
-  // Watching and unwatching take turns, so that a chat's last subscriber leaving never deletes the
-  // row a new one has just written.
-  const listener = crypto.randomUUID()
-  const watchers = pg(prefix.name("chat_watchers"))
-  const watching = new Map<ChatId, number>()
-  const turn = yield* Effect.makeSemaphore(1)
-  const warn = (message: string) => (cause: unknown) => Effect.logWarning(`chat event bus: ${message}`, cause)
-  const expiry = pg`now() + make_interval(secs => ${watchTtlSeconds})`
-  const watch = (chatId: ChatId) =>
-    turn.withPermits(1)(Effect.suspend(() => {
-      watching.set(chatId, (watching.get(chatId) ?? 0) + 1)
-      return pg`INSERT INTO ${watchers} (chat_id, listener, expires_at) VALUES (${chatId}, ${listener}, ${expiry})
-                ON CONFLICT (chat_id, listener) DO UPDATE SET expires_at = excluded.expires_at`
-    })).pipe(Effect.catchAllCause(warn("a chat could not be watched")))
-  const unwatch = (chatId: ChatId) =>
-    turn.withPermits(1)(Effect.suspend(() => {
-      const left = (watching.get(chatId) ?? 1) - 1
-      if (left > 0) {
-        watching.set(chatId, left)
-        return Effect.void
-      }
-      watching.delete(chatId)
-      return pg`DELETE FROM ${watchers} WHERE chat_id = ${chatId} AND listener = ${listener}`
-    })).pipe(Effect.catchAllCause(warn("a watch could not be ended")))
-  // Renews this process's rows, and removes those of processes that stopped renewing theirs.
-  yield* Effect.suspend(() =>
-    watching.size === 0 ? Effect.void : pg`UPDATE ${watchers} SET expires_at = ${expiry} WHERE listener = ${listener}`
-  ).pipe(
-    Effect.zipRight(pg`DELETE FROM ${watchers} WHERE expires_at < now()`),
-    Effect.catchAllCause(warn("watches could not be renewed")),
-    Effect.zipRight(Effect.sleep(Duration.seconds(watchTtlSeconds / 3))),
-    Effect.forever,
-    Effect.forkScoped
-  )
-  yield* Effect.addFinalizer(() =>
-    pg`DELETE FROM ${watchers} WHERE listener = ${listener}`.pipe(
-      Effect.catchAllCause(warn("watches could not be ended")),
-      Effect.timeoutOption(1000)
-    )
-  )
-
-  yield* listen(pg.config, channel, (payload) => {
-    const announcement = decode(payload)
-    if (announcement !== undefined) registry.unsafeDeliver(announcement)
-  }).pipe(
-    Effect.tapErrorCause((cause) => Effect.logWarning("chat event bus: listening failed; listening again", cause)),
-    Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
-    Effect.forkScoped
-  )
-
-  // What waits for the sender, by chat; `wake` holds at most one "there is more".
-  const pending = new Map<string, ChatEventBus.Announcement>()
-  const wake = yield* Queue.sliding<void>(1)
-  // `pg_notify` rather than the client's `NOTIFY channel, $1`: a utility statement takes no parameters.
-  const send = (payloads: ReadonlyArray<string>) =>
-    pg`SELECT pg_notify(${channel}, payload) FROM unnest(${payloads}::text[]) AS payload`.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("chat event bus: announcements were not sent", cause))
-    )
-  yield* Queue.take(wake).pipe(
-    Effect.zipRight(Effect.suspend(() => {
-      const payloads = Array.from(pending.values(), encode)
-      pending.clear()
-      return send(payloads)
-    })),
-    Effect.forever,
-    Effect.forkScoped
-  )
-
-  return ChatEventBus.ChatEventBus.of({
-    // Every process hears it, this one included, through its own listening connection. An append
-    // was announced by its own statement already.
-    publish: (announcement) =>
-      announcement._tag === "Appended" ? Effect.void : Effect.suspend(() => {
-        pending.set(announcement.chatId, announcement)
-        return Queue.offer(wake, undefined)
-      }),
-    subscribe: (chatId, options) =>
-      options?.appended === false
-        ? registry.subscribe(chatId, options)
-        : Effect.zipRight(
-          Effect.acquireRelease(watch(chatId), () => unwatch(chatId)),
-          registry.subscribe(chatId, options)
-        )
-  })
-})
+export const make = makeWith(defaultOptions)
 
 /** The bus over the `PgClient` and `TablePrefix` in context. */
 export const layer: Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> = Layer.scoped(
   ChatEventBus.ChatEventBus,
   make
 )
+
+/** `layer` with other options. */
+export const layerWith = (
+  options: Options
+): Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> =>
+  Layer.scoped(ChatEventBus.ChatEventBus, makeWith(options))

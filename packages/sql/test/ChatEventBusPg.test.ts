@@ -22,16 +22,19 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Pg from "pg"
 import { forEachDatabase, postgresUrl } from "./utils/databases.js"
 
-const bus = (prefix: string) =>
+const bus = (prefix: string, options: ChatEventBusPg.Options = ChatEventBusPg.defaultOptions) =>
   Effect.map(
-    Layer.build(ChatEventBusPg.layer.pipe(
-      Layer.provide(PostgresClient.layer({ url: postgresUrl, maxConnections: 2 })),
-      Layer.provide(TablePrefix.layer(prefix))
-    )),
+    Layer.build(
+      ChatEventBusPg.layerWith(options).pipe(
+        Layer.provide(PostgresClient.layer({ url: postgresUrl, maxConnections: 2 })),
+        Layer.provide(TablePrefix.layer(prefix))
+      )
+    ),
     (context) => Context.get(context, ChatEventBus.ChatEventBus)
   )
 
@@ -247,6 +250,38 @@ forEachDatabase((database) => {
         yield* sql`INSERT INTO ${sql(`${prefix}chat_watchers`)} (chat_id, listener, expires_at)
                    VALUES (${chat.id}, ${crypto.randomUUID()}, now() - interval '1 second')`
         expect(yield* appendAndHear).toEqual([])
+      }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
+    "postgres: a process renews its watches, writing again one taken for a dead process's, and clears expired ones",
+    () =>
+      Effect.gen(function*() {
+        const prefix = database.freshPrefix()
+        const context = yield* Layer.build(database.store(prefix))
+        const sql = Context.get(context, SqlClient.SqlClient)
+        const watchers = sql(`${prefix}chat_watchers`)
+        // Renewed every 0.5 s.
+        const a = yield* bus(prefix, { watchTtlSeconds: 1.5 })
+        const chatId = ChatId.make(crypto.randomUUID())
+        const dead = crypto.randomUUID()
+        yield* sql`INSERT INTO ${watchers} (chat_id, listener, expires_at)
+                   VALUES (${crypto.randomUUID()}, ${dead}, now() - interval '1 second')`
+        yield* a.subscribe(chatId)
+        const rows = sql<{ listener: string; left: number }>`
+          SELECT listener, extract(epoch FROM expires_at - now())::float8 AS left FROM ${watchers}
+          WHERE chat_id = ${chatId}`
+        const [watched] = yield* rows
+        expect(watched!.left).toBeGreaterThan(1)
+        // Another process took it for a dead one's (this one stalled) and removed it.
+        yield* sql`DELETE FROM ${watchers} WHERE chat_id = ${chatId}`
+        const renewed = yield* rows.pipe(
+          Effect.filterOrFail((found) => found.length === 1),
+          Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 30 })
+        )
+        expect(renewed[0]!.listener).toBe(watched!.listener)
+        expect(yield* sql`SELECT 1 FROM ${watchers} WHERE listener = ${dead}`).toEqual([])
       }).pipe(Effect.scoped),
     30_000
   )
