@@ -10,6 +10,8 @@ import * as Chat from "@sightline/core/Chat"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import { ChatRepo } from "@sightline/core/ChatRepo"
 import { ChatId } from "@sightline/core/Ids"
+import { MemberRepo } from "@sightline/core/MemberRepo"
+import { OrganizationRepo } from "@sightline/core/OrganizationRepo"
 import { Fixtures } from "@sightline/core/testing"
 import * as ChatEventBusPg from "@sightline/sql/ChatEventBusPg"
 import * as PostgresClient from "@sightline/sql/PostgresClient"
@@ -38,6 +40,27 @@ const bus = (prefix: string, options: ChatEventBusPg.Options = ChatEventBusPg.de
     (context) => Context.get(context, ChatEventBus.ChatEventBus)
   )
 
+/** Running chats of a new organization, stored through the store's repository. */
+const runningChats = (context: Context.Context<ChatRepo | MemberRepo | OrganizationRepo>, count: number) =>
+  Effect.gen(function*() {
+    const { member, org } = yield* Fixtures.organizationWithMember.pipe(Effect.provide(context))
+    const now = yield* DateTime.now
+    return yield* Effect.forEach(Arr.makeBy(count, () => ChatId.make(crypto.randomUUID())), (id) => {
+      const chat = new Chat.ChatRecord({
+        id,
+        organization_id: org.id,
+        creator_id: member.id,
+        model: "offline",
+        summary: "A chat",
+        source: "api",
+        status: "running",
+        created_at: now,
+        updated_at: now
+      })
+      return Effect.as(Context.get(context, ChatRepo).create(chat), chat)
+    })
+  })
+
 describe("ChatEventBusPg", () => {
   it("encodes and decodes announcements, and refuses anything else", () => {
     const chatId = ChatId.make(crypto.randomUUID())
@@ -63,24 +86,7 @@ forEachDatabase((database) => {
         const context = yield* Layer.build(database.store(prefix))
         const repo = Context.get(context, ChatRepo)
         const [a, b, elsewhere] = yield* Effect.all([bus(prefix), bus(prefix), bus(`${prefix}x_`)])
-        const { member, org } = yield* Fixtures.organizationWithMember.pipe(Effect.provide(context))
-        const now = yield* DateTime.now
-        const newChat = () =>
-          new Chat.ChatRecord({
-            id: ChatId.make(crypto.randomUUID()),
-            organization_id: org.id,
-            creator_id: member.id,
-            model: "offline",
-            summary: "A chat",
-            source: "api",
-            status: "running",
-            created_at: now,
-            updated_at: now
-          })
-        const chat = newChat()
-        const otherChat = newChat()
-        yield* repo.create(chat)
-        yield* repo.create(otherChat)
+        const [chat, otherChat] = yield* runningChats(context, 2)
         const onA = yield* a.subscribe(chat.id)
         const onB = yield* b.subscribe(chat.id)
         const onOther = yield* b.subscribe(otherChat.id)
@@ -101,7 +107,7 @@ forEachDatabase((database) => {
         yield* a.publish(ChatEventBus.Announcement.Appended({ chatId: chat.id, lastId: 99 }))
         const append = (first: number, last: number) =>
           repo.appendEvents({
-            organizationId: org.id,
+            organizationId: chat.organization_id,
             chatId: chat.id,
             runStart: 1,
             events: Arr.makeBy(last - first + 1, (i) => ({ id: first + i, event: { type: "text", text: `${i}` } }))
@@ -167,20 +173,7 @@ forEachDatabase((database) => {
         const repo = Context.get(context, ChatRepo)
         const sql = Context.get(context, SqlClient.SqlClient)
         const [a, b] = yield* Effect.all([bus(prefix), bus(prefix)])
-        const { member, org } = yield* Fixtures.organizationWithMember.pipe(Effect.provide(context))
-        const now = yield* DateTime.now
-        const chat = new Chat.ChatRecord({
-          id: ChatId.make(crypto.randomUUID()),
-          organization_id: org.id,
-          creator_id: member.id,
-          model: "offline",
-          summary: "A chat",
-          source: "api",
-          status: "running",
-          created_at: now,
-          updated_at: now
-        })
-        yield* repo.create(chat)
+        const [chat] = yield* runningChats(context, 1)
 
         // A plain listener on the channel hears the appends PostgreSQL announces. After each append,
         // a marker is sent on the same channel: notifications arrive in the order of their commits,
@@ -204,7 +197,7 @@ forEachDatabase((database) => {
         const appendAndHear = Effect.gen(function*() {
           last += 1
           const appended = yield* repo.appendEvents({
-            organizationId: org.id,
+            organizationId: chat.organization_id,
             chatId: chat.id,
             runStart: 1,
             events: [{ id: last, event: { type: "text", text: `${last}` } }]
