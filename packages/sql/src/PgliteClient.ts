@@ -59,7 +59,7 @@ const statementFailed = (cause: unknown) => new SqlError({ cause, message: "Fail
 /**
  * A parameter as an SQL literal, for `EXECUTE`: a quoted string whose type the prepared statement
  * decides, as the text `query` would send for it. Only values whose text form is unambiguous
- * (strings without NUL, finite numbers, booleans, null); `undefined` for anything else. With
+ * (strings without NUL, finite numbers, booleans, valid dates, null); `undefined` for anything else. With
  * `standard_conforming_strings` (always on since PostgreSQL 9.1), a doubled quote is the only
  * escape inside '…'.
  */
@@ -72,7 +72,10 @@ export const literalOf = (value: unknown): string | undefined => {
     case "boolean":
       return value ? "'true'" : "'false'"
     case "object":
-      return value === null ? "NULL" : undefined
+      if (value === null) return "NULL"
+      // PGlite's `query` sends a date as its ISO form; an invalid date has none (and fails there).
+      if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : `'${value.toISOString()}'`
+      return undefined
     default:
       return undefined
   }

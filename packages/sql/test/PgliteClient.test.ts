@@ -41,27 +41,45 @@ describe("PgliteClient", () => {
     Effect.gen(function*() {
       const client = yield* PgliteClient.PgliteClient
       const sql = client.withoutTransforms()
-      yield* sql`CREATE TABLE prepared_probe (id int PRIMARY KEY, note text, flag boolean, at timestamptz)`
+      yield* sql`CREATE TABLE prepared_probe (
+        id int PRIMARY KEY, note text, flag boolean, at timestamptz, local timestamp, bytes bytea
+      )`
       const tricky = ["it's", "'); DROP TABLE prepared_probe; --", "back\\slash", "ünï ✓", ""]
       for (const [i, note] of tricky.entries()) {
         yield* sql`INSERT INTO prepared_probe (id, note, flag) VALUES (${i}, ${note}, ${i % 2 === 0})`
       }
-      // A value without a plain text form (a Date) runs unprepared, through PGlite's own serializer.
-      yield* sql`INSERT INTO prepared_probe (id, note, at) VALUES (${99}, ${null}, ${new Date("2024-01-02T03:04:05Z")})`
+      // A date is prepared too, as its ISO form, into a column with and without a time zone; the same
+      // date through PGlite's own serializer (the unprepared `query`) lands the same.
+      const at = new Date("2024-01-02T03:04:05.678Z")
+      yield* sql`INSERT INTO prepared_probe (id, at, local) VALUES (${98}, ${at}, ${at})`
+      yield* Effect.promise(() =>
+        client.pglite.query("INSERT INTO prepared_probe (id, at, local) VALUES ($1, $2, $3)", [97, at, at])
+      )
+      // A value without a plain text form (bytes) runs unprepared, through PGlite's own serializer.
+      yield* sql`INSERT INTO prepared_probe (id, bytes) VALUES (${99}, ${new Uint8Array([0, 39, 255])})`
       const read = (id: number) =>
         sql<{ id: number; note: string | null; flag: boolean | null; at: Date | null }>`
           SELECT id, note, flag, at FROM prepared_probe WHERE id = ${id}`
       for (const [i, note] of tricky.entries()) {
         expect(yield* read(i)).toEqual([{ id: i, note, flag: i % 2 === 0, at: null }])
       }
-      expect(yield* read(99)).toEqual([{ id: 99, note: null, flag: null, at: new Date("2024-01-02T03:04:05Z") }])
+      expect(yield* read(98)).toEqual([{ id: 98, note: null, flag: null, at }])
+      const [bytes] = yield* sql<{ bytes: Uint8Array }>`SELECT bytes FROM prepared_probe WHERE ${99} = id`
+      expect(Array.from(bytes!.bytes)).toEqual([0, 39, 255])
       // The same as PGlite's own extended protocol gives, row for row.
+      const columns = "id, note, flag, at, local::text AS local, bytes"
       const direct = yield* Effect.promise(() =>
-        client.pglite.query("SELECT id, note, flag, at FROM prepared_probe WHERE id >= $1 ORDER BY id", [0])
+        client.pglite.query(`SELECT ${columns} FROM prepared_probe WHERE id >= $1 ORDER BY id`, [0])
       )
-      expect(yield* sql`SELECT id, note, flag, at FROM prepared_probe WHERE id >= ${0} ORDER BY id`).toEqual(
+      expect(yield* sql`SELECT ${sql.literal(columns)} FROM prepared_probe WHERE id >= ${0} ORDER BY id`).toEqual(
         direct.rows
       )
+      const [mine, theirs] = (direct.rows as Array<{ at: Date; local: string }>).filter((row) => row.at !== null)
+        .reverse()
+      expect(mine).toEqual({ ...theirs, id: 98 })
+      const inserts = yield* sql<{ statement: string }>`
+        SELECT statement FROM pg_prepared_statements WHERE statement LIKE ${"%INSERT INTO prepared_probe (id, at, local)%"}`
+      expect(inserts).toHaveLength(1)
       // One prepared statement per text, kept across a rollback.
       yield* sql.withTransaction(Effect.zipRight(read(1), Effect.fail("rolled back"))).pipe(Effect.ignore)
       expect(yield* read(1)).toHaveLength(1)
