@@ -123,12 +123,16 @@ export const makeWith = (options: Options) =>
     const watching = new Map<ChatId, number>()
     const turn = yield* Effect.makeSemaphore(1)
     const warn = (message: string) => (cause: unknown) => Effect.logWarning(`chat event bus: ${message}`, cause)
-    const expiry = pg`now() + make_interval(secs => ${watchTtlSeconds})`
+    // Writes (or extends) this process's watch of each chat; a watch and a renewal are the same row.
+    const upsert = (chatIds: ReadonlyArray<ChatId>) =>
+      pg`INSERT INTO ${watchers} (chat_id, listener, expires_at)
+         SELECT chat_id, ${listener}, now() + make_interval(secs => ${watchTtlSeconds})
+         FROM unnest(${chatIds}::uuid[]) AS chat_id
+         ON CONFLICT (chat_id, listener) DO UPDATE SET expires_at = excluded.expires_at`
     const watch = (chatId: ChatId) =>
       turn.withPermits(1)(Effect.suspend(() => {
         watching.set(chatId, (watching.get(chatId) ?? 0) + 1)
-        return pg`INSERT INTO ${watchers} (chat_id, listener, expires_at) VALUES (${chatId}, ${listener}, ${expiry})
-                ON CONFLICT (chat_id, listener) DO UPDATE SET expires_at = excluded.expires_at`
+        return upsert([chatId])
       })).pipe(Effect.catchAllCause(warn("a chat could not be watched")))
     const unwatch = (chatId: ChatId) =>
       turn.withPermits(1)(Effect.suspend(() => {
@@ -142,12 +146,9 @@ export const makeWith = (options: Options) =>
       })).pipe(Effect.catchAllCause(warn("a watch could not be ended")))
     // Renews this process's rows (written again if they were taken for a dead process's, after a
     // long stall), and removes those of processes that stopped renewing theirs.
-    yield* turn.withPermits(1)(Effect.suspend(() =>
-      watching.size === 0 ? Effect.void : pg`
-      INSERT INTO ${watchers} (chat_id, listener, expires_at)
-      SELECT chat_id, ${listener}, ${expiry} FROM unnest(${Array.from(watching.keys())}::uuid[]) AS chat_id
-      ON CONFLICT (chat_id, listener) DO UPDATE SET expires_at = excluded.expires_at`
-    )).pipe(
+    yield* turn.withPermits(1)(
+      Effect.suspend(() => watching.size === 0 ? Effect.void : upsert(Array.from(watching.keys())))
+    ).pipe(
       Effect.zipRight(pg`DELETE FROM ${watchers} WHERE expires_at < now()`),
       Effect.catchAllCause(warn("watches could not be renewed")),
       Effect.zipRight(Effect.sleep(Duration.seconds(watchTtlSeconds / 3))),
@@ -209,14 +210,13 @@ export const makeWith = (options: Options) =>
 /** The bus over the `PgClient` in context; it listens until its scope closes. */
 export const make = makeWith(defaultOptions)
 
-/** The bus over the `PgClient` and `TablePrefix` in context. */
-export const layer: Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> = Layer.scoped(
-  ChatEventBus.ChatEventBus,
-  make
-)
-
-/** `layer` with other options. */
+/** The bus over the `PgClient` and `TablePrefix` in context, with the given options. */
 export const layerWith = (
   options: Options
 ): Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> =>
   Layer.scoped(ChatEventBus.ChatEventBus, makeWith(options))
+
+/** The bus over the `PgClient` and `TablePrefix` in context, with the default options. */
+export const layer: Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> = layerWith(
+  defaultOptions
+)
