@@ -139,8 +139,8 @@ export const effectiveRoles = (principal: Principal): ReadonlyArray<RoleInfo> =>
 const roleIds = (roles: ReadonlyArray<RoleInfo>): ReadonlyArray<RoleId> => roles.map((role) => role.id)
 
 const permissionsOf = (roles: ReadonlyArray<RoleInfo>): ReadonlyArray<Permission.Permission> => {
-  const granted = roles.flatMap(rolePermissions)
-  return Permission.all.filter((permission) => granted.includes(permission))
+  const granted = new Set(roles.flatMap(rolePermissions))
+  return Permission.all.filter((permission) => granted.has(permission))
 }
 
 /** The caller's permissions on this request (the union over its effective roles, in `Permission.all` order). */

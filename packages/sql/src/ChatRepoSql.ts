@@ -16,6 +16,7 @@ import * as ChatEvent from "@sightline/core/ChatEvent"
 import { ChatRepo } from "@sightline/core/ChatRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AssetId, CellId, ChatId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -170,7 +171,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // chat started between them was counted but missing from the page. The total is the row that is
     // always there and the page joins it (no chat: one row of nulls), as a playbook's reports do
     // (`PlaybookRepoSql`): a join `ON true` is a nested loop, which keeps the page's index order.
-    const decodeListRows = Schema.decodeUnknown(Schema.Array(ListRow))
+    // Rows of its own table, read on every listing: decoded without checking them again.
+    const decodeListRows = TrustedSchema.decoder(Schema.Array(ListRow))
     const listPage = (
       request: ListRequest,
       page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection" | "limit" | "offset">
@@ -189,8 +191,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             LIMIT ${page.limit} OFFSET ${page.offset}
           ) AS page ON true`,
         (rows) =>
-          Effect.map(decodeListRows(rows.filter((row) => row.id !== null)), (found) => ({
-            rows: found,
+          Effect.sync(() => ({
+            rows: decodeListRows(rows.filter((row) => row.id !== null)),
             total: rows[0]?.total ?? 0
           }))
       )

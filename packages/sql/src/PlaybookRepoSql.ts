@@ -11,6 +11,7 @@ import { OrganizationId, PlaybookId } from "@sightline/core/Ids"
 import { PlaybookRecord } from "@sightline/core/Playbook"
 import { PlaybookRepo } from "@sightline/core/PlaybookRepo"
 import { ReportRecord } from "@sightline/core/Report"
+import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -194,14 +195,15 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
             WHERE organization_id = ${organizationId} AND playbook_id = ${playbookId}
             ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}
           ) AS page ON true`
-    const decodeReports = Schema.decodeUnknown(Schema.Array(ReportFromRow))
+    // Rows of its own tables, read on every playbook read: decoded without checking them again.
+    const decodeReports = TrustedSchema.decoder(Schema.Array(ReportFromRow))
     const findReportsPage = (organizationId: OrganizationId, playbookId: PlaybookId, limit: number, offset: number) =>
       Effect.flatMap(
         sql<{ readonly total: number; readonly id: string | null }>`
           SELECT page.*, counted.total FROM ${countedWithPage(organizationId, playbookId, limit, offset)}`,
         (rows) =>
-          Effect.map(decodeReports(rows.filter((row) => row.id !== null)), (found) => ({
-            reports: found,
+          Effect.sync(() => ({
+            reports: decodeReports(rows.filter((row) => row.id !== null)),
             totalCount: rows[0]?.total ?? 0
           }))
       )
@@ -209,7 +211,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     // report columns (prefixed `r_`) when there is none on it, and no row when there is no playbook.
     const playbookColumns = sql.literal([...keyNames, ...fieldNames].map((c) => `p.${c}`).join(", "))
     const pageColumns = sql.literal(reportNames.map((c) => `page.${c} AS r_${c}`).join(", "))
-    const decodePlaybook = Schema.decodeUnknown(PlaybookFromRow)
+    const decodePlaybook = TrustedSchema.decoder(PlaybookFromRow)
     const findWithReports = (organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
       Effect.flatMap(
         sql<Record<string, unknown>>`
@@ -220,10 +222,14 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
           const first = rows[0]
           if (first === undefined) return Effect.succeed(Option.none())
           const page = rows.filter((row) => row.r_id !== null).map((row) => RowSql.fieldsOf(row, "r_", reportNames))
-          return Effect.map(
-            Effect.all([decodePlaybook(first), decodeReports(page)]),
-            ([playbook, found]) =>
-              Option.some({ playbook, page: { reports: found, totalCount: first.total as number } })
+          return Effect.sync(() =>
+            Option.some({
+              playbook: decodePlaybook(first),
+              page: {
+                reports: decodeReports(page),
+                totalCount: first.total as number
+              }
+            })
           )
         }
       )

@@ -53,7 +53,9 @@ const nameOf = (text: string): string => {
 class PreparingClient extends Pg.Client {
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config === "string" && Array.isArray(values) && values.length > 0) {
-      return super.query({ name: nameOf(config), text: config, values }, callback)
+      // A query made from the text, then named: handed a config object, `pg` would copy it through
+      // its property descriptors on every call.
+      return super.query(Object.assign(new Pg.Query(config, values, callback), { name: nameOf(config) }))
     }
     return super.query(config, values, callback)
   }

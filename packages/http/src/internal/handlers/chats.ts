@@ -2,6 +2,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Answers from "@sightline/core/Answers"
 import type * as Asset from "@sightline/core/Asset"
+import * as Chat from "@sightline/core/Chat"
 import * as ChatEvent from "@sightline/core/ChatEvent"
 import * as Chats from "@sightline/core/Chats"
 import * as ChatStreams from "@sightline/core/ChatStreams"
@@ -17,11 +18,13 @@ import { AssetUrls } from "../../AssetUrls.js"
 import { Authentication } from "../../Authentication.js"
 import { uploadedFiles } from "../../ChatForm.js"
 import * as HttpErrors from "../../HttpErrors.js"
-import { withPrincipal } from "../handler.js"
+import { trustedJson, withPrincipal } from "../handler.js"
 import { only } from "../only.js"
 import * as Sse from "../sse.js"
 
 const encodeEvent = Schema.encodeSync(ChatEvent.ChatEvent)
+
+const listResponse = trustedJson(Chat.ListChatsResponse)
 
 // Followers of one answer are handed the same event objects (one read of the log per process), so
 // each event is framed once, however many streams carry it.
@@ -169,11 +172,14 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
         withPrincipal((principal) =>
           answers.cancel(principal, path.id)
         ))
-      .handle("list", ({ urlParams }) => withPrincipal((principal) => chats.list(principal, urlParams)))
-      .handle("get", ({ path }) => withPrincipal((principal) => chats.get(principal, path.id, sign)))
+      .handle("list", ({ urlParams }) =>
+        withPrincipal((principal) => Effect.map(chats.list(principal, urlParams), listResponse)))
+      .handle("get", ({ path }) =>
+        withPrincipal((principal) => chats.get(principal, path.id, sign)))
       .handle("cells", ({ path, urlParams }) =>
-        withPrincipal((principal) => chats.cells(principal, path.id, urlParams, sign)))
-      .handle("cell", ({ path }) =>
-        withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
+        withPrincipal((principal) =>
+          chats.cells(principal, path.id, urlParams, sign)
+        ))
+      .handle("cell", ({ path }) => withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
       .handle("models", () => withPrincipal((principal) => models.list(principal)))
   })).pipe(only(Authentication, Chats.Chats, Answers.Answers, AssetUrls, ChatStreams.ChatStreams, Models.Models))

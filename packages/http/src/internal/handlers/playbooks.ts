@@ -1,12 +1,15 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Playbook from "@sightline/core/Playbook"
 import * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import * as Playbooks from "@sightline/core/Playbooks"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
 import { AssetUrls } from "../../AssetUrls.js"
 import { Authentication } from "../../Authentication.js"
-import { withPrincipal } from "../handler.js"
+import { trustedJson, withPrincipal } from "../handler.js"
 import { only } from "../only.js"
+
+const getResponse = trustedJson(Playbook.GetPlaybookResponse)
 
 export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) =>
   Effect.gen(function*() {
@@ -18,7 +21,8 @@ export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) 
       .handle("list", ({ urlParams }) => withPrincipal((principal) => playbooks.list(principal, urlParams)))
       .handle(
         "get",
-        ({ path, urlParams }) => withPrincipal((principal) => playbooks.get(principal, path.id, urlParams))
+        ({ path, urlParams }) =>
+          withPrincipal((principal) => Effect.map(playbooks.get(principal, path.id, urlParams), getResponse))
       )
       .handle(
         "update",

@@ -1,0 +1,128 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
+import * as DateTime from "effect/DateTime"
+import * as FastCheck from "effect/FastCheck"
+import * as Schema from "effect/Schema"
+import * as Chat from "../src/Chat.js"
+import { ChatId } from "../src/Ids.js"
+import * as Playbook from "../src/Playbook.js"
+import * as TrustedSchema from "../src/TrustedSchema.js"
+
+/** For every value `schema` generates, the trusted encoder answers what `Schema.encodeSync` does. */
+const agreesWithSchema = <A, I>(schema: Schema.Schema<A, I>, runs = 200) =>
+  FastCheck.assert(
+    FastCheck.property(Arbitrary.make(schema), (value) => {
+      const trusted = TrustedSchema.encoder(schema)(value)
+      const checked = Schema.encodeSync(schema)(value)
+      // Compared as the wire sees them (property order included), and as values.
+      expect(JSON.stringify(trusted)).toBe(JSON.stringify(checked))
+      expect(trusted).toStrictEqual(checked)
+    }),
+    { numRuns: runs }
+  )
+
+/** For every encoded value of `schema`, the trusted decoder answers what `Schema.decodeUnknownSync` does. */
+const decodesAsSchema = <A, I>(schema: Schema.Schema<A, I>, runs = 200) =>
+  FastCheck.assert(
+    FastCheck.property(Arbitrary.make(schema), (value) => {
+      const encoded = Schema.encodeSync(schema)(value)
+      expect(TrustedSchema.decoder(schema)(encoded)).toStrictEqual(Schema.decodeUnknownSync(schema)(encoded))
+    }),
+    { numRuns: runs }
+  )
+
+class Row extends Schema.Class<Row>("Row")({
+  id: ChatId,
+  at: Schema.DateTimeUtc,
+  note: Schema.optional(Schema.String),
+  maybe: Schema.NullOr(Schema.DateTimeUtc),
+  later: Schema.optional(Schema.DateTimeUtc)
+}) {}
+
+interface Tree {
+  readonly label: string
+  readonly at: DateTime.Utc
+  readonly children: ReadonlyArray<Tree>
+}
+const Tree: Schema.Schema<
+  Tree,
+  { readonly label: string; readonly at: string; readonly children: ReadonlyArray<any> }
+> = Schema.Struct({
+  label: Schema.String,
+  at: Schema.DateTimeUtc,
+  children: Schema.Array(Schema.suspend(() => Tree))
+})
+
+/** A row as the driver gives it: dates as `Date`s, NULL for an absent value. */
+const StoredRow = Schema.Struct({
+  id: ChatId,
+  status: Schema.Literal("running", "completed"),
+  created_at: Schema.DateTimeUtcFromDate,
+  deleted_at: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  tags: Schema.Array(Schema.String)
+})
+
+describe("TrustedSchema.encoder", () => {
+  it("encodes the hot responses as Schema.encode does", () => {
+    agreesWithSchema(Chat.ListChatsResponse)
+    agreesWithSchema(Playbook.GetPlaybookResponse, 60)
+    agreesWithSchema(Playbook.ListPlaybooksResponse, 60)
+  })
+
+  it("applies transformations through classes, optional and nullable fields, unions, arrays and recursion", () => {
+    agreesWithSchema(Row)
+    agreesWithSchema(Schema.Array(Row))
+    agreesWithSchema(Tree, 50)
+    agreesWithSchema(
+      Schema.Struct({ n: Schema.NumberFromString, both: Schema.Union(Schema.Literal("a", "b"), Schema.Number) })
+    )
+    agreesWithSchema(Schema.Union(Row, Schema.Struct({ kind: Schema.Literal("other"), at: Schema.DateTimeUtc })))
+  })
+
+  it("hands what it does not apply itself to Schema: options, records, tuples, renamed keys", () => {
+    agreesWithSchema(Schema.Struct({ o: Schema.OptionFromNullOr(Schema.DateTimeUtc) }))
+    agreesWithSchema(Schema.Record({ key: Schema.String, value: Schema.DateTimeUtc }))
+    agreesWithSchema(Schema.Tuple(Schema.String, Schema.DateTimeUtc))
+    agreesWithSchema(Schema.Struct({ a: Schema.propertySignature(Schema.DateTimeUtc).pipe(Schema.fromKey("b")) }))
+  })
+
+  it("keeps only the declared fields, in the schema's order", () => {
+    const Summary = Schema.Struct({ b: Schema.String, a: Schema.DateTimeUtc })
+    const value = { a: DateTime.unsafeMake(0), extra: "dropped", b: "x" }
+    expect(JSON.stringify(TrustedSchema.encoder(Summary)(value))).toBe(
+      JSON.stringify({ b: "x", a: "1970-01-01T00:00:00.000Z" })
+    )
+  })
+
+  it("does not check again what the service made: a brand is not re-validated", () => {
+    // Not a UUID: the checked encoder refuses it, the trusted one only transforms.
+    const value = { id: "not-a-uuid" as ChatId, at: DateTime.unsafeMake(0), maybe: null }
+    expect(() => Schema.encodeSync(Row)(new Row(value, true))).toThrow()
+    expect(TrustedSchema.encoder(Row)(new Row(value, true))).toEqual({
+      id: "not-a-uuid",
+      at: "1970-01-01T00:00:00.000Z",
+      maybe: null
+    })
+  })
+})
+
+describe("TrustedSchema.decoder", () => {
+  it("decodes what the service stored as Schema.decode does: rows, classes, the hot responses", () => {
+    decodesAsSchema(StoredRow)
+    decodesAsSchema(Schema.Array(StoredRow))
+    decodesAsSchema(Row)
+    decodesAsSchema(Tree, 50)
+    decodesAsSchema(Chat.ListChatsResponse)
+    decodesAsSchema(Playbook.GetPlaybookResponse, 60)
+    decodesAsSchema(Schema.Struct({ o: Schema.OptionFromNullOr(Schema.DateTimeUtc), n: Schema.NumberFromString }))
+  })
+
+  it("makes class instances without validating them again", () => {
+    const decoded = TrustedSchema.decoder(Row)({ id: "not-a-uuid", at: "1970-01-01T00:00:00.000Z", maybe: null })
+    expect(decoded).toBeInstanceOf(Row)
+    expect(decoded.id).toBe("not-a-uuid")
+    expect(DateTime.toEpochMillis(decoded.at)).toBe(0)
+    expect(() => Schema.decodeUnknownSync(Row)({ id: "not-a-uuid", at: "1970-01-01T00:00:00.000Z", maybe: null }))
+      .toThrow()
+  })
+})
