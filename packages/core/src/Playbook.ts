@@ -50,7 +50,12 @@ const cronIssue = (expression: string): true | string => {
  */
 export const CronString = Schema.String.pipe(
   Schema.filter(cronIssue),
-  Schema.annotations({ identifier: "CronString", examples: ["0 9 * * 1-5"] })
+  Schema.annotations({
+    identifier: "CronString",
+    examples: ["0 9 * * 1-5"],
+    // Random text is almost never a schedule: property tests draw from real ones.
+    arbitrary: () => (fc) => fc.constantFrom("0 9 * * 1-5", "*/15 * * * *", "30 6 1 * *", "0 0 * * 0")
+  })
 )
 
 /**

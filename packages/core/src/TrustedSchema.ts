@@ -10,7 +10,8 @@
  * Input from outside (request bodies, parameters, JSON a model wrote) is never decoded this way.
  *
  * A codec is compiled from the schema's AST once. Every node it does not know how to apply
- * directly (a `Schema.Option`, a property rename, a union it cannot tell apart) is handed to
+ * directly (a `Schema.Option`, a record, a union it cannot tell apart: one that is neither
+ * `X | null | undefined | literals` nor told apart by a literal property like `type`) is handed to
  * `ParseResult` for that node, so for any value of the schema (its type to encode, its encoded
  * form to decode) the result is what `Schema.encodeSync` or `Schema.decodeUnknownSync` gives. A
  * value that is not of the schema is the caller's bug: it is transformed as far as it goes, not
@@ -20,6 +21,7 @@
  */
 import * as Either from "effect/Either"
 import { identity } from "effect/Function"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
@@ -81,6 +83,9 @@ const transformation = (ast: AST.Transformation, direction: Direction): Codec =>
     ? [compile(ast.to, direction), compile(ast.from, direction)]
     : [compile(ast.from, direction), compile(ast.to, direction)]
   if (AST.isComposeTransformation(ast.transformation)) return (value) => last(first(value))
+  if (AST.isTypeLiteralTransformation(ast.transformation)) {
+    return typeLiteralTransformation(ast.transformation, direction, first, last)
+  }
   if (!AST.isFinalTransformation(ast.transformation)) return fallback(ast, direction)
   const transform = ast.transformation[direction]
   const slow = fallback(ast, direction)
@@ -89,6 +94,34 @@ const transformation = (ast: AST.Transformation, direction: Direction): Codec =>
     // A transformation that is not synchronous (or that refuses the value) goes the usual way,
     // which runs or reports it.
     return Either.isEither(result) && Either.isRight(result) ? last(result.right) : slow(value)
+  }
+}
+
+/**
+ * A struct's property transformations (`Schema.optionalWith(X, { nullable: true })`, a renamed
+ * key, ...), each on the property's presence and value, as `ParseResult` applies them.
+ */
+const typeLiteralTransformation = (
+  transformation: AST.TypeLiteralTransformation,
+  direction: Direction,
+  first: Codec,
+  last: Codec
+): Codec => {
+  const steps = transformation.propertySignatureTransformations.map((property) =>
+    direction === "decode"
+      ? { from: property.from, to: property.to, apply: property.decode }
+      : { from: property.to, to: property.from, apply: property.encode }
+  )
+  return (value) => {
+    const first_ = first(value) as Record<PropertyKey, unknown>
+    // A struct's codec made a new object; anything else is copied before it is changed.
+    const record = first === identity ? { ...first_ } : first_
+    for (const step of steps) {
+      const moved = step.apply(Object.hasOwn(record, step.from) ? Option.some(record[step.from]) : Option.none())
+      delete record[step.from]
+      if (Option.isSome(moved)) record[step.to] = moved.value
+    }
+    return last(record)
   }
 }
 
@@ -168,9 +201,63 @@ const isPrimitiveInput = (ast: AST.AST, direction: Direction): boolean => {
   }
 }
 
+/** The literal values a property's schema allows, when it allows only literals. */
+const literalsOf = (ast: AST.AST): ReadonlyArray<AST.LiteralValue> | undefined => {
+  switch (ast._tag) {
+    case "Literal":
+      return [ast.literal]
+    case "Refinement":
+      return literalsOf(ast.from)
+    case "Union": {
+      const all: Array<AST.LiteralValue> = []
+      for (const member of ast.types) {
+        const literals = literalsOf(member)
+        if (literals === undefined) return undefined
+        all.push(...literals)
+      }
+      return all
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A union of structs told apart by a property with literal values of their own (`type`,
+ * `_tag`, ...): the member whose literal the value carries. `undefined` when there is no such
+ * property.
+ */
+const discriminated = (members: ReadonlyArray<AST.AST>, direction: Direction, slow: Codec): Codec | undefined => {
+  const inputs = members.map((member) => inputAST(member, direction))
+  if (!inputs.every(AST.isTypeLiteral)) return undefined
+  for (const candidate of inputs[0]!.propertySignatures) {
+    const memberOf = new Map<AST.LiteralValue, number>()
+    const told = inputs.every((input, index) => {
+      const signature = input.propertySignatures.find((s) => s.name === candidate.name)
+      const literals = signature === undefined || signature.isOptional ? undefined : literalsOf(signature.type)
+      if (literals === undefined) return false
+      for (const literal of literals) {
+        if (memberOf.has(literal)) return false
+        memberOf.set(literal, index)
+      }
+      return true
+    })
+    if (!told) continue
+    const codecs = members.map((member) => compile(member, direction))
+    return (value) => {
+      const index = memberOf.get((value as Record<PropertyKey, AST.LiteralValue>)[candidate.name]!)
+      return index === undefined ? slow(value) : codecs[index]!(value)
+    }
+  }
+  return undefined
+}
+
 const union = (ast: AST.Union, direction: Direction): Codec => {
   const members = ast.types
   if (members.every((member) => isPlain(member, direction))) return identity
+  const slow = fallback(ast, direction)
+  const tagged = discriminated(members, direction, slow)
+  if (tagged !== undefined) return tagged
   // One member to transform beside plain primitive ones (`X | undefined`, `X | null`): told apart
   // by whether the value is an object.
   const transformed = members.filter((member) => !isPlain(member, direction))
@@ -182,7 +269,7 @@ const union = (ast: AST.Union, direction: Direction): Codec => {
     const codec = compile(only, direction)
     return (value) => (typeof value === "object" && value !== null ? codec(value) : value)
   }
-  return fallback(ast, direction)
+  return slow
 }
 
 /**

@@ -4,6 +4,7 @@ import * as DateTime from "effect/DateTime"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import * as Chat from "../src/Chat.js"
+import * as ChatEvent from "../src/ChatEvent.js"
 import { ChatId } from "../src/Ids.js"
 import * as Playbook from "../src/Playbook.js"
 import * as TrustedSchema from "../src/TrustedSchema.js"
@@ -69,6 +70,16 @@ describe("TrustedSchema.encoder", () => {
     agreesWithSchema(Playbook.ListPlaybooksResponse, 60)
   })
 
+  it("encodes a union told apart by a literal property (a chat event by its type) member by member", () => {
+    agreesWithSchema(ChatEvent.ChatEvent)
+    agreesWithSchema(Schema.Array(ChatEvent.ChatEvent), 60)
+    // Told apart by `kind`, although both members also share `at`.
+    agreesWithSchema(Schema.Union(
+      Schema.Struct({ kind: Schema.Literal("a", "b"), at: Schema.DateTimeUtc }),
+      Schema.Struct({ kind: Schema.Literal("c"), at: Schema.DateTimeUtc, n: Schema.NumberFromString })
+    ))
+  })
+
   it("applies transformations through classes, optional and nullable fields, unions, arrays and recursion", () => {
     agreesWithSchema(Row)
     agreesWithSchema(Schema.Array(Row))
@@ -79,11 +90,23 @@ describe("TrustedSchema.encoder", () => {
     agreesWithSchema(Schema.Union(Row, Schema.Struct({ kind: Schema.Literal("other"), at: Schema.DateTimeUtc })))
   })
 
-  it("hands what it does not apply itself to Schema: options, records, tuples, renamed keys", () => {
+  it("applies property transformations: a nullable column, a renamed key", () => {
+    const Nullable = Schema.Struct({
+      a: Schema.optionalWith(Schema.DateTimeUtc, { nullable: true }),
+      b: Schema.propertySignature(Schema.DateTimeUtc).pipe(Schema.fromKey("c")),
+      d: Schema.String
+    })
+    agreesWithSchema(Nullable)
+    decodesAsSchema(Nullable)
+    expect(TrustedSchema.decoder(Nullable)({ a: null, c: "1970-01-01T00:00:00.000Z", d: "x" })).toStrictEqual(
+      Schema.decodeUnknownSync(Nullable)({ a: null, c: "1970-01-01T00:00:00.000Z", d: "x" })
+    )
+  })
+
+  it("hands what it does not apply itself to Schema: options, records, tuples", () => {
     agreesWithSchema(Schema.Struct({ o: Schema.OptionFromNullOr(Schema.DateTimeUtc) }))
     agreesWithSchema(Schema.Record({ key: Schema.String, value: Schema.DateTimeUtc }))
     agreesWithSchema(Schema.Tuple(Schema.String, Schema.DateTimeUtc))
-    agreesWithSchema(Schema.Struct({ a: Schema.propertySignature(Schema.DateTimeUtc).pipe(Schema.fromKey("b")) }))
   })
 
   it("keeps only the declared fields, in the schema's order", () => {
@@ -114,6 +137,7 @@ describe("TrustedSchema.decoder", () => {
     decodesAsSchema(Tree, 50)
     decodesAsSchema(Chat.ListChatsResponse)
     decodesAsSchema(Playbook.GetPlaybookResponse, 60)
+    decodesAsSchema(Schema.Array(ChatEvent.ChatEvent), 60)
     decodesAsSchema(Schema.Struct({ o: Schema.OptionFromNullOr(Schema.DateTimeUtc), n: Schema.NumberFromString }))
   })
 

@@ -84,9 +84,10 @@ const WriteOutcome = Schema.Struct({ chat_found: Schema.Number, written: Schema.
 
 const ListRow = Schema.Struct({ ...ChatFromRow.from.fields, preview: Schema.String })
 
-// Events are stored in their wire form (a JSON array per batch) and read back through the schema.
-const encodeEvents = Schema.encodeSync(Schema.Array(ChatEvent.ChatEvent))
-const decodeEvent = Schema.decodeUnknownSync(ChatEvent.ChatEvent)
+// Events are stored in their wire form (a JSON array per batch) and read back through the schema,
+// on every answer's path: they are the service's own, so without checking them again.
+const encodeEvents = TrustedSchema.encoder(Schema.Array(ChatEvent.ChatEvent))
+const decodeEvent = TrustedSchema.decoder(ChatEvent.ChatEvent)
 
 /** The chat repository over the `SqlClient` in context. */
 export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
@@ -244,7 +245,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // the message, so a run that is no longer current, or an answer stored twice, writes nothing.
     // The chat's end names the chat by its key: joined to the message's CTE instead, PostgreSQL
     // planned a scan of the organization's chats whenever its statistics were stale.
-    const completeRun = SqlSchema.single({
+    const completeRun = RowSql.trustedSingle({
       Request: Schema.Struct({
         message: MessageFromRow,
         cell: CellFromRow,

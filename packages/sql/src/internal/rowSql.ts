@@ -4,6 +4,9 @@
  *
  * @internal
  */
+import * as TrustedSchema from "@sightline/core/TrustedSchema"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 /** An optional field stored as a NULL column (NULL decodes to absent, absent encodes to no key). */
@@ -61,4 +64,23 @@ export const datesIn = (
     }
   }
   return rows
+}
+
+/**
+ * `SqlSchema.single` for a statement on every answer's path: the request is a record the service
+ * made and the row one it wrote, so both go through `TrustedSchema` (the schemas' transformations,
+ * without checking them again). A statement without a row fails with `NoSuchElementException`.
+ */
+export const trustedSingle = <IA, II, A, AI, E, R>(options: {
+  readonly Request: Schema.Schema<IA, II>
+  readonly Result: Schema.Schema<A, AI>
+  readonly execute: (request: II) => Effect.Effect<ReadonlyArray<unknown>, E, R>
+}): (request: IA) => Effect.Effect<A, E | Cause.NoSuchElementException, R> => {
+  const encode = TrustedSchema.encoder(options.Request)
+  const decode = TrustedSchema.decoder(options.Result)
+  return (request) =>
+    Effect.flatMap(
+      Effect.suspend(() => options.execute(encode(request))),
+      (rows) => rows.length > 0 ? Effect.sync(() => decode(rows[0])) : Effect.fail(new Cause.NoSuchElementException())
+    )
 }

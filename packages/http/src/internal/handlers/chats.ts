@@ -8,9 +8,9 @@ import * as Chats from "@sightline/core/Chats"
 import * as ChatStreams from "@sightline/core/ChatStreams"
 import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
+import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { SightlineApi } from "../../Api.js"
@@ -22,7 +22,8 @@ import { trustedJson, withPrincipal } from "../handler.js"
 import { only } from "../only.js"
 import * as Sse from "../sse.js"
 
-const encodeEvent = Schema.encodeSync(ChatEvent.ChatEvent)
+// The run's own events, framed on every answer's path: encoded without checking them again.
+const encodeEvent = TrustedSchema.encoder(ChatEvent.ChatEvent)
 
 const listResponse = trustedJson(Chat.ListChatsResponse)
 
