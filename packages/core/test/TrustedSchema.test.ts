@@ -66,6 +66,8 @@ const StoredRow = Schema.Struct({
 describe("TrustedSchema.encoder", () => {
   it("encodes the hot responses as Schema.encode does", () => {
     agreesWithSchema(Chat.ListChatsResponse)
+    agreesWithSchema(Chat.GetChatResponse, 60)
+    agreesWithSchema(Chat.ChatCellsResponse, 60)
     agreesWithSchema(Playbook.GetPlaybookResponse, 60)
     agreesWithSchema(Playbook.ListPlaybooksResponse, 60)
   })

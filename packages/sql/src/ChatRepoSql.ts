@@ -292,7 +292,9 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             )
             SELECT (SELECT count(*)::int FROM finished) AS written, (SELECT last_id FROM logged) AS done_id`
     })
-    const findMessages = SqlSchema.findAll({
+    // A chat's messages, cells and assets: what every read of a chat (the console's) takes, decoded
+    // without checking the service's own rows again.
+    const findMessages = RowSql.trustedAll({
       Request: ChildKey,
       Result: MessageFromRow,
       execute: ({ chat_id, organization_id }) =>
@@ -314,7 +316,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             )
             SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM written) AS written`
     })
-    const findCells = SqlSchema.findAll({
+    const findCells = RowSql.trustedAll({
       Request: Schema.Struct({ ...ChildKey.fields, limit: Schema.Int, offset: Schema.Int }),
       Result: CellFromRow,
       execute: ({ chat_id, limit, offset, organization_id }) =>
@@ -349,7 +351,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             )
             SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM inserted) AS written`
     })
-    const findAssets = SqlSchema.findAll({
+    const findAssets = RowSql.trustedAll({
       Request: ChildKey,
       Result: AssetFromRow,
       execute: ({ chat_id, organization_id }) =>

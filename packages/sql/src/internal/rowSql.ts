@@ -67,6 +67,21 @@ export const datesIn = (
 }
 
 /**
+ * `SqlSchema.findAll` for a hot read of the service's own rows: the request and the rows go
+ * through `TrustedSchema` (the schemas' transformations, without checking them again).
+ */
+export const trustedAll = <IA, II, A, AI, E, R>(options: {
+  readonly Request: Schema.Schema<IA, II>
+  readonly Result: Schema.Schema<A, AI>
+  readonly execute: (request: II) => Effect.Effect<ReadonlyArray<unknown>, E, R>
+}): (request: IA) => Effect.Effect<ReadonlyArray<A>, E, R> => {
+  const encode = TrustedSchema.encoder(options.Request)
+  const decode = TrustedSchema.decoder(Schema.Array(options.Result))
+  return (request) =>
+    Effect.flatMap(Effect.suspend(() => options.execute(encode(request))), (rows) => Effect.sync(() => decode(rows)))
+}
+
+/**
  * `SqlSchema.single` for a statement on every answer's path: the request is a record the service
  * made and the row one it wrote, so both go through `TrustedSchema` (the schemas' transformations,
  * without checking them again). A statement without a row fails with `NoSuchElementException`.

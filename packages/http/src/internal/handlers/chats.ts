@@ -26,6 +26,8 @@ import * as Sse from "../sse.js"
 const encodeEvent = TrustedSchema.encoder(ChatEvent.ChatEvent)
 
 const listResponse = trustedJson(Chat.ListChatsResponse)
+const getResponse = trustedJson(Chat.GetChatResponse)
+const cellsResponse = trustedJson(Chat.ChatCellsResponse)
 
 // Followers of one answer are handed the same event objects (one read of the log per process), so
 // each event is framed once, however many streams carry it.
@@ -176,11 +178,16 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
       .handle("list", ({ urlParams }) =>
         withPrincipal((principal) => Effect.map(chats.list(principal, urlParams), listResponse)))
       .handle("get", ({ path }) =>
-        withPrincipal((principal) => chats.get(principal, path.id, sign)))
+        withPrincipal((principal) =>
+          Effect.map(chats.get(principal, path.id, sign), getResponse)
+        ))
       .handle("cells", ({ path, urlParams }) =>
         withPrincipal((principal) =>
-          chats.cells(principal, path.id, urlParams, sign)
+          Effect.map(chats.cells(principal, path.id, urlParams, sign), cellsResponse)
         ))
-      .handle("cell", ({ path }) => withPrincipal((principal) => chats.cell(principal, path.id, path.cellId, sign)))
+      .handle("cell", ({ path }) =>
+        withPrincipal((principal) =>
+          chats.cell(principal, path.id, path.cellId, sign)
+        ))
       .handle("models", () => withPrincipal((principal) => models.list(principal)))
   })).pipe(only(Authentication, Chats.Chats, Answers.Answers, AssetUrls, ChatStreams.ChatStreams, Models.Models))
