@@ -31,8 +31,20 @@ type Codec = (value: unknown) => unknown
 /** The direction a codec goes. */
 type Direction = "encode" | "decode"
 
+// Each node is compiled once per direction: a union asks of its members whether they are plain
+// before it compiles them, and schemas share their parts.
+const compiled: Record<Direction, WeakMap<AST.AST, Codec>> = { encode: new WeakMap(), decode: new WeakMap() }
+
 /** What a node compiles to; `identity` when the value comes out as it went in. */
 const compile = (ast: AST.AST, direction: Direction): Codec => {
+  const known = compiled[direction].get(ast)
+  if (known !== undefined) return known
+  const codec = compileNode(ast, direction)
+  compiled[direction].set(ast, codec)
+  return codec
+}
+
+const compileNode = (ast: AST.AST, direction: Direction): Codec => {
   switch (ast._tag) {
     case "Refinement":
       return compile(ast.from, direction)

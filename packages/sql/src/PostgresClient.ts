@@ -53,9 +53,12 @@ const nameOf = (text: string): string => {
 class PreparingClient extends Pg.Client {
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config === "string" && Array.isArray(values) && values.length > 0) {
-      // A query made from the text, then named: handed a config object, `pg` would copy it through
-      // its property descriptors on every call.
-      return super.query(Object.assign(new Pg.Query(config, values, callback), { name: nameOf(config) }))
+      // With a callback (as `@effect/sql-pg` and `pg-pool` call it), a query made from the text,
+      // then named: handed a config object, `pg` would copy it through its property descriptors on
+      // every call. Without one, the config, so that `pg` answers with its promise.
+      return typeof callback === "function"
+        ? super.query(Object.assign(new Pg.Query(config, values, callback), { name: nameOf(config) }))
+        : super.query({ name: nameOf(config), text: config, values })
     }
     return super.query(config, values, callback)
   }
