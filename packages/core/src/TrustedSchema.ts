@@ -84,9 +84,15 @@ const compileNode = (ast: AST.AST, direction: Direction): Codec => {
 
 /** `ParseResult` for the node: for what this module does not apply itself. */
 const fallback = (ast: AST.AST, direction: Direction): Codec => {
-  const schema = Schema.make(ast)
-  const run = direction === "encode" ? ParseResult.encodeUnknownSync(schema) : ParseResult.decodeUnknownSync(schema)
-  return (value) => run(value)
+  // Made on first use: most fallbacks (a transformation's, a union's) are only there for a value
+  // that is not of the schema, and building `ParseResult`'s parser for each would slow start-up.
+  let run: ((value: unknown) => unknown) | undefined
+  return (value) => {
+    run ??= direction === "encode"
+      ? ParseResult.encodeUnknownSync(Schema.make(ast))
+      : ParseResult.decodeUnknownSync(Schema.make(ast))
+    return run(value)
+  }
 }
 
 const transformation = (ast: AST.Transformation, direction: Direction): Codec => {
@@ -175,25 +181,17 @@ const isPlain = (ast: AST.AST, direction: Direction): boolean => compile(ast, di
 const inputAST = (ast: AST.AST, direction: Direction): AST.AST =>
   direction === "encode" ? AST.typeAST(ast) : AST.encodedAST(ast)
 
-/** Is every input of the node an object (so a union can tell it from its plain members)? */
-const isObjectInput = (ast: AST.AST, direction: Direction): boolean => {
+/**
+ * What every input of the node is: an object, a primitive (a string, number, boolean, null,
+ * undefined, ...), or either. A union tells an object member from its primitive ones by this.
+ */
+const inputKind = (ast: AST.AST, direction: Direction): "object" | "primitive" | "mixed" => {
   const input = inputAST(ast, direction)
   switch (input._tag) {
     case "TypeLiteral":
     case "TupleType":
     case "Declaration":
-      return true
-    case "Refinement":
-      return isObjectInput(input.from, direction)
-    default:
-      return false
-  }
-}
-
-/** Is every input of the node a primitive (a string, number, boolean, null, undefined, ...)? */
-const isPrimitiveInput = (ast: AST.AST, direction: Direction): boolean => {
-  const type = inputAST(ast, direction)
-  switch (type._tag) {
+      return "object"
     case "Literal":
     case "UndefinedKeyword":
     case "VoidKeyword":
@@ -203,13 +201,13 @@ const isPrimitiveInput = (ast: AST.AST, direction: Direction): boolean => {
     case "BigIntKeyword":
     case "Enums":
     case "TemplateLiteral":
-      return true
+      return "primitive"
     case "Refinement":
-      return isPrimitiveInput(type.from, direction)
+      return inputKind(input.from, direction)
     case "Union":
-      return type.types.every((member) => isPrimitiveInput(member, direction))
+      return input.types.every((member) => inputKind(member, direction) === "primitive") ? "primitive" : "mixed"
     default:
-      return false
+      return "mixed"
   }
 }
 
@@ -275,8 +273,8 @@ const union = (ast: AST.Union, direction: Direction): Codec => {
   const transformed = members.filter((member) => !isPlain(member, direction))
   const only = transformed[0]!
   if (
-    transformed.length === 1 && isObjectInput(only, direction) &&
-    members.every((member) => member === only || isPrimitiveInput(member, direction))
+    transformed.length === 1 && inputKind(only, direction) === "object" &&
+    members.every((member) => member === only || inputKind(member, direction) === "primitive")
   ) {
     const codec = compile(only, direction)
     return (value) => (typeof value === "object" && value !== null ? codec(value) : value)
