@@ -21,6 +21,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { heldRoleIds, memberColumns, roleColumns } from "./internal/accessSql.js"
 import * as KeysetPage from "./internal/keysetPage.js"
+import * as PoolRead from "./internal/poolRead.js"
 import * as RowSql from "./internal/rowSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { MemberFromRow } from "./MemberRepoSql.js"
@@ -63,6 +64,7 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const read = yield* PoolRead.reader
     const prefix = yield* TablePrefix
     const apiKeys = sql(prefix.name("api_keys"))
     const idKey = prefix.name("api_keys_pkey")
@@ -158,7 +160,7 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     ]
     const findCredential = (hash: SecretHash) =>
       Effect.gen(function*() {
-        const [found] = yield* sql<
+        const [found] = yield* read(sql<
           { readonly credential: string | null }
         >`SELECT json_agg(c ORDER BY c.r_created_at, c.r_id)::text AS credential
           FROM (SELECT ${credentialColumns} FROM ${apiKeys} k
@@ -166,7 +168,7 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
             LEFT JOIN ${roles} r ON r.organization_id = k.organization_id AND r.id IN (${
           heldRoleIds(sql, prefix, sql.literal("k.organization_id"), sql.literal("k.member_id"))
         })
-            WHERE k.secret_hash = ${hash}) c`
+            WHERE k.secret_hash = ${hash}) c`)
         const text = found?.credential ?? null
         if (text === null) return Option.none<ApiKeyRepo.Credential>()
         const kept = decoded.get(hash)

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as PoolRead from "./internal/poolRead.js"
 import * as RowSql from "./internal/rowSql.js"
 import { likeContaining } from "./internal/search.js"
 import { TablePrefix } from "./TablePrefix.js"
@@ -94,6 +95,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const read = yield* PoolRead.reader
     const prefix = yield* TablePrefix
     const chats = sql(prefix.name("chats"))
     const counts = sql(prefix.name("chat_counts"))
@@ -182,7 +184,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       const key = page.sortBy === "name" ? `lower(summary) COLLATE "C"` : page.sortBy
       const direction = page.sortDirection === "asc" ? "ASC" : "DESC"
       return Effect.flatMap(
-        sql<{ readonly total: number; readonly id: string | null }>`
+        read(sql<{ readonly total: number; readonly id: string | null }>`
           SELECT page.*, counted.total
           FROM (${listTotal(request)}) AS counted
           LEFT JOIN LATERAL (
@@ -190,7 +192,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             FROM ${chats} WHERE ${listFilter(request)}
             ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
             LIMIT ${page.limit} OFFSET ${page.offset}
-          ) AS page ON true`,
+          ) AS page ON true`),
         (rows) =>
           Effect.sync(() => ({
             rows: decodeListRows(rows.filter((row) => row.id !== null)),
@@ -298,8 +300,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       Request: ChildKey,
       Result: MessageFromRow,
       execute: ({ chat_id, organization_id }) =>
-        sql`SELECT ${messageColumns} FROM ${messages}
-            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} ORDER BY seq`
+        read(sql`SELECT ${messageColumns} FROM ${messages}
+            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} ORDER BY seq`)
     })
 
     // An existing id is replaced only when it is this chat's cell (of this organization); otherwise
@@ -320,9 +322,9 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       Request: Schema.Struct({ ...ChildKey.fields, limit: Schema.Int, offset: Schema.Int }),
       Result: CellFromRow,
       execute: ({ chat_id, limit, offset, organization_id }) =>
-        sql`SELECT ${cellColumns} FROM ${cells}
+        read(sql`SELECT ${cellColumns} FROM ${cells}
             WHERE organization_id = ${organization_id} AND chat_id = ${chat_id}
-            ORDER BY created_at DESC, seq DESC LIMIT ${limit} OFFSET ${offset}`
+            ORDER BY created_at DESC, seq DESC LIMIT ${limit} OFFSET ${offset}`)
     })
     const findCell = SqlSchema.findOne({
       Request: Schema.Struct({ ...ChildKey.fields, id: CellId }),
@@ -355,8 +357,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       Request: ChildKey,
       Result: AssetFromRow,
       execute: ({ chat_id, organization_id }) =>
-        sql`SELECT ${assetColumns} FROM ${assets}
-            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} ORDER BY created_at, seq`
+        read(sql`SELECT ${assetColumns} FROM ${assets}
+            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} ORDER BY created_at, seq`)
     })
     const findAsset = SqlSchema.findOne({
       Request: Schema.Struct({ organization_id: OrganizationId, id: AssetId }),

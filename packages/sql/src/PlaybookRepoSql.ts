@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as PoolRead from "./internal/poolRead.js"
 import * as RowSql from "./internal/rowSql.js"
 import { likeContaining } from "./internal/search.js"
 import { TablePrefix } from "./TablePrefix.js"
@@ -51,6 +52,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+    const read = yield* PoolRead.reader
     const prefix = yield* TablePrefix
     const playbooks = sql(prefix.name("playbooks"))
     const reports = sql(prefix.name("playbook_reports"))
@@ -214,10 +216,10 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     const decodePlaybook = TrustedSchema.decoder(PlaybookFromRow)
     const findWithReports = (organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
       Effect.flatMap(
-        sql<Record<string, unknown>>`
+        read(sql<Record<string, unknown>>`
           SELECT ${playbookColumns}, counted.total, ${pageColumns}
           FROM ${playbooks} p CROSS JOIN ${countedWithPage(organizationId, id, limit, offset)}
-          WHERE p.organization_id = ${organizationId} AND p.id = ${id}`,
+          WHERE p.organization_id = ${organizationId} AND p.id = ${id}`),
         (rows) => {
           const first = rows[0]
           if (first === undefined) return Effect.succeed(Option.none())

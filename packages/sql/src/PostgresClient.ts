@@ -17,10 +17,12 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { createHash } from "node:crypto"
 import * as Pg from "pg"
+import * as PoolRead from "./internal/poolRead.js"
+import { PoolReads } from "./internal/poolRead.js"
 
 /** How to reach the server. */
 export interface PostgresClientConfig {
@@ -64,46 +66,52 @@ class PreparingClient extends Pg.Client {
   }
 }
 
-const toPgConfig = (config: PostgresClientConfig): PgClient.PgClientConfig => ({
-  url: typeof config.url === "string" ? Redacted.make(config.url) : config.url,
-  maxConnections: config.maxConnections,
-  connectTimeout: config.connectTimeout,
-  applicationName: "sightline"
-})
+/**
+ * A pool to the server at `url`, closed when the layer's scope closes. The hot reads run straight on
+ * the pool (`PoolReads`, see `internal/poolRead.ts`).
+ */
+export const layer = (
+  config: PostgresClientConfig
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | PoolReads, SqlError> =>
+  Layer.unwrapScoped(
+    Effect.map(acquirePool(config), (pool) =>
+      Layer.merge(
+        // The pool is this layer's to close, once both services are gone.
+        PgClient.layerFromPool({ acquire: Effect.succeed(pool) }),
+        Layer.succeed(PoolReads, pool as PoolRead.Pool)
+      ))
+  )
 
-/** A pool to the server at `url`, closed when the layer's scope closes. */
-export const layer = (config: PostgresClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
-  config.prepare === false ? PgClient.layer(toPgConfig(config)) : PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
-      Effect.sync(() => {
-        const pool = new Pg.Pool({
-          connectionString: Redacted.value(typeof config.url === "string" ? Redacted.make(config.url) : config.url),
-          max: config.maxConnections,
-          connectionTimeoutMillis: Duration.toMillis(connectTimeout(config)),
-          application_name: "sightline",
-          Client: PreparingClient
+const acquirePool = (config: PostgresClientConfig) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const pool = new Pg.Pool({
+        connectionString: Redacted.value(typeof config.url === "string" ? Redacted.make(config.url) : config.url),
+        max: config.maxConnections,
+        connectionTimeoutMillis: Duration.toMillis(connectTimeout(config)),
+        application_name: "sightline",
+        Client: config.prepare === false ? Pg.Client : PreparingClient
+      })
+      // An idle connection that breaks is dropped by the pool; unheard, its error would end the process.
+      pool.on("error", () => undefined)
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+  ).pipe(
+    // As `PgClient.layer` does: a server that cannot be reached fails the layer, not the first query.
+    Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: connectTimeout(config),
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
         })
-        // An idle connection that breaks is dropped by the pool; unheard, its error would end the process.
-        pool.on("error", () => undefined)
-        return pool
-      }),
-      (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
-    ).pipe(
-      // As `PgClient.layer` does: a server that cannot be reached fails the layer, not the first query.
-      Effect.tap((pool) =>
-        Effect.tryPromise({
-          try: () => pool.query("SELECT 1"),
-          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
-        }).pipe(
-          Effect.timeoutFail({
-            duration: connectTimeout(config),
-            onTimeout: () =>
-              new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
-          })
-        )
       )
     )
-  })
+  )
 
 const connectTimeout = (config: PostgresClientConfig) => config.connectTimeout ?? Duration.seconds(5)
 
