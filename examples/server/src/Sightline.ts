@@ -183,7 +183,9 @@ export const core = (options: Options) =>
   useCases(options).pipe(
     // The platform's delivery reads the store's chat channels.
     Layer.provideMerge(platform(options).pipe(Layer.provideMerge(SqlStore.layer))),
-    Layer.provideMerge(client(options))
+    Layer.provideMerge(client(options)),
+    // Defined without spans, as the server runs them (`untraced`, and `Traced.fn` in core).
+    Layer.provide(untraced)
   )
 
 /**

@@ -32,6 +32,7 @@ import * as Json from "./Json.js"
 import * as Pagination from "./Pagination.js"
 import type * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 import * as Webhook from "./Webhook.js"
 
@@ -227,7 +228,7 @@ export const make = Effect.gen(function*() {
       return run
     }))
 
-  const list = Effect.fn("Agents.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("Agents.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "agent:read"))
     const now = yield* DateTime.now
     const reachable = (yield* connectorRepo.listWithAccess(principal.organizationId)).map(({ access, connector }) =>
@@ -248,11 +249,11 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  const get = Effect.fn("Agents.get")(function*(principal: Policy.Principal, id: AgentId) {
+  const get = Traced.fn("Agents.get")(function*(principal: Policy.Principal, id: AgentId) {
     return Agent.toView(yield* load(principal, id, "read"))
   })
 
-  const create = Effect.fn("Agents.create")(function*(principal: Policy.Principal, request: Agent.CreateRequest) {
+  const create = Traced.fn("Agents.create")(function*(principal: Policy.Principal, request: Agent.CreateRequest) {
     yield* enforce(Policy.requirePermission(principal, "agent:write"))
     const connectorIds = Arr.dedupe(request.connector_ids)
     yield* checkConnectors(principal, connectorIds)
@@ -276,7 +277,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const update = Effect.fn("Agents.update")(function*(
+  const update = Traced.fn("Agents.update")(function*(
     principal: Policy.Principal,
     id: AgentId,
     request: Agent.UpdateRequest
@@ -299,7 +300,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const remove = Effect.fn("Agents.delete")(function*(principal: Policy.Principal, id: AgentId) {
+  const remove = Traced.fn("Agents.delete")(function*(principal: Policy.Principal, id: AgentId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const agent = yield* load(principal, id, "write", true)
       // Jobs of its queued runs stay behind and find no run: the worker skips them.
@@ -309,7 +310,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const listRuns = Effect.fn("Agents.listRuns")(function*(
+  const listRuns = Traced.fn("Agents.listRuns")(function*(
     principal: Policy.Principal,
     agentId: AgentId,
     params: AgentRun.ListParams
@@ -323,14 +324,14 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  const getRun = Effect.fn("Agents.getRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
+  const getRun = Traced.fn("Agents.getRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
     const run = yield* agents.getRun(principal.organizationId, runId)
     if (Option.isNone(run)) return yield* new NotFound()
     yield* load(principal, run.value.agent_id, "read")
     return AgentRun.toView(run.value)
   })
 
-  const trigger = Effect.fn("Agents.trigger")(function*(principal: Policy.Principal, request: Webhook.TriggerRequest) {
+  const trigger = Traced.fn("Agents.trigger")(function*(principal: Policy.Principal, request: Webhook.TriggerRequest) {
     // The schema already holds the limit; checked again because nothing may be queued past it,
     // whoever built the request.
     if (request.payload !== undefined) {
@@ -355,7 +356,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const runNow = Effect.fn("Agents.runNow")(function*(principal: Policy.Principal, agentId: AgentId) {
+  const runNow = Traced.fn("Agents.runNow")(function*(principal: Policy.Principal, agentId: AgentId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       yield* agents.getForUpdate(principal.organizationId, agentId)
       const agent = yield* load(principal, agentId, "write")
@@ -363,7 +364,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const queueScheduled = Effect.fn("Agents.queueScheduled")(
+  const queueScheduled = Traced.fn("Agents.queueScheduled")(
     function*(organizationId: OrganizationId, agentId: AgentId, scheduledAt: DateTime.Utc) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         if (Option.isNone(yield* agents.getForUpdate(organizationId, agentId))) return false
@@ -400,7 +401,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const cancelRun = Effect.fn("Agents.cancelRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
+  const cancelRun = Traced.fn("Agents.cancelRun")(function*(principal: Policy.Principal, runId: AgentRunId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const run = yield* agents.getRunForUpdate(principal.organizationId, runId)
       if (Option.isNone(run)) return yield* new NotFound()

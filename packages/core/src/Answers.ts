@@ -60,6 +60,7 @@ import * as Policy from "./Policy.js"
 import * as Report from "./Report.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as SchemaPrompt from "./SchemaPrompt.js"
+import * as Traced from "./Traced.js"
 import * as WebSearch from "./WebSearch.js"
 
 /** Options of the loop. */
@@ -990,7 +991,7 @@ export const makeWith = (options: Options) =>
         return answer
       })
 
-    const ask = Effect.fn("Answers.ask")(function*(
+    const ask = Traced.fn("Answers.ask")(function*(
       principal: Policy.Principal,
       request: Chat.StreamChatRequest,
       sign: Chats.SignAssetUrl,
@@ -1172,7 +1173,7 @@ export const makeWith = (options: Options) =>
       }
     })
 
-    const cancel = Effect.fn("Answers.cancel")(function*(principal: Policy.Principal, id: ChatId) {
+    const cancel = Traced.fn("Answers.cancel")(function*(principal: Policy.Principal, id: ChatId) {
       const result = yield* chats.cancel(principal, id)
       if (result.cancelled) {
         if (Option.isSome(yield* FiberMap.get(running, id).pipe(Effect.option))) {

@@ -30,6 +30,7 @@ import { MemberRepo } from "./MemberRepo.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
 import { SecretHasher } from "./Secret.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** Creates, lists, rotates and revokes API keys. */
@@ -184,7 +185,7 @@ export const make = Effect.gen(function*() {
     return { key: secret, api_key: ApiKey.toWire(record, now) } satisfies ApiKey.CreateApiKeyResult
   })
 
-  const create = Effect.fn("ApiKeys.create")(function*(principal: Policy.Principal, body: ApiKey.CreateApiKey) {
+  const create = Traced.fn("ApiKeys.create")(function*(principal: Policy.Principal, body: ApiKey.CreateApiKey) {
     const target = body.targetMemberId === undefined
       ? undefined
       : yield* targetMember(principal.organizationId, body.targetMemberId)
@@ -207,7 +208,7 @@ export const make = Effect.gen(function*() {
     })
   })
 
-  const list = Effect.fn("ApiKeys.list")(function*(principal: Policy.Principal, query: ApiKey.ListApiKeys) {
+  const list = Traced.fn("ApiKeys.list")(function*(principal: Policy.Principal, query: ApiKey.ListApiKeys) {
     yield* Decision.enforce(Policy.canListKeys(principal, query.scope))
     const after = query.page_token === undefined
       ? undefined
@@ -245,7 +246,7 @@ export const make = Effect.gen(function*() {
     return record.value
   })
 
-  const rotate = Effect.fn("ApiKeys.rotate")(function*(principal: Policy.Principal, id: ApiKeyId) {
+  const rotate = Traced.fn("ApiKeys.rotate")(function*(principal: Policy.Principal, id: ApiKeyId) {
     // Made before the row is locked: hashing is asynchronous, and the lock should be held briefly.
     const newId = ApiKeyId.make(yield* ids.uuid)
     const { hash, secret } = yield* newSecret
@@ -271,7 +272,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const revoke = Effect.fn("ApiKeys.revoke")(function*(principal: Policy.Principal, id: ApiKeyId) {
+  const revoke = Traced.fn("ApiKeys.revoke")(function*(principal: Policy.Principal, id: ApiKeyId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const record = yield* lockManaged(principal, id, "revoke")
       const revoked = yield* ApiKey.revoke(record, yield* DateTime.now)
@@ -287,7 +288,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const bootstrap = Effect.fn("ApiKeys.bootstrap")(
+  const bootstrap = Traced.fn("ApiKeys.bootstrap")(
     function*(organizationId: OrganizationId, memberId: MemberId, name: string) {
       const validName = yield* Schema.decode(ApiKey.ApiKeyName)(name).pipe(
         Effect.mapError((error) => new InvalidRequest({ message: error.message }))

@@ -24,6 +24,7 @@ import { IdGenerator } from "./IdGenerator.js"
 import { AppId } from "./Ids.js"
 import { policyAccess, requireUsable } from "./internal/connectorUse.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 
 /** The apps use cases. */
 export class Apps extends Context.Tag("@sightline/core/Apps")<Apps, Apps.Service>() {}
@@ -107,7 +108,7 @@ export const make = Effect.gen(function*() {
     return app.value
   })
 
-  const create = Effect.fn("Apps.create")(function*(principal: Policy.Principal, request: App.CreateRequest) {
+  const create = Traced.fn("Apps.create")(function*(principal: Policy.Principal, request: App.CreateRequest) {
     yield* Decision.enforce(Policy.requirePermission(principal, "chat:write"))
     const dataSources = Arr.dedupe(request.dataSources ?? [])
     yield* requireUsable(connectorRepo, principal, dataSources, yield* DateTime.now, "dataSources")
@@ -123,7 +124,7 @@ export const make = Effect.gen(function*() {
     return App.toView(app)
   })
 
-  const get = Effect.fn("Apps.get")(function*(principal: Policy.Principal, request: App.GetAppRequest) {
+  const get = Traced.fn("Apps.get")(function*(principal: Policy.Principal, request: App.GetAppRequest) {
     const app = yield* load(principal, request.appId)
     yield* Decision.enforce(Policy.requirePermission(principal, "chat:read"))
     return {
@@ -132,14 +133,14 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  const list = Effect.fn("Apps.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("Apps.list")(function*(principal: Policy.Principal) {
     yield* Decision.enforce(Policy.requirePermission(principal, "chat:read"))
     const visible = yield* visibility(principal)
     const all = yield* apps.list(principal.organizationId)
     return { apps: all.filter((app) => Decision.isAllow(visible(app))).map(App.toView) }
   })
 
-  const remove = Effect.fn("Apps.delete")(function*(principal: Policy.Principal, id: AppId) {
+  const remove = Traced.fn("Apps.delete")(function*(principal: Policy.Principal, id: AppId) {
     const app = yield* load(principal, id)
     yield* Decision.enforce(canChange(principal, app))
     // Gone already (a concurrent delete) reads as not found, like any other missing app.

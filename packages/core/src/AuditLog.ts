@@ -8,7 +8,6 @@
  * @since 0.1.0
  */
 import * as DateTime from "effect/DateTime"
-import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
@@ -18,6 +17,7 @@ import { AuditLogEntryId, MemberId, OrganizationId } from "./Ids.js"
 import { type Json, JsonObject } from "./Json.js"
 import * as Pagination from "./Pagination.js"
 import type * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 
 /** The actions the audit log records, as `<resource>.<verb>`. */
 export const Action = Schema.Literal(
@@ -185,7 +185,7 @@ export interface RecordInput {
  * Appends an entry for an action, stamped with a new id and the current time. Call it inside the
  * transaction of the write it describes. Details that look like secrets are a defect.
  */
-export const record = Effect.fn("AuditLog.record")(function*(input: RecordInput) {
+export const record = Traced.fn("AuditLog.record")(function*(input: RecordInput) {
   const repo = yield* AuditLogRepo
   const entry = new AuditLogRecord({
     id: AuditLogEntryId.make(yield* uuid),

@@ -14,6 +14,7 @@ import { enforce } from "./Decision.js"
 import type { InvalidRequest, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 
 /** The audit log read use case. */
 export class AuditLogs extends Context.Tag("@sightline/core/AuditLogs")<AuditLogs, AuditLogs.Service>() {}
@@ -37,7 +38,7 @@ export declare namespace AuditLogs {
 export const make = Effect.gen(function*() {
   const repo = yield* AuditLogRepo
 
-  const list = Effect.fn("AuditLogs.list")(function*(principal: Policy.Principal, query: AuditLog.ListAuditLogs) {
+  const list = Traced.fn("AuditLogs.list")(function*(principal: Policy.Principal, query: AuditLog.ListAuditLogs) {
     yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const after = query.cursor === undefined ? undefined : yield* Pagination.decodeCursor(query.cursor, Schema.UUID)
     const page = yield* repo.list(principal.organizationId, {

@@ -36,6 +36,7 @@ import { LibraryStore } from "./LibraryStore.js"
 import * as Owners from "./Owners.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** What the sandbox endpoint files as a change (`POST /v2/sandcastles/{id}/library/changes`). */
@@ -217,7 +218,7 @@ export const make = Effect.gen(function*() {
   const mergeNow = (change: Change.ChangeRecord, head: Option.Option<string>) =>
     storeDefect(store.merge(change.organization_id, Option.fromNullable(change.base_ref), head, change.git_ref))
 
-  const create = Effect.fn("Changes.create")(function*(principal: Policy.Principal, input: CreateInput) {
+  const create = Traced.fn("Changes.create")(function*(principal: Policy.Principal, input: CreateInput) {
     yield* Decision.enforce(Policy.requirePermission(principal, "change:write"))
     const { body } = input
     const organizationId = principal.organizationId
@@ -341,7 +342,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const list = Effect.fn("Changes.list")(function*(principal: Policy.Principal, query: Change.ListChangesQuery) {
+  const list = Traced.fn("Changes.list")(function*(principal: Policy.Principal, query: Change.ListChangesQuery) {
     yield* Decision.enforce(Policy.requirePermission(principal, "change:read"))
     const after = query.page_token === undefined
       ? undefined
@@ -367,7 +368,7 @@ export const make = Effect.gen(function*() {
     } satisfies Change.ListChangesResponse
   })
 
-  const get = Effect.fn("Changes.get")(
+  const get = Traced.fn("Changes.get")(
     function*(principal: Policy.Principal, id: ChangeId, query: Change.GetChangeQuery) {
       yield* Decision.enforce(Policy.requirePermission(principal, "change:read"))
       const main = yield* library.main(principal.organizationId)
@@ -428,7 +429,7 @@ export const make = Effect.gen(function*() {
       details: { number: change.number, revision: change.revision, git_ref: change.git_ref, ...details }
     })
 
-  const approve = Effect.fn("Changes.approve")(
+  const approve = Traced.fn("Changes.approve")(
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* landingTransaction(Effect.gen(function*() {
         const { caller, change, facts, main } = yield* forReview(principal, id)
@@ -481,7 +482,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const deny = Effect.fn("Changes.deny")(
+  const deny = Traced.fn("Changes.deny")(
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const { caller, change, facts } = yield* forReview(principal, id)
@@ -493,7 +494,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const restore = Effect.fn("Changes.restore")(
+  const restore = Traced.fn("Changes.restore")(
     function*(principal: Policy.Principal, id: ChangeId, body: Change.ExpectedGitRef) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const { caller, change, facts } = yield* forReview(principal, id)

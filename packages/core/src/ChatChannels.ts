@@ -18,6 +18,7 @@ import { NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.
 import { IdGenerator } from "./IdGenerator.js"
 import { ChatChannelId } from "./Ids.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The chat channel use cases. */
@@ -52,7 +53,7 @@ export const make = Effect.gen(function*() {
   const audit = (principal: Policy.Principal, action: AuditLog.Action, id: string, details: AuditLog.Details) =>
     auditor.recordBy(principal, { action, resourceType: "chat_channel", resourceId: id, details })
 
-  const create = Effect.fn("ChatChannels.create")(
+  const create = Traced.fn("ChatChannels.create")(
     function*(principal: Policy.Principal, request: ChatChannel.CreateRequest) {
       yield* Decision.enforce(
         Policy.requirePermission(principal, "organization:write")
@@ -75,12 +76,12 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const list = Effect.fn("ChatChannels.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("ChatChannels.list")(function*(principal: Policy.Principal) {
     yield* Decision.enforce(Policy.requirePermission(principal, "playbook:read"))
     return { chat_channels: (yield* repo.list(principal.organizationId)).map(ChatChannel.toChatChannel) }
   })
 
-  const remove = Effect.fn("ChatChannels.delete")(function*(principal: Policy.Principal, id: ChatChannelId) {
+  const remove = Traced.fn("ChatChannels.delete")(function*(principal: Policy.Principal, id: ChatChannelId) {
     yield* Decision.enforce(
       Policy.requirePermission(principal, "organization:write")
     )

@@ -46,6 +46,7 @@ import * as Chats from "./Chats.js"
 import type { NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import type { ChatId, OrganizationId } from "./Ids.js"
 import type * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 
 /** Options of the followers. */
 export interface Options {
@@ -308,7 +309,7 @@ export const makeWith = (options: Options) =>
         if (tail.stopped) end(member)
       }).pipe(Effect.uninterruptible)
 
-    const subscribe = Effect.fn("ChatStreams.subscribe")(function*(
+    const subscribe = Traced.fn("ChatStreams.subscribe")(function*(
       principal: Policy.Principal,
       id: ChatId,
       lastEventId: number | undefined

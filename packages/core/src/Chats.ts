@@ -49,6 +49,7 @@ import { requireUsable } from "./internal/connectorUse.js"
 import { MemberRepo } from "./MemberRepo.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** Signs the URL of a stored asset (`GET /v2/assets/{id}?expires=…&signature=…`); given by the http package. */
@@ -314,7 +315,7 @@ export const makeWith = (options: Options) =>
           (rendered) => Chat.toChatCell(cell, rendered)
         ))
 
-    const list = Effect.fn("Chats.list")(function*(principal: Policy.Principal, query: Chat.ListChatsQuery) {
+    const list = Traced.fn("Chats.list")(function*(principal: Policy.Principal, query: Chat.ListChatsQuery) {
       yield* enforce(Policy.requirePermission(principal, "chat:read"))
       const page = yield* chats.list(principal.organizationId, {
         limit: query.limit,
@@ -342,7 +343,7 @@ export const makeWith = (options: Options) =>
       }
     })
 
-    const get = Effect.fn("Chats.get")(function*(principal: Policy.Principal, id: ChatId, sign: SignAssetUrl) {
+    const get = Traced.fn("Chats.get")(function*(principal: Policy.Principal, id: ChatId, sign: SignAssetUrl) {
       const chat = yield* readable(principal, id)
       const [messages, assets] = yield* Effect.all([
         chats.listMessages(principal.organizationId, id),
@@ -358,7 +359,7 @@ export const makeWith = (options: Options) =>
       }
     })
 
-    const cells = Effect.fn("Chats.cells")(
+    const cells = Traced.fn("Chats.cells")(
       function*(principal: Policy.Principal, id: ChatId, query: Chat.ChatCellsQuery, sign: SignAssetUrl) {
         yield* readable(principal, id)
         // The query schema already falls back; in-process callers get the same rule.
@@ -373,7 +374,7 @@ export const makeWith = (options: Options) =>
       }
     )
 
-    const cell = Effect.fn("Chats.cell")(
+    const cell = Traced.fn("Chats.cell")(
       function*(principal: Policy.Principal, id: ChatId, cellId: CellId, sign: SignAssetUrl) {
         yield* readable(principal, id)
         const found = yield* chats.getCell(principal.organizationId, id, cellId)
@@ -384,7 +385,7 @@ export const makeWith = (options: Options) =>
       }
     )
 
-    const cancel = Effect.fn("Chats.cancel")(function*(principal: Policy.Principal, id: ChatId) {
+    const cancel = Traced.fn("Chats.cancel")(function*(principal: Policy.Principal, id: ChatId) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
         const chat = yield* chats.getForUpdate(principal.organizationId, id)
@@ -401,7 +402,7 @@ export const makeWith = (options: Options) =>
       }))
     })
 
-    const start = Effect.fn("Chats.start")(
+    const start = Traced.fn("Chats.start")(
       function*(principal: Policy.Principal, request: Chat.StreamChatRequest, startOptions?: Chats.StartOptions) {
         const organizationId = principal.organizationId
         // A continuation is checked against its chat below; a new chat needs only the permission.
@@ -563,7 +564,7 @@ export const makeWith = (options: Options) =>
         return result
       }))
 
-    const appendCell = Effect.fn("Chats.appendCell")(function*(run: Run, input: CellInput) {
+    const appendCell = Traced.fn("Chats.appendCell")(function*(run: Run, input: CellInput) {
       return yield* runWrite(run, () => {
         const record = new Chat.CellRecord({ ...input, organization_id: run.organizationId, chat_id: run.chatId })
         // The chat exists (checked under its lock); a cell id of another chat is a clash the run caused.
@@ -610,12 +611,12 @@ export const makeWith = (options: Options) =>
         return message
       })
 
-    const appendAssistantMessage = Effect.fn("Chats.appendAssistantMessage")(function*(run: Run, content: string) {
+    const appendAssistantMessage = Traced.fn("Chats.appendAssistantMessage")(function*(run: Run, content: string) {
       return yield* runWrite(run, (now) => storeAnswer(run, content, now))
     })
 
     // One statement of the store (`ChatRepo.completeRun`): the end of every answer waits on it.
-    const complete = Effect.fn("Chats.complete")(function*(
+    const complete = Traced.fn("Chats.complete")(function*(
       run: Run,
       content: string,
       events: ReadonlyArray<ChatEvent.Sequenced>
@@ -638,7 +639,7 @@ export const makeWith = (options: Options) =>
       return yield* notCurrent(run, "already stored its answer")
     })
 
-    const addAsset = Effect.fn("Chats.addAsset")(function*(run: Run, input: AssetInput) {
+    const addAsset = Traced.fn("Chats.addAsset")(function*(run: Run, input: AssetInput) {
       if ((input.storage_key === undefined) === (input.content === undefined)) {
         return yield* new Errors.InvalidRequest({
           message: "an asset has exactly one of storage_key (stored bytes) and content (inline text)"
@@ -667,7 +668,7 @@ export const makeWith = (options: Options) =>
         }))
     })
 
-    const assetForSignedUrl = Effect.fn("Chats.assetForSignedUrl")(function*(id: AssetId) {
+    const assetForSignedUrl = Traced.fn("Chats.assetForSignedUrl")(function*(id: AssetId) {
       const asset = yield* chats.findAssetForSignedUrl(id)
       if (Option.isNone(asset)) return yield* new Errors.NotFound()
       const key = asset.value.storage_key
@@ -678,7 +679,7 @@ export const makeWith = (options: Options) =>
       return { record: asset.value, bytes: bytes.value }
     })
 
-    const finish = Effect.fn("Chats.finish")(function*(run: Run, outcome: FinishOutcome, error?: string) {
+    const finish = Traced.fn("Chats.finish")(function*(run: Run, outcome: FinishOutcome, error?: string) {
       const done: ChatEvent.Done = outcome === "completed"
         ? { type: "done", status: "completed" }
         : { type: "done", status: "failed", error: error ?? Errors.defaultMessage.execution_failed }
@@ -710,7 +711,7 @@ export const makeWith = (options: Options) =>
     const visible = (principal: Policy.Principal, id: ChatId) =>
       readable(principal, id)
 
-    const endStaleRun = Effect.fn("Chats.endStaleRun")(function*(organizationId: OrganizationId, id: ChatId) {
+    const endStaleRun = Traced.fn("Chats.endStaleRun")(function*(organizationId: OrganizationId, id: ChatId) {
       yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
         const chat = yield* chats.getForUpdate(organizationId, id)

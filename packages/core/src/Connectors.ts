@@ -33,6 +33,7 @@ import { MemberRepo } from "./MemberRepo.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
 import { RoleRepo } from "./RoleRepo.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The connectors use cases. */
@@ -203,7 +204,7 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  const list = Effect.fn("Connectors.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("Connectors.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "connector:read"))
     const now = yield* DateTime.now
     const all = yield* connectors.listWithAccess(principal.organizationId)
@@ -214,12 +215,12 @@ export const make = Effect.gen(function*() {
       .map(({ connector }) => Connector.toConnector(connector))
   })
 
-  const types = Effect.fn("Connectors.types")(function*(principal: Policy.Principal) {
+  const types = Traced.fn("Connectors.types")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "connector:read"))
     return { types: Connector.types }
   })
 
-  const create = Effect.fn("Connectors.create")(function*(
+  const create = Traced.fn("Connectors.create")(function*(
     principal: Policy.Principal,
     request: Connector.CreateConnectorRequest
   ) {
@@ -245,7 +246,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const test = Effect.fn("Connectors.test")(function*(
+  const test = Traced.fn("Connectors.test")(function*(
     principal: Policy.Principal,
     request: Connector.TestConnectorRequest
   ) {
@@ -257,7 +258,7 @@ export const make = Effect.gen(function*() {
     return yield* tester.test(yield* Connector.mergeConfig(record.config, request.config))
   })
 
-  const update = Effect.fn("Connectors.update")(function*(
+  const update = Traced.fn("Connectors.update")(function*(
     principal: Policy.Principal,
     id: ConnectorId,
     request: Connector.UpdateConnectorRequest
@@ -274,7 +275,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const remove = Effect.fn("Connectors.delete")(function*(principal: Policy.Principal, id: ConnectorId) {
+  const remove = Traced.fn("Connectors.delete")(function*(principal: Policy.Principal, id: ConnectorId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const { record } = yield* authorize(principal, id, Policy.canOwn, true)
       // Agents and playbooks lose it in the same transaction: one that kept the id would be hidden
@@ -293,13 +294,13 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const getAccess = Effect.fn("Connectors.getAccess")(function*(principal: Policy.Principal, id: ConnectorId) {
+  const getAccess = Traced.fn("Connectors.getAccess")(function*(principal: Policy.Principal, id: ConnectorId) {
     // Editors may see who else uses what they edit; viewers may not see who else it is shared with.
     const { access } = yield* authorize(principal, id, Policy.canWrite)
     return access
   })
 
-  const putAccess = Effect.fn("Connectors.putAccess")(function*(
+  const putAccess = Traced.fn("Connectors.putAccess")(function*(
     principal: Policy.Principal,
     id: ConnectorId,
     request: Connector.SetConnectorAccess
@@ -318,7 +319,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const resolveForUse = Effect.fn("Connectors.resolveForUse")(function*(
+  const resolveForUse = Traced.fn("Connectors.resolveForUse")(function*(
     principal: Policy.Principal,
     connectorIds: ReadonlyArray<ConnectorId>
   ) {

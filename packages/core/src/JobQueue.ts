@@ -24,6 +24,7 @@ import { Conflict } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { JobId, OrganizationId } from "./Ids.js"
 import { Json } from "./Json.js"
+import * as Traced from "./Traced.js"
 import { MemoryState } from "./Transaction.js"
 
 /**
@@ -156,7 +157,7 @@ export const layerMemory: Layer.Layer<JobQueue, never, MemoryState | IdGenerator
           Option.match({ onNone: () => Effect.fail(lostClaim(claimed)), onSome: Effect.succeed })
         ))
 
-    const enqueue = Effect.fn("JobQueue.enqueue")(function*(options: EnqueueOptions) {
+    const enqueue = Traced.fn("JobQueue.enqueue")(function*(options: EnqueueOptions) {
       const rows = yield* Ref.get(table)
       if (options.dedupeKey !== undefined) {
         const existing = Arr.findFirst(
@@ -183,7 +184,7 @@ export const layerMemory: Layer.Layer<JobQueue, never, MemoryState | IdGenerator
       )
     })
 
-    const claim = Effect.fn("JobQueue.claim")(function*(options: ClaimOptions) {
+    const claim = Traced.fn("JobQueue.claim")(function*(options: ClaimOptions) {
       const now = yield* DateTime.now
       const rows = Arr.fromIterable(HashMap.values(yield* Ref.get(table)))
       const ofKind = (job: Job) => options.kinds.includes(job.kind)
@@ -223,19 +224,19 @@ export const layerMemory: Layer.Layer<JobQueue, never, MemoryState | IdGenerator
       })
     })
 
-    const renew = Effect.fn("JobQueue.renew")(function*(claimed: Job, leaseMillis: number) {
+    const renew = Traced.fn("JobQueue.renew")(function*(claimed: Job, leaseMillis: number) {
       const job = yield* current(claimed)
       const now = yield* DateTime.now
       return yield* save(new Job({ ...job, locked_until: DateTime.add(now, { millis: leaseMillis }), updated_at: now }))
     })
 
-    const complete = Effect.fn("JobQueue.complete")(function*(claimed: Job) {
+    const complete = Traced.fn("JobQueue.complete")(function*(claimed: Job) {
       const job = yield* current(claimed)
       const now = yield* DateTime.now
       return yield* save(new Job({ ...release(job), status: "completed", updated_at: now, finished_at: now }))
     })
 
-    const fail = Effect.fn("JobQueue.fail")(function*(claimed: Job, options: FailOptions) {
+    const fail = Traced.fn("JobQueue.fail")(function*(claimed: Job, options: FailOptions) {
       const job = yield* current(claimed)
       const now = yield* DateTime.now
       const outcome = options.retryAt !== undefined && job.attempts < job.max_attempts

@@ -25,6 +25,7 @@ import { applyChanges, LibraryStore, validatePaths } from "./LibraryStore.js"
 import { MemberRepo } from "./MemberRepo.js"
 import * as Owners from "./Owners.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 
 /** The files of a snapshot: path to bytes. */
 export type Files = LibraryDiff.Files
@@ -149,7 +150,7 @@ export const make = Effect.gen(function*() {
       onSome: (r) => Effect.map(store.read(organizationId, r), Option.map((snapshot) => snapshot.files))
     })
 
-  const main = Effect.fn("Library.main")(function*(organizationId: OrganizationId) {
+  const main = Traced.fn("Library.main")(function*(organizationId: OrganizationId) {
     const head = yield* store.head(organizationId)
     // A head always names a stored commit of its organization; anything else is a broken store.
     const files = yield* Effect.flatMap(
@@ -173,12 +174,12 @@ export const make = Effect.gen(function*() {
     }
   }
 
-  const callerOf = Effect.fn("Library.callerOf")(function*(principal: Policy.Principal) {
+  const callerOf = Traced.fn("Library.callerOf")(function*(principal: Policy.Principal) {
     const member = yield* members.get(principal.organizationId, principal.memberId)
     return callerFrom(principal, Option.map(member, (m) => m.email))
   })
 
-  const liveCallers = Effect.fn("Library.liveCallers")(
+  const liveCallers = Traced.fn("Library.liveCallers")(
     function*(organizationId: OrganizationId, memberIds: Iterable<MemberId>) {
       // A session principal carries exactly the member's live roles, so the OWNERS view of it is the
       // member's own, not that of the key it happened to approve with. A deleted member is checked
@@ -200,7 +201,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const snapshotFor = Effect.fn("Library.snapshotFor")(function*(principal: Policy.Principal, ref?: string) {
+  const snapshotFor = Traced.fn("Library.snapshotFor")(function*(principal: Policy.Principal, ref?: string) {
     yield* Decision.enforce(Policy.authenticated(principal))
     const current = yield* main(principal.organizationId)
     const caller = yield* callerOf(principal)
@@ -212,7 +213,7 @@ export const make = Effect.gen(function*() {
     return { ref: Option.some(ref), files: Owners.pruneFiles(current.tree, caller, files.value) }
   })
 
-  const stage = Effect.fn("Library.stage")(
+  const stage = Traced.fn("Library.stage")(
     function*(principal: Policy.Principal, baseRef: Option.Option<string>, edits: Edits) {
       yield* Decision.enforce(Policy.authenticated(principal))
       yield* validatePaths(HashMap.keys(edits))
@@ -231,7 +232,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const diff = Effect.fn("Library.diff")(
+  const diff = Traced.fn("Library.diff")(
     function*(principal: Policy.Principal, baseRef: Option.Option<string>, edits: Edits) {
       const staged = yield* stage(principal, baseRef, edits)
       return { has_changes: staged.diff.diffs.length > 0, diffs: staged.diff.diffs, raw_diff: staged.diff.raw_diff }

@@ -37,6 +37,7 @@ import { RoleRepo } from "./RoleRepo.js"
 import { SecretHasher } from "./Secret.js"
 import type * as Session from "./Session.js"
 import { SessionRepo } from "./SessionRepo.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The members use cases. */
@@ -214,7 +215,7 @@ export const make = Effect.gen(function*() {
   const existingRole = (organizationId: OrganizationId, id: RoleId) =>
     Effect.flatMap(roles.getForUpdate(organizationId, id), Effect.mapError(() => new Errors.NotFound()))
 
-  const list = Effect.fn("Members.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("Members.list")(function*(principal: Policy.Principal) {
     yield* Decision.enforce(Policy.requirePermission(principal, "member:read"))
     const organizationId = principal.organizationId
     const [allRoles, allGroups, live] = yield* Effect.all([
@@ -230,7 +231,7 @@ export const make = Effect.gen(function*() {
     return { members: summaries }
   })
 
-  const me = Effect.fn("Members.me")(function*(principal: Policy.Principal) {
+  const me = Traced.fn("Members.me")(function*(principal: Policy.Principal) {
     yield* Decision.enforce(Policy.authenticated(principal))
     const member = yield* liveMember(principal.organizationId, principal.memberId).pipe(
       Effect.mapError(() => new Errors.Unauthenticated())
@@ -246,7 +247,7 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  const invite = Effect.fn("Members.invite")(function*(
+  const invite = Traced.fn("Members.invite")(function*(
     principal: Policy.Principal,
     request: Member.InviteMember,
     linkUrl?: Session.LinkUrl
@@ -297,7 +298,7 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  const remove = Effect.fn("Members.delete")(
+  const remove = Traced.fn("Members.delete")(
     function*(principal: Policy.Principal, id: MemberId, params: Member.DeleteMemberParams) {
       yield* Decision.enforce(Policy.requirePermission(principal, "member:write"))
       const organizationId = principal.organizationId
@@ -331,13 +332,13 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const listRoles = Effect.fn("Members.listRoles")(function*(principal: Policy.Principal, id: MemberId) {
+  const listRoles = Traced.fn("Members.listRoles")(function*(principal: Policy.Principal, id: MemberId) {
     yield* Decision.enforce(Policy.requirePermission(principal, "role:read"))
     yield* liveMember(principal.organizationId, id)
     return { member_id: id, roles: yield* provided(liveRoles(principal.organizationId, id)) }
   })
 
-  const assignRole = Effect.fn("Members.assignRole")(
+  const assignRole = Traced.fn("Members.assignRole")(
     function*(principal: Policy.Principal, id: MemberId, request: Role.AssignRole) {
       yield* Decision.enforce(Policy.requirePermission(principal, "role:write"))
       const organizationId = principal.organizationId
@@ -360,7 +361,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const unassignRole = Effect.fn("Members.unassignRole")(
+  const unassignRole = Traced.fn("Members.unassignRole")(
     function*(principal: Policy.Principal, id: MemberId, roleId: RoleId) {
       yield* Decision.enforce(Policy.requirePermission(principal, "role:write"))
       const organizationId = principal.organizationId

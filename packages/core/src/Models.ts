@@ -13,6 +13,7 @@ import type { Unauthenticated } from "./Errors.js"
 import * as Model from "./Model.js"
 import { ModelCatalogue } from "./Model.js"
 import * as Policy from "./Policy.js"
+import * as Traced from "./Traced.js"
 
 /** The models use case. */
 export class Models extends Context.Tag("@sightline/core/Models")<Models, Models.Service>() {}
@@ -51,7 +52,7 @@ export const modelsFor = (principal: Policy.Principal, catalogue: Model.Catalogu
 export const make = Effect.gen(function*() {
   const catalogues = yield* ModelCatalogue
 
-  const list = Effect.fn("Models.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("Models.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.authenticated(principal))
     return modelsFor(principal, yield* catalogues.catalogue(principal.organizationId))
   })

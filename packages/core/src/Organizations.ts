@@ -25,6 +25,7 @@ import { CreateOrganization, Organization } from "./Organization.js"
 import { OrganizationRepo } from "./OrganizationRepo.js"
 import * as Role from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** What creating an organization made: the organization, its two system roles and its first admin. */
@@ -65,7 +66,7 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const auditor = yield* Auditor
 
-  const create = Effect.fn("Organizations.create")(function*(input: typeof CreateOrganization.Encoded) {
+  const create = Traced.fn("Organizations.create")(function*(input: typeof CreateOrganization.Encoded) {
     const request = yield* Schema.decodeUnknown(CreateOrganization)(input).pipe(
       Effect.mapError((error) =>
         new Errors.InvalidRequest({
@@ -119,14 +120,14 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const get = Effect.fn("Organizations.get")(function*(id: OrganizationId) {
+  const get = Traced.fn("Organizations.get")(function*(id: OrganizationId) {
     return yield* Option.match(yield* organizations.get(id), {
       onNone: () => Effect.fail(new Errors.NotFound()),
       onSome: Effect.succeed
     })
   })
 
-  const list = Effect.fn("Organizations.list")(function*() {
+  const list = Traced.fn("Organizations.list")(function*() {
     return yield* organizations.list
   })
 

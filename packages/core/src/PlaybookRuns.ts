@@ -41,6 +41,7 @@ import * as Playbooks from "./Playbooks.js"
 import type * as Policy from "./Policy.js"
 import * as Report from "./Report.js"
 import * as ReportHtml from "./ReportHtml.js"
+import * as Traced from "./Traced.js"
 
 /** Options of the runs. */
 export interface Options {
@@ -214,7 +215,7 @@ export const makeWith = (options: Options) =>
         return { chat_id: handle.metadata.chat_id, report: Report.toReport(record), assets: collected.assets }
       }).pipe(Effect.annotateLogs({ playbook_id: playbook.id }))
 
-    const run = Effect.fn("PlaybookRuns.run")(function*(
+    const run = Traced.fn("PlaybookRuns.run")(function*(
       principal: Policy.Principal,
       id: PlaybookId,
       request: Playbook.RunPlaybookRequest,
@@ -238,7 +239,7 @@ export const makeWith = (options: Options) =>
       )
     })
 
-    const runFiring = Effect.fn("PlaybookRuns.runFiring")(function*(
+    const runFiring = Traced.fn("PlaybookRuns.runFiring")(function*(
       firing: Playbooks.Playbooks.Firing,
       sign: Chats.SignAssetUrl
     ) {

@@ -30,6 +30,7 @@ import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
 import * as Report from "./Report.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The playbooks use cases. */
@@ -175,7 +176,7 @@ export const make = Effect.gen(function*() {
       })
     )
 
-  const create = Effect.fn("Playbooks.create")(function*(principal: Policy.Principal) {
+  const create = Traced.fn("Playbooks.create")(function*(principal: Policy.Principal) {
     yield* Decision.enforce(Policy.requirePermission(principal, "playbook:write"))
     const playbook = Playbook.make({
       id: PlaybookId.make(yield* ids.uuid),
@@ -191,7 +192,7 @@ export const make = Effect.gen(function*() {
     return Playbook.toPlaybook(playbook)
   })
 
-  const list = Effect.fn("Playbooks.list")(
+  const list = Traced.fn("Playbooks.list")(
     function*(principal: Policy.Principal, query: Playbook.ListPlaybooksQuery) {
       // Every playbook is visible to the whole organization, so the permission is the only check.
       yield* Decision.enforce(Policy.requirePermission(principal, "playbook:read"))
@@ -207,7 +208,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const get = Effect.fn("Playbooks.get")(
+  const get = Traced.fn("Playbooks.get")(
     function*(principal: Policy.Principal, id: PlaybookId, query: Playbook.GetPlaybookQuery) {
       // One read: the page of reports is read before the check, and dropped with the playbook when
       // the caller may not read it.
@@ -228,7 +229,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const update = Effect.fn("Playbooks.update")(
+  const update = Traced.fn("Playbooks.update")(
     function*(principal: Policy.Principal, id: PlaybookId, request: Playbook.UpdatePlaybookRequest) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
@@ -250,7 +251,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const remove = Effect.fn("Playbooks.delete")(function*(principal: Policy.Principal, id: PlaybookId) {
+  const remove = Traced.fn("Playbooks.delete")(function*(principal: Policy.Principal, id: PlaybookId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, true)
@@ -263,7 +264,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const deploy = Effect.fn("Playbooks.deploy")(function*(principal: Policy.Principal, id: PlaybookId) {
+  const deploy = Traced.fn("Playbooks.deploy")(function*(principal: Policy.Principal, id: PlaybookId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, true)
@@ -309,7 +310,7 @@ export const make = Effect.gen(function*() {
       if (problems.length > 0) return yield* new Errors.InvalidRequest({ message: problems.join("; ") })
     })
 
-  const validateRun = Effect.fn("Playbooks.validateRun")(
+  const validateRun = Traced.fn("Playbooks.validateRun")(
     function*(principal: Policy.Principal, id: PlaybookId, request: Playbook.RunPlaybookRequest) {
       const now = yield* DateTime.now
       const playbook = yield* find(principal.organizationId, id, false)
@@ -321,11 +322,11 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const due = Effect.fn("Playbooks.due")(function*(now: DateTime.Utc, limit: number = defaultDueLimit) {
+  const due = Traced.fn("Playbooks.due")(function*(now: DateTime.Utc, limit: number = defaultDueLimit) {
     return yield* playbooks.listDue(now, limit)
   })
 
-  const claim = Effect.fn("Playbooks.claim")(
+  const claim = Traced.fn("Playbooks.claim")(
     function*(organizationId: OrganizationId, id: PlaybookId, now: DateTime.Utc) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const locked = yield* playbooks.getForUpdate(organizationId, id)

@@ -26,6 +26,7 @@ import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as Role from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The roles use cases. */
@@ -95,12 +96,12 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const auditor = yield* Auditor
 
-  const list = Effect.fn("Roles.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("Roles.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "role:read"))
     return { roles: yield* roles.list(principal.organizationId) }
   })
 
-  const create = Effect.fn("Roles.create")(function*(principal: Policy.Principal, request: Role.CreateRole) {
+  const create = Traced.fn("Roles.create")(function*(principal: Policy.Principal, request: Role.CreateRole) {
     yield* enforce(Policy.canCreateRole(principal, request.permissions ?? []))
     return yield* tx.withTransaction(Effect.gen(function*() {
       const role = Role.make({
@@ -120,7 +121,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const update = Effect.fn("Roles.update")(
+  const update = Traced.fn("Roles.update")(
     function*(principal: Policy.Principal, id: RoleId, request: Role.UpdateRole) {
       // Checked before the lookup, so a caller without `role:write` learns nothing about ids.
       yield* enforce(Policy.requirePermission(principal, "role:write"))
@@ -164,7 +165,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const remove = Effect.fn("Roles.delete")(function*(principal: Policy.Principal, id: RoleId) {
+  const remove = Traced.fn("Roles.delete")(function*(principal: Policy.Principal, id: RoleId) {
     yield* enforce(Policy.requirePermission(principal, "role:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {

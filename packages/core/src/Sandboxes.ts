@@ -53,6 +53,7 @@ import * as Policy from "./Policy.js"
 import * as Sandbox from "./Sandbox.js"
 import { SandboxRepo } from "./SandboxRepo.js"
 import * as Runtime from "./SandboxRuntime.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The sandcastle use cases. */
@@ -317,7 +318,7 @@ export const makeWith = (options: Options = {}) =>
         files: HashMap.filter(view.files, (_, path) => !Owners.isOwnersFile(path))
       }))
 
-    const list = Effect.fn("Sandboxes.list")(function*(principal: Policy.Principal, params: Sandbox.ListParams) {
+    const list = Traced.fn("Sandboxes.list")(function*(principal: Policy.Principal, params: Sandbox.ListParams) {
       yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
       const after = params.cursor === undefined ? undefined : yield* Pagination.decodeCursor(params.cursor, Schema.UUID)
       const page = yield* sandboxes.list(principal.organizationId, {
@@ -333,7 +334,7 @@ export const makeWith = (options: Options = {}) =>
       }
     })
 
-    const listExecutions = Effect.fn("Sandboxes.executions")(
+    const listExecutions = Traced.fn("Sandboxes.executions")(
       function*(principal: Policy.Principal, id: SandboxId, params: Execution.ListParams) {
         yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
         yield* visible(principal, id, true)
@@ -347,7 +348,7 @@ export const makeWith = (options: Options = {}) =>
       }
     )
 
-    const start = Effect.fn("Sandboxes.start")(function*(
+    const start = Traced.fn("Sandboxes.start")(function*(
       principal: Policy.Principal,
       body: Sandbox.CreateRequest,
       startOptions?: { readonly chatId?: ChatId | undefined }
@@ -401,7 +402,7 @@ export const makeWith = (options: Options = {}) =>
       return { sandbox_id: id, created_at: started.started_at }
     })
 
-    const forChat = Effect.fn("Sandboxes.forChat")(function*(principal: Policy.Principal, chatId: ChatId) {
+    const forChat = Traced.fn("Sandboxes.forChat")(function*(principal: Policy.Principal, chatId: ChatId) {
       const existing = Arr.findFirst(
         HashMap.toEntries(yield* Ref.get(local)),
         ([, entry]) =>
@@ -418,14 +419,14 @@ export const makeWith = (options: Options = {}) =>
       return (yield* start(principal, {}, { chatId })).sandbox_id
     })
 
-    const loadDataframe = Effect.fn("Sandboxes.loadDataframe")(
+    const loadDataframe = Traced.fn("Sandboxes.loadDataframe")(
       function*(principal: Policy.Principal, id: SandboxId, rows: Runtime.DataframeRows) {
         yield* owned(principal, id, "sandbox:write")
         return yield* inRuntime(id, runtime.loadDataframe(id, rows))
       }
     )
 
-    const status = Effect.fn("Sandboxes.status")(function*(principal: Policy.Principal, id: SandboxId) {
+    const status = Traced.fn("Sandboxes.status")(function*(principal: Policy.Principal, id: SandboxId) {
       yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
       const sandbox = yield* visible(principal, id, true)
       if (sandbox.status === "stopped") return { status: "stopped" as const }
@@ -455,7 +456,7 @@ export const makeWith = (options: Options = {}) =>
         yield* Ref.update(local, HashMap.remove(id))
       })
 
-    const stop = Effect.fn("Sandboxes.stop")(function*(principal: Policy.Principal, id: SandboxId) {
+    const stop = Traced.fn("Sandboxes.stop")(function*(principal: Policy.Principal, id: SandboxId) {
       yield* enforce(Policy.requirePermission(principal, "sandbox:write"))
       const sandbox = yield* visible(principal, id, Policy.hasPermission(principal, "organization:write"))
       yield* release(sandbox.organization_id, sandbox.sandbox_id)
@@ -465,7 +466,7 @@ export const makeWith = (options: Options = {}) =>
     const generatedUrl = (id: SandboxId, name: string) =>
       `/v2/sandcastles/${id}/files/${name.split("/").map(encodeURIComponent).join("/")}`
 
-    const execute = Effect.fn("Sandboxes.execute")(function*(
+    const execute = Traced.fn("Sandboxes.execute")(function*(
       principal: Policy.Principal,
       id: SandboxId,
       body: Sandbox.ExecuteRequest,
@@ -494,7 +495,7 @@ export const makeWith = (options: Options = {}) =>
       }
     })
 
-    const query = Effect.fn("Sandboxes.query")(function*(
+    const query = Traced.fn("Sandboxes.query")(function*(
       principal: Policy.Principal,
       id: SandboxId,
       body: Sandbox.QueryRequest,
@@ -566,7 +567,7 @@ export const makeWith = (options: Options = {}) =>
       return { preview: loaded.preview, dataframe_name: name, num_rows: loaded.numRows, num_cols: loaded.numCols }
     })
 
-    const exec = Effect.fn("Sandboxes.exec")(function*(
+    const exec = Traced.fn("Sandboxes.exec")(function*(
       principal: Policy.Principal,
       id: SandboxId,
       body: Sandbox.ExecRequest,
@@ -593,7 +594,7 @@ export const makeWith = (options: Options = {}) =>
         )
         : Effect.void
 
-    const listFiles = Effect.fn("Sandboxes.listFiles")(
+    const listFiles = Traced.fn("Sandboxes.listFiles")(
       function*(principal: Policy.Principal, id: SandboxId, params: Sandbox.ListFilesParams) {
         yield* owned(principal, id, "sandbox:read")
         const entries = yield* inRuntime(id, runtime.listFiles(id, params.path))
@@ -611,7 +612,7 @@ export const makeWith = (options: Options = {}) =>
       }
     )
 
-    const readFile = Effect.fn("Sandboxes.readFile")(
+    const readFile = Traced.fn("Sandboxes.readFile")(
       function*(principal: Policy.Principal, id: SandboxId, path: string) {
         yield* owned(principal, id, "sandbox:read")
         yield* ownersRefused(path)
@@ -622,7 +623,7 @@ export const makeWith = (options: Options = {}) =>
       }
     )
 
-    const writeFile = Effect.fn("Sandboxes.writeFile")(
+    const writeFile = Traced.fn("Sandboxes.writeFile")(
       function*(principal: Policy.Principal, id: SandboxId, path: string, bytes: Uint8Array) {
         yield* owned(principal, id, "sandbox:write")
         yield* ownersRefused(path)
@@ -631,7 +632,7 @@ export const makeWith = (options: Options = {}) =>
       }
     )
 
-    const deleteFile = Effect.fn("Sandboxes.deleteFile")(
+    const deleteFile = Traced.fn("Sandboxes.deleteFile")(
       function*(principal: Policy.Principal, id: SandboxId, path: string) {
         yield* owned(principal, id, "sandbox:write")
         yield* ownersRefused(path)
@@ -654,7 +655,7 @@ export const makeWith = (options: Options = {}) =>
         return { found, edits: Runtime.toEdits(found), baseRef: yield* baseOf(id) }
       })
 
-    const libraryDiff = Effect.fn("Sandboxes.libraryDiff")(function*(principal: Policy.Principal, id: SandboxId) {
+    const libraryDiff = Traced.fn("Sandboxes.libraryDiff")(function*(principal: Policy.Principal, id: SandboxId) {
       yield* owned(principal, id, "sandbox:read")
       const { baseRef, edits } = yield* staged(id)
       return yield* library.diff(principal, baseRef, edits)
@@ -682,7 +683,7 @@ export const makeWith = (options: Options = {}) =>
         })
       )
 
-    const fileChange = Effect.fn("Sandboxes.fileChange")(function*(
+    const fileChange = Traced.fn("Sandboxes.fileChange")(function*(
       principal: Policy.Principal,
       id: SandboxId,
       body: Change.CreateLibraryChange,

@@ -23,6 +23,7 @@ import { MemberRepo } from "./MemberRepo.js"
 import * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
 import * as ScimGroupMapping from "./ScimGroupMapping.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** A role the caller acts with, as `WhoAmI` shows it. */
@@ -86,13 +87,13 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const auditor = yield* Auditor
 
-  const list = Effect.fn("ScimMappings.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("ScimMappings.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const mappings = yield* groups.listMappings(principal.organizationId)
     return { mappings: mappings.map(ScimGroupMapping.toMapping) }
   })
 
-  const migrateAll = Effect.fn("ScimMappings.migrateAll")(function*(principal: Policy.Principal) {
+  const migrateAll = Traced.fn("ScimMappings.migrateAll")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "organization:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {
@@ -140,7 +141,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const whoAmI = Effect.fn("ScimMappings.whoAmI")(function*(principal: Policy.Principal) {
+  const whoAmI = Traced.fn("ScimMappings.whoAmI")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.authenticated(principal))
     // The principal was built from the member; one erased since then is no longer anyone.
     const member = yield* Effect.flatMap(

@@ -25,6 +25,7 @@ import * as Policy from "./Policy.js"
 import * as Role from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
 import * as ServiceAccount from "./ServiceAccount.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The service accounts use cases. */
@@ -77,7 +78,7 @@ export const make = Effect.gen(function*() {
   ) => Effect.provide(effect, context)
   const auditor = yield* Auditor
 
-  const create = Effect.fn("ServiceAccounts.create")(
+  const create = Traced.fn("ServiceAccounts.create")(
     function*(principal: Policy.Principal, request: ServiceAccount.CreateServiceAccount) {
       yield* enforce(
         Policy.requirePermission(principal, "organization:write")
@@ -113,7 +114,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const list = Effect.fn("ServiceAccounts.list")(function*(principal: Policy.Principal) {
+  const list = Traced.fn("ServiceAccounts.list")(function*(principal: Policy.Principal) {
     yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const organizationId = principal.organizationId
     const accounts = yield* members.list(organizationId, { isServiceAccount: true })
@@ -125,7 +126,7 @@ export const make = Effect.gen(function*() {
     return { service_accounts: items }
   })
 
-  const remove = Effect.fn("ServiceAccounts.delete")(function*(principal: Policy.Principal, id: MemberId) {
+  const remove = Traced.fn("ServiceAccounts.delete")(function*(principal: Policy.Principal, id: MemberId) {
     yield* enforce(Policy.requirePermission(principal, "organization:write"))
     const organizationId = principal.organizationId
     return yield* tx.withTransaction(Effect.gen(function*() {

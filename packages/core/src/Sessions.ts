@@ -28,6 +28,7 @@ import * as Policy from "./Policy.js"
 import * as Secret from "./Secret.js"
 import * as Session from "./Session.js"
 import { SessionRepo } from "./SessionRepo.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
 /** The one message of a failed password sign-in: it never tells which half was wrong. */
@@ -138,7 +139,7 @@ export const make = Effect.gen(function*() {
     refresh_expires_at: DateTime.toDate(expires)
   })
 
-  const signIn = Effect.fn("Sessions.signIn")(function*(request: Session.PasswordSignIn) {
+  const signIn = Traced.fn("Sessions.signIn")(function*(request: Session.PasswordSignIn) {
     const candidates = Arr.filter(
       yield* members.findEverywhereByEmail(request.email),
       (member) =>
@@ -163,7 +164,7 @@ export const make = Effect.gen(function*() {
     return yield* startSession(matching[0]!)
   })
 
-  const signInWithIdentity = Effect.fn("Sessions.signInWithIdentity")(function*(email: string) {
+  const signInWithIdentity = Traced.fn("Sessions.signInWithIdentity")(function*(email: string) {
     const found = Arr.filter(yield* members.findEverywhereByEmail(email), canSignIn)
     if (found.length === 0) {
       return yield* new Unauthenticated({ message: `no member has the e-mail address ${email}: ask for an invite` })
@@ -176,7 +177,7 @@ export const make = Effect.gen(function*() {
     return yield* startSession(found[0]!)
   })
 
-  const setPassword = Effect.fn("Sessions.setPassword")(function*(request: Session.SetPassword) {
+  const setPassword = Traced.fn("Sessions.setPassword")(function*(request: Session.SetPassword) {
     const hash = yield* passwords.hash(request.password)
     const tokenHash = yield* hasher.hash(request.token)
     return yield* tx.withTransaction(Effect.gen(function*() {
@@ -202,7 +203,7 @@ export const make = Effect.gen(function*() {
     }))
   })
 
-  const refresh = Effect.fn("Sessions.refresh")(function*(refreshToken: string) {
+  const refresh = Traced.fn("Sessions.refresh")(function*(refreshToken: string) {
     const presented = yield* hasher.hash(refreshToken)
     const next = yield* Effect.provide(SignInLinks.newToken, context)
     const now = yield* DateTime.now
@@ -231,7 +232,7 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  const signOut = Effect.fn("Sessions.signOut")(function*(refreshToken: string) {
+  const signOut = Traced.fn("Sessions.signOut")(function*(refreshToken: string) {
     const found = yield* repo.findByRefresh(yield* hasher.hash(refreshToken))
     if (Option.isSome(found)) yield* repo.revokeSession(found.value.id, yield* DateTime.now)
   })
@@ -239,7 +240,7 @@ export const make = Effect.gen(function*() {
   const linkFor = (organizationId: OrganizationId, memberId: MemberId, purpose: Session.LinkPurpose) =>
     Effect.provide(SignInLinks.issue(organizationId, memberId, purpose), context)
 
-  const issueLink = Effect.fn("Sessions.issueLink")(
+  const issueLink = Traced.fn("Sessions.issueLink")(
     function*(principal: Policy.Principal, memberId: MemberId, request: Session.IssueLink, linkUrl?: Session.LinkUrl) {
       yield* Decision.enforce(Policy.requirePermission(principal, "member:write"))
       const member = Option.filter(

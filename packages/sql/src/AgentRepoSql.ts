@@ -11,6 +11,7 @@ import { AgentRun, keyset } from "@sightline/core/AgentRun"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AgentId, AgentRunId, ChatId, OrganizationId, WebhookTriggerId } from "@sightline/core/Ids"
 import { JsonObject } from "@sightline/core/Json"
+import * as Traced from "@sightline/core/Traced"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -202,28 +203,28 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
       Effect.orDie((lock ? findRunForUpdate : findRunById)({ organization_id: organizationId, id }))
 
     return AgentRepo.of({
-      create: Effect.fn("AgentRepoSql.create")(function*(agent) {
+      create: Traced.fn("AgentRepoSql.create")(function*(agent) {
         if (Option.isNone(yield* Effect.orDie(insertAgent(agent)))) {
           return yield* new Conflict({
             message: `an agent with id ${agent.id} or with this webhook trigger id already exists`
           })
         }
       }),
-      get: Effect.fn("AgentRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("AgentRepoSql.get")((organizationId, id) =>
         Effect.orDie(findAgentById({ organization_id: organizationId, id }))
       ),
-      getForUpdate: Effect.fn("AgentRepoSql.getForUpdate")((organizationId, id) =>
+      getForUpdate: Traced.fn("AgentRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(findAgentForUpdate({ organization_id: organizationId, id }))
       ),
-      getByTriggerId: Effect.fn("AgentRepoSql.getByTriggerId")((organizationId, triggerId) =>
+      getByTriggerId: Traced.fn("AgentRepoSql.getByTriggerId")((organizationId, triggerId) =>
         Effect.orDie(findByTrigger({ organization_id: organizationId, webhook_trigger_id: triggerId }))
       ),
-      list: Effect.fn("AgentRepoSql.list")((organizationId) => Effect.orDie(listAgents(organizationId))),
-      listScheduled: Effect.fn("AgentRepoSql.listScheduled")(() => Effect.orDie(listScheduled(undefined))),
-      update: Effect.fn("AgentRepoSql.update")(function*(agent) {
+      list: Traced.fn("AgentRepoSql.list")((organizationId) => Effect.orDie(listAgents(organizationId))),
+      listScheduled: Traced.fn("AgentRepoSql.listScheduled")(() => Effect.orDie(listScheduled(undefined))),
+      update: Traced.fn("AgentRepoSql.update")(function*(agent) {
         if (Option.isNone(yield* Effect.orDie(replaceAgent(agent)))) return yield* new NotFound()
       }),
-      detachConnector: Effect.fn("AgentRepoSql.detachConnector")((organizationId, connectorId, at) =>
+      detachConnector: Traced.fn("AgentRepoSql.detachConnector")((organizationId, connectorId, at) =>
         Effect.orDie(
           sql`UPDATE ${agents}
               SET connector_ids = array_remove(connector_ids, ${connectorId}::integer),
@@ -231,24 +232,24 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
               WHERE organization_id = ${organizationId} AND ${connectorId}::integer = ANY (connector_ids)`
         ).pipe(Effect.asVoid)
       ),
-      delete: Effect.fn("AgentRepoSql.delete")((organizationId, id) =>
+      delete: Traced.fn("AgentRepoSql.delete")((organizationId, id) =>
         Effect.map(Effect.orDie(removeAgent({ organization_id: organizationId, id })), Option.isSome)
       ),
 
-      createRun: Effect.fn("AgentRepoSql.createRun")(function*(run) {
+      createRun: Traced.fn("AgentRepoSql.createRun")(function*(run) {
         if (Option.isNone(yield* Effect.orDie(insertRun(run)))) {
           return yield* new Conflict({ message: `an agent run with id ${run.id} already exists` })
         }
       }),
-      getRun: Effect.fn("AgentRepoSql.getRun")(getRun(false)),
-      getRunForUpdate: Effect.fn("AgentRepoSql.getRunForUpdate")(getRun(true)),
-      listRuns: Effect.fn("AgentRepoSql.listRuns")((organizationId, agentId, request) =>
+      getRun: Traced.fn("AgentRepoSql.getRun")(getRun(false)),
+      getRunForUpdate: Traced.fn("AgentRepoSql.getRunForUpdate")(getRun(true)),
+      listRuns: Traced.fn("AgentRepoSql.listRuns")((organizationId, agentId, request) =>
         KeysetPage.page(
           { after: request.after, limit: request.limit, id: KeysetPage.uuidId(AgentRunId.make), keyset },
           (position) => Effect.orDie(runsPage({ organization_id: organizationId, agent_id: agentId, ...position }))
         )
       ),
-      updateRun: Effect.fn("AgentRepoSql.updateRun")(function*(run) {
+      updateRun: Traced.fn("AgentRepoSql.updateRun")(function*(run) {
         if (Option.isNone(yield* Effect.orDie(replaceRun(run)))) return yield* new NotFound()
       })
     })

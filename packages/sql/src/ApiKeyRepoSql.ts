@@ -14,6 +14,7 @@ import { ApiKeyRepo, keyset } from "@sightline/core/ApiKeyRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { ApiKeyId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import { SecretHash } from "@sightline/core/Secret"
+import * as Traced from "@sightline/core/Traced"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -200,7 +201,7 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     })
 
     return ApiKeyRepo.of({
-      create: Effect.fn("ApiKeyRepoSql.create")((record) =>
+      create: Traced.fn("ApiKeyRepoSql.create")((record) =>
         insert(record).pipe(
           Effect.catchIf(
             isUniqueViolation(idKey),
@@ -216,21 +217,21 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      get: Effect.fn("ApiKeyRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("ApiKeyRepoSql.get")((organizationId, id) =>
         Effect.orDie(get({ organization_id: organizationId, id }))
       ),
-      getForUpdate: Effect.fn("ApiKeyRepoSql.getForUpdate")((organizationId, id) =>
+      getForUpdate: Traced.fn("ApiKeyRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(getForUpdate({ organization_id: organizationId, id }))
       ),
       // Untraced: it runs on every authenticated request.
       findCredential,
-      update: Effect.fn("ApiKeyRepoSql.update")((record) =>
+      update: Traced.fn("ApiKeyRepoSql.update")((record) =>
         Effect.flatMap(
           Effect.orDie(replace(record)),
           Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: () => Effect.void })
         )
       ),
-      list: Effect.fn("ApiKeyRepoSql.list")((organizationId, options) =>
+      list: Traced.fn("ApiKeyRepoSql.list")((organizationId, options) =>
         // `IN ()` is not SQL: no owners means no keys.
         options.memberIds !== undefined && options.memberIds.length === 0
           ? Effect.succeed({ items: [], nextCursor: undefined })

@@ -9,6 +9,7 @@ import { App } from "@sightline/core/App"
 import { AppRepo } from "@sightline/core/AppRepo"
 import { Conflict } from "@sightline/core/Errors"
 import { AppId, ChatId, OrganizationId } from "@sightline/core/Ids"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -85,16 +86,16 @@ export const make: Effect.Effect<AppRepo.Service, never, SqlClient.SqlClient | T
     })
 
     return AppRepo.of({
-      create: Effect.fn("AppRepoSql.create")(function*(app) {
+      create: Traced.fn("AppRepoSql.create")(function*(app) {
         if (Option.isNone(yield* Effect.orDie(insert(app)))) {
           return yield* new Conflict({ message: `an app with id ${app.id} already exists` })
         }
       }),
-      get: Effect.fn("AppRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("AppRepoSql.get")((organizationId, id) =>
         Effect.orDie(findById({ organization_id: organizationId, id }))
       ),
-      list: Effect.fn("AppRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
-      delete: Effect.fn("AppRepoSql.delete")((organizationId, id) =>
+      list: Traced.fn("AppRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
+      delete: Traced.fn("AppRepoSql.delete")((organizationId, id) =>
         Effect.map(Effect.orDie(remove({ organization_id: organizationId, id })), Option.isSome)
       )
     })

@@ -8,6 +8,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Action, AuditLogRecord } from "@sightline/core/AuditLog"
 import { AuditLogRepo, keyset } from "@sightline/core/AuditLogRepo"
 import { AuditLogEntryId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -82,8 +83,8 @@ export const make: Effect.Effect<AuditLogRepo.Service, never, SqlClient.SqlClien
 
     return AuditLogRepo.of({
       // A duplicate id violates the primary key: a defect, as the port says (ids are generated).
-      append: Effect.fn("AuditLogRepoSql.append")((record) => Effect.orDie(insert(record))),
-      list: Effect.fn("AuditLogRepoSql.list")((organizationId, options) =>
+      append: Traced.fn("AuditLogRepoSql.append")((record) => Effect.orDie(insert(record))),
+      list: Traced.fn("AuditLogRepoSql.list")((organizationId, options) =>
         KeysetPage.page(
           { after: options.after, limit: options.limit, id: KeysetPage.uuidId(AuditLogEntryId.make), keyset },
           (position) =>

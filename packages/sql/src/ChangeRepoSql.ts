@@ -12,6 +12,7 @@ import { ChangeRepo, keysetOf } from "@sightline/core/ChangeRepo"
 import { Conflict } from "@sightline/core/Errors"
 import { ChangeId, ChatId, OrganizationId } from "@sightline/core/Ids"
 import * as Pagination from "@sightline/core/Pagination"
+import * as Traced from "@sightline/core/Traced"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -229,7 +230,7 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
         : new Conflict({ message: `change number ${change.number} is already taken` })
 
     return ChangeRepo.of({
-      create: Effect.fn("ChangeRepoSql.create")((change) =>
+      create: Traced.fn("ChangeRepoSql.create")((change) =>
         insert(change).pipe(
           Effect.catchIf(
             (error) => changeKeys.some((key) => isUniqueViolation(key)(error)),
@@ -240,23 +241,23 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      get: Effect.fn("ChangeRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("ChangeRepoSql.get")((organizationId, id) =>
         Effect.orDie(findById({ organization_id: organizationId, id }))
       ),
-      getForUpdate: Effect.fn("ChangeRepoSql.getForUpdate")((organizationId, id) =>
+      getForUpdate: Traced.fn("ChangeRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(findByIdForUpdate({ organization_id: organizationId, id }))
       ),
-      getByNumber: Effect.fn("ChangeRepoSql.getByNumber")((organizationId, number) =>
+      getByNumber: Traced.fn("ChangeRepoSql.getByNumber")((organizationId, number) =>
         // A number no change can have (not an int32) is simply not found.
         Number.isInteger(number) && number > 0 && number <= 2147483647
           ? Effect.orDie(findByNumber({ organization_id: organizationId, number }))
           : Effect.succeedNone
       ),
-      nextNumber: Effect.fn("ChangeRepoSql.nextNumber")((organizationId) =>
+      nextNumber: Traced.fn("ChangeRepoSql.nextNumber")((organizationId) =>
         Effect.map(Effect.orDie(reserveNumber(organizationId)), (row) => row.last_number)
       ),
-      update: Effect.fn("ChangeRepoSql.update")((change) => Effect.orDie(replace(change))),
-      list: Effect.fn("ChangeRepoSql.list")((organizationId, options) => {
+      update: Traced.fn("ChangeRepoSql.update")((change) => Effect.orDie(replace(change))),
+      list: Traced.fn("ChangeRepoSql.list")((organizationId, options) => {
         const after = options.after === undefined ? Option.none() : positionOf(options.after)
         if (options.after !== undefined && Option.isNone(after)) {
           return Effect.succeed<Pagination.Page<ChangeRecord>>({ items: [], nextCursor: undefined })
@@ -274,7 +275,7 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
           Effect.orDie
         )
       }),
-      counts: Effect.fn("ChangeRepoSql.counts")((organizationId, filter) => {
+      counts: Traced.fn("ChangeRepoSql.counts")((organizationId, filter) => {
         const counts: { -readonly [K in keyof StatusCounts]: number } = { ...emptyCounts }
         return scan(
           organizationId,
@@ -284,7 +285,7 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
           (row) => counts[row.status]++
         ).pipe(Effect.as(counts as StatusCounts), Effect.orDie)
       }),
-      addRevision: Effect.fn("ChangeRepoSql.addRevision")((revision) =>
+      addRevision: Traced.fn("ChangeRepoSql.addRevision")((revision) =>
         insertRevision(revision).pipe(
           Effect.catchIf(
             isUniqueViolation(revisionKey),
@@ -295,13 +296,13 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      revisions: Effect.fn("ChangeRepoSql.revisions")((organizationId, changeId) =>
+      revisions: Traced.fn("ChangeRepoSql.revisions")((organizationId, changeId) =>
         Effect.orDie(findRevisions({ organization_id: organizationId, change_id: changeId }))
       ),
-      addApproval: Effect.fn("ChangeRepoSql.addApproval")((approval) =>
+      addApproval: Traced.fn("ChangeRepoSql.addApproval")((approval) =>
         Effect.map(Effect.orDie(insertApproval(approval)), (rows) => ({ alreadyApproved: rows.length === 0 }))
       ),
-      approvals: Effect.fn("ChangeRepoSql.approvals")((organizationId, changeId) =>
+      approvals: Traced.fn("ChangeRepoSql.approvals")((organizationId, changeId) =>
         Effect.orDie(findApprovals({ organization_id: organizationId, change_id: changeId }))
       )
     })

@@ -9,6 +9,7 @@ import { ChatChannelRecord } from "@sightline/core/ChatChannel"
 import { ChatChannelRepo } from "@sightline/core/ChatChannelRepo"
 import { Conflict } from "@sightline/core/Errors"
 import { ChatChannelId, OrganizationId } from "@sightline/core/Ids"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -61,16 +62,16 @@ export const make: Effect.Effect<ChatChannelRepo.Service, never, SqlClient.SqlCl
     })
 
     return ChatChannelRepo.of({
-      create: Effect.fn("ChatChannelRepoSql.create")(function*(channel) {
+      create: Traced.fn("ChatChannelRepoSql.create")(function*(channel) {
         if (Option.isNone(yield* Effect.orDie(insert(channel)))) {
           return yield* new Conflict({ message: `a chat channel with id ${channel.id} already exists` })
         }
       }),
-      get: Effect.fn("ChatChannelRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("ChatChannelRepoSql.get")((organizationId, id) =>
         Effect.orDie(find({ organization_id: organizationId, id }))
       ),
-      list: Effect.fn("ChatChannelRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
-      delete: Effect.fn("ChatChannelRepoSql.delete")((organizationId, id) =>
+      list: Traced.fn("ChatChannelRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
+      delete: Traced.fn("ChatChannelRepoSql.delete")((organizationId, id) =>
         Effect.map(Effect.orDie(remove({ organization_id: organizationId, id })), Option.isSome)
       )
     })

@@ -16,6 +16,7 @@ import * as ChatEvent from "@sightline/core/ChatEvent"
 import { ChatRepo } from "@sightline/core/ChatRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AssetId, CellId, ChatId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as Traced from "@sightline/core/Traced"
 import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -386,7 +387,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         : Effect.void
 
     return ChatRepo.of({
-      create: Effect.fn("ChatRepoSql.create")((chat) =>
+      create: Traced.fn("ChatRepoSql.create")((chat) =>
         Effect.flatMap(
           Effect.orDie(insertChat(chat)),
           Option.match({
@@ -395,13 +396,13 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           })
         )
       ),
-      get: Effect.fn("ChatRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("ChatRepoSql.get")((organizationId, id) =>
         Effect.orDie(findChatById({ organization_id: organizationId, id }))
       ),
-      getForUpdate: Effect.fn("ChatRepoSql.getForUpdate")((organizationId, id) =>
+      getForUpdate: Traced.fn("ChatRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(findChatForUpdate({ organization_id: organizationId, id }))
       ),
-      list: Effect.fn("ChatRepoSql.list")(function*(organizationId: OrganizationId, options: ChatRepo.ListOptions) {
+      list: Traced.fn("ChatRepoSql.list")(function*(organizationId: OrganizationId, options: ChatRepo.ListOptions) {
         const term = options.searchTerm ?? ""
         const { rows, total } = yield* Effect.orDie(listPage({
           organization_id: organizationId,
@@ -413,14 +414,14 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           totalCount: total
         }
       }),
-      update: Effect.fn("ChatRepoSql.update")((chat) =>
+      update: Traced.fn("ChatRepoSql.update")((chat) =>
         Effect.flatMap(
           Effect.orDie(updateChat(chat)),
           Option.match({ onNone: () => Effect.fail(chatNotFound(chat.id)), onSome: () => Effect.void })
         )
       ),
 
-      completeRun: Effect.fn("ChatRepoSql.completeRun")((
+      completeRun: Traced.fn("ChatRepoSql.completeRun")((
         { at, cell, done, events: pending, message, runStart, userMessageId }
       ) =>
         Effect.map(
@@ -498,23 +499,23 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             RETURNING 1 AS one`),
           (rows) => rows.length === 1
         ),
-      appendMessage: Effect.fn("ChatRepoSql.appendMessage")((message) =>
+      appendMessage: Traced.fn("ChatRepoSql.appendMessage")((message) =>
         Effect.flatMap(
           Effect.orDie(appendMessage(message)),
           outcome(message.chat_id, () => new Conflict({ message: `message ${message.id} already exists` }))
         )
       ),
-      listMessages: Effect.fn("ChatRepoSql.listMessages")((organizationId, chatId) =>
+      listMessages: Traced.fn("ChatRepoSql.listMessages")((organizationId, chatId) =>
         Effect.orDie(findMessages({ organization_id: organizationId, chat_id: chatId }))
       ),
 
-      upsertCell: Effect.fn("ChatRepoSql.upsertCell")((cell) =>
+      upsertCell: Traced.fn("ChatRepoSql.upsertCell")((cell) =>
         Effect.flatMap(
           Effect.orDie(upsertCell(cell)),
           outcome(cell.chat_id, () => new Conflict({ message: `cell ${cell.id} belongs to another chat` }))
         )
       ),
-      listCells: Effect.fn("ChatRepoSql.listCells")(function*(
+      listCells: Traced.fn("ChatRepoSql.listCells")(function*(
         organizationId: OrganizationId,
         chatId: ChatId,
         page: ChatRepo.CellPageRequest
@@ -525,23 +526,23 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         )
         return { cells: rows.slice(0, page.limit), hasMore: rows.length > page.limit }
       }),
-      getCell: Effect.fn("ChatRepoSql.getCell")((organizationId, chatId, cellId) =>
+      getCell: Traced.fn("ChatRepoSql.getCell")((organizationId, chatId, cellId) =>
         Effect.orDie(findCell({ organization_id: organizationId, chat_id: chatId, id: cellId }))
       ),
 
-      addAsset: Effect.fn("ChatRepoSql.addAsset")((asset) =>
+      addAsset: Traced.fn("ChatRepoSql.addAsset")((asset) =>
         Effect.flatMap(
           Effect.orDie(addAsset(asset)),
           outcome(asset.chat_id, () => new Conflict({ message: `asset ${asset.id} already exists` }))
         )
       ),
-      listAssets: Effect.fn("ChatRepoSql.listAssets")((organizationId, chatId) =>
+      listAssets: Traced.fn("ChatRepoSql.listAssets")((organizationId, chatId) =>
         Effect.orDie(findAssets({ organization_id: organizationId, chat_id: chatId }))
       ),
-      getAsset: Effect.fn("ChatRepoSql.getAsset")((organizationId, id) =>
+      getAsset: Traced.fn("ChatRepoSql.getAsset")((organizationId, id) =>
         Effect.orDie(findAsset({ organization_id: organizationId, id }))
       ),
-      findAssetForSignedUrl: Effect.fn("ChatRepoSql.findAssetForSignedUrl")((id) => Effect.orDie(findAssetAnywhere(id)))
+      findAssetForSignedUrl: Traced.fn("ChatRepoSql.findAssetForSignedUrl")((id) => Effect.orDie(findAssetAnywhere(id)))
     })
   }
 )

@@ -16,6 +16,7 @@ import { AccessGrant, ConnectorAccess, ConnectorConfig, ConnectorRecord } from "
 import { ConnectorRepo } from "@sightline/core/ConnectorRepo"
 import { NotFound } from "@sightline/core/Errors"
 import { ConnectorId, OrganizationId } from "@sightline/core/Ids"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -173,21 +174,21 @@ export const make: Effect.Effect<ConnectorRepo.Service, never, SqlClient.SqlClie
 
     return ConnectorRepo.of({
       // The connector and its access in one transaction (a savepoint inside a caller's).
-      create: Effect.fn("ConnectorRepoSql.create")((connector, access) =>
+      create: Traced.fn("ConnectorRepoSql.create")((connector, access) =>
         Effect.gen(function*() {
           const { id } = yield* insertConnector({ ...connector, is_public: access.is_public })
           yield* writeGrants(connector.organization_id, id, access)
           return new ConnectorRecord({ ...connector, id }, true)
         }).pipe(sql.withTransaction, Effect.orDie)
       ),
-      get: Effect.fn("ConnectorRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("ConnectorRepoSql.get")((organizationId, id) =>
         Effect.orDie(findById({ organization_id: organizationId, id }))
       ),
-      getForUpdate: Effect.fn("ConnectorRepoSql.getForUpdate")((organizationId, id) =>
+      getForUpdate: Traced.fn("ConnectorRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(findForUpdate({ organization_id: organizationId, id }))
       ),
-      list: Effect.fn("ConnectorRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
-      listWithAccess: Effect.fn("ConnectorRepoSql.listWithAccess")((organizationId) =>
+      list: Traced.fn("ConnectorRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
+      listWithAccess: Traced.fn("ConnectorRepoSql.listWithAccess")((organizationId) =>
         Effect.map(
           Effect.orDie(findAllWithAccess(organizationId)),
           (rows) =>
@@ -197,19 +198,19 @@ export const make: Effect.Effect<ConnectorRepo.Service, never, SqlClient.SqlClie
             }))
         )
       ),
-      update: Effect.fn("ConnectorRepoSql.update")((connector) =>
+      update: Traced.fn("ConnectorRepoSql.update")((connector) =>
         Effect.flatMap(Effect.orDie(replace(connector)), orNotFound(connector.id))
       ),
-      delete: Effect.fn("ConnectorRepoSql.delete")((organizationId, id) =>
+      delete: Traced.fn("ConnectorRepoSql.delete")((organizationId, id) =>
         Effect.flatMap(Effect.orDie(remove({ organization_id: organizationId, id })), orNotFound(id))
       ),
-      getAccess: Effect.fn("ConnectorRepoSql.getAccess")((organizationId, id) =>
+      getAccess: Traced.fn("ConnectorRepoSql.getAccess")((organizationId, id) =>
         Effect.map(
           Effect.orDie(findAccess({ organization_id: organizationId, id })),
           Option.map((row) => new ConnectorAccess(row, true))
         )
       ),
-      setAccess: Effect.fn("ConnectorRepoSql.setAccess")((organizationId, id, access) =>
+      setAccess: Traced.fn("ConnectorRepoSql.setAccess")((organizationId, id, access) =>
         Effect.gen(function*() {
           const found = yield* Effect.orDie(
             setPublic({ organization_id: organizationId, id, is_public: access.is_public })

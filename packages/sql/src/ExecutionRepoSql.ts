@@ -9,6 +9,7 @@ import { Conflict } from "@sightline/core/Errors"
 import { Execution, keyset } from "@sightline/core/Execution"
 import { ExecutionRepo } from "@sightline/core/ExecutionRepo"
 import { ExecutionId, OrganizationId, SandboxId } from "@sightline/core/Ids"
+import * as Traced from "@sightline/core/Traced"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -111,18 +112,18 @@ export const make: Effect.Effect<ExecutionRepo.Service, never, SqlClient.SqlClie
     })
 
     return ExecutionRepo.of({
-      record: Effect.fn("ExecutionRepoSql.record")(function*(execution) {
+      record: Traced.fn("ExecutionRepoSql.record")(function*(execution) {
         if (Option.isNone(yield* Effect.orDie(insert(execution)))) {
           return yield* new Conflict({ message: `an execution with id ${execution.id} already exists` })
         }
       }),
-      list: Effect.fn("ExecutionRepoSql.list")((organizationId, sandboxId, request) =>
+      list: Traced.fn("ExecutionRepoSql.list")((organizationId, sandboxId, request) =>
         KeysetPage.page(
           { after: request.after, limit: request.limit, id: Schema.decodeOption(ExecutionId), keyset },
           (position) => Effect.orDie(page({ organization_id: organizationId, sandbox_id: sandboxId, ...position }))
         )
       ),
-      purgeOlderThan: Effect.fn("ExecutionRepoSql.purgeOlderThan")(function*(cutoff) {
+      purgeOlderThan: Traced.fn("ExecutionRepoSql.purgeOlderThan")(function*(cutoff) {
         const at = DateTime.toDateUtc(cutoff)
         let total = 0
         while (true) {

@@ -19,6 +19,7 @@ import { Group } from "@sightline/core/Group"
 import { GroupRepo } from "@sightline/core/GroupRepo"
 import { GroupId, MemberId, OrganizationId, RoleId, ScimGroupMappingId } from "@sightline/core/Ids"
 import { ScimGroupMappingRecord, TargetMode } from "@sightline/core/ScimGroupMapping"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -260,7 +261,7 @@ export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient |
       )
 
     return GroupRepo.of({
-      create: Effect.fn("GroupRepoSql.create")((group) =>
+      create: Traced.fn("GroupRepoSql.create")((group) =>
         Effect.gen(function*() {
           yield* insertGroup(group)
           yield* insertSet(groupMembers, "group_id", "member_id", group.organization_id, group.id, group.member_ids)
@@ -271,12 +272,12 @@ export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient |
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      get: Effect.fn("GroupRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("GroupRepoSql.get")((organizationId, id) =>
         Effect.orDie(findGroup({ organization_id: organizationId, id }))
       ),
-      list: Effect.fn("GroupRepoSql.list")((organizationId) => Effect.orDie(findGroups(organizationId))),
+      list: Traced.fn("GroupRepoSql.list")((organizationId) => Effect.orDie(findGroups(organizationId))),
       // One DELETE: the foreign key from SCIM group mappings refuses it while one targets the group.
-      delete: Effect.fn("GroupRepoSql.delete")((organizationId, id) =>
+      delete: Traced.fn("GroupRepoSql.delete")((organizationId, id) =>
         removeGroup({ organization_id: organizationId, id }).pipe(
           Effect.catchIf(
             mappedGroup,
@@ -287,20 +288,20 @@ export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient |
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      setMembers: Effect.fn("GroupRepoSql.setMembers")((organizationId, id, memberIds) =>
+      setMembers: Traced.fn("GroupRepoSql.setMembers")((organizationId, id, memberIds) =>
         setOfGroup(groupMembers, "member_id", organizationId, id, memberIds)
       ),
-      setRoles: Effect.fn("GroupRepoSql.setRoles")((organizationId, id, roleIds) =>
+      setRoles: Traced.fn("GroupRepoSql.setRoles")((organizationId, id, roleIds) =>
         setOfGroup(groupRoles, "role_id", organizationId, id, roleIds)
       ),
-      groupRoleIds: Effect.fn("GroupRepoSql.groupRoleIds")((organizationId, memberId) =>
+      groupRoleIds: Traced.fn("GroupRepoSql.groupRoleIds")((organizationId, memberId) =>
         Effect.map(
           Effect.orDie(roleIdsOfMember({ organization_id: organizationId, member_id: memberId })),
           (rows) => rows.map((row) => row.role_id)
         )
       ),
 
-      createMapping: Effect.fn("GroupRepoSql.createMapping")((mapping) =>
+      createMapping: Traced.fn("GroupRepoSql.createMapping")((mapping) =>
         Effect.gen(function*() {
           yield* insertMapping(mapping)
           yield* insertSet(
@@ -321,16 +322,16 @@ export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient |
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      getMapping: Effect.fn("GroupRepoSql.getMapping")((organizationId, id) =>
+      getMapping: Traced.fn("GroupRepoSql.getMapping")((organizationId, id) =>
         Effect.orDie(findMapping({ organization_id: organizationId, id }))
       ),
-      listMappings: Effect.fn("GroupRepoSql.listMappings")((organizationId) =>
+      listMappings: Traced.fn("GroupRepoSql.listMappings")((organizationId) =>
         Effect.orDie(listMappings(organizationId))
       ),
-      listMappingsForUpdate: Effect.fn("GroupRepoSql.listMappingsForUpdate")((organizationId) =>
+      listMappingsForUpdate: Traced.fn("GroupRepoSql.listMappingsForUpdate")((organizationId) =>
         Effect.orDie(listMappingsForUpdate(organizationId))
       ),
-      updateMapping: Effect.fn("GroupRepoSql.updateMapping")((mapping) =>
+      updateMapping: Traced.fn("GroupRepoSql.updateMapping")((mapping) =>
         Effect.gen(function*() {
           if (Option.isNone(yield* replaceMapping(mapping))) return yield* new NotFound()
           yield* replaceSet(

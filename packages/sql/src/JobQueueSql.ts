@@ -16,6 +16,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Conflict } from "@sightline/core/Errors"
 import { JobId, OrganizationId } from "@sightline/core/Ids"
 import { defaultMaxAttempts, Job, JobQueue } from "@sightline/core/JobQueue"
+import * as Traced from "@sightline/core/Traced"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -203,7 +204,7 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
       })
 
     return JobQueue.of({
-      enqueue: Effect.fn("JobQueueSql.enqueue")(function*(options) {
+      enqueue: Traced.fn("JobQueueSql.enqueue")(function*(options) {
         const request = {
           organization_id: options.organizationId,
           kind: options.kind,
@@ -227,16 +228,16 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
           if (Option.isSome(existing)) return existing.value
         }
       }),
-      claim: Effect.fn("JobQueueSql.claim")((options) =>
+      claim: Traced.fn("JobQueueSql.claim")((options) =>
         Effect.orDie(claim({ kinds: options.kinds, worker_id: options.workerId, lease: options.leaseMillis }))
       ),
-      renew: Effect.fn("JobQueueSql.renew")((claimed, leaseMillis) =>
+      renew: Traced.fn("JobQueueSql.renew")((claimed, leaseMillis) =>
         Effect.flatMap(Effect.orDie(renew({ ...claimOf(claimed), lease: leaseMillis })), orLost(claimed))
       ),
-      complete: Effect.fn("JobQueueSql.complete")((claimed) =>
+      complete: Traced.fn("JobQueueSql.complete")((claimed) =>
         Effect.flatMap(Effect.orDie(complete(claimOf(claimed))), orLost(claimed))
       ),
-      fail: Effect.fn("JobQueueSql.fail")((claimed, options) =>
+      fail: Traced.fn("JobQueueSql.fail")((claimed, options) =>
         Effect.flatMap(
           Effect.orDie(fail({
             ...claimOf(claimed),
@@ -246,7 +247,7 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
           orLost(claimed)
         )
       ),
-      get: Effect.fn("JobQueueSql.get")((organizationId, id) =>
+      get: Traced.fn("JobQueueSql.get")((organizationId, id) =>
         Effect.orDie(findById({ organization_id: organizationId, id }))
       )
     })

@@ -14,6 +14,7 @@ import { MemberId, OrganizationId } from "@sightline/core/Ids"
 import * as LibraryDiff from "@sightline/core/LibraryDiff"
 import { LibraryStore, validatePaths } from "@sightline/core/LibraryStore"
 import type { Files, Snapshot } from "@sightline/core/LibraryStore"
+import * as Traced from "@sightline/core/Traced"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
@@ -266,7 +267,7 @@ export const make: Effect.Effect<LibraryStore.Service, never, SqlClient.SqlClien
 
     return LibraryStore.of({
       commit,
-      read: Effect.fn("LibraryStoreSql.read")((organizationId, ref) =>
+      read: Traced.fn("LibraryStoreSql.read")((organizationId, ref) =>
         load(organizationId, ref).pipe(
           Effect.flatMap(({ commit, tree }) =>
             Effect.map(
@@ -277,8 +278,8 @@ export const make: Effect.Effect<LibraryStore.Service, never, SqlClient.SqlClien
           Effect.catchTag("NotFound", () => Effect.succeedNone)
         )
       ),
-      head: Effect.fn("LibraryStoreSql.head")(head),
-      setHead: Effect.fn("LibraryStoreSql.setHead")(function*(organizationId, expected, next) {
+      head: Traced.fn("LibraryStoreSql.head")(head),
+      setHead: Traced.fn("LibraryStoreSql.setHead")(function*(organizationId, expected, next) {
         if (Option.isNone(yield* Effect.orDie(findCommit({ organization_id: organizationId, ref: next })))) {
           return yield* notFound(next)
         }
@@ -302,7 +303,7 @@ export const make: Effect.Effect<LibraryStore.Service, never, SqlClient.SqlClien
           })
         }
       }),
-      diff: Effect.fn("LibraryStoreSql.diff")(function*(organizationId, base, headRef) {
+      diff: Traced.fn("LibraryStoreSql.diff")(function*(organizationId, base, headRef) {
         const before = yield* treeOrEmpty(organizationId, base)
         const after = (yield* load(organizationId, headRef)).tree
         // Files with the same blob on both sides are not in a diff (not even as the source of a
@@ -313,7 +314,7 @@ export const make: Effect.Effect<LibraryStore.Service, never, SqlClient.SqlClien
         const bytes = yield* contents(organizationId, [b, a])
         return LibraryDiff.diffFiles(filesOf(b, bytes), filesOf(a, bytes))
       }),
-      merge: Effect.fn("LibraryStoreSql.merge")(function*(organizationId, base, ours, theirs) {
+      merge: Traced.fn("LibraryStoreSql.merge")(function*(organizationId, base, ours, theirs) {
         const b = yield* treeOrEmpty(organizationId, base)
         const o = yield* treeOrEmpty(organizationId, ours)
         const t = (yield* load(organizationId, theirs)).tree

@@ -10,6 +10,7 @@ import { Conflict, NotFound } from "@sightline/core/Errors"
 import { MemberId, OrganizationId, RoleId } from "@sightline/core/Ids"
 import { Member } from "@sightline/core/Member"
 import { MemberRepo } from "@sightline/core/MemberRepo"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -150,7 +151,7 @@ export const make: Effect.Effect<MemberRepo.Service, never, SqlClient.SqlClient 
       })
 
     return MemberRepo.of({
-      create: Effect.fn("MemberRepoSql.create")((member) =>
+      create: Traced.fn("MemberRepoSql.create")((member) =>
         insert(member).pipe(
           Effect.catchIf(
             isUniqueViolation(emailKey),
@@ -162,44 +163,44 @@ export const make: Effect.Effect<MemberRepo.Service, never, SqlClient.SqlClient 
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      get: Effect.fn("MemberRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("MemberRepoSql.get")((organizationId, id) =>
         Effect.orDie(findById({ organization_id: organizationId, id }))
       ),
-      findByEmail: Effect.fn("MemberRepoSql.findByEmail")((organizationId, email) =>
+      findByEmail: Traced.fn("MemberRepoSql.findByEmail")((organizationId, email) =>
         Effect.orDie(findByEmail({ organization_id: organizationId, email }))
       ),
-      findEverywhereByEmail: Effect.fn("MemberRepoSql.findEverywhereByEmail")((email) =>
+      findEverywhereByEmail: Traced.fn("MemberRepoSql.findEverywhereByEmail")((email) =>
         Effect.orDie(findEverywhere(email))
       ),
-      list: Effect.fn("MemberRepoSql.list")((organizationId, options = {}) =>
+      list: Traced.fn("MemberRepoSql.list")((organizationId, options = {}) =>
         Effect.orDie(findAll({
           organization_id: organizationId,
           includeDeleted: options.includeDeleted === true,
           ...(options.isServiceAccount === undefined ? {} : { isServiceAccount: options.isServiceAccount })
         }))
       ),
-      softDelete: Effect.fn("MemberRepoSql.softDelete")((organizationId, id, at) =>
+      softDelete: Traced.fn("MemberRepoSql.softDelete")((organizationId, id, at) =>
         Effect.flatMap(Effect.orDie(markDeleted({ organization_id: organizationId, id, at })), orNotFound)
       ),
-      hardDelete: Effect.fn("MemberRepoSql.hardDelete")((organizationId, id) =>
+      hardDelete: Traced.fn("MemberRepoSql.hardDelete")((organizationId, id) =>
         Effect.asVoid(Effect.flatMap(Effect.orDie(remove({ organization_id: organizationId, id })), orNotFound))
       ),
-      assignRole: Effect.fn("MemberRepoSql.assignRole")((organizationId, memberId, roleId) =>
+      assignRole: Traced.fn("MemberRepoSql.assignRole")((organizationId, memberId, roleId) =>
         Effect.orDie(assign({ organization_id: organizationId, member_id: memberId, role_id: roleId })).pipe(
           Effect.filterOrFail(({ found }) => found > 0, () => new NotFound()),
           Effect.asVoid
         )
       ),
-      unassignRole: Effect.fn("MemberRepoSql.unassignRole")((organizationId, memberId, roleId) =>
+      unassignRole: Traced.fn("MemberRepoSql.unassignRole")((organizationId, memberId, roleId) =>
         Effect.orDie(unassign({ organization_id: organizationId, member_id: memberId, role_id: roleId }))
       ),
-      roleIds: Effect.fn("MemberRepoSql.roleIds")((organizationId, memberId) =>
+      roleIds: Traced.fn("MemberRepoSql.roleIds")((organizationId, memberId) =>
         Effect.map(
           Effect.orDie(rolesOf({ organization_id: organizationId, id: memberId })),
           (rows) => rows.map((row) => row.role_id)
         )
       ),
-      membersWithRole: Effect.fn("MemberRepoSql.membersWithRole")((organizationId, roleId) =>
+      membersWithRole: Traced.fn("MemberRepoSql.membersWithRole")((organizationId, roleId) =>
         Effect.map(
           Effect.orDie(holdersOf({ organization_id: organizationId, role_id: roleId })),
           (rows) => rows.map((row) => row.member_id)

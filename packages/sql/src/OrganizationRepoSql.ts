@@ -8,6 +8,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { OrganizationId } from "@sightline/core/Ids"
 import { Organization } from "@sightline/core/Organization"
 import { OrganizationRepo } from "@sightline/core/OrganizationRepo"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -43,8 +44,8 @@ export const make: Effect.Effect<OrganizationRepo.Service, never, SqlClient.SqlC
     })
 
     return {
-      create: Effect.fn("OrganizationRepoSql.create")((organization) => Effect.orDie(insert(organization))),
-      get: Effect.fn("OrganizationRepoSql.get")((id) => Effect.orDie(findById(id))),
+      create: Traced.fn("OrganizationRepoSql.create")((organization) => Effect.orDie(insert(organization))),
+      get: Traced.fn("OrganizationRepoSql.get")((id) => Effect.orDie(findById(id))),
       list: Effect.orDie(findAll(undefined)).pipe(Effect.withSpan("OrganizationRepoSql.list"))
     }
   }

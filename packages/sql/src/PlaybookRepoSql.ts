@@ -11,6 +11,7 @@ import { OrganizationId, PlaybookId } from "@sightline/core/Ids"
 import { PlaybookRecord } from "@sightline/core/Playbook"
 import { PlaybookRepo } from "@sightline/core/PlaybookRepo"
 import { ReportRecord } from "@sightline/core/Report"
+import * as Traced from "@sightline/core/Traced"
 import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -251,7 +252,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
       Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: () => Effect.void })
 
     return PlaybookRepo.of({
-      create: Effect.fn("PlaybookRepoSql.create")((playbook) =>
+      create: Traced.fn("PlaybookRepoSql.create")((playbook) =>
         Effect.flatMap(
           Effect.orDie(insert(playbook)),
           Option.match({
@@ -260,13 +261,13 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
           })
         )
       ),
-      get: Effect.fn("PlaybookRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("PlaybookRepoSql.get")((organizationId, id) =>
         Effect.orDie(findById({ organization_id: organizationId, id }))
       ),
-      getForUpdate: Effect.fn("PlaybookRepoSql.getForUpdate")((organizationId, id) =>
+      getForUpdate: Traced.fn("PlaybookRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(findForUpdate({ organization_id: organizationId, id }))
       ),
-      list: Effect.fn("PlaybookRepoSql.list")(
+      list: Traced.fn("PlaybookRepoSql.list")(
         function*(organizationId: OrganizationId, options: PlaybookRepo.ListOptions) {
           const term = options.searchTerm ?? ""
           const request = {
@@ -287,10 +288,10 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
           return { rows, totalCount: count.total }
         }
       ),
-      update: Effect.fn("PlaybookRepoSql.update")((playbook) =>
+      update: Traced.fn("PlaybookRepoSql.update")((playbook) =>
         Effect.flatMap(Effect.orDie(replace(playbook)), orNotFound(playbook.id))
       ),
-      detachConnector: Effect.fn("PlaybookRepoSql.detachConnector")((organizationId, connectorId, at) =>
+      detachConnector: Traced.fn("PlaybookRepoSql.detachConnector")((organizationId, connectorId, at) =>
         Effect.orDie(
           sql`UPDATE ${playbooks}
               SET connector_ids = array_remove(connector_ids, ${connectorId}::integer),
@@ -298,11 +299,11 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
               WHERE organization_id = ${organizationId} AND ${connectorId}::integer = ANY (connector_ids)`
         ).pipe(Effect.asVoid)
       ),
-      delete: Effect.fn("PlaybookRepoSql.delete")((organizationId, id) =>
+      delete: Traced.fn("PlaybookRepoSql.delete")((organizationId, id) =>
         Effect.flatMap(Effect.orDie(remove({ organization_id: organizationId, id })), orNotFound(id))
       ),
 
-      addReport: Effect.fn("PlaybookRepoSql.addReport")(function*(report: ReportRecord) {
+      addReport: Traced.fn("PlaybookRepoSql.addReport")(function*(report: ReportRecord) {
         const outcome = yield* Effect.orDie(insertReport(report))
         if (outcome.playbook_found === 0) return yield* Effect.fail(notFound(report.playbook_id))
         if (outcome.chat_found === 0) {
@@ -312,7 +313,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
           return yield* Effect.fail(new Conflict({ message: `report ${report.id} already exists` }))
         }
       }),
-      listReports: Effect.fn("PlaybookRepoSql.listReports")(function*(
+      listReports: Traced.fn("PlaybookRepoSql.listReports")(function*(
         organizationId: OrganizationId,
         playbookId: PlaybookId,
         page: { readonly limit: number; readonly offset: number }
@@ -320,11 +321,11 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
         return yield* Effect.orDie(findReportsPage(organizationId, playbookId, page.limit, page.offset))
       }),
 
-      getWithReports: Effect.fn("PlaybookRepoSql.getWithReports")((organizationId, id, page) =>
+      getWithReports: Traced.fn("PlaybookRepoSql.getWithReports")((organizationId, id, page) =>
         Effect.orDie(findWithReports(organizationId, id, page.limit, page.offset))
       ),
 
-      listDue: Effect.fn("PlaybookRepoSql.listDue")((now: DateTime.Utc, limit: number) =>
+      listDue: Traced.fn("PlaybookRepoSql.listDue")((now: DateTime.Utc, limit: number) =>
         Effect.orDie(findDue({ now, limit }))
       )
     })

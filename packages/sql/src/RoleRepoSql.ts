@@ -11,6 +11,7 @@ import { Conflict, NotFound } from "@sightline/core/Errors"
 import { MemberId, ModelNumber, OrganizationId, RoleId } from "@sightline/core/Ids"
 import { RoleRecord } from "@sightline/core/Role"
 import { RoleRepo } from "@sightline/core/RoleRepo"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -119,7 +120,7 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
       Option.match(option, { onNone: () => Effect.fail(new NotFound()), onSome: () => Effect.void })
 
     return RoleRepo.of({
-      create: Effect.fn("RoleRepoSql.create")((role) =>
+      create: Traced.fn("RoleRepoSql.create")((role) =>
         insert(role).pipe(
           Effect.catchIf(isUniqueViolation(nameKey), nameTaken(role)),
           // A savepoint inside a caller's transaction: after a Conflict, PostgreSQL would otherwise
@@ -128,20 +129,20 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
           Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die })
         )
       ),
-      get: Effect.fn("RoleRepoSql.get")((organizationId, id) =>
+      get: Traced.fn("RoleRepoSql.get")((organizationId, id) =>
         Effect.orDie(get({ organization_id: organizationId, id }))
       ),
-      getForUpdate: Effect.fn("RoleRepoSql.getForUpdate")((organizationId, id) =>
+      getForUpdate: Traced.fn("RoleRepoSql.getForUpdate")((organizationId, id) =>
         Effect.orDie(getForUpdate({ organization_id: organizationId, id }))
       ),
-      findByName: Effect.fn("RoleRepoSql.findByName")((organizationId, name) =>
+      findByName: Traced.fn("RoleRepoSql.findByName")((organizationId, name) =>
         Effect.orDie(findByName({ organization_id: organizationId, name }))
       ),
-      list: Effect.fn("RoleRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
-      heldBy: Effect.fn("RoleRepoSql.heldBy")((organizationId, memberId) =>
+      list: Traced.fn("RoleRepoSql.list")((organizationId) => Effect.orDie(findAll(organizationId))),
+      heldBy: Traced.fn("RoleRepoSql.heldBy")((organizationId, memberId) =>
         Effect.orDie(findHeld({ organization_id: organizationId, member_id: memberId }))
       ),
-      update: Effect.fn("RoleRepoSql.update")((role) =>
+      update: Traced.fn("RoleRepoSql.update")((role) =>
         replace(role).pipe(
           Effect.catchIf(isUniqueViolation(nameKey), nameTaken(role)),
           Effect.flatMap(orNotFound),
@@ -151,7 +152,7 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
       ),
       // One DELETE: the foreign key from SCIM group mappings refuses it while one targets the role,
       // even if that mapping is being created concurrently (no check-then-delete window).
-      delete: Effect.fn("RoleRepoSql.delete")((organizationId, id) =>
+      delete: Traced.fn("RoleRepoSql.delete")((organizationId, id) =>
         remove({ organization_id: organizationId, id }).pipe(
           Effect.catchIf(
             isForeignKeyViolation(mappingRoleKey),

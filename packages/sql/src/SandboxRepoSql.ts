@@ -9,6 +9,7 @@ import { Conflict, NotFound } from "@sightline/core/Errors"
 import { ChatId, MemberId, OrganizationId, SandboxId } from "@sightline/core/Ids"
 import { keyset, Sandbox, StatusFilter } from "@sightline/core/Sandbox"
 import { SandboxRepo } from "@sightline/core/SandboxRepo"
+import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -116,15 +117,15 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       Effect.orDie((lock ? findForUpdate : findById)({ organization_id: organizationId, sandbox_id: id }))
 
     return SandboxRepo.of({
-      create: Effect.fn("SandboxRepoSql.create")(function*(sandbox) {
+      create: Traced.fn("SandboxRepoSql.create")(function*(sandbox) {
         const written = yield* Effect.orDie(insert(sandbox))
         if (Option.isNone(written)) {
           return yield* new Conflict({ message: `a sandbox with id ${sandbox.sandbox_id} already exists` })
         }
       }),
-      get: Effect.fn("SandboxRepoSql.get")(get(false)),
-      getForUpdate: Effect.fn("SandboxRepoSql.getForUpdate")(get(true)),
-      list: Effect.fn("SandboxRepoSql.list")((organizationId, options) =>
+      get: Traced.fn("SandboxRepoSql.get")(get(false)),
+      getForUpdate: Traced.fn("SandboxRepoSql.getForUpdate")(get(true)),
+      list: Traced.fn("SandboxRepoSql.list")((organizationId, options) =>
         KeysetPage.page(
           { after: options.after, limit: options.limit, id: KeysetPage.uuidId(SandboxId.make), keyset },
           (position) =>
@@ -136,10 +137,10 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
             }))
         )
       ),
-      update: Effect.fn("SandboxRepoSql.update")(function*(sandbox) {
+      update: Traced.fn("SandboxRepoSql.update")(function*(sandbox) {
         if (Option.isNone(yield* Effect.orDie(replace(sandbox)))) return yield* new NotFound()
       }),
-      releaseStale: Effect.fn("SandboxRepoSql.releaseStale")(function*(seenBefore, at) {
+      releaseStale: Traced.fn("SandboxRepoSql.releaseStale")(function*(seenBefore, at) {
         const released = yield* Effect.orDie(release({ seen_before: seenBefore, at }))
         return released.length
       })
