@@ -22,7 +22,6 @@ import * as Redacted from "effect/Redacted"
 import { createHash } from "node:crypto"
 import * as Pg from "pg"
 import * as PoolRead from "./internal/poolRead.js"
-import { PoolReads } from "./internal/poolRead.js"
 
 /** How to reach the server. */
 export interface PostgresClientConfig {
@@ -72,13 +71,13 @@ class PreparingClient extends Pg.Client {
  */
 export const layer = (
   config: PostgresClientConfig
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | PoolReads, SqlError> =>
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | PoolRead.PoolReads, SqlError> =>
   Layer.unwrapScoped(
     Effect.map(acquirePool(config), (pool) =>
       Layer.merge(
-        // The pool is this layer's to close, once both services are gone.
+        // `acquirePool` closes the pool with this layer's scope; `PgClient` only uses it.
         PgClient.layerFromPool({ acquire: Effect.succeed(pool) }),
-        Layer.succeed(PoolReads, pool as PoolRead.Pool)
+        Layer.succeed(PoolRead.PoolReads, pool as PoolRead.Pool)
       ))
   )
 
