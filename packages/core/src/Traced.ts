@@ -9,7 +9,8 @@
  * `fn` decides once, where the use case is defined (in its layer's construction): under a fiber
  * whose tracer is enabled (the default, and any host that installs a tracer), it is
  * `Effect.fn(name)`, span and stack included; under one built with `Layer.setTracerEnabled(false)`
- * (the standalone server), it is `Effect.fnUntraced`, and a call costs nothing more than its body.
+ * (the standalone server), it is `Effect.fnUntraced` (or, for a body that returns an effect rather
+ * than a generator, that body), and a call costs nothing more than its body.
  *
  * @since 0.1.0
  */
@@ -18,6 +19,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
+import { isGeneratorFunction } from "effect/Utils"
 
 /** Whether the fiber defining a use case records spans (outside any fiber: yes, as by default). */
 const tracing = (): boolean =>
@@ -27,10 +29,34 @@ const tracing = (): boolean =>
   })
 
 /**
+ * `Effect.fnUntraced` for a generator body; for a body that returns an effect (which
+ * `Effect.fnUntraced` does not take), the body with its pipeables, a throw being a defect as in
+ * `Effect.fn`.
+ */
+type Body = (...args: Array<any>) => any
+
+const untraced = (body: Body, ...pipeables: Array<any>) => {
+  if (isGeneratorFunction(body)) {
+    return (Effect.fnUntraced as (body: Body, ...pipeables: Array<any>) => Body)(body, ...pipeables)
+  }
+  const call = function(this: unknown, ...args: Array<unknown>) {
+    let effect: Effect.Effect<unknown, unknown, unknown>
+    try {
+      effect = body.apply(this, args)
+    } catch (defect) {
+      return Effect.die(defect)
+    }
+    for (const pipeable of pipeables) effect = pipeable(effect, ...args)
+    return effect
+  }
+  return Object.defineProperty(call, "length", { value: body.length, configurable: true })
+}
+
+/**
  * `Effect.fn(name, options)` where spans are recorded, `Effect.fnUntraced` where the defining
  * fiber's tracer is disabled: the same body and pipeables either way.
  *
  * @since 0.1.0
  */
 export const fn = (name: string, options?: Tracer.SpanOptions): Effect.fn.Gen & Effect.fn.NonGen =>
-  tracing() ? Effect.fn(name, options) : Effect.fnUntraced as unknown as Effect.fn.Gen & Effect.fn.NonGen
+  tracing() ? Effect.fn(name, options) : untraced as unknown as Effect.fn.Gen & Effect.fn.NonGen

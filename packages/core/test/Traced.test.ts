@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Traced from "../src/Traced.js"
 
@@ -32,6 +34,25 @@ describe("Traced", () => {
         })
       ).pipe(Effect.withTracerEnabled(false))
       expect(Option.isSome(yield* plain().pipe(Effect.withTracerEnabled(false)))).toBe(true)
+    }))
+
+  it.effect("defined untraced, a body that returns an effect runs with its pipeables, and a throw is a defect", () =>
+    Effect.gen(function*() {
+      const [method, throwing] = yield* Effect.sync(() =>
+        [
+          Traced.fn("UseCase.effect")(
+            (a: number) => Effect.map(spanName, (span) => ({ a, span })),
+            Effect.map(({ a, span }) => ({ a: a + 1, span }))
+          ),
+          Traced.fn("UseCase.throws")((_: number): Effect.Effect<number> => {
+            throw new Error("boom")
+          })
+        ] as const
+      ).pipe(Effect.withTracerEnabled(false))
+      expect(method.length).toBe(1)
+      expect(yield* method(1)).toEqual({ a: 2, span: Option.none() })
+      const exit = yield* Effect.exit(throwing(1))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
     }))
 
   it.effect("outside any fiber, a definition is traced, as by default", () =>
