@@ -3,8 +3,8 @@
  *
  * `Effect.fn(name)` captures a stack trace (an `Error`) on every call and runs its body inside a
  * span provided to the fiber's context, even when tracing is disabled and the span goes nowhere:
- * on `GET /v2/playbooks/{id}`, its two spans (`Playbooks.get`, `PlaybookRepoSql.getWithReports`)
- * cost 13–17% of the server's CPU per request (`bench:http`'s servers, alternating runs).
+ * on `GET /v2/playbooks/{id}`, the spans of the use case and the repository on its path cost 26% of
+ * the server's CPU per request (`bench:http`'s servers, pinned alternating runs).
  *
  * `fn` decides once, where the use case is defined (in its layer's construction): under a fiber
  * whose tracer is enabled (the default, and any host that installs a tracer), it is
@@ -28,13 +28,13 @@ const tracing = (): boolean =>
     onSome: (fiber) => fiber.getFiberRef(FiberRef.currentTracerEnabled)
   })
 
+type Body = (...args: Array<any>) => any
+
 /**
  * `Effect.fnUntraced` for a generator body; for a body that returns an effect (which
  * `Effect.fnUntraced` does not take), the body with its pipeables, a throw being a defect as in
  * `Effect.fn`.
  */
-type Body = (...args: Array<any>) => any
-
 const untraced = (body: Body, ...pipeables: Array<any>) => {
   if (isGeneratorFunction(body)) {
     return (Effect.fnUntraced as (body: Body, ...pipeables: Array<any>) => Body)(body, ...pipeables)
