@@ -86,14 +86,8 @@ forEachDatabase((database) =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           const read = yield* PoolRead.reader
-          const exit = yield* Effect.exit(read(sql`SELECT * FROM ${sql(`${table}_missing`)}`))
-          expect(
-            Exit.isFailure(exit) && Option.getOrNull(
-              Exit.causeOption(exit).pipe(
-                Option.flatMap((cause) => Option.fromNullable(cause._tag === "Fail" ? cause.error : null))
-              )
-            )
-          ).toBeInstanceOf(SqlError)
+          const error = yield* Effect.flip(read(sql`SELECT * FROM ${sql(`${table}_missing`)}`))
+          expect(error).toBeInstanceOf(SqlError)
         }).pipe(Effect.provide(database.client)))
     }
   })
