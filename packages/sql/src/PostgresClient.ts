@@ -22,6 +22,7 @@ import * as Redacted from "effect/Redacted"
 import { createHash } from "node:crypto"
 import * as Pg from "pg"
 import * as PoolRead from "./internal/poolRead.js"
+import * as Timestamptz from "./internal/timestamptz.js"
 
 /** How to reach the server. */
 export interface PostgresClientConfig {
@@ -89,6 +90,7 @@ const acquirePool = (config: PostgresClientConfig) =>
         max: config.maxConnections,
         connectionTimeoutMillis: Duration.toMillis(connectTimeout(config)),
         application_name: "sightline",
+        types: Timestamptz.types,
         Client: config.prepare === false ? Pg.Client : PreparingClient
       })
       // An idle connection that breaks is dropped by the pool; unheard, its error would end the process.
