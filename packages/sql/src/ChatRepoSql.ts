@@ -84,8 +84,6 @@ const ChildKey = Schema.Struct({ organization_id: OrganizationId, chat_id: ChatI
 /** What a child write found: whether the chat exists in the organization, and how many rows it wrote. */
 const WriteOutcome = Schema.Struct({ chat_found: Schema.Number, written: Schema.Number })
 
-const ListRow = Schema.Struct({ ...ChatFromRow.from.fields, preview: Schema.String })
-
 // Events are stored in their wire form (a JSON array per batch) and read back through the schema,
 // on every answer's path: they are the service's own, so without checking them again.
 const encodeEvents = TrustedSchema.encoder(Schema.Array(ChatEvent.ChatEvent))
@@ -176,7 +174,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // always there and the page joins it (no chat: one row of nulls), as a playbook's reports do
     // (`PlaybookRepoSql`): a join `ON true` is a nested loop, which keeps the page's index order.
     // Rows of its own table, read on every listing: decoded without checking them again.
-    const decodeListRows = TrustedSchema.decoder(Schema.Array(ListRow))
+    // Straight to the record: its decoder reads only the chat's own columns of the row.
+    const decodeChat = TrustedSchema.decoder(ChatFromRow)
     const listPage = (
       request: ListRequest,
       page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection" | "limit" | "offset">
@@ -185,7 +184,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       const key = page.sortBy === "name" ? `lower(summary) COLLATE "C"` : page.sortBy
       const direction = page.sortDirection === "asc" ? "ASC" : "DESC"
       return Effect.flatMap(
-        read(sql<{ readonly total: number; readonly id: string | null }>`
+        read(sql<{ readonly total: number; readonly id: string | null; readonly preview: string }>`
           SELECT page.*, counted.total
           FROM (${listTotal(request)}) AS counted
           LEFT JOIN LATERAL (
@@ -196,7 +195,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           ) AS page ON true`),
         (rows) =>
           Effect.sync(() => ({
-            rows: decodeListRows(rows.filter((row) => row.id !== null)),
+            rows: rows.filter((row) => row.id !== null).map((row) => ({ chat: decodeChat(row), preview: row.preview })),
             total: rows[0]?.total ?? 0
           }))
       )
@@ -409,10 +408,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           ...(options.creatorId === undefined ? {} : { creator_id: options.creatorId }),
           ...(term === "" ? {} : { pattern: likeContaining(term) })
         }, options))
-        return {
-          rows: rows.map(({ preview, ...chat }) => ({ chat: new ChatRecord(chat, true), preview })),
-          totalCount: total
-        }
+        return { rows, totalCount: total }
       }),
       update: Traced.fn("ChatRepoSql.update")((chat) =>
         Effect.flatMap(
