@@ -11,9 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "node:crypto"
 
-/** The SHA-256 hash of `secret`'s UTF-8 text, in lowercase hex, as core stores it. */
+/**
+ * The SHA-256 hash of `secret`'s UTF-8 text, in lowercase hex, as core stores it. A hex digest is
+ * always of the brand's form, so it is not checked again on every authenticated request.
+ */
 export const sha256Hex = (secret: string): SecretHash =>
-  SecretHash.make(NodeCrypto.createHash("sha256").update(secret, "utf8").digest("hex"))
+  SecretHash.make(NodeCrypto.createHash("sha256").update(secret, "utf8").digest("hex"), true)
 
 /** Secrets from the system's secure random source; hashes in the calling thread. */
 export const layer: Layer.Layer<SecretHasher> = Layer.succeed(SecretHasher, {
