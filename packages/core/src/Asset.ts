@@ -9,6 +9,7 @@
  */
 import * as Schema from "effect/Schema"
 import { AssetId, CellId, ChatId, OrganizationId } from "./Ids.js"
+import * as TrustedSchema from "./TrustedSchema.js"
 
 /** The kinds of asset the seed names. */
 export const AssetType = Schema.Literal("chart", "image", "table", "pdf", "html", "text", "download")
@@ -68,7 +69,7 @@ export interface RenderOptions {
 
 /** Renders a stored asset in its wire shape; the storage key never leaves core. */
 export const toAsset = (record: AssetRecord, options: RenderOptions = {}): Asset =>
-  new Asset({
+  TrustedSchema.make(Asset, {
     name: record.name,
     type: record.type,
     cell_id: record.cell_id,
@@ -81,4 +82,4 @@ export const toAsset = (record: AssetRecord, options: RenderOptions = {}): Asset
     ...(options.withMessageCellId === true && record.message_cell_id !== undefined
       ? { message_cell_id: record.message_cell_id }
       : {})
-  }, true)
+  })

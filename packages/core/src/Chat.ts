@@ -16,6 +16,7 @@ import { Asset } from "./Asset.js"
 import { Conflict } from "./Errors.js"
 import { CellId, ChatId, ConnectorId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import { limitParam, offsetParam } from "./Pagination.js"
+import * as TrustedSchema from "./TrustedSchema.js"
 
 // ---------------------------------------------------------------------------------------------
 // Enumerations
@@ -398,14 +399,14 @@ export const make = (options: {
   })
 
 /** The `chat` of Get Chat. */
-export const toChat = (record: ChatRecord): Chat => new Chat({ id: record.id, model: record.model }, true)
+export const toChat = (record: ChatRecord): Chat => TrustedSchema.make(Chat, { id: record.id, model: record.model })
 
 /** A List Chats item. The creator's e-mail comes from the member (the use case resolves it). */
 export const toSummary = (
   record: ChatRecord,
   options: { readonly preview: string; readonly creatorEmail: string }
 ): ChatSummary =>
-  new ChatSummary({
+  TrustedSchema.make(ChatSummary, {
     id: record.id,
     summary: record.summary,
     timestamp: record.created_at,
@@ -415,7 +416,7 @@ export const toSummary = (
     source: record.source,
     model: record.model,
     is_running: record.status === "running"
-  }, true)
+  })
 
 /** A message of Get Chat; `assets` (rendered by the caller, URLs signed) is kept only for assistant messages. */
 export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset>): ChatMessage =>
@@ -426,7 +427,7 @@ export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset
 /** A cell as served; `assets` is left out when the cell produced none. */
 export const toChatCell = (record: CellRecord, assets: ReadonlyArray<Asset>): ChatCell => {
   const { chat_id: _chat, organization_id: _org, ...cell } = record
-  return new ChatCell(assets.length > 0 ? { ...cell, assets } : cell, true)
+  return TrustedSchema.make(ChatCell, assets.length > 0 ? { ...cell, assets } : cell)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
+import * as TrustedSchema from "./TrustedSchema.js"
 
 /** Signs the URL of a stored asset (`GET /v2/assets/{id}?expires=…&signature=…`); given by the http package. */
 export type SignAssetUrl = (assetId: AssetId) => Effect.Effect<string>
@@ -336,7 +337,7 @@ export const makeWith = (options: Options) =>
         chats: page.rows.map(({ chat, preview }) => {
           const summary = Chat.toSummary(chat, { preview, creatorEmail })
           return isStale(chat, now, staleRunAfter)
-            ? new Chat.ChatSummary({ ...summary, is_running: false }, true)
+            ? TrustedSchema.make(Chat.ChatSummary, { ...summary, is_running: false })
             : summary
         }),
         total_count: page.totalCount

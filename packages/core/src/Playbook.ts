@@ -22,6 +22,7 @@ import { ChatId, ConnectorId, MemberId, OrganizationId, PlaybookId } from "./Ids
 import { Email } from "./Member.js"
 import { limitParam, offsetParam } from "./Pagination.js"
 import { Report } from "./Report.js"
+import * as TrustedSchema from "./TrustedSchema.js"
 
 // ---------------------------------------------------------------------------------------------
 // Schedules
@@ -150,7 +151,7 @@ export class Playbook extends Schema.Class<Playbook>("@sightline/core/Playbook")
 
 /** The served shape of a stored playbook. */
 export const toPlaybook = (record: PlaybookRecord): Playbook =>
-  new Playbook({
+  TrustedSchema.make(Playbook, {
     id: record.id,
     name: record.name,
     prompt: record.prompt,
@@ -161,7 +162,7 @@ export const toPlaybook = (record: PlaybookRecord): Playbook =>
     ...(record.cron_string === undefined ? {} : { cron_string: record.cron_string }),
     ...(record.email_addresses.length === 0 ? {} : { email_addresses: record.email_addresses }),
     ...(record.chat_channel_id === undefined ? {} : { chat_channel_id: record.chat_channel_id })
-  }, true)
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Requests and responses

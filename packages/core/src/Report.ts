@@ -5,6 +5,7 @@
  */
 import * as Schema from "effect/Schema"
 import { ChatId, OrganizationId, PlaybookId, ReportId } from "./Ids.js"
+import * as TrustedSchema from "./TrustedSchema.js"
 
 /** The kinds of block a report is laid out with. */
 export const BlockType = Schema.Literal("hero", "text", "image", "list", "image_text", "card", "divider", "spacer")
@@ -137,7 +138,7 @@ export class ReportRecord extends Report.extend<ReportRecord>("@sightline/core/R
 
 /** The served shape of a stored report. */
 export const toReport = (record: ReportRecord): Report =>
-  new Report({
+  TrustedSchema.make(Report, {
     id: record.id,
     subject: record.subject,
     summary: record.summary,
@@ -146,4 +147,4 @@ export const toReport = (record: ReportRecord): Report =>
     chat_id: record.chat_id,
     deliveries: record.deliveries,
     created_at: record.created_at
-  }, true)
+  })

@@ -300,3 +300,34 @@ export const decoder = <A, I, R>(schema: Schema.Schema<A, I, R>): (value: unknow
   const decode = compile(schema.ast, "decode")
   return (value) => decode(value) as A
 }
+
+/** A `Schema.Class` (or `TaggedClass`): its constructor and its fields. */
+export interface ClassOf<Self, Props> {
+  new(props: Props, options?: Schema.MakeOptions): Self
+  readonly fields: Schema.Struct.Fields
+}
+
+// Whether a class is built without its constructor: true unless a field has a constructor default.
+const direct = new WeakMap<object, boolean>()
+const hasDefault = (field: Schema.Struct.Field): boolean => {
+  if (!Schema.isPropertySignature(field)) return false
+  const ast = field.ast
+  return (ast._tag === "PropertySignatureDeclaration" ? ast.defaultValue : ast.to.defaultValue) !== undefined
+}
+
+/**
+ * An instance of a `Schema.Class` from fields this service vouches for (a decoded row, or values
+ * taken from decoded records): what `new Class(props, true)` makes, without the constructor's copy
+ * of `props` and its pass over the class's fields for defaults, about 1 µs an instance (a page of
+ * chats builds 40). A class with a field that has a constructor default is built by its
+ * constructor. The class must declare no constructor or instance fields of its own (the service's
+ * record and wire classes declare none).
+ */
+export const make = <Self, Props>(Class: ClassOf<Self, Props>, props: NoInfer<Props>): Self => {
+  let plain = direct.get(Class)
+  if (plain === undefined) {
+    plain = !Object.values(Class.fields).some(hasDefault)
+    direct.set(Class, plain)
+  }
+  return plain ? Object.assign(Object.create(Class.prototype), props) : new Class(props, true)
+}

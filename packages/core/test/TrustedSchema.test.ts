@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as DateTime from "effect/DateTime"
+import * as Equal from "effect/Equal"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
 import * as Chat from "../src/Chat.js"
@@ -150,5 +151,33 @@ describe("TrustedSchema.decoder", () => {
     expect(DateTime.toEpochMillis(decoded.at)).toBe(0)
     expect(() => Schema.decodeUnknownSync(Row)({ id: "not-a-uuid", at: "1970-01-01T00:00:00.000Z", maybe: null }))
       .toThrow()
+  })
+})
+
+describe("TrustedSchema.make", () => {
+  it("builds what the class's constructor builds without validation, for any value of its fields", () =>
+    FastCheck.assert(
+      FastCheck.property(Arbitrary.make(Schema.typeSchema(Chat.ChatSummary)), (value) => {
+        const props = { ...value }
+        const made = TrustedSchema.make(Chat.ChatSummary, props)
+        const constructed = new Chat.ChatSummary(props, true)
+        expect(made).toBeInstanceOf(Chat.ChatSummary)
+        expect(made).toStrictEqual(constructed)
+        expect(Equal.equals(made, constructed)).toBe(true)
+        expect(JSON.stringify(made)).toBe(JSON.stringify(constructed))
+        // A copy: the props stay the caller's.
+        expect(made).not.toBe(props)
+      }),
+      { numRuns: 100 }
+    ))
+
+  it("leaves a class with a constructor default to its constructor, which applies the default", () => {
+    class WithDefault extends Schema.Class<WithDefault>("WithDefault")({
+      name: Schema.String,
+      count: Schema.optionalWith(Schema.Number, { default: () => 7 })
+    }) {}
+    const made = TrustedSchema.make(WithDefault, { name: "a" })
+    expect(made).toBeInstanceOf(WithDefault)
+    expect(made.count).toBe(7)
   })
 })

@@ -15,6 +15,7 @@ import { Conflict, NotFound } from "@sightline/core/Errors"
 import { ApiKeyId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import { SecretHash } from "@sightline/core/Secret"
 import * as Traced from "@sightline/core/Traced"
+import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,7 +46,7 @@ export const ApiKeyFromRow = Schema.transform(
     rotated_from: Schema.optionalWith(ApiKeyId, { nullable: true })
   }),
   Schema.typeSchema(ApiKeyRecord),
-  { strict: true, decode: (row) => new ApiKeyRecord(row, true), encode: (record) => record }
+  { strict: true, decode: (row) => TrustedSchema.make(ApiKeyRecord, row), encode: (record) => record }
 )
 
 const KeyRef = Schema.Struct({ organization_id: OrganizationId, id: ApiKeyId })

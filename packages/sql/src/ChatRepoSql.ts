@@ -36,14 +36,14 @@ export const ChatFromRow = Schema.transform(
     updated_at: Schema.DateTimeUtcFromDate
   }),
   Schema.typeSchema(ChatRecord),
-  { strict: true, decode: (row) => new ChatRecord(row, true), encode: (chat) => chat }
+  { strict: true, decode: (row) => TrustedSchema.make(ChatRecord, row), encode: (chat) => chat }
 )
 
 /** A row of `<prefix>chat_messages` ↔ a `MessageRecord`. */
 export const MessageFromRow = Schema.transform(
   Schema.Struct({ ...MessageRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
   Schema.typeSchema(MessageRecord),
-  { strict: true, decode: (row) => new MessageRecord(row, true), encode: (message) => message }
+  { strict: true, decode: (row) => TrustedSchema.make(MessageRecord, row), encode: (message) => message }
 )
 
 /** A row of `<prefix>chat_cells` ↔ a `CellRecord`: NULL columns are absent optional fields. */
@@ -62,7 +62,7 @@ export const CellFromRow = Schema.transform(
     execution_time_ms: RowSql.nullable(CellRecord.fields.execution_time_ms.from)
   }),
   Schema.typeSchema(CellRecord),
-  { strict: true, decode: (row) => new CellRecord(row, true), encode: (cell) => cell }
+  { strict: true, decode: (row) => TrustedSchema.make(CellRecord, row), encode: (cell) => cell }
 )
 
 /** A row of `<prefix>chat_assets` ↔ an `AssetRecord`. */
@@ -76,7 +76,7 @@ export const AssetFromRow = Schema.transform(
     created_at: Schema.DateTimeUtcFromDate
   }),
   Schema.typeSchema(AssetRecord),
-  { strict: true, decode: (row) => new AssetRecord(row, true), encode: (asset) => asset }
+  { strict: true, decode: (row) => TrustedSchema.make(AssetRecord, row), encode: (asset) => asset }
 )
 
 const ChatKey = Schema.Struct({ organization_id: OrganizationId, id: ChatId })

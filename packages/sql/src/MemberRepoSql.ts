@@ -11,6 +11,7 @@ import { MemberId, OrganizationId, RoleId } from "@sightline/core/Ids"
 import { Member } from "@sightline/core/Member"
 import { MemberRepo } from "@sightline/core/MemberRepo"
 import * as Traced from "@sightline/core/Traced"
+import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -31,7 +32,7 @@ export const MemberFromRow = Schema.transform(
     created_at: Schema.DateTimeUtcFromDate
   }),
   Schema.typeSchema(Member),
-  { strict: true, decode: (row) => new Member(row, true), encode: (member) => member }
+  { strict: true, decode: (row) => TrustedSchema.make(Member, row), encode: (member) => member }
 )
 
 const MemberKey = Schema.Struct({ organization_id: OrganizationId, id: MemberId })

@@ -35,14 +35,14 @@ export const PlaybookFromRow = Schema.transform(
     updated_at: Schema.DateTimeUtcFromDate
   }),
   Schema.typeSchema(PlaybookRecord),
-  { strict: true, decode: (row) => new PlaybookRecord(row, true), encode: (playbook) => playbook }
+  { strict: true, decode: (row) => TrustedSchema.make(PlaybookRecord, row), encode: (playbook) => playbook }
 )
 
 /** A row of `<prefix>playbook_reports` ↔ a `ReportRecord` (`blocks` is JSON, decoded by the driver). */
 export const ReportFromRow = Schema.transform(
   Schema.Struct({ ...ReportRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
   Schema.typeSchema(ReportRecord),
-  { strict: true, decode: (row) => new ReportRecord(row, true), encode: (report) => report }
+  { strict: true, decode: (row) => TrustedSchema.make(ReportRecord, row), encode: (report) => report }
 )
 
 const PlaybookKey = Schema.Struct({ organization_id: OrganizationId, id: PlaybookId })

@@ -12,6 +12,7 @@ import { MemberId, ModelNumber, OrganizationId, RoleId } from "@sightline/core/I
 import { RoleRecord } from "@sightline/core/Role"
 import { RoleRepo } from "@sightline/core/RoleRepo"
 import * as Traced from "@sightline/core/Traced"
+import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -33,7 +34,7 @@ export const RoleFromRow = Schema.transform(
     updated_at: Schema.DateTimeUtcFromDate
   }),
   Schema.typeSchema(RoleRecord),
-  { strict: true, decode: (row) => new RoleRecord(row, true), encode: (role) => role }
+  { strict: true, decode: (row) => TrustedSchema.make(RoleRecord, row), encode: (role) => role }
 )
 
 const RoleKey = Schema.Struct({ organization_id: OrganizationId, id: RoleId })
