@@ -123,23 +123,30 @@ export const layer: Layer.Layer<
     const enforce = RateLimit.enforceWith(yield* RateLimiter.RateLimiter, yield* RateLimit.RateLimitConfig)
     const failures = yield* Effect.provide(RateLimiter.RateLimiter, RateLimiter.layerMemory)
     const retryAfter = Math.ceil(60 / failedAuthBucket.refillPerMinute)
+    // The addresses that have failed: a bucket never taken from is full, so only theirs can be out
+    // of tokens, and a request from any other address skips the check (an effect per request).
+    // It grows as the limiter's own buckets do, by one entry per failing address.
+    const failedFrom = new Set<string>()
     return Authentication.of({
       bearer: (token) =>
         Effect.withFiberRuntime((fiber) => {
-          const key = `auth-failures:${addressOf(requestOf(fiber))}`
+          const address = addressOf(requestOf(fiber))
+          const authenticated = authenticateToken(Redacted.value(token)).pipe(
+            Effect.catchAll((error) => {
+              failedFrom.add(address)
+              return Effect.zipRight(
+                failures.consume(`auth-failures:${address}`, failedAuthBucket, 1),
+                Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated)
+              )
+            }),
+            Effect.tap((principal) => enforce(principal.organizationId))
+          )
+          if (!failedFrom.has(address)) return authenticated
           // Cost 0 only reads the bucket: an address out of tokens is refused before any check.
-          return Effect.flatMap(failures.consume(key, failedAuthBucket, 0), (left) =>
-            left.remaining < 1
-              ? tooManyFailures(retryAfter)
-              : authenticateToken(Redacted.value(token)).pipe(
-                Effect.catchAll((error) =>
-                  Effect.zipRight(
-                    failures.consume(key, failedAuthBucket, 1),
-                    Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated)
-                  )
-                ),
-                Effect.tap((principal) => enforce(principal.organizationId))
-              ))
+          return Effect.flatMap(
+            failures.consume(`auth-failures:${address}`, failedAuthBucket, 0),
+            (left) => left.remaining < 1 ? tooManyFailures(retryAfter) : authenticated
+          )
         })
     })
   })
