@@ -66,7 +66,7 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const read = yield* PoolRead.reader
+    const compiledRead = yield* PoolRead.compiledReader
     const prefix = yield* TablePrefix
     const apiKeys = sql(prefix.name("api_keys"))
     const idKey = prefix.name("api_keys_pkey")
@@ -160,17 +160,18 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
       "r_created_at",
       "r_updated_at"
     ]
-    const findCredential = (hash: SecretHash) =>
-      Effect.gen(function*() {
-        const [found] = yield* read(sql<
-          { readonly credential: string | null }
-        >`SELECT json_agg(c ORDER BY c.r_created_at, c.r_id)::text AS credential
+    const credentialOf = compiledRead((hash: SecretHash) =>
+      sql<{ readonly credential: string | null }>`SELECT json_agg(c ORDER BY c.r_created_at, c.r_id)::text AS credential
           FROM (SELECT ${credentialColumns} FROM ${apiKeys} k
             LEFT JOIN ${members} m ON m.organization_id = k.organization_id AND m.id = k.member_id
             LEFT JOIN ${roles} r ON r.organization_id = k.organization_id AND r.id IN (${
-          heldRoleIds(sql, prefix, sql.literal("k.organization_id"), sql.literal("k.member_id"))
-        })
-            WHERE k.secret_hash = ${hash}) c`)
+        heldRoleIds(sql, prefix, sql.literal("k.organization_id"), sql.literal("k.member_id"))
+      })
+            WHERE k.secret_hash = ${hash}) c`
+    )
+    const findCredential = (hash: SecretHash) =>
+      Effect.gen(function*() {
+        const [found] = yield* credentialOf(hash)
         const text = found?.credential ?? null
         if (text === null) return Option.none<ApiKeyRepo.Credential>()
         const kept = decoded.get(hash)

@@ -53,7 +53,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    const read = yield* PoolRead.reader
+    const compiledRead = yield* PoolRead.compiledReader
     const prefix = yield* TablePrefix
     const playbooks = sql(prefix.name("playbooks"))
     const reports = sql(prefix.name("playbook_reports"))
@@ -215,12 +215,15 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     const playbookColumns = sql.literal([...keyNames, ...fieldNames].map((c) => `p.${c}`).join(", "))
     const pageColumns = sql.literal(reportNames.map((c) => `page.${c} AS r_${c}`).join(", "))
     const decodePlaybook = TrustedSchema.decoder(PlaybookFromRow)
-    const findWithReports = (organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
-      Effect.flatMap(
-        read(sql<Record<string, unknown>>`
+    const withReports = compiledRead((organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
+      sql<Record<string, unknown>>`
           SELECT ${playbookColumns}, counted.total, ${pageColumns}
           FROM ${playbooks} p CROSS JOIN ${countedWithPage(organizationId, id, limit, offset)}
-          WHERE p.organization_id = ${organizationId} AND p.id = ${id}`),
+          WHERE p.organization_id = ${organizationId} AND p.id = ${id}`
+    )
+    const findWithReports = (organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
+      Effect.flatMap(
+        withReports(organizationId, id, limit, offset),
         (rows) => {
           const first = rows[0]
           if (first === undefined) return Effect.succeed(Option.none())

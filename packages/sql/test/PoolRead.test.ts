@@ -82,6 +82,42 @@ forEachDatabase((database) =>
         }).pipe(Effect.provide(Layer.merge(database.client, layer)))
       })
 
+      it.effect("a compiled read is compiled once, and every call sends its own arguments", () => {
+        const { calls, layer } = counted()
+        return Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const compiledRead = yield* PoolRead.compiledReader
+          let built = 0
+          const rows = compiledRead((from: number, to: number) => {
+            built++
+            return sql<{ readonly n: number }>`SELECT n FROM generate_series(${from}::int, ${to}::int) AS n`
+          })
+          expect(yield* rows(1, 3)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }])
+          expect(yield* rows(7, 8)).toEqual([{ n: 7 }, { n: 8 }])
+          expect(yield* rows(5, 4)).toEqual([])
+          // Built and compiled once (with stand-ins), sent three times with the same text.
+          expect(built).toBe(1)
+          expect(calls).toHaveLength(3)
+          expect(new Set(calls).size).toBe(1)
+          // In a transaction it is the statement itself, built with the call's arguments.
+          expect(yield* sql.withTransaction(rows(2, 2))).toEqual([{ n: 2 }])
+          expect(built).toBe(2)
+          expect(calls).toHaveLength(3)
+        }).pipe(Effect.provide(Layer.merge(database.client, layer)))
+      })
+
+      it.effect("a compiled read whose argument shapes the statement is compiled on every call", () =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const compiledRead = yield* PoolRead.compiledReader
+          // The argument is part of the text, not a parameter: a stand-in would be wrong here.
+          const rows = compiledRead((n: number) =>
+            sql<{ readonly n: number }>`SELECT ${sql.literal(String(n))}::int AS n`
+          )
+          expect(yield* rows(1)).toEqual([{ n: 1 }])
+          expect(yield* rows(2)).toEqual([{ n: 2 }])
+        }).pipe(Effect.provide(database.client)))
+
       it.effect("a failing read fails with a SqlError, as a statement does", () =>
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient

@@ -15,6 +15,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 
 /** What a direct read needs of a pool: `pg.Pool`'s `query` with a callback. */
@@ -31,6 +32,22 @@ export class PoolReads extends Context.Tag("@sightline/sql/PoolReads")<PoolReads
 
 const transactionKey = SqlClient.TransactionConnection.key
 
+/** Whether a read runs as a statement of the client: in a transaction, or under a statement transformer. */
+const asStatement = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
+  fiber.currentContext.unsafeMap.has(transactionKey) || Option.isSome(fiber.getFiberRef(Statement.currentTransformer))
+
+const query = (pool: Pool, text: string, params: Array<unknown>) =>
+  Effect.async<ReadonlyArray<any>, SqlError>((resume) => {
+    // No canceller: an interrupted read finishes on its own and `pg-pool` releases its connection.
+    pool.query(text, params, (cause, result) => {
+      resume(
+        cause === undefined || cause === null
+          ? Effect.succeed(result.rows)
+          : Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
+      )
+    })
+  })
+
 /**
  * How the repository made at layer time runs its hot reads: on the pool when the `SqlClient` has
  * one, else as any statement.
@@ -43,22 +60,56 @@ export const reader: Effect.Effect<
     onNone: () => (statement) => statement,
     onSome: (pool) => (statement) =>
       Effect.withFiberRuntime((fiber) => {
-        // A transaction's connection, or a statement transformer (`Statement.withTransformer`) to apply.
-        if (
-          fiber.currentContext.unsafeMap.has(transactionKey) ||
-          Option.isSome(fiber.getFiberRef(Statement.currentTransformer))
-        ) return statement
+        if (asStatement(fiber)) return statement
         const [text, params] = statement.compile()
-        return Effect.async<ReadonlyArray<any>, SqlError>((resume) => {
-          // No canceller: an interrupted read finishes on its own and `pg-pool` releases its connection.
-          pool.query(text, params as Array<unknown>, (cause, result) => {
-            resume(
-              cause === undefined || cause === null
-                ? Effect.succeed(result.rows)
-                : Effect.fail(new SqlError({ cause, message: "Failed to execute statement" }))
-            )
-          })
-        })
+        return query(pool, text, params as Array<unknown>)
       })
+  })
+)
+
+/** Stands for the `index`th argument of a compiled read while its statement is compiled. */
+class Argument {
+  constructor(readonly index: number) {}
+}
+
+/**
+ * How the repository made at layer time runs a hot read that it makes again and again: `build`
+ * is compiled once, on the first call on the pool, with a stand-in for each argument, and every
+ * later call sends the same text with its own arguments in their places. A statement's text is
+ * long and made anew by every compile (the credential's is 1.5 KB), and `pg` hashes it again to
+ * find its prepared statement. `build` must use its arguments as parameters (`${arg}`) only, never
+ * to shape the statement; one that does not (an argument missing from the parameters) is compiled
+ * on every call. In a transaction, under a transformer and on PGlite, `build(...args)` runs as any
+ * statement.
+ */
+export const compiledReader: Effect.Effect<
+  <Args extends ReadonlyArray<unknown>, A>(
+    build: (...args: Args) => Statement.Statement<A>
+  ) => (...args: Args) => Effect.Effect<ReadonlyArray<A>, SqlError>
+> = Effect.map(
+  Effect.serviceOption(PoolReads),
+  Option.match({
+    // Without a pool, the statement itself.
+    onNone: () => (build) => build,
+    onSome: (pool) => <Args extends ReadonlyArray<unknown>, A>(build: (...args: Args) => Statement.Statement<A>) => {
+      let compiled: { readonly text: string; readonly params: ReadonlyArray<unknown> } | null | undefined
+      const compile = () => {
+        const [text, params] = build(...Array.from({ length: build.length }, (_, i) => new Argument(i)) as never)
+          .compile()
+        const used = new Set(params.flatMap((param) => param instanceof Argument ? [param.index] : []))
+        return used.size === build.length ? { text, params } : null
+      }
+      return (...args: Args) =>
+        Effect.withFiberRuntime((fiber) => {
+          if (asStatement(fiber)) return build(...args)
+          if (compiled === undefined) compiled = compile()
+          if (compiled === null) {
+            const [text, params] = build(...args).compile()
+            return query(pool, text, params as Array<unknown>)
+          }
+          const values = compiled.params.map((param) => param instanceof Argument ? args[param.index] : param)
+          return query(pool, compiled.text, values)
+        })
+    }
   })
 )
