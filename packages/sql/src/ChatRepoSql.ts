@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { AssetRecord } from "@sightline/core/Asset"
 import { CellRecord, ChatRecord, MessageRecord } from "@sightline/core/Chat"
@@ -95,6 +96,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const read = yield* PoolRead.reader
+    const compiledRead = yield* PoolRead.compiledReader
     const prefix = yield* TablePrefix
     const chats = sql(prefix.name("chats"))
     const counts = sql(prefix.name("chat_counts"))
@@ -176,30 +178,69 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // Rows of its own table, read on every listing: decoded without checking them again.
     // Straight to the record: its decoder reads only the chat's own columns of the row.
     const decodeChat = TrustedSchema.decoder(ChatFromRow)
-    const listPage = (
-      request: ListRequest,
-      page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection" | "limit" | "offset">
+    // One compiled read per shape of the listing: its sort, and which filters it has. The values
+    // (the organization, the creator, the pattern, the page) are its parameters.
+    const pageReads = new Map<
+      string,
+      (
+        organizationId: OrganizationId,
+        creatorId: MemberId | undefined,
+        pattern: string | undefined,
+        limit: number,
+        offset: number
+      ) => Effect.Effect<
+        ReadonlyArray<{ readonly total: number; readonly id: string | null; readonly preview: string }>,
+        SqlError
+      >
+    >()
+    const pageRead = (
+      page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection">,
+      creator: boolean,
+      search: boolean
     ) => {
       // The expressions of the sort indexes; ties by id in the same direction.
       const key = page.sortBy === "name" ? `lower(summary) COLLATE "C"` : page.sortBy
       const direction = page.sortDirection === "asc" ? "ASC" : "DESC"
-      return Effect.flatMap(
-        read(sql<{ readonly total: number; readonly id: string | null; readonly preview: string }>`
-          SELECT page.*, counted.total
-          FROM (${listTotal(request)}) AS counted
-          LEFT JOIN LATERAL (
-            SELECT ${chatColumns}, left(coalesce(first_question, ''), 200) AS preview
-            FROM ${chats} WHERE ${listFilter(request)}
-            ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
-            LIMIT ${page.limit} OFFSET ${page.offset}
-          ) AS page ON true`),
-        (rows) =>
-          Effect.sync(() => ({
-            rows: rows.filter((row) => row.id !== null).map((row) => ({ chat: decodeChat(row), preview: row.preview })),
-            total: rows[0]?.total ?? 0
-          }))
-      )
+      const shape = `${key} ${direction}${creator ? " creator" : ""}${search ? " search" : ""}`
+      let run = pageReads.get(shape)
+      if (run === undefined) {
+        run = compiledRead((organizationId, creatorId, pattern, limit, offset) => {
+          const request: ListRequest = {
+            organization_id: organizationId,
+            ...(creator ? { creator_id: creatorId } : {}),
+            ...(search ? { pattern } : {})
+          }
+          return sql<{ readonly total: number; readonly id: string | null; readonly preview: string }>`
+            SELECT page.*, counted.total
+            FROM (${listTotal(request)}) AS counted
+            LEFT JOIN LATERAL (
+              SELECT ${chatColumns}, left(coalesce(first_question, ''), 200) AS preview
+              FROM ${chats} WHERE ${listFilter(request)}
+              ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
+              LIMIT ${limit} OFFSET ${offset}
+            ) AS page ON true`
+        })
+        pageReads.set(shape, run)
+      }
+      return run
     }
+    const listPage = (
+      request: ListRequest,
+      page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection" | "limit" | "offset">
+    ) =>
+      Effect.map(
+        pageRead(page, request.creator_id !== undefined, request.pattern !== undefined)(
+          request.organization_id,
+          request.creator_id,
+          request.pattern,
+          page.limit,
+          page.offset
+        ),
+        (rows) => ({
+          rows: rows.filter((row) => row.id !== null).map((row) => ({ chat: decodeChat(row), preview: row.preview })),
+          total: rows[0]?.total ?? 0
+        })
+      )
 
     // The chat row is locked first, so that messages of one chat get their `seq` in the order their
     // transactions append them, and `first_question` is the first user message in that order.

@@ -67,9 +67,15 @@ export const reader: Effect.Effect<
   })
 )
 
+// What a stand-in reads as text: found in a compiled text, an argument was spliced into it.
+const standInText = "\u0000sightline:argument\u0000"
+
 /** Stands for the `index`th argument of a compiled read while its statement is compiled. */
 class Argument {
   constructor(readonly index: number) {}
+  toString() {
+    return standInText
+  }
 }
 
 /**
@@ -77,10 +83,11 @@ class Argument {
  * is compiled once, on the first call on the pool, with a stand-in for each argument, and every
  * later call sends the same text with its own arguments in their places. A statement's text is
  * long and made anew by every compile (the credential's is 1.5 KB), and `pg` hashes it again to
- * find its prepared statement. `build` must use its arguments as parameters (`${arg}`) only, never
- * to shape the statement; one that does not (an argument missing from the parameters) is compiled
- * on every call. In a transaction, under a transformer and on PGlite, `build(...args)` runs as any
- * statement.
+ * find its prepared statement (12% of the server's CPU per `GET /v2/playbooks/{id}`). `build` must
+ * use its arguments as parameters (`${arg}`) only, never to shape the statement (a test of an
+ * argument would see the stand-in); one whose argument ends up in the text (`sql.literal(arg)`)
+ * is compiled on every call. In a transaction, under a transformer and on PGlite,
+ * `build(...args)` runs as any statement.
  */
 export const compiledReader: Effect.Effect<
   <Args extends ReadonlyArray<unknown>, A>(
@@ -92,18 +99,21 @@ export const compiledReader: Effect.Effect<
     // Without a pool, the statement itself.
     onNone: () => (build) => build,
     onSome: (pool) => <Args extends ReadonlyArray<unknown>, A>(build: (...args: Args) => Statement.Statement<A>) => {
-      let compiled: { readonly text: string; readonly params: ReadonlyArray<unknown> } | null | undefined
-      const compile = () => {
-        const [text, params] = build(...Array.from({ length: build.length }, (_, i) => new Argument(i)) as never)
-          .compile()
-        const used = new Set(params.flatMap((param) => param instanceof Argument ? [param.index] : []))
-        return used.size === build.length ? { text, params } : null
+      let compiled:
+        | { readonly arity: number; readonly text: string; readonly params: ReadonlyArray<unknown> }
+        | null
+        | undefined
+      // Compiled with as many stand-ins as the first call has arguments; a call with another number
+      // of them is compiled on its own.
+      const compile = (arity: number) => {
+        const [text, params] = build(...Array.from({ length: arity }, (_, i) => new Argument(i)) as never).compile()
+        return text.includes(standInText) ? null : { arity, text, params }
       }
       return (...args: Args) =>
         Effect.withFiberRuntime((fiber) => {
           if (asStatement(fiber)) return build(...args)
-          if (compiled === undefined) compiled = compile()
-          if (compiled === null) {
+          if (compiled === undefined) compiled = compile(args.length)
+          if (compiled === null || compiled.arity !== args.length) {
             const [text, params] = build(...args).compile()
             return query(pool, text, params as Array<unknown>)
           }
