@@ -181,3 +181,36 @@ describe("TrustedSchema.make", () => {
     expect(made.count).toBe(7)
   })
 })
+
+describe("TrustedSchema dates", () => {
+  const encodeUtc = TrustedSchema.encoder(Schema.DateTimeUtc)
+  const decodeFromDate = TrustedSchema.decoder(Schema.DateTimeUtcFromDate)
+
+  it("writes a DateTime's ISO text as toISOString does, in and out of the range it computes itself", () => {
+    const edges = [
+      0, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_400_000,
+      253_402_300_799_999, 253_402_300_800_000, -1, -62_167_219_200_000, 8.64e15, -8.64e15
+    ]
+    for (const millis of edges) {
+      expect(encodeUtc(DateTime.unsafeMake(millis))).toBe(new Date(millis).toISOString())
+    }
+    FastCheck.assert(
+      FastCheck.property(FastCheck.integer({ min: -8.64e15, max: 8.64e15 }), (millis) => {
+        expect(encodeUtc(DateTime.unsafeMake(millis))).toBe(new Date(millis).toISOString())
+      }),
+      { numRuns: 5000 }
+    )
+    FastCheck.assert(
+      FastCheck.property(FastCheck.integer({ min: 0, max: 253_402_300_799_999 }), (millis) => {
+        expect(encodeUtc(DateTime.unsafeMake(millis))).toBe(new Date(millis).toISOString())
+      }),
+      { numRuns: 20_000 }
+    )
+  })
+
+  it("reads a column's Date as the schema does, and refuses an invalid one as it does", () => {
+    const date = new Date("2026-11-25T06:52:03.938Z")
+    expect(decodeFromDate(date)).toStrictEqual(Schema.decodeUnknownSync(Schema.DateTimeUtcFromDate)(date))
+    expect(() => decodeFromDate(new Date(Number.NaN))).toThrow()
+  })
+})
