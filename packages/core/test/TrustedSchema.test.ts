@@ -188,8 +188,21 @@ describe("TrustedSchema dates", () => {
 
   it("writes a DateTime's ISO text as toISOString does, in and out of the range it computes itself", () => {
     const edges = [
-      0, 1, 999, 1000, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_400_000,
-      253_402_300_799_999, 253_402_300_800_000, -1, -62_167_219_200_000, 8.64e15, -8.64e15
+      0,
+      1,
+      999,
+      1000,
+      86_399_999,
+      86_400_000,
+      951_782_400_000,
+      951_868_799_999,
+      4_107_542_400_000,
+      253_402_300_799_999,
+      253_402_300_800_000,
+      -1,
+      -62_167_219_200_000,
+      8.64e15,
+      -8.64e15
     ]
     for (const millis of edges) {
       expect(encodeUtc(DateTime.unsafeMake(millis))).toBe(new Date(millis).toISOString())
