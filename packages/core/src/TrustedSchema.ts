@@ -150,7 +150,8 @@ const dateTime = (ast: AST.Transformation, direction: Direction, slow: Codec): C
 }
 
 const transformation = (ast: AST.Transformation, direction: Direction): Codec => {
-  const direct = dateTime(ast, direction, fallback(ast, direction))
+  const slow = fallback(ast, direction)
+  const direct = dateTime(ast, direction, slow)
   if (direct !== undefined) return direct
   // Encoding goes from the type side (`to`) to the encoded side (`from`), decoding the other way.
   const [first, last] = direction === "encode"
@@ -160,9 +161,8 @@ const transformation = (ast: AST.Transformation, direction: Direction): Codec =>
   if (AST.isTypeLiteralTransformation(ast.transformation)) {
     return typeLiteralTransformation(ast.transformation, direction, first, last)
   }
-  if (!AST.isFinalTransformation(ast.transformation)) return fallback(ast, direction)
+  if (!AST.isFinalTransformation(ast.transformation)) return slow
   const transform = ast.transformation[direction]
-  const slow = fallback(ast, direction)
   return (value) => {
     const result = transform(first(value), AST.defaultParseOption, ast, value)
     // A transformation that is not synchronous (or that refuses the value) goes the usual way,

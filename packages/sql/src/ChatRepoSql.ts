@@ -9,7 +9,6 @@
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { AssetRecord } from "@sightline/core/Asset"
 import { CellRecord, ChatRecord, MessageRecord } from "@sightline/core/Chat"
@@ -171,28 +170,39 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           ])
         }`
         : sql`SELECT count(*)::int AS total FROM ${chats} WHERE ${listFilter(request)}`
+    // Rows of its own table, read on every listing: decoded straight to the record, without
+    // checking them again (its decoder reads only the chat's own columns of the row).
+    const decodeChat = TrustedSchema.decoder(ChatFromRow)
     // A page of chats and their total in one statement, so both come from one snapshot: as two, a
     // chat started between them was counted but missing from the page. The total is the row that is
-    // always there and the page joins it (no chat: one row of nulls), as a playbook's reports do
-    // (`PlaybookRepoSql`): a join `ON true` is a nested loop, which keeps the page's index order.
-    // Rows of its own table, read on every listing: decoded without checking them again.
-    // Straight to the record: its decoder reads only the chat's own columns of the row.
-    const decodeChat = TrustedSchema.decoder(ChatFromRow)
-    // One compiled read per shape of the listing: its sort, and which filters it has. The values
-    // (the organization, the creator, the pattern, the page) are its parameters.
-    const pageReads = new Map<
-      string,
-      (
+    // always there and the page joins it (no chat: one row of nulls): a join `ON true` is a nested
+    // loop, which keeps the page's index order. One compiled read per shape of the listing (its
+    // sort, and which filters it has); the values (the organization, the creator, the pattern, the
+    // page) are its parameters.
+    const makePageRead = (sort: string, creator: boolean, search: boolean) =>
+      compiledRead((
         organizationId: OrganizationId,
         creatorId: MemberId | undefined,
         pattern: string | undefined,
         limit: number,
         offset: number
-      ) => Effect.Effect<
-        ReadonlyArray<{ readonly total: number; readonly id: string | null; readonly preview: string }>,
-        SqlError
-      >
-    >()
+      ) => {
+        const request: ListRequest = {
+          organization_id: organizationId,
+          ...(creator ? { creator_id: creatorId } : {}),
+          ...(search ? { pattern } : {})
+        }
+        return sql<{ readonly total: number; readonly id: string | null; readonly preview: string }>`
+          SELECT page.*, counted.total
+          FROM (${listTotal(request)}) AS counted
+          LEFT JOIN LATERAL (
+            SELECT ${chatColumns}, left(coalesce(first_question, ''), 200) AS preview
+            FROM ${chats} WHERE ${listFilter(request)}
+            ORDER BY ${sql.literal(sort)}
+            LIMIT ${limit} OFFSET ${offset}
+          ) AS page ON true`
+      })
+    const pageReads = new Map<string, ReturnType<typeof makePageRead>>()
     const pageRead = (
       page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection">,
       creator: boolean,
@@ -201,25 +211,11 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       // The expressions of the sort indexes; ties by id in the same direction.
       const key = page.sortBy === "name" ? `lower(summary) COLLATE "C"` : page.sortBy
       const direction = page.sortDirection === "asc" ? "ASC" : "DESC"
-      const shape = `${key} ${direction}${creator ? " creator" : ""}${search ? " search" : ""}`
+      const sort = `${key} ${direction}, id ${direction}`
+      const shape = `${sort}${creator ? " creator" : ""}${search ? " search" : ""}`
       let run = pageReads.get(shape)
       if (run === undefined) {
-        run = compiledRead((organizationId, creatorId, pattern, limit, offset) => {
-          const request: ListRequest = {
-            organization_id: organizationId,
-            ...(creator ? { creator_id: creatorId } : {}),
-            ...(search ? { pattern } : {})
-          }
-          return sql<{ readonly total: number; readonly id: string | null; readonly preview: string }>`
-            SELECT page.*, counted.total
-            FROM (${listTotal(request)}) AS counted
-            LEFT JOIN LATERAL (
-              SELECT ${chatColumns}, left(coalesce(first_question, ''), 200) AS preview
-              FROM ${chats} WHERE ${listFilter(request)}
-              ORDER BY ${sql.literal(`${key} ${direction}, id ${direction}`)}
-              LIMIT ${limit} OFFSET ${offset}
-            ) AS page ON true`
-        })
+        run = makePageRead(sort, creator, search)
         pageReads.set(shape, run)
       }
       return run

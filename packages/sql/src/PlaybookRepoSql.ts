@@ -235,21 +235,16 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
           WHERE p.organization_id = ${organizationId} AND p.id = ${id}`
     )
     const findWithReports = (organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
-      Effect.flatMap(
+      Effect.map(
         withReports(organizationId, id, limit, offset),
-        (rows) => {
-          const first = rows[0]
-          if (first === undefined) return Effect.succeed(Option.none())
-          return Effect.sync(() =>
-            Option.some({
-              playbook: decodePlaybook(first),
-              page: {
-                reports: decodeReports(RowSql.datesIn(JSON.parse(first.reports as string), reportDates)),
-                totalCount: first.total as number
-              }
-            })
-          )
-        }
+        ([first]) =>
+          first === undefined ? Option.none() : Option.some({
+            playbook: decodePlaybook(first),
+            page: {
+              reports: decodeReports(RowSql.datesIn(JSON.parse(first.reports as string), reportDates)),
+              totalCount: first.total as number
+            }
+          })
       )
     // Exactly the predicate of the partial index `playbooks_due_idx`, so the scheduler's read is a
     // range scan of due rows whatever the number of playbooks.

@@ -4,9 +4,10 @@
  * connection acquisition of its own: on `bench:http`'s machine that cost 0.06–0.09 ms of CPU per
  * statement, twice what `pg` itself spends on it. The statement is still written and compiled by
  * `@effect/sql`, so its text and parameters are exactly what the client would send; only the
- * execution is direct. Inside a transaction it runs on the transaction's connection as always, under
- * a statement transformer it goes through the transformer, and without a pool (PGlite) it is the
- * statement itself.
+ * execution is direct (`reader`), and for the reads made again and again, so is the compiling
+ * (`compiledReader`: once, with stand-ins for the arguments). Inside a transaction it runs on the
+ * transaction's connection as always, under a statement transformer it goes through the
+ * transformer, and without a pool (PGlite) it is the statement itself.
  *
  * @internal
  */
@@ -22,7 +23,7 @@ import * as Option from "effect/Option"
 export interface Pool {
   readonly query: (
     text: string,
-    values: Array<unknown>,
+    values: ReadonlyArray<unknown>,
     callback: (error: Error | undefined, result: { readonly rows: Array<any> }) => void
   ) => void
 }
@@ -36,7 +37,7 @@ const transactionKey = SqlClient.TransactionConnection.key
 const asStatement = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
   fiber.currentContext.unsafeMap.has(transactionKey) || Option.isSome(fiber.getFiberRef(Statement.currentTransformer))
 
-const query = (pool: Pool, text: string, params: Array<unknown>) =>
+const query = (pool: Pool, text: string, params: ReadonlyArray<unknown>) =>
   Effect.async<ReadonlyArray<any>, SqlError>((resume) => {
     // No canceller: an interrupted read finishes on its own and `pg-pool` releases its connection.
     pool.query(text, params, (cause, result) => {
@@ -47,6 +48,12 @@ const query = (pool: Pool, text: string, params: Array<unknown>) =>
       )
     })
   })
+
+/** `statement`, compiled here and run on the pool. */
+const queryStatement = (pool: Pool, statement: Statement.Statement<unknown>) => {
+  const [text, params] = statement.compile()
+  return query(pool, text, params)
+}
 
 /**
  * How the repository made at layer time runs its hot reads: on the pool when the `SqlClient` has
@@ -59,11 +66,7 @@ export const reader: Effect.Effect<
   Option.match({
     onNone: () => (statement) => statement,
     onSome: (pool) => (statement) =>
-      Effect.withFiberRuntime((fiber) => {
-        if (asStatement(fiber)) return statement
-        const [text, params] = statement.compile()
-        return query(pool, text, params as Array<unknown>)
-      })
+      Effect.withFiberRuntime((fiber) => asStatement(fiber) ? statement : queryStatement(pool, statement))
   })
 )
 
@@ -113,10 +116,7 @@ export const compiledReader: Effect.Effect<
         Effect.withFiberRuntime((fiber) => {
           if (asStatement(fiber)) return build(...args)
           if (compiled === undefined) compiled = compile(args.length)
-          if (compiled === null || compiled.arity !== args.length) {
-            const [text, params] = build(...args).compile()
-            return query(pool, text, params as Array<unknown>)
-          }
+          if (compiled === null || compiled.arity !== args.length) return queryStatement(pool, build(...args))
           const values = compiled.params.map((param) => param instanceof Argument ? args[param.index] : param)
           return query(pool, compiled.text, values)
         })
