@@ -116,9 +116,7 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
       })
     const get = findById(false)
     const getForUpdate = findById(true)
-    // Authentication's one statement: the key by its hash (unique index, whichever organization it
-    // lives in), its owner, and the owner's live roles (one row each, none for a member without
-    // roles), columns prefixed by table.
+    // The credential's columns, prefixed by table.
     const keyNames = ["id", "organization_id", ...fieldNames]
     const credentialColumns = sql.literal([
       ...keyNames.map((c) => c === "assumed_roles" ? "k.assumed_roles::text[] AS k_assumed_roles" : `k.${c} AS k_${c}`),
@@ -131,11 +129,15 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     const decodeMember = Schema.decodeUnknown(MemberFromRow)
     const decodeRole = Schema.decodeUnknown(RoleFromRow)
     // Authentication reads the credential on every request, so that a revoked key, a removed role or
-    // a deleted member takes effect at once. The statement answers it as one text column, the rows'
-    // JSON: unchanged rows are then one string compared with the one whose decoding is kept, instead
-    // of 35 columns parsed by the driver (dates, arrays) and turned back into JSON to compare, which
-    // cost about a third of authentication's CPU (`bench:http`). Decoding is a function of that text.
-    const decoded = new Map<string, { readonly text: string; readonly credential: ApiKeyRepo.Credential }>()
+    // a deleted member takes effect at once. What it reads each time is the credential's version:
+    // the row version (`xmin`, the transaction that wrote the row) of the key, of its owner and of
+    // each role held, with the roles' ids. Any write of one of those rows (a revocation, a soft
+    // delete, an edited role) gives it a new `xmin`, and a role gained or lost changes the list, so
+    // an unchanged version is an unchanged credential, and its decoding is kept. Only a new version
+    // reads the rows themselves, as one text column of JSON (35 columns parsed by the driver cost
+    // about a third of authentication's CPU). Built on every request, that JSON cost PostgreSQL 0.108 ms
+    // of CPU against the version's 0.083 (`bench:http`'s key; see docs/decisions.md).
+    const decoded = new Map<string, { readonly version: string; readonly credential: ApiKeyRepo.Credential }>()
     const decodeCredential = (rows: readonly [Record<string, unknown>, ...Array<Record<string, unknown>>]) =>
       Effect.gen(function*() {
         const [first] = rows
@@ -160,28 +162,44 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
       "r_created_at",
       "r_updated_at"
     ]
-    const credentialOf = compiledRead((hash: SecretHash) =>
-      sql<{ readonly credential: string | null }>`SELECT json_agg(c ORDER BY c.r_created_at, c.r_id)::text AS credential
-          FROM (SELECT ${credentialColumns} FROM ${apiKeys} k
-            LEFT JOIN ${members} m ON m.organization_id = k.organization_id AND m.id = k.member_id
-            LEFT JOIN ${roles} r ON r.organization_id = k.organization_id AND r.id IN (${
+    // The key by its hash (unique index, whichever organization it lives in), its owner, and the
+    // owner's live roles: one row each, none for a member without roles.
+    const credentialRows = (hash: SecretHash) =>
+      sql`FROM ${apiKeys} k
+          LEFT JOIN ${members} m ON m.organization_id = k.organization_id AND m.id = k.member_id
+          LEFT JOIN ${roles} r ON r.organization_id = k.organization_id AND r.id IN (${
         heldRoleIds(sql, prefix, sql.literal("k.organization_id"), sql.literal("k.member_id"))
       })
-            WHERE k.secret_hash = ${hash}) c`
+          WHERE k.secret_hash = ${hash}`
+    const versionOf = compiledRead((hash: SecretHash) =>
+      sql<{ readonly version: string | null }>`SELECT string_agg(
+            k.xmin::text || ':' || coalesce(m.xmin::text, '') || ':' || coalesce(r.id::text, '') || ':' ||
+              coalesce(r.xmin::text, ''),
+            ',' ORDER BY r.created_at, r.id) AS version
+          ${credentialRows(hash)}`
+    )
+    const credentialOf = compiledRead((hash: SecretHash) =>
+      sql<{ readonly credential: string | null }>`SELECT json_agg(c ORDER BY c.r_created_at, c.r_id)::text AS credential
+          FROM (SELECT ${credentialColumns} ${credentialRows(hash)}) c`
     )
     const findCredential = (hash: SecretHash) =>
       Effect.gen(function*() {
+        const [current] = yield* versionOf(hash)
+        const version = current?.version ?? null
+        if (version === null) return Option.none<ApiKeyRepo.Credential>()
+        const kept = decoded.get(hash)
+        if (kept !== undefined && kept.version === version) return Option.some(kept.credential)
+        // Read after the version, the rows are as new as it or newer: kept under it, a newer state is
+        // read again on the next request, whose version differs; an older one is never kept.
         const [found] = yield* credentialOf(hash)
         const text = found?.credential ?? null
         if (text === null) return Option.none<ApiKeyRepo.Credential>()
-        const kept = decoded.get(hash)
-        if (kept !== undefined && kept.text === text) return Option.some(kept.credential)
         const rows = RowSql.datesIn(JSON.parse(text) as Array<Record<string, unknown>>, credentialDates)
         if (!Arr.isNonEmptyReadonlyArray(rows)) return Option.none<ApiKeyRepo.Credential>()
         const credential = yield* decodeCredential(rows)
         // Keys in use are few; past this many, start over rather than grow without end.
         if (decoded.size >= maxDecodedCredentials) decoded.clear()
-        decoded.set(hash, { text, credential })
+        decoded.set(hash, { version, credential })
         return Option.some(credential)
       }).pipe(Effect.orDie)
     // Newest first. The row comparison `(created_at, id) < (…)` continues strictly after the cursor's
