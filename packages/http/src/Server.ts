@@ -254,11 +254,17 @@ export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
     const request = requestOf(fiber)
     const chosen = requestIdIn(fiber)
     const requestId = chosen ?? requestIdOf(request)
-    const answered = Effect.zipRight(
-      HttpApp.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-      ),
-      enveloped(app, request)
+    const withId = (response: HttpServerResponse.HttpServerResponse) =>
+      HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    // A response is given its id here. A failure is made a response after this middleware, by the
+    // API's error schemas, and gets it from a pre-response handler. Only failures take one: adding a
+    // handler changes the fiber's locals, a change that compares the old and new handlers by hash
+    // and so registers each new function in a WeakMap (2–3% of the server's CPU per request).
+    const answered = enveloped(app, request).pipe(
+      Effect.map(withId),
+      Effect.tapErrorCause(() =>
+        HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withId(response)))
+      )
     )
     // Without `accessLog`, this request's log lines get the id here.
     return chosen === undefined ? withRequestId(answered, requestId) : answered
