@@ -127,6 +127,7 @@ export const layer: Layer.Layer<
     // of tokens, and a request from any other address skips the check (an effect per request).
     // It grows as the limiter's own buckets do, by one entry per failing address.
     const failedFrom = new Set<string>()
+    const failureKey = (address: string) => `auth-failures:${address}`
     return Authentication.of({
       bearer: (token) =>
         Effect.withFiberRuntime((fiber) => {
@@ -135,7 +136,7 @@ export const layer: Layer.Layer<
             Effect.catchAll((error) => {
               failedFrom.add(address)
               return Effect.zipRight(
-                failures.consume(`auth-failures:${address}`, failedAuthBucket, 1),
+                failures.consume(failureKey(address), failedAuthBucket, 1),
                 Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated)
               )
             }),
@@ -144,7 +145,7 @@ export const layer: Layer.Layer<
           if (!failedFrom.has(address)) return authenticated
           // Cost 0 only reads the bucket: an address out of tokens is refused before any check.
           return Effect.flatMap(
-            failures.consume(`auth-failures:${address}`, failedAuthBucket, 0),
+            failures.consume(failureKey(address), failedAuthBucket, 0),
             (left) => left.remaining < 1 ? tooManyFailures(retryAfter) : authenticated
           )
         })

@@ -243,5 +243,8 @@ export const dumpTemplate = (file: string): Effect.Effect<void, SqlError, Pglite
       catch: (cause) => new SqlError({ cause, message: `Failed to write the PGlite template ${file}` })
     }))
 
-/** PGlite in memory: a fresh, empty database per layer build (tests). */
+/**
+ * PGlite in memory: a fresh, empty database per layer build. Real PostgreSQL that keeps nothing: for
+ * tests, the template build, and a host that asks for no data directory.
+ */
 export const layerMemory: Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> = layerFrom({})
