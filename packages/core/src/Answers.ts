@@ -1112,6 +1112,12 @@ export const makeWith = (options: Options) =>
         // is the last event: taken from the writer once the answer is complete, as the model's
         // final step finishes (or, when the run returns without one, at its return). A cancel that
         // comes meanwhile waits for the end being stored, and then finds it in the log.
+        //
+        // Once `done` is out, the run sleeps once before it goes on to tear down (the model's stream,
+        // its scope): a timer, so that the process waits in the kernel. A write on loopback wakes its
+        // reader on the writer's CPU, expecting the writer to sleep, so a reader on the same machine
+        // (a proxy in front of the server, an embedding host, `pnpm bench:chat`'s client) otherwise
+        // got `done` only after that teardown, about a millisecond of CPU later.
         let completed = false
         const complete = (answer: string) =>
           Effect.flatMap(writer.take, (events) =>
@@ -1122,6 +1128,7 @@ export const makeWith = (options: Options) =>
               Effect.zipRight(Effect.sync(() => {
                 completed = true
               })),
+              Effect.zipRight(Effect.sleep(Duration.zero)),
               Effect.uninterruptible
             )
         yield* Effect.raceFirst(
