@@ -11,7 +11,7 @@
  *
  * The two writes on every answer's path (a batch of its events, and its end) run here too: each is
  * one statement, its own transaction on the pool as much as through the client, and the client's
- * execution was a tenth of a millisecond of each answer's `done` (`pnpm bench:chat`).
+ * execution cost about 0.06 ms before each answer's `done` (`pnpm bench:chat`).
  *
  * @internal
  */
