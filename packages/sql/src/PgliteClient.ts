@@ -21,14 +21,17 @@ import * as Stream from "effect/Stream"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as DirLock from "./internal/dirLock.js"
+import * as PoolRead from "./internal/poolRead.js"
 import * as Template from "./internal/template.js"
 
 /** A `SqlClient` backed by PGlite, with access to the PGlite instance. */
 export interface PgliteClient extends SqlClient.SqlClient {
   readonly pglite: PGlite
+  /** One statement outside any transaction, once no transaction holds the session (`PoolReads`). */
+  readonly direct: PoolRead.Pool
 }
 
-/** The PGlite client (also provided as `SqlClient.SqlClient`). */
+/** The PGlite client (also provided as `SqlClient.SqlClient`, and its direct reads as `PoolReads`). */
 export const PgliteClient = Context.GenericTag<PgliteClient>("@sightline/sql/PgliteClient")
 
 /** Where PGlite keeps its data. */
@@ -213,21 +216,30 @@ export const make = (
       compiler: PgClient.makeCompiler(),
       spanAttributes: [["db.system.name", "postgresql"], ["db.namespace", "pglite"]]
     })
-    return Object.assign(client, { pglite })
+    // The hot reads and the event log's writes (`PoolReads`) skip the client's span, scope and
+    // compiling, as on PostgreSQL, and take the same permit as any statement.
+    const direct: PoolRead.Pool = { query: (sql, params) => session.withPermits(1)(rowsOf(sql, params)) }
+    return Object.assign(client, { pglite, direct })
   })
 
-const layerFrom = (config: PgliteClientConfig): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> =>
+const layerFrom = (
+  config: PgliteClientConfig
+): Layer.Layer<PgliteClient | SqlClient.SqlClient | PoolRead.PoolReads, SqlError> =>
   Layer.scopedContext(
     Effect.map(
       make(config),
-      (client) => Context.make(PgliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+      (client) =>
+        Context.make(PgliteClient, client).pipe(
+          Context.add(SqlClient.SqlClient, client),
+          Context.add(PoolRead.PoolReads, client.direct)
+        )
     )
   ).pipe(Layer.provide(Reactivity.layer))
 
 /** PGlite with its data in a directory (created on first use, reopened afterwards). */
 export const layer = (
   config: { readonly dataDir: string; readonly template?: string | undefined }
-): Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> => layerFrom(config)
+): Layer.Layer<PgliteClient | SqlClient.SqlClient | PoolRead.PoolReads, SqlError> => layerFrom(config)
 
 /**
  * Writes `client`'s cluster as a gzipped tarball to `file`: a template new data directories start
@@ -247,4 +259,4 @@ export const dumpTemplate = (file: string): Effect.Effect<void, SqlError, Pglite
  * PGlite in memory: a fresh, empty database per layer build. Real PostgreSQL that keeps nothing: for
  * tests, the template build, and a host that asks for no data directory.
  */
-export const layerMemory: Layer.Layer<PgliteClient | SqlClient.SqlClient, SqlError> = layerFrom({})
+export const layerMemory: Layer.Layer<PgliteClient | SqlClient.SqlClient | PoolRead.PoolReads, SqlError> = layerFrom({})

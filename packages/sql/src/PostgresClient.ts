@@ -78,7 +78,7 @@ export const layer = (
       Layer.merge(
         // `acquirePool` closes the pool with this layer's scope; `PgClient` only uses it.
         PgClient.layerFromPool({ acquire: Effect.succeed(pool) }),
-        Layer.succeed(PoolRead.PoolReads, pool as PoolRead.Pool)
+        Layer.succeed(PoolRead.PoolReads, PoolRead.fromPgPool(pool))
       ))
   )
 
