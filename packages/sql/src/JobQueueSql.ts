@@ -127,6 +127,9 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
     // (a job that keeps killing its workers); `candidate` picks the due job with the earliest `run_at`
     // that no concurrent claim holds. The two never select the same row (`attempts` tells them apart).
     // A data-modifying CTE runs to completion even though the main query does not read it.
+    // The kinds are a list of parameters, not an array: PGlite prepares a statement only when every
+    // parameter has a plain text form, and each worker slot claims every second, holding the
+    // embedded store's one session meanwhile (planned anew each time 2.3–2.9 ms, prepared 1.0 ms).
     const claim = SqlSchema.findOne({
       Request: Schema.Struct({ kinds: Schema.Array(Schema.String), worker_id: Schema.String, lease: Schema.Number }),
       Result: JobFromRow,
@@ -136,14 +139,14 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
                 last_error = ${leaseExpiredError}, updated_at = ${now}, finished_at = ${now}
               WHERE id IN (
                 SELECT id FROM ${jobs}
-                WHERE kind = ANY(${kinds}::text[]) AND status = 'running' AND locked_until <= ${now}
+                WHERE ${sql.in("kind", kinds)} AND status = 'running' AND locked_until <= ${now}
                   AND attempts >= max_attempts
                 FOR UPDATE SKIP LOCKED
               )
               RETURNING id
             ), candidate AS (
               SELECT id FROM ${jobs}
-              WHERE kind = ANY(${kinds}::text[]) AND status IN ('pending', 'running') AND attempts < max_attempts
+              WHERE ${sql.in("kind", kinds)} AND status IN ('pending', 'running') AND attempts < max_attempts
                 AND ((status = 'pending' AND run_at <= ${now}) OR (status = 'running' AND locked_until <= ${now}))
               ORDER BY run_at, created_at, id
               LIMIT 1

@@ -86,6 +86,24 @@ export const jobQueueContract = (name: string, layer: Layer.Layer<JobQueue | Org
         expect((yield* claimSome(kind)).id).toBe(later.id)
       }).pipe(Effect.provide(layer)))
 
+    it.live("claims a job of any of several kinds, earliest run_at first", () =>
+      Effect.gen(function*() {
+        const { enqueue, kind, queue } = yield* setup
+        const now = yield* DateTime.now
+        const other = freshKind()
+        const first = yield* enqueue({ runAt: DateTime.subtract(now, { minutes: 3 }) })
+        const second = yield* queue.enqueue({
+          organizationId: first.organization_id,
+          kind: other,
+          payload: { n: 2 },
+          runAt: DateTime.subtract(now, { minutes: 2 })
+        })
+        const claim = queue.claim({ workerId: "worker-a", kinds: [kind, other], leaseMillis: 60_000 })
+        expect(Option.map(yield* claim, (job) => job.id)).toEqual(Option.some(first.id))
+        expect(Option.map(yield* claim, (job) => job.id)).toEqual(Option.some(second.id))
+        expect(yield* claim).toEqual(Option.none())
+      }).pipe(Effect.provide(layer)))
+
     it.live("never hands the same job to two concurrent claimers", () =>
       Effect.gen(function*() {
         const { enqueue, kind } = yield* setup
