@@ -222,6 +222,60 @@ describe("ChatCompletions (OpenAI-compatible, loopback server)", () => {
       expect(closed).toBe(true)
     }))
 
+  it.live("keeps one connection to the provider across answers", () =>
+    Effect.gen(function*() {
+      server = yield* Effect.promise(() =>
+        serve((_, res) => {
+          startSse(res)
+          sse(res, { choices: [{ index: 0, delta: { content: "hi" }, finish_reason: "stop" }] })
+          sse(res, "[DONE]")
+          res.end()
+        })
+      )
+      for (let i = 0; i < 3; i++) expect(LanguageModel.fromParts(yield* collect(model(), first)).text).toBe("hi")
+      expect(server.connections()).toBe(1)
+    }))
+
+  it.live("a connection that breaks mid-answer fails the generation as unavailable", () =>
+    Effect.gen(function*() {
+      server = yield* Effect.promise(() =>
+        serve(async (_, res) => {
+          startSse(res)
+          sse(res, { choices: [{ index: 0, delta: { content: "half " }, finish_reason: null }] })
+          await sleep(20)
+          res.socket?.destroy()
+        })
+      )
+      const error = yield* Effect.flip(collect(model(), first))
+      expect(error.reason).toBe("unavailable")
+      expect(error.message).toMatch(/the stream broke/)
+    }))
+
+  it.live("a provider nobody answers for fails as unavailable once the retries are spent", () =>
+    Effect.gen(function*() {
+      // A port that was just free: nothing listens there.
+      const closed = yield* Effect.promise(() => serve(() => undefined))
+      yield* Effect.promise(() => closed.close())
+      const unreachable = ChatCompletions.make({ baseUrl: `${closed.url}/v1`, policy: { ...fast, maxRetries: 1 } })
+      const error = yield* Effect.flip(collect(unreachable, first))
+      expect(error.reason).toBe("unavailable")
+      expect(error.message).toMatch(/cannot reach 127\.0\.0\.1:\d+/)
+    }))
+
+  it.live("a key that cannot go in a header fails the request, and the key is not in the message", () =>
+    Effect.gen(function*() {
+      server = yield* Effect.promise(() => serve((_, res) => res.end()))
+      const broken = ChatCompletions.make({
+        baseUrl: `${server.url}/v1`,
+        apiKey: Redacted.make("sk-secret\nline"),
+        policy: fast
+      })
+      const error = yield* Effect.flip(collect(broken, first))
+      expect(error.reason).toBe("invalid_request")
+      expect(error.message).not.toContain("sk-secret")
+      expect(server.received).toHaveLength(0)
+    }))
+
   it.live("lists the server's models", () =>
     Effect.gen(function*() {
       server = yield* Effect.promise(() =>

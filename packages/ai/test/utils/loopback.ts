@@ -18,6 +18,8 @@ export interface Loopback {
   readonly received: Array<Received>
   /** Resolves when a response was closed by the client before it ended. */
   readonly aborted: Promise<void>
+  /** The connections clients opened so far. */
+  readonly connections: () => number
   readonly close: () => Promise<void>
 }
 
@@ -41,12 +43,17 @@ export const serve = async (handler: Handler): Promise<Loopback> => {
       void handler(request, res, received.length - 1)
     })
   })
+  let connections = 0
+  server.on("connection", () => {
+    connections++
+  })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
     received,
     aborted,
+    connections: () => connections,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections()
