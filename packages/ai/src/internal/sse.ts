@@ -141,7 +141,7 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
     let current: NodeHttp.ClientRequest | undefined
     const attempt = Effect.async<NodeHttp.IncomingMessage, Failure>((resume) => {
       let settled = false
-      let timer: ReturnType<typeof setTimeout> | undefined
+      // Called from the request's events only, which come after the timer is set.
       const settle = (effect: Effect.Effect<NodeHttp.IncomingMessage, Failure>) => {
         if (settled) return
         settled = true
@@ -158,13 +158,13 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
         }, (response) => settle(Effect.succeed(response)))
       } catch (cause) {
         // A header Node refuses (a key with a line break in it): no request can be made.
-        return settle(Effect.fail(fail(
+        return resume(Effect.fail(fail(
           "invalid_request",
           `${request.provider}: cannot send the request: ${cause instanceof Error ? cause.message : String(cause)}`
         )))
       }
       current = outgoing
-      timer = setTimeout(() => {
+      const timer = setTimeout(() => {
         settle(Effect.fail(fail(
           "unavailable",
           `${request.provider}: no answer from ${host} within ${Duration.format(request.policy.firstByteTimeout)}`
