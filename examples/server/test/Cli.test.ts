@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as http from "node:http"
 import * as Cli from "../src/Cli.js"
 import { cli, serve, tempDir } from "./utils/process.js"
-import { postgresUrl, randomPrefix } from "./utils/server.js"
+import { dropPrefix, postgresUrl, randomPrefix } from "./utils/server.js"
 
 const adminKeyIn = (stdout: string) => /Admin API key \(shown once, keep it\): (\S+)/.exec(stdout)?.[1]
 const signInLinkIn = (stdout: string) =>
@@ -206,5 +206,6 @@ describe("sightline CLI on PostgreSQL", () => {
     expect(response.status).toBe(200)
     server.child.kill("SIGTERM")
     expect(await server.exited).toBe(0)
+    await dropPrefix(env.SIGHTLINE_TABLE_PREFIX)
   })
 })

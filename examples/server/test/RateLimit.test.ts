@@ -27,7 +27,7 @@ describe("rate limiting across processes", () => {
       }
       expect(statuses).toEqual([200, 200, 200, 200, 429, 429])
     } finally {
-      await second.stop()
+      await second.stop({ keepTables: true })
       await first.stop()
     }
   })

@@ -27,6 +27,23 @@ export const postgresUrl = process.env.SIGHTLINE_TEST_DATABASE_URL ?? "postgres:
 /** A fresh random table prefix. */
 export const randomPrefix = (): string => `t${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}_`
 
+/**
+ * Drops the tables and functions of `prefix` on the PostgreSQL server (ours only: prefixes are
+ * random). A failure is reported, not thrown: the test's own verdict stands.
+ */
+export const dropPrefix = (prefix: string): Promise<void> =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(PostgresClient.layer({ url: postgresUrl }))
+    const sql = Context.get(context, SqlClient.SqlClient)
+    const tables = yield* sql<{ tablename: string }>`
+      SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
+    yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
+    const functions = yield* sql<{ name: string }>`
+      SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = current_schema() AND starts_with(p.proname, ${prefix})`
+    yield* Effect.forEach(functions, (f) => sql`DROP FUNCTION IF EXISTS ${sql(f.name)} CASCADE`, { discard: true })
+  }))).catch((error) => console.warn(`could not drop the test tables of ${prefix}: ${String(error)}`))
+
 const probe: Promise<string | undefined> = Effect.runPromise(
   Effect.scoped(
     Effect.flatMap(
@@ -98,7 +115,8 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
     readonly stop: (options?: { readonly keepTables?: boolean }) => Promise<void>
   }
 > => {
-  const prefix = randomPrefix()
+  // The tables dropped at the end are the ones the server used: a test may give its own prefix.
+  const prefix = options.prefix ?? randomPrefix()
   const full: Sightline.Options = {
     store: database === "pglite" ? { _tag: "Pglite" } : { _tag: "Postgres", url: postgresUrl },
     prefix,
@@ -133,15 +151,7 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
   const stop = async ({ keepTables = false }: { readonly keepTables?: boolean } = {}) => {
     // The server (and its worker) stops first, so nothing queries the tables while they go.
     await runtime.dispose()
-    if (database === "postgres" && !keepTables) {
-      await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-        const context = yield* Layer.build(PostgresClient.layer({ url: postgresUrl }))
-        const sql = Context.get(context, SqlClient.SqlClient)
-        const tables = yield* sql<{ tablename: string }>`
-          SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
-        yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
-      }))).catch(() => undefined)
-    }
+    if (database === "postgres" && !keepTables) await dropPrefix(prefix)
   }
   return { database, baseUrl, run, newOrg, request, stop }
 }

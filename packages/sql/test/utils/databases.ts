@@ -101,7 +101,7 @@ const makeDatabase = (
   return { name, client, freshPrefix, store, shared: sharedContext(sharedRuntime) }
 }
 
-/** Drops every table whose name starts with `prefix` (ours only: prefixes are random). */
+/** Drops every table and function whose name starts with `prefix` (ours only: prefixes are random). */
 export const dropPrefix = (prefix: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -109,6 +109,11 @@ export const dropPrefix = (prefix: string) =>
       SELECT tablename FROM pg_tables
       WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
     yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
+    // The store's trigger functions outlive their tables.
+    const functions = yield* sql<{ name: string }>`
+      SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname = current_schema() AND starts_with(p.proname, ${prefix})`
+    yield* Effect.forEach(functions, (f) => sql`DROP FUNCTION IF EXISTS ${sql(f.name)} CASCADE`, { discard: true })
   })
 
 // Top-level await: vitest evaluates this module once per test file, while it collects the tests, so
