@@ -72,7 +72,7 @@ forEachDatabase((database) =>
           return yield* Effect.fail("roll back" as const)
         })).pipe(Effect.exit)
         expect(exit).toEqual(Exit.fail("roll back"))
-        // The uncommitted row was seen, and not through the pool: the read took the transaction's connection.
+        // The uncommitted row was seen, and not directly: the read took the transaction's connection.
         expect(inside).toEqual([{ n: 1 }])
         expect(calls).toHaveLength(1)
         expect(yield* read(sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`)).toEqual([

@@ -138,7 +138,6 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
     // The first-byte timeout is a timer of the request, cleared by its headers; an interruption
     // destroys the request, which closes the provider's connection.
     const firstByteMillis = Duration.toMillis(request.policy.firstByteTimeout)
-    let current: NodeHttp.ClientRequest | undefined
     const attempt = Effect.async<NodeHttp.IncomingMessage, Failure>((resume) => {
       let settled = false
       // Called from the request's events only, which come after the timer is set.
@@ -163,7 +162,6 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
           `${request.provider}: cannot send the request: ${cause instanceof Error ? cause.message : String(cause)}`
         )))
       }
-      current = outgoing
       const timer = setTimeout(() => {
         settle(Effect.fail(fail(
           "unavailable",
@@ -213,7 +211,6 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
       })
 
     const response = yield* open(0)
-    const outgoing = current!
 
     // The body is read as it comes (events are decoded on arrival), and each pull takes what has been
     // decoded, or waits for the next parts: a single source instead of a pipeline of stream stages,
@@ -284,8 +281,9 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
       Effect.sync(() => {
         waiting = undefined
         if (bodyEnded) return
-        if (!ended) return void outgoing.destroy()
-        const guard = setTimeout(() => outgoing.destroy(), 1_000)
+        // Destroying a response that has not ended closes its connection.
+        if (!ended) return void response.destroy()
+        const guard = setTimeout(() => response.destroy(), 1_000)
         response.once("close", () => clearTimeout(guard))
         response.resume()
       })
