@@ -37,12 +37,27 @@ interface QueryResult {
   readonly truncated: boolean
 }
 
-const format = (value: unknown): string =>
+// Numbers show at most two decimals; `decimals` fixes how many, so that a column reads evenly.
+const format = (value: unknown, decimals?: number): string =>
   typeof value === "number"
-    ? value.toLocaleString("en-US", { maximumFractionDigits: 2 })
+    ? value.toLocaleString("en-US", { minimumFractionDigits: decimals ?? 0, maximumFractionDigits: decimals ?? 2 })
     : value === null || value === undefined
     ? "—"
     : String(value)
+
+/**
+ * How each column's values are written: a column with any fraction (an amount, an average) writes
+ * every number with two decimals (1,200.50 above 900.00, not 1,200.5 above 900), one of whole numbers
+ * (a count) with none.
+ */
+const columnFormats = (result: QueryResult): ReadonlyArray<(value: unknown) => string> =>
+  result.columns.map((_, column) => {
+    const fractional = result.rows.some((row) => {
+      const value = row[column]
+      return typeof value === "number" && !Number.isInteger(Math.round(value * 100) / 100)
+    })
+    return (value: unknown) => format(value, fractional ? 2 : 0)
+  })
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 
@@ -54,17 +69,18 @@ const label = (plan: Planner.Plan) =>
 /** The answer text for a plan and its result. */
 export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   const period = plan.period === undefined ? "" : ` ${plan.period}`
+  const formats = columnFormats(result)
   if (plan.shape === "total" || result.columns.length < 2) {
     const value = result.rows[0]?.[0]
     return plan.aggregate === "count"
       ? `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.`
-      : `The ${label(plan)}${period} was **${format(value)}**.`
+      : `The ${label(plan)}${period} was **${formats[0]!(value)}**.`
   }
   if (result.rows.length === 0) return `No rows matched${period}.`
   const table = [
     `| ${result.columns.join(" | ")} |`,
     `| ${result.columns.map((_, i) => i === 0 ? "---" : "---:").join(" | ")} |`,
-    ...result.rows.slice(0, 25).map((row) => `| ${row.map(format).join(" | ")} |`)
+    ...result.rows.slice(0, 25).map((row) => `| ${row.map((value, i) => formats[i]!(value)).join(" | ")} |`)
   ].join("\n")
   const more = result.row_count > 25 ? `\n\n(${result.row_count - 25} more rows in the table and the CSV.)` : ""
   const heading = plan.shape === "top"
@@ -73,7 +89,7 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   const first = result.rows[0]!
   const lead = plan.shape === "series"
     ? ""
-    : ` **${format(first[0])}** leads with **${format(first[1])}**.`
+    : ` **${formats[0]!(first[0])}** leads with **${formats[1]!(first[1])}**.`
   return `${heading}${lead}\n\n${table}${more}`
 }
 
@@ -203,6 +219,7 @@ export const report = (
   const text = plainText(answer(plan, result))
   const [lead, ...rest] = text.split("\n\n")
   const rows = result.columns.length >= 2 ? result.rows.slice(0, 10) : []
+  const formats = columnFormats(result)
   return {
     subject,
     summary: lead ?? "",
@@ -212,7 +229,7 @@ export const report = (
       ...(rows.length === 0 ? [] : [{
         type: "list",
         heading: `${capitalize(label(plan))} by ${plan.labelColumn ?? result.columns[0]}`,
-        items: rows.map((row) => `${format(row[0])}: ${format(row[1])}`)
+        items: rows.map((row) => `${formats[0]!(row[0])}: ${formats[1]!(row[1])}`)
       }]),
       ...(rows.length === 0 && rest.length > 0 ? [{ type: "text", content: rest.join("\n\n") }] : []),
       { type: "divider" },

@@ -160,8 +160,9 @@ describe("Offline model planning", () => {
         { role: "tool", toolCallId: "offline_2", content: "chart created" }
       ]
     }, now))
-    expect(final.text).toContain("**Aero Pro** leads with **1,200.5**")
-    expect(final.text).toContain("| Nova Max | 900 |")
+    expect(final.text).toContain("**Aero Pro** leads with **1,200.50**")
+    // A column with a fraction writes every value with two decimals.
+    expect(final.text).toContain("| Nova Max | 900.00 |")
     expect(final.text).toContain(Offline.signature)
   })
 
@@ -196,10 +197,10 @@ describe("Offline model planning", () => {
     expect(afterChart[0]).toMatchObject({ _tag: "ToolCall", name: "write_report" })
     const report = JSON.parse((afterChart[0] as LanguageModel.ToolCallPart).arguments)
     expect(report.subject).toBe(question)
-    expect(report.summary).toContain("Aero Pro leads with 1,200.5")
+    expect(report.summary).toContain("Aero Pro leads with 1,200.50")
     expect(report.blocks.map((b: { type: string }) => b.type)).toEqual(["hero", "image", "list", "divider", "text"])
     expect(report.blocks[1].image_url).toBe("chart:1")
-    expect(report.blocks[2].items).toEqual(["Aero Pro: 1,200.5", "Nova Max: 900"])
+    expect(report.blocks[2].items).toEqual(["Aero Pro: 1,200.50", "Nova Max: 900.00"])
     const final = LanguageModel.fromParts(Offline.respond({
       model: "offline",
       system,
