@@ -155,6 +155,50 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(chat.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
   })
 
+  it("\"which … the most\" answers with the ranking, its first row matching SQL by hand", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const ask = async (question: string) =>
+      body(
+        await server().request("/v2/chats", {
+          method: "POST",
+          key: org.key,
+          json: { question, connector_ids: [connectorId] }
+        })
+      )
+    const region = await ask("Which region had the highest revenue last year?")
+    const byRegion = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT r.name, round(sum(i.line_total), 2) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
+       WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
+       GROUP BY r.name ORDER BY 2 DESC, 1`
+    )
+    const amount = (value: unknown) =>
+      Number(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+    expect(region.response).toContain(
+      `The top ${byRegion.rows.length} by total revenue in ${lastYear}: **${byRegion.rows[0]![0]}** leads with **${
+        amount(byRegion.rows[0]![1])
+      }**.`
+    )
+    // "returned" counts the returns, per customer, along return → order line → order → customer.
+    const returned = await ask("Which 3 customers returned the most items?")
+    const byCustomer = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT c.name, count(*) FROM returns x JOIN order_items i ON i.id = x.order_item_id
+       JOIN orders o ON o.id = i.order_id JOIN customers c ON c.id = o.customer_id
+       GROUP BY c.name ORDER BY 2 DESC, 1 LIMIT 3`
+    )
+    expect(returned.response).toContain(
+      `The top 3 by number of returns: **${byCustomer.rows[0]![0]}** leads with **${byCustomer.rows[0]![1]}**.`
+    )
+    for (const [name, count] of byCustomer.rows) expect(returned.response).toContain(`| ${name} | ${count} |`)
+  })
+
   it("takes the same fields as multipart/form-data; file parts are refused until sandboxes are configured", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)

@@ -84,12 +84,14 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   ].join("\n")
   const more = result.row_count > 25 ? `\n\n(${result.row_count - 25} more rows in the table and the CSV.)` : ""
   const heading = plan.shape === "top"
-    ? `The top ${result.rows.length} by ${label(plan)}${period}:`
+    ? `The ${plan.ascending === true ? "bottom" : "top"} ${result.rows.length} by ${label(plan)}${period}:`
     : `${capitalize(label(plan))} by ${plan.labelColumn}${period}:`
   const first = result.rows[0]!
   const lead = plan.shape === "series"
     ? ""
-    : ` **${formats[0]!(first[0])}** leads with **${formats[1]!(first[1])}**.`
+    : ` **${formats[0]!(first[0])}** ${plan.ascending === true ? "is lowest" : "leads"} with **${
+      formats[1]!(first[1])
+    }**.`
   return `${heading}${lead}\n\n${table}${more}`
 }
 

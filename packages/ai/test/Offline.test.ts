@@ -29,7 +29,8 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
       column("id", "integer"),
       column("name", "text"),
       column("category_id", "integer", ref("public.categories")),
-      column("unit_price", "numeric(10,2)")
+      column("unit_price", "numeric(10,2)"),
+      column("launched_on", "date")
     ]
   },
   {
@@ -61,6 +62,17 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
       column("product_id", "integer", ref("public.products")),
       column("quantity", "integer"),
       column("line_total", "numeric(12,2)", { comment: "revenue of the line in USD" })
+    ]
+  },
+  {
+    name: "public.returns",
+    rowEstimate: 1500,
+    columns: [
+      column("id", "integer"),
+      column("order_item_id", "integer", ref("public.order_items")),
+      column("returned_at", "timestamp with time zone"),
+      column("reason", "text"),
+      column("refund_amount", "numeric(12,2)")
     ]
   }
 ]
@@ -121,6 +133,66 @@ describe("Offline model planning", () => {
     expect(series).toContain("ORDER BY 1")
     // Counting orders per product crosses a one-to-many key: each order counts once per product.
     expect(sqlFor("how many orders by product").sql).toContain("count(DISTINCT t0.\"id\")")
+  })
+
+  it("\"which … the most\" ranks what follows \"which\", ten rows unless a number is asked for", () => {
+    expect(sqlFor("Which region had the highest revenue last year?").sql).toBe([
+      "SELECT t3.\"name\" AS \"region\", round((sum(t0.\"line_total\"))::numeric, 2) AS \"total_revenue\"",
+      "FROM \"public\".\"order_items\" AS t0",
+      "JOIN \"public\".\"orders\" AS t1 ON t1.\"id\" = t0.\"order_id\"",
+      "JOIN \"public\".\"customers\" AS t2 ON t2.\"id\" = t1.\"customer_id\"",
+      "JOIN \"public\".\"regions\" AS t3 ON t3.\"id\" = t2.\"region_id\"",
+      "WHERE t1.\"ordered_at\" >= '2025-01-01' AND t1.\"ordered_at\" < '2026-01-01'",
+      "GROUP BY t3.\"name\"",
+      "ORDER BY 2 DESC, 1",
+      "LIMIT 10"
+    ].join("\n"))
+    // What is counted is the table the question names besides the ranked one.
+    const placed = sqlFor("Which customers placed the most orders?").sql
+    expect(placed).toContain(
+      "SELECT t1.\"name\" AS \"customer\", count(*) AS \"orders_count\"\nFROM \"public\".\"orders\" AS t0"
+    )
+    expect(placed).toContain("ORDER BY 2 DESC, 1\nLIMIT 10")
+    // "returned" names the returns, not the order lines ("items") they return.
+    const returned = sqlFor("Which customers returned the most items?").sql
+    expect(returned).toContain("count(*) AS \"returns_count\"\nFROM \"public\".\"returns\" AS t0")
+    expect(returned).toContain("GROUP BY t3.\"name\"")
+    // Units are the quantity, not the unit price; the window is the orders' time, not the products' launch.
+    const units = sqlFor("Which 3 products sold the most units in 2025?").sql
+    expect(units).toContain("sum(t0.\"quantity\")")
+    expect(units).toContain("t1.\"ordered_at\" >= '2025-01-01'")
+    expect(units).toContain("GROUP BY t2.\"name\"")
+    expect(units).toContain("LIMIT 3")
+    expect(sqlFor("Which products sold the most units in 2025?").sql).toContain("LIMIT 10")
+    expect(sqlFor("top three products by units").sql).toContain("LIMIT 3")
+    expect(sqlFor("Which category has the lowest revenue?").sql).toContain("ORDER BY 2 ASC, 1\nLIMIT 10")
+    expect(sqlFor("Which categories had the fewest orders?").sql).toContain("ORDER BY 2 ASC")
+    // "spent" is a sum of the revenue; "the most common reasons" count by the column they name.
+    expect(sqlFor("Which segment spent the most?").sql).toContain(
+      "SELECT t2.\"segment\" AS \"segment\", round((sum(t0.\"line_total\"))::numeric, 2) AS \"total_spent\""
+    )
+    const reasons = sqlFor("What are the most common return reasons?").sql
+    expect(reasons).toContain("count(*) AS \"returns_count\"\nFROM \"public\".\"returns\" AS t0")
+    expect(reasons).toContain("GROUP BY t0.\"reason\"")
+    // A ranking from the least up says so.
+    const lowest = Offline.answer({
+      connectorId: 7,
+      sql: "",
+      shape: "top",
+      ascending: true,
+      aggregate: "sum",
+      valueColumn: "total_revenue",
+      labelColumn: "category",
+      measureLabel: "revenue"
+    }, {
+      columns: ["category", "total_revenue"],
+      rows: [["Garden", 10.5], ["Toys", 20]],
+      row_count: 2,
+      truncated: false
+    })
+    expect(lowest).toContain("The bottom 2 by total revenue: **Garden** is lowest with **10.50**.")
+    // Without a ranking, "what" and "which" name nothing to group by.
+    expect(sqlFor("What was the total revenue last year?").sql).not.toContain("GROUP BY")
   })
 
   it("draws a chart of a grouped result, then answers with the numbers and says it is offline", () => {

@@ -24,6 +24,8 @@ export interface Plan {
   /** The result column of the measure and of the group or period. */
   readonly valueColumn: string
   readonly labelColumn?: string | undefined
+  /** A ranking from the least up ("the lowest revenue", "bottom 5"), for `top` and `group`. */
+  readonly ascending?: boolean | undefined
   /** Words for the answer: "revenue", "orders", "in 2025". */
   readonly measureLabel: string
   readonly period?: string | undefined
@@ -109,10 +111,15 @@ const synonymsOf = (word: string, glossary: Glossary = {}): ReadonlyArray<string
   ...(Object.hasOwn(measureSynonyms, word) ? measureSynonyms[word]! : [])
 ]
 
+// Plurals and past tenses to the word a table or column is named by: "categories" to "category",
+// "returned" to "return" (so "customers who returned the most" finds the returns).
 const stem = (word: string): string =>
   word.length <= 3
     ? word
-    : word.replace(/ies$/, "y").replace(/(ss|us)$/, "$1").replace(/(xes|ses)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
+    : word.replace(/(?<=^.{4,})ed$/, "").replace(/ies$/, "y").replace(/(ss|us)$/, "$1").replace(
+      /(xes|ses)$/,
+      (m) => m.slice(0, -2)
+    ).replace(/s$/, "")
 
 const numberWords: Record<string, number> = {
   one: 1,
@@ -134,8 +141,10 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
   sales: ["revenue", "line_total", "sales", "amount", "total"],
   turnover: ["revenue", "line_total", "sales", "amount", "total"],
   spend: ["amount", "total", "cost", "spend", "line_total"],
+  spent: ["amount", "total", "cost", "spend", "line_total"],
   refund: ["refund_amount", "refund", "refunds"],
   quantity: ["quantity", "qty", "units"],
+  units: ["quantity", "qty", "units"],
   unit: ["quantity", "units"],
   price: ["unit_price", "price"]
 }
@@ -199,21 +208,30 @@ const aggregateOf = (question: string): Aggregate | undefined => {
   const q = question.toLowerCase()
   if (/\b(average|avg|mean)\b/.test(q)) return "avg"
   if (/\b(how many|count|number of)\b/.test(q)) return "count"
-  if (/\b(total|sum|revenue|sales|turnover|spend|refund|refunds|quantity|units)\b/.test(q)) return "sum"
+  if (/\b(total|sum|revenue|sales|turnover|spend|spent|refund|refunds|quantity|units)\b/.test(q)) return "sum"
   return undefined
 }
 
+// Words that ask for the first of a ranking: "which region had the highest revenue", "the most orders".
+const superlative = /\b(?:top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest)\b/
+
+/** How many rows a ranking shows: the number asked for ("top 5", "which 3 products"), else 10. */
 const limitOf = (question: string): number | undefined => {
   const q = question.toLowerCase()
-  const top = /\b(?:top|best|largest|biggest|highest|bottom|worst|lowest|smallest) (\d+|[a-z]+)\b/.exec(q)
-  if (top !== null) {
-    const n = Number(top[1])
+  if (!superlative.test(q)) return undefined
+  for (
+    const pattern of [
+      /\b(?:top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest) (\d+|[a-z]+)\b/,
+      /\b(?:which|what) (\d+|[a-z]+)\b/
+    ]
+  ) {
+    const asked = pattern.exec(q)?.[1]
+    if (asked === undefined) continue
+    const n = Number(asked)
     if (Number.isInteger(n) && n > 0) return Math.min(n, 100)
-    const word = numberWords[top[1]!]
-    if (word !== undefined) return word
-    return 10
+    if (Object.hasOwn(numberWords, asked)) return numberWords[asked]
   }
-  return undefined
+  return 10
 }
 
 interface Graph {
@@ -311,7 +329,13 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
       const commentWords = new Set(words(column.comment ?? "").map(stem))
       for (const word of questionWords) {
         const w = stem(word)
-        if (columnWords.has(w)) score += 6
+        // What the word names best: the whole column ("quantity"), a measure it stands for ("units"
+        // for quantity), or only one word of the column's name ("unit" of unit_price), worth less.
+        let named = stem(column.name) === w ? 6 : columnWords.has(w) ? 3 : 0
+        for (const synonym of synonymsOf(word).length > 0 ? synonymsOf(word) : synonymsOf(w)) {
+          named = Math.max(named, column.name === synonym ? 6 : columnWords.has(stem(synonym)) ? 2 : 0)
+        }
+        score += named
         if (commentWords.has(w)) score += 5
         // The library's own definitions weigh more than the built-in synonyms.
         for (const target of Object.hasOwn(glossary, word) ? glossary[word]! : []) {
@@ -319,10 +343,6 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
             ? [target.slice(0, target.lastIndexOf(".")), target.split(".").pop()!]
             : [undefined, target]
           if (column.name === columnName && (tableName === undefined || table.name.endsWith(tableName))) score += 12
-        }
-        for (const synonym of synonymsOf(word).length > 0 ? synonymsOf(word) : synonymsOf(w)) {
-          if (column.name === synonym) score += 4
-          else if (columnWords.has(stem(synonym))) score += 2
         }
       }
       if (score > 0 && asked.has(stem(shortName(table.name)))) score += 1
@@ -332,18 +352,24 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
   return best
 }
 
-/** The phrase after "by", "per", "for each" or "top N", naming what to group by. */
+/**
+ * The phrase after "by", "per", "for each" or "top N", naming what to group by; in a question that
+ * asks for the first of a ranking, also the words after "which" or "what" ("which region had the
+ * highest revenue").
+ */
 const groupWordsOf = (question: string): ReadonlyArray<string> => {
   const q = question.toLowerCase()
   const found: Array<string> = []
   for (
     const pattern of [
       /\b(?:by|per|for each|each|across) ([a-z_]+)(?: ([a-z_]+))?/g,
-      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) ([a-z_]+)(?: ([a-z_]+))?/g
+      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) ([a-z_]+)(?: ([a-z_]+))?/g,
+      /\b(?:most|least) (?:common|frequent|popular|usual) ([a-z_]+)(?: ([a-z_]+))?/g,
+      ...(superlative.test(q) ? [/\b(?:which|what)(?: \d+)? ([a-z_]+)(?: ([a-z_]+))?/g] : [])
     ]
   ) {
     for (const match of q.matchAll(pattern)) {
-      for (const w of match.slice(1)) if (w !== undefined && !(w in numberWords)) found.push(w)
+      for (const w of match.slice(1)) if (w !== undefined && !Object.hasOwn(numberWords, w)) found.push(w)
     }
   }
   return found
@@ -489,7 +515,8 @@ export const plan = (
 
   const measureLabel = aggregate === "count"
     ? shortName(base.name)
-    : questionWords.find((w) => synonymsOf(w, glossary).length > 0) ?? measure!.column.name
+    : questionWords.find((w) => synonymsOf(w, glossary).length > 0 || synonymsOf(stem(w), glossary).length > 0) ??
+      measure!.column.name
   const valueColumn = aggregate === "count"
     ? `${shortName(base.name).replace(/[^a-z0-9_]/gi, "_")}_count`
     : `${aggregate === "avg" ? "average_" : "total_"}${measureLabel.replace(/[^a-z0-9_]/gi, "_")}`
@@ -540,7 +567,7 @@ export const plan = (
     const labelColumn = group.column.name === "name" || group.column.name === "code"
       ? stem(shortName(group.table.name))
       : group.column.name
-    const direction = /\b(bottom|worst|lowest|smallest|least)\b/.test(question.toLowerCase()) ? "ASC" : "DESC"
+    const direction = /\b(bottom|worst|lowest|smallest|least|fewest)\b/.test(question.toLowerCase()) ? "ASC" : "DESC"
     return {
       connectorId: connector.id,
       sql: `SELECT ${groupAlias}.${q(group.column.name)} AS ${q(labelColumn)}, ${rounded} AS ${
@@ -549,6 +576,7 @@ export const plan = (
         limit === undefined ? "" : `\nLIMIT ${limit}`
       }`,
       shape: limit === undefined ? "group" : "top",
+      ascending: direction === "ASC",
       aggregate,
       valueColumn,
       labelColumn,
