@@ -212,19 +212,18 @@ const aggregateOf = (question: string): Aggregate | undefined => {
   return undefined
 }
 
-// Words that ask for the first of a ranking: "which region had the highest revenue", "the most orders".
-const superlative = /\b(?:top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest)\b/
+// Words that ask for the first or the last of a ranking: "which region had the highest revenue",
+// "the most orders", "the fewest returns"; those of the second kind rank from the least up.
+const rankingWords = "top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest"
+const superlative = new RegExp(`\\b(?:${rankingWords})\\b`)
+const rankedCount = new RegExp(`\\b(?:${rankingWords}) (\\d+|[a-z]+)\\b`)
+const fromTheLeast = /\b(?:bottom|worst|lowest|smallest|least|fewest)\b/
 
 /** How many rows a ranking shows: the number asked for ("top 5", "which 3 products"), else 10. */
 const limitOf = (question: string): number | undefined => {
   const q = question.toLowerCase()
   if (!superlative.test(q)) return undefined
-  for (
-    const pattern of [
-      /\b(?:top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest) (\d+|[a-z]+)\b/,
-      /\b(?:which|what) (\d+|[a-z]+)\b/
-    ]
-  ) {
+  for (const pattern of [rankedCount, /\b(?:which|what) (\d+|[a-z]+)\b/]) {
     const asked = pattern.exec(q)?.[1]
     if (asked === undefined) continue
     const n = Number(asked)
@@ -363,6 +362,7 @@ const groupWordsOf = (question: string): ReadonlyArray<string> => {
   for (
     const pattern of [
       /\b(?:by|per|for each|each|across) ([a-z_]+)(?: ([a-z_]+))?/g,
+      // Not after "most" or "fewest": in "the most orders", what follows is what is counted.
       /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) ([a-z_]+)(?: ([a-z_]+))?/g,
       /\b(?:most|least) (?:common|frequent|popular|usual) ([a-z_]+)(?: ([a-z_]+))?/g,
       ...(superlative.test(q) ? [/\b(?:which|what)(?: \d+)? ([a-z_]+)(?: ([a-z_]+))?/g] : [])
@@ -567,7 +567,7 @@ export const plan = (
     const labelColumn = group.column.name === "name" || group.column.name === "code"
       ? stem(shortName(group.table.name))
       : group.column.name
-    const direction = /\b(bottom|worst|lowest|smallest|least|fewest)\b/.test(question.toLowerCase()) ? "ASC" : "DESC"
+    const direction = fromTheLeast.test(question.toLowerCase()) ? "ASC" : "DESC"
     return {
       connectorId: connector.id,
       sql: `SELECT ${groupAlias}.${q(group.column.name)} AS ${q(labelColumn)}, ${rounded} AS ${
