@@ -199,6 +199,49 @@ describeServers("asking with the offline model over the DEMO connector", (server
     for (const [name, count] of byCustomer.rows) expect(returned.response).toContain(`| ${name} | ${count} |`)
   })
 
+  it("keeps to a value the demo's comments list, and ranks months, matching SQL by hand", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const ask = async (question: string) =>
+      body(
+        await server().request("/v2/chats", {
+          method: "POST",
+          key: org.key,
+          json: { question, connector_ids: [connectorId] }
+        })
+      )
+    const cancelled = await ask("How many orders were cancelled last year?")
+    const count = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT count(*) FROM orders WHERE status = 'cancelled'
+       AND ordered_at >= '${lastYear}-01-01' AND ordered_at < '${lastYear + 1}-01-01'`
+    )
+    expect(Number(count.rows[0]![0])).toBeGreaterThan(0)
+    expect(cancelled.response).toContain(
+      `There were **${
+        Number(count.rows[0]![0]).toLocaleString("en-US")
+      }** orders where status is cancelled in ${lastYear}.`
+    )
+    const month = await ask("Which month had the highest revenue last year?")
+    const byMonth = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT to_char(o.ordered_at, 'YYYY-MM') AS month, round(sum(i.line_total), 2) AS revenue
+       FROM order_items i JOIN orders o ON o.id = i.order_id
+       WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
+       GROUP BY 1 ORDER BY 2 DESC LIMIT 1`
+    )
+    const amount = Number(byMonth.rows[0]![1]).toLocaleString("en-US", {
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 2
+    })
+    expect(month.response).toContain(`leads with **${amount}**`)
+    expect(month.response).toContain(`**${byMonth.rows[0]![0]}-01**`)
+  })
+
   it("takes the same fields as multipart/form-data; file parts are refused until sandboxes are configured", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)

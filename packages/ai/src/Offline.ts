@@ -68,7 +68,10 @@ const label = (plan: Planner.Plan) =>
 
 /** The answer text for a plan and its result. */
 export const answer = (plan: Planner.Plan, result: QueryResult): string => {
-  const period = plan.period === undefined ? "" : ` ${plan.period}`
+  // What the rows were kept to ("where status is cancelled"), then when ("in 2025").
+  const period = `${
+    (plan.filters ?? []).map((filter) => ` where ${filter.column} is ${filter.values.join(" or ")}`).join(" and")
+  }${plan.period === undefined ? "" : ` ${plan.period}`}`
   const formats = columnFormats(result)
   if (plan.shape === "total" || result.columns.length < 2) {
     const value = result.rows[0]?.[0]

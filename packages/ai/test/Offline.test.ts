@@ -36,6 +36,7 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
   {
     name: "public.customers",
     rowEstimate: 3000,
+    comment: "Customers; segment is Consumer or Business",
     columns: [
       column("id", "integer"),
       column("name", "text"),
@@ -46,10 +47,12 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
   {
     name: "public.orders",
     rowEstimate: 20000,
+    comment: "Orders; status is completed, shipped or cancelled; channel is web, store or partner",
     columns: [
       column("id", "integer"),
       column("customer_id", "integer", ref("public.customers")),
       column("ordered_at", "timestamp with time zone"),
+      column("status", "text"),
       column("channel", "text")
     ]
   },
@@ -311,6 +314,98 @@ describe("Offline model planning", () => {
     expect(JSON.stringify(plain)).not.toContain("line_total")
   })
 
+  it("keeps to the values that comments list and the question names", () => {
+    expect(sqlFor("How many orders were cancelled last year?").sql).toBe(
+      "SELECT count(*) AS \"orders_count\"\nFROM \"public\".\"orders\" AS t0\nWHERE t0.\"ordered_at\" >= '2025-01-01' AND t0.\"ordered_at\" < '2026-01-01' AND t0.\"status\" = 'cancelled'"
+    )
+    // Several values of a column, in the order the comment lists them; a filter on a joined table.
+    expect(sqlFor("Total revenue from shipped or completed orders in 2025").sql).toContain(
+      "AND t1.\"status\" IN ('completed', 'shipped')"
+    )
+    const business = sqlFor("How many business customers by region?").sql
+    expect(business).toContain("WHERE t0.\"segment\" = 'Business'")
+    expect(business).toContain("GROUP BY t1.\"name\"")
+    // Naming the column is not naming a value.
+    expect(sqlFor("Revenue by channel").sql).not.toContain("WHERE")
+    // The answer says what the rows were kept to.
+    const answer = Offline.answer(
+      {
+        connectorId: 7,
+        sql: "",
+        shape: "total",
+        aggregate: "count",
+        valueColumn: "orders_count",
+        measureLabel: "orders",
+        period: "in 2025",
+        filters: [{ column: "status", values: ["cancelled"] }]
+      },
+      { columns: ["orders_count"], rows: [[549]], row_count: 1, truncated: false }
+    )
+    expect(answer).toBe("There were **549** orders where status is cancelled in 2025.")
+  })
+
+  it("reads only lists of at least two plain values from comments", () => {
+    const schemaWith = (comment: string) =>
+      `Intro\n\n## Data\n${
+        SchemaPrompt.render([{
+          id: 7,
+          name: "Demo",
+          type: "DEMO",
+          schema: {
+            dialect: "postgres",
+            tables: [{
+              name: "public.tickets",
+              rowEstimate: 10,
+              comment,
+              columns: [column("id", "integer"), column("state", "text"), column("opened_at", "date")]
+            }]
+          }
+        }], "")
+      }`
+    const sqlOf = (comment: string, question: string) => {
+      const parts = Offline.respond({
+        model: "offline",
+        system: schemaWith(comment),
+        tools,
+        messages: [{ role: "user", content: question }]
+      }, now)
+      const call = parts.find((p) => p._tag === "ToolCall") as LanguageModel.ToolCallPart
+      return JSON.parse(call.arguments).sql as string
+    }
+    expect(sqlOf("Tickets; state is 'open' or 'closed'", "how many open tickets")).toContain("t0.\"state\" = 'open'")
+    // One value is prose, not a list; a value with a quote or a backslash is never written into SQL.
+    expect(sqlOf("Tickets; state is open", "how many open tickets")).not.toContain("WHERE")
+    expect(sqlOf("Tickets; state is o'pen or closed", "how many closed tickets")).not.toContain("WHERE")
+    expect(sqlOf("Tickets; state is open\\ or closed", "how many closed tickets")).not.toContain("WHERE")
+  })
+
+  it("ranks periods, buckets weeks and quarters on MySQL, and names a measure by its column's words", () => {
+    const ranked = sqlFor("Which month had the highest revenue last year?").sql
+    expect(ranked).toContain("SELECT date_trunc('month', t1.\"ordered_at\")::date AS \"month\"")
+    expect(ranked).toContain("GROUP BY 1\nORDER BY 2 DESC, 1\nLIMIT 10")
+    expect(sqlFor("Monthly revenue in 2025").sql).toMatch(/GROUP BY 1\nORDER BY 1$/)
+    expect(sqlFor("Average unit price by category").sql).toContain("AS \"average_unit_price\"")
+
+    const mysql = `Intro\n\n## Data\n${
+      SchemaPrompt.render([{ id: 7, name: "Shop", type: "MYSQL", schema: { dialect: "mysql", tables } }], "")
+    }`
+    const mysqlSql = (question: string) => {
+      const parts = Offline.respond(
+        { model: "offline", system: mysql, tools, messages: [{ role: "user", content: question }] },
+        now
+      )
+      const call = parts.find((p) => p._tag === "ToolCall") as LanguageModel.ToolCallPart
+      return JSON.parse(call.arguments).sql as string
+    }
+    // Checked on MariaDB: 2025-08-14 falls in the week of 2025-08-11 and the quarter of 2025-07-01.
+    expect(mysqlSql("Weekly revenue in 2025")).toContain(
+      "SELECT DATE_FORMAT(DATE(t1.`ordered_at`) - INTERVAL WEEKDAY(t1.`ordered_at`) DAY, '%Y-%m-%d') AS `week`"
+    )
+    expect(mysqlSql("Quarterly revenue in 2025")).toContain(
+      "DATE_FORMAT(MAKEDATE(YEAR(t1.`ordered_at`), 1) + INTERVAL QUARTER(t1.`ordered_at`) - 1 QUARTER, '%Y-%m-%d')"
+    )
+  })
+
   it("says what it cannot do instead of guessing", () => {
     const parts = Offline.respond({
       model: "offline",
@@ -321,5 +416,12 @@ describe("Offline model planning", () => {
     expect(LanguageModel.fromParts(parts).text).toMatch(/^I could not turn this question into a query/)
     const noData = Offline.respond({ model: "offline", messages: [{ role: "user", content: "top products" }] }, now)
     expect(LanguageModel.fromParts(noData).text).toContain("no data connector is enabled")
+    const share = Offline.respond({
+      model: "offline",
+      system,
+      tools,
+      messages: [{ role: "user", content: "What share of orders came through the web?" }]
+    }, now)
+    expect(LanguageModel.fromParts(share).text).toContain("I cannot work out shares or percentages")
   })
 })

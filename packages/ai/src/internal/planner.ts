@@ -29,6 +29,8 @@ export interface Plan {
   /** Words for the answer: "revenue", "orders", "in 2025". */
   readonly measureLabel: string
   readonly period?: string | undefined
+  /** The listed values the question named, which the query keeps to: "status is cancelled". */
+  readonly filters?: ReadonlyArray<{ readonly column: string; readonly values: ReadonlyArray<string> }> | undefined
 }
 
 const stopWords = new Set([
@@ -202,6 +204,75 @@ const grainOf = (question: string): Grain | undefined => {
   if (/\b(yearly|per year|by year|each year|annual)\b/.test(q)) return "year"
   if (/\b(monthly|per month|by month|each month|over time|trend|month over month)\b/.test(q)) return "month"
   return undefined
+}
+
+// A value a comment may list: words, numbers and a few joining marks; never a quote or a backslash,
+// so that it is written into the query as a plain string literal in either dialect.
+const listableValue = /^[\p{L}\p{N}][\p{L}\p{N} _&.-]{0,39}$/u
+
+/** A text column, and the values its table's comment lists for it. */
+interface Listed {
+  readonly table: ConnectorRuntime.Table
+  readonly column: ConnectorRuntime.Column
+  readonly values: ReadonlyArray<string>
+}
+
+/**
+ * The values of text columns that comments list: a table's comment "status is completed, shipped
+ * or cancelled" (one clause per `;`), or a column's comment "one of Consumer, Business". At least
+ * two values, so that prose ("price is in USD") is not read as a list.
+ */
+const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Listed> => {
+  const listed: Array<Listed> = []
+  const valuesOf = (text: string) =>
+    text.split(/\s*,\s*|\s+or\s+|\s+and\s+/).map((value) => value.trim().replace(/^["'`]|["'`]$/g, ""))
+  const add = (column: ConnectorRuntime.Column | undefined, values: ReadonlyArray<string>) => {
+    if (column === undefined || !textType.test(column.type) || values.length < 2) return
+    if (!values.every((value) => listableValue.test(value))) return
+    listed.push({ table, column, values })
+  }
+  for (const clause of (table.comment ?? "").split(/[;\n]/)) {
+    const match = /^\s*([a-z_][a-z0-9_]*) (?:is|are) (?:one of )?(.+?)\.?\s*$/i.exec(clause)
+    if (match !== null) add(table.columns.find((c) => c.name === match[1]!.toLowerCase()), valuesOf(match[2]!))
+  }
+  for (const column of table.columns) {
+    const match = /^\s*one of:? (.+?)\.?\s*$/i.exec(column.comment ?? "")
+    if (match !== null) add(column, valuesOf(match[1]!))
+  }
+  return listed
+}
+
+/**
+ * The listed values the question names ("cancelled orders", "web"), by column. A value that is a
+ * stop word, or names a table ("orders"), is not taken for one.
+ */
+const filtersOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
+  const q = question.toLowerCase()
+  const asked = new Set(words(question).map(stem))
+  const tableWords = new Set(graph.tables.map((t) => stem(shortName(t.name).toLowerCase())))
+  const named = (value: string) => {
+    const valueWords = words(value)
+    if (valueWords.length === 0 || valueWords.every((w) => stopWords.has(w))) return false
+    if (valueWords.length === 1) {
+      const w = stem(valueWords[0]!)
+      return asked.has(w) && !tableWords.has(w)
+    }
+    return new RegExp(`\\b${value.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(q)
+  }
+  return graph.tables.flatMap((table) =>
+    listedValues(table).flatMap((listed) => {
+      const values = listed.values.filter(named)
+      return values.length === 0 ? [] : [{ ...listed, values }]
+    })
+  )
+}
+
+/** The period a ranking is of: "which month had the most orders", "the top 3 weeks by revenue". */
+const rankedGrainOf = (question: string): Grain | undefined => {
+  const match = /\b(?:which|what|top|best|bottom|worst)(?: (?:\d+|[a-z]+))? (day|week|month|quarter|year)s?\b/.exec(
+    question.toLowerCase()
+  )
+  return match === null ? undefined : match[1] as Grain
 }
 
 const aggregateOf = (question: string): Aggregate | undefined => {
@@ -447,6 +518,9 @@ export const plan = (
   const questionWords = contentWords(question)
   const asked = new Set(questionWords.map(stem))
   if (connectors.length === 0) return { unplannable: "no data connector is enabled in this chat" }
+  if (/\b(share|shares|percentage|percent|proportion|fraction|ratio)\b/i.test(question)) {
+    return { unplannable: "I cannot work out shares or percentages, only counts, sums and averages" }
+  }
   // The connector whose tables the question names best.
   const scored = connectors.map((connector) => ({
     connector,
@@ -469,8 +543,10 @@ export const plan = (
     return { unplannable: "I found no numeric column that matches the question" }
   }
   const group = groupOf(graph, question)
-  const grain = grainOf(question)
   const limit = limitOf(question)
+  // A ranking of periods ("which month had the highest revenue") is a series, ranked.
+  const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
+  const grain = grainOf(question) ?? rankedGrain
   const window = windowOf(question, now)
 
   // What is counted: the table the question names (orders, customers), else the group's table.
@@ -512,9 +588,25 @@ export const plan = (
   if (group !== undefined && groupAlias === undefined) {
     return { unplannable: `I found no way to join ${shortName(base.name)} to ${shortName(group.table.name)}` }
   }
+  const filters = filtersOf(graph, question)
+  const kept: Array<string> = []
+  for (const filter of filters) {
+    const alias = join(filter.table.name)
+    if (alias === undefined) {
+      return { unplannable: `I found no way to join ${shortName(base.name)} to ${shortName(filter.table.name)}` }
+    }
+    const literals = filter.values.map((value) => `'${value}'`)
+    kept.push(
+      `${alias}.${q(filter.column.name)} ${literals.length === 1 ? `= ${literals[0]}` : `IN (${literals.join(", ")})`}`
+    )
+  }
 
+  // The measure as the question says it: the column's own words when it names them all ("unit
+  // price"), else the word that stands for it ("revenue" for line_total), else the column's name.
   const measureLabel = aggregate === "count"
     ? shortName(base.name)
+    : words(measure!.column.name).every((w) => asked.has(stem(w)))
+    ? words(measure!.column.name).join(" ")
     : questionWords.find((w) => synonymsOf(w, glossary).length > 0 || synonymsOf(stem(w), glossary).length > 0) ??
       measure!.column.name
   const valueColumn = aggregate === "count"
@@ -536,38 +628,51 @@ export const plan = (
     ? `ROUND(${value}, 2)`
     : `round((${value})::numeric, 2)`
 
-  const where = window === undefined || time === undefined
-    ? []
-    : [
+  const where = [
+    ...(window === undefined || time === undefined ? [] : [
       `${timeAlias}.${q(time.column.name)} >= '${window.from}'`,
       `${timeAlias}.${q(time.column.name)} < '${window.to}'`
-    ]
+    ]),
+    ...kept
+  ]
+  const filtered = filters.length === 0
+    ? {}
+    : { filters: filters.map((filter) => ({ column: filter.column.name, values: filter.values })) }
   const from = `FROM ${table(base.name)} AS t0${joins.length === 0 ? "" : `\n${joins.join("\n")}`}${
     where.length === 0 ? "" : `\nWHERE ${where.join(" AND ")}`
   }`
 
+  const direction = fromTheLeast.test(question.toLowerCase()) ? "ASC" : "DESC"
   if (grain !== undefined && time !== undefined) {
+    const at = `${timeAlias}.${q(time.column.name)}`
+    // Each period as the date it starts on; weeks start on Monday, as PostgreSQL's do.
     const bucket = dialect === "mysql"
-      ? `DATE_FORMAT(${timeAlias}.${q(time.column.name)}, '${
-        grain === "year" ? "%Y-01-01" : grain === "day" ? "%Y-%m-%d" : "%Y-%m-01"
-      }')`
-      : `date_trunc('${grain}', ${timeAlias}.${q(time.column.name)})::date`
+      ? grain === "week"
+        ? `DATE_FORMAT(DATE(${at}) - INTERVAL WEEKDAY(${at}) DAY, '%Y-%m-%d')`
+        : grain === "quarter"
+        ? `DATE_FORMAT(MAKEDATE(YEAR(${at}), 1) + INTERVAL QUARTER(${at}) - 1 QUARTER, '%Y-%m-%d')`
+        : `DATE_FORMAT(${at}, '${grain === "year" ? "%Y-01-01" : grain === "day" ? "%Y-%m-%d" : "%Y-%m-01"}')`
+      : `date_trunc('${grain}', ${at})::date`
+    const ranked = grain === rankedGrain && limit !== undefined
     return {
       connectorId: connector.id,
-      sql: `SELECT ${bucket} AS ${q(grain)}, ${rounded} AS ${q(valueColumn)}\n${from}\nGROUP BY 1\nORDER BY 1`,
-      shape: "series",
+      sql: `SELECT ${bucket} AS ${q(grain)}, ${rounded} AS ${q(valueColumn)}\n${from}\nGROUP BY 1\nORDER BY ${
+        ranked ? `2 ${direction}, 1\nLIMIT ${limit}` : "1"
+      }`,
+      shape: ranked ? "top" : "series",
+      ...(ranked ? { ascending: direction === "ASC" } : {}),
       aggregate,
       valueColumn,
       labelColumn: grain,
       measureLabel,
-      period: window?.label
+      period: window?.label,
+      ...filtered
     }
   }
   if (group !== undefined && groupAlias !== undefined) {
     const labelColumn = group.column.name === "name" || group.column.name === "code"
       ? stem(shortName(group.table.name))
       : group.column.name
-    const direction = fromTheLeast.test(question.toLowerCase()) ? "ASC" : "DESC"
     return {
       connectorId: connector.id,
       sql: `SELECT ${groupAlias}.${q(group.column.name)} AS ${q(labelColumn)}, ${rounded} AS ${
@@ -581,7 +686,8 @@ export const plan = (
       valueColumn,
       labelColumn,
       measureLabel,
-      period: window?.label
+      period: window?.label,
+      ...filtered
     }
   }
   return {
@@ -591,6 +697,7 @@ export const plan = (
     aggregate,
     valueColumn,
     measureLabel,
-    period: window?.label
+    period: window?.label,
+    ...filtered
   }
 }
