@@ -373,6 +373,10 @@ describe("Offline model planning", () => {
       return JSON.parse(call.arguments).sql as string
     }
     expect(sqlOf("Tickets; state is 'open' or 'closed'", "how many open tickets")).toContain("t0.\"state\" = 'open'")
+    expect(
+      sqlOf("Tickets; state is open, Research and Development or closed", "how many research and development tickets")
+    )
+      .toContain("t0.\"state\" = 'Research and Development'")
     // One value is prose, not a list; a value with a quote or a backslash is never written into SQL.
     expect(sqlOf("Tickets; state is open", "how many open tickets")).not.toContain("WHERE")
     expect(sqlOf("Tickets; state is o'pen or closed", "how many closed tickets")).not.toContain("WHERE")

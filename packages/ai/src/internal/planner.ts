@@ -224,8 +224,9 @@ interface Listed {
  */
 const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Listed> => {
   const listed: Array<Listed> = []
+  // Split on commas and "or" only: "Research and Development" is one value.
   const valuesOf = (text: string) =>
-    text.split(/\s*,\s*|\s+or\s+|\s+and\s+/).map((value) => value.trim().replace(/^["'`]|["'`]$/g, ""))
+    text.split(/\s*,\s*|\s+or\s+/).map((value) => value.trim().replace(/^["'`]|["'`]$/g, ""))
   const add = (column: ConnectorRuntime.Column | undefined, values: ReadonlyArray<string>) => {
     if (column === undefined || !textType.test(column.type) || values.length < 2) return
     if (!values.every((value) => listableValue.test(value))) return
