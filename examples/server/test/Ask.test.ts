@@ -40,6 +40,20 @@ const handSql = (server: TestServer, org: Org, connectorId: number, sql: string)
 
 const lastYear = new Date().getUTCFullYear() - 1
 
+/** `POST /v2/chats` over one connector: the whole answer. */
+const answerOf = async (server: TestServer, org: Org, connectorId: number, question: string) =>
+  body(
+    await server.request("/v2/chats", {
+      method: "POST",
+      key: org.key,
+      json: { question, connector_ids: [connectorId] }
+    })
+  )
+
+/** An amount as the offline model writes one: grouped, with two decimals. */
+const amount = (value: unknown) =>
+  Number(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+
 describeServers("asking with the offline model over the DEMO connector", (server) => {
   it("streams metadata, the query cell, its table and CSV, a chart and the answer, with numbers that match SQL by hand", async () => {
     const org = await server().newOrg()
@@ -158,14 +172,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
   it("\"which … the most\" answers with the ranking, its first row matching SQL by hand", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
-    const ask = async (question: string) =>
-      body(
-        await server().request("/v2/chats", {
-          method: "POST",
-          key: org.key,
-          json: { question, connector_ids: [connectorId] }
-        })
-      )
+    const ask = (question: string) => answerOf(server(), org, connectorId, question)
     const region = await ask("Which region had the highest revenue last year?")
     const byRegion = await handSql(
       server(),
@@ -176,8 +183,6 @@ describeServers("asking with the offline model over the DEMO connector", (server
        WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
        GROUP BY r.name ORDER BY 2 DESC, 1`
     )
-    const amount = (value: unknown) =>
-      Number(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
     expect(region.response).toContain(
       `The top ${byRegion.rows.length} by total revenue in ${lastYear}: **${byRegion.rows[0]![0]}** leads with **${
         amount(byRegion.rows[0]![1])
@@ -202,14 +207,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
   it("keeps to a value the demo's comments list, and ranks months, matching SQL by hand", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
-    const ask = async (question: string) =>
-      body(
-        await server().request("/v2/chats", {
-          method: "POST",
-          key: org.key,
-          json: { question, connector_ids: [connectorId] }
-        })
-      )
+    const ask = (question: string) => answerOf(server(), org, connectorId, question)
     const cancelled = await ask("How many orders were cancelled last year?")
     const count = await handSql(
       server(),
@@ -234,11 +232,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
        WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
        GROUP BY 1 ORDER BY 2 DESC LIMIT 1`
     )
-    const amount = Number(byMonth.rows[0]![1]).toLocaleString("en-US", {
-      minimumFractionDigits: 2,
-      maximumFractionDigits: 2
-    })
-    expect(month.response).toContain(`leads with **${amount}**`)
+    expect(month.response).toContain(`leads with **${amount(byMonth.rows[0]![1])}**`)
     expect(month.response).toContain(`**${byMonth.rows[0]![0]}-01**`)
   })
 

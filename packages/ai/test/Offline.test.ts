@@ -89,11 +89,13 @@ const tools: ReadonlyArray<LanguageModel.Tool> = [
 ]
 const now = new Date(Date.UTC(2026, 10, 23))
 
-const sqlFor = (question: string) => {
-  const parts = Offline.respond(
-    { model: "offline", system, tools, messages: [{ role: "user", content: question }] },
-    now
-  )
+/** The offline model's first answer to a question over a schema prompt (the demo's by default). */
+const respond = (question: string, prompt = system) =>
+  Offline.respond({ model: "offline", system: prompt, tools, messages: [{ role: "user", content: question }] }, now)
+
+/** The query the offline model plans for a question; fails when it plans none. */
+const sqlFor = (question: string, prompt = system) => {
+  const parts = respond(question, prompt)
   const call = parts.find((p) => p._tag === "ToolCall")
   if (call?._tag !== "ToolCall") throw new Error(`no query for ${question}: ${JSON.stringify(parts)}`)
   return JSON.parse(call.arguments) as { connector_id: number; sql: string }
@@ -362,16 +364,7 @@ describe("Offline model planning", () => {
           }
         }], "")
       }`
-    const sqlOf = (comment: string, question: string) => {
-      const parts = Offline.respond({
-        model: "offline",
-        system: schemaWith(comment),
-        tools,
-        messages: [{ role: "user", content: question }]
-      }, now)
-      const call = parts.find((p) => p._tag === "ToolCall") as LanguageModel.ToolCallPart
-      return JSON.parse(call.arguments).sql as string
-    }
+    const sqlOf = (comment: string, question: string) => sqlFor(question, schemaWith(comment)).sql
     expect(sqlOf("Tickets; state is 'open' or 'closed'", "how many open tickets")).toContain("t0.\"state\" = 'open'")
     expect(
       sqlOf("Tickets; state is open, Research and Development or closed", "how many research and development tickets")
@@ -393,14 +386,7 @@ describe("Offline model planning", () => {
     const mysql = `Intro\n\n## Data\n${
       SchemaPrompt.render([{ id: 7, name: "Shop", type: "MYSQL", schema: { dialect: "mysql", tables } }], "")
     }`
-    const mysqlSql = (question: string) => {
-      const parts = Offline.respond(
-        { model: "offline", system: mysql, tools, messages: [{ role: "user", content: question }] },
-        now
-      )
-      const call = parts.find((p) => p._tag === "ToolCall") as LanguageModel.ToolCallPart
-      return JSON.parse(call.arguments).sql as string
-    }
+    const mysqlSql = (question: string) => sqlFor(question, mysql).sql
     // Checked on MariaDB: 2025-08-14 falls in the week of 2025-08-11 and the quarter of 2025-07-01.
     expect(mysqlSql("Weekly revenue in 2025")).toContain(
       "SELECT DATE_FORMAT(DATE(t1.`ordered_at`) - INTERVAL WEEKDAY(t1.`ordered_at`) DAY, '%Y-%m-%d') AS `week`"
@@ -420,12 +406,8 @@ describe("Offline model planning", () => {
     expect(LanguageModel.fromParts(parts).text).toMatch(/^I could not turn this question into a query/)
     const noData = Offline.respond({ model: "offline", messages: [{ role: "user", content: "top products" }] }, now)
     expect(LanguageModel.fromParts(noData).text).toContain("no data connector is enabled")
-    const share = Offline.respond({
-      model: "offline",
-      system,
-      tools,
-      messages: [{ role: "user", content: "What share of orders came through the web?" }]
-    }, now)
-    expect(LanguageModel.fromParts(share).text).toContain("I cannot work out shares or percentages")
+    expect(LanguageModel.fromParts(respond("What share of orders came through the web?")).text).toContain(
+      "I cannot work out shares or percentages"
+    )
   })
 })
