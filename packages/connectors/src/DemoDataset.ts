@@ -131,6 +131,9 @@ const lastNames = [
 const reasons = ["damaged", "wrong item", "not as described", "changed mind", "late delivery"]
 
 const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`
+// A column's values as the comments list them ("a, b or c"), which the offline model keeps to when
+// a question names one ("revenue in Europe").
+const listed = (values: ReadonlyArray<string>) => `${values.slice(0, -1).join(", ")} or ${values.at(-1)}`
 const money = (n: number) => (Math.round(n * 100) / 100).toFixed(2)
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
@@ -159,12 +162,14 @@ const schema = [
     code text NOT NULL UNIQUE,
     name text NOT NULL
   )`,
-  `COMMENT ON TABLE regions IS 'Sales regions'`,
+  `COMMENT ON TABLE regions IS ${sqlText(`Sales regions; name is ${listed(regions.map(([, name]) => name))}`)}`,
   `CREATE TABLE categories (
     id integer PRIMARY KEY,
     name text NOT NULL UNIQUE
   )`,
-  `COMMENT ON TABLE categories IS 'Product categories'`,
+  `COMMENT ON TABLE categories IS ${
+    sqlText(`Product categories; name is ${listed(categories.map(([name]) => name))}`)
+  }`,
   `CREATE TABLE products (
     id integer PRIMARY KEY,
     name text NOT NULL,
@@ -209,7 +214,7 @@ const schema = [
     reason text NOT NULL,
     refund_amount numeric(12,2) NOT NULL
   )`,
-  `COMMENT ON TABLE returns IS 'Returned order lines and their refunds'`
+  `COMMENT ON TABLE returns IS ${sqlText(`Returned order lines and their refunds; reason is ${listed(reasons)}`)}`
 ]
 
 const insert = (table: string, rows: ReadonlyArray<string>): ReadonlyArray<string> => {
