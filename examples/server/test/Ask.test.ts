@@ -196,7 +196,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
       connectorId,
       `SELECT c.name, count(*) FROM returns x JOIN order_items i ON i.id = x.order_item_id
        JOIN orders o ON o.id = i.order_id JOIN customers c ON c.id = o.customer_id
-       GROUP BY c.name ORDER BY 2 DESC, 1 LIMIT 3`
+       GROUP BY c.id, c.name ORDER BY 2 DESC, 1 LIMIT 3`
     )
     expect(returned.response).toContain(
       `The top 3 by number of returns: **${byCustomer.rows[0]![0]}** leads with **${byCustomer.rows[0]![1]}**.`
@@ -234,6 +234,54 @@ describeServers("asking with the offline model over the DEMO connector", (server
     )
     expect(month.response).toContain(`leads with **${amount(byMonth.rows[0]![1])}**`)
     expect(month.response).toContain(`**${byMonth.rows[0]![0]}-01**`)
+  })
+
+  it("answers for a quarter, a region, an order's average and each region's first, matching SQL by hand", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const ask = (question: string) => answerOf(server(), org, connectorId, question)
+    const hand = (sql: string) => handSql(server(), org, connectorId, sql)
+    const year = `o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
+
+    const quarter = await hand(
+      `SELECT round(sum(i.line_total), 2) FROM order_items i JOIN orders o ON o.id = i.order_id
+       WHERE o.ordered_at >= '${lastYear}-07-01' AND o.ordered_at < '${lastYear}-10-01'`
+    )
+    expect((await ask("What was the revenue in Q3 last year?")).response).toContain(
+      `The total revenue in Q3 ${lastYear} was **${amount(quarter.rows[0]![0])}**.`
+    )
+    const europe = await hand(
+      `SELECT round(sum(i.line_total), 2) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
+       WHERE r.name = 'Europe' AND ${year}`
+    )
+    expect((await ask("Revenue in Europe last year")).response).toContain(
+      `The total revenue where region is Europe in ${lastYear} was **${amount(europe.rows[0]![0])}**.`
+    )
+    // An order's value is its lines' sum: the average is over orders, not over lines.
+    const orderValue = await hand(
+      `SELECT round(avg(total), 2) FROM (SELECT sum(i.line_total) AS total FROM order_items i
+       JOIN orders o ON o.id = i.order_id WHERE ${year} GROUP BY o.id) AS per_order`
+    )
+    expect((await ask("What was the average order value last year?")).response).toContain(
+      `The average order value in ${lastYear} was **${amount(orderValue.rows[0]![0])}**.`
+    )
+    const perRegion = await ask("Top 2 products by revenue per region last year")
+    const expected = await hand(
+      `SELECT region, product, revenue FROM (
+         SELECT r.name AS region, p.name AS product, round(sum(i.line_total), 2) AS revenue,
+                rank() OVER (PARTITION BY r.id ORDER BY sum(i.line_total) DESC) AS place
+         FROM order_items i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = i.product_id
+         JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
+         WHERE ${year} GROUP BY r.id, r.name, p.id, p.name) AS ranked
+       WHERE place <= 2 ORDER BY 1, 3 DESC`
+    )
+    expect(expected.rows).toHaveLength(10)
+    const table = perRegion.assets.find((a: { type: string }) => a.type === "table")
+    expect(JSON.parse(table.content).rows).toEqual(expected.rows)
+    expect((await ask("Revenue in Atlantis last year")).response).toContain(
+      "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
+    )
   })
 
   it("takes the same fields as multipart/form-data; file parts are refused until sandboxes are configured", async () => {

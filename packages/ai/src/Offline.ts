@@ -47,16 +47,15 @@ const format = (value: unknown, decimals?: number): string =>
 
 /**
  * How each column's values are written: a column with any fraction (an amount, an average) writes
- * every number with two decimals (1,200.50 above 900.00, not 1,200.5 above 900), one of whole numbers
- * (a count) with none.
+ * every number with two decimals (1,200.50 above 900.00, not 1,200.5 above 900), or four when all of
+ * them are below one (a rate: 0.0325, not 0.03); one of whole numbers (a count) with none.
  */
 const columnFormats = (result: QueryResult): ReadonlyArray<(value: unknown) => string> =>
   result.columns.map((_, column) => {
-    const fractional = result.rows.some((row) => {
-      const value = row[column]
-      return typeof value === "number" && !Number.isInteger(Math.round(value * 100) / 100)
-    })
-    return (value: unknown) => format(value, fractional ? 2 : 0)
+    const numbers = result.rows.map((row) => row[column]).filter((value): value is number => typeof value === "number")
+    const fractional = numbers.some((value) => !Number.isInteger(value))
+    const decimals = !fractional ? 0 : numbers.every((value) => Math.abs(value) < 1) ? 4 : 2
+    return (value: unknown) => format(value, decimals)
   })
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
@@ -65,6 +64,10 @@ const label = (plan: Planner.Plan) =>
   plan.aggregate === "count"
     ? `number of ${plan.measureLabel}`
     : `${plan.aggregate === "avg" ? "average" : "total"} ${plan.measureLabel}`
+
+/** What a result is broken down by: "region", "category and region". */
+const byWhat = (plan: Planner.Plan, result: QueryResult) =>
+  `${plan.labelColumn ?? result.columns[0]}${plan.splitColumn === undefined ? "" : ` and ${plan.splitColumn}`}`
 
 /** The answer text for a plan and its result. */
 export const answer = (plan: Planner.Plan, result: QueryResult): string => {
@@ -75,26 +78,34 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   const formats = columnFormats(result)
   if (plan.shape === "total" || result.columns.length < 2) {
     const value = result.rows[0]?.[0]
-    return plan.aggregate === "count"
-      ? `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.`
+    if (plan.aggregate === "count") return `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.`
+    // A sum or an average over no rows is NULL: say so rather than print a dash.
+    return value === null || value === undefined
+      ? `No ${plan.measureLabel} was recorded${period}.`
       : `The ${label(plan)}${period} was **${formats[0]!(value)}**.`
   }
   if (result.rows.length === 0) return `No rows matched${period}.`
+  // The value is the last column; the ones before it say what it is of.
+  const valueAt = result.columns.length - 1
   const table = [
     `| ${result.columns.join(" | ")} |`,
-    `| ${result.columns.map((_, i) => i === 0 ? "---" : "---:").join(" | ")} |`,
+    `| ${result.columns.map((_, i) => i < valueAt ? "---" : "---:").join(" | ")} |`,
     ...result.rows.slice(0, 25).map((row) => `| ${row.map((value, i) => formats[i]!(value)).join(" | ")} |`)
   ].join("\n")
   const more = result.row_count > 25 ? `\n\n(${result.row_count - 25} more rows in the table and the CSV.)` : ""
-  const heading = plan.shape === "top"
-    ? `The ${plan.ascending === true ? "bottom" : "top"} ${result.rows.length} by ${label(plan)}${period}:`
-    : `${capitalize(label(plan))} by ${plan.labelColumn}${period}:`
+  const ranking = plan.ascending === true ? "bottom" : "top"
+  const heading = plan.rankedPer !== undefined
+    ? `For each ${plan.labelColumn}, the ${ranking} ${plan.rankedPer} by ${label(plan)}${period}:`
+    : plan.shape === "top"
+    ? `The ${ranking} ${result.rows.length} by ${label(plan)}${period}:`
+    : `${capitalize(label(plan))} by ${byWhat(plan, result)}${period}:`
   const first = result.rows[0]!
-  const lead = plan.shape === "series"
+  // A series has no first; a ranking within groups has one in each.
+  const lead = plan.shape === "series" || plan.rankedPer !== undefined
     ? ""
-    : ` **${formats[0]!(first[0])}** ${plan.ascending === true ? "is lowest" : "leads"} with **${
-      formats[1]!(first[1])
-    }**.`
+    : ` **${first.slice(0, valueAt).map((value, i) => formats[i]!(value)).join(", ")}** ${
+      plan.ascending === true ? "is lowest" : "leads"
+    } with **${formats[valueAt]!(first[valueAt])}**.`
   return `${heading}${lead}\n\n${table}${more}`
 }
 
@@ -177,12 +188,14 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
       id: `offline_${turn + 1}`,
       name: "create_chart",
       arguments: {
-        title: `${capitalize(label(plan))} by ${plan.labelColumn ?? result.columns[0]}${
+        title: `${capitalize(label(plan))} by ${byWhat(plan, result)}${
           plan.period === undefined ? "" : ` ${plan.period}`
         }`,
         mark: plan.shape === "series" ? "line" : "bar",
         x: result.columns[0],
-        y: result.columns[1]
+        y: result.columns.at(-1),
+        // A second group is a colour: a line or a stacked bar for each of its values.
+        ...(result.columns.length > 2 ? { color: result.columns[1] } : {})
       }
     })
   }
@@ -233,8 +246,12 @@ export const report = (
       ...(chart === undefined ? [] : [{ type: "image", image_url: chart, image_alt: capitalize(label(plan)) }]),
       ...(rows.length === 0 ? [] : [{
         type: "list",
-        heading: `${capitalize(label(plan))} by ${plan.labelColumn ?? result.columns[0]}`,
-        items: rows.map((row) => `${formats[0]!(row[0])}: ${formats[1]!(row[1])}`)
+        heading: `${capitalize(label(plan))} by ${byWhat(plan, result)}`,
+        items: rows.map((row) =>
+          `${row.slice(0, -1).map((value, i) => formats[i]!(value)).join(", ")}: ${
+            formats[row.length - 1]!(row.at(-1))
+          }`
+        )
       }]),
       ...(rows.length === 0 && rest.length > 0 ? [{ type: "text", content: rest.join("\n\n") }] : []),
       { type: "divider" },

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as LanguageModel from "@sightline/core/LanguageModel"
 import * as SchemaPrompt from "@sightline/core/SchemaPrompt"
+import * as Planner from "../src/internal/planner.js"
 import * as Offline from "../src/Offline.js"
 
 const column = (name: string, type: string, extra: Partial<ConnectorRuntime.Column> = {}): ConnectorRuntime.Column => ({
@@ -19,9 +20,15 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
   {
     name: "public.regions",
     rowEstimate: 5,
+    comment: "Sales regions; name is North America, Europe, Asia Pacific, Latin America or Middle East & Africa",
     columns: [column("id", "integer"), column("code", "text"), column("name", "text")]
   },
-  { name: "public.categories", rowEstimate: 8, columns: [column("id", "integer"), column("name", "text")] },
+  {
+    name: "public.categories",
+    rowEstimate: 8,
+    comment: "Product categories; name is Laptops, Phones, Audio or Smart Home",
+    columns: [column("id", "integer"), column("name", "text")]
+  },
   {
     name: "public.products",
     rowEstimate: 120,
@@ -64,7 +71,10 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
       column("order_id", "integer", ref("public.orders")),
       column("product_id", "integer", ref("public.products")),
       column("quantity", "integer"),
-      column("line_total", "numeric(12,2)", { comment: "revenue of the line in USD" })
+      column("discount", "numeric(4,2)"),
+      column("line_total", "numeric(12,2)", {
+        comment: "revenue of the line in USD: quantity × unit_price × (1 − discount)"
+      })
     ]
   },
   {
@@ -119,7 +129,7 @@ describe("Offline model planning", () => {
       "JOIN \"public\".\"orders\" AS t1 ON t1.\"id\" = t0.\"order_id\"",
       "JOIN \"public\".\"products\" AS t2 ON t2.\"id\" = t0.\"product_id\"",
       "WHERE t1.\"ordered_at\" >= '2025-01-01' AND t1.\"ordered_at\" < '2026-01-01'",
-      "GROUP BY t2.\"name\"",
+      "GROUP BY t2.\"id\", t2.\"name\"",
       "ORDER BY 2 DESC, 1",
       "LIMIT 5"
     ].join("\n"))
@@ -148,7 +158,7 @@ describe("Offline model planning", () => {
       "JOIN \"public\".\"customers\" AS t2 ON t2.\"id\" = t1.\"customer_id\"",
       "JOIN \"public\".\"regions\" AS t3 ON t3.\"id\" = t2.\"region_id\"",
       "WHERE t1.\"ordered_at\" >= '2025-01-01' AND t1.\"ordered_at\" < '2026-01-01'",
-      "GROUP BY t3.\"name\"",
+      "GROUP BY t3.\"id\", t3.\"name\"",
       "ORDER BY 2 DESC, 1",
       "LIMIT 10"
     ].join("\n"))
@@ -161,12 +171,12 @@ describe("Offline model planning", () => {
     // "returned" names the returns, not the order lines ("items") they return.
     const returned = sqlFor("Which customers returned the most items?").sql
     expect(returned).toContain("count(*) AS \"returns_count\"\nFROM \"public\".\"returns\" AS t0")
-    expect(returned).toContain("GROUP BY t3.\"name\"")
+    expect(returned).toContain("GROUP BY t3.\"id\", t3.\"name\"")
     // Units are the quantity, not the unit price; the window is the orders' time, not the products' launch.
     const units = sqlFor("Which 3 products sold the most units in 2025?").sql
     expect(units).toContain("sum(t0.\"quantity\")")
     expect(units).toContain("t1.\"ordered_at\" >= '2025-01-01'")
-    expect(units).toContain("GROUP BY t2.\"name\"")
+    expect(units).toContain("GROUP BY t2.\"id\", t2.\"name\"")
     expect(units).toContain("LIMIT 3")
     expect(sqlFor("Which products sold the most units in 2025?").sql).toContain("LIMIT 10")
     expect(sqlFor("top three products by units").sql).toContain("LIMIT 3")
@@ -326,7 +336,7 @@ describe("Offline model planning", () => {
     )
     const business = sqlFor("How many business customers by region?").sql
     expect(business).toContain("WHERE t0.\"segment\" = 'Business'")
-    expect(business).toContain("GROUP BY t1.\"name\"")
+    expect(business).toContain("GROUP BY t1.\"id\", t1.\"name\"")
     // Naming the column is not naming a value.
     expect(sqlFor("Revenue by channel").sql).not.toContain("WHERE")
     // The answer says what the rows were kept to.
@@ -394,6 +404,169 @@ describe("Offline model planning", () => {
     expect(mysqlSql("Quarterly revenue in 2025")).toContain(
       "DATE_FORMAT(MAKEDATE(YEAR(t1.`ordered_at`), 1) + INTERVAL QUARTER(t1.`ordered_at`) - 1 QUARTER, '%Y-%m-%d')"
     )
+  })
+
+  it("reads quarters, halves, months and weeks, and a month without a year is the latest begun", () => {
+    const window = (question: string) => Planner.windowOf(question, now)
+    expect(window("What was revenue in Q3 2025?")).toEqual({
+      from: "2025-07-01",
+      to: "2025-10-01",
+      label: "in Q3 2025"
+    })
+    expect(window("revenue in the third quarter of last year")).toMatchObject({ from: "2025-07-01", to: "2025-10-01" })
+    expect(window("orders last quarter")).toEqual({ from: "2026-07-01", to: "2026-10-01", label: "in Q3 2026" })
+    expect(window("orders this quarter")?.label).toBe("in Q4 2026 so far")
+    expect(window("revenue in H1 2025")).toMatchObject({ from: "2025-01-01", to: "2025-07-01" })
+    expect(window("revenue in March 2025")).toEqual({ from: "2025-03-01", to: "2025-04-01", label: "in March 2025" })
+    // Now is November 2026: March has begun this year, December has not.
+    expect(window("revenue in March")).toMatchObject({ from: "2026-03-01" })
+    expect(window("revenue in December")).toMatchObject({ from: "2025-12-01", to: "2026-01-01" })
+    expect(window("orders last month")).toEqual({ from: "2026-10-01", to: "2026-11-01", label: "in October 2026" })
+    expect(Planner.windowOf("orders last month", new Date(Date.UTC(2026, 0, 10)))?.label).toBe("in December 2025")
+    // Weeks start on Monday: now (Monday 23 November) is in the week of the 23rd.
+    expect(window("orders last week")).toMatchObject({ from: "2026-11-16", to: "2026-11-23" })
+    expect(window("may I see the revenue")).toBeUndefined()
+    expect(sqlFor("What was revenue in Q3 2025?").sql).toContain(
+      "t1.\"ordered_at\" >= '2025-07-01' AND t1.\"ordered_at\" < '2025-10-01'"
+    )
+  })
+
+  it("keeps to a name that a comment lists, and declines one that nothing in the schema knows", () => {
+    const europe = sqlFor("Revenue in Europe last year").sql
+    expect(europe).toContain("JOIN \"public\".\"regions\" AS t3 ON t3.\"id\" = t2.\"region_id\"")
+    expect(europe).toContain("AND t3.\"name\" = 'Europe'")
+    expect(sqlFor("Revenue in Middle East & Africa").sql).toContain("t3.\"name\" = 'Middle East & Africa'")
+    expect(LanguageModel.fromParts(respond("Revenue in Atlantis last year")).text).toContain(
+      "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
+    )
+    expect(LanguageModel.fromParts(respond("How many orders from Acme Corp?")).text).toContain("\"Acme Corp\"")
+    // Periods, measures and the comments' own words are known.
+    for (const question of ["Revenue in March", "Revenue in Q3 2025", "Revenue in USD", "Orders by channel in Web"]) {
+      expect(sqlFor(question).sql).toContain("SELECT")
+    }
+    // A name's column is called by its table in the answer.
+    const answer = Offline.answer(
+      {
+        connectorId: 7,
+        sql: "",
+        shape: "total",
+        aggregate: "sum",
+        valueColumn: "total_revenue",
+        measureLabel: "revenue",
+        period: "in 2025",
+        filters: [{ column: "region", values: ["Europe"] }]
+      },
+      { columns: ["total_revenue"], rows: [[2962662.62]], row_count: 1, truncated: false }
+    )
+    expect(answer).toBe("The total revenue where region is Europe in 2025 was **2,962,662.62**.")
+    expect(Planner.plan("Revenue in Europe", SchemaPrompt.parse(system), now)).toMatchObject({
+      filters: [{ column: "region", values: ["Europe"] }]
+    })
+  })
+
+  it("breaks a result down by two groups, or a series by a group, and ranks within a group", () => {
+    expect(sqlFor("Revenue by category and region last year").sql).toBe([
+      "SELECT t3.\"name\" AS \"category\", t5.\"name\" AS \"region\", round((sum(t0.\"line_total\"))::numeric, 2) AS \"total_revenue\"",
+      "FROM \"public\".\"order_items\" AS t0",
+      "JOIN \"public\".\"orders\" AS t1 ON t1.\"id\" = t0.\"order_id\"",
+      "JOIN \"public\".\"products\" AS t2 ON t2.\"id\" = t0.\"product_id\"",
+      "JOIN \"public\".\"categories\" AS t3 ON t3.\"id\" = t2.\"category_id\"",
+      "JOIN \"public\".\"customers\" AS t4 ON t4.\"id\" = t1.\"customer_id\"",
+      "JOIN \"public\".\"regions\" AS t5 ON t5.\"id\" = t4.\"region_id\"",
+      "WHERE t1.\"ordered_at\" >= '2025-01-01' AND t1.\"ordered_at\" < '2026-01-01'",
+      "GROUP BY t3.\"id\", t3.\"name\", t5.\"id\", t5.\"name\"",
+      "ORDER BY 3 DESC, 1, 2"
+    ].join("\n"))
+    const series = sqlFor("Monthly revenue by region in 2025").sql
+    expect(series).toContain(
+      "SELECT date_trunc('month', t1.\"ordered_at\")::date AS \"month\", t3.\"name\" AS \"region\""
+    )
+    expect(series).toMatch(/GROUP BY 1, t3."id", t3."name"\nORDER BY 1, 2$/)
+    expect(sqlFor("Revenue by region and month").sql).toMatch(/GROUP BY 1, t3."id", t3."name"\nORDER BY 1, 2$/)
+    // "the top 3 products per region": each region's own first three.
+    const perRegion = sqlFor("Top 3 products by revenue per region").sql
+    expect(perRegion).toContain(
+      "row_number() OVER (PARTITION BY t4.\"id\" ORDER BY round((sum(t0.\"line_total\"))::numeric, 2) DESC, t1.\"name\") AS \"rank\""
+    )
+    expect(perRegion).toMatch(/\) AS ranked\nWHERE "rank" <= 3\nORDER BY 1, 3 DESC, 2$/)
+    // "the top 2 products each month": each month's own first two.
+    const perMonth = sqlFor("Top 2 products by revenue each month in 2025").sql
+    expect(perMonth).toMatch(/^SELECT "month", "product", "total_revenue"\n/)
+    expect(perMonth).toContain("row_number() OVER (PARTITION BY date_trunc('month', t1.\"ordered_at\")::date ORDER BY")
+    expect(perMonth).toContain("WHERE \"rank\" <= 2")
+    // Customers of the same name are grouped apart.
+    expect(sqlFor("Top 10 customers by revenue").sql).toContain("GROUP BY t2.\"id\", t2.\"name\"")
+    expect(LanguageModel.fromParts(respond("Revenue by category, region and channel")).text).toContain(
+      "by two things at most"
+    )
+
+    // The second group is the chart's colour; the answer leads with the first row's groups.
+    const result = {
+      columns: ["category", "region", "total_revenue"],
+      rows: [["Laptops", "Europe", 954584.94], ["Phones", "Europe", 400000]],
+      row_count: 2,
+      truncated: false
+    }
+    const question = "Revenue by category and region last year"
+    const call = { id: "offline_1", name: "run_sql", arguments: "{}" }
+    const chart = Offline.respond({
+      model: "offline",
+      system,
+      tools,
+      messages: [
+        { role: "user", content: question },
+        { role: "assistant", content: "", toolCalls: [call] },
+        { role: "tool", toolCallId: "offline_1", content: JSON.stringify(result) }
+      ]
+    }, now)[0] as LanguageModel.ToolCallPart
+    expect(JSON.parse(chart.arguments)).toEqual({
+      title: "Total revenue by category and region in 2025",
+      mark: "bar",
+      x: "category",
+      y: "total_revenue",
+      color: "region"
+    })
+    const plan = Planner.plan(question, SchemaPrompt.parse(system), now) as Planner.Plan
+    expect(Offline.answer(plan, result)).toMatch(
+      /^Total revenue by category and region in 2025: \*\*Laptops, Europe\*\* leads with \*\*954,584.94\*\*\.\n\n\| category \| region \| total_revenue \|\n\| --- \| --- \| ---: \|\n\| Laptops \| Europe \| 954,584.94 \|/
+    )
+    const ranked = Planner.plan("Top 3 products by revenue per region", SchemaPrompt.parse(system), now) as Planner.Plan
+    expect(Offline.answer(ranked, { ...result, columns: ["region", "product", "total_revenue"] })).toMatch(
+      /^For each region, the top 3 by total revenue:\n\n/
+    )
+  })
+
+  it("takes an average per row of a table as a total over their number; units are a sum", () => {
+    expect(sqlFor("What is the average order value?").sql).toBe([
+      "SELECT round((sum(t0.\"line_total\"))::numeric / nullif(count(DISTINCT t1.\"id\"), 0), CASE WHEN abs((sum(t0.\"line_total\"))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)) < 1 THEN 4 ELSE 2 END) AS \"average_order_value\"",
+      "FROM \"public\".\"order_items\" AS t0",
+      "JOIN \"public\".\"orders\" AS t1 ON t1.\"id\" = t0.\"order_id\""
+    ].join("\n"))
+    const perCustomer = sqlFor("Average revenue per customer by region").sql
+    expect(perCustomer).toContain("nullif(count(DISTINCT t2.\"id\"), 0)")
+    expect(perCustomer).toContain("AS \"average_revenue_per_customer\"")
+    expect(perCustomer).toContain("GROUP BY t3.\"id\", t3.\"name\"")
+    // "per" a column is still a breakdown.
+    expect(sqlFor("Average revenue per channel").sql).toContain("round((avg(t0.\"line_total\"))::numeric")
+    // The line's comment names quantity and unit_price: it is not what "units" ask for.
+    expect(sqlFor("What's the total number of units sold?").sql).toContain("sum(t0.\"quantity\")")
+    expect(sqlFor("How many units were sold in Q4 2025?").sql).toContain("sum(t0.\"quantity\")")
+  })
+
+  it("writes a rate with four decimals, and a total over no rows as none recorded", () => {
+    const plan = Planner.plan("Average discount by channel", SchemaPrompt.parse(system), now) as Planner.Plan
+    expect(plan.sql).toContain("avg(t0.\"discount\")")
+    const text = Offline.answer(plan, {
+      columns: ["channel", "average_discount"],
+      rows: [["web", 0.03], ["partner", 0.0297]],
+      row_count: 2,
+      truncated: false
+    })
+    expect(text).toContain("**web** leads with **0.0300**")
+    expect(text).toContain("| partner | 0.0297 |")
+    const thisYear = Planner.plan("Revenue this year", SchemaPrompt.parse(system), now) as Planner.Plan
+    expect(Offline.answer(thisYear, { columns: ["total_revenue"], rows: [[null]], row_count: 1, truncated: false }))
+      .toBe("No revenue was recorded in 2026 so far.")
   })
 
   it("says what it cannot do instead of guessing", () => {

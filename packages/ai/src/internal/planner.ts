@@ -24,6 +24,10 @@ export interface Plan {
   /** The result column of the measure and of the group or period. */
   readonly valueColumn: string
   readonly labelColumn?: string | undefined
+  /** The second group of a breakdown or a series ("by category and region"), its result column. */
+  readonly splitColumn?: string | undefined
+  /** A ranking within each value of the first column: how many rows each keeps ("top 3 per region"). */
+  readonly rankedPer?: number | undefined
   /** A ranking from the least up ("the lowest revenue", "bottom 5"), for `top` and `group`. */
   readonly ascending?: boolean | undefined
   /** Words for the answer: "revenue", "orders", "in 2025". */
@@ -148,7 +152,8 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
   quantity: ["quantity", "qty", "units"],
   units: ["quantity", "qty", "units"],
   unit: ["quantity", "units"],
-  price: ["unit_price", "price"]
+  price: ["unit_price", "price"],
+  value: ["revenue", "line_total", "sales", "amount", "total"]
 }
 
 const numericType = /int|numeric|decimal|real|double|float|money/i
@@ -172,20 +177,114 @@ export interface Window {
 
 const isoDate = (d: Date) => d.toISOString().slice(0, 10)
 
-/** Reads a time window: "last year", "this year", "in 2024", "last month", "last N days". */
+const monthNames = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
+// A month's name or its three-letter abbreviation ("sept" too); "may" only as a whole name.
+const monthPattern = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" +
+  "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+const monthLabel = (index: number, year: number) =>
+  `${monthNames[index]!.charAt(0).toUpperCase()}${monthNames[index]!.slice(1)} ${year}`
+const monthIndex = (name: string) => monthNames.findIndex((month) => month.startsWith(name.slice(0, 3)))
+const ordinals: Record<string, number> = {
+  first: 1,
+  "1st": 1,
+  second: 2,
+  "2nd": 2,
+  third: 3,
+  "3rd": 3,
+  fourth: 4,
+  "4th": 4
+}
+
+/** `months` months from the first of month `first` (0-based, may pass December) of `year`. */
+const monthsWindow = (year: number, first: number, months: number, label: string): Window => ({
+  from: isoDate(new Date(Date.UTC(year, first, 1))),
+  to: isoDate(new Date(Date.UTC(year, first + months, 1))),
+  label
+})
+
+/**
+ * Reads a time window: a year ("in 2024", "last year", "this year"), a quarter ("Q3 2025", "the
+ * third quarter of last year", "last quarter"), a half ("H1 2025"), a month ("March 2025", "in
+ * March", "last month"), a week ("last week") or "the last N days". A quarter, half or month named
+ * without a year is the latest one that has begun.
+ */
 export const windowOf = (question: string, now: Date): Window | undefined => {
   const q = question.toLowerCase()
   const year = now.getUTCFullYear()
   const month = now.getUTCMonth()
   const yearWindow = (y: number): Window => ({ from: `${y}-01-01`, to: `${y + 1}-01-01`, label: `in ${y}` })
+  // The year the question names, if any, for a quarter or a month in it.
+  const namedYear = /\b(?:last|previous) year\b/.test(q)
+    ? year - 1
+    : /\bthis year\b/.test(q)
+    ? year
+    : ((y) => y === undefined ? undefined : Number(y))((/\b(20\d{2}|19\d{2})\b/.exec(q) ?? [])[1])
+  // The year of the latest period starting at month `first` that has begun, unless a year is named.
+  const latest = (first: number) => namedYear ?? (first <= month ? year : year - 1)
+
+  const quarter = /\bq([1-4])\b/.exec(q)?.[1] ??
+    ((ordinal) => ordinal === undefined ? undefined : String(ordinals[ordinal]))(
+      /\b(first|1st|second|2nd|third|3rd|fourth|4th) quarter\b/.exec(q)?.[1]
+    )
+  if (quarter !== undefined) {
+    const first = (Number(quarter) - 1) * 3
+    return monthsWindow(latest(first), first, 3, `in Q${quarter} ${latest(first)}`)
+  }
+  const current = Math.floor(month / 3) * 3
+  if (/\b(?:last|previous) quarter\b/.test(q)) {
+    const from = new Date(Date.UTC(year, current - 3, 1))
+    return monthsWindow(year, current - 3, 3, `in Q${from.getUTCMonth() / 3 + 1} ${from.getUTCFullYear()}`)
+  }
+  if (/\bthis quarter\b|\bquarter to date\b/.test(q)) {
+    return monthsWindow(year, current, 3, `in Q${current / 3 + 1} ${year} so far`)
+  }
+  const half = /\bh([12])\b/.exec(q)?.[1] ?? (/\b(first|second) half\b/.exec(q)?.[1] === "first"
+    ? "1"
+    : /\bsecond half\b/.test(q)
+    ? "2"
+    : undefined)
+  if (half !== undefined) {
+    const first = half === "1" ? 0 : 6
+    return monthsWindow(latest(first), first, 6, `in H${half} ${latest(first)}`)
+  }
+  const monthName = new RegExp(`\\b${monthPattern} (?:of )?(\\d{4})\\b`).exec(q) ??
+    new RegExp(`\\b(?:in|during|for) ${monthPattern}\\b`).exec(q)
+  if (monthName !== null) {
+    const index = monthIndex(monthName[1]!)
+    return monthsWindow(latest(index), index, 1, `in ${monthLabel(index, latest(index))}`)
+  }
   if (/\blast year\b|\bprevious year\b/.test(q)) return yearWindow(year - 1)
   if (/\bthis year\b|\byear to date\b|\bytd\b/.test(q)) return { ...yearWindow(year), label: `in ${year} so far` }
   const named = /\b(?:in|during|for) (\d{4})\b/.exec(q) ?? /\b(20\d{2}|19\d{2})\b/.exec(q)
   if (named !== null) return yearWindow(Number(named[1]))
-  if (/\blast month\b/.test(q)) {
-    const from = new Date(Date.UTC(year, month - 1, 1))
-    const to = new Date(Date.UTC(year, month, 1))
-    return { from: isoDate(from), to: isoDate(to), label: `in ${from.toISOString().slice(0, 7)}` }
+  if (/\b(?:last|previous) month\b/.test(q)) {
+    return monthsWindow(year, month - 1, 1, `in ${monthLabel((month + 11) % 12, month === 0 ? year - 1 : year)}`)
+  }
+  if (/\bthis month\b|\bmonth to date\b|\bmtd\b/.test(q)) {
+    return monthsWindow(year, month, 1, `in ${monthLabel(month, year)} so far`)
+  }
+  // Weeks start on Monday, as PostgreSQL's do.
+  const monday = new Date(Date.UTC(year, month, now.getUTCDate() - ((now.getUTCDay() + 6) % 7)))
+  if (/\b(?:last|previous) week\b/.test(q)) {
+    const from = new Date(monday.getTime() - 7 * 86_400_000)
+    return { from: isoDate(from), to: isoDate(monday), label: `in the week of ${isoDate(from)}` }
+  }
+  if (/\bthis week\b/.test(q)) {
+    const to = new Date(monday.getTime() + 7 * 86_400_000)
+    return { from: isoDate(monday), to: isoDate(to), label: `in the week of ${isoDate(monday)} so far` }
   }
   const days = /\blast (\d+) days\b/.exec(q)
   if (days !== null) {
@@ -268,6 +367,49 @@ const filtersOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
   )
 }
 
+// Words a question may capitalize that name no table, column or value: periods and measures.
+const periodWords = new Set([
+  ...monthNames,
+  ...monthNames.map((month) => month.slice(0, 3)),
+  "sept",
+  "q1",
+  "q2",
+  "q3",
+  "q4",
+  "h1",
+  "h2",
+  "ytd",
+  "mtd",
+  "daily",
+  "weekly",
+  "monthly",
+  "quarterly",
+  "yearly",
+  "annual"
+])
+
+/**
+ * A name the question keeps to that the schema does not know: "revenue in Europe" over a schema
+ * where no comment lists Europe. Answering anyway would answer for every region, so the planner
+ * declines. Only capitalized words after "in", "from", "for", "at" or "within" are read as such
+ * names; a word that a table, a column, a comment, a listed value or a definition has is known.
+ */
+const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
+  const known = new Set<string>([...stopWords, ...periodWords, ...Object.keys(measureSynonyms)])
+  for (const word of Object.keys(glossary).flatMap(words)) known.add(stem(word))
+  for (const table of graph.tables) {
+    for (const text of [table.name, table.comment ?? "", ...table.columns.flatMap((c) => [c.name, c.comment ?? ""])]) {
+      for (const word of words(text)) known.add(stem(word))
+    }
+  }
+  const name =
+    /\b(?:in|from|for|at|within)\s+(?:the\s+)?([A-Z][\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?[A-Z][\p{L}\p{N}&.'-]*)*)/gu
+  for (const match of question.matchAll(name)) {
+    if (words(match[1]!).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))) return match[1]
+  }
+  return undefined
+}
+
 /** The period a ranking is of: "which month had the most orders", "the top 3 weeks by revenue". */
 const rankedGrainOf = (question: string): Grain | undefined => {
   const match = /\b(?:which|what|top|best|bottom|worst)(?: (?:\d+|[a-z]+))? (day|week|month|quarter|year)s?\b/.exec(
@@ -279,6 +421,8 @@ const rankedGrainOf = (question: string): Grain | undefined => {
 const aggregateOf = (question: string): Aggregate | undefined => {
   const q = question.toLowerCase()
   if (/\b(average|avg|mean)\b/.test(q)) return "avg"
+  // "How many units" asks for a sum of a quantity, not a count of rows.
+  if (/\b(?:how many|number of|count of) (?:[a-z]+ )?(?:units|pieces)\b/.test(q)) return "sum"
   if (/\b(how many|count|number of)\b/.test(q)) return "count"
   if (/\b(total|sum|revenue|sales|turnover|spend|spent|refund|refunds|quantity|units)\b/.test(q)) return "sum"
   return undefined
@@ -377,6 +521,10 @@ const labelColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column |
     table.columns.find((c) => c.name === "code") ??
     table.columns.find((c) => textType.test(c.type) && !c.primaryKey)
 
+/** What a column is called in a result and an answer: a table's name or code is the table's ("region"). */
+const labelOf = (table: ConnectorRuntime.Table, column: ConnectorRuntime.Column): string =>
+  column.name === "name" || column.name === "code" ? stem(shortName(table.name)) : column.name
+
 /** Scores how well a table's name matches the words (whole words only). */
 const tableScore = (table: ConnectorRuntime.Table, asked: ReadonlySet<string>): number => {
   const name = shortName(table.name)
@@ -397,7 +545,14 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
     for (const column of table.columns.filter(isNumeric)) {
       let score = 0
       const columnWords = new Set(words(column.name).map(stem))
-      const commentWords = new Set(words(column.comment ?? "").map(stem))
+      // A comment's words, but not the columns it names (the table's others, or any snake_case
+      // name): "quantity × unit_price" in line_total's comment is not about units.
+      const others = new Set(table.columns.filter((c) => c !== column).map((c) => c.name))
+      const commentWords = new Set(
+        (column.comment ?? "").toLowerCase().split(/[^a-z0-9_]+/).filter((w) =>
+          w !== "" && !w.includes("_") && !others.has(w)
+        ).map(stem)
+      )
       for (const word of questionWords) {
         const w = stem(word)
         // What the word names best: the whole column ("quantity"), a measure it stands for ("units"
@@ -424,25 +579,31 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
 }
 
 /**
- * The phrase after "by", "per", "for each" or "top N", naming what to group by; in a question that
- * asks for the first of a ranking, also the words after "which" or "what" ("which region had the
- * highest revenue").
+ * The phrases naming what to group by, each a word or two, in order: what a ranking ranks ("top N
+ * products", "the most common reasons", and in a question that asks for the first of a ranking the
+ * words after "which" or "what"), then what follows "by", "per", "for each" or "across", and what a
+ * second "and" adds to it ("by category and region").
  */
-const groupWordsOf = (question: string): ReadonlyArray<string> => {
+const groupPhrasesOf = (question: string): ReadonlyArray<ReadonlyArray<string>> => {
   const q = question.toLowerCase()
-  const found: Array<string> = []
+  const found: Array<ReadonlyArray<string>> = []
   for (
     const pattern of [
-      /\b(?:by|per|for each|each|across) ([a-z_]+)(?: ([a-z_]+))?/g,
       // Not after "most" or "fewest": in "the most orders", what follows is what is counted.
-      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) ([a-z_]+)(?: ([a-z_]+))?/g,
-      /\b(?:most|least) (?:common|frequent|popular|usual) ([a-z_]+)(?: ([a-z_]+))?/g,
-      ...(superlative.test(q) ? [/\b(?:which|what)(?: \d+)? ([a-z_]+)(?: ([a-z_]+))?/g] : [])
+      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
+      /\b(?:most|least) (?:common|frequent|popular|usual) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
+      ...(superlative.test(q) ? [/\b(?:which|what)(?: \d+)? (?=([a-z_]+)(?: ([a-z_]+))?)/g] : []),
+      /\b(?:by|per|for each|each|across) (?=([a-z_]+)(?: ([a-z_]+))?)/g
     ]
   ) {
+    // The phrase is read ahead, not taken: in "per customer by region", "by region" is one too.
     for (const match of q.matchAll(pattern)) {
-      for (const w of match.slice(1)) if (w !== undefined && !Object.hasOwn(numberWords, w)) found.push(w)
+      found.push(match.slice(1).filter((w): w is string => w !== undefined && !Object.hasOwn(numberWords, w)))
     }
+  }
+  // The rest of a list: "by category, region and channel".
+  for (const match of q.matchAll(/\b(?:by|per|for each|each|across) ([a-z_]+(?:(?:,? and|,) [a-z_]+)+)/g)) {
+    for (const item of match[1]!.split(/,? and |, /).slice(1)) found.push([item])
   }
   return found
 }
@@ -456,22 +617,45 @@ interface Group {
   readonly byColumn: boolean
 }
 
-const groupOf = (graph: Graph, question: string): Group | undefined => {
-  for (const word of groupWordsOf(question)) {
-    const w = stem(word)
-    if (timeWords.has(w)) continue
-    // A column first ("by channel", "by segment"), then a table ("by region", "top 5 products").
-    for (const table of graph.tables) {
-      const column = table.columns.find((c) =>
-        stem(c.name) === w && !c.primaryKey && c.references === undefined && !isNumeric(c)
-      )
-      if (column !== undefined) return { table, column, byColumn: true }
-    }
-    const table = graph.tables.find((t) => stem(shortName(t.name)) === w)
-    const label = table === undefined ? undefined : labelColumnOf(table)
-    if (table !== undefined && label !== undefined) return { table, column: label, byColumn: false }
+/** The group a word names: a column first ("by channel", "by segment"), then a table ("by region"). */
+const groupNamed = (graph: Graph, word: string): Group | undefined => {
+  const w = stem(word)
+  if (timeWords.has(w)) return undefined
+  for (const table of graph.tables) {
+    const column = table.columns.find((c) =>
+      stem(c.name) === w && !c.primaryKey && c.references === undefined && !isNumeric(c)
+    )
+    if (column !== undefined) return { table, column, byColumn: true }
   }
-  return undefined
+  const table = graph.tables.find((t) => stem(shortName(t.name)) === w)
+  const label = table === undefined ? undefined : labelColumnOf(table)
+  return table !== undefined && label !== undefined ? { table, column: label, byColumn: false } : undefined
+}
+
+/**
+ * What to group by: the group each phrase names ("revenue by category and region"), and the period
+ * a phrase names ("by region and month").
+ */
+const groupsOf = (graph: Graph, question: string): { groups: ReadonlyArray<Group>; grain?: Grain | undefined } => {
+  const groups: Array<Group> = []
+  let grain: Grain | undefined
+  for (const phrase of groupPhrasesOf(question)) {
+    const period = stem(phrase[0] ?? "")
+    if (timeWords.has(period)) {
+      if (period !== "time" && period !== "date") grain ??= period as Grain
+      continue
+    }
+    const [head, next] = phrase.map((word) => groupNamed(graph, word))
+    // Of two words, the second when it qualifies the first: "return reasons" (a column of
+    // returns), "product category" (the table a product refers to); else the first that names one.
+    const qualifies = head !== undefined && next !== undefined &&
+      (next.table === head.table || search(graph, head.table.name, next.table.name, true) !== undefined)
+    const group = qualifies ? next : head ?? next
+    if (group !== undefined && !groups.some((g) => g.table === group.table && g.column === group.column)) {
+      groups.push(group)
+    }
+  }
+  return { groups, grain }
 }
 
 const timeColumnNear = (
@@ -509,6 +693,23 @@ const timeColumnNear = (
   return undefined
 }
 
+/**
+ * The table an average is taken per: "average revenue per customer", or "average order value". A
+ * table's name only: "average price per category" of a column is a breakdown by it.
+ */
+const perOf = (
+  graph: Graph,
+  question: string
+): { readonly table: ConnectorRuntime.Table; readonly asValue: boolean } | undefined => {
+  const q = question.toLowerCase()
+  const named = (word: string | undefined) =>
+    word === undefined ? undefined : graph.tables.find((t) => stem(shortName(t.name)) === stem(word))
+  const perWord = named(/\b(?:average|avg|mean)\b(?: [a-z_]+){0,3}? per ([a-z_]+)/.exec(q)?.[1])
+  if (perWord !== undefined) return { table: perWord, asValue: false }
+  const asValue = named(/\b(?:average|avg|mean) ([a-z_]+) (?:value|size|amount)\b/.exec(q)?.[1])
+  return asValue === undefined ? undefined : { table: asValue, asValue: true }
+}
+
 /** Plans a query for a question over the connectors, or says why it cannot. */
 export const plan = (
   question: string,
@@ -533,6 +734,13 @@ export const plan = (
     tables: connector.schema.tables,
     byName: new Map(connector.schema.tables.map((t) => [t.name, t]))
   }
+  const unknownName = unknownNameOf(graph, question, glossary)
+  if (unknownName !== undefined) {
+    return {
+      unplannable: `"${unknownName}" is not a table, a column or a value that the schema's comments list, ` +
+        "so I cannot keep to it (a table's comment such as \"region is Europe or Asia\" lists a column's values)"
+    }
+  }
   const dialect = connector.schema.dialect
   const q = (identifier: string) => dialect === "mysql" ? `\`${identifier.replace(/`/g, "``")}\`` : quote(identifier)
   const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
@@ -543,19 +751,27 @@ export const plan = (
   if (aggregate !== "count" && measure === undefined) {
     return { unplannable: "I found no numeric column that matches the question" }
   }
-  const group = groupOf(graph, question)
+  // An average per a table's row ("average revenue per customer", "average order value") is the
+  // measure's total over the number of those rows, not the average of the measure's own rows.
+  const per = aggregate === "avg" ? perOf(graph, question) : undefined
+  const perTable = per !== undefined && per.table !== measure!.table ? per : undefined
+  const found = groupsOf(graph, question)
+  const groups = found.groups.filter((g) => g.byColumn || g.table !== perTable?.table)
   const limit = limitOf(question)
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
-  const grain = grainOf(question) ?? rankedGrain
+  const grain = grainOf(question) ?? rankedGrain ?? found.grain
+  if (groups.length + (grain === undefined ? 0 : 1) > 2) {
+    return { unplannable: "I can break a result down by two things at most (a period counts as one)" }
+  }
   const window = windowOf(question, now)
 
   // What is counted: the table the question names (orders, customers), else the group's table.
   const counted = aggregate === "count"
     ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked) })).filter((x) =>
-      x.s > 0 && (group?.byColumn === true || x.t !== group?.table)
+      x.s > 0 && groups.every((g) => g.byColumn || x.t !== g.table)
     )
-      .sort((a, b) => b.s - a.s)[0]?.t ?? group?.table
+      .sort((a, b) => b.s - a.s)[0]?.t ?? groups[0]?.table
     : undefined
   const base = measure?.table ?? counted
   if (base === undefined) return { unplannable: "I could not tell which table the question is about" }
@@ -580,22 +796,36 @@ export const plan = (
     }
     return aliases.get(target)
   }
+  const unjoinable = (target: ConnectorRuntime.Table) => ({
+    unplannable: `I found no way to join ${shortName(base.name)} to ${shortName(target.name)}`
+  })
 
   const needsTime = window !== undefined || grain !== undefined
   const time = needsTime ? timeColumnNear(graph, base.name) : undefined
   if (needsTime && time === undefined) return { unplannable: "I found no date or time column to filter or group by" }
   const timeAlias = time === undefined ? undefined : join(time.table.name)
-  const groupAlias = group === undefined ? undefined : join(group.table.name)
-  if (group !== undefined && groupAlias === undefined) {
-    return { unplannable: `I found no way to join ${shortName(base.name)} to ${shortName(group.table.name)}` }
+  // Each group as a select-list expression and the result column it is named by.
+  const dimensions: Array<
+    { readonly expression: string; readonly name: string; readonly key?: string; readonly bucket?: true }
+  > = []
+  for (const group of groups) {
+    const alias = join(group.table.name)
+    if (alias === undefined) return unjoinable(group.table)
+    // A table's rows are grouped by their key too: two customers of the same name are two rows.
+    const key = group.byColumn ? undefined : group.table.columns.find((c) => c.primaryKey)
+    dimensions.push({
+      expression: `${alias}.${q(group.column.name)}`,
+      name: labelOf(group.table, group.column),
+      ...(key === undefined ? {} : { key: `${alias}.${q(key.name)}` })
+    })
   }
+  const perAlias = perTable === undefined ? undefined : join(perTable.table.name)
+  if (perTable !== undefined && perAlias === undefined) return unjoinable(perTable.table)
   const filters = filtersOf(graph, question)
   const kept: Array<string> = []
   for (const filter of filters) {
     const alias = join(filter.table.name)
-    if (alias === undefined) {
-      return { unplannable: `I found no way to join ${shortName(base.name)} to ${shortName(filter.table.name)}` }
-    }
+    if (alias === undefined) return unjoinable(filter.table)
     const literals = filter.values.map((value) => `'${value}'`)
     kept.push(
       `${alias}.${q(filter.column.name)} ${literals.length === 1 ? `= ${literals[0]}` : `IN (${literals.join(", ")})`}`
@@ -604,12 +834,17 @@ export const plan = (
 
   // The measure as the question says it: the column's own words when it names them all ("unit
   // price"), else the word that stands for it ("revenue" for line_total), else the column's name.
-  const measureLabel = aggregate === "count"
+  const measureWords = aggregate === "count"
     ? shortName(base.name)
     : words(measure!.column.name).every((w) => asked.has(stem(w)))
     ? words(measure!.column.name).join(" ")
     : questionWords.find((w) => synonymsOf(w, glossary).length > 0 || synonymsOf(stem(w), glossary).length > 0) ??
       measure!.column.name
+  const measureLabel = perTable === undefined
+    ? measureWords
+    : perTable.asValue
+    ? `${stem(shortName(perTable.table.name))} value`
+    : `${measureWords} per ${stem(shortName(perTable.table.name))}`
   const valueColumn = aggregate === "count"
     ? `${shortName(base.name).replace(/[^a-z0-9_]/gi, "_")}_count`
     : `${aggregate === "avg" ? "average_" : "total_"}${measureLabel.replace(/[^a-z0-9_]/gi, "_")}`
@@ -619,15 +854,22 @@ export const plan = (
     }
   }
   const key = base.columns.find((c) => c.primaryKey)
+  const perKey = perTable?.table.columns.find((c) => c.primaryKey)
+  const round = dialect === "mysql" ? "ROUND" : "round"
+  const numeric = (expression: string) => dialect === "mysql" ? expression : `(${expression})::numeric`
   // Across a one-to-many join, count the base rows once each.
   const value = aggregate === "count"
     ? fansOut && key !== undefined ? `count(DISTINCT t0.${q(key.name)})` : "count(*)"
-    : `${aggregate}(t0.${q(measure!.column.name)})`
+    : perAlias !== undefined && perKey !== undefined
+    ? `${numeric(`sum(t0.${q(measure!.column.name)})`)} / nullif(count(DISTINCT ${perAlias}.${q(perKey.name)}), 0)`
+    : numeric(`${aggregate}(t0.${q(measure!.column.name)})`)
+  // Amounts to the cent; an average below one (a discount, a rate) to four places, so that it says
+  // more than 0.03.
   const rounded = aggregate === "count"
     ? value
-    : dialect === "mysql"
-    ? `ROUND(${value}, 2)`
-    : `round((${value})::numeric, 2)`
+    : aggregate === "avg"
+    ? `${round}(${value}, CASE WHEN abs(${value}) < 1 THEN 4 ELSE 2 END)`
+    : `${round}(${value}, 2)`
 
   const where = [
     ...(window === undefined || time === undefined ? [] : [
@@ -638,10 +880,18 @@ export const plan = (
   ]
   const filtered = filters.length === 0
     ? {}
-    : { filters: filters.map((filter) => ({ column: filter.column.name, values: filter.values })) }
+    : { filters: filters.map((filter) => ({ column: labelOf(filter.table, filter.column), values: filter.values })) }
   const from = `FROM ${table(base.name)} AS t0${joins.length === 0 ? "" : `\n${joins.join("\n")}`}${
     where.length === 0 ? "" : `\nWHERE ${where.join(" AND ")}`
   }`
+  const common = {
+    connectorId: connector.id,
+    aggregate,
+    valueColumn,
+    measureLabel,
+    period: window?.label,
+    ...filtered
+  }
 
   const direction = fromTheLeast.test(question.toLowerCase()) ? "ASC" : "DESC"
   if (grain !== undefined && time !== undefined) {
@@ -654,51 +904,56 @@ export const plan = (
         ? `DATE_FORMAT(MAKEDATE(YEAR(${at}), 1) + INTERVAL QUARTER(${at}) - 1 QUARTER, '%Y-%m-%d')`
         : `DATE_FORMAT(${at}, '${grain === "year" ? "%Y-01-01" : grain === "day" ? "%Y-%m-%d" : "%Y-%m-01"}')`
       : `date_trunc('${grain}', ${at})::date`
-    const ranked = grain === rankedGrain && limit !== undefined
-    return {
-      connectorId: connector.id,
-      sql: `SELECT ${bucket} AS ${q(grain)}, ${rounded} AS ${q(valueColumn)}\n${from}\nGROUP BY 1\nORDER BY ${
-        ranked ? `2 ${direction}, 1\nLIMIT ${limit}` : "1"
-      }`,
-      shape: ranked ? "top" : "series",
-      ...(ranked ? { ascending: direction === "ASC" } : {}),
-      aggregate,
-      valueColumn,
-      labelColumn: grain,
-      measureLabel,
-      period: window?.label,
-      ...filtered
-    }
+    dimensions.unshift({ expression: bucket, name: grain, bucket: true })
   }
-  if (group !== undefined && groupAlias !== undefined) {
-    const labelColumn = group.column.name === "name" || group.column.name === "code"
-      ? stem(shortName(group.table.name))
-      : group.column.name
+  const [first, split] = dimensions
+  // A period by its position in the select list (its expression is long), unless it moves.
+  const groupBy = (byPosition: boolean) =>
+    dimensions.flatMap((d, i) =>
+      d.bucket === true && byPosition ? [String(i + 1)] : d.key === undefined ? [d.expression] : [d.key, d.expression]
+    ).join(", ")
+  if (first === undefined) {
+    return { ...common, sql: `SELECT ${rounded} AS ${q(valueColumn)}\n${from}`, shape: "total" }
+  }
+  const selected = `SELECT ${dimensions.map((d) => `${d.expression} AS ${q(d.name)}`).join(", ")}, ${rounded} AS ${
+    q(valueColumn)
+  }\n${from}\nGROUP BY ${groupBy(true)}`
+  const valueAt = dimensions.length + 1
+  const labels = dimensions.map((_, i) => i + 1).join(", ")
+  const split_ = split === undefined ? {} : { splitColumn: split.name }
+  // A series reads in time order, each period's groups side by side; a ranking or a breakdown from
+  // its first (or last) value.
+  const rankedPeriod = grain !== undefined && grain === rankedGrain
+  if (grain !== undefined && (limit === undefined || (split === undefined && !rankedPeriod))) {
+    return { ...common, ...split_, sql: `${selected}\nORDER BY ${labels}`, shape: "series", labelColumn: first.name }
+  }
+  if (limit !== undefined && split !== undefined) {
+    // A ranking by two things ranks one within each value of the other: "the top 3 products per
+    // region", "the top 5 products each month", "which month was best for each region".
+    const [ranked, within] = grain !== undefined && !rankedPeriod ? [split, first] : [first, split]
+    const partitioned = `SELECT ${within.expression} AS ${q(within.name)}, ${ranked.expression} AS ${
+      q(ranked.name)
+    }, ${rounded} AS ${q(valueColumn)},\n  row_number() OVER (PARTITION BY ${
+      within.key ?? within.expression
+    } ORDER BY ${rounded} ${direction}, ${ranked.expression}) AS ${q("rank")}\n${from}\nGROUP BY ${groupBy(false)}`
     return {
-      connectorId: connector.id,
-      sql: `SELECT ${groupAlias}.${q(group.column.name)} AS ${q(labelColumn)}, ${rounded} AS ${
+      ...common,
+      sql: `SELECT ${q(within.name)}, ${q(ranked.name)}, ${
         q(valueColumn)
-      }\n${from}\nGROUP BY ${groupAlias}.${q(group.column.name)}\nORDER BY 2 ${direction}, 1${
-        limit === undefined ? "" : `\nLIMIT ${limit}`
-      }`,
-      shape: limit === undefined ? "group" : "top",
+      }\nFROM (\n${partitioned}\n) AS ranked\nWHERE ${q("rank")} <= ${limit}\nORDER BY 1, 3 ${direction}, 2`,
+      shape: "top",
       ascending: direction === "ASC",
-      aggregate,
-      valueColumn,
-      labelColumn,
-      measureLabel,
-      period: window?.label,
-      ...filtered
+      labelColumn: within.name,
+      splitColumn: ranked.name,
+      rankedPer: limit
     }
   }
   return {
-    connectorId: connector.id,
-    sql: `SELECT ${rounded} AS ${q(valueColumn)}\n${from}`,
-    shape: "total",
-    aggregate,
-    valueColumn,
-    measureLabel,
-    period: window?.label,
-    ...filtered
+    ...common,
+    ...split_,
+    sql: `${selected}\nORDER BY ${valueAt} ${direction}, ${labels}${limit === undefined ? "" : `\nLIMIT ${limit}`}`,
+    shape: limit === undefined ? "group" : "top",
+    ascending: direction === "ASC",
+    labelColumn: first.name
   }
 }
