@@ -236,7 +236,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(month.response).toContain(`**${byMonth.rows[0]![0]}-01**`)
   })
 
-  it("answers for a quarter, a region, an order's average and each region's first, matching SQL by hand", async () => {
+  it("answers for a quarter, a region, an order's average, each region's first, returned orders and units, matching SQL by hand", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
     const ask = (question: string) => answerOf(server(), org, connectorId, question)
@@ -279,6 +279,23 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(expected.rows).toHaveLength(10)
     const table = perRegion.assets.find((a: { type: string }) => a.type === "table")
     expect(JSON.parse(table.content).rows).toEqual(expected.rows)
+    // Orders with a return, counted once each; units of a category the comments list.
+    const returned = await hand(
+      `SELECT count(DISTINCT i.order_id) FROM returns x JOIN order_items i ON i.id = x.order_item_id`
+    )
+    expect((await ask("How many orders were returned?")).response).toContain(
+      `There were **${Number(returned.rows[0]![0]).toLocaleString("en-US")}** orders with returns.`
+    )
+    const phones = await hand(
+      `SELECT sum(i.quantity) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN products p ON p.id = i.product_id JOIN categories k ON k.id = p.category_id
+       WHERE k.name = 'Phones' AND ${year}`
+    )
+    expect((await ask("How many phones did we sell last year?")).response).toContain(
+      `The total units sold where category is Phones in ${lastYear} was **${
+        Number(phones.rows[0]![0]).toLocaleString("en-US")
+      }**.`
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )

@@ -569,6 +569,39 @@ describe("Offline model planning", () => {
       .toBe("No revenue was recorded in 2026 so far.")
   })
 
+  it("counts what a past tense names along its keys, sums units sold, and compares two years as a series", () => {
+    expect(sqlFor("How many orders were returned?").sql).toBe([
+      "SELECT count(DISTINCT t2.\"id\") AS \"orders_with_returns_count\"",
+      "FROM \"public\".\"returns\" AS t0",
+      "JOIN \"public\".\"order_items\" AS t1 ON t1.\"id\" = t0.\"order_item_id\"",
+      "JOIN \"public\".\"orders\" AS t2 ON t2.\"id\" = t1.\"order_id\""
+    ].join("\n"))
+    // Named less fully than the returns, the order lines are not what is counted.
+    expect(sqlFor("Which customers returned the most items?").sql).toContain("count(*) AS \"returns_count\"")
+    const phones = sqlFor("How many phones did we sell last year?").sql
+    expect(phones).toContain("round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\"")
+    expect(phones).toContain("t3.\"name\" = 'Phones'")
+    expect(sqlFor("What is our best selling product?").sql).toContain(
+      "SELECT t1.\"name\" AS \"product\", round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\""
+    )
+    const compared = sqlFor("Compare revenue 2024 vs 2025").sql
+    expect(compared).toContain("date_trunc('year', t1.\"ordered_at\")::date AS \"year\"")
+    expect(compared).toContain("t1.\"ordered_at\" >= '2024-01-01' AND t1.\"ordered_at\" < '2026-01-01'")
+  })
+
+  it("declines growth, thresholds, a breakdown by nothing it knows, and a ranking with nothing to rank by", () => {
+    const declined = (question: string) => LanguageModel.fromParts(respond(question)).text
+    expect(declined("Which product category grew the most?")).toContain("I cannot work out growth")
+    expect(declined("What was the revenue growth last year?")).toContain("I cannot work out growth")
+    expect(declined("How many customers placed more than 10 orders?")).toContain("thresholds")
+    expect(declined("Orders over $100 by channel")).toContain("thresholds")
+    expect(declined("Orders in 2025 by weekday")).toContain("I could not tell what \"weekday\" is")
+    expect(declined("Who is our biggest customer?")).toContain("I could not tell what to rank or count customers by")
+    // A measure or a period after "by" is known.
+    expect(sqlFor("Top 5 products by revenue").sql).toContain("LIMIT 5")
+    expect(sqlFor("Orders by month").sql).toContain("date_trunc('month'")
+  })
+
   it("says what it cannot do instead of guessing", () => {
     const parts = Offline.respond({
       model: "offline",

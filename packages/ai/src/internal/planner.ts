@@ -153,8 +153,15 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
   units: ["quantity", "qty", "units"],
   unit: ["quantity", "units"],
   price: ["unit_price", "price"],
+  // "best selling", "sold the most", "how many did we sell": units.
+  selling: ["quantity", "qty", "units"],
+  sold: ["quantity", "qty", "units"],
+  sell: ["quantity", "qty", "units"],
   value: ["revenue", "line_total", "sales", "amount", "total"]
 }
+
+// The words of selling, whose measure is called "units sold".
+const soldWords = new Set(["selling", "sold", "sell"])
 
 const numericType = /int|numeric|decimal|real|double|float|money/i
 const timeType = /date|time/i
@@ -410,6 +417,30 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
   return undefined
 }
 
+/**
+ * The word after "by", "per" or "each" that names nothing: "orders by weekday". Without this the
+ * breakdown was left out and the total answered. A measure's word ("top 5 products by revenue") or
+ * a period is known.
+ */
+const unknownGroupOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
+  const known = new Set<string>([
+    ...stopWords,
+    ...timeWords,
+    ...periodWords,
+    ...Object.keys(measureSynonyms),
+    ...Object.keys(numberWords),
+    ...Object.keys(glossary).flatMap(words).map(stem)
+  ].map(stem))
+  for (const table of graph.tables) {
+    for (const word of words(shortName(table.name))) known.add(stem(word))
+    for (const column of table.columns) for (const word of words(column.name)) known.add(stem(word))
+  }
+  for (const match of question.toLowerCase().matchAll(/\b(?:by|per|each) ([a-z]+)/g)) {
+    if (!known.has(stem(match[1]!))) return match[1]
+  }
+  return undefined
+}
+
 /** The period a ranking is of: "which month had the most orders", "the top 3 weeks by revenue". */
 const rankedGrainOf = (question: string): Grain | undefined => {
   const match = /\b(?:which|what|top|best|bottom|worst)(?: (?:\d+|[a-z]+))? (day|week|month|quarter|year)s?\b/.exec(
@@ -423,8 +454,16 @@ const aggregateOf = (question: string): Aggregate | undefined => {
   if (/\b(average|avg|mean)\b/.test(q)) return "avg"
   // "How many units" asks for a sum of a quantity, not a count of rows.
   if (/\b(?:how many|number of|count of) (?:[a-z]+ )?(?:units|pieces)\b/.test(q)) return "sum"
+  if (
+    /\bhow many [a-z]+(?: [a-z]+)? (?:did|do|does|have|has) (?:we|you|they|i) sell\b|\bhow many [a-z]+ (?:were|was|have been) sold\b/
+      .test(q)
+  ) {
+    return "sum"
+  }
   if (/\b(how many|count|number of)\b/.test(q)) return "count"
-  if (/\b(total|sum|revenue|sales|turnover|spend|spent|refund|refunds|quantity|units)\b/.test(q)) return "sum"
+  if (/\b(total|sum|revenue|sales|turnover|spend|spent|refund|refunds|quantity|units|selling|sold)\b/.test(q)) {
+    return "sum"
+  }
   return undefined
 }
 
@@ -591,8 +630,9 @@ const groupPhrasesOf = (question: string): ReadonlyArray<ReadonlyArray<string>> 
     const pattern of [
       // Not after "most" or "fewest": in "the most orders", what follows is what is counted.
       /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
+      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
       /\b(?:most|least) (?:common|frequent|popular|usual) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
-      ...(superlative.test(q) ? [/\b(?:which|what)(?: \d+)? (?=([a-z_]+)(?: ([a-z_]+))?)/g] : []),
+      ...(superlative.test(q) ? [/\b(?:which|what|who)(?: \d+)? (?=([a-z_]+)(?: ([a-z_]+))?)/g] : []),
       /\b(?:by|per|for each|each|across) (?=([a-z_]+)(?: ([a-z_]+))?)/g
     ]
   ) {
@@ -723,6 +763,20 @@ export const plan = (
   if (/\b(share|shares|percentage|percent|proportion|fraction|ratio)\b/i.test(question)) {
     return { unplannable: "I cannot work out shares or percentages, only counts, sums and averages" }
   }
+  if (
+    /\b(grew|grow|grows|growth|growing|increase[ds]?|decrease[ds]?|declined|yoy)\b|\byear over year\b/i.test(question)
+  ) {
+    return {
+      unplannable: "I cannot work out growth or change between periods; ask for a series instead, " +
+        "for example \"revenue by year\", and compare its rows"
+    }
+  }
+  if (
+    /\b(?:more|less|fewer|greater|higher|lower) than \$?\d|\bat (?:least|most) \$?\d|\b(?:over|under|above|below) \$?\d/i
+      .test(question)
+  ) {
+    return { unplannable: "I cannot keep to thresholds such as \"more than 10\", only to periods and listed values" }
+  }
   // The connector whose tables the question names best.
   const scored = connectors.map((connector) => ({
     connector,
@@ -760,21 +814,51 @@ export const plan = (
   const limit = limitOf(question)
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
-  const grain = grainOf(question) ?? rankedGrain ?? found.grain
+  // Two years named ("2024 vs 2025") are compared as a series of years.
+  const years = [...new Set([...question.matchAll(/\b(20\d{2}|19\d{2})\b/g)].map((m) => Number(m[1])))].sort()
+  const grain = grainOf(question) ?? rankedGrain ?? found.grain ?? (years.length > 1 ? "year" : undefined)
   if (groups.length + (grain === undefined ? 0 : 1) > 2) {
     return { unplannable: "I can break a result down by two things at most (a period counts as one)" }
   }
-  const window = windowOf(question, now)
+  const window = years.length > 1
+    ? { from: `${years[0]}-01-01`, to: `${years.at(-1)! + 1}-01-01`, label: `from ${years[0]} to ${years.at(-1)}` }
+    : windowOf(question, now)
 
   // What is counted: the table the question names (orders, customers), else the group's table.
-  const counted = aggregate === "count"
+  const candidates = aggregate === "count"
     ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked) })).filter((x) =>
       x.s > 0 && groups.every((g) => g.byColumn || x.t !== g.table)
+    ).sort((a, b) => b.s - a.s)
+    : []
+  // "How many orders were returned": a table a past tense names (returns) and one the question
+  // names as well (orders) count the orders that have a return, along the returns' keys.
+  const verbs = new Set(
+    questionWords.filter((w) => /ed$/.test(w)).map(stem).flatMap((w) =>
+      graph.tables.filter((t) => stem(shortName(t.name)) === w)
     )
-      .sort((a, b) => b.s - a.s)[0]?.t ?? groups[0]?.table
+  )
+  const verb = candidates.find((x) => verbs.has(x.t))
+  const noun = candidates.find((x) => !verbs.has(x.t))
+  const having = verb !== undefined && noun !== undefined && noun.s >= verb.s &&
+      search(graph, verb.t.name, noun.t.name, true) !== undefined
+    ? { table: noun.t, through: verb.t }
     : undefined
+  const counted = having?.through ?? candidates[0]?.t ?? groups[0]?.table
   const base = measure?.table ?? counted
   if (base === undefined) return { unplannable: "I could not tell which table the question is about" }
+  // Counting a table's rows by those same rows ("our biggest customer" with no measure) is one each.
+  const own = groups.find((g) => !g.byColumn && g.table === base)
+  if (own !== undefined) {
+    const name = shortName(own.table.name)
+    return {
+      unplannable:
+        `I could not tell what to rank or count ${name} by: name a measure, for example "top ${name} by revenue"`
+    }
+  }
+  const unknownGroup = unknownGroupOf(graph, question, glossary)
+  if (unknownGroup !== undefined) {
+    return { unplannable: `I could not tell what "${unknownGroup}" is: no table or column is called that` }
+  }
 
   const aliases = new Map<string, string>([[base.name, "t0"]])
   const joins: Array<string> = []
@@ -835,18 +919,19 @@ export const plan = (
   // The measure as the question says it: the column's own words when it names them all ("unit
   // price"), else the word that stands for it ("revenue" for line_total), else the column's name.
   const measureWords = aggregate === "count"
-    ? shortName(base.name)
+    ? having === undefined ? shortName(base.name) : `${shortName(having.table.name)} with ${shortName(base.name)}`
     : words(measure!.column.name).every((w) => asked.has(stem(w)))
     ? words(measure!.column.name).join(" ")
-    : questionWords.find((w) => synonymsOf(w, glossary).length > 0 || synonymsOf(stem(w), glossary).length > 0) ??
-      measure!.column.name
+    : ((word) => word === undefined ? measure!.column.name : soldWords.has(word) ? "units sold" : word)(
+      questionWords.find((w) => synonymsOf(w, glossary).length > 0 || synonymsOf(stem(w), glossary).length > 0)
+    )
   const measureLabel = perTable === undefined
     ? measureWords
     : perTable.asValue
     ? `${stem(shortName(perTable.table.name))} value`
     : `${measureWords} per ${stem(shortName(perTable.table.name))}`
   const valueColumn = aggregate === "count"
-    ? `${shortName(base.name).replace(/[^a-z0-9_]/gi, "_")}_count`
+    ? `${measureLabel.replace(/[^a-z0-9_]/gi, "_")}_count`
     : `${aggregate === "avg" ? "average_" : "total_"}${measureLabel.replace(/[^a-z0-9_]/gi, "_")}`
   if (fansOut && aggregate !== "count") {
     return {
@@ -858,8 +943,14 @@ export const plan = (
   const round = dialect === "mysql" ? "ROUND" : "round"
   const numeric = (expression: string) => dialect === "mysql" ? expression : `(${expression})::numeric`
   // Across a one-to-many join, count the base rows once each.
+  const havingAlias = having === undefined ? undefined : join(having.table.name)
+  const havingKey = having?.table.columns.find((c) => c.primaryKey)
   const value = aggregate === "count"
-    ? fansOut && key !== undefined ? `count(DISTINCT t0.${q(key.name)})` : "count(*)"
+    ? havingAlias !== undefined && havingKey !== undefined
+      ? `count(DISTINCT ${havingAlias}.${q(havingKey.name)})`
+      : fansOut && key !== undefined
+      ? `count(DISTINCT t0.${q(key.name)})`
+      : "count(*)"
     : perAlias !== undefined && perKey !== undefined
     ? `${numeric(`sum(t0.${q(measure!.column.name)})`)} / nullif(count(DISTINCT ${perAlias}.${q(perKey.name)}), 0)`
     : numeric(`${aggregate}(t0.${q(measure!.column.name)})`)
