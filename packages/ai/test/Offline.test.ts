@@ -597,6 +597,25 @@ describe("Offline model planning", () => {
     expect(declined("Orders over $100 by channel")).toContain("thresholds")
     expect(declined("Orders in 2025 by weekday")).toContain("I could not tell what \"weekday\" is")
     expect(declined("Who is our biggest customer?")).toContain("I could not tell what to rank or count customers by")
+    expect(declined("Which products have never been returned?")).toContain("I cannot answer for what is missing")
+    expect(declined("How many customers didn't order last year?")).toContain("I cannot answer for what is missing")
+    // A listed value that holds a negation is a value.
+    const schemaWithReason = `Intro\n\n## Data\n${
+      SchemaPrompt.render([{
+        id: 7,
+        name: "Demo",
+        type: "DEMO",
+        schema: {
+          dialect: "postgres",
+          tables: tables.map((t) =>
+            t.name === "public.returns" ? { ...t, comment: "Returns; reason is damaged or not as described" } : t
+          )
+        }
+      }], "")
+    }`
+    expect(sqlFor("How many returns were not as described?", schemaWithReason).sql).toContain(
+      "t0.\"reason\" = 'not as described'"
+    )
     // A measure or a period after "by" is known.
     expect(sqlFor("Top 5 products by revenue").sql).toContain("LIMIT 5")
     expect(sqlFor("Orders by month").sql).toContain("date_trunc('month'")

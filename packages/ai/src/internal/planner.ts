@@ -788,6 +788,13 @@ export const plan = (
     tables: connector.schema.tables,
     byName: new Map(connector.schema.tables.map((t) => [t.name, t]))
   }
+  // A negation ("products that were never returned") asks for what a query of these shapes leaves
+  // out; a listed value may hold one ("not as described") and is no negation.
+  const listedText = graph.tables.flatMap(listedValues).flatMap((listed) => listed.values)
+    .reduce((text, value) => text.split(value.toLowerCase()).join(" "), question.toLowerCase())
+  if (/\b(?:never|not|without|none|no)\b|n't\b/.test(listedText)) {
+    return { unplannable: "I cannot answer for what is missing (never, not, without), only for what is there" }
+  }
   const unknownName = unknownNameOf(graph, question, glossary)
   if (unknownName !== undefined) {
     return {
