@@ -266,6 +266,13 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("What was the average order value last year?")).response).toContain(
       `The average order value in ${lastYear} was **${amount(orderValue.rows[0]![0])}**.`
     )
+    const lines = await hand(
+      `SELECT round(count(*)::numeric / count(DISTINCT o.id), 2) FROM order_items i
+       JOIN orders o ON o.id = i.order_id WHERE ${year}`
+    )
+    expect((await ask("Average number of items per order last year")).response).toContain(
+      `The average order items per order in ${lastYear} was **${amount(lines.rows[0]![0])}**.`
+    )
     const perRegion = await ask("Top 2 products by revenue per region last year")
     const expected = await hand(
       `SELECT region, product, revenue FROM (

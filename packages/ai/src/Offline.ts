@@ -81,7 +81,7 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
     if (plan.aggregate === "count") return `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.`
     // A sum or an average over no rows is NULL: say so rather than print a dash.
     return value === null || value === undefined
-      ? `No ${plan.measureLabel} was recorded${period}.`
+      ? `No ${plan.measureLabel} ${/^\w+[^s]s\b/.test(plan.measureLabel) ? "were" : "was"} recorded${period}.`
       : `The ${label(plan)}${period} was **${formats[0]!(value)}**.`
   }
   if (result.rows.length === 0) return `No rows matched${period}.`

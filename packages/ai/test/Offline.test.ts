@@ -546,6 +546,14 @@ describe("Offline model planning", () => {
     expect(perCustomer).toContain("nullif(count(DISTINCT t2.\"id\"), 0)")
     expect(perCustomer).toContain("AS \"average_revenue_per_customer\"")
     expect(perCustomer).toContain("GROUP BY t3.\"id\", t3.\"name\"")
+    // With no measure, the rows counted over the rows of the other table.
+    const items = sqlFor("Average number of items per order").sql
+    expect(items).toMatch(
+      /^SELECT round\(\(count\(\*\)\)::numeric \/ nullif\(count\(DISTINCT t1\."id"\), 0\), CASE .* AS "average_order_items_per_order"\nFROM "public"\."order_items" AS t0\n/
+    )
+    expect(sqlFor("Average orders per customer by region").sql).toContain(
+      "round((count(*))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
+    )
     // "per" a column is still a breakdown.
     expect(sqlFor("Average revenue per channel").sql).toContain("round((avg(t0.\"line_total\"))::numeric")
     // The line's comment names quantity and unit_price: it is not what "units" ask for.
@@ -567,6 +575,13 @@ describe("Offline model planning", () => {
     const thisYear = Planner.plan("Revenue this year", SchemaPrompt.parse(system), now) as Planner.Plan
     expect(Offline.answer(thisYear, { columns: ["total_revenue"], rows: [[null]], row_count: 1, truncated: false }))
       .toBe("No revenue was recorded in 2026 so far.")
+    const sold = Planner.plan(
+      "What did we sell the most of last month?",
+      SchemaPrompt.parse(system),
+      now
+    ) as Planner.Plan
+    expect(Offline.answer(sold, { columns: ["total_units_sold"], rows: [[null]], row_count: 1, truncated: false }))
+      .toBe("No units sold were recorded in October 2026.")
   })
 
   it("counts what a past tense names along its keys, sums units sold, and compares two years as a series", () => {

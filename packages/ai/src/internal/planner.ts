@@ -560,6 +560,9 @@ const labelColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column |
     table.columns.find((c) => c.name === "code") ??
     table.columns.find((c) => textType.test(c.type) && !c.primaryKey)
 
+/** A table as an answer says it: "order items". */
+const spoken = (table: ConnectorRuntime.Table): string => words(shortName(table.name)).join(" ")
+
 /** What a column is called in a result and an answer: a table's name or code is the table's ("region"). */
 const labelOf = (table: ConnectorRuntime.Table, column: ConnectorRuntime.Column): string =>
   column.name === "name" || column.name === "code" ? stem(shortName(table.name)) : column.name
@@ -808,14 +811,16 @@ export const plan = (
 
   let aggregate = aggregateOf(question)
   const measure = aggregate === "count" ? undefined : measureOf(graph, questionWords, glossary)
+  // An average per a table's row ("average revenue per customer", "average order value") is the
+  // measure's total over the number of those rows, not the average of the measure's own rows; with
+  // no measure ("average number of items per order"), the number of the rows counted over them.
+  const per = aggregate === "avg" ? perOf(graph, question) : undefined
+  const countsPer = measure === undefined && per !== undefined && !per.asValue
   if (aggregate === undefined) aggregate = measure === undefined ? "count" : "sum"
-  if (aggregate !== "count" && measure === undefined) {
+  if (aggregate !== "count" && measure === undefined && !countsPer) {
     return { unplannable: "I found no numeric column that matches the question" }
   }
-  // An average per a table's row ("average revenue per customer", "average order value") is the
-  // measure's total over the number of those rows, not the average of the measure's own rows.
-  const per = aggregate === "avg" ? perOf(graph, question) : undefined
-  const perTable = per !== undefined && per.table !== measure!.table ? per : undefined
+  const perTable = per !== undefined && (countsPer || per.table !== measure!.table) ? per : undefined
   const found = groupsOf(graph, question)
   const groups = found.groups.filter((g) => g.byColumn || g.table !== perTable?.table)
   const limit = limitOf(question)
@@ -832,9 +837,9 @@ export const plan = (
     : windowOf(question, now)
 
   // What is counted: the table the question names (orders, customers), else the group's table.
-  const candidates = aggregate === "count"
+  const candidates = aggregate === "count" || countsPer
     ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked) })).filter((x) =>
-      x.s > 0 && groups.every((g) => g.byColumn || x.t !== g.table)
+      x.s > 0 && groups.every((g) => g.byColumn || x.t !== g.table) && x.t !== perTable?.table
     ).sort((a, b) => b.s - a.s)
     : []
   // "How many orders were returned": a table a past tense names (returns) and one the question
@@ -925,8 +930,8 @@ export const plan = (
 
   // The measure as the question says it: the column's own words when it names them all ("unit
   // price"), else the word that stands for it ("revenue" for line_total), else the column's name.
-  const measureWords = aggregate === "count"
-    ? having === undefined ? shortName(base.name) : `${shortName(having.table.name)} with ${shortName(base.name)}`
+  const measureWords = aggregate === "count" || countsPer
+    ? having === undefined ? spoken(base) : `${spoken(having.table)} with ${spoken(base)}`
     : words(measure!.column.name).every((w) => asked.has(stem(w)))
     ? words(measure!.column.name).join(" ")
     : ((word) => word === undefined ? measure!.column.name : soldWords.has(word) ? "units sold" : word)(
@@ -947,6 +952,9 @@ export const plan = (
   }
   const key = base.columns.find((c) => c.primaryKey)
   const perKey = perTable?.table.columns.find((c) => c.primaryKey)
+  if (perTable !== undefined && perKey === undefined) {
+    return { unplannable: `${shortName(perTable.table.name)} has no primary key to count its rows by` }
+  }
   const round = dialect === "mysql" ? "ROUND" : "round"
   const numeric = (expression: string) => dialect === "mysql" ? expression : `(${expression})::numeric`
   // Across a one-to-many join, count the base rows once each.
@@ -959,7 +967,9 @@ export const plan = (
       ? `count(DISTINCT t0.${q(key.name)})`
       : "count(*)"
     : perAlias !== undefined && perKey !== undefined
-    ? `${numeric(`sum(t0.${q(measure!.column.name)})`)} / nullif(count(DISTINCT ${perAlias}.${q(perKey.name)}), 0)`
+    ? `${numeric(countsPer ? "count(*)" : `sum(t0.${q(measure!.column.name)})`)} / nullif(count(DISTINCT ${perAlias}.${
+      q(perKey.name)
+    }), 0)`
     : numeric(`${aggregate}(t0.${q(measure!.column.name)})`)
   // Amounts to the cent; an average below one (a discount, a rate) to four places, so that it says
   // more than 0.03.
