@@ -303,6 +303,15 @@ describeServers("asking with the offline model over the DEMO connector", (server
         Number(phones.rows[0]![0]).toLocaleString("en-US")
       }**.`
     )
+    // A list of names, not their number.
+    const laptops = await hand(
+      `SELECT p.name FROM products p JOIN categories k ON k.id = p.category_id WHERE k.name = 'Laptops' ORDER BY 1`
+    )
+    const listed = await ask("What products are in the Laptops category?")
+    expect(listed.response).toContain(`The ${laptops.rows.length} products where category is Laptops:`)
+    expect(JSON.parse(listed.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
+      laptops.rows
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )

@@ -76,6 +76,15 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
     (plan.filters ?? []).map((filter) => ` where ${filter.column} is ${filter.values.join(" or ")}`).join(" and")
   }${plan.period === undefined ? "" : ` ${plan.period}`}`
   const formats = columnFormats(result)
+  if (plan.shape === "list") {
+    if (result.rows.length === 0) return `No ${plan.measureLabel} matched${period}.`
+    const count = result.rows.length >= Planner.listLimit
+      ? `The first ${Planner.listLimit}`
+      : `The ${result.rows.length}`
+    return `${count} ${plan.measureLabel}${period}:\n\n${
+      result.rows.slice(0, 25).map((row) => `- ${formats[0]!(row[0])}`).join("\n")
+    }${result.rows.length > 25 ? `\n\n(${result.rows.length - 25} more in the table and the CSV.)` : ""}`
+  }
   if (plan.shape === "total" || result.columns.length < 2) {
     const value = result.rows[0]?.[0]
     if (plan.aggregate === "count") return `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.`

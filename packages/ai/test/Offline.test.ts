@@ -636,6 +636,36 @@ describe("Offline model planning", () => {
     expect(sqlFor("Orders by month").sql).toContain("date_trunc('month'")
   })
 
+  it("lists the names a question asks for, and counts the table whose value it names as a filter", () => {
+    expect(sqlFor("List all categories").sql).toBe(
+      "SELECT t0.\"name\" AS \"category\"\nFROM \"public\".\"categories\" AS t0\nORDER BY 1\nLIMIT 100"
+    )
+    const laptops = sqlFor("What products are in the Laptops category?").sql
+    expect(laptops).toMatch(/^SELECT t0."name" AS "product"\nFROM "public"."products" AS t0\n/)
+    expect(laptops).toContain("WHERE t1.\"name\" = 'Laptops'")
+    expect(sqlFor("How many products are in the Laptops category?").sql).toMatch(
+      /^SELECT count\(\*\) AS "products_count"\nFROM "public"."products" AS t0\n/
+    )
+    // Orders have no name to list: they are counted.
+    expect(sqlFor("List the orders").sql).toContain("count(*)")
+    const plan = Planner.plan("List all categories", SchemaPrompt.parse(system), now) as Planner.Plan
+    expect(
+      Offline.answer(plan, { columns: ["category"], rows: [["Audio"], ["Laptops"]], row_count: 2, truncated: false })
+    )
+      .toBe("The 2 categories:\n\n- Audio\n- Laptops")
+    // "The most returned product" ranks products by their returns.
+    const returned = sqlFor("What is the most returned product?").sql
+    expect(returned).toMatch(
+      /^SELECT t2."name" AS "product", count\(\*\) AS "returns_count"\nFROM "public"."returns" AS t0\n/
+    )
+    expect(returned).toContain("GROUP BY t2.\"id\", t2.\"name\"")
+    expect(sqlFor("Top 3 regions by number of orders in 2024").sql).toContain("count(*) AS \"orders_count\"")
+    expect(LanguageModel.fromParts(respond("Median order value")).text).toContain("I cannot work out medians")
+    expect(LanguageModel.fromParts(respond("What's the revenue of Helix Mini?")).text).toContain(
+      "\"Helix Mini\" is not"
+    )
+  })
+
   it("says what it cannot do instead of guessing", () => {
     const parts = Offline.respond({
       model: "offline",

@@ -19,7 +19,7 @@ export type Grain = "day" | "week" | "month" | "quarter" | "year"
 export interface Plan {
   readonly connectorId: number
   readonly sql: string
-  readonly shape: "total" | "top" | "group" | "series"
+  readonly shape: "total" | "top" | "group" | "series" | "list"
   readonly aggregate: Aggregate
   /** The result column of the measure and of the group or period. */
   readonly valueColumn: string
@@ -398,7 +398,7 @@ const periodWords = new Set([
 /**
  * A name the question keeps to that the schema does not know: "revenue in Europe" over a schema
  * where no comment lists Europe. Answering anyway would answer for every region, so the planner
- * declines. Only capitalized words after "in", "from", "for", "at" or "within" are read as such
+ * declines. Only capitalized words after "in", "from", "for", "at", "within", "of" or "about" are read as such
  * names; a word that a table, a column, a comment, a listed value or a definition has is known.
  */
 const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
@@ -410,7 +410,7 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
     }
   }
   const name =
-    /\b(?:in|from|for|at|within)\s+(?:the\s+)?([A-Z][\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?[A-Z][\p{L}\p{N}&.'-]*)*)/gu
+    /\b(?:in|from|for|at|within|of|about)\s+(?:the\s+)?([A-Z][\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?[A-Z][\p{L}\p{N}&.'-]*)*)/gu
   for (const match of question.matchAll(name)) {
     if (words(match[1]!).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))) return match[1]
   }
@@ -429,7 +429,9 @@ const unknownGroupOf = (graph: Graph, question: string, glossary: Glossary): str
     ...periodWords,
     ...Object.keys(measureSynonyms),
     ...Object.keys(numberWords),
-    ...Object.keys(glossary).flatMap(words).map(stem)
+    ...Object.keys(glossary).flatMap(words).map(stem),
+    // "by number of orders", "by total value": a measure's own words.
+    ...["number", "count", "amount", "total", "sum", "average", "avg", "mean", "value", "volume", "size"]
   ].map(stem))
   for (const table of graph.tables) {
     for (const word of words(shortName(table.name))) known.add(stem(word))
@@ -559,6 +561,15 @@ const labelColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column |
     table.columns.find((c) => /(^|_)(name|title|label)$/.test(c.name)) ??
     table.columns.find((c) => c.name === "code") ??
     table.columns.find((c) => textType.test(c.type) && !c.primaryKey)
+
+/** How many rows a list shows. */
+export const listLimit = 100
+
+/** The column that names a table's rows, for a list of them: a name, title, label or code. */
+const namedColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column | undefined => {
+  const label = labelColumnOf(table)
+  return label !== undefined && /(^|_)(name|title|label|code)$/.test(label.name) ? label : undefined
+}
 
 /** A table as an answer says it: "order items". */
 const spoken = (table: ConnectorRuntime.Table): string => words(shortName(table.name)).join(" ")
@@ -774,6 +785,9 @@ export const plan = (
         "for example \"revenue by year\", and compare its rows"
     }
   }
+  if (/\b(median|percentile|p[0-9]{2}|mode|standard deviation|stddev|variance)\b/i.test(question)) {
+    return { unplannable: "I cannot work out medians, percentiles or spreads, only counts, sums and averages" }
+  }
   if (
     /\b(?:more|less|fewer|greater|higher|lower) than \$?\d|\bat (?:least|most) \$?\d|\b(?:over|under|above|below) \$?\d/i
       .test(question)
@@ -822,7 +836,7 @@ export const plan = (
   }
   const perTable = per !== undefined && (countsPer || per.table !== measure!.table) ? per : undefined
   const found = groupsOf(graph, question)
-  const groups = found.groups.filter((g) => g.byColumn || g.table !== perTable?.table)
+  let groups = found.groups.filter((g) => g.byColumn || g.table !== perTable?.table)
   const limit = limitOf(question)
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
@@ -837,10 +851,14 @@ export const plan = (
     : windowOf(question, now)
 
   // What is counted: the table the question names (orders, customers), else the group's table.
+  // What is counted or listed: the table the question names best, and of two named as well, not
+  // the one whose value it names ("products in the Laptops category" are products).
+  const filters = filtersOf(graph, question)
+  const filterTables = new Set(filters.map((filter) => filter.table))
   const candidates = aggregate === "count" || countsPer
     ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked) })).filter((x) =>
       x.s > 0 && groups.every((g) => g.byColumn || x.t !== g.table) && x.t !== perTable?.table
-    ).sort((a, b) => b.s - a.s)
+    ).sort((a, b) => b.s - a.s || Number(filterTables.has(a.t)) - Number(filterTables.has(b.t)))
     : []
   // "How many orders were returned": a table a past tense names (returns) and one the question
   // names as well (orders) count the orders that have a return, along the returns' keys.
@@ -851,11 +869,20 @@ export const plan = (
   )
   const verb = candidates.find((x) => verbs.has(x.t))
   const noun = candidates.find((x) => !verbs.has(x.t))
-  const having = verb !== undefined && noun !== undefined && noun.s >= verb.s &&
+  let having = verb !== undefined && noun !== undefined && noun.s >= verb.s &&
       search(graph, verb.t.name, noun.t.name, true) !== undefined
     ? { table: noun.t, through: verb.t }
     : undefined
-  const counted = having?.through ?? candidates[0]?.t ?? groups[0]?.table
+  // "The most returned product" ranks the products by their returns.
+  const rankedBy = having === undefined || limit === undefined || groups.length > 0
+    ? undefined
+    : labelColumnOf(having.table)
+  const through = having?.through
+  if (having !== undefined && rankedBy !== undefined) {
+    groups = [{ table: having.table, column: rankedBy, byColumn: false }]
+    having = undefined
+  }
+  const counted = through ?? candidates[0]?.t ?? groups[0]?.table
   const base = measure?.table ?? counted
   if (base === undefined) return { unplannable: "I could not tell which table the question is about" }
   // Counting a table's rows by those same rows ("our biggest customer" with no measure) is one each.
@@ -867,6 +894,10 @@ export const plan = (
         `I could not tell what to rank or count ${name} by: name a measure, for example "top ${name} by revenue"`
     }
   }
+  // A question that asks for rows, not a number: "list the categories", "which products are in …".
+  const listing = aggregateOf(question) === undefined && measure === undefined && limit === undefined &&
+    grain === undefined && groups.length === 0 && having === undefined &&
+    /^\s*(?:list|show|give|name|what|which)\b/i.test(question)
   const unknownGroup = unknownGroupOf(graph, question, glossary)
   if (unknownGroup !== undefined) {
     return { unplannable: `I could not tell what "${unknownGroup}" is: no table or column is called that` }
@@ -917,7 +948,6 @@ export const plan = (
   }
   const perAlias = perTable === undefined ? undefined : join(perTable.table.name)
   if (perTable !== undefined && perAlias === undefined) return unjoinable(perTable.table)
-  const filters = filtersOf(graph, question)
   const kept: Array<string> = []
   for (const filter of filters) {
     const alias = join(filter.table.name)
@@ -1021,6 +1051,18 @@ export const plan = (
       d.bucket === true && byPosition ? [String(i + 1)] : d.key === undefined ? [d.expression] : [d.key, d.expression]
     ).join(", ")
   if (first === undefined) {
+    // "List the products in the Laptops category": their names, not their number.
+    const named = listing ? namedColumnOf(base) : undefined
+    if (named !== undefined) {
+      const name = labelOf(base, named)
+      return {
+        ...common,
+        sql: `SELECT t0.${q(named.name)} AS ${q(name)}\n${from}\nORDER BY 1\nLIMIT ${listLimit}`,
+        shape: "list",
+        valueColumn: name,
+        labelColumn: name
+      }
+    }
     return { ...common, sql: `SELECT ${rounded} AS ${q(valueColumn)}\n${from}`, shape: "total" }
   }
   const selected = `SELECT ${dimensions.map((d) => `${d.expression} AS ${q(d.name)}`).join(", ")}, ${rounded} AS ${
