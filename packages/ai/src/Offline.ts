@@ -77,13 +77,12 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   }${plan.period === undefined ? "" : ` ${plan.period}`}`
   const formats = columnFormats(result)
   if (plan.shape === "list") {
-    if (result.rows.length === 0) return `No ${plan.measureLabel} matched${period}.`
-    const count = result.rows.length >= Planner.listLimit
-      ? `The first ${Planner.listLimit}`
-      : `The ${result.rows.length}`
+    // The rows the query returned (`row_count`), of which the model sees a preview (`rows`).
+    if (result.row_count === 0) return `No ${plan.measureLabel} matched${period}.`
+    const count = result.row_count >= Planner.listLimit ? `The first ${Planner.listLimit}` : `The ${result.row_count}`
     return `${count} ${plan.measureLabel}${period}:\n\n${
       result.rows.slice(0, 25).map((row) => `- ${formats[0]!(row[0])}`).join("\n")
-    }${result.rows.length > 25 ? `\n\n(${result.rows.length - 25} more in the table and the CSV.)` : ""}`
+    }${result.row_count > 25 ? `\n\n(${result.row_count - 25} more in the table and the CSV.)` : ""}`
   }
   if (plan.shape === "total" || result.columns.length < 2) {
     const value = result.rows[0]?.[0]
@@ -106,7 +105,7 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   const heading = plan.rankedPer !== undefined
     ? `For each ${plan.labelColumn}, the ${ranking} ${plan.rankedPer} by ${label(plan)}${period}:`
     : plan.shape === "top"
-    ? `The ${ranking} ${result.rows.length} by ${label(plan)}${period}:`
+    ? `The ${ranking} ${result.row_count} by ${label(plan)}${period}:`
     : `${capitalize(label(plan))} by ${byWhat(plan, result)}${period}:`
   const first = result.rows[0]!
   // A series has no first; a ranking within groups has one in each.

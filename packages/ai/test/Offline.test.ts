@@ -426,6 +426,17 @@ describe("Offline model planning", () => {
     // Weeks start on Monday: now (Monday 23 November) is in the week of the 23rd.
     expect(window("orders last week")).toMatchObject({ from: "2026-11-16", to: "2026-11-23" })
     expect(window("may I see the revenue")).toBeUndefined()
+    // Rolling windows end with today (the 23rd).
+    expect(window("sales today")).toEqual({ from: "2026-11-23", to: "2026-11-24", label: "today" })
+    expect(window("What were total sales yesterday?")).toMatchObject({ from: "2026-11-22", to: "2026-11-23" })
+    expect(window("Sales in the past 7 days")).toEqual({
+      from: "2026-11-17",
+      to: "2026-11-24",
+      label: "in the last 7 days"
+    })
+    expect(window("orders in the last 2 weeks")).toMatchObject({ from: "2026-11-10", to: "2026-11-24" })
+    expect(window("revenue over the past 3 months")).toMatchObject({ from: "2026-08-24", to: "2026-11-24" })
+    expect(window("revenue in the past year")).toMatchObject({ from: "2025-11-24", label: "in the last year" })
     expect(sqlFor("What was revenue in Q3 2025?").sql).toContain(
       "t1.\"ordered_at\" >= '2025-07-01' AND t1.\"ordered_at\" < '2025-10-01'"
     )
@@ -653,6 +664,11 @@ describe("Offline model planning", () => {
       Offline.answer(plan, { columns: ["category"], rows: [["Audio"], ["Laptops"]], row_count: 2, truncated: false })
     )
       .toBe("The 2 categories:\n\n- Audio\n- Laptops")
+    // The model sees a preview of the rows; the count is of all the query returned.
+    const preview = Array.from({ length: 50 }, (_, i) => [`Customer ${i}`])
+    expect(Offline.answer(plan, { columns: ["category"], rows: preview, row_count: 100, truncated: false })).toMatch(
+      /^The first 100 categories:\n\n- Customer 0\n[^]*\n\n\(75 more in the table and the CSV\.\)$/
+    )
     // "The most returned product" ranks products by their returns.
     const returned = sqlFor("What is the most returned product?").sql
     expect(returned).toMatch(

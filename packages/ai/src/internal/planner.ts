@@ -293,11 +293,29 @@ export const windowOf = (question: string, now: Date): Window | undefined => {
     const to = new Date(monday.getTime() + 7 * 86_400_000)
     return { from: isoDate(monday), to: isoDate(to), label: `in the week of ${isoDate(monday)} so far` }
   }
-  const days = /\blast (\d+) days\b/.exec(q)
-  if (days !== null) {
-    const to = new Date(Date.UTC(year, month, now.getUTCDate() + 1))
-    const from = new Date(to.getTime() - Number(days[1]) * 86_400_000)
-    return { from: isoDate(from), to: isoDate(to), label: `in the last ${days[1]} days` }
+  // Rolling windows end with today: "the last 30 days", "the past 3 months", "the past year".
+  const today = now.getUTCDate()
+  const tomorrow = isoDate(new Date(Date.UTC(year, month, today + 1)))
+  if (/\btoday\b/.test(q)) {
+    return { from: isoDate(new Date(Date.UTC(year, month, today))), to: tomorrow, label: "today" }
+  }
+  if (/\byesterday\b/.test(q)) {
+    const from = isoDate(new Date(Date.UTC(year, month, today - 1)))
+    return { from, to: isoDate(new Date(Date.UTC(year, month, today))), label: `yesterday (${from})` }
+  }
+  const several = /\b(?:last|past|previous) (\d+) (day|week|month)s?\b/.exec(q)
+  const one = /\bpast (day|week|month|year)\b/.exec(q)
+  const rolling = several !== null
+    ? { n: Number(several[1]), unit: several[2]! }
+    : one !== null
+    ? { n: 1, unit: one[1]! }
+    : undefined
+  if (rolling !== undefined) {
+    const { n, unit } = rolling
+    const from = unit === "day" || unit === "week"
+      ? new Date(Date.UTC(year, month, today + 1 - n * (unit === "week" ? 7 : 1)))
+      : new Date(Date.UTC(year, month - n * (unit === "year" ? 12 : 1), today + 1))
+    return { from: isoDate(from), to: tomorrow, label: `in the last ${n === 1 ? unit : `${n} ${unit}s`}` }
   }
   return undefined
 }
