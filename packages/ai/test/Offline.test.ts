@@ -565,6 +565,9 @@ describe("Offline model planning", () => {
     expect(sqlFor("Average orders per customer by region").sql).toContain(
       "round((count(*))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
     )
+    expect(sqlFor("What's the average order size?").sql).toContain(
+      "round((sum(t0.\"quantity\"))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
+    )
     // "per" a column is still a breakdown.
     expect(sqlFor("Average revenue per channel").sql).toContain("round((avg(t0.\"line_total\"))::numeric")
     // The line's comment names quantity and unit_price: it is not what "units" ask for.
@@ -624,6 +627,12 @@ describe("Offline model planning", () => {
     expect(declined("Orders in 2025 by weekday")).toContain("I could not tell what \"weekday\" is")
     expect(declined("Who is our biggest customer?")).toContain("I could not tell what to rank or count customers by")
     expect(declined("Which products have never been returned?")).toContain("I cannot answer for what is missing")
+    expect(declined("Revenue by region excluding North America")).toContain("left out")
+    expect(declined("Which weekday has the most orders?")).toContain("I could not tell what \"weekday\" is")
+    // A name anywhere but first, unless the question is in title case.
+    expect(declined("How many orders did Priya Okafor place?")).toContain("\"Priya Okafor\" is not")
+    expect(sqlFor("What Were The Top 5 Products By Revenue Last Year?").sql).toContain("LIMIT 5")
+    expect(sqlFor("How many Business customers are in Europe?").sql).toContain("t0.\"segment\" = 'Business'")
     expect(declined("How many customers didn't order last year?")).toContain("I cannot answer for what is missing")
     // A listed value that holds a negation is a value.
     const schemaWithReason = `Intro\n\n## Data\n${

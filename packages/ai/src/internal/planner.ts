@@ -157,6 +157,8 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
   selling: ["quantity", "qty", "units"],
   sold: ["quantity", "qty", "units"],
   sell: ["quantity", "qty", "units"],
+  // "average order size": units.
+  size: ["quantity", "qty", "units"],
   value: ["revenue", "line_total", "sales", "amount", "total"]
 }
 
@@ -416,8 +418,8 @@ const periodWords = new Set([
 /**
  * A name the question keeps to that the schema does not know: "revenue in Europe" over a schema
  * where no comment lists Europe. Answering anyway would answer for every region, so the planner
- * declines. Only capitalized words after "in", "from", "for", "at", "within", "of" or "about" are read as such
- * names; a word that a table, a column, a comment, a listed value or a definition has is known.
+ * declines. Capitalized words after "in", "from", "for", "at", "within", "of" or "about", or after
+ * the first word of a question that is not in title case, are read as such names; a word that a table, a column, a comment, a listed value or a definition has is known.
  */
 const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
   const known = new Set<string>([...stopWords, ...periodWords, ...Object.keys(measureSynonyms)])
@@ -429,14 +431,20 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
   }
   const name =
     /\b(?:in|from|for|at|within|of|about)\s+(?:the\s+)?([A-Z][\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?[A-Z][\p{L}\p{N}&.'-]*)*)/gu
-  for (const match of question.matchAll(name)) {
-    if (words(match[1]!).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))) return match[1]
-  }
+  const unknown = (phrase: string) => words(phrase).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
+  for (const match of question.matchAll(name)) if (unknown(match[1]!)) return match[1]
+  // Elsewhere, a capitalized phrase after the first word ("orders did Priya Okafor place"), unless
+  // most words are capitalized (a title, where capitals say nothing).
+  const all = question.split(/\s+/).filter((w) => /^[\p{L}]/u.test(w))
+  if (all.filter((w) => /^\p{Lu}/u.test(w)).length * 2 > all.length) return undefined
+  const capitalized = /(?<=\s)(\p{Lu}[\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?\p{Lu}[\p{L}\p{N}&.'-]*)*)/gu
+  for (const match of question.matchAll(capitalized)) if (unknown(match[1]!)) return match[1]
   return undefined
 }
 
 /**
- * The word after "by", "per" or "each" that names nothing: "orders by weekday". Without this the
+ * The word after "by", "per" or "each" that names nothing: "orders by weekday", or what "which"
+ * ranks ("which weekday has the most orders"). Without this the
  * breakdown was left out and the total answered. A measure's word ("top 5 products by revenue") or
  * a period is known.
  */
@@ -455,9 +463,13 @@ const unknownGroupOf = (graph: Graph, question: string, glossary: Glossary): str
     for (const word of words(shortName(table.name))) known.add(stem(word))
     for (const column of table.columns) for (const word of words(column.name)) known.add(stem(word))
   }
-  for (const match of question.toLowerCase().matchAll(/\b(?:by|per|each) ([a-z]+)/g)) {
-    if (!known.has(stem(match[1]!))) return match[1]
-  }
+  const q = question.toLowerCase()
+  const asked = [
+    ...q.matchAll(/\b(?:by|per|each) ([a-z]+)/g),
+    // "which weekday has the most orders": what a ranking ranks.
+    ...(superlative.test(q) ? q.matchAll(/\b(?:which|what)(?: \d+)? ([a-z]+)/g) : [])
+  ]
+  for (const match of asked) if (!known.has(stem(match[1]!))) return match[1]
   return undefined
 }
 
@@ -772,14 +784,15 @@ const timeColumnNear = (
 const perOf = (
   graph: Graph,
   question: string
-): { readonly table: ConnectorRuntime.Table; readonly asValue: boolean } | undefined => {
+): { readonly table: ConnectorRuntime.Table; readonly asValue?: string } | undefined => {
   const q = question.toLowerCase()
   const named = (word: string | undefined) =>
     word === undefined ? undefined : graph.tables.find((t) => stem(shortName(t.name)) === stem(word))
   const perWord = named(/\b(?:average|avg|mean)\b(?: [a-z_]+){0,3}? per ([a-z_]+)/.exec(q)?.[1])
-  if (perWord !== undefined) return { table: perWord, asValue: false }
-  const asValue = named(/\b(?:average|avg|mean) ([a-z_]+) (?:value|size|amount)\b/.exec(q)?.[1])
-  return asValue === undefined ? undefined : { table: asValue, asValue: true }
+  if (perWord !== undefined) return { table: perWord }
+  const asValue = /\b(?:average|avg|mean) ([a-z_]+) (value|size|amount)\b/.exec(q)
+  const table = named(asValue?.[1])
+  return table === undefined ? undefined : { table, asValue: asValue![2]! }
 }
 
 /** Plans a query for a question over the connectors, or says why it cannot. */
@@ -827,8 +840,13 @@ export const plan = (
   // out; a listed value may hold one ("not as described") and is no negation.
   const listedText = graph.tables.flatMap(listedValues).flatMap((listed) => listed.values)
     .reduce((text, value) => text.split(value.toLowerCase()).join(" "), question.toLowerCase())
-  if (/\b(?:never|not|without|none|no)\b|n't\b/.test(listedText)) {
-    return { unplannable: "I cannot answer for what is missing (never, not, without), only for what is there" }
+  if (
+    /\b(?:never|not|without|none|no|excluding|exclude|except|besides|other than|apart from)\b|n't\b/.test(listedText)
+  ) {
+    return {
+      unplannable:
+        "I cannot answer for what is missing or left out (never, not, without, except), only for what is there"
+    }
   }
   const unknownName = unknownNameOf(graph, question, glossary)
   if (unknownName !== undefined) {
@@ -847,7 +865,7 @@ export const plan = (
   // measure's total over the number of those rows, not the average of the measure's own rows; with
   // no measure ("average number of items per order"), the number of the rows counted over them.
   const per = aggregate === "avg" ? perOf(graph, question) : undefined
-  const countsPer = measure === undefined && per !== undefined && !per.asValue
+  const countsPer = measure === undefined && per !== undefined && per.asValue === undefined
   if (aggregate === undefined) aggregate = measure === undefined ? "count" : "sum"
   if (aggregate !== "count" && measure === undefined && !countsPer) {
     return { unplannable: "I found no numeric column that matches the question" }
@@ -987,8 +1005,8 @@ export const plan = (
     )
   const measureLabel = perTable === undefined
     ? measureWords
-    : perTable.asValue
-    ? `${stem(shortName(perTable.table.name))} value`
+    : perTable.asValue !== undefined
+    ? `${stem(shortName(perTable.table.name))} ${perTable.asValue}`
     : `${measureWords} per ${stem(shortName(perTable.table.name))}`
   const valueColumn = aggregate === "count"
     ? `${measureLabel.replace(/[^a-z0-9_]/gi, "_")}_count`
