@@ -628,6 +628,11 @@ describe("Offline model planning", () => {
     expect(declined("Who is our biggest customer?")).toContain("I could not tell what to rank or count customers by")
     expect(declined("Which products have never been returned?")).toContain("I cannot answer for what is missing")
     expect(declined("Revenue by region excluding North America")).toContain("left out")
+    expect(declined("Total orders and revenue last year")).toContain("ask for orders and for revenue separately")
+    expect(declined("What is the refund rate?")).toContain("I cannot work out rates")
+    // A trend is a monthly series; what is listed by a measure is grouped by.
+    expect(sqlFor("How are sales trending?").sql).toContain("date_trunc('month'")
+    expect(sqlFor("List regions by revenue").sql).toContain("GROUP BY t3.\"id\", t3.\"name\"")
     expect(declined("Which weekday has the most orders?")).toContain("I could not tell what \"weekday\" is")
     // A name anywhere but first, unless the question is in title case.
     expect(declined("How many orders did Priya Okafor place?")).toContain("\"Priya Okafor\" is not")

@@ -328,7 +328,9 @@ const grainOf = (question: string): Grain | undefined => {
   if (/\b(weekly|per week|by week|each week)\b/.test(q)) return "week"
   if (/\b(quarterly|per quarter|by quarter|each quarter)\b/.test(q)) return "quarter"
   if (/\b(yearly|per year|by year|each year|annual)\b/.test(q)) return "year"
-  if (/\b(monthly|per month|by month|each month|over time|trend|month over month)\b/.test(q)) return "month"
+  if (/\b(monthly|per month|by month|each month|over time|trend|trends|trending|month over month)\b/.test(q)) {
+    return "month"
+  }
   return undefined
 }
 
@@ -470,6 +472,27 @@ const unknownGroupOf = (graph: Graph, question: string, glossary: Glossary): str
     ...(superlative.test(q) ? q.matchAll(/\b(?:which|what)(?: \d+)? ([a-z]+)/g) : [])
   ]
   for (const match of asked) if (!known.has(stem(match[1]!))) return match[1]
+  return undefined
+}
+
+/**
+ * Two measures joined by "and" ("total orders and revenue"), outside a list of groups ("by
+ * category and region"): each a measure's word or a table's name.
+ */
+const twoMeasuresOf = (graph: Graph, question: string, glossary: Glossary): readonly [string, string] | undefined => {
+  const measureish = new Set([...Object.keys(measureSynonyms), ...Object.keys(glossary), "count", "number"].map(stem))
+  for (const table of graph.tables) {
+    measureish.add(stem(shortName(table.name)))
+    for (const column of table.columns.filter(isNumeric)) measureish.add(stem(column.name))
+  }
+  const outsideGroups = question.toLowerCase().replace(
+    /\b(?:by|per|for each|each|across) [a-z_]+(?:(?:,? and|,) [a-z_]+)*/g,
+    " "
+  )
+  for (const match of outsideGroups.matchAll(/\b([a-z_]+),? (?:and|&) (?:the )?([a-z_]+)\b/g)) {
+    const [a, b] = [stem(match[1]!), stem(match[2]!)]
+    if (a !== b && measureish.has(a) && measureish.has(b)) return [match[1]!, match[2]!]
+  }
   return undefined
 }
 
@@ -677,7 +700,9 @@ const groupPhrasesOf = (question: string): ReadonlyArray<ReadonlyArray<string>> 
       /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
       /\b(?:most|least) (?:common|frequent|popular|usual) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
       ...(superlative.test(q) ? [/\b(?:which|what|who)(?: \d+)? (?=([a-z_]+)(?: ([a-z_]+))?)/g] : []),
-      /\b(?:by|per|for each|each|across) (?=([a-z_]+)(?: ([a-z_]+))?)/g
+      /\b(?:by|per|for each|each|across) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
+      // "list regions by revenue": what is listed by a measure is what is grouped.
+      /\b(?:list|show|rank|compare)(?: me)?(?: the| all)? (?=([a-z_]+) by\b)/g
     ]
   ) {
     // The phrase is read ahead, not taken: in "per customer by region", "by region" is one too.
@@ -808,6 +833,13 @@ export const plan = (
   if (/\b(share|shares|percentage|percent|proportion|fraction|ratio)\b/i.test(question)) {
     return { unplannable: "I cannot work out shares or percentages, only counts, sums and averages" }
   }
+  // A rate ("the refund rate") is a share too, unless a column is called one.
+  if (
+    /\brates?\b/i.test(question) &&
+    !connectors.some((c) => c.schema.tables.some((t) => t.columns.some((col) => words(col.name).includes("rate"))))
+  ) {
+    return { unplannable: "I cannot work out rates or percentages, only counts, sums and averages" }
+  }
   if (
     /\b(grew|grow|grows|growth|growing|increase[ds]?|decrease[ds]?|declined|yoy)\b|\byear over year\b/i.test(question)
   ) {
@@ -934,6 +966,12 @@ export const plan = (
   const listing = aggregateOf(question) === undefined && measure === undefined && limit === undefined &&
     grain === undefined && groups.length === 0 && having === undefined &&
     /^\s*(?:list|show|give|name|what|which)\b/i.test(question)
+  const twoMeasures = twoMeasuresOf(graph, question, glossary)
+  if (twoMeasures !== undefined) {
+    return {
+      unplannable: `I answer one measure at a time: ask for ${twoMeasures[0]} and for ${twoMeasures[1]} separately`
+    }
+  }
   const unknownGroup = unknownGroupOf(graph, question, glossary)
   if (unknownGroup !== undefined) {
     return { unplannable: `I could not tell what "${unknownGroup}" is: no table or column is called that` }
