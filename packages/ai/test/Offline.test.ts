@@ -180,6 +180,9 @@ describe("Offline model planning", () => {
     expect(units).toContain("LIMIT 3")
     expect(sqlFor("Which products sold the most units in 2025?").sql).toContain("LIMIT 10")
     expect(sqlFor("top three products by units").sql).toContain("LIMIT 3")
+    // The number before the ranking word; a year is no number of rows.
+    expect(sqlFor("Show me the 3 lowest revenue products").sql).toContain("ORDER BY 2 ASC, 1\nLIMIT 3")
+    expect(sqlFor("What were the 2025 top products by revenue?").sql).toContain("LIMIT 10")
     expect(sqlFor("Which category has the lowest revenue?").sql).toContain("ORDER BY 2 ASC, 1\nLIMIT 10")
     expect(sqlFor("Which categories had the fewest orders?").sql).toContain("ORDER BY 2 ASC")
     // "spent" is a sum of the revenue; "the most common reasons" count by the column they name.
@@ -567,6 +570,12 @@ describe("Offline model planning", () => {
     )
     expect(sqlFor("What's the average order size?").sql).toContain(
       "round((sum(t0.\"quantity\"))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
+    )
+    // The whole column's name outweighs a part of another's and its comment ("line" of line_total).
+    expect(sqlFor("What's the average quantity per order line?").sql).toContain("sum(t0.\"quantity\")")
+    // An average per the measure's own table is a plain average.
+    expect(sqlFor("Average refund amount per return").sql).toMatch(
+      /^SELECT round\(\(avg\(t0."refund_amount"\)\)::numeric, CASE [^\n]* AS "average_refund_amount"\nFROM "public"."returns" AS t0$/
     )
     // "per" a column is still a breakdown.
     expect(sqlFor("Average revenue per channel").sql).toContain("round((avg(t0.\"line_total\"))::numeric")

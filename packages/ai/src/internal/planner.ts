@@ -527,13 +527,15 @@ const aggregateOf = (question: string): Aggregate | undefined => {
 const rankingWords = "top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest"
 const superlative = new RegExp(`\\b(?:${rankingWords})\\b`)
 const rankedCount = new RegExp(`\\b(?:${rankingWords}) (\\d+|[a-z]+)\\b`)
+// "the 3 lowest revenue products": the number before the ranking word.
+const countedRanking = new RegExp(`\\b(\\d{1,3}|${Object.keys(numberWords).join("|")}) (?:${rankingWords})\\b`)
 const fromTheLeast = /\b(?:bottom|worst|lowest|smallest|least|fewest)\b/
 
 /** How many rows a ranking shows: the number asked for ("top 5", "which 3 products"), else 10. */
 const limitOf = (question: string): number | undefined => {
   const q = question.toLowerCase()
   if (!superlative.test(q)) return undefined
-  for (const pattern of [rankedCount, /\b(?:which|what) (\d+|[a-z]+)\b/]) {
+  for (const pattern of [rankedCount, countedRanking, /\b(?:which|what) (\d+|[a-z]+)\b/]) {
     const asked = pattern.exec(q)?.[1]
     if (asked === undefined) continue
     const n = Number(asked)
@@ -663,7 +665,9 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
         const w = stem(word)
         // What the word names best: the whole column ("quantity"), a measure it stands for ("units"
         // for quantity), or only one word of the column's name ("unit" of unit_price), worth less.
-        let named = stem(column.name) === w ? 6 : columnWords.has(w) ? 3 : 0
+        // The whole name outweighs a part of another's and its comment together ("quantity per
+        // order line" is the quantity, not the line total).
+        let named = stem(column.name) === w ? 9 : columnWords.has(w) ? 3 : 0
         for (const synonym of synonymsOf(word).length > 0 ? synonymsOf(word) : synonymsOf(w)) {
           named = Math.max(named, column.name === synonym ? 6 : columnWords.has(stem(synonym)) ? 2 : 0)
         }
@@ -904,7 +908,8 @@ export const plan = (
   }
   const perTable = per !== undefined && (countsPer || per.table !== measure!.table) ? per : undefined
   const found = groupsOf(graph, question)
-  let groups = found.groups.filter((g) => g.byColumn || g.table !== perTable?.table)
+  // "Per" a table is no group of it: an average over it, or of its own rows.
+  let groups = found.groups.filter((g) => g.byColumn || g.table !== per?.table)
   const limit = limitOf(question)
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
