@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as LanguageModel from "@sightline/core/LanguageModel"
 import * as SchemaPrompt from "@sightline/core/SchemaPrompt"
+import * as Periods from "../src/internal/periods.js"
 import * as Planner from "../src/internal/planner.js"
 import * as Offline from "../src/Offline.js"
 
@@ -410,7 +411,7 @@ describe("Offline model planning", () => {
   })
 
   it("reads quarters, halves, months and weeks, and a month without a year is the latest begun", () => {
-    const window = (question: string) => Planner.windowOf(question, now)
+    const window = (question: string) => Periods.windowOf(question, now)
     expect(window("What was revenue in Q3 2025?")).toEqual({
       from: "2025-07-01",
       to: "2025-10-01",
@@ -425,7 +426,7 @@ describe("Offline model planning", () => {
     expect(window("revenue in March")).toMatchObject({ from: "2026-03-01" })
     expect(window("revenue in December")).toMatchObject({ from: "2025-12-01", to: "2026-01-01" })
     expect(window("orders last month")).toEqual({ from: "2026-10-01", to: "2026-11-01", label: "in October 2026" })
-    expect(Planner.windowOf("orders last month", new Date(Date.UTC(2026, 0, 10)))?.label).toBe("in December 2025")
+    expect(Periods.windowOf("orders last month", new Date(Date.UTC(2026, 0, 10)))?.label).toBe("in December 2025")
     // Weeks start on Monday: now (Monday 23 November) is in the week of the 23rd.
     expect(window("orders last week")).toMatchObject({ from: "2026-11-16", to: "2026-11-23" })
     expect(window("may I see the revenue")).toBeUndefined()

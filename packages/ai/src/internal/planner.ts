@@ -1,19 +1,21 @@
 /**
  * The offline model's query planner: from a question's words and an introspected schema it builds
- * one read-only aggregate query of a few shapes (a count, a sum or average, the top N of a group, a
- * breakdown by group, a series over time), joining tables along their foreign keys. Every table and
- * column comes from the schema; the question only chooses among them.
+ * one read-only query of a few shapes (a count, a sum or an average, an average per row of a table,
+ * the top N of a group or within each group, a breakdown by one or two groups, a series over time,
+ * a list of names), joining tables along their foreign keys, kept to the period (`periods.ts`) and
+ * the listed values the question names. Every table and column comes from the schema; the question
+ * only chooses among them. A question these shapes would answer as another question (a share, a
+ * growth, a negation, a name the schema does not know) is declined with the reason.
  *
  * @internal
  */
 import type * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import type * as SchemaPrompt from "@sightline/core/SchemaPrompt"
+import * as Periods from "./periods.js"
+import type { Grain } from "./periods.js"
 
 /** The aggregate of a plan. */
 export type Aggregate = "count" | "sum" | "avg"
-
-/** A time bucket. */
-export type Grain = "day" | "week" | "month" | "quarter" | "year"
 
 /** What the planner decided, and the SQL it wrote. */
 export interface Plan {
@@ -177,163 +179,6 @@ const quote = (identifier: string): string => `"${identifier.replace(/"/g, "\"\"
 const qualified = (table: string): string => table.split(".").map(quote).join(".")
 const shortName = (table: string): string => table.split(".").pop() ?? table
 
-/** The calendar window the question names (UTC), if any. */
-export interface Window {
-  readonly from: string
-  readonly to: string
-  readonly label: string
-}
-
-const isoDate = (d: Date) => d.toISOString().slice(0, 10)
-
-const monthNames = [
-  "january",
-  "february",
-  "march",
-  "april",
-  "may",
-  "june",
-  "july",
-  "august",
-  "september",
-  "october",
-  "november",
-  "december"
-]
-// A month's name or its three-letter abbreviation ("sept" too); "may" only as a whole name.
-const monthPattern = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" +
-  "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-const monthLabel = (index: number, year: number) =>
-  `${monthNames[index]!.charAt(0).toUpperCase()}${monthNames[index]!.slice(1)} ${year}`
-const monthIndex = (name: string) => monthNames.findIndex((month) => month.startsWith(name.slice(0, 3)))
-const ordinals: Record<string, number> = {
-  first: 1,
-  "1st": 1,
-  second: 2,
-  "2nd": 2,
-  third: 3,
-  "3rd": 3,
-  fourth: 4,
-  "4th": 4
-}
-
-/** `months` months from the first of month `first` (0-based, may pass December) of `year`. */
-const monthsWindow = (year: number, first: number, months: number, label: string): Window => ({
-  from: isoDate(new Date(Date.UTC(year, first, 1))),
-  to: isoDate(new Date(Date.UTC(year, first + months, 1))),
-  label
-})
-
-/**
- * Reads a time window: a year ("in 2024", "last year", "this year"), a quarter ("Q3 2025", "the
- * third quarter of last year", "last quarter"), a half ("H1 2025"), a month ("March 2025", "in
- * March", "last month"), a week ("last week") or "the last N days". A quarter, half or month named
- * without a year is the latest one that has begun.
- */
-export const windowOf = (question: string, now: Date): Window | undefined => {
-  const q = question.toLowerCase()
-  const year = now.getUTCFullYear()
-  const month = now.getUTCMonth()
-  const yearWindow = (y: number): Window => ({ from: `${y}-01-01`, to: `${y + 1}-01-01`, label: `in ${y}` })
-  // The year the question names, if any, for a quarter or a month in it.
-  const namedYear = /\b(?:last|previous) year\b/.test(q)
-    ? year - 1
-    : /\bthis year\b/.test(q)
-    ? year
-    : ((y) => y === undefined ? undefined : Number(y))((/\b(20\d{2}|19\d{2})\b/.exec(q) ?? [])[1])
-  // The year of the latest period starting at month `first` that has begun, unless a year is named.
-  const latest = (first: number) => namedYear ?? (first <= month ? year : year - 1)
-
-  const quarter = /\bq([1-4])\b/.exec(q)?.[1] ??
-    ((ordinal) => ordinal === undefined ? undefined : String(ordinals[ordinal]))(
-      /\b(first|1st|second|2nd|third|3rd|fourth|4th) quarter\b/.exec(q)?.[1]
-    )
-  if (quarter !== undefined) {
-    const first = (Number(quarter) - 1) * 3
-    return monthsWindow(latest(first), first, 3, `in Q${quarter} ${latest(first)}`)
-  }
-  const current = Math.floor(month / 3) * 3
-  if (/\b(?:last|previous) quarter\b/.test(q)) {
-    const from = new Date(Date.UTC(year, current - 3, 1))
-    return monthsWindow(year, current - 3, 3, `in Q${from.getUTCMonth() / 3 + 1} ${from.getUTCFullYear()}`)
-  }
-  if (/\bthis quarter\b|\bquarter to date\b/.test(q)) {
-    return monthsWindow(year, current, 3, `in Q${current / 3 + 1} ${year} so far`)
-  }
-  const half = /\bh([12])\b/.exec(q)?.[1] ?? (/\b(first|second) half\b/.exec(q)?.[1] === "first"
-    ? "1"
-    : /\bsecond half\b/.test(q)
-    ? "2"
-    : undefined)
-  if (half !== undefined) {
-    const first = half === "1" ? 0 : 6
-    return monthsWindow(latest(first), first, 6, `in H${half} ${latest(first)}`)
-  }
-  const monthName = new RegExp(`\\b${monthPattern} (?:of )?(\\d{4})\\b`).exec(q) ??
-    new RegExp(`\\b(?:in|during|for) ${monthPattern}\\b`).exec(q)
-  if (monthName !== null) {
-    const index = monthIndex(monthName[1]!)
-    return monthsWindow(latest(index), index, 1, `in ${monthLabel(index, latest(index))}`)
-  }
-  if (/\blast year\b|\bprevious year\b/.test(q)) return yearWindow(year - 1)
-  if (/\bthis year\b|\byear to date\b|\bytd\b/.test(q)) return { ...yearWindow(year), label: `in ${year} so far` }
-  const named = /\b(?:in|during|for) (\d{4})\b/.exec(q) ?? /\b(20\d{2}|19\d{2})\b/.exec(q)
-  if (named !== null) return yearWindow(Number(named[1]))
-  if (/\b(?:last|previous) month\b/.test(q)) {
-    return monthsWindow(year, month - 1, 1, `in ${monthLabel((month + 11) % 12, month === 0 ? year - 1 : year)}`)
-  }
-  if (/\bthis month\b|\bmonth to date\b|\bmtd\b/.test(q)) {
-    return monthsWindow(year, month, 1, `in ${monthLabel(month, year)} so far`)
-  }
-  // Weeks start on Monday, as PostgreSQL's do.
-  const monday = new Date(Date.UTC(year, month, now.getUTCDate() - ((now.getUTCDay() + 6) % 7)))
-  if (/\b(?:last|previous) week\b/.test(q)) {
-    const from = new Date(monday.getTime() - 7 * 86_400_000)
-    return { from: isoDate(from), to: isoDate(monday), label: `in the week of ${isoDate(from)}` }
-  }
-  if (/\bthis week\b/.test(q)) {
-    const to = new Date(monday.getTime() + 7 * 86_400_000)
-    return { from: isoDate(monday), to: isoDate(to), label: `in the week of ${isoDate(monday)} so far` }
-  }
-  // Rolling windows end with today: "the last 30 days", "the past 3 months", "the past year".
-  const today = now.getUTCDate()
-  const tomorrow = isoDate(new Date(Date.UTC(year, month, today + 1)))
-  if (/\btoday\b/.test(q)) {
-    return { from: isoDate(new Date(Date.UTC(year, month, today))), to: tomorrow, label: "today" }
-  }
-  if (/\byesterday\b/.test(q)) {
-    const from = isoDate(new Date(Date.UTC(year, month, today - 1)))
-    return { from, to: isoDate(new Date(Date.UTC(year, month, today))), label: `yesterday (${from})` }
-  }
-  const several = /\b(?:last|past|previous) (\d+) (day|week|month)s?\b/.exec(q)
-  const one = /\bpast (day|week|month|year)\b/.exec(q)
-  const rolling = several !== null
-    ? { n: Number(several[1]), unit: several[2]! }
-    : one !== null
-    ? { n: 1, unit: one[1]! }
-    : undefined
-  if (rolling !== undefined) {
-    const { n, unit } = rolling
-    const from = unit === "day" || unit === "week"
-      ? new Date(Date.UTC(year, month, today + 1 - n * (unit === "week" ? 7 : 1)))
-      : new Date(Date.UTC(year, month - n * (unit === "year" ? 12 : 1), today + 1))
-    return { from: isoDate(from), to: tomorrow, label: `in the last ${n === 1 ? unit : `${n} ${unit}s`}` }
-  }
-  return undefined
-}
-
-const grainOf = (question: string): Grain | undefined => {
-  const q = question.toLowerCase()
-  if (/\b(daily|per day|by day|each day)\b/.test(q)) return "day"
-  if (/\b(weekly|per week|by week|each week)\b/.test(q)) return "week"
-  if (/\b(quarterly|per quarter|by quarter|each quarter)\b/.test(q)) return "quarter"
-  if (/\b(yearly|per year|by year|each year|annual)\b/.test(q)) return "year"
-  if (/\b(monthly|per month|by month|each month|over time|trend|trends|trending|month over month)\b/.test(q)) {
-    return "month"
-  }
-  return undefined
-}
-
 // A value a comment may list: words, numbers and a few joining marks; never a quote or a backslash,
 // so that it is written into the query as a plain string literal in either dialect.
 const listableValue = /^[\p{L}\p{N}][\p{L}\p{N} _&.-]{0,39}$/u
@@ -396,27 +241,6 @@ const filtersOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
   )
 }
 
-// Words a question may capitalize that name no table, column or value: periods and measures.
-const periodWords = new Set([
-  ...monthNames,
-  ...monthNames.map((month) => month.slice(0, 3)),
-  "sept",
-  "q1",
-  "q2",
-  "q3",
-  "q4",
-  "h1",
-  "h2",
-  "ytd",
-  "mtd",
-  "daily",
-  "weekly",
-  "monthly",
-  "quarterly",
-  "yearly",
-  "annual"
-])
-
 /**
  * A name the question keeps to that the schema does not know: "revenue in Europe" over a schema
  * where no comment lists Europe. Answering anyway would answer for every region, so the planner
@@ -424,7 +248,7 @@ const periodWords = new Set([
  * the first word of a question that is not in title case, are read as such names; a word that a table, a column, a comment, a listed value or a definition has is known.
  */
 const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
-  const known = new Set<string>([...stopWords, ...periodWords, ...Object.keys(measureSynonyms)])
+  const known = new Set<string>([...stopWords, ...Periods.periodWords, ...Object.keys(measureSynonyms)])
   for (const word of Object.keys(glossary).flatMap(words)) known.add(stem(word))
   for (const table of graph.tables) {
     for (const text of [table.name, table.comment ?? "", ...table.columns.flatMap((c) => [c.name, c.comment ?? ""])]) {
@@ -454,7 +278,7 @@ const unknownGroupOf = (graph: Graph, question: string, glossary: Glossary): str
   const known = new Set<string>([
     ...stopWords,
     ...timeWords,
-    ...periodWords,
+    ...Periods.periodWords,
     ...Object.keys(measureSynonyms),
     ...Object.keys(numberWords),
     ...Object.keys(glossary).flatMap(words).map(stem),
@@ -824,6 +648,61 @@ const perOf = (
   return table === undefined ? undefined : { table, asValue: asValue![2]! }
 }
 
+/**
+ * Why a question cannot be answered by one query of these shapes, if it cannot: a share, a rate, a
+ * growth, a median, a threshold, a negation, two measures, or a name or a group the schema does not
+ * know. Each of these
+ * was answered as another question before: a count, the total of everything, its opposite.
+ */
+const refusalOf = (question: string, graph: Graph, glossary: Glossary): string | undefined => {
+  if (/\b(share|shares|percentage|percent|proportion|fraction|ratio)\b/i.test(question)) {
+    return "I cannot work out shares or percentages, only counts, sums and averages"
+  }
+  // A rate ("the refund rate") is a share too, unless a column is called one.
+  if (
+    /\brates?\b/i.test(question) &&
+    !graph.tables.some((t) => t.columns.some((col) => words(col.name).includes("rate")))
+  ) {
+    return "I cannot work out rates or percentages, only counts, sums and averages"
+  }
+  if (
+    /\b(grew|grow|grows|growth|growing|increase[ds]?|decrease[ds]?|declined|yoy)\b|\byear over year\b/i.test(question)
+  ) {
+    return "I cannot work out growth or change between periods; ask for a series instead, " +
+      "for example \"revenue by year\", and compare its rows"
+  }
+  if (/\b(median|percentile|p[0-9]{2}|mode|standard deviation|stddev|variance)\b/i.test(question)) {
+    return "I cannot work out medians, percentiles or spreads, only counts, sums and averages"
+  }
+  if (
+    /\b(?:more|less|fewer|greater|higher|lower) than \$?\d|\bat (?:least|most) \$?\d|\b(?:over|under|above|below) \$?\d/i
+      .test(question)
+  ) {
+    return "I cannot keep to thresholds such as \"more than 10\", only to periods and listed values"
+  }
+  // A negation ("products that were never returned") asks for what a query of these shapes leaves
+  // out; a listed value may hold one ("not as described") and is no negation.
+  const listedText = graph.tables.flatMap(listedValues).flatMap((listed) => listed.values)
+    .reduce((text, value) => text.split(value.toLowerCase()).join(" "), question.toLowerCase())
+  if (
+    /\b(?:never|not|without|none|no|excluding|exclude|except|besides|other than|apart from)\b|n't\b/.test(listedText)
+  ) {
+    return "I cannot answer for what is missing or left out (never, not, without, except), only for what is there"
+  }
+  const unknownName = unknownNameOf(graph, question, glossary)
+  if (unknownName !== undefined) {
+    return `"${unknownName}" is not a table, a column or a value that the schema's comments list, ` +
+      "so I cannot keep to it (a table's comment such as \"region is Europe or Asia\" lists a column's values)"
+  }
+  const twoMeasures = twoMeasuresOf(graph, question, glossary)
+  if (twoMeasures !== undefined) {
+    return `I answer one measure at a time: ask for ${twoMeasures[0]} and for ${twoMeasures[1]} separately`
+  }
+  const unknownGroup = unknownGroupOf(graph, question, glossary)
+  if (unknownGroup !== undefined) return `I could not tell what "${unknownGroup}" is: no table or column is called that`
+  return undefined
+}
+
 /** Plans a query for a question over the connectors, or says why it cannot. */
 export const plan = (
   question: string,
@@ -834,33 +713,6 @@ export const plan = (
   const questionWords = contentWords(question)
   const asked = new Set(questionWords.map(stem))
   if (connectors.length === 0) return { unplannable: "no data connector is enabled in this chat" }
-  if (/\b(share|shares|percentage|percent|proportion|fraction|ratio)\b/i.test(question)) {
-    return { unplannable: "I cannot work out shares or percentages, only counts, sums and averages" }
-  }
-  // A rate ("the refund rate") is a share too, unless a column is called one.
-  if (
-    /\brates?\b/i.test(question) &&
-    !connectors.some((c) => c.schema.tables.some((t) => t.columns.some((col) => words(col.name).includes("rate"))))
-  ) {
-    return { unplannable: "I cannot work out rates or percentages, only counts, sums and averages" }
-  }
-  if (
-    /\b(grew|grow|grows|growth|growing|increase[ds]?|decrease[ds]?|declined|yoy)\b|\byear over year\b/i.test(question)
-  ) {
-    return {
-      unplannable: "I cannot work out growth or change between periods; ask for a series instead, " +
-        "for example \"revenue by year\", and compare its rows"
-    }
-  }
-  if (/\b(median|percentile|p[0-9]{2}|mode|standard deviation|stddev|variance)\b/i.test(question)) {
-    return { unplannable: "I cannot work out medians, percentiles or spreads, only counts, sums and averages" }
-  }
-  if (
-    /\b(?:more|less|fewer|greater|higher|lower) than \$?\d|\bat (?:least|most) \$?\d|\b(?:over|under|above|below) \$?\d/i
-      .test(question)
-  ) {
-    return { unplannable: "I cannot keep to thresholds such as \"more than 10\", only to periods and listed values" }
-  }
   // The connector whose tables the question names best.
   const scored = connectors.map((connector) => ({
     connector,
@@ -872,25 +724,8 @@ export const plan = (
     tables: connector.schema.tables,
     byName: new Map(connector.schema.tables.map((t) => [t.name, t]))
   }
-  // A negation ("products that were never returned") asks for what a query of these shapes leaves
-  // out; a listed value may hold one ("not as described") and is no negation.
-  const listedText = graph.tables.flatMap(listedValues).flatMap((listed) => listed.values)
-    .reduce((text, value) => text.split(value.toLowerCase()).join(" "), question.toLowerCase())
-  if (
-    /\b(?:never|not|without|none|no|excluding|exclude|except|besides|other than|apart from)\b|n't\b/.test(listedText)
-  ) {
-    return {
-      unplannable:
-        "I cannot answer for what is missing or left out (never, not, without, except), only for what is there"
-    }
-  }
-  const unknownName = unknownNameOf(graph, question, glossary)
-  if (unknownName !== undefined) {
-    return {
-      unplannable: `"${unknownName}" is not a table, a column or a value that the schema's comments list, ` +
-        "so I cannot keep to it (a table's comment such as \"region is Europe or Asia\" lists a column's values)"
-    }
-  }
+  const refusal = refusalOf(question, graph, glossary)
+  if (refusal !== undefined) return { unplannable: refusal }
   const dialect = connector.schema.dialect
   const q = (identifier: string) => dialect === "mysql" ? `\`${identifier.replace(/`/g, "``")}\`` : quote(identifier)
   const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
@@ -914,14 +749,12 @@ export const plan = (
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
   // Two years named ("2024 vs 2025") are compared as a series of years.
-  const years = [...new Set([...question.matchAll(/\b(20\d{2}|19\d{2})\b/g)].map((m) => Number(m[1])))].sort()
-  const grain = grainOf(question) ?? rankedGrain ?? found.grain ?? (years.length > 1 ? "year" : undefined)
+  const years = Periods.yearsOf(question)
+  const grain = Periods.grainOf(question) ?? rankedGrain ?? found.grain ?? (years === undefined ? undefined : "year")
   if (groups.length + (grain === undefined ? 0 : 1) > 2) {
     return { unplannable: "I can break a result down by two things at most (a period counts as one)" }
   }
-  const window = years.length > 1
-    ? { from: `${years[0]}-01-01`, to: `${years.at(-1)! + 1}-01-01`, label: `from ${years[0]} to ${years.at(-1)}` }
-    : windowOf(question, now)
+  const window = years ?? Periods.windowOf(question, now)
 
   // What is counted: the table the question names (orders, customers), else the group's table.
   // What is counted or listed: the table the question names best, and of two named as well, not
@@ -971,16 +804,6 @@ export const plan = (
   const listing = aggregateOf(question) === undefined && measure === undefined && limit === undefined &&
     grain === undefined && groups.length === 0 && having === undefined &&
     /^\s*(?:list|show|give|name|what|which)\b/i.test(question)
-  const twoMeasures = twoMeasuresOf(graph, question, glossary)
-  if (twoMeasures !== undefined) {
-    return {
-      unplannable: `I answer one measure at a time: ask for ${twoMeasures[0]} and for ${twoMeasures[1]} separately`
-    }
-  }
-  const unknownGroup = unknownGroupOf(graph, question, glossary)
-  if (unknownGroup !== undefined) {
-    return { unplannable: `I could not tell what "${unknownGroup}" is: no table or column is called that` }
-  }
 
   const aliases = new Map<string, string>([[base.name, "t0"]])
   const joins: Array<string> = []

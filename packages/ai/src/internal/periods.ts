@@ -1,0 +1,198 @@
+/**
+ * The periods a question names, for the offline model's planner: the window it keeps to ("last
+ * year", "Q3 2025", "the past 7 days"), the buckets of a series ("monthly") and the words that
+ * name them.
+ *
+ * @internal
+ */
+
+/** A time bucket. */
+export type Grain = "day" | "week" | "month" | "quarter" | "year"
+
+/** The calendar window the question names (UTC), if any. */
+export interface Window {
+  readonly from: string
+  readonly to: string
+  readonly label: string
+}
+
+const isoDate = (d: Date) => d.toISOString().slice(0, 10)
+
+/** The months' names, January first. */
+export const monthNames = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
+// A month's name or its three-letter abbreviation ("sept" too); "may" only as a whole name.
+const monthPattern = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" +
+  "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+const monthLabel = (index: number, year: number) =>
+  `${monthNames[index]!.charAt(0).toUpperCase()}${monthNames[index]!.slice(1)} ${year}`
+const monthIndex = (name: string) => monthNames.findIndex((month) => month.startsWith(name.slice(0, 3)))
+const ordinals: Record<string, number> = {
+  first: 1,
+  "1st": 1,
+  second: 2,
+  "2nd": 2,
+  third: 3,
+  "3rd": 3,
+  fourth: 4,
+  "4th": 4
+}
+
+/** `months` months from the first of month `first` (0-based, may pass December) of `year`. */
+const monthsWindow = (year: number, first: number, months: number, label: string): Window => ({
+  from: isoDate(new Date(Date.UTC(year, first, 1))),
+  to: isoDate(new Date(Date.UTC(year, first + months, 1))),
+  label
+})
+
+/**
+ * Reads a time window: a year ("in 2024", "last year", "this year"), a quarter ("Q3 2025", "the
+ * third quarter of last year", "last quarter"), a half ("H1 2025"), a month ("March 2025", "in
+ * March", "last month"), a week ("last week") or "the last N days". A quarter, half or month named
+ * without a year is the latest one that has begun.
+ */
+export const windowOf = (question: string, now: Date): Window | undefined => {
+  const q = question.toLowerCase()
+  const year = now.getUTCFullYear()
+  const month = now.getUTCMonth()
+  const yearWindow = (y: number): Window => ({ from: `${y}-01-01`, to: `${y + 1}-01-01`, label: `in ${y}` })
+  // The year the question names, if any, for a quarter or a month in it.
+  const namedYear = /\b(?:last|previous) year\b/.test(q)
+    ? year - 1
+    : /\bthis year\b/.test(q)
+    ? year
+    : ((y) => y === undefined ? undefined : Number(y))((/\b(20\d{2}|19\d{2})\b/.exec(q) ?? [])[1])
+  // The year of the latest period starting at month `first` that has begun, unless a year is named.
+  const latest = (first: number) => namedYear ?? (first <= month ? year : year - 1)
+
+  const quarter = /\bq([1-4])\b/.exec(q)?.[1] ??
+    ((ordinal) => ordinal === undefined ? undefined : String(ordinals[ordinal]))(
+      /\b(first|1st|second|2nd|third|3rd|fourth|4th) quarter\b/.exec(q)?.[1]
+    )
+  if (quarter !== undefined) {
+    const first = (Number(quarter) - 1) * 3
+    return monthsWindow(latest(first), first, 3, `in Q${quarter} ${latest(first)}`)
+  }
+  const current = Math.floor(month / 3) * 3
+  if (/\b(?:last|previous) quarter\b/.test(q)) {
+    const from = new Date(Date.UTC(year, current - 3, 1))
+    return monthsWindow(year, current - 3, 3, `in Q${from.getUTCMonth() / 3 + 1} ${from.getUTCFullYear()}`)
+  }
+  if (/\bthis quarter\b|\bquarter to date\b/.test(q)) {
+    return monthsWindow(year, current, 3, `in Q${current / 3 + 1} ${year} so far`)
+  }
+  const half = /\bh([12])\b/.exec(q)?.[1] ?? (/\b(first|second) half\b/.exec(q)?.[1] === "first"
+    ? "1"
+    : /\bsecond half\b/.test(q)
+    ? "2"
+    : undefined)
+  if (half !== undefined) {
+    const first = half === "1" ? 0 : 6
+    return monthsWindow(latest(first), first, 6, `in H${half} ${latest(first)}`)
+  }
+  const monthName = new RegExp(`\\b${monthPattern} (?:of )?(\\d{4})\\b`).exec(q) ??
+    new RegExp(`\\b(?:in|during|for) ${monthPattern}\\b`).exec(q)
+  if (monthName !== null) {
+    const index = monthIndex(monthName[1]!)
+    return monthsWindow(latest(index), index, 1, `in ${monthLabel(index, latest(index))}`)
+  }
+  if (/\blast year\b|\bprevious year\b/.test(q)) return yearWindow(year - 1)
+  if (/\bthis year\b|\byear to date\b|\bytd\b/.test(q)) return { ...yearWindow(year), label: `in ${year} so far` }
+  const named = /\b(?:in|during|for) (\d{4})\b/.exec(q) ?? /\b(20\d{2}|19\d{2})\b/.exec(q)
+  if (named !== null) return yearWindow(Number(named[1]))
+  if (/\b(?:last|previous) month\b/.test(q)) {
+    return monthsWindow(year, month - 1, 1, `in ${monthLabel((month + 11) % 12, month === 0 ? year - 1 : year)}`)
+  }
+  if (/\bthis month\b|\bmonth to date\b|\bmtd\b/.test(q)) {
+    return monthsWindow(year, month, 1, `in ${monthLabel(month, year)} so far`)
+  }
+  // Weeks start on Monday, as PostgreSQL's do.
+  const monday = new Date(Date.UTC(year, month, now.getUTCDate() - ((now.getUTCDay() + 6) % 7)))
+  if (/\b(?:last|previous) week\b/.test(q)) {
+    const from = new Date(monday.getTime() - 7 * 86_400_000)
+    return { from: isoDate(from), to: isoDate(monday), label: `in the week of ${isoDate(from)}` }
+  }
+  if (/\bthis week\b/.test(q)) {
+    const to = new Date(monday.getTime() + 7 * 86_400_000)
+    return { from: isoDate(monday), to: isoDate(to), label: `in the week of ${isoDate(monday)} so far` }
+  }
+  // Rolling windows end with today: "the last 30 days", "the past 3 months", "the past year".
+  const today = now.getUTCDate()
+  const tomorrow = isoDate(new Date(Date.UTC(year, month, today + 1)))
+  if (/\btoday\b/.test(q)) {
+    return { from: isoDate(new Date(Date.UTC(year, month, today))), to: tomorrow, label: "today" }
+  }
+  if (/\byesterday\b/.test(q)) {
+    const from = isoDate(new Date(Date.UTC(year, month, today - 1)))
+    return { from, to: isoDate(new Date(Date.UTC(year, month, today))), label: `yesterday (${from})` }
+  }
+  const several = /\b(?:last|past|previous) (\d+) (day|week|month)s?\b/.exec(q)
+  const one = /\bpast (day|week|month|year)\b/.exec(q)
+  const rolling = several !== null
+    ? { n: Number(several[1]), unit: several[2]! }
+    : one !== null
+    ? { n: 1, unit: one[1]! }
+    : undefined
+  if (rolling !== undefined) {
+    const { n, unit } = rolling
+    const from = unit === "day" || unit === "week"
+      ? new Date(Date.UTC(year, month, today + 1 - n * (unit === "week" ? 7 : 1)))
+      : new Date(Date.UTC(year, month - n * (unit === "year" ? 12 : 1), today + 1))
+    return { from: isoDate(from), to: tomorrow, label: `in the last ${n === 1 ? unit : `${n} ${unit}s`}` }
+  }
+  return undefined
+}
+
+/** The buckets of a series the question asks for ("monthly", "by quarter", "trending"). */
+export const grainOf = (question: string): Grain | undefined => {
+  const q = question.toLowerCase()
+  if (/\b(daily|per day|by day|each day)\b/.test(q)) return "day"
+  if (/\b(weekly|per week|by week|each week)\b/.test(q)) return "week"
+  if (/\b(quarterly|per quarter|by quarter|each quarter)\b/.test(q)) return "quarter"
+  if (/\b(yearly|per year|by year|each year|annual)\b/.test(q)) return "year"
+  if (/\b(monthly|per month|by month|each month|over time|trend|trends|trending|month over month)\b/.test(q)) {
+    return "month"
+  }
+  return undefined
+}
+
+/** Two or more years named ("2024 vs 2025"): the window from the first to the last, compared by year. */
+export const yearsOf = (question: string): Window | undefined => {
+  const years = [...new Set([...question.matchAll(/\b(20\d{2}|19\d{2})\b/g)].map((m) => Number(m[1])))].sort()
+  return years.length < 2
+    ? undefined
+    : { from: `${years[0]}-01-01`, to: `${years.at(-1)! + 1}-01-01`, label: `from ${years[0]} to ${years.at(-1)}` }
+}
+
+/** Words of periods, which a question may capitalize ("Q3", "March") and which name no table or column. */
+export const periodWords = new Set([
+  ...monthNames,
+  ...monthNames.map((month) => month.slice(0, 3)),
+  "sept",
+  "q1",
+  "q2",
+  "q3",
+  "q4",
+  "h1",
+  "h2",
+  "ytd",
+  "mtd",
+  "daily",
+  "weekly",
+  "monthly",
+  "quarterly",
+  "yearly",
+  "annual"
+])
