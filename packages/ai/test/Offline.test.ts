@@ -578,6 +578,10 @@ describe("Offline model planning", () => {
     expect(sqlFor("Average refund amount per return").sql).toMatch(
       /^SELECT round\(\(avg\(t0."refund_amount"\)\)::numeric, CASE [^\n]* AS "average_refund_amount"\nFROM "public"."returns" AS t0$/
     )
+    // A price does not add up: its average "per category" is by category.
+    expect(sqlFor("Average unit price per category").sql).toMatch(
+      /^SELECT t1."name" AS "category", round\(\(avg\(t0."unit_price"\)\)::numeric/
+    )
     // "per" a column is still a breakdown.
     expect(sqlFor("Average revenue per channel").sql).toContain("round((avg(t0.\"line_total\"))::numeric")
     // The line's comment names quantity and unit_price: it is not what "units" ask for.

@@ -164,6 +164,10 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
   value: ["revenue", "line_total", "sales", "amount", "total"]
 }
 
+// Measures that do not add up (a price, a rate): their average "per category" is by category,
+// never their total over the categories.
+const intensive = /price|rate|discount|percent|pct|ratio|score|age$/
+
 // The words of selling, whose measure is called "units sold".
 const soldWords = new Set(["selling", "sold", "sell"])
 
@@ -241,20 +245,31 @@ const filtersOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
   )
 }
 
+/** The stemmed words of the schema's table and column names, and of their comments when asked. */
+const schemaWords = (graph: Graph, comments: boolean): Set<string> => {
+  const known = new Set<string>()
+  for (const table of graph.tables) {
+    const texts = [
+      shortName(table.name),
+      ...table.columns.map((c) => c.name),
+      ...(comments ? [table.comment ?? "", ...table.columns.map((c) => c.comment ?? "")] : [])
+    ]
+    for (const text of texts) for (const word of words(text)) known.add(stem(word))
+  }
+  return known
+}
+
 /**
  * A name the question keeps to that the schema does not know: "revenue in Europe" over a schema
  * where no comment lists Europe. Answering anyway would answer for every region, so the planner
- * declines. Capitalized words after "in", "from", "for", "at", "within", "of" or "about", or after
- * the first word of a question that is not in title case, are read as such names; a word that a table, a column, a comment, a listed value or a definition has is known.
+ * declines. Read as such names: capitalized words after "in", "from", "for", "at", "within", "of"
+ * or "about", or anywhere after the first word of a question that is not in title case. A word that
+ * a table, a column, a comment (so a listed value) or a definition has is known.
  */
 const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
-  const known = new Set<string>([...stopWords, ...Periods.periodWords, ...Object.keys(measureSynonyms)])
+  const known = schemaWords(graph, true)
+  for (const word of [...stopWords, ...Periods.periodWords, ...Object.keys(measureSynonyms)]) known.add(stem(word))
   for (const word of Object.keys(glossary).flatMap(words)) known.add(stem(word))
-  for (const table of graph.tables) {
-    for (const text of [table.name, table.comment ?? "", ...table.columns.flatMap((c) => [c.name, c.comment ?? ""])]) {
-      for (const word of words(text)) known.add(stem(word))
-    }
-  }
   const name =
     /\b(?:in|from|for|at|within|of|about)\s+(?:the\s+)?([A-Z][\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?[A-Z][\p{L}\p{N}&.'-]*)*)/gu
   const unknown = (phrase: string) => words(phrase).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
@@ -269,26 +284,25 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
 }
 
 /**
- * The word after "by", "per" or "each" that names nothing: "orders by weekday", or what "which"
- * ranks ("which weekday has the most orders"). Without this the
- * breakdown was left out and the total answered. A measure's word ("top 5 products by revenue") or
- * a period is known.
+ * The word after "by", "per" or "each" that names nothing ("orders by weekday"), or what "which"
+ * ranks ("which weekday has the most orders"): answered, the breakdown was left out and the total
+ * given. A table's or a column's word, a measure's ("top 5 products by revenue") or a period's is
+ * known.
  */
 const unknownGroupOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
-  const known = new Set<string>([
-    ...stopWords,
-    ...timeWords,
-    ...Periods.periodWords,
-    ...Object.keys(measureSynonyms),
-    ...Object.keys(numberWords),
-    ...Object.keys(glossary).flatMap(words).map(stem),
-    // "by number of orders", "by total value": a measure's own words.
-    ...["number", "count", "amount", "total", "sum", "average", "avg", "mean", "value", "volume", "size"]
-  ].map(stem))
-  for (const table of graph.tables) {
-    for (const word of words(shortName(table.name))) known.add(stem(word))
-    for (const column of table.columns) for (const word of words(column.name)) known.add(stem(word))
-  }
+  const known = schemaWords(graph, false)
+  for (
+    const word of [
+      ...stopWords,
+      ...timeWords,
+      ...Periods.periodWords,
+      ...Object.keys(measureSynonyms),
+      ...Object.keys(numberWords),
+      ...Object.keys(glossary).flatMap(words).map(stem),
+      // "by number of orders", "by total value": a measure's own words.
+      ...["number", "count", "amount", "total", "sum", "average", "avg", "mean", "value", "volume", "size"]
+    ]
+  ) known.add(stem(word))
   const q = question.toLowerCase()
   const asked = [
     ...q.matchAll(/\b(?:by|per|each) ([a-z]+)/g),
@@ -487,10 +501,10 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
       )
       for (const word of questionWords) {
         const w = stem(word)
-        // What the word names best: the whole column ("quantity"), a measure it stands for ("units"
-        // for quantity), or only one word of the column's name ("unit" of unit_price), worth less.
-        // The whole name outweighs a part of another's and its comment together ("quantity per
-        // order line" is the quantity, not the line total).
+        // What the word names best: the whole column ("quantity", which outweighs a part of another
+        // column's name and its comment together: "quantity per order line" is not the line total),
+        // a measure it stands for ("units" for quantity), or one word of the name ("unit" of
+        // unit_price), worth less.
         let named = stem(column.name) === w ? 9 : columnWords.has(w) ? 3 : 0
         for (const synonym of synonymsOf(word).length > 0 ? synonymsOf(word) : synonymsOf(w)) {
           named = Math.max(named, column.name === synonym ? 6 : columnWords.has(stem(synonym)) ? 2 : 0)
@@ -515,8 +529,9 @@ const measureOf = (graph: Graph, questionWords: ReadonlyArray<string>, glossary:
 /**
  * The phrases naming what to group by, each a word or two, in order: what a ranking ranks ("top N
  * products", "the most common reasons", and in a question that asks for the first of a ranking the
- * words after "which" or "what"), then what follows "by", "per", "for each" or "across", and what a
- * second "and" adds to it ("by category and region").
+ * words after "which" or "what"), then what follows "by", "per", "for each" or "across", what a
+ * second "and" adds to it ("by category and region"), and what is listed by a measure ("list
+ * regions by revenue").
  */
 const groupPhrasesOf = (question: string): ReadonlyArray<ReadonlyArray<string>> => {
   const q = question.toLowerCase()
@@ -632,7 +647,7 @@ const timeColumnNear = (
 
 /**
  * The table an average is taken per: "average revenue per customer", or "average order value". A
- * table's name only: "average price per category" of a column is a breakdown by it.
+ * table's name only: "average revenue per channel", a column, is a breakdown by it.
  */
 const perOf = (
   graph: Graph,
@@ -735,7 +750,9 @@ export const plan = (
   // An average per a table's row ("average revenue per customer", "average order value") is the
   // measure's total over the number of those rows, not the average of the measure's own rows; with
   // no measure ("average number of items per order"), the number of the rows counted over them.
-  const per = aggregate === "avg" ? perOf(graph, question) : undefined
+  const per = aggregate === "avg" && (measure === undefined || !intensive.test(measure.column.name))
+    ? perOf(graph, question)
+    : undefined
   const countsPer = measure === undefined && per !== undefined && per.asValue === undefined
   if (aggregate === undefined) aggregate = measure === undefined ? "count" : "sum"
   if (aggregate !== "count" && measure === undefined && !countsPer) {
