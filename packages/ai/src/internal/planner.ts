@@ -773,9 +773,9 @@ export const plan = (
   }
   const window = years ?? Periods.windowOf(question, now)
 
-  // What is counted: the table the question names (orders, customers), else the group's table.
-  // What is counted or listed: the table the question names best, and of two named as well, not
-  // the one whose value it names ("products in the Laptops category" are products).
+  // What is counted or listed: the table the question names best (orders, customers), else the
+  // group's; of two named as well, not the one whose value it names ("products in the Laptops
+  // category" are products).
   const filters = filtersOf(graph, question)
   const filterTables = new Set(filters.map((filter) => filter.table))
   const candidates = aggregate === "count" || countsPer
