@@ -651,6 +651,9 @@ describe("Offline model planning", () => {
     // A name anywhere but first, unless the question is in title case.
     expect(declined("How many orders did Priya Okafor place?")).toContain("\"Priya Okafor\" is not")
     expect(sqlFor("What Were The Top 5 Products By Revenue Last Year?").sql).toContain("LIMIT 5")
+    // A sentence's first word and a contraction are no names.
+    expect(sqlFor("Revenue by month last year. Thanks!").sql).toContain("date_trunc('month'")
+    expect(sqlFor("How many orders last year, I'm curious?").sql).toContain("count(*)")
     expect(sqlFor("How many Business customers are in Europe?").sql).toContain("t0.\"segment\" = 'Business'")
     expect(declined("How many customers didn't order last year?")).toContain("I cannot answer for what is missing")
     // A listed value that holds a negation is a value.

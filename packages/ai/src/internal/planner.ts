@@ -272,13 +272,16 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
   for (const word of Object.keys(glossary).flatMap(words)) known.add(stem(word))
   const name =
     /\b(?:in|from|for|at|within|of|about)\s+(?:the\s+)?([A-Z][\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?[A-Z][\p{L}\p{N}&.'-]*)*)/gu
-  const unknown = (phrase: string) => words(phrase).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
+  // A contraction's ending is no word ("I'm", "Europe's").
+  const unknown = (phrase: string) =>
+    words(phrase.replace(/['’]\p{L}+/gu, "")).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
   for (const match of question.matchAll(name)) if (unknown(match[1]!)) return match[1]
   // Elsewhere, a capitalized phrase after the first word ("orders did Priya Okafor place"), unless
   // most words are capitalized (a title, where capitals say nothing).
   const all = question.split(/\s+/).filter((w) => /^[\p{L}]/u.test(w))
   if (all.filter((w) => /^\p{Lu}/u.test(w)).length * 2 > all.length) return undefined
-  const capitalized = /(?<=\s)(\p{Lu}[\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?\p{Lu}[\p{L}\p{N}&.'-]*)*)/gu
+  // Not a sentence's first word either: "Revenue by month. Thanks!"
+  const capitalized = /(?<![.!?:;]\s+)(?<=\s)(\p{Lu}[\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?\p{Lu}[\p{L}\p{N}&.'-]*)*)/gu
   for (const match of question.matchAll(capitalized)) if (unknown(match[1]!)) return match[1]
   return undefined
 }
