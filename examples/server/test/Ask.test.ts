@@ -50,6 +50,16 @@ const answerOf = async (server: TestServer, org: Org, connectorId: number, quest
     })
   )
 
+/** A new organization with the DEMO connector: asked with `POST /v2/chats`, and SQL run on it by hand. */
+const demoOrg = async (server: TestServer) => {
+  const org = await server.newOrg()
+  const connectorId = await demoConnector(server, org)
+  return {
+    ask: (question: string) => answerOf(server, org, connectorId, question),
+    hand: (sql: string) => handSql(server, org, connectorId, sql)
+  }
+}
+
 /** An amount as the offline model writes one: grouped, with two decimals. */
 const amount = (value: unknown) =>
   Number(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
@@ -170,14 +180,9 @@ describeServers("asking with the offline model over the DEMO connector", (server
   })
 
   it("\"which … the most\" answers with the ranking, its first row matching SQL by hand", async () => {
-    const org = await server().newOrg()
-    const connectorId = await demoConnector(server(), org)
-    const ask = (question: string) => answerOf(server(), org, connectorId, question)
+    const { ask, hand } = await demoOrg(server())
     const region = await ask("Which region had the highest revenue last year?")
-    const byRegion = await handSql(
-      server(),
-      org,
-      connectorId,
+    const byRegion = await hand(
       `SELECT r.name, round(sum(i.line_total), 2) FROM order_items i JOIN orders o ON o.id = i.order_id
        JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
        WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
@@ -190,10 +195,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     )
     // "returned" counts the returns, per customer, along return → order line → order → customer.
     const returned = await ask("Which 3 customers returned the most items?")
-    const byCustomer = await handSql(
-      server(),
-      org,
-      connectorId,
+    const byCustomer = await hand(
       `SELECT c.name, count(*) FROM returns x JOIN order_items i ON i.id = x.order_item_id
        JOIN orders o ON o.id = i.order_id JOIN customers c ON c.id = o.customer_id
        GROUP BY c.id, c.name ORDER BY 2 DESC, 1 LIMIT 3`
@@ -205,14 +207,9 @@ describeServers("asking with the offline model over the DEMO connector", (server
   })
 
   it("keeps to a value the demo's comments list, and ranks months, matching SQL by hand", async () => {
-    const org = await server().newOrg()
-    const connectorId = await demoConnector(server(), org)
-    const ask = (question: string) => answerOf(server(), org, connectorId, question)
+    const { ask, hand } = await demoOrg(server())
     const cancelled = await ask("How many orders were cancelled last year?")
-    const count = await handSql(
-      server(),
-      org,
-      connectorId,
+    const count = await hand(
       `SELECT count(*) FROM orders WHERE status = 'cancelled'
        AND ordered_at >= '${lastYear}-01-01' AND ordered_at < '${lastYear + 1}-01-01'`
     )
@@ -223,10 +220,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
       }** orders where status is cancelled in ${lastYear}.`
     )
     const month = await ask("Which month had the highest revenue last year?")
-    const byMonth = await handSql(
-      server(),
-      org,
-      connectorId,
+    const byMonth = await hand(
       `SELECT to_char(o.ordered_at, 'YYYY-MM') AS month, round(sum(i.line_total), 2) AS revenue
        FROM order_items i JOIN orders o ON o.id = i.order_id
        WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
@@ -237,10 +231,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
   })
 
   it("answers for a quarter, a region, an order's average, each region's first, returned orders and units, matching SQL by hand", async () => {
-    const org = await server().newOrg()
-    const connectorId = await demoConnector(server(), org)
-    const ask = (question: string) => answerOf(server(), org, connectorId, question)
-    const hand = (sql: string) => handSql(server(), org, connectorId, sql)
+    const { ask, hand } = await demoOrg(server())
     const year = `o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
 
     const quarter = await hand(

@@ -91,9 +91,20 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
   }
 ]
 
-const system = `Intro\n\n## Data\n${
-  SchemaPrompt.render([{ id: 7, name: "Demo", type: "DEMO", schema: { dialect: "postgres", tables } }], "")
-}`
+/** A system prompt over one connector (id 7) of these tables. */
+const promptOf = (
+  schemaTables: ReadonlyArray<ConnectorRuntime.Table>,
+  dialect: "postgres" | "mysql" = "postgres"
+) =>
+  `Intro\n\n## Data\n${
+    SchemaPrompt.render([{
+      id: 7,
+      name: "Demo",
+      type: dialect === "mysql" ? "MYSQL" : "DEMO",
+      schema: { dialect, tables: schemaTables }
+    }], "")
+  }`
+const system = promptOf(tables)
 const tools: ReadonlyArray<LanguageModel.Tool> = [
   { name: "run_sql", description: "", parameters: {} },
   { name: "create_chart", description: "", parameters: {} }
@@ -103,6 +114,13 @@ const now = new Date(Date.UTC(2026, 10, 23))
 /** The offline model's first answer to a question over a schema prompt (the demo's by default). */
 const respond = (question: string, prompt = system) =>
   Offline.respond({ model: "offline", system: prompt, tools, messages: [{ role: "user", content: question }] }, now)
+
+/** The offline model's plan for a question; fails when it plans none. */
+const planFor = (question: string, prompt = system): Planner.Plan => {
+  const planned = Planner.plan(question, SchemaPrompt.parse(prompt), now)
+  if ("unplannable" in planned) throw new Error(`no plan for ${question}: ${planned.unplannable}`)
+  return planned
+}
 
 /** The query the offline model plans for a question; fails when it plans none. */
 const sqlFor = (question: string, prompt = system) => {
@@ -345,16 +363,7 @@ describe("Offline model planning", () => {
     expect(sqlFor("Revenue by channel").sql).not.toContain("WHERE")
     // The answer says what the rows were kept to.
     const answer = Offline.answer(
-      {
-        connectorId: 7,
-        sql: "",
-        shape: "total",
-        aggregate: "count",
-        valueColumn: "orders_count",
-        measureLabel: "orders",
-        period: "in 2025",
-        filters: [{ column: "status", values: ["cancelled"] }]
-      },
+      planFor("How many orders were cancelled last year?"),
       { columns: ["orders_count"], rows: [[549]], row_count: 1, truncated: false }
     )
     expect(answer).toBe("There were **549** orders where status is cancelled in 2025.")
@@ -362,22 +371,12 @@ describe("Offline model planning", () => {
 
   it("reads only lists of at least two plain values from comments", () => {
     const schemaWith = (comment: string) =>
-      `Intro\n\n## Data\n${
-        SchemaPrompt.render([{
-          id: 7,
-          name: "Demo",
-          type: "DEMO",
-          schema: {
-            dialect: "postgres",
-            tables: [{
-              name: "public.tickets",
-              rowEstimate: 10,
-              comment,
-              columns: [column("id", "integer"), column("state", "text"), column("opened_at", "date")]
-            }]
-          }
-        }], "")
-      }`
+      promptOf([{
+        name: "public.tickets",
+        rowEstimate: 10,
+        comment,
+        columns: [column("id", "integer"), column("state", "text"), column("opened_at", "date")]
+      }])
     const sqlOf = (comment: string, question: string) => sqlFor(question, schemaWith(comment)).sql
     expect(sqlOf("Tickets; state is 'open' or 'closed'", "how many open tickets")).toContain("t0.\"state\" = 'open'")
     expect(
@@ -397,9 +396,7 @@ describe("Offline model planning", () => {
     expect(sqlFor("Monthly revenue in 2025").sql).toMatch(/GROUP BY 1\nORDER BY 1$/)
     expect(sqlFor("Average unit price by category").sql).toContain("AS \"average_unit_price\"")
 
-    const mysql = `Intro\n\n## Data\n${
-      SchemaPrompt.render([{ id: 7, name: "Shop", type: "MYSQL", schema: { dialect: "mysql", tables } }], "")
-    }`
+    const mysql = promptOf(tables, "mysql")
     const mysqlSql = (question: string) => sqlFor(question, mysql).sql
     // Checked on MariaDB: 2025-08-14 falls in the week of 2025-08-11 and the quarter of 2025-07-01.
     expect(mysqlSql("Weekly revenue in 2025")).toContain(
@@ -461,22 +458,10 @@ describe("Offline model planning", () => {
     }
     // A name's column is called by its table in the answer.
     const answer = Offline.answer(
-      {
-        connectorId: 7,
-        sql: "",
-        shape: "total",
-        aggregate: "sum",
-        valueColumn: "total_revenue",
-        measureLabel: "revenue",
-        period: "in 2025",
-        filters: [{ column: "region", values: ["Europe"] }]
-      },
+      planFor("Revenue in Europe last year"),
       { columns: ["total_revenue"], rows: [[2962662.62]], row_count: 1, truncated: false }
     )
     expect(answer).toBe("The total revenue where region is Europe in 2025 was **2,962,662.62**.")
-    expect(Planner.plan("Revenue in Europe", SchemaPrompt.parse(system), now)).toMatchObject({
-      filters: [{ column: "region", values: ["Europe"] }]
-    })
   })
 
   it("breaks a result down by two groups, or a series by a group, and ranks within a group", () => {
@@ -541,11 +526,11 @@ describe("Offline model planning", () => {
       y: "total_revenue",
       color: "region"
     })
-    const plan = Planner.plan(question, SchemaPrompt.parse(system), now) as Planner.Plan
+    const plan = planFor(question)
     expect(Offline.answer(plan, result)).toMatch(
       /^Total revenue by category and region in 2025: \*\*Laptops, Europe\*\* leads with \*\*954,584.94\*\*\.\n\n\| category \| region \| total_revenue \|\n\| --- \| --- \| ---: \|\n\| Laptops \| Europe \| 954,584.94 \|/
     )
-    const ranked = Planner.plan("Top 3 products by revenue per region", SchemaPrompt.parse(system), now) as Planner.Plan
+    const ranked = planFor("Top 3 products by revenue per region")
     expect(Offline.answer(ranked, { ...result, columns: ["region", "product", "total_revenue"] })).toMatch(
       /^For each region, the top 3 by total revenue:\n\n/
     )
@@ -590,7 +575,7 @@ describe("Offline model planning", () => {
   })
 
   it("writes a rate with four decimals, and a total over no rows as none recorded", () => {
-    const plan = Planner.plan("Average discount by channel", SchemaPrompt.parse(system), now) as Planner.Plan
+    const plan = planFor("Average discount by channel")
     expect(plan.sql).toContain("avg(t0.\"discount\")")
     const text = Offline.answer(plan, {
       columns: ["channel", "average_discount"],
@@ -600,14 +585,10 @@ describe("Offline model planning", () => {
     })
     expect(text).toContain("**web** leads with **0.0300**")
     expect(text).toContain("| partner | 0.0297 |")
-    const thisYear = Planner.plan("Revenue this year", SchemaPrompt.parse(system), now) as Planner.Plan
+    const thisYear = planFor("Revenue this year")
     expect(Offline.answer(thisYear, { columns: ["total_revenue"], rows: [[null]], row_count: 1, truncated: false }))
       .toBe("No revenue was recorded in 2026 so far.")
-    const sold = Planner.plan(
-      "What did we sell the most of last month?",
-      SchemaPrompt.parse(system),
-      now
-    ) as Planner.Plan
+    const sold = planFor("What did we sell the most of last month?")
     expect(Offline.answer(sold, { columns: ["total_units_sold"], rows: [[null]], row_count: 1, truncated: false }))
       .toBe("No units sold were recorded in October 2026.")
   })
@@ -657,19 +638,11 @@ describe("Offline model planning", () => {
     expect(sqlFor("How many Business customers are in Europe?").sql).toContain("t0.\"segment\" = 'Business'")
     expect(declined("How many customers didn't order last year?")).toContain("I cannot answer for what is missing")
     // A listed value that holds a negation is a value.
-    const schemaWithReason = `Intro\n\n## Data\n${
-      SchemaPrompt.render([{
-        id: 7,
-        name: "Demo",
-        type: "DEMO",
-        schema: {
-          dialect: "postgres",
-          tables: tables.map((t) =>
-            t.name === "public.returns" ? { ...t, comment: "Returns; reason is damaged or not as described" } : t
-          )
-        }
-      }], "")
-    }`
+    const schemaWithReason = promptOf(
+      tables.map((t) =>
+        t.name === "public.returns" ? { ...t, comment: "Returns; reason is damaged or not as described" } : t
+      )
+    )
     expect(sqlFor("How many returns were not as described?", schemaWithReason).sql).toContain(
       "t0.\"reason\" = 'not as described'"
     )
@@ -690,7 +663,7 @@ describe("Offline model planning", () => {
     )
     // Orders have no name to list: they are counted.
     expect(sqlFor("List the orders").sql).toContain("count(*)")
-    const plan = Planner.plan("List all categories", SchemaPrompt.parse(system), now) as Planner.Plan
+    const plan = planFor("List all categories")
     expect(
       Offline.answer(plan, { columns: ["category"], rows: [["Audio"], ["Laptops"]], row_count: 2, truncated: false })
     )
