@@ -748,7 +748,8 @@ export const plan = (
   const q = (identifier: string) => dialect === "mysql" ? `\`${identifier.replace(/`/g, "``")}\`` : quote(identifier)
   const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
 
-  let aggregate = aggregateOf(question)
+  const askedFor = aggregateOf(question)
+  let aggregate = askedFor
   const measure = aggregate === "count" ? undefined : measureOf(graph, questionWords, glossary)
   // An average per a table's row ("average revenue per customer", "average order value") is the
   // measure's total over the number of those rows, not the average of the measure's own rows; with
@@ -821,7 +822,7 @@ export const plan = (
     }
   }
   // A question that asks for rows, not a number: "list the categories", "which products are in …".
-  const listing = aggregateOf(question) === undefined && measure === undefined && limit === undefined &&
+  const listing = askedFor === undefined && measure === undefined && limit === undefined &&
     grain === undefined && groups.length === 0 && having === undefined &&
     /^\s*(?:list|show|give|name|what|which)\b/i.test(question)
 
