@@ -230,7 +230,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(month.response).toContain(`**${byMonth.rows[0]![0]}-01**`)
   })
 
-  it("answers for a quarter, a region, an order's average, each region's first, returned orders and units, matching SQL by hand", async () => {
+  it("answers for a quarter, a region, an order's average, each region's first, returned orders, units and buyers, matching SQL by hand", async () => {
     const { ask, hand } = await demoOrg(server())
     const year = `o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
 
@@ -303,9 +303,15 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(JSON.parse(listed.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
       laptops.rows
     )
+    // Customers who bought: those with an order in the year, each once.
+    const buyers = await hand(`SELECT count(DISTINCT o.customer_id) FROM orders o WHERE ${year}`)
+    expect((await ask("How many customers bought from us last year?")).response).toContain(
+      `There were **${Number(buyers.rows[0]![0]).toLocaleString("en-US")}** customers with orders in ${lastYear}.`
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )
+    expect((await ask("sales in germany")).response).toContain("\"germany\" is not a table")
   })
 
   it("takes the same fields as multipart/form-data; file parts are refused until sandboxes are configured", async () => {

@@ -452,8 +452,24 @@ describe("Offline model planning", () => {
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )
     expect(LanguageModel.fromParts(respond("How many orders from Acme Corp?")).text).toContain("\"Acme Corp\"")
+    // Written in lower case, a name is just as unknown; words that say how to answer are no name.
+    expect(LanguageModel.fromParts(respond("sales in germany")).text).toContain("\"germany\" is not a table")
+    expect(LanguageModel.fromParts(respond("revenue for electronics last year")).text).toContain("\"electronics\"")
+    expect(LanguageModel.fromParts(respond("revenue in the us")).text).toContain("\"us\"")
     // Periods, measures and the comments' own words are known.
-    for (const question of ["Revenue in March", "Revenue in Q3 2025", "Revenue in USD", "Orders by channel in Web"]) {
+    for (
+      const question of [
+        "Revenue in March",
+        "Revenue in Q3 2025",
+        "Revenue in USD",
+        "Orders by channel in Web",
+        "revenue in europe",
+        "revenue in total for each category",
+        "How many orders are in the database?",
+        "How many customers bought from us last year?",
+        "Revenue in the past 30 days"
+      ]
+    ) {
       expect(sqlFor(question).sql).toContain("SELECT")
     }
     // A name's column is called by its table in the answer.
@@ -608,6 +624,25 @@ describe("Offline model planning", () => {
     expect(sqlFor("What is our best selling product?").sql).toContain(
       "SELECT t1.\"name\" AS \"product\", round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\""
     )
+    // So do a table the counted rows placed or have, and a buying word's orders, or their lines.
+    const placed = [
+      "SELECT count(DISTINCT t1.\"id\") AS \"customers_with_orders_count\"",
+      "FROM \"public\".\"orders\" AS t0",
+      "JOIN \"public\".\"customers\" AS t1 ON t1.\"id\" = t0.\"customer_id\"",
+      "WHERE t0.\"ordered_at\" >= '2025-01-01' AND t0.\"ordered_at\" < '2026-01-01'"
+    ].join("\n")
+    expect(sqlFor("How many customers placed orders last year?").sql).toBe(placed)
+    expect(sqlFor("How many customers bought from us last year?").sql).toBe(placed)
+    expect(sqlFor("How many orders with returns were there?").sql).toContain(
+      "SELECT count(DISTINCT t2.\"id\") AS \"orders_with_returns_count\""
+    )
+    expect(sqlFor("How many products were bought last year?").sql).toBe([
+      "SELECT count(DISTINCT t2.\"id\") AS \"products_with_order_items_count\"",
+      "FROM \"public\".\"order_items\" AS t0",
+      "JOIN \"public\".\"orders\" AS t1 ON t1.\"id\" = t0.\"order_id\"",
+      "JOIN \"public\".\"products\" AS t2 ON t2.\"id\" = t0.\"product_id\"",
+      "WHERE t1.\"ordered_at\" >= '2025-01-01' AND t1.\"ordered_at\" < '2026-01-01'"
+    ].join("\n"))
     const compared = sqlFor("Compare revenue 2024 vs 2025").sql
     expect(compared).toContain("date_trunc('year', t1.\"ordered_at\")::date AS \"year\"")
     expect(compared).toContain("t1.\"ordered_at\" >= '2024-01-01' AND t1.\"ordered_at\" < '2026-01-01'")

@@ -259,11 +259,76 @@ const schemaWords = (graph: Graph, comments: boolean): Set<string> => {
   return known
 }
 
+/** The word after a preposition that names a place or a value, written in lower case. */
+const lowerName = /\b(?:in|from|at|within|for)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
+
+/** Words after "in", "for" or "at" that say how or over what to answer, and name nothing to keep to. */
+const answerWords = new Set([
+  "total",
+  "sum",
+  "general",
+  "detail",
+  "details",
+  "order",
+  "terms",
+  "dollars",
+  "usd",
+  "eur",
+  "euros",
+  "percent",
+  "percentage",
+  "ascending",
+  "descending",
+  "alphabetical",
+  "summary",
+  "short",
+  "brief",
+  "particular",
+  "every",
+  "any",
+  "both",
+  "chart",
+  "table",
+  "graph",
+  "past",
+  "previous",
+  "recent",
+  "current",
+  "entire",
+  "whole",
+  "full",
+  "same",
+  "least",
+  "most",
+  "now",
+  "today",
+  "yesterday",
+  "so",
+  "far",
+  "example",
+  "instance",
+  "database",
+  "data",
+  "dataset",
+  "system",
+  "history",
+  "period",
+  "thousands",
+  "millions",
+  "few",
+  "there",
+  "them",
+  "these",
+  "those",
+  "it"
+])
+
 /**
  * A name the question keeps to that the schema does not know: "revenue in Europe" over a schema
  * where no comment lists Europe. Answering anyway would answer for every region, so the planner
  * declines. Read as such names: capitalized words after "in", "from", "for", "at", "within", "of"
- * or "about", or anywhere after the first word of a question that is not in title case. A word that
+ * or "about", or anywhere after the first word of a question that is not in title case, and a
+ * lower-case word after "in", "from", "at", "within" or "for". A word that
  * a table, a column, a comment (so a listed value) or a definition has is known.
  */
 const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
@@ -276,6 +341,16 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
   const unknown = (phrase: string) =>
     words(phrase.replace(/['’]\p{L}+/gu, "")).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
   for (const match of question.matchAll(name)) if (unknown(match[1]!)) return match[1]
+  // A lower-case name where a place or a value stands ("sales in germany"): the word after "in",
+  // "from", "at", "within" or "for", unless it says how to answer ("in total", "for each").
+  for (const match of question.matchAll(lowerName)) {
+    const word = match[1]!
+    // "us" is the speaker ("revenue from us"), unless it is "the US".
+    if (word === "us" && !/\bthe\s+us$/.test(match[0])) continue
+    if (!answerWords.has(word) && !timeWords.has(stem(word)) && !Object.hasOwn(numberWords, word) && unknown(word)) {
+      return word
+    }
+  }
   // Elsewhere, a capitalized phrase after the first word ("orders did Priya Okafor place"), unless
   // most words are capitalized (a title, where capitals say nothing).
   const all = question.split(/\s+/).filter((w) => /^[\p{L}]/u.test(w))
@@ -721,6 +796,30 @@ const refusalOf = (question: string, graph: Graph, glossary: Glossary): string |
   return undefined
 }
 
+/** Words that have a table's rows placed or owned by the rows counted: "customers who placed orders". */
+const having = /\b(?:with|placed|made|have|has|had|having|any)\s+(?:an?\s+|any\s+|one\s+or\s+more\s+)?([a-z_]+)/g
+const buyingWords = /\b(?:bought|buy|buys|purchased|purchase|purchases|ordered|shopped)\b/
+
+/**
+ * The tables a question names as what the rows it counts did or have: a past tense ("returned"),
+ * a table after "with", "placed" or "have", and the orders (and their lines) of a buying word.
+ */
+const actedOn = (graph: Graph, question: string, questionWords: ReadonlyArray<string>): Set<ConnectorRuntime.Table> => {
+  const named = (word: string) => graph.tables.filter((t) => stem(shortName(t.name)) === stem(word))
+  const q = question.toLowerCase()
+  return new Set([
+    ...questionWords.filter((w) => /ed$/.test(w)).flatMap(named),
+    ...[...q.matchAll(having)].flatMap((match) => named(match[1]!)),
+    // The orders, then their lines (the tables with a key to them): products are bought in lines.
+    ...(buyingWords.test(q)
+      ? named("orders").flatMap((orders) => [
+        orders,
+        ...graph.tables.filter((t) => t.columns.some((c) => c.references?.table === orders.name))
+      ])
+      : [])
+  ])
+}
+
 /** Plans a query for a question over the connectors, or says why it cannot. */
 export const plan = (
   question: string,
@@ -788,16 +887,17 @@ export const plan = (
     ).sort((a, b) => b.s - a.s || Number(filterTables.has(a.t)) - Number(filterTables.has(b.t)))
     : []
   // "How many orders were returned": a table a past tense names (returns) and one the question
-  // names as well (orders) count the orders that have a return, along the returns' keys.
-  const verbs = new Set(
-    questionWords.filter((w) => /ed$/.test(w)).map(stem).flatMap((w) =>
-      graph.tables.filter((t) => stem(shortName(t.name)) === w)
-    )
-  )
-  const verb = candidates.find((x) => verbs.has(x.t))
+  // names as well (orders) count the orders that have a return, along the returns' keys. So do a
+  // table that the counted rows have or placed ("customers who placed orders", "orders with
+  // returns"), and the orders of a buying word ("customers who bought").
+  const verbs = actedOn(graph, question, questionWords)
   const noun = candidates.find((x) => !verbs.has(x.t))
-  let having = verb !== undefined && noun !== undefined && noun.s >= verb.s &&
-      search(graph, verb.t.name, noun.t.name, true) !== undefined
+  // The first that reaches the counted rows along many-to-one keys; a table named first.
+  const verb = noun === undefined ? undefined : [
+    ...candidates.filter((x) => verbs.has(x.t)),
+    ...[...verbs].filter((t) => candidates.every((x) => x.t !== t)).map((t) => ({ t, s: 0 }))
+  ].find((x) => search(graph, x.t.name, noun.t.name, true) !== undefined)
+  let having = verb !== undefined && noun !== undefined && noun.s >= verb.s
     ? { table: noun.t, through: verb.t }
     : undefined
   // "The most returned product" ranks the products by their returns.
