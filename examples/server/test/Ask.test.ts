@@ -230,7 +230,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(month.response).toContain(`**${byMonth.rows[0]![0]}-01**`)
   })
 
-  it("answers for a quarter, a region, an order's average, each region's first, returned orders, units and buyers, matching SQL by hand", async () => {
+  it("answers for a quarter, a region, an order's average, each region's first, returned orders, units, buyers and a range, matching SQL by hand", async () => {
     const { ask, hand } = await demoOrg(server())
     const year = `o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
 
@@ -302,6 +302,14 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(listed.response).toContain(`The ${laptops.rows.length} products where category is Laptops:`)
     expect(JSON.parse(listed.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
       laptops.rows
+    )
+    // A range open on one side: no condition on that side.
+    const before = await hand(
+      `SELECT round(sum(i.line_total), 2) FROM order_items i JOIN orders o ON o.id = i.order_id
+       WHERE o.ordered_at < '${lastYear}-01-01'`
+    )
+    expect((await ask(`Total revenue before ${lastYear}`)).response).toContain(
+      `The total revenue before ${lastYear} was **${amount(before.rows[0]![0])}**.`
     )
     // Customers who bought: those with an order in the year, each once.
     const buyers = await hand(`SELECT count(DISTINCT o.customer_id) FROM orders o WHERE ${year}`)

@@ -416,14 +416,16 @@ describe("Offline model planning", () => {
     })
     expect(window("revenue in the third quarter of last year")).toMatchObject({ from: "2025-07-01", to: "2025-10-01" })
     expect(window("orders last quarter")).toEqual({ from: "2026-07-01", to: "2026-10-01", label: "in Q3 2026" })
-    expect(window("orders this quarter")?.label).toBe("in Q4 2026 so far")
+    expect(window("orders this quarter")).toMatchObject({ label: "in Q4 2026 so far" })
     expect(window("revenue in H1 2025")).toMatchObject({ from: "2025-01-01", to: "2025-07-01" })
     expect(window("revenue in March 2025")).toEqual({ from: "2025-03-01", to: "2025-04-01", label: "in March 2025" })
     // Now is November 2026: March has begun this year, December has not.
     expect(window("revenue in March")).toMatchObject({ from: "2026-03-01" })
     expect(window("revenue in December")).toMatchObject({ from: "2025-12-01", to: "2026-01-01" })
     expect(window("orders last month")).toEqual({ from: "2026-10-01", to: "2026-11-01", label: "in October 2026" })
-    expect(Periods.windowOf("orders last month", new Date(Date.UTC(2026, 0, 10)))?.label).toBe("in December 2025")
+    expect(Periods.windowOf("orders last month", new Date(Date.UTC(2026, 0, 10)))).toMatchObject({
+      label: "in December 2025"
+    })
     // Weeks start on Monday: now (Monday 23 November) is in the week of the 23rd.
     expect(window("orders last week")).toMatchObject({ from: "2026-11-16", to: "2026-11-23" })
     expect(window("may I see the revenue")).toBeUndefined()
@@ -441,6 +443,37 @@ describe("Offline model planning", () => {
     expect(sqlFor("What was revenue in Q3 2025?").sql).toContain(
       "t1.\"ordered_at\" >= '2025-07-01' AND t1.\"ordered_at\" < '2025-10-01'"
     )
+  })
+
+  it("reads a range that starts or ends with a period, and declines one between two", () => {
+    const window = (question: string) => Periods.windowOf(question, now)
+    expect(window("Revenue since March 2025")).toEqual({
+      from: "2025-03-01",
+      to: "2026-11-24",
+      label: "since March 2025"
+    })
+    expect(window("orders after 2024")).toEqual({ from: "2025-01-01", to: "2026-11-24", label: "after 2024" })
+    expect(window("Total revenue before 2025")).toEqual({ to: "2025-01-01", label: "before 2025" })
+    expect(window("revenue until Q2 2025")).toEqual({ to: "2025-07-01", label: "until the end of Q2 2025" })
+    // An edge the question names wins over the word's own.
+    expect(window("revenue before the end of 2025")).toEqual({ to: "2026-01-01", label: "before the end of 2025" })
+    expect(window("orders since the start of Q3 2025")).toMatchObject({ from: "2025-07-01" })
+    expect(window("orders after the start of 2025")).toMatchObject({ from: "2025-01-01" })
+    // A range word before no period is no range.
+    expect(window("orders through the web channel in 2025")).toMatchObject({ from: "2025-01-01", to: "2026-01-01" })
+    expect(window("revenue after returns")).toBeUndefined()
+    // An open side has no condition.
+    const before = sqlFor("Total revenue before 2025").sql
+    expect(before).toContain("WHERE t1.\"ordered_at\" < '2025-01-01'")
+    expect(before).not.toContain(">=")
+    const declined = (question: string) => LanguageModel.fromParts(respond(question)).text
+    expect(declined("Revenue between January and March 2025")).toContain("not a range between two")
+    expect(declined("Revenue from January to March 2025")).toContain("not a range between two")
+    expect(declined("Revenue in 2025 before March")).toContain("one period at a time")
+    expect(Offline.answer(
+      planFor("Total revenue before 2025"),
+      { columns: ["total_revenue"], rows: [[8945816.66]], row_count: 1, truncated: false }
+    )).toBe("The total revenue before 2025 was **8,945,816.66**.")
   })
 
   it("keeps to a name that a comment lists, and declines one that nothing in the schema knows", () => {
@@ -604,7 +637,7 @@ describe("Offline model planning", () => {
     const thisYear = planFor("Revenue this year")
     expect(Offline.answer(thisYear, { columns: ["total_revenue"], rows: [[null]], row_count: 1, truncated: false }))
       .toBe("No revenue was recorded in 2026 so far.")
-    const sold = planFor("What did we sell the most of last month?")
+    const sold = planFor("How much did we sell last month?")
     expect(Offline.answer(sold, { columns: ["total_units_sold"], rows: [[null]], row_count: 1, truncated: false }))
       .toBe("No units sold were recorded in October 2026.")
   })
@@ -660,6 +693,20 @@ describe("Offline model planning", () => {
     expect(declined("Revenue by region excluding North America")).toContain("left out")
     expect(declined("Total orders and revenue last year")).toContain("ask for orders and for revenue separately")
     expect(declined("What is the refund rate?")).toContain("I cannot work out rates")
+    // Either of two conditions, and a ranking of nothing ("smallest order value" was the total).
+    expect(declined("How many orders were cancelled or returned?")).toContain("I cannot answer for one or another")
+    expect(declined("Revenue from web or Europe")).toContain("I cannot answer for one or another")
+    expect(sqlFor("Revenue from web or store").sql).toContain("t1.\"channel\" IN ('web', 'store')")
+    expect(declined("Smallest order value")).toContain("I could not tell what to rank")
+    expect(sqlFor("Which of the regions had the most orders?").sql).toContain("count(*) AS \"orders_count\"")
+    expect(sqlFor("Top 5 of our products by revenue").sql).toMatch(/^SELECT t1."name" AS "product"[^]*LIMIT 5$/)
+    // A table with no name is ranked by its key, written as a name: not by its status.
+    const orders = sqlFor("Top 5 orders by revenue last year").sql
+    expect(orders).toContain("SELECT t1.\"id\"::text AS \"order\", round((sum(t0.\"line_total\"))::numeric, 2)")
+    expect(orders).toContain("GROUP BY t1.\"id\", t1.\"id\"::text")
+    expect(sqlFor("Top 5 orders by revenue last year", promptOf(tables, "mysql")).sql).toContain(
+      "SELECT CAST(t1.`id` AS CHAR) AS `order`"
+    )
     // A trend is a monthly series; what is listed by a measure is grouped by.
     expect(sqlFor("How are sales trending?").sql).toContain("date_trunc('month'")
     expect(sqlFor("List regions by revenue").sql).toContain("GROUP BY t3.\"id\", t3.\"name\"")
@@ -696,6 +743,7 @@ describe("Offline model planning", () => {
     expect(sqlFor("How many products are in the Laptops category?").sql).toMatch(
       /^SELECT count\(\*\) AS "products_count"\nFROM "public"."products" AS t0\n/
     )
+    expect(sqlFor("Who are the customers in Europe?").sql).toMatch(/^SELECT t0."name" AS "customer"\n/)
     // Orders have no name to list: they are counted.
     expect(sqlFor("List the orders").sql).toContain("count(*)")
     const plan = planFor("List all categories")
@@ -719,6 +767,7 @@ describe("Offline model planning", () => {
     expect(LanguageModel.fromParts(respond("What's the revenue of Helix Mini?")).text).toContain(
       "\"Helix Mini\" is not"
     )
+    expect(LanguageModel.fromParts(respond("revenue of helix mini")).text).toContain("\"helix\" is not")
   })
 
   it("says what it cannot do instead of guessing", () => {

@@ -9,11 +9,16 @@
 /** A time bucket. */
 export type Grain = "day" | "week" | "month" | "quarter" | "year"
 
-/** The calendar window the question names (UTC), if any. */
+/** The calendar window the question names (UTC), if any; a side is open when it is absent. */
 export interface Window {
-  readonly from: string
-  readonly to: string
+  readonly from?: string | undefined
+  readonly to?: string | undefined
   readonly label: string
+}
+
+/** A period the question names in a way the planner does not read ("between March and May"). */
+export interface Unreadable {
+  readonly unreadable: string
 }
 
 const isoDate = (d: Date) => d.toISOString().slice(0, 10)
@@ -57,13 +62,66 @@ const monthsWindow = (year: number, first: number, months: number, label: string
   label
 })
 
+const rangeWord = new RegExp(
+  "\\b(since|after|before|until|till|prior to|through)\\s+(?:the\\s+(start|beginning|end)\\s+of\\s+)?" +
+    "(?=(?:the\\s+)?(?:q[1-4]|h[12]|\\d{4}|last|this|previous|first|second|third|fourth|1st|2nd|3rd|4th|today|" +
+    `yesterday|${monthPattern})\\b)`
+)
+
+/** A period's label without its preposition: "in March 2025" → "March 2025". */
+const bare = (window: Window) => window.label.replace(/^in /, "")
+
+/**
+ * Reads a time window, as `periodOf` does, or a range around a period: "since March 2025" and
+ * "after 2024" run to today, "before 2025" and "until Q2 2025" from the first row. A range between
+ * two periods ("between January and March 2025"), or a range and a period ("in 2025 before March"),
+ * is not read: answered as one of its ends, it was another question.
+ */
+export const windowOf = (question: string, now: Date): Window | Unreadable | undefined => {
+  const q = question.toLowerCase()
+  const two = /\b(?:between|from)\b(.+?)\b(?:and|to|until|till|through)\b(.+)/.exec(q)
+  if (two !== null && (periodOf(two[1]!, now) !== undefined || periodOf(two[2]!, now) !== undefined)) {
+    return {
+      unreadable: "I read one period, or a range that starts or ends with one (\"since March 2025\", " +
+        "\"before 2025\"), not a range between two: ask for a series, for example \"revenue by month in 2025\""
+    }
+  }
+  // A range word right before a period; before anything else ("through the web"), no range.
+  const range = rangeWord.exec(q)
+  // Read as "in …", which a month alone needs ("before March").
+  const period = range === null ? undefined : periodOf(`in ${q.slice(range.index + range[0].length)}`, now)
+  if (range === null || period === undefined) return periodOf(q, now)
+  if (periodOf(q.slice(0, range.index), now) !== undefined) {
+    return { unreadable: "I read one period at a time: name one, or a range that starts or ends with one" }
+  }
+  const tomorrow = isoDate(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)))
+  // The edge the question names ("until the end of 2025"), else the word's own: since and before
+  // the start, after and until the end.
+  const edge = range[2] === undefined ? undefined : range[2] === "end" ? "end" : "start"
+  const at = (own: "start" | "end") => (edge ?? own) === "start" ? period.from : period.to
+  // In the question's words; "until 2025" is said in full.
+  const label = (word: string) =>
+    `${word} ${range[2] === undefined ? word === "until" ? "the end of " : "" : `the ${range[2]} of `}${bare(period)}`
+  switch (range[1]) {
+    case "since":
+      return { from: at("start"), to: tomorrow, label: label("since") }
+    case "after":
+      return { from: at("end"), to: tomorrow, label: label("after") }
+    case "before":
+    case "prior to":
+      return { to: at("start"), label: label("before") }
+    default:
+      return { to: at("end"), label: label("until") }
+  }
+}
+
 /**
  * Reads a time window: a year ("in 2024", "last year", "this year"), a quarter ("Q3 2025", "the
  * third quarter of last year", "last quarter"), a half ("H1 2025"), a month ("March 2025", "in
  * March", "last month"), a week ("last week") or "the last N days". A quarter, half or month named
  * without a year is the latest one that has begun.
  */
-export const windowOf = (question: string, now: Date): Window | undefined => {
+const periodOf = (question: string, now: Date): Window | undefined => {
   const q = question.toLowerCase()
   const year = now.getUTCFullYear()
   const month = now.getUTCMonth()

@@ -260,7 +260,7 @@ const schemaWords = (graph: Graph, comments: boolean): Set<string> => {
 }
 
 /** The word after a preposition that names a place or a value, written in lower case. */
-const lowerName = /\b(?:in|from|at|within|for)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
+const lowerName = /\b(?:in|from|at|within|for|of|about)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
 
 /** Words after "in", "for" or "at" that say how or over what to answer, and name nothing to keep to. */
 const answerWords = new Set([
@@ -307,6 +307,7 @@ const answerWords = new Set([
   "far",
   "example",
   "instance",
+  "course",
   "database",
   "data",
   "dataset",
@@ -328,8 +329,8 @@ const answerWords = new Set([
  * where no comment lists Europe. Answering anyway would answer for every region, so the planner
  * declines. Read as such names: capitalized words after "in", "from", "for", "at", "within", "of"
  * or "about", or anywhere after the first word of a question that is not in title case, and a
- * lower-case word after "in", "from", "at", "within" or "for". A word that
- * a table, a column, a comment (so a listed value) or a definition has is known.
+ * lower-case word after any of those words. A word that a table, a column, a comment (so a listed
+ * value) or a definition has is known.
  */
 const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
   const known = schemaWords(graph, true)
@@ -342,7 +343,8 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
     words(phrase.replace(/['’]\p{L}+/gu, "")).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
   for (const match of question.matchAll(name)) if (unknown(match[1]!)) return match[1]
   // A lower-case name where a place or a value stands ("sales in germany"): the word after "in",
-  // "from", "at", "within" or "for", unless it says how to answer ("in total", "for each").
+  // "from", "at", "within", "for", "of" or "about", unless it says how to answer ("in total", "for
+  // each").
   for (const match of question.matchAll(lowerName)) {
     const word = match[1]!
     // "us" is the speaker ("revenue from us"), unless it is "the US".
@@ -527,11 +529,16 @@ const search = (graph: Graph, start: string, goal: string, forwardOnly: boolean)
   return undefined
 }
 
-const labelColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column | undefined =>
-  table.columns.find((c) => c.name === "name") ??
+const labelColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column | undefined => {
+  // A column whose values a comment lists (a status, a channel) says what kind a row is, not which
+  // row: "the largest order" was "cancelled". With no other text, the key names the row.
+  const kinds = new Set(listedValues(table).map((listed) => listed.column))
+  return table.columns.find((c) => c.name === "name") ??
     table.columns.find((c) => /(^|_)(name|title|label)$/.test(c.name)) ??
     table.columns.find((c) => c.name === "code") ??
-    table.columns.find((c) => textType.test(c.type) && !c.primaryKey)
+    table.columns.find((c) => textType.test(c.type) && !c.primaryKey && !kinds.has(c)) ??
+    table.columns.find((c) => c.primaryKey)
+}
 
 /** How many rows a list shows. */
 export const listLimit = 100
@@ -545,9 +552,9 @@ const namedColumnOf = (table: ConnectorRuntime.Table): ConnectorRuntime.Column |
 /** A table as an answer says it: "order items". */
 const spoken = (table: ConnectorRuntime.Table): string => words(shortName(table.name)).join(" ")
 
-/** What a column is called in a result and an answer: a table's name or code is the table's ("region"). */
+/** What a column is called in a result and an answer: a table's name, code or key is the table's ("region"). */
 const labelOf = (table: ConnectorRuntime.Table, column: ConnectorRuntime.Column): string =>
-  column.name === "name" || column.name === "code" ? stem(shortName(table.name)) : column.name
+  column.name === "name" || column.name === "code" || column.primaryKey ? stem(shortName(table.name)) : column.name
 
 /** Scores how well a table's name matches the words (whole words only). */
 const tableScore = (table: ConnectorRuntime.Table, asked: ReadonlySet<string>): number => {
@@ -822,11 +829,13 @@ const actedOn = (graph: Graph, question: string, questionWords: ReadonlyArray<st
 
 /** Plans a query for a question over the connectors, or says why it cannot. */
 export const plan = (
-  question: string,
+  text: string,
   connectors: ReadonlyArray<SchemaPrompt.ConnectorSchema>,
   now: Date,
   glossary: Glossary = {}
 ): Plan | { readonly unplannable: string } => {
+  // "Which of the regions", "the top 5 of our products": what is ranked follows the ranking word.
+  const question = text.replace(/\b(which|what|top(?: \d+)?|bottom(?: \d+)?) of (?:the |our |all )?/gi, "$1 ")
   const questionWords = contentWords(question)
   const asked = new Set(questionWords.map(stem))
   if (connectors.length === 0) return { unplannable: "no data connector is enabled in this chat" }
@@ -875,6 +884,7 @@ export const plan = (
     return { unplannable: "I can break a result down by two things at most (a period counts as one)" }
   }
   const window = years ?? Periods.windowOf(question, now)
+  if (window !== undefined && "unreadable" in window) return { unplannable: window.unreadable }
 
   // What is counted or listed: the table the question names best (orders, customers), else the
   // group's; of two named as well, not the one whose value it names ("products in the Laptops
@@ -900,6 +910,15 @@ export const plan = (
   let having = verb !== undefined && noun !== undefined && noun.s >= verb.s
     ? { table: noun.t, through: verb.t }
     : undefined
+  // "Cancelled or returned", "web or Europe": either of two conditions, which keeping to each would
+  // answer as both. Two values of one column ("web or store") are either already.
+  const conditions = new Set(filters.map((filter) => `${filter.table.name}.${filter.column.name}`)).size +
+    (having === undefined ? 0 : 1)
+  if (conditions > 1 && /\bor\b/i.test(question)) {
+    return {
+      unplannable: "I keep to every condition a question names, so I cannot answer for one or another: ask for each"
+    }
+  }
   // "The most returned product" ranks the products by their returns.
   const rankedBy = having === undefined || limit === undefined || groups.length > 0
     ? undefined
@@ -924,7 +943,7 @@ export const plan = (
   // A question that asks for rows, not a number: "list the categories", "which products are in …".
   const listing = askedFor === undefined && measure === undefined && limit === undefined &&
     grain === undefined && groups.length === 0 && having === undefined &&
-    /^\s*(?:list|show|give|name|what|which)\b/i.test(question)
+    /^\s*(?:list|show|give|name|what|which|who)\b/i.test(question)
 
   const aliases = new Map<string, string>([[base.name, "t0"]])
   const joins: Array<string> = []
@@ -963,8 +982,12 @@ export const plan = (
     if (alias === undefined) return unjoinable(group.table)
     // A table's rows are grouped by their key too: two customers of the same name are two rows.
     const key = group.byColumn ? undefined : group.table.columns.find((c) => c.primaryKey)
+    const column = `${alias}.${q(group.column.name)}`
     dimensions.push({
-      expression: `${alias}.${q(group.column.name)}`,
+      // A number that names a row (an order's key) is a name, not an amount to write as "19,316".
+      expression: group.column.primaryKey && numericType.test(group.column.type)
+        ? dialect === "mysql" ? `CAST(${column} AS CHAR)` : `${column}::text`
+        : column,
       name: labelOf(group.table, group.column),
       ...(key === undefined ? {} : { key: `${alias}.${q(key.name)}` })
     })
@@ -1034,8 +1057,8 @@ export const plan = (
 
   const where = [
     ...(window === undefined || time === undefined ? [] : [
-      `${timeAlias}.${q(time.column.name)} >= '${window.from}'`,
-      `${timeAlias}.${q(time.column.name)} < '${window.to}'`
+      ...(window.from === undefined ? [] : [`${timeAlias}.${q(time.column.name)} >= '${window.from}'`]),
+      ...(window.to === undefined ? [] : [`${timeAlias}.${q(time.column.name)} < '${window.to}'`])
     ]),
     ...kept
   ]
@@ -1074,6 +1097,12 @@ export const plan = (
       d.bucket === true && byPosition ? [String(i + 1)] : d.key === undefined ? [d.expression] : [d.key, d.expression]
     ).join(", ")
   if (first === undefined) {
+    // "The smallest order value": a ranking with nothing to rank; answered, it was the total.
+    if (limit !== undefined) {
+      return {
+        unplannable: "I could not tell what to rank: name it and a measure, for example \"top 5 products by revenue\""
+      }
+    }
     // "List the products in the Laptops category": their names, not their number.
     const named = listing ? namedColumnOf(base) : undefined
     if (named !== undefined) {
