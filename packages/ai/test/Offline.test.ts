@@ -462,6 +462,7 @@ describe("Offline model planning", () => {
     // A range word before no period is no range.
     expect(window("orders through the web channel in 2025")).toMatchObject({ from: "2025-01-01", to: "2026-01-01" })
     expect(window("revenue after returns")).toBeUndefined()
+    expect(window("revenue from web and store in 2025")).toMatchObject({ from: "2025-01-01", to: "2026-01-01" })
     // An open side has no condition.
     const before = sqlFor("Total revenue before 2025").sql
     expect(before).toContain("WHERE t1.\"ordered_at\" < '2025-01-01'")
@@ -697,6 +698,7 @@ describe("Offline model planning", () => {
     expect(declined("How many orders were cancelled or returned?")).toContain("I cannot answer for one or another")
     expect(declined("Revenue from web or Europe")).toContain("I cannot answer for one or another")
     expect(sqlFor("Revenue from web or store").sql).toContain("t1.\"channel\" IN ('web', 'store')")
+    expect(sqlFor("Orders shipped or cancelled in Europe").sql).toContain("t0.\"status\" IN ('shipped', 'cancelled')")
     expect(declined("Smallest order value")).toContain("I could not tell what to rank")
     expect(sqlFor("Which of the regions had the most orders?").sql).toContain("count(*) AS \"orders_count\"")
     expect(sqlFor("Top 5 of our products by revenue").sql).toMatch(/^SELECT t1."name" AS "product"[^]*LIMIT 5$/)

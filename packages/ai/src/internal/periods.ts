@@ -79,8 +79,9 @@ const bare = (window: Window) => window.label.replace(/^in /, "")
  */
 export const windowOf = (question: string, now: Date): Window | Unreadable | undefined => {
   const q = question.toLowerCase()
-  const two = /\b(?:between|from)\b(.+?)\b(?:and|to|until|till|through)\b(.+)/.exec(q)
-  if (two !== null && (periodOf(two[1]!, now) !== undefined || periodOf(two[2]!, now) !== undefined)) {
+  // Two periods, each read as "in …" (which a month alone needs): "from web and store in 2025" is none.
+  const two = /\b(?:between|from)\s+(.+?)\s+(?:and|to|until|till|through)\s+(.+)/.exec(q)
+  if (two !== null && periodOf(`in ${two[1]}`, now) !== undefined && periodOf(`in ${two[2]}`, now) !== undefined) {
     return {
       unreadable: "I read one period, or a range that starts or ends with one (\"since March 2025\", " +
         "\"before 2025\"), not a range between two: ask for a series, for example \"revenue by month in 2025\""

@@ -262,7 +262,7 @@ const schemaWords = (graph: Graph, comments: boolean): Set<string> => {
 /** The word after a preposition that names a place or a value, written in lower case. */
 const lowerName = /\b(?:in|from|at|within|for|of|about)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
 
-/** Words after "in", "for" or "at" that say how or over what to answer, and name nothing to keep to. */
+/** Words after those of `lowerName` that say how or over what to answer, and name nothing to keep to. */
 const answerWords = new Set([
   "total",
   "sum",
@@ -804,7 +804,7 @@ const refusalOf = (question: string, graph: Graph, glossary: Glossary): string |
 }
 
 /** Words that have a table's rows placed or owned by the rows counted: "customers who placed orders". */
-const having = /\b(?:with|placed|made|have|has|had|having|any)\s+(?:an?\s+|any\s+|one\s+or\s+more\s+)?([a-z_]+)/g
+const owned = /\b(?:with|placed|made|have|has|had|having|any)\s+(?:an?\s+|any\s+|one\s+or\s+more\s+)?([a-z_]+)/g
 const buyingWords = /\b(?:bought|buy|buys|purchased|purchase|purchases|ordered|shopped)\b/
 
 /**
@@ -816,7 +816,7 @@ const actedOn = (graph: Graph, question: string, questionWords: ReadonlyArray<st
   const q = question.toLowerCase()
   return new Set([
     ...questionWords.filter((w) => /ed$/.test(w)).flatMap(named),
-    ...[...q.matchAll(having)].flatMap((match) => named(match[1]!)),
+    ...[...q.matchAll(owned)].flatMap((match) => named(match[1]!)),
     // The orders, then their lines (the tables with a key to them): products are bought in lines.
     ...(buyingWords.test(q)
       ? named("orders").flatMap((orders) => [
@@ -911,10 +911,11 @@ export const plan = (
     ? { table: noun.t, through: verb.t }
     : undefined
   // "Cancelled or returned", "web or Europe": either of two conditions, which keeping to each would
-  // answer as both. Two values of one column ("web or store") are either already.
+  // answer as both. Two values of one column ("shipped or cancelled", in Europe) are either already,
+  // and are what an "or" joins then.
   const conditions = new Set(filters.map((filter) => `${filter.table.name}.${filter.column.name}`)).size +
     (having === undefined ? 0 : 1)
-  if (conditions > 1 && /\bor\b/i.test(question)) {
+  if (conditions > 1 && /\bor\b/i.test(question) && filters.every((filter) => filter.values.length < 2)) {
     return {
       unplannable: "I keep to every condition a question names, so I cannot answer for one or another: ask for each"
     }
