@@ -682,7 +682,7 @@ describe("Offline model planning", () => {
     expect(compared).toContain("t1.\"ordered_at\" >= '2024-01-01' AND t1.\"ordered_at\" < '2026-01-01'")
   })
 
-  it("declines growth, thresholds, a breakdown by nothing it knows, and a ranking with nothing to rank by", () => {
+  it("declines growth, thresholds, a breakdown by nothing it knows, either of two conditions, and a ranking with nothing to rank by", () => {
     const declined = (question: string) => LanguageModel.fromParts(respond(question)).text
     expect(declined("Which product category grew the most?")).toContain("I cannot work out growth")
     expect(declined("What was the revenue growth last year?")).toContain("I cannot work out growth")
