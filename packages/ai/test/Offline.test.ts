@@ -702,6 +702,22 @@ describe("Offline model planning", () => {
     expect(declined("Smallest order value")).toContain("I could not tell what to rank")
     expect(sqlFor("Which of the regions had the most orders?").sql).toContain("count(*) AS \"orders_count\"")
     expect(sqlFor("Top 5 of our products by revenue").sql).toMatch(/^SELECT t1."name" AS "product"[^]*LIMIT 5$/)
+    // A price or a rate is averaged; its total is declined. The most expensive products are ranked by
+    // their own price, the cheapest from the least.
+    expect(declined("Total discount given last year")).toContain("its total means nothing")
+    expect(sqlFor("Discount by channel").sql).toMatch(
+      /^SELECT t1."channel" AS "channel", round\(\(avg\(t0."discount"\)\)/
+    )
+    expect(sqlFor("Which products are the most expensive?").sql).toBe([
+      "SELECT t0.\"name\" AS \"product\", round((avg(t0.\"unit_price\"))::numeric, CASE WHEN abs((avg(t0.\"unit_price\"))::numeric) < 1 THEN 4 ELSE 2 END) AS \"average_unit_price\"",
+      "FROM \"public\".\"products\" AS t0",
+      "GROUP BY t0.\"id\", t0.\"name\"",
+      "ORDER BY 2 DESC, 1",
+      "LIMIT 10"
+    ].join("\n"))
+    expect(sqlFor("What are the 3 cheapest products?").sql).toMatch(
+      /FROM "public"."products" AS t0\n[^]*ORDER BY 2 ASC, 1\nLIMIT 3$/
+    )
     // A table with no name is ranked by its key, written as a name: not by its status.
     const orders = sqlFor("Top 5 orders by revenue last year").sql
     expect(orders).toContain("SELECT t1.\"id\"::text AS \"order\", round((sum(t0.\"line_total\"))::numeric, 2)")

@@ -155,6 +155,10 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
   units: ["quantity", "qty", "units"],
   unit: ["quantity", "units"],
   price: ["unit_price", "price"],
+  // "the most expensive products", "the cheapest product": ranked by price.
+  expensive: ["unit_price", "price"],
+  cheapest: ["unit_price", "price"],
+  priciest: ["unit_price", "price"],
   // "best selling", "sold the most", "how many did we sell": units.
   selling: ["quantity", "qty", "units"],
   sold: ["quantity", "qty", "units"],
@@ -167,6 +171,9 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
 // Measures that do not add up (a price, a rate): their average "per category" is by category,
 // never their total over the categories.
 const intensive = /price|rate|discount|percent|pct|ratio|score|age$/
+
+// Words that rank by a price, which is called by its column ("unit price").
+const priceWords = new Set(["expensive", "cheapest", "priciest"])
 
 // The words of selling, whose measure is called "units sold".
 const soldWords = new Set(["selling", "sold", "sell"])
@@ -442,12 +449,12 @@ const aggregateOf = (question: string): Aggregate | undefined => {
 
 // Words that ask for the first or the last of a ranking: "which region had the highest revenue",
 // "the most orders", "the fewest returns"; those of the second kind rank from the least up.
-const rankingWords = "top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest"
+const rankingWords = "top|best|largest|biggest|highest|most|bottom|worst|lowest|smallest|least|fewest|cheapest|priciest"
 const superlative = new RegExp(`\\b(?:${rankingWords})\\b`)
 const rankedCount = new RegExp(`\\b(?:${rankingWords}) (\\d+|[a-z]+)\\b`)
 // "the 3 lowest revenue products": the number before the ranking word.
 const countedRanking = new RegExp(`\\b(\\d{1,3}|${Object.keys(numberWords).join("|")}) (?:${rankingWords})\\b`)
-const fromTheLeast = /\b(?:bottom|worst|lowest|smallest|least|fewest)\b/
+const fromTheLeast = /\b(?:bottom|worst|lowest|smallest|least|fewest|cheapest)\b/
 
 /** How many rows a ranking shows: the number asked for ("top 5", "which 3 products"), else 10. */
 const limitOf = (question: string): number | undefined => {
@@ -624,8 +631,8 @@ const groupPhrasesOf = (question: string): ReadonlyArray<ReadonlyArray<string>> 
   for (
     const pattern of [
       // Not after "most" or "fewest": in "the most orders", what follows is what is counted.
-      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?:\d+|[a-z]+) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
-      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
+      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest|cheapest|priciest|(?:most|least) expensive) (?:\d+|[a-z]+) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
+      /\b(?:top|best|bottom|worst|largest|biggest|highest|lowest|cheapest|priciest|(?:most|least) expensive) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
       /\b(?:most|least) (?:common|frequent|popular|usual) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
       ...(superlative.test(q) ? [/\b(?:which|what|who)(?: \d+)? (?=([a-z_]+)(?: ([a-z_]+))?)/g] : []),
       /\b(?:by|per|for each|each|across) (?=([a-z_]+)(?: ([a-z_]+))?)/g,
@@ -866,7 +873,16 @@ export const plan = (
     ? perOf(graph, question)
     : undefined
   const countsPer = measure === undefined && per !== undefined && per.asValue === undefined
-  if (aggregate === undefined) aggregate = measure === undefined ? "count" : "sum"
+  // A measure that does not add up (a price, a rate) is averaged unless a total is asked for, which
+  // means nothing: "total discount" summed the rates of the order lines.
+  const perRow = measure !== undefined && intensive.test(measure.column.name)
+  if (perRow && aggregate === "sum") {
+    return {
+      unplannable:
+        `${measure.column.name} is a rate or a price per row, so its total means nothing: ask for its average`
+    }
+  }
+  if (aggregate === undefined) aggregate = measure === undefined ? "count" : perRow ? "avg" : "sum"
   if (aggregate !== "count" && measure === undefined && !countsPer) {
     return { unplannable: "I found no numeric column that matches the question" }
   }
@@ -932,9 +948,10 @@ export const plan = (
   const counted = through ?? candidates[0]?.t ?? groups[0]?.table
   const base = measure?.table ?? counted
   if (base === undefined) return { unplannable: "I could not tell which table the question is about" }
-  // Counting a table's rows by those same rows ("our biggest customer" with no measure) is one each.
+  // Counting a table's rows by those same rows ("our biggest customer" with no measure) is one each;
+  // a measure of their own ("the most expensive products") ranks them by it.
   const own = groups.find((g) => !g.byColumn && g.table === base)
-  if (own !== undefined) {
+  if (own !== undefined && measure === undefined) {
     const name = shortName(own.table.name)
     return {
       unplannable:
@@ -1011,9 +1028,14 @@ export const plan = (
     ? having === undefined ? spoken(base) : `${spoken(having.table)} with ${spoken(base)}`
     : words(measure!.column.name).every((w) => asked.has(stem(w)))
     ? words(measure!.column.name).join(" ")
-    : ((word) => word === undefined ? measure!.column.name : soldWords.has(word) ? "units sold" : word)(
-      questionWords.find((w) => synonymsOf(w, glossary).length > 0 || synonymsOf(stem(w), glossary).length > 0)
-    )
+    : ((word) =>
+      word === undefined || priceWords.has(word)
+        ? words(measure!.column.name).join(" ")
+        : soldWords.has(word)
+        ? "units sold"
+        : word)(
+        questionWords.find((w) => synonymsOf(w, glossary).length > 0 || synonymsOf(stem(w), glossary).length > 0)
+      )
   const measureLabel = perTable === undefined
     ? measureWords
     : perTable.asValue !== undefined
