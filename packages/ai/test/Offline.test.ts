@@ -471,6 +471,7 @@ describe("Offline model planning", () => {
     expect(declined("Revenue between January and March 2025")).toContain("not a range between two")
     expect(declined("Revenue from January to March 2025")).toContain("not a range between two")
     expect(declined("Revenue in 2025 before March")).toContain("one period at a time")
+    expect(declined("Revenue for Q4 vs Q3 2025")).toContain("two to compare")
     expect(Offline.answer(
       planFor("Total revenue before 2025"),
       { columns: ["total_revenue"], rows: [[8945816.66]], row_count: 1, truncated: false }
@@ -667,6 +668,7 @@ describe("Offline model planning", () => {
     ].join("\n")
     expect(sqlFor("How many customers placed orders last year?").sql).toBe(placed)
     expect(sqlFor("How many customers bought from us last year?").sql).toBe(placed)
+    expect(sqlFor("How many active customers were there last year?").sql).toBe(placed)
     expect(sqlFor("How many orders with returns were there?").sql).toContain(
       "SELECT count(DISTINCT t2.\"id\") AS \"orders_with_returns_count\""
     )

@@ -74,17 +74,20 @@ const bare = (window: Window) => window.label.replace(/^in /, "")
 /**
  * Reads a time window, as `periodOf` does, or a range around a period: "since March 2025" and
  * "after 2024" run to today, "before 2025" and "until Q2 2025" from the first row. A range between
- * two periods ("between January and March 2025"), or a range and a period ("in 2025 before March"),
- * is not read: answered as one of its ends, it was another question.
+ * two periods ("between January and March 2025"), two periods compared ("Q4 vs Q3 2025"), or a
+ * range and a period ("in 2025 before March"), is not read: answered as one of its ends, it was
+ * another question.
  */
 export const windowOf = (question: string, now: Date): Window | Unreadable | undefined => {
   const q = question.toLowerCase()
   // Two periods, each read as "in …" (which a month alone needs): "from web and store in 2025" is none.
-  const two = /\b(?:between|from)\s+(.+?)\s+(?:and|to|until|till|through)\s+(.+)/.exec(q)
+  const two = /\b(?:between|from)\s+(.+?)\s+(?:and|to|until|till|through)\s+(.+)/.exec(q) ??
+    /^(.+?)\s+(?:vs\.?|versus|compared (?:to|with)|against)\s+(.+)/.exec(q)
   if (two !== null && periodOf(`in ${two[1]}`, now) !== undefined && periodOf(`in ${two[2]}`, now) !== undefined) {
     return {
       unreadable: "I read one period, or a range that starts or ends with one (\"since March 2025\", " +
-        "\"before 2025\"), not a range between two: ask for a series, for example \"revenue by month in 2025\""
+        "\"before 2025\"), not a range between two or two to compare: ask for a series, for example " +
+        "\"revenue by month in 2025\""
     }
   }
   // A range word right before a period; before anything else ("through the web"), no range.

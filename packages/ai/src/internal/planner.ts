@@ -812,7 +812,8 @@ const refusalOf = (question: string, graph: Graph, glossary: Glossary): string |
 
 /** Words that have a table's rows placed or owned by the rows counted: "customers who placed orders". */
 const owned = /\b(?:with|placed|made|have|has|had|having|any)\s+(?:an?\s+|any\s+|one\s+or\s+more\s+)?([a-z_]+)/g
-const buyingWords = /\b(?:bought|buy|buys|purchased|purchase|purchases|ordered|shopped)\b/
+// "Active customers" are those who bought in the period: a customer row says nothing of activity.
+const buyingWords = /\b(?:bought|buy|buys|purchased|purchase|purchases|ordered|shopped|active)\b/
 
 /**
  * The tables a question names as what the rows it counts did or have: a past tense ("returned"),
