@@ -701,6 +701,12 @@ describe("Offline model planning", () => {
     expect(declined("Revenue from web or Europe")).toContain("I cannot answer for one or another")
     expect(sqlFor("Revenue from web or store").sql).toContain("t1.\"channel\" IN ('web', 'store')")
     expect(sqlFor("Orders shipped or cancelled in Europe").sql).toContain("t0.\"status\" IN ('shipped', 'cancelled')")
+    // Values compared are set side by side, kept to; named without a comparison, they are summed.
+    const versus = sqlFor("web vs store revenue in 2025").sql
+    expect(versus).toMatch(/^SELECT t1."channel" AS "channel", round\(/)
+    expect(versus).toContain("t1.\"channel\" IN ('web', 'store')")
+    expect(versus).toContain("GROUP BY t1.\"channel\"")
+    expect(sqlFor("Revenue for web and store").sql).not.toContain("GROUP BY")
     expect(declined("Smallest order value")).toContain("I could not tell what to rank")
     expect(sqlFor("Which of the regions had the most orders?").sql).toContain("count(*) AS \"orders_count\"")
     expect(sqlFor("Top 5 of our products by revenue").sql).toMatch(/^SELECT t1."name" AS "product"[^]*LIMIT 5$/)

@@ -889,8 +889,20 @@ export const plan = (
   }
   const perTable = per !== undefined && (countsPer || per.table !== measure!.table) ? per : undefined
   const found = groupsOf(graph, question)
-  // "Per" a table is no group of it: an average over it, or of its own rows.
-  let groups = found.groups.filter((g) => g.byColumn || g.table !== per?.table)
+  const filters = filtersOf(graph, question)
+  // "Per" a table is no group of it: an average over it, or of its own rows. Values compared ("web
+  // vs store revenue", "compare Europe and Asia Pacific") are set side by side, not summed.
+  const compared = /\b(?:vs\.?|versus|compare|compared|against)\b/i.test(question)
+    ? filters.filter((filter) => filter.values.length > 1).map(({ column, table }) => ({
+      table,
+      column,
+      byColumn: true
+    }))
+    : []
+  let groups = [...found.groups, ...compared].filter((g, i, all) =>
+    (g.byColumn || g.table !== per?.table) &&
+    all.findIndex((other) => other.table === g.table && other.column === g.column) === i
+  )
   const limit = limitOf(question)
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
@@ -906,7 +918,6 @@ export const plan = (
   // What is counted or listed: the table the question names best (orders, customers), else the
   // group's; of two named as well, not the one whose value it names ("products in the Laptops
   // category" are products).
-  const filters = filtersOf(graph, question)
   const filterTables = new Set(filters.map((filter) => filter.table))
   const candidates = aggregate === "count" || countsPer
     ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked) })).filter((x) =>
