@@ -605,6 +605,11 @@ describe("Offline model planning", () => {
     expect(sqlFor("Average orders per customer by region").sql).toContain(
       "round((count(*))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
     )
+    // "The average customer", "in an order": per a row of that table as well.
+    expect(sqlFor("How many orders does the average customer place?").sql).toMatch(
+      /^SELECT round\(\(count\(\*\)\)::numeric \/ nullif\(count\(DISTINCT t1\."id"\), 0\), CASE .* AS "average_orders_per_customer"\nFROM "public"\."orders" AS t0\n/
+    )
+    expect(sqlFor("On average, how many items are in an order?").sql).toEqual(items)
     expect(sqlFor("What's the average order size?").sql).toContain(
       "round((sum(t0.\"quantity\"))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
     )
@@ -672,6 +677,10 @@ describe("Offline model planning", () => {
     expect(sqlFor("How many orders with returns were there?").sql).toContain(
       "SELECT count(DISTINCT t2.\"id\") AS \"orders_with_returns_count\""
     )
+    const sold = sqlFor("How many distinct products were sold last year?").sql
+    expect(sold).toContain("SELECT count(DISTINCT t2.\"id\") AS \"products_with_order_items_count\"")
+    // Without "distinct", products sold are units.
+    expect(sqlFor("How many products were sold last year?").sql).toContain("sum(t0.\"quantity\")")
     expect(sqlFor("How many products were bought last year?").sql).toBe([
       "SELECT count(DISTINCT t2.\"id\") AS \"products_with_order_items_count\"",
       "FROM \"public\".\"order_items\" AS t0",
@@ -706,6 +715,7 @@ describe("Offline model planning", () => {
     expect(versus).toMatch(/^SELECT t1."channel" AS "channel", round\(/)
     expect(versus).toContain("t1.\"channel\" IN ('web', 'store')")
     expect(versus).toContain("GROUP BY t1.\"channel\"")
+    expect(sqlFor("Revenue by region sorted ascending").sql).toContain("ORDER BY 2 ASC, 1")
     expect(sqlFor("Revenue for web and store").sql).not.toContain("GROUP BY")
     expect(declined("Smallest order value")).toContain("I could not tell what to rank")
     expect(sqlFor("Which of the regions had the most orders?").sql).toContain("count(*) AS \"orders_count\"")

@@ -454,7 +454,7 @@ const superlative = new RegExp(`\\b(?:${rankingWords})\\b`)
 const rankedCount = new RegExp(`\\b(?:${rankingWords}) (\\d+|[a-z]+)\\b`)
 // "the 3 lowest revenue products": the number before the ranking word.
 const countedRanking = new RegExp(`\\b(\\d{1,3}|${Object.keys(numberWords).join("|")}) (?:${rankingWords})\\b`)
-const fromTheLeast = /\b(?:bottom|worst|lowest|smallest|least|fewest|cheapest)\b/
+const fromTheLeast = /\b(?:bottom|worst|lowest|smallest|least|fewest|cheapest|ascending)\b/
 
 /** How many rows a ranking shows: the number asked for ("top 5", "which 3 products"), else 10. */
 const limitOf = (question: string): number | undefined => {
@@ -751,8 +751,12 @@ const perOf = (
   const perWord = named(/\b(?:average|avg|mean)\b(?: [a-z_]+){0,3}? per ([a-z_]+)/.exec(q)?.[1])
   if (perWord !== undefined) return { table: perWord }
   const asValue = /\b(?:average|avg|mean) ([a-z_]+) (value|size|amount)\b/.exec(q)
-  const table = named(asValue?.[1])
-  return table === undefined ? undefined : { table, asValue: asValue![2]! }
+  const valued = named(asValue?.[1])
+  if (valued !== undefined) return { table: valued, asValue: asValue![2]! }
+  // "How many orders does the average customer place", "on average, how many items are in an order".
+  const table = named(/\b(?:the|an?) (?:average|typical) ([a-z_]+)/.exec(q)?.[1]) ??
+    named(/\b(?:in|per|for|of) (?:an?|each|every|one) ([a-z_]+)/.exec(q)?.[1])
+  return table === undefined ? undefined : { table }
 }
 
 /**
@@ -813,7 +817,7 @@ const refusalOf = (question: string, graph: Graph, glossary: Glossary): string |
 /** Words that have a table's rows placed or owned by the rows counted: "customers who placed orders". */
 const owned = /\b(?:with|placed|made|have|has|had|having|any)\s+(?:an?\s+|any\s+|one\s+or\s+more\s+)?([a-z_]+)/g
 // "Active customers" are those who bought in the period: a customer row says nothing of activity.
-const buyingWords = /\b(?:bought|buy|buys|purchased|purchase|purchases|ordered|shopped|active)\b/
+const buyingWords = /\b(?:bought|buy|buys|purchased|purchase|purchases|ordered|shopped|active|sold)\b/
 
 /**
  * The tables a question names as what the rows it counts did or have: a past tense ("returned"),
