@@ -610,6 +610,7 @@ describe("Offline model planning", () => {
       /^SELECT round\(\(count\(\*\)\)::numeric \/ nullif\(count\(DISTINCT t1\."id"\), 0\), CASE .* AS "average_orders_per_customer"\nFROM "public"\."orders" AS t0\n/
     )
     expect(sqlFor("On average, how many items are in an order?").sql).toEqual(items)
+    expect(sqlFor("Average revenue for each region").sql).toContain("GROUP BY t3.\"id\", t3.\"name\"")
     expect(sqlFor("What's the average order size?").sql).toContain(
       "round((sum(t0.\"quantity\"))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
     )

@@ -755,7 +755,8 @@ const perOf = (
   if (valued !== undefined) return { table: valued, asValue: asValue![2]! }
   // "How many orders does the average customer place", "on average, how many items are in an order".
   const table = named(/\b(?:the|an?) (?:average|typical) ([a-z_]+)/.exec(q)?.[1]) ??
-    named(/\b(?:in|per|for|of) (?:an?|each|every|one) ([a-z_]+)/.exec(q)?.[1])
+    // Not "for each region": that is a breakdown.
+    named(/\b(?:in|per|for|of) (?:an?|one) ([a-z_]+)/.exec(q)?.[1])
   return table === undefined ? undefined : { table }
 }
 
