@@ -491,6 +491,7 @@ describe("Offline model planning", () => {
     expect(LanguageModel.fromParts(respond("sales in germany")).text).toContain("\"germany\" is not a table")
     expect(LanguageModel.fromParts(respond("revenue for electronics last year")).text).toContain("\"electronics\"")
     expect(LanguageModel.fromParts(respond("revenue in the us")).text).toContain("\"us\"")
+    expect(LanguageModel.fromParts(respond("How many orders were placed on weekends?")).text).toContain("\"weekends\"")
     // Periods, measures and the comments' own words are known.
     for (
       const question of [
@@ -502,7 +503,9 @@ describe("Offline model planning", () => {
         "revenue in total for each category",
         "How many orders are in the database?",
         "How many customers bought from us last year?",
-        "Revenue in the past 30 days"
+        "Revenue in the past 30 days",
+        "On average, how many items are in an order?",
+        "How many orders were placed on the web?"
       ]
     ) {
       expect(sqlFor(question).sql).toContain("SELECT")

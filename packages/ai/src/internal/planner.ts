@@ -267,7 +267,7 @@ const schemaWords = (graph: Graph, comments: boolean): Set<string> => {
 }
 
 /** The word after a preposition that names a place or a value, written in lower case. */
-const lowerName = /\b(?:in|from|at|within|for|of|about)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
+const lowerName = /\b(?:in|from|at|within|for|of|about|on)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
 
 /** Words after those of `lowerName` that say how or over what to answer, and name nothing to keep to. */
 const answerWords = new Set([
@@ -315,6 +315,8 @@ const answerWords = new Set([
   "example",
   "instance",
   "course",
+  "average",
+  "time",
   "database",
   "data",
   "dataset",
@@ -336,8 +338,8 @@ const answerWords = new Set([
  * where no comment lists Europe. Answering anyway would answer for every region, so the planner
  * declines. Read as such names: capitalized words after "in", "from", "for", "at", "within", "of"
  * or "about", or anywhere after the first word of a question that is not in title case, and a
- * lower-case word after any of those words. A word that a table, a column, a comment (so a listed
- * value) or a definition has is known.
+ * lower-case word after any of those words or "on". A word that a table, a column, a comment (so
+ * a listed value) or a definition has is known.
  */
 const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
   const known = schemaWords(graph, true)
@@ -349,9 +351,9 @@ const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): stri
   const unknown = (phrase: string) =>
     words(phrase.replace(/['’]\p{L}+/gu, "")).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
   for (const match of question.matchAll(name)) if (unknown(match[1]!)) return match[1]
-  // A lower-case name where a place or a value stands ("sales in germany"): the word after "in",
-  // "from", "at", "within", "for", "of" or "about", unless it says how to answer ("in total", "for
-  // each").
+  // A lower-case name where a place or a value stands ("sales in germany", "orders on weekends"):
+  // the word after "in", "from", "at", "within", "for", "of", "about" or "on", unless it says how to
+  // answer ("in total", "for each", "on average").
   for (const match of question.matchAll(lowerName)) {
     const word = match[1]!
     // "us" is the speaker ("revenue from us"), unless it is "the US".
