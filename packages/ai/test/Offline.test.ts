@@ -665,6 +665,7 @@ describe("Offline model planning", () => {
     const phones = sqlFor("How many phones did we sell last year?").sql
     expect(phones).toContain("round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\"")
     expect(phones).toContain("t3.\"name\" = 'Phones'")
+    expect(sqlFor("Which category sells the most?").sql).toContain("AS \"total_units_sold\"")
     expect(sqlFor("What is our best selling product?").sql).toContain(
       "SELECT t1.\"name\" AS \"product\", round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\""
     )

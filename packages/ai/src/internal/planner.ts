@@ -176,7 +176,7 @@ const intensive = /price|rate|discount|percent|pct|ratio|score|age$/
 const priceWords = new Set(["expensive", "cheapest", "priciest"])
 
 // The words of selling, whose measure is called "units sold".
-const soldWords = new Set(["selling", "sold", "sell"])
+const soldWords = new Set(["selling", "sold", "sell", "sells"])
 
 const numericType = /int|numeric|decimal|real|double|float|money/i
 const timeType = /date|time/i
