@@ -110,6 +110,8 @@ const tools: ReadonlyArray<LanguageModel.Tool> = [
   { name: "create_chart", description: "", parameters: {} }
 ]
 const now = new Date(Date.UTC(2026, 10, 23))
+/** The window a question names, at `now`. */
+const window = (question: string) => Periods.windowOf(question, now)
 
 /** The offline model's first answer to a question over a schema prompt (the demo's by default). */
 const respond = (question: string, prompt = system) =>
@@ -408,7 +410,6 @@ describe("Offline model planning", () => {
   })
 
   it("reads quarters, halves, months and weeks, and a month without a year is the latest begun", () => {
-    const window = (question: string) => Periods.windowOf(question, now)
     expect(window("What was revenue in Q3 2025?")).toEqual({
       from: "2025-07-01",
       to: "2025-10-01",
@@ -446,7 +447,6 @@ describe("Offline model planning", () => {
   })
 
   it("reads a range that starts or ends with a period, and declines one between two", () => {
-    const window = (question: string) => Periods.windowOf(question, now)
     expect(window("Revenue since March 2025")).toEqual({
       from: "2025-03-01",
       to: "2026-11-24",
