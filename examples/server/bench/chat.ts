@@ -40,6 +40,7 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { bundleServer } from "../../../scripts/bundle.mjs"
 import { postgresCpuMs, processCpuMs } from "./cpu.js"
+import { dropStore } from "./drop.js"
 
 const { values } = parseArgs({
   options: {
@@ -442,15 +443,4 @@ child.kill("SIGTERM")
 await new Promise((resolve) => child.once("exit", resolve))
 provider.closeAllConnections()
 provider.close()
-if (values.db === "postgres") {
-  // Drop the run's tables (ours only: the prefix is random).
-  const { default: pg } = await import("pg")
-  const client = new pg.Client({ connectionString: values.url })
-  await client.connect()
-  const { rows } = await client.query<{ tablename: string }>(
-    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, $1)",
-    [prefix]
-  )
-  for (const { tablename } of rows) await client.query(`DROP TABLE IF EXISTS "${tablename}" CASCADE`)
-  await client.end()
-}
+if (values.db === "postgres") await dropStore(values.url!, prefix)

@@ -24,6 +24,7 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { bundleServer } from "../../../scripts/bundle.mjs"
 import { postgresCpuMs, processCpuMs } from "./cpu.js"
+import { dropStore } from "./drop.js"
 
 const { values } = parseArgs({
   options: {
@@ -274,13 +275,7 @@ for (const db of values.db.split(",")) {
     }
   } finally {
     if (db === "postgres") {
-      // Drop the run's tables.
-      const drop = spawn("psql", [
-        values.url,
-        "-qc",
-        `DO $$ DECLARE t text; BEGIN FOR t IN SELECT tablename FROM pg_tables WHERE starts_with(tablename, '${prefix}') LOOP EXECUTE 'DROP TABLE IF EXISTS ' || quote_ident(t) || ' CASCADE'; END LOOP; END $$;`
-      ], { stdio: "ignore" })
-      await new Promise((resolve) => drop.on("exit", resolve))
+      await dropStore(values.url!, prefix)
     }
     rmSync(dir, { recursive: true, force: true })
   }

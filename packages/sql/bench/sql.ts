@@ -29,6 +29,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as ExecutionRepoSql from "../src/ExecutionRepoSql.js"
+import * as Migrations from "../src/Migrations.js"
 import * as PgliteClient from "../src/PgliteClient.js"
 import * as PostgresClient from "../src/PostgresClient.js"
 import * as SqlStore from "../src/SqlStore.js"
@@ -53,16 +54,6 @@ const searchMatches = (size: number) => {
   for (let g = 1; g <= size; g++) if (g % 100 === 1 || (g * 7 + 3) % 100 === 1) matches++
   return matches
 }
-
-/** Drops every table of `prefix` (ours alone: the prefix is random). */
-const dropPrefix = (prefix: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const tables = yield* sql<{ tablename: string }>`
-      SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
-    yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
-    return tables.length
-  })
 
 const check = (condition: boolean, message: string) =>
   condition ? Effect.void : Effect.dieMessage(`benchmark data check failed: ${message}`)
@@ -203,9 +194,10 @@ const prepare = (
 
   return Effect.gen(function*() {
     yield* Effect.addFinalizer(() =>
-      dropPrefix(prefix).pipe(
-        Effect.tap((dropped) => progress(`dropped the ${dropped} tables of ${prefix}`)),
-        Effect.provide(clientLayer),
+      // Ours alone: the prefix is random.
+      Migrations.drop.pipe(
+        Effect.tap(() => progress(`dropped the tables of ${prefix}`)),
+        Effect.provide([clientLayer, TablePrefix.layer(prefix)]),
         Effect.catchAllCause((cause) =>
           Effect.sync(() => progress(`could not drop the tables of ${prefix}: ${Cause.pretty(cause)}`))
         )

@@ -158,6 +158,24 @@ export const run: Effect.Effect<
   return yield* Migrator.make({})({ loader: Migrator.fromRecord(migrations(prefix)), table })
 }).pipe(Effect.withSpan("Migrations.run"))
 
+/**
+ * Drops the store of the prefix in context: every table and function whose name starts with it,
+ * and with them all their data. For tests and benchmarks, which each migrate a random prefix, and
+ * for removing a store. Functions are dropped too, since the store's trigger functions outlive
+ * their tables.
+ */
+export const drop: Effect.Effect<void, SqlError, SqlClient.SqlClient | TablePrefix> = Effect.gen(function*() {
+  const { prefix } = yield* TablePrefix
+  const sql = yield* SqlClient.SqlClient
+  const tables = yield* sql<{ name: string }>`
+    SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
+  yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.name)} CASCADE`, { discard: true })
+  const functions = yield* sql<{ name: string }>`
+    SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = current_schema() AND starts_with(p.proname, ${prefix})`
+  yield* Effect.forEach(functions, (f) => sql`DROP FUNCTION IF EXISTS ${sql(f.name)} CASCADE`, { discard: true })
+}).pipe(Effect.withSpan("Migrations.drop"))
+
 /** Runs the migrations when built (hosts put it before anything that queries Sightline's tables). */
 export const layer: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient | TablePrefix> = Layer
   .effectDiscard(run)

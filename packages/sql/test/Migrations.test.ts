@@ -111,6 +111,24 @@ forEachDatabase((database) =>
         expect(yield* Migrations.run).toEqual([])
       }).pipe(Effect.provide(Layer.merge(TablePrefix.layer(database.freshPrefix()), database.client))))
 
+    it.effect("drop removes the prefix's tables and functions, and no other store's", () =>
+      Effect.gen(function*() {
+        const [gone, kept] = [database.freshPrefix(), database.freshPrefix()]
+        for (const prefix of [gone, kept]) yield* Migrations.run.pipe(Effect.provide(TablePrefix.layer(prefix)))
+        yield* Migrations.drop.pipe(Effect.provide(TablePrefix.layer(gone)))
+        const sql = yield* SqlClient.SqlClient
+        const left = (prefix: string) =>
+          sql<{ tables: number; functions: number }>`SELECT
+            (SELECT count(*)::int FROM pg_tables
+             WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})) AS tables,
+            (SELECT count(*)::int FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE n.nspname = current_schema() AND starts_with(p.proname, ${prefix})) AS functions`
+        expect(yield* left(gone)).toEqual([{ tables: 0, functions: 0 }])
+        const [other] = yield* left(kept)
+        expect(other).toMatchObject({ tables: expectedTables.length })
+        expect(other!.functions).toBeGreaterThan(0)
+      }).pipe(Effect.provide(database.client)))
+
     it.effect("a second prefix in the same database is an independent store", () =>
       Effect.gen(function*() {
         const [a, b] = [database.freshPrefix(), database.freshPrefix()]

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, it } from "@effect/vitest"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Organizations from "@sightline/core/Organizations"
 import * as Server from "@sightline/http/Server"
+import * as Migrations from "@sightline/sql/Migrations"
 import * as PostgresClient from "@sightline/sql/PostgresClient"
-import * as Context from "effect/Context"
+import * as TablePrefix from "@sightline/sql/TablePrefix"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -32,17 +33,9 @@ export const randomPrefix = (): string => `t${crypto.randomUUID().replaceAll("-"
  * random). A failure is reported, not thrown: the test's own verdict stands.
  */
 export const dropPrefix = (prefix: string): Promise<void> =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(PostgresClient.layer({ url: postgresUrl }))
-    const sql = Context.get(context, SqlClient.SqlClient)
-    const tables = yield* sql<{ tablename: string }>`
-      SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
-    yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
-    const functions = yield* sql<{ name: string }>`
-      SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-      WHERE n.nspname = current_schema() AND starts_with(p.proname, ${prefix})`
-    yield* Effect.forEach(functions, (f) => sql`DROP FUNCTION IF EXISTS ${sql(f.name)} CASCADE`, { discard: true })
-  }))).catch((error) => console.warn(`could not drop the test tables of ${prefix}: ${String(error)}`))
+  Effect.runPromise(
+    Migrations.drop.pipe(Effect.provide([PostgresClient.layer({ url: postgresUrl }), TablePrefix.layer(prefix)]))
+  ).catch((error) => console.warn(`could not drop the test tables of ${prefix}: ${String(error)}`))
 
 const probe: Promise<string | undefined> = Effect.runPromise(
   Effect.scoped(

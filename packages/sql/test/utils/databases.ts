@@ -17,6 +17,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
+import * as Migrations from "../../src/Migrations.js"
 import * as PgliteClient from "../../src/PgliteClient.js"
 import * as PostgresClient from "../../src/PostgresClient.js"
 import * as SqlStore from "../../src/SqlStore.js"
@@ -102,19 +103,7 @@ const makeDatabase = (
 }
 
 /** Drops every table and function whose name starts with `prefix` (ours only: prefixes are random). */
-export const dropPrefix = (prefix: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const tables = yield* sql<{ tablename: string }>`
-      SELECT tablename FROM pg_tables
-      WHERE schemaname = current_schema() AND starts_with(tablename, ${prefix})`
-    yield* Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
-    // The store's trigger functions outlive their tables.
-    const functions = yield* sql<{ name: string }>`
-      SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-      WHERE n.nspname = current_schema() AND starts_with(p.proname, ${prefix})`
-    yield* Effect.forEach(functions, (f) => sql`DROP FUNCTION IF EXISTS ${sql(f.name)} CASCADE`, { discard: true })
-  })
+export const dropPrefix = (prefix: string) => Migrations.drop.pipe(Effect.provide(TablePrefix.layer(prefix)))
 
 // Top-level await: vitest evaluates this module once per test file, while it collects the tests, so
 // the hooks registered by `makeDatabase` belong to that file.
