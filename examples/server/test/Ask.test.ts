@@ -257,6 +257,10 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("What was the average order value last year?")).response).toContain(
       `The average order value in ${lastYear} was **${amount(orderValue.rows[0]![0])}**.`
     )
+    // "Per order" with no "average" is that average too: orders have no name to list them by.
+    expect((await ask("Revenue per order last year")).response).toContain(
+      `The average revenue per order in ${lastYear} was **${amount(orderValue.rows[0]![0])}**.`
+    )
     const lines = await hand(
       `SELECT round(count(*)::numeric / count(DISTINCT o.id), 2) FROM order_items i
        JOIN orders o ON o.id = i.order_id WHERE ${year}`

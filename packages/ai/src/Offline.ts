@@ -100,7 +100,12 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
     `| ${result.columns.map((_, i) => i < valueAt ? "---" : "---:").join(" | ")} |`,
     ...result.rows.slice(0, 25).map((row) => `| ${row.map((value, i) => formats[i]!(value)).join(" | ")} |`)
   ].join("\n")
-  const more = result.row_count > 25 ? `\n\n(${result.row_count - 25} more rows in the table and the CSV.)` : ""
+  // A result cut at the row cap says so: "9,975 more" was read as all there were.
+  const more = result.row_count > 25
+    ? `\n\n(${format(result.row_count - 25)} more rows in the table and the CSV${
+      result.truncated ? `; the query stopped at ${format(result.row_count)} rows, and there are more` : ""
+    }.)`
+    : ""
   const ranking = plan.ascending === true ? "bottom" : "top"
   const heading = plan.rankedPer !== undefined
     ? `For each ${plan.labelColumn}, the ${ranking} ${plan.rankedPer} by ${label(plan)}${period}:`

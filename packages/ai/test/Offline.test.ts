@@ -230,6 +230,15 @@ describe("Offline model planning", () => {
       truncated: false
     })
     expect(lowest).toContain("The bottom 2 by total revenue: **Garden** is lowest with **10.50**.")
+    // A result cut at the row cap says there is more than it holds.
+    const rows = Array.from({ length: 10_000 }, (_, i) => [String(i), 10_000 - i])
+    const byOrder = planFor("Total revenue per order")
+    const cut = (truncated: boolean) =>
+      Offline.answer(byOrder, { columns: ["order", "total_revenue"], rows, row_count: rows.length, truncated })
+    expect(cut(true)).toContain(
+      "(9,975 more rows in the table and the CSV; the query stopped at 10,000 rows, and there are more.)"
+    )
+    expect(cut(false)).toContain("(9,975 more rows in the table and the CSV.)")
     // Without a ranking, "what" and "which" name nothing to group by.
     expect(sqlFor("What was the total revenue last year?").sql).not.toContain("GROUP BY")
   })
@@ -472,6 +481,12 @@ describe("Offline model planning", () => {
     expect(declined("Revenue from January to March 2025")).toContain("not a range between two")
     expect(declined("Revenue in 2025 before March")).toContain("one period at a time")
     expect(declined("Revenue for Q4 vs Q3 2025")).toContain("two to compare")
+    // Part of a period was answered for all of it; its word is no name either ("late", "mid-").
+    for (const part of ["How many orders in late 2025?", "Revenue in mid-2025", "Orders since early 2025"]) {
+      expect(declined(part)).toContain("not the early, middle or late part of one")
+    }
+    expect(declined("Revenue at the end of last year")).toContain("late part of one")
+    expect(window("revenue until the end of 2024")).toEqual({ to: "2025-01-01", label: "until the end of 2024" })
     expect(Offline.answer(
       planFor("Total revenue before 2025"),
       { columns: ["total_revenue"], rows: [[8945816.66]], row_count: 1, truncated: false }
@@ -617,6 +632,13 @@ describe("Offline model planning", () => {
     expect(sqlFor("What's the average order size?").sql).toContain(
       "round((sum(t0.\"quantity\"))::numeric / nullif(count(DISTINCT t1.\"id\"), 0)"
     )
+    // A bare "per" a table whose rows have no name: the average, not a breakdown by thousands of keys.
+    expect(sqlFor("Revenue per order").sql).toEqual(sqlFor("Average revenue per order").sql)
+    expect(sqlFor("How many items per order?").sql).toEqual(items)
+    expect(planFor("Revenue per order by month in 2025")).toMatchObject({ shape: "series", aggregate: "avg" })
+    // A total, a ranking, or rows with names stay a breakdown.
+    expect(sqlFor("Total revenue per order").sql).toContain("GROUP BY t1.\"id\"")
+    expect(planFor("Revenue per customer")).toMatchObject({ shape: "group", aggregate: "sum" })
     // The whole column's name outweighs a part of another's and its comment ("line" of line_total).
     expect(sqlFor("What's the average quantity per order line?").sql).toContain("sum(t0.\"quantity\")")
     // An average per the measure's own table is a plain average.

@@ -62,10 +62,17 @@ const monthsWindow = (year: number, first: number, months: number, label: string
   label
 })
 
+// What follows, when a period does.
+const periodAhead =
+  "(?=(?:the\\s+)?(?:q[1-4]|h[12]|\\d{4}|last|this|previous|first|second|third|fourth|1st|2nd|3rd|4th|" +
+  `today|yesterday|${monthPattern})\\b)`
 const rangeWord = new RegExp(
-  "\\b(since|after|before|until|till|prior to|through)\\s+(?:the\\s+(start|beginning|end)\\s+of\\s+)?" +
-    "(?=(?:the\\s+)?(?:q[1-4]|h[12]|\\d{4}|last|this|previous|first|second|third|fourth|1st|2nd|3rd|4th|today|" +
-    `yesterday|${monthPattern})\\b)`
+  "\\b(since|after|before|until|till|prior to|through)\\s+(?:the\\s+(start|beginning|end)\\s+of\\s+)?" + periodAhead
+)
+// Part of a period ("late 2025", "mid-March", "the end of last year"), which no window reads: it
+// was answered for the whole period.
+const partWord = new RegExp(
+  `\\b(?:early|late|mid|(?:the\\s+)?(?:middle|start|beginning|end)\\s+of)[\\s-]+${periodAhead}`
 )
 
 /** A period's label without its preposition: "in March 2025" → "March 2025". */
@@ -94,7 +101,14 @@ export const windowOf = (question: string, now: Date): Window | Unreadable | und
   const range = rangeWord.exec(q)
   // Read as "in …", which a month alone needs ("before March").
   const period = range === null ? undefined : periodOf(`in ${q.slice(range.index + range[0].length)}`, now)
-  if (range === null || period === undefined) return periodOf(q, now)
+  if (range === null || period === undefined) {
+    return partWord.test(q) ?
+      {
+        unreadable: "I read whole periods (a year, a quarter, a month, a week or days), not the early, middle or " +
+          "late part of one: name it, for example \"revenue in Q4 2025\""
+      } :
+      periodOf(q, now)
+  }
   if (periodOf(q.slice(0, range.index), now) !== undefined) {
     return { unreadable: "I read one period at a time: name one, or a range that starts or ends with one" }
   }

@@ -762,13 +762,27 @@ const perOf = (
   return table === undefined ? undefined : { table }
 }
 
+/** The table a bare "per" names ("revenue per order") when its rows have no name, only a key. */
+const keyedPerOf = (graph: Graph, question: string): ConnectorRuntime.Table | undefined => {
+  const word = /\bper ([a-z_]+)/.exec(question.toLowerCase())?.[1]
+  const table = word === undefined
+    ? undefined
+    : graph.tables.find((t) => stem(shortName(t.name)) === stem(word))
+  return table !== undefined && labelColumnOf(table)?.primaryKey === true ? table : undefined
+}
+
 /**
  * Why a question cannot be answered by one query of these shapes, if it cannot: a share, a rate, a
  * growth, a median, a threshold, a negation, two measures, or a name or a group the schema does not
  * know. Each of these
  * was answered as another question before: a count, the total of everything, its opposite.
  */
-const refusalOf = (question: string, graph: Graph, glossary: Glossary): string | undefined => {
+const refusalOf = (
+  question: string,
+  graph: Graph,
+  glossary: Glossary,
+  unreadable: Periods.Unreadable | undefined
+): string | undefined => {
   if (/\b(share|shares|percentage|percent|proportion|fraction|ratio)\b/i.test(question)) {
     return "I cannot work out shares or percentages, only counts, sums and averages"
   }
@@ -803,6 +817,8 @@ const refusalOf = (question: string, graph: Graph, glossary: Glossary): string |
   ) {
     return "I cannot answer for what is missing or left out (never, not, without, except), only for what is there"
   }
+  // A period read in part ("late 2025") says why before its words ("late") are taken for a name.
+  if (unreadable !== undefined) return unreadable.unreadable
   const unknownName = unknownNameOf(graph, question, glossary)
   if (unknownName !== undefined) {
     return `"${unknownName}" is not a table, a column or a value that the schema's comments list, ` +
@@ -865,20 +881,31 @@ export const plan = (
     tables: connector.schema.tables,
     byName: new Map(connector.schema.tables.map((t) => [t.name, t]))
   }
-  const refusal = refusalOf(question, graph, glossary)
+  // Two years named ("2024 vs 2025") are compared as a series of years.
+  const years = Periods.yearsOf(question)
+  const read = years ?? Periods.windowOf(question, now)
+  const refusal = refusalOf(question, graph, glossary, read !== undefined && "unreadable" in read ? read : undefined)
   if (refusal !== undefined) return { unplannable: refusal }
+  // An unreadable period was refused above.
+  const window = read !== undefined && "unreadable" in read ? undefined : read
   const dialect = connector.schema.dialect
   const q = (identifier: string) => dialect === "mysql" ? `\`${identifier.replace(/`/g, "``")}\`` : quote(identifier)
   const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
 
   const askedFor = aggregateOf(question)
-  let aggregate = askedFor
+  // "Revenue per order", "how many items per order": a breakdown by rows that have no name lists
+  // thousands of keys; the average per row is asked. A total ("total revenue per order") or a
+  // ranking ("the top 5 orders") keeps to the rows.
+  const keyedPer = askedFor !== "avg" && limitOf(question) === undefined && !/\b(?:total|sum)\b/i.test(question)
+    ? keyedPerOf(graph, question)
+    : undefined
+  let aggregate = keyedPer === undefined ? askedFor : "avg"
   const measure = aggregate === "count" ? undefined : measureOf(graph, questionWords, glossary)
   // An average per a table's row ("average revenue per customer", "average order value") is the
   // measure's total over the number of those rows, not the average of the measure's own rows; with
   // no measure ("average number of items per order"), the number of the rows counted over them.
   const per = aggregate === "avg" && (measure === undefined || !intensive.test(measure.column.name))
-    ? perOf(graph, question)
+    ? keyedPer === undefined ? perOf(graph, question) : { table: keyedPer }
     : undefined
   const countsPer = measure === undefined && per !== undefined && per.asValue === undefined
   // A measure that does not add up (a price, a rate) is averaged unless a total is asked for, which
@@ -913,14 +940,10 @@ export const plan = (
   const limit = limitOf(question)
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
-  // Two years named ("2024 vs 2025") are compared as a series of years.
-  const years = Periods.yearsOf(question)
   const grain = Periods.grainOf(question) ?? rankedGrain ?? found.grain ?? (years === undefined ? undefined : "year")
   if (groups.length + (grain === undefined ? 0 : 1) > 2) {
     return { unplannable: "I can break a result down by two things at most (a period counts as one)" }
   }
-  const window = years ?? Periods.windowOf(question, now)
-  if (window !== undefined && "unreadable" in window) return { unplannable: window.unreadable }
 
   // What is counted or listed: the table the question names best (orders, customers), else the
   // group's; of two named as well, not the one whose value it names ("products in the Laptops
