@@ -320,6 +320,14 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("How many customers bought from us last year?")).response).toContain(
       `There were **${Number(buyers.rows[0]![0]).toLocaleString("en-US")}** customers with orders in ${lastYear}.`
     )
+    // New customers: those who joined in the year (the demo's customers join in both of its years).
+    const joined = await hand(
+      `SELECT count(*) FROM customers WHERE created_at >= '${lastYear}-01-01' AND created_at < '${lastYear + 1}-01-01'`
+    )
+    expect(Number(joined.rows[0]![0])).toBeGreaterThan(0)
+    expect((await ask("How many new customers did we get last year?")).response).toContain(
+      `There were **${Number(joined.rows[0]![0]).toLocaleString("en-US")}** customers in ${lastYear}.`
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )

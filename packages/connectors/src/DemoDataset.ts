@@ -252,14 +252,20 @@ export const retail = (lastYear: number): Script => {
   })
   const productWeights = products.map((p) => [p, p.popularity] as const)
 
+  // Customers join before and during the two years ("new customers by month" has an answer); ids
+  // follow the order they joined in, and each orders only once it has joined.
   const customerCount = 3000
+  const joined = Array.from({ length: customerCount }, () =>
+    random.next() < 0.45
+      ? start - random.int(1, 700) * day + random.int(0, 86_399) * 1000
+      : start + Math.floor(random.next() * (end - start))).sort((a, b) => a - b)
   const customerRows: Array<string> = []
   for (let id = 1; id <= customerCount; id++) {
     const region = random.weighted(regions.map((r, i) => [i + 1, r[2]] as const))
     const first = random.pick(firstNames)
     const last = random.pick(lastNames)
     const segment = random.next() < 0.7 ? "Consumer" : "Business"
-    const created = start - random.int(0, 700) * day + random.int(0, 86_399) * 1000
+    const created = joined[id - 1]!
     customerRows.push(
       `(${id},${sqlText(`${first} ${last}`)},${sqlText(`customer${id}@example.com`)},${sqlText(segment)},${region},'${
         new Date(created).toISOString()
@@ -267,6 +273,16 @@ export const retail = (lastYear: number): Script => {
     )
   }
 
+  // How many customers had joined by `at`: the ids up to it (`joined` is sorted).
+  const joinedBy = (at: number) => {
+    let [low, high] = [0, customerCount]
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if (joined[mid]! < at) low = mid + 1
+      else high = mid
+    }
+    return low
+  }
   const orderRows: Array<string> = []
   const itemRows: Array<string> = []
   const returnRows: Array<string> = []
@@ -282,8 +298,8 @@ export const retail = (lastYear: number): Script => {
     const orders = Math.round(24 * growth * season * weekend * (0.8 + 0.4 * random.next()))
     for (let o = 0; o < orders; o++) {
       orderId += 1
-      const customer = random.int(1, customerCount)
       const at = t + random.int(0, 86_399) * 1000
+      const customer = random.int(1, joinedBy(at))
       const status = random.weighted([["completed", 0.86], ["shipped", 0.09], ["cancelled", 0.05]] as const)
       const channel = random.weighted([["web", 0.6], ["store", 0.3], ["partner", 0.1]] as const)
       orderRows.push(`(${orderId},${customer},'${new Date(at).toISOString()}',${sqlText(status)},${sqlText(channel)})`)

@@ -79,6 +79,24 @@ describe("DEMO connector (embedded PGlite)", () => {
         expect(capped.truncated).toBe(true)
       }))
 
+    it.effect("has customers joining in both years, each ordering only once joined", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const lastYear = new Date().getUTCFullYear() - 1
+        const result = yield* runtime.query(
+          demo,
+          request(`SELECT
+            (SELECT count(*) FROM customers WHERE extract(year FROM created_at) = ${lastYear - 1})::int AS first_year,
+            (SELECT count(*) FROM customers WHERE extract(year FROM created_at) = ${lastYear})::int AS last_year,
+            (SELECT count(*) FROM orders o JOIN customers c ON c.id = o.customer_id
+             WHERE o.ordered_at < c.created_at)::int AS before_joining`)
+        )
+        const [firstYear, lastYearJoined, beforeJoining] = result.rows[0] as [number, number, number]
+        expect(firstYear).toBeGreaterThan(300)
+        expect(lastYearJoined).toBeGreaterThan(300)
+        expect(beforeJoining).toBe(0)
+      }))
+
     it.effect("refuses writes and several statements, whatever the connector's flags", () =>
       Effect.gen(function*() {
         const runtime = yield* ConnectorRuntime
