@@ -328,6 +328,14 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("How many new customers did we get last year?")).response).toContain(
       `There were **${Number(joined.rows[0]![0]).toLocaleString("en-US")}** customers in ${lastYear}.`
     )
+    // A period the data does not reach: the answer says where the orders are.
+    const span = await hand(`SELECT min(ordered_at)::date::text, max(ordered_at)::date::text FROM orders`)
+    const future = await ask(`How many orders in ${lastYear + 5}?`)
+    expect(future.response).toContain(
+      `There were **0** orders in ${lastYear + 5}. The orders run from ${span.rows[0]![0]} to ${
+        span.rows[0]![1]
+      }: ask about a period within them.`
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )

@@ -16,9 +16,11 @@
  */
 import * as LanguageModel from "@sightline/core/LanguageModel"
 import * as SchemaPrompt from "@sightline/core/SchemaPrompt"
+import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Planner from "./internal/planner.js"
 
@@ -69,8 +71,31 @@ const label = (plan: Planner.Plan) =>
 const byWhat = (plan: Planner.Plan, result: QueryResult) =>
   `${plan.labelColumn ?? result.columns[0]}${plan.splitColumn === undefined ? "" : ` and ${plan.splitColumn}`}`
 
-/** The answer text for a plan and its result. */
-export const answer = (plan: Planner.Plan, result: QueryResult): string => {
+/** Whether a result holds nothing: no rows, a total over none (NULL), or a count of none. */
+const isEmpty = (plan: Planner.Plan, result: QueryResult): boolean => {
+  if (result.rows.length === 0) return true
+  if (plan.shape !== "total" || result.rows.length !== 1) return false
+  const value = result.rows[0]![0]
+  return value === null || value === undefined || (plan.aggregate === "count" && value === 0)
+}
+
+/**
+ * Where the data is, when the window lies outside it: "No revenue was recorded in October 2026"
+ * reads as a quiet month unless it says the orders end in 2025. `span` is the span query's row.
+ */
+const outside = (plan: Planner.Plan, span: ReadonlyArray<unknown> | undefined): string => {
+  if (plan.span === undefined || span === undefined) return ""
+  const [earliest, latest] = span.map((day) => typeof day === "string" ? day.slice(0, 10) : undefined)
+  if (earliest === undefined || latest === undefined) return ` There are no ${plan.span.of} at all.`
+  const { from, to } = plan.span
+  // ISO days compare as text; `to` is the day after the window.
+  return (from !== undefined && from > latest) || (to !== undefined && to <= earliest)
+    ? ` The ${plan.span.of} run from ${earliest} to ${latest}: ask about a period within them.`
+    : ""
+}
+
+/** The answer text for a plan and its result (and its span's row, when the window held nothing). */
+export const answer = (plan: Planner.Plan, result: QueryResult, span?: ReadonlyArray<unknown>): string => {
   // What the rows were kept to ("where status is cancelled"), then when ("in 2025").
   const period = `${
     (plan.filters ?? []).map((filter) => ` where ${filter.column} is ${filter.values.join(" or ")}`).join(" and")
@@ -78,7 +103,7 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   const formats = columnFormats(result)
   if (plan.shape === "list") {
     // The rows the query returned (`row_count`), of which the model sees a preview (`rows`).
-    if (result.row_count === 0) return `No ${plan.measureLabel} matched${period}.`
+    if (result.row_count === 0) return `No ${plan.measureLabel} matched${period}.${outside(plan, span)}`
     const count = result.row_count >= Planner.listLimit ? `The first ${Planner.listLimit}` : `The ${result.row_count}`
     return `${count} ${plan.measureLabel}${period}:\n\n${
       result.rows.slice(0, 25).map((row) => `- ${formats[0]!(row[0])}`).join("\n")
@@ -86,13 +111,17 @@ export const answer = (plan: Planner.Plan, result: QueryResult): string => {
   }
   if (plan.shape === "total" || result.columns.length < 2) {
     const value = result.rows[0]?.[0]
-    if (plan.aggregate === "count") return `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.`
+    if (plan.aggregate === "count") {
+      return `There were **${format(value ?? 0)}** ${plan.measureLabel}${period}.${outside(plan, span)}`
+    }
     // A sum or an average over no rows is NULL: say so rather than print a dash.
     return value === null || value === undefined
-      ? `No ${plan.measureLabel} ${/^\w+[^s]s\b/.test(plan.measureLabel) ? "were" : "was"} recorded${period}.`
+      ? `No ${plan.measureLabel} ${/^\w+[^s]s\b/.test(plan.measureLabel) ? "were" : "was"} recorded${period}.${
+        outside(plan, span)
+      }`
       : `The ${label(plan)}${period} was **${formats[0]!(value)}**.`
   }
-  if (result.rows.length === 0) return `No rows matched${period}.`
+  if (result.rows.length === 0) return `No rows matched${period}.${outside(plan, span)}`
   // The value is the last column; the ones before it say what it is of.
   const valueAt = result.columns.length - 1
   const table = [
@@ -184,14 +213,24 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   }
 
   const plan = Planner.plan(question, connectors, now, glossary)
-  const sqlResults = messages.filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_sql")
-  const latest = sqlResults.at(-1)
-  if (latest === undefined || "unplannable" in plan) return reply("I have nothing to report.")
-  if (latest.content.startsWith("error:")) {
-    return reply(`The query failed: ${latest.content.slice("error:".length).trim()}`)
+  // This answer's queries: the plan's, then its span's when the plan's window held nothing.
+  const asked = Option.getOrElse(Arr.findLastIndex(messages, (m) => m.role === "user"), () => -1)
+  const [planned, spanned] = messages.slice(asked + 1)
+    .filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_sql")
+  if (planned === undefined || "unplannable" in plan) return reply("I have nothing to report.")
+  if (planned.content.startsWith("error:")) {
+    return reply(`The query failed: ${planned.content.slice("error:".length).trim()}`)
   }
-  const result = parseResult(latest.content)
+  const result = parseResult(planned.content)
   if (result === undefined) return reply("The query returned nothing I can read.")
+  if (spanned === undefined && plan.span !== undefined && isEmpty(plan, result)) {
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "run_sql",
+      arguments: { connector_id: plan.connectorId, sql: plan.span.sql }
+    })
+  }
+  const span = spanned === undefined ? undefined : parseResult(spanned.content)?.rows[0]
 
   if (
     toolName(messages, last.toolCallId) === "run_sql" && offers("create_chart") && result.columns.length >= 2 &&
@@ -218,13 +257,13 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
     return LanguageModel.callTools({
       id: `offline_${turn + 1}`,
       name: "write_report",
-      arguments: report(question, plan, result, chart)
+      arguments: report(question, plan, result, chart, span)
     })
   }
   if (lastTool === "write_report" && last.content.startsWith("error:")) {
     return reply(`The report could not be written: ${last.content.slice("error:".length).trim()}`)
   }
-  return reply(answer(plan, result))
+  return reply(answer(plan, result, span))
 }
 
 // The `image_url` that `create_chart` answered with (`{"image_url":"chart:1"}`).
@@ -244,10 +283,11 @@ export const report = (
   question: string,
   plan: Planner.Plan,
   result: QueryResult,
-  chart: string | undefined
+  chart: string | undefined,
+  span?: ReadonlyArray<unknown>
 ) => {
   const subject = question.trim().split("\n")[0]!.slice(0, 120)
-  const text = plainText(answer(plan, result))
+  const text = plainText(answer(plan, result, span))
   const [lead, ...rest] = text.split("\n\n")
   const rows = result.columns.length >= 2 ? result.rows.slice(0, 10) : []
   const formats = columnFormats(result)

@@ -833,6 +833,45 @@ describe("Offline model planning", () => {
     expect(LanguageModel.fromParts(respond("revenue of helix mini")).text).toContain("\"helix\" is not")
   })
 
+  it("when a period holds nothing, asks where the data is and says so when the period lies outside it", () => {
+    const question = "How many orders last month?"
+    const ask = (...results: ReadonlyArray<string>) => {
+      const messages: Array<LanguageModel.Message> = [{ role: "user", content: question }]
+      results.forEach((content, i) => {
+        const call = { id: `offline_${i + 1}`, name: "run_sql", arguments: "{}" }
+        messages.push({ role: "assistant", content: "", toolCalls: [call] }, {
+          role: "tool",
+          toolCallId: call.id,
+          content
+        })
+      })
+      return Offline.respond({ model: "offline", system, tools, messages }, now)
+    }
+    const none = JSON.stringify({ columns: ["orders_count"], rows: [[0]], row_count: 1, truncated: false })
+    const span = (earliest: string, latest: string) =>
+      JSON.stringify({ columns: ["earliest", "latest"], rows: [[earliest, latest]], row_count: 1, truncated: false })
+    const second = ask(none)[0] as LanguageModel.ToolCallPart
+    expect(second).toMatchObject({ _tag: "ToolCall", name: "run_sql" })
+    expect(JSON.parse(second.arguments).sql).toBe(
+      "SELECT CAST(min(\"ordered_at\") AS DATE) AS earliest, CAST(max(\"ordered_at\") AS DATE) AS latest\n" +
+        "FROM \"public\".\"orders\""
+    )
+    expect(LanguageModel.fromParts(ask(none, span("2024-01-01", "2025-12-31"))).text).toContain(
+      "There were **0** orders in October 2026. The orders run from 2024-01-01 to 2025-12-31: ask about a period within them."
+    )
+    // A window within the data that holds nothing is only that; a table with no rows says so.
+    expect(LanguageModel.fromParts(ask(none, span("2024-01-01", "2026-11-20"))).text).toMatch(
+      /^There were \*\*0\*\* orders in October 2026\.\n/
+    )
+    expect(LanguageModel.fromParts(ask(none, span(null as never, null as never))).text).toContain(
+      "in October 2026. There are no orders at all."
+    )
+    // Rows found, or no window: one query.
+    const some = JSON.stringify({ columns: ["orders_count"], rows: [[12]], row_count: 1, truncated: false })
+    expect(LanguageModel.fromParts(ask(some)).text).toMatch(/^There were \*\*12\*\* orders in October 2026\.\n/)
+    expect(planFor("How many orders are there?").span).toBeUndefined()
+  })
+
   it("says what it cannot do instead of guessing", () => {
     const parts = Offline.respond({
       model: "offline",

@@ -37,6 +37,17 @@ export interface Plan {
   readonly period?: string | undefined
   /** The listed values the question named, which the query keeps to: "status is cancelled". */
   readonly filters?: ReadonlyArray<{ readonly column: string; readonly values: ReadonlyArray<string> }> | undefined
+  /**
+   * With a window, the query of the first and the last day its time column holds, and the window's
+   * sides: when the window holds nothing, the answer says where the data is.
+   */
+  readonly span?: {
+    readonly sql: string
+    /** What the time column dates: "orders". */
+    readonly of: string
+    readonly from?: string | undefined
+    readonly to?: string | undefined
+  } | undefined
 }
 
 const stopWords = new Set([
@@ -1133,13 +1144,24 @@ export const plan = (
   const from = `FROM ${table(base.name)} AS t0${joins.length === 0 ? "" : `\n${joins.join("\n")}`}${
     where.length === 0 ? "" : `\nWHERE ${where.join(" AND ")}`
   }`
+  const span = window === undefined || time === undefined ? undefined : {
+    sql:
+      `SELECT CAST(min(${q(time.column.name)}) AS DATE) AS earliest, CAST(max(${
+        q(time.column.name)
+      }) AS DATE) AS latest\n` +
+      `FROM ${table(time.table.name)}`,
+    of: shortName(time.table.name).replace(/_/g, " "),
+    from: window.from,
+    to: window.to
+  }
   const common = {
     connectorId: connector.id,
     aggregate,
     valueColumn,
     measureLabel,
     period: window?.label,
-    ...filtered
+    ...filtered,
+    ...(span === undefined ? {} : { span })
   }
 
   const direction = fromTheLeast.test(question.toLowerCase()) ? "ASC" : "DESC"
