@@ -744,6 +744,11 @@ describe("Offline model planning", () => {
     expect(versus).toContain("GROUP BY t1.\"channel\"")
     expect(sqlFor("Revenue by region sorted ascending").sql).toContain("ORDER BY 2 ASC, 1")
     expect(sqlFor("Revenue for web and store").sql).not.toContain("GROUP BY")
+    for (
+      const split of ["the revenue split between consumer and business customers", "breakdown of web and store orders"]
+    ) {
+      expect(sqlFor(split).sql).toMatch(/GROUP BY t\d\."(?:segment|channel)"/)
+    }
     expect(declined("Smallest order value")).toContain("I could not tell what to rank")
     expect(sqlFor("Which of the regions had the most orders?").sql).toContain("count(*) AS \"orders_count\"")
     expect(sqlFor("Top 5 of our products by revenue").sql).toMatch(/^SELECT t1."name" AS "product"[^]*LIMIT 5$/)

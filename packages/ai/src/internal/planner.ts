@@ -936,8 +936,9 @@ export const plan = (
   const found = groupsOf(graph, question)
   const filters = filtersOf(graph, question)
   // "Per" a table is no group of it: an average over it, or of its own rows. Values compared ("web
-  // vs store revenue", "compare Europe and Asia Pacific") are set side by side, not summed.
-  const compared = /\b(?:vs\.?|versus|compare|compared|against)\b/i.test(question)
+  // vs store revenue", "compare Europe and Asia Pacific", "the split between consumer and business")
+  // are set side by side, not summed.
+  const compared = /\b(?:vs\.?|versus|compare|compared|against|split|between|breakdown)\b/i.test(question)
     ? filters.filter((filter) => filter.values.length > 1).map(({ column, table }) => ({
       table,
       column,
