@@ -336,6 +336,13 @@ describeServers("asking with the offline model over the DEMO connector", (server
         span.rows[0]![1]
       }: ask about a period within them.`
     )
+    // When the last order was: the latest time, to the minute.
+    const latest = await hand(
+      `SELECT to_char(max(ordered_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD "at" HH24:MI') FROM orders`
+    )
+    expect((await ask("When was our last order?")).response).toContain(
+      `The last order was on ${latest.rows[0]![0]} UTC.`
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )

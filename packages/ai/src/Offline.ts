@@ -71,10 +71,20 @@ const label = (plan: Planner.Plan) =>
 const byWhat = (plan: Planner.Plan, result: QueryResult) =>
   `${plan.labelColumn ?? result.columns[0]}${plan.splitColumn === undefined ? "" : ` and ${plan.splitColumn}`}`
 
+/** A time as the answer says it: "on 2025-12-31 at 23:58 UTC", or "on 2025-12-31" for a date. */
+const moment = (value: unknown): string => {
+  const text = String(value)
+  const parts = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}))?/.exec(text)
+  if (parts === null) return text
+  return parts[2] === undefined
+    ? `on ${parts[1]}`
+    : `on ${parts[1]} at ${parts[2]}${/Z$|\+00(?::?00)?$/.test(text) ? " UTC" : ""}`
+}
+
 /** Whether a result holds nothing: no rows, a total over none (NULL), or a count of none. */
 const isEmpty = (plan: Planner.Plan, result: QueryResult): boolean => {
   if (result.rows.length === 0) return true
-  if (plan.shape !== "total" || result.rows.length !== 1) return false
+  if ((plan.shape !== "total" && plan.shape !== "when") || result.rows.length !== 1) return false
   const value = result.rows[0]![0]
   return value === null || value === undefined || (plan.aggregate === "count" && value === 0)
 }
@@ -108,6 +118,13 @@ export const answer = (plan: Planner.Plan, result: QueryResult, span?: ReadonlyA
     return `${count} ${plan.measureLabel}${period}:\n\n${
       result.rows.slice(0, 25).map((row) => `- ${formats[0]!(row[0])}`).join("\n")
     }${result.row_count > 25 ? `\n\n(${result.row_count - 25} more in the table and the CSV.)` : ""}`
+  }
+  if (plan.shape === "when") {
+    const at = result.rows[0]?.[0]
+    if (at === null || at === undefined) return `No ${plan.measureLabel} was recorded${period}.${outside(plan, span)}`
+    return `The ${plan.valueColumn.startsWith("last_") ? "last" : "first"} ${plan.measureLabel}${period} was ${
+      moment(at)
+    }.`
   }
   if (plan.shape === "total" || result.columns.length < 2) {
     const value = result.rows[0]?.[0]

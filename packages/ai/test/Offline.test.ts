@@ -877,6 +877,30 @@ describe("Offline model planning", () => {
     expect(planFor("How many orders are there?").span).toBeUndefined()
   })
 
+  it("says when the first or the last row was, kept to a period and values", () => {
+    expect(sqlFor("When was our last order?").sql).toBe(
+      "SELECT max(t0.\"ordered_at\") AS \"last_order_at\"\nFROM \"public\".\"orders\" AS t0"
+    )
+    // The most recent is no ranking; "last year" is a period, not the last row.
+    const cancelled = planFor("When was the most recent cancelled order last year?")
+    expect(cancelled.sql).toBe([
+      "SELECT max(t0.\"ordered_at\") AS \"last_order_at\"",
+      "FROM \"public\".\"orders\" AS t0",
+      "WHERE t0.\"ordered_at\" >= '2025-01-01' AND t0.\"ordered_at\" < '2026-01-01' AND t0.\"status\" = 'cancelled'"
+    ].join("\n"))
+    expect(sqlFor("When was the first return?").sql).toContain("SELECT min(t0.\"returned_at\") AS \"first_return_at\"")
+    const at = (value: unknown) =>
+      Offline.answer(cancelled, { columns: ["last_order_at"], rows: [[value]], row_count: 1, truncated: false })
+    expect(at("2025-12-31T19:00:00.000Z")).toBe(
+      "The last order where status is cancelled in 2025 was on 2025-12-31 at 19:00 UTC."
+    )
+    expect(at("2025-12-31")).toBe("The last order where status is cancelled in 2025 was on 2025-12-31.")
+    expect(at(null)).toBe("No order was recorded where status is cancelled in 2025.")
+    const declined = (question: string) => LanguageModel.fromParts(respond(question)).text
+    expect(declined("When was revenue highest?")).toContain("ask which month or day had the most")
+    expect(declined("When was our last order for each region?")).toContain("not for each of a group")
+  })
+
   it("says what it cannot do instead of guessing", () => {
     const parts = Offline.respond({
       model: "offline",

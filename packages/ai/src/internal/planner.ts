@@ -21,7 +21,7 @@ export type Aggregate = "count" | "sum" | "avg"
 export interface Plan {
   readonly connectorId: number
   readonly sql: string
-  readonly shape: "total" | "top" | "group" | "series" | "list"
+  readonly shape: "total" | "top" | "group" | "series" | "list" | "when"
   readonly aggregate: Aggregate
   /** The result column of the measure and of the group or period. */
   readonly valueColumn: string
@@ -773,6 +773,15 @@ const perOf = (
   return table === undefined ? undefined : { table }
 }
 
+/** Whether a question asks for the latest or the earliest: "the last order", "our first customer". */
+const extremeOf = (question: string): "max" | "min" | undefined => {
+  // Not a period's "last" or "first": "last year", "the first quarter".
+  const word =
+    /\b(last|latest|most recent|newest|first|earliest|oldest)\b(?!\s+(?:year|half|quarter|month|week|day|\d|q[1-4]))/i
+      .exec(question)?.[1]?.toLowerCase()
+  return word === undefined ? undefined : ["first", "earliest", "oldest"].includes(word) ? "min" : "max"
+}
+
 /** The table a bare "per" names ("revenue per order") when its rows have no name, only a key. */
 const keyedPerOf = (graph: Graph, question: string): ConnectorRuntime.Table | undefined => {
   const word = /\bper ([a-z_]+)/.exec(question.toLowerCase())?.[1]
@@ -949,7 +958,16 @@ export const plan = (
     (g.byColumn || g.table !== per?.table) &&
     all.findIndex((other) => other.table === g.table && other.column === g.column) === i
   )
-  const limit = limitOf(question)
+  // "When was our last order?": the time of the latest (or the earliest) row, not their number.
+  const when = /\bwhen (?:was|were|is|are|did|do|does|has|have)\b/i.test(question) ? extremeOf(question) : undefined
+  if (/\bwhen (?:was|were|is|are|did|do|does|has|have)\b/i.test(question) && when === undefined) {
+    return {
+      unplannable: "I can say when the first or the last of something was; for when something peaked, ask which " +
+        "month or day had the most, for example \"which month had the highest revenue\""
+    }
+  }
+  // "The most recent order" is no ranking when its time is asked.
+  const limit = when === undefined ? limitOf(question) : undefined
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
   const grain = Periods.grainOf(question) ?? rankedGrain ?? found.grain ?? (years === undefined ? undefined : "year")
@@ -1041,7 +1059,7 @@ export const plan = (
     unplannable: `I found no way to join ${shortName(base.name)} to ${shortName(target.name)}`
   })
 
-  const needsTime = window !== undefined || grain !== undefined
+  const needsTime = window !== undefined || grain !== undefined || when !== undefined
   const time = needsTime ? timeColumnNear(graph, base.name) : undefined
   if (needsTime && time === undefined) return { unplannable: "I found no date or time column to filter or group by" }
   const timeAlias = time === undefined ? undefined : join(time.table.name)
@@ -1184,6 +1202,20 @@ export const plan = (
     dimensions.flatMap((d, i) =>
       d.bucket === true && byPosition ? [String(i + 1)] : d.key === undefined ? [d.expression] : [d.key, d.expression]
     ).join(", ")
+  if (when !== undefined && time !== undefined) {
+    if (first !== undefined) {
+      return { unplannable: "I can say when the first or the last of something was, not for each of a group" }
+    }
+    const of = stem(shortName(time.table.name)).replace(/_/g, " ")
+    const name = `${when === "max" ? "last" : "first"}_${of.replace(/ /g, "_")}_at`
+    return {
+      ...common,
+      sql: `SELECT ${when}(${timeAlias}.${q(time.column.name)}) AS ${q(name)}\n${from}`,
+      shape: "when",
+      valueColumn: name,
+      measureLabel: of
+    }
+  }
   if (first === undefined) {
     // "The smallest order value": a ranking with nothing to rank; answered, it was the total.
     if (limit !== undefined) {
