@@ -336,6 +336,15 @@ describeServers("asking with the offline model over the DEMO connector", (server
         span.rows[0]![1]
       }: ask about a period within them.`
     )
+    // Orders, not customers, by the customers' segment.
+    const bySegment = await hand(
+      `SELECT c.segment, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE ${year}
+       GROUP BY c.segment ORDER BY 2 DESC, 1`
+    )
+    const segments = await ask("How many orders did each customer segment place last year?")
+    expect(JSON.parse(segments.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
+      bySegment.rows.map(([segment, count]) => [segment, Number(count)])
+    )
     // When the last order was: the latest time, to the minute.
     const latest = await hand(
       `SELECT to_char(max(ordered_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD "at" HH24:MI') FROM orders`

@@ -67,6 +67,7 @@ const tables: ReadonlyArray<ConnectorRuntime.Table> = [
   {
     name: "public.order_items",
     rowEstimate: 31000,
+    comment: "Order lines",
     columns: [
       column("id", "integer"),
       column("order_id", "integer", ref("public.orders")),
@@ -639,8 +640,22 @@ describe("Offline model planning", () => {
     // A total, a ranking, or rows with names stay a breakdown.
     expect(sqlFor("Total revenue per order").sql).toContain("GROUP BY t1.\"id\"")
     expect(planFor("Revenue per customer")).toMatchObject({ shape: "group", aggregate: "sum" })
-    // The whole column's name outweighs a part of another's and its comment ("line" of line_total).
-    expect(sqlFor("What's the average quantity per order line?").sql).toContain("sum(t0.\"quantity\")")
+    // The whole column's name outweighs a part of another's and its comment ("line" of line_total);
+    // "order line", the table's comment, names the order lines, not the orders: a plain average.
+    expect(sqlFor("What's the average quantity per order line?").sql).toMatch(
+      /^SELECT round\(\(avg\(t0."quantity"\)\)::numeric, [^\n]*\nFROM "public"."order_items" AS t0$/
+    )
+    expect(sqlFor("Average quantity per order item by category").sql).toContain("GROUP BY t2.\"id\", t2.\"name\"")
+    expect(sqlFor("Average quantity per order item by category").sql).not.toContain("count(DISTINCT")
+    // Said in full, a table's name outweighs the shorter one inside it.
+    expect(sqlFor("How many order lines were there in 2025?").sql).toMatch(
+      /^SELECT count\(\*\) AS "order_items_count"\nFROM "public"."order_items" AS t0\nJOIN "public"."orders"/
+    )
+    // A table broken down by its column is not what is counted: "orders by customer segment" are orders.
+    expect(sqlFor("How many orders did each customer segment place last year?").sql).toMatch(
+      /^SELECT t1."segment" AS "segment", count\(\*\) AS "orders_count"\nFROM "public"."orders" AS t0\n/
+    )
+    expect(sqlFor("How many customers by segment?").sql).toContain("FROM \"public\".\"customers\" AS t0")
     // An average per the measure's own table is a plain average.
     expect(sqlFor("Average refund amount per return").sql).toMatch(
       /^SELECT round\(\(avg\(t0."refund_amount"\)\)::numeric, CASE [^\n]* AS "average_refund_amount"\nFROM "public"."returns" AS t0$/

@@ -577,8 +577,27 @@ const labelOf = (table: ConnectorRuntime.Table, column: ConnectorRuntime.Column)
   column.name === "name" || column.name === "code" || column.primaryKey ? stem(shortName(table.name)) : column.name
 
 /** Scores how well a table's name matches the words (whole words only). */
-const tableScore = (table: ConnectorRuntime.Table, asked: ReadonlySet<string>): number => {
+/**
+ * The names a table goes by, each as its stemmed words: its own ("order items") and a comment's
+ * first clause when that is as short as a name ("Order lines"; not "Returned order lines and their
+ * refunds").
+ */
+const namesOf = (table: ConnectorRuntime.Table): ReadonlyArray<ReadonlyArray<string>> => {
+  const alias = words((table.comment ?? "").split(/[;.:(]/)[0]!).map(stem)
+  return [words(shortName(table.name)).map(stem), ...(alias.length > 0 && alias.length <= 3 ? [alias] : [])]
+}
+
+/** A question's words, stemmed, as one text that a name of several words can be looked for in. */
+const saidOf = (question: string): string => `_${words(question).map(stem).join("_")}_`
+
+/** Whether a question says a table's name of several words ("order items", "order lines") in full. */
+const saysInFull = (table: ConnectorRuntime.Table, said: string): boolean =>
+  namesOf(table).some((name) => name.length > 1 && said.includes(`_${name.join("_")}_`))
+
+const tableScore = (table: ConnectorRuntime.Table, asked: ReadonlySet<string>, said: string): number => {
   const name = shortName(table.name)
+  // Said in full, a name outweighs the shorter one inside it: "order items" are not orders.
+  if (saysInFull(table, said)) return 12
   if (asked.has(stem(name))) return 10
   return words(name).map(stem).filter((w) => asked.has(w)).length * 3
 }
@@ -702,12 +721,19 @@ const groupsOf = (graph: Graph, question: string): { groups: ReadonlyArray<Group
       if (period !== "time" && period !== "date") grain ??= period as Grain
       continue
     }
+    // Two words that name a table together ("per order line") name neither word's.
+    const whole = tableAt(graph, phrase.slice(0, 2).join(" "), 2)
+    const wholeLabel = whole === undefined ? undefined : labelColumnOf(whole)
     const [head, next] = phrase.map((word) => groupNamed(graph, word))
     // Of two words, the second when it qualifies the first: "return reasons" (a column of
     // returns), "product category" (the table a product refers to); else the first that names one.
     const qualifies = head !== undefined && next !== undefined &&
       (next.table === head.table || search(graph, head.table.name, next.table.name, true) !== undefined)
-    const group = qualifies ? next : head ?? next
+    const group = whole !== undefined && wholeLabel !== undefined
+      ? { table: whole, column: wholeLabel, byColumn: false }
+      : qualifies
+      ? next
+      : head ?? next
     if (group !== undefined && !groups.some((g) => g.table === group.table && g.column === group.column)) {
       groups.push(group)
     }
@@ -759,18 +785,30 @@ const perOf = (
   question: string
 ): { readonly table: ConnectorRuntime.Table; readonly asValue?: string } | undefined => {
   const q = question.toLowerCase()
-  const named = (word: string | undefined) =>
-    word === undefined ? undefined : graph.tables.find((t) => stem(shortName(t.name)) === stem(word))
-  const perWord = named(/\b(?:average|avg|mean)\b(?: [a-z_]+){0,3}? per ([a-z_]+)/.exec(q)?.[1])
+  const perWord = tableAt(graph, /\b(?:average|avg|mean)\b(?: [a-z_]+){0,3}? per ([a-z_]+(?: [a-z_]+)?)/.exec(q)?.[1])
   if (perWord !== undefined) return { table: perWord }
   const asValue = /\b(?:average|avg|mean) ([a-z_]+) (value|size|amount)\b/.exec(q)
-  const valued = named(asValue?.[1])
+  const valued = tableAt(graph, asValue?.[1])
   if (valued !== undefined) return { table: valued, asValue: asValue![2]! }
   // "How many orders does the average customer place", "on average, how many items are in an order".
-  const table = named(/\b(?:the|an?) (?:average|typical) ([a-z_]+)/.exec(q)?.[1]) ??
+  const table = tableAt(graph, /\b(?:the|an?) (?:average|typical) ([a-z_]+(?: [a-z_]+)?)/.exec(q)?.[1]) ??
     // Not "for each region": that is a breakdown.
-    named(/\b(?:in|per|for|of) (?:an?|one) ([a-z_]+)/.exec(q)?.[1])
+    tableAt(graph, /\b(?:in|per|for|of) (?:an?|one) ([a-z_]+(?: [a-z_]+)?)/.exec(q)?.[1])
   return table === undefined ? undefined : { table }
+}
+
+/**
+ * The table that `text` starts with: by a name of two words ("order lines"), else of one ("order")
+ * unless `least` is 2.
+ */
+const tableAt = (graph: Graph, text: string | undefined, least = 1): ConnectorRuntime.Table | undefined => {
+  const said = words(text ?? "").slice(0, 2).map(stem)
+  for (const n of [2, 1]) {
+    if (said.length < n || n < least) continue
+    const table = graph.tables.find((t) => namesOf(t).some((name) => name.join("_") === said.slice(0, n).join("_")))
+    if (table !== undefined) return table
+  }
+  return undefined
 }
 
 /** Whether a question asks for the latest or the earliest: "the last order", "our first customer". */
@@ -784,10 +822,7 @@ const extremeOf = (question: string): "max" | "min" | undefined => {
 
 /** The table a bare "per" names ("revenue per order") when its rows have no name, only a key. */
 const keyedPerOf = (graph: Graph, question: string): ConnectorRuntime.Table | undefined => {
-  const word = /\bper ([a-z_]+)/.exec(question.toLowerCase())?.[1]
-  const table = word === undefined
-    ? undefined
-    : graph.tables.find((t) => stem(shortName(t.name)) === stem(word))
+  const table = tableAt(graph, /\bper ([a-z_]+(?: [a-z_]+)?)/.exec(question.toLowerCase())?.[1])
   return table !== undefined && labelColumnOf(table)?.primaryKey === true ? table : undefined
 }
 
@@ -889,11 +924,12 @@ export const plan = (
   const question = text.replace(/\b(which|what|top(?: \d+)?|bottom(?: \d+)?) of (?:the |our |all )?/gi, "$1 ")
   const questionWords = contentWords(question)
   const asked = new Set(questionWords.map(stem))
+  const said = saidOf(question)
   if (connectors.length === 0) return { unplannable: "no data connector is enabled in this chat" }
   // The connector whose tables the question names best.
   const scored = connectors.map((connector) => ({
     connector,
-    score: connector.schema.tables.reduce((sum, t) => sum + tableScore(t, asked), 0)
+    score: connector.schema.tables.reduce((sum, t) => sum + tableScore(t, asked, said), 0)
   }))
   scored.sort((a, b) => b.score - a.score)
   const connector = scored[0]!.connector
@@ -977,10 +1013,11 @@ export const plan = (
 
   // What is counted or listed: the table the question names best (orders, customers), else the
   // group's; of two named as well, not the one whose value it names ("products in the Laptops
-  // category" are products).
-  const filterTables = new Set(filters.map((filter) => filter.table))
+  // category" are products), nor the one whose column it is broken down by ("orders by customer
+  // segment" are orders).
+  const filterTables = new Set([...filters.map((filter) => filter.table), ...groups.map((g) => g.table)])
   const candidates = aggregate === "count" || countsPer
-    ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked) })).filter((x) =>
+    ? [...graph.tables].map((t) => ({ t, s: tableScore(t, asked, said) })).filter((x) =>
       x.s > 0 && groups.every((g) => g.byColumn || x.t !== g.table) && x.t !== perTable?.table
     ).sort((a, b) => b.s - a.s || Number(filterTables.has(a.t)) - Number(filterTables.has(b.t)))
     : []
