@@ -487,6 +487,8 @@ describe("Offline model planning", () => {
       expect(declined(part)).toContain("not the early, middle or late part of one")
     }
     expect(declined("Revenue at the end of last year")).toContain("late part of one")
+    // A period's ordinal is no name.
+    expect(planFor("What were the sales in the first quarter of 2025 by region?").period).toBe("in Q1 2025")
     expect(window("revenue until the end of 2024")).toEqual({ to: "2025-01-01", label: "until the end of 2024" })
     expect(Offline.answer(
       planFor("Total revenue before 2025"),
@@ -568,6 +570,10 @@ describe("Offline model planning", () => {
     expect(sqlFor("Top 10 customers by revenue").sql).toContain("GROUP BY t2.\"id\", t2.\"name\"")
     expect(LanguageModel.fromParts(respond("Revenue by category, region and channel")).text).toContain(
       "by two things at most"
+    )
+    // Two words for the first ("customer segment"); the second is not dropped.
+    expect(sqlFor("What is the revenue by customer segment and channel?").sql).toContain(
+      "GROUP BY t2.\"segment\", t1.\"channel\""
     )
 
     // The second group is the chart's colour; the answer leads with the first row's groups.

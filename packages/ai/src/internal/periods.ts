@@ -270,5 +270,10 @@ export const periodWords = new Set([
   "monthly",
   "quarterly",
   "yearly",
-  "annual"
+  "annual",
+  // "In the first quarter", "in the past year": a period's, not a name.
+  ...Object.keys(ordinals),
+  "past",
+  "previous",
+  "current"
 ])

@@ -677,9 +677,13 @@ const groupPhrasesOf = (question: string): ReadonlyArray<ReadonlyArray<string>> 
       found.push(match.slice(1).filter((w): w is string => w !== undefined && !Object.hasOwn(numberWords, w)))
     }
   }
-  // The rest of a list: "by category, region and channel".
-  for (const match of q.matchAll(/\b(?:by|per|for each|each|across) ([a-z_]+(?:(?:,? and|,) [a-z_]+)+)/g)) {
-    for (const item of match[1]!.split(/,? and |, /).slice(1)) found.push([item])
+  // The rest of a list: "by category, region and channel", "by customer segment and product category".
+  for (
+    const match of q.matchAll(
+      /\b(?:by|per|for each|each|across) ([a-z_]+(?: (?!and\b)[a-z_]+)?(?:(?:,? and|,) [a-z_]+(?: (?!and\b)[a-z_]+)?)+)/g
+    )
+  ) {
+    for (const item of match[1]!.split(/,? and |, /).slice(1)) found.push(item.split(" "))
   }
   return found
 }
