@@ -345,6 +345,13 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(JSON.parse(segments.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
       bySegment.rows.map(([segment, count]) => [segment, Number(count)])
     )
+    // A day, as people write it.
+    const christmasEve = await hand(
+      `SELECT count(*) FROM orders o WHERE o.ordered_at >= '${lastYear}-12-24' AND o.ordered_at < '${lastYear}-12-25'`
+    )
+    expect((await ask(`How many orders on December 24, ${lastYear}?`)).response).toContain(
+      `There were **${Number(christmasEve.rows[0]![0]).toLocaleString("en-US")}** orders on ${lastYear}-12-24.`
+    )
     // When the last order was: the latest time, to the minute.
     const latest = await hand(
       `SELECT to_char(max(ordered_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD "at" HH24:MI') FROM orders`

@@ -439,6 +439,26 @@ describe("Offline model planning", () => {
     })
     // Weeks start on Monday: now (Monday 23 November) is in the week of the 23rd.
     expect(window("orders last week")).toMatchObject({ from: "2026-11-16", to: "2026-11-23" })
+    // A day, in any of its usual spellings; without a year, the latest that has begun.
+    for (
+      const day of ["on 2025-12-24", "on December 24, 2025", "on 24 December 2025", "on the 24th of December 2025"]
+    ) {
+      expect(window(`revenue ${day}`)).toEqual({ from: "2025-12-24", to: "2025-12-25", label: "on 2025-12-24" })
+    }
+    expect(window("orders on December 24")).toMatchObject({ from: "2025-12-24" })
+    expect(window("orders on November 2")).toMatchObject({ from: "2026-11-02" })
+    expect(window("orders on February 29")).toMatchObject({ from: "2024-02-29" })
+    expect(window("revenue since December 1, 2025")).toEqual({
+      from: "2025-12-01",
+      to: "2026-11-24",
+      label: "since 2025-12-01"
+    })
+    expect(window("orders on February 30, 2025")).toEqual({
+      unreadable: expect.stringContaining("not in the calendar")
+    })
+    expect(window("orders on 12/24/2025")).toEqual({ unreadable: expect.stringContaining("whose order differs") })
+    // A month and its year are no day.
+    expect(window("revenue in December 2025")).toMatchObject({ from: "2025-12-01", to: "2026-01-01" })
     expect(window("may I see the revenue")).toBeUndefined()
     // Rolling windows end with today (the 23rd).
     expect(window("sales today")).toEqual({ from: "2026-11-23", to: "2026-11-24", label: "today" })

@@ -65,7 +65,7 @@ const monthsWindow = (year: number, first: number, months: number, label: string
 // What follows, when a period does.
 const periodAhead =
   "(?=(?:the\\s+)?(?:q[1-4]|h[12]|\\d{4}|last|this|previous|first|second|third|fourth|1st|2nd|3rd|4th|" +
-  `today|yesterday|${monthPattern})\\b)`
+  `today|yesterday|${monthPattern}|\\d{1,2}(?:st|nd|rd|th)?\\s+(?:of\\s+)?${monthPattern})\\b)`
 const rangeWord = new RegExp(
   "\\b(since|after|before|until|till|prior to|through)\\s+(?:the\\s+(start|beginning|end)\\s+of\\s+)?" + periodAhead
 )
@@ -76,7 +76,7 @@ const partWord = new RegExp(
 )
 
 /** A period's label without its preposition: "in March 2025" → "March 2025". */
-const bare = (window: Window) => window.label.replace(/^in /, "")
+const bare = (window: Window) => window.label.replace(/^(?:in|on) /, "")
 
 /**
  * Reads a time window, as `periodOf` does, or a range around a period: "since March 2025" and
@@ -87,6 +87,16 @@ const bare = (window: Window) => window.label.replace(/^in /, "")
  */
 export const windowOf = (question: string, now: Date): Window | Unreadable | undefined => {
   const q = question.toLowerCase()
+  // "12/11/2025" is the 11th of December in some countries and the 12th of November in others; its
+  // year alone was read.
+  if (/\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b/.test(q)) {
+    return {
+      unreadable:
+        "I read a day written as 2025-12-24 or December 24, 2025, not 12/24/2025, whose order differs by country"
+    }
+  }
+  // "February 30" is no day; its year alone was read.
+  if (dayOf(q, now) === null) return { unreadable: "the day the question names is not in the calendar" }
   // Two periods, each read as "in …" (which a month alone needs): "from web and store in 2025" is none.
   const two = /\b(?:between|from)\s+(.+?)\s+(?:and|to|until|till|through)\s+(.+)/.exec(q) ??
     /^(.+?)\s+(?:vs\.?|versus|compared (?:to|with)|against)\s+(.+)/.exec(q)
@@ -144,15 +154,15 @@ const periodOf = (question: string, now: Date): Window | undefined => {
   const year = now.getUTCFullYear()
   const month = now.getUTCMonth()
   const yearWindow = (y: number): Window => ({ from: `${y}-01-01`, to: `${y + 1}-01-01`, label: `in ${y}` })
-  // The year the question names, if any, for a quarter or a month in it.
-  const namedYear = /\b(?:last|previous) year\b/.test(q)
-    ? year - 1
-    : /\bthis year\b/.test(q)
-    ? year
-    : ((y) => y === undefined ? undefined : Number(y))((/\b(20\d{2}|19\d{2})\b/.exec(q) ?? [])[1])
+  const namedYear = namedYearOf(q, now)
   // The year of the latest period starting at month `first` that has begun, unless a year is named.
   const latest = (first: number) => namedYear ?? (first <= month ? year : year - 1)
 
+  const day = dayOf(q, now)
+  if (day !== undefined && day !== null) {
+    const from = isoDate(day)
+    return { from, to: isoDate(new Date(day.getTime() + 86_400_000)), label: `on ${from}` }
+  }
   const quarter = /\bq([1-4])\b/.exec(q)?.[1] ??
     ((ordinal) => ordinal === undefined ? undefined : String(ordinals[ordinal]))(
       /\b(first|1st|second|2nd|third|3rd|fourth|4th) quarter\b/.exec(q)?.[1]
@@ -230,6 +240,44 @@ const periodOf = (question: string, now: Date): Window | undefined => {
   }
   return undefined
 }
+
+/**
+ * A day the question names: "2025-12-24", "December 24, 2025", "24 December 2025", or without a year
+ * ("on December 24") the latest that has begun; `null` for a day the calendar lacks ("February 30").
+ */
+const dayOf = (q: string, now: Date): Date | null | undefined => {
+  const iso = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(q)
+  const monthFirst = new RegExp(`\\b${monthPattern}\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`).exec(q)
+  const dayFirst = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${monthPattern}\\b(?:,?\\s+(\\d{4})\\b)?`)
+    .exec(q)
+  const [year, month, date] = iso !== null
+    ? [Number(iso[1]), Number(iso[2]) - 1, Number(iso[3])]
+    : monthFirst !== null
+    ? [
+      monthFirst[3] === undefined ? undefined : Number(monthFirst[3]),
+      monthIndex(monthFirst[1]!),
+      Number(monthFirst[2])
+    ]
+    : dayFirst !== null
+    ? [dayFirst[3] === undefined ? undefined : Number(dayFirst[3]), monthIndex(dayFirst[2]!), Number(dayFirst[1])]
+    : []
+  if (month === undefined || date === undefined) return undefined
+  const on = (y: number) => new Date(Date.UTC(y, month, date))
+  const real = (day: Date) => day.getUTCMonth() === month && day.getUTCDate() === date
+  const named = year ?? namedYearOf(q, now)
+  if (named !== undefined) return real(on(named)) ? on(named) : null
+  // The latest that has begun; a February 29 is in a leap year.
+  for (let y = now.getUTCFullYear(); y > now.getUTCFullYear() - 8; y--) if (real(on(y)) && on(y) <= now) return on(y)
+  return null
+}
+
+/** The year the question names, if any, for a quarter, a month or a day in it. */
+const namedYearOf = (q: string, now: Date): number | undefined =>
+  /\b(?:last|previous) year\b/.test(q)
+    ? now.getUTCFullYear() - 1
+    : /\bthis year\b/.test(q)
+    ? now.getUTCFullYear()
+    : ((y) => y === undefined ? undefined : Number(y))((/\b(20\d{2}|19\d{2})\b/.exec(q) ?? [])[1])
 
 /** The buckets of a series the question asks for ("monthly", "by quarter", "trending"). */
 export const grainOf = (question: string): Grain | undefined => {
