@@ -791,6 +791,13 @@ describe("Offline model planning", () => {
       expect(sqlFor(split).sql).toMatch(/GROUP BY t\d\."(?:segment|channel)"/)
     }
     expect(declined("Smallest order value")).toContain("I could not tell what to rank")
+    // A table named but left out of the query, which its rows do not each have: the total was of everything.
+    expect(declined("How much revenue did we make from returns?")).toContain(
+      "I could not tell what returns have to do with the revenue asked for"
+    )
+    expect(declined("How many customers are there in the orders table?")).toContain("what orders have to do with")
+    // One that each row has is no condition: the revenue of "our products" is all the revenue.
+    expect(sqlFor("What is the total revenue of our products?").sql).not.toContain("JOIN")
     expect(sqlFor("Which of the regions had the most orders?").sql).toContain("count(*) AS \"orders_count\"")
     expect(sqlFor("Top 5 of our products by revenue").sql).toMatch(/^SELECT t1."name" AS "product"[^]*LIMIT 5$/)
     // A price or a rate is averaged; its total is declined. The most expensive products are ranked by

@@ -1191,6 +1191,19 @@ export const plan = (
     ? `${round}(${value}, CASE WHEN abs(${value}) < 1 THEN 4 ELSE 2 END)`
     : `${round}(${value}, 2)`
 
+  // A table the question names that the query neither joins nor could (each row of what is counted
+  // or summed has one of it): "revenue from returns" was the revenue of everything.
+  const ignored = graph.tables.find((t) =>
+    tableScore(t, asked, said) >= 10 && !aliases.has(t.name) && search(graph, base.name, t.name, true) === undefined
+  )
+  if (ignored !== undefined) {
+    return {
+      unplannable:
+        `I could not tell what ${shortName(ignored.name).replace(/_/g, " ")} have to do with the ${measureWords}` +
+        ` asked for: name a measure, and what to break it down by or keep it to`
+    }
+  }
+
   const where = [
     ...(window === undefined || time === undefined ? [] : [
       ...(window.from === undefined ? [] : [`${timeAlias}.${q(time.column.name)} >= '${window.from}'`]),
