@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Periods from "./internal/periods.js"
 import * as Planner from "./internal/planner.js"
 
 /** The provider name of the offline model in the catalogue. */
@@ -53,12 +54,28 @@ const format = (value: unknown, decimals?: number): string =>
  * them are below one (a rate: 0.0325, not 0.03); one of whole numbers (a count) with none.
  */
 const columnFormats = (result: QueryResult): ReadonlyArray<(value: unknown) => string> =>
-  result.columns.map((_, column) => {
+  result.columns.map((name, column) => {
     const numbers = result.rows.map((row) => row[column]).filter((value): value is number => typeof value === "number")
     const fractional = numbers.some((value) => !Number.isInteger(value))
     const decimals = !fractional ? 0 : numbers.every((value) => Math.abs(value) < 1) ? 4 : 2
-    return (value: unknown) => format(value, decimals)
+    const bucket = Object.hasOwn(buckets, name) ? buckets[name] : undefined
+    return (value: unknown) =>
+      bucket !== undefined && typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value)
+        ? bucket(value)
+        : format(value, decimals)
   })
+
+// A period of a series is the day it starts on, which sorts (and stays so in the table and the
+// CSV); the answer says it as people do: "2025", "2025 Q3", "March 2025", "the week of 2025-03-03".
+const buckets: Record<string, (day: string) => string> = {
+  year: (day) => day.slice(0, 4),
+  quarter: (day) => `${day.slice(0, 4)} Q${(Number(day.slice(5, 7)) + 2) / 3}`,
+  month: (day) => {
+    const month = Periods.monthNames[Number(day.slice(5, 7)) - 1]!
+    return `${month.charAt(0).toUpperCase()}${month.slice(1)} ${day.slice(0, 4)}`
+  },
+  week: (day) => `the week of ${day}`
+}
 
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 

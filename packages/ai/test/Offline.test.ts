@@ -697,6 +697,24 @@ describe("Offline model planning", () => {
     expect(sqlFor("How many units were sold in Q4 2025?").sql).toContain("sum(t0.\"quantity\")")
   })
 
+  it("says a series' periods as people do, while its table keeps the days they start on", () => {
+    const said = (question: string, column: string, days: ReadonlyArray<string>) =>
+      Offline.answer(planFor(question), {
+        columns: [column, "total_revenue"],
+        rows: days.map((day, i) => [day, 100 + i]),
+        row_count: days.length,
+        truncated: false
+      })
+    expect(said("Revenue by year", "year", ["2024-01-01", "2025-01-01"])).toContain("| 2024 | 100 |\n| 2025 | 101 |")
+    expect(said("Revenue by quarter in 2025", "quarter", ["2025-07-01"])).toContain("| 2025 Q3 | 100 |")
+    expect(said("Revenue by month in 2025", "month", ["2025-03-01"])).toContain("| March 2025 | 100 |")
+    expect(said("Weekly revenue in 2025", "week", ["2025-03-03"])).toContain("| the week of 2025-03-03 | 100 |")
+    expect(said("Daily revenue in March 2025", "day", ["2025-03-03"])).toContain("| 2025-03-03 | 100 |")
+    expect(said("Which month had the highest revenue?", "month", ["2025-12-01", "2024-12-01"])).toContain(
+      "**December 2025** leads with **100**"
+    )
+  })
+
   it("writes a rate with four decimals, and a total over no rows as none recorded", () => {
     const plan = planFor("Average discount by channel")
     expect(plan.sql).toContain("avg(t0.\"discount\")")
