@@ -361,6 +361,16 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask(`How many orders on December 24, ${lastYear}?`)).response).toContain(
       `There were **${Number(christmasEve.rows[0]![0]).toLocaleString("en-US")}** orders on ${lastYear}-12-24.`
     )
+    // A product's name is data, not a comment's listed value: looked up, then kept to.
+    const [product] = (await hand(`SELECT name FROM products ORDER BY id LIMIT 1`)).rows[0] as [string]
+    const productRevenue = await hand(
+      `SELECT round(sum(i.line_total), 2) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN products p ON p.id = i.product_id WHERE p.name = '${product}' AND ${year}`
+    )
+    const ofProduct = await ask(`What was the revenue of ${product} last year?`)
+    expect(ofProduct.response).toContain(
+      `The total revenue where product is ${product} in ${lastYear} was **${amount(productRevenue.rows[0]![0])}**.`
+    )
     // When the last order was: the latest time, to the minute.
     const latest = await hand(
       `SELECT to_char(max(ordered_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD "at" HH24:MI') FROM orders`

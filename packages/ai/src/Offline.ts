@@ -213,6 +213,36 @@ const toolName = (messages: ReadonlyArray<LanguageModel.Message>, callId: string
   return undefined
 }
 
+/**
+ * The plan, replayed over this answer's query results: each lookup of a name that the planner asks
+ * for takes the next result (rows of table, column and name; none when it failed), until it plans a
+ * query or declines. `looked` is how many results the lookups took.
+ */
+const replay = (
+  question: string,
+  connectors: ReadonlyArray<SchemaPrompt.ConnectorSchema>,
+  now: Date,
+  glossary: Planner.Glossary,
+  results: ReadonlyArray<string>
+): { readonly plan: Planner.Plan | Planner.Unplannable; readonly looked: number } => {
+  const lookedUp: Array<Planner.LookedUp> = []
+  for (;;) {
+    const plan = Planner.plan(question, connectors, now, glossary, lookedUp)
+    const result = results[lookedUp.length]
+    if (!("unplannable" in plan) || plan.lookup === undefined || result === undefined) {
+      return { plan, looked: lookedUp.length }
+    }
+    lookedUp.push({
+      phrase: plan.lookup.phrase,
+      found: (parseResult(result)?.rows ?? []).map(([table, column, value]) => ({
+        table: String(table),
+        column: String(column),
+        value: String(value)
+      }))
+    })
+  }
+}
+
 /** One generation of the offline model. */
 export const respond = (request: LanguageModel.GenerateRequest, now: Date): ReadonlyArray<LanguageModel.Part> => {
   const messages = request.messages
@@ -226,45 +256,41 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   const turn = messages.filter((m) => m.role === "assistant").length
   const last = messages.at(-1)
 
-  if (last?.role !== "tool") {
-    if (!offers("run_sql")) {
-      return reply(
-        "I can only answer questions about data, and no data connector is enabled in this chat. Add `connector_ids` to the request."
-      )
-    }
-    const plan = Planner.plan(question, connectors, now, glossary)
-    if ("unplannable" in plan) {
-      return reply(
-        `I could not turn this question into a query: ${plan.unplannable}. Try naming a table and a measure, ` +
-          "for example \"total revenue by month last year\" or \"top 5 products by revenue\"."
-      )
-    }
-    return LanguageModel.callTools({
+  if (!offers("run_sql")) {
+    return reply(
+      "I can only answer questions about data, and no data connector is enabled in this chat. Add `connector_ids` to the request."
+    )
+  }
+  // This answer's queries, in order: a lookup of each name the question says that no comment lists
+  // ("Helix Mini"), the plan's, then its span's when the plan's window held nothing.
+  const asked = Option.getOrElse(Arr.findLastIndex(messages, (m) => m.role === "user"), () => -1)
+  const results = messages.slice(asked + 1)
+    .filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_sql")
+    .map((m) => m.content)
+  const { looked, plan } = replay(question, connectors, now, glossary, results)
+  const runSql = (sql: string, connectorId: number) =>
+    LanguageModel.callTools({
       id: `offline_${turn + 1}`,
       name: "run_sql",
-      arguments: { connector_id: plan.connectorId, sql: plan.sql }
+      arguments: { connector_id: connectorId, sql }
     })
+  if ("unplannable" in plan) {
+    if (plan.lookup !== undefined && looked === results.length) return runSql(plan.lookup.sql, plan.lookup.connectorId)
+    return reply(
+      `I could not turn this question into a query: ${plan.unplannable}. Try naming a table and a measure, ` +
+        "for example \"total revenue by month last year\" or \"top 5 products by revenue\"."
+    )
   }
-
-  const plan = Planner.plan(question, connectors, now, glossary)
-  // This answer's queries: the plan's, then its span's when the plan's window held nothing.
-  const asked = Option.getOrElse(Arr.findLastIndex(messages, (m) => m.role === "user"), () => -1)
-  const [planned, spanned] = messages.slice(asked + 1)
-    .filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_sql")
-  if (planned === undefined || "unplannable" in plan) return reply("I have nothing to report.")
-  if (planned.content.startsWith("error:")) {
-    return reply(`The query failed: ${planned.content.slice("error:".length).trim()}`)
-  }
-  const result = parseResult(planned.content)
+  const [planned, spanned] = results.slice(looked)
+  if (planned === undefined) return runSql(plan.sql, plan.connectorId)
+  if (last?.role !== "tool") return reply("I have nothing to report.")
+  if (planned.startsWith("error:")) return reply(`The query failed: ${planned.slice("error:".length).trim()}`)
+  const result = parseResult(planned)
   if (result === undefined) return reply("The query returned nothing I can read.")
   if (spanned === undefined && plan.span !== undefined && isEmpty(plan, result)) {
-    return LanguageModel.callTools({
-      id: `offline_${turn + 1}`,
-      name: "run_sql",
-      arguments: { connector_id: plan.connectorId, sql: plan.span.sql }
-    })
+    return runSql(plan.span.sql, plan.connectorId)
   }
-  const span = spanned === undefined ? undefined : parseResult(spanned.content)?.rows[0]
+  const span = spanned === undefined ? undefined : parseResult(spanned)?.rows[0]
 
   if (
     toolName(messages, last.toolCallId) === "run_sql" && offers("create_chart") && result.columns.length >= 2 &&

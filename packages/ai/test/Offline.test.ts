@@ -114,9 +114,30 @@ const now = new Date(Date.UTC(2026, 10, 23))
 /** The window a question names, at `now`. */
 const window = (question: string) => Periods.windowOf(question, now)
 
-/** The offline model's first answer to a question over a schema prompt (the demo's by default). */
-const respond = (question: string, prompt = system) =>
-  Offline.respond({ model: "offline", system: prompt, tools, messages: [{ role: "user", content: question }] }, now)
+/** Whether a call looks a name up in the data (rather than running the plan's query). */
+const isLookup = (part: LanguageModel.Part | undefined): part is LanguageModel.ToolCallPart =>
+  part?._tag === "ToolCall" && (JSON.parse(part.arguments) as { sql: string }).sql.includes("AS \"table_name\"")
+
+/** A lookup's result: the rows of table, column and name it found. */
+const lookupResult = (rows: ReadonlyArray<readonly [string, string, string]>) =>
+  JSON.stringify({ columns: ["table_name", "column_name", "value"], rows, row_count: rows.length, truncated: false })
+
+/**
+ * The offline model's first answer to a question over a schema prompt (the demo's by default) once
+ * the data has no row of any name the question says: each lookup of one finds nothing.
+ */
+const respond = (question: string, prompt = system) => {
+  const messages: Array<LanguageModel.Message> = [{ role: "user", content: question }]
+  for (;;) {
+    const parts = Offline.respond({ model: "offline", system: prompt, tools, messages }, now)
+    const call = parts.find((part) => part._tag === "ToolCall")
+    if (!isLookup(call)) return parts
+    messages.push(
+      { role: "assistant", content: "", toolCalls: [{ id: call.id, name: call.name, arguments: call.arguments }] },
+      { role: "tool", toolCallId: call.id, content: lookupResult([]) }
+    )
+  }
+}
 
 /** The offline model's plan for a question; fails when it plans none. */
 const planFor = (question: string, prompt = system): Planner.Plan => {
@@ -967,14 +988,62 @@ describe("Offline model planning", () => {
     expect(declined("When was our last order for each region?")).toContain("not for each of a group")
   })
 
-  it("says what it cannot do instead of guessing", () => {
-    const parts = Offline.respond({
+  it("looks a name that no comment lists up in the data, keeps to it when found, and declines it when not", () => {
+    const question = "What's the revenue of Helix Mini last year?"
+    const turn = (...lookups: ReadonlyArray<string>) => {
+      const messages: Array<LanguageModel.Message> = [{ role: "user", content: question }]
+      lookups.forEach((content, i) => {
+        const call = { id: `offline_${i + 1}`, name: "run_sql", arguments: "{}" }
+        messages.push({ role: "assistant", content: "", toolCalls: [call] }, {
+          role: "tool",
+          toolCallId: call.id,
+          content
+        })
+      })
+      return Offline.respond({ model: "offline", system, tools, messages }, now)
+    }
+    const lookup = turn()[0]
+    expect(isLookup(lookup)).toBe(true)
+    const sql = (JSON.parse((lookup as LanguageModel.ToolCallPart).arguments) as { sql: string }).sql
+    // Among the tables whose rows have names, exactly but for case.
+    expect(sql).toContain(
+      "SELECT 'public.products' AS \"table_name\", 'name' AS \"column_name\", t.\"name\" AS \"value\"\n" +
+        "FROM \"public\".\"products\" AS t\nWHERE lower(t.\"name\") = lower('Helix Mini')"
+    )
+    expect(sql).toContain("FROM \"public\".\"customers\" AS t")
+    expect(sql).toMatch(/\nUNION ALL\n[^]*\nLIMIT 5$/)
+    // Found: the plan keeps to it, as to a listed value.
+    const found = turn(lookupResult([["public.products", "name", "Helix Mini"]]))[0] as LanguageModel.ToolCallPart
+    const planned = (JSON.parse(found.arguments) as { sql: string }).sql
+    expect(planned).toContain("JOIN \"public\".\"products\" AS t")
+    expect(planned).toMatch(/AND t\d\."name" = 'Helix Mini'$/)
+    // Not found, or the name of two kinds of rows: declined.
+    expect(LanguageModel.fromParts(turn(lookupResult([]))).text).toContain(
+      "\"Helix Mini\" is not a table, a column or a value that the schema's comments list, nor the name of a " +
+        "region, category, product or customer"
+    )
+    expect(
+      LanguageModel.fromParts(turn(lookupResult([
+        ["public.products", "name", "Helix Mini"],
+        ["public.customers", "name", "Helix Mini"]
+      ]))).text
+    ).toContain("\"Helix Mini\" is the name of a product and of a customer: say which")
+    // A quote in a name is doubled, and a name looked up once is not looked up again.
+    const quoted = respond("How many orders did Dara O'Brien place?")
+    expect(LanguageModel.fromParts(quoted).text).toContain("\"Dara O'Brien\" is not")
+    const first = Offline.respond({
       model: "offline",
       system,
       tools,
-      messages: [{ role: "user", content: "What is the meaning of life?" }]
-    }, now)
-    expect(LanguageModel.fromParts(parts).text).toMatch(/^I could not turn this question into a query/)
+      messages: [{ role: "user", content: "How many orders did Dara O'Brien place?" }]
+    }, now)[0] as LanguageModel.ToolCallPart
+    expect(first.arguments).toContain("lower('Dara O''Brien')")
+  })
+
+  it("says what it cannot do instead of guessing", () => {
+    expect(LanguageModel.fromParts(respond("What is the meaning of life?")).text).toMatch(
+      /^I could not turn this question into a query/
+    )
     const noData = Offline.respond({ model: "offline", messages: [{ role: "user", content: "top products" }] }, now)
     expect(LanguageModel.fromParts(noData).text).toContain("no data connector is enabled")
     expect(LanguageModel.fromParts(respond("What share of orders came through the web?")).text).toContain(

@@ -14,6 +14,25 @@ import type * as SchemaPrompt from "@sightline/core/SchemaPrompt"
 import * as Periods from "./periods.js"
 import type { Grain } from "./periods.js"
 
+/** A row's name that a question says, found in the data: "Helix Mini" in `products.name`. */
+export interface Found {
+  readonly table: string
+  readonly column: string
+  readonly value: string
+}
+
+/** A name the question says that no comment lists, looked up in the data, and what it matched. */
+export interface LookedUp {
+  readonly phrase: string
+  readonly found: ReadonlyArray<Found>
+}
+
+/** Why a question has no plan; with `lookup`, the query that looks a name it says up in the data. */
+export interface Unplannable {
+  readonly unplannable: string
+  readonly lookup?: { readonly connectorId: number; readonly sql: string; readonly phrase: string } | undefined
+}
+
 /** The aggregate of a plan. */
 export type Aggregate = "count" | "sum" | "avg"
 
@@ -352,8 +371,14 @@ const answerWords = new Set([
  * lower-case word after any of those words or "on". A word that a table, a column, a comment (so
  * a listed value) or a definition has is known.
  */
-const unknownNameOf = (graph: Graph, question: string, glossary: Glossary): string | undefined => {
+const unknownNameOf = (
+  graph: Graph,
+  question: string,
+  glossary: Glossary,
+  found: ReadonlyArray<Found>
+): string | undefined => {
   const known = schemaWords(graph, true)
+  for (const word of found.flatMap((name) => words(name.value))) known.add(stem(word))
   for (const word of [...stopWords, ...Periods.periodWords, ...Object.keys(measureSynonyms)]) known.add(stem(word))
   for (const word of Object.keys(glossary).flatMap(words)) known.add(stem(word))
   const name =
@@ -824,6 +849,47 @@ const extremeOf = (question: string): "max" | "min" | undefined => {
   return word === undefined ? undefined : ["first", "earliest", "oldest"].includes(word) ? "min" : "max"
 }
 
+/** "a, b or c". */
+const listOr = (items: ReadonlyArray<string>): string =>
+  items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`
+
+/** A text as an SQL literal, on PostgreSQL and MySQL alike: no value here holds a backslash. */
+const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`
+
+/**
+ * A name the question says that nothing in the schema knows ("Helix Mini"): the query that looks it
+ * up among the names of the tables that have them (products, customers), exactly but for case, or,
+ * once looked up and not found, why the question is declined.
+ */
+const unknownName = (
+  phrase: string,
+  graph: Graph,
+  lookedUp: ReadonlyArray<LookedUp>,
+  connectorId: number,
+  q: (identifier: string) => string,
+  table: (name: string) => string
+): Unplannable => {
+  const named = graph.tables.flatMap((t) => {
+    const column = namedColumnOf(t)
+    return column === undefined || column.primaryKey ? [] : [{ t, column }]
+  })
+  const unplannable = `"${phrase}" is not a table, a column or a value that the schema's comments list` +
+    (named.length === 0 ? "" : `, nor the name of a ${listOr(named.map(({ t }) => stem(shortName(t.name))))}`) +
+    ", so I cannot keep to it (a table's comment such as \"region is Europe or Asia\" lists a column's values)"
+  // Looked up once; a name with a backslash is none (it would read differently on MySQL).
+  if (named.length === 0 || lookedUp.some((name) => name.phrase === phrase) || phrase.includes("\\")) {
+    return { unplannable }
+  }
+  const sql =
+    named.map(({ column, t }) =>
+      `SELECT ${literal(t.name)} AS ${q("table_name")}, ${literal(column.name)} AS ${q("column_name")}, ` +
+      `t.${q(column.name)} AS ${q("value")}\nFROM ${table(t.name)} AS t\nWHERE lower(t.${q(column.name)}) = lower(${
+        literal(phrase)
+      })`
+    ).join("\nUNION ALL\n") + "\nLIMIT 5"
+  return { unplannable, lookup: { connectorId, sql, phrase } }
+}
+
 /** The table a bare "per" names ("revenue per order") when its rows have no name, only a key. */
 const keyedPerOf = (graph: Graph, question: string): ConnectorRuntime.Table | undefined => {
   const table = tableAt(graph, /\bper ([a-z_]+(?: [a-z_]+)?)/.exec(question.toLowerCase())?.[1])
@@ -840,8 +906,9 @@ const refusalOf = (
   question: string,
   graph: Graph,
   glossary: Glossary,
-  unreadable: Periods.Unreadable | undefined
-): string | undefined => {
+  unreadable: Periods.Unreadable | undefined,
+  found: ReadonlyArray<Found>
+): string | { readonly unknownName: string } | undefined => {
   if (/\b(share|shares|percentage|percent|proportion|fraction|ratio)\b/i.test(question)) {
     return "I cannot work out shares or percentages, only counts, sums and averages"
   }
@@ -878,11 +945,8 @@ const refusalOf = (
   }
   // A period read in part ("late 2025") says why before its words ("late") are taken for a name.
   if (unreadable !== undefined) return unreadable.unreadable
-  const unknownName = unknownNameOf(graph, question, glossary)
-  if (unknownName !== undefined) {
-    return `"${unknownName}" is not a table, a column or a value that the schema's comments list, ` +
-      "so I cannot keep to it (a table's comment such as \"region is Europe or Asia\" lists a column's values)"
-  }
+  const unknownName = unknownNameOf(graph, question, glossary, found)
+  if (unknownName !== undefined) return { unknownName }
   const twoMeasures = twoMeasuresOf(graph, question, glossary)
   if (twoMeasures !== undefined) {
     return `I answer one measure at a time: ask for ${twoMeasures[0]} and for ${twoMeasures[1]} separately`
@@ -922,8 +986,9 @@ export const plan = (
   text: string,
   connectors: ReadonlyArray<SchemaPrompt.ConnectorSchema>,
   now: Date,
-  glossary: Glossary = {}
-): Plan | { readonly unplannable: string } => {
+  glossary: Glossary = {},
+  lookedUp: ReadonlyArray<LookedUp> = []
+): Plan | Unplannable => {
   // "Which of the regions", "the top 5 of our products": what is ranked follows the ranking word.
   const question = text.replace(/\b(which|what|top(?: \d+)?|bottom(?: \d+)?) of (?:the |our |all )?/gi, "$1 ")
   const questionWords = contentWords(question)
@@ -944,13 +1009,27 @@ export const plan = (
   // Two years named ("2024 vs 2025") are compared as a series of years.
   const years = Periods.yearsOf(question)
   const read = years ?? Periods.windowOf(question, now)
-  const refusal = refusalOf(question, graph, glossary, read !== undefined && "unreadable" in read ? read : undefined)
-  if (refusal !== undefined) return { unplannable: refusal }
-  // An unreadable period was refused above.
-  const window = read !== undefined && "unreadable" in read ? undefined : read
+  const inData = lookedUp.flatMap((name) => name.found).filter((name) => graph.byName.has(name.table))
+  // A name of two kinds of rows ("Jordan", a customer and a product) would keep to both at once.
+  const twoKinds = lookedUp.find((name) => new Set(name.found.map((row) => row.table)).size > 1)
+  if (twoKinds !== undefined) {
+    const kinds = [...new Set(twoKinds.found.map((row) => stem(shortName(row.table))))]
+    return { unplannable: `"${twoKinds.phrase}" is the name of a ${kinds.join(" and of a ")}: say which` }
+  }
+  const refusal = refusalOf(
+    question,
+    graph,
+    glossary,
+    read !== undefined && "unreadable" in read ? read : undefined,
+    inData
+  )
   const dialect = connector.schema.dialect
   const q = (identifier: string) => dialect === "mysql" ? `\`${identifier.replace(/`/g, "``")}\`` : quote(identifier)
   const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
+  if (typeof refusal === "object") return unknownName(refusal.unknownName, graph, lookedUp, connector.id, q, table)
+  if (refusal !== undefined) return { unplannable: refusal }
+  // An unreadable period was refused above.
+  const window = read !== undefined && "unreadable" in read ? undefined : read
 
   const askedFor = aggregateOf(question)
   // "Revenue per order", "how many items per order": a breakdown by rows that have no name lists
@@ -983,7 +1062,19 @@ export const plan = (
   }
   const perTable = per !== undefined && (countsPer || per.table !== measure!.table) ? per : undefined
   const found = groupsOf(graph, question)
-  const filters = filtersOf(graph, question)
+  // The names found in the data ("Helix Mini") are kept to as a comment's listed values are.
+  const filters = [
+    ...filtersOf(graph, question),
+    ...lookedUp.flatMap(({ found }) => {
+      const [first] = found
+      const t = first === undefined ? undefined : graph.byName.get(first.table)
+      const column = t?.columns.find((c) => c.name === first!.column)
+      // Two rows of one name (two customers called Priya Okafor) are one condition.
+      return t === undefined || column === undefined
+        ? []
+        : [{ table: t, column, values: [...new Set(found.map((row) => row.value))] }]
+    })
+  ]
   // "Per" a table is no group of it: an average over it, or of its own rows. Values compared ("web
   // vs store revenue", "compare Europe and Asia Pacific", "the split between consumer and business")
   // are set side by side, not summed.
@@ -1129,7 +1220,7 @@ export const plan = (
   for (const filter of filters) {
     const alias = join(filter.table.name)
     if (alias === undefined) return unjoinable(filter.table)
-    const literals = filter.values.map((value) => `'${value}'`)
+    const literals = filter.values.map(literal)
     kept.push(
       `${alias}.${q(filter.column.name)} ${literals.length === 1 ? `= ${literals[0]}` : `IN (${literals.join(", ")})`}`
     )
