@@ -395,7 +395,11 @@ const unknownNameOf = (
     // "us" is the speaker ("revenue from us"), unless it is "the US".
     if (word === "us" && !/\bthe\s+us$/.test(match[0])) continue
     if (!answerWords.has(word) && !timeWords.has(stem(word)) && !Object.hasOwn(numberWords, word) && unknown(word)) {
-      return word
+      // With the unknown words right after it, up to three: "helix mini" is one name to look up.
+      const rest = question.slice(match.index + match[0].length).match(/^(?:\s+[a-z][a-z'-]*){0,2}/)![0]
+        .split(/\s+/).filter((next) => next !== "")
+      const end = rest.findIndex((next) => !unknown(next))
+      return [word, ...rest.slice(0, end === -1 ? rest.length : end)].join(" ")
     }
   }
   // Elsewhere, a capitalized phrase after the first word ("orders did Priya Okafor place"), unless
