@@ -1030,6 +1030,31 @@ describe("Offline model planning", () => {
         ["public.customers", "name", "Helix Mini"]
       ]))).text
     ).toContain("\"Helix Mini\" is the name of a product and of a customer: say which")
+    // Two names of one column are either; compared, they are set side by side. Capitalized names
+    // in a sentence are no title.
+    const two = (q: string) => {
+      const messages: Array<LanguageModel.Message> = [{ role: "user", content: q }]
+      for (const [i, name] of ["Helix Mini", "Vista Pro"].entries()) {
+        const call = Offline.respond(
+          { model: "offline", system, tools, messages },
+          now
+        )[0] as LanguageModel.ToolCallPart
+        expect(call.arguments).toContain(`lower('${name}')`)
+        const id = `offline_${i + 1}`
+        messages.push(
+          { role: "assistant", content: "", toolCalls: [{ id, name: "run_sql", arguments: call.arguments }] },
+          { role: "tool", toolCallId: id, content: lookupResult([["public.products", "name", name]]) }
+        )
+      }
+      const call = Offline.respond({ model: "offline", system, tools, messages }, now)[0] as LanguageModel.ToolCallPart
+      return (JSON.parse(call.arguments) as { sql: string }).sql
+    }
+    const versus = two("revenue of Helix Mini vs Vista Pro")
+    expect(versus).toMatch(/^SELECT t1."name" AS "product", /)
+    expect(versus).toContain("t1.\"name\" IN ('Helix Mini', 'Vista Pro')")
+    expect(two("How many orders for Helix Mini and Vista Pro?")).toMatch(
+      /^SELECT count\(DISTINCT t\d\."id"\) AS "orders_count"[^]*IN \('Helix Mini', 'Vista Pro'\)$/
+    )
     // A quote in a name is doubled, and a name looked up once is not looked up again.
     const quoted = respond("How many orders did Dara O'Brien place?")
     expect(LanguageModel.fromParts(quoted).text).toContain("\"Dara O'Brien\" is not")

@@ -403,9 +403,10 @@ const unknownNameOf = (
     }
   }
   // Elsewhere, a capitalized phrase after the first word ("orders did Priya Okafor place"), unless
-  // most words are capitalized (a title, where capitals say nothing).
-  const all = question.split(/\s+/).filter((w) => /^[\p{L}]/u.test(w))
-  if (all.filter((w) => /^\p{Lu}/u.test(w)).length * 2 > all.length) return undefined
+  // most words it knows are capitalized (a title, where capitals say nothing: "What Were The Top 5
+  // Products"); names are capitalized in a sentence too ("revenue of Helix Mini vs Vista Pro").
+  const all = question.split(/\s+/).filter((w) => /^[\p{L}]/u.test(w) && !unknown(w))
+  if (all.length > 0 && all.filter((w) => /^\p{Lu}/u.test(w)).length * 2 > all.length) return undefined
   // Not a sentence's first word either: "Revenue by month. Thanks!"
   const capitalized = /(?<![.!?:;]\s+)(?<=\s)(\p{Lu}[\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?\p{Lu}[\p{L}\p{N}&.'-]*)*)/gu
   for (const match of question.matchAll(capitalized)) if (unknown(match[1]!)) return match[1]
@@ -853,6 +854,27 @@ const extremeOf = (question: string): "max" | "min" | undefined => {
   return word === undefined ? undefined : ["first", "earliest", "oldest"].includes(word) ? "min" : "max"
 }
 
+/**
+ * The names found in the data as conditions, one per column: two customers called Priya Okafor are
+ * one, and "Helix Mini and Vista Pro" are either (compared side by side when the question compares).
+ */
+const foundFilters = (graph: Graph, found: ReadonlyArray<Found>): ReadonlyArray<Listed> => {
+  const byColumn = new Map<
+    string,
+    { table: ConnectorRuntime.Table; column: ConnectorRuntime.Column; values: Set<string> }
+  >()
+  for (const row of found) {
+    const table = graph.byName.get(row.table)
+    const column = table?.columns.find((c) => c.name === row.column)
+    if (table === undefined || column === undefined) continue
+    const key = `${row.table}.${row.column}`
+    const entry = byColumn.get(key) ?? { table, column, values: new Set<string>() }
+    entry.values.add(row.value)
+    byColumn.set(key, entry)
+  }
+  return [...byColumn.values()].map(({ column, table, values }) => ({ table, column, values: [...values] }))
+}
+
 /** "a, b or c". */
 const listOr = (items: ReadonlyArray<string>): string =>
   items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`
@@ -1069,15 +1091,7 @@ export const plan = (
   // The names found in the data ("Helix Mini") are kept to as a comment's listed values are.
   const filters = [
     ...filtersOf(graph, question),
-    ...lookedUp.flatMap(({ found }) => {
-      const [first] = found
-      const t = first === undefined ? undefined : graph.byName.get(first.table)
-      const column = t?.columns.find((c) => c.name === first!.column)
-      // Two rows of one name (two customers called Priya Okafor) are one condition.
-      return t === undefined || column === undefined
-        ? []
-        : [{ table: t, column, values: [...new Set(found.map((row) => row.value))] }]
-    })
+    ...foundFilters(graph, inData)
   ]
   // "Per" a table is no group of it: an average over it, or of its own rows. Values compared ("web
   // vs store revenue", "compare Europe and Asia Pacific", "the split between consumer and business")
