@@ -3,7 +3,9 @@
  * honest about what it is. For a question it:
  * 1. plans one read-only aggregate query from the question's words and the connectors' schemas as
  *    the system prompt describes them (`SchemaPrompt`), reading the measures the library's ontology
- *    notes define (`- turnover: order_items.line_total`), and calls `run_sql` with it;
+ *    notes define (`- turnover: order_items.line_total`), and calls `run_sql` with it; a name that
+ *    no comment lists ("Helix Mini") is first looked up in the data with a query of its own, and a
+ *    period that holds nothing is followed by a query of where the data is;
  * 2. asks `create_chart` for a chart of the result when it has a label and a value per row;
  * 3. when `write_report` is offered (a playbook run), writes a report of the answer, its chart and
  *    its rows;
@@ -283,7 +285,9 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   }
   const [planned, spanned] = results.slice(looked)
   if (planned === undefined) return runSql(plan.sql, plan.connectorId)
-  if (last?.role !== "tool") return reply("I have nothing to report.")
+  // The tool that answered last (a query, the chart, the report), and what it said.
+  const lastTool = last?.role === "tool" ? toolName(messages, last.toolCallId) : undefined
+  const lastContent = last?.content ?? ""
   if (planned.startsWith("error:")) return reply(`The query failed: ${planned.slice("error:".length).trim()}`)
   const result = parseResult(planned)
   if (result === undefined) return reply("The query returned nothing I can read.")
@@ -292,10 +296,7 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   }
   const span = spanned === undefined ? undefined : parseResult(spanned)?.rows[0]
 
-  if (
-    toolName(messages, last.toolCallId) === "run_sql" && offers("create_chart") && result.columns.length >= 2 &&
-    result.rows.length >= 2
-  ) {
+  if (lastTool === "run_sql" && offers("create_chart") && result.columns.length >= 2 && result.rows.length >= 2) {
     return LanguageModel.callTools({
       id: `offline_${turn + 1}`,
       name: "create_chart",
@@ -311,17 +312,16 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
       }
     })
   }
-  const lastTool = toolName(messages, last.toolCallId)
   if (offers("write_report") && lastTool !== "write_report") {
-    const chart = lastTool === "create_chart" ? chartUrl(last.content) : undefined
+    const chart = lastTool === "create_chart" ? chartUrl(lastContent) : undefined
     return LanguageModel.callTools({
       id: `offline_${turn + 1}`,
       name: "write_report",
       arguments: report(question, plan, result, chart, span)
     })
   }
-  if (lastTool === "write_report" && last.content.startsWith("error:")) {
-    return reply(`The report could not be written: ${last.content.slice("error:".length).trim()}`)
+  if (lastTool === "write_report" && lastContent.startsWith("error:")) {
+    return reply(`The report could not be written: ${lastContent.slice("error:".length).trim()}`)
   }
   return reply(answer(plan, result, span))
 }

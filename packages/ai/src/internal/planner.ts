@@ -866,7 +866,8 @@ const foundFilters = (graph: Graph, found: ReadonlyArray<Found>): ReadonlyArray<
   for (const row of found) {
     const table = graph.byName.get(row.table)
     const column = table?.columns.find((c) => c.name === row.column)
-    if (table === undefined || column === undefined) continue
+    // The row's name matched the looked-up phrase but for case, so it holds no backslash either.
+    if (table === undefined || column === undefined || row.value.includes("\\")) continue
     const key = `${row.table}.${row.column}`
     const entry = byColumn.get(key) ?? { table, column, values: new Set<string>() }
     entry.values.add(row.value)
@@ -887,7 +888,7 @@ const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`
  * up among the names of the tables that have them (products, customers), exactly but for case, or,
  * once looked up and not found, why the question is declined.
  */
-const unknownName = (
+const lookUpName = (
   phrase: string,
   graph: Graph,
   lookedUp: ReadonlyArray<LookedUp>,
@@ -1052,7 +1053,7 @@ export const plan = (
   const dialect = connector.schema.dialect
   const q = (identifier: string) => dialect === "mysql" ? `\`${identifier.replace(/`/g, "``")}\`` : quote(identifier)
   const table = (name: string) => dialect === "mysql" ? name.split(".").map(q).join(".") : qualified(name)
-  if (typeof refusal === "object") return unknownName(refusal.unknownName, graph, lookedUp, connector.id, q, table)
+  if (typeof refusal === "object") return lookUpName(refusal.unknownName, graph, lookedUp, connector.id, q, table)
   if (refusal !== undefined) return { unplannable: refusal }
   // An unreadable period was refused above.
   const window = read !== undefined && "unreadable" in read ? undefined : read
