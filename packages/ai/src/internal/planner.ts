@@ -606,7 +606,6 @@ const spoken = (table: ConnectorRuntime.Table): string => words(shortName(table.
 const labelOf = (table: ConnectorRuntime.Table, column: ConnectorRuntime.Column): string =>
   column.name === "name" || column.name === "code" || column.primaryKey ? stem(shortName(table.name)) : column.name
 
-/** Scores how well a table's name matches the words (whole words only). */
 /**
  * The names a table goes by, each as its stemmed words: its own ("order items") and a comment's
  * first clause when that is as short as a name ("Order lines"; not "Returned order lines and their
@@ -624,6 +623,7 @@ const saidOf = (question: string): string => `_${words(question).map(stem).join(
 const saysInFull = (table: ConnectorRuntime.Table, said: string): boolean =>
   namesOf(table).some((name) => name.length > 1 && said.includes(`_${name.join("_")}_`))
 
+/** Scores how well a table's name matches the words (whole words only). */
 const tableScore = (table: ConnectorRuntime.Table, asked: ReadonlySet<string>, said: string): number => {
   const name = shortName(table.name)
   // Said in full, a name outweighs the shorter one inside it: "order items" are not orders.
