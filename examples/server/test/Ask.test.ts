@@ -341,7 +341,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     const span = await hand(`SELECT min(ordered_at)::date::text, max(ordered_at)::date::text FROM orders`)
     const future = await ask(`How many orders in ${lastYear + 5}?`)
     expect(future.response).toContain(
-      `There were **0** orders in ${lastYear + 5}. The orders run from ${span.rows[0]![0]} to ${
+      `There were **0** orders in ${lastYear + 5}. The orders in the data date from ${span.rows[0]![0]} to ${
         span.rows[0]![1]
       }: ask about a period within them.`
     )

@@ -119,7 +119,7 @@ const outside = (plan: Planner.Plan, span: ReadonlyArray<unknown> | undefined): 
   const { from, to } = plan.span
   // ISO days compare as text; `to` is the day after the window.
   return (from !== undefined && from > latest) || (to !== undefined && to <= earliest)
-    ? ` The ${plan.span.of} run from ${earliest} to ${latest}: ask about a period within them.`
+    ? ` The ${plan.span.of} in the data date from ${earliest} to ${latest}: ask about a period within them.`
     : ""
 }
 

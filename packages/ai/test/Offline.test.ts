@@ -951,7 +951,7 @@ describe("Offline model planning", () => {
         "FROM \"public\".\"orders\""
     )
     expect(LanguageModel.fromParts(ask(none, span("2024-01-01", "2025-12-31"))).text).toContain(
-      "There were **0** orders in October 2026. The orders run from 2024-01-01 to 2025-12-31: ask about a period within them."
+      "There were **0** orders in October 2026. The orders in the data date from 2024-01-01 to 2025-12-31: ask about a period within them."
     )
     // A window within the data that holds nothing is only that; a table with no rows says so.
     expect(LanguageModel.fromParts(ask(none, span("2024-01-01", "2026-11-20"))).text).toMatch(
