@@ -892,6 +892,19 @@ describe("Offline model planning", () => {
     expect(sqlFor("List all categories").sql).toBe(
       "SELECT t0.\"name\" AS \"category\"\nFROM \"public\".\"categories\" AS t0\nORDER BY 1\nLIMIT 100"
     )
+    // Those that have what they are counted through, each once: two customers of one name stay two.
+    expect(sqlFor("List the customers who placed orders in December 2025").sql).toBe([
+      "SELECT t1.\"name\" AS \"customer\"",
+      "FROM \"public\".\"orders\" AS t0",
+      "JOIN \"public\".\"customers\" AS t1 ON t1.\"id\" = t0.\"customer_id\"",
+      "WHERE t0.\"ordered_at\" >= '2025-12-01' AND t0.\"ordered_at\" < '2026-01-01'",
+      "GROUP BY t1.\"id\", t1.\"name\"",
+      "ORDER BY 1",
+      "LIMIT 100"
+    ].join("\n"))
+    expect(sqlFor("How many customers placed orders in December 2025?").sql).toMatch(
+      /^SELECT count\(DISTINCT t1."id"\)/
+    )
     const laptops = sqlFor("What products are in the Laptops category?").sql
     expect(laptops).toMatch(/^SELECT t0."name" AS "product"\nFROM "public"."products" AS t0\n/)
     expect(laptops).toContain("WHERE t1.\"name\" = 'Laptops'")

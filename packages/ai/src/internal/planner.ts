@@ -1183,8 +1183,7 @@ export const plan = (
   }
   // A question that asks for rows, not a number: "list the categories", "which products are in …".
   const listing = askedFor === undefined && measure === undefined && limit === undefined &&
-    grain === undefined && groups.length === 0 && having === undefined &&
-    /^\s*(?:list|show|give|name|what|which|who)\b/i.test(question)
+    grain === undefined && groups.length === 0 && /^\s*(?:list|show|give|name|what|which|who)\b/i.test(question)
 
   const aliases = new Map<string, string>([[base.name, "t0"]])
   const joins: Array<string> = []
@@ -1388,12 +1387,20 @@ export const plan = (
       }
     }
     // "List the products in the Laptops category": their names, not their number.
-    const named = listing ? namedColumnOf(base) : undefined
+    // What is listed: the rows counted, or those that have what they are counted through
+    // ("which customers bought Helix Mini"), each once; two of one name stay two.
+    const listed = having === undefined ? base : having.table
+    const listedAlias = having === undefined ? "t0" : havingAlias
+    const named = listing && listedAlias !== undefined ? namedColumnOf(listed) : undefined
     if (named !== undefined) {
-      const name = labelOf(base, named)
+      const name = labelOf(listed, named)
+      const listedKey = having === undefined ? undefined : listed.columns.find((c) => c.primaryKey)
+      const once = listedKey === undefined
+        ? ""
+        : `\nGROUP BY ${listedAlias}.${q(listedKey.name)}, ${listedAlias}.${q(named.name)}`
       return {
         ...common,
-        sql: `SELECT t0.${q(named.name)} AS ${q(name)}\n${from}\nORDER BY 1\nLIMIT ${listLimit}`,
+        sql: `SELECT ${listedAlias}.${q(named.name)} AS ${q(name)}\n${from}${once}\nORDER BY 1\nLIMIT ${listLimit}`,
         shape: "list",
         valueColumn: name,
         labelColumn: name
