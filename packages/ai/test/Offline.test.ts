@@ -469,6 +469,8 @@ describe("Offline model planning", () => {
     expect(window("orders on December 24")).toMatchObject({ from: "2025-12-24" })
     expect(window("orders on November 2")).toMatchObject({ from: "2026-11-02" })
     expect(window("orders on February 29")).toMatchObject({ from: "2024-02-29" })
+    // A ranking's number before a month is no day.
+    expect(window("the top 5 June 2025 products")).toMatchObject({ from: "2025-06-01", to: "2025-07-01" })
     expect(window("revenue since December 1, 2025")).toEqual({
       from: "2025-12-01",
       to: "2026-11-24",

@@ -248,8 +248,11 @@ const periodOf = (question: string, now: Date): Window | undefined => {
 const dayOf = (q: string, now: Date): Date | null | undefined => {
   const iso = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(q)
   const monthFirst = new RegExp(`\\b${monthPattern}\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`).exec(q)
-  const dayFirst = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${monthPattern}\\b(?:,?\\s+(\\d{4})\\b)?`)
-    .exec(q)
+  // Not a ranking's number: "the top 5 June orders".
+  const dayFirst = new RegExp(
+    `(?<!\\b(?:top|bottom|best|worst|first|last)\\s+)\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${monthPattern}\\b` +
+      `(?:,?\\s+(\\d{4})\\b)?`
+  ).exec(q)
   const [year, month, date] = iso !== null
     ? [Number(iso[1]), Number(iso[2]) - 1, Number(iso[3])]
     : monthFirst !== null
