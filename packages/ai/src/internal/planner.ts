@@ -623,6 +623,9 @@ const saidOf = (question: string): string => `_${words(question).map(stem).join(
 const saysInFull = (table: ConnectorRuntime.Table, said: string): boolean =>
   namesOf(table).some((name) => name.length > 1 && said.includes(`_${name.join("_")}_`))
 
+/** Words that say how to aggregate, not what. */
+const aggregateWords = new Set(["total", "sum", "average", "avg", "mean", "count", "number"])
+
 /** Scores how well a table's name matches the words (whole words only). */
 const tableScore = (table: ConnectorRuntime.Table, asked: ReadonlySet<string>, said: string): number => {
   const name = shortName(table.name)
@@ -1248,7 +1251,9 @@ export const plan = (
   // price"), else the word that stands for it ("revenue" for line_total), else the column's name.
   const measureWords = aggregate === "count" || countsPer
     ? having === undefined ? spoken(base) : `${spoken(having.table)} with ${spoken(base)}`
-    : words(measure!.column.name).every((w) => asked.has(stem(w)))
+    // Not a column called "total" that "the total revenue" names: "the total total".
+    : words(measure!.column.name).every((w) => asked.has(stem(w))) &&
+        !words(measure!.column.name).every((w) => aggregateWords.has(w))
     ? words(measure!.column.name).join(" ")
     : ((word) =>
       word === undefined || priceWords.has(word)
