@@ -469,6 +469,18 @@ describe("Offline model planning", () => {
     expect(window("orders on December 24")).toMatchObject({ from: "2025-12-24" })
     expect(window("orders on November 2")).toMatchObject({ from: "2026-11-02" })
     expect(window("orders on February 29")).toMatchObject({ from: "2024-02-29" })
+    // The last quarter (half, month) of a year is its last, not the one before this.
+    expect(window("orders in each region in the last quarter of 2025")).toEqual({
+      from: "2025-10-01",
+      to: "2026-01-01",
+      label: "in Q4 2025"
+    })
+    expect(window("revenue in the final month of last year")).toMatchObject({
+      from: "2025-12-01",
+      label: "in December 2025"
+    })
+    expect(window("revenue in the last half of 2024")).toMatchObject({ from: "2024-07-01", to: "2025-01-01" })
+    expect(window("orders last quarter")).toMatchObject({ label: "in Q3 2026" })
     // A ranking's number before a month is no day.
     expect(window("the top 5 June 2025 products")).toMatchObject({ from: "2025-06-01", to: "2025-07-01" })
     expect(window("revenue since December 1, 2025")).toEqual({

@@ -163,6 +163,17 @@ const periodOf = (question: string, now: Date): Window | undefined => {
     const from = isoDate(day)
     return { from, to: isoDate(new Date(day.getTime() + 86_400_000)), label: `on ${from}` }
   }
+  // "The last quarter of 2025" is its fourth, not the quarter before this one.
+  const ofYear = namedYear === undefined ? null : /\b(?:last|final) (quarter|half|month) of\b/.exec(q)
+  if (ofYear !== null) {
+    const [first, months] = ofYear[1] === "quarter" ? [9, 3] : ofYear[1] === "half" ? [6, 6] : [11, 1]
+    const label = ofYear[1] === "quarter"
+      ? `Q4 ${namedYear}`
+      : ofYear[1] === "half"
+      ? `H2 ${namedYear}`
+      : monthLabel(11, namedYear!)
+    return monthsWindow(namedYear!, first, months, `in ${label}`)
+  }
   const quarter = /\bq([1-4])\b/.exec(q)?.[1] ??
     ((ordinal) => ordinal === undefined ? undefined : String(ordinals[ordinal]))(
       /\b(first|1st|second|2nd|third|3rd|fourth|4th) quarter\b/.exec(q)?.[1]
