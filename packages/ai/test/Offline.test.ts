@@ -565,6 +565,10 @@ describe("Offline model planning", () => {
     expect(LanguageModel.fromParts(respond("revenue for electronics last year")).text).toContain("\"electronics\"")
     expect(LanguageModel.fromParts(respond("revenue in the us")).text).toContain("\"us\"")
     expect(LanguageModel.fromParts(respond("How many orders were placed on weekends?")).text).toContain("\"weekends\"")
+    expect(LanguageModel.fromParts(respond("Revenue during the holidays")).text).toContain("\"holidays\" is not")
+    expect(LanguageModel.fromParts(respond("Orders over the weekend")).text).toContain("\"weekend\" is not")
+    expect(sqlFor("Revenue over time").sql).toContain("date_trunc('month'")
+    expect(sqlFor("Orders across all channels in 2025").sql).toContain("GROUP BY t0.\"channel\"")
     // Periods, measures and the comments' own words are known.
     for (
       const question of [

@@ -297,7 +297,8 @@ const schemaWords = (graph: Graph, comments: boolean): Set<string> => {
 }
 
 /** The word after a preposition that names a place or a value, written in lower case. */
-const lowerName = /\b(?:in|from|at|within|for|of|about|on)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
+const lowerName =
+  /\b(?:in|from|at|within|for|of|about|on|during|over|throughout|across)\s+(?:(?:the|a|an)\s+)?([a-z][a-z'-]*)/g
 
 /** Words after those of `lowerName` that say how or over what to answer, and name nothing to keep to. */
 const answerWords = new Set([
@@ -388,8 +389,9 @@ const unknownNameOf = (
     words(phrase.replace(/['’]\p{L}+/gu, "")).some((word) => !known.has(stem(word)) && !/^\d+$/.test(word))
   for (const match of question.matchAll(name)) if (unknown(match[1]!)) return match[1]
   // A lower-case name where a place or a value stands ("sales in germany", "orders on weekends"):
-  // the word after "in", "from", "at", "within", "for", "of", "about" or "on", unless it says how to
-  // answer ("in total", "for each", "on average").
+  // the word after "in", "from", "at", "within", "for", "of", "about", "on", "during", "over",
+  // "throughout" or "across", unless it says how to answer ("in total", "for each", "on average",
+  // "over time").
   for (const match of question.matchAll(lowerName)) {
     const word = match[1]!
     // "us" is the speaker ("revenue from us"), unless it is "the US".
