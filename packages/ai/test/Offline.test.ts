@@ -1083,6 +1083,8 @@ describe("Offline model planning", () => {
     const versus = two("revenue of Helix Mini vs Vista Pro")
     expect(versus).toMatch(/^SELECT t1."name" AS "product", /)
     expect(versus).toContain("t1.\"name\" IN ('Helix Mini', 'Vista Pro')")
+    // A name may open the question; a sentence's first word alone is none.
+    expect(two("Helix Mini vs Vista Pro revenue")).toEqual(versus)
     expect(two("How many orders for Helix Mini and Vista Pro?")).toMatch(
       /^SELECT count\(DISTINCT t\d\."id"\) AS "orders_count"[^]*IN \('Helix Mini', 'Vista Pro'\)$/
     )

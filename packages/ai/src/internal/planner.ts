@@ -407,9 +407,16 @@ const unknownNameOf = (
   // Elsewhere, a capitalized phrase after the first word ("orders did Priya Okafor place"), unless
   // most words it knows are capitalized (a title, where capitals say nothing: "What Were The Top 5
   // Products"); names are capitalized in a sentence too ("revenue of Helix Mini vs Vista Pro").
-  const all = question.split(/\s+/).filter((w) => /^[\p{L}]/u.test(w) && !unknown(w))
+  // (A name found in the data is known, but says nothing of the question's case.)
+  const foundWords = new Set(found.flatMap((name) => words(name.value)))
+  const all = question.split(/\s+/).filter((w) =>
+    /^[\p{L}]/u.test(w) && !unknown(w) && !words(w).every((part) => foundWords.has(part))
+  )
   if (all.length > 0 && all.filter((w) => /^\p{Lu}/u.test(w)).length * 2 > all.length) return undefined
-  // Not a sentence's first word either: "Revenue by month. Thanks!"
+  // A name may open the question ("Helix Mini vs Vista Pro revenue"): two capitalized words or more,
+  // the first unknown. A sentence's first word alone is no name: "Revenue by month. Thanks!"
+  const opening = /^\s*(\p{Lu}[\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?\p{Lu}[\p{L}\p{N}&.'-]*)+)/u.exec(question)
+  if (opening !== null && unknown(opening[1]!.split(/\s+/)[0]!)) return opening[1]
   const capitalized = /(?<![.!?:;]\s+)(?<=\s)(\p{Lu}[\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?\p{Lu}[\p{L}\p{N}&.'-]*)*)/gu
   for (const match of question.matchAll(capitalized)) if (unknown(match[1]!)) return match[1]
   return undefined
