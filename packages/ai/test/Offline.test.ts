@@ -139,6 +139,16 @@ const respond = (question: string, prompt = system) => {
   }
 }
 
+/** The offline model's next parts for a question once its queries so far answered `results`, in order. */
+const afterQueries = (question: string, results: ReadonlyArray<string>) => {
+  const messages: Array<LanguageModel.Message> = [{ role: "user", content: question }]
+  results.forEach((content, i) => {
+    const call = { id: `offline_${i + 1}`, name: "run_sql", arguments: "{}" }
+    messages.push({ role: "assistant", content: "", toolCalls: [call] }, { role: "tool", toolCallId: call.id, content })
+  })
+  return Offline.respond({ model: "offline", system, tools, messages }, now)
+}
+
 /** The offline model's plan for a question; fails when it plans none. */
 const planFor = (question: string, prompt = system): Planner.Plan => {
   const planned = Planner.plan(question, SchemaPrompt.parse(prompt), now)
@@ -960,18 +970,7 @@ describe("Offline model planning", () => {
 
   it("when a period holds nothing, asks where the data is and says so when the period lies outside it", () => {
     const question = "How many orders last month?"
-    const ask = (...results: ReadonlyArray<string>) => {
-      const messages: Array<LanguageModel.Message> = [{ role: "user", content: question }]
-      results.forEach((content, i) => {
-        const call = { id: `offline_${i + 1}`, name: "run_sql", arguments: "{}" }
-        messages.push({ role: "assistant", content: "", toolCalls: [call] }, {
-          role: "tool",
-          toolCallId: call.id,
-          content
-        })
-      })
-      return Offline.respond({ model: "offline", system, tools, messages }, now)
-    }
+    const ask = (...results: ReadonlyArray<string>) => afterQueries(question, results)
     const none = JSON.stringify({ columns: ["orders_count"], rows: [[0]], row_count: 1, truncated: false })
     const span = (earliest: string, latest: string) =>
       JSON.stringify({ columns: ["earliest", "latest"], rows: [[earliest, latest]], row_count: 1, truncated: false })
@@ -1023,18 +1022,7 @@ describe("Offline model planning", () => {
 
   it("looks a name that no comment lists up in the data, keeps to it when found, and declines it when not", () => {
     const question = "What's the revenue of Helix Mini last year?"
-    const turn = (...lookups: ReadonlyArray<string>) => {
-      const messages: Array<LanguageModel.Message> = [{ role: "user", content: question }]
-      lookups.forEach((content, i) => {
-        const call = { id: `offline_${i + 1}`, name: "run_sql", arguments: "{}" }
-        messages.push({ role: "assistant", content: "", toolCalls: [call] }, {
-          role: "tool",
-          toolCallId: call.id,
-          content
-        })
-      })
-      return Offline.respond({ model: "offline", system, tools, messages }, now)
-    }
+    const turn = (...lookups: ReadonlyArray<string>) => afterQueries(question, lookups)
     const lookup = turn()[0]
     expect(isLookup(lookup)).toBe(true)
     const sql = (JSON.parse((lookup as LanguageModel.ToolCallPart).arguments) as { sql: string }).sql
