@@ -5,6 +5,7 @@
 // bundle: a fresh clone, a `git pull` and an edit all start on current code, and an unchanged tree
 // starts at once.
 import { spawnSync } from "node:child_process"
+import { utimesSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { bundleServer, ensureConsoleModule, newest } from "./bundle.mjs"
@@ -40,6 +41,18 @@ if (newest(template) <= newest(join(root, "packages", "sql", "src"))) {
     stdio: ["ignore", "ignore", "inherit"]
   })
   if (result.status !== 0) process.stderr.write("sightline: no PGlite template (new data directories start slower)\n")
+}
+
+// The DEMO connector's database, built once where the server looks for it (`Config.builtDemoCache`),
+// so that even a fresh install's first question loads it instead of spending seconds building it.
+// Checked again whenever the connectors package changed (its dataset may differ); a new year's
+// dataset is built by the first server that needs it, which writes it here too.
+const demoCache = join(server, "dist", "demo-cache")
+if (newest(demoCache) <= newest(join(root, "packages", "connectors", "src"))) {
+  process.stderr.write("sightline: preparing the DEMO connector's database (seconds, once)\n")
+  const result = spawnSync(process.execPath, [bundle, "demo-cache", demoCache], { stdio: ["ignore", "ignore", "inherit"] })
+  if (result.status === 0) utimesSync(demoCache, new Date(), new Date())
+  else process.stderr.write("sightline: the DEMO database is not cached (the first question about it waits longer)\n")
 }
 
 // `SIGHTLINE_BUILD_ONLY=1`: build and stop (the start benchmark and the tests run the bundle).

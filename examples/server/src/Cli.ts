@@ -9,6 +9,7 @@
  * Exit codes: 0 success, 1 failure (a message on stderr, never a stack trace), 2 usage.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Auth from "@sightline/core/Auth"
 import * as Connector from "@sightline/core/Connector"
@@ -205,12 +206,20 @@ const pgliteTemplate = (file: string) =>
     Effect.zipRight(Console.log(`wrote ${file}`))
   )
 
+/**
+ * `sightline demo-cache <directory>`: builds the DEMO connector's database into the directory unless
+ * it is there already (`pnpm start` runs it; see `Config.builtDemoCache`).
+ */
+const demoCache = (directory: string) =>
+  ConnectorsRuntime.buildDemoCache(directory).pipe(Effect.zipRight(Console.log(`the DEMO database is in ${directory}`)))
+
 /** Runs the command line `argv` (without the node and script paths). */
 export const run = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
   if (command === "serve" && rest.length === 0) return serve
   if (command === "migrate" && rest.length === 0) return migrate
   if (command === "pglite-template" && rest.length === 1) return pgliteTemplate(rest[0]!)
+  if (command === "demo-cache" && rest.length === 1) return demoCache(rest[0]!)
   if (command === "org" && rest[0] === "create") return orgCreate(rest.slice(1))
   return Effect.fail(
     new UsageError({ message: command === undefined ? "missing command" : `unknown command: ${argv.join(" ")}` })

@@ -70,6 +70,11 @@ export interface Options {
   readonly assetSecret?: Redacted.Redacted<string> | undefined
   /** The model providers and catalogue (the offline model only when absent). */
   readonly models?: Providers.Options | undefined
+  /**
+   * Where the DEMO connector's database is kept once built (see `ConnectorsRuntime.Options.demoCache`);
+   * every process builds it on first use when absent.
+   */
+  readonly demoCache?: string | undefined
   /** A SearXNG instance for the agent's `web_search` (not offered when absent). */
   readonly searxngUrl?: string | undefined
   /** Browser origins allowed to call the API (CORS); none when absent. */
@@ -148,7 +153,7 @@ export const platform = (options: Options) =>
     Secrets.layer,
     Passwords.layer(),
     Providers.layer(options.models ?? {}),
-    ConnectorsRuntime.layer,
+    ConnectorsRuntime.layerWith({ ...ConnectorsRuntime.defaultOptions, demoCache: options.demoCache }),
     ConnectorsTester.layer,
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
     Transport.layer({ smtp: options.smtp, webhooks: { allowPrivate: options.webhookAllowPrivate } }),

@@ -2,8 +2,9 @@
  * Core's `ConnectorRuntime` over real databases:
  * - POSTGRES through `pg`, one bounded pool per connector (rebuilt when the connector changes);
  * - MYSQL (MySQL and MariaDB) through `mysql2`, likewise;
- * - DEMO on an embedded PGlite holding the generated `retail` dataset, started on first use and
- *   shared by every organization, so it is always read-only whatever the connector's flags say.
+ * - DEMO on an embedded PGlite holding the generated `retail` dataset, started on first use (loaded
+ *   from `Options.demoCache` when that holds it, and kept there once built) and shared by every
+ *   organization, so it is always read-only whatever the connector's flags say.
  *
  * Each query runs as one statement in its own transaction: READ ONLY unless the connector allows
  * writes (the database refuses a write, not a parser), with a statement timeout, at most `maxRows`
@@ -26,6 +27,7 @@ import * as Redacted from "effect/Redacted"
 import type { Pool as MysqlPool, PoolConnection as MysqlConnection } from "mysql2"
 import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
+import * as DemoCache from "./internal/demoCache.js"
 import * as Mysql from "./internal/mysql.js"
 import * as PgliteSession from "./internal/pgliteSession.js"
 import * as PgSession from "./internal/pgSession.js"
@@ -39,6 +41,11 @@ export interface Options {
   readonly poolSize: number
   /** How long to wait for a connection (default 10 s). */
   readonly connectTimeoutMillis: number
+  /**
+   * A directory where the DEMO database is kept once built (`buildDemoCache`), so that a process
+   * loads it in about 2 s instead of building it for about 9 s; absent, every process builds it.
+   */
+  readonly demoCache?: string | undefined
 }
 
 /** The defaults. */
@@ -92,6 +99,56 @@ export const clientConfig = (settings: Connector.PostgresSettings, connectTimeou
 
 const queryError = (error: unknown) => new QueryError({ message: Dialect.errorMessage(error) })
 
+// Its files live in PGlite's in-memory file system already; PostgreSQL's default 128 MB of shared
+// buffers would hold a second copy of the pages and cost as much resident memory.
+const demoConfig = { postgresqlconf: ["shared_buffers = 16MB"] }
+
+// The dataset's two years end with the last one, so "last year" always has data.
+const demoScript = () => DemoDataset.retail(new Date().getUTCFullYear() - 1)
+
+const buildDemo = async (script: DemoDataset.Script): Promise<PGlite> => {
+  const db = await PGlite.create(demoConfig)
+  for (const statement of script.statements) await db.exec(statement)
+  return db
+}
+
+/**
+ * The DEMO database: loaded from `cache` when it holds the current one, else built, with the cache
+ * file it is still to be written to.
+ */
+const openDemo = async (cache: string | undefined): Promise<{ readonly db: PGlite; readonly toCache?: string }> => {
+  const script = demoScript()
+  if (cache === undefined) return { db: await buildDemo(script) }
+  const file = DemoCache.fileOf(cache, "retail", script.statements)
+  const tarball = await DemoCache.read(file)
+  if (tarball !== undefined) {
+    // A damaged file is built again and replaced.
+    const loaded = await PGlite.create({ ...demoConfig, loadDataDir: tarball }).catch(() => undefined)
+    if (loaded !== undefined) return { db: loaded }
+  }
+  return { db: await buildDemo(script), toCache: file }
+}
+
+/**
+ * Builds the current DEMO database into `directory` (see `Options.demoCache`) unless it is there
+ * already: what a server's build step runs, so that even its first question loads it.
+ */
+export const buildDemoCache = (directory: string): Effect.Effect<void, QueryError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const script = demoScript()
+      const file = DemoCache.fileOf(directory, "retail", script.statements)
+      if (await DemoCache.exists(file)) return
+      const db = await buildDemo(script)
+      try {
+        await DemoCache.write(file, await db.dumpDataDir("gzip"))
+      } finally {
+        await db.close().catch(() => undefined)
+      }
+    },
+    catch: queryError
+  })
+
 /** The runtime over the given options (scoped: pools and the demo database close with the scope). */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
@@ -100,8 +157,11 @@ export const makeWith = (options: Options) =>
     const schemas = new Map<string, { readonly at: number; readonly schema: CoreRuntime.SchemaInfo }>()
     const ttl = Duration.toMillis(options.introspectionTtl)
     let demo: Promise<PGlite> | undefined
+    // The cache file a demo database built by this process is still to be written to.
+    let demoToCache: string | undefined
     // PGlite is a single session: one transaction at a time.
     const demoLock = yield* Effect.makeSemaphore(1)
+    const scope = yield* Effect.scope
 
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
@@ -175,6 +235,22 @@ export const makeWith = (options: Options) =>
           })
       )
 
+    // Written a moment after the first query that needed it (whose answer it would otherwise hold
+    // up for the 1.5 s of the dump), under the session's lock; once begun it finishes, as the
+    // database closes only after it. A cache that cannot be written only costs the next process time.
+    const cacheDemo = (db: PGlite, file: string) =>
+      Effect.sleep(Duration.seconds(1)).pipe(
+        Effect.zipRight(
+          demoLock.withPermits(1)(
+            Effect.tryPromise(() => db.dumpDataDir("gzip").then((tarball) => DemoCache.write(file, tarball)))
+          ).pipe(
+            Effect.uninterruptible
+          )
+        ),
+        Effect.catchAll((error) => Effect.logWarning(`The DEMO database could not be cached in ${file}`, error.cause)),
+        Effect.forkIn(scope)
+      )
+
     const demoDatabase = (dataset: string) => {
       if (!(DemoDataset.datasets as ReadonlyArray<string>).includes(dataset)) {
         return Effect.fail(
@@ -183,14 +259,10 @@ export const makeWith = (options: Options) =>
       }
       return Effect.tryPromise({
         try: () => {
-          demo ??= (async () => {
-            // Its files live in PGlite's in-memory file system already; PostgreSQL's default 128 MB of
-            // shared buffers would hold a second copy of the pages and cost as much resident memory.
-            const db = await PGlite.create({ postgresqlconf: ["shared_buffers = 16MB"] })
-            const script = DemoDataset.retail(new Date().getUTCFullYear() - 1)
-            for (const statement of script.statements) await db.exec(statement)
+          demo ??= openDemo(options.demoCache).then(({ db, toCache }) => {
+            demoToCache = toCache
             return db
-          })().catch((error) => {
+          }).catch((error) => {
             // The next query tries again rather than failing forever.
             demo = undefined
             throw error
@@ -198,7 +270,12 @@ export const makeWith = (options: Options) =>
           return demo
         },
         catch: queryError
-      })
+      }).pipe(Effect.tap((db) => {
+        const file = demoToCache
+        if (file === undefined) return Effect.void
+        demoToCache = undefined
+        return cacheDemo(db, file)
+      }))
     }
 
     // A pooled client for one task: on interruption the server-side query is cancelled and the

@@ -21,6 +21,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { createServer } from "node:http"
+import { fileURLToPath } from "node:url"
 import * as Sightline from "../../src/Sightline.js"
 
 export const postgresUrl = process.env.SIGHTLINE_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -49,6 +50,12 @@ export const postgresProblem = await probe
 if (postgresProblem !== undefined && process.env.CI === "true") {
   throw new Error(`PostgreSQL unreachable at ${postgresUrl} (CI=true, so this fails): ${postgresProblem}`)
 }
+
+/**
+ * The DEMO database's cache that the test setup's build fills (`pnpm start`'s): each test process
+ * loads it instead of building it for itself.
+ */
+const demoCache = fileURLToPath(new URL("../../dist/demo-cache", import.meta.url))
 
 /** The catalogue of the test servers: the offline model twice, so roles can choose between two models. */
 export const testCatalogue = JSON.stringify([
@@ -114,6 +121,7 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
     store: database === "pglite" ? { _tag: "Pglite" } : { _tag: "Postgres", url: postgresUrl },
     prefix,
     models: { models: testCatalogue },
+    demoCache,
     ...options
   }
   const runtime = ManagedRuntime.make(serverLayer(full))
