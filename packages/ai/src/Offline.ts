@@ -173,7 +173,9 @@ export const answer = (plan: Planner.Plan, result: QueryResult, span?: ReadonlyA
     : ""
   const ranking = plan.ascending === true ? "bottom" : "top"
   const heading = plan.rankedPer !== undefined
-    ? `For each ${plan.labelColumn}, the ${ranking} ${plan.rankedPer} by ${label(plan)}${period}:`
+    ? `For each ${plan.labelColumn}, the ${ranking} ${plan.rankedPer === 1 ? plan.splitColumn : plan.rankedPer} by ${
+      label(plan)
+    }${period}:`
     : plan.shape === "top"
     ? `The ${ranking} ${result.row_count} by ${label(plan)}${period}:`
     : `${capitalize(label(plan))} by ${byWhat(plan, result)}${period}:`

@@ -679,6 +679,15 @@ describe("Offline model planning", () => {
     expect(Offline.answer(ranked, { ...result, columns: ["region", "product", "total_revenue"] })).toMatch(
       /^For each region, the top 3 by total revenue:\n\n/
     )
+    // No number: the top product (singular) of each group is one, the top products ten.
+    const topOne = planFor("Top product in each category by revenue")
+    expect(topOne.sql).toMatch(/\) AS ranked\nWHERE "rank" <= 1\nORDER BY 1, 3 DESC, 2$/)
+    expect(Offline.answer(topOne, { ...result, columns: ["category", "product", "total_revenue"] })).toMatch(
+      /^For each category, the top product by total revenue:\n\n/
+    )
+    expect(sqlFor("What was the best selling product per region last year?").sql).toContain("WHERE \"rank\" <= 1")
+    expect(sqlFor("Which month was best for each region by revenue in 2025?").sql).toContain("WHERE \"rank\" <= 1")
+    expect(sqlFor("Top products in each category by revenue").sql).toContain("WHERE \"rank\" <= 10")
   })
 
   it("takes an average per row of a table as a total over their number; units are a sum", () => {
@@ -940,6 +949,13 @@ describe("Offline model planning", () => {
       /^SELECT count\(\*\) AS "products_count"\nFROM "public"."products" AS t0\n/
     )
     expect(sqlFor("Who are the customers in Europe?").sql).toMatch(/^SELECT t0."name" AS "customer"\n/)
+    // What "we sell" lists the things sold; "sell" is no measure there.
+    expect(sqlFor("What categories do we sell?").sql).toBe(sqlFor("List all categories").sql)
+    expect(sqlFor("Which products does the shop sell?").sql).toMatch(
+      /^SELECT t0."name" AS "product"\nFROM "public"."products" AS t0\nORDER BY 1\nLIMIT 100$/
+    )
+    expect(sqlFor("How many laptops did we sell in 2025?").sql).toContain("sum(t0.\"quantity\")")
+    expect(sqlFor("Which products sell the most?").sql).toContain("sum(t0.\"quantity\")")
     // Orders have no name to list: they are counted.
     expect(sqlFor("List the orders").sql).toContain("count(*)")
     const plan = planFor("List all categories")
@@ -960,6 +976,9 @@ describe("Offline model planning", () => {
     expect(returned).toContain("GROUP BY t2.\"id\", t2.\"name\"")
     expect(sqlFor("Top 3 regions by number of orders in 2024").sql).toContain("count(*) AS \"orders_count\"")
     expect(LanguageModel.fromParts(respond("Median order value")).text).toContain("I cannot work out medians")
+    expect(LanguageModel.fromParts(respond("How many returns were there last year and why?")).text).toContain(
+      "I cannot say why"
+    )
     expect(LanguageModel.fromParts(respond("What's the revenue of Helix Mini?")).text).toContain(
       "\"Helix Mini\" is not"
     )

@@ -508,10 +508,9 @@ const rankedCount = new RegExp(`\\b(?:${rankingWords}) (\\d+|[a-z]+)\\b`)
 const countedRanking = new RegExp(`\\b(\\d{1,3}|${Object.keys(numberWords).join("|")}) (?:${rankingWords})\\b`)
 const fromTheLeast = /\b(?:bottom|worst|lowest|smallest|least|fewest|cheapest|ascending)\b/
 
-/** How many rows a ranking shows: the number asked for ("top 5", "which 3 products"), else 10. */
-const limitOf = (question: string): number | undefined => {
+/** The number of rows a ranking asks for ("top 5", "which 3 products"), if it names one. */
+const askedLimitOf = (question: string): number | undefined => {
   const q = question.toLowerCase()
-  if (!superlative.test(q)) return undefined
   for (const pattern of [rankedCount, countedRanking, /\b(?:which|what) (\d+|[a-z]+)\b/]) {
     const asked = pattern.exec(q)?.[1]
     if (asked === undefined) continue
@@ -519,8 +518,12 @@ const limitOf = (question: string): number | undefined => {
     if (Number.isInteger(n) && n > 0) return Math.min(n, 100)
     if (Object.hasOwn(numberWords, asked)) return numberWords[asked]
   }
-  return 10
+  return undefined
 }
+
+/** How many rows a ranking shows: the number asked for, else 10. */
+const limitOf = (question: string): number | undefined =>
+  superlative.test(question.toLowerCase()) ? askedLimitOf(question) ?? 10 : undefined
 
 interface Graph {
   readonly tables: ReadonlyArray<ConnectorRuntime.Table>
@@ -964,6 +967,12 @@ const refusalOf = (
     return "I cannot work out growth or change between periods; ask for a series instead, " +
       "for example \"revenue by year\", and compare its rows"
   }
+  // "How many returns were there, and why?": a number is no reason, and answering only the count
+  // would pass over half the question. A breakdown by a column of reasons answers it.
+  if (/\bwhy\b/i.test(question)) {
+    return "I cannot say why, only count, sum and average what the data holds: ask for a breakdown, " +
+      "for example \"returns by reason\""
+  }
   if (/\b(median|percentile|p[0-9]{2}|mode|standard deviation|stddev|variance)\b/i.test(question)) {
     return "I cannot work out medians, percentiles or spreads, only counts, sums and averages"
   }
@@ -1078,7 +1087,13 @@ export const plan = (
     ? keyedPerOf(graph, question)
     : undefined
   let aggregate = keyedPer === undefined ? askedFor : "avg"
-  const measure = aggregate === "count" ? undefined : measureOf(graph, questionWords, glossary)
+  // "What categories do we sell?", "which products does the shop sell": the things sold are listed;
+  // "sell" is no measure there, as it is in "how many laptops did we sell" or "what sells best".
+  const sellsWhat = /^\s*(?:what|which)\b[^?]*\b(?:do|does) (?:we|you|they|i|the [a-z]+) sell\b/i.test(question) &&
+    limitOf(question) === undefined
+  const measure = aggregate === "count"
+    ? undefined
+    : measureOf(graph, sellsWhat ? questionWords.filter((w) => !soldWords.has(w)) : questionWords, glossary)
   // An average per a table's row ("average revenue per customer", "average order value") is the
   // measure's total over the number of those rows, not the average of the measure's own rows; with
   // no measure ("average number of items per order"), the number of the rows counted over them.
@@ -1438,6 +1453,11 @@ export const plan = (
     // A ranking by two things ranks one within each value of the other: "the top 3 products per
     // region", "the top 5 products each month", "which month was best for each region".
     const [ranked, within] = grain !== undefined && !rankedPeriod ? [split, first] : [first, split]
+    // With no number asked, what is ranked said in the singular keeps one a group ("the top product
+    // in each category", "which month was best for each region"); in the plural, ten.
+    const wordsSaid = words(question)
+    const kept = askedLimitOf(question) ??
+      (wordsSaid.includes(ranked.name) && !wordsSaid.includes(`${ranked.name}s`) ? 1 : limit)
     const partitioned = `SELECT ${within.expression} AS ${q(within.name)}, ${ranked.expression} AS ${
       q(ranked.name)
     }, ${rounded} AS ${q(valueColumn)},\n  row_number() OVER (PARTITION BY ${
@@ -1447,12 +1467,12 @@ export const plan = (
       ...common,
       sql: `SELECT ${q(within.name)}, ${q(ranked.name)}, ${
         q(valueColumn)
-      }\nFROM (\n${partitioned}\n) AS ranked\nWHERE ${q("rank")} <= ${limit}\nORDER BY 1, 3 ${direction}, 2`,
+      }\nFROM (\n${partitioned}\n) AS ranked\nWHERE ${q("rank")} <= ${kept}\nORDER BY 1, 3 ${direction}, 2`,
       shape: "top",
       ascending: direction === "ASC",
       labelColumn: within.name,
       splitColumn: ranked.name,
-      rankedPer: limit
+      rankedPer: kept
     }
   }
   return {
