@@ -464,6 +464,18 @@ describe("Offline model planning", () => {
     // Now is November 2026: March has begun this year, December has not.
     expect(window("revenue in March")).toMatchObject({ from: "2026-03-01" })
     expect(window("revenue in December")).toMatchObject({ from: "2025-12-01", to: "2026-01-01" })
+    // "Last <month>" is the latest that has ended (this November has not), "this <month>" this year's.
+    expect(window("Orders per day last December")).toEqual({
+      from: "2025-12-01",
+      to: "2026-01-01",
+      label: "in December 2025"
+    })
+    expect(window("revenue last March")).toMatchObject({ from: "2026-03-01", to: "2026-04-01" })
+    expect(window("revenue last November")).toMatchObject({ from: "2025-11-01", to: "2025-12-01" })
+    expect(window("orders this March")).toMatchObject({ from: "2026-03-01", to: "2026-04-01" })
+    expect(sqlFor("Orders per day last December").sql).toContain(
+      "WHERE t0.\"ordered_at\" >= '2025-12-01' AND t0.\"ordered_at\" < '2026-01-01'"
+    )
     expect(window("orders last month")).toEqual({ from: "2026-10-01", to: "2026-11-01", label: "in October 2026" })
     expect(Periods.windowOf("orders last month", new Date(Date.UTC(2026, 0, 10)))).toMatchObject({
       label: "in December 2025"

@@ -205,6 +205,13 @@ const periodOf = (question: string, now: Date): Window | undefined => {
     const index = monthIndex(monthName[1]!)
     return monthsWindow(latest(index), index, 1, `in ${monthLabel(index, latest(index))}`)
   }
+  // "Last December" is the latest December that has ended; "this March" is this year's.
+  const nearMonth = new RegExp(`\\b(last|previous|this) ${monthPattern}\\b`).exec(q)
+  if (nearMonth !== null) {
+    const index = monthIndex(nearMonth[2]!)
+    const y = nearMonth[1] === "this" ? year : index < month ? year : year - 1
+    return monthsWindow(y, index, 1, `in ${monthLabel(index, y)}`)
+  }
   if (/\blast year\b|\bprevious year\b/.test(q)) return yearWindow(year - 1)
   if (/\bthis year\b|\byear to date\b|\bytd\b/.test(q)) return { ...yearWindow(year), label: `in ${year} so far` }
   const named = /\b(?:in|during|for) (\d{4})\b/.exec(q) ?? /\b(20\d{2}|19\d{2})\b/.exec(q)
