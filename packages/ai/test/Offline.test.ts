@@ -988,6 +988,9 @@ describe("Offline model planning", () => {
     expect(returned).toContain("GROUP BY t2.\"id\", t2.\"name\"")
     expect(sqlFor("Top 3 regions by number of orders in 2024").sql).toContain("count(*) AS \"orders_count\"")
     expect(LanguageModel.fromParts(respond("Median order value")).text).toContain("I cannot work out medians")
+    for (const question of ["Which day of the week has the most orders?", "Orders by hour of the day"]) {
+      expect(LanguageModel.fromParts(respond(question)).text).toContain("I cannot group by the day of the week")
+    }
     expect(LanguageModel.fromParts(respond("How many returns were there last year and why?")).text).toContain(
       "I cannot say why"
     )

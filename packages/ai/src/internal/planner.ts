@@ -967,6 +967,11 @@ const refusalOf = (
     return "I cannot work out growth or change between periods; ask for a series instead, " +
       "for example \"revenue by year\", and compare its rows"
   }
+  // "Which day of the week has the most orders" named the day grain, and ranked single dates.
+  if (/\bdays? of (?:the )?(?:week|month|year)\b|\b(?:hours?|times?) of (?:the )?day\b/i.test(question)) {
+    return "I cannot group by the day of the week or the time of day, only by calendar periods " +
+      "(days, weeks, months, quarters, years)"
+  }
   // "How many returns were there, and why?": a number is no reason, and answering only the count
   // would pass over half the question. A breakdown by a column of reasons answers it.
   if (/\bwhy\b/i.test(question)) {
