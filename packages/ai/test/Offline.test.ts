@@ -564,6 +564,21 @@ describe("Offline model planning", () => {
       expect(declined(part)).toContain("not the early, middle or late part of one")
     }
     expect(declined("Revenue at the end of last year")).toContain("late part of one")
+    // So were some weeks or days of one; the last month of a year is its December.
+    for (
+      const part of [
+        "What was revenue in the first week of 2025?",
+        "Orders in the first 10 days of March 2025",
+        "Revenue in the last two weeks of 2025",
+        "Sales in the first month of 2025"
+      ]
+    ) {
+      expect(declined(part)).toContain("not some weeks or days of one")
+    }
+    expect(window("revenue in the last month of 2025")).toMatchObject({ from: "2025-12-01", to: "2026-01-01" })
+    expect(sqlFor("revenue by week in January 2025").sql).toContain(
+      "WHERE t1.\"ordered_at\" >= '2025-01-01' AND t1.\"ordered_at\" < '2025-02-01'"
+    )
     // A period's ordinal is no name.
     expect(planFor("What were the sales in the first quarter of 2025 by region?").period).toBe("in Q1 2025")
     expect(window("revenue until the end of 2024")).toEqual({ to: "2025-01-01", label: "until the end of 2024" })

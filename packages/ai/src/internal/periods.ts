@@ -75,6 +75,14 @@ const partWord = new RegExp(
   `\\b(?:early|late|mid|(?:the\\s+)?(?:middle|start|beginning|end)\\s+of)[\\s-]+${periodAhead}`
 )
 
+// Some weeks, days or months of a period ("the first week of 2025", "the first 10 days of March"),
+// which no window reads either: the whole period was answered. "The last month of 2025" is read.
+const someOf = new RegExp(
+  "\\b(?!(?:last|final)\\s+month\\s+of\\b)(?:(?:first|second|third|fourth|fifth|last|final|1st|2nd|3rd|4th|5th)" +
+    "(?:\\s+(?:\\d{1,3}|few|two|three|four|five|six|seven|ten))?|\\d{1,2}(?:st|nd|rd|th))\\s+(?:weeks?|days?|months?)\\s+of\\s+" +
+    periodAhead
+)
+
 /** A period's label without its preposition: "in March 2025" → "March 2025". */
 const bare = (window: Window) => window.label.replace(/^(?:in|on) /, "")
 
@@ -112,6 +120,12 @@ export const windowOf = (question: string, now: Date): Window | Unreadable | und
   // Read as "in …", which a month alone needs ("before March").
   const period = range === null ? undefined : periodOf(`in ${q.slice(range.index + range[0].length)}`, now)
   if (range === null || period === undefined) {
+    if (someOf.test(q)) {
+      return {
+        unreadable: "I read whole periods (a year, a quarter, a month, a week or days), not some weeks or days of " +
+          "one: ask for a series instead, for example \"revenue by week in January 2025\""
+      }
+    }
     return partWord.test(q) ?
       {
         unreadable: "I read whole periods (a year, a quarter, a month, a week or days), not the early, middle or " +
