@@ -1006,6 +1006,11 @@ describe("Offline model planning", () => {
     for (const question of ["Which day of the week has the most orders?", "Orders by hour of the day"]) {
       expect(LanguageModel.fromParts(respond(question)).text).toContain("I cannot group by the day of the week")
     }
+    // Rows that have some amount are a condition on it; a table after "with" is counted through.
+    expect(LanguageModel.fromParts(respond("How many orders had a discount?")).text).toContain(
+      "I cannot keep to rows by whether they have a discount"
+    )
+    expect(sqlFor("How many orders with returns were there in 2025?").sql).toMatch(/^SELECT count\(DISTINCT/)
     expect(LanguageModel.fromParts(respond("How many returns were there last year and why?")).text).toContain(
       "I cannot say why"
     )

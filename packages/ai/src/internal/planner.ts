@@ -972,6 +972,16 @@ const refusalOf = (
     return "I cannot group by the day of the week or the time of day, only by calendar periods " +
       "(days, weeks, months, quarters, years)"
   }
+  // "How many orders had a discount?": rows that have some amount are a condition on its value,
+  // which these shapes do not keep to; every order was counted.
+  const amountHad = [...question.toLowerCase().matchAll(owned)].map((match) => match[1]!).find((word) =>
+    !graph.tables.some((t) => stem(shortName(t.name)) === stem(word)) &&
+    graph.tables.some((t) => t.columns.some((c) => isNumeric(c) && !c.primaryKey && stem(c.name) === stem(word)))
+  )
+  if (amountHad !== undefined) {
+    return `I cannot keep to rows by whether they have a ${amountHad} (a condition on its value), only count, ` +
+      `sum or average it: ask for example for "the average ${amountHad}"`
+  }
   // "How many returns were there, and why?": a number is no reason, and answering only the count
   // would pass over half the question. A breakdown by a column of reasons answers it.
   if (/\bwhy\b/i.test(question)) {
