@@ -835,6 +835,9 @@ describe("Offline model planning", () => {
     expect(sqlFor("What is our best selling product?").sql).toContain(
       "SELECT t1.\"name\" AS \"product\", round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\""
     )
+    // The most popular is the best selling.
+    expect(sqlFor("What's the most popular product?").sql).toBe(sqlFor("What is our best selling product?").sql)
+    expect(sqlFor("Which categories were most popular in 2025?").sql).toContain("AS \"total_units_sold\"")
     // So do a table the counted rows placed or have, and a buying word's orders, or their lines.
     const placed = [
       "SELECT count(DISTINCT t1.\"id\") AS \"customers_with_orders_count\"",

@@ -193,6 +193,8 @@ const measureSynonyms: Record<string, ReadonlyArray<string>> = {
   selling: ["quantity", "qty", "units"],
   sold: ["quantity", "qty", "units"],
   sell: ["quantity", "qty", "units"],
+  // "the most popular product": the one that sold the most units, as "best selling" is.
+  popular: ["quantity", "qty", "units"],
   // "average order size": units.
   size: ["quantity", "qty", "units"],
   value: ["revenue", "line_total", "sales", "amount", "total"]
@@ -206,7 +208,7 @@ const intensive = /price|rate|discount|percent|pct|ratio|score|age$/
 const priceWords = new Set(["expensive", "cheapest", "priciest"])
 
 // The words of selling, whose measure is called "units sold".
-const soldWords = new Set(["selling", "sold", "sell", "sells"])
+const soldWords = new Set(["selling", "sold", "sell", "sells", "popular"])
 
 const numericType = /int|numeric|decimal|real|double|float|money/i
 const timeType = /date|time/i
@@ -493,7 +495,7 @@ const aggregateOf = (question: string): Aggregate | undefined => {
     return "sum"
   }
   if (/\b(how many|count|number of)\b/.test(q)) return "count"
-  if (/\b(total|sum|revenue|sales|turnover|spend|spent|refund|refunds|quantity|units|selling|sold)\b/.test(q)) {
+  if (/\b(total|sum|revenue|sales|turnover|spend|spent|refund|refunds|quantity|units|selling|sold|popular)\b/.test(q)) {
     return "sum"
   }
   return undefined
