@@ -378,6 +378,35 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("When was our last order?")).response).toContain(
       `The last order was on ${latest.rows[0]![0]} UTC.`
     )
+    // "What categories do we sell?" lists them; "sell" is no measure there.
+    const categories = await hand(`SELECT name FROM categories ORDER BY 1`)
+    const sold = await ask("What categories do we sell?")
+    expect(sold.response).toContain(
+      `The ${categories.rows.length} categories:\n\n${categories.rows.map(([name]) => `- ${name}`).join("\n")}`
+    )
+    // The top product of each category is one a category, as SQL by hand ranks them.
+    const topOfEach = await hand(
+      `SELECT category, product, revenue FROM (
+         SELECT c.name AS category, p.name AS product, round(sum(i.line_total), 2) AS revenue,
+                row_number() OVER (PARTITION BY c.id ORDER BY sum(i.line_total) DESC, p.name) AS rank
+         FROM order_items i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = i.product_id
+         JOIN categories c ON c.id = p.category_id WHERE ${year}
+         GROUP BY c.id, c.name, p.id, p.name) AS ranked
+       WHERE rank = 1 ORDER BY 1`
+    )
+    const top = await ask("Top product in each category by revenue last year")
+    expect(top.response).toMatch(/^For each category, the top product by total revenue in \d{4}:/)
+    expect(JSON.parse(top.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
+      topOfEach.rows.map(([category, product, revenue]) => [category, product, Number(revenue)])
+    )
+    // The most popular product sold the most units.
+    const popular = await hand(
+      `SELECT p.name, sum(i.quantity) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN products p ON p.id = i.product_id WHERE ${year} GROUP BY p.id, p.name ORDER BY 2 DESC, 1 LIMIT 1`
+    )
+    expect((await ask("What was the most popular product last year?")).response).toContain(
+      `**${popular.rows[0]![0]}** leads with **${Number(popular.rows[0]![1]).toLocaleString("en-US")}**`
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )
