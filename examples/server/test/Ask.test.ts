@@ -407,6 +407,11 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("What was the most popular product last year?")).response).toContain(
       `**${popular.rows[0]![0]}** leads with **${Number(popular.rows[0]![1]).toLocaleString("en-US")}**`
     )
+    // A listed value that holds a word of change ("changed mind") is no change between periods.
+    const changedMind = await hand(`SELECT count(*) FROM returns WHERE reason = 'changed mind'`)
+    expect((await ask("How many returns were for changed mind?")).response).toContain(
+      `There were **${Number(changedMind.rows[0]![0]).toLocaleString("en-US")}** returns where reason is changed mind.`
+    )
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )

@@ -1009,6 +1009,15 @@ describe("Offline model planning", () => {
     for (const question of ["Which day of the week has the most orders?", "Orders by hour of the day"]) {
       expect(LanguageModel.fromParts(respond(question)).text).toContain("I cannot group by the day of the week")
     }
+    // A change over a period points to a series; "over 2025" is no threshold.
+    expect(LanguageModel.fromParts(respond("How did revenue change over 2025?")).text).toContain(
+      "I cannot work out growth or change"
+    )
+    expect(sqlFor("Orders over 2025 by month").sql).toContain("t0.\"ordered_at\" >= '2025-01-01'")
+    // Items sold are units, as "how many items did we sell" are.
+    expect(sqlFor("What is the total number of items sold in 2025?").sql).toContain(
+      "round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\""
+    )
     // Rows that have some amount are a condition on it; a table after "with" is counted through.
     expect(LanguageModel.fromParts(respond("How many orders had a discount?")).text).toContain(
       "I cannot keep to rows by whether they have a discount"

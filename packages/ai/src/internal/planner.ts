@@ -488,6 +488,8 @@ const aggregateOf = (question: string): Aggregate | undefined => {
   if (/\b(average|avg|mean)\b/.test(q)) return "avg"
   // "How many units" asks for a sum of a quantity, not a count of rows.
   if (/\b(?:how many|number of|count of) (?:[a-z]+ )?(?:units|pieces)\b/.test(q)) return "sum"
+  // "The number of items sold": units, as "how many items did we sell" is (order lines are no items).
+  if (/\b(?:how many|number of|count of) items (?:were |have been |we )?sold\b/.test(q)) return "sum"
   if (
     /\bhow many [a-z]+(?: [a-z]+)? (?:did|do|does|have|has) (?:we|you|they|i) sell\b|\bhow many [a-z]+ (?:were|was|have been) sold\b/
       .test(q)
@@ -963,8 +965,14 @@ const refusalOf = (
   ) {
     return "I cannot work out rates or percentages, only counts, sums and averages"
   }
+  // A listed value may hold a word of these ("changed mind", a return's reason): read without them.
+  const listedText = graph.tables.flatMap(listedValues).flatMap((listed) => listed.values)
+    .reduce((text, value) => text.split(value.toLowerCase()).join(" "), question.toLowerCase())
   if (
-    /\b(grew|grow|grows|growth|growing|increase[ds]?|decrease[ds]?|declined|yoy)\b|\byear over year\b/i.test(question)
+    /\b(grew|grow|grows|growth|growing|increase[ds]?|decrease[ds]?|declined|yoy)\b|\byear over year\b/i.test(
+      question
+    ) ||
+    /\b(?:change[ds]?|changing)\b/.test(listedText)
   ) {
     return "I cannot work out growth or change between periods; ask for a series instead, " +
       "for example \"revenue by year\", and compare its rows"
@@ -994,15 +1002,13 @@ const refusalOf = (
     return "I cannot work out medians, percentiles or spreads, only counts, sums and averages"
   }
   if (
-    /\b(?:more|less|fewer|greater|higher|lower) than \$?\d|\bat (?:least|most) \$?\d|\b(?:over|under|above|below) \$?\d/i
+    /\b(?:more|less|fewer|greater|higher|lower) than \$?\d|\bat (?:least|most) \$?\d|\b(?:over|under|above|below) \$?(?!(?:19|20)\d\d\b)\d/i
       .test(question)
   ) {
     return "I cannot keep to thresholds such as \"more than 10\", only to periods and listed values"
   }
   // A negation ("products that were never returned") asks for what a query of these shapes leaves
   // out; a listed value may hold one ("not as described") and is no negation.
-  const listedText = graph.tables.flatMap(listedValues).flatMap((listed) => listed.values)
-    .reduce((text, value) => text.split(value.toLowerCase()).join(" "), question.toLowerCase())
   if (
     /\b(?:never|not|without|none|no|excluding|exclude|except|besides|other than|apart from)\b|n't\b/.test(listedText)
   ) {
