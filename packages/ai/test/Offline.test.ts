@@ -430,6 +430,30 @@ describe("Offline model planning", () => {
     expect(sqlOf("Tickets; state is open", "how many open tickets")).not.toContain("WHERE")
     expect(sqlOf("Tickets; state is o'pen or closed", "how many closed tickets")).not.toContain("WHERE")
     expect(sqlOf("Tickets; state is open\\ or closed", "how many closed tickets")).not.toContain("WHERE")
+    // A column's own comment lists them too, in either form; one naming another column does not.
+    const stateSaying = (comment: string) =>
+      promptOf([{
+        name: "public.tickets",
+        rowEstimate: 10,
+        columns: [column("id", "integer"), column("state", "text", { comment }), column("opened_at", "date")]
+      }])
+    for (const comment of ["state is open, pending or closed", "one of open, pending, closed"]) {
+      expect(sqlFor("how many closed tickets", stateSaying(comment)).sql).toContain("t0.\"state\" = 'closed'")
+    }
+    expect(sqlFor("how many closed tickets", stateSaying("status is open or closed")).sql).not.toContain("WHERE")
+    // A column's words are no period: "monthly price" is the column monthly_price.
+    const plans = promptOf([{
+      name: "public.plans",
+      rowEstimate: 3,
+      columns: [
+        column("id", "integer", { primaryKey: true }),
+        column("name", "text"),
+        column("monthly_price", "numeric")
+      ]
+    }])
+    const monthly = sqlFor("What's the average monthly price of plans?", plans).sql
+    expect(monthly).toMatch(/^SELECT round\(\(avg\(t0."monthly_price"\)\)::numeric, /)
+    expect(monthly).toMatch(/ AS "average_monthly_price"\nFROM "public"."plans" AS t0$/)
   })
 
   it("ranks periods, buckets weeks and quarters on MySQL, and names a measure by its column's words", () => {

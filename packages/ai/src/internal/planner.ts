@@ -235,7 +235,8 @@ interface Listed {
 
 /**
  * The values of text columns that comments list: a table's comment "status is completed, shipped
- * or cancelled" (one clause per `;`), or a column's comment "one of Consumer, Business". At least
+ * or cancelled" (one clause per `;`), or a column's comment "one of Consumer, Business" (or "segment
+ * is Consumer or Business", its own name). At least
  * two values, so that prose ("price is in USD") is not read as a list.
  */
 const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Listed> => {
@@ -252,9 +253,14 @@ const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Listed> => {
     const match = /^\s*([a-z_][a-z0-9_]*) (?:is|are) (?:one of )?(.+?)\.?\s*$/i.exec(clause)
     if (match !== null) add(table.columns.find((c) => c.name === match[1]!.toLowerCase()), valuesOf(match[2]!))
   }
+  // A column's own comment: "one of active, cancelled", or "status is active, cancelled or trialing".
   for (const column of table.columns) {
-    const match = /^\s*one of:? (.+?)\.?\s*$/i.exec(column.comment ?? "")
-    if (match !== null) add(column, valuesOf(match[1]!))
+    const match = /^\s*(?:one of:?|([a-z_][a-z0-9_]*) (?:is|are)(?: one of:?)?) (.+?)\.?\s*$/i.exec(
+      column.comment ?? ""
+    )
+    if (match !== null && (match[1] === undefined || match[1].toLowerCase() === column.name)) {
+      add(column, valuesOf(match[2]!))
+    }
   }
   return listed
 }
@@ -1170,7 +1176,10 @@ export const plan = (
   const limit = when === undefined ? limitOf(question) : undefined
   // A ranking of periods ("which month had the highest revenue") is a series, ranked.
   const rankedGrain = limit === undefined ? undefined : rankedGrainOf(question)
-  const grain = Periods.grainOf(question) ?? rankedGrain ?? found.grain ?? (years === undefined ? undefined : "year")
+  // "The average monthly price" names a column (monthly_price), not a monthly series.
+  const grainText = graph.tables.flatMap((t) => t.columns).map((c) => c.name).filter((name) => name.includes("_"))
+    .reduce((text, name) => text.replaceAll(name.replaceAll("_", " "), name), question.toLowerCase())
+  const grain = Periods.grainOf(grainText) ?? rankedGrain ?? found.grain ?? (years === undefined ? undefined : "year")
   if (groups.length + (grain === undefined ? 0 : 1) > 2) {
     return { unplannable: "I can break a result down by two things at most (a period counts as one)" }
   }
