@@ -451,6 +451,45 @@ describe("Offline model planning", () => {
         column("monthly_price", "numeric")
       ]
     }])
+    // A yes-or-no column is a state the question may name, or name with "un" before it.
+    const invoices = (dialect: "postgres" | "mysql") =>
+      promptOf([{
+        name: dialect === "mysql" ? "billing.invoices" : "public.invoices",
+        rowEstimate: 3,
+        columns: [
+          column("id", "integer", { primaryKey: true }),
+          column("amount_due", "numeric"),
+          column("paid", dialect === "mysql" ? "tinyint(1)" : "boolean"),
+          column("issued_at", "timestamp with time zone")
+        ]
+      }], dialect)
+    expect(sqlFor("How many unpaid invoices are there?", invoices("postgres")).sql).toBe(
+      "SELECT count(*) AS \"invoices_count\"\nFROM \"public\".\"invoices\" AS t0\nWHERE t0.\"paid\" = FALSE"
+    )
+    expect(sqlFor("How many invoices were paid in 2025?", invoices("postgres")).sql).toContain(
+      "WHERE t0.\"issued_at\" >= '2025-01-01' AND t0.\"issued_at\" < '2026-01-01' AND t0.\"paid\" = TRUE"
+    )
+    expect(sqlFor("Total amount due of unpaid invoices", invoices("mysql")).sql).toMatch(
+      /sum\(t0.`amount_due`\).*\nFROM `billing`.`invoices` AS t0\nWHERE t0.`paid` = FALSE$/s
+    )
+    expect(sqlFor("How many invoices are there?", invoices("postgres")).sql).not.toContain("WHERE")
+    // The time of what the question says happened: cancelled_at for subscriptions cancelled.
+    const subscriptions = promptOf([{
+      name: "public.subscriptions",
+      rowEstimate: 3,
+      columns: [
+        column("id", "integer", { primaryKey: true }),
+        column("status", "text", { comment: "status is active, cancelled or trialing" }),
+        column("started_at", "timestamp with time zone"),
+        column("cancelled_at", "timestamp with time zone")
+      ]
+    }])
+    expect(sqlFor("How many subscriptions were cancelled in 2025?", subscriptions).sql).toBe(
+      "SELECT count(*) AS \"subscriptions_count\"\nFROM \"public\".\"subscriptions\" AS t0\n" +
+        "WHERE t0.\"cancelled_at\" >= '2025-01-01' AND t0.\"cancelled_at\" < '2026-01-01' AND t0.\"status\" = 'cancelled'"
+    )
+    expect(sqlFor("How many subscriptions were started in 2025?", subscriptions).sql).toContain("t0.\"started_at\" >= ")
+    expect(sqlFor("How many subscriptions in 2025?", subscriptions).sql).toContain("t0.\"started_at\" >= ")
     const monthly = sqlFor("What's the average monthly price of plans?", plans).sql
     expect(monthly).toMatch(/^SELECT round\(\(avg\(t0."monthly_price"\)\)::numeric, /)
     expect(monthly).toMatch(/ AS "average_monthly_price"\nFROM "public"."plans" AS t0$/)

@@ -290,6 +290,41 @@ const filtersOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
   )
 }
 
+const booleanType = /^bool|^tinyint\(1\)/i
+
+/**
+ * The yes-or-no columns the question names as a state of the rows ("paid invoices", "unpaid
+ * invoices", "inactive accounts"): a boolean column `paid` or `is_active` kept to true when its word
+ * is said, to false when it is said with "un", "non" or "in" before it. Left out, "how many unpaid
+ * invoices" counted them all.
+ */
+const flagsOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
+  const said = new Set(words(question))
+  return graph.tables.flatMap((table) =>
+    table.columns.flatMap((column) => {
+      const word = flagWordOf(graph, column)
+      if (word === undefined) return []
+      const value = said.has(word)
+        ? "true"
+        : ["un", "non", "in"].some((no) => said.has(`${no}${word}`))
+        ? "false"
+        : undefined
+      return value === undefined ? [] : [{ table, column, values: [value] }]
+    })
+  )
+}
+
+/** The word a yes-or-no column is said by (`paid`, `is_active` → "active"), unless a table's. */
+const flagWordOf = (graph: Graph, column: ConnectorRuntime.Column): string | undefined => {
+  if (!booleanType.test(column.type)) return undefined
+  const word = column.name.toLowerCase().replace(/^(?:is|has)_/, "")
+  return /^[a-z]+$/.test(word) && !graph.tables.some((t) => stem(shortName(t.name)) === stem(word)) ? word : undefined
+}
+
+/** The words of the schema's yes-or-no columns. */
+const flagWordsOf = (graph: Graph): ReadonlyArray<string> =>
+  graph.tables.flatMap((t) => t.columns.flatMap((c) => flagWordOf(graph, c) ?? []))
+
 /** The stemmed words of the schema's table and column names, and of their comments when asked. */
 const schemaWords = (graph: Graph, comments: boolean): Set<string> => {
   const known = new Set<string>()
@@ -390,6 +425,8 @@ const unknownNameOf = (
   for (const word of found.flatMap((name) => words(name.value))) known.add(stem(word))
   for (const word of [...stopWords, ...Periods.periodWords, ...Object.keys(measureSynonyms)]) known.add(stem(word))
   for (const word of Object.keys(glossary).flatMap(words)) known.add(stem(word))
+  // A yes-or-no column's word said with "un", "non" or "in" before it ("unpaid") is its false.
+  for (const flag of flagWordsOf(graph)) for (const no of ["un", "non", "in"]) known.add(stem(`${no}${flag}`))
   const name =
     /\b(?:in|from|for|at|within|of|about)\s+(?:the\s+)?([A-Z][\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?[A-Z][\p{L}\p{N}&.'-]*)*)/gu
   // A contraction's ending is no word ("I'm", "Europe's").
@@ -802,10 +839,19 @@ const groupsOf = (graph: Graph, question: string): { groups: ReadonlyArray<Group
 
 const timeColumnNear = (
   graph: Graph,
-  start: string
+  start: string,
+  asked: ReadonlySet<string> = new Set()
 ): { table: ConnectorRuntime.Table; column: ConnectorRuntime.Column } | undefined => {
+  // The time of what the question says happened first: "subscriptions cancelled in 2025" are
+  // those whose cancelled_at is in 2025, not those started then.
+  const said = (c: ConnectorRuntime.Column) => {
+    const named = words(c.name.replace(/_(?:at|on|date|time)$/, "")).map(stem)
+    return named.length > 0 && named.every((w) => asked.has(w))
+  }
   const rank = (c: ConnectorRuntime.Column) =>
-    /ordered_at|order_date|sold_at|sale_date|transaction_date|occurred_at/.test(c.name)
+    said(c)
+      ? -1
+      : /ordered_at|order_date|sold_at|sale_date|transaction_date|occurred_at/.test(c.name)
       ? 0
       : /created_at|date|_at$|_on$/.test(c.name)
       ? 1
@@ -1148,6 +1194,7 @@ export const plan = (
   // The names found in the data ("Helix Mini") are kept to as a comment's listed values are.
   const filters = [
     ...filtersOf(graph, question),
+    ...flagsOf(graph, question),
     ...foundFilters(graph, inData)
   ]
   // "Per" a table is no group of it: an average over it, or of its own rows. Values compared ("web
@@ -1269,7 +1316,7 @@ export const plan = (
   })
 
   const needsTime = window !== undefined || grain !== undefined || when !== undefined
-  const time = needsTime ? timeColumnNear(graph, base.name) : undefined
+  const time = needsTime ? timeColumnNear(graph, base.name, asked) : undefined
   if (needsTime && time === undefined) return { unplannable: "I found no date or time column to filter or group by" }
   const timeAlias = time === undefined ? undefined : join(time.table.name)
   // Each group as a select-list expression and the result column it is named by.
@@ -1297,7 +1344,10 @@ export const plan = (
   for (const filter of filters) {
     const alias = join(filter.table.name)
     if (alias === undefined) return unjoinable(filter.table)
-    const literals = filter.values.map(literal)
+    // A yes-or-no column is kept to TRUE or FALSE, which both dialects read.
+    const literals = booleanType.test(filter.column.type)
+      ? filter.values.map((v) => v.toUpperCase())
+      : filter.values.map(literal)
     kept.push(
       `${alias}.${q(filter.column.name)} ${literals.length === 1 ? `= ${literals[0]}` : `IN (${literals.join(", ")})`}`
     )
