@@ -280,7 +280,7 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
     const id = await playbook(server(), org, {
-      prompt: "Number of <script>alert(1)</script> orders",
+      prompt: "Number of orders <script>alert(1)</script>",
       connector_ids: [connectorId]
     })
     const result = await body(await run(server(), org, id))

@@ -1081,6 +1081,17 @@ describe("Offline model planning", () => {
     expect(sqlFor("What is the total number of items sold in 2025?").sql).toContain(
       "round((sum(t0.\"quantity\"))::numeric, 2) AS \"total_units_sold\""
     )
+    // A word that picks some rows out and that nothing knows is declined, not left out.
+    for (
+      const [question, word] of [["How many premium customers are there?", "premium"], [
+        "Large orders in 2025",
+        "large"
+      ]]
+    ) {
+      expect(LanguageModel.fromParts(respond(question)).text).toContain(`"${word}" is not`)
+    }
+    expect(sqlFor("How many distinct customers placed orders in 2025?").sql).toMatch(/^SELECT count\(DISTINCT/)
+    expect(sqlFor("How many new customers are there?").sql).toContain("FROM \"public\".\"customers\"")
     // Rows that have some amount are a condition on it; a table after "with" is counted through.
     expect(LanguageModel.fromParts(respond("How many orders had a discount?")).text).toContain(
       "I cannot keep to rows by whether they have a discount"

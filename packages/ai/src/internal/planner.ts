@@ -464,8 +464,49 @@ const unknownNameOf = (
   if (opening !== null && unknown(opening[1]!.split(/\s+/)[0]!)) return opening[1]
   const capitalized = /(?<![.!?:;]\s+)(?<=\s)(\p{Lu}[\p{L}\p{N}&.'-]*(?:\s+(?:&\s+)?\p{Lu}[\p{L}\p{N}&.'-]*)*)/gu
   for (const match of question.matchAll(capitalized)) if (unknown(match[1]!)) return match[1]
+  // A word that says which of a table's rows ("premium accounts", "large orders") and that nothing
+  // in the schema knows: left out, every row was counted.
+  const tableNames = new Set(graph.tables.flatMap((t) => namesOf(t).map((name) => name.at(-1)!)))
+  const said = words(question)
+  for (let i = 1; i < said.length; i++) {
+    const word = said[i - 1]!
+    if (
+      tableNames.has(stem(said[i]!)) && !qualifierWords.has(word) && !answerWords.has(word) &&
+      // What a ranking ranks by: "the most common return reasons".
+      !(i >= 2 && superlative.test(said[i - 2]!)) &&
+      !Object.hasOwn(numberWords, word) && !superlative.test(word) && !/ed$/.test(word) && unknown(word)
+    ) return word
+  }
   return undefined
 }
+
+/** Words before a table's name that pick none of its rows out: "new customers", "distinct products". */
+const qualifierWords = new Set([
+  "new",
+  "distinct",
+  "unique",
+  "different",
+  "individual",
+  "separate",
+  "single",
+  "all",
+  "every",
+  "each",
+  "any",
+  "active",
+  "popular",
+  "expensive",
+  "many",
+  "much",
+  "more",
+  "average",
+  "total",
+  "overall",
+  "whole",
+  "entire",
+  "common",
+  "frequent"
+])
 
 /**
  * The word after "by", "per" or "each" that names nothing ("orders by weekday"), or what "which"
