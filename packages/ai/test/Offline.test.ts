@@ -1090,6 +1090,14 @@ describe("Offline model planning", () => {
     ) {
       expect(LanguageModel.fromParts(respond(question)).text).toContain(`"${word}" is not`)
     }
+    const accounts = promptOf([{
+      name: "public.accounts",
+      rowEstimate: 3,
+      columns: [column("id", "integer", { primaryKey: true }), column("name", "text")]
+    }])
+    expect(LanguageModel.fromParts(respond("How many premium accounts are there?", accounts)).text).toContain(
+      "nor the name of an account"
+    )
     expect(sqlFor("How many distinct customers placed orders in 2025?").sql).toMatch(/^SELECT count\(DISTINCT/)
     expect(sqlFor("How many new customers are there?").sql).toContain("FROM \"public\".\"customers\"")
     // Rows that have some amount are a condition on it; a table after "with" is counted through.

@@ -480,6 +480,9 @@ const unknownNameOf = (
   return undefined
 }
 
+/** A noun phrase with its indefinite article: "an account", "a plan". */
+const article = (phrase: string): string => `${/^[aeiou]/i.test(phrase) ? "an" : "a"} ${phrase}`
+
 /** Words before a table's name that pick none of its rows out: "new customers", "distinct products". */
 const qualifierWords = new Set([
   "new",
@@ -1013,7 +1016,7 @@ const lookUpName = (
     return column === undefined || column.primaryKey ? [] : [{ t, column }]
   })
   const unplannable = `"${phrase}" is not a table, a column or a value that the schema's comments list` +
-    (named.length === 0 ? "" : `, nor the name of a ${listOr(named.map(({ t }) => stem(shortName(t.name))))}`) +
+    (named.length === 0 ? "" : `, nor the name of ${article(listOr(named.map(({ t }) => stem(shortName(t.name)))))}`) +
     ", so I cannot keep to it (a table's comment such as \"region is Europe or Asia\" lists a column's values)"
   // Looked up once; a name with a backslash is none (it would read differently on MySQL).
   if (named.length === 0 || lookedUp.some((name) => name.phrase === phrase) || phrase.includes("\\")) {
@@ -1178,7 +1181,7 @@ export const plan = (
   const twoKinds = lookedUp.find((name) => new Set(name.found.map((row) => row.table)).size > 1)
   if (twoKinds !== undefined) {
     const kinds = [...new Set(twoKinds.found.map((row) => stem(shortName(row.table))))]
-    return { unplannable: `"${twoKinds.phrase}" is the name of a ${kinds.join(" and of a ")}: say which` }
+    return { unplannable: `"${twoKinds.phrase}" is the name of ${kinds.map(article).join(" and of ")}: say which` }
   }
   const refusal = refusalOf(
     question,
