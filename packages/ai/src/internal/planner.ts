@@ -503,7 +503,6 @@ const qualifierWords = new Set([
   "much",
   "more",
   "average",
-  "total",
   "overall",
   "whole",
   "entire",
