@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import * as NetworkAccess from "@sightline/core/NetworkAccess"
 import type * as Report from "@sightline/core/Report"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -43,50 +44,8 @@ export interface PostError {
   readonly retryAfterMillis?: number | undefined
 }
 
-// Every range that is not the public internet: this host, private networks, carrier-grade NAT,
-// link-local, documentation, benchmarking, multicast and reserved (IPv4 and IPv6).
-const privateRanges = (() => {
-  const list = new Net.BlockList()
-  for (
-    const [network, prefix] of [
-      ["0.0.0.0", 8],
-      ["10.0.0.0", 8],
-      ["100.64.0.0", 10],
-      ["127.0.0.0", 8],
-      ["169.254.0.0", 16],
-      ["172.16.0.0", 12],
-      ["192.0.0.0", 24],
-      ["192.0.2.0", 24],
-      ["192.168.0.0", 16],
-      ["198.18.0.0", 15],
-      ["198.51.100.0", 24],
-      ["203.0.113.0", 24],
-      ["224.0.0.0", 4],
-      ["240.0.0.0", 4]
-    ] as const
-  ) list.addSubnet(network, prefix, "ipv4")
-  for (
-    const [network, prefix] of [
-      ["::", 128],
-      ["::1", 128],
-      ["64:ff9b::", 96],
-      ["100::", 64],
-      ["2001:db8::", 32],
-      ["fc00::", 7],
-      ["fe80::", 10],
-      ["ff00::", 8]
-    ] as const
-  ) list.addSubnet(network, prefix, "ipv6")
-  return list
-})()
-
-/** Is `address` (IPv4 or IPv6, IPv4-mapped IPv6 included) on the public internet? */
-export const isPublicAddress = (address: string): boolean => {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped !== null) return isPublicAddress(mapped[1]!)
-  const family = Net.isIPv4(address) ? "ipv4" : Net.isIPv6(address) ? "ipv6" : undefined
-  return family !== undefined && !privateRanges.check(address, family)
-}
+/** Is `address` on the public internet? (Core's rule, which connectors follow too.) */
+export const isPublicAddress = NetworkAccess.isPublicAddress
 
 /** Why a URL cannot be posted to before any connection, or `undefined` when it can. */
 export const urlProblem = (url: URL, allowPrivate: boolean): string | undefined => {
@@ -94,7 +53,7 @@ export const urlProblem = (url: URL, allowPrivate: boolean): string | undefined 
     return "the webhook URL must be https"
   }
   const host = url.hostname.replace(/^\[|\]$/g, "")
-  if (!allowPrivate && Net.isIP(host) !== 0 && !isPublicAddress(host)) {
+  if (!allowPrivate && Net.isIP(host) !== 0 && !NetworkAccess.isPublicAddress(host)) {
     return "the webhook URL points into a private network"
   }
   return undefined
@@ -163,19 +122,10 @@ export const make = (options: Options = {}) => {
   const timeout = options.timeoutMillis ?? 10_000
 
   // The socket's lookup: resolves every address and refuses the name if any one is private.
-  const lookup: Net.LookupFunction = (hostname, lookupOptions, callback) => {
-    Dns.lookup(hostname, { all: true }, (error, addresses) => {
-      if (error !== null) return callback(error, "", 0)
-      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address))
-      if (refused !== undefined) {
-        const denied = Object.assign(new Error(`${hostname} resolves to a private address`), { code: "EPRIVATE" })
-        return callback(denied, "", 0)
-      }
-      if (lookupOptions.all === true) return (callback as any)(null, addresses)
-      const first = addresses[0]!
-      callback(null, first.address, first.family)
-    })
-  }
+  const lookup = NetworkAccess.lookup(
+    allowPrivate ? NetworkAccess.allowAll : NetworkAccess.publicOnly,
+    (hostname, callback) => Dns.lookup(hostname, { all: true }, callback)
+  ) as Net.LookupFunction
 
   const once = (url: URL, body: string) =>
     Effect.async<void, PostError>((resume, signal) => {
@@ -199,11 +149,12 @@ export const make = (options: Options = {}) => {
       request.on("timeout", () => request.destroy(new Error(`no answer within ${timeout} ms`)))
       request.on("error", (error: NodeJS.ErrnoException) => {
         if (signal.aborted) return
+        const refused = NetworkAccess.isRefusal(error)
         resume(Effect.fail({
-          reason: error.code === "EPRIVATE"
+          reason: refused
             ? `the chat webhook was refused: ${error.message}`
             : `the chat webhook could not be reached: ${error.message}`,
-          transient: error.code !== "EPRIVATE"
+          transient: !refused
         }))
       })
       request.end(body)
