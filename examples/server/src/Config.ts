@@ -17,6 +17,9 @@
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
  * | `SIGHTLINE_SMTP_URL` | unset | `smtp://user:pass@host:587` (or `smtps://`): e-mail delivery of reports |
  * | `SIGHTLINE_MAIL_FROM` | `Sightline <sightline@localhost>` | the `From` of report e-mails |
+ * | `SIGHTLINE_CONNECTOR_ALLOW_PRIVATE` | unset | `1` lets POSTGRES and MYSQL connectors reach private and loopback addresses and Unix sockets |
+ * | `SIGHTLINE_CONNECTOR_ALLOW_HOSTS` | none | comma-separated host names and CIDR ranges connectors may reach although private |
+ * | `SIGHTLINE_CONNECTOR_ALLOW_SUPERUSER` | unset | `1` lets connectors log in as a superuser or a role that reads the server's files |
  * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses (development only) |
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
  * | `SIGHTLINE_SANDBOX_DIR` | `$SIGHTLINE_DATA_DIR/sandboxes` | where sandbox workspaces live (`off`: no sandboxes) |
@@ -26,10 +29,13 @@
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
 import * as Providers from "@sightline/ai/Providers"
+import * as NetworkAccess from "@sightline/core/NetworkAccess"
 import * as Jwt from "@sightline/http/Jwt"
 import * as Oidc from "@sightline/http/Oidc"
 import * as RateLimit from "@sightline/http/RateLimit"
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
 import type * as Sightline from "./Sightline.js"
@@ -89,6 +95,22 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   oidc: Oidc.fromConfig,
   smtpUrl: Config.option(Config.redacted("SIGHTLINE_SMTP_URL")),
   mailFrom: Config.string("SIGHTLINE_MAIL_FROM").pipe(Config.withDefault("Sightline <sightline@localhost>")),
+  connectorAccess: Config.all({
+    network: Config.all({
+      allowPrivate: Config.boolean("SIGHTLINE_CONNECTOR_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+      allowHosts: Config.array(Config.string(), "SIGHTLINE_CONNECTOR_ALLOW_HOSTS").pipe(
+        Config.withDefault([]),
+        Config.map((entries) => entries.map((entry) => entry.trim()).filter((entry) => entry !== "")),
+        Config.mapOrFail((entries) =>
+          Either.mapLeft(
+            NetworkAccess.validateAllowHosts(entries),
+            (problem) => ConfigError.InvalidData(["SIGHTLINE_CONNECTOR_ALLOW_HOSTS"], problem)
+          )
+        )
+      )
+    }),
+    allowSuperuser: Config.boolean("SIGHTLINE_CONNECTOR_ALLOW_SUPERUSER").pipe(Config.withDefault(false))
+  }),
   webhookAllowPrivate: Config.boolean("SIGHTLINE_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
@@ -105,6 +127,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   Config.map((
     {
       assetSecret,
+      connectorAccess,
       corsOrigins,
       dataDir,
       databaseUrl,
@@ -141,6 +164,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     publicUrl: Option.getOrUndefined(Option.map(publicUrl, (url) => url.toString().replace(/\/+$/, ""))),
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
     webhookAllowPrivate,
+    connectorAccess,
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },
     sandboxes: Option.match(sandboxDir, {
       onNone: () => ({ directory: `${dataDir}/sandboxes`, executionTimeoutMillis: sandboxTimeoutSeconds * 1000 }),

@@ -85,6 +85,11 @@ export interface Options {
   readonly publicUrl?: string | undefined
   /** E-mail delivery of reports; every e-mail target fails saying so when absent. */
   readonly smtp?: { readonly url: Redacted.Redacted<string>; readonly from: string } | undefined
+  /**
+   * What POSTGRES and MYSQL connectors may reach and log in as beyond the public internet and
+   * non-superuser roles (the defaults, see `ConnectorsRuntime.defaultAccess`).
+   */
+  readonly connectorAccess?: ConnectorsRuntime.ConnectorAccess | undefined
   /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
   readonly webhookAllowPrivate?: boolean | undefined
   /** How long `POST /v2/playbooks/{id}/run` waits for the report before answering 504 (default 120 s). */
@@ -153,8 +158,12 @@ export const platform = (options: Options) =>
     Secrets.layer,
     Passwords.layer(),
     Providers.layer(options.models ?? {}),
-    ConnectorsRuntime.layerWith({ ...ConnectorsRuntime.defaultOptions, demoCache: options.demoCache }),
-    ConnectorsTester.layer,
+    ConnectorsRuntime.layerWith({
+      ...ConnectorsRuntime.defaultOptions,
+      demoCache: options.demoCache,
+      access: options.connectorAccess
+    }),
+    ConnectorsTester.layerWith(options.connectorAccess ?? ConnectorsRuntime.defaultAccess),
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
     Transport.layer({ smtp: options.smtp, webhooks: { allowPrivate: options.webhookAllowPrivate } }),
     VegaCharts.layer(),

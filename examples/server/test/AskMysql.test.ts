@@ -98,7 +98,10 @@ describe.skipIf(unreachable !== undefined)("the offline model over a MYSQL conne
   }
 
   beforeAll(async () => {
-    server = await startServer("pglite", {})
+    // The test account is MariaDB's root on loopback: the operator allows both.
+    server = await startServer("pglite", {
+      connectorAccess: { network: { allowPrivate: true, allowHosts: [] }, allowSuperuser: true }
+    })
     org = await server.newOrg()
     admin = await connector("admin", true)
     for (

@@ -271,6 +271,14 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   const results = messages.slice(asked + 1)
     .filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_sql")
     .map((m) => m.content)
+  // Connectors whose schema could not be read (the agent's prompt says why): with none readable,
+  // the reason is the answer, not "no connector".
+  const unreadable = system.split("\n").filter((line) => / schema unavailable: /.test(line))
+  if (connectors.length === 0 && unreadable.length > 0) {
+    return reply(
+      `I could not read the data: ${unreadable.map((line) => line.replace(/^Connector /, "connector ")).join("; ")}`
+    )
+  }
   const { looked, plan } = replay(question, connectors, now, glossary, results)
   const runSql = (sql: string, connectorId: number) =>
     LanguageModel.callTools({

@@ -1242,6 +1242,15 @@ describe("Offline model planning", () => {
     )
     const noData = Offline.respond({ model: "offline", messages: [{ role: "user", content: "top products" }] }, now)
     expect(LanguageModel.fromParts(noData).text).toContain("no data connector is enabled")
+    const unreadable = Offline.respond({
+      model: "offline",
+      system: "## Data\n\nConnector 7 (Warehouse): schema unavailable: db.internal:5432 is refused",
+      tools,
+      messages: [{ role: "user", content: "top products" }]
+    }, now)
+    expect(LanguageModel.fromParts(unreadable).text).toMatch(
+      /^I could not read the data: connector 7 \(Warehouse\): schema unavailable: db.internal:5432 is refused/
+    )
     expect(LanguageModel.fromParts(respond("What share of orders came through the web?")).text).toContain(
       "I cannot work out shares or percentages"
     )

@@ -6,6 +6,10 @@
  *   from `Options.demoCache` when that holds it, and kept there once built) and shared by every
  *   organization, so it is always read-only whatever the connector's flags say.
  *
+ * A POSTGRES or MYSQL connector reaches only what `Options.access` allows: by default public
+ * addresses (checked at every connection, after DNS resolution) and no superuser role (checked at
+ * a pool's first connection).
+ *
  * Each query runs as one statement in its own transaction: READ ONLY unless the connector allows
  * writes (the database refuses a write, not a parser), with a statement timeout, at most `maxRows`
  * rows fetched through a cursor, and the caller's attributes bound as parameters. An interrupted
@@ -18,6 +22,7 @@ import { PGlite } from "@electric-sql/pglite"
 import type * as Connector from "@sightline/core/Connector"
 import { ConnectorRuntime, QueryError } from "@sightline/core/ConnectorRuntime"
 import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
+import * as NetworkAccess from "@sightline/core/NetworkAccess"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,6 +32,7 @@ import * as Redacted from "effect/Redacted"
 import type { Pool as MysqlPool, PoolConnection as MysqlConnection } from "mysql2"
 import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
+import * as Access from "./internal/access.js"
 import * as DemoCache from "./internal/demoCache.js"
 import * as Mysql from "./internal/mysql.js"
 import * as PgliteSession from "./internal/pgliteSession.js"
@@ -46,7 +52,15 @@ export interface Options {
    * loads it in about 2 s instead of building it for about 9 s; absent, every process builds it.
    */
   readonly demoCache?: string | undefined
+  /** What connectors may reach and log in as beyond the defaults (public addresses, no superuser). */
+  readonly access?: ConnectorAccess | undefined
 }
+
+/** What the operator lets POSTGRES and MYSQL connectors reach and log in as. */
+export type ConnectorAccess = Access.Access
+
+/** The default access: the public internet only, and no superuser roles. */
+export const defaultAccess: ConnectorAccess = Access.defaults
 
 /** The defaults. */
 export const defaultOptions: Options = {
@@ -84,8 +98,12 @@ export const sslOf = (mode: Connector.SslMode): pg.ClientConfig["ssl"] => {
   }
 }
 
-/** The `pg` configuration of POSTGRES settings. */
-export const clientConfig = (settings: Connector.PostgresSettings, connectTimeoutMillis: number): pg.ClientConfig => ({
+/** The `pg` configuration of POSTGRES settings, its socket under the network policy. */
+export const clientConfig = (
+  settings: Connector.PostgresSettings,
+  connectTimeoutMillis: number,
+  network: NetworkAccess.Policy = NetworkAccess.publicOnly
+): pg.ClientConfig => ({
   host: settings.host,
   port: settings.port,
   user: settings.user,
@@ -94,10 +112,15 @@ export const clientConfig = (settings: Connector.PostgresSettings, connectTimeou
   ssl: sslOf(settings.ssl_mode),
   connectionTimeoutMillis: connectTimeoutMillis,
   types: typeParsers,
-  application_name: "sightline"
+  application_name: "sightline",
+  stream: Access.pgStream(network)
 })
 
 const queryError = (error: unknown) => new QueryError({ message: Dialect.errorMessage(error) })
+
+// A connection's failure, where a refusal of the network rule says how the operator lifts it.
+const connectError = (host: string) => (error: unknown) =>
+  Access.isRefused(error) ? new QueryError({ message: Access.refusedMessage(host) }) : queryError(error)
 
 // Its files live in PGlite's in-memory file system already; PostgreSQL's default 128 MB of shared
 // buffers would hold a second copy of the pages and cost as much resident memory.
@@ -152,8 +175,10 @@ export const buildDemoCache = (directory: string): Effect.Effect<void, QueryErro
 /** The runtime over the given options (scoped: pools and the demo database close with the scope). */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
-    const pools = new Map<number, { readonly version: string; readonly pool: pg.Pool }>()
-    const mysqlPools = new Map<number, { readonly version: string; readonly pool: MysqlPool }>()
+    const access = options.access ?? Access.defaults
+    // `vetted`: the pool's role was checked for superuser powers (at its first connection).
+    const pools = new Map<number, { readonly version: string; readonly pool: pg.Pool; vetted: boolean }>()
+    const mysqlPools = new Map<number, { readonly version: string; readonly pool: MysqlPool; vetted: boolean }>()
     const schemas = new Map<string, { readonly at: number; readonly schema: CoreRuntime.SchemaInfo }>()
     const ttl = Duration.toMillis(options.introspectionTtl)
     let demo: Promise<PGlite> | undefined
@@ -174,56 +199,73 @@ export const makeWith = (options: Options) =>
     const version = (connector: Connector.ConnectorRecord) =>
       `${connector.id}:${String(connector.updated_at.epochMillis)}`
 
-    const poolOf = (connector: Connector.ConnectorRecord, settings: Connector.PostgresSettings): pg.Pool => {
+    const poolOf = (connector: Connector.ConnectorRecord, settings: Connector.PostgresSettings) => {
       const existing = pools.get(connector.id)
-      if (existing !== undefined && existing.version === version(connector)) return existing.pool
+      if (existing !== undefined && existing.version === version(connector)) return existing
       // The connector changed (host, password, ...): its old connections must not be reused.
       if (existing !== undefined) existing.pool.end().catch(() => undefined)
-      const pool = new pg.Pool({ ...clientConfig(settings, options.connectTimeoutMillis), max: options.poolSize })
+      const pool = new pg.Pool({
+        ...clientConfig(settings, options.connectTimeoutMillis, access.network),
+        max: options.poolSize
+      })
       // An idle connection that the server drops must not crash the process.
       pool.on("error", () => undefined)
-      pools.set(connector.id, { version: version(connector), pool })
-      return pool
+      const entry = { version: version(connector), pool, vetted: access.allowSuperuser }
+      pools.set(connector.id, entry)
+      return entry
     }
 
     const mysqlPoolOf = (connector: Connector.ConnectorRecord, settings: Connector.MysqlSettings) =>
-      Effect.map(Effect.promise(Mysql.driver), (mysql): MysqlPool => {
+      Effect.map(Effect.promise(Mysql.driver), (mysql) => {
         const existing = mysqlPools.get(connector.id)
-        if (existing !== undefined && existing.version === version(connector)) return existing.pool
+        if (existing !== undefined && existing.version === version(connector)) return existing
         if (existing !== undefined) existing.pool.end(() => undefined)
         const pool = mysql.createPool({
-          ...Mysql.poolOptions(settings, options.connectTimeoutMillis),
+          ...Mysql.poolOptions(settings, options.connectTimeoutMillis, access.network),
           connectionLimit: options.poolSize
         })
         pool.on("connection", (connection) => connection.on("error", () => undefined))
-        mysqlPools.set(connector.id, { version: version(connector), pool })
-        return pool
+        const entry = { version: version(connector), pool, vetted: access.allowSuperuser }
+        mysqlPools.set(connector.id, entry)
+        return entry
+      })
+
+    // A pool's role is checked once, at its first connection; a powerful role is refused every time.
+    const vet = (entry: { vetted: boolean }, user: string, powerful: () => Promise<boolean>) =>
+      entry.vetted ? Promise.resolve() : powerful().then((refused) => {
+        if (refused) throw new QueryError({ message: Access.superuserMessage(user) })
+        entry.vetted = true
       })
 
     // A pooled MySQL connection for one statement: an interrupted query is killed on the server.
     const withMysqlConnection = <A>(
-      pool: MysqlPool,
+      entry: { readonly pool: MysqlPool; vetted: boolean },
+      settings: Connector.MysqlSettings,
       task: (connection: MysqlConnection, lost: () => void) => Promise<A>
     ) =>
       Effect.acquireUseRelease(
         Effect.tryPromise({
           try: () =>
             new Promise<MysqlConnection>((resolve, reject) =>
-              pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection)))
+              entry.pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection)))
             ),
-          catch: queryError
+          catch: connectError(settings.host)
         }).pipe(Effect.map((connection) => ({ connection, lost: false }))),
         (held) =>
           Effect.tryPromise({
             try: () =>
-              task(held.connection, () => {
-                held.lost = true
-              }),
-            catch: queryError
+              vet(entry, settings.user, () => Mysql.powerful(held.connection)).then(() =>
+                task(held.connection, () => {
+                  held.lost = true
+                })
+              ),
+            catch: (error) => error instanceof QueryError ? error : queryError(error)
           }).pipe(
             Effect.onInterrupt(() =>
               Effect.promise(() =>
-                new Promise<void>((resolve) => pool.query("KILL QUERY ?", [held.connection.threadId], () => resolve()))
+                new Promise<void>((resolve) =>
+                  entry.pool.query("KILL QUERY ?", [held.connection.threadId], () => resolve())
+                )
               )
             )
           ),
@@ -280,16 +322,28 @@ export const makeWith = (options: Options) =>
 
     // A pooled client for one task: on interruption the server-side query is cancelled and the
     // connection discarded rather than returned mid-statement.
-    const withPgClient = <A>(pool: pg.Pool, task: (session: Dialect.Session) => Promise<A>) =>
+    const withPgClient = <A>(
+      entry: { readonly pool: pg.Pool; vetted: boolean },
+      settings: Connector.PostgresSettings,
+      task: (session: Dialect.Session) => Promise<A>
+    ) =>
       Effect.acquireUseRelease(
-        Effect.tryPromise({ try: () => pool.connect(), catch: queryError }),
+        Effect.tryPromise({ try: () => entry.pool.connect(), catch: connectError(settings.host) }),
         (client) =>
-          Effect.tryPromise({ try: () => task(PgSession.make(client)), catch: queryError }).pipe(
+          Effect.tryPromise({
+            try: () =>
+              vet(
+                entry,
+                settings.user,
+                () => client.query(Access.postgresPowerQuery).then((result) => result.rows[0]?.powerful === true)
+              ).then(() => task(PgSession.make(client))),
+            catch: (error) => error instanceof QueryError ? error : queryError(error)
+          }).pipe(
             Effect.onInterrupt(() => {
               const pid = (client as unknown as { processID?: number }).processID
               return pid === undefined
                 ? Effect.void
-                : Effect.promise(() => pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined))
+                : Effect.promise(() => entry.pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined))
             })
           ),
         (client, exit) => Effect.sync(() => client.release(Exit.isSuccess(exit) ? undefined : true))
@@ -302,7 +356,7 @@ export const makeWith = (options: Options) =>
       task: (session: Dialect.Session) => Promise<A>
     ) =>
       config.connector_type === "POSTGRES"
-        ? withPgClient(poolOf(connector, config.postgres), task)
+        ? withPgClient(poolOf(connector, config.postgres), config.postgres, task)
         : Effect.flatMap(
           demoDatabase(config.demo.dataset),
           (db) =>
@@ -317,11 +371,12 @@ export const makeWith = (options: Options) =>
         if (cached !== undefined && now - cached.at < ttl) return cached.schema
         const config = connector.config
         const schema = config.connector_type === "MYSQL"
-          ? yield* Effect.flatMap(mysqlPoolOf(connector, config.mysql), (pool) =>
-            Effect.tryPromise({
-              try: () => Mysql.introspect(pool, config.mysql.database),
-              catch: queryError
-            }))
+          ? yield* Effect.flatMap(mysqlPoolOf(connector, config.mysql), (entry) =>
+            withMysqlConnection(
+              entry,
+              config.mysql,
+              (connection) => Mysql.introspect(connection, config.mysql.database)
+            ))
           : yield* withSession(
             connector,
             config,
@@ -336,8 +391,8 @@ export const makeWith = (options: Options) =>
       const config = connector.config
       const isDemo = config.connector_type === "DEMO"
       const run = config.connector_type === "MYSQL"
-        ? Effect.flatMap(mysqlPoolOf(connector, config.mysql), (pool) =>
-          withMysqlConnection(pool, (connection, lost) =>
+        ? Effect.flatMap(mysqlPoolOf(connector, config.mysql), (entry) =>
+          withMysqlConnection(entry, config.mysql, (connection, lost) =>
             Mysql.run(connection, request, {
               readOnly: !connector.allow_sql_write_operations,
               sessionMetadata: connector.include_db_session_metadata

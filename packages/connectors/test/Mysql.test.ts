@@ -10,6 +10,7 @@ import * as Redacted from "effect/Redacted"
 import mysql from "mysql2/promise"
 import * as Runtime from "../src/Runtime.js"
 import * as Tester from "../src/Tester.js"
+import { localSuperuserAccess } from "./utils/postgres.js"
 
 const url = new URL(process.env.SIGHTLINE_TEST_MYSQL_URL ?? "mysql://root@127.0.0.1:3306/test")
 const settings = {
@@ -82,7 +83,8 @@ describe.skipIf(unreachable !== undefined)("MYSQL connector (MariaDB or MySQL on
     await c.end()
   })
 
-  it.layer(Runtime.layer)((it) => {
+  // The test account is MariaDB's root on loopback: an operator's own opt-ins.
+  it.layer(Runtime.layerWith({ ...Runtime.defaultOptions, access: localSuperuserAccess }))((it) => {
     it.effect("introspects tables, keys, comments; answers typed values; caps rows", () =>
       Effect.gen(function*() {
         const runtime = yield* ConnectorRuntime
@@ -132,6 +134,38 @@ describe.skipIf(unreachable !== undefined)("MYSQL connector (MariaDB or MySQL on
       }))
   })
 
+  it.effect("by default, loopback and private hosts are refused, and an account with SUPER or FILE is refused", () =>
+    Effect.gen(function*() {
+      const at = (host: string) => {
+        const config = record().config as Connector.ConnectorConfig & { readonly connector_type: "MYSQL" }
+        return { ...config, mysql: { ...config.mysql, host } }
+      }
+      for (const host of ["127.0.0.1", "localhost", "127.1", "::ffff:127.0.0.1", "172.17.0.1"]) {
+        const result = yield* Effect.provide(Effect.flatMap(ConnectorTester, (t) => t.test(at(host))), Tester.layer)
+        expect(result.error, host).toMatch(/is in a private network or on this server/)
+        const error = yield* Effect.flip(
+          Effect.provide(
+            Effect.flatMap(ConnectorRuntime, (r) => r.query({ ...record(), config: at(host) }, request("SELECT 1"))),
+            Runtime.layer
+          )
+        )
+        expect(error.message, host).toMatch(/is in a private network or on this server/)
+      }
+      const opened = { network: localSuperuserAccess.network, allowSuperuser: false }
+      const root = yield* Effect.provide(
+        Effect.flatMap(ConnectorTester, (t) => t.test(record().config)),
+        Tester.layerWith(opened)
+      )
+      expect(root.error).toMatch(/^the connector's user "root" is a superuser or may read the server's files/)
+      const error = yield* Effect.flip(
+        Effect.provide(
+          Effect.flatMap(ConnectorRuntime, (r) => r.query(record(), request("SELECT LOAD_FILE('/etc/hostname')"))),
+          Runtime.layerWith({ ...Runtime.defaultOptions, access: opened })
+        )
+      )
+      expect(error.message).toMatch(/user "root" is a superuser/)
+    }))
+
   it.effect("the tester says why a connection fails", () =>
     Effect.gen(function*() {
       const tester = yield* ConnectorTester
@@ -144,6 +178,6 @@ describe.skipIf(unreachable !== undefined)("MYSQL connector (MariaDB or MySQL on
       const refused = yield* tester.test(
         { ...config, mysql: { ...(config as any).mysql, port: 1 } } as Connector.ConnectorConfig
       )
-      expect(refused.error).toBe(`cannot reach ${settings.host}:1: connection refused`)
-    }).pipe(Effect.provide(Tester.layer)))
+      expect(refused.error).toBe(`could not connect to ${settings.host}:1`)
+    }).pipe(Effect.provide(Tester.layerWith(localSuperuserAccess))))
 })

@@ -9,7 +9,7 @@ import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import * as DemoDataset from "../src/DemoDataset.js"
 import * as Runtime from "../src/Runtime.js"
-import { admin, describePostgres, settingsFor } from "./utils/postgres.js"
+import { admin, describePostgres, localAccess, settingsFor } from "./utils/postgres.js"
 
 const at = DateTime.unsafeMake(Date.UTC(2026, 0, 1))
 let nextId = 1
@@ -131,6 +131,7 @@ describePostgres("POSTGRES connector (real server)", () => {
   beforeAll(async () => {
     await admin(async (client) => {
       await client.query(`CREATE ROLE ${role} LOGIN`)
+      await client.query(`CREATE ROLE ${role}_files LOGIN IN ROLE pg_read_server_files`)
       await client.query(`CREATE SCHEMA ${schema}`)
       await client.query(
         `CREATE TABLE ${schema}.sales (id int PRIMARY KEY, region text NOT NULL, amount numeric(10,2) NOT NULL)`
@@ -152,6 +153,7 @@ describePostgres("POSTGRES connector (real server)", () => {
     await admin(async (client) => {
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
       await client.query(`DROP ROLE IF EXISTS ${role}`)
+      await client.query(`DROP ROLE IF EXISTS ${role}_files`)
     })
   })
 
@@ -162,7 +164,7 @@ describePostgres("POSTGRES connector (real server)", () => {
       postgres: { ...settingsFor(role), password: Redacted.make(""), schemas: [schema], ssl_mode: "disable" }
     }, flags)
 
-  it.layer(Runtime.layer)((it) => {
+  it.layer(Runtime.layerWith({ ...Runtime.defaultOptions, access: localAccess }))((it) => {
     it.effect("introspects only the connector's schemas", () =>
       Effect.gen(function*() {
         const info = yield* (yield* ConnectorRuntime).introspect(postgres())
@@ -235,6 +237,48 @@ describePostgres("POSTGRES connector (real server)", () => {
           (yield* ConnectorRuntime).query(postgres(), { ...request("SELECT pg_sleep(5)"), timeoutMillis: 200 })
         )
         expect(error.message).toMatch(/statement timeout/)
+      }))
+  })
+
+  it.layer(Runtime.layer)((it) => {
+    it.effect("by default refuses the server's own network: loopback in every spelling, private addresses, Unix sockets", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const at = (host: string) =>
+          record({
+            connector_type: "POSTGRES",
+            name: "Inside",
+            postgres: { ...settingsFor(role), host, password: Redacted.make(""), ssl_mode: "disable" }
+          })
+        for (const host of ["127.0.0.1", "localhost", "127.1", "2130706433", "::1", "::ffff:127.0.0.1", "10.0.0.1"]) {
+          const error = yield* Effect.flip(runtime.query(at(host), request("SELECT 1")))
+          expect(error.message, host).toMatch(
+            /is in a private network or on this server.*SIGHTLINE_CONNECTOR_ALLOW_PRIVATE=1/
+          )
+          expect((yield* Effect.flip(runtime.introspect(at(host)))).message, host).toMatch(/private network/)
+        }
+        const socket = yield* Effect.flip(runtime.query(at("/var/run/postgresql"), request("SELECT 1")))
+        expect(socket.message).toMatch(/private network/)
+      }))
+  })
+
+  it.layer(Runtime.layerWith({ ...Runtime.defaultOptions, access: localAccess }))((it) => {
+    it.effect("refuses a superuser role, and one that reads the server's files, which read-only would not stop", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const as = (user: string) =>
+          record({
+            connector_type: "POSTGRES",
+            name: "Powerful",
+            postgres: { ...settingsFor(user), password: Redacted.make(""), ssl_mode: "disable" }
+          })
+        const superuser = as("postgres")
+        const error = yield* Effect.flip(runtime.query(superuser, request("SELECT pg_read_file('/etc/hostname')")))
+        expect(error.message).toMatch(/user "postgres" is a superuser/)
+        // Every use, not only the first.
+        expect((yield* Effect.flip(runtime.introspect(superuser))).message).toMatch(/is a superuser/)
+        const files = yield* Effect.flip(runtime.query(as(`${role}_files`), request("SELECT 1")))
+        expect(files.message).toMatch(/read the server's files/)
       }))
   })
 })

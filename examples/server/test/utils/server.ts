@@ -122,6 +122,8 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
     prefix,
     models: { models: testCatalogue },
     demoCache,
+    // The test databases are on loopback: an operator's opt-in (a test of the default passes its own).
+    connectorAccess: { network: { allowPrivate: true, allowHosts: [] }, allowSuperuser: false },
     ...options
   }
   const runtime = ManagedRuntime.make(serverLayer(full))

@@ -8,9 +8,11 @@
  */
 import type * as Connector from "@sightline/core/Connector"
 import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
+import type * as NetworkAccess from "@sightline/core/NetworkAccess"
 import * as Redacted from "effect/Redacted"
 import type mysql2 from "mysql2"
-import type { FieldPacket, Pool, PoolConnection, PoolOptions } from "mysql2"
+import type { Connection, FieldPacket, Pool, PoolConnection, PoolOptions } from "mysql2"
+import * as Access from "./access.js"
 
 type Driver = typeof mysql2
 let driverLoaded: Promise<Driver> | undefined
@@ -35,8 +37,12 @@ export const driver = (): Promise<Driver> =>
 export const typeName = (code: number | undefined): string =>
   code === undefined ? "unknown" : typeNames.get(code) ?? `type ${code}`
 
-/** The `mysql2` options of MYSQL settings. */
-export const poolOptions = (settings: Connector.MysqlSettings, connectTimeoutMillis: number): PoolOptions => ({
+/** The `mysql2` options of MYSQL settings, its socket under the network policy. */
+export const poolOptions = (
+  settings: Connector.MysqlSettings,
+  connectTimeoutMillis: number,
+  network: NetworkAccess.Policy
+): PoolOptions => ({
   host: settings.host,
   port: settings.port,
   user: settings.user,
@@ -48,6 +54,7 @@ export const poolOptions = (settings: Connector.MysqlSettings, connectTimeoutMil
   dateStrings: true,
   decimalNumbers: true,
   supportBigNumbers: true,
+  stream: Access.mysqlStream(network, settings.host, settings.port),
   ...(settings.ssl_mode === "require"
     ? { ssl: { rejectUnauthorized: false } }
     : settings.ssl_mode === "verify-ca" || settings.ssl_mode === "verify-full"
@@ -55,7 +62,7 @@ export const poolOptions = (settings: Connector.MysqlSettings, connectTimeoutMil
     : {})
 })
 
-const query = <A>(connection: PoolConnection | Pool, sql: string, values: ReadonlyArray<unknown> = []) =>
+const query = <A>(connection: PoolConnection | Pool | Connection, sql: string, values: ReadonlyArray<unknown> = []) =>
   new Promise<A>((resolve, reject) =>
     connection.query({ sql, values: [...values] }, (error, rows) => (error ? reject(error) : resolve(rows as A)))
   )
@@ -81,7 +88,10 @@ interface KeyRow {
 }
 
 /** The tables of the connector's database, with columns, keys, comments and row estimates. */
-export const introspect = async (pool: Pool, database: string): Promise<ConnectorRuntime.SchemaInfo> => {
+export const introspect = async (
+  pool: Pool | PoolConnection,
+  database: string
+): Promise<ConnectorRuntime.SchemaInfo> => {
   const tables = await query<Array<TableRow>>(
     pool,
     "SELECT TABLE_NAME, TABLE_ROWS, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME",
@@ -248,14 +258,30 @@ export const run = async (
 }
 
 /** Tries a connection; the error, when it fails. */
-export const probe = async (settings: Connector.MysqlSettings, connectTimeoutMillis: number): Promise<unknown> => {
+/** Does the connection's account hold `SUPER` or `FILE`? */
+export const powerful = async (connection: PoolConnection | Connection): Promise<boolean> => {
+  const rows = await query<ReadonlyArray<{ readonly powerful: number | string }>>(connection, Access.mysqlPowerQuery)
+  return Number(rows[0]?.powerful ?? 0) > 0
+}
+
+/**
+ * Connects once and answers the failure (`undefined` when it connected), or `"powerful"` when the
+ * account holds `SUPER` or `FILE` and `allowSuperuser` is off.
+ */
+export const probe = async (
+  settings: Connector.MysqlSettings,
+  connectTimeoutMillis: number,
+  access: Access.Access
+): Promise<unknown> => {
   const mysql = await driver()
-  return new Promise((resolve) => {
-    const connection = mysql.createConnection(poolOptions(settings, connectTimeoutMillis))
-    connection.on("error", () => undefined)
-    connection.query("SELECT 1", (error) => {
-      connection.destroy()
-      resolve(error ?? undefined)
-    })
-  })
+  const connection = mysql.createConnection(poolOptions(settings, connectTimeoutMillis, access.network))
+  connection.on("error", () => undefined)
+  try {
+    await query(connection, "SELECT 1")
+    return !access.allowSuperuser && await powerful(connection) ? "powerful" : undefined
+  } catch (error) {
+    return error
+  } finally {
+    connection.destroy()
+  }
 }

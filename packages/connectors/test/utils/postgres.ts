@@ -60,3 +60,10 @@ export const settingsFor = (user: string) => {
     database: parsed.pathname.slice(1)
   }
 }
+
+/**
+ * What an operator who runs the test databases on this machine allows: private addresses (they are
+ * on loopback), and superuser roles where a suite connects as the database's own superuser.
+ */
+export const localAccess = { network: { allowPrivate: true, allowHosts: [] }, allowSuperuser: false } as const
+export const localSuperuserAccess = { ...localAccess, allowSuperuser: true } as const
