@@ -228,6 +228,32 @@ describeServers("/v2/members, /v2/roles, /v2/service-accounts", (server) => {
   })
 })
 
+describeServers("sign-in links cannot take over a stronger member", (server) => {
+  it("a member manager that is no admin gets 403 for the admin's reset link, and for anyone stronger", async () => {
+    const org = await server().newOrg()
+    const { key } = await scopedKey(server(), org, ["member:read", "member:write"])
+    const invited = await body(
+      await server().request("/v2/members/invite", { method: "POST", key, json: { email: "eve@acme.test", role: "member" } })
+    )
+    expect(invited.member_id).toEqual(expect.any(String))
+    const link = (id: string) =>
+      server().request(`/v2/members/${id}/sign-in-link`, { method: "POST", key, json: { purpose: "reset" } })
+    const toAdmin = await link(org.memberId)
+    expect(toAdmin.status).toBe(403)
+    expect(await body(toAdmin)).toEqual({ error: { code: "permission_denied", message: "admin role required" } })
+    // A plain member holds permissions (chat:write, ...) that this key lacks: refused as well.
+    expect((await link(invited.member_id)).status).toBe(403)
+    // The admin, who holds everything, may.
+    const byAdmin = await server().request(`/v2/members/${invited.member_id}/sign-in-link`, {
+      method: "POST",
+      key: org.key,
+      json: { purpose: "reset" }
+    })
+    expect(byAdmin.status).toBe(200)
+    expect((await body(byAdmin)).token).toEqual(expect.any(String))
+  })
+})
+
 describeServers("sign-in links under a configured public URL", (server) => {
   it("an invite's link and a new link use the configured base, not the request's Host", async () => {
     const org = await server().newOrg()

@@ -79,6 +79,11 @@ export declare namespace Delivery {
   export interface Service {
     /** Delivers to every distinct target (see `targetsOf`) and returns their results in that order. */
     readonly deliver: (request: DeliveryRequest) => Effect.Effect<ReadonlyArray<TargetResult>>
+    /**
+     * Whether e-mail is configured: a secret meant for one person (a sign-in link) then goes to
+     * their address only, and is not handed to whoever asked for it.
+     */
+    readonly sendsEmail: boolean
   }
 }
 
@@ -149,6 +154,8 @@ export declare namespace MemoryDelivery {
 export interface MemoryOptions {
   /** A reason to fail a (valid) target with, to test partial failures; every target succeeds by default. */
   readonly reject?: (target: Target) => string | undefined
+  /** Whether it stands for a deployment with e-mail configured (default true). */
+  readonly sendsEmail?: boolean | undefined
 }
 
 /**
@@ -169,7 +176,8 @@ export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Delive
       )
     }
     const delivery = Delivery.of({
-      deliver: (request) => Effect.forEach(targetsOf(request.targets), (target) => deliverOne(request, target))
+      deliver: (request) => Effect.forEach(targetsOf(request.targets), (target) => deliverOne(request, target)),
+      sendsEmail: options.sendsEmail ?? true
     })
     return Context.make(Delivery, delivery).pipe(
       Context.add(MemoryDelivery, MemoryDelivery.of({ sent: Ref.get(sent) }))
@@ -192,6 +200,7 @@ export const layerUnconfigured: Layer.Layer<Delivery> = Layer.succeed(
     deliver: (request) =>
       Effect.succeed(
         targetsOf(request.targets).map((target) => Failed.make({ target, reason: unconfiguredReason }))
-      )
+      ),
+    sendsEmail: false
   })
 )

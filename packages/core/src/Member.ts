@@ -105,7 +105,8 @@ export type InviteMember = typeof InviteMember.Type
 export const InviteMemberResult = Schema.Struct({
   success: Schema.Boolean,
   member_id: MemberId,
-  sign_in_token: Schema.String,
+  /** Absent when the link went by e-mail to the member only (where e-mail is configured). */
+  sign_in_token: Schema.optional(Schema.String),
   sign_in_expires_at: Schema.DateTimeUtc,
   /** Whether the link was also e-mailed to the member (only where e-mail delivery is configured). */
   sign_in_emailed: Schema.Boolean

@@ -110,21 +110,6 @@ const heldRoles = <R extends Role.Role>(
   return roles.filter((role) => direct.includes(role.id) || viaGroups.includes(role.id))
 }
 
-/**
- * May the caller remove a member holding these roles (delete it, as a member or a service account)?
- * Only when the member's permissions are all the caller's own: removing someone stronger is taking
- * away more than the caller holds, which reads as the seed's `admin role required`.
- */
-export const canRemoveMember = (
-  principal: Policy.Principal,
-  memberRoles: ReadonlyArray<Policy.RoleInfo>
-): Decision.Decision<"permission_denied"> => {
-  const own: ReadonlyArray<Permission.Permission> = Policy.effectivePermissions(principal)
-  return memberRoles.flatMap(Policy.rolePermissions).every((permission) => own.includes(permission))
-    ? Decision.allow
-    : Decision.deny("permission_denied", "admin role required")
-}
-
 /** The organization's `admin` or `member` system role; every organization is created with both. */
 export const systemRole = (
   organizationId: OrganizationId,
@@ -285,16 +270,16 @@ export const make = Effect.gen(function*() {
       return { id, link }
     }))
     // After the commit: the member exists whether or not the mail server takes the message.
-    const emailed = linkUrl === undefined ? false : yield* Effect.provide(
-      SignInLinks.send(organizationId, request.email, invited.link, linkUrl(invited.link.token)),
+    const handed = yield* Effect.provide(
+      SignInLinks.handOver(organizationId, request.email, invited.link, linkUrl),
       delivery
     )
     return {
       success: true,
       member_id: invited.id,
-      sign_in_token: invited.link.token,
+      ...(handed.token === undefined ? {} : { sign_in_token: handed.token }),
       sign_in_expires_at: DateTime.unsafeFromDate(invited.link.expires_at),
-      sign_in_emailed: emailed
+      sign_in_emailed: handed.emailed
     }
   })
 
@@ -313,7 +298,7 @@ export const make = Effect.gen(function*() {
           return yield* new Errors.InvalidRequest({ message: "you cannot delete yourself" })
         }
         const held = yield* provided(liveRoles(organizationId, id))
-        yield* Decision.enforce(canRemoveMember(principal, held.map(Role.toRoleInfo)))
+        yield* Decision.enforce(Policy.canActOnMember(principal, held.map(Role.toRoleInfo)))
         yield* provided(ensureAdminRemains(organizationId, { _tag: "RemoveMember", memberId: id }))
         if (params.hard_delete) {
           yield* Effect.orDie(members.hardDelete(organizationId, id))

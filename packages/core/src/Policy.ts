@@ -189,6 +189,22 @@ export const authenticated = (principal: Principal): AuthDecision =>
     ? denied("unauthenticated", "invalid API key: API key not found")
     : denied("unauthenticated", "Authentication required")
 
+/**
+ * May the caller act for or against a member holding these roles: remove it, or issue it a sign-in
+ * link (whoever holds the link becomes that member)? Only when the member's permissions are all the
+ * caller's own: reaching someone stronger is taking more than the caller holds, which reads as the
+ * seed's `admin role required`.
+ */
+export const canActOnMember = (
+  principal: Principal,
+  memberRoles: ReadonlyArray<RoleInfo>
+): Decision.Decision<"permission_denied"> => {
+  const own: ReadonlyArray<Permission.Permission> = effectivePermissions(principal)
+  return memberRoles.flatMap(rolePermissions).every((permission) => own.includes(permission))
+    ? Decision.allow
+    : Decision.deny("permission_denied", "admin role required")
+}
+
 /** Allows a caller that holds the permission; otherwise `permission_denied` naming it. */
 export const requirePermission = (principal: Principal, permission: Permission.Permission): PermissionDecision =>
   Decision.all([

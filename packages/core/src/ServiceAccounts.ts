@@ -20,7 +20,7 @@ import { GroupRepo } from "./GroupRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { MemberId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
-import { canRemoveMember, ensureAdminRemains } from "./Members.js"
+import { ensureAdminRemains } from "./Members.js"
 import * as Policy from "./Policy.js"
 import * as Role from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
@@ -139,7 +139,7 @@ export const make = Effect.gen(function*() {
         return yield* new Errors.InvalidRequest({ message: "a service account cannot delete itself" })
       }
       const held = yield* provided(liveRoles(organizationId, id))
-      yield* enforce(canRemoveMember(principal, held.map(Role.toRoleInfo)))
+      yield* enforce(Policy.canActOnMember(principal, held.map(Role.toRoleInfo)))
       yield* provided(ensureAdminRemains(organizationId, { _tag: "RemoveMember", memberId: id }))
       yield* Effect.orDie(members.softDelete(organizationId, id, yield* DateTime.now))
       yield* auditor.recordBy(principal, {

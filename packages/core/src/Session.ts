@@ -89,7 +89,9 @@ export interface SignInLink {
 }
 
 /** A link issued by an administrator: also whether it was e-mailed to the member. */
-export interface IssuedLink extends SignInLink {
+export interface IssuedLink extends Omit<SignInLink, "token"> {
+  /** Absent when the link went by e-mail to the member only. */
+  readonly token?: string
   readonly emailed: boolean
 }
 

@@ -25,6 +25,8 @@ import type { Member } from "./Member.js"
 import { MemberRepo } from "./MemberRepo.js"
 import { PasswordHasher } from "./PasswordHasher.js"
 import * as Policy from "./Policy.js"
+import * as Role from "./Role.js"
+import { RoleRepo } from "./RoleRepo.js"
 import * as Secret from "./Secret.js"
 import * as Session from "./Session.js"
 import { SessionRepo } from "./SessionRepo.js"
@@ -70,8 +72,9 @@ export declare namespace Sessions {
     readonly signOut: (refreshToken: string) => Effect.Effect<void>
     /**
      * `POST /v2/members/{id}/sign-in-link` (`member:write`): a new link for a live human member of
-     * the caller's organization; the member's earlier links stop working. With `linkUrl`, the link is
-     * also e-mailed to the member where e-mail delivery is configured.
+     * the caller's organization whose permissions the caller holds all of; the member's earlier
+     * links stop working. With `linkUrl`, where e-mail delivery is configured, the link is e-mailed
+     * to the member and not answered (its token is absent).
      */
     readonly issueLink: (
       principal: Policy.Principal,
@@ -94,6 +97,7 @@ export declare namespace Sessions {
 export const make = Effect.gen(function*() {
   const repo = yield* SessionRepo
   const members = yield* MemberRepo
+  const roles = yield* RoleRepo
   const passwords = yield* PasswordHasher
   const hasher = yield* Secret.SecretHasher
   const ids = yield* IdGenerator
@@ -251,6 +255,9 @@ export const make = Effect.gen(function*() {
       if (member.value.is_service_account) {
         return yield* new InvalidRequest({ message: "a service account signs in with API keys, not a password" })
       }
+      // Whoever holds the link becomes the member: the caller must hold everything the member holds.
+      const held = yield* roles.heldBy(principal.organizationId, memberId)
+      yield* Decision.enforce(Policy.canActOnMember(principal, held.map(Role.toRoleInfo)))
       const link = yield* tx.withTransaction(Effect.gen(function*() {
         const link = yield* linkFor(principal.organizationId, memberId, request.purpose)
         yield* auditor.recordBy(principal, {
@@ -261,11 +268,11 @@ export const make = Effect.gen(function*() {
         })
         return link
       }))
-      const emailed = linkUrl === undefined ? false : yield* Effect.provide(
-        SignInLinks.send(principal.organizationId, member.value.email, link, linkUrl(link.token)),
+      const handed = yield* Effect.provide(
+        SignInLinks.handOver(principal.organizationId, member.value.email, link, linkUrl),
         delivery
       )
-      return { ...link, emailed }
+      return { member_id: link.member_id, purpose: link.purpose, expires_at: link.expires_at, ...handed }
     }
   )
 

@@ -7,8 +7,10 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Delivery from "../src/Delivery.js"
+import * as MemberRepo from "../src/MemberRepo.js"
 import * as Members from "../src/Members.js"
 import * as Organizations from "../src/Organizations.js"
+import * as Permission from "../src/Permission.js"
 import * as ServiceAccounts from "../src/ServiceAccounts.js"
 import * as Session from "../src/Session.js"
 import * as SessionRepo from "../src/SessionRepo.js"
@@ -27,7 +29,7 @@ const setup = Effect.gen(function*() {
   const sessions = yield* Sessions.Sessions
   const { admin, org } = yield* Fixtures.organizationWithAdmin()
   const invited = yield* (yield* Members.Members).invite(admin, { email: "bob@acme.example", role: "member" })
-  const first = yield* sessions.setPassword({ token: invited.sign_in_token, password })
+  const first = yield* sessions.setPassword({ token: invited.sign_in_token!, password })
   return { admin, org, invited, first, sessions }
 })
 
@@ -41,7 +43,7 @@ describe("Sessions", () => {
       const { first, invited, org, sessions } = yield* setup
       expect(first.member_id).toBe(invited.member_id)
       expect(first.organization_id).toBe(org)
-      expect(yield* failure(sessions.setPassword({ token: invited.sign_in_token, password: "another password" })))
+      expect(yield* failure(sessions.setPassword({ token: invited.sign_in_token!, password: "another password" })))
         .toEqual({ tag: "Unauthenticated", message: Sessions.LINK_UNUSABLE })
       const signedIn = yield* sessions.signIn({ email: "BOB@acme.example", password })
       expect(signedIn.member_id).toBe(invited.member_id)
@@ -67,15 +69,15 @@ describe("Sessions", () => {
         role: "member"
       })
       yield* TestClock.adjust(Duration.sum(Session.linkLifetime.invite, Duration.seconds(1)))
-      expect(yield* failure(sessions.setPassword({ token: sign_in_token, password }))).toEqual({
+      expect(yield* failure(sessions.setPassword({ token: sign_in_token!, password }))).toEqual({
         tag: "Unauthenticated",
         message: Sessions.LINK_UNUSABLE
       })
       const member = (yield* (yield* Members.Members).list(admin)).members.find((m) => m.email === "late@acme.example")!
       const older = yield* sessions.issueLink(admin, member.id, { purpose: "reset" })
       const newer = yield* sessions.issueLink(admin, member.id, { purpose: "reset" })
-      expect((yield* failure(sessions.setPassword({ token: older.token, password }))).tag).toBe("Unauthenticated")
-      expect((yield* sessions.setPassword({ token: newer.token, password })).member_id).toBe(member.id)
+      expect((yield* failure(sessions.setPassword({ token: older.token!, password }))).tag).toBe("Unauthenticated")
+      expect((yield* sessions.setPassword({ token: newer.token!, password })).member_id).toBe(member.id)
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("a renewal rotates the refresh token; replaying the old one after the grace ends the session", () =>
@@ -107,7 +109,7 @@ describe("Sessions", () => {
     Effect.gen(function*() {
       const { admin, first, invited, sessions } = yield* setup
       const reset = yield* sessions.issueLink(admin, invited.member_id, { purpose: "reset" })
-      const afterReset = yield* sessions.setPassword({ token: reset.token, password: "a brand new password" })
+      const afterReset = yield* sessions.setPassword({ token: reset.token!, password: "a brand new password" })
       expect((yield* failure(sessions.refresh(first.refresh_token))).tag).toBe("Unauthenticated")
       yield* (yield* Members.Members).delete(admin, invited.member_id, { hard_delete: false })
       expect((yield* failure(sessions.refresh(afterReset.refresh_token))).tag).toBe("Unauthenticated")
@@ -133,16 +135,39 @@ describe("Sessions", () => {
       expect(actions).toContain("member.password_set")
     }).pipe(Effect.provide(TestLayer)))
 
+  it.effect("a member manager gets no link for an admin, nor for anyone holding a permission it lacks", () =>
+    Effect.gen(function*() {
+      const { admin, invited, org, sessions } = yield* setup
+      // A role that manages members (and holds what a plain member holds), without being an admin.
+      const manager = yield* Fixtures.role(org, "people", {
+        permissions: [...Permission.memberDefaults, "member:read", "member:write"]
+      })
+      yield* Effect.orDie((yield* MemberRepo.MemberRepo).assignRole(org, invited.member_id, manager.id))
+      const caller = yield* Fixtures.principal(org, invited.member_id)
+      const other = yield* (yield* Members.Members).invite(admin, { email: "carl@acme.example", role: "member" })
+      // A plain member: everything it holds, the caller holds.
+      yield* sessions.issueLink(caller, other.member_id, { purpose: "reset" })
+      // The admin, and a member given one permission the caller lacks: the link would sign in as them.
+      expect(yield* failure(sessions.issueLink(caller, admin.memberId, { purpose: "reset" }))).toEqual({
+        tag: "PermissionDenied",
+        message: "admin role required"
+      })
+      const auditor = yield* Fixtures.role(org, "roles", { permissions: ["role:write"] })
+      yield* Effect.orDie((yield* MemberRepo.MemberRepo).assignRole(org, other.member_id, auditor.id))
+      expect((yield* failure(sessions.issueLink(caller, other.member_id, { purpose: "reset" }))).tag)
+        .toBe("PermissionDenied")
+    }).pipe(Effect.provide(TestLayer)))
+
   it.effect("an address in two organizations signs in where its password works, or asks which", () =>
     Effect.gen(function*() {
       const { sessions } = yield* setup
       const { admin: otherAdmin, org: other } = yield* Fixtures.organizationWithAdmin()
       const there = yield* (yield* Members.Members).invite(otherAdmin, { email: "bob@acme.example", role: "member" })
-      yield* sessions.setPassword({ token: there.sign_in_token, password: "other org password" })
+      yield* sessions.setPassword({ token: there.sign_in_token!, password: "other org password" })
       expect((yield* sessions.signIn({ email: "bob@acme.example", password: "other org password" })).organization_id)
         .toBe(other)
       const sameAgain = yield* sessions.issueLink(otherAdmin, there.member_id, { purpose: "reset" })
-      yield* sessions.setPassword({ token: sameAgain.token, password })
+      yield* sessions.setPassword({ token: sameAgain.token!, password })
       expect((yield* failure(sessions.signIn({ email: "bob@acme.example", password }))).tag).toBe("InvalidRequest")
       expect(
         (yield* sessions.signIn({ email: "bob@acme.example", password, organization_id: other }))
@@ -206,8 +231,18 @@ describe("sign-in links by e-mail", () => {
         m.target._tag === "Email" && m.target.address === "dan@acme.example"
       )
       expect(sent.map((m) => m.subject)).toEqual(["You are invited to Sightline", "Reset your Sightline password"])
-      expect(sent[0]!.text).toContain(linkUrl(invited.sign_in_token))
-      expect(sent[1]!.html).toContain(`href="${linkUrl(reset.token)}"`)
+      // E-mailed, the token is not answered: it goes to the member's address only.
+      expect(invited.sign_in_token).toBeUndefined()
+      expect(reset.token).toBeUndefined()
+      const mailed = sent.map((m) => /set-password\/([A-Za-z0-9_-]+)/.exec(m.text)?.[1])
+      expect(mailed.every((token) => token !== undefined)).toBe(true)
+      expect(sent[1]!.html).toContain(`href="${linkUrl(mailed[1]!)}"`)
+      // The mailed reset link sets the password (the invite's stopped working when it was issued).
+      expect(yield* failure(sessions.setPassword({ token: mailed[0]!, password }))).toEqual({
+        tag: "Unauthenticated",
+        message: Sessions.LINK_UNUSABLE
+      })
+      expect((yield* sessions.setPassword({ token: mailed[1]!, password })).member_id).toBe(invited.member_id)
       // Without a URL builder nothing is sent: the link is only in the answer.
       const quiet = yield* sessions.issueLink(admin, invited.member_id, { purpose: "reset" })
       expect(quiet.emailed).toBe(false)

@@ -69,7 +69,8 @@ export const make = (options: Options) =>
               Effect.catchAll((reason) => Effect.succeed(Delivery.Failed.make({ target, reason })))
             ),
           { concurrency: 4 }
-        )
+        ),
+      sendsEmail: send !== undefined
     })
   })
 

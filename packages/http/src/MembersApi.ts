@@ -19,16 +19,20 @@ const IdPath = Schema.Struct({ id: MemberId })
 /** The invite's answer on the wire: the sign-in link's token also as the console's URL. */
 export const InviteMemberResponse = Schema.Struct({
   ...Member.InviteMemberResult.fields,
-  /** Open it to set a password (once, before `sign_in_expires_at`). */
-  sign_in_url: Schema.String
+  /**
+   * Open it to set a password (once, before `sign_in_expires_at`); absent when it went by e-mail to
+   * the member only (where the server sends e-mail).
+   */
+  sign_in_url: Schema.optional(Schema.String)
 })
 
 /** `POST /v2/members/{id}/sign-in-link`'s answer: shown this once. */
 export const SignInLinkResponse = Schema.Struct({
   member_id: MemberId,
   purpose: Session.LinkPurpose,
-  token: Schema.String,
-  url: Schema.String,
+  /** The link's token and address; absent when it went by e-mail to the member only. */
+  token: Schema.optional(Schema.String),
+  url: Schema.optional(Schema.String),
   expires_at: Schema.DateTimeUtc,
   /** Whether it was also e-mailed to the member (where e-mail delivery is configured). */
   emailed: Schema.Boolean

@@ -60,3 +60,20 @@ export const send = (
     }),
     (results) => results.length > 0 && results.every((result) => result._tag === "Delivered")
   )
+
+/**
+ * Hands a new link over: e-mailed to the member where e-mail is configured (and then not answered:
+ * whoever reads the token can sign in as the member, so it goes to their address only), else
+ * answered for the caller to pass on. Without `linkUrl` (no address to build) it is answered.
+ */
+export const handOver = (
+  organizationId: OrganizationId,
+  email: string,
+  link: Session.SignInLink,
+  linkUrl: Session.LinkUrl | undefined
+): Effect.Effect<{ readonly token?: string; readonly emailed: boolean }, never, Delivery.Delivery> =>
+  Effect.gen(function*() {
+    if (linkUrl === undefined) return { token: link.token, emailed: false }
+    const emailed = yield* send(organizationId, email, link, linkUrl(link.token))
+    return (yield* Delivery.Delivery).sendsEmail ? { emailed } : { token: link.token, emailed }
+  })

@@ -35,7 +35,8 @@ function Members() {
   const [members, setMembers] = useState<ReadonlyArray<Member>>([])
   const [email, setEmail] = useState("")
   const [role, setRole] = useState("member")
-  const [link, setLink] = useState<{ label: string; url: string }>()
+  // A link to pass on, or (where the server sends e-mail, which then keeps the link to the member) a notice.
+  const [link, setLink] = useState<{ label: string; url?: string | undefined }>()
   const [error, setError] = useState<string>()
   const load = useCallback(async () => setMembers((await json<{ members: Array<Member> }>("v2/members")).members), [])
   useEffect(() => {
@@ -53,11 +54,19 @@ function Members() {
   const invite = (event: FormEvent) => {
     event.preventDefault()
     void attempt(async () => {
-      const invited = await json<{ sign_in_url: string }>("v2/members/invite", {
+      const invited = await json<{ sign_in_url?: string; sign_in_emailed: boolean }>("v2/members/invite", {
         method: "POST",
         body: { email, role }
       })
-      setLink({ label: `Send ${email} this one-time link to set a password:`, url: invited.sign_in_url })
+      setLink(
+        invited.sign_in_url === undefined
+          ? {
+            label: `${email} was invited: the link to set a password was e-mailed to them${
+              invited.sign_in_emailed ? "" : ", but the mail server did not take it; try a reset link"
+            }.`
+          }
+          : { label: `Send ${email} this one-time link to set a password:`, url: invited.sign_in_url }
+      )
       setEmail("")
     })
   }
@@ -78,7 +87,11 @@ function Members() {
         </label>
         <button type="submit" className="primary">Invite</button>
       </form>
-      {link === undefined ? null : <Secret label={link.label} value={link.url} />}
+      {link === undefined
+        ? null
+        : link.url === undefined
+        ? <p role="status">{link.label}</p>
+        : <Secret label={link.label} value={link.url} />}
       {error === undefined ? null : <p className="error" role="alert">{error}</p>}
       <div className="table-scroll">
         <table>
@@ -100,14 +113,19 @@ function Members() {
                       type="button"
                       onClick={() =>
                         void attempt(async () => {
-                          const issued = await json<{ url: string; emailed: boolean }>(
+                          const issued = await json<{ url?: string; emailed: boolean }>(
                             `v2/members/${m.id}/sign-in-link`,
                             { method: "POST", body: { purpose: "reset" } }
                           )
-                          setLink({
-                            label: `A password reset link for ${m.email}${issued.emailed ? " (also e-mailed)" : ""}:`,
-                            url: issued.url
-                          })
+                          setLink(
+                            issued.url === undefined
+                              ? {
+                                label: issued.emailed
+                                  ? `A password reset link was e-mailed to ${m.email}.`
+                                  : `The reset link for ${m.email} could not be e-mailed: the mail server did not take it.`
+                              }
+                              : { label: `A password reset link for ${m.email}:`, url: issued.url }
+                          )
                         })}
                     >
                       Reset link

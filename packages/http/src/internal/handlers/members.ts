@@ -22,7 +22,9 @@ export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
           const base = yield* publicBase
           const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
           const invited = yield* withPrincipal((principal) => members.invite(principal, payload, linkUrl))
-          return { ...invited, sign_in_url: linkUrl(invited.sign_in_token) }
+          return invited.sign_in_token === undefined
+            ? invited
+            : { ...invited, sign_in_url: linkUrl(invited.sign_in_token) }
         }))
       .handle("signInLink", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -32,8 +34,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
           return {
             member_id: link.member_id,
             purpose: link.purpose,
-            token: link.token,
-            url: linkUrl(link.token),
+            ...(link.token === undefined ? {} : { token: link.token, url: linkUrl(link.token) }),
             expires_at: DateTime.unsafeFromDate(link.expires_at),
             emailed: link.emailed
           }
