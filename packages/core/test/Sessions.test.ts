@@ -215,6 +215,11 @@ describe("Sessions.signInWithIdentity", () => {
 })
 
 describe("sign-in links by e-mail", () => {
+  // A deployment with e-mail configured.
+  const MailLayer = Layer.mergeAll(Organizations.layer, Members.layer, ServiceAccounts.layer, Sessions.layer).pipe(
+    Layer.provideMerge(Layer.merge(Memory.layer, Delivery.layerMemoryWith({ sendsEmail: true })))
+  )
+
   it.effect("an invite and a reset e-mail the link where delivery is configured", () =>
     Effect.gen(function*() {
       const { admin, sessions } = yield* setup
@@ -246,7 +251,22 @@ describe("sign-in links by e-mail", () => {
       // Without a URL builder nothing is sent: the link is only in the answer.
       const quiet = yield* sessions.issueLink(admin, invited.member_id, { purpose: "reset" })
       expect(quiet.emailed).toBe(false)
+      expect(quiet.token).toEqual(expect.any(String))
       expect((yield* (yield* Delivery.MemoryDelivery).sent).length).toBe(sent.length)
+    }).pipe(Effect.provide(MailLayer)))
+
+  it.effect("without e-mail configured, the link is answered for the caller to pass on", () =>
+    Effect.gen(function*() {
+      const { admin, sessions } = yield* setup
+      const linkUrl = (token: string) => `https://sightline.example/#/set-password/${token}`
+      const invited = yield* (yield* Members.Members).invite(
+        admin,
+        { email: "erin@acme.example", role: "member" },
+        linkUrl
+      )
+      expect(invited.sign_in_token).toEqual(expect.any(String))
+      const reset = yield* sessions.issueLink(admin, invited.member_id, { purpose: "reset" }, linkUrl)
+      expect((yield* sessions.setPassword({ token: reset.token!, password })).member_id).toBe(invited.member_id)
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("a link e-mail escapes what it quotes", () =>
