@@ -27,6 +27,8 @@ import * as Policy from "./Policy.js"
 import { type RoleRecord, toRoleInfo } from "./Role.js"
 import { RoleRepo } from "./RoleRepo.js"
 import * as Secret from "./Secret.js"
+import { sessionEnded } from "./Session.js"
+import { SessionRepo } from "./SessionRepo.js"
 
 /** The message of a value that is not the issued base64 shape (seed troubleshooting). */
 export const INVALID_FORMAT = "invalid API key format"
@@ -51,11 +53,14 @@ export declare namespace Auth {
     readonly authenticateApiKey: (presented: string) => Effect.Effect<Policy.Principal, Unauthenticated>
     /**
      * The principal of a verified session (JWT `sub` = member id). An unknown or soft-deleted
-     * member is `Unauthenticated` (a still-valid token must not outlive its member).
+     * member is `Unauthenticated` (a still-valid token must not outlive its member), and so is a
+     * `sessionId` (an access token of this deployment's sign-in) whose session has ended: signing
+     * out or setting a password stops the tokens at once, not when they expire.
      */
     readonly sessionPrincipal: (
       organizationId: OrganizationId,
-      memberId: MemberId
+      memberId: MemberId,
+      sessionId?: string
     ) => Effect.Effect<Policy.Principal, Unauthenticated>
     /**
      * The roles a member holds right now: direct assignments plus roles granted through its groups,
@@ -114,6 +119,7 @@ export const make = Effect.gen(function*() {
   const members = yield* MemberRepo
   const hasher = yield* Secret.SecretHasher
   const roles = yield* RoleRepo
+  const sessions = yield* SessionRepo
   const rolesOf = roles.heldBy
 
   // A member that is missing or soft-deleted cannot act, whatever credential it presents.
@@ -147,7 +153,12 @@ export const make = Effect.gen(function*() {
 
   // Untraced: it runs on every request made with a session (see `authenticateApiKey`).
   const sessionPrincipal = Effect.fnUntraced(
-    function*(organizationId: OrganizationId, memberId: MemberId) {
+    function*(organizationId: OrganizationId, memberId: MemberId, sessionId?: string) {
+      if (
+        sessionId !== undefined && !(yield* sessions.isLive(organizationId, memberId, sessionId, yield* DateTime.now))
+      ) {
+        return yield* new Unauthenticated({ message: sessionEnded })
+      }
       const member = yield* liveMember(organizationId, memberId)
       if (Option.isNone(member)) return yield* new Unauthenticated()
       const held = yield* rolesOf(organizationId, memberId)
@@ -159,7 +170,11 @@ export const make = Effect.gen(function*() {
 })
 
 /** The `Auth` service over the repositories and secret hasher in context. */
-export const layer: Layer.Layer<Auth, never, ApiKeyRepo | MemberRepo | RoleRepo | Secret.SecretHasher> = Layer.effect(
+export const layer: Layer.Layer<
+  Auth,
+  never,
+  ApiKeyRepo | MemberRepo | RoleRepo | SessionRepo | Secret.SecretHasher
+> = Layer.effect(
   Auth,
   make
 )

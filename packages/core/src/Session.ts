@@ -95,6 +95,9 @@ export interface IssuedLink extends Omit<SignInLink, "token"> {
   readonly emailed: boolean
 }
 
+/** Why a refresh or an access token of a session that has ended is refused. */
+export const sessionEnded = "session ended: sign in again"
+
 /** A browser session as stored: the hash of its current refresh token and of the one before. */
 export const SessionRecord = Schema.Struct({
   id: Schema.UUID,
@@ -119,6 +122,8 @@ export type Rotation =
 export interface SignedIn {
   readonly organization_id: OrganizationId
   readonly member_id: MemberId
+  /** The session: access tokens name it, and stop working when it ends. */
+  readonly session_id: string
   readonly refresh_token: string
   readonly refresh_expires_at: Date
 }

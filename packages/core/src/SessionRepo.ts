@@ -50,6 +50,16 @@ export declare namespace SessionRepo {
     ) => Effect.Effect<Rotation>
     /** The session whose current refresh hash is this one, live or not. */
     readonly findByRefresh: (hash: SecretHash) => Effect.Effect<Option.Option<SessionRecord>>
+    /**
+     * Is the session of this member live at `at` (neither ended nor expired)? Asked on every request
+     * made with an access token, so that signing out or a new password stops its tokens at once.
+     */
+    readonly isLive: (
+      organizationId: OrganizationId,
+      memberId: MemberId,
+      id: string,
+      at: DateTime.Utc
+    ) => Effect.Effect<boolean>
     /** Ends a session (already ended ones keep their first `revoked_at`). */
     readonly revokeSession: (id: string, at: DateTime.Utc) => Effect.Effect<void>
     /** Ends every live session of a member (a password set or reset signs out everywhere). */
@@ -151,6 +161,14 @@ export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.e
         })),
       findByRefresh: (hash) =>
         state.run(Effect.map(Ref.get(table), (t) => sessionWhere(t, (s) => s.refresh_hash === hash))),
+      isLive: (organizationId, memberId, id, at) =>
+        state.run(Effect.map(Ref.get(table), (t) =>
+          Option.match(HashMap.get(t.sessions, id), {
+            onNone: () => false,
+            onSome: (s) =>
+              s.organization_id === organizationId && s.member_id === memberId && s.revoked_at === undefined &&
+              DateTime.lessThan(at, s.expires_at)
+          }))),
       revokeSession: (id, at) =>
         state.run(Ref.update(table, (t) => ({
           ...t,

@@ -37,7 +37,7 @@ import { Transaction } from "./Transaction.js"
 export const BAD_CREDENTIALS = "invalid e-mail address or password"
 
 /** The message of a refresh token that is missing, unknown, expired or ended. */
-export const SESSION_ENDED = "session ended: sign in again"
+export const SESSION_ENDED = Session.sessionEnded
 
 /** The message of a sign-in link that is unknown, used or expired. */
 export const LINK_UNUSABLE = "this sign-in link is invalid, used or expired: ask for a new one"
@@ -120,25 +120,28 @@ export const make = Effect.gen(function*() {
       const token = yield* Effect.provide(SignInLinks.newToken, context)
       const now = yield* DateTime.now
       const expires = DateTime.addDuration(now, Session.refreshTokenLifetime)
+      const id = yield* ids.uuid
       yield* repo.createSession({
-        id: yield* ids.uuid,
+        id,
         organization_id: member.organization_id,
         member_id: member.id,
         refresh_hash: yield* hasher.hash(token),
         expires_at: expires,
         created_at: now
       })
-      return signedIn(member.organization_id, member.id, token, expires)
+      return signedIn(member.organization_id, member.id, id, token, expires)
     })
 
   const signedIn = (
     organizationId: OrganizationId,
     memberId: MemberId,
+    sessionId: string,
     token: string,
     expires: DateTime.Utc
   ): Session.SignedIn => ({
     organization_id: organizationId,
     member_id: memberId,
+    session_id: sessionId,
     refresh_token: token,
     refresh_expires_at: DateTime.toDate(expires)
   })
@@ -221,7 +224,7 @@ export const make = Effect.gen(function*() {
           yield* repo.revokeSession(rotation.session.id, now)
           return yield* new Unauthenticated({ message: SESSION_ENDED })
         }
-        return signedIn(organization_id, member_id, next, expires)
+        return signedIn(organization_id, member_id, rotation.session.id, next, expires)
       }
       case "Superseded": {
         const rotatedAt = rotation.session.rotated_at

@@ -53,7 +53,7 @@ const authenticateWith = ({ auth, jwt, sessions }: Verifiers) =>
     if (Option.isSome(sessions) && SessionTokens.isSessionToken(token)) {
       return Effect.flatMap(
         sessions.value.verify(token),
-        (claims) => auth.sessionPrincipal(claims.organizationId, claims.memberId)
+        (claims) => auth.sessionPrincipal(claims.organizationId, claims.memberId, claims.sessionId)
       )
     }
     if (Option.isSome(jwt)) {

@@ -42,6 +42,8 @@ export const minSecretBytes = 32
 export interface Claims {
   readonly organizationId: OrganizationId
   readonly memberId: MemberId
+  /** The `sid` claim: the session an access token of this deployment's sign-in belongs to. */
+  readonly sessionId?: string
 }
 
 /** Verifies session tokens; absent when JWTs are not enabled (API keys only). */
@@ -59,7 +61,8 @@ export const looksLikeJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]*
 
 const ClaimsSchema = Schema.Struct({
   sub: MemberId,
-  organization_id: OrganizationId
+  organization_id: OrganizationId,
+  sid: Schema.optional(Schema.String)
 })
 const decodeClaims = Schema.decodeUnknownOption(ClaimsSchema)
 
@@ -123,7 +126,12 @@ export const make = (options: Options): JwtVerifier.Service => {
           Option.match(decodeClaims(payload), {
             onNone: () =>
               Effect.fail(new Unauthenticated({ message: "invalid token: sub and organization_id must be ids" })),
-            onSome: (claims) => Effect.succeed({ organizationId: claims.organization_id, memberId: claims.sub })
+            onSome: (claims): Effect.Effect<Claims> =>
+              Effect.succeed({
+                organizationId: claims.organization_id,
+                memberId: claims.sub,
+                ...(claims.sid === undefined ? {} : { sessionId: claims.sid })
+              })
           })
         )
       )

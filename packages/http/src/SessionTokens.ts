@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { Unauthenticated } from "@sightline/core/Errors"
+import { Unauthenticated } from "@sightline/core/Errors"
 import * as Session from "@sightline/core/Session"
 import { Sessions } from "@sightline/core/Sessions"
 import * as Context from "effect/Context"
@@ -70,7 +70,7 @@ export const make = Effect.gen(function*() {
   return SessionTokens.of({
     issue: (signedIn) =>
       Effect.promise(() =>
-        new Jose.SignJWT({ organization_id: signedIn.organization_id })
+        new Jose.SignJWT({ organization_id: signedIn.organization_id, sid: signedIn.session_id })
           .setProtectedHeader({ alg: "HS256", typ: "JWT" })
           .setIssuer(issuer)
           .setSubject(signedIn.member_id)
@@ -84,7 +84,13 @@ export const make = Effect.gen(function*() {
         member_id: signedIn.member_id,
         organization_id: signedIn.organization_id
       }))),
-    verify: verifier.verify
+    // A token of this sign-in names its session: without one (forged claims cannot get here, but
+    // a token must never skip the session's check) it is refused.
+    verify: (token) =>
+      Effect.flatMap(verifier.verify(token), (claims) =>
+        claims.sessionId === undefined
+          ? Effect.fail(new Unauthenticated({ message: "invalid token: no session" }))
+          : Effect.succeed(claims))
   })
 })
 

@@ -1,4 +1,6 @@
 import { expect, it } from "@effect/vitest"
+import { Sessions } from "@sightline/core/Sessions"
+import * as Effect from "effect/Effect"
 import * as Jose from "jose"
 import { signInFailureBucket } from "../src/internal/handlers/auth.js"
 import * as SessionTokens from "../src/SessionTokens.js"
@@ -127,6 +129,40 @@ describeServer("sign-in for people", (server) => {
     expect(reset.status).toBe(200)
     expect((await server().request("/v2/auth/refresh", { method: "POST", ...withCookie(cookie.value) })).status)
       .toBe(401)
+    // The access token issued before the reset stops at once too; the new session's works.
+    const old = await server().request("/v2/chats", { key: session.access_token })
+    expect(old.status).toBe(401)
+    expect((await body(old)).error.message).toBe("session ended: sign in again")
+    expect((await server().request("/v2/chats", { key: (await body(reset)).access_token })).status).toBe(200)
+  })
+
+  it("a signed-out session's access token is refused at once, and so is one that names no session", async () => {
+    const { cookie, session } = await invitedMember(server())
+    expect((await server().request("/v2/chats", { key: session.access_token })).status).toBe(200)
+    const out = await server().request("/v2/auth/sign-out", { method: "POST", ...withCookie(cookie.value) })
+    expect(out.status).toBe(204)
+    const after = await server().request("/v2/chats", { key: session.access_token })
+    expect(after.status).toBe(401)
+    expect((await body(after)).error.message).toBe("session ended: sign in again")
+    // A token signed with the deployment's own key but naming no session (as tokens did before
+    // sessions were named) is refused, not let through unchecked.
+    const key = await server().run(Effect.flatMap(Sessions, (sessions) => sessions.signingKey))
+    const claims = Jose.decodeJwt(session.access_token)
+    const sessionless = await new Jose.SignJWT({ organization_id: claims["organization_id"] })
+      .setProtectedHeader({ alg: "HS256" })
+      .setIssuer(SessionTokens.issuer)
+      .setSubject(claims.sub!)
+      .setIssuedAt()
+      .setExpirationTime("5m")
+      .sign(new TextEncoder().encode(key))
+    const refused = await server().request("/v2/chats", { key: sessionless })
+    expect(refused.status).toBe(401)
+    expect((await body(refused)).error.message).toBe("invalid token: no session")
+    // A renewal keeps the session: its new access token works, the one before it too (same session).
+    const second = await invitedMember(server())
+    const renewed = await server().request("/v2/auth/refresh", { method: "POST", ...withCookie(second.cookie.value) })
+    expect((await server().request("/v2/chats", { key: (await body(renewed)).access_token })).status).toBe(200)
+    expect((await server().request("/v2/chats", { key: second.session.access_token })).status).toBe(200)
   })
 
   it("validates bodies: a short password, a missing field, an unknown field", async () => {

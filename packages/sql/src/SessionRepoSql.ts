@@ -55,6 +55,7 @@ const sessionColumns = [
 
 // The signing key's row in `server_keys`.
 const sessionKeyName = "session"
+const isUuid = Schema.is(Schema.UUID)
 
 /** The repository over the `SqlClient` in context. */
 export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
@@ -141,6 +142,16 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
           })
         }).pipe(Effect.orDie),
       findByRefresh: (hash) => Effect.orDie(byRefresh(hash)),
+      isLive: (organizationId, memberId, id, at) =>
+        // A malformed id is no session (the column is a uuid, which would refuse to compare).
+        !isUuid(id)
+          ? Effect.succeed(false)
+          : sql<{ live: number }>`SELECT 1 AS live FROM ${sessions}
+              WHERE id = ${id} AND organization_id = ${organizationId} AND member_id = ${memberId}
+                AND revoked_at IS NULL AND expires_at > ${date(at)}`.pipe(
+            Effect.map((rows) => rows.length > 0),
+            Effect.orDie
+          ),
       revokeSession: (id, at) =>
         sql`UPDATE ${sessions} SET revoked_at = ${date(at)} WHERE id = ${id} AND revoked_at IS NULL`.pipe(
           Effect.asVoid,

@@ -9,7 +9,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type { MemberId, OrganizationId } from "../Ids.js"
+import { type MemberId, OrganizationId } from "../Ids.js"
 import { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
 import { SecretHash } from "../Secret.js"
@@ -127,6 +127,25 @@ export const sessionRepoContract = (
         expect((yield* repo.rotate(revoked.refresh_hash, freshHash(), when, after))._tag).toBe("Unknown")
         const found = yield* repo.findByRefresh(revoked.refresh_hash)
         expect(Option.map(found, (x) => x.revoked_at !== undefined)).toEqual(Option.some(true))
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("a session is live until it is revoked or expires, for its own member and organization only", () =>
+      Effect.gen(function*() {
+        const repo = yield* SessionRepo
+        const org = yield* Fixtures.organization()
+        const member = yield* Fixtures.member(org.id)
+        const other = yield* Fixtures.member(org.id)
+        const s = session(org.id, member.id)
+        yield* repo.createSession(s)
+        const when = at("2030-01-03T00:00:00Z")
+        expect(yield* repo.isLive(org.id, member.id, s.id, when)).toBe(true)
+        expect(yield* repo.isLive(org.id, other.id, s.id, when)).toBe(false)
+        expect(yield* repo.isLive(OrganizationId.make(Fixtures.uuid()), member.id, s.id, when)).toBe(false)
+        expect(yield* repo.isLive(org.id, member.id, Fixtures.uuid(), when)).toBe(false)
+        expect(yield* repo.isLive(org.id, member.id, "not a uuid", when)).toBe(false)
+        expect(yield* repo.isLive(org.id, member.id, s.id, at("2030-01-15T00:00:00Z"))).toBe(false)
+        yield* repo.revokeSession(s.id, at("2030-01-04T00:00:00Z"))
+        expect(yield* repo.isLive(org.id, member.id, s.id, at("2030-01-05T00:00:00Z"))).toBe(false)
       }).pipe(Effect.provide(layer)))
 
     it.effect("ends every live session of one member, and no one else's", () =>
