@@ -71,6 +71,29 @@ describeServers("/v2/api-keys and /v2/audit-logs", (server) => {
     expect(statuses[rotation.api_key.id]).toBe("revoked")
   })
 
+  it("a key minted by a key with a clientId keeps it, never outlives its parent, and dies with it", async () => {
+    const org = await server().newOrg()
+    const mint = (key: string, json: unknown) => server().request("/v2/api-keys", { method: "POST", key, json })
+    const parent = await body(
+      await mint(org.key, { inheritAllRoles: true, clientId: "{\"region\":\"EU\"}", expirySeconds: 3600 })
+    )
+    // Swapped or shed: 403.
+    for (const clientId of ["{\"region\":\"US\"}", "{}"]) {
+      const refused = await mint(parent.key, { inheritAllRoles: true, clientId })
+      expect(refused.status).toBe(403)
+      expect((await body(refused)).error.code).toBe("permission_denied")
+    }
+    const child = await body(await mint(parent.key, { inheritAllRoles: true, expirySeconds: 10 * 365 * 24 * 3600 }))
+    expect(child.api_key.client_id).toBe("{\"region\":\"EU\"}")
+    expect(child.api_key.expires_at).toBe(parent.api_key.expires_at)
+    expect((await server().request("/v2/members/me", { key: child.key })).status).toBe(200)
+    const revoked = await server().request(`/v2/api-keys/${parent.api_key.id}`, { method: "DELETE", key: org.key })
+    expect(revoked.status).toBe(200)
+    const after = await server().request("/v2/members/me", { key: child.key })
+    expect(after.status).toBe(401)
+    expect(await body(after)).toEqual(NOT_FOUND)
+  })
+
   it("validates the create body and the list query", async () => {
     const org = await server().newOrg()
     for (

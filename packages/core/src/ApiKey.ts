@@ -140,7 +140,12 @@ export class ApiKeyRecord extends Schema.Class<ApiKeyRecord>("@sightline/core/Ap
   /** The member who minted the key (the owner itself, or an admin minting for a service account). */
   created_by: MemberId,
   /** The key this one replaced, when it was minted by a rotation. */
-  rotated_from: Schema.optional(ApiKeyId)
+  rotated_from: Schema.optional(ApiKeyId),
+  /**
+   * The key that minted this one (a key minted with a key, not a session): revoking it revokes this
+   * one, and this one never outlives it nor sheds its client metadata.
+   */
+  parent_key_id: Schema.optional(ApiKeyId)
 }) {}
 
 /** The status of a key at `now`. A revoked key stays `revoked` after it would have expired. */
@@ -154,7 +159,7 @@ export const statusAt = (record: ApiKeyRecord, now: DateTime.Utc): ApiKeyStatus 
 /** The served form of a stored key at `now`. */
 export const toWire = (record: ApiKeyRecord, now: DateTime.Utc): ApiKey =>
   new ApiKey({
-    ...Struct.omit(record, "organization_id", "secret_hash", "created_by", "rotated_from"),
+    ...Struct.omit(record, "organization_id", "secret_hash", "created_by", "rotated_from", "parent_key_id"),
     status: statusAt(record, now)
   }, true)
 
@@ -178,6 +183,17 @@ export interface MintInput {
   /** The TTL; `DEFAULT_EXPIRY` when omitted. */
   readonly expirySeconds?: number | undefined
   readonly rotatedFrom?: ApiKeyId | undefined
+  /** The key that mints this one: its expiry caps this one's. */
+  readonly parent?: { readonly id: ApiKeyId; readonly expiresAt: DateTime.Utc } | undefined
+}
+
+// The asked-for expiry, never later than the minting key's.
+const expiryOf = (input: MintInput): DateTime.Utc => {
+  const asked = DateTime.addDuration(
+    input.now,
+    input.expirySeconds === undefined ? DEFAULT_EXPIRY : Duration.seconds(input.expirySeconds)
+  )
+  return input.parent === undefined ? asked : DateTime.min(asked, input.parent.expiresAt)
 }
 
 /** A new active key record. */
@@ -194,11 +210,9 @@ export const mint = (input: MintInput): ApiKeyRecord =>
     inherit_all_roles: input.inheritAllRoles ?? false,
     full_member_access: input.fullMemberAccess ?? false,
     created_at: input.now,
-    expires_at: DateTime.addDuration(
-      input.now,
-      input.expirySeconds === undefined ? DEFAULT_EXPIRY : Duration.seconds(input.expirySeconds)
-    ),
-    ...(input.rotatedFrom === undefined ? {} : { rotated_from: input.rotatedFrom })
+    expires_at: expiryOf(input),
+    ...(input.rotatedFrom === undefined ? {} : { rotated_from: input.rotatedFrom }),
+    ...(input.parent === undefined ? {} : { parent_key_id: input.parent.id })
   })
 
 /**

@@ -16,7 +16,7 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import type * as ApiKey from "./ApiKey.js"
+import * as ApiKey from "./ApiKey.js"
 import { Conflict, NotFound } from "./Errors.js"
 import type { ApiKeyId, MemberId, OrganizationId } from "./Ids.js"
 import * as RbacMemory from "./internal/rbacMemory.js"
@@ -69,6 +69,17 @@ export declare namespace ApiKeyRepo {
     readonly findCredential: (hash: SecretHash) => Effect.Effect<Option.Option<Credential>>
     /** Replaces a stored key (matched by organization and id); `NotFound` when there is none. */
     readonly update: (record: ApiKey.ApiKeyRecord) => Effect.Effect<void, NotFound>
+    /**
+     * Revokes at `at` every live key minted, directly or down a chain, by the key `parentId`, and
+     * answers their ids: a key's children die with it.
+     */
+    readonly revokeDescendants: (
+      organizationId: OrganizationId,
+      parentId: ApiKeyId,
+      at: DateTime.Utc
+    ) => Effect.Effect<ReadonlyArray<ApiKeyId>>
+    /** Makes the keys minted by `fromId` children of `toId` (a rotation's replacement). */
+    readonly reparent: (organizationId: OrganizationId, fromId: ApiKeyId, toId: ApiKeyId) => Effect.Effect<void>
     /** A page of the organization's keys, newest first (`created_at` desc, then id desc). */
     readonly list: (
       organizationId: OrganizationId,
@@ -130,6 +141,42 @@ export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.ef
           }
           yield* Ref.update(table, HashMap.set(record.id, record))
         })),
+      revokeDescendants: (organizationId, parentId, at) =>
+        state.run(Effect.gen(function*() {
+          const rows = Array.from(HashMap.values(yield* Ref.get(table))).filter((row) =>
+            row.organization_id === organizationId
+          )
+          const tree = new Set<ApiKeyId>()
+          let frontier: ReadonlyArray<ApiKeyId> = [parentId]
+          while (frontier.length > 0) {
+            const parents = new Set(frontier)
+            frontier = rows.filter((row) =>
+              row.parent_key_id !== undefined && parents.has(row.parent_key_id) && !tree.has(row.id)
+            ).map((row) => row.id)
+            for (const id of frontier) tree.add(id)
+          }
+          const revoked = rows.filter((row) => tree.has(row.id) && row.revoked_at === undefined)
+          yield* Ref.update(
+            table,
+            (t) =>
+              revoked.reduce(
+                (acc, row) => HashMap.set(acc, row.id, new ApiKey.ApiKeyRecord({ ...row, revoked_at: at }, true)),
+                t
+              )
+          )
+          return revoked.map((row) => row.id)
+        })),
+      reparent: (organizationId, fromId, toId) =>
+        state.run(
+          Ref.update(
+            table,
+            HashMap.map((row) =>
+              row.organization_id === organizationId && row.parent_key_id === fromId
+                ? new ApiKey.ApiKeyRecord({ ...row, parent_key_id: toId }, true)
+                : row
+            )
+          )
+        ),
       list: (organizationId, options) =>
         state.run(Effect.map(Ref.get(table), (rows) => {
           const owners = options.memberIds === undefined ? undefined : new Set<string>(options.memberIds)

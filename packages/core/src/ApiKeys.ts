@@ -23,7 +23,7 @@ import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import { Auth, principalOf } from "./Auth.js"
 import * as Decision from "./Decision.js"
-import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { ApiKeyId, type MemberId, type OrganizationId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
@@ -154,6 +154,7 @@ export const make = Effect.gen(function*() {
     readonly name?: string | undefined
     readonly clientId?: string | undefined
     readonly expirySeconds?: number | undefined
+    readonly parent?: ApiKey.MintInput["parent"]
   }) {
     const id = ApiKeyId.make(yield* ids.uuid)
     const { hash, secret } = yield* newSecret
@@ -169,7 +170,8 @@ export const make = Effect.gen(function*() {
       fullMemberAccess: options.minted.fullMemberAccess,
       name: options.name,
       clientId: options.clientId,
-      expirySeconds: options.expirySeconds
+      expirySeconds: options.expirySeconds,
+      parent: options.parent
     })
     yield* tx.withTransaction(Effect.zipRight(
       store(record),
@@ -196,6 +198,18 @@ export const make = Effect.gen(function*() {
       fullMemberAccess: body.fullMemberAccess === true
     })
     if (Decision.isDeny(minted)) return yield* Decision.toError(minted)
+    // A key minted with a key is its child: it keeps the parent's client metadata (the row-level
+    // security a host handed to its end user cannot be shed or swapped by minting), never outlives
+    // it, and is revoked with it.
+    const parent = principal.auth._tag === "ApiKey"
+      ? Option.getOrUndefined(yield* keys.get(principal.organizationId, principal.auth.keyId))
+      : undefined
+    if (parent !== undefined && parent.client_id !== "" && (body.clientId ?? parent.client_id) !== parent.client_id) {
+      return yield* new PermissionDenied({
+        message:
+          "permission denied: a key minted by a key with a clientId keeps that clientId (omit clientId or repeat it)"
+      })
+    }
     return yield* mint({
       organizationId: principal.organizationId,
       minted,
@@ -203,8 +217,9 @@ export const make = Effect.gen(function*() {
       actor: { actorId: principal.memberId, authMethod: AuditLog.authMethodOf(principal) },
       extraDetails: callerKey(principal),
       name: body.name,
-      clientId: body.clientId,
-      expirySeconds: body.expirySeconds
+      clientId: parent !== undefined && parent.client_id !== "" ? parent.client_id : body.clientId,
+      expirySeconds: body.expirySeconds,
+      parent: parent === undefined ? undefined : { id: parent.id, expiresAt: parent.expires_at }
     })
   })
 
@@ -257,6 +272,8 @@ export const make = Effect.gen(function*() {
       // The row is locked and was just read, so it cannot have vanished.
       yield* Effect.orDie(keys.update(rotation.revoked))
       yield* store(rotation.replacement)
+      // The replacement takes over the old key's children, which would otherwise outlive nothing.
+      yield* keys.reparent(principal.organizationId, record.id, newId)
       yield* auditor.record({
         ...AuditLog.actorOf(principal),
         action: "api_key.rotate",
@@ -275,14 +292,21 @@ export const make = Effect.gen(function*() {
   const revoke = Traced.fn("ApiKeys.revoke")(function*(principal: Policy.Principal, id: ApiKeyId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
       const record = yield* lockManaged(principal, id, "revoke")
-      const revoked = yield* ApiKey.revoke(record, yield* DateTime.now)
+      const now = yield* DateTime.now
+      const revoked = yield* ApiKey.revoke(record, now)
       yield* Effect.orDie(keys.update(revoked))
+      const children = yield* keys.revokeDescendants(principal.organizationId, record.id, now)
       yield* auditor.record({
         ...AuditLog.actorOf(principal),
         action: "api_key.revoke",
         resourceType: "api_key",
         resourceId: record.id,
-        details: { member_id: record.member_id, name: record.name, ...callerKey(principal) }
+        details: {
+          member_id: record.member_id,
+          name: record.name,
+          ...(children.length === 0 ? {} : { revoked_descendants: children }),
+          ...callerKey(principal)
+        }
       })
       return { id: record.id, success: true } satisfies ApiKey.RevokeApiKeyResult
     }))

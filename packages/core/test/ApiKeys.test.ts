@@ -210,6 +210,62 @@ describe("ApiKeys.create", () => {
       expect(entry).toMatchObject({ auth_method: "api_key", details: { caller_api_key_id: narrow.api_key.id } })
     }).pipe(Effect.provide(TestLayer)))
 
+  it.effect("a key minted by a key keeps its clientId, never outlives it, and dies with it", () =>
+    Effect.gen(function*() {
+      const { analyst, member, org } = yield* setup
+      const alice = yield* memberWith(org.id, [member, analyst])
+      const eu = "{\"region\":\"EU\"}"
+      const parent = yield* create(yield* session(org.id, alice.id), { ...all, clientId: eu, expirySeconds: 3600 })
+      const asParent = yield* asKey(parent.key)
+      // Another clientId, or none at all ("{}" included), would shed the row-level security.
+      for (const clientId of ["{\"region\":\"US\"}", "{}", ""]) {
+        expect(yield* Effect.flip(create(asParent, { ...all, clientId }))).toEqual(
+          new PermissionDenied({
+            message:
+              "permission denied: a key minted by a key with a clientId keeps that clientId (omit clientId or repeat it)"
+          })
+        )
+      }
+      const child = yield* create(asParent, { ...all, expirySeconds: 365 * 24 * 3600 })
+      expect(child.api_key.client_id).toBe(eu)
+      // Capped at the parent's expiry, not a year.
+      expect(child.api_key.expires_at).toEqual(parent.api_key.expires_at)
+      const same = yield* create(asParent, { ...all, clientId: eu, expirySeconds: 60 })
+      expect(same.api_key.client_id).toBe(eu)
+      const grandchild = yield* create(yield* asKey(child.key), all)
+      expect(grandchild.api_key.client_id).toBe(eu)
+      // A key without a clientId mints children with any it likes (it has none to shed).
+      const plain = yield* create(yield* session(org.id, alice.id), all)
+      const tagged = yield* create(yield* asKey(plain.key), { ...all, clientId: eu })
+      expect(tagged.api_key.client_id).toBe(eu)
+      // Revoking the parent revokes its whole line.
+      yield* Effect.flatMap(service, (keys) => keys.revoke(asParent, parent.api_key.id))
+      for (const secret of [child.key, same.key, grandchild.key]) {
+        expect(yield* Effect.flip(asKey(secret))).toEqual(new Unauthenticated({ message: Auth.KEY_NOT_FOUND }))
+      }
+      expect((yield* asKey(tagged.key)).memberId).toBe(alice.id)
+      const [entry] = (yield* auditEntries(org.id)).filter((e) =>
+        e.action === "api_key.revoke" && e.resource_id === parent.api_key.id
+      )
+      expect([...(entry!.details["revoked_descendants"] as Array<string>)].sort()).toEqual(
+        [child.api_key.id, same.api_key.id, grandchild.api_key.id].sort()
+      )
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.effect("a rotated parent hands its children to the replacement, which then revokes them", () =>
+    Effect.gen(function*() {
+      const { analyst, member, org } = yield* setup
+      const alice = yield* memberWith(org.id, [member, analyst])
+      const parent = yield* create(yield* session(org.id, alice.id), { ...all, clientId: "{\"region\":\"EU\"}" })
+      const child = yield* create(yield* asKey(parent.key), all)
+      const keys = yield* service
+      const alicesSession = yield* session(org.id, alice.id)
+      const rotated = yield* keys.rotate(alicesSession, parent.api_key.id)
+      expect((yield* asKey(child.key)).memberId).toBe(alice.id)
+      yield* keys.revoke(alicesSession, rotated.api_key.id)
+      expect(yield* Effect.flip(asKey(child.key))).toEqual(new Unauthenticated({ message: Auth.KEY_NOT_FOUND }))
+    }).pipe(Effect.provide(TestLayer)))
+
   it.effect("lets a key enable `fullMemberAccess` only when it has full member access itself", () =>
     Effect.gen(function*() {
       const { member, org } = yield* setup

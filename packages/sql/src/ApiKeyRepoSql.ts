@@ -17,6 +17,7 @@ import { SecretHash } from "@sightline/core/Secret"
 import * as Traced from "@sightline/core/Traced"
 import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as Arr from "effect/Array"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -43,7 +44,8 @@ export const ApiKeyFromRow = Schema.transform(
     created_at: Schema.DateTimeUtcFromDate,
     expires_at: Schema.DateTimeUtcFromDate,
     revoked_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
-    rotated_from: Schema.optionalWith(ApiKeyId, { nullable: true })
+    rotated_from: Schema.optionalWith(ApiKeyId, { nullable: true }),
+    parent_key_id: Schema.optionalWith(ApiKeyId, { nullable: true })
   }),
   Schema.typeSchema(ApiKeyRecord),
   { strict: true, decode: (row) => TrustedSchema.make(ApiKeyRecord, row), encode: (record) => record }
@@ -74,7 +76,7 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
     // `assumed_roles` as `text[]`, which both drivers parse to strings.
     const columns = sql.literal(
       "id, organization_id, member_id, name, client_id, assumed_roles::text[] AS assumed_roles, inherit_all_roles, " +
-        "full_member_access, created_at, expires_at, revoked_at, secret_hash, created_by, rotated_from"
+        "full_member_access, created_at, expires_at, revoked_at, secret_hash, created_by, rotated_from, parent_key_id"
     )
 
     const fieldNames = [
@@ -89,7 +91,8 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
       "revoked_at",
       "secret_hash",
       "created_by",
-      "rotated_from"
+      "rotated_from",
+      "parent_key_id"
     ]
     const insert = SqlSchema.void({
       Request: ApiKeyFromRow,
@@ -250,6 +253,20 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
           Effect.orDie(replace(record)),
           Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: () => Effect.void })
         )
+      ),
+      revokeDescendants: Traced.fn("ApiKeyRepoSql.revokeDescendants")((organizationId, parentId, at) =>
+        sql<{ id: ApiKeyId }>`WITH RECURSIVE tree (id) AS (
+            SELECT id FROM ${apiKeys} WHERE organization_id = ${organizationId} AND parent_key_id = ${parentId}
+            UNION
+            SELECT k.id FROM ${apiKeys} k JOIN tree t ON k.parent_key_id = t.id WHERE k.organization_id = ${organizationId}
+          )
+          UPDATE ${apiKeys} SET revoked_at = ${DateTime.toDate(at)}
+          WHERE organization_id = ${organizationId} AND id IN (SELECT id FROM tree) AND revoked_at IS NULL
+          RETURNING id`.pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
+      ),
+      reparent: Traced.fn("ApiKeyRepoSql.reparent")((organizationId, fromId, toId) =>
+        sql`UPDATE ${apiKeys} SET parent_key_id = ${toId}
+            WHERE organization_id = ${organizationId} AND parent_key_id = ${fromId}`.pipe(Effect.asVoid, Effect.orDie)
       ),
       list: Traced.fn("ApiKeyRepoSql.list")((organizationId, options) =>
         // `IN ()` is not SQL: no owners means no keys.

@@ -26,6 +26,7 @@ import { migration as migration0012ChatCounts } from "./internal/migrations/0012
 import { migration as migration0013Sessions } from "./internal/migrations/0013_sessions.js"
 import { migration as migration0014ChatEventAnnouncements } from "./internal/migrations/0014_chat_event_announcements.js"
 import { migration as migration0015ChatWatchers } from "./internal/migrations/0015_chat_watchers.js"
+import { migration as migration0016ApiKeyParents } from "./internal/migrations/0016_api_key_parents.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -123,7 +124,8 @@ export const migrations = (
   "0012_chat_counts": migration0012ChatCounts(prefix),
   "0013_sessions": migration0013Sessions(prefix),
   "0014_chat_event_announcements": migration0014ChatEventAnnouncements(prefix),
-  "0015_chat_watchers": migration0015ChatWatchers(prefix)
+  "0015_chat_watchers": migration0015ChatWatchers(prefix),
+  "0016_api_key_parents": migration0016ApiKeyParents(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

@@ -92,7 +92,8 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
             fullMemberAccess: true,
             expirySeconds: 3600,
             now: at(7),
-            rotatedFrom: minimal.id
+            rotatedFrom: minimal.id,
+            parent: { id: minimal.id, expiresAt: at(1800) }
           }),
           at(60)
         )
@@ -176,6 +177,48 @@ export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements
         const other = yield* Fixtures.organizationWithMember
         const hashInOtherOrg = key(other.org.id, other.member.id, { secretHash: original.secret_hash })
         expect((yield* Effect.flip(repo.create(hashInOtherOrg)))._tag).toBe("Conflict")
+      }))
+
+    it.effect("revokeDescendants revokes the live keys down a parent's chain, in its organization only", () =>
+      Effect.gen(function*() {
+        const repo = yield* ApiKeyRepo
+        const { member, org } = yield* Fixtures.organizationWithMember
+        const child = (parent: ApiKey.ApiKeyRecord) =>
+          key(org.id, member.id, { parent: { id: parent.id, expiresAt: parent.expires_at } })
+        const root = key(org.id, member.id)
+        const a = child(root)
+        const b = child(root)
+        const grandchild = child(a)
+        const alreadyRevoked = revoked(child(root), at(5))
+        const unrelated = key(org.id, member.id)
+        const other = yield* Fixtures.organizationWithMember
+        // The same parent id in another organization is another key's business.
+        const foreign = key(other.org.id, other.member.id, { parent: { id: root.id, expiresAt: at(3600) } })
+        yield* createAll([root, a, b, grandchild, alreadyRevoked, unrelated, foreign])
+        const ids = yield* repo.revokeDescendants(org.id, root.id, at(60))
+        expect([...ids].sort()).toEqual([a.id, b.id, grandchild.id].sort())
+        for (const record of [a, b, grandchild]) {
+          expect(Option.map(yield* repo.get(org.id, record.id), (r) => r.revoked_at)).toEqual(Option.some(at(60)))
+        }
+        expect(Option.map(yield* repo.get(org.id, alreadyRevoked.id), (r) => r.revoked_at)).toEqual(Option.some(at(5)))
+        for (const [o, record] of [[org.id, root], [org.id, unrelated], [other.org.id, foreign]] as const) {
+          expect(Option.map(yield* repo.get(o, record.id), (r) => r.revoked_at)).toEqual(Option.some(undefined))
+        }
+        expect(yield* repo.revokeDescendants(org.id, root.id, at(90))).toEqual([])
+      }))
+
+    it.effect("reparent hands a key's children to another key", () =>
+      Effect.gen(function*() {
+        const repo = yield* ApiKeyRepo
+        const { member, org } = yield* Fixtures.organizationWithMember
+        const old = key(org.id, member.id)
+        const replacement = key(org.id, member.id)
+        const kid = key(org.id, member.id, { parent: { id: old.id, expiresAt: old.expires_at } })
+        yield* createAll([old, replacement, kid])
+        yield* repo.reparent(org.id, old.id, replacement.id)
+        expect(Option.map(yield* repo.get(org.id, kid.id), (r) => r.parent_key_id)).toEqual(Option.some(replacement.id))
+        expect(yield* repo.revokeDescendants(org.id, old.id, at(60))).toEqual([])
+        expect(yield* repo.revokeDescendants(org.id, replacement.id, at(60))).toEqual([kid.id])
       }))
 
     it.effect("update replaces the stored key (revocation persists)", () =>
