@@ -145,7 +145,8 @@ const serve = Effect.gen(function*() {
   const node = yield* drainingNodeServer(listen)
   // Built after the server, so released before it: the drain runs while the handler still answers.
   const server = Layer.scopedDiscard(Effect.addFinalizer(() => node.drain)).pipe(
-    Layer.provideMerge(Server.serve(Sightline.app(options))),
+    // Links always have a base the operator chose or the documented default, never a request's Host.
+    Layer.provideMerge(Server.serve(Sightline.app({ ...options, publicUrl: Config.publicBase(options, listen) }))),
     Layer.provide(node.http)
   )
   // One store for both steps: bootstrap on it, then serve until interrupted (SIGINT/SIGTERM); the

@@ -72,9 +72,21 @@ describe.skipIf(skipped !== undefined)("OIDC sign-in to the console", () => {
 
   it("refuses an address no member has, and says so on the sign-in page", async () => {
     const { context, page } = await signInAt("mallory@example.test")
-    await page.getByRole("alert").filter({ hasText: "no member has the e-mail address mallory@example.test" })
+    await page.getByRole("alert").filter({ hasText: "No single member of Sightline has your e-mail address" })
       .waitFor({ timeout: 30_000 })
+    expect(page.url()).toBe(`${base}/#/sign-in-failed/no-member`)
     expect(await page.getByRole("navigation", { name: "Main" }).count()).toBe(0)
+    await context.close()
+  }, 60_000)
+
+  it("shows only its own messages for a failure, never text from the link", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const planted = "Your account is locked: call +1 555 0100 to unlock it"
+    await page.goto(`${base}/#/sign-in-failed/${encodeURIComponent(planted)}`)
+    await page.getByRole("alert").filter({ hasText: "The sign-in failed. Try again." }).waitFor({ timeout: 30_000 })
+    expect(await page.getByText(planted).count()).toBe(0)
+    expect(await page.content()).not.toContain("555 0100")
     await context.close()
   }, 60_000)
 
@@ -84,7 +96,7 @@ describe.skipIf(skipped !== undefined)("OIDC sign-in to the console", () => {
     // A callback without the flow's cookie is refused, not signed in.
     const forged = await fetch(`${base}/v2/auth/oidc/callback?code=x&state=y`, { redirect: "manual" })
     expect(forged.status).toBe(302)
-    expect(forged.headers.get("location")).toMatch(/#\/sign-in-failed\//)
+    expect(forged.headers.get("location")).toMatch(/#\/sign-in-failed\/expired$/)
     expect(forged.headers.getSetCookie().some((c) => c.startsWith("sightline_refresh="))).toBe(false)
   })
 })

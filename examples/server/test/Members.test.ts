@@ -233,7 +233,11 @@ describeServers("sign-in links cannot take over a stronger member", (server) => 
     const org = await server().newOrg()
     const { key } = await scopedKey(server(), org, ["member:read", "member:write"])
     const invited = await body(
-      await server().request("/v2/members/invite", { method: "POST", key, json: { email: "eve@acme.test", role: "member" } })
+      await server().request("/v2/members/invite", {
+        method: "POST",
+        key,
+        json: { email: "eve@acme.test", role: "member" }
+      })
     )
     expect(invited.member_id).toEqual(expect.any(String))
     const link = (id: string) =>

@@ -18,6 +18,7 @@ import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, expect, it } from "vitest"
 import { connectHeaders } from "./utils/connect.js"
+import { newMember } from "./utils/members.js"
 import * as Provider from "./utils/provider.js"
 import { body, describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
 import { until } from "./utils/wait.js"
@@ -183,6 +184,12 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
     expect(got.total_reports_count).toBe(1)
     expect(got.reports[0]).toEqual(report)
+    // A member who may not use the playbook's connector reads the playbook, not its reports.
+    const other = await newMember(server(), org)
+    const hidden = await body(await server().request(`/v2/playbooks/${id}`, { key: other.key }))
+    expect(hidden.playbook.id).toBe(id)
+    expect(hidden.reports).toEqual([])
+    expect(hidden.total_reports_count).toBe(0)
 
     // Audited: who created, configured and ran it.
     const audit = await body(await server().request("/v2/audit-logs?page_size=20", { key: org.key }))
@@ -305,17 +312,46 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
         error: { code: "invalid_request", message: `playbook ${empty.id} has no prompt: set one before running it` }
       })
     }
-    // Every problem at once: a channel that does not exist, besides the missing prompt.
-    const missing = crypto.randomUUID()
-    await server().request(`/v2/playbooks/${empty.id}`, {
+    // A channel that is no channel of the organization (made up, or another organization's) is
+    // refused when it is set, as e-mail addresses are.
+    const other = await server().newOrg()
+    const foreign = await body(
+      await server().request("/v2/chat-channels", {
+        method: "POST",
+        key: other.key,
+        json: { name: "#theirs", webhook_url: `http://127.0.0.1:${hooksPort}/hooks/theirs` }
+      })
+    )
+    for (const missing of [crypto.randomUUID(), foreign.id, "C123"]) {
+      const patched = await server().request(`/v2/playbooks/${empty.id}`, {
+        method: "PATCH",
+        key: org.key,
+        json: { chat_channel_id: missing }
+      })
+      expect(patched.status).toBe(400)
+      expect((await body(patched)).error.message).toBe(
+        `chat_channel_id: no chat channel "${missing}" in this organization`
+      )
+    }
+    // Every problem at once: a channel deleted since it was set, besides the missing prompt.
+    const channel = await body(
+      await server().request("/v2/chat-channels", {
+        method: "POST",
+        key: org.key,
+        json: { name: "#gone", webhook_url: `http://127.0.0.1:${hooksPort}/hooks/gone` }
+      })
+    )
+    const set = await server().request(`/v2/playbooks/${empty.id}`, {
       method: "PATCH",
       key: org.key,
-      json: { chat_channel_id: missing }
+      json: { chat_channel_id: channel.id }
     })
+    expect(set.status).toBe(200)
+    await server().request(`/v2/chat-channels/${channel.id}`, { method: "DELETE", key: org.key })
     const both = await body(await run(server(), org, empty.id, { dry_run: true }))
     expect(both.error.message).toBe(
       `playbook ${empty.id} has no prompt: set one before running it; ` +
-        `chat_channel_id: no chat channel "${missing}" in this organization`
+        `chat_channel_id: no chat channel "${channel.id}" in this organization`
     )
     // A deleted connector leaves the playbook, which still runs without it.
     const connectorId = await demoConnector(server(), org)

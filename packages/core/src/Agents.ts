@@ -21,11 +21,13 @@ import * as Agent from "./Agent.js"
 import { AgentRepo } from "./AgentRepo.js"
 import * as AgentRun from "./AgentRun.js"
 import { Auditor } from "./Auditor.js"
+import { ChatChannelRepo } from "./ChatChannelRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { enforce } from "./Decision.js"
 import { type Conflict, InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AgentId, AgentRunId, type ConnectorId, type OrganizationId, WebhookTriggerId } from "./Ids.js"
+import * as ChatChannelUse from "./internal/chatChannelUse.js"
 import { policyAccess, requireUsable } from "./internal/connectorUse.js"
 import { JobQueue } from "./JobQueue.js"
 import * as Json from "./Json.js"
@@ -133,6 +135,7 @@ const changedFields = (before: Agent.Agent, after: Agent.Agent): ReadonlyArray<s
 /** Builds the agents use cases over the repositories and the job queue in context. */
 export const make = Effect.gen(function*() {
   const agents = yield* AgentRepo
+  const channels = yield* ChatChannelRepo
   const connectorRepo = yield* ConnectorRepo
   const jobs = yield* JobQueue
   const ids = yield* IdGenerator
@@ -257,6 +260,7 @@ export const make = Effect.gen(function*() {
     yield* enforce(Policy.requirePermission(principal, "agent:write"))
     const connectorIds = Arr.dedupe(request.connector_ids)
     yield* checkConnectors(principal, connectorIds)
+    yield* ChatChannelUse.require(channels, principal.organizationId, request.chat_channel_id)
     return yield* tx.withTransaction(Effect.gen(function*() {
       const agent = Agent.make({
         id: AgentId.make(yield* ids.uuid),
@@ -286,6 +290,7 @@ export const make = Effect.gen(function*() {
       const agent = yield* load(principal, id, "write", true)
       const connectorIds = request.connector_ids === undefined ? undefined : Arr.dedupe(request.connector_ids)
       if (connectorIds !== undefined) yield* checkConnectors(principal, connectorIds)
+      yield* ChatChannelUse.require(channels, principal.organizationId, request.chat_channel_id ?? undefined)
       const updated = Agent.update(
         agent,
         connectorIds === undefined ? request : { ...request, connector_ids: connectorIds },

@@ -15,7 +15,6 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
@@ -24,7 +23,8 @@ import * as Decision from "./Decision.js"
 import type { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { ChatChannelId, type OrganizationId, PlaybookId } from "./Ids.js"
+import { type OrganizationId, PlaybookId } from "./Ids.js"
+import * as ChatChannelUse from "./internal/chatChannelUse.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
@@ -218,13 +218,15 @@ export const make = Effect.gen(function*() {
       })
       if (Option.isNone(found)) return yield* new Errors.NotFound()
       const { page, playbook } = found.value
-      yield* Decision.enforce(
-        Policy.canRead(principal, "playbook", accessOf(playbook), yield* DateTime.now)
-      )
+      const now = yield* DateTime.now
+      yield* Decision.enforce(Policy.canRead(principal, "playbook", accessOf(playbook), now))
+      // A report holds what the playbook's connectors answered (and signed chart URLs): a caller who
+      // may not use every one of them reads the playbook without its reports, as agents hide runs.
+      const hidden = (yield* ConnectorUse.unusable(connectors, principal, playbook.connector_ids, now)).length > 0
       return {
         playbook: Playbook.toPlaybook(playbook),
-        reports: page.reports.map(Report.toReport),
-        total_reports_count: page.totalCount
+        reports: hidden ? [] : page.reports.map(Report.toReport),
+        total_reports_count: hidden ? 0 : page.totalCount
       }
     }
   )
@@ -242,6 +244,9 @@ export const make = Effect.gen(function*() {
         if (request.connector_ids !== undefined) {
           yield* ConnectorUse.requireUsable(connectors, principal, request.connector_ids, now, "invalid connector_ids")
         }
+        // `""` clears the channel; anything else must be one of the organization's.
+        const channel = request.chat_channel_id?.trim()
+        yield* ChatChannelUse.require(channels, principal.organizationId, channel === "" ? undefined : channel)
         const updated = Playbook.applyUpdate(playbook, request, now)
         // Locked and found above, so the row is still there.
         yield* Effect.orDie(playbooks.update(updated))
@@ -292,12 +297,10 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const problems = [...Playbook.runProblems(playbook)]
       const channel = playbook.chat_channel_id
-      if (channel !== undefined) {
-        const found = Schema.is(ChatChannelId)(channel)
-          ? Option.isSome(yield* channels.get(playbook.organization_id, channel))
-          : false
-        if (!found) problems.push(`chat_channel_id: no chat channel ${JSON.stringify(channel)} in this organization`)
-      }
+      const channelProblem = channel === undefined
+        ? undefined
+        : yield* ChatChannelUse.problem(channels, playbook.organization_id, channel)
+      if (channelProblem !== undefined) problems.push(channelProblem)
       const unusable = yield* ConnectorUse.unusable(connectors, principal, playbook.connector_ids, now)
       if (unusable.length > 0) {
         problems.push(

@@ -10,12 +10,21 @@ import * as AgentRun from "../src/AgentRun.js"
 import * as Agents from "../src/Agents.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Auditor from "../src/Auditor.js"
+import * as ChatChannelRepo from "../src/ChatChannelRepo.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
 import * as ConnectorTester from "../src/ConnectorTester.js"
 import * as IdGenerator from "../src/IdGenerator.js"
-import { AgentId, AgentRunId, ConnectorId, type OrganizationId, RoleId, WebhookTriggerId } from "../src/Ids.js"
+import {
+  AgentId,
+  AgentRunId,
+  ChatChannelId,
+  ConnectorId,
+  type OrganizationId,
+  RoleId,
+  WebhookTriggerId
+} from "../src/Ids.js"
 import * as JobQueue from "../src/JobQueue.js"
 import type { Member } from "../src/Member.js"
 import * as MemberRepo from "../src/MemberRepo.js"
@@ -40,6 +49,7 @@ const layerWith = (queue: Layer.Layer<JobQueue.JobQueue, never, Transaction.Memo
     ConnectorRepo.layerMemory,
     AgentRepo.layerMemory,
     PlaybookRepo.layerMemory,
+    ChatChannelRepo.layerMemory,
     queue
   ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
   return Agents.layer.pipe(
@@ -273,7 +283,17 @@ describe("Agents.update and delete", () => {
     run(Effect.gen(function*() {
       const { ann, annOnly, bob, org, shared } = yield* setup
       const agents = yield* Agents.Agents
-      const created = yield* agents.create(ann, createRequest([shared], { tools: ["sql"], chat_channel_id: "C1" }))
+      const channel = yield* Fixtures.chatChannel(org.id, ann.memberId)
+      const created = yield* agents.create(ann, createRequest([shared], { tools: ["sql"], chat_channel_id: channel }))
+      // A channel of no channel of the organization is refused when it is set.
+      const made = ChatChannelId.make(Fixtures.uuid())
+      expect(yield* Effect.flip(agents.create(ann, createRequest([shared], { chat_channel_id: made })))).toMatchObject({
+        _tag: "InvalidRequest",
+        message: `chat_channel_id: no chat channel "${made}" in this organization`
+      })
+      expect(yield* Effect.flip(agents.update(bob, created.id, { chat_channel_id: made }))).toMatchObject({
+        _tag: "InvalidRequest"
+      })
       const updated = yield* agents.update(bob, created.id, { name: "Renamed", tools: null, chat_channel_id: null })
       expect(updated).toMatchObject({ id: created.id, name: "Renamed", connector_ids: [shared] })
       expect("tools" in updated || "chat_channel_id" in updated).toBe(false)

@@ -230,6 +230,22 @@ describe("Playbooks.get", () => {
       expect(page.total_reports_count).toBe(3)
     }).pipe(Effect.provide(TestLayer)))
 
+  it.effect("hides the reports from a reader who cannot use every connector of the playbook", () =>
+    Effect.gen(function*() {
+      const { alice, bob, org } = yield* setup
+      const service = yield* Playbooks.Playbooks
+      const privateToAlice = yield* connector(org.id, alice.memberId, false)
+      const created = yield* service.create(alice)
+      yield* service.update(alice, created.id, decodeUpdate({ connector_ids: [privateToAlice] }))
+      yield* addReport(org.id, created.id, "what the private connector answered")
+      const forBob = yield* service.get(bob, created.id, noPaging)
+      expect(forBob.playbook.id).toBe(created.id)
+      expect(forBob.reports).toEqual([])
+      expect(forBob.total_reports_count).toBe(0)
+      const forAlice = yield* service.get(alice, created.id, noPaging)
+      expect(forAlice.reports.map((r) => r.subject)).toEqual(["what the private connector answered"])
+    }).pipe(Effect.provide(TestLayer)))
+
   it.effect("is 404 for another organization's playbook and for an unknown id", () =>
     Effect.gen(function*() {
       const { alice, mallory } = yield* setup
@@ -258,6 +274,7 @@ describe("Playbooks.update", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const service = yield* Playbooks.Playbooks
+      const channel = yield* Fixtures.chatChannel(alice.organizationId, alice.memberId)
       const created = yield* service.create(alice)
       yield* TestClock.adjust("5 minutes")
       const updated = yield* service.update(
@@ -268,7 +285,7 @@ describe("Playbooks.update", () => {
           prompt: "Summarize revenue by region",
           cron_string: "0 9 * * 1",
           email_addresses: ["ops@example.com"],
-          chat_channel_id: "C123",
+          chat_channel_id: channel,
           dataset_ids: ["sales"],
           tagged_chat_user_ids: ["U1"],
           selected_template_data_ids: ["T1"]
@@ -281,7 +298,7 @@ describe("Playbooks.update", () => {
         status: "draft",
         cron_string: "0 9 * * 1",
         email_addresses: ["ops@example.com"],
-        chat_channel_id: "C123"
+        chat_channel_id: channel
       })
       expect(updated.updated_at).toEqual(yield* DateTime.now)
       expect(updated.created_at).toEqual(created.created_at)
@@ -292,15 +309,34 @@ describe("Playbooks.update", () => {
       expect(stored.tagged_chat_user_ids).toEqual(["U1"])
     }).pipe(Effect.provide(TestLayer)))
 
+  it.effect("refuses a chat channel of no channel of the organization when it is set, and changes nothing", () =>
+    Effect.gen(function*() {
+      const { alice, mallory } = yield* setup
+      const service = yield* Playbooks.Playbooks
+      const created = yield* service.create(alice)
+      const foreign = yield* Fixtures.chatChannel(mallory.organizationId, mallory.memberId)
+      for (const channel of ["C123", foreign, Fixtures.uuid()]) {
+        const error = yield* failure(
+          service.update(alice, created.id, decodeUpdate({ name: "x", chat_channel_id: channel }))
+        )
+        expect(error).toMatchObject({
+          _tag: "InvalidRequest",
+          message: `chat_channel_id: no chat channel ${JSON.stringify(channel)} in this organization`
+        })
+      }
+      expect((yield* service.get(alice, created.id, noPaging)).playbook.name).toBe("")
+    }).pipe(Effect.provide(TestLayer)))
+
   it.effect("clears the schedule and delivery targets with empty values", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
       const service = yield* Playbooks.Playbooks
       const created = yield* service.create(alice)
+      const channel = yield* Fixtures.chatChannel(alice.organizationId, alice.memberId)
       yield* service.update(
         alice,
         created.id,
-        decodeUpdate({ cron_string: "0 9 * * *", email_addresses: ["a@example.com"], chat_channel_id: "C1" })
+        decodeUpdate({ cron_string: "0 9 * * *", email_addresses: ["a@example.com"], chat_channel_id: channel })
       )
       const cleared = yield* service.update(
         alice,

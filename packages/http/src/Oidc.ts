@@ -63,7 +63,19 @@ export const redirectUri = (base: string): string => `${base}${flowPath}/callbac
 
 const redirect = (location: string) => HttpServerResponse.empty({ status: 302, headers: { location } })
 
-const failed = (base: string, message: string) => redirect(`${base}/#/sign-in-failed/${encodeURIComponent(message)}`)
+/**
+ * Why a sign-in through the provider failed, as a code the console maps to a fixed message: the
+ * page never shows text from its URL, which anyone can put in a link.
+ */
+export type Failure =
+  | "provider-unreachable"
+  | "expired"
+  | "provider-refused"
+  | "no-email"
+  | "unverified-email"
+  | "no-member"
+
+const failed = (base: string, failure: Failure) => redirect(`${base}/#/sign-in-failed/${failure}`)
 
 /**
  * The two routes of the flow (nothing when `Oidc` is absent). Discovery runs on first use and is
@@ -98,7 +110,7 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
       Effect.gen(function*() {
         const base = yield* publicBase
         const found = yield* Effect.either(config)
-        if (found._tag === "Left") return failed(base, "the identity provider cannot be reached")
+        if (found._tag === "Left") return failed(base, "provider-unreachable")
         const verifier = Client.randomPKCECodeVerifier()
         const state = Client.randomState()
         const nonce = Client.randomNonce()
@@ -135,7 +147,7 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
         const transaction = Option.liftThrowable(() =>
           JSON.parse(request.cookies[transactionCookie] ?? "") as { verifier: string; state: string; nonce: string }
         )()
-        if (Option.isNone(transaction)) return failed(base, "the sign-in took too long or was started elsewhere")
+        if (Option.isNone(transaction)) return failed(base, "expired")
         const current = new URL(request.url, base)
         const outcome = yield* Effect.either(
           Effect.flatMap(config, (c) =>
@@ -150,9 +162,10 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
         )
         if (outcome._tag === "Left") {
           const cause = outcome.left.error
-          return cleared(
-            failed(base, `the identity provider refused: ${cause instanceof Error ? cause.message : "error"}`)
+          yield* Effect.logInfo("OIDC sign-in refused by the provider").pipe(
+            Effect.annotateLogs({ reason: cause instanceof Error ? cause.message : String(cause) })
           )
+          return cleared(failed(base, "provider-refused"))
         }
         // Providers may keep the e-mail claims out of the ID token (they are scope claims): then
         // the UserInfo endpoint has them, for the subject the ID token names.
@@ -171,12 +184,17 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
           )
         const claims: Record<string, unknown> = { ...userInfo, ...idClaims }
         const email = typeof claims["email"] === "string" ? claims["email"] : undefined
-        if (email === undefined) return cleared(failed(base, "the identity provider did not share an e-mail address"))
+        if (email === undefined) return cleared(failed(base, "no-email"))
         if (claims["email_verified"] === false) {
-          return cleared(failed(base, "the identity provider has not verified this e-mail address"))
+          return cleared(failed(base, "unverified-email"))
         }
         const signedIn = yield* Effect.either(sessions.signInWithIdentity(email))
-        if (signedIn._tag === "Left") return cleared(failed(base, signedIn.left.message))
+        if (signedIn._tag === "Left") {
+          yield* Effect.logInfo("OIDC sign-in of no single member").pipe(
+            Effect.annotateLogs({ reason: signedIn.left.message })
+          )
+          return cleared(failed(base, "no-member"))
+        }
         return cleared(
           withRefreshCookie(
             redirect(`${base}/#/chats`),

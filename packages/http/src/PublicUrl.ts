@@ -1,11 +1,11 @@
 /**
- * Where people reach this deployment: the base of the links it hands out (sign-in links). Without
- * one, a link is built from the `Host` of the request that asked for it, which is what an operator
- * on one machine expects; behind a proxy or when links are e-mailed, configure it.
+ * Where people reach this deployment: the base of the links it hands out (sign-in links). Configure
+ * it: without one, links point at `http://localhost` (`unconfigured`). They are never built from the
+ * request's `Host`, which the client writes: a reset link e-mailed to an admin would otherwise send
+ * its token to whatever host the attacker named.
  *
  * @since 0.1.0
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,15 +20,14 @@ export const layer = (url: string): Layer.Layer<PublicUrl> => Layer.succeed(Publ
 /** The console's page that sets a password with a sign-in link's token (the token stays out of logs). */
 export const signInLink = (base: string, token: string): string => `${base}/#/set-password/${token}`
 
+/** The base of links where no public URL is configured. */
+export const unconfigured = "http://localhost"
+
 /**
- * How a handler finds the base of a request's links: the configured base, else the request's
- * `http://<Host>`. Read where the handler is built, since a request runs without the host's services.
+ * How a handler finds the base of a request's links: the configured base, else `unconfigured`.
+ * Read where the handler is built, since a request runs without the host's services.
  */
-export const resolver: Effect.Effect<Effect.Effect<string, never, HttpServerRequest.HttpServerRequest>> = Effect.map(
+export const resolver: Effect.Effect<Effect.Effect<string>> = Effect.map(
   Effect.serviceOption(PublicUrl),
-  Option.match({
-    onSome: (configured) => Effect.succeed(configured),
-    onNone: () =>
-      Effect.map(HttpServerRequest.HttpServerRequest, (request) => `http://${request.headers["host"] ?? "localhost"}`)
-  })
+  (configured) => Effect.succeed(Option.getOrElse(configured, () => unconfigured))
 )

@@ -2,6 +2,7 @@ import { expect, it } from "@effect/vitest"
 import { Sessions } from "@sightline/core/Sessions"
 import * as Effect from "effect/Effect"
 import * as Jose from "jose"
+import * as Http from "node:http"
 import { signInFailureBucket } from "../src/internal/handlers/auth.js"
 import * as SessionTokens from "../src/SessionTokens.js"
 import { body, describeServer, type TestServer } from "./utils/server.js"
@@ -39,8 +40,9 @@ const invitedMember = async (server: TestServer, email = `bob-${crypto.randomUUI
 describeServer("sign-in for people", (server) => {
   it("an invite answers a one-time link that sets a password and signs in", async () => {
     const { invited, session, set } = await invitedMember(server())
+    // No public URL is configured here: the link's base is the fixed default, never the request's Host.
     const url = new URL(invited.sign_in_url)
-    expect(`${url.protocol}//${url.host}`).toBe(server().baseUrl)
+    expect(`${url.protocol}//${url.host}`).toBe("http://localhost")
     expect(url.hash).toBe(`#/set-password/${invited.sign_in_token}`)
     expect(session).toMatchObject({ token_type: "Bearer", expires_in: 900, member_id: invited.member_id })
     const cookie = refreshCookieOf(set)
@@ -57,6 +59,29 @@ describeServer("sign-in for people", (server) => {
     })
     expect(again.status).toBe(401)
     expect((await body(again)).error.message).toMatch(/invalid, used or expired/)
+  })
+
+  it("a Host header the client writes never becomes the base of a link", async () => {
+    const org = await server().newOrg()
+    const port = Number(new URL(server().baseUrl).port)
+    const answer = await new Promise<string>((resolve, reject) => {
+      const request = Http.request({
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/v2/members/invite",
+        headers: { host: "evil.example", authorization: `Bearer ${org.key}`, "content-type": "application/json" }
+      }, (response) => {
+        let text = ""
+        response.on("data", (chunk) => text += chunk)
+        response.on("end", () => resolve(text))
+      })
+      request.on("error", reject)
+      request.end(JSON.stringify({ email: "host@example.test", role: "member" }))
+    })
+    const invited = JSON.parse(answer)
+    expect(invited.sign_in_url).toMatch(/^http:\/\/localhost\/#\/set-password\//)
+    expect(answer).not.toContain("evil.example")
   })
 
   it("signs in with the password; a wrong one is 401 without saying which half was wrong", async () => {

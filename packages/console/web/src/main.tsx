@@ -21,6 +21,19 @@ const useHash = () => {
   return hash
 }
 
+// The server's sign-in failure codes (`@sightline/http` `Oidc.Failure`), each with the one message
+// shown for it: the page never shows text taken from its URL, which anyone can write into a link.
+const signInFailures: Record<string, string> = {
+  "provider-unreachable": "The identity provider cannot be reached. Try again later, or sign in with a password.",
+  "expired": "The sign-in took too long or was started in another window. Try again.",
+  "provider-refused": "The identity provider refused the sign-in. Try again.",
+  "no-email": "The identity provider did not share your e-mail address.",
+  "unverified-email": "The identity provider has not verified your e-mail address.",
+  "no-member":
+    "No single member of Sightline has your e-mail address: ask an administrator for an invite, or sign in with a password.",
+  "unknown": "The sign-in failed. Try again."
+}
+
 const navigate = (hash: string) => {
   window.location.hash = hash
 }
@@ -57,7 +70,9 @@ function App() {
   if (!ready) return <p className="muted loading">Loading…</p>
   const failure = /^#\/sign-in-failed\/(.*)$/.exec(hash)?.[1]
   if (session === undefined) {
-    return <SignInPage failure={failure === undefined ? undefined : decodeURIComponent(failure)} />
+    return (
+      <SignInPage failure={failure === undefined ? undefined : signInFailures[failure] ?? signInFailures["unknown"]} />
+    )
   }
 
   const can = (permission: string) => who?.permissions.includes(permission) ?? false

@@ -12,9 +12,11 @@ import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as ApiKeys from "../ApiKeys.js"
 import { Auth, liveRoles, principalOf } from "../Auth.js"
+import { ChatChannelRecord } from "../ChatChannel.js"
+import { ChatChannelRepo } from "../ChatChannelRepo.js"
 import type { InvalidRequest } from "../Errors.js"
 import type { GroupRepo } from "../GroupRepo.js"
-import { MemberId, OrganizationId, RoleId } from "../Ids.js"
+import { ChatChannelId, MemberId, OrganizationId, RoleId } from "../Ids.js"
 import type * as Library from "../Library.js"
 import { encodeText } from "../LibraryDiff.js"
 import { LibraryStore } from "../LibraryStore.js"
@@ -84,6 +86,26 @@ export const organizationWithMember: Effect.Effect<
   const org = yield* organization()
   return { org, member: yield* member(org.id) }
 })
+
+/** Stores a chat channel of an organization (a Slack-style webhook URL) and answers its id. */
+export const chatChannel = (
+  organizationId: OrganizationId,
+  createdBy: MemberId
+): Effect.Effect<ChatChannelId, never, ChatChannelRepo> =>
+  Effect.gen(function*() {
+    const id = ChatChannelId.make(uuid())
+    yield* Effect.orDie((yield* ChatChannelRepo).create(
+      new ChatChannelRecord({
+        id,
+        organization_id: organizationId,
+        name: "alerts",
+        webhook_url: "https://hooks.example.com/services/T0/B0/x",
+        created_by: createdBy,
+        created_at: yield* DateTime.now
+      })
+    ))
+    return id
+  })
 
 /** Creates and returns a new custom role of an organization, created at `now` (the current time by default). */
 export const role = (
