@@ -401,6 +401,10 @@ export const makeWith = (options: Options) =>
           Dialect.run(session, request, {
             readOnly: isDemo || !connector.allow_sql_write_operations,
             sessionMetadata: !isDemo && connector.include_db_session_metadata,
+            attributesSecret:
+              config.connector_type === "POSTGRES" && config.postgres.client_attributes_secret !== undefined
+                ? Redacted.value(config.postgres.client_attributes_secret)
+                : undefined,
             statementTimeout: !isDemo
           }))
       return run.pipe(Effect.withSpan("ConnectorRuntime.query", { attributes: { connector_id: connector.id } }))

@@ -7,6 +7,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
+import * as ClientAttributes from "../src/ClientAttributes.js"
 import * as DemoDataset from "../src/DemoDataset.js"
 import * as Runtime from "../src/Runtime.js"
 import { admin, describePostgres, localAccess, settingsFor } from "./utils/postgres.js"
@@ -127,6 +128,7 @@ describePostgres("POSTGRES connector (real server)", () => {
   const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 10)
   const role = `sl_rls_${suffix}`
   const schema = `sl_conn_${suffix}`
+  const attributesSecret = `key-${crypto.randomUUID()}`
 
   beforeAll(async () => {
     await admin(async (client) => {
@@ -145,6 +147,16 @@ describePostgres("POSTGRES connector (real server)", () => {
       await client.query(
         `CREATE POLICY by_region ON ${schema}.secured FOR SELECT USING (region = current_setting('svc.client_attributes_json', true)::jsonb ->> 'region')`
       )
+      // The same rows behind a policy that reads the attributes only through their signature.
+      await client.query(`CREATE TABLE ${schema}.signed (LIKE ${schema}.sales INCLUDING ALL)`)
+      await client.query(`INSERT INTO ${schema}.signed SELECT * FROM ${schema}.sales`)
+      await client.query(`ALTER TABLE ${schema}.signed ENABLE ROW LEVEL SECURITY`)
+      for (const statement of ClientAttributes.installSql({ secret: attributesSecret, role, schema: `${schema}_sl` })) {
+        await client.query(statement)
+      }
+      await client.query(
+        `CREATE POLICY by_region ON ${schema}.signed FOR SELECT USING (region = ${schema}_sl.client_attributes() ->> 'region')`
+      )
       await client.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`)
       await client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`)
     })
@@ -152,23 +164,36 @@ describePostgres("POSTGRES connector (real server)", () => {
   afterAll(async () => {
     await admin(async (client) => {
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await client.query(`DROP SCHEMA IF EXISTS ${schema}_sl CASCADE`)
       await client.query(`DROP ROLE IF EXISTS ${role}`)
       await client.query(`DROP ROLE IF EXISTS ${role}_files`)
     })
   })
 
-  const postgres = (flags: { readonly writes?: boolean; readonly sessionMetadata?: boolean } = {}) =>
+  const postgres = (
+    flags: { readonly writes?: boolean; readonly sessionMetadata?: boolean; readonly secret?: string } = {}
+  ) =>
     record({
       connector_type: "POSTGRES",
       name: "Warehouse",
-      postgres: { ...settingsFor(role), password: Redacted.make(""), schemas: [schema], ssl_mode: "disable" }
+      postgres: {
+        ...settingsFor(role),
+        password: Redacted.make(""),
+        schemas: [schema],
+        ssl_mode: "disable",
+        ...(flags.secret === undefined ? {} : { client_attributes_secret: Redacted.make(flags.secret) })
+      }
     }, flags)
 
   it.layer(Runtime.layerWith({ ...Runtime.defaultOptions, access: localAccess }))((it) => {
     it.effect("introspects only the connector's schemas", () =>
       Effect.gen(function*() {
         const info = yield* (yield* ConnectorRuntime).introspect(postgres())
-        expect(info.tables.map((t) => t.name).sort()).toEqual([`${schema}.sales`, `${schema}.secured`])
+        expect(info.tables.map((t) => t.name).sort()).toEqual([
+          `${schema}.sales`,
+          `${schema}.secured`,
+          `${schema}.signed`
+        ])
         expect(info.tables.find((t) => t.name === `${schema}.sales`)!.comment).toBe("one row per sale")
       }))
 
@@ -209,6 +234,51 @@ describePostgres("POSTGRES connector (real server)", () => {
         // Without the connector's flag nothing is set, so the policy matches no row.
         const off = yield* runtime.query(postgres(), request(sql, "{\"region\":\"EU\"}"))
         expect(off.rows).toEqual([])
+      }))
+
+    it.effect("a set_config in the caller's SQL forges the plain setting, never the signed attributes", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const eu = "{\"region\":\"EU\"}"
+        const forge = (table: string) => [
+          // A materialized CTE that rewrites the setting before the table is read, in one statement.
+          `WITH forged AS MATERIALIZED (SELECT set_config('svc.client_attributes_json', '{"region":"US"}', true))
+             SELECT s.region, sum(s.amount) AS total FROM forged, ${table} s GROUP BY s.region ORDER BY s.region`,
+          // The same in a scalar subquery.
+          `SELECT region, sum(amount) AS total FROM ${table}
+             WHERE (SELECT set_config('svc.client_attributes_json', '{"region":"US"}', true)) IS NOT NULL
+             GROUP BY region ORDER BY region`,
+          // And with the signature set too, which the caller cannot compute.
+          `WITH forged AS MATERIALIZED (SELECT set_config('svc.client_attributes_json', '{"region":"US"}', true),
+             set_config('svc.client_attributes_signature', repeat('0', 64), true))
+             SELECT s.region, sum(s.amount) AS total FROM forged, ${table} s GROUP BY s.region ORDER BY s.region`
+        ]
+        // Against a policy that reads the plain setting, the trick works: why that is not enough.
+        const plain = yield* runtime.query(
+          postgres({ sessionMetadata: true }),
+          request(forge(`${schema}.secured`)[0]!, eu)
+        )
+        expect(plain.rows).toEqual([["US", 20]])
+        const signed = postgres({ sessionMetadata: true, secret: attributesSecret })
+        expect(
+          (yield* runtime.query(
+            signed,
+            request(`SELECT region, sum(amount) FROM ${schema}.signed GROUP BY region`, eu)
+          )).rows
+        )
+          .toEqual([["EU", 15]])
+        for (const sql of forge(`${schema}.signed`)) {
+          const result = yield* runtime.query(signed, request(sql, eu))
+          expect(result.rows, sql).toEqual([])
+        }
+        // A wrong key on the connector's side signs nothing the database accepts.
+        const wrong = postgres({ sessionMetadata: true, secret: "not the key" })
+        expect((yield* runtime.query(wrong, request(`SELECT id FROM ${schema}.signed`, eu))).rows).toEqual([])
+        // The connector's role cannot read the key.
+        const read = yield* Effect.flip(
+          runtime.query(signed, request(`SELECT secret FROM ${schema}_sl.client_attributes_key`, eu))
+        )
+        expect(read.message).toMatch(/permission denied/)
       }))
 
     it.effect("an interrupted query is cancelled on the server", () =>

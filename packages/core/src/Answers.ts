@@ -49,6 +49,7 @@ import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied, ty
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { AssetId, CellId, type ChatId, ConnectorId, type SandboxId } from "./Ids.js"
+import * as ConnectorUse from "./internal/connectorUse.js"
 import * as RunEvents from "./internal/runEvents.js"
 import * as Tabular from "./internal/tabular.js"
 import * as Utf8 from "./internal/utf8.js"
@@ -703,9 +704,13 @@ export const makeWith = (options: Options) =>
 
         const runSql = (args: typeof RunSqlArguments.Type) => {
           const connector = connectors.find((c) => c.record.id === args.connector_id)
-          return connector === undefined
-            ? Effect.succeed(notEnabled(args.connector_id))
-            : executeQuery(connector, "sql", args.sql, [], {})
+          if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
+          // The model writes this SQL at the caller's request: it runs only where the database, not
+          // the SQL, enforces the caller's client attributes.
+          const refusal = ConnectorUse.rawSqlRefusal(principal, connector.record)
+          return refusal === undefined
+            ? executeQuery(connector, "sql", args.sql, [], {})
+            : Effect.succeed(`error: ${refusal}`)
         }
 
         const searchLibrary = (args: typeof SearchLibraryArguments.Type) =>

@@ -49,14 +49,22 @@ export const PostgresSettings = Schema.Struct({
   /** The schemas the agent may see; all of them when omitted. */
   schemas: Schema.optional(Schema.Array(Schema.NonEmptyTrimmedString)),
   /** libpq's default, so a connector behaves as `psql` would with the same settings. */
-  ssl_mode: Schema.optionalWith(SslMode, { default: () => "prefer" as const })
+  ssl_mode: Schema.optionalWith(SslMode, { default: () => "prefer" as const }),
+  /**
+   * The key Sightline signs the client attributes with (`svc.client_attributes_signature`, an
+   * HMAC-SHA256 of `svc.client_attributes_json`), which the database's policies verify with
+   * `sightline.client_attributes()`: set, with `include_db_session_metadata`, the database enforces
+   * row-level security that SQL cannot forge. Absent or empty: not signed.
+   */
+  client_attributes_secret: Schema.optional(Secret)
 })
 export type PostgresSettings = typeof PostgresSettings.Type
 
 /** The settings of a PostgreSQL connector on update: an empty or missing password keeps the stored one. */
 export const PostgresSettingsUpdate = Schema.Struct({
   ...PostgresSettings.fields,
-  password: Schema.optional(Secret)
+  password: Schema.optional(Secret),
+  client_attributes_secret: Schema.optional(Secret)
 })
 export type PostgresSettingsUpdate = typeof PostgresSettingsUpdate.Type
 
@@ -420,6 +428,17 @@ export class ConnectorRecord extends Schema.Class<ConnectorRecord>("@sightline/c
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc
 }) {}
+
+/**
+ * Does the database itself enforce a caller's client attributes on this connector? Only a POSTGRES
+ * connector that sets them for the transaction (`include_db_session_metadata`) signed with its
+ * `client_attributes_secret`, whose policies verify the signature: SQL that anyone but the server
+ * writes can change the setting (`set_config` in a CTE), never its signature.
+ */
+export const enforcesClientAttributes = (record: ConnectorRecord): boolean =>
+  record.include_db_session_metadata && record.config.connector_type === "POSTGRES" &&
+  record.config.postgres.client_attributes_secret !== undefined &&
+  Redacted.value(record.config.postgres.client_attributes_secret) !== ""
 
 /** A connector as listed: never its configuration. */
 export class Connector extends Schema.Class<Connector>("@sightline/core/Connector")({

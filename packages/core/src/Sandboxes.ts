@@ -37,7 +37,7 @@ import { Changes } from "./Changes.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import { enforce } from "./Decision.js"
-import type { PermissionDenied, Unauthenticated } from "./Errors.js"
+import { PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { Conflict, ExecutionFailed, InvalidRequest, NotFound } from "./Errors.js"
 import * as Execution from "./Execution.js"
 import { ExecutionRepo } from "./ExecutionRepo.js"
@@ -508,6 +508,10 @@ export const makeWith = (options: Options = {}) =>
         connectors.get(principal.organizationId, body.connector_id),
         Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
       )
+      if (body.library_path === undefined) {
+        const refusal = connectorUse.rawSqlRefusal(principal, connector)
+        if (refusal !== undefined) return yield* new PermissionDenied({ message: `permission denied: ${refusal}` })
+      }
       let text = body.query ?? ""
       if (body.library_path !== undefined) {
         // Only what the caller may read: a hidden saved query reads as missing.

@@ -7,6 +7,7 @@
  */
 import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import pg from "pg"
+import * as ClientAttributes from "../ClientAttributes.js"
 
 /** A field of a result. */
 export interface Field {
@@ -136,6 +137,8 @@ export interface RunOptions {
   readonly readOnly: boolean
   /** Set `svc.client_attributes_json` for the transaction (the connector's `include_db_session_metadata`). */
   readonly sessionMetadata: boolean
+  /** With `sessionMetadata`, sign the attributes under this key (`ClientAttributes`); empty: unsigned. */
+  readonly attributesSecret?: string | undefined
   /** Whether the session honours `statement_timeout` (PGlite has no timer to enforce it). */
   readonly statementTimeout: boolean
 }
@@ -153,6 +156,11 @@ export const run = async (
     }
     if (options.sessionMetadata) {
       await session.query("SELECT set_config('svc.client_attributes_json', $1, true)", [request.clientAttributesJson])
+      if (options.attributesSecret !== undefined && options.attributesSecret !== "") {
+        await session.query(`SELECT set_config('${ClientAttributes.signatureSetting}', $1, true)`, [
+          ClientAttributes.signature(request.clientAttributesJson, options.attributesSecret)
+        ])
+      }
     }
     const own = request.params ?? []
     const bound = ConnectorRuntime.bindClientAttributes(

@@ -9,7 +9,7 @@ import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Connector from "../Connector.js"
+import * as Connector from "../Connector.js"
 import type { ConnectorRepo } from "../ConnectorRepo.js"
 import * as Decision from "../Decision.js"
 import { InvalidRequest, type PermissionDenied, type Unauthenticated } from "../Errors.js"
@@ -73,6 +73,19 @@ export const unusable = (
     decisions(repo, principal, ids, now),
     Arr.filterMap(([id, decision]) => Decision.isDeny(decision) ? Option.some(id) : Option.none())
   )
+
+/**
+ * Why the caller may not run SQL that it, or a model for it, wrote on this connector; `undefined`
+ * when it may. A key with client attributes (row-level security a host handed to its end user)
+ * writes no SQL of its own where the database does not enforce the attributes: binding
+ * `_svc.client_attributes_json` binds nothing in SQL that leaves it out. Saved queries of the
+ * Context Library, which the organization reviewed, still run.
+ */
+export const rawSqlRefusal = (principal: Policy.Principal, record: Connector.ConnectorRecord): string | undefined =>
+  Policy.clientAttributesJson(principal) !== "{}" && !Connector.enforcesClientAttributes(record)
+    ? `connector ${record.id} does not enforce this key's client attributes in the database (signed session ` +
+      `metadata), so SQL written for this key cannot run on it: use a saved query of the Context Library`
+    : undefined
 
 /** Missing and inaccessible read the same, so the message never tells which ids exist. */
 export const unusableMessage = (field: string, ids: ReadonlyArray<ConnectorId>): string =>
