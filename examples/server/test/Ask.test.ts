@@ -608,4 +608,44 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
       )
     }
   )
+  it.skipIf(postgresProblem !== undefined)(
+    "a key with a clientId: SQL the model writes cannot forge the signed attributes, nor run where they are unsigned",
+    async () => {
+      const org = await server().newOrg()
+      await withWarehouse(
+        server(),
+        org,
+        (schema) => [...createSales(`${schema}.secured`), ...regionPolicy(`${schema}.secured`)],
+        async ({ connectorId, euKey, schema }) => {
+          const forged =
+            `WITH forged AS MATERIALIZED (SELECT set_config('svc.client_attributes_json', '{"region":"US"}', true))
+            SELECT s.region, sum(s.amount) AS total FROM forged, ${schema}.secured s GROUP BY s.region`
+          // The DEMO connector signs nothing: there, the key may not have SQL written for it.
+          const demo = await demoConnector(server(), org)
+          const seen = provider.requests.length
+          script = (_, index) =>
+            index === seen
+              ? { toolCalls: [{ name: "run_sql", arguments: { connector_id: connectorId, sql: forged } }] }
+              : index === seen + 1
+              ? {
+                toolCalls: [{ name: "run_sql", arguments: { connector_id: demo, sql: "SELECT count(*) FROM orders" } }]
+              }
+              : { text: "Done." }
+          const response = await server().request("/v2/chats/stream", {
+            method: "POST",
+            key: euKey,
+            json: { question: "Everyone's sales", connector_ids: [connectorId, demo] }
+          })
+          const events = await readEvents(response)
+          expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+          const [, second, third] = provider.requests.slice(seen)
+          // The forged setting matches no row: the policy verifies the signature.
+          expect(JSON.parse(second.messages.at(-1).content).rows).toEqual([])
+          expect(third.messages.at(-1).content).toMatch(
+            new RegExp(`^error: connector ${demo} does not enforce this key's client attributes in the database`)
+          )
+        }
+      )
+    }
+  )
 }, { models: { compatibleUrl: provider.url, models: Provider.catalogue } })

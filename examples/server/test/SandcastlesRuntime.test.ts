@@ -4,6 +4,8 @@
  * with their own JWTs, deny and restore, concurrent approvals, OWNERS read authority on the mount).
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { MemberId, OrganizationId } from "@sightline/core/Ids"
+import { Fixtures } from "@sightline/core/testing"
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -124,6 +126,41 @@ describe.skipIf(unavailable !== undefined)(
         // Executions outlive the stop.
         const kept = await body(await server().request(`/v2/sandcastles/${id}/executions`, { key: org.key }))
         expect(kept.executions).toHaveLength(4)
+      })
+
+      it("a key with a clientId writes no SQL on a connector that does not enforce it; saved queries still run", async () => {
+        const org = await server().newOrg()
+        const connector = await demoConnector(server(), org)
+        await server().run(Fixtures.seedMain(OrganizationId.make(org.organizationId), MemberId.make(org.memberId), {
+          "sales/count.sql": "-- How many orders\nSELECT count(*) AS orders FROM orders"
+        }))
+        const minted = await post(server(), org.key, "/v2/api-keys", {
+          inheritAllRoles: true,
+          clientId: "{\"region\":\"EU\"}"
+        })
+        const euKey = (await body(minted)).key as string
+        const id = await start(server(), euKey)
+        const raw = await post(server(), euKey, `/v2/sandcastles/${id}/query`, {
+          connector_id: connector,
+          query: "SELECT set_config('svc.client_attributes_json', '{}', true), count(*) FROM orders"
+        })
+        expect(raw.status).toBe(403)
+        expect((await body(raw)).error.message).toMatch(
+          new RegExp(`^permission denied: connector ${connector} does not enforce this key's client attributes`)
+        )
+        const saved = await post(server(), euKey, `/v2/sandcastles/${id}/query`, {
+          connector_id: connector,
+          library_path: "sales/count.sql"
+        })
+        expect(saved.status).toBe(200)
+        expect((await body(saved)).num_rows).toBe(1)
+        // The admin's key, without a clientId, writes what SQL it likes.
+        const adminSandbox = await start(server(), org.key)
+        const own = await post(server(), org.key, `/v2/sandcastles/${adminSandbox}/query`, {
+          connector_id: connector,
+          query: "SELECT count(*) FROM orders"
+        })
+        expect(own.status).toBe(200)
       })
 
       it("serves files: upload, list, download and delete; traversal, dotfiles, OWNERS and symlink escapes refused", async () => {

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+export * as ClientAttributes from "./ClientAttributes.js"
 export * as DemoDataset from "./DemoDataset.js"
 export * as Runtime from "./Runtime.js"
 export * as Searxng from "./Searxng.js"

@@ -1,9 +1,10 @@
 /**
  * A PostgreSQL warehouse for row-level security tests: its own login role and schema in the test
  * database, a POSTGRES connector of an organization that logs in as that role with
- * `include_db_session_metadata` on, and an API key whose client metadata is a region. Everything is
- * dropped afterwards.
+ * `include_db_session_metadata` on and its attributes signed (`ClientAttributes`, installed beside
+ * the schema), and an API key whose client metadata is a region. Everything is dropped afterwards.
  */
+import * as ClientAttributes from "@sightline/connectors/ClientAttributes"
 import pg from "pg"
 import { expect } from "vitest"
 import { body, type Org, postgresUrl, type TestServer } from "./server.js"
@@ -21,11 +22,19 @@ export const createSales = (table: string) => [
   `INSERT INTO ${table} VALUES (1,'EU',10),(2,'US',20),(3,'EU',5),(4,'APAC',7)`
 ]
 
-/** Row-level security on `table`: a row is seen by the transaction whose metadata names its region. */
+/**
+ * Row-level security on `table` (`<schema>.<name>`): a row is seen by the transaction whose signed
+ * attributes name its region, read through the warehouse's `client_attributes()`.
+ */
 export const regionPolicy = (table: string) => [
   `ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY`,
-  `CREATE POLICY by_region ON ${table} FOR SELECT USING (region = current_setting('svc.client_attributes_json', true)::jsonb ->> 'region')`
+  `CREATE POLICY by_region ON ${table} FOR SELECT USING (region = ${
+    functionSchemaOf(table.split(".")[0]!)
+  }.client_attributes() ->> 'region')`
 ]
+
+// Each warehouse installs its own `client_attributes()` beside its schema.
+const functionSchemaOf = (schema: string) => `${schema}_sl`
 
 /** Runs `use` with a warehouse whose tables the `setup` statements create (`$schema` names the schema). */
 export const withWarehouse = async <A>(
@@ -37,12 +46,14 @@ export const withWarehouse = async <A>(
   const suffix = crypto.randomUUID().replaceAll("-", "").slice(0, 10)
   const role = `sl_rls_${suffix}`
   const schema = `sl_rls_${suffix}`
+  const secret = `key-${crypto.randomUUID()}`
   const admin = new pg.Client({ connectionString: postgresUrl })
   await admin.connect()
   try {
     for (
       const statement of [
         `CREATE ROLE ${role} LOGIN`,
+        ...ClientAttributes.installSql({ secret, role, schema: functionSchemaOf(schema) }),
         `CREATE SCHEMA ${schema}`,
         ...setup(schema),
         `GRANT USAGE ON SCHEMA ${schema} TO ${role}`,
@@ -70,7 +81,10 @@ export const withWarehouse = async <A>(
     const patched = await server.request(`/v2/connectors/${created.id}`, {
       method: "PATCH",
       key: org.key,
-      json: { config, include_db_session_metadata: true }
+      json: {
+        config: { ...config, postgres: { ...settings, client_attributes_secret: secret } },
+        include_db_session_metadata: true
+      }
     })
     expect(patched.status).toBe(200)
     const euKey = (await body(
@@ -83,6 +97,7 @@ export const withWarehouse = async <A>(
     return await use({ schema, connectorId: created.id, euKey })
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined)
+    await admin.query(`DROP SCHEMA IF EXISTS ${functionSchemaOf(schema)} CASCADE`).catch(() => undefined)
     await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined)
     await admin.end()
   }
