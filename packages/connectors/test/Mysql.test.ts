@@ -134,6 +134,18 @@ describe.skipIf(unreachable !== undefined)("MYSQL connector (MariaDB or MySQL on
       }))
   })
 
+  it.effect("caps a result in bytes as well as rows", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ConnectorRuntime
+      const capped = yield* runtime.query(record(), {
+        ...request("SELECT seq, REPEAT('x', 1000) AS filler FROM seq_1_to_100000"),
+        maxRows: 1_000_000,
+        maxBytes: 100_000
+      })
+      expect(capped.truncated).toBe(true)
+      expect(capped.rows.length).toBeLessThan(60)
+    }).pipe(Effect.provide(Runtime.layerWith({ ...Runtime.defaultOptions, access: localSuperuserAccess }))))
+
   it.effect("by default, loopback and private hosts are refused, and an account with SUPER or FILE is refused", () =>
     Effect.gen(function*() {
       const at = (host: string) => {

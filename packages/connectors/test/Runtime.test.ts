@@ -98,6 +98,18 @@ describe("DEMO connector (embedded PGlite)", () => {
         expect(beforeJoining).toBe(0)
       }))
 
+    it.effect("caps a DEMO result in bytes too", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const capped = yield* runtime.query(demo, {
+          ...request("SELECT id, repeat('x', 1000) AS filler FROM orders ORDER BY id"),
+          maxRows: 1_000_000,
+          maxBytes: 100_000
+        })
+        expect(capped.truncated).toBe(true)
+        expect(capped.rows.length).toBeLessThan(60)
+      }))
+
     it.effect("refuses writes and several statements, whatever the connector's flags", () =>
       Effect.gen(function*() {
         const runtime = yield* ConnectorRuntime
@@ -279,6 +291,25 @@ describePostgres("POSTGRES connector (real server)", () => {
           runtime.query(signed, request(`SELECT secret FROM ${schema}_sl.client_attributes_key`, eu))
         )
         expect(read.message).toMatch(/permission denied/)
+      }))
+
+    it.effect("caps a result in bytes as well as rows: wide rows stop early, marked truncated", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const wide = "SELECT i, repeat('x', 1000) AS filler FROM generate_series(1, 100000) AS i"
+        const capped = yield* runtime.query(postgres(), { ...request(wide), maxRows: 1_000_000, maxBytes: 100_000 })
+        expect(capped.truncated).toBe(true)
+        // About 2 KB a row: some fifty rows, far below the row cap.
+        expect(capped.rows.length).toBeGreaterThan(10)
+        expect(capped.rows.length).toBeLessThan(60)
+        expect(capped.rows.slice(0, 3).map((row) => row[0])).toEqual([1, 2, 3])
+        // Narrow rows under the same byte cap are bounded by the rows asked for.
+        const narrow = yield* runtime.query(postgres(), {
+          ...request("SELECT i FROM generate_series(1, 100) AS i"),
+          maxBytes: 100_000
+        })
+        expect(narrow).toMatchObject({ truncated: false })
+        expect(narrow.rows).toHaveLength(100)
       }))
 
     it.effect("an interrupted query is cancelled on the server", () =>

@@ -75,12 +75,33 @@ export interface QueryRequest {
   readonly clientAttributesJson: string
   /** The most rows to fetch. */
   readonly maxRows: number
+  /** The most bytes of rows to fetch (`approximateBytes`); `maxResultBytes` when absent. */
+  readonly maxBytes?: number | undefined
   /** The statement timeout, in milliseconds. */
   readonly timeoutMillis: number
 }
 
 /** The most rows a query fetches (the rest are reported as `truncated`). */
 export const defaultMaxRows = 10_000
+
+/**
+ * The most bytes of rows one query holds in the server's memory, whatever its row cap: wide rows
+ * under a large `max_rows` would otherwise fill the heap of the process every organization shares.
+ * Past it the result is `truncated`.
+ */
+export const maxResultBytes = 64 * 1024 * 1024
+
+/**
+ * About how many bytes a fetched row holds in memory: characters of its text, 8 for any other
+ * value. Cheap enough to run on every row.
+ */
+export const approximateBytes = (row: ReadonlyArray<unknown>): number => {
+  let total = 16
+  for (const value of row) {
+    total += typeof value === "string" ? 2 * value.length : value instanceof Uint8Array ? value.length : 8
+  }
+  return total
+}
 
 /** The rows a result preview shows. */
 export const previewRows = 50

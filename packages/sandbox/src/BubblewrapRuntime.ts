@@ -277,6 +277,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
         sandbox.kernel = undefined
         const why = outcome._tag === "TimedOut"
           ? `execution timed out after ${seconds(limits.executionTimeoutMillis)}`
+          : outcome._tag === "Overflowed"
+          ? `the code wrote more than ${Math.floor(outcome.limit / 1024 ** 2)} MiB to the kernel's answer channel`
           : `the Python kernel stopped: ${exitReason(outcome)}`
         // Restarted at once, so the sandbox is ready for the next cell.
         const restarted = yield* Effect.either(startKernel(sandbox))

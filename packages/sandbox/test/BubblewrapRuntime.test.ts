@@ -239,6 +239,35 @@ describe.skipIf(unavailable !== undefined)(
       )
     })
 
+    describe("a kernel flooding its answer channel", () => {
+      it.live(
+        "is stopped past the answer cap, said so, and restarted, while the server's event loop keeps turning",
+        () =>
+          withSandbox((runtime, id) =>
+            Effect.gen(function*() {
+              // Timer ticks while the flood arrives: the loop must not stall scanning what came in.
+              let worst = 0
+              let last = Date.now()
+              const ticker = setInterval(() => {
+                const now = Date.now()
+                worst = Math.max(worst, now - last)
+                last = now
+              }, 10)
+              const flood = yield* runtime.execute(
+                id,
+                "import __main__, os\nfd = __main__._answers.fileno()\nfor _ in range(100):\n    os.write(fd, b'x' * (1024 * 1024))"
+              ).pipe(Effect.ensuring(Effect.sync(() => clearInterval(ticker))))
+              expect(flood.error).toMatch(
+                /^the code wrote more than 64 MiB to the kernel's answer channel; the kernel was restarted/
+              )
+              expect(worst).toBeLessThan(500)
+              expect((yield* runtime.execute(id, "2 + 2")).output).toEqual(["4"])
+            })
+          ).pipe(Effect.provide(layer)),
+        60_000
+      )
+    })
+
     describe("the files API from the server's side", () => {
       it.live("refuses to follow symlinks that the sandbox planted, for reads, lists, writes and deletes", () =>
         withSandbox((runtime, id) =>
@@ -265,6 +294,33 @@ describe.skipIf(unavailable !== undefined)(
             expect(text(Option.getOrThrow(yield* runtime.readFile(id, "library/sales/q1.sql")))).toBe("select 1")
           })
         ).pipe(Effect.provide(layer)))
+
+      it.live(
+        "FIFOs at the root and below are never opened blocking: reads and walks return at once",
+        () =>
+          withSandbox((runtime, id) =>
+            Effect.gen(function*() {
+              yield* runtime.exec(id, {
+                kind: "bash",
+                command: "mkfifo a b && mkdir -p library/sub && mkfifo c library/sub/d"
+              })
+              const started = Date.now()
+              // Four at once: blocking opens would take four of libuv's threads, then hang the rest.
+              const reads = yield* Effect.all(
+                ["a", "b", "c", "library/sub/d"].map((path) => runtime.readFile(id, path)),
+                { concurrency: "unbounded" }
+              )
+              expect(reads).toEqual([Option.none(), Option.none(), Option.none(), Option.none()])
+              // The library's walk (what filing a change reads) skips them too.
+              const listed = Option.getOrThrow(yield* runtime.listFiles(id, "library/sub"))
+              expect(listed).toEqual([])
+              expect(Date.now() - started).toBeLessThan(5_000)
+              // libuv's pool is free: a file operation of the server still answers.
+              expect((yield* Effect.promise(() => fs.promises.stat(os.tmpdir()))).isDirectory()).toBe(true)
+            })
+          ).pipe(Effect.provide(layer)),
+        30_000
+      )
     })
   }
 )

@@ -206,6 +206,8 @@ export const run = async (
       let fields: ReadonlyArray<FieldPacket> = []
       let affectedRows: number | undefined
       let settled = false
+      let bytes = 0
+      const maxBytes = request.maxBytes ?? ConnectorRuntime.maxResultBytes
       const stream = connection.query({
         sql: bound.text,
         values: bound.values,
@@ -219,7 +221,8 @@ export const run = async (
       stream.on("result", (row: unknown) => {
         if (settled) return
         if (Array.isArray(row)) {
-          if (rows.length === request.maxRows) {
+          bytes += ConnectorRuntime.approximateBytes(row)
+          if (rows.length === request.maxRows || bytes > maxBytes) {
             // Past the cap: stop reading and drop the connection, which ends the query on the server.
             settled = true
             onConnectionLost()

@@ -4,6 +4,7 @@
  * @internal
  */
 import type { PGlite } from "@electric-sql/pglite"
+import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import type { Session } from "./postgresDialect.js"
 
 export const make = (db: PGlite): Session => {
@@ -14,9 +15,16 @@ export const make = (db: PGlite): Session => {
   return {
     query,
     // PGlite has no cursors over its protocol: the demo's tables are small enough to read whole.
-    queryCapped: async (text, params, max) => {
+    queryCapped: async (text, params, max, maxBytes) => {
       const result = await query(text, params)
-      return { ...result, rows: result.rows.slice(0, max), truncated: result.rows.length > max }
+      let bytes = 0
+      let count = 0
+      for (const row of result.rows) {
+        bytes += ConnectorRuntime.approximateBytes(row)
+        if (count === max || bytes > maxBytes) break
+        count++
+      }
+      return { ...result, rows: result.rows.slice(0, count), truncated: count < result.rows.length }
     }
   }
 }

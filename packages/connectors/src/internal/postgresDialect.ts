@@ -29,7 +29,13 @@ export interface Session {
   /** Runs a statement and returns every row. */
   readonly query: (text: string, params: ReadonlyArray<unknown>) => Promise<Rows>
   /** Runs one statement (the extended protocol refuses several) and fetches at most `max` rows. */
-  readonly queryCapped: (text: string, params: ReadonlyArray<unknown>, max: number) => Promise<Rows>
+  /** At most `max` rows and about `maxBytes` of them (`ConnectorRuntime.approximateBytes`). */
+  readonly queryCapped: (
+    text: string,
+    params: ReadonlyArray<unknown>,
+    max: number,
+    maxBytes: number
+  ) => Promise<Rows>
 }
 
 const typeNames = new Map<number, string>(
@@ -169,7 +175,12 @@ export const run = async (
       (n) => `$${n}`,
       own.length
     )
-    const result = await session.queryCapped(bound.text, [...own, ...bound.params], request.maxRows)
+    const result = await session.queryCapped(
+      bound.text,
+      [...own, ...bound.params],
+      request.maxRows,
+      request.maxBytes ?? ConnectorRuntime.maxResultBytes
+    )
     await session.query(options.readOnly ? "ROLLBACK" : "COMMIT", [])
     return {
       columns: result.fields.map((f) => ({ name: f.name, type: typeName(f.dataTypeID) })),

@@ -18,12 +18,24 @@ export type Outcome =
     readonly stderr: string
   }
   | { readonly _tag: "TimedOut" }
+  /** The answer grew past `maxAnswerChars` without ending: the kernel was killed. */
+  | { readonly _tag: "Overflowed"; readonly limit: number }
 
 const STDERR_TAIL = 4096
 
+/**
+ * The longest answer line a kernel may send (characters of JSON): results and outputs are capped
+ * inside the kernel well below it, so only code writing to the answer channel itself reaches it.
+ */
+export const maxAnswerChars = 64 * 1024 * 1024
+
 /** A running kernel. One request at a time (the runtime serializes them). */
 export class Kernel {
-  private buffer = ""
+  // The line being received, in pieces: each chunk is scanned once, and joined only at its newline
+  // (appending to one string and searching it whole per chunk was quadratic).
+  private pending: Array<string> = []
+  private pendingChars = 0
+  private overflowed = false
   private readonly lines: Array<string> = []
   private waiter: (() => void) | undefined
   private stderrTail = ""
@@ -32,12 +44,27 @@ export class Kernel {
   private constructor(readonly child: ChildProcess) {
     child.stdout!.setEncoding("utf8")
     child.stdout!.on("data", (chunk: string) => {
-      this.buffer += chunk
-      let newline = this.buffer.indexOf("\n")
+      if (this.overflowed) return
+      let rest = chunk
+      let newline = rest.indexOf("\n")
       while (newline >= 0) {
-        this.lines.push(this.buffer.slice(0, newline))
-        this.buffer = this.buffer.slice(newline + 1)
-        newline = this.buffer.indexOf("\n")
+        this.pending.push(rest.slice(0, newline))
+        this.lines.push(this.pending.join(""))
+        this.pending = []
+        this.pendingChars = 0
+        rest = rest.slice(newline + 1)
+        newline = rest.indexOf("\n")
+      }
+      if (rest !== "") {
+        this.pending.push(rest)
+        this.pendingChars += rest.length
+      }
+      if (this.pendingChars > maxAnswerChars) {
+        // Stopped, and told apart from a crash: the request answers `Overflowed`.
+        this.overflowed = true
+        this.pending = []
+        this.pendingChars = 0
+        this.kill()
       }
       this.wake()
     })
@@ -78,6 +105,9 @@ export class Kernel {
           } catch {
             resolve({ _tag: "Exited", code: null, signal: null, stderr: `unreadable answer: ${line.slice(0, 200)}` })
           }
+        } else if (this.overflowed) {
+          clearTimeout(timer)
+          resolve({ _tag: "Overflowed", limit: maxAnswerChars })
         } else if (this.exit !== undefined) {
           clearTimeout(timer)
           resolve({ _tag: "Exited", ...this.exit, stderr: this.stderrTail })
@@ -108,6 +138,7 @@ export class Kernel {
 
   /** Sends one request and waits for its answer, the kernel's end, or the timeout. */
   request(payload: unknown, timeoutMillis: number): Promise<Outcome> {
+    if (this.overflowed) return Promise.resolve({ _tag: "Overflowed", limit: maxAnswerChars })
     if (this.exit !== undefined) {
       return Promise.resolve({ _tag: "Exited", ...this.exit, stderr: this.stderrTail })
     }

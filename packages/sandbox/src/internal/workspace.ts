@@ -9,6 +9,10 @@
  * semantics that node lacks). A symlink on the way is refused. Deletions move the target out of the
  * sandbox's view first (into a trash directory it cannot reach), and only then remove it recursively.
  *
+ * Every open is also `O_NONBLOCK`, and what it opened is checked with `fstat` before it is read: a
+ * FIFO the sandbox made would otherwise block the open (and a thread of libuv's pool with it, which
+ * sign-in, file operations and sandbox starts of every organization share) until a writer came.
+ *
  * @internal
  */
 import { randomBytes } from "node:crypto"
@@ -33,7 +37,7 @@ export interface Owner {
   readonly gid: number
 }
 
-const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY } = fsConstants
+const { O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY } = fsConstants
 
 const fdPath = (handle: fs.FileHandle, name?: string) =>
   name === undefined ? `/proc/self/fd/${handle.fd}` : `/proc/self/fd/${handle.fd}/${name}`
@@ -41,7 +45,7 @@ const fdPath = (handle: fs.FileHandle, name?: string) =>
 const isCode = (error: unknown, ...codes: ReadonlyArray<string>) =>
   typeof error === "object" && error !== null && codes.includes((error as { code?: string }).code ?? "")
 
-const openDir = (path: string) => fs.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+const openDir = (path: string) => fs.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK)
 
 /**
  * Opens the directory that `segments` name below `root` without following a symlink anywhere. With
@@ -129,12 +133,13 @@ export const read = async (root: string, path: string): Promise<Uint8Array | und
   const dir = await openExisting(root, parents)
   if (dir === undefined) return undefined
   try {
-    const file = await fs.open(fdPath(dir, name), O_RDONLY | O_NOFOLLOW).catch((error) => {
+    const file = await fs.open(fdPath(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch((error) => {
       if (isCode(error, "ENOENT", "ELOOP", "ENOTDIR")) return undefined
       throw error
     })
     if (file === undefined) return undefined
     try {
+      // Only a regular file is read: a FIFO, a socket or a device is no file of the workspace.
       if (!(await file.stat()).isFile()) return undefined
       return new Uint8Array(await file.readFile())
     } finally {
