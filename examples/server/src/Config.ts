@@ -20,6 +20,7 @@
  * | `SIGHTLINE_CONNECTOR_ALLOW_PRIVATE` | unset | `1` lets POSTGRES and MYSQL connectors reach private and loopback addresses and Unix sockets |
  * | `SIGHTLINE_CONNECTOR_ALLOW_HOSTS` | none | comma-separated host names and CIDR ranges connectors may reach although private |
  * | `SIGHTLINE_CONNECTOR_ALLOW_SUPERUSER` | unset | `1` lets connectors log in as a superuser or a role that reads the server's files |
+ * | `SIGHTLINE_TRUSTED_PROXIES` | none | comma-separated addresses and CIDR ranges of reverse proxies whose `X-Forwarded-For` names the client |
  * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses (development only) |
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
  * | `SIGHTLINE_SANDBOX_DIR` | `$SIGHTLINE_DATA_DIR/sandboxes` | where sandbox workspaces live (`off`: no sandboxes) |
@@ -111,6 +112,14 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     }),
     allowSuperuser: Config.boolean("SIGHTLINE_CONNECTOR_ALLOW_SUPERUSER").pipe(Config.withDefault(false))
   }),
+  trustedProxies: Config.array(Config.string(), "SIGHTLINE_TRUSTED_PROXIES").pipe(
+    Config.withDefault([]),
+    Config.map((entries) => entries.map((entry) => entry.trim()).filter((entry) => entry !== "")),
+    Config.validate({
+      message: "each entry must be an IP address or a CIDR range",
+      validation: (entries) => entries.every(NetworkAccess.isAddressOrRange)
+    })
+  ),
   webhookAllowPrivate: Config.boolean("SIGHTLINE_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
@@ -144,6 +153,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       smtpUrl,
       sandboxDir,
       sandboxTimeoutSeconds,
+      trustedProxies,
       webhookAllowPrivate,
       workerConcurrency
     }
@@ -165,6 +175,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
     webhookAllowPrivate,
     connectorAccess,
+    trustedProxies,
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },
     sandboxes: Option.match(sandboxDir, {
       onNone: () => ({ directory: `${dataDir}/sandboxes`, executionTimeoutMillis: sandboxTimeoutSeconds * 1000 }),

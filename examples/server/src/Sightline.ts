@@ -23,6 +23,7 @@ import * as Worker from "@sightline/core/Worker"
 import * as Transport from "@sightline/delivery/Transport"
 import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
+import * as ClientAddress from "@sightline/http/ClientAddress"
 import * as Jwt from "@sightline/http/Jwt"
 import * as Oidc from "@sightline/http/Oidc"
 import * as Passwords from "@sightline/http/Passwords"
@@ -81,8 +82,13 @@ export interface Options {
   readonly corsOrigins?: ReadonlyArray<string> | undefined
   /** Sign-in through an OpenID Provider; passwords only when absent. */
   readonly oidc?: Oidc.Options | undefined
-  /** Where people reach the server (the base of sign-in links); the request's `Host` when absent. */
+  /** Where people reach the server (the base of sign-in links); `http://localhost` when absent. */
   readonly publicUrl?: string | undefined
+  /**
+   * Reverse proxies (addresses and CIDR ranges) whose `X-Forwarded-For` names the client, for the
+   * limits counted per client address; none when absent (the socket's peer is the client).
+   */
+  readonly trustedProxies?: ReadonlyArray<string> | undefined
   /** E-mail delivery of reports; every e-mail target fails saying so when absent. */
   readonly smtp?: { readonly url: Redacted.Redacted<string>; readonly from: string } | undefined
   /**
@@ -263,6 +269,9 @@ export const http = (options: Options) =>
     Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
     Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt)),
     Layer.provide(options.publicUrl === undefined ? Layer.empty : PublicUrl.layer(options.publicUrl)),
+    Layer.provide(
+      options.trustedProxies === undefined ? Layer.empty : ClientAddress.layerTrustedProxies(options.trustedProxies)
+    ),
     Layer.provide(options.oidc === undefined ? Layer.empty : Oidc.layer(options.oidc))
   )
 

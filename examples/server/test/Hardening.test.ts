@@ -103,6 +103,41 @@ describeServers("bad input gets a clear 4xx", (server) => {
     expect(ok.status).toBe(200)
   })
 
+  it("an operation that takes no body accepts none or {}, and says so of anything else", async () => {
+    const org = await server().newOrg()
+    const id = await newPlaybook(server(), org.key)
+    const path = `/v2/playbooks/${id}/deploy`
+    const asked = (init: RequestInit) => server().request(path, { method: "POST", key: org.key, ...init })
+    // It takes none: what a client commonly sends with a POST is answered by the operation itself.
+    for (const init of [{}, { json: {} }, { headers: { "content-type": "application/json" }, body: " { } " }]) {
+      const response = await asked(init)
+      expect(response.status).not.toBe(415)
+      expect((await envelope(response)).message).toMatch(/has no prompt/)
+    }
+    for (
+      const init of [
+        { json: { name: "x" } },
+        { headers: { "content-type": "text/plain" }, body: "hello" },
+        { headers: { "content-type": "application/json" }, body: "[]" }
+      ]
+    ) {
+      const response = await asked(init)
+      expect(response.status).toBe(400)
+      expect((await envelope(response)).message).toBe(
+        "Invalid request: this operation takes no body (send none, or {})"
+      )
+    }
+  })
+
+  it("a malformed path segment is no route, not a wrong method", async () => {
+    const org = await server().newOrg()
+    for (const path of ["/v2/agents/..;/run", `/v2/agents/${"a".repeat(5000)}/run`]) {
+      const response = await server().request(path, { method: "POST", key: org.key, json: {} })
+      expect([path.slice(0, 30), response.status]).toEqual([path.slice(0, 30), 404])
+      expect((await envelope(response)).message).not.toMatch(/is not allowed here/)
+    }
+  })
+
   it("validates integer ranges: connector ids past the column type are 400, not 500", async () => {
     const org = await server().newOrg()
     for (const id of ["2147483648", "9007199254740991", "-1"]) {

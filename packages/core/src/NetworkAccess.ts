@@ -80,6 +80,19 @@ const allowedRange = (entry: string, address: ipaddr.IPv4 | ipaddr.IPv6): boolea
 }
 
 /**
+ * Does `address` match one of `entries` (IP addresses in any spelling, and CIDR ranges)? Host names
+ * in `entries` match nothing here.
+ */
+export const inRanges = (entries: ReadonlyArray<string>, address: string): boolean => {
+  const parsed = parse(address)
+  return parsed !== undefined && entries.some((entry) => isAddressOrRange(entry) && allowedRange(entry, parsed))
+}
+
+/** Is `entry` an IP address (any spelling) or a CIDR range? */
+export const isAddressOrRange = (entry: string): boolean =>
+  entry.includes("/") ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry)
+
+/**
  * May the server connect to `address`, which `host` (the name a tenant gave, or the address
  * itself) resolved to? Unix socket paths (a host starting with `/`) are allowed only with
  * `allowPrivate`.

@@ -7,7 +7,6 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Auth from "@sightline/core/Auth"
 import { Unauthenticated } from "@sightline/core/Errors"
@@ -19,6 +18,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as ClientAddress from "./ClientAddress.js"
+import * as FailedAuthentications from "./FailedAuthentications.js"
 import * as HttpErrors from "./HttpErrors.js"
 import { requestOf } from "./internal/fiberRequest.js"
 import * as Jwt from "./Jwt.js"
@@ -86,17 +87,6 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@si
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-/**
- * Failed authentications allowed per client address: a burst of 30, then 10 a minute. Past that,
- * every request from the address is refused with 429 before its credential is even checked, so a
- * key or token cannot be guessed at line rate. Counted in this process's memory: cheap on the hot
- * path, and each process of a deployment limits on its own.
- */
-export const failedAuthBucket: RateLimiter.BucketConfig = { capacity: 30, refillPerMinute: 10 }
-
-const addressOf = (request: HttpServerRequest.HttpServerRequest): string =>
-  Option.getOrElse(request.remoteAddress, () => "unknown")
-
 /** Refuses a request with 429, `Retry-After` and `message` (too many failed credentials). */
 export const tooManyFailures = (
   retryAfterSeconds: number,
@@ -109,11 +99,14 @@ export const tooManyFailures = (
     Effect.fail(new HttpErrors.RateLimitExceeded({ error: { code: "rate_limit_exceeded", message } }))
   )
 
-/** The middleware over `Auth`, the rate limiter and its configuration (and a `JwtVerifier` if any). */
+/**
+ * The middleware over `Auth`, the rate limiter and its configuration, the failed-authentication
+ * counter (and a `JwtVerifier` and `TrustedProxies` if any).
+ */
 export const layer: Layer.Layer<
   Authentication,
   never,
-  Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig
+  Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig | FailedAuthentications.FailedAuthentications
 > = Layer.effect(
   Authentication,
   Effect.gen(function*() {
@@ -121,34 +114,20 @@ export const layer: Layer.Layer<
     // a merge and two changes of the fiber's locals on every request.
     const authenticateToken = authenticateWith(yield* verifiers)
     const enforce = RateLimit.enforceWith(yield* RateLimiter.RateLimiter, yield* RateLimit.RateLimitConfig)
-    const failures = yield* Effect.provide(RateLimiter.RateLimiter, RateLimiter.layerMemory)
-    const retryAfter = Math.ceil(60 / failedAuthBucket.refillPerMinute)
-    // The addresses that have failed: a bucket never taken from is full, so only theirs can be out
-    // of tokens, and a request from any other address skips the check (an effect per request).
-    // It grows as the limiter's own buckets do, by one entry per failing address.
-    const failedFrom = new Set<string>()
-    const failureKey = (address: string) => `auth-failures:${address}`
+    const failures = yield* FailedAuthentications.FailedAuthentications
+    const addressOf = yield* ClientAddress.resolver
     return Authentication.of({
       bearer: (token) =>
-        Effect.withFiberRuntime((fiber) => {
-          const address = addressOf(requestOf(fiber))
-          const authenticated = authenticateToken(Redacted.value(token)).pipe(
-            Effect.catchAll((error) => {
-              failedFrom.add(address)
-              return Effect.zipRight(
-                failures.consume(failureKey(address), failedAuthBucket, 1),
-                Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated)
-              )
-            }),
+        Effect.withFiberRuntime((fiber) =>
+          failures.guard(addressOf(requestOf(fiber)), authenticateToken(Redacted.value(token))).pipe(
+            Effect.catchAll((error): Effect.Effect<never, HttpErrors.Unauthenticated | HttpErrors.RateLimitExceeded> =>
+              error._tag === "Exhausted"
+                ? tooManyFailures(error.retryAfterSeconds)
+                : Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated)
+            ),
             Effect.tap((principal) => enforce(principal.organizationId))
           )
-          if (!failedFrom.has(address)) return authenticated
-          // Cost 0 only reads the bucket: an address out of tokens is refused before any check.
-          return Effect.flatMap(
-            failures.consume(failureKey(address), failedAuthBucket, 0),
-            (left) => left.remaining < 1 ? tooManyFailures(retryAfter) : authenticated
-          )
-        })
+        )
     })
   })
 )

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Agents from "@sightline/core/Agents"
 import * as App from "@sightline/core/App"
 import * as Apps from "@sightline/core/Apps"
@@ -22,6 +23,8 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { authenticate } from "./Authentication.js"
+import * as ClientAddress from "./ClientAddress.js"
+import * as FailedAuthentications from "./FailedAuthentications.js"
 import * as Connect from "./internal/connect.js"
 import * as Jwt from "./Jwt.js"
 import * as RateLimit from "./RateLimit.js"
@@ -65,11 +68,25 @@ const make = Effect.gen(function*() {
   const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig, Jwt.JwtVerifier)(
     yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
   )
+  const failures = yield* FailedAuthentications.FailedAuthentications
+  const addressOf = yield* ClientAddress.resolver
 
-  // The Connect operations spend the organization's /v2 rate-limit tokens too: one bucket per org.
-  const identify: Connect.Authenticate<never> = (token) =>
-    authenticate(token).pipe(
-      Effect.mapError(Connect.fromApiError),
+  // Failed credentials count as on /v2 (one count per client address); the operations spend the
+  // organization's /v2 rate-limit tokens too: one bucket per org.
+  const identify: Connect.Authenticate<HttpServerRequest.HttpServerRequest> = (token) =>
+    Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request) => failures.guard(addressOf(request), authenticate(token))
+    ).pipe(
+      Effect.mapError((error) =>
+        error._tag === "Exhausted"
+          ? new Connect.ConnectError({
+            code: "resource_exhausted",
+            message: "Too many failed authentications from this address: retry later",
+            headers: { "retry-after": String(error.retryAfterSeconds) }
+          })
+          : Connect.fromApiError(error)
+      ),
       Effect.tap((principal) =>
         RateLimit.enforce(principal.organizationId).pipe(
           Effect.mapError((error) =>
@@ -147,6 +164,7 @@ export const layer: Layer.Layer<
   | Auth.Auth
   | RateLimiter.RateLimiter
   | RateLimit.RateLimitConfig
+  | FailedAuthentications.FailedAuthentications
 > = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const { dispatch, webhook } = yield* make

@@ -35,6 +35,7 @@ import * as Option from "effect/Option"
 import { SightlineApi } from "./Api.js"
 import * as Authentication from "./Authentication.js"
 import * as Connect from "./Connect.js"
+import * as FailedAuthentications from "./FailedAuthentications.js"
 import * as HttpErrors from "./HttpErrors.js"
 import { requestOf } from "./internal/fiberRequest.js"
 import * as AgentsHandlers from "./internal/handlers/agents.js"
@@ -105,6 +106,13 @@ const bodyGuard = (request: HttpServerRequest.HttpServerRequest) =>
     const accepted = Routes.contentTypesOf(request.method, request.url)
     if (accepted === undefined) return Option.none()
     const mediaType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+    if (accepted.size === 0) {
+      // An operation that takes no body: clients commonly send `{}` (or nothing) with a POST anyway.
+      const text = (yield* request.text).trim()
+      const json = mediaType === "" || mediaType === "application/json"
+      if (text === "" || (json && isEmptyObject(text))) return Option.none()
+      return Option.some(envelopeResponse(400, "Invalid request: this operation takes no body (send none, or {})"))
+    }
     if (!accepted.has(mediaType)) {
       const expected = [...accepted].join(" or ")
       return Option.some(envelopeResponse(
@@ -118,6 +126,15 @@ const bodyGuard = (request: HttpServerRequest.HttpServerRequest) =>
     const inBody = InputGuard.jsonProblem(text)
     return inBody === undefined ? Option.none() : Option.some(envelopeResponse(400, `Invalid request: ${inBody}`))
   })
+
+const isEmptyObject = (text: string): boolean => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0
+  } catch {
+    return false
+  }
+}
 
 const isBodyTooLarge = (error: HttpServerError.RequestError): boolean =>
   /max(imum)? ?bytes|too large|exceed/i.test(String((error.cause as any)?.message ?? error.cause ?? ""))
@@ -144,7 +161,9 @@ const toEnvelope = (
     switch (failure._tag) {
       case "RouteNotFound": {
         const allowed = Routes.methodsOf(failure.request.url)
-        if (allowed.length > 0) {
+        // The method is served on a path of this shape: the router refused the path itself (a
+        // segment it cannot take, such as `..;` or an over-long id), which is no method problem.
+        if (allowed.length > 0 && !allowed.includes(failure.request.method)) {
           return Effect.succeed(envelopeResponse(
             405,
             `Method ${failure.request.method} is not allowed here: use ${allowed.join(", ")}`,
@@ -373,7 +392,11 @@ export const layer = Layer.mergeAll(
   Oidc.routes,
   Connect.layer,
   layerEnvelope
-).pipe(Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))))
+).pipe(
+  Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))),
+  // One count of failed authentications for /v2 and the Connect surfaces alike.
+  Layer.provide(FailedAuthentications.layer)
+)
 
 /** The headers a browser may read from a cross-origin response. */
 export const corsExposedHeaders = [

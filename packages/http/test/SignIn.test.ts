@@ -219,5 +219,50 @@ describeServer("sign-in brute-force protection", (server) => {
     expect(blocked.status).toBe(429)
     expect(blocked.headers.get("retry-after")).toBe(String(Math.ceil(60 / signInFailureBucket.refillPerMinute)))
     expect((await body(blocked)).error.message).toBe("Too many failed sign-ins: retry later")
+    // The throttle is per client and person: the owner, from another address, signs in as before.
+    const owner = await signInFrom(server(), "127.0.0.2", { email, password })
+    expect(owner.status).toBe(200)
+    // And the blocked client may still sign in as someone else.
+    const other = await invitedMember(server())
+    expect(
+      (await server().request("/v2/auth/sign-in", { method: "POST", json: { email: other.email, password } })).status
+    )
+      .toBe(200)
+  })
+
+  it("many clients failing for one person lock only the password, with a way around it said", async () => {
+    const { email } = await invitedMember(server())
+    // Ten clients of ten failures each: each pair's budget, and all of the account's.
+    for (let client = 0; client < 10; client++) {
+      for (let i = 0; i < signInFailureBucket.capacity; i++) {
+        const failed = await signInFrom(server(), `127.0.1.${client + 1}`, { email, password: `wrong ${i}` })
+        expect(failed.status).toBe(401)
+      }
+    }
+    const locked = await signInFrom(server(), "127.0.2.1", { email, password })
+    expect(locked.status).toBe(429)
+    expect((JSON.parse(locked.text)).error.message).toMatch(
+      /^Too many failed sign-ins for this account: sign in with a sign-in link/
+    )
   })
 })
+
+// A sign-in sent from a given loopback address (the socket's own, as a client elsewhere would have).
+const signInFrom = (server: TestServer, localAddress: string, json: unknown) =>
+  new Promise<{ readonly status: number; readonly text: string }>((resolve, reject) => {
+    const url = new URL(server.baseUrl)
+    const request = Http.request({
+      host: url.hostname,
+      port: Number(url.port),
+      localAddress,
+      method: "POST",
+      path: "/v2/auth/sign-in",
+      headers: { "content-type": "application/json" }
+    }, (response) => {
+      let text = ""
+      response.on("data", (chunk) => text += chunk)
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text }))
+    })
+    request.on("error", reject)
+    request.end(JSON.stringify(json))
+  })
