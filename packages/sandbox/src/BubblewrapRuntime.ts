@@ -63,6 +63,8 @@ export interface Limits {
   readonly processes: number
   /** The largest file a process may write (RLIMIT_FSIZE), bytes. Default 256 MiB. */
   readonly fileSizeBytes: number
+  /** The size of the sandbox's `/tmp` (memory of the host's, which RLIMIT_AS does not count). Default 64 MiB. */
+  readonly tmpBytes: number
   /** The most the workspace may hold, bytes; checked after every execution and upload. Default 1 GiB. */
   readonly workspaceBytes: number
   /** Wall-clock limit of one `execute` or `exec`, milliseconds. Default 120,000. */
@@ -78,6 +80,7 @@ export const defaultLimits: Limits = {
   kernelCpuSeconds: 3_600,
   processes: 64,
   fileSizeBytes: 256 * 1024 ** 2,
+  tmpBytes: 64 * 1024 ** 2,
   workspaceBytes: 1024 ** 3,
   executionTimeoutMillis: 120_000,
   outputBytes: 1024 ** 2
@@ -187,7 +190,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
       sandbox: Live,
       cpuSeconds: number,
       env: Readonly<Record<string, string>>,
-      argv: ReadonlyArray<string>
+      argv: ReadonlyArray<string>,
+      fileSizeBytes: number = limits.fileSizeBytes
     ) =>
       Isolation.command(
         host,
@@ -196,7 +200,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
           memoryBytes: limits.memoryBytes,
           cpuSeconds,
           processes: limits.processes,
-          fileSizeBytes: limits.fileSizeBytes
+          fileSizeBytes,
+          tmpBytes: limits.tmpBytes
         },
         env,
         argv
@@ -286,14 +291,23 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
         return { _tag: "Lost", error: `${why}; the kernel was restarted and its variables are lost` } as const
       })
 
+    const quotaMessage = (used: number) =>
+      `the workspace holds ${Math.ceil(used / 1024 ** 2)} MiB, over its limit of ${
+        Math.floor(limits.workspaceBytes / 1024 ** 2)
+      } MiB: delete files`
+
     const overQuota = (sandbox: Live) =>
       Effect.promise(async () => {
         const used = await Workspace.usage(sandbox.workspace)
-        return used > limits.workspaceBytes
-          ? `the workspace holds ${Math.ceil(used / 1024 ** 2)} MiB, over its limit of ${
-            Math.floor(limits.workspaceBytes / 1024 ** 2)
-          } MiB: delete files`
-          : undefined
+        return used > limits.workspaceBytes ? quotaMessage(used) : undefined
+      })
+
+    // A workspace at or over its quota runs nothing until files are deleted; below it, a command may
+    // write no file larger than what remains (RLIMIT_FSIZE), so one run cannot overshoot by much.
+    const room = (sandbox: Live) =>
+      Effect.promise(async () => {
+        const used = await Workspace.usage(sandbox.workspace)
+        return { used, left: limits.workspaceBytes - used }
       })
 
     const runtime: SandboxRuntime.Service = {
@@ -329,6 +343,16 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
         Effect.flatMap(running(sandboxId), (sandbox) =>
           sandbox.lock.withPermits(1)(Effect.gen(function*() {
             const started = Date.now()
+            const space = yield* room(sandbox)
+            if (space.left <= 0) {
+              return {
+                output: null,
+                error: quotaMessage(space.used),
+                executionTimeMs: 0,
+                files: [],
+                dataframes: []
+              } satisfies ExecuteResult
+            }
             const answer = yield* onKernel(sandbox, { op: "execute", code })
             const quota = yield* overQuota(sandbox)
             if (answer._tag === "Lost") {
@@ -387,7 +411,17 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
             const argv = execOptions.kind === "python"
               ? [python, "-c", execOptions.command]
               : ["/bin/bash", "-c", execOptions.command]
-            const { args, file } = commandFor(sandbox, limits.execCpuSeconds, execOptions.env ?? {}, argv)
+            const space = yield* room(sandbox)
+            if (space.left <= 0) {
+              return { stdout: "", stderr: "", exitCode: -1, error: quotaMessage(space.used) } satisfies ExecResult
+            }
+            const { args, file } = commandFor(
+              sandbox,
+              limits.execCpuSeconds,
+              execOptions.env ?? {},
+              argv,
+              Math.min(limits.fileSizeBytes, space.left)
+            )
             const result = yield* Effect.promise(() =>
               runOnce(file, args, {
                 timeoutMillis: limits.executionTimeoutMillis,

@@ -24,6 +24,7 @@ const limits: Partial<BubblewrapRuntime.Limits> = {
   processes: 32,
   fileSizeBytes: 8 * 1024 ** 2,
   workspaceBytes: 32 * 1024 ** 2,
+  tmpBytes: 4 * 1024 ** 2,
   outputBytes: 64 * 1024
 }
 const layer = BubblewrapRuntime.layer({ directory, limits })
@@ -233,6 +234,61 @@ describe.skipIf(unavailable !== undefined)(
               const crash = yield* runtime.execute(id, "import os\nos._exit(3)")
               expect(crash.error).toContain("exited with code 3")
               expect((yield* runtime.execute(id, "2 + 2")).output).toEqual(["4"])
+            })
+          ).pipe(Effect.provide(layer)),
+        30_000
+      )
+    })
+
+    describe("limits a sandbox holds", () => {
+      it.live(
+        "/tmp stops at its size, and the workspace at its quota: over it, nothing runs until files go",
+        () =>
+          withSandbox((runtime, id) =>
+            Effect.gen(function*() {
+              // 8 MiB into a 4 MiB /tmp: the write fails (ENOSPC), the host keeps its memory.
+              const tmp = yield* runtime.exec(id, {
+                kind: "bash",
+                command: "head -c 8388608 /dev/zero > /tmp/fill; echo $?; stat -c %s /tmp/fill"
+              })
+              const [status, size] = tmp.stdout.trim().split("\n")
+              expect(Number(status)).not.toBe(0)
+              expect(Number(size)).toBeLessThanOrEqual(4 * 1024 ** 2)
+              // The workspace (32 MiB): five files of 7 MiB fill it; the fifth stops at what remained.
+              for (let i = 0; i < 5; i++) {
+                yield* runtime.exec(id, { kind: "bash", command: `head -c 7340032 /dev/zero > f${i}` })
+              }
+              const refused = yield* runtime.exec(id, { kind: "bash", command: "echo ran > ran.txt" })
+              expect(refused.error).toMatch(/^the workspace holds \d+ MiB, over its limit of 32 MiB: delete files/)
+              expect(yield* runtime.readFile(id, "ran.txt")).toEqual(Option.none())
+              const cell = yield* runtime.execute(id, "open('ran.txt', 'w').write('ran')")
+              expect(cell.error).toMatch(/over its limit/)
+              // Deleting files lets it run again.
+              yield* runtime.deleteFile(id, "f0")
+              yield* runtime.deleteFile(id, "f1")
+              expect((yield* runtime.exec(id, { kind: "bash", command: "echo ok" })).stdout).toBe("ok\n")
+            })
+          ).pipe(Effect.provide(layer)),
+        60_000
+      )
+
+      it.live(
+        "what a cell started does not outlive it, even in a session of its own",
+        () =>
+          withSandbox((runtime, id) =>
+            Effect.gen(function*() {
+              yield* runtime.execute(
+                id,
+                "import subprocess\nsubprocess.Popen(['sleep', '300'], start_new_session=True)\n" +
+                  "subprocess.Popen(['bash', '-c', 'while :; do :; done'], start_new_session=True)"
+              )
+              const left = yield* runtime.execute(
+                id,
+                "import os\nsorted(open('/proc/%s/comm' % p).read().strip() for p in os.listdir('/proc') if p.isdigit())"
+              )
+              const names = left.output?.join("") ?? ""
+              expect(names).not.toContain("sleep")
+              expect(names).not.toContain("bash")
             })
           ).pipe(Effect.provide(layer)),
         30_000

@@ -19,6 +19,8 @@ export interface ProcessLimits {
   readonly cpuSeconds: number
   readonly processes: number
   readonly fileSizeBytes: number
+  /** The size of the sandbox's `/tmp` (a tmpfs: host memory that RLIMIT_AS does not count). */
+  readonly tmpBytes: number
 }
 
 /** What the isolation needs to know of the host. */
@@ -86,7 +88,7 @@ export const detect = (python: string): { readonly host: Host } | { readonly rea
   })
   const host: Host = { bwrap, prlimit, setpriv, python, systemArgs }
   const probe = spawnSync(bwrap, [
-    ...baseArgs(host),
+    ...baseArgs(host, 1024 ** 2),
     ...dropTo(host, root ? probeOwner : undefined),
     python,
     "-c",
@@ -128,7 +130,7 @@ const dropTo = (host: Host, owner: { readonly uid: number; readonly gid: number 
       "--no-new-privs"
     ]
 
-const baseArgs = (host: Host): Array<string> => [
+const baseArgs = (host: Host, tmpBytes: number): Array<string> => [
   ...namespaces(host),
   "--die-with-parent",
   "--new-session",
@@ -150,6 +152,8 @@ const baseArgs = (host: Host): Array<string> => [
   "/dev",
   "--perms",
   "1777",
+  "--size",
+  String(tmpBytes),
   "--tmpfs",
   "/tmp",
   "--clearenv",
@@ -195,7 +199,7 @@ export const command = (
   command: ReadonlyArray<string>
 ): { readonly file: string; readonly args: ReadonlyArray<string> } => {
   const bwrapArgs = [
-    ...baseArgs(host),
+    ...baseArgs(host, limits.tmpBytes),
     "--perms",
     "0755",
     "--dir",

@@ -132,6 +132,38 @@ def _run(code, capture):
             capture.write(repr(value) + "\n")
 
 
+def _reap():
+    # What a cell started and left running (in a session of its own, it would outlive the cell and
+    # go on burning the sandbox's CPU): every process of the sandbox but this one and its ancestors.
+    keep = set()
+    pid = os.getpid()
+    while pid > 0 and pid not in keep:
+        keep.add(pid)
+        try:
+            with open("/proc/%d/stat" % pid) as stat:
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except Exception:
+            break
+    me = os.getpid()
+    children = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in keep:
+            try:
+                with open("/proc/%s/stat" % name) as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+                os.kill(int(name), 9)
+                if parent == me:
+                    children.append(int(name))
+            except Exception:
+                pass
+    # Its own children are reaped here (killed, they end at once); the sandbox's init reaps the rest.
+    for child in children:
+        try:
+            os.waitpid(child, 0)
+        except ChildProcessError:
+            pass
+
+
 def execute(code):
     before = _workspace_state()
     capture = _Capture()
@@ -150,6 +182,7 @@ def execute(code):
     finally:
         sys.stdout, sys.stderr = saved
     elapsed = int((time.monotonic() - started) * 1000)
+    _reap()
     try:
         _save_figures()
     except Exception as exc:
