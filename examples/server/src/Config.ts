@@ -27,10 +27,12 @@
  * | `SIGHTLINE_PGLITE_TEMPLATE` | the built server's `pglite-template.tar.gz` | a prepared cluster a new data directory starts from (`off`: none) |
  * | `SIGHTLINE_DEMO_CACHE` | the built server's `demo-cache/` | where the DEMO connector's database is kept once built (`off`: built in memory by every process) |
  * | `SIGHTLINE_SANDBOX_TIMEOUT_SECONDS` | 120 | wall-clock limit of one sandbox execution |
+ * | `SIGHTLINE_SANDBOX_MAX_PER_MEMBER`, `SIGHTLINE_SANDBOX_MAX_PER_ORGANIZATION` | 3, 10 | sandboxes running at once on this process per member, per organization |
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
 import * as Providers from "@sightline/ai/Providers"
 import * as NetworkAccess from "@sightline/core/NetworkAccess"
+import * as Sandboxes from "@sightline/core/Sandboxes"
 import * as Jwt from "@sightline/http/Jwt"
 import * as Oidc from "@sightline/http/Oidc"
 import * as RateLimit from "@sightline/http/RateLimit"
@@ -128,6 +130,14 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   sandboxDir: Config.option(Config.string("SIGHTLINE_SANDBOX_DIR")),
   pgliteTemplate: Config.string("SIGHTLINE_PGLITE_TEMPLATE").pipe(Config.withDefault(builtTemplate)),
   demoCache: Config.string("SIGHTLINE_DEMO_CACHE").pipe(Config.withDefault(builtDemoCache)),
+  sandboxMaxPerMember: Config.integer("SIGHTLINE_SANDBOX_MAX_PER_MEMBER").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(Sandboxes.defaultOptions.maxRunningPerMember)
+  ),
+  sandboxMaxPerOrganization: Config.integer("SIGHTLINE_SANDBOX_MAX_PER_ORGANIZATION").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(Sandboxes.defaultOptions.maxRunningPerOrganization)
+  ),
   sandboxTimeoutSeconds: Config.integer("SIGHTLINE_SANDBOX_TIMEOUT_SECONDS").pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(120)
@@ -152,6 +162,8 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       searxngUrl,
       smtpUrl,
       sandboxDir,
+      sandboxMaxPerMember,
+      sandboxMaxPerOrganization,
       sandboxTimeoutSeconds,
       trustedProxies,
       webhookAllowPrivate,
@@ -177,10 +189,11 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     connectorAccess,
     trustedProxies,
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },
-    sandboxes: Option.match(sandboxDir, {
-      onNone: () => ({ directory: `${dataDir}/sandboxes`, executionTimeoutMillis: sandboxTimeoutSeconds * 1000 }),
-      onSome: (directory) =>
-        directory === "off" ? false : { directory, executionTimeoutMillis: sandboxTimeoutSeconds * 1000 }
-    })
+    sandboxes: Option.exists(sandboxDir, (directory) => directory === "off") ? false : {
+      directory: Option.getOrElse(sandboxDir, () => `${dataDir}/sandboxes`),
+      executionTimeoutMillis: sandboxTimeoutSeconds * 1000,
+      maxRunningPerMember: sandboxMaxPerMember,
+      maxRunningPerOrganization: sandboxMaxPerOrganization
+    }
   }))
 )

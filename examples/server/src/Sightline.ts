@@ -111,12 +111,19 @@ export interface Options {
     readonly followIdleCheckMillis?: number | undefined
   } | undefined
   /**
-   * Sandboxes (bubblewrap): where their workspaces live and the wall-clock limit of one execution.
-   * Absent or `false`: none start, saying so; where bubblewrap is missing, none start, saying what to install.
+   * Sandboxes (bubblewrap): where their workspaces live, the wall-clock limit of one execution, and
+   * how many may run at once on this process per member and per organization (see
+   * `Sandboxes.defaultOptions`). Absent or `false`: none start, saying so; where bubblewrap is
+   * missing, none start, saying what to install.
    */
   readonly sandboxes?:
     | false
-    | { readonly directory: string; readonly executionTimeoutMillis?: number | undefined }
+    | {
+      readonly directory: string
+      readonly executionTimeoutMillis?: number | undefined
+      readonly maxRunningPerMember?: number | undefined
+      readonly maxRunningPerOrganization?: number | undefined
+    }
     | undefined
   /** The web console at `/` (on unless `false`); `directory` holds a build other than the package's. */
   readonly console?: false | { readonly directory?: string | undefined } | undefined
@@ -187,7 +194,13 @@ export const platform = (options: Options) =>
 export const useCases = (options: Options) =>
   UseCases.layerWith({
     // One process owns an embedded store: the sandboxes it lists as running died with its last run.
-    sandboxes: { releaseOnStart: options.store._tag === "Pglite" ? "all" : "stale" },
+    sandboxes: {
+      releaseOnStart: options.store._tag === "Pglite" ? "all" : "stale",
+      ...(options.sandboxes === undefined || options.sandboxes === false ? {} : {
+        maxRunningPerMember: options.sandboxes.maxRunningPerMember,
+        maxRunningPerOrganization: options.sandboxes.maxRunningPerOrganization
+      })
+    },
     ...(options.playbookRunTimeoutMillis === undefined
       ? {}
       : { playbookRuns: { timeoutMillis: options.playbookRunTimeoutMillis } }),

@@ -163,6 +163,19 @@ describe.skipIf(unavailable !== undefined)(
         expect(own.status).toBe(200)
       })
 
+      it("a member may have three sandboxes running at once: the fourth is 409, until one stops", async () => {
+        const org = await server().newOrg()
+        const ids = [await start(server(), org.key), await start(server(), org.key), await start(server(), org.key)]
+        const fourth = await post(server(), org.key, "/v2/sandcastles")
+        expect(fourth.status).toBe(409)
+        expect(await body(fourth)).toEqual({
+          error: { code: "conflict", message: "you have 3 sandboxes running, the most a member may: stop one first" }
+        })
+        expect((await server().request(`/v2/sandcastles/${ids[0]}`, { method: "DELETE", key: org.key })).status)
+          .toBe(200)
+        await start(server(), org.key)
+      })
+
       it("serves files: upload, list, download and delete; traversal, dotfiles, OWNERS and symlink escapes refused", async () => {
         const org = await server().newOrg()
         const other = await newMember(server(), org)

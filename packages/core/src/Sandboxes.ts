@@ -194,10 +194,19 @@ export interface Options {
    * PGlite); `stale` (default) only those whose heartbeat is three intervals old.
    */
   readonly releaseOnStart?: "all" | "stale" | undefined
+  /** Sandboxes one member may have running on this process at once (default 3). */
+  readonly maxRunningPerMember?: number | undefined
+  /** Sandboxes one organization may have running on this process at once (default 10). */
+  readonly maxRunningPerOrganization?: number | undefined
 }
 
 /** The defaults of `Options`. */
-export const defaultOptions = { heartbeatMillis: 60_000, idleTimeoutMillis: 30 * 60_000 } as const
+export const defaultOptions = {
+  heartbeatMillis: 60_000,
+  idleTimeoutMillis: 30 * 60_000,
+  maxRunningPerMember: 3,
+  maxRunningPerOrganization: 10
+} as const
 
 /** Does the caller see every member's sandboxes? */
 const seesAll = (principal: Policy.Principal): boolean => Policy.hasPermission(principal, "organization:read")
@@ -218,6 +227,12 @@ interface Local {
   lastUsed: number
 }
 
+/** Taking a running slot for a start: the sandbox held one already, took one, or was refused one. */
+type Slot =
+  | { readonly _tag: "Held" }
+  | { readonly _tag: "Added" }
+  | { readonly _tag: "Refused"; readonly message: string }
+
 /** Builds the use cases over the repositories, the runtime, the library and the change use cases in context. */
 export const makeWith = (options: Options = {}) =>
   Effect.gen(function*() {
@@ -233,6 +248,8 @@ export const makeWith = (options: Options = {}) =>
     const tx = yield* Transaction
     const heartbeatMillis = options.heartbeatMillis ?? defaultOptions.heartbeatMillis
     const idleTimeoutMillis = options.idleTimeoutMillis ?? defaultOptions.idleTimeoutMillis
+    const maxRunningPerMember = options.maxRunningPerMember ?? defaultOptions.maxRunningPerMember
+    const maxRunningPerOrganization = options.maxRunningPerOrganization ?? defaultOptions.maxRunningPerOrganization
 
     // The sandboxes this process runs: what was mounted, and when each was last used.
     const local = yield* Ref.make(HashMap.empty<SandboxId, Local>())
@@ -357,6 +374,38 @@ export const makeWith = (options: Options = {}) =>
       const mount = yield* mountable(principal)
       const now = yield* DateTime.now
       const id = body.sandbox_id ?? SandboxId.make(yield* ids.uuid)
+      // A slot is taken before anything starts (sandboxes live in this process's memory and on its
+      // machine): one member cannot hold every sandbox of the process, nor one organization.
+      const slot = yield* Ref.modify(local, (map): readonly [Slot, HashMap.HashMap<SandboxId, Local>] => {
+        if (HashMap.has(map, id)) return [{ _tag: "Held" }, map]
+        const others = Array.from(HashMap.values(map)).filter((entry) =>
+          entry.organizationId === principal.organizationId
+        )
+        const mine = others.filter((entry) => entry.memberId === principal.memberId).length
+        if (mine >= maxRunningPerMember) {
+          return [{
+            _tag: "Refused",
+            message: `you have ${mine} sandboxes running, the most a member may: stop one first`
+          }, map]
+        }
+        if (others.length >= maxRunningPerOrganization) {
+          return [{
+            _tag: "Refused",
+            message: `the organization has ${others.length} sandboxes running, the most it may: stop one first`
+          }, map]
+        }
+        return [
+          { _tag: "Added" },
+          HashMap.set(map, id, {
+            organizationId: principal.organizationId,
+            memberId: principal.memberId,
+            chatId: startOptions?.chatId,
+            baseRef: mount.ref,
+            lastUsed: DateTime.toEpochMillis(now)
+          })
+        ]
+      })
+      if (slot._tag === "Refused") return yield* new Conflict({ message: slot.message })
       const launch = runtime.start({
         sandboxId: id,
         organizationId: principal.organizationId,
@@ -388,7 +437,10 @@ export const makeWith = (options: Options = {}) =>
         yield* sandboxes.update(restarted).pipe(Effect.orDie)
         yield* launch
         return restarted
-      }))
+      })).pipe(
+        // A start that failed gives its slot back.
+        Effect.tapErrorCause(() => slot._tag === "Added" ? Ref.update(local, HashMap.remove(id)) : Effect.void)
+      )
       yield* Ref.update(
         local,
         HashMap.set(id, {

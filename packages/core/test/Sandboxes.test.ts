@@ -196,6 +196,38 @@ describe("Sandboxes, running ones", () => {
       expect((yield* sandboxes.status(bob, sandbox_id)).status).toBe("running")
     })))
 
+  it.effect("caps the sandboxes running at once per member and per organization (409 naming the limit)", () =>
+    Effect.gen(function*() {
+      const { admin, bob } = yield* setup
+      const sandboxes = yield* Sandboxes.Sandboxes
+      const mine = []
+      for (let i = 0; i < 2; i++) mine.push((yield* sandboxes.start(bob, {})).sandbox_id)
+      const third = yield* Effect.flip(sandboxes.start(bob, {}))
+      expect(third).toMatchObject({
+        _tag: "Conflict",
+        message: "you have 2 sandboxes running, the most a member may: stop one first"
+      })
+      // Restarting one that runs takes no new slot; stopping one frees a slot.
+      yield* sandboxes.start(bob, { sandbox_id: mine[0]! })
+      yield* sandboxes.stop(bob, mine[0]!)
+      yield* sandboxes.start(bob, {})
+      // The organization's cap counts every member's: bob holds 2, the admin may start 1 more.
+      yield* sandboxes.start(admin, {})
+      expect(yield* Effect.flip(sandboxes.start(admin, {}))).toMatchObject({
+        _tag: "Conflict",
+        message: "the organization has 3 sandboxes running, the most it may: stop one first"
+      })
+      // Another organization is not held back.
+      const other = yield* Fixtures.organizationWithAdmin("Other", "eve@other.example")
+      yield* sandboxes.start(other.admin, {})
+    }).pipe(
+      Effect.provide(
+        Layer.fresh(Sandboxes.layerWith({ maxRunningPerMember: 2, maxRunningPerOrganization: 3 })).pipe(
+          Layer.provideMerge(TestLayer)
+        )
+      )
+    ))
+
   it.effect("files nothing when nothing is staged, and never serves or writes OWNERS files", () =>
     run(Effect.gen(function*() {
       const { bob } = yield* setup
