@@ -116,6 +116,9 @@ interface Live {
   readonly children: Set<ChildProcess>
 }
 
+// Rows sent to the kernel per message.
+const loadBatchRows = 5_000
+
 const seconds = (millis: number) => `${Math.round(millis / 100) / 10} s`
 
 const exitReason = (outcome: Extract<Outcome, { _tag: "Exited" }>) => {
@@ -390,12 +393,20 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
       loadDataframe: (sandboxId, rows: DataframeRows) =>
         Effect.flatMap(running(sandboxId), (sandbox) =>
           sandbox.lock.withPermits(1)(Effect.gen(function*() {
-            const answer = yield* onKernel(sandbox, {
-              op: "load",
-              name: rows.name,
-              columns: rows.columns,
-              rows: rows.rows
-            })
+            // In batches: one message of every row would be serialized in one go on the event loop
+            // that every request shares (tens of MiB for a wide result), and held twice in memory.
+            let answer: Effect.Effect.Success<ReturnType<typeof onKernel>> | undefined
+            for (let start = 0; start === 0 || start < rows.rows.length; start += loadBatchRows) {
+              answer = yield* onKernel(sandbox, {
+                op: "load",
+                name: rows.name,
+                columns: rows.columns,
+                rows: rows.rows.slice(start, start + loadBatchRows),
+                append: start > 0
+              })
+              if (answer._tag === "Lost") break
+            }
+            if (answer === undefined) return { preview: "", numRows: 0, numCols: 0 } satisfies LoadResult
             if (answer._tag === "Lost") {
               return { preview: "", numRows: 0, numCols: 0, error: answer.error } satisfies LoadResult
             }

@@ -227,6 +227,25 @@ describe.skipIf(unavailable !== undefined)(
       )
 
       it.live(
+        "loads many rows in batches into one DataFrame, in order, replacing an earlier one of the name",
+        () =>
+          withSandbox((runtime, id) =>
+            Effect.gen(function*() {
+              yield* runtime.loadDataframe(id, { name: "big", columns: ["n"], rows: [["-1"]] })
+              const rows = Array.from({ length: 12_345 }, (_, i) => [String(i), `row ${i}`])
+              const loaded = yield* runtime.loadDataframe(id, { name: "big", columns: ["n", "label"], rows })
+              expect(loaded).toMatchObject({ numRows: 12_345, numCols: 2 })
+              const check = yield* runtime.execute(
+                id,
+                "(int(big['n'].sum()), big['label'].iloc[-1], list(big.index[:2]))"
+              )
+              expect(check.output).toEqual([`(${(12_344 * 12_345) / 2}, 'row 12344', [0, 1])`])
+            })
+          ).pipe(Effect.provide(layer)),
+        60_000
+      )
+
+      it.live(
         "a kernel that exits is restarted and the crash is reported",
         () =>
           withSandbox((runtime, id) =>

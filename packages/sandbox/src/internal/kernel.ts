@@ -197,9 +197,12 @@ def execute(code):
     return answer
 
 
-def load(name, columns, rows):
+def load(name, columns, rows, append=False):
     import pandas as pd
     frame = pd.DataFrame.from_records(rows, columns=columns)
+    if append and isinstance(namespace.get(name), pd.DataFrame):
+        # The rows arrive in batches: each after the first is added to what came before.
+        frame = pd.concat([namespace[name], frame], ignore_index=True)
     for column in frame.columns:
         if frame[column].dtype == object:
             try:
@@ -232,7 +235,7 @@ for line in _requests:
         if op == "execute":
             _answer(execute(request["code"]))
         elif op == "load":
-            _answer(load(request["name"], request["columns"], request["rows"]))
+            _answer(load(request["name"], request["columns"], request["rows"], request.get("append", False)))
         elif op == "status":
             _answer(status())
         else:
