@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Answers from "../src/Answers.js"
 import { AssetStore } from "../src/AssetStore.js"
@@ -78,13 +79,31 @@ const setup = Effect.gen(function*() {
       clientId: "{\"region\":\"EU\"}"
     })
   }
-  const created = yield* (yield* ConnectorRepo).create(
-    Connector.make({
-      organizationId: org.id,
-      ownerId: member.id,
-      config: { connector_type: "DEMO", name: "Sales", demo: { dataset: "retail" } },
-      at: yield* DateTime.now
-    }),
+  // A key with client attributes has SQL written for it only where the database enforces them:
+  // session metadata signed with the connector's secret.
+  const repo = yield* ConnectorRepo
+  const created = yield* repo.create(
+    {
+      ...Connector.make({
+        organizationId: org.id,
+        ownerId: member.id,
+        config: {
+          connector_type: "POSTGRES",
+          name: "Sales",
+          postgres: {
+            host: "db.example.com",
+            port: 5432,
+            user: "analyst",
+            password: Redacted.make(""),
+            database: "sales",
+            ssl_mode: "require",
+            client_attributes_secret: Redacted.make("the key")
+          }
+        },
+        at: yield* DateTime.now
+      }),
+      include_db_session_metadata: true
+    },
     Connector.initialAccess(member.id)
   )
   return { principal, connectorId: created.id as ConnectorId }
@@ -194,6 +213,30 @@ describe("Answers.ask", () => {
       LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "drop table x" } }),
       LanguageModel.callTools({ name: "nope", arguments: {} }),
       LanguageModel.callTools({ name: "create_chart", arguments: { mark: "bar", x: "a", y: "b" } }),
+      LanguageModel.reply("I could not.")
+    ]))))
+
+  it.effect("for a key with client attributes, no SQL runs on a connector that does not enforce them", () =>
+    Effect.gen(function*() {
+      const { connectorId, principal } = yield* setup
+      // The same connector without its signed session metadata: binding-only security.
+      const repo = yield* ConnectorRepo
+      const stored = Option.getOrThrow(yield* repo.get(principal.organizationId, connectorId))
+      yield* repo.update(new Connector.ConnectorRecord({ ...stored, include_db_session_metadata: false }, true))
+      const handle = yield* (yield* Answers.Answers).ask(
+        principal,
+        { question: "q", connector_ids: [connectorId] },
+        sign
+      )
+      const events = yield* collect(handle)
+      expect(events.flatMap((e) => e.event.type === "cell" ? [e.event.cell] : [])).toEqual([])
+      const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      expect(requests[1]!.messages.at(-1)!.content).toBe(
+        `error: connector ${connectorId} does not enforce this key's client attributes in the database (signed ` +
+          "session metadata), so SQL written for this key cannot run on it: use a saved query of the Context Library"
+      )
+    }).pipe(Effect.provide(layerWith([
+      LanguageModel.callTools({ name: "run_sql", arguments: { connector_id: 1, sql: "select * from public.sales" } }),
       LanguageModel.reply("I could not.")
     ]))))
 

@@ -85,15 +85,16 @@ describe("Connector types registry", () => {
         values: ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"],
         confidential: false,
         optional_on_update: false
-      }
+      },
+      { name: "client_attributes_secret", type: "string", confidential: true, optional_on_update: false }
     ])
-    expect(Connector.confidentialFields("POSTGRES")).toEqual(["password"])
+    expect(Connector.confidentialFields("POSTGRES")).toEqual(["password", "client_attributes_secret"])
     expect(Connector.confidentialFields("MYSQL")).toEqual(["password"])
     expect(Connector.confidentialFields("DEMO")).toEqual([])
   })
 
   it("exactly the settings that decode to Redacted are confidential", () => {
-    const config = postgres()
+    const config = postgres({ client_attributes_secret: "the key" })
     const settings = config.connector_type === "POSTGRES" ? config.postgres : {}
     const redactedNames = Object.entries(settings).filter(([, v]) => Redacted.isRedacted(v)).map(([k]) => k)
     expect(redactedNames).toEqual(Connector.confidentialFields("POSTGRES"))

@@ -342,7 +342,10 @@ describe("Connectors.list and types", () => {
         confidential: true,
         optional_on_update: true
       })
-      expect(types[0]!.fields.filter((f) => f.confidential).map((f) => f.name)).toEqual(["password"])
+      expect(types[0]!.fields.filter((f) => f.confidential).map((f) => f.name)).toEqual([
+        "password",
+        "client_attributes_secret"
+      ])
     })))
 })
 
