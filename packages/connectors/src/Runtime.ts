@@ -19,7 +19,7 @@
  * @since 0.1.0
  */
 import { PGlite } from "@electric-sql/pglite"
-import type * as Connector from "@sightline/core/Connector"
+import * as Connector from "@sightline/core/Connector"
 import { ConnectorRuntime, QueryError } from "@sightline/core/ConnectorRuntime"
 import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
 import * as NetworkAccess from "@sightline/core/NetworkAccess"
@@ -120,7 +120,7 @@ const queryError = (error: unknown) => new QueryError({ message: Dialect.errorMe
 
 // A connection's failure, where a refusal of the network rule says how the operator lifts it.
 const connectError = (host: string) => (error: unknown) =>
-  Access.isRefused(error) ? new QueryError({ message: Access.refusedMessage(host) }) : queryError(error)
+  NetworkAccess.isRefusal(error) ? new QueryError({ message: Access.refusedMessage(host) }) : queryError(error)
 
 // Its files live in PGlite's in-memory file system already; PostgreSQL's default 128 MB of shared
 // buffers would hold a second copy of the pages and cost as much resident memory.
@@ -401,10 +401,7 @@ export const makeWith = (options: Options) =>
           Dialect.run(session, request, {
             readOnly: isDemo || !connector.allow_sql_write_operations,
             sessionMetadata: !isDemo && connector.include_db_session_metadata,
-            attributesSecret:
-              config.connector_type === "POSTGRES" && config.postgres.client_attributes_secret !== undefined
-                ? Redacted.value(config.postgres.client_attributes_secret)
-                : undefined,
+            attributesSecret: Connector.clientAttributesSecret(config),
             statementTimeout: !isDemo
           }))
       return run.pipe(Effect.withSpan("ConnectorRuntime.query", { attributes: { connector_id: connector.id } }))

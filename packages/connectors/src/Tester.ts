@@ -8,6 +8,7 @@
  */
 import type * as Connector from "@sightline/core/Connector"
 import { ConnectorTester } from "@sightline/core/ConnectorTester"
+import * as NetworkAccess from "@sightline/core/NetworkAccess"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import pg from "pg"
@@ -49,7 +50,7 @@ export const mysqlCodes: DriverCodes = {
 export const explain = (error: unknown, target: Target, codes: DriverCodes): string => {
   const e = (typeof error === "object" && error !== null ? error : {}) as { code?: string; message?: string }
   if (error === "powerful") return Access.superuserMessage(target.user)
-  if (Access.isRefused(error)) return Access.refusedMessage(target.host)
+  if (NetworkAccess.isRefusal(error)) return Access.refusedMessage(target.host)
   if (e.code !== undefined && codes.authentication.includes(e.code)) {
     return `authentication failed for user "${target.user}"`
   }

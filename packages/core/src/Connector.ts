@@ -436,9 +436,13 @@ export class ConnectorRecord extends Schema.Class<ConnectorRecord>("@sightline/c
  * writes can change the setting (`set_config` in a CTE), never its signature.
  */
 export const enforcesClientAttributes = (record: ConnectorRecord): boolean =>
-  record.include_db_session_metadata && record.config.connector_type === "POSTGRES" &&
-  record.config.postgres.client_attributes_secret !== undefined &&
-  Redacted.value(record.config.postgres.client_attributes_secret) !== ""
+  record.include_db_session_metadata && clientAttributesSecret(record.config) !== ""
+
+/** The key a connector signs client attributes with; `""` when it signs none (any type but POSTGRES). */
+export const clientAttributesSecret = (config: ConnectorConfig): string =>
+  config.connector_type === "POSTGRES" && config.postgres.client_attributes_secret !== undefined
+    ? Redacted.value(config.postgres.client_attributes_secret)
+    : ""
 
 /** A connector as listed: never its configuration. */
 export class Connector extends Schema.Class<Connector>("@sightline/core/Connector")({

@@ -140,9 +140,7 @@ export const lookup = (policy: Policy, resolve: Resolve): Lookup => (hostname, o
   resolve(hostname, (error, addresses) => {
     if (error !== null) return callback(error, "", 0)
     const refused = addresses.find((a) => !isAllowed(policy, hostname, a.address))
-    if (refused !== undefined || addresses.length === 0) {
-      return callback(Object.assign(new Error(`${hostname} is not a public address`), { code: refusedCode }), "", 0)
-    }
+    if (refused !== undefined || addresses.length === 0) return callback(refusal(hostname), "", 0)
     if (options.all === true) return callback(null, addresses)
     callback(null, addresses[0]!.address, addresses[0]!.family)
   })

@@ -44,9 +44,6 @@ export interface PostError {
   readonly retryAfterMillis?: number | undefined
 }
 
-/** Is `address` on the public internet? (Core's rule, which connectors follow too.) */
-export const isPublicAddress = NetworkAccess.isPublicAddress
-
 /** Why a URL cannot be posted to before any connection, or `undefined` when it can. */
 export const urlProblem = (url: URL, allowPrivate: boolean): string | undefined => {
   if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {

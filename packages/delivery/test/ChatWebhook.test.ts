@@ -33,30 +33,6 @@ const receiver = (statuses: ReadonlyArray<number>) =>
   )
 
 describe("ChatWebhook", () => {
-  it("tells public addresses from private ones, IPv4-mapped IPv6 included", () => {
-    for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"]) {
-      expect(ChatWebhook.isPublicAddress(address)).toBe(true)
-    }
-    for (
-      const address of [
-        "127.0.0.1",
-        "10.1.2.3",
-        "172.20.0.1",
-        "192.168.1.1",
-        "169.254.169.254",
-        "100.64.0.1",
-        "0.0.0.0",
-        "::1",
-        "::",
-        "fd00::1",
-        "fe80::1",
-        "::ffff:127.0.0.1",
-        "::ffff:10.0.0.1",
-        "not an address"
-      ]
-    ) expect(ChatWebhook.isPublicAddress(address)).toBe(false)
-  })
-
   it("builds a Slack message with a header, escaped sections, dividers and a text fallback", () => {
     const message = ChatWebhook.slackMessage("Weekly <revenue>", "Revenue grew", [
       { type: "hero", heading: "Up 5%", content: "a & b" },

@@ -87,7 +87,7 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
     if (Option.isNone(options)) return
     const { clientId, clientSecret, issuer } = options.value
     const sessions = yield* Sessions
-    const publicBase = yield* PublicUrl.resolver
+    const base = yield* PublicUrl.base
     const discover = Effect.tryPromise(() =>
       Client.discovery(
         new URL(issuer),
@@ -108,7 +108,6 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
     yield* router.get(
       startPath,
       Effect.gen(function*() {
-        const base = yield* publicBase
         const found = yield* Effect.either(config)
         if (found._tag === "Left") return failed(base, "provider-unreachable")
         const verifier = Client.randomPKCECodeVerifier()
@@ -135,7 +134,6 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
       `${flowPath}/callback`,
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const base = yield* publicBase
         const cleared = (response: HttpServerResponse.HttpServerResponse) =>
           HttpServerResponse.unsafeSetCookie(response, transactionCookie, "", {
             httpOnly: true,

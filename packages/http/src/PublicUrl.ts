@@ -24,10 +24,10 @@ export const signInLink = (base: string, token: string): string => `${base}/#/se
 export const unconfigured = "http://localhost"
 
 /**
- * How a handler finds the base of a request's links: the configured base, else `unconfigured`.
- * Read where the handler is built, since a request runs without the host's services.
+ * The base of the deployment's links: the configured one, else `unconfigured`. Read where a handler
+ * is built, since a request runs without the host's services.
  */
-export const resolver: Effect.Effect<Effect.Effect<string>> = Effect.map(
+export const base: Effect.Effect<string> = Effect.map(
   Effect.serviceOption(PublicUrl),
-  (configured) => Effect.succeed(Option.getOrElse(configured, () => unconfigured))
+  Option.getOrElse(() => unconfigured)
 )

@@ -395,18 +395,22 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
           sandbox.lock.withPermits(1)(Effect.gen(function*() {
             // In batches: one message of every row would be serialized in one go on the event loop
             // that every request shares (tens of MiB for a wide result), and held twice in memory.
-            let answer: Effect.Effect.Success<ReturnType<typeof onKernel>> | undefined
-            for (let start = 0; start === 0 || start < rows.rows.length; start += loadBatchRows) {
-              answer = yield* onKernel(sandbox, {
+            const batch = (start: number) =>
+              onKernel(sandbox, {
                 op: "load",
                 name: rows.name,
                 columns: rows.columns,
                 rows: rows.rows.slice(start, start + loadBatchRows),
                 append: start > 0
               })
-              if (answer._tag === "Lost") break
+            let answer = yield* batch(0)
+            for (
+              let start = loadBatchRows;
+              answer._tag !== "Lost" && start < rows.rows.length;
+              start += loadBatchRows
+            ) {
+              answer = yield* batch(start)
             }
-            if (answer === undefined) return { preview: "", numRows: 0, numCols: 0 } satisfies LoadResult
             if (answer._tag === "Lost") {
               return { preview: "", numRows: 0, numCols: 0, error: answer.error } satisfies LoadResult
             }

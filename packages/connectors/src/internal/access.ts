@@ -68,9 +68,6 @@ export const mysqlStream = (policy: NetworkAccess.Policy, host: string, port: nu
   return Net.connect({ host, port, lookup: NetworkAccess.lookup(policy, resolve) as Net.LookupFunction })
 }
 
-/** Is the error a refusal of the network rule? */
-export const isRefused = NetworkAccess.isRefusal
-
 /**
  * PostgreSQL: is the logged-in role a superuser, or a member of a role that reads or writes the
  * server's files or runs programs there (`pg_has_role` is true of every role for a superuser)?

@@ -144,7 +144,7 @@ export interface RunOptions {
   /** Set `svc.client_attributes_json` for the transaction (the connector's `include_db_session_metadata`). */
   readonly sessionMetadata: boolean
   /** With `sessionMetadata`, sign the attributes under this key (`ClientAttributes`); empty: unsigned. */
-  readonly attributesSecret?: string | undefined
+  readonly attributesSecret: string
   /** Whether the session honours `statement_timeout` (PGlite has no timer to enforce it). */
   readonly statementTimeout: boolean
 }
@@ -162,7 +162,7 @@ export const run = async (
     }
     if (options.sessionMetadata) {
       await session.query("SELECT set_config('svc.client_attributes_json', $1, true)", [request.clientAttributesJson])
-      if (options.attributesSecret !== undefined && options.attributesSecret !== "") {
+      if (options.attributesSecret !== "") {
         await session.query(`SELECT set_config('${ClientAttributes.signatureSetting}', $1, true)`, [
           ClientAttributes.signature(request.clientAttributesJson, options.attributesSecret)
         ])

@@ -13,14 +13,13 @@ export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
   Effect.gen(function*() {
     const members = yield* Members.Members
     const sessions = yield* Sessions.Sessions
-    const publicBase = yield* PublicUrl.resolver
+    const base = yield* PublicUrl.base
+    const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
     return handlers
       .handle("me", () => withPrincipal((principal) => members.me(principal)))
       .handle("list", () => withPrincipal((principal) => members.list(principal)))
       .handle("invite", ({ payload }) =>
         Effect.gen(function*() {
-          const base = yield* publicBase
-          const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
           const invited = yield* withPrincipal((principal) => members.invite(principal, payload, linkUrl))
           return invited.sign_in_token === undefined
             ? invited
@@ -28,8 +27,6 @@ export const layer = HttpApiBuilder.group(SightlineApi, "members", (handlers) =>
         }))
       .handle("signInLink", ({ path, payload }) =>
         Effect.gen(function*() {
-          const base = yield* publicBase
-          const linkUrl = (token: string) => PublicUrl.signInLink(base, token)
           const link = yield* withPrincipal((principal) => sessions.issueLink(principal, path.id, payload, linkUrl))
           return {
             member_id: link.member_id,
