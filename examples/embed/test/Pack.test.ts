@@ -1,8 +1,8 @@
 /**
  * The library as a host outside this monorepo gets it: every package is built and packed
  * (`pnpm pack`), the tarballs are installed with plain `npm` into a fresh project in a temporary
- * directory, and the README's "Using the library" example runs there with plain `node`, as ESM and
- * as CommonJS, and type-checks with `tsc`. It needs the npm registry (for `effect` and the other
+ * directory, and the "Using the library" example of `docs/library.md` runs there with plain `node`,
+ * as ESM and as CommonJS, and type-checks with `tsc`. It needs the npm registry (for `effect` and the other
  * dependencies); without it the test is skipped, and says so, except under `CI=true`.
  */
 import { execFile, execFileSync } from "node:child_process"
@@ -51,12 +51,12 @@ const run = async (command: string, args: ReadonlyArray<string>, cwd: string): P
   }
 }
 
-/** The README's library example, as written. */
-const readmeExample = (): string => {
-  const readme = readFileSync(join(root, "README.md"), "utf8")
-  const section = readme.slice(readme.indexOf("## Using the library"))
+/** The library guide's example (`docs/library.md`), as written. */
+const libraryExample = (): string => {
+  const guide = readFileSync(join(root, "docs", "library.md"), "utf8")
+  const section = guide.slice(guide.indexOf("## Using the library"))
   const match = /```ts\n([\s\S]*?)```/.exec(section)
-  if (match === null) throw new Error("README: no ts block under Using the library")
+  if (match === null) throw new Error("docs/library.md: no ts block under Using the library")
   return match[1]!
 }
 
@@ -123,7 +123,7 @@ describe.skipIf(registry !== undefined)("the packed packages in a fresh project"
     ], project)
     expect(sandbox.trim()).toBe("function Some")
 
-    const example = withOutput(readmeExample())
+    const example = withOutput(libraryExample())
     writeFileSync(join(project, "example.mjs"), example)
     writeFileSync(join(project, "example.cjs"), toCommonJs(example))
     for (const file of ["example.mjs", "example.cjs"]) {

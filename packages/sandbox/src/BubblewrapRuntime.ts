@@ -73,7 +73,7 @@ export interface Limits {
   readonly outputBytes: number
 }
 
-/** The defaults of `Limits` (documented in the README). */
+/** The defaults of `Limits` (documented in `docs/sandcastles.md`). */
 export const defaultLimits: Limits = {
   memoryBytes: 2 * 1024 ** 3,
   execCpuSeconds: 60,

@@ -1,5 +1,5 @@
 /**
- * The README's "Using the library" example, run as written against embedded PGlite, so the example
+ * The "Using the library" example of `docs/library.md`, run as written against embedded PGlite, so the example
  * cannot drift from the code.
  */
 import { describe, expect, it } from "@effect/vitest"
