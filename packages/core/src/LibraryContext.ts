@@ -71,14 +71,17 @@ export interface Bound {
   readonly missing: ReadonlyArray<string>
 }
 
-/** Binds `:name` parameters as `$1..$n` with the given values (each name once, however often it appears). */
-export const bindNamedParams = (sql: string, values: Readonly<Record<string, unknown>>): Bound => {
+/**
+ * Binds `:name` parameters as `$1..$n` with the given values (each name once, however often it
+ * appears), numbered after `offset` placeholders the statement already has.
+ */
+export const bindNamedParams = (sql: string, values: Readonly<Record<string, unknown>>, offset = 0): Bound => {
   const order: Array<string> = []
   const missing: Array<string> = []
   const text = sql.replace(namedParam, (_, name: string) => {
     if (!Object.hasOwn(values, name) && !missing.includes(name)) missing.push(name)
     if (!order.includes(name)) order.push(name)
-    return `$${order.indexOf(name) + 1}`
+    return `$${offset + order.indexOf(name) + 1}`
   })
   const params = order.map((name) => {
     const value = values[name]

@@ -1,0 +1,491 @@
+/**
+ * A semantic model: what an organization's words mean over one connector's tables. It names the
+ * logical tables, their dimensions, time dimensions, facts, measures and named filters, the
+ * relationships between tables, derived metrics, verified queries and instructions for the model.
+ *
+ * The format is the Snowflake Cortex Analyst semantic model YAML (its key names, so a Snowflake
+ * file loads as is: `tables`, `base_table`, `primary_key.columns`, `dimensions`, `time_dimensions`,
+ * `facts`, `metrics` with an aggregate `expr`, `filters`, `relationships` with
+ * `relationship_columns`, `verified_queries`, `custom_instructions`), with keys of our own where
+ * Snowflake's leave the compiler guessing: structured `measures` (`agg`, `expr`, `filters`,
+ * `format`), the `grains` of a time dimension, `row_filter`, model-level derived `metrics`
+ * (`ratio`, `share`, `period_over_period`), `parameters` of verified queries, `time_zone`, and
+ * `connector` / `connector_type` naming what the model describes.
+ *
+ * A model lives in the Context Library as `semantic/<name>.yaml`. `parse` reads one with messages
+ * naming the file and line; `validate` checks it holds together (unique names, every reference
+ * resolves) without a database. The compiler (`SemanticCompiler`) reads only validated models.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Yaml from "yaml"
+
+// ---------------------------------------------------------------------------------------------
+// The format
+// ---------------------------------------------------------------------------------------------
+
+const Name = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+    message: () => "a name is letters, digits and underscores, not starting with a digit"
+  })
+)
+const Synonyms = Schema.optional(Schema.Array(Schema.String))
+const Description = Schema.optional(Schema.String)
+const Scalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
+
+/** A value a dimension takes, with the words people use for it ("APAC" for "Asia Pacific"). */
+export const DimensionValue = Schema.Struct({
+  value: Scalar,
+  synonyms: Synonyms,
+  description: Description
+})
+export type DimensionValue = typeof DimensionValue.Type
+
+/** A column, or an expression over the table's columns, to group and filter by. */
+export const Dimension = Schema.Struct({
+  name: Name,
+  /** SQL over the base table's columns and facts; the name's column when absent. */
+  expr: Schema.optional(Schema.String),
+  data_type: Schema.optional(Schema.String),
+  description: Description,
+  synonyms: Synonyms,
+  unique: Schema.optional(Schema.Boolean),
+  /** Some of the values (all of them when `is_enum`). */
+  sample_values: Schema.optional(Schema.Array(Scalar)),
+  is_enum: Schema.optional(Schema.Boolean),
+  /** Listed values with their synonyms: the complete set, like `is_enum`. */
+  values: Schema.optional(Schema.Array(DimensionValue))
+})
+export type Dimension = typeof Dimension.Type
+
+/** The grains a time dimension can be read at. */
+export const Grain = Schema.Literal("day", "week", "month", "quarter", "year")
+export type Grain = typeof Grain.Type
+
+/** Every grain, finest first. */
+export const grains: ReadonlyArray<Grain> = ["day", "week", "month", "quarter", "year"]
+
+/** A date or timestamp to group and filter by. */
+export const TimeDimension = Schema.Struct({
+  name: Name,
+  expr: Schema.optional(Schema.String),
+  /** `DATE` is read as a calendar day; anything else as a point in time, read in the model's time zone. */
+  data_type: Schema.optional(Schema.String),
+  description: Description,
+  synonyms: Synonyms,
+  unique: Schema.optional(Schema.Boolean),
+  sample_values: Schema.optional(Schema.Array(Scalar)),
+  /** The grains it may be grouped by; all of them when absent. */
+  grains: Schema.optional(Schema.Array(Grain))
+})
+export type TimeDimension = typeof TimeDimension.Type
+
+/** A named row-level expression that measures aggregate (Snowflake's `facts`). */
+export const Fact = Schema.Struct({
+  name: Name,
+  expr: Schema.String,
+  data_type: Schema.optional(Schema.String),
+  description: Description,
+  synonyms: Synonyms,
+  sample_values: Schema.optional(Schema.Array(Scalar))
+})
+export type Fact = typeof Fact.Type
+
+/** How a measure aggregates. */
+export const Aggregation = Schema.Literal("sum", "count", "count_distinct", "avg", "min", "max")
+export type Aggregation = typeof Aggregation.Type
+
+/** How a number is shown. */
+export const Format = Schema.Literal("number", "integer", "currency", "percent")
+export type Format = typeof Format.Type
+
+/** An aggregation over an expression of its table. */
+export const Measure = Schema.Struct({
+  name: Name,
+  agg: Aggregation,
+  /** SQL over the table's columns and facts; every row (`count`) when absent. */
+  expr: Schema.optional(Schema.String),
+  /** Named filters (of this table or one it reaches) that a row must pass to count. */
+  filters: Schema.optional(Schema.Array(Name)),
+  /**
+   * The time dimension it is read over by default: its table's first when absent; `orders.order_date`
+   * names one of a table it reaches.
+   */
+  time_dimension: Schema.optional(Schema.String),
+  format: Schema.optional(Format),
+  /** The currency or unit (`USD`, `units`). */
+  unit: Schema.optional(Schema.String),
+  description: Description,
+  synonyms: Synonyms
+})
+export type Measure = typeof Measure.Type
+
+/** A Snowflake table metric: an aggregate expression (`SUM(amount)`), read into a `Measure`. */
+export const TableMetric = Schema.Struct({
+  name: Name,
+  expr: Schema.String,
+  description: Description,
+  synonyms: Synonyms
+})
+export type TableMetric = typeof TableMetric.Type
+
+/** A named predicate over a table (a segment: "completed orders"). */
+export const Filter = Schema.Struct({
+  name: Name,
+  expr: Schema.String,
+  description: Description,
+  synonyms: Synonyms
+})
+export type Filter = typeof Filter.Type
+
+/** Where a logical table's rows come from. */
+export const BaseTable = Schema.Struct({
+  database: Schema.optional(Schema.String),
+  schema: Schema.optional(Schema.String),
+  table: Schema.String
+})
+export type BaseTable = typeof BaseTable.Type
+
+/** A logical table. */
+export const Table = Schema.Struct({
+  name: Name,
+  description: Description,
+  synonyms: Synonyms,
+  base_table: BaseTable,
+  primary_key: Schema.optional(Schema.Struct({ columns: Schema.Array(Schema.String) })),
+  /**
+   * A predicate every read of the table passes, whoever asks: row-level security. It may name the
+   * caller's client attributes as `_svc.client_attributes_json.<field>`, bound as parameters.
+   */
+  row_filter: Schema.optional(Schema.String),
+  dimensions: Schema.optional(Schema.Array(Dimension)),
+  time_dimensions: Schema.optional(Schema.Array(TimeDimension)),
+  facts: Schema.optional(Schema.Array(Fact)),
+  measures: Schema.optional(Schema.Array(Measure)),
+  metrics: Schema.optional(Schema.Array(TableMetric)),
+  filters: Schema.optional(Schema.Array(Filter))
+})
+export type Table = typeof Table.Type
+
+/** A join between two tables, from the many side (`left_table`) to the one side. */
+export const Relationship = Schema.Struct({
+  name: Name,
+  left_table: Name,
+  right_table: Name,
+  relationship_columns: Schema.NonEmptyArray(Schema.Struct({ left_column: Schema.String, right_column: Schema.String })),
+  relationship_type: Schema.optional(Schema.Literal("many_to_one", "one_to_one")),
+  join_type: Schema.optional(Schema.Literal("left_outer", "inner"))
+})
+export type Relationship = typeof Relationship.Type
+
+/** A ratio of two measures' totals (never an average of ratios). */
+export const RatioMetric = Schema.Struct({
+  name: Name,
+  type: Schema.Literal("ratio"),
+  numerator: Name,
+  denominator: Name,
+  format: Schema.optional(Format),
+  description: Description,
+  synonyms: Synonyms
+})
+
+/** A measure as a share of its total over the rows of the answer. */
+export const ShareMetric = Schema.Struct({
+  name: Name,
+  type: Schema.Literal("share"),
+  measure: Name,
+  format: Schema.optional(Format),
+  description: Description,
+  synonyms: Synonyms
+})
+
+/** A measure against the same period one `offset` earlier. */
+export const PeriodOverPeriodMetric = Schema.Struct({
+  name: Name,
+  type: Schema.Literal("period_over_period"),
+  measure: Name,
+  /** How far back: `1 year`, `3 months`, `1 week`, `7 days`. */
+  offset: Schema.String.pipe(Schema.pattern(/^\d{1,3} (day|week|month|quarter|year)s?$/, {
+    message: () => "an offset is a count and a unit: 1 year, 3 months, 7 days"
+  })),
+  /** `growth` (the change over the earlier value), `difference` or `previous` (the earlier value). */
+  calculation: Schema.optional(Schema.Literal("growth", "difference", "previous")),
+  format: Schema.optional(Format),
+  description: Description,
+  synonyms: Synonyms
+})
+
+/** A metric derived from measures. */
+export const DerivedMetric = Schema.Union(RatioMetric, ShareMetric, PeriodOverPeriodMetric)
+export type DerivedMetric = typeof DerivedMetric.Type
+
+/** A parameter of a verified query. */
+export const Parameter = Schema.Struct({
+  name: Name,
+  type: Schema.optional(Schema.Literal("string", "number", "date", "boolean")),
+  description: Description,
+  default: Schema.optional(Scalar)
+})
+export type Parameter = typeof Parameter.Type
+
+/**
+ * A question with SQL a person checked. The SQL reads logical tables as `__<table>` (each the
+ * table's dimensions, time dimensions and facts, with its row filter applied) and names parameters
+ * as `:name`.
+ */
+export const VerifiedQuery = Schema.Struct({
+  name: Name,
+  question: Schema.String,
+  sql: Schema.String,
+  parameters: Schema.optional(Schema.Array(Parameter)),
+  verified_by: Schema.optional(Schema.String),
+  /** When it was verified: Unix seconds (Snowflake's form) or an ISO date. */
+  verified_at: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
+  use_as_onboarding_question: Schema.optional(Schema.Boolean)
+})
+export type VerifiedQuery = typeof VerifiedQuery.Type
+
+/** A semantic model file. */
+export const SemanticModelFile = Schema.Struct({
+  name: Name,
+  description: Description,
+  /** The connector it describes, by name. */
+  connector: Schema.optional(Schema.String),
+  /** Or every connector of a type that has no model naming it (the shipped DEMO model). */
+  connector_type: Schema.optional(Schema.String),
+  /** The IANA time zone that ranges and grains are read in; UTC when absent. */
+  time_zone: Schema.optional(Schema.String),
+  tables: Schema.NonEmptyArray(Table),
+  relationships: Schema.optional(Schema.Array(Relationship)),
+  metrics: Schema.optional(Schema.Array(DerivedMetric)),
+  verified_queries: Schema.optional(Schema.Array(VerifiedQuery)),
+  custom_instructions: Schema.optional(Schema.String),
+  module_custom_instructions: Schema.optional(Schema.Struct({
+    sql_generation: Schema.optional(Schema.String),
+    question_categorization: Schema.optional(Schema.String)
+  }))
+})
+export type SemanticModelFile = typeof SemanticModelFile.Type
+
+// ---------------------------------------------------------------------------------------------
+// Problems
+// ---------------------------------------------------------------------------------------------
+
+/** What is wrong with a model, where. */
+export interface Problem {
+  readonly path: string
+  /** 1-based; absent when the problem is not at one place in the file. */
+  readonly line?: number | undefined
+  readonly message: string
+}
+
+/** A problem as one line: `semantic/demo.yaml:12: ...`. */
+export const formatProblem = (problem: Problem): string =>
+  `${problem.path}${problem.line === undefined ? "" : `:${problem.line}`}: ${problem.message}`
+
+// ---------------------------------------------------------------------------------------------
+// The model as the compiler reads it
+// ---------------------------------------------------------------------------------------------
+
+/** A measure with its table. */
+export interface ResolvedMeasure extends Measure {
+  readonly table: string
+}
+
+/** A model read and checked: measures normalised, every name resolvable. */
+export interface SemanticModel {
+  readonly file: SemanticModelFile
+  /** Where it was read from. */
+  readonly path: string
+  readonly timeZone: string
+  readonly tables: ReadonlyArray<Table>
+  readonly measures: ReadonlyArray<ResolvedMeasure>
+  readonly metrics: ReadonlyArray<DerivedMetric>
+  readonly relationships: ReadonlyArray<Relationship>
+  readonly verifiedQueries: ReadonlyArray<VerifiedQuery>
+}
+
+// Whether parentheses nest properly: `a) - SUM(b` (from `SUM(a) - SUM(b)`) does not.
+const balanced = (expr: string): boolean => {
+  let depth = 0
+  for (const char of expr) {
+    depth += char === "(" ? 1 : char === ")" ? -1 : 0
+    if (depth < 0) return false
+  }
+  return depth === 0
+}
+
+const aggregateCall = /^\s*(sum|count|avg|average|min|max)\s*\(\s*(distinct\s+)?([\s\S]*)\)\s*$/i
+
+/**
+ * A Snowflake table metric as a measure, when its expression is one aggregate over a row
+ * expression (`SUM(orders.amount)`, `COUNT(DISTINCT customer_id)`); the table's own prefix is
+ * dropped, since a measure's expression is read over its table.
+ */
+export const measureOfMetric = (table: string, metric: TableMetric): Either.Either<Measure, string> => {
+  const match = aggregateCall.exec(metric.expr)
+  if (match === null || !balanced(match[3]!)) {
+    return Either.left(`metric ${metric.name}: its expr must be one aggregate such as SUM(amount)`)
+  }
+  const fn = match[1]!.toLowerCase()
+  const distinct = match[2] !== undefined
+  let expr = match[3]!.trim().replaceAll(new RegExp(`\\b${table}\\.`, "g"), "")
+  if (expr === "*") expr = ""
+  const agg: Aggregation = distinct
+    ? "count_distinct"
+    : fn === "average" ? "avg" : (fn as Aggregation)
+  return Either.right({
+    name: metric.name,
+    agg,
+    ...(expr === "" ? {} : { expr }),
+    ...(metric.description === undefined ? {} : { description: metric.description }),
+    ...(metric.synonyms === undefined ? {} : { synonyms: metric.synonyms })
+  })
+}
+
+const timeZonePattern = /^(UTC|[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)*|[+-]\d{2}:\d{2})$/
+
+/** Where a name is defined, for the duplicate check. */
+const names = (table: Table): ReadonlyArray<readonly [kind: string, name: string]> => [
+  ...(table.dimensions ?? []).map((d) => ["dimension", d.name] as const),
+  ...(table.time_dimensions ?? []).map((d) => ["time dimension", d.name] as const),
+  ...(table.facts ?? []).map((d) => ["fact", d.name] as const),
+  ...(table.filters ?? []).map((d) => ["filter", d.name] as const)
+]
+
+/** Checks a decoded file holds together, and normalises it for the compiler. */
+export const validate = (path: string, file: SemanticModelFile): Either.Either<SemanticModel, ReadonlyArray<Problem>> => {
+  const problems: Array<string> = []
+  const tableNames = new Set<string>()
+  const measures: Array<ResolvedMeasure> = []
+  const filterNames = new Set<string>()
+  for (const table of file.tables) {
+    if (tableNames.has(table.name)) problems.push(`table ${table.name} is defined twice`)
+    tableNames.add(table.name)
+    const seen = new Map<string, string>()
+    for (const [kind, name] of names(table)) {
+      const before = seen.get(name)
+      if (before !== undefined) problems.push(`table ${table.name}: ${kind} ${name} clashes with the ${before} ${name}`)
+      seen.set(name, kind)
+    }
+    for (const filter of table.filters ?? []) {
+      if (filterNames.has(filter.name)) problems.push(`filter ${filter.name} is defined in two tables`)
+      filterNames.add(filter.name)
+    }
+    for (const measure of table.measures ?? []) measures.push({ ...measure, table: table.name })
+    for (const metric of table.metrics ?? []) {
+      Either.match(measureOfMetric(table.name, metric), {
+        onLeft: (message) => problems.push(`table ${table.name}: ${message}`),
+        onRight: (measure) => measures.push({ ...measure, table: table.name })
+      })
+    }
+    for (const measure of table.measures ?? []) {
+      if (measure.agg !== "count" && measure.expr === undefined) {
+        problems.push(`measure ${measure.name}: a ${measure.agg} needs an expr`)
+      }
+    }
+  }
+  const timeDimensions = file.tables.flatMap((t) =>
+    (t.time_dimensions ?? []).flatMap((d) => [d.name, `${t.name}.${d.name}`])
+  )
+  for (const measure of measures) {
+    if (measure.time_dimension !== undefined && !timeDimensions.includes(measure.time_dimension)) {
+      problems.push(`measure ${measure.name}: no time dimension named ${measure.time_dimension}`)
+    }
+  }
+  const metricNames = new Set<string>()
+  for (const name of [...measures.map((m) => m.name), ...(file.metrics ?? []).map((m) => m.name)]) {
+    if (metricNames.has(name)) problems.push(`metric ${name} is defined twice (metric names are unique in a model)`)
+    metricNames.add(name)
+  }
+  const measureNames = new Set(measures.map((m) => m.name))
+  for (const measure of measures) {
+    for (const filter of measure.filters ?? []) {
+      if (!filterNames.has(filter)) problems.push(`measure ${measure.name}: no filter named ${filter}`)
+    }
+  }
+  for (const metric of file.metrics ?? []) {
+    const inputs = metric.type === "ratio" ? [metric.numerator, metric.denominator] : [metric.measure]
+    for (const input of inputs) {
+      if (!measureNames.has(input)) problems.push(`metric ${metric.name}: no measure named ${input}`)
+    }
+  }
+  const relationshipNames = new Set<string>()
+  for (const relationship of file.relationships ?? []) {
+    if (relationshipNames.has(relationship.name)) problems.push(`relationship ${relationship.name} is defined twice`)
+    relationshipNames.add(relationship.name)
+    for (const side of [relationship.left_table, relationship.right_table]) {
+      if (!tableNames.has(side)) problems.push(`relationship ${relationship.name}: no table named ${side}`)
+    }
+  }
+  const queryNames = new Set<string>()
+  for (const query of file.verified_queries ?? []) {
+    if (queryNames.has(query.name)) problems.push(`verified query ${query.name} is defined twice`)
+    queryNames.add(query.name)
+    for (const match of query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      if (!tableNames.has(match[1]!)) problems.push(`verified query ${query.name}: no table named ${match[1]}`)
+    }
+  }
+  const timeZone = file.time_zone ?? "UTC"
+  if (!timeZonePattern.test(timeZone)) problems.push(`time_zone ${timeZone} is not a time zone name`)
+  if (problems.length > 0) return Either.left(problems.map((message) => ({ path, message })))
+  return Either.right({
+    file,
+    path,
+    timeZone,
+    tables: file.tables,
+    measures,
+    metrics: file.metrics ?? [],
+    relationships: file.relationships ?? [],
+    verifiedQueries: file.verified_queries ?? []
+  })
+}
+
+const decodeFile = Schema.decodeUnknownEither(SemanticModelFile, { errors: "all", onExcessProperty: "error" })
+
+/**
+ * Reads a model file: YAML, then the format, then `validate`. Every problem names the file and,
+ * where it has one, the line.
+ */
+export const parse = (path: string, text: string): Either.Either<SemanticModel, ReadonlyArray<Problem>> => {
+  const lineCounter = new Yaml.LineCounter()
+  const document = Yaml.parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true })
+  const lineAt = (offset: number | undefined) => offset === undefined ? undefined : lineCounter.linePos(offset).line
+  if (document.errors.length > 0) {
+    return Either.left(document.errors.map((error) => ({
+      path,
+      line: lineAt(error.pos[0]),
+      message: error.message.split("\n")[0]!
+    })))
+  }
+  const decoded = decodeFile(document.toJS())
+  if (Either.isLeft(decoded)) {
+    // An optional field's union with `undefined` adds "Expected undefined" beside the real problem.
+    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+      .filter((issue) => !issue.message.startsWith("Expected undefined"))
+    return Either.left(issues.map((issue) => {
+      // The deepest node of the issue's path that the document has, for its line.
+      let node: unknown = undefined
+      for (let depth = issue.path.length; depth >= 0 && node === undefined; depth--) {
+        node = document.getIn(issue.path.slice(0, depth) as Array<PropertyKey>, true)
+      }
+      const range = Yaml.isNode(node) ? node.range : undefined
+      const where = issue.path.length === 0 ? "" : `${issue.path.join(".")}: `
+      return { path, line: lineAt(range?.[0]), message: `${where}${issue.message}` }
+    }))
+  }
+  return validate(path, decoded.right)
+}
+
+/** Writes a model file as YAML (what `GET /v2/connectors/{id}/semantic-model` returns). */
+export const stringify = (file: SemanticModelFile): string => Yaml.stringify(file, { lineWidth: 0 })
+
+/** The folder of the library that holds semantic models. */
+export const folder = "semantic"
+
+/** Whether a library path is a semantic model file. */
+export const isModelPath = (path: string): boolean =>
+  path.startsWith(`${folder}/`) && /\.ya?ml$/i.test(path)

@@ -1,0 +1,143 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as SemanticCompiler from "../src/SemanticCompiler.js"
+import * as SemanticModel from "../src/SemanticModel.js"
+
+const model = Either.getOrThrow(SemanticModel.parse(
+  "semantic/shop.yaml",
+  `name: shop
+time_zone: Europe/Paris
+tables:
+  - name: orders
+    base_table: { schema: shop, table: orders }
+    primary_key: { columns: [id] }
+    dimensions:
+      - name: channel
+        values: [{ value: web, synonyms: [online] }, { value: store }]
+    time_dimensions:
+      - { name: ordered, expr: ordered_at }
+    measures:
+      - { name: orders, agg: count, description: number of orders }
+      - { name: shipping, agg: sum, expr: shipping_fee }
+    filters:
+      - { name: paid, expr: "status = 'paid'", description: paid orders only }
+  - name: lines
+    base_table: { schema: shop, table: order_lines }
+    facts:
+      - { name: amount, expr: quantity * price }
+    measures:
+      - { name: revenue, agg: sum, expr: amount, filters: [paid], time_dimension: orders.ordered }
+  - name: customers
+    base_table: { schema: shop, table: customers }
+    row_filter: region = _svc.client_attributes_json.region
+    dimensions:
+      - { name: region }
+relationships:
+  - { name: lines_orders, left_table: lines, right_table: orders, relationship_columns: [{ left_column: order_id, right_column: id }] }
+  - { name: orders_customers, left_table: orders, right_table: customers, relationship_columns: [{ left_column: customer_id, right_column: id }] }
+metrics:
+  - { name: aov, type: ratio, numerator: revenue, denominator: orders }
+  - { name: revenue_yoy, type: period_over_period, measure: revenue, offset: 1 year }
+verified_queries:
+  - name: by_channel
+    question: Revenue by channel?
+    parameters: [{ name: since, type: date }, { name: top, type: number, default: 5 }]
+    sql: |
+      WITH totals AS (SELECT o.channel, SUM(l.amount) AS revenue FROM __lines l JOIN __orders o ON o.id = l.order_id
+        WHERE o.ordered >= :since GROUP BY o.channel)
+      SELECT * FROM totals ORDER BY revenue DESC LIMIT :top;
+`
+))
+
+const compile = (query: Parameters<typeof SemanticCompiler.compile>[1], dialect: SemanticCompiler.DialectName = "postgres") =>
+  SemanticCompiler.compile(model, query, dialect)
+
+const failure = (query: Parameters<typeof SemanticCompiler.compile>[1]) =>
+  Either.match(compile(query), { onLeft: (e) => e.message, onRight: () => "compiled" })
+
+describe("SemanticCompiler.compile", () => {
+  it("is deterministic and binds every value instead of writing it into the SQL", () => {
+    const query = {
+      metrics: ["revenue"],
+      dimensions: ["channel"],
+      filters: [{ dimension: "channel", operator: "in" as const, values: ["online", "store' OR '1'='1"] }],
+      time: { start: "2025-01-01", end: "2026-01-01" }
+    }
+    const first = Either.getOrThrow(compile(query))
+    expect(Either.getOrThrow(compile(query))).toEqual(first)
+    expect(first.sql).not.toContain("store'")
+    expect(first.sql).not.toContain("2025-01-01")
+    // A listed value's synonym is read as the value.
+    expect(first.params).toEqual(expect.arrayContaining(["web", "store' OR '1'='1", "2025-01-01", "2026-01-01"]))
+    expect(first.columns).toEqual([
+      { name: "channel", kind: "dimension" },
+      { name: "revenue", kind: "metric", format: undefined }
+    ])
+  })
+
+  it("reads time in the model's time zone, and writes each dialect's grain", () => {
+    const pg = Either.getOrThrow(compile({ metrics: ["orders"], time: { grain: "month" } }))
+    expect(pg.sql).toContain("date_trunc('month', (CAST(\"orders\".\"t__ordered\" AS timestamptz) AT TIME ZONE 'Europe/Paris'))")
+    const my = Either.getOrThrow(compile({ metrics: ["orders"], time: { grain: "quarter" } }, "mysql"))
+    expect(my.sql).toContain("CONVERT_TZ(`orders`.`t__ordered`, '+00:00', 'Europe/Paris')")
+    expect(my.sql).toContain("INTERVAL QUARTER(")
+    expect(my.sql).toContain("`shop`.`orders`")
+  })
+
+  it("keeps the row filter of a table on every table below it, as a bound client attribute", () => {
+    const { sql } = Either.getOrThrow(compile({ metrics: ["revenue"] }))
+    // Revenue never names customers, yet only lines of the caller's region's customers count.
+    expect(sql).toContain("(region = _svc.client_attributes_json.region)")
+    // Once under lines and once under orders (joined for the paid filter): each projection keeps it.
+    expect(sql.match(/_svc\.client_attributes_json\.region/g)?.length).toBe(2)
+    expect(sql).toContain("FROM \"shop\".\"order_lines\" AS \"b\") AS \"b\" WHERE \"b\".\"order_id\" IN (SELECT")
+  })
+
+  it("refuses what it cannot read along many-to-one relationships, and names unknown things", () => {
+    expect(failure({ metrics: ["orders"], dimensions: ["lines.amount"] })).toBe("no dimension named lines.amount in model shop")
+    expect(failure({ metrics: ["turnover"] })).toBe("no metric named turnover in model shop")
+    expect(failure({ metrics: ["orders"], segments: ["vip"] })).toBe("no filter named vip in model shop")
+    expect(failure({ metrics: ["aov"], dimensions: ["region"], order: [{ by: "margin" }] }))
+      .toBe("cannot order by margin: it is not one of region, aov")
+    expect(failure({ metrics: ["revenue_yoy"] })).toBe("metric revenue_yoy compares periods: give a time grain or a period")
+    expect(failure({ metrics: ["orders"], time: { start: "2025-02-01", end: "2025-01-01" } }))
+      .toBe("the period's start 2025-02-01 is not before its end 2025-01-01")
+  })
+
+  it("states its reading in words and as data", () => {
+    const { reading } = Either.getOrThrow(compile({
+      metrics: ["revenue", "aov"],
+      dimensions: ["channel"],
+      filters: [{ dimension: "region", operator: "=", values: ["North"] }],
+      time: { start: "2025-01-01", end: "2026-01-01" },
+      limit: 3
+    }))
+    expect(reading.text).toBe(
+      "Top 3: Revenue (sum of amount, only paid orders only) and Aov (revenue divided by orders) by channel in 2025, where region is North, highest first"
+    )
+    expect(reading).toMatchObject({ dimensions: ["channel"], period: "2025", order: "highest first", limit: 3 })
+    expect(SemanticCompiler.periodWords("2025-03-01", "2025-04-01")).toBe("March 2025")
+    expect(SemanticCompiler.periodWords("2025-04-01", "2025-07-01")).toBe("Q2 2025")
+    expect(SemanticCompiler.periodWords("2025-01-05", "2025-02-10")).toBe("2025-01-05 to 2025-02-09")
+  })
+})
+
+describe("SemanticCompiler.verifiedSql", () => {
+  it("reads logical tables through their projections and binds parameters after theirs", () => {
+    const { params, sql } = Either.getOrThrow(
+      SemanticCompiler.verifiedSql(model, model.verifiedQueries[0]!, { since: "2025-01-01" }, "postgres")
+    )
+    // The query's own WITH is merged with the projections', and its trailing semicolon dropped.
+    expect(sql).toMatch(/^WITH "__lines" AS \(SELECT .*\),\n"__orders" AS \(SELECT .*\),\ntotals AS \(/s)
+    expect(sql).toContain("WHERE o.ordered >= $1 GROUP BY o.channel)")
+    expect(sql).toContain("LIMIT $2")
+    expect(sql).not.toMatch(/;\s*$/)
+    expect(params).toEqual(["2025-01-01", 5])
+  })
+
+  it("says which parameters are missing", () => {
+    expect(Either.getLeft(SemanticCompiler.verifiedSql(model, model.verifiedQueries[0]!, {}, "postgres")).pipe(
+      (e) => e._tag === "Some" ? e.value.message : ""
+    )).toBe("missing values for parameters: since")
+  })
+})

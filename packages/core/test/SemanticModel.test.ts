@@ -1,0 +1,121 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as SemanticModel from "../src/SemanticModel.js"
+
+const problemsOf = (text: string) =>
+  Either.match(SemanticModel.parse("semantic/shop.yaml", text), {
+    onLeft: (problems) => problems.map(SemanticModel.formatProblem),
+    onRight: () => []
+  })
+
+const shop = `name: shop
+tables:
+  - name: orders
+    base_table: { table: orders }
+    dimensions:
+      - { name: channel }
+    time_dimensions:
+      - { name: ordered, expr: ordered_at }
+    measures:
+      - { name: orders, agg: count }
+`
+
+describe("SemanticModel.parse", () => {
+  it("reads a model and normalises it", () => {
+    const model = Either.getOrThrow(SemanticModel.parse("semantic/shop.yaml", shop))
+    expect(model.timeZone).toBe("UTC")
+    expect(model.measures).toEqual([{ name: "orders", agg: "count", table: "orders" }])
+  })
+
+  it("names the file and line of a YAML error", () => {
+    expect(problemsOf("name: shop\ntables:\n  - name: [unclosed\n")).toEqual([
+      expect.stringMatching(/^semantic\/shop\.yaml:\d+: .*Flow sequence/)
+    ])
+  })
+
+  it("names the file, line and path of a value the format refuses", () => {
+    const problems = problemsOf(shop.replace("agg: count", "agg: median").replace("{ name: channel }", "{ name: 2channel }"))
+    expect(problems).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^semantic\/shop\.yaml:6: tables\.0\.dimensions\.0\.name: .*letters, digits/),
+      expect.stringMatching(/^semantic\/shop\.yaml:10: tables\.0\.measures\.0\.agg: /)
+    ]))
+  })
+
+  it("refuses keys it does not know, so a typo is not silently ignored", () => {
+    expect(problemsOf(shop.replace("agg: count", "agg: count, synonym: [x]"))).toEqual([
+      expect.stringMatching(/^semantic\/shop\.yaml:10: tables\.0\.measures\.0\.synonym: is unexpected/)
+    ])
+  })
+
+  it("finds duplicate names and references that do not resolve", () => {
+    const broken = shop
+      .replace("- { name: channel }", "- { name: channel }\n      - { name: ordered }")
+      .replace("- { name: orders, agg: count }", [
+        "- { name: orders, agg: count, filters: [paid] }",
+        "      - { name: revenue, agg: sum }",
+        "      - { name: late, agg: count, time_dimension: shipped }"
+      ].join("\n")) +
+      [
+        "relationships:",
+        "  - { name: r, left_table: orders, right_table: customers, relationship_columns: [{ left_column: c, right_column: id }] }",
+        "metrics:",
+        "  - { name: aov, type: ratio, numerator: revenue, denominator: visits }",
+        "  - { name: orders, type: share, measure: orders }",
+        "verified_queries:",
+        "  - { name: q, question: Q?, sql: select * from __payments }"
+      ].join("\n")
+    expect(problemsOf(broken).sort()).toEqual([
+      "semantic/shop.yaml: measure late: no time dimension named shipped",
+      "semantic/shop.yaml: measure orders: no filter named paid",
+      "semantic/shop.yaml: measure revenue: a sum needs an expr",
+      "semantic/shop.yaml: metric aov: no measure named visits",
+      "semantic/shop.yaml: metric orders is defined twice (metric names are unique in a model)",
+      "semantic/shop.yaml: relationship r: no table named customers",
+      "semantic/shop.yaml: table orders: time dimension ordered clashes with the dimension ordered",
+      "semantic/shop.yaml: verified query q: no table named payments"
+    ])
+  })
+
+  it("loads a Snowflake Cortex Analyst model as it is: facts, aggregate metrics and filters", () => {
+    const snowflake = `name: sales
+tables:
+  - name: orders
+    base_table: { database: APP, schema: PUBLIC, table: ORDERS }
+    primary_key: { columns: [order_id] }
+    dimensions:
+      - { name: status, expr: status, data_type: TEXT, is_enum: true, sample_values: [paid, refunded] }
+    time_dimensions:
+      - { name: ordered_at, expr: created_at, data_type: TIMESTAMP, synonyms: [order date] }
+    facts:
+      - { name: amount, expr: total_cents / 100.0, data_type: NUMBER }
+    metrics:
+      - { name: revenue, expr: SUM(orders.amount), synonyms: [sales, GMV] }
+      - { name: buyers, expr: COUNT(DISTINCT customer_id) }
+      - { name: order_count, expr: count(*) }
+    filters:
+      - { name: paid, expr: status = 'paid' }
+verified_queries:
+  - name: rev_by_month
+    question: Revenue by month
+    verified_by: ana
+    verified_at: 1767225600
+    use_as_onboarding_question: true
+    sql: SELECT DATE_TRUNC('month', ordered_at), SUM(amount) FROM __orders GROUP BY 1
+custom_instructions: Round money to cents.
+`
+    const model = Either.getOrThrow(SemanticModel.parse("semantic/sales.yaml", snowflake))
+    expect(model.measures).toEqual([
+      { name: "revenue", agg: "sum", expr: "amount", synonyms: ["sales", "GMV"], table: "orders" },
+      { name: "buyers", agg: "count_distinct", expr: "customer_id", table: "orders" },
+      { name: "order_count", agg: "count", table: "orders" }
+    ])
+    expect(model.verifiedQueries[0]!.verified_at).toBe(1767225600)
+  })
+
+  it("refuses a Snowflake metric that is not one aggregate", () => {
+    expect(problemsOf(shop.replace(
+      "measures:\n      - { name: orders, agg: count }",
+      "metrics:\n      - { name: margin, expr: SUM(a) - SUM(b) }"
+    ))).toEqual(["semantic/shop.yaml: table orders: metric margin: its expr must be one aggregate such as SUM(amount)"])
+  })
+})
