@@ -105,7 +105,9 @@ const mysql: Dialect = {
     }
   },
   shift: (local, count, unit) => `(${local} + INTERVAL ${count} ${unit.toUpperCase()})`,
-  divide: (numerator, denominator) => `${numerator} / NULLIF(${denominator}, 0)`,
+  // Decimal division keeps only `div_precision_increment` (4) more digits: 0.0425 for 0.04255.
+  // A double (`1e0` is one) keeps them all.
+  divide: (numerator, denominator) => `${numerator} * 1e0 / NULLIF(${denominator}, 0)`,
   absent: "NULL"
 }
 
@@ -162,9 +164,9 @@ const resolveField = (model: Model, reference: string): Either.Either<FieldRef, 
   }
   return Either.left(
     new CompileError({
-      message: `${reference} names a dimension of ${
-        candidates.map((c) => c.table.name).join(" and ")
-      }: say which (${candidates.map((c) => `${c.table.name}.${c.name}`).join(", ")})`
+      message: `${reference} names a dimension of ${candidates.map((c) => c.table.name).join(" and ")}: say which (${
+        candidates.map((c) => `${c.table.name}.${c.name}`).join(", ")
+      })`
     })
   )
 }
@@ -211,7 +213,11 @@ const edges = (model: Model): ReadonlyArray<Edge> =>
       columns: r.relationship_columns.map((c) => [c.left_column, c.right_column] as const)
     }
     if (r.relationship_type !== "one_to_one") return [forward]
-    return [forward, { from: r.right_table, to: r.left_table, columns: forward.columns.map(([a, b]) => [b, a] as const) }]
+    return [forward, {
+      from: r.right_table,
+      to: r.left_table,
+      columns: forward.columns.map(([a, b]) => [b, a] as const)
+    }]
   })
 
 /** The tables reachable from `root` along many-to-one edges, each with the edge that reaches it first. */
@@ -287,7 +293,9 @@ const projection = (
       } AS ${w.q("p")})`
     )
   }
-  const list = columns.length === 0 ? "1 AS one" : columns.map(([expr, alias]) => `(${expr}) AS ${w.q(alias)}`).join(", ")
+  const list = columns.length === 0
+    ? "1 AS one"
+    : columns.map(([expr, alias]) => `(${expr}) AS ${w.q(alias)}`).join(", ")
   return `(SELECT ${list} FROM ${from}${conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`})`
 }
 
@@ -376,7 +384,9 @@ export const compile = (
     const timeAlias = grain === undefined ? undefined : `${namedTime?.name ?? "period"}_${grain}`
     const hasPeriod = time?.start !== undefined || time?.end !== undefined
     if (time?.start !== undefined && time.end !== undefined && time.start >= time.end) {
-      return yield* Either.left(new CompileError({ message: `the period's start ${time.start} is not before its end ${time.end}` }))
+      return yield* Either.left(
+        new CompileError({ message: `the period's start ${time.start} is not before its end ${time.end}` })
+      )
     }
     const filters = yield* Either.all((query.filters ?? []).map((filter) =>
       Either.map(resolveField(model, filter.dimension), (field) => ({ filter, field }))
@@ -391,10 +401,15 @@ export const compile = (
     // The measures every metric needs, each in the group of its table and time axis.
     const groups: Array<Group> = []
     const measureAlias = new Map<string, string>()
-    const addMeasure = (measure: ResolvedMeasure, shift?: { count: number; unit: Grain }): Either.Either<string, CompileError> => {
+    const addMeasure = (
+      measure: ResolvedMeasure,
+      shift?: { count: number; unit: Grain }
+    ): Either.Either<string, CompileError> => {
       const key = `${measure.name}${shift === undefined ? "" : `@${shift.count}${shift.unit}`}`
       const known = measureAlias.get(key)
-      if (known !== undefined) return Either.right(known)
+      if (known !== undefined) {
+        return Either.right(known)
+      }
       const axis = timeOf(model, measure, namedTime)
       if ((grain !== undefined || hasPeriod || shift !== undefined) && axis === undefined) {
         return Either.left(
@@ -417,7 +432,9 @@ export const compile = (
       group.measures.push({ measure, alias })
       return Either.right(alias)
     }
-    const outputs: Array<{ readonly name: string; readonly expr: string; readonly format?: SemanticModel.Format | undefined }> = []
+    const outputs: Array<
+      { readonly name: string; readonly expr: string; readonly format?: SemanticModel.Format | undefined }
+    > = []
     for (const metric of metrics) {
       if (metric.kind === "measure") {
         const alias = yield* addMeasure(metric.measure)
@@ -469,7 +486,12 @@ export const compile = (
     }
 
     // Each group: its table joined to the tables the dimensions, filters and segments live in.
-    const dimensionAliases = [...dimensions.map((d) => d.alias), ...(timeAlias === undefined ? [] : [timeAlias])]
+    const dimensionAliases = [
+      ...dimensions.map((d) =>
+        d.alias
+      ),
+      ...(timeAlias === undefined ? [] : [timeAlias])
+    ]
     const allAliases = [...measureAlias.values()]
     const branches: Array<string> = []
     for (const group of groups) {
@@ -539,7 +561,10 @@ export const compile = (
           yield* need(found.table.name, `filter ${name}`)
           conditions.push(column(found.table.name, found.filter.expr, `f__${found.filter.name}`))
         }
-        aggregates.set(alias, aggregate(measure.agg, value, conditions.length === 0 ? undefined : conditions.join(" AND ")))
+        aggregates.set(
+          alias,
+          aggregate(measure.agg, value, conditions.length === 0 ? undefined : conditions.join(" AND "))
+        )
       }
       // Every alias of the stacked result, in one order: dimensions, then all measures (null where
       // another group computes it).
@@ -575,10 +600,12 @@ export const compile = (
     // Stack the groups and fold them on the dimensions: each dimension tuple has one row per group.
     const inner = branches.length === 1
       ? branches[0]!
-      : `SELECT ${[
-        ...dimensionAliases.map((a) => w.q(a)),
-        ...allAliases.map((a) => `MAX(${w.q(a)}) AS ${w.q(a)}`)
-      ].join(", ")}\n  FROM (\n${branches.join("\n  UNION ALL\n")}\n  ) AS ${w.q("stacked")}${
+      : `SELECT ${
+        [
+          ...dimensionAliases.map((a) => w.q(a)),
+          ...allAliases.map((a) => `MAX(${w.q(a)}) AS ${w.q(a)}`)
+        ].join(", ")
+      }\n  FROM (\n${branches.join("\n  UNION ALL\n")}\n  ) AS ${w.q("stacked")}${
         dimensionAliases.length === 0 ? "" : `\n  GROUP BY ${dimensionAliases.map((a) => w.q(a)).join(", ")}`
       }`
 
@@ -600,19 +627,28 @@ export const compile = (
     }
     // Ties (and a missing order) still give one order: every dimension after the requested keys.
     for (const alias of dimensionAliases) {
-      if (!order.some((o) => o.by === alias || (o.by === "time" && alias === timeAlias))) orderSql.push(`${w.q(alias)} ASC`)
+      if (!order.some((o) => o.by === alias || (o.by === "time" && alias === timeAlias))) {
+        orderSql.push(`${w.q(alias)} ASC`)
+      }
     }
     const limit = query.limit ?? SemanticQuery.maxLimit
-    const sql = `SELECT ${[
-      ...dimensionAliases.map((a) => w.q(a)),
-      ...outputs.map((o) => `${o.expr} AS ${w.q(o.name)}`)
-    ].join(", ")}\nFROM (\n  ${inner}\n) AS ${w.q("q")}${orderSql.length === 0 ? "" : `\nORDER BY ${orderSql.join(", ")}`}\nLIMIT ${limit}`
+    const sql = `SELECT ${
+      [
+        ...dimensionAliases.map((a) => w.q(a)),
+        ...outputs.map((o) => `${o.expr} AS ${w.q(o.name)}`)
+      ].join(", ")
+    }\nFROM (\n  ${inner}\n) AS ${w.q("q")}${
+      orderSql.length === 0 ? "" : `\nORDER BY ${orderSql.join(", ")}`
+    }\nLIMIT ${limit}`
 
     return {
       sql,
       params: w.params,
       columns: [
-        ...dimensions.map((d): OutputColumn => ({ name: d.alias, kind: d.field.kind === "time" ? "time" : "dimension" })),
+        ...dimensions.map((d): OutputColumn => ({
+          name: d.alias,
+          kind: d.field.kind === "time" ? "time" : "dimension"
+        })),
         ...(timeAlias === undefined ? [] : [{ name: timeAlias, kind: "time" as const }]),
         ...outputs.map((o): OutputColumn => ({ name: o.name, kind: "metric", format: o.format }))
       ],
@@ -844,8 +880,8 @@ export const verifiedSql = (
     for (const fact of table.facts ?? []) add(fact.name, fact.name)
     for (const column of table.primary_key?.columns ?? []) add(column, column)
     for (const edge of edges(model)) {
-      if (edge.from === table.name) for (const [from] of edge.columns) add(from, from)
-      if (edge.to === table.name) for (const [, to] of edge.columns) add(to, to)
+      if (edge.from === table.name) { for (const [from] of edge.columns) add(from, from) }
+      if (edge.to === table.name) { for (const [, to] of edge.columns) add(to, to) }
     }
     ctes.push(`${w.q(`__${name}`)} AS ${projection(w, model, table, columns)}`)
   }

@@ -175,7 +175,9 @@ export const Relationship = Schema.Struct({
   name: Name,
   left_table: Name,
   right_table: Name,
-  relationship_columns: Schema.NonEmptyArray(Schema.Struct({ left_column: Schema.String, right_column: Schema.String })),
+  relationship_columns: Schema.NonEmptyArray(
+    Schema.Struct({ left_column: Schema.String, right_column: Schema.String })
+  ),
   relationship_type: Schema.optional(Schema.Literal("many_to_one", "one_to_one")),
   join_type: Schema.optional(Schema.Literal("left_outer", "inner"))
 })
@@ -336,7 +338,9 @@ export const measureOfMetric = (table: string, metric: TableMetric): Either.Eith
   if (expr === "*") expr = ""
   const agg: Aggregation = distinct
     ? "count_distinct"
-    : fn === "average" ? "avg" : (fn as Aggregation)
+    : fn === "average"
+    ? "avg"
+    : (fn as Aggregation)
   return Either.right({
     name: metric.name,
     agg,
@@ -357,7 +361,10 @@ const names = (table: Table): ReadonlyArray<readonly [kind: string, name: string
 ]
 
 /** Checks a decoded file holds together, and normalises it for the compiler. */
-export const validate = (path: string, file: SemanticModelFile): Either.Either<SemanticModel, ReadonlyArray<Problem>> => {
+export const validate = (
+  path: string,
+  file: SemanticModelFile
+): Either.Either<SemanticModel, ReadonlyArray<Problem>> => {
   const problems: Array<string> = []
   const tableNames = new Set<string>()
   const measures: Array<ResolvedMeasure> = []
@@ -487,5 +494,4 @@ export const stringify = (file: SemanticModelFile): string => Yaml.stringify(fil
 export const folder = "semantic"
 
 /** Whether a library path is a semantic model file. */
-export const isModelPath = (path: string): boolean =>
-  path.startsWith(`${folder}/`) && /\.ya?ml$/i.test(path)
+export const isModelPath = (path: string): boolean => path.startsWith(`${folder}/`) && /\.ya?ml$/i.test(path)

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as SemanticCompiler from "../src/SemanticCompiler.js"
 import * as SemanticModel from "../src/SemanticModel.js"
+import type * as SemanticQuery from "../src/SemanticQuery.js"
 
 const model = Either.getOrThrow(SemanticModel.parse(
   "semantic/shop.yaml",
@@ -49,18 +50,20 @@ verified_queries:
 `
 ))
 
-const compile = (query: Parameters<typeof SemanticCompiler.compile>[1], dialect: SemanticCompiler.DialectName = "postgres") =>
-  SemanticCompiler.compile(model, query, dialect)
+const compile = (
+  query: Parameters<typeof SemanticCompiler.compile>[1],
+  dialect: SemanticCompiler.DialectName = "postgres"
+) => SemanticCompiler.compile(model, query, dialect)
 
 const failure = (query: Parameters<typeof SemanticCompiler.compile>[1]) =>
   Either.match(compile(query), { onLeft: (e) => e.message, onRight: () => "compiled" })
 
 describe("SemanticCompiler.compile", () => {
   it("is deterministic and binds every value instead of writing it into the SQL", () => {
-    const query = {
+    const query: SemanticQuery.SemanticQuery = {
       metrics: ["revenue"],
       dimensions: ["channel"],
-      filters: [{ dimension: "channel", operator: "in" as const, values: ["online", "store' OR '1'='1"] }],
+      filters: [{ dimension: "channel", operator: "in", values: ["online", "store' OR '1'='1"] }],
       time: { start: "2025-01-01", end: "2026-01-01" }
     }
     const first = Either.getOrThrow(compile(query))
@@ -77,7 +80,9 @@ describe("SemanticCompiler.compile", () => {
 
   it("reads time in the model's time zone, and writes each dialect's grain", () => {
     const pg = Either.getOrThrow(compile({ metrics: ["orders"], time: { grain: "month" } }))
-    expect(pg.sql).toContain("date_trunc('month', (CAST(\"orders\".\"t__ordered\" AS timestamptz) AT TIME ZONE 'Europe/Paris'))")
+    expect(pg.sql).toContain(
+      "date_trunc('month', (CAST(\"orders\".\"t__ordered\" AS timestamptz) AT TIME ZONE 'Europe/Paris'))"
+    )
     const my = Either.getOrThrow(compile({ metrics: ["orders"], time: { grain: "quarter" } }, "mysql"))
     expect(my.sql).toContain("CONVERT_TZ(`orders`.`t__ordered`, '+00:00', 'Europe/Paris')")
     expect(my.sql).toContain("INTERVAL QUARTER(")
@@ -94,12 +99,16 @@ describe("SemanticCompiler.compile", () => {
   })
 
   it("refuses what it cannot read along many-to-one relationships, and names unknown things", () => {
-    expect(failure({ metrics: ["orders"], dimensions: ["lines.amount"] })).toBe("no dimension named lines.amount in model shop")
+    expect(failure({ metrics: ["orders"], dimensions: ["lines.amount"] })).toBe(
+      "no dimension named lines.amount in model shop"
+    )
     expect(failure({ metrics: ["turnover"] })).toBe("no metric named turnover in model shop")
     expect(failure({ metrics: ["orders"], segments: ["vip"] })).toBe("no filter named vip in model shop")
     expect(failure({ metrics: ["aov"], dimensions: ["region"], order: [{ by: "margin" }] }))
       .toBe("cannot order by margin: it is not one of region, aov")
-    expect(failure({ metrics: ["revenue_yoy"] })).toBe("metric revenue_yoy compares periods: give a time grain or a period")
+    expect(failure({ metrics: ["revenue_yoy"] })).toBe(
+      "metric revenue_yoy compares periods: give a time grain or a period"
+    )
     expect(failure({ metrics: ["orders"], time: { start: "2025-02-01", end: "2025-01-01" } }))
       .toBe("the period's start 2025-02-01 is not before its end 2025-01-01")
   })
@@ -136,8 +145,10 @@ describe("SemanticCompiler.verifiedSql", () => {
   })
 
   it("says which parameters are missing", () => {
-    expect(Either.getLeft(SemanticCompiler.verifiedSql(model, model.verifiedQueries[0]!, {}, "postgres")).pipe(
-      (e) => e._tag === "Some" ? e.value.message : ""
-    )).toBe("missing values for parameters: since")
+    expect(
+      Either.getLeft(SemanticCompiler.verifiedSql(model, model.verifiedQueries[0]!, {}, "postgres")).pipe(
+        (e) => e._tag === "Some" ? e.value.message : ""
+      )
+    ).toBe("missing values for parameters: since")
   })
 })

@@ -34,7 +34,9 @@ describe("SemanticModel.parse", () => {
   })
 
   it("names the file, line and path of a value the format refuses", () => {
-    const problems = problemsOf(shop.replace("agg: count", "agg: median").replace("{ name: channel }", "{ name: 2channel }"))
+    const problems = problemsOf(
+      shop.replace("agg: count", "agg: median").replace("{ name: channel }", "{ name: 2channel }")
+    )
     expect(problems).toEqual(expect.arrayContaining([
       expect.stringMatching(/^semantic\/shop\.yaml:6: tables\.0\.dimensions\.0\.name: .*letters, digits/),
       expect.stringMatching(/^semantic\/shop\.yaml:10: tables\.0\.measures\.0\.agg: /)
@@ -50,11 +52,14 @@ describe("SemanticModel.parse", () => {
   it("finds duplicate names and references that do not resolve", () => {
     const broken = shop
       .replace("- { name: channel }", "- { name: channel }\n      - { name: ordered }")
-      .replace("- { name: orders, agg: count }", [
-        "- { name: orders, agg: count, filters: [paid] }",
-        "      - { name: revenue, agg: sum }",
-        "      - { name: late, agg: count, time_dimension: shipped }"
-      ].join("\n")) +
+      .replace(
+        "- { name: orders, agg: count }",
+        [
+          "- { name: orders, agg: count, filters: [paid] }",
+          "      - { name: revenue, agg: sum }",
+          "      - { name: late, agg: count, time_dimension: shipped }"
+        ].join("\n")
+      ) +
       [
         "relationships:",
         "  - { name: r, left_table: orders, right_table: customers, relationship_columns: [{ left_column: c, right_column: id }] }",
