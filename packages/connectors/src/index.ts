@@ -7,6 +7,7 @@
  */
 export * as ClientAttributes from "./ClientAttributes.js"
 export * as DemoDataset from "./DemoDataset.js"
+export * as DemoModel from "./DemoModel.js"
 export * as Runtime from "./Runtime.js"
 export * as Searxng from "./Searxng.js"
 export * as Tester from "./Tester.js"

@@ -10,6 +10,7 @@
  * @internal
  */
 import type * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
+import * as DerivedModel from "@sightline/core/DerivedModel"
 import type * as SchemaPrompt from "@sightline/core/SchemaPrompt"
 import * as Periods from "./periods.js"
 import type { Grain } from "./periods.js"
@@ -210,9 +211,7 @@ const priceWords = new Set(["expensive", "cheapest", "priciest"])
 // The words of selling, whose measure is called "units sold".
 const soldWords = new Set(["selling", "sold", "sell", "sells", "popular"])
 
-const numericType = /int|numeric|decimal|real|double|float|money/i
-const timeType = /date|time/i
-const textType = /char|text|string/i
+const { booleanType, listedValues, numericType, textType, timeType } = DerivedModel
 
 const isNumeric = (c: ConnectorRuntime.Column) =>
   numericType.test(c.type) && !c.primaryKey && c.references === undefined && !/(^|_)id$/.test(c.name)
@@ -222,54 +221,11 @@ const quote = (identifier: string): string => `"${identifier.replace(/"/g, "\"\"
 const qualified = (table: string): string => table.split(".").map(quote).join(".")
 const shortName = (table: string): string => table.split(".").pop() ?? table
 
-// A value a comment may list: words, numbers and a few joining marks; never a quote or a backslash,
-// so that it is written into the query as a plain string literal in either dialect.
-const listableValue = /^[\p{L}\p{N}][\p{L}\p{N} _&.-]{0,39}$/u
-
-/** A text column, and the values its table's comment lists for it. */
-interface Listed {
-  readonly table: ConnectorRuntime.Table
-  readonly column: ConnectorRuntime.Column
-  readonly values: ReadonlyArray<string>
-}
-
-/**
- * The values of text columns that comments list: a table's comment "status is completed, shipped
- * or cancelled" (one clause per `;`), or a column's comment "one of Consumer, Business" (or "segment
- * is Consumer or Business", its own name). At least
- * two values, so that prose ("price is in USD") is not read as a list.
- */
-const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Listed> => {
-  const listed: Array<Listed> = []
-  // Split on commas and "or" only: "Research and Development" is one value.
-  const valuesOf = (text: string) =>
-    text.split(/\s*,\s*|\s+or\s+/).map((value) => value.trim().replace(/^["'`]|["'`]$/g, ""))
-  const add = (column: ConnectorRuntime.Column | undefined, values: ReadonlyArray<string>) => {
-    if (column === undefined || !textType.test(column.type) || values.length < 2) return
-    if (!values.every((value) => listableValue.test(value))) return
-    listed.push({ table, column, values })
-  }
-  for (const clause of (table.comment ?? "").split(/[;\n]/)) {
-    const match = /^\s*([a-z_][a-z0-9_]*) (?:is|are) (?:one of )?(.+?)\.?\s*$/i.exec(clause)
-    if (match !== null) add(table.columns.find((c) => c.name === match[1]!.toLowerCase()), valuesOf(match[2]!))
-  }
-  // A column's own comment: "one of active, cancelled", or "status is active, cancelled or trialing".
-  for (const column of table.columns) {
-    const match = /^\s*(?:one of:?|([a-z_][a-z0-9_]*) (?:is|are)(?: one of:?)?) (.+?)\.?\s*$/i.exec(
-      column.comment ?? ""
-    )
-    if (match !== null && (match[1] === undefined || match[1].toLowerCase() === column.name)) {
-      add(column, valuesOf(match[2]!))
-    }
-  }
-  return listed
-}
-
 /**
  * The listed values the question names ("cancelled orders", "web"), by column. A value that is a
  * stop word, or names a table ("orders"), is not taken for one.
  */
-const filtersOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
+const filtersOf = (graph: Graph, question: string): ReadonlyArray<DerivedModel.Listed> => {
   const q = question.toLowerCase()
   const asked = new Set(words(question).map(stem))
   const tableWords = new Set(graph.tables.map((t) => stem(shortName(t.name).toLowerCase())))
@@ -290,15 +246,13 @@ const filtersOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
   )
 }
 
-const booleanType = /^bool|^tinyint\(1\)/i
-
 /**
  * The yes-or-no columns the question names as a state of the rows ("paid invoices", "unpaid
  * invoices", "inactive accounts"): a boolean column `paid` or `is_active` kept to true when its word
  * is said, to false when it is said with "un", "non" or "in" before it. Left out, "how many unpaid
  * invoices" counted them all.
  */
-const flagsOf = (graph: Graph, question: string): ReadonlyArray<Listed> => {
+const flagsOf = (graph: Graph, question: string): ReadonlyArray<DerivedModel.Listed> => {
   const said = new Set(words(question))
   return graph.tables.flatMap((table) =>
     table.columns.flatMap((column) => {
@@ -972,7 +926,7 @@ const extremeOf = (question: string): "max" | "min" | undefined => {
  * The names found in the data as conditions, one per column: two customers called Priya Okafor are
  * one, and "Helix Mini and Vista Pro" are either (compared side by side when the question compares).
  */
-const foundFilters = (graph: Graph, found: ReadonlyArray<Found>): ReadonlyArray<Listed> => {
+const foundFilters = (graph: Graph, found: ReadonlyArray<Found>): ReadonlyArray<DerivedModel.Listed> => {
   const byColumn = new Map<
     string,
     { table: ConnectorRuntime.Table; column: ConnectorRuntime.Column; values: Set<string> }
