@@ -10,6 +10,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Providers from "@sightline/ai/Providers"
+import * as DemoModel from "@sightline/connectors/DemoModel"
 import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
@@ -17,6 +18,7 @@ import * as ConsoleAssets from "@sightline/console/ConsoleAssets"
 import * as Answers from "@sightline/core/Answers"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import * as IdGenerator from "@sightline/core/IdGenerator"
+import type * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Worker from "@sightline/core/Worker"
@@ -98,6 +100,11 @@ export interface Options {
   readonly connectorAccess?: ConnectorsRuntime.ConnectorAccess | undefined
   /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
   readonly webhookAllowPrivate?: boolean | undefined
+  /**
+   * The files a new organization's library starts with: the DEMO dataset's semantic model
+   * (`semantic/demo.yaml`) unless given (`[]` for an empty library).
+   */
+  readonly starterLibrary?: ReadonlyArray<Organizations.StarterFile> | undefined
   /** How long `POST /v2/playbooks/{id}/run` waits for the report before answering 504 (default 120 s). */
   readonly playbookRunTimeoutMillis?: number | undefined
   /**
@@ -190,9 +197,16 @@ export const platform = (options: Options) =>
       })
   )
 
+/** What a new organization's library holds unless the options say otherwise. */
+export const defaultStarterLibrary: ReadonlyArray<Organizations.StarterFile> = [{
+  path: DemoModel.path,
+  text: DemoModel.yaml
+}]
+
 /** Every use case of core, over the store and the platform ports. */
 export const useCases = (options: Options) =>
   UseCases.layerWith({
+    starterLibrary: options.starterLibrary ?? defaultStarterLibrary,
     // One process owns an embedded store: the sandboxes it lists as running died with its last run.
     sandboxes: {
       releaseOnStart: options.store._tag === "Pglite" ? "all" : "stale",

@@ -721,11 +721,11 @@ const aggregationWords: Record<SemanticModel.Aggregation, string> = {
 export const definition = (model: Model, measure: ResolvedMeasure): string => {
   if (measure.description !== undefined) return measure.description
   const what = measure.expr === undefined ? `${words(measure.table)} rows` : words(measure.expr)
-  const only = (measure.filters ?? []).map((name) => {
-    const found = filterNamed(model, name)
-    return found?.filter.description ?? words(name)
-  })
-  return `${aggregationWords[measure.agg]} ${what}${only.length === 0 ? "" : `, only ${only.join(" and ")}`}`
+  // A filter's description says it whole ("cancelled orders excluded"); a bare name reads "only paid".
+  const conditions = (measure.filters ?? []).map((name) =>
+    filterNamed(model, name)?.filter.description ?? `only ${words(name)}`
+  )
+  return `${aggregationWords[measure.agg]} ${what}${conditions.length === 0 ? "" : `, ${conditions.join(" and ")}`}`
 }
 
 const metricDefinition = (model: Model, ref: MetricRef): string => {

@@ -487,6 +487,24 @@ export const parse = (path: string, text: string): Either.Either<SemanticModel, 
   return validate(path, decoded.right)
 }
 
+/**
+ * Which connector a model file says it describes, read even when the file is not a valid model (so
+ * a broken model is reported where it applies rather than silently replaced).
+ */
+export const declaredTarget = (text: string): { readonly connector?: string; readonly connector_type?: string } => {
+  try {
+    const value: unknown = Yaml.parse(text)
+    if (typeof value !== "object" || value === null) return {}
+    const { connector, connector_type } = value as Record<string, unknown>
+    return {
+      ...(typeof connector === "string" ? { connector } : {}),
+      ...(typeof connector_type === "string" ? { connector_type } : {})
+    }
+  } catch {
+    return {}
+  }
+}
+
 /** Writes a model file as YAML (what `GET /v2/connectors/{id}/semantic-model` returns). */
 export const stringify = (file: SemanticModelFile): string => Yaml.stringify(file, { lineWidth: 0 })
 

@@ -7,7 +7,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { Grain } from "./SemanticModel.js"
+import { ConnectorId } from "./Ids.js"
+import { Format, Grain } from "./SemanticModel.js"
 
 const Scalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
 
@@ -89,3 +90,58 @@ export const Reading = Schema.Struct({
   limit: Schema.optional(Schema.Number)
 }).annotations({ identifier: "Reading" })
 export type Reading = typeof Reading.Type
+
+// ---------------------------------------------------------------------------------------------
+// The API's shapes
+// ---------------------------------------------------------------------------------------------
+
+/** The body of `POST /v2/semantic/query` and `POST /v2/semantic/compile`: a query on one connector's model. */
+export const SemanticQueryRequest = Schema.Struct({
+  connector_id: ConnectorId,
+  ...SemanticQuery.fields
+}).annotations({ identifier: "SemanticQueryRequest" })
+export type SemanticQueryRequest = typeof SemanticQueryRequest.Type
+
+/** Where a model came from: a file of the library at a commit, or the connector's schema. */
+export const ModelSource = Schema.Struct({
+  kind: Schema.Literal("library", "derived"),
+  /** The model's name. */
+  model: Schema.String,
+  /** The library file (`library` only). */
+  path: Schema.optional(Schema.String),
+  /** The library commit it was read at (`library` only). */
+  commit: Schema.optional(Schema.String)
+}).annotations({ identifier: "ModelSource" })
+export type ModelSource = typeof ModelSource.Type
+
+/** A result column: a dimension, the time axis or a metric, with its format. */
+export const ResultColumn = Schema.Struct({
+  name: Schema.String,
+  kind: Schema.Literal("dimension", "time", "metric"),
+  format: Schema.optional(Format)
+})
+export type ResultColumn = typeof ResultColumn.Type
+
+/** A value bound to a placeholder of the SQL. */
+export const Param = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
+
+/** The response of `POST /v2/semantic/compile`: the SQL a query runs, without running it. */
+export const CompiledQuery = Schema.Struct({
+  /** One statement; `$1`, `$2`, ... are `params`; `_svc.client_attributes_json.<field>` is bound to the caller's. */
+  sql: Schema.String,
+  params: Schema.Array(Param),
+  dialect: Schema.Literal("postgres", "mysql"),
+  columns: Schema.Array(ResultColumn),
+  reading: Reading,
+  source: ModelSource
+}).annotations({ identifier: "CompiledQuery" })
+export type CompiledQuery = typeof CompiledQuery.Type
+
+/** The response of `POST /v2/semantic/query`: the rows, and how the query was read and run. */
+export const SemanticQueryResult = Schema.Struct({
+  ...CompiledQuery.fields,
+  rows: Schema.Array(Schema.Array(Schema.Unknown)),
+  /** More rows existed than `limit` (or the connector's caps) let through. */
+  truncated: Schema.Boolean
+}).annotations({ identifier: "SemanticQueryResult" })
+export type SemanticQueryResult = typeof SemanticQueryResult.Type

@@ -30,6 +30,7 @@ import * as Roles from "./Roles.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as ScimMappings from "./ScimMappings.js"
 import * as Secret from "./Secret.js"
+import * as SemanticLayer from "./SemanticLayer.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
 import * as Sessions from "./Sessions.js"
 
@@ -52,6 +53,8 @@ export interface Options {
   readonly sandboxes?: Sandboxes.Options | undefined
   /** How often an idle follower looks again. */
   readonly followIdleCheckMillis?: number | undefined
+  /** The files a new organization's library starts with. */
+  readonly starterLibrary?: ReadonlyArray<Organizations.StarterFile> | undefined
 }
 
 /** Every use case (and `Auth`, `Library`), needing only ports, with options. */
@@ -68,7 +71,9 @@ export const layerWith = (options: Options) => {
     // Between: it files library edits as changes, and the agent runs Python in it.
     Layer.provideMerge(options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes)),
     Layer.provideMerge(Layer.mergeAll(
-      Organizations.layer,
+      options.starterLibrary === undefined
+        ? Organizations.layer
+        : Organizations.layerWith({ starterLibrary: options.starterLibrary }),
       Members.layer,
       Roles.layer,
       ServiceAccounts.layer,
@@ -82,7 +87,8 @@ export const layerWith = (options: Options) => {
       Agents.layer,
       Apps.layer,
       ChatChannels.layer,
-      Sessions.layer
+      Sessions.layer,
+      SemanticLayer.layer
     )),
     Layer.provideMerge(Connectors.layer),
     Layer.provideMerge(Library.layer),

@@ -122,7 +122,7 @@ describe("SemanticCompiler.compile", () => {
       limit: 3
     }))
     expect(reading.text).toBe(
-      "Top 3: Revenue (sum of amount, only paid orders only) and Aov (revenue divided by orders) by channel in 2025, where region is North, highest first"
+      "Top 3: Revenue (sum of amount, paid orders only) and Aov (revenue divided by orders) by channel in 2025, where region is North, highest first"
     )
     expect(reading).toMatchObject({ dimensions: ["channel"], period: "2025", order: "highest first", limit: 3 })
     expect(SemanticCompiler.periodWords("2025-03-01", "2025-04-01")).toBe("March 2025")

@@ -21,6 +21,7 @@ import { MembersApi } from "./MembersApi.js"
 import { PlaybooksApi } from "./PlaybooksApi.js"
 import { RolesApi } from "./RolesApi.js"
 import { SandcastlesApi } from "./SandcastlesApi.js"
+import { SemanticApi } from "./SemanticApi.js"
 import { ServiceAccountsApi } from "./ServiceAccountsApi.js"
 
 /** The /v2 API. Every operation may answer any of the envelope errors. */
@@ -37,6 +38,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(ChatChannelsApi)
   .add(AgentsApi)
   .add(AuditLogsApi)
+  .add(SemanticApi)
   .add(AssetsApi)
   .add(AuthApi)
   .addError(HttpErrors.InvalidRequest)
@@ -55,6 +57,6 @@ export class SightlineApi extends HttpApi.make("sightline")
   .annotate(OpenApi.Transform, OpenApiDocument.clean)
   .annotate(
     OpenApi.Description,
-    "Analytics chat and automation: chats, playbooks, connectors, sandcastles, library changes, roles and API keys."
+    "Analytics chat and automation: chats, playbooks, connectors, semantic queries, sandcastles, library changes, roles and API keys."
   )
 {}

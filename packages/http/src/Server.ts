@@ -51,6 +51,7 @@ import * as MembersHandlers from "./internal/handlers/members.js"
 import * as PlaybooksHandlers from "./internal/handlers/playbooks.js"
 import * as RolesHandlers from "./internal/handlers/roles.js"
 import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
+import * as SemanticHandlers from "./internal/handlers/semantic.js"
 import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
 import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
@@ -373,7 +374,8 @@ export const layerGroups = Layer.mergeAll(
   ServiceAccountsHandlers.layer,
   ChatChannelsHandlers.layer,
   AgentsHandlers.layer,
-  AuditLogsHandlers.layer
+  AuditLogsHandlers.layer,
+  SemanticHandlers.layer
 ).pipe(
   Layer.provide(Authentication.layer),
   // Signed asset URLs carry their own credential (the signature), and sign-in its password, link

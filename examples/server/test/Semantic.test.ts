@@ -1,0 +1,228 @@
+/**
+ * The metrics API over the socket: a new organization's library holds the DEMO model; semantic
+ * queries run on it with their reading and source; a change to the model is used once merged; row
+ * filters hold for keys with client attributes; connectors without a library model get a derived one.
+ */
+import * as Auth from "@sightline/core/Auth"
+import * as Change from "@sightline/core/Change"
+import * as Changes from "@sightline/core/Changes"
+import type * as Connector from "@sightline/core/Connector"
+import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
+import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
+import { ConnectorId, OrganizationId } from "@sightline/core/Ids"
+import * as Library from "@sightline/core/Library"
+import { Fixtures } from "@sightline/core/testing"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { expect, it } from "vitest"
+import { demoConnector, statuses } from "./utils/content.js"
+import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
+
+const query = (server: TestServer, key: string, json: unknown) =>
+  server.request("/v2/semantic/query", { method: "POST", key, json })
+
+const handSql = (server: TestServer, org: Org, connectorId: number, sql: string) =>
+  server.run(Effect.gen(function*() {
+    const repo = yield* ConnectorRepo.ConnectorRepo
+    const record = Option.getOrThrow(
+      yield* repo.get(OrganizationId.make(org.organizationId), ConnectorId.make(connectorId))
+    )
+    return yield* (yield* ConnectorRuntime).query(record as Connector.ConnectorRecord, {
+      sql,
+      clientAttributesJson: "{}",
+      maxRows: 1000,
+      timeoutMillis: 30_000
+    })
+  }))
+
+/** Files and merges an edit of the library's DEMO model, as the organization's admin. */
+const editModel = (server: TestServer, org: Org, edit: (yaml: string) => string) =>
+  server.run(Effect.gen(function*() {
+    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    const changes = yield* Changes.Changes
+    const main = yield* (yield* Library.Library).main(admin.organizationId)
+    const text = new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
+    const filed = yield* changes.create(admin, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Model", description: "An edit." }),
+      baseRef: main.head,
+      edits: Fixtures.edits({ "semantic/demo.yaml": edit(text) })
+    })
+    return yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
+  }))
+
+describeServers("/v2 semantic", (server) => {
+  it("answers which channel makes the most money with revenue by channel, its reading and its source", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const response = await query(server(), org.key, {
+      connector_id: connector,
+      metrics: ["revenue"],
+      dimensions: ["channel"]
+    })
+    expect(response.status).toBe(200)
+    const result = await body(response)
+    const hand = await handSql(
+      server(),
+      org,
+      connector,
+      `SELECT o.channel, SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id
+       WHERE o.status <> 'cancelled' GROUP BY o.channel ORDER BY 2 DESC`
+    )
+    expect(result.rows).toEqual(hand.rows)
+    expect(result.columns).toEqual([
+      { name: "channel", kind: "dimension" },
+      { name: "revenue", kind: "metric", format: "currency" }
+    ])
+    expect(result.reading.text).toBe(
+      "Revenue (sum of order line totals after discounts, cancelled orders excluded) by channel, over all time, highest first"
+    )
+    expect(result.source).toEqual({
+      kind: "library",
+      model: "retail",
+      path: "semantic/demo.yaml",
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/)
+    })
+    expect(result.truncated).toBe(false)
+    expect(result.dialect).toBe("postgres")
+
+    const compiled = await body(
+      await server().request("/v2/semantic/compile", {
+        method: "POST",
+        key: org.key,
+        json: {
+          connector_id: connector,
+          metrics: ["revenue"],
+          filters: [{ dimension: "region", operator: "=", values: ["APAC"] }],
+          time: { start: "2025-01-01", end: "2026-01-01" }
+        }
+      })
+    )
+    expect(compiled.sql).toContain("\"regions\".\"d__region\" = $3")
+    expect(compiled.params).toEqual(["2025-01-01", "2026-01-01", "Asia Pacific"])
+    expect(compiled.reading.text).toBe(
+      "Revenue (sum of order line totals after discounts, cancelled orders excluded) in 2025, where region is Asia Pacific"
+    )
+    expect(compiled.rows).toBeUndefined()
+  })
+
+  it("serves the governing model as YAML: the library's, or one derived from a connector's schema", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const response = await server().request(`/v2/connectors/${connector}/semantic-model`, { key: org.key })
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toContain("application/yaml")
+    const text = await response.text()
+    expect(text).toMatch(/^# From the library: semantic\/demo\.yaml at [0-9a-f]{40}\.\nname: retail\n/)
+    expect(text).toContain("name: average_order_value")
+
+    const other = await server().newOrg()
+    const foreign = await server().request(`/v2/connectors/${connector}/semantic-model`, { key: other.key })
+    expect(foreign.status).toBe(404)
+  })
+
+  it("once a change to the model merges, the next query uses it; a model that does not read says why", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const before = await query(server(), org.key, { connector_id: connector, metrics: ["gross_sales"] })
+    expect(before.status).toBe(400)
+    expect((await body(before)).error.message).toBe("no metric named gross_sales in model retail")
+    await editModel(server(), org, (yaml) =>
+      yaml.replace(
+        "    measures:\n      - name: revenue",
+        [
+          "    measures:",
+          "      - { name: gross_sales, agg: sum, expr: list_value, filters: [not_cancelled], time_dimension: orders.order_date }",
+          "      - name: revenue"
+        ].join("\n")
+      ))
+    const after = await query(server(), org.key, { connector_id: connector, metrics: ["gross_sales"] })
+    expect(after.status).toBe(200)
+    expect((await body(after)).reading.metrics).toEqual([{
+      name: "gross_sales",
+      definition: "sum of list value, cancelled orders excluded"
+    }])
+    // Nothing checks a change yet: a broken model that merges is reported, never replaced by a guess.
+    await editModel(
+      server(),
+      org,
+      (yaml) => yaml.replace("    measures:\n      - { name: gross_sales", "    measures:\n      - { name: gross sales")
+    )
+    const broken = await query(server(), org.key, { connector_id: connector, metrics: ["revenue"] })
+    expect(broken.status).toBe(400)
+    expect((await body(broken)).error.message).toMatch(
+      new RegExp(
+        `^the semantic model of connector ${connector} does not read: semantic/demo\\.yaml:\\d+: tables\\.1\\.measures\\.0\\.name: `
+      )
+    )
+  })
+
+  it("holds a key with client attributes to the model's row filter", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    await editModel(server(), org, (yaml) =>
+      yaml.replace(
+        "base_table: { schema: public, table: regions }",
+        "base_table: { schema: public, table: regions }\n    row_filter: code = _svc.client_attributes_json.region"
+      ))
+    const minted = await body(
+      await server().request("/v2/api-keys", {
+        method: "POST",
+        key: org.key,
+        json: { inheritAllRoles: true, name: "eu", expirySeconds: 3600, clientId: "{\"region\":\"EU\"}" }
+      })
+    )
+    const eu = await body(await query(server(), minted.key, { connector_id: connector, metrics: ["revenue"] }))
+    const hand = await handSql(
+      server(),
+      org,
+      connector,
+      `SELECT SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
+       WHERE o.status <> 'cancelled' AND r.code = 'EU'`
+    )
+    expect(eu.rows).toEqual(hand.rows)
+    // The admin's own key has no region: the filter matches nothing rather than everything.
+    const admin = await body(await query(server(), org.key, { connector_id: connector, metrics: ["revenue"] }))
+    expect(admin.rows).toEqual([[null]])
+  })
+
+  it("answers bad input with the envelope, and another organization's connector as unknown", async () => {
+    const org = await server().newOrg()
+    const other = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const base = { connector_id: connector, metrics: ["revenue"] }
+    expect(
+      await statuses(server(), org.key, [
+        ["POST", "/v2/semantic/query", {}],
+        ["POST", "/v2/semantic/query", { ...base, metrics: [] }],
+        ["POST", "/v2/semantic/query", { ...base, dimensions: ["colour"] }],
+        ["POST", "/v2/semantic/query", { ...base, time: { start: "last year" } }],
+        ["POST", "/v2/semantic/query", { ...base, limit: 0 }],
+        ["POST", "/v2/semantic/query", { ...base, extra: true }],
+        ["POST", "/v2/semantic/compile", { ...base, metrics: ["all_orders"], dimensions: ["category"] }],
+        ["GET", "/v2/connectors/999999/semantic-model"]
+      ])
+    ).toEqual([
+      ["POST", "/v2/semantic/query", 400, "invalid_request"],
+      ["POST", "/v2/semantic/query", 400, "invalid_request"],
+      ["POST", "/v2/semantic/query", 400, "invalid_request"],
+      ["POST", "/v2/semantic/query", 400, "invalid_request"],
+      ["POST", "/v2/semantic/query", 400, "invalid_request"],
+      ["POST", "/v2/semantic/query", 400, "invalid_request"],
+      ["POST", "/v2/semantic/compile", 400, "invalid_request"],
+      ["GET", "/v2/connectors/999999/semantic-model", 404, "not_found"]
+    ])
+    const foreign = await query(server(), other.key, base)
+    expect(foreign.status).toBe(400)
+    expect((await body(foreign)).error.message).toBe(`connector_id: connector ${connector} not found or not accessible`)
+    const fanOut = await body(
+      await query(server(), org.key, { ...base, metrics: ["all_orders"], dimensions: ["category"] })
+    )
+    expect(fanOut.error.message).toBe(
+      "all_orders cannot be read by category: no many-to-one relationship leads from orders to categories"
+    )
+    expect((await server().request("/v2/semantic/query", { method: "POST", json: base })).status).toBe(401)
+  })
+})

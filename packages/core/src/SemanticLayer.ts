@@ -1,0 +1,292 @@
+/**
+ * The semantic layer as callers use it: the model that governs a connector, and semantic queries
+ * compiled and run on it for a caller, read-only and with its row-level security. The metrics API
+ * (`POST /v2/semantic/query`), the agent's `query_metrics` and a host calling core directly all go
+ * through here.
+ *
+ * Which model governs a connector: a library file of main whose `connector` names it, else one whose
+ * `connector_type` is its type (the shipped DEMO model), else the model derived from its schema.
+ * Models are read from main as a whole, not from the caller's pruned view: OWNERS rules decide who
+ * edits a model, not whom it governs, so a member who cannot read `semantic/` is still held to its
+ * row filters.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Connector from "./Connector.js"
+import * as ConnectorRuntime from "./ConnectorRuntime.js"
+import { Connectors } from "./Connectors.js"
+import * as DerivedModel from "./DerivedModel.js"
+import { InvalidRequest, type NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
+import type { OrganizationId } from "./Ids.js"
+import * as connectorUse from "./internal/connectorUse.js"
+import * as Utf8 from "./internal/utf8.js"
+import { Library } from "./Library.js"
+import type * as LibraryDiff from "./LibraryDiff.js"
+import * as Policy from "./Policy.js"
+import * as SemanticCompiler from "./SemanticCompiler.js"
+import * as SemanticModel from "./SemanticModel.js"
+import type * as SemanticQuery from "./SemanticQuery.js"
+import * as Traced from "./Traced.js"
+
+/** The model that governs a connector, and where it came from. */
+export interface Governing {
+  readonly model: SemanticModel.SemanticModel
+  readonly source: SemanticQuery.ModelSource
+  readonly dialect: SemanticCompiler.DialectName
+}
+
+/** The semantic layer. */
+export class SemanticLayer
+  extends Context.Tag("@sightline/core/SemanticLayer")<SemanticLayer, SemanticLayer.Service>()
+{}
+
+export declare namespace SemanticLayer {
+  /** Models and semantic queries for callers. */
+  export interface Service {
+    /**
+     * The model that governs a connector the caller may use. A derived model that cannot be read
+     * (the connector is unreachable) is `InvalidRequest` with the database's words.
+     */
+    readonly modelFor: (
+      principal: Policy.Principal,
+      connector: Connector.ConnectorRecord
+    ) => Effect.Effect<Governing, InvalidRequest>
+    /** `GET /v2/connectors/{id}/semantic-model`: the governing model as a file (`NotFound` for a connector the caller may not use). */
+    readonly modelFile: (
+      principal: Policy.Principal,
+      connectorId: Connector.ConnectorRecord["id"]
+    ) => Effect.Effect<
+      { readonly file: SemanticModel.SemanticModelFile; readonly source: SemanticQuery.ModelSource },
+      Unauthenticated | PermissionDenied | NotFound | InvalidRequest
+    >
+    /** `POST /v2/semantic/compile`: the SQL a query would run, and its reading. */
+    readonly compile: (
+      principal: Policy.Principal,
+      request: SemanticQuery.SemanticQueryRequest
+    ) => Effect.Effect<SemanticQuery.CompiledQuery, Unauthenticated | PermissionDenied | InvalidRequest>
+    /** `POST /v2/semantic/query`: runs a query read-only, bound to the caller's client attributes. */
+    readonly query: (
+      principal: Policy.Principal,
+      request: SemanticQuery.SemanticQueryRequest
+    ) => Effect.Effect<SemanticQuery.SemanticQueryResult, Unauthenticated | PermissionDenied | InvalidRequest>
+  }
+}
+
+/** The dialect of a connector's SQL. */
+export const dialectOf = (connector: Connector.ConnectorRecord): SemanticCompiler.DialectName =>
+  connector.config.connector_type === "MYSQL" ? "mysql" : "postgres"
+
+/** A model file that does not read, with what it says it describes. */
+export interface BrokenModel {
+  readonly path: string
+  readonly target: ReturnType<typeof SemanticModel.declaredTarget>
+  readonly problems: ReadonlyArray<SemanticModel.Problem>
+}
+
+/** The library's models, as read at one commit: each valid one, and the files that do not read. */
+export interface LibraryModels {
+  readonly models: ReadonlyArray<SemanticModel.SemanticModel>
+  readonly broken: ReadonlyArray<BrokenModel>
+}
+
+/** Reads every model file of a snapshot. */
+export const libraryModels = (files: LibraryDiff.Files): LibraryModels => {
+  const models: Array<SemanticModel.SemanticModel> = []
+  const broken: Array<BrokenModel> = []
+  const paths = [...HashMap.keys(files)].filter(SemanticModel.isModelPath).sort()
+  for (const path of paths) {
+    const text = Utf8.decodeText(HashMap.unsafeGet(files, path))
+    Either.match(SemanticModel.parse(path, text), {
+      onLeft: (problems) => broken.push({ path, target: SemanticModel.declaredTarget(text), problems }),
+      onRight: (model) => models.push(model)
+    })
+  }
+  return { models, broken }
+}
+
+const governs = (
+  target: { readonly connector?: string | undefined; readonly connector_type?: string | undefined },
+  connector: Connector.ConnectorRecord,
+  by: "name" | "type"
+) =>
+  by === "name"
+    ? target.connector === connector.config.name
+    : target.connector === undefined && target.connector_type === connector.config.connector_type
+
+/**
+ * The library model that governs a connector, if any: by its name first, then by its type. A file
+ * that would govern it but does not read is returned as broken, never passed over for another.
+ */
+export const governingModel = (
+  read: LibraryModels,
+  connector: Connector.ConnectorRecord
+): SemanticModel.SemanticModel | BrokenModel | undefined => {
+  for (const by of ["name", "type"] as const) {
+    const found = [
+      ...read.models.map((model) => ({ path: model.path, found: model, target: model.file })),
+      ...read.broken.map((file) => ({ path: file.path, found: file, target: file.target }))
+    ].filter((candidate) => governs(candidate.target, connector, by))
+      .sort((a, b) => (a.path < b.path ? -1 : 1))[0]
+    if (found !== undefined) return found.found
+  }
+  return undefined
+}
+
+// Parsing a model costs milliseconds and main changes rarely: keep the last commits' models.
+const cacheSize = 64
+
+/** Builds the semantic layer over the library, the connectors and their runtime in context. */
+export const make = Effect.gen(function*() {
+  const library = yield* Library
+  const connectors = yield* Connectors
+  const runtime = yield* ConnectorRuntime.ConnectorRuntime
+  const cache = new Map<string, LibraryModels>()
+
+  const modelsOf = (organizationId: OrganizationId) =>
+    Effect.map(library.main(organizationId), (main) => {
+      const head = Option.getOrUndefined(main.head)
+      if (head === undefined) return { head, read: libraryModels(main.files) }
+      const key = `${organizationId}:${head}`
+      let read = cache.get(key)
+      if (read === undefined) {
+        read = libraryModels(main.files)
+        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!)
+      } else {
+        cache.delete(key)
+      }
+      cache.set(key, read)
+      return { head, read }
+    })
+
+  const modelFor = Traced.fn("SemanticLayer.modelFor")(function*(
+    principal: Policy.Principal,
+    connector: Connector.ConnectorRecord
+  ) {
+    const { head, read } = yield* modelsOf(principal.organizationId)
+    const dialect = dialectOf(connector)
+    const found = governingModel(read, connector)
+    if (found !== undefined && "problems" in found) {
+      return yield* new InvalidRequest({
+        message: `the semantic model of connector ${connector.id} does not read: ${
+          found.problems.map(SemanticModel.formatProblem).join("; ")
+        }`
+      })
+    }
+    if (found !== undefined) {
+      return {
+        model: found,
+        dialect,
+        source: {
+          kind: "library" as const,
+          model: found.file.name,
+          path: found.path,
+          ...(head === undefined ? {} : { commit: head })
+        }
+      }
+    }
+    const schema = yield* Effect.mapError(
+      runtime.introspect(connector),
+      (error) =>
+        new InvalidRequest({ message: `could not read the schema of connector ${connector.id}: ${error.message}` })
+    )
+    const file = DerivedModel.derive(connector.config.name, schema)
+    if (file === undefined) {
+      return yield* new InvalidRequest({ message: `connector ${connector.id} has no tables to derive a model from` })
+    }
+    const model = yield* Either.mapLeft(
+      SemanticModel.validate(`connector ${connector.id} (derived)`, file),
+      (problems) => new InvalidRequest({ message: problems.map(SemanticModel.formatProblem).join("; ") })
+    )
+    return { model, dialect, source: { kind: "derived" as const, model: file.name } }
+  })
+
+  const usable = (principal: Policy.Principal, id: Connector.ConnectorRecord["id"]) =>
+    Effect.map(connectors.resolveForUse(principal, [id]), (records) => records[0]!)
+
+  const modelFile = Traced.fn("SemanticLayer.modelFile")(function*(
+    principal: Policy.Principal,
+    connectorId: Connector.ConnectorRecord["id"]
+  ) {
+    const governing = yield* modelFor(principal, yield* usable(principal, connectorId))
+    return { file: governing.model.file, source: governing.source }
+  })
+
+  const compileFor = (principal: Policy.Principal, request: SemanticQuery.SemanticQueryRequest) =>
+    Effect.gen(function*() {
+      const connector = yield* Effect.catchTag(
+        usable(principal, request.connector_id),
+        "NotFound",
+        () => new InvalidRequest({ message: connectorUse.unusableMessage("connector_id", [request.connector_id]) })
+      )
+      const governing = yield* modelFor(principal, connector)
+      // A derived model was reviewed by nobody: for a key whose client attributes the database does
+      // not enforce, it is SQL written for the key like any other (a library model is the org's own).
+      if (governing.source.kind === "derived") {
+        const refusal = connectorUse.rawSqlRefusal(principal, connector)
+        if (refusal !== undefined) return yield* new PermissionDenied({ message: `permission denied: ${refusal}` })
+      }
+      const { connector_id: _, ...query } = request
+      const compiled = yield* Either.mapLeft(
+        SemanticCompiler.compile(governing.model, query, governing.dialect),
+        (error) => new InvalidRequest({ message: error.message })
+      )
+      return { connector, governing, compiled }
+    })
+
+  const describe = (
+    compiled: SemanticCompiler.Compiled,
+    governing: Governing
+  ): SemanticQuery.CompiledQuery => ({
+    sql: compiled.sql,
+    params: compiled.params,
+    dialect: governing.dialect,
+    columns: compiled.columns.map((c) => ({
+      name: c.name,
+      kind: c.kind,
+      ...(c.format === undefined ? {} : { format: c.format })
+    })),
+    reading: compiled.reading,
+    source: governing.source
+  })
+
+  const compile = Traced.fn("SemanticLayer.compile")(function*(
+    principal: Policy.Principal,
+    request: SemanticQuery.SemanticQueryRequest
+  ) {
+    const { compiled, governing } = yield* compileFor(principal, request)
+    return describe(compiled, governing)
+  })
+
+  const query = Traced.fn("SemanticLayer.query")(function*(
+    principal: Policy.Principal,
+    request: SemanticQuery.SemanticQueryRequest
+  ) {
+    const { compiled, connector, governing } = yield* compileFor(principal, request)
+    const result = yield* Effect.mapError(
+      runtime.query(connector, {
+        sql: compiled.sql,
+        params: compiled.params,
+        clientAttributesJson: Policy.clientAttributesJson(principal),
+        maxRows: request.limit ?? ConnectorRuntime.defaultMaxRows,
+        timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
+      }),
+      (error) => new InvalidRequest({ message: `query failed: ${error.message}` })
+    )
+    return { ...describe(compiled, governing), rows: result.rows, truncated: result.truncated }
+  })
+
+  return SemanticLayer.of({ modelFor, modelFile, compile, query })
+})
+
+/** The semantic layer over the ports and use cases in context. */
+export const layer: Layer.Layer<
+  SemanticLayer,
+  never,
+  Library | Connectors | ConnectorRuntime.ConnectorRuntime
+> = Layer.effect(SemanticLayer, make)
