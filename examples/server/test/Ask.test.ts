@@ -511,12 +511,106 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
 
     const [first, second] = provider.requests.slice(seen)
     expect(first.model).toBe("scripted")
-    expect(first.tools.map((t: any) => t.function.name)).toEqual(["run_sql", "create_chart"])
+    // The library holds the DEMO model from the start: its tools come with it.
+    expect(first.tools.map((t: any) => t.function.name)).toEqual([
+      "query_metrics",
+      "run_verified_query",
+      "run_sql",
+      "create_chart",
+      "search_library",
+      "read_library_file",
+      "run_saved_query"
+    ])
     expect(first.messages[0].content).toContain("table public.order_items")
     expect(second.messages.at(-1)).toMatchObject({
       role: "tool",
       content: expect.stringMatching(/^error: .*read-only transaction/)
     })
+  })
+
+  it("query_metrics and a verified query: the reading and the trusted source ride on the SQL cells", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const seen = provider.requests.length
+    script = (_, index) =>
+      index === seen
+        ? {
+          toolCalls: [{
+            name: "query_metrics",
+            arguments: { connector_id: connectorId, metrics: ["revenue"], dimensions: ["sales channel"] }
+          }]
+        }
+        : index === seen + 1
+        ? {
+          toolCalls: [{
+            name: "query_metrics",
+            arguments: { connector_id: connectorId, metrics: ["revenue"], dimensions: ["channel"] }
+          }]
+        }
+        : index === seen + 2
+        ? { toolCalls: [{ name: "run_verified_query", arguments: { name: "revenue_by_channel" } }] }
+        : { text: "Revenue by channel: web earns the most." }
+    const events = await readEvents(
+      await ask(server(), org, {
+        question: "Which sales channel makes us the most money?",
+        connector_ids: [connectorId]
+      })
+    )
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    const done = events.filter((e) => e.data.type === "cell" && e.data.cell.status === "completed")
+      .map((e) => e.data.cell)
+    const hand = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT o.channel, SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id
+       WHERE o.status <> 'cancelled' GROUP BY o.channel ORDER BY 2 DESC`
+    )
+    const [metrics, verified] = done
+    expect(metrics.reading.text).toBe(
+      "Revenue (sum of order line totals after discounts, cancelled orders excluded) by channel, over all time, highest first"
+    )
+    expect(metrics.reading.metrics).toEqual([{
+      name: "revenue",
+      definition: "sum of order line totals after discounts, cancelled orders excluded"
+    }])
+    expect(metrics.trusted_source).toEqual({
+      kind: "metric",
+      name: "revenue",
+      path: "semantic/demo.yaml",
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/)
+    })
+    expect(verified.trusted_source).toMatchObject({ kind: "verified_query", name: "revenue_by_channel" })
+    expect(verified.content).toBe("Which sales channel makes us the most money?")
+    const table = events.find((e) => e.data.type === "asset" && e.data.asset.cell_id === metrics.id)!.data.asset
+    expect(JSON.parse(table.content).rows).toEqual(hand.rows)
+
+    const [first, second, third] = provider.requests.slice(seen)
+    // Declared from its Effect schema: the JSON Schema names every field of a semantic query.
+    const tool = first.tools.find((t: any) => t.function.name === "query_metrics").function
+    expect(Object.keys(tool.parameters.properties)).toEqual(
+      ["connector_id", "metrics", "dimensions", "time", "filters", "segments", "order", "limit"]
+    )
+    expect(tool.parameters.required).toEqual(["connector_id", "metrics"])
+    expect(JSON.stringify(tool.parameters)).not.toContain("$ref")
+    // The prompt carries the model, the relevant part first, and offers the verified query like the question.
+    expect(first.messages[0].content).toContain("## Semantic models")
+    expect(first.messages[0].content).toContain(
+      "- revenue_by_channel: \"Which sales channel makes us the most money?\""
+    )
+    expect(first.messages[0].content).toMatch(/Metrics:\n- revenue: sum of order line totals/)
+    // A name the model does not have goes back as an error it can correct.
+    expect(second.messages.at(-1).content).toBe("error: no dimension named sales channel in model retail")
+    expect(JSON.parse(third.messages.at(-1).content)).toMatchObject({
+      reading: metrics.reading.text,
+      columns: ["channel", "revenue"],
+      rows: hand.rows
+    })
+    // Stored with the cell, as served later.
+    const chatId = events[0]!.data.chat_id
+    const stored = await body(await server().request(`/v2/chats/${chatId}/cells/${metrics.id}`, { key: org.key }))
+    expect(stored.reading).toEqual(metrics.reading)
+    expect(stored.trusted_source).toEqual(metrics.trusted_source)
   })
 
   it("a client that disconnects does not stop the run: the answer is stored", async () => {

@@ -78,7 +78,19 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     })
     if (built.status !== 0) throw new Error("the console did not build")
     provider = await Provider.start((request) =>
-      JSON.stringify(request).includes("cancel me") ? { endless: true } : { text: slowAnswer, delayMs: 60 }
+      JSON.stringify(request).includes("cancel me")
+        ? { endless: true }
+        : JSON.stringify(request.messages.at(-1)).includes("most money") && request.messages.at(-1).role === "user"
+        // A model that answers with the DEMO model's metric (the fresh install's DEMO connector is 1).
+        ? {
+          toolCalls: [{
+            name: "query_metrics",
+            arguments: { connector_id: 1, metrics: ["revenue"], dimensions: ["channel"] }
+          }]
+        }
+        : request.messages.at(-1).role === "tool"
+        ? { text: "Web makes the most money." }
+        : { text: slowAnswer, delayMs: 60 }
     )
     server = await serve({
       SIGHTLINE_DATA_DIR: tempDir(),
@@ -164,6 +176,22 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     expect(external).toEqual([])
     await context.close()
   }, 150_000)
+
+  it("shows a metric's reading and its trusted badge", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    await ask(page, "Which sales channel makes us the most money?", "scripted")
+    await page.locator(".answer-text").filter({ hasText: "Web makes the most money." }).waitFor({ timeout: 60_000 })
+    const badge = page.locator(".badge.trusted")
+    expect(await badge.textContent()).toBe("Trusted: metric revenue")
+    expect(await badge.getAttribute("title")).toMatch(/^semantic\/demo\.yaml at [0-9a-f]{12}$/)
+    expect(await page.locator(".reading").textContent()).toBe(
+      "Revenue (sum of order line totals after discounts, cancelled orders excluded) by channel, over all time, highest first"
+    )
+    await screenshot(page, "trusted")
+    await context.close()
+  }, 90_000)
 
   it("reloading mid-answer resumes the stream, and the answer shows complete and once", async () => {
     const { context } = await newContext()

@@ -296,9 +296,10 @@ describe.skipIf(unavailable !== undefined)(
         expect((await fileChange(server(), carol.key, carolBox, { title: "x".repeat(51), description: "y" })).status)
           .toBe(400)
 
-        // The mount: OWNERS files are never mounted; finance/ is not mounted for carol.
+        // The mount: OWNERS files are never mounted; finance/ is not mounted for carol. The starter
+        // library's DEMO model is there for everyone.
         const mounted = await exec(server(), carol.key, carolBox, "cd library && find . -type f | sort")
-        expect(mounted.stdout).toBe("./sales/revenue.sql\n")
+        expect(mounted.stdout).toBe("./sales/revenue.sql\n./semantic/demo.yaml\n")
 
         await exec(
           server(),

@@ -52,6 +52,26 @@ const editModel = (server: TestServer, org: Org, edit: (yaml: string) => string)
     return yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
   }))
 
+/** Files an edit of the library as the organization's admin (its OWNERS first, when given); the change's id. */
+const fileEdit = (server: TestServer, org: Org, edits: Record<string, string>) =>
+  server.run(Effect.gen(function*() {
+    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    const main = yield* (yield* Library.Library).main(admin.organizationId)
+    const filed = yield* (yield* Changes.Changes).create(admin, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Model", description: "An edit." }),
+      baseRef: main.head,
+      edits: Fixtures.edits(edits)
+    })
+    return { id: filed.change_id as string, gitRef: filed.git_ref, status: filed.status, checks: filed.checks }
+  }))
+
+/** The DEMO model of the organization's main, as text. */
+const demoModel = (server: TestServer, org: Org) =>
+  server.run(Effect.gen(function*() {
+    const main = yield* (yield* Library.Library).main(OrganizationId.make(org.organizationId))
+    return new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
+  }))
+
 describeServers("/v2 semantic", (server) => {
   it("answers which channel makes the most money with revenue by channel, its reading and its source", async () => {
     const org = await server().newOrg()
@@ -224,5 +244,94 @@ describeServers("/v2 semantic", (server) => {
       "all_orders cannot be read by category: no many-to-one relationship leads from orders to categories"
     )
     expect((await server().request("/v2/semantic/query", { method: "POST", json: base })).status).toBe(401)
+  })
+
+  it("checks a change to a model against its connector: a failed check is shown and keeps it from merging", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const yaml = await demoModel(server(), org)
+    const filed = await fileEdit(server(), org, {
+      "semantic/demo.yaml": yaml.replace(
+        "      - name: status\n",
+        "      - name: colour\n        expr: colour\n      - name: status\n"
+      )
+    })
+    expect(filed.status).toBe("open")
+    const got = await body(await server().request(`/v2/changes/${filed.id}`, { key: org.key }))
+    expect(got.checks).toEqual([
+      { name: "semantic/demo.yaml: format", status: "passed", messages: [] },
+      {
+        name: `semantic/demo.yaml: connector Demo retail (${connector})`,
+        status: "failed",
+        messages: [expect.stringMatching(/^table orders: dimension colour: column "colour" does not exist/)]
+      }
+    ])
+    const approved = await body(
+      await server().request(`/v2/changes/${filed.id}/approve`, {
+        method: "POST",
+        key: org.key,
+        json: { expected_git_ref: filed.gitRef }
+      })
+    )
+    expect(approved.merged).toBe(false)
+    const after = await body(await server().request(`/v2/changes/${filed.id}`, { key: org.key }))
+    expect(after.status).toBe("open")
+    expect(after.checks[1].status).toBe("failed")
+    expect(await demoModel(server(), org)).toBe(yaml)
+  })
+
+  it("names the file and line of a model that does not read, and a passing change merges", async () => {
+    const org = await server().newOrg()
+    await demoConnector(server(), org)
+    const yaml = await demoModel(server(), org)
+    const broken = await fileEdit(server(), org, { "semantic/demo.yaml": yaml.replace("agg: sum", "agg: total") })
+    expect(broken.checks).toEqual([{
+      name: "semantic/demo.yaml: format",
+      status: "failed",
+      messages: [expect.stringMatching(/^semantic\/demo\.yaml:\d+: tables\.1\.measures\.0\.agg: /)]
+    }])
+    const synonym = await fileEdit(server(), org, {
+      "semantic/demo.yaml": yaml.replace("synonyms: [sales, turnover,", "synonyms: [sales, gross takings,")
+    })
+    expect(synonym.checks.map((c: { status: string }) => c.status)).toEqual(["passed", "passed"])
+    const approved = await body(
+      await server().request(`/v2/changes/${synonym.id}/approve`, {
+        method: "POST",
+        key: org.key,
+        json: { expected_git_ref: synonym.gitRef }
+      })
+    )
+    expect(approved.merged).toBe(true)
+    expect(await demoModel(server(), org)).toContain("gross takings")
+  })
+
+  it("an auto-approve rule does not merge a change whose check fails; without a connector the live check is skipped", async () => {
+    const org = await server().newOrg()
+    const yaml = await demoModel(server(), org)
+    const rules = await fileEdit(server(), org, { OWNERS: "auto_approve: paths=semantic/**\n" })
+    await server().request(`/v2/changes/${rules.id}/approve`, {
+      method: "POST",
+      key: org.key,
+      json: { expected_git_ref: rules.gitRef }
+    })
+    // No DEMO connector yet: the model reads, and there is nothing to run it against.
+    const skipped = await fileEdit(server(), org, {
+      "semantic/demo.yaml": yaml.replace("Money is in US", "Money is always in US")
+    })
+    expect(skipped.status).toBe("approved")
+    expect(skipped.checks).toEqual([
+      { name: "semantic/demo.yaml: format", status: "passed", messages: [] },
+      {
+        name: "semantic/demo.yaml: connectors",
+        status: "skipped",
+        messages: ["no DEMO connector in this organization uses this model: nothing to check it against"]
+      }
+    ])
+    await demoConnector(server(), org)
+    const failing = await fileEdit(server(), org, {
+      "semantic/demo.yaml": (await demoModel(server(), org)).replace("expr: ordered_at", "expr: ordered_on")
+    })
+    expect(failing.status).toBe("open")
+    expect(failing.checks[1].status).toBe("failed")
   })
 })

@@ -275,6 +275,22 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
       expect(Number(emea.result.rows[0]![0])).toBe(Number(handEmea.rows[0]![0]))
     }))
 
+  it.effect("every probe a change's check runs plans on the engine (verified queries where they are its dialect)", () =>
+    Effect.gen(function*() {
+      const model = modelIn(engine().schema)
+      const probes = SemanticCompiler.probes(model, engine().dialect)
+        .filter((probe) => engine().dialect === "postgres" || probe.reads === undefined)
+      expect(probes.length).toBeGreaterThan(80)
+      const failures: Array<string> = []
+      for (const probe of probes) {
+        const planned = yield* Effect.either(run(`EXPLAIN ${probe.sql}`, probe.params))
+        if (probe.error !== undefined || planned._tag === "Left") {
+          failures.push(`${probe.subject}: ${probe.error ?? (planned._tag === "Left" ? planned.left.message : "")}`)
+        }
+      }
+      expect(failures).toEqual([])
+    }))
+
   it.effect("a row filter on regions limits revenue to the caller's region, whatever is asked", () =>
     Effect.gen(function*() {
       const model = modelIn(

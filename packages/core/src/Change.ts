@@ -11,6 +11,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as ChangeCheck from "./ChangeCheck.js"
 import { Conflict } from "./Errors.js"
 import { ChangeId, ChatId, MemberId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
@@ -76,6 +77,11 @@ const changeFields = {
   chat_id: Schema.optional(ChatId),
   approval_count: Schema.NonNegativeInt,
   required_approvals: Schema.NonNegativeInt,
+  /**
+   * The checks of the current revision (a semantic model that reads and runs), from its filing or,
+   * once approvals were met, its merge. A failed one keeps the change from merging.
+   */
+  checks: Schema.optionalWith(Schema.Array(ChangeCheck.Check), { default: () => [] }),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc
 }
@@ -130,7 +136,9 @@ export class LibraryChangeResult
     conflicts: Schema.optional(Schema.String),
     auto_approved: Schema.Boolean,
     diffs: Schema.Array(Diff),
-    raw_diff: Schema.String
+    raw_diff: Schema.String,
+    /** The checks of the revision as filed. */
+    checks: Schema.Array(ChangeCheck.Check)
   })
 {}
 
@@ -234,7 +242,7 @@ export interface Filing {
   readonly draft: boolean
   /** The merge against main found conflicts. */
   readonly hasConflicts: boolean
-  /** An auto-approve rule matches every touched path (and it merged). */
+  /** An auto-approve rule matches every touched path, no check failed, and it merged. */
   readonly autoApproved: boolean
 }
 
@@ -247,6 +255,8 @@ export const initialStatus = (filing: Filing): LibraryChangeStatus =>
 
 /** The fields of a brand new change. */
 export interface MakeParams extends Filing {
+  /** The revision's checks (none where no checker applies). */
+  readonly checks?: ReadonlyArray<ChangeCheck.Check> | undefined
   readonly id: ChangeId
   readonly organizationId: OrganizationId
   readonly number: number
@@ -283,6 +293,7 @@ export const make = (params: MakeParams): ChangeRecord =>
     approval_count: 0,
     required_approvals: params.requiredApprovals,
     auto_approved: params.autoApproved,
+    checks: params.checks ?? [],
     created_at: params.now,
     updated_at: params.now
   })
@@ -297,6 +308,8 @@ export const checkGitRef = (change: ChangeRecord, expectedGitRef: string): Eithe
 
 /** The fields a new revision replaces. */
 export interface ReviseParams extends Filing {
+  /** The new revision's checks (none where no checker applies). */
+  readonly checks?: ReadonlyArray<ChangeCheck.Check> | undefined
   readonly gitRef: string
   readonly baseRef?: string | undefined
   readonly touchedPaths: ReadonlyArray<string>
@@ -332,6 +345,7 @@ export const revise = (change: ChangeRecord, params: ReviseParams): Either.Eithe
       approval_count: 0,
       required_approvals: params.requiredApprovals,
       auto_approved: params.autoApproved,
+      checks: params.checks ?? [],
       updated_at: params.now
     })
   )
@@ -363,6 +377,13 @@ export const recordApproval = (change: ChangeRecord, outcome: ApprovalOutcome): 
     required_approvals: outcome.requiredApprovals,
     updated_at: outcome.now
   })
+
+/** The checks run again at merge, recorded whatever they found (a failed one kept it from merging). */
+export const recordChecks = (
+  change: ChangeRecord,
+  checks: ReadonlyArray<ChangeCheck.Check>,
+  now: DateTime.Utc
+): ChangeRecord => new ChangeRecord({ ...change, checks, updated_at: now })
 
 /**
  * Parks a change whose approvals were met but whose merge into main now conflicts (main moved

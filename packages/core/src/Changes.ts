@@ -25,6 +25,7 @@ import * as Approval from "./Approval.js"
 import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import * as Change from "./Change.js"
+import * as ChangeCheck from "./ChangeCheck.js"
 import { ChangeRepo } from "./ChangeRepo.js"
 import * as Decision from "./Decision.js"
 import { Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
@@ -131,6 +132,11 @@ export const make = Effect.gen(function*() {
   const tx = yield* Transaction
   const ids = yield* IdGenerator
   const auditor = yield* Auditor
+  // Without a deployment's checkers (unit tests of other rules), changes merge on approvals alone.
+  const checks = Option.match(yield* Effect.serviceOption(ChangeCheck.ChangeChecks), {
+    onNone: (): ChangeCheck.Checker => () => Effect.succeed([]),
+    onSome: (service) => service.check
+  })
 
   // Stored commits never disappear, so a ref the repository holds that the store lacks is a broken
   // store, not something a caller can cause.
@@ -265,10 +271,17 @@ export const make = Effect.gen(function*() {
         () => caller
       )
       const requirement = Approval.requirement(main.tree, author, staged.touchedPaths)
+      // Checked on what would land: the merge with main as it is now (the change's own snapshot
+      // when that conflicts).
+      const checked = yield* checks({
+        organizationId,
+        files: merge._tag === "Clean" ? merge.files : staged.files,
+        touchedPaths: staged.touchedPaths
+      })
       // Auto-approval is judged with the roles the caller acts with now (a narrowed key gets no
-      // shortcut through a role it did not assume), and never for a draft: its author said it is not
-      // ready, so it waits for the revision that opens it.
-      const autoApproved = !hasConflicts && !body.draft &&
+      // shortcut through a role it did not assume), never for a draft (its author said it is not
+      // ready, so it waits for the revision that opens it), and never past a failed check.
+      const autoApproved = !hasConflicts && !body.draft && !ChangeCheck.failing(checked) &&
         Approval.autoApproves(main.tree, caller, staged.touchedPaths)
       const now = yield* DateTime.now
       const filing = {
@@ -279,6 +292,7 @@ export const make = Effect.gen(function*() {
         baseRef: Option.getOrUndefined(input.baseRef),
         touchedPaths: staged.touchedPaths,
         requiredApprovals: requirement.approvals,
+        checks: checked,
         now
       }
 
@@ -337,7 +351,8 @@ export const make = Effect.gen(function*() {
         ...(merge._tag === "Conflicted" ? { conflicts: merge.view } : {}),
         auto_approved: autoApproved,
         diffs: staged.diff.diffs,
-        raw_diff: staged.diff.raw_diff
+        raw_diff: staged.diff.raw_diff,
+        checks: checked
       })
     }))
   })
@@ -458,14 +473,24 @@ export const make = Effect.gen(function*() {
         if (evaluation.mergeable) {
           const merge = yield* mergeNow(change, main.head)
           if (merge._tag === "Clean") {
-            yield* land(change, main.head, merge.files)
-            merged = true
-            updated = Change.recordApproval(updated, {
-              approvalCount: evaluation.approvalCount,
-              requiredApprovals: evaluation.requiredApprovals,
-              merged: true,
-              now
+            // Checked again on what lands now (main may have moved since the filing); a failed
+            // check leaves the change approved by its reviewers but unmerged, saying why.
+            const checked = yield* checks({
+              organizationId: change.organization_id,
+              files: merge.files,
+              touchedPaths: change.touched_paths
             })
+            updated = Change.recordChecks(updated, checked, now)
+            if (!ChangeCheck.failing(checked)) {
+              yield* land(change, main.head, merge.files)
+              merged = true
+              updated = Change.recordApproval(updated, {
+                approvalCount: evaluation.approvalCount,
+                requiredApprovals: evaluation.requiredApprovals,
+                merged: true,
+                now
+              })
+            }
           } else {
             updated = Change.reserve(updated, now)
           }

@@ -16,6 +16,7 @@ import { Asset } from "./Asset.js"
 import { Conflict } from "./Errors.js"
 import { CellId, ChatId, ConnectorId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import { limitParam, offsetParam } from "./Pagination.js"
+import * as SemanticQuery from "./SemanticQuery.js"
 import * as TrustedSchema from "./TrustedSchema.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -113,7 +114,11 @@ const cellFields = {
   output: Schema.optional(Schema.Array(Schema.String)),
   /** A rendered text preview of the dataframe the step produced. */
   dataframe_preview: Schema.optional(Schema.String),
-  execution_time_ms: Schema.optional(Schema.NonNegativeInt)
+  execution_time_ms: Schema.optional(Schema.NonNegativeInt),
+  /** How a semantic query read the question (the metric and its definition, dimensions, filters, period, order). */
+  reading: Schema.optional(SemanticQuery.Reading),
+  /** The reviewed definition the result was computed from: a trusted answer. */
+  trusted_source: Schema.optional(SemanticQuery.TrustedSource)
 }
 
 /** A cell as stored: the wire cell without its assets (stored as asset records), plus its chat. */

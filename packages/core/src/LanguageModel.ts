@@ -11,6 +11,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
@@ -47,6 +48,24 @@ export const Tool = Schema.Struct({
   parameters: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 export type Tool = typeof Tool.Type
+
+/**
+ * A tool declared once, as the Effect schema of its arguments: its `parameters` are that schema's
+ * JSON Schema (`JSONSchema.make`, inlined: providers take no `$ref` in tool parameters), and the
+ * same schema decodes the model's arguments.
+ */
+export const toolOf = <A, I>(name: string, description: string, schema: Schema.Schema<A, I>): Tool => {
+  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+  const root = JSONSchema.fromAST(schema.ast, { definitions, topLevelReferenceStrategy: "skip" })
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline)
+    if (typeof node !== "object" || node === null) return node
+    const ref = (node as { readonly $ref?: unknown }).$ref
+    if (typeof ref === "string" && ref.startsWith("#/$defs/")) return inline(definitions[ref.slice("#/$defs/".length)])
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inline(value)]))
+  }
+  return { name, description, parameters: inline(root) as Record<string, unknown> }
+}
 
 /** A generation request. */
 export const GenerateRequest = Schema.Struct({

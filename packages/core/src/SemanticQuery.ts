@@ -114,6 +114,20 @@ export const ModelSource = Schema.Struct({
 }).annotations({ identifier: "ModelSource" })
 export type ModelSource = typeof ModelSource.Type
 
+/**
+ * What makes a result trusted: it was computed from a definition the organization reviewed, a
+ * metric of a library model or a verified query, at this library commit.
+ */
+export const TrustedSource = Schema.Struct({
+  kind: Schema.Literal("metric", "verified_query"),
+  /** The metric (or metrics, comma-separated) or the verified query. */
+  name: Schema.String,
+  /** The model file. */
+  path: Schema.String,
+  commit: Schema.String
+}).annotations({ identifier: "TrustedSource" })
+export type TrustedSource = typeof TrustedSource.Type
+
 /** A result column: a dimension, the time axis or a metric, with its format. */
 export const ResultColumn = Schema.Struct({
   name: Schema.String,

@@ -30,6 +30,7 @@ import * as Roles from "./Roles.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as ScimMappings from "./ScimMappings.js"
 import * as Secret from "./Secret.js"
+import * as SemanticChecks from "./SemanticChecks.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
 import * as Sessions from "./Sessions.js"
@@ -91,6 +92,8 @@ export const layerWith = (options: Options) => {
       SemanticLayer.layer
     )),
     Layer.provideMerge(Connectors.layer),
+    // What a library change must pass before it merges.
+    Layer.provideMerge(SemanticChecks.layer),
     Layer.provideMerge(Library.layer),
     Layer.provideMerge(Auth.layer),
     Layer.provideMerge(Auditor.layer)

@@ -17,10 +17,12 @@ import * as Chats from "../src/Chats.js"
 import * as Connector from "../src/Connector.js"
 import { ConnectorRepo } from "../src/ConnectorRepo.js"
 import * as ConnectorRuntime from "../src/ConnectorRuntime.js"
+import * as Connectors from "../src/Connectors.js"
 import { type ConnectorId, RoleId } from "../src/Ids.js"
 import * as LanguageModel from "../src/LanguageModel.js"
 import * as Library from "../src/Library.js"
 import * as Policy from "../src/Policy.js"
+import * as SemanticLayer from "../src/SemanticLayer.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
 import * as WebSearch from "../src/WebSearch.js"
@@ -47,7 +49,8 @@ const sales: ConnectorRuntime.MemoryTable = {
 
 const layerWithModel = <M>(model: Layer.Layer<M | LanguageModel.LanguageModel>, options: Answers.Options) =>
   Answers.layerWith(options).pipe(
-    Layer.provideMerge(Layer.merge(Chats.layer, Library.layer)),
+    Layer.provideMerge(SemanticLayer.layer),
+    Layer.provideMerge(Layer.mergeAll(Chats.layer, Library.layer, Connectors.layer)),
     Layer.provideMerge(Auth.layer),
     Layer.provideMerge(Layer.merge(model, ConnectorRuntime.layerMemory([sales]))),
     Layer.provideMerge(Memory.layer)

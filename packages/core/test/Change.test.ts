@@ -116,7 +116,8 @@ describe("Change request schemas", () => {
       has_conflicts: false,
       auto_approved: false,
       diffs: [],
-      raw_diff: ""
+      raw_diff: "",
+      checks: []
     })
     expect(Object.keys(Schema.encodeSync(Change.LibraryChangeResult)(result))).not.toContain("conflicts")
   })

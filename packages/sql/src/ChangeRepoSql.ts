@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as RowSql from "./internal/rowSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { TablePrefix } from "./TablePrefix.js"
 
@@ -84,12 +85,12 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
     const columns = sql.literal(
       "id, organization_id, number, author_id, author_email, title, description, status, git_ref, base_ref, " +
         "revision, touched_paths, ai_generated, chat_id, approval_count, required_approvals, auto_approved, " +
-        "created_at, updated_at"
+        "checks, created_at, updated_at"
     )
 
     const insert = SqlSchema.void({
       Request: ChangeFromRow,
-      execute: (row) => sql`INSERT INTO ${changes} ${sql.insert(row)}`
+      execute: (row) => sql`INSERT INTO ${changes} ${sql.insert({ ...row, checks: RowSql.jsonText(row.checks ?? []) })}`
     })
     const findById = SqlSchema.findOne({
       Request: ChangeKey,
@@ -114,7 +115,12 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
       Request: ChangeFromRow,
       execute: (row) =>
         sql`UPDATE ${changes} SET ${
-          sql.update({ ...row, base_ref: row.base_ref ?? null, chat_id: row.chat_id ?? null }, [
+          sql.update({
+            ...row,
+            base_ref: row.base_ref ?? null,
+            chat_id: row.chat_id ?? null,
+            checks: RowSql.jsonText(row.checks ?? [])
+          }, [
             "id",
             "organization_id"
           ])

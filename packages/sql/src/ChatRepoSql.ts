@@ -59,7 +59,9 @@ export const CellFromRow = Schema.transform(
     connector_id: RowSql.nullable(CellRecord.fields.connector_id.from),
     output: RowSql.nullable(CellRecord.fields.output.from),
     dataframe_preview: RowSql.nullable(Schema.String),
-    execution_time_ms: RowSql.nullable(CellRecord.fields.execution_time_ms.from)
+    execution_time_ms: RowSql.nullable(CellRecord.fields.execution_time_ms.from),
+    reading: RowSql.nullable(CellRecord.fields.reading.from),
+    trusted_source: RowSql.nullable(CellRecord.fields.trusted_source.from)
   }),
   Schema.typeSchema(CellRecord),
   { strict: true, decode: (row) => TrustedSchema.make(CellRecord, row), encode: (cell) => cell }
@@ -104,9 +106,13 @@ const cellFields = [
   "connector_id",
   "output",
   "dataframe_preview",
-  "execution_time_ms"
+  "execution_time_ms",
+  "reading",
+  "trusted_source"
 ] as const
 type CellField = typeof cellFields[number]
+// The cell's JSON columns, which go as their JSON text (`RowSql.values`).
+const cellJsonFields: ReadonlyArray<CellField> = ["reading", "trusted_source"]
 
 /** The chat repository over the `SqlClient` in context. */
 export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
@@ -133,7 +139,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, created_at")
     const cellColumns = sql.literal(
       "id, organization_id, chat_id, type, status, created_at, error, role, content, code, query, connector_id, " +
-        "output, dataframe_preview, execution_time_ms"
+        "output, dataframe_preview, execution_time_ms, reading, trusted_source"
     )
     // `size_bytes` is a bigint, which `pg` returns as a string: float8 is exact for any file size.
     const assetColumns = sql.literal(
@@ -281,20 +287,24 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
             SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM inserted) AS written`
     })
     // Stores a cell, or replaces this chat's cell with its id (`seq` is left alone, so the cell keeps
-    // its place): the insert of `upsertCell` and `completeRun`, whose chat comes from a CTE.
+    // its place): the insert of `upsertCell` and `completeRun`, whose chat comes from a CTE. `c` holds
+    // the cell's values as `RowSql.values` gives them (JSON columns as text): a compiled statement's
+    // arguments are stand-ins, which must not shape its text.
     const writeCell = (c: { readonly [K in CellField]?: unknown }, chatId: string, from: string) =>
       sql`INSERT INTO ${cells} AS cell (${cellColumns})
           SELECT ${c.id}::uuid, ${c.organization_id}::uuid, ${sql.literal(chatId)}, ${c.type}::text,
                  ${c.status}::text, ${c.created_at}::timestamptz, ${c.error ?? null}::text, ${c.role ?? null}::text,
                  ${c.content ?? null}::text, ${c.code ?? null}::text, ${c.query ?? null}::text,
                  ${c.connector_id ?? null}::integer, ${c.output ?? null}::text[],
-                 ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer
+                 ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer,
+                 ${c.reading ?? null}::text::jsonb, ${c.trusted_source ?? null}::text::jsonb
           FROM ${sql.literal(from)}
           ON CONFLICT (id) DO UPDATE SET
             type = excluded.type, status = excluded.status, created_at = excluded.created_at,
             error = excluded.error, role = excluded.role, content = excluded.content, code = excluded.code,
             query = excluded.query, connector_id = excluded.connector_id, output = excluded.output,
-            dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms
+            dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms,
+            reading = excluded.reading, trusted_source = excluded.trusted_source
           WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id`
 
     // A batch of a run's events, appended right after the log's last event, while the chat is running
@@ -408,7 +418,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           m.content,
           m.cell_id,
           m.created_at,
-          ...cellFields.map((field) => cell[field] ?? null)
+          ...Object.values(RowSql.values(cell, cellFields, cellJsonFields))
         )
     })
     // A chat's messages, cells and assets: what every read of a chat (the console's) takes, decoded
@@ -430,7 +440,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         sql`WITH chat AS (
               SELECT id FROM ${chats} WHERE organization_id = ${c.organization_id} AND id = ${c.chat_id}
             ), written AS (
-              ${writeCell(c, "chat.id", "chat")}
+              ${writeCell(RowSql.values(c, cellFields, cellJsonFields), "chat.id", "chat")}
               RETURNING 1
             )
             SELECT (SELECT count(*)::int FROM chat) AS chat_found, (SELECT count(*)::int FROM written) AS written`

@@ -27,6 +27,8 @@ import { migration as migration0013Sessions } from "./internal/migrations/0013_s
 import { migration as migration0014ChatEventAnnouncements } from "./internal/migrations/0014_chat_event_announcements.js"
 import { migration as migration0015ChatWatchers } from "./internal/migrations/0015_chat_watchers.js"
 import { migration as migration0016ApiKeyParents } from "./internal/migrations/0016_api_key_parents.js"
+import { migration as migration0017ChangeChecks } from "./internal/migrations/0017_change_checks.js"
+import { migration as migration0018CellReadings } from "./internal/migrations/0018_cell_readings.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -125,7 +127,9 @@ export const migrations = (
   "0013_sessions": migration0013Sessions(prefix),
   "0014_chat_event_announcements": migration0014ChatEventAnnouncements(prefix),
   "0015_chat_watchers": migration0015ChatWatchers(prefix),
-  "0016_api_key_parents": migration0016ApiKeyParents(prefix)
+  "0016_api_key_parents": migration0016ApiKeyParents(prefix),
+  "0017_change_checks": migration0017ChangeChecks(prefix),
+  "0018_cell_readings": migration0018CellReadings(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

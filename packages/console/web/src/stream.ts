@@ -24,6 +24,15 @@ export interface Cell {
   readonly error?: string
   readonly execution_time_ms?: number
   readonly connector_id?: number
+  /** How a semantic query read the question. */
+  readonly reading?: { readonly text: string }
+  /** The reviewed definition a trusted result came from. */
+  readonly trusted_source?: {
+    readonly kind: string
+    readonly name: string
+    readonly path: string
+    readonly commit: string
+  }
 }
 
 export interface Asset {

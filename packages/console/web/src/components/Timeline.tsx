@@ -61,8 +61,18 @@ function CellView({ assets, cell }: { readonly cell: Cell; readonly assets: Read
       <header className="cell-head">
         <span className="badge">{cell.type}</span>
         <span className="cell-status">{cell.status}{timing}</span>
+        {cell.trusted_source === undefined ? null : (
+          <span
+            className="badge trusted"
+            title={`${cell.trusted_source.path} at ${cell.trusted_source.commit.slice(0, 12)}`}
+          >
+            Trusted: {cell.trusted_source.kind === "verified_query" ? "verified query" : "metric"}{" "}
+            {cell.trusted_source.name}
+          </span>
+        )}
         {cell.content !== undefined && cell.type !== "markdown" ? <span>{cell.content}</span> : null}
       </header>
+      {cell.reading === undefined ? null : <p className="reading">{cell.reading.text}</p>}
       {source === undefined ? null : (
         <details className="source">
           <summary>{cell.type === "sql" ? "SQL" : "Code"}</summary>

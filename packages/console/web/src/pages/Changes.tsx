@@ -11,6 +11,9 @@ interface Change {
   readonly approval_count: number
   readonly required_approvals: number
   readonly diffs?: ReadonlyArray<{ readonly path?: string; readonly diff?: string; readonly patch?: string }>
+  readonly checks?: ReadonlyArray<
+    { readonly name: string; readonly status: string; readonly messages: ReadonlyArray<string> }
+  >
 }
 
 export function ChangesPage() {
@@ -43,7 +46,29 @@ export function ChangesPage() {
           <summary>
             #{change.number} {change.title} <span className="badge">{change.status}</span>{" "}
             <span className="muted">{change.approval_count}/{change.required_approvals} approvals</span>
+            {(change.checks ?? []).some((check) => check.status === "failed")
+              ? (
+                <>
+                  <span className="badge danger">checks failed</span>
+                </>
+              )
+              : null}
           </summary>
+          {(change.checks ?? []).length === 0 ?
+            null :
+            (
+              <ul className="checks" aria-label={`Checks of change ${change.number}`}>
+                {(change.checks ?? []).map((check) => (
+                  <li key={check.name}>
+                    <span className={`badge ${check.status === "failed" ? "danger" : ""}`}>{check.status}</span>{" "}
+                    {check.name}
+                    {check.messages.length === 0 ?
+                      null :
+                      <pre className="diff"><code>{check.messages.join("\n")}</code></pre>}
+                  </li>
+                ))}
+              </ul>
+            )}
           {(change.diffs ?? []).map((diff, i) => (
             <pre key={i} className="diff"><code>{diff.diff ?? diff.patch ?? JSON.stringify(diff, null, 2)}</code></pre>
           ))}

@@ -1,0 +1,59 @@
+/**
+ * Checks on a library change: what the change's files must pass before it may merge (a semantic
+ * model that reads and runs against its connector; evaluations to come). Each kind of check is a
+ * `Checker`; `ChangeChecks` runs them all on a change's snapshot when it is filed and again on the
+ * merged files at merge. A change with a failing check does not merge, and no auto-approve rule
+ * approves it.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type { OrganizationId } from "./Ids.js"
+import type * as LibraryDiff from "./LibraryDiff.js"
+
+/** How a check came out: `skipped` when it could not run (it says why), which blocks nothing. */
+export const CheckStatus = Schema.Literal("passed", "failed", "skipped")
+export type CheckStatus = typeof CheckStatus.Type
+
+/** One check of a change, with what it found. */
+export class Check extends Schema.Class<Check>("@sightline/core/ChangeCheck/Check")({
+  /** What was checked: `semantic/demo.yaml: format`, `semantic/demo.yaml: connector Demo`. */
+  name: Schema.String,
+  status: CheckStatus,
+  /** One line per problem (`semantic/demo.yaml:12: ...`), or why it was skipped. */
+  messages: Schema.Array(Schema.String)
+}) {}
+
+/** Whether any check failed. */
+export const failing = (checks: ReadonlyArray<Check>): boolean => checks.some((c) => c.status === "failed")
+
+/** A change as the checkers see it: its organization, the snapshot it makes, and what it touches. */
+export interface Subject {
+  readonly organizationId: OrganizationId
+  readonly files: LibraryDiff.Files
+  readonly touchedPaths: ReadonlyArray<string>
+}
+
+/** One kind of check. */
+export type Checker = (subject: Subject) => Effect.Effect<ReadonlyArray<Check>>
+
+/** Runs every kind of check on a change. */
+export class ChangeChecks extends Context.Tag("@sightline/core/ChangeChecks")<ChangeChecks, ChangeChecks.Service>() {}
+
+export declare namespace ChangeChecks {
+  /** The checks of a change. */
+  export interface Service {
+    readonly check: Checker
+  }
+}
+
+/** The checks of every checker, in order. */
+export const make = (checkers: ReadonlyArray<Checker>): ChangeChecks.Service => ({
+  check: (subject) => Effect.map(Effect.forEach(checkers, (checker) => checker(subject)), (all) => all.flat())
+})
+
+/** No checks: every change may merge on its approvals alone. */
+export const layerNone: Layer.Layer<ChangeChecks> = Layer.succeed(ChangeChecks, make([]))

@@ -1,0 +1,128 @@
+/**
+ * The checks of a change that touches semantic models: each touched model reads (YAML, the format,
+ * unique names, references), and on every connector it governs in the organization its tables,
+ * expressions, relationship keys, metrics and verified queries plan (`EXPLAIN`, read-only, with
+ * sample parameters). A connector that cannot be reached skips its check, saying why.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as ChangeCheck from "./ChangeCheck.js"
+import type * as Connector from "./Connector.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
+import { ConnectorRuntime } from "./ConnectorRuntime.js"
+import * as SemanticCompiler from "./SemanticCompiler.js"
+import * as SemanticLayer from "./SemanticLayer.js"
+import * as SemanticModel from "./SemanticModel.js"
+
+/** How long one probe may plan. */
+const probeTimeoutMillis = 10_000
+
+/** The checker of semantic models, over the connectors and their runtime in context. */
+export const checker: Effect.Effect<ChangeCheck.Checker, never, ConnectorRepo | ConnectorRuntime> = Effect.gen(
+  function*() {
+    const repo = yield* ConnectorRepo
+    const runtime = yield* ConnectorRuntime
+
+    /** What fails to plan on one connector, one line per problem. */
+    const live = (model: SemanticModel.SemanticModel, connector: Connector.ConnectorRecord) =>
+      Effect.gen(function*() {
+        const problems: Array<string> = []
+        // A table that fails as a whole makes its parts moot; any failing part makes the verified
+        // queries that read the table moot: the one message says what to fix.
+        const failedTables = new Set<string>()
+        const failingTables = new Set<string>()
+        for (const probe of SemanticCompiler.probes(model, SemanticLayer.dialectOf(connector))) {
+          if (probe.table !== undefined && failedTables.has(probe.table)) continue
+          if (probe.reads?.some((table) => failingTables.has(table))) continue
+          if (probe.error !== undefined) {
+            problems.push(`${probe.subject}: ${probe.error}`)
+            continue
+          }
+          const planned = yield* Effect.either(runtime.query(connector, {
+            sql: `EXPLAIN ${probe.sql}`,
+            params: probe.params,
+            clientAttributesJson: "{}",
+            maxRows: 1,
+            timeoutMillis: probeTimeoutMillis
+          }))
+          if (Either.isLeft(planned)) {
+            problems.push(`${probe.subject}: ${planned.left.message}`)
+            if (probe.table !== undefined) {
+              failingTables.add(probe.table)
+              if (probe.subject === `table ${probe.table}`) failedTables.add(probe.table)
+            }
+          }
+        }
+        return problems
+      })
+
+    return (subject) =>
+      Effect.gen(function*() {
+        const paths = subject.touchedPaths.filter((path) =>
+          SemanticModel.isModelPath(path) && HashMap.has(subject.files, path)
+        )
+        if (paths.length === 0) return []
+        const read = SemanticLayer.libraryModels(subject.files)
+        const connectors = yield* repo.list(subject.organizationId)
+        const checks: Array<ChangeCheck.Check> = []
+        for (const path of paths) {
+          const broken = read.broken.find((b) => b.path === path)
+          if (broken !== undefined) {
+            checks.push(
+              new ChangeCheck.Check({
+                name: `${path}: format`,
+                status: "failed",
+                messages: broken.problems.map(SemanticModel.formatProblem)
+              })
+            )
+            continue
+          }
+          const model = read.models.find((m) => m.path === path)!
+          checks.push(new ChangeCheck.Check({ name: `${path}: format`, status: "passed", messages: [] }))
+          const governed = connectors.filter((c) => SemanticLayer.governingModel(read, c) === model)
+          if (governed.length === 0) {
+            const target = model.file.connector === undefined
+              ? `no ${model.file.connector_type ?? "such"} connector`
+              : `no connector named ${model.file.connector}`
+            checks.push(
+              new ChangeCheck.Check({
+                name: `${path}: connectors`,
+                status: "skipped",
+                messages: [`${target} in this organization uses this model: nothing to check it against`]
+              })
+            )
+            continue
+          }
+          for (const connector of governed) {
+            const name = `${path}: connector ${connector.config.name} (${connector.id})`
+            const reachable = yield* Effect.either(runtime.introspect(connector))
+            if (Either.isLeft(reachable)) {
+              checks.push(
+                new ChangeCheck.Check({
+                  name,
+                  status: "skipped",
+                  messages: [`could not read the connector's schema: ${reachable.left.message}`]
+                })
+              )
+              continue
+            }
+            const problems = yield* live(model, connector)
+            checks.push(
+              new ChangeCheck.Check({ name, status: problems.length === 0 ? "passed" : "failed", messages: problems })
+            )
+          }
+        }
+        return checks
+      })
+  }
+)
+
+/** The change checks of a deployment: semantic models, over the connectors and their runtime in context. */
+export const layer: Layer.Layer<ChangeCheck.ChangeChecks, never, ConnectorRepo | ConnectorRuntime> = Layer.effect(
+  ChangeCheck.ChangeChecks,
+  Effect.map(checker, (semantic) => ChangeCheck.make([semantic]))
+)
