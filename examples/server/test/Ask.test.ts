@@ -598,7 +598,9 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     expect(first.messages[0].content).toContain(
       "- revenue_by_channel: \"Which sales channel makes us the most money?\""
     )
-    expect(first.messages[0].content).toMatch(/Metrics:\n- revenue: sum of order line totals/)
+    expect(first.messages[0].content).toMatch(
+      /\nMetrics:\n(- .*\n)*- revenue: sum of order line totals after discounts/
+    )
     // A name the model does not have goes back as an error it can correct.
     expect(second.messages.at(-1).content).toBe("error: no dimension named sales channel in model retail")
     expect(JSON.parse(third.messages.at(-1).content)).toMatchObject({

@@ -142,7 +142,7 @@ describeServers("/v2 semantic", (server) => {
     expect(foreign.status).toBe(404)
   })
 
-  it("once a change to the model merges, the next query uses it; a model that does not read says why", async () => {
+  it("once a change to the model merges, the next query uses it; one that fails its check does not merge", async () => {
     const org = await server().newOrg()
     const connector = await demoConnector(server(), org)
     const before = await query(server(), org.key, { connector_id: connector, metrics: ["gross_sales"] })
@@ -163,19 +163,24 @@ describeServers("/v2 semantic", (server) => {
       name: "gross_sales",
       definition: "sum of list value, cancelled orders excluded"
     }])
-    // Nothing checks a change yet: a broken model that merges is reported, never replaced by a guess.
-    await editModel(
-      server(),
-      org,
-      (yaml) => yaml.replace("    measures:\n      - { name: gross_sales", "    measures:\n      - { name: gross sales")
-    )
-    const broken = await query(server(), org.key, { connector_id: connector, metrics: ["revenue"] })
-    expect(broken.status).toBe(400)
-    expect((await body(broken)).error.message).toMatch(
-      new RegExp(
-        `^the semantic model of connector ${connector} does not read: semantic/demo\\.yaml:\\d+: tables\\.1\\.measures\\.0\\.name: `
+    // A model that does not read fails its check: approved, it does not merge, and answers go on.
+    const text = await demoModel(server(), org)
+    const broken = await fileEdit(server(), org, {
+      "semantic/demo.yaml": text.replace(
+        "    measures:\n      - { name: gross_sales",
+        "    measures:\n      - { name: gross sales"
       )
+    })
+    expect(broken.checks[0]).toMatchObject({ name: "semantic/demo.yaml: format", status: "failed" })
+    const approved = await body(
+      await server().request(`/v2/changes/${broken.id}/approve`, {
+        method: "POST",
+        key: org.key,
+        json: { expected_git_ref: broken.gitRef }
+      })
     )
+    expect(approved.merged).toBe(false)
+    expect((await query(server(), org.key, { connector_id: connector, metrics: ["gross_sales"] })).status).toBe(200)
   })
 
   it("holds a key with client attributes to the model's row filter", async () => {
@@ -288,7 +293,11 @@ describeServers("/v2 semantic", (server) => {
     expect(broken.checks).toEqual([{
       name: "semantic/demo.yaml: format",
       status: "failed",
-      messages: [expect.stringMatching(/^semantic\/demo\.yaml:\d+: tables\.1\.measures\.0\.agg: /)]
+      messages: [
+        expect.stringMatching(
+          /^semantic\/demo\.yaml:\d+: tables\.1\.measures\.0\.agg: Expected "sum" \| "count" \| "count_distinct" \| "avg" \| "min" \| "max", actual "total"$/
+        )
+      ]
     }])
     const synonym = await fileEdit(server(), org, {
       "semantic/demo.yaml": yaml.replace("synonyms: [sales, turnover,", "synonyms: [sales, gross takings,")

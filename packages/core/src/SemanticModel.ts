@@ -470,9 +470,23 @@ export const parse = (path: string, text: string): Either.Either<SemanticModel, 
   }
   const decoded = decodeFile(document.toJS())
   if (Either.isLeft(decoded)) {
-    // An optional field's union with `undefined` adds "Expected undefined" beside the real problem.
-    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
-      .filter((issue) => !issue.message.startsWith("Expected undefined"))
+    // An optional field's union with `undefined` adds "Expected undefined" beside the real problem,
+    // and a union of literals one issue per literal: one line per path says it all.
+    const issues: Array<ParseResult.ArrayFormatterIssue> = []
+    for (const issue of ParseResult.ArrayFormatter.formatErrorSync(decoded.left)) {
+      if (issue.message.startsWith("Expected undefined")) continue
+      const expected = /^Expected (.+), actual (.+)$/.exec(issue.message)
+      const same = issues.find((other) => other.path.join(".") === issue.path.join("."))
+      const before = same === undefined ? null : /^Expected (.+), actual (.+)$/.exec(same.message)
+      if (same !== undefined && expected !== null && before !== null && before[2] === expected[2]) {
+        issues[issues.indexOf(same)] = {
+          ...same,
+          message: `Expected ${before[1]} | ${expected[1]}, actual ${expected[2]}`
+        }
+        continue
+      }
+      issues.push(issue)
+    }
     return Either.left(issues.map((issue) => {
       // The deepest node of the issue's path that the document has, for its line.
       let node: unknown = undefined

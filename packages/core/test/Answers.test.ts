@@ -363,6 +363,7 @@ describe("Answers.ask", () => {
       expect(system).toContain("Revenue means the amount of a sale")
       expect(system).not.toContain("Salaries")
       expect(requests[0]!.tools!.map((t) => t.name)).toEqual([
+        "query_metrics",
         "run_sql",
         "create_chart",
         "search_library",
@@ -409,7 +410,8 @@ describe("Answers.ask", () => {
       yield* handle.done
       const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
       expect(requests[0]!.system).not.toContain("A note")
-      expect(requests[0]!.tools!.map((t) => t.name)).toEqual(["run_sql", "create_chart"])
+      // The connector's schema gives a derived model: query_metrics comes with any readable connector.
+      expect(requests[0]!.tools!.map((t) => t.name)).toEqual(["query_metrics", "run_sql", "create_chart"])
       expect(requests[1]!.messages.at(-1)!.content).toBe("error: there is no tool search_library")
     }).pipe(Effect.provide(layerWith([
       LanguageModel.callTools({ name: "search_library", arguments: { query: "note" } }),

@@ -255,6 +255,7 @@ describe("Change lifecycle", () => {
       "author_email",
       "author_id",
       "capabilities",
+      "checks",
       "created_at",
       "description",
       "git_ref",
