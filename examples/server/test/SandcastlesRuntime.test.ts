@@ -366,12 +366,12 @@ describe.skipIf(unavailable !== undefined)(
         const daveLibrary = await body(
           await server().request(`/v2/sandcastles/${daveBox}/files?path=library`, { key: dave.key })
         )
-        expect(daveLibrary.files.map((f: any) => f.name)).toEqual(["sales"])
+        expect(daveLibrary.files.map((f: any) => f.name)).toEqual(["sales", "semantic"])
         const adminBox = await start(server(), org.key)
         const adminLibrary = await body(
           await server().request(`/v2/sandcastles/${adminBox}/files?path=library`, { key: org.key })
         )
-        expect(adminLibrary.files.map((f: any) => f.name)).toEqual(["finance", "sales"])
+        expect(adminLibrary.files.map((f: any) => f.name)).toEqual(["finance", "sales", "semantic"])
       })
 
       it("files a change with conflicts as reserved and re-materialises library/ with markers and .rej files", async () => {
