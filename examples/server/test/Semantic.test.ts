@@ -208,9 +208,25 @@ describeServers("/v2 semantic", (server) => {
        WHERE o.status <> 'cancelled' AND r.code = 'EU'`
     )
     expect(eu.rows).toEqual(hand.rows)
-    // The admin's own key has no region: the filter matches nothing rather than everything.
+    // A key handed to an end user without a region sees nothing rather than everything.
+    const other = await body(
+      await server().request("/v2/api-keys", {
+        method: "POST",
+        key: org.key,
+        json: { inheritAllRoles: true, name: "t1", expirySeconds: 3600, clientId: "{\"tenant\":\"t1\"}" }
+      })
+    )
+    expect((await body(await query(server(), other.key, { connector_id: connector, metrics: ["revenue"] }))).rows)
+      .toEqual([[null]])
+    // The admin's own key carries no client attributes: the organization's people see every region.
     const admin = await body(await query(server(), org.key, { connector_id: connector, metrics: ["revenue"] }))
-    expect(admin.rows).toEqual([[null]])
+    const everyone = await handSql(
+      server(),
+      org,
+      connector,
+      `SELECT SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id WHERE o.status <> 'cancelled'`
+    )
+    expect(admin.rows).toEqual(everyone.rows)
   })
 
   it("answers bad input with the envelope, and another organization's connector as unknown", async () => {

@@ -316,9 +316,20 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
         Number(hand.rows[0]![0]),
         4
       )
-      // Without the attribute the filter matches nothing: no revenue, not everyone's.
-      const none = yield* semantic({ metrics: ["revenue"] }, model, "{}")
+      // A key with attributes but not this one: the filter matches nothing, not everyone.
+      const none = yield* semantic({ metrics: ["revenue"] }, model, "{\"tenant\":\"t1\"}")
       expect(none.result.rows[0]![0]).toBeNull()
+      // The organization's own people carry no attributes: row filters are not theirs.
+      const all = SemanticCompiler.compile(model, { metrics: ["revenue"] }, engine().dialect, {
+        rowFilters: SemanticCompiler.rowFiltersFor("{}")
+      })
+      const total = yield* run(Either.getOrThrow(all).sql, Either.getOrThrow(all).params)
+      const handTotal = yield* run(
+        `SELECT SUM(i.line_total) FROM ${t("order_items")} i JOIN ${
+          t("orders")
+        } o ON o.id = i.order_id WHERE o.status <> 'cancelled'`
+      )
+      expect(Number(total.rows[0]![0])).toBeCloseTo(Number(handTotal.rows[0]![0]), 4)
     }))
 }
 

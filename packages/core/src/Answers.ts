@@ -487,7 +487,8 @@ export const makeWith = (options: Options) =>
             : undefined
           if (refusal !== undefined) return Effect.succeed(`error: ${refusal}`)
           const { connector_id: _, ...query } = args
-          return Either.match(SemanticCompiler.compile(governing.model, query, governing.dialect), {
+          const rowFilters = SemanticCompiler.rowFiltersFor(clientAttributesJson)
+          return Either.match(SemanticCompiler.compile(governing.model, query, governing.dialect, { rowFilters }), {
             onLeft: (error) => Effect.succeed(`error: ${error.message}`),
             onRight: (compiled) =>
               executeQuery(connector, "sql", compiled.sql, compiled.params, {
@@ -511,8 +512,9 @@ export const makeWith = (options: Options) =>
             return Effect.succeed(`error: several connectors have a verified query ${args.name}: give connector_id`)
           }
           const { connector, governing, query } = candidates[0]!
+          const rowFilters = SemanticCompiler.rowFiltersFor(clientAttributesJson)
           return Either.match(
-            SemanticCompiler.verifiedSql(governing.model, query, args.params ?? {}, governing.dialect),
+            SemanticCompiler.verifiedSql(governing.model, query, args.params ?? {}, governing.dialect, { rowFilters }),
             {
               onLeft: (error) => Effect.succeed(`error: ${error.message}`),
               onRight: (bound) =>

@@ -240,9 +240,22 @@ const reachable = (model: Model, root: string): ReadonlyMap<string, Edge | undef
 // Projections: a logical table as the caller may read it
 // ---------------------------------------------------------------------------------------------
 
+/** How a query is compiled for its caller. */
+export interface Options {
+  /**
+   * Whether the tables' row filters apply: for a caller with client attributes (a key a host
+   * handed to its end user), always; for the organization's own members, who carry none, not.
+   * Applied unless said otherwise.
+   */
+  readonly rowFilters?: boolean | undefined
+}
+
+/** Whether row filters apply for a caller with these client attributes (`Policy.clientAttributesJson`). */
+export const rowFiltersFor = (clientAttributesJson: string): boolean => clientAttributesJson !== "{}"
+
 class Writer {
   readonly params: Array<Param> = []
-  constructor(readonly dialect: Dialect) {}
+  constructor(readonly dialect: Dialect, readonly rowFilters: boolean = true) {}
   bind(value: Param): string {
     this.params.push(value)
     return `$${this.params.length}`
@@ -277,10 +290,10 @@ const projection = (
       baseTableSql(w, table)
     } AS ${w.q("b")}) AS ${w.q("b")}`
   const conditions: Array<string> = []
-  if (table.row_filter !== undefined) conditions.push(`(${table.row_filter})`)
+  if (w.rowFilters && table.row_filter !== undefined) conditions.push(`(${table.row_filter})`)
   // Parents with row filters (directly or further up) limit this table's rows too.
   const inside = new Set([...visiting, table.name])
-  for (const edge of edges(model)) {
+  for (const edge of w.rowFilters ? edges(model) : []) {
     if (edge.from !== table.name || inside.has(edge.to)) continue
     if (!hasRowFilterAbove(model, edge.to, inside)) continue
     const parent = tableNamed(model, edge.to)
@@ -361,10 +374,11 @@ const timeOf = (model: Model, measure: ResolvedMeasure, named: FieldRef | undefi
 export const compile = (
   model: Model,
   query: SemanticQuery.SemanticQuery,
-  dialectName: DialectName
+  dialectName: DialectName,
+  options: Options = {}
 ): Either.Either<Compiled, CompileError> =>
   Either.gen(function*() {
-    const w = new Writer(dialect(dialectName))
+    const w = new Writer(dialect(dialectName), options.rowFilters ?? true)
     const zone = model.timeZone
 
     // What is asked for.
@@ -864,9 +878,10 @@ export const verifiedSql = (
   model: Model,
   query: SemanticModel.VerifiedQuery,
   values: Readonly<Record<string, unknown>>,
-  dialectName: DialectName
+  dialectName: DialectName,
+  options: Options = {}
 ): Either.Either<{ readonly sql: string; readonly params: ReadonlyArray<Param> }, CompileError> => {
-  const w = new Writer(dialect(dialectName))
+  const w = new Writer(dialect(dialectName), options.rowFilters ?? true)
   const used = [...new Set([...query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))]
   const ctes: Array<string> = []
   for (const name of used) {

@@ -233,7 +233,9 @@ export const make = Effect.gen(function*() {
       }
       const { connector_id: _, ...query } = request
       const compiled = yield* Either.mapLeft(
-        SemanticCompiler.compile(governing.model, query, governing.dialect),
+        SemanticCompiler.compile(governing.model, query, governing.dialect, {
+          rowFilters: SemanticCompiler.rowFiltersFor(Policy.clientAttributesJson(principal))
+        }),
         (error) => new InvalidRequest({ message: error.message })
       )
       return { connector, governing, compiled }

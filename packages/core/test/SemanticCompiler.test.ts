@@ -96,6 +96,13 @@ describe("SemanticCompiler.compile", () => {
     // Once under lines and once under orders (joined for the paid filter): each projection keeps it.
     expect(sql.match(/_svc\.client_attributes_json\.region/g)?.length).toBe(2)
     expect(sql).toContain("FROM \"shop\".\"order_lines\" AS \"b\") AS \"b\" WHERE \"b\".\"order_id\" IN (SELECT")
+    // The organization's own members carry no client attributes, and are not filtered.
+    expect(SemanticCompiler.rowFiltersFor("{}")).toBe(false)
+    expect(SemanticCompiler.rowFiltersFor("{\"region\":\"EU\"}")).toBe(true)
+    const unfiltered = Either.getOrThrow(
+      SemanticCompiler.compile(model, { metrics: ["revenue"] }, "postgres", { rowFilters: false })
+    )
+    expect(unfiltered.sql).not.toContain("_svc.client_attributes_json")
   })
 
   it("refuses what it cannot read along many-to-one relationships, and names unknown things", () => {
