@@ -100,11 +100,11 @@ export const runSqlTool = LanguageModel.toolOf(
 )
 
 /** `create_chart`. */
-export const createChartTool: LanguageModel.Tool = {
-  name: toolNames.createChart,
-  description: "Draws a chart of the last successful query result: a mark and the result columns on each axis.",
-  parameters: ChartSpec.chartParameters
-}
+export const createChartTool = LanguageModel.toolOf(
+  toolNames.createChart,
+  "Draws a chart of the last successful query result: a mark and the result columns on each axis.",
+  ChartSpec.ChartRequest
+)
 
 /** The arguments of `search_library`. */
 export const SearchLibraryArguments = Schema.Struct({ query: Schema.String })

@@ -14,32 +14,15 @@ import * as Schema from "effect/Schema"
 export const Mark = Schema.Literal("bar", "line", "point", "area", "arc")
 export type Mark = typeof Mark.Type
 
-/** The input of the `create_chart` tool. */
+/** The input of the `create_chart` tool (its JSON Schema is derived from this). */
 export const ChartRequest = Schema.Struct({
-  title: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  title: Schema.optional(Schema.String.pipe(Schema.maxLength(200)).annotations({ description: "A short title" })),
   mark: Mark,
-  /** The result column on the x axis (the category of an `arc`). */
-  x: Schema.String,
-  /** The result column on the y axis (the size of an `arc`); it must be numeric. */
-  y: Schema.String,
-  /** An optional result column that colours the marks. */
-  color: Schema.optional(Schema.String)
+  x: Schema.String.annotations({ description: "Result column on the x axis (category for arc)" }),
+  y: Schema.String.annotations({ description: "Numeric result column on the y axis (size for arc)" }),
+  color: Schema.optional(Schema.String.annotations({ description: "Optional result column for colour" }))
 })
 export type ChartRequest = typeof ChartRequest.Type
-
-/** The JSON Schema of `ChartRequest`, as the tool's parameters. */
-export const chartParameters: Record<string, unknown> = {
-  type: "object",
-  properties: {
-    title: { type: "string", description: "A short title" },
-    mark: { type: "string", enum: [...Mark.literals] },
-    x: { type: "string", description: "Result column on the x axis (category for arc)" },
-    y: { type: "string", description: "Numeric result column on the y axis (size for arc)" },
-    color: { type: "string", description: "Optional result column for colour" }
-  },
-  required: ["mark", "x", "y"],
-  additionalProperties: false
-}
 
 const FieldType = Schema.Literal("quantitative", "temporal", "nominal", "ordinal")
 const Channel = Schema.Struct({ field: Schema.String, type: FieldType, title: Schema.optional(Schema.String) })

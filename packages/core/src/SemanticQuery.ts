@@ -56,15 +56,27 @@ export const maxLimit = 10_000
 
 /** A semantic query. */
 export const SemanticQuery = Schema.Struct({
-  metrics: Schema.NonEmptyArray(Schema.String),
-  dimensions: Schema.optional(Schema.Array(Schema.String)),
-  time: Schema.optional(TimeSelection),
-  filters: Schema.optional(Schema.Array(DimensionFilter)),
+  metrics: Schema.NonEmptyArray(Schema.String).annotations({ description: "Names of the model's metrics" }),
+  dimensions: Schema.optional(
+    Schema.Array(Schema.String).annotations({
+      description: "Dimensions to group by (`table.name` where two tables share one)"
+    })
+  ),
+  time: Schema.optional(TimeSelection.annotations({ description: "The time axis: a grain to group by, a period" })),
+  filters: Schema.optional(
+    Schema.Array(DimensionFilter).annotations({ description: "Conditions on dimensions, applied before aggregating" })
+  ),
   /** Named filters of the model (`completed_orders`). */
-  segments: Schema.optional(Schema.Array(Schema.String)),
+  segments: Schema.optional(Schema.Array(Schema.String).annotations({ description: "Named filters of the model" })),
   /** The first metric, highest first, when absent (time ascending when grouped by a grain). */
-  order: Schema.optional(Schema.Array(OrderBy)),
-  limit: Schema.optional(Schema.Int.pipe(Schema.between(1, maxLimit)))
+  order: Schema.optional(
+    Schema.Array(OrderBy).annotations({
+      description: "The order of the rows: the first metric, highest first, when absent (time when grouped by a grain)"
+    })
+  ),
+  limit: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, maxLimit)).annotations({ description: "The most rows to return" })
+  )
 }).annotations({ identifier: "SemanticQuery" })
 export type SemanticQuery = typeof SemanticQuery.Type
 
