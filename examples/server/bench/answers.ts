@@ -13,7 +13,7 @@
  * The floor beside it is the hand-written SQL itself, run through the same connector runtime: every
  * question has an answer in the data.
  *
- *   pnpm bench:answers [--model offline] [--only 3]
+ *   pnpm bench:answers [--model offline] [--only 3] [--verbose: the rows of each answer that is not correct]
  */
 import * as Connector from "@sightline/core/Connector"
 import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
@@ -29,7 +29,7 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 
 const { values } = parseArgs({
-  options: { model: { type: "string" }, only: { type: "string" } }
+  options: { model: { type: "string" }, only: { type: "string" }, verbose: { type: "boolean", default: false } }
 })
 const root = new URL("../../..", import.meta.url).pathname
 const port = 18_798
@@ -247,6 +247,9 @@ try {
     const verdict = rows === undefined ? "declined" : matches(hand[i]!, rows) ? "correct" : "wrong"
     outcome[verdict] += 1
     console.log(`${String(i + 1).padStart(2)}. ${verdict.padEnd(8)} ${question}`)
+    if (values.verbose && verdict !== "correct") {
+      console.log(`    expected ${JSON.stringify(hand[i]!.slice(0, 6))}\n    answered ${JSON.stringify(rows?.slice(0, 6))}`)
+    }
   }
   const floor = hand.filter((rows) => rows.length > 0).length
   console.log("")
