@@ -1,0 +1,588 @@
+/**
+ * The tools of one run of the agent loop (`Answers`), over the run's context: which tools are
+ * offered (the connectors with their semantic models, the library, web search, Python, the report),
+ * and what each call does. Every call is a cell of the chat, written when it starts and when it
+ * ends; its result goes back to the model (errors too, so that it can correct itself).
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
+import type { RunConnector } from "./AnswerPrompt.js"
+import {
+  createChartTool,
+  decodeArguments,
+  lastResultDataframe,
+  libraryTools,
+  maxLibraryFileChars,
+  modelRows,
+  QueryMetricsArguments,
+  queryMetricsTool,
+  ReadLibraryFileArguments,
+  RunPythonArguments,
+  runPythonTool,
+  RunSavedQueryArguments,
+  RunSqlArguments,
+  runSqlTool,
+  RunVerifiedQueryArguments,
+  runVerifiedQueryTool,
+  SearchLibraryArguments,
+  toolNames,
+  WebSearchArguments,
+  webSearchTool,
+  writeReportTool
+} from "./AnswerTools.js"
+import * as Asset from "./Asset.js"
+import type { AssetStore } from "./AssetStore.js"
+import type * as ChartRenderer from "./ChartRenderer.js"
+import * as ChartSpec from "./ChartSpec.js"
+import * as Chat from "./Chat.js"
+import type * as ChatEvent from "./ChatEvent.js"
+import type * as Chats from "./Chats.js"
+import type * as ConnectorRuntime from "./ConnectorRuntime.js"
+import type { Conflict } from "./Errors.js"
+import type { IdGenerator } from "./IdGenerator.js"
+import { AssetId, CellId, type SandboxId } from "./Ids.js"
+import * as ConnectorUse from "./internal/connectorUse.js"
+import * as Tabular from "./internal/tabular.js"
+import * as Utf8 from "./internal/utf8.js"
+import type * as LanguageModel from "./LanguageModel.js"
+import * as LibraryContext from "./LibraryContext.js"
+import type * as LibraryDiff from "./LibraryDiff.js"
+import type * as Policy from "./Policy.js"
+import * as Report from "./Report.js"
+import type * as Sandboxes from "./Sandboxes.js"
+import * as SemanticCompiler from "./SemanticCompiler.js"
+import type * as SemanticLayer from "./SemanticLayer.js"
+import type * as SemanticQuery from "./SemanticQuery.js"
+import * as WebSearch from "./WebSearch.js"
+
+/** The rows a `table` asset keeps inline (the CSV download has all of them). */
+export const tableAssetRows = 1_000
+
+const imageMimeTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/svg+xml"])
+
+/** The most output lines a `run_python` result shows the model (the cell keeps them all). */
+const modelOutputLines = 50
+
+/** A chart of a report, rendered as an image asset of the run. */
+export interface ReportImage {
+  /** The `image_url` the report uses for it (`chart:<n>`). */
+  readonly ref: string
+  readonly assetId: AssetId
+  readonly storageKey: string
+  readonly mimeType: string
+}
+
+/** What `write_report` left: the model's draft and the images its chart references became. */
+export interface WrittenReport {
+  readonly draft: Report.ReportDraft
+  /** Empty without a `ChartRenderer`, or when rendering failed (the report then shows the charts' titles). */
+  readonly images: ReadonlyArray<ReportImage>
+}
+
+/** The last successful query of a run: what `create_chart` draws. */
+interface LastResult extends ChartSpec.Data {
+  readonly cellId: CellId
+}
+
+/** The services the tools use. */
+export interface Services {
+  readonly chats: Chats.Chats.Service
+  readonly runtime: ConnectorRuntime.ConnectorRuntime.Service
+  readonly assetStore: AssetStore.Service
+  readonly ids: IdGenerator.Service
+  /** Without one, a report's charts are shown by their titles. */
+  readonly renderer: Option.Option<ChartRenderer.ChartRenderer.Service>
+}
+
+/** One run, as its tools see it. */
+export interface RunContext {
+  readonly principal: Policy.Principal
+  readonly run: Chats.Run
+  readonly sign: Chats.SignAssetUrl
+  readonly emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>
+  /** What asked: a chat, a playbook or an agent (the sandbox's executions say so). */
+  readonly source: string | undefined
+  /** Offer `write_report`; what it wrote goes to `onReport`. */
+  readonly report: boolean
+  readonly onReport: (report: WrittenReport) => void
+  readonly connectors: ReadonlyArray<RunConnector>
+  /** The library as the caller may read it (empty without the ontology). */
+  readonly files: LibraryDiff.Files
+  readonly clientAttributesJson: string
+  readonly maxRows: number
+  readonly queryTimeoutMillis: number
+  readonly search: WebSearch.WebSearch.Service | undefined
+  readonly python: Sandboxes.Sandboxes.Service | undefined
+  /** The chat's sandbox, when the question's uploads started it. */
+  readonly sandboxId: SandboxId | undefined
+}
+
+/** The tools of a run: what is offered, and what a call does. */
+export interface Handlers {
+  readonly tools: ReadonlyArray<LanguageModel.Tool>
+  readonly runTool: (call: LanguageModel.ToolCall) => Effect.Effect<string, Conflict>
+}
+
+/** The tools of one run. */
+export const make = (services: Services, context: RunContext): Handlers => {
+  const { assetStore, chats, ids, renderer, runtime } = services
+  const { clientAttributesJson, connectors, emit, files, onReport, principal, python, run, search, sign } = context
+  const hasLibrary = HashMap.size(files) > 0
+  const modelled = connectors.some((c) => Either.isRight(c.semantic))
+  const verified = connectors.some((c) =>
+    Either.isRight(c.semantic) && c.semantic.right.source.kind === "library" &&
+    c.semantic.right.model.verifiedQueries.length > 0
+  )
+  const tools = [
+    ...(modelled ? [queryMetricsTool] : []),
+    ...(verified ? [runVerifiedQueryTool] : []),
+    ...(connectors.length > 0 ? [runSqlTool, createChartTool] : []),
+    ...(hasLibrary
+      ? libraryTools.filter((t) => t.name !== toolNames.runSavedQuery || connectors.length > 0)
+      : []),
+    ...(search === undefined ? [] : [webSearchTool]),
+    ...(python === undefined ? [] : [runPythonTool]),
+    ...(context.report ? [writeReportTool] : [])
+  ]
+  let sandboxId = context.sandboxId
+  let lastResult: LastResult | undefined
+  let queries = 0
+  const charts: Array<{ readonly title: string; readonly spec: unknown }> = []
+
+  const newCell = (type: string, fields: Partial<Chats.CellInput>) =>
+    Effect.gen(function*() {
+      const base: Chats.CellInput = {
+        id: CellId.make(yield* ids.uuid),
+        type,
+        status: "running",
+        created_at: yield* DateTime.now,
+        ...fields
+      }
+      yield* emit({ type: "cell", cell: yield* chats.appendCell(run, base) })
+      return base
+    })
+
+  const endCell = (cell: Chats.CellInput, fields: Partial<Chats.CellInput>, assets: ReadonlyArray<Asset.Asset>) =>
+    Effect.gen(function*() {
+      const stored = yield* chats.appendCell(run, { ...cell, ...fields })
+      yield* emit({ type: "cell", cell: assets.length === 0 ? stored : new Chat.ChatCell({ ...stored, assets }) })
+    })
+
+  const addAsset = (input: Omit<Chats.AssetInput, "id">, bytes?: Uint8Array) =>
+    Effect.gen(function*() {
+      const id = AssetId.make(yield* ids.uuid)
+      const storageKey = bytes === undefined
+        ? undefined
+        : Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id })
+      if (bytes !== undefined && storageKey !== undefined) {
+        yield* assetStore.put(storageKey, { bytes, mimeType: input.mime_type })
+      }
+      const record = yield* chats.addAsset(run, {
+        ...input,
+        id,
+        ...(storageKey === undefined ? {} : { storage_key: storageKey })
+      }).pipe(Effect.catchTag("InvalidRequest", (e) => Effect.die(e)))
+      const url = record.storage_key === undefined ? undefined : yield* sign(record.id)
+      const asset = Asset.toAsset(record, { url })
+      yield* emit({ type: "asset", asset })
+      return { asset, record }
+    })
+
+  const notEnabled = (id: number) =>
+    `error: connector ${id} is not enabled in this chat (enabled: ${connectors.map((c) => c.record.id).join(", ")})`
+
+  // Runs one statement as a cell of `type`, with its table, CSV and preview.
+  const executeQuery = (
+    connector: RunConnector,
+    type: string,
+    sql: string,
+    params: ReadonlyArray<string | number | boolean | null>,
+    fields: Partial<Chats.CellInput>,
+    // What the model reads before the rows (how the question was read, where the SQL came from).
+    preamble: Readonly<Record<string, unknown>> = {}
+  ) =>
+    Effect.gen(function*() {
+      const cell = yield* newCell(type, { query: sql, connector_id: connector.record.id, ...fields })
+      const started = yield* Clock.currentTimeMillis
+      const result = yield* Effect.either(runtime.query(connector.record, {
+        sql,
+        params,
+        clientAttributesJson,
+        maxRows: context.maxRows,
+        timeoutMillis: context.queryTimeoutMillis
+      }))
+      const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
+      if (Either.isLeft(result)) {
+        yield* endCell(cell, { status: "failed", error: result.left.message, execution_time_ms: elapsed }, [])
+        return `error: ${result.left.message}`
+      }
+      const { columns, rows, truncated } = result.right
+      const names = columns.map((c) => c.name)
+      const count = `${rows.length}${truncated ? "+" : ""} rows`
+      const assets: Array<Asset.Asset> = []
+      queries += 1
+      if (columns.length > 0) {
+        assets.push(
+          (yield* addAsset({
+            cell_id: cell.id,
+            name: `result-${queries}`,
+            type: "table",
+            mime_type: "application/json",
+            content: JSON.stringify({
+              columns,
+              rows: rows.slice(0, tableAssetRows),
+              row_count: rows.length,
+              truncated: truncated || rows.length > tableAssetRows
+            })
+          })).asset,
+          (yield* addAsset(
+            { cell_id: cell.id, name: `result-${queries}.csv`, type: "download", mime_type: "text/csv" },
+            Utf8.encodeText(Tabular.csv(names, rows))
+          )).asset
+        )
+        lastResult = { cellId: cell.id, columns, rows }
+      }
+      yield* endCell(cell, {
+        status: "completed",
+        output: [result.right.affectedRows === undefined ? count : `${result.right.affectedRows} rows affected`],
+        ...(columns.length > 0
+          ? { dataframe_preview: Tabular.preview(names, rows.slice(0, modelRows), count) }
+          : {}),
+        execution_time_ms: elapsed
+      }, assets)
+      return JSON.stringify({
+        ...preamble,
+        columns: names,
+        rows: rows.slice(0, modelRows),
+        row_count: rows.length,
+        truncated,
+        ...(result.right.affectedRows === undefined ? {} : { affected_rows: result.right.affectedRows })
+      })
+    })
+
+  const runSql = (args: typeof RunSqlArguments.Type) => {
+    const connector = connectors.find((c) => c.record.id === args.connector_id)
+    if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
+    // The model writes this SQL at the caller's request: it runs only where the database, not
+    // the SQL, enforces the caller's client attributes.
+    const refusal = ConnectorUse.rawSqlRefusal(principal, connector.record)
+    return refusal === undefined
+      ? executeQuery(connector, "sql", args.sql, [], {})
+      : Effect.succeed(`error: ${refusal}`)
+  }
+
+  // The metric definitions of a library model are reviewed: an answer from them is trusted.
+  const trustedFrom = (
+    governing: SemanticLayer.Governing,
+    kind: SemanticQuery.TrustedSource["kind"],
+    name: string
+  ): Partial<Chats.CellInput> =>
+    governing.source.kind === "library" && governing.source.path !== undefined &&
+      governing.source.commit !== undefined
+      ? { trusted_source: { kind, name, path: governing.source.path, commit: governing.source.commit } }
+      : {}
+
+  const queryMetrics = (args: typeof QueryMetricsArguments.Type) => {
+    const connector = connectors.find((c) => c.record.id === args.connector_id)
+    if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
+    if (Either.isLeft(connector.semantic)) return Effect.succeed(`error: ${connector.semantic.left}`)
+    const governing = connector.semantic.right
+    // A derived model was reviewed by nobody: for such keys its SQL is like run_sql's.
+    const refusal = governing.source.kind === "derived"
+      ? ConnectorUse.rawSqlRefusal(principal, connector.record)
+      : undefined
+    if (refusal !== undefined) return Effect.succeed(`error: ${refusal}`)
+    const { connector_id: _, ...query } = args
+    const rowFilters = SemanticCompiler.rowFiltersFor(clientAttributesJson)
+    return Either.match(SemanticCompiler.compile(governing.model, query, governing.dialect, { rowFilters }), {
+      onLeft: (error) => Effect.succeed(`error: ${error.message}`),
+      onRight: (compiled) =>
+        executeQuery(connector, "sql", compiled.sql, compiled.params, {
+          reading: compiled.reading,
+          ...trustedFrom(governing, "metric", query.metrics.join(", "))
+        }, { reading: compiled.reading.text })
+    })
+  }
+
+  const runVerifiedQuery = (args: typeof RunVerifiedQueryArguments.Type) => {
+    const candidates = connectors.flatMap((connector) => {
+      if (Either.isLeft(connector.semantic)) return []
+      const governing = connector.semantic.right
+      if (governing.source.kind !== "library") return []
+      if (args.connector_id !== undefined && connector.record.id !== args.connector_id) return []
+      return governing.model.verifiedQueries.filter((q) => q.name === args.name)
+        .map((query) => ({ connector, governing, query }))
+    })
+    if (candidates.length === 0) return Effect.succeed(`error: no verified query named ${args.name}`)
+    if (candidates.length > 1) {
+      return Effect.succeed(`error: several connectors have a verified query ${args.name}: give connector_id`)
+    }
+    const { connector, governing, query } = candidates[0]!
+    const rowFilters = SemanticCompiler.rowFiltersFor(clientAttributesJson)
+    return Either.match(
+      SemanticCompiler.verifiedSql(governing.model, query, args.params ?? {}, governing.dialect, { rowFilters }),
+      {
+        onLeft: (error) => Effect.succeed(`error: ${error.message}`),
+        onRight: (bound) =>
+          executeQuery(
+            connector,
+            "sql",
+            bound.sql,
+            bound.params,
+            { content: query.question, ...trustedFrom(governing, "verified_query", query.name) },
+            { verified_query: query.name, question: query.question }
+          )
+      }
+    )
+  }
+
+  const searchLibrary = (args: typeof SearchLibraryArguments.Type) =>
+    Effect.gen(function*() {
+      const cell = yield* newCell("ontology_query", { content: `search: ${args.query}` })
+      const hits = LibraryContext.search(files, args.query)
+      yield* endCell(cell, {
+        status: "completed",
+        output: hits.length === 0 ? ["no matches"] : hits.map((hit) => hit.path),
+        execution_time_ms: 0
+      }, [])
+      return JSON.stringify({ hits })
+    })
+
+  const readLibraryFile = (args: typeof ReadLibraryFileArguments.Type) =>
+    Effect.gen(function*() {
+      // Only files of the caller's pruned snapshot exist here; OWNERS files are never shown.
+      const file = LibraryContext.textFiles(files).find((f) => f.path === args.path)
+      const cell = yield* newCell("ontology_query", { content: `read: ${args.path}` })
+      if (file === undefined) {
+        yield* endCell(cell, { status: "failed", error: "no such file", execution_time_ms: 0 }, [])
+        return `error: no library file ${args.path}`
+      }
+      yield* endCell(cell, {
+        status: "completed",
+        output: [`${file.text.length} characters`],
+        execution_time_ms: 0
+      }, [])
+      return file.text.length > maxLibraryFileChars ? `${file.text.slice(0, maxLibraryFileChars)}…` : file.text
+    })
+
+  const runSavedQuery = (args: typeof RunSavedQueryArguments.Type) => {
+    const saved = LibraryContext.savedQueries(files).find((q) => q.path === args.path)
+    if (saved === undefined) return Effect.succeed(`error: no saved query ${args.path}`)
+    const id = args.connector_id ?? saved.connectorId ??
+      (connectors.length === 1 ? connectors[0]!.record.id : undefined)
+    if (id === undefined) return Effect.succeed("error: say which connector to run it on (connector_id)")
+    const connector = connectors.find((c) => c.record.id === id)
+    if (connector === undefined) return Effect.succeed(notEnabled(id))
+    const bound = LibraryContext.bindNamedParams(saved.sql, args.params ?? {})
+    if (bound.missing.length > 0) {
+      return Effect.succeed(`error: missing values for parameters: ${bound.missing.join(", ")}`)
+    }
+    return executeQuery(connector, "query", bound.text, bound.params, { content: saved.path })
+  }
+
+  // The chat's sandbox, started on the first run_python (or for uploads); the last query's rows go
+  // in before each cell. Its executions say what asked: a chat, a playbook or an agent.
+  let loadedQueries = 0
+  const executionSource = context.source === "playbook" || context.source === "agent" ? context.source : "chat"
+  const runPython = (service: Sandboxes.Sandboxes.Service, args: typeof RunPythonArguments.Type) =>
+    Effect.gen(function*() {
+      const cell = yield* newCell("python", { code: args.code })
+      const started = yield* Clock.currentTimeMillis
+      const ran = yield* Effect.either(Effect.gen(function*() {
+        sandboxId ??= yield* service.forChat(principal, run.chatId)
+        if (lastResult !== undefined && loadedQueries !== queries) {
+          yield* service.loadDataframe(principal, sandboxId, {
+            name: lastResultDataframe,
+            columns: lastResult.columns.map((c) => c.name),
+            rows: lastResult.rows
+          })
+          loadedQueries = queries
+        }
+        return {
+          id: sandboxId,
+          result: yield* service.execute(principal, sandboxId, { code: args.code }, executionSource)
+        }
+      }))
+      if (Either.isLeft(ran)) {
+        const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
+        yield* endCell(cell, { status: "failed", error: ran.left.message, execution_time_ms: elapsed }, [])
+        return `error: ${ran.left.message}`
+      }
+      const { id, result } = ran.right
+      const assets: Array<Asset.Asset> = []
+      for (const file of result.files) {
+        if (!imageMimeTypes.has(file.mime_type)) continue
+        const content = yield* Effect.option(service.readFile(principal, id, file.name))
+        if (Option.isNone(content)) continue
+        assets.push(
+          (yield* addAsset(
+            { cell_id: cell.id, name: file.name, type: "image", mime_type: file.mime_type },
+            content.value.bytes
+          )).asset
+        )
+      }
+      const frames = result.dataframes.map((df) => `${df.name}: ${df.num_rows} rows × ${df.num_cols} columns`)
+      yield* endCell(cell, {
+        status: result.error === undefined ? "completed" : "failed",
+        output: [...(result.output ?? [])],
+        ...(result.error === undefined ? {} : { error: result.error }),
+        ...(frames.length === 0 ? {} : { dataframe_preview: frames.join("\n") }),
+        execution_time_ms: result.execution_time_ms
+      }, assets)
+      const output = result.output ?? []
+      return JSON.stringify({
+        output: output.length > modelOutputLines
+          ? [...output.slice(0, modelOutputLines), `… ${output.length - modelOutputLines} more lines`]
+          : output,
+        ...(result.error === undefined ? {} : { error: result.error }),
+        dataframes: result.dataframes,
+        files: result.files.map((f) => f.name)
+      })
+    })
+
+  const searchWeb = (service: WebSearch.WebSearch.Service, args: typeof WebSearchArguments.Type) =>
+    Effect.gen(function*() {
+      const cell = yield* newCell("web_search", { content: args.query })
+      const started = yield* Clock.currentTimeMillis
+      const found = yield* Effect.either(service.search(args.query, WebSearch.defaultLimit))
+      const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
+      if (Either.isLeft(found)) {
+        yield* endCell(cell, { status: "failed", error: found.left.message, execution_time_ms: elapsed }, [])
+        return `error: ${found.left.message}`
+      }
+      yield* endCell(cell, {
+        status: "completed",
+        output: found.right.map((result) => `${result.title} <${result.url}>`),
+        execution_time_ms: elapsed
+      }, [])
+      return JSON.stringify({ results: found.right })
+    })
+
+  const createChart = (args: ChartSpec.ChartRequest) =>
+    Effect.gen(function*() {
+      if (lastResult === undefined) return "error: run a query with run_sql before drawing a chart"
+      const spec = ChartSpec.build(args, lastResult)
+      if (Either.isLeft(spec)) return `error: ${spec.left}`
+      const title = `${args.title ?? `${args.y} by ${args.x}`}`.slice(0, 200)
+      const cell = yield* newCell("chart", { content: title })
+      const { asset } = yield* addAsset({
+        cell_id: cell.id,
+        name: title,
+        type: "chart",
+        mime_type: "application/vnd.vegalite.v5+json",
+        content: JSON.stringify(spec.right)
+      })
+      yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
+      charts.push({ title, spec: spec.right })
+      return JSON.stringify({ status: "chart created", image_url: Report.chartRef(charts.length) })
+    })
+
+  const writeReport = (draft: Report.ReportDraft) =>
+    Effect.gen(function*() {
+      const numbers = [
+        ...new Set(
+          Report.imageUrls(draft.blocks).flatMap((url) => {
+            const n = Report.chartNumber(url)
+            return n === undefined ? [] : [n]
+          })
+        )
+      ]
+      const missing = numbers.find((n) => n < 1 || n > charts.length)
+      if (missing !== undefined) {
+        return `error: there is no chart:${missing} (this run has ${charts.length} chart${
+          charts.length === 1 ? "" : "s"
+        })`
+      }
+      const cell = yield* newCell("report", { content: draft.subject })
+      const images: Array<ReportImage> = []
+      const assets: Array<Asset.Asset> = []
+      if (Option.isSome(renderer)) {
+        for (const n of numbers) {
+          const chart = charts[n - 1]!
+          const png = yield* Effect.either(renderer.value.png(chart.spec))
+          // A chart that cannot be drawn is shown by its title; the report still goes out.
+          if (Either.isLeft(png)) {
+            yield* Effect.logWarning("a report chart could not be rendered", png.left.message)
+            continue
+          }
+          const { asset, record } = yield* addAsset(
+            { cell_id: cell.id, name: `${chart.title}.png`, type: "image", mime_type: "image/png" },
+            png.right
+          )
+          assets.push(asset)
+          images.push({
+            ref: Report.chartRef(n),
+            assetId: record.id,
+            storageKey: record.storage_key!,
+            mimeType: record.mime_type
+          })
+        }
+      }
+      onReport({ draft, images })
+      yield* endCell(cell, {
+        status: "completed",
+        output: [`report with ${draft.blocks.length} blocks`],
+        execution_time_ms: 0
+      }, assets)
+      return "report saved"
+    })
+
+  const unknownTool = (call: LanguageModel.ToolCall) => Effect.succeed(`error: there is no tool ${call.name}`)
+  const withArguments = <A, I>(
+    schema: Schema.Schema<A, I>,
+    call: LanguageModel.ToolCall,
+    run: (args: A) => Effect.Effect<string, Conflict>
+  ) =>
+    Either.match(decodeArguments(schema, call.arguments), {
+      onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+      onRight: run
+    })
+
+  const runTool = (call: LanguageModel.ToolCall): Effect.Effect<string, Conflict> => {
+    switch (call.name) {
+      case toolNames.queryMetrics:
+        return modelled ? withArguments(QueryMetricsArguments, call, queryMetrics) : unknownTool(call)
+      case toolNames.runVerifiedQuery:
+        return verified ? withArguments(RunVerifiedQueryArguments, call, runVerifiedQuery) : unknownTool(call)
+      case toolNames.runSql:
+        return Either.match(decodeArguments(RunSqlArguments, call.arguments), {
+          onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+          onRight: runSql
+        })
+      case toolNames.createChart:
+        return Either.match(decodeArguments(ChartSpec.ChartRequest, call.arguments), {
+          onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+          onRight: createChart
+        })
+      case toolNames.searchLibrary:
+        return hasLibrary ? withArguments(SearchLibraryArguments, call, searchLibrary) : unknownTool(call)
+      case toolNames.readLibraryFile:
+        return hasLibrary ? withArguments(ReadLibraryFileArguments, call, readLibraryFile) : unknownTool(call)
+      case toolNames.runSavedQuery:
+        return hasLibrary && connectors.length > 0
+          ? withArguments(RunSavedQueryArguments, call, runSavedQuery)
+          : unknownTool(call)
+      case toolNames.webSearch:
+        return search === undefined
+          ? unknownTool(call)
+          : withArguments(WebSearchArguments, call, (args) => searchWeb(search, args))
+      case toolNames.runPython:
+        return python === undefined
+          ? unknownTool(call)
+          : withArguments(RunPythonArguments, call, (args) => runPython(python, args))
+      case toolNames.writeReport:
+        return context.report ? withArguments(Report.ReportDraft, call, writeReport) : unknownTool(call)
+      default:
+        return unknownTool(call)
+    }
+  }
+
+  return { tools, runTool }
+}
