@@ -418,6 +418,54 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("sales in germany")).response).toContain("\"germany\" is not a table")
   })
 
+  it("answers the question a verified query asks with it: its reading first, its rows, a trusted cell", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const events = await readEvents(
+      await ask(server(), org, { question: "Which sales channel makes the most money?", connector_ids: [connectorId] })
+    )
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    const cells = events.filter((e) => e.data.type === "cell" && e.data.cell.status === "completed").map((e) =>
+      e.data.cell
+    )
+    expect(cells.map((c) => c.type)).toEqual(["sql", "chart"])
+    expect(cells[0].trusted_source).toEqual({
+      kind: "verified_query",
+      name: "revenue_by_channel",
+      path: "semantic/demo.yaml",
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/)
+    })
+    const hand = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT o.channel, SUM(i.line_total) AS revenue FROM order_items i JOIN orders o ON o.id = i.order_id
+       WHERE o.status <> 'cancelled' GROUP BY o.channel ORDER BY revenue DESC`
+    )
+    const table = events.find((e) => e.data.type === "asset" && e.data.asset.type === "table")!.data.asset
+    expect(JSON.parse(table.content).rows).toEqual(hand.rows)
+    const text = events.filter((e) => e.data.type === "text").map((e) => e.data.text).join("")
+    expect(text).toMatch(
+      /^I read this as the verified query \*\*revenue_by_channel\*\*: "Which sales channel makes us the most money\?" \(checked by Sightline on 2026-11-26\)\.\n\n\| channel \| revenue \|/
+    )
+    expect(text).toContain(
+      `| web | ${
+        Number(hand.rows[0]![1]).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+      } |`
+    )
+    // One more word, and it is no longer the verified question: the planner answers instead.
+    const other = await readEvents(
+      await ask(server(), org, {
+        question: "Which sales channel makes the most money in Europe?",
+        connector_ids: [connectorId]
+      })
+    )
+    const otherCells = other.filter((e) => e.data.type === "cell" && e.data.cell.status === "completed").map((e) =>
+      e.data.cell
+    )
+    expect(otherCells.every((c) => c.trusted_source === undefined)).toBe(true)
+  })
+
   it("takes the same fields as multipart/form-data; file parts are refused until sandboxes are configured", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)

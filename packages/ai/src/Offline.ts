@@ -1,6 +1,9 @@
 /**
  * The offline model: the embedded default, with no network and no weights. It is deterministic and
  * honest about what it is. For a question it:
+ * 0. answers with a verified query of a reviewed semantic model (the chat's models reach it as data,
+ *    `GenerateRequest.semantic`) when the question asks what one asks, saying so first; the cell is
+ *    then trusted;
  * 1. plans one read-only aggregate query from the question's words and the connectors' schemas as
  *    the system prompt describes them (`SchemaPrompt`), reading the measures the library's ontology
  *    notes define (`- turnover: order_items.line_total`), and calls `run_sql` with it; a name that
@@ -26,6 +29,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Periods from "./internal/periods.js"
 import * as Planner from "./internal/planner.js"
+import * as Verified from "./internal/verified.js"
 
 /** The provider name of the offline model in the catalogue. */
 export const provider = "offline"
@@ -279,6 +283,9 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
       `I could not read the data: ${unreadable.map((line) => line.replace(/^Connector /, "connector ")).join("; ")}`
     )
   }
+  // A question a verified query asks is answered by it, and the answer is trusted.
+  const verified = offers("run_verified_query") ? Verified.match(question, request.semantic ?? []) : undefined
+  if (verified !== undefined) return answerVerified(request, verified, asked, turn)
   const { looked, plan } = replay(question, connectors, now, glossary, results)
   const runSql = (sql: string, connectorId: number) =>
     LanguageModel.callTools({
@@ -334,6 +341,74 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
     return reply(`The report could not be written: ${lastContent.slice("error:".length).trim()}`)
   }
   return reply(answer(plan, result, span))
+}
+
+/** The turns of a question a verified query answers: run it, chart it, report it, then say it. */
+const answerVerified = (
+  request: LanguageModel.GenerateRequest,
+  found: Verified.Match,
+  asked: number,
+  turn: number
+): ReadonlyArray<LanguageModel.Part> => {
+  const messages = request.messages
+  const offers = (name: string) => request.tools?.some((tool) => tool.name === name) ?? false
+  const ran = messages.slice(asked + 1)
+    .find((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_verified_query")
+  if (ran === undefined) {
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "run_verified_query",
+      arguments: { name: found.name, connector_id: found.connectorId }
+    })
+  }
+  if (ran.content.startsWith("error:")) {
+    return reply(`The verified query failed: ${ran.content.slice("error:".length).trim()}`)
+  }
+  const result = parseResult(ran.content)
+  if (result === undefined) return reply("The verified query returned nothing I can read.")
+  const last = messages.at(-1)
+  const lastTool = last?.role === "tool" ? toolName(messages, last.toolCallId) : undefined
+  const text = `${Verified.reading(found)}\n\n${table(result)}`
+  if (
+    lastTool === "run_verified_query" && offers("create_chart") && result.columns.length >= 2 && result.rows.length >= 2
+  ) {
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "create_chart",
+      arguments: { title: found.question.slice(0, 200), mark: "bar", x: result.columns[0], y: result.columns.at(-1) }
+    })
+  }
+  if (offers("write_report") && lastTool !== "write_report") {
+    const chart = lastTool === "create_chart" ? chartUrl(last?.content ?? "") : undefined
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "write_report",
+      arguments: {
+        subject: found.question.slice(0, 120),
+        summary: plainText(Verified.reading(found)),
+        blocks: [
+          { type: "hero", heading: found.question, content: plainText(Verified.reading(found)) },
+          ...(chart === undefined ? [] : [{ type: "image", image_url: chart, image_alt: found.question }]),
+          { type: "text", content: table(result) },
+          { type: "divider" },
+          { type: "text", content: plainText(signature).replace(/_/g, "") }
+        ]
+      }
+    })
+  }
+  return reply(text)
+}
+
+/** A result as a Markdown table (the first rows of it). */
+const table = (result: QueryResult): string => {
+  const formats = columnFormats(result)
+  const rows = result.rows.slice(0, 20)
+  return [
+    `| ${result.columns.join(" | ")} |`,
+    `| ${result.columns.map(() => "---").join(" | ")} |`,
+    ...rows.map((row) => `| ${row.map((value, i) => formats[i]!(value)).join(" | ")} |`),
+    ...(result.row_count > rows.length ? [`\n${result.row_count - rows.length} more rows in the table.`] : [])
+  ].join("\n")
 }
 
 // The `image_url` that `create_chart` answered with (`{"image_url":"chart:1"}`).

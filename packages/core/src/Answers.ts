@@ -276,6 +276,15 @@ export const makeWith = (options: Options) =>
           python,
           sandboxId
         })
+        const semanticContext = connectors.flatMap((c): ReadonlyArray<LanguageModel.SemanticContext> =>
+          Either.isRight(c.semantic)
+            ? [{
+              connector_id: c.record.id,
+              model: c.semantic.right.model.file,
+              reviewed: c.semantic.right.source.kind === "library"
+            }]
+            : []
+        )
         let answer = ""
         for (let step = 0;; step++) {
           if (step === options.maxSteps) {
@@ -293,7 +302,8 @@ export const makeWith = (options: Options) =>
               system,
               // A copy: the loop goes on appending, and the request must stay what was sent.
               messages: [...messages],
-              ...(tools.length > 0 ? { tools } : {})
+              ...(tools.length > 0 ? { tools } : {}),
+              ...(semanticContext.length > 0 ? { semantic: semanticContext } : {})
             }),
             (part) => {
               if (part._tag === "TextDelta") {

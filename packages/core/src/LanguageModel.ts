@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as SemanticModel from "./SemanticModel.js"
 
 /** Who speaks in a message. */
 export const Role = Schema.Literal("system", "user", "assistant", "tool")
@@ -67,6 +68,18 @@ export const toolOf = <A, I>(name: string, description: string, schema: Schema.S
   return { name, description, parameters: inline(root) as Record<string, unknown> }
 }
 
+/**
+ * A connector's semantic model, as data, for a model that reads data rather than prose (the
+ * offline model): language models read the prompt's rendering of it instead.
+ */
+export const SemanticContext = Schema.Struct({
+  connector_id: Schema.Int,
+  model: SemanticModel.SemanticModelFile,
+  /** A model of the library, reviewed under OWNERS (a derived one is not). */
+  reviewed: Schema.Boolean
+})
+export type SemanticContext = typeof SemanticContext.Type
+
 /** A generation request. */
 export const GenerateRequest = Schema.Struct({
   /** The provider's model name (the catalogue maps model ids to it). */
@@ -76,7 +89,9 @@ export const GenerateRequest = Schema.Struct({
   system: Schema.optional(Schema.String),
   messages: Schema.Array(Message),
   tools: Schema.optional(Schema.Array(Tool)),
-  maxTokens: Schema.optional(Schema.Int.pipe(Schema.positive()))
+  maxTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  /** The chat's connectors' semantic models, as data. */
+  semantic: Schema.optional(Schema.Array(SemanticContext))
 })
 export type GenerateRequest = typeof GenerateRequest.Type
 

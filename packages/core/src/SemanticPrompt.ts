@@ -14,9 +14,10 @@ export const defaultBudget = 6_000
 /** The verified queries offered per question. */
 export const offeredQueries = 3
 
+// Plural-insensitive: "sales" and "sale" are one word; short words ("us", "is") are left alone.
 const words = (text: string): ReadonlyArray<string> =>
   text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 1).map((w) =>
-    w.replace(/(ies)$/, "y").replace(/(ses|xes)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
+    w.length <= 3 ? w : w.replace(/(ies)$/, "y").replace(/(ses|xes)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
   )
 
 // Words too common in questions to say which part of a model they mean.
@@ -59,6 +60,45 @@ const common = new Set([
   "year",
   "month"
 ])
+
+// Words that carry no content of their own: a question means the same without them.
+const functionWords = new Set([
+  "what",
+  "which",
+  "who",
+  "the",
+  "of",
+  "in",
+  "for",
+  "and",
+  "our",
+  "we",
+  "us",
+  "is",
+  "are",
+  "was",
+  "were",
+  "do",
+  "doe",
+  "did",
+  "to",
+  "me",
+  "a",
+  "an",
+  "show",
+  "give",
+  "tell",
+  "please",
+  "it",
+  "there"
+])
+
+/**
+ * The words of a text that say what it asks (plural-insensitive, without function words): two
+ * questions with the same content words ask the same thing.
+ */
+export const contentWords = (text: string): ReadonlySet<string> =>
+  new Set(words(text).filter((w) => !functionWords.has(w)))
 
 /** How many of the question's words `text` holds (each counted once). */
 export const likeness = (question: string, text: string): number => {
