@@ -4,12 +4,18 @@
  * series, where the data is) runs there, and its numbers match SQL written by hand. Its tables live
  * in a database of their own, made and dropped through a connector that may write.
  */
+import * as Auth from "@sightline/core/Auth"
+import * as Change from "@sightline/core/Change"
+import * as Changes from "@sightline/core/Changes"
 import * as Connector from "@sightline/core/Connector"
 import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
 import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
 import { ConnectorId, OrganizationId } from "@sightline/core/Ids"
+import * as Library from "@sightline/core/Library"
+import { Fixtures } from "@sightline/core/testing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { createConnection } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Org, startServer, type TestServer } from "./utils/server.js"
@@ -165,6 +171,92 @@ describe.skipIf(unreachable !== undefined)("the offline model over a MYSQL conne
     )
     expect((await ask("How many orders in 2030?")).response).toContain(
       "There were **0** orders in 2030. The orders in the data date from 2025-01-05 to 2025-03-28"
+    )
+  })
+
+  it("the metrics API on MariaDB: a model derived from the schema, then the library's own naming the connector", async () => {
+    const semantic = async (json: unknown) => {
+      const response = await server.request("/v2/semantic/query", { method: "POST", key: org.key, json })
+      return { status: response.status, body: JSON.parse(await response.text()) }
+    }
+    // Derived: the orders' `total` is a measure, `segment` a dimension of customers, the key a join.
+    const derivedYaml = await (await server.request(`/v2/connectors/${shop}/semantic-model`, { key: org.key })).text()
+    expect(derivedYaml).toMatch(/^# Derived from the connector's schema/)
+    expect(derivedYaml).toContain("name: total")
+    const derived = await semantic({ connector_id: shop, metrics: ["total"], dimensions: ["segment"] })
+    expect(derived.status).toBe(200)
+    expect(derived.body).toMatchObject({ dialect: "mysql", source: { kind: "derived", model: "shop" } })
+    const byHand = await hand(
+      shop,
+      "SELECT c.segment, SUM(o.total) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1 ORDER BY 2 DESC"
+    )
+    expect(derived.body.rows).toEqual(byHand.rows)
+    // The library's model names the connector: revenue leaves cancelled orders out, by month in UTC.
+    await server.run(Effect.gen(function*() {
+      const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+      const main = yield* (yield* Library.Library).main(admin.organizationId)
+      const filed = yield* (yield* Changes.Changes).create(admin, {
+        body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Shop model", description: "Revenue." }),
+        baseRef: main.head,
+        edits: Fixtures.edits({
+          "semantic/shop.yaml": [
+            "name: shop",
+            "connector: Shop",
+            "tables:",
+            "  - name: orders",
+            `    base_table: { schema: ${database}, table: orders }`,
+            "    time_dimensions: [{ name: ordered, expr: ordered_at }]",
+            "    measures:",
+            "      - { name: revenue, agg: sum, expr: total, filters: [not_cancelled], format: currency }",
+            "    filters:",
+            "      - { name: not_cancelled, expr: \"status <> 'cancelled'\", description: cancelled orders excluded }",
+            "verified_queries:",
+            "  - { name: revenue_total, question: What is our revenue?, sql: \"SELECT SUM(total) AS revenue FROM __orders WHERE status <> 'cancelled'\" }",
+            ""
+          ].join("\n")
+        })
+      })
+      expect(filed.checks.map((c) => [c.name, c.status])).toEqual([
+        ["semantic/shop.yaml: format", "passed"],
+        [`semantic/shop.yaml: connector Shop (${shop})`, "failed"]
+      ])
+      // The verified query reads `total` and `status`, which the logical table does not expose (a
+      // verified query reads dimensions, time dimensions and facts): MariaDB's words say so.
+      expect(filed.checks[1]!.messages).toEqual(["verified query revenue_total: Unknown column 'total' in 'SELECT'"])
+      const fixed = yield* (yield* Changes.Changes).create(admin, {
+        body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ change_number: filed.change_number }),
+        baseRef: main.head,
+        edits: Fixtures.edits({
+          "semantic/shop.yaml": [
+            "name: shop",
+            "connector: Shop",
+            "tables:",
+            "  - name: orders",
+            `    base_table: { schema: ${database}, table: orders }`,
+            "    dimensions: [{ name: status }]",
+            "    time_dimensions: [{ name: ordered, expr: ordered_at }]",
+            "    measures:",
+            "      - { name: revenue, agg: sum, expr: total, filters: [not_cancelled], format: currency }",
+            "    filters:",
+            "      - { name: not_cancelled, expr: \"status <> 'cancelled'\", description: cancelled orders excluded }",
+            ""
+          ].join("\n")
+        })
+      })
+      expect(fixed.checks.map((c) => c.status)).toEqual(["passed", "passed"])
+      yield* (yield* Changes.Changes).approve(admin, fixed.change_id, { expected_git_ref: fixed.git_ref })
+    }))
+    const monthly = await semantic({ connector_id: shop, metrics: ["revenue"], time: { grain: "month" } })
+    expect(monthly.status).toBe(200)
+    expect(monthly.body.source).toMatchObject({ kind: "library", path: "semantic/shop.yaml" })
+    const handMonthly = await hand(
+      shop,
+      `SELECT CAST(DATE_FORMAT(ordered_at, '%Y-%m-01') AS DATE), SUM(total) FROM orders
+       WHERE status <> 'cancelled' GROUP BY 1 ORDER BY 1`
+    )
+    expect(monthly.body.rows).toEqual(handMonthly.rows)
+    expect(monthly.body.reading.text).toBe(
+      "Revenue (sum of total, cancelled orders excluded) by month, over all time, earliest first"
     )
   })
 })
