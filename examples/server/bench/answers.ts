@@ -15,10 +15,10 @@
  *
  *   pnpm bench:answers [--model offline] [--only 3] [--verbose: the rows of each answer that is not correct]
  */
+import * as Runtime from "@sightline/connectors/Runtime"
 import * as Connector from "@sightline/core/Connector"
 import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
 import { ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
-import * as Runtime from "@sightline/connectors/Runtime"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { createParser } from "eventsource-parser"
@@ -46,16 +46,24 @@ const inYear = (year: number, column = "o.ordered_at") =>
 
 /** The questions, as people type them, with the SQL that answers them. */
 const questions: ReadonlyArray<readonly [question: string, sql: string]> = [
-  ["which sales channel makes us the most money", `SELECT o.channel, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`],
+  [
+    "which sales channel makes us the most money",
+    `SELECT o.channel, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`
+  ],
   [
     "top 5 products by revenue last year",
     `SELECT p.name, SUM(i.line_total) FROM ${lines} JOIN products p ON p.id = i.product_id
      WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1 ORDER BY 2 DESC LIMIT 5`
   ],
-  ["revenue by region last yr", `SELECT r.name, SUM(i.line_total) FROM ${lines} ${toRegion} WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`],
+  [
+    "revenue by region last yr",
+    `SELECT r.name, SUM(i.line_total) FROM ${lines} ${toRegion} WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
+  ],
   [
     `how many orders did we get each month in ${LY}`,
-    `SELECT date_trunc('month', o.ordered_at)::date, COUNT(*) FROM orders o WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
+    `SELECT date_trunc('month', o.ordered_at)::date, COUNT(*) FROM orders o WHERE ${notCancelled} AND ${
+      inYear(LY)
+    } GROUP BY 1`
   ],
   [
     "whats our average order value by channel",
@@ -69,7 +77,10 @@ const questions: ReadonlyArray<readonly [question: string, sql: string]> = [
     `new customers per month in ${LY}`,
     `SELECT date_trunc('month', created_at)::date, COUNT(*) FROM customers WHERE ${inYear(LY, "created_at")} GROUP BY 1`
   ],
-  ["how many customers do we have in each region", `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`],
+  [
+    "how many customers do we have in each region",
+    `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`
+  ],
   [
     "return rate by category",
     `SELECT ca.name, COUNT(rt.id) * 1.0 / COUNT(*) FROM ${lines} ${toCategory}
@@ -86,9 +97,14 @@ const questions: ReadonlyArray<readonly [question: string, sql: string]> = [
   ],
   [
     "laptops revenue last yr",
-    `SELECT SUM(i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} AND ca.name = 'Laptops' AND ${inYear(LY)}`
+    `SELECT SUM(i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} AND ca.name = 'Laptops' AND ${
+      inYear(LY)
+    }`
   ],
-  ["which category earns the most", `SELECT ca.name, SUM(i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} GROUP BY 1`],
+  [
+    "which category earns the most",
+    `SELECT ca.name, SUM(i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} GROUP BY 1`
+  ],
   [
     "revenue from consumers vs businesses",
     `SELECT c.segment, SUM(i.line_total) FROM ${lines} JOIN customers c ON c.id = o.customer_id WHERE ${notCancelled} GROUP BY 1`
@@ -104,11 +120,15 @@ const questions: ReadonlyArray<readonly [question: string, sql: string]> = [
   ],
   [
     `monthly revenue ${PY}`,
-    `SELECT date_trunc('month', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${inYear(PY)} GROUP BY 1`
+    `SELECT date_trunc('month', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${
+      inYear(PY)
+    } GROUP BY 1`
   ],
   [
     "revenue by quarter last year",
-    `SELECT date_trunc('quarter', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
+    `SELECT date_trunc('quarter', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${
+      inYear(LY)
+    } GROUP BY 1`
   ],
   [
     "how much did we give away in discounts per category",
@@ -129,7 +149,10 @@ const questions: ReadonlyArray<readonly [question: string, sql: string]> = [
     `revenue ${LY} vs ${PY}`,
     `SELECT EXTRACT(YEAR FROM o.ordered_at)::int, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`
   ],
-  ["which region has the most customers", `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`],
+  [
+    "which region has the most customers",
+    `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`
+  ],
   [
     "what did latin america spend on phones last year",
     `SELECT SUM(i.line_total) FROM ${lines} ${toRegion} ${toCategory}
@@ -147,7 +170,8 @@ const questions: ReadonlyArray<readonly [question: string, sql: string]> = [
 
 type Row = ReadonlyArray<unknown>
 
-const isNumber = (value: unknown) => typeof value === "number" || (typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value))
+const isNumber = (value: unknown) =>
+  typeof value === "number" || (typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value))
 
 /** Whether an answer's rows hold every hand row: its text in one answer row, its numbers within 0.5%. */
 const matches = (hand: ReadonlyArray<Row>, answer: ReadonlyArray<Row>): boolean => {
@@ -234,7 +258,8 @@ try {
       Effect.map(
         Effect.flatMap(ConnectorRuntime, (runtime) =>
           runtime.query(demo, { sql, clientAttributesJson: "{}", maxRows: 10_000, timeoutMillis: 60_000 })),
-        (result) => result.rows
+        (result) =>
+          result.rows
       )).pipe(Effect.provide(Runtime.layer))
   )
 
@@ -248,14 +273,18 @@ try {
     outcome[verdict] += 1
     console.log(`${String(i + 1).padStart(2)}. ${verdict.padEnd(8)} ${question}`)
     if (values.verbose && verdict !== "correct") {
-      console.log(`    expected ${JSON.stringify(hand[i]!.slice(0, 6))}\n    answered ${JSON.stringify(rows?.slice(0, 6))}`)
+      console.log(
+        `    expected ${JSON.stringify(hand[i]!.slice(0, 6))}\n    answered ${JSON.stringify(rows?.slice(0, 6))}`
+      )
     }
   }
   const floor = hand.filter((rows) => rows.length > 0).length
   console.log("")
   console.log("| questions | correct | declined | wrong | floor: answerable by the hand SQL |")
   console.log("|---|---|---|---|---|")
-  console.log(`| ${picked.length} | ${outcome.correct} | ${outcome.declined} | ${outcome.wrong} | ${floor} of ${questions.length} |`)
+  console.log(
+    `| ${picked.length} | ${outcome.correct} | ${outcome.declined} | ${outcome.wrong} | ${floor} of ${questions.length} |`
+  )
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s to ask them all)`)
 } finally {
   server?.kill("SIGKILL")
