@@ -349,7 +349,7 @@ describeServers("/v2 semantic", (server) => {
       {
         name: "semantic/demo.yaml: connectors",
         status: "skipped",
-        messages: ["no DEMO connector in this organization uses this model: nothing to check it against"]
+        messages: ["no DEMO connector that you may use has this model: nothing to check it against"]
       }
     ])
     await demoConnector(server(), org)

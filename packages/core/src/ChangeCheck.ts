@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { OrganizationId } from "./Ids.js"
 import type * as LibraryDiff from "./LibraryDiff.js"
+import type * as Policy from "./Policy.js"
 
 /** How a check came out: `skipped` when it could not run (it says why), which blocks nothing. */
 export const CheckStatus = Schema.Literal("passed", "failed", "skipped")
@@ -30,8 +31,12 @@ export class Check extends Schema.Class<Check>("@sightline/core/ChangeCheck/Chec
 /** Whether any check failed. */
 export const failing = (checks: ReadonlyArray<Check>): boolean => checks.some((c) => c.status === "failed")
 
-/** A change as the checkers see it: its organization, the snapshot it makes, and what it touches. */
+/**
+ * A change as the checkers see it: who files or merges it (a check reads only what they may use),
+ * its organization, the snapshot it makes, and what it touches.
+ */
 export interface Subject {
+  readonly principal: Policy.Principal
   readonly organizationId: OrganizationId
   readonly files: LibraryDiff.Files
   readonly touchedPaths: ReadonlyArray<string>

@@ -274,6 +274,7 @@ export const make = Effect.gen(function*() {
       // Checked on what would land: the merge with main as it is now (the change's own snapshot
       // when that conflicts).
       const checked = yield* checks({
+        principal,
         organizationId,
         files: merge._tag === "Clean" ? merge.files : staged.files,
         touchedPaths: staged.touchedPaths
@@ -476,6 +477,7 @@ export const make = Effect.gen(function*() {
             // Checked again on what lands now (main may have moved since the filing); a failed
             // check leaves the change approved by its reviewers but unmerged, saying why.
             const checked = yield* checks({
+              principal,
               organizationId: change.organization_id,
               files: merge.files,
               touchedPaths: change.touched_paths

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
@@ -14,6 +15,7 @@ import * as ChangeCheck from "./ChangeCheck.js"
 import type * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { ConnectorRuntime } from "./ConnectorRuntime.js"
+import * as ConnectorUse from "./internal/connectorUse.js"
 import * as SemanticCompiler from "./SemanticCompiler.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as SemanticModel from "./SemanticModel.js"
@@ -67,7 +69,13 @@ export const checker: Effect.Effect<ChangeCheck.Checker, never, ConnectorRepo | 
         )
         if (paths.length === 0) return []
         const read = SemanticLayer.libraryModels(subject.files)
-        const connectors = yield* repo.list(subject.organizationId)
+        // Only connectors the one filing or merging may use: a check's messages name the connector
+        // and carry its database's words.
+        const all = yield* repo.list(subject.organizationId)
+        const hidden = new Set(
+          yield* ConnectorUse.unusable(repo, subject.principal, all.map((c) => c.id), yield* DateTime.now)
+        )
+        const connectors = all.filter((c) => !hidden.has(c.id))
         const checks: Array<ChangeCheck.Check> = []
         for (const path of paths) {
           const broken = read.broken.find((b) => b.path === path)
@@ -92,7 +100,7 @@ export const checker: Effect.Effect<ChangeCheck.Checker, never, ConnectorRepo | 
               new ChangeCheck.Check({
                 name: `${path}: connectors`,
                 status: "skipped",
-                messages: [`${target} in this organization uses this model: nothing to check it against`]
+                messages: [`${target} that you may use has this model: nothing to check it against`]
               })
             )
             continue
