@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { expect, it } from "vitest"
 import { demoConnector, statuses } from "./utils/content.js"
+import { newMember } from "./utils/members.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
 const query = (server: TestServer, key: string, json: unknown) =>
@@ -299,6 +300,28 @@ describeServers("/v2 semantic", (server) => {
     expect(after.status).toBe("open")
     expect(after.checks[1].status).toBe("failed")
     expect(await demoModel(server(), org)).toBe(yaml)
+  })
+
+  it("checks a change only against the connectors its author may use", async () => {
+    const org = await server().newOrg()
+    await demoConnector(server(), org)
+    const member = await newMember(server(), org)
+    const yaml = await demoModel(server(), org)
+    // The admin's DEMO connector is not the member's: its database's words are not shown to them.
+    const filed = await fileEdit(server(), { ...org, key: member.key }, {
+      "semantic/demo.yaml": yaml.replace(
+        "      - name: status\n",
+        "      - name: colour\n        expr: colour\n      - name: status\n"
+      )
+    })
+    expect(filed.checks).toEqual([
+      { name: "semantic/demo.yaml: format", status: "passed", messages: [] },
+      {
+        name: "semantic/demo.yaml: connectors",
+        status: "skipped",
+        messages: ["no DEMO connector that you may use has this model: nothing to check it against"]
+      }
+    ])
   })
 
   it("names the file and line of a model that does not read, and a passing change merges", async () => {
