@@ -22,6 +22,7 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as LibraryContext from "./LibraryContext.js"
@@ -382,12 +383,18 @@ export const compile = (
     const zone = model.timeZone
 
     // What is asked for.
-    const metrics = yield* Either.all(query.metrics.map((name) => resolveMetric(model, name)))
+    // A metric named twice is one column.
+    const metrics = Arr.dedupeWith(
+      yield* Either.all(query.metrics.map((name) => resolveMetric(model, name))),
+      (a, b) => (a.kind === "measure" ? a.measure : a.metric) === (b.kind === "measure" ? b.measure : b.metric)
+    )
     const dimensions: Array<Requested> = []
     for (const reference of query.dimensions ?? []) {
       const field = yield* resolveField(model, reference)
-      if (dimensions.some((d) => d.field === field)) continue
-      dimensions.push({ field, alias: field.name })
+      if (dimensions.some((d) => d.field.table === field.table && d.field.name === field.name)) continue
+      // Two tables' dimensions of one name stay two columns.
+      const alias = dimensions.some((d) => d.alias === field.name) ? `${field.table.name}_${field.name}` : field.name
+      dimensions.push({ field, alias })
     }
     const time = query.time
     const namedTime = time?.dimension === undefined ? undefined : yield* resolveField(model, time.dimension)

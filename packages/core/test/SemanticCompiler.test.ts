@@ -78,6 +78,29 @@ describe("SemanticCompiler.compile", () => {
     ])
   })
 
+  it("keeps one column per metric and per dimension, however often they are named", () => {
+    const twice = Either.getOrThrow(
+      compile({ metrics: ["revenue", "revenue"], dimensions: ["region", "customers.region"] })
+    )
+    expect(twice.columns.map((c) => c.name)).toEqual(["region", "revenue"])
+    // Two tables' dimensions of one name stay two columns.
+    const named = Either.getOrThrow(SemanticModel.parse(
+      "m.yaml",
+      [
+        "name: m",
+        "tables:",
+        "  - { name: a, base_table: { table: a }, dimensions: [{ name: name }], measures: [{ name: n, agg: count }] }",
+        "  - { name: b, base_table: { table: b }, dimensions: [{ name: name }] }",
+        "relationships:",
+        "  - { name: ab, left_table: a, right_table: b, relationship_columns: [{ left_column: b_id, right_column: id }] }"
+      ].join("\n")
+    ))
+    const both = Either.getOrThrow(
+      SemanticCompiler.compile(named, { metrics: ["n"], dimensions: ["a.name", "b.name"] }, "postgres")
+    )
+    expect(both.columns.map((c) => c.name)).toEqual(["name", "b_name", "n"])
+  })
+
   it("reads time in the model's time zone, and writes each dialect's grain", () => {
     const pg = Either.getOrThrow(compile({ metrics: ["orders"], time: { grain: "month" } }))
     expect(pg.sql).toContain(
