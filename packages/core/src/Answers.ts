@@ -8,11 +8,12 @@
  * any number of subscribers read it from the start and then follow it live. `cancel` ends the run in
  * the store and interrupts its fiber, which stops the model's request and the running query.
  *
- * The loop: the system prompt describes the chat's connectors (their introspected schemas), the
- * caller's row-level security attributes and, with the ontology on, the Context Library the caller
- * may read (saved queries and notes); the model streams text (forwarded as `text` events) and
- * tool calls; each tool call is a cell, written when it starts and when it ends, whose result goes
- * back to the model (errors too, so it can correct its SQL), for at most `maxSteps` generations.
+ * The loop: the system prompt (`AnswerPrompt`) describes the chat's connectors (their semantic
+ * models and introspected schemas), the caller's row-level security attributes and, with the
+ * ontology on, the Context Library the caller may read (saved queries and notes); the model streams
+ * text (forwarded as `text` events) and tool calls (`AnswerTools` declares them, `AnswerHandlers`
+ * runs them: each call is a cell, written when it starts and when it ends, whose result goes back to
+ * the model, errors too, so it can correct itself), for at most `maxSteps` generations.
  *
  * @since 0.1.0
  */
