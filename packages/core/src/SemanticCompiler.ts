@@ -127,6 +127,8 @@ interface FieldRef {
   readonly name: string
   readonly expr: string
   readonly isDate: boolean
+  /** The grains a time dimension may be grouped by (any when absent). */
+  readonly grains?: ReadonlyArray<Grain> | undefined
   readonly description?: string | undefined
   readonly values?: ReadonlyArray<SemanticModel.DimensionValue> | undefined
 }
@@ -147,6 +149,7 @@ const fieldsOf = (table: Table): ReadonlyArray<FieldRef> => [
     name: d.name,
     expr: d.expr ?? d.name,
     isDate: /^date$/i.test(d.data_type ?? ""),
+    grains: d.grains,
     description: d.description
   }))
 ]
@@ -436,6 +439,13 @@ export const compile = (
         return Either.left(
           new CompileError({
             message: `metric ${measure.name} has no time dimension: it cannot be read by ${grain ?? "period"}`
+          })
+        )
+      }
+      if (grain !== undefined && axis?.grains !== undefined && !axis.grains.includes(grain)) {
+        return Either.left(
+          new CompileError({
+            message: `${axis.name} cannot be read by ${grain}: its grains are ${axis.grains.join(", ")}`
           })
         )
       }

@@ -44,8 +44,8 @@ export const DimensionValue = Schema.Struct({
 })
 export type DimensionValue = typeof DimensionValue.Type
 
-/** A column, or an expression over the table's columns, to group and filter by. */
-export const Dimension = Schema.Struct({
+// What dimensions and time dimensions both have.
+const fieldFields = {
   name: Name,
   /** SQL over the base table's columns and facts; the name's column when absent. */
   expr: Schema.optional(Schema.String),
@@ -54,7 +54,12 @@ export const Dimension = Schema.Struct({
   synonyms: Synonyms,
   unique: Schema.optional(Schema.Boolean),
   /** Some of the values (all of them when `is_enum`). */
-  sample_values: Schema.optional(Schema.Array(Scalar)),
+  sample_values: Schema.optional(Schema.Array(Scalar))
+}
+
+/** A column, or an expression over the table's columns, to group and filter by. */
+export const Dimension = Schema.Struct({
+  ...fieldFields,
   is_enum: Schema.optional(Schema.Boolean),
   /** Listed values with their synonyms: the complete set, like `is_enum`. */
   values: Schema.optional(Schema.Array(DimensionValue))
@@ -66,18 +71,14 @@ export const Grain = Schema.Literal("day", "week", "month", "quarter", "year")
 export type Grain = typeof Grain.Type
 
 /** Every grain, finest first. */
-export const grains: ReadonlyArray<Grain> = ["day", "week", "month", "quarter", "year"]
+export const grains: ReadonlyArray<Grain> = Grain.literals
 
-/** A date or timestamp to group and filter by. */
+/**
+ * A date or timestamp to group and filter by. A `data_type` of `DATE` is read as a calendar day;
+ * anything else as a point in time, read in the model's time zone.
+ */
 export const TimeDimension = Schema.Struct({
-  name: Name,
-  expr: Schema.optional(Schema.String),
-  /** `DATE` is read as a calendar day; anything else as a point in time, read in the model's time zone. */
-  data_type: Schema.optional(Schema.String),
-  description: Description,
-  synonyms: Synonyms,
-  unique: Schema.optional(Schema.Boolean),
-  sample_values: Schema.optional(Schema.Array(Scalar)),
+  ...fieldFields,
   /** The grains it may be grouped by; all of them when absent. */
   grains: Schema.optional(Schema.Array(Grain))
 })

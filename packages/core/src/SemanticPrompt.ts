@@ -20,49 +20,8 @@ const words = (text: string): ReadonlyArray<string> =>
     w.length <= 3 ? w : w.replace(/(ies)$/, "y").replace(/(ses|xes)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
   )
 
-// Words too common in questions to say which part of a model they mean.
-const common = new Set([
-  "what",
-  "which",
-  "how",
-  "the",
-  "by",
-  "of",
-  "in",
-  "for",
-  "per",
-  "and",
-  "or",
-  "our",
-  "we",
-  "us",
-  "is",
-  "are",
-  "was",
-  "were",
-  "do",
-  "doe",
-  "did",
-  "to",
-  "me",
-  "show",
-  "give",
-  "list",
-  "much",
-  "many",
-  "most",
-  "top",
-  "each",
-  "a",
-  "an",
-  "last",
-  "this",
-  "year",
-  "month"
-])
-
 // Words that carry no content of their own: a question means the same without them.
-const functionWords = new Set([
+const functionWords: ReadonlySet<string> = new Set([
   "what",
   "which",
   "who",
@@ -91,6 +50,26 @@ const functionWords = new Set([
   "please",
   "it",
   "there"
+])
+
+// Words too common in questions to say which part of a model they mean: the function words, and
+// those that shape a query rather than name what it reads.
+const common: ReadonlySet<string> = new Set([
+  ...functionWords,
+  "how",
+  "by",
+  "per",
+  "or",
+  "list",
+  "much",
+  "many",
+  "most",
+  "top",
+  "each",
+  "last",
+  "this",
+  "year",
+  "month"
 ])
 
 /**

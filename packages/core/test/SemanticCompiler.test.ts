@@ -16,7 +16,7 @@ tables:
       - name: channel
         values: [{ value: web, synonyms: [online] }, { value: store }]
     time_dimensions:
-      - { name: ordered, expr: ordered_at }
+      - { name: ordered, expr: ordered_at, grains: [day, week, month, quarter] }
     measures:
       - { name: orders, agg: count, description: number of orders }
       - { name: shipping, agg: sum, expr: shipping_fee }
@@ -139,6 +139,8 @@ describe("SemanticCompiler.compile", () => {
     expect(failure({ metrics: ["revenue_yoy"] })).toBe(
       "metric revenue_yoy compares periods: give a time grain or a period"
     )
+    expect(failure({ metrics: ["orders"], time: { grain: "year" } }))
+      .toBe("ordered cannot be read by year: its grains are day, week, month, quarter")
     expect(failure({ metrics: ["orders"], time: { start: "2025-02-01", end: "2025-01-01" } }))
       .toBe("the period's start 2025-02-01 is not before its end 2025-01-01")
   })
