@@ -39,6 +39,7 @@ import * as ChatEvent from "./ChatEvent.js"
 import * as ChatEventBus from "./ChatEventBus.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
+import type { ConnectorRecord } from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
@@ -207,19 +208,22 @@ export const makeWith = (options: Options) =>
         const catalogue = yield* catalogues.catalogue(run.organizationId)
         const entry = Option.getOrElse(Model.findById(catalogue, run.model), () => catalogue.defaultModel)
         const clientAttributesJson = Policy.clientAttributesJson(principal)
-        const connectors: Array<RunConnector> = []
+        const records: Array<ConnectorRecord> = []
         if (run.tools.sql) {
           for (const id of run.tools.connectorIds) {
             const record = yield* connectorRepo.get(run.organizationId, id)
-            if (Option.isNone(record)) continue
-            const schema = yield* Effect.either(runtime.introspect(record.value))
-            const governing = yield* Effect.either(semantic.modelFor(principal, record.value))
-            connectors.push({
-              record: record.value,
-              schema: Either.mapLeft(schema, (e) => e.message),
-              semantic: Either.mapLeft(governing, (e) => e.message)
-            })
+            if (Option.isSome(record)) records.push(record.value)
           }
+        }
+        const models = records.length === 0 ? [] : yield* semantic.modelsFor(principal, records)
+        const connectors: Array<RunConnector> = []
+        for (const [i, record] of records.entries()) {
+          const schema = yield* Effect.either(runtime.introspect(record))
+          connectors.push({
+            record,
+            schema: Either.mapLeft(schema, (e) => e.message),
+            semantic: Either.mapLeft(models[i]!, (e) => e.message)
+          })
         }
         // The library as this caller may read it under the OWNERS rules.
         const files = run.tools.ontology

@@ -57,6 +57,11 @@ export declare namespace SemanticLayer {
       principal: Policy.Principal,
       connector: Connector.ConnectorRecord
     ) => Effect.Effect<Governing, InvalidRequest>
+    /** The models of several connectors (a chat's), each as `modelFor` gives it, reading the library once. */
+    readonly modelsFor: (
+      principal: Policy.Principal,
+      connectors: ReadonlyArray<Connector.ConnectorRecord>
+    ) => Effect.Effect<ReadonlyArray<Either.Either<Governing, InvalidRequest>>>
     /** `GET /v2/connectors/{id}/semantic-model`: the governing model as a file (`NotFound` for a connector the caller may not use). */
     readonly modelFile: (
       principal: Policy.Principal,
@@ -164,11 +169,12 @@ export const make = Effect.gen(function*() {
       return { head, read }
     })
 
-  const modelFor = Traced.fn("SemanticLayer.modelFor")(function*(
-    principal: Policy.Principal,
+  /** The model that governs a connector, among the library's models read at `head`. */
+  const governingOf = Effect.fnUntraced(function*(
+    head: string | undefined,
+    read: LibraryModels,
     connector: Connector.ConnectorRecord
   ) {
-    const { head, read } = yield* modelsOf(principal.organizationId)
     const dialect = dialectOf(connector)
     const found = governingModel(read, connector)
     if (found !== undefined && "problems" in found) {
@@ -204,6 +210,23 @@ export const make = Effect.gen(function*() {
       (problems) => new InvalidRequest({ message: problems.map(SemanticModel.formatProblem).join("; ") })
     )
     return { model, dialect, source: { kind: "derived" as const, model: file.name } }
+  })
+
+  const modelFor = Traced.fn("SemanticLayer.modelFor")(function*(
+    principal: Policy.Principal,
+    connector: Connector.ConnectorRecord
+  ) {
+    const { head, read } = yield* modelsOf(principal.organizationId)
+    return yield* governingOf(head, read, connector)
+  })
+
+  const modelsFor = Traced.fn("SemanticLayer.modelsFor")(function*(
+    principal: Policy.Principal,
+    records: ReadonlyArray<Connector.ConnectorRecord>
+  ) {
+    // The library is read once for all of them.
+    const { head, read } = yield* modelsOf(principal.organizationId)
+    return yield* Effect.forEach(records, (connector) => Effect.either(governingOf(head, read, connector)))
   })
 
   const usable = (principal: Policy.Principal, id: Connector.ConnectorRecord["id"]) =>
@@ -283,7 +306,7 @@ export const make = Effect.gen(function*() {
     return { ...describe(compiled, governing), rows: result.rows, truncated: result.truncated }
   })
 
-  return SemanticLayer.of({ modelFor, modelFile, compile, query })
+  return SemanticLayer.of({ modelFor, modelsFor, modelFile, compile, query })
 })
 
 /** The semantic layer over the ports and use cases in context. */
