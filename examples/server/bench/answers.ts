@@ -22,18 +22,13 @@ import { ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { createParser } from "eventsource-parser"
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { parseArgs } from "node:util"
+import * as BuiltServer from "./builtServer.js"
 
 const { values } = parseArgs({
   options: { model: { type: "string" }, only: { type: "string" }, verbose: { type: "boolean", default: false } }
 })
-const root = new URL("../../..", import.meta.url).pathname
 const port = 18_798
-const base = `http://127.0.0.1:${port}`
 const LY = new Date().getUTCFullYear() - 1
 const PY = LY - 1
 
@@ -188,33 +183,11 @@ const matches = (hand: ReadonlyArray<Row>, answer: ReadonlyArray<Row>): boolean 
   })
 }
 
-const build = spawnSync(process.execPath, [join(root, "scripts/sightline.mjs")], {
-  env: { ...process.env, SIGHTLINE_BUILD_ONLY: "1" },
-  stdio: "inherit"
-})
-if (build.status !== 0) throw new Error("the build failed")
-
-const dataDir = mkdtempSync(join(tmpdir(), "sightline-bench-answers-"))
-let server: ChildProcess | undefined
+BuiltServer.build()
+let server: BuiltServer.BuiltServer | undefined
 try {
-  server = spawn(process.execPath, [join(root, "examples/server/dist/bin.js"), "serve"], {
-    env: { ...process.env, SIGHTLINE_PORT: String(port), SIGHTLINE_DATA_DIR: dataDir, SIGHTLINE_SANDBOX_DIR: "off" },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  server.stdout!.on("data", (chunk) => output += chunk)
-  server.stderr!.resume()
-  const key = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 60_000)
-    const check = setInterval(() => {
-      const found = /Admin API key \(shown once, keep it\): (\S+)/.exec(output)
-      if (found !== null) {
-        clearInterval(check)
-        clearTimeout(timer)
-        resolve(found[1]!)
-      }
-    }, 50)
-  })
+  server = await BuiltServer.start(port, { SIGHTLINE_SANDBOX_DIR: "off" })
+  const { base, key } = server
 
   /** Asks a question and returns the rows of the answer's last table (none when it gave none). */
   const ask = async (question: string): Promise<ReadonlyArray<Row> | undefined> => {
@@ -287,6 +260,5 @@ try {
   )
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s to ask them all)`)
 } finally {
-  server?.kill("SIGKILL")
-  rmSync(dataDir, { recursive: true, force: true })
+  server?.stop()
 }

@@ -16,65 +16,36 @@
  *
  *   pnpm bench:availability [--database postgres://postgres@127.0.0.1:5432/test]
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
+import * as BuiltServer from "./builtServer.js"
 
 const { values } = parseArgs({
   options: { database: { type: "string", default: "postgres://postgres@127.0.0.1:5432/test" } }
 })
-const root = new URL("../../..", import.meta.url).pathname
 const port = 18_799
 const base = `http://127.0.0.1:${port}`
 
-const build = spawnSync(process.execPath, [join(root, "scripts/sightline.mjs")], {
-  env: { ...process.env, SIGHTLINE_BUILD_ONLY: "1" },
-  stdio: "inherit"
-})
-if (build.status !== 0) throw new Error("the build failed")
+BuiltServer.build()
 
-const dataDir = mkdtempSync(join(tmpdir(), "sightline-bench-availability-"))
 const role = `sl_bench_${process.pid}`
 const admin = new pg.Client({ connectionString: values.database })
 await admin.connect()
 await admin.query(`CREATE ROLE ${role} LOGIN`)
 
-let server: ChildProcess | undefined
+let server: BuiltServer.BuiltServer | undefined
 const cleanup = async () => {
-  server?.kill("SIGKILL")
+  server?.stop()
   await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined)
   await admin.end().catch(() => undefined)
-  rmSync(dataDir, { recursive: true, force: true })
 }
 
 try {
-  server = spawn(process.execPath, [join(root, "examples/server/dist/bin.js"), "serve"], {
-    env: {
-      ...process.env,
-      SIGHTLINE_PORT: String(port),
-      SIGHTLINE_DATA_DIR: dataDir,
-      SIGHTLINE_CONNECTOR_ALLOW_PRIVATE: "1",
-      SIGHTLINE_RATE_LIMIT_PER_MINUTE: "1000000"
-    },
-    stdio: ["ignore", "pipe", "pipe"]
+  server = await BuiltServer.start(port, {
+    SIGHTLINE_CONNECTOR_ALLOW_PRIVATE: "1",
+    SIGHTLINE_RATE_LIMIT_PER_MINUTE: "1000000"
   })
-  let output = ""
-  server.stdout!.on("data", (chunk) => output += chunk)
-  server.stderr!.resume()
-  const key = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 60_000)
-    const check = setInterval(() => {
-      const found = /Admin API key \(shown once, keep it\): (\S+)/.exec(output)
-      if (found !== null) {
-        clearInterval(check)
-        clearTimeout(timer)
-        resolve(found[1]!)
-      }
-    }, 50)
-  })
+  const { key } = server
   const request = async (path: string, init: { method?: string; json?: unknown } = {}) => {
     const response = await fetch(`${base}${path}`, {
       method: init.method ?? "GET",
@@ -86,10 +57,6 @@ try {
     })
     const text = await response.text()
     return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
-  }
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200) break
-    await new Promise((r) => setTimeout(r, 100))
   }
 
   // What the scenarios need: a POSTGRES connector as the bench's role, and a running sandbox.

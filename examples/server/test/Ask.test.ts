@@ -3,16 +3,11 @@
  * against SQL written by hand), a scripted provider speaking Chat Completions on loopback (tool
  * errors, write safety, cancel, disconnect), and the SSE stream read by a real SSE client.
  */
-import type * as Connector from "@sightline/core/Connector"
-import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
-import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
-import { ConnectorId, OrganizationId } from "@sightline/core/Ids"
+import { OrganizationId } from "@sightline/core/Ids"
 import { MemberId } from "@sightline/core/Ids"
 import { Fixtures } from "@sightline/core/testing"
-import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { afterAll, expect, it } from "vitest"
-import { demoConnector } from "./utils/content.js"
+import { demoConnector, handSql } from "./utils/content.js"
 import * as Provider from "./utils/provider.js"
 import { describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
 import { readEvents } from "./utils/sse.js"
@@ -24,19 +19,6 @@ const ask = (server: TestServer, org: Org, json: unknown) =>
   server.request("/v2/chats/stream", { method: "POST", key: org.key, json })
 
 /** Runs SQL written by hand on the organization's connector, through the server's runtime. */
-const handSql = (server: TestServer, org: Org, connectorId: number, sql: string) =>
-  server.run(Effect.gen(function*() {
-    const repo = yield* ConnectorRepo.ConnectorRepo
-    const record = Option.getOrThrow(
-      yield* repo.get(OrganizationId.make(org.organizationId), ConnectorId.make(connectorId))
-    )
-    return yield* (yield* ConnectorRuntime).query(record as Connector.ConnectorRecord, {
-      sql,
-      clientAttributesJson: "{}",
-      maxRows: 1000,
-      timeoutMillis: 30_000
-    })
-  }))
 
 const lastYear = new Date().getUTCFullYear() - 1
 

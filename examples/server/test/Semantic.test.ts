@@ -6,37 +6,19 @@
 import * as Auth from "@sightline/core/Auth"
 import * as Change from "@sightline/core/Change"
 import * as Changes from "@sightline/core/Changes"
-import type * as Connector from "@sightline/core/Connector"
-import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
-import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
-import { ConnectorId, OrganizationId } from "@sightline/core/Ids"
+import { OrganizationId } from "@sightline/core/Ids"
 import * as Library from "@sightline/core/Library"
 import { Fixtures } from "@sightline/core/testing"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { expect, it } from "vitest"
-import { demoConnector, statuses } from "./utils/content.js"
+import { demoConnector, handSql, statuses } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
 const query = (server: TestServer, key: string, json: unknown) =>
   server.request("/v2/semantic/query", { method: "POST", key, json })
-
-const handSql = (server: TestServer, org: Org, connectorId: number, sql: string) =>
-  server.run(Effect.gen(function*() {
-    const repo = yield* ConnectorRepo.ConnectorRepo
-    const record = Option.getOrThrow(
-      yield* repo.get(OrganizationId.make(org.organizationId), ConnectorId.make(connectorId))
-    )
-    return yield* (yield* ConnectorRuntime).query(record as Connector.ConnectorRecord, {
-      sql,
-      clientAttributesJson: "{}",
-      maxRows: 1000,
-      timeoutMillis: 30_000
-    })
-  }))
 
 /** Files and merges an edit of the library's DEMO model, as the organization's admin. */
 const editModel = (server: TestServer, org: Org, edit: (yaml: string) => string) =>

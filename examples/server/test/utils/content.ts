@@ -8,7 +8,10 @@ import * as Auth from "@sightline/core/Auth"
 import * as Change from "@sightline/core/Change"
 import * as Changes from "@sightline/core/Changes"
 import * as Chats from "@sightline/core/Chats"
-import { AssetId, CellId } from "@sightline/core/Ids"
+import type * as Connector from "@sightline/core/Connector"
+import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
+import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
+import { AssetId, CellId, ConnectorId, OrganizationId } from "@sightline/core/Ids"
 import { Fixtures } from "@sightline/core/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -119,6 +122,21 @@ export const statuses = (
       code = undefined
     }
     return [method, path, response.status, code] as const
+  }))
+
+/** Runs SQL written by hand on the organization's connector, through the server's own runtime. */
+export const handSql = (server: TestServer, org: Org, connectorId: number, sql: string) =>
+  server.run(Effect.gen(function*() {
+    const repo = yield* ConnectorRepo.ConnectorRepo
+    const record = Option.getOrThrow(
+      yield* repo.get(OrganizationId.make(org.organizationId), ConnectorId.make(connectorId))
+    )
+    return yield* (yield* ConnectorRuntime).query(record as Connector.ConnectorRecord, {
+      sql,
+      clientAttributesJson: "{}",
+      maxRows: 1000,
+      timeoutMillis: 30_000
+    })
   }))
 
 /** A DEMO connector of the organization (the generated retail dataset); its id. */
