@@ -8,5 +8,7 @@ export default defineConfig({
   dts: false,
   clean: true,
   sourcemap: true,
+  // `import.meta.url` in the CommonJS build too: the DEMO worker resolves PGlite from it.
+  shims: true,
   external: [/^effect/, /^@effect\//, /^@sightline\//, /^@electric-sql\//, /^pg/]
 })

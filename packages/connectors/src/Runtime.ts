@@ -2,9 +2,11 @@
  * Core's `ConnectorRuntime` over real databases:
  * - POSTGRES through `pg`, one bounded pool per connector (rebuilt when the connector changes);
  * - MYSQL (MySQL and MariaDB) through `mysql2`, likewise;
- * - DEMO on an embedded PGlite holding the generated `retail` dataset, started on first use (loaded
- *   from `Options.demoCache` when that holds it, and kept there once built) and shared by every
- *   organization, so it is always read-only whatever the connector's flags say.
+ * - DEMO on an embedded PGlite holding the generated `retail` dataset, in a worker thread so that
+ *   none of its statements holds the event loop, started on first use (loaded from
+ *   `Options.demoCache` when that holds it, and kept there once built) and shared by every
+ *   organization, so it is always read-only whatever the connector's flags say. Its statements
+ *   stop at the query's timeout or interruption by the end of the worker (`demoWorker.ts`).
  *
  * A POSTGRES or MYSQL connector reaches only what `Options.access` allows: by default public
  * addresses (checked at every connection, after DNS resolution) and no superuser role (checked at
@@ -18,9 +20,8 @@
  *
  * @since 0.1.0
  */
-import { PGlite } from "@electric-sql/pglite"
 import * as Connector from "@sightline/core/Connector"
-import { ConnectorRuntime, QueryError } from "@sightline/core/ConnectorRuntime"
+import { ConnectorRuntime, defaultTimeoutMillis, QueryError } from "@sightline/core/ConnectorRuntime"
 import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
 import * as NetworkAccess from "@sightline/core/NetworkAccess"
 import * as Clock from "effect/Clock"
@@ -34,6 +35,7 @@ import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
 import * as Access from "./internal/access.js"
 import * as DemoCache from "./internal/demoCache.js"
+import * as DemoWorker from "./internal/demoWorker.js"
 import * as Mysql from "./internal/mysql.js"
 import * as PgliteSession from "./internal/pgliteSession.js"
 import * as PgSession from "./internal/pgSession.js"
@@ -122,34 +124,30 @@ const queryError = (error: unknown) => new QueryError({ message: Dialect.errorMe
 const connectError = (host: string) => (error: unknown) =>
   NetworkAccess.isRefusal(error) ? new QueryError({ message: Access.refusedMessage(host) }) : queryError(error)
 
-// Its files live in PGlite's in-memory file system already; PostgreSQL's default 128 MB of shared
-// buffers would hold a second copy of the pages and cost as much resident memory.
-const demoConfig = { postgresqlconf: ["shared_buffers = 16MB"] }
-
 // The dataset's two years end with the last one, so "last year" always has data.
 const demoScript = () => DemoDataset.retail(new Date().getUTCFullYear() - 1)
 
-const buildDemo = async (script: DemoDataset.Script): Promise<PGlite> => {
-  const db = await PGlite.create(demoConfig)
-  for (const statement of script.statements) await db.exec(statement)
-  return db
+/**
+ * The DEMO database's first opening: loaded from `cache` when it holds the current one, else built,
+ * with the cache file it is still to be written to, and the snapshot later workers open from.
+ */
+interface DemoOpening {
+  readonly worker: DemoWorker.DemoWorker
+  readonly snapshot?: Blob
+  readonly toCache?: string
 }
 
-/**
- * The DEMO database: loaded from `cache` when it holds the current one, else built, with the cache
- * file it is still to be written to.
- */
-const openDemo = async (cache: string | undefined): Promise<{ readonly db: PGlite; readonly toCache?: string }> => {
+const openDemo = async (cache: string | undefined): Promise<DemoOpening> => {
   const script = demoScript()
-  if (cache === undefined) return { db: await buildDemo(script) }
+  if (cache === undefined) return { worker: await DemoWorker.start({ statements: script.statements }) }
   const file = DemoCache.fileOf(cache, "retail", script.statements)
   const tarball = await DemoCache.read(file)
   if (tarball !== undefined) {
     // A damaged file is built again and replaced.
-    const loaded = await PGlite.create({ ...demoConfig, loadDataDir: tarball }).catch(() => undefined)
-    if (loaded !== undefined) return { db: loaded }
+    const loaded = await DemoWorker.start({ load: tarball }).catch(() => undefined)
+    if (loaded !== undefined) return { worker: loaded, snapshot: tarball }
   }
-  return { db: await buildDemo(script), toCache: file }
+  return { worker: await DemoWorker.start({ statements: script.statements }), toCache: file }
 }
 
 /**
@@ -162,11 +160,11 @@ export const buildDemoCache = (directory: string): Effect.Effect<void, QueryErro
       const script = demoScript()
       const file = DemoCache.fileOf(directory, "retail", script.statements)
       if (await DemoCache.exists(file)) return
-      const db = await buildDemo(script)
+      const worker = await DemoWorker.start({ statements: script.statements })
       try {
-        await DemoCache.write(file, await db.dumpDataDir("gzip"))
+        await DemoCache.write(file, await worker.dump())
       } finally {
-        await db.close().catch(() => undefined)
+        await worker.close()
       }
     },
     catch: queryError
@@ -181,7 +179,10 @@ export const makeWith = (options: Options) =>
     const mysqlPools = new Map<number, { readonly version: string; readonly pool: MysqlPool; vetted: boolean }>()
     const schemas = new Map<string, { readonly at: number; readonly schema: CoreRuntime.SchemaInfo }>()
     const ttl = Duration.toMillis(options.introspectionTtl)
-    let demo: Promise<PGlite> | undefined
+    // The worker holding the DEMO database (`demoWorker.ts`), and what a new one opens from once a
+    // worker was stopped: the snapshot, or, before there is one, the first opening again.
+    let demo: Promise<DemoWorker.DemoWorker> | undefined
+    let demoSnapshot: Blob | undefined
     // The cache file a demo database built by this process is still to be written to.
     let demoToCache: string | undefined
     // PGlite is a single session: one transaction at a time.
@@ -192,7 +193,7 @@ export const makeWith = (options: Options) =>
       Effect.promise(async () => {
         await Promise.allSettled([...pools.values()].map(({ pool }) => pool.end()))
         await Promise.allSettled([...mysqlPools.values()].map(({ pool }) => pool.promise().end()))
-        if (demo !== undefined) await demo.then((db) => db.close()).catch(() => undefined)
+        if (demo !== undefined) await demo.then((worker) => worker.close()).catch(() => undefined)
       })
     )
 
@@ -279,12 +280,17 @@ export const makeWith = (options: Options) =>
 
     // Written a moment after the first query that needed it (whose answer it would otherwise hold
     // up for the 1.5 s of the dump), under the session's lock; once begun it finishes, as the
-    // database closes only after it. A cache that cannot be written only costs the next process time.
-    const cacheDemo = (db: PGlite, file: string) =>
+    // database closes only after it. It is also the snapshot a stopped worker's successor opens
+    // from. A cache that cannot be written only costs the next process time.
+    const cacheDemo = (worker: DemoWorker.DemoWorker, file: string) =>
       Effect.sleep(Duration.seconds(1)).pipe(
         Effect.zipRight(
           demoLock.withPermits(1)(
-            Effect.tryPromise(() => db.dumpDataDir("gzip").then((tarball) => DemoCache.write(file, tarball)))
+            Effect.tryPromise(async () => {
+              const tarball = await worker.dump()
+              demoSnapshot = tarball
+              await DemoCache.write(file, tarball)
+            })
           ).pipe(
             Effect.uninterruptible
           )
@@ -301,22 +307,25 @@ export const makeWith = (options: Options) =>
       }
       return Effect.tryPromise({
         try: () => {
-          demo ??= openDemo(options.demoCache).then(({ db, toCache }) => {
-            demoToCache = toCache
-            return db
-          }).catch((error) => {
-            // The next query tries again rather than failing forever.
-            demo = undefined
-            throw error
-          })
+          demo ??= (demoSnapshot === undefined
+            ? openDemo(options.demoCache)
+            : DemoWorker.start({ load: demoSnapshot }).then((worker): DemoOpening => ({ worker }))).then((opened) => {
+              if (opened.snapshot !== undefined) demoSnapshot = opened.snapshot
+              demoToCache = opened.toCache
+              return opened.worker
+            }).catch((error) => {
+              // The next query tries again rather than failing forever.
+              demo = undefined
+              throw error
+            })
           return demo
         },
         catch: queryError
-      }).pipe(Effect.tap((db) => {
+      }).pipe(Effect.tap((worker) => {
         const file = demoToCache
         if (file === undefined) return Effect.void
         demoToCache = undefined
-        return cacheDemo(db, file)
+        return cacheDemo(worker, file)
       }))
     }
 
@@ -349,18 +358,33 @@ export const makeWith = (options: Options) =>
         (client, exit) => Effect.sync(() => client.release(Exit.isSuccess(exit) ? undefined : true))
       )
 
-    // A PostgreSQL session: a pooled `pg` client, or the demo's PGlite.
+    // A worker that was stopped (past a deadline, interrupted) or grew too large is let go: the next
+    // session opens a fresh one.
+    const retireDemo = (worker: DemoWorker.DemoWorker, opened: Promise<DemoWorker.DemoWorker>) =>
+      Effect.promise(async () => {
+        if (!worker.stopped() && !worker.oversized()) return
+        if (demo === opened) demo = undefined
+        await worker.close()
+      })
+
+    // A PostgreSQL session: a pooled `pg` client, or the demo's worker, whose statements share one
+    // deadline of `timeoutMillis` (its own clock: PGlite cannot time a statement out itself).
     const withSession = <A>(
       connector: Connector.ConnectorRecord,
       config: Connector.ConnectorConfig & { readonly connector_type: "POSTGRES" | "DEMO" },
+      timeoutMillis: number,
       task: (session: Dialect.Session) => Promise<A>
     ) =>
       config.connector_type === "POSTGRES"
         ? withPgClient(poolOf(connector, config.postgres), config.postgres, task)
-        : Effect.flatMap(
-          demoDatabase(config.demo.dataset),
-          (db) =>
-            demoLock.withPermits(1)(Effect.tryPromise({ try: () => task(PgliteSession.make(db)), catch: queryError }))
+        : demoLock.withPermits(1)(
+          Effect.flatMap(demoDatabase(config.demo.dataset), (worker) => {
+            const opened = demo!
+            return Effect.tryPromise({
+              try: (signal) => task(PgliteSession.make(worker, timeoutMillis, signal)),
+              catch: queryError
+            }).pipe(Effect.ensuring(retireDemo(worker, opened)))
+          })
         )
 
     const introspect = (connector: Connector.ConnectorRecord) =>
@@ -380,6 +404,7 @@ export const makeWith = (options: Options) =>
           : yield* withSession(
             connector,
             config,
+            defaultTimeoutMillis,
             (session) =>
               Dialect.introspect(session, config.connector_type === "POSTGRES" ? config.postgres.schemas : undefined)
           )
@@ -397,7 +422,7 @@ export const makeWith = (options: Options) =>
               readOnly: !connector.allow_sql_write_operations,
               sessionMetadata: connector.include_db_session_metadata
             }, lost)))
-        : withSession(connector, config, (session) =>
+        : withSession(connector, config, request.timeoutMillis, (session) =>
           Dialect.run(session, request, {
             readOnly: isDemo || !connector.allow_sql_write_operations,
             sessionMetadata: !isDemo && connector.include_db_session_metadata,

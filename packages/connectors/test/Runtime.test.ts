@@ -121,6 +121,68 @@ describe("DEMO connector (embedded PGlite)", () => {
         const count = yield* runtime.query(demo, request("SELECT count(*) FROM orders"))
         expect(count.rows[0]![0]).toBeGreaterThan(10_000)
       }))
+
+    // Which worker answers: each one's PostgreSQL started at its own time.
+    const worker = (runtime: ConnectorRuntime["Type"]) =>
+      Effect.map(
+        runtime.query(demo, request("SELECT pg_postmaster_start_time()::text AS started")),
+        (result) => String(result.rows[0]![0])
+      )
+
+    it.effect("stops a DEMO statement at its deadline without holding the event loop, and opens a new database", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const first = yield* worker(runtime)
+        expect(yield* worker(runtime)).toBe(first)
+        // The timer's worst delay while the statement sleeps: on the event loop it would be ~3 s.
+        let worst = 0
+        let last = Date.now()
+        const ticker = setInterval(() => {
+          worst = Math.max(worst, Date.now() - last)
+          last = Date.now()
+        }, 20)
+        const started = Date.now()
+        const error = yield* Effect.flip(
+          runtime.query(demo, { ...request("SELECT pg_sleep(30)"), timeoutMillis: 1_500 })
+        )
+        const took = Date.now() - started
+        clearInterval(ticker)
+        expect(error.message).toMatch(/statement timeout/)
+        expect(took).toBeLessThan(5_000)
+        expect(worst).toBeLessThan(500)
+        // A new worker, opened from the snapshot, answers the next query.
+        expect(yield* worker(runtime)).not.toBe(first)
+        const count = yield* runtime.query(demo, request("SELECT count(*) FROM orders"))
+        expect(count.rows[0]![0]).toBeGreaterThan(10_000)
+      }))
+
+    it.effect("stops an interrupted DEMO statement", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const first = yield* worker(runtime)
+        const fiber = yield* Effect.fork(
+          runtime.query(demo, { ...request("SELECT pg_sleep(30)"), timeoutMillis: 60_000 })
+        )
+        // The test clock does not move: a real wait lets the statement start.
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 300)))
+        const started = Date.now()
+        yield* Fiber.interrupt(fiber)
+        expect(Date.now() - started).toBeLessThan(2_000)
+        expect(yield* worker(runtime)).not.toBe(first)
+      }))
+
+    it.effect("retires a DEMO database whose memory grew past its limit once its query is answered", () =>
+      Effect.gen(function*() {
+        const runtime = yield* ConnectorRuntime
+        const first = yield* worker(runtime)
+        const grown = yield* runtime.query(demo, request("SELECT length(repeat('x', 300000000)) AS n"))
+        expect(grown.rows).toEqual([[300_000_000]])
+        const second = yield* worker(runtime)
+        expect(second).not.toBe(first)
+        // An ordinary query leaves it in place.
+        yield* runtime.query(demo, request("SELECT count(*) FROM orders"))
+        expect(yield* worker(runtime)).toBe(second)
+      }))
   })
 })
 

@@ -1,30 +1,19 @@
 /**
- * A `Session` over PGlite (the DEMO connector's embedded database).
+ * A `Session` over the DEMO connector's embedded database, in its worker (`demoWorker.ts`): every
+ * statement of the session shares one deadline, and the interruption of the session's fiber
+ * (its `signal`) stops the statement running.
  *
  * @internal
  */
-import type { PGlite } from "@electric-sql/pglite"
-import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
+import type { DemoWorker, Limits } from "./demoWorker.js"
 import type { Session } from "./postgresDialect.js"
 
-export const make = (db: PGlite): Session => {
-  const query = async (text: string, params: ReadonlyArray<unknown>) => {
-    const result = await db.query<Array<unknown>>(text, [...params], { rowMode: "array" })
-    return { fields: result.fields, rows: result.rows, truncated: false, affectedRows: result.affectedRows }
-  }
+export const make = (worker: DemoWorker, timeoutMillis: number, signal: AbortSignal): Session => {
+  const deadline = Date.now() + timeoutMillis
+  const limits = (): Limits => ({ timeoutMillis: Math.max(0, deadline - Date.now()), signal })
   return {
-    query,
-    // PGlite has no cursors over its protocol: the demo's tables are small enough to read whole.
-    queryCapped: async (text, params, max, maxBytes) => {
-      const result = await query(text, params)
-      let bytes = 0
-      let count = 0
-      for (const row of result.rows) {
-        bytes += ConnectorRuntime.approximateBytes(row)
-        if (count === max || bytes > maxBytes) break
-        count++
-      }
-      return { ...result, rows: result.rows.slice(0, count), truncated: count < result.rows.length }
-    }
+    query: (text, params) => worker.query(text, params, undefined, limits()),
+    // PGlite has no cursors over its protocol: the worker reads the result whole and caps it there.
+    queryCapped: (text, params, max, maxBytes) => worker.query(text, params, { max, maxBytes }, limits())
   }
 }
