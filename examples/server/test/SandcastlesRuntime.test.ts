@@ -128,6 +128,52 @@ describe.skipIf(unavailable !== undefined)(
         expect(kept.executions).toHaveLength(4)
       })
 
+      it("a DEMO statement that sleeps or grows its memory holds up no other organization", async () => {
+        const org = await server().newOrg()
+        const other = await server().newOrg()
+        const connector = await demoConnector(server(), org)
+        const id = await start(server(), org.key)
+        const run = (query: string) =>
+          post(server(), org.key, `/v2/sandcastles/${id}/query`, { connector_id: connector, query })
+        // Which database answers (its preview shows when its PostgreSQL started).
+        const started = async () => {
+          const preview = String((await body(await run("SELECT pg_postmaster_start_time()::text AS t"))).preview)
+          expect(preview).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/)
+          return preview
+        }
+        const before = await started()
+        // The other organization's requests while each statement runs: on the event loop they waited
+        // for the whole statement (3 s of sleep).
+        const slowest = async (statement: Promise<Response>) => {
+          let done = false
+          const finished = statement.finally(() => {
+            done = true
+          })
+          let worst = 0
+          while (!done) {
+            const at = performance.now()
+            const [health, me] = await Promise.all([
+              server().request("/healthz"),
+              server().request("/v2/members/me", { key: other.key })
+            ])
+            expect([health.status, me.status]).toEqual([200, 200])
+            worst = Math.max(worst, performance.now() - at)
+            await new Promise((resolve) => setTimeout(resolve, 20))
+          }
+          return { worst, response: await finished }
+        }
+        const sleep = await slowest(run("SELECT pg_sleep(3)"))
+        expect(sleep.response.status).toBe(200)
+        expect(sleep.worst).toBeLessThan(1_000)
+        expect(await started()).toBe(before)
+        // A huge repeat() is answered, and its database, grown past its bound, is let go after it.
+        const grown = await slowest(run("SELECT length(repeat('x', 300000000)) AS n"))
+        expect(grown.response.status).toBe(200)
+        expect((await body(grown.response)).preview).toContain("300000000")
+        expect(grown.worst).toBeLessThan(1_000)
+        expect(await started()).not.toBe(before)
+      })
+
       it("a key with a clientId writes no SQL on a connector that does not enforce it; saved queries still run", async () => {
         const org = await server().newOrg()
         const connector = await demoConnector(server(), org)
