@@ -29,6 +29,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Periods from "./internal/periods.js"
 import * as Planner from "./internal/planner.js"
+import * as Reader from "./internal/reader.js"
 import * as Verified from "./internal/verified.js"
 
 /** The provider name of the offline model in the catalogue. */
@@ -285,7 +286,25 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   }
   // A question a verified query asks is answered by it, and the answer is trusted.
   const verified = offers("run_verified_query") ? Verified.match(question, request.semantic ?? []) : undefined
-  if (verified !== undefined) return answerVerified(request, verified, asked, turn)
+  if (verified !== undefined) {
+    return answerWith(request, asked, turn, {
+      name: "run_verified_query",
+      arguments: { name: verified.name, connector_id: verified.connectorId },
+      title: verified.question,
+      say: (result) => `${Verified.reading(verified)}\n\n${table(result)}`
+    })
+  }
+  // A reviewed semantic model reads the question into a semantic query, or declines it.
+  const read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now) : undefined
+  if (read !== undefined && "declined" in read) return reply(`I can't answer this: ${read.declined}.`)
+  if (read !== undefined) {
+    return answerWith(request, asked, turn, {
+      name: "query_metrics",
+      arguments: { connector_id: read.connectorId, ...read.query },
+      title: undefined,
+      say: (result) => readAnswer(read, result)
+    })
+  }
   const { looked, plan } = replay(question, connectors, now, glossary, results)
   const runSql = (sql: string, connectorId: number) =>
     LanguageModel.callTools({
@@ -343,60 +362,87 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   return reply(answer(plan, result, span))
 }
 
-/** The turns of a question a verified query answers: run it, chart it, report it, then say it. */
-const answerVerified = (
+/** A tool that answers the question in one call: what to call, and how to say its result. */
+interface OneCall {
+  readonly name: string
+  readonly arguments: Record<string, unknown>
+  /** The chart's and the report's title; the reading's, when absent. */
+  readonly title: string | undefined
+  readonly say: (result: QueryResult & { readonly reading?: string }) => string
+}
+
+/** The turns of a question one tool call answers: call it, chart the result, report it, then say it. */
+const answerWith = (
   request: LanguageModel.GenerateRequest,
-  found: Verified.Match,
   asked: number,
-  turn: number
+  turn: number,
+  call: OneCall
 ): ReadonlyArray<LanguageModel.Part> => {
   const messages = request.messages
   const offers = (name: string) => request.tools?.some((tool) => tool.name === name) ?? false
-  const ran = messages.slice(asked + 1)
-    .find((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "run_verified_query")
+  const ran = messages.slice(asked + 1).find((m) => m.role === "tool" && toolName(messages, m.toolCallId) === call.name)
   if (ran === undefined) {
-    return LanguageModel.callTools({
-      id: `offline_${turn + 1}`,
-      name: "run_verified_query",
-      arguments: { name: found.name, connector_id: found.connectorId }
-    })
+    return LanguageModel.callTools({ id: `offline_${turn + 1}`, name: call.name, arguments: call.arguments })
   }
-  if (ran.content.startsWith("error:")) {
-    return reply(`The verified query failed: ${ran.content.slice("error:".length).trim()}`)
-  }
-  const result = parseResult(ran.content)
-  if (result === undefined) return reply("The verified query returned nothing I can read.")
+  if (ran.content.startsWith("error:")) return reply(`The query failed: ${ran.content.slice("error:".length).trim()}`)
+  const result = parseResult(ran.content) as (QueryResult & { readonly reading?: string }) | undefined
+  if (result === undefined) return reply("The query returned nothing I can read.")
+  const title = (call.title ?? result.reading ?? "The answer").slice(0, 200)
   const last = messages.at(-1)
   const lastTool = last?.role === "tool" ? toolName(messages, last.toolCallId) : undefined
-  const text = `${Verified.reading(found)}\n\n${table(result)}`
-  if (
-    lastTool === "run_verified_query" && offers("create_chart") && result.columns.length >= 2 && result.rows.length >= 2
-  ) {
+  const text = call.say(result)
+  if (lastTool === call.name && offers("create_chart") && result.columns.length >= 2 && result.rows.length >= 2) {
     return LanguageModel.callTools({
       id: `offline_${turn + 1}`,
       name: "create_chart",
-      arguments: { title: found.question.slice(0, 200), mark: "bar", x: result.columns[0], y: result.columns.at(-1) }
+      arguments: {
+        title,
+        mark: /^(time|day|week|month|quarter|year)$/.test(result.columns[0] ?? "") ? "line" : "bar",
+        x: result.columns[0],
+        y: result.columns.at(-1),
+        ...(result.columns.length > 2 ? { color: result.columns[1] } : {})
+      }
     })
   }
   if (offers("write_report") && lastTool !== "write_report") {
     const chart = lastTool === "create_chart" ? chartUrl(last?.content ?? "") : undefined
+    const [lead, ...rest] = plainText(text).split("\n\n")
     return LanguageModel.callTools({
       id: `offline_${turn + 1}`,
       name: "write_report",
       arguments: {
-        subject: found.question.slice(0, 120),
-        summary: plainText(Verified.reading(found)),
+        subject: title.slice(0, 120),
+        summary: lead ?? "",
         blocks: [
-          { type: "hero", heading: found.question, content: plainText(Verified.reading(found)) },
-          ...(chart === undefined ? [] : [{ type: "image", image_url: chart, image_alt: found.question }]),
-          { type: "text", content: table(result) },
+          { type: "hero", heading: title, content: lead ?? "" },
+          ...(chart === undefined ? [] : [{ type: "image", image_url: chart, image_alt: title }]),
+          ...(rest.length === 0 ? [] : [{ type: "text", content: rest.join("\n\n") }]),
           { type: "divider" },
           { type: "text", content: plainText(signature).replace(/_/g, "") }
         ]
       }
     })
   }
+  if (lastTool === "write_report" && (last?.content ?? "").startsWith("error:")) {
+    return reply(`The report could not be written: ${(last?.content ?? "").slice("error:".length).trim()}`)
+  }
   return reply(text)
+}
+
+/** The answer to a question read into a semantic query: the reading first, then the figures. */
+const readAnswer = (read: Reader.Read, result: QueryResult & { readonly reading?: string }): string => {
+  const corrected = read.corrections.length === 0
+    ? ""
+    : ` (I took ${read.corrections.map(([said, as]) => `"${said}" for "${as}"`).join(", ")}.)`
+  const reading = `I read this as: ${result.reading ?? "the semantic query shown"}.${corrected}`
+  if (result.rows.length === 0) return `${reading}\n\nNothing matched.`
+  if (result.rows.length === 1 && result.columns.length === 1) {
+    const value = result.rows[0]![0]
+    return value === null || value === undefined
+      ? `${reading}\n\nNothing was recorded.`
+      : `${reading}\n\n**${columnFormats(result)[0]!(value)}**`
+  }
+  return `${reading}\n\n${table(result)}`
 }
 
 /** A result as a Markdown table (the first rows of it). */

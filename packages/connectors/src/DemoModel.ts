@@ -131,7 +131,7 @@ tables:
         format: currency
         unit: USD
         description: list value less what was charged, cancelled orders excluded
-        synonyms: [discount, markdowns, discount amount]
+        synonyms: [discount, markdowns, discount amount, give away, gave away, given away]
 
   - name: products
     description: The product catalogue.
@@ -189,6 +189,11 @@ tables:
         expr: name
         description: The customer's name.
         synonyms: [customer name, client, buyer]
+      - name: customer_number
+        expr: id
+        unique: true
+        description: The customer's number, which tells apart customers who share a name.
+        synonyms: [customer id, customer number]
       - name: segment
         description: Consumer or Business.
         synonyms: [customer segment, customer type]

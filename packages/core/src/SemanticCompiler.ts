@@ -73,6 +73,8 @@ export interface Dialect {
   readonly divide: (numerator: string, denominator: string) => string
   /** A measure another stacked subquery computes (typed, so the stack's column types agree). */
   readonly absent: string
+  /** An ordering key with rows that have no value last, either way: a ranking never leads with them. */
+  readonly orderKey: (expr: string, direction: "asc" | "desc") => string
 }
 
 const postgres: Dialect = {
@@ -83,7 +85,8 @@ const postgres: Dialect = {
   truncate: (grain, local) => `CAST(date_trunc('${grain}', ${local}) AS date)`,
   shift: (local, count, unit) => `(${local} + INTERVAL '${count} ${unit}')`,
   divide: (numerator, denominator) => `CAST(${numerator} AS numeric) / NULLIF(${denominator}, 0)`,
-  absent: "CAST(NULL AS numeric)"
+  absent: "CAST(NULL AS numeric)",
+  orderKey: (expr, direction) => `${expr} ${direction === "asc" ? "ASC" : "DESC"} NULLS LAST`
 }
 
 const mysql: Dialect = {
@@ -109,7 +112,9 @@ const mysql: Dialect = {
   // Decimal division keeps only `div_precision_increment` (4) more digits: 0.0425 for 0.04255.
   // A double (`1e0` is one) keeps them all.
   divide: (numerator, denominator) => `${numerator} * 1e0 / NULLIF(${denominator}, 0)`,
-  absent: "NULL"
+  absent: "NULL",
+  // MySQL has no NULLS LAST, and sorts them first going up.
+  orderKey: (expr, direction) => `${expr} IS NULL, ${expr} ${direction === "asc" ? "ASC" : "DESC"}`
 }
 
 /** The dialect of a connector's SQL. */
@@ -259,6 +264,9 @@ export const rowFiltersFor = (clientAttributesJson: string): boolean => clientAt
 
 class Writer {
   readonly params: Array<Param> = []
+  orderKey(expr: string, direction: "asc" | "desc"): string {
+    return this.dialect.orderKey(expr, direction)
+  }
   constructor(readonly dialect: Dialect, readonly rowFilters: boolean = true) {}
   bind(value: Param): string {
     this.params.push(value)
@@ -654,7 +662,8 @@ export const compile = (
           new CompileError({ message: `cannot order by ${o.by}: it is not one of ${outputNames.join(", ")}` })
         )
       }
-      orderSql.push(`${w.q(target)} ${o.direction === "asc" ? "ASC" : "DESC"}`)
+      // Unsaid, a metric goes highest first and anything else in its natural order, as the reading says.
+      orderSql.push(w.orderKey(w.q(target), o.direction ?? (outputs.some((x) => same(x.name, o.by)) ? "desc" : "asc")))
     }
     // Ties (and a missing order) still give one order: every dimension after the requested keys.
     for (const alias of dimensionAliases) {
@@ -857,7 +866,7 @@ const reading = (
     : first.by === "time" || (namedTime !== undefined && same(first.by, namedTime.name))
     ? first.direction === "desc" ? "latest first" : "earliest first"
     : readingMetrics.some((m) => same(m.name, first.by))
-    ? first.direction === "asc" ? "lowest first" : "highest first"
+    ? first.direction === "asc" ? "lowest first" : "highest first" // unsaid: highest first, as the SQL orders it
     : `by ${words(first.by)}${first.direction === "desc" ? ", descending" : ""}`
   const by = [...dimensions.map((d) => words(d.name)), ...(grain === undefined ? [] : [grain])]
   const metricText = readingMetrics.map((m) => `${capitalized(words(m.name))} (${m.definition})`).join(" and ")

@@ -1,0 +1,331 @@
+/**
+ * Reads a question into a semantic query (`SemanticQuery`) of one of the chat's semantic models,
+ * or declines with the reason. The reading is data: the compiler the agent uses writes its SQL,
+ * and the answer states it. Every word of the question is accounted for: it names a part of the
+ * model (`vocabulary.ts`), a period (`periods.ts`), or the query's shape ("by", "top 5", "how
+ * many"), or is a word that carries nothing ("the", "our"). Any other word declines the question,
+ * naming it: a reading that skipped it would answer a broader question than the one asked.
+ *
+ * @internal
+ */
+import type * as LanguageModel from "@sightline/core/LanguageModel"
+import type * as SemanticQuery from "@sightline/core/SemanticQuery"
+import * as Periods from "./periods.js"
+import * as Refusals from "./refusals.js"
+import * as Vocabulary from "./vocabulary.js"
+
+/** A question read into a query of one connector's model. */
+export interface Read {
+  readonly connectorId: number
+  readonly query: SemanticQuery.SemanticQuery
+  /** Words read as others ("reveune" as "revenue"), said in the answer. */
+  readonly corrections: ReadonlyArray<readonly [said: string, read: string]>
+}
+
+/** A question the reader will not answer, and why (in words that can follow "I can't answer this: "). */
+export interface Declined {
+  readonly declined: string
+}
+
+// Words that carry nothing of their own in a question.
+const fillers = new Set(
+  [
+    "a an the of in on at for to from with and our we us me my i you your is are was were be been do does did done",
+    "what whats which who whom how it its this that these those there their they them please show give tell see get",
+    "got have has had can could would should may might let lets know find pull up display report list want need",
+    "much many total overall all any some every value amount figure figures number count numbers so far just about",
+    "as by per each across over vs versus or compared compare comparison against than more most less least fewer",
+    "fewest top bottom best worst highest lowest biggest largest smallest greatest leading lead rank ranked ranking",
+    "breakdown break broken down split grouped group into among between far anything everything here sum summed",
+    "make made makes making earn earned earns earning bring brought generate generated spend spent spending pay paid",
+    "sell sold selling sells bought buy buying purchased come came comes out into under within during current",
+    "kind type like whole entire"
+  ].join(" ").split(/\s+/).filter((w) => w.length > 0).map(Vocabulary.stem)
+)
+
+const periodish = new Set(
+  [
+    "year years month months quarter quarters week weeks day days last this previous past prior since before after",
+    "until till through to date ytd mtd so far ago recent recently today yesterday current running full calendar",
+    "first second third fourth half h1 h2 q1 q2 q3 q4 over time trend trends trending daily weekly monthly quarterly",
+    "yearly annual annually end start beginning of the in during"
+  ].join(" ").split(/\s+/).map(Vocabulary.stem)
+)
+
+const moneyVerbs = new Set(
+  ["make", "made", "earn", "earned", "bring", "brought", "generate", "generated", "spend", "spent"]
+    .map(Vocabulary.stem)
+)
+const sellVerbs = new Set(["sell", "sold", "selling", "move", "moved"].map(Vocabulary.stem))
+const descending = new Set(
+  ["top", "best", "biggest", "largest", "most", "highest", "greatest", "leading", "max", "maximum"].map(Vocabulary.stem)
+)
+const ascending = new Set(
+  ["bottom", "worst", "smallest", "least", "lowest", "fewest", "min", "minimum"].map(Vocabulary.stem)
+)
+const groupWords = new Set(["by", "per", "each", "every", "across", "which", "what", "among"].map(Vocabulary.stem))
+const countWords = new Set(["many", "number", "count"])
+
+interface Token {
+  readonly word: string
+  readonly stem: string
+  covered: boolean
+}
+
+interface Match {
+  readonly start: number
+  readonly end: number
+  readonly terms: ReadonlyArray<Vocabulary.Term>
+}
+
+// The question as words: short forms spelt out, apostrophes and currency signs read.
+const normalize = (question: string): string =>
+  question.replace(/[’‘]/g, "'").replace(/\$/g, " dollars ").replace(/#/g, " number ").replace(/'s\b/g, "")
+    .split(/(\s+)/).map((part) => {
+      const bare = part.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "")
+      const long = Vocabulary.shortForms.get(bare)
+      return long === undefined ? part : part.toLowerCase().replace(bare, long)
+    }).join("")
+
+const quote = (words: ReadonlyArray<string>) => words.map((w) => `"${w}"`).join(", ")
+
+/**
+ * Reads `question` against the chat's reviewed semantic models, or declines; undefined when it has
+ * no reviewed model to read against.
+ */
+export const read = (
+  question: string,
+  semantic: ReadonlyArray<LanguageModel.SemanticContext>,
+  now: Date
+): Read | Declined | undefined => {
+  const contexts = semantic.filter((c) => c.reviewed)
+  if (contexts.length === 0) return undefined
+  const refusal = Refusals.of(question)
+  if (refusal !== undefined) return { declined: refusal.reason }
+  const text = normalize(question)
+  let best: { readonly result: Read | Declined; readonly unknown: number } | undefined
+  for (const context of contexts) {
+    const result = readWith(text, Vocabulary.of(context.model), context.connector_id, now)
+    const unknown = "unknown" in result ? result.unknown : 0
+    if (best === undefined || unknown < best.unknown) {
+      best = { result: "unknown" in result ? result.declined : result, unknown }
+    }
+  }
+  return best!.result
+}
+
+const readWith = (
+  text: string,
+  vocabulary: Vocabulary.Vocabulary,
+  connectorId: number,
+  now: Date
+): Read | { readonly declined: Declined; readonly unknown: number } => {
+  const decline = (declined: string, unknown = 0) => ({ declined: { declined }, unknown })
+  const tokens: Array<Token> = Vocabulary.wordsOf(text).map((word) => ({
+    word,
+    stem: Vocabulary.stem(word),
+    covered: false
+  }))
+  const corrections: Array<readonly [string, string]> = []
+
+  // 1. Phrases of the model, longest first; a misspelt word is read as the known word it is one
+  // edit from.
+  const matches: Array<Match> = []
+  for (let i = 0; i < tokens.length;) {
+    let matched = false
+    for (let n = Math.min(vocabulary.longest, tokens.length - i); n >= 1 && !matched; n--) {
+      const terms = vocabulary.terms.get(tokens.slice(i, i + n).map((t) => t.stem).join(" "))
+      if (terms !== undefined) {
+        matches.push({ start: i, end: i + n, terms })
+        matched = true
+        i += n
+      }
+    }
+    if (matched) continue
+    const token = tokens[i]!
+    if (!fillers.has(token.stem) && !periodish.has(token.stem)) {
+      const corrected = Vocabulary.correct(vocabulary, token.stem)
+      const terms = corrected === undefined ? undefined : vocabulary.terms.get(corrected)
+      if (terms !== undefined) {
+        corrections.push([token.word, terms[0]!.said])
+        matches.push({ start: i, end: i + 1, terms })
+      }
+    }
+    i++
+  }
+  for (const match of matches) for (let i = match.start; i < match.end; i++) tokens[i]!.covered = true
+
+  // 2. The period and the grain.
+  const years = Periods.yearsOf(text)
+  const window = years ?? Periods.windowOf(text, now)
+  if (window !== undefined && "unreadable" in window) return decline(window.unreadable)
+  const grain = Periods.grainOf(text) ?? (years === undefined ? undefined : "year")
+  if (window !== undefined || grain !== undefined) {
+    for (const token of tokens) {
+      if (!token.covered && (periodish.has(token.stem) || Periods.periodWords.has(token.word))) token.covered = true
+      if (!token.covered && /^(19|20)\d{2}$/.test(token.word) && window !== undefined) token.covered = true
+      if (!token.covered && /^\d{1,3}$/.test(token.word) && window !== undefined && !/\b(top|bottom) \d/.test(text)) {
+        token.covered = true
+      }
+    }
+  }
+
+  // 3. The shape: a count of rows to keep ("top 5"), the order, what is grouped.
+  const limitFound =
+    /\b(?:top|bottom|first|best|worst|biggest|largest|smallest|highest|lowest)\s+(\d{1,4})\b/.exec(text) ??
+      /\b(\d{1,4})\s+(?:best|worst|biggest|largest|smallest|highest|lowest|top|bottom|most|least)\b/.exec(text)
+  const limit = limitFound === null ? undefined : Number(limitFound[1])
+  if (limitFound !== null) { for (const token of tokens) if (token.word === limitFound[1]) token.covered = true }
+  const direction = tokens.some((t) => ascending.has(t.stem))
+    ? "asc"
+    : tokens.some((t) => descending.has(t.stem))
+    ? "desc"
+    : undefined
+
+  for (const token of tokens) if (!token.covered && fillers.has(token.stem)) token.covered = true
+  const unknown = [...new Set(tokens.filter((t) => !t.covered).map((t) => t.word))]
+  if (unknown.length > 0) {
+    return decline(
+      `I don't know what ${quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic model ` +
+        `has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}. ` +
+        `It knows, for example: ${[...vocabulary.metrics.keys()].slice(0, 8).join(", ")}`,
+      unknown.length
+    )
+  }
+
+  // 4. What each phrase names, from its neighbours: "by customer" groups, "how many customers"
+  // counts, "top 10 customers by revenue" ranks customers, "which region has the most customers"
+  // counts them.
+  const before = (match: Match, back = 1) => tokens[match.start - back]?.stem ?? ""
+  const ranks = (stem: string) => descending.has(stem) || ascending.has(stem) || /^\d+$/.test(stem)
+  const counted = (match: Match) =>
+    countWords.has(before(match)) || (before(match) === "of" && countWords.has(before(match, 2)))
+  const kindsOf = (match: Match) => new Set(match.terms.map((t) => t.target.kind))
+  const onlyMetric = (match: Match) => kindsOf(match).has("metric") && !kindsOf(match).has("dimension")
+  const hasDimension = (except: Match) =>
+    matches.some((m) => m !== except && (kindsOf(m).has("dimension") || kindsOf(m).has("value")))
+  const kindOf = (match: Match): Vocabulary.Target["kind"] => {
+    const kinds = kindsOf(match)
+    const otherMetric = matches.some((m) => m !== match && onlyMetric(m))
+    if (kinds.has("metric") && kinds.has("dimension")) {
+      if (groupWords.has(before(match))) return "dimension"
+      if (counted(match)) return "metric"
+      if (otherMetric) return "dimension"
+      if (ranks(before(match))) return hasDimension(match) ? "metric" : "dimension"
+      return "metric"
+    }
+    if (kinds.has("value")) return kinds.has("dimension") && groupWords.has(before(match)) ? "dimension" : "value"
+    return [...kinds][0]!
+  }
+  const said = (match: Match) => tokens.slice(match.start, match.end).map((t) => t.word).join(" ")
+  const metrics: Array<string> = []
+  const dimensions: Array<string> = []
+  const filters = new Map<string, Array<string | number | boolean>>()
+  const segments: Array<string> = []
+  let timeDimension: string | undefined
+  for (const match of matches) {
+    const kind = kindOf(match)
+    const targets = [
+      ...new Map(match.terms.filter((t) => t.target.kind === kind).map((t) => [JSON.stringify(t.target), t.target]))
+        .values()
+    ]
+    if (targets.length > 1) {
+      const names = targets.map((t) =>
+        "name" in t ? t.name : "dimension" in t ? `${t.dimension} ${String(t.value)}` : ""
+      )
+      return decline(`"${said(match)}" could mean ${names.join(" or ")}: say which`)
+    }
+    const target = targets[0]!
+    switch (target.kind) {
+      case "metric":
+        // "revenue per order", "the largest order": a metric where something to group or rank by
+        // belongs, and the model has no dimension for it.
+        if (
+          (groupWords.has(before(match)) || ranks(before(match))) && before(match) !== "what" &&
+          before(match) !== "which" && matches.some((m) => m !== match && onlyMetric(m))
+        ) {
+          return decline(`the semantic model has no dimension for "${said(match)}" to group or rank by`)
+        }
+        if (!metrics.includes(target.name)) metrics.push(target.name)
+        break
+      case "dimension":
+        if (!dimensions.includes(target.name)) dimensions.push(target.name)
+        break
+      case "value": {
+        const values = filters.get(target.dimension) ?? []
+        if (!values.includes(target.value)) values.push(target.value)
+        filters.set(target.dimension, values)
+        break
+      }
+      case "segment":
+        if (!segments.includes(target.name)) segments.push(target.name)
+        break
+      case "time":
+        timeDimension = target.name
+        break
+    }
+  }
+
+  // 5. A measure from a verb when no phrase named one: "what did Europe spend", "which products sold most".
+  if (metrics.length === 0) {
+    const viaVerb = tokens.some((t) => moneyVerbs.has(t.stem))
+      ? vocabulary.terms.get("revenue") ?? vocabulary.terms.get("sale")
+      : tokens.some((t) => sellVerbs.has(t.stem))
+      ? vocabulary.terms.get("unit") ?? vocabulary.terms.get("quantity")
+      : undefined
+    const metric = viaVerb?.find((t) => t.target.kind === "metric")?.target
+    if (metric?.kind === "metric") metrics.push(metric.name)
+  }
+  if (metrics.length === 0) {
+    return decline(
+      `I could not tell what to measure: name a metric of the semantic model, for example ${
+        [...vocabulary.metrics.keys()].slice(0, 8).join(", ")
+      }`
+    )
+  }
+  if (limit !== undefined && dimensions.length === 0 && grain === undefined) {
+    return decline(
+      `I could not tell what to rank the top ${limit} of: name a dimension, for example "top ${limit} products by revenue"`
+    )
+  }
+
+  // 6. Two or more values of one dimension are compared, never added up into one total.
+  const queryFilters: Array<SemanticQuery.DimensionFilter> = []
+  for (const [dimension, values] of filters) {
+    if (values.length > 1 && !dimensions.includes(dimension)) dimensions.push(dimension)
+    queryFilters.push({
+      dimension,
+      operator: values.length > 1 ? "in" : "=",
+      values: values as unknown as readonly [string | number | boolean, ...Array<string | number | boolean>]
+    })
+  }
+  // Rows that share a name are never added up as one: a name is grouped with what tells them apart.
+  for (const dimension of [...dimensions]) {
+    const identifier = vocabulary.identifiers.get(dimension)
+    if (identifier !== undefined && !dimensions.includes(identifier)) {
+      dimensions.splice(dimensions.indexOf(dimension) + 1, 0, identifier)
+    }
+  }
+  const range = window === undefined ? {} : {
+    ...(window.from === undefined ? {} : { start: window.from }),
+    ...(window.to === undefined ? {} : { end: window.to })
+  }
+  const time = window !== undefined || grain !== undefined || timeDimension !== undefined
+    ? {
+      ...(timeDimension === undefined ? {} : { dimension: timeDimension }),
+      ...(grain === undefined ? {} : { grain }),
+      ...range
+    }
+    : undefined
+  const ranked = direction !== undefined && (dimensions.length > 0 || limit !== undefined)
+  const query: SemanticQuery.SemanticQuery = {
+    metrics: metrics as unknown as readonly [string, ...Array<string>],
+    ...(dimensions.length === 0 ? {} : { dimensions }),
+    ...(time === undefined ? {} : { time }),
+    ...(queryFilters.length === 0 ? {} : { filters: queryFilters }),
+    ...(segments.length === 0 ? {} : { segments }),
+    ...(ranked ? { order: [{ by: metrics[0]!, direction: direction! }] } : {}),
+    ...(limit === undefined ? {} : { limit })
+  }
+  return { connectorId, query, corrections }
+}

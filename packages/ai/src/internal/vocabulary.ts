@@ -1,0 +1,262 @@
+/**
+ * The offline model's vocabulary: every word a question may use for a part of a semantic model,
+ * taken from the model itself (names, synonyms, listed values and their synonyms, sample values,
+ * tables) and from a short list of general business words ("turnover", "buyers", "rev"), which
+ * only ever point at what the model names. A new word is taught by a synonym in the model, not
+ * here.
+ *
+ * Words are compared by their stems (`stem`: plural-insensitive, lower case), and a misspelt word
+ * is corrected only towards a word the vocabulary knows (`correct`).
+ *
+ * @internal
+ */
+import type * as SemanticModel from "@sightline/core/SemanticModel"
+
+/** What a phrase of a question can name. */
+export type Target =
+  | { readonly kind: "metric"; readonly name: string; readonly table?: string | undefined }
+  | { readonly kind: "dimension"; readonly name: string }
+  | { readonly kind: "value"; readonly dimension: string; readonly value: string | number | boolean }
+  | { readonly kind: "segment"; readonly name: string }
+  | { readonly kind: "time"; readonly name: string }
+
+/** A phrase (as stems) and what it names. */
+export interface Term {
+  readonly stems: ReadonlyArray<string>
+  readonly target: Target
+  /** The model's name or synonym it came from. */
+  readonly said: string
+}
+
+export interface Vocabulary {
+  /** Terms by their stems joined with spaces. */
+  readonly terms: ReadonlyMap<string, ReadonlyArray<Term>>
+  /** The longest term, in words. */
+  readonly longest: number
+  /** Every stem of every term: what a misspelt word may be corrected to. */
+  readonly known: ReadonlySet<string>
+  /** The model's measures and derived metrics, by name (their format, unit and aggregation). */
+  readonly metrics: ReadonlyMap<string, MetricInfo>
+  /** For each dimension (as a query names it), the dimension of its table whose values are unique, if any. */
+  readonly identifiers: ReadonlyMap<string, string>
+}
+
+/** What the reader needs to know of a metric. */
+export interface MetricInfo {
+  readonly name: string
+  readonly table?: string | undefined
+  readonly format?: string | undefined
+  readonly unit?: string | undefined
+  /** The measure's aggregation; a derived metric's type. */
+  readonly kind: string
+}
+
+/** A word as the vocabulary compares it: lower case, singular ("sales" → "sale", "categories" → "category"). */
+export const stem = (word: string): string => {
+  const w = word.toLowerCase()
+  if (w.length <= 3 || /(ss|us|is)$/.test(w)) return w
+  if (/ies$/.test(w)) return `${w.slice(0, -3)}y`
+  if (/(ches|shes|sses|xes)$/.test(w)) return w.slice(0, -2)
+  return w.endsWith("s") ? w.slice(0, -1) : w
+}
+
+/** The words of a text, split at anything but letters, digits and `&`. */
+export const wordsOf = (text: string): ReadonlyArray<string> =>
+  text.replace(/_/g, " ").toLowerCase().split(/[^\p{L}\p{N}&]+/u).filter((w) => w.length > 0)
+
+/**
+ * General business words, each pointing at words a model may use: a general word names what the
+ * first of its meanings names in the model, if anything; it never adds a meaning of its own.
+ */
+export const generalWords: ReadonlyArray<readonly [said: string, meanings: ReadonlyArray<string>]> = [
+  ["revenue", ["revenue", "sales"]],
+  ["sales", ["revenue", "sales"]],
+  ["turnover", ["revenue", "sales"]],
+  ["income", ["revenue", "sales"]],
+  ["money", ["revenue", "sales"]],
+  ["dollars", ["revenue", "sales"]],
+  ["gross sales", ["revenue", "sales"]],
+  ["buyers", ["customers", "customer"]],
+  ["clients", ["customers", "customer"]],
+  ["shoppers", ["customers", "customer"]],
+  ["accounts", ["customers", "customer", "accounts"]],
+  ["catalog", ["products", "product"]],
+  ["catalogue", ["products", "product"]],
+  ["goods", ["products", "product"]],
+  ["items", ["products", "product"]],
+  ["skus", ["products", "product"]],
+  ["units", ["units", "quantity"]],
+  ["quantity", ["units", "quantity"]]
+]
+
+/** Short forms, read as their words before anything else. */
+export const shortForms: ReadonlyMap<string, string> = new Map([
+  ["rev", "revenue"],
+  ["revs", "revenue"],
+  ["qty", "quantity"],
+  ["qtys", "quantity"],
+  ["avg", "average"],
+  ["amt", "amount"],
+  ["yr", "year"],
+  ["yrs", "years"],
+  ["yoy", "year over year"],
+  ["mom", "month over month"],
+  ["qtr", "quarter"],
+  ["qtrs", "quarters"],
+  ["mo", "month"],
+  ["mos", "months"],
+  ["mth", "month"],
+  ["wk", "week"],
+  ["wks", "weeks"],
+  ["num", "number"],
+  ["no", "number"],
+  ["nbr", "number"],
+  ["cust", "customer"],
+  ["custs", "customers"],
+  ["prod", "product"],
+  ["prods", "products"],
+  ["cat", "category"],
+  ["cats", "categories"],
+  ["dept", "department"],
+  ["biz", "business"],
+  ["pct", "percent"],
+  ["ytd", "year to date"],
+  ["thru", "through"],
+  ["whats", "what is"],
+  ["hows", "how is"]
+])
+
+const add = (terms: Map<string, Array<Term>>, said: string, target: Target) => {
+  const stems = wordsOf(said).map(stem)
+  if (stems.length === 0) return
+  const key = stems.join(" ")
+  const list = terms.get(key) ?? []
+  if (!list.some((t) => JSON.stringify(t.target) === JSON.stringify(target))) list.push({ stems, target, said })
+  terms.set(key, list)
+}
+
+/** The vocabulary of a model (its file, as the chat's semantic context carries it). */
+export const of = (file: SemanticModel.SemanticModelFile): Vocabulary => {
+  const terms = new Map<string, Array<Term>>()
+  const metrics = new Map<string, MetricInfo>()
+  // A dimension named in two tables is named `table.name`.
+  const dimensionTables = new Map<string, number>()
+  for (const table of file.tables) {
+    for (const d of [...(table.dimensions ?? []), ...(table.time_dimensions ?? [])]) {
+      dimensionTables.set(d.name, (dimensionTables.get(d.name) ?? 0) + 1)
+    }
+  }
+  const qualified = (table: string, name: string) => (dimensionTables.get(name) ?? 0) > 1 ? `${table}.${name}` : name
+  const identifiers = new Map<string, string>()
+  for (const table of file.tables) {
+    // A name that rows may share ("customer") is told apart by the table's unique dimension.
+    const unique = (table.dimensions ?? []).find((d) => d.unique === true)
+    for (const dimension of table.dimensions ?? []) {
+      if (unique !== undefined && dimension !== unique && dimension.unique !== true && dimension.values === undefined) {
+        identifiers.set(qualified(table.name, dimension.name), qualified(table.name, unique.name))
+      }
+    }
+    for (const dimension of table.dimensions ?? []) {
+      const name = qualified(table.name, dimension.name)
+      for (const said of [dimension.name, ...(dimension.synonyms ?? [])]) add(terms, said, { kind: "dimension", name })
+      for (const listed of dimension.values ?? []) {
+        const target: Target = { kind: "value", dimension: name, value: listed.value }
+        for (const said of [String(listed.value), ...(listed.synonyms ?? [])]) add(terms, said, target)
+      }
+      for (const sample of dimension.sample_values ?? []) {
+        if (typeof sample === "string") add(terms, sample, { kind: "value", dimension: name, value: sample })
+      }
+    }
+    for (const time of table.time_dimensions ?? []) {
+      const name = qualified(table.name, time.name)
+      for (const said of [time.name, ...(time.synonyms ?? [])]) add(terms, said, { kind: "time", name })
+    }
+    for (const measure of table.measures ?? []) {
+      metrics.set(measure.name, {
+        name: measure.name,
+        table: table.name,
+        format: measure.format,
+        unit: measure.unit,
+        kind: measure.agg
+      })
+      for (const said of [measure.name, ...(measure.synonyms ?? [])]) {
+        add(terms, said, { kind: "metric", name: measure.name, table: table.name })
+      }
+    }
+    for (const metric of table.metrics ?? []) {
+      metrics.set(metric.name, { name: metric.name, table: table.name, kind: "metric" })
+      for (const said of [metric.name, ...(metric.synonyms ?? [])]) {
+        add(terms, said, { kind: "metric", name: metric.name, table: table.name })
+      }
+    }
+    for (const filter of table.filters ?? []) {
+      for (const said of [filter.name, ...(filter.synonyms ?? [])]) {
+        add(terms, said, { kind: "segment", name: filter.name })
+      }
+    }
+  }
+  for (const metric of file.metrics ?? []) {
+    metrics.set(metric.name, { name: metric.name, format: metric.format, kind: metric.type })
+    for (const said of [metric.name, ...(metric.synonyms ?? [])]) {
+      add(terms, said, { kind: "metric", name: metric.name })
+    }
+  }
+  // General words name what their first meaning names, where the model has not used them itself.
+  for (const [said, meanings] of generalWords) {
+    const key = wordsOf(said).map(stem).join(" ")
+    if (terms.has(key)) continue
+    const meaning = meanings.map((m) => terms.get(wordsOf(m).map(stem).join(" "))).find((found) => found !== undefined)
+    if (meaning !== undefined) { for (const term of meaning) add(terms, said, term.target) }
+  }
+  const known = new Set<string>()
+  let longest = 1
+  for (const list of terms.values()) {
+    for (const term of list) {
+      for (const s of term.stems) known.add(s)
+      longest = Math.max(longest, term.stems.length)
+    }
+  }
+  return { terms, longest, known, metrics, identifiers }
+}
+
+// Optimal string alignment distance, capped: how many edits (a transposition is one) apart.
+const distance = (a: string, b: string, cap: number): number => {
+  if (Math.abs(a.length - b.length) > cap) return cap + 1
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => i + j))
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1)
+      }
+      rows[i]![j] = best
+    }
+  }
+  return rows[a.length]![b.length]!
+}
+
+/**
+ * The known stem a misspelt word stands for: one edit away for words of five letters or more, two
+ * for nine or more, and only when exactly one known word is that close. Short words are never
+ * corrected: "rev" and "red" are both words.
+ */
+export const correct = (vocabulary: Vocabulary, word: string): string | undefined => {
+  if (word.length < 5 || /\d/.test(word)) return undefined
+  const cap = word.length >= 9 ? 2 : 1
+  let found: string | undefined
+  let best = cap + 1
+  let ties = 0
+  for (const known of vocabulary.known) {
+    if (known.length < 4) continue
+    const d = distance(word, known, cap)
+    if (d < best) {
+      best = d
+      found = known
+      ties = 1
+    } else if (d === best) {
+      ties++
+    }
+  }
+  return best <= cap && ties === 1 ? found : undefined
+}
