@@ -3,15 +3,17 @@
  * correctly, declines, or answers wrong, on the DEMO data, against SQL written by hand.
  *
  * The built server runs as a process of its own on a fresh data directory with its default model
- * (the offline model unless `--model` names another of `SIGHTLINE_MODELS`). Each question is asked
- * over `POST /v2/chats/stream`; the answer's last table is compared with the hand-written query's
- * rows (each row's text cells must appear in one answer row, and its numbers within 0.5%).
- * - correct: the table matches;
- * - declined: no table (the model said it could not answer);
- * - wrong: a table that does not match: a confident wrong number, the failure that matters most.
+ * (the offline model unless `--model` names another of `SIGHTLINE_MODELS`). Each question of
+ * `questions/demo.ts` is asked over `POST /v2/chats/stream`; the answer's last table is compared
+ * with the hand-written query's rows (each row's text cells must appear in one answer row, and its
+ * numbers within 0.5%).
+ * - answerable questions: correct (the table matches), declined (no table), or wrong (a table that
+ *   does not match: a confident wrong number, the failure that matters most);
+ * - questions to decline (no hand SQL): declined, or wrong (any table).
+ * Every wrong answer is listed with the reading the answer stated.
  *
  * The floor beside it is the hand-written SQL itself, run through the same connector runtime: every
- * question has an answer in the data.
+ * answerable question has an answer in the data.
  *
  *   pnpm bench:answers [--model offline] [--only 3] [--verbose: the rows of each answer that is not correct]
  */
@@ -24,144 +26,13 @@ import * as Effect from "effect/Effect"
 import { createParser } from "eventsource-parser"
 import { parseArgs } from "node:util"
 import * as BuiltServer from "./builtServer.js"
+import * as DemoQuestions from "./questions/demo.js"
 
 const { values } = parseArgs({
   options: { model: { type: "string" }, only: { type: "string" }, verbose: { type: "boolean", default: false } }
 })
 const port = 18_798
-const LY = new Date().getUTCFullYear() - 1
-const PY = LY - 1
-
-const notCancelled = "o.status <> 'cancelled'"
-const lines = "order_items i JOIN orders o ON o.id = i.order_id"
-const toRegion = "JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id"
-const toCategory = "JOIN products p ON p.id = i.product_id JOIN categories ca ON ca.id = p.category_id"
-const inYear = (year: number, column = "o.ordered_at") =>
-  `${column} >= '${year}-01-01' AND ${column} < '${year + 1}-01-01'`
-
-/** The questions, as people type them, with the SQL that answers them. */
-const questions: ReadonlyArray<readonly [question: string, sql: string]> = [
-  [
-    "which sales channel makes us the most money",
-    `SELECT o.channel, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`
-  ],
-  [
-    "top 5 products by revenue last year",
-    `SELECT p.name, SUM(i.line_total) FROM ${lines} JOIN products p ON p.id = i.product_id
-     WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1 ORDER BY 2 DESC LIMIT 5`
-  ],
-  [
-    "revenue by region last yr",
-    `SELECT r.name, SUM(i.line_total) FROM ${lines} ${toRegion} WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
-  ],
-  [
-    `how many orders did we get each month in ${LY}`,
-    `SELECT date_trunc('month', o.ordered_at)::date, COUNT(*) FROM orders o WHERE ${notCancelled} AND ${
-      inYear(LY)
-    } GROUP BY 1`
-  ],
-  [
-    "whats our average order value by channel",
-    `SELECT o.channel, SUM(i.line_total) / COUNT(DISTINCT o.id) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`
-  ],
-  [
-    "aov last year",
-    `SELECT SUM(i.line_total) / COUNT(DISTINCT o.id) FROM ${lines} WHERE ${notCancelled} AND ${inYear(LY)}`
-  ],
-  [
-    `new customers per month in ${LY}`,
-    `SELECT date_trunc('month', created_at)::date, COUNT(*) FROM customers WHERE ${inYear(LY, "created_at")} GROUP BY 1`
-  ],
-  [
-    "how many customers do we have in each region",
-    `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`
-  ],
-  [
-    "return rate by category",
-    `SELECT ca.name, COUNT(rt.id) * 1.0 / COUNT(*) FROM ${lines} ${toCategory}
-     LEFT JOIN returns rt ON rt.order_item_id = i.id WHERE ${notCancelled} GROUP BY 1`
-  ],
-  ["refunds by return reason", `SELECT reason, SUM(refund_amount) FROM returns GROUP BY 1`],
-  [
-    "units sold by category last year",
-    `SELECT ca.name, SUM(i.quantity) FROM ${lines} ${toCategory} WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
-  ],
-  [
-    "revenue in APAC last year",
-    `SELECT SUM(i.line_total) FROM ${lines} ${toRegion} WHERE ${notCancelled} AND r.code = 'APAC' AND ${inYear(LY)}`
-  ],
-  [
-    "laptops revenue last yr",
-    `SELECT SUM(i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} AND ca.name = 'Laptops' AND ${
-      inYear(LY)
-    }`
-  ],
-  [
-    "which category earns the most",
-    `SELECT ca.name, SUM(i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} GROUP BY 1`
-  ],
-  [
-    "revenue from consumers vs businesses",
-    `SELECT c.segment, SUM(i.line_total) FROM ${lines} JOIN customers c ON c.id = o.customer_id WHERE ${notCancelled} GROUP BY 1`
-  ],
-  [
-    "who are our 10 biggest customers by revenue",
-    `SELECT c.name, SUM(i.line_total) FROM ${lines} JOIN customers c ON c.id = o.customer_id
-     WHERE ${notCancelled} GROUP BY c.id, c.name ORDER BY 2 DESC LIMIT 10`
-  ],
-  [
-    "what was our largest order in dollars",
-    `SELECT o.id, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY o.id ORDER BY 2 DESC LIMIT 1`
-  ],
-  [
-    `monthly revenue ${PY}`,
-    `SELECT date_trunc('month', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${
-      inYear(PY)
-    } GROUP BY 1`
-  ],
-  [
-    "revenue by quarter last year",
-    `SELECT date_trunc('quarter', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${
-      inYear(LY)
-    } GROUP BY 1`
-  ],
-  [
-    "how much did we give away in discounts per category",
-    `SELECT ca.name, SUM(i.quantity * i.unit_price - i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} GROUP BY 1`
-  ],
-  ["cancelled orders by channel", `SELECT channel, COUNT(*) FROM orders WHERE status = 'cancelled' GROUP BY 1`],
-  ["how many returns did we get last year", `SELECT COUNT(*) FROM returns WHERE ${inYear(LY, "returned_at")}`],
-  ["total refunds last year", `SELECT SUM(refund_amount) FROM returns WHERE ${inYear(LY, "returned_at")}`],
-  [
-    "revenue by channel in europe",
-    `SELECT o.channel, SUM(i.line_total) FROM ${lines} ${toRegion} WHERE ${notCancelled} AND r.code = 'EU' GROUP BY 1`
-  ],
-  [
-    "how many units did we sell last year",
-    `SELECT SUM(i.quantity) FROM ${lines} WHERE ${notCancelled} AND ${inYear(LY)}`
-  ],
-  [
-    `revenue ${LY} vs ${PY}`,
-    `SELECT EXTRACT(YEAR FROM o.ordered_at)::int, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`
-  ],
-  [
-    "which region has the most customers",
-    `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`
-  ],
-  [
-    "what did latin america spend on phones last year",
-    `SELECT SUM(i.line_total) FROM ${lines} ${toRegion} ${toCategory}
-     WHERE ${notCancelled} AND r.code = 'LATAM' AND ca.name = 'Phones' AND ${inYear(LY)}`
-  ],
-  [
-    "web revenue last year",
-    `SELECT SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND o.channel = 'web' AND ${inYear(LY)}`
-  ],
-  [
-    "number of orders by region last year",
-    `SELECT r.name, COUNT(*) FROM orders o ${toRegion} WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
-  ]
-]
+const questions = DemoQuestions.questions(new Date().getUTCFullYear() - 1)
 
 type Row = ReadonlyArray<unknown>
 
@@ -189,8 +60,10 @@ try {
   server = await BuiltServer.start(port, { SIGHTLINE_SANDBOX_DIR: "off" })
   const { base, key } = server
 
-  /** Asks a question and returns the rows of the answer's last table (none when it gave none). */
-  const ask = async (question: string): Promise<ReadonlyArray<Row> | undefined> => {
+  /** Asks a question: the rows of the answer's last table (none when it gave none), and its text. */
+  const ask = async (
+    question: string
+  ): Promise<{ readonly rows: ReadonlyArray<Row> | undefined; readonly text: string }> => {
     const response = await fetch(`${base}/v2/chats/stream`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -201,17 +74,19 @@ try {
       })
     })
     let rows: ReadonlyArray<Row> | undefined
+    let text = ""
     const parser = createParser({
       onEvent: (message) => {
         const event = JSON.parse(message.data)
         if (event.type === "asset" && event.asset.type === "table" && event.asset.content !== undefined) {
           rows = JSON.parse(event.asset.content).rows
         }
+        if (event.type === "text") text += event.text
       }
     })
     const decoder = new TextDecoder()
     for await (const chunk of response.body!) parser.feed(decoder.decode(chunk, { stream: true }))
-    return rows
+    return { rows, text }
   }
 
   // The floor: the hand-written SQL through the DEMO connector's runtime (the same generated data).
@@ -228,7 +103,7 @@ try {
   })
   const hand = await Effect.runPromise(
     Effect.forEach(questions, ([, sql]) =>
-      Effect.map(
+      sql === null ? Effect.succeed(undefined) : Effect.map(
         Effect.flatMap(ConnectorRuntime, (runtime) =>
           runtime.query(demo, { sql, clientAttributesJson: "{}", maxRows: 10_000, timeoutMillis: 60_000 })),
         (result) =>
@@ -237,28 +112,51 @@ try {
   )
 
   const picked = values.only === undefined ? questions.map((_, i) => i) : [Number(values.only) - 1]
-  const outcome = { correct: 0, declined: 0, wrong: 0 }
+  const outcome = {
+    answerable: { correct: 0, declined: 0, wrong: 0 },
+    unanswerable: { correct: 0, declined: 0, wrong: 0 }
+  }
+  const wrongs: Array<string> = []
   const started = Date.now()
   for (const i of picked) {
     const [question] = questions[i]!
-    const rows = await ask(question)
-    const verdict = rows === undefined ? "declined" : matches(hand[i]!, rows) ? "correct" : "wrong"
-    outcome[verdict] += 1
-    console.log(`${String(i + 1).padStart(2)}. ${verdict.padEnd(8)} ${question}`)
+    const expected = hand[i]
+    const { rows, text } = await ask(question)
+    const verdict = rows === undefined
+      ? "declined"
+      : expected !== undefined && matches(expected, rows)
+      ? "correct"
+      : "wrong"
+    outcome[expected === undefined ? "unanswerable" : "answerable"][verdict] += 1
+    console.log(`${String(i + 1).padStart(3)}. ${verdict.padEnd(8)} ${question}`)
+    // What the answer said it read: its first paragraph.
+    const said = text.split("\n\n")[0]!.slice(0, 300)
+    if (verdict === "wrong") wrongs.push(`${i + 1}. ${question}\n    read: ${said}`)
     if (values.verbose && verdict !== "correct") {
+      console.log(`    said ${said}`)
       console.log(
-        `    expected ${JSON.stringify(hand[i]!.slice(0, 6))}\n    answered ${JSON.stringify(rows?.slice(0, 6))}`
+        `    expected ${JSON.stringify(expected?.slice(0, 6))}\n    answered ${JSON.stringify(rows?.slice(0, 6))}`
       )
     }
   }
-  const floor = hand.filter((rows) => rows.length > 0).length
+  const floor = hand.filter((rows) => rows !== undefined && rows.length > 0).length
+  const answerable = hand.filter((rows) => rows !== undefined).length
+  const total = {
+    correct: outcome.answerable.correct,
+    declined: outcome.answerable.declined + outcome.unanswerable.declined,
+    wrong: outcome.answerable.wrong + outcome.unanswerable.wrong
+  }
   console.log("")
-  console.log("| questions | correct | declined | wrong | floor: answerable by the hand SQL |")
-  console.log("|---|---|---|---|---|")
-  console.log(
-    `| ${picked.length} | ${outcome.correct} | ${outcome.declined} | ${outcome.wrong} | ${floor} of ${questions.length} |`
-  )
+  console.log("| group | questions | correct | declined | wrong |")
+  console.log("|---|---:|---:|---:|---:|")
+  const line = (name: string, o: { correct: number; declined: number; wrong: number }) =>
+    console.log(`| ${name} | ${o.correct + o.declined + o.wrong} | ${o.correct} | ${o.declined} | ${o.wrong} |`)
+  line("answerable (DEMO)", outcome.answerable)
+  line("to decline (DEMO)", outcome.unanswerable)
+  line("all", total)
+  console.log(`\nfloor: the hand SQL answers ${floor} of ${answerable} answerable questions`)
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s to ask them all)`)
+  if (wrongs.length > 0) console.log(`\nWrong answers, with what they read:\n${wrongs.join("\n")}`)
 } finally {
   server?.stop()
 }

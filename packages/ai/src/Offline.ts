@@ -29,7 +29,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Periods from "./internal/periods.js"
 import * as Planner from "./internal/planner.js"
-import * as Reader from "./internal/reader.js"
+import * as Refusals from "./internal/refusals.js"
 import * as Verified from "./internal/verified.js"
 
 /** The provider name of the offline model in the catalogue. */
@@ -294,17 +294,10 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
       say: (result) => `${Verified.reading(verified)}\n\n${table(result)}`
     })
   }
-  // A reviewed semantic model reads the question into a semantic query, or declines it.
-  const read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now) : undefined
-  if (read !== undefined && "declined" in read) return reply(`I can't answer this: ${read.declined}.`)
-  if (read !== undefined) {
-    return answerWith(request, asked, turn, {
-      name: "query_metrics",
-      arguments: { connector_id: read.connectorId, ...read.query },
-      title: undefined,
-      say: (result) => readAnswer(read, result)
-    })
-  }
+  // Causes, forecasts and questions of more than one query are declined with their reason: any
+  // figure would answer another question.
+  const refusal = Refusals.of(question)
+  if (refusal !== undefined) return reply(`I can't answer this: ${refusal.reason}.`)
   const { looked, plan } = replay(question, connectors, now, glossary, results)
   const runSql = (sql: string, connectorId: number) =>
     LanguageModel.callTools({
@@ -427,22 +420,6 @@ const answerWith = (
     return reply(`The report could not be written: ${(last?.content ?? "").slice("error:".length).trim()}`)
   }
   return reply(text)
-}
-
-/** The answer to a question read into a semantic query: the reading first, then the figures. */
-const readAnswer = (read: Reader.Read, result: QueryResult & { readonly reading?: string }): string => {
-  const corrected = read.corrections.length === 0
-    ? ""
-    : ` (I took ${read.corrections.map(([said, as]) => `"${said}" for "${as}"`).join(", ")}.)`
-  const reading = `I read this as: ${result.reading ?? "the semantic query shown"}.${corrected}`
-  if (result.rows.length === 0) return `${reading}\n\nNothing matched.`
-  if (result.rows.length === 1 && result.columns.length === 1) {
-    const value = result.rows[0]![0]
-    return value === null || value === undefined
-      ? `${reading}\n\nNothing was recorded.`
-      : `${reading}\n\n**${columnFormats(result)[0]!(value)}**`
-  }
-  return `${reading}\n\n${table(result)}`
 }
 
 /** A result as a Markdown table (the first rows of it). */

@@ -1106,7 +1106,7 @@ describe("Offline model planning", () => {
     )
     expect(sqlFor("How many orders with returns were there in 2025?").sql).toMatch(/^SELECT count\(DISTINCT/)
     expect(LanguageModel.fromParts(respond("How many returns were there last year and why?")).text).toContain(
-      "I cannot say why"
+      "it asks for a cause"
     )
     expect(LanguageModel.fromParts(respond("What's the revenue of Helix Mini?")).text).toContain(
       "\"Helix Mini\" is not"

@@ -1041,12 +1041,7 @@ const refusalOf = (
     return `I cannot keep to rows by whether they have a ${amountHad} (a condition on its value), only count, ` +
       `sum or average it: ask for example for "the average ${amountHad}"`
   }
-  // "How many returns were there, and why?": a number is no reason, and answering only the count
-  // would pass over half the question. A breakdown by a column of reasons answers it.
-  if (/\bwhy\b/i.test(question)) {
-    return "I cannot say why, only count, sum and average what the data holds: ask for a breakdown, " +
-      "for example \"returns by reason\""
-  }
+  // "Why" is declined before planning (`refusals.ts`): a number is no reason.
   if (/\b(median|percentile|p[0-9]{2}|mode|standard deviation|stddev|variance)\b/i.test(question)) {
     return "I cannot work out medians, percentiles or spreads, only counts, sums and averages"
   }

@@ -25,6 +25,12 @@ export interface Read {
 /** A question the reader will not answer, and why (in words that can follow "I can't answer this: "). */
 export interface Declined {
   readonly declined: string
+  /**
+   * Whether the reason is about the question itself (a cause, a forecast, an ambiguity), not about
+   * words the model lacks: only such a decline is the answer while the planner still stands behind
+   * the reader.
+   */
+  readonly final: boolean
 }
 
 // Words that carry nothing of their own in a question.
@@ -38,7 +44,7 @@ const fillers = new Set(
     "fewest top bottom best worst highest lowest biggest largest smallest greatest leading lead rank ranked ranking",
     "breakdown break broken down split grouped group into among between far anything everything here sum summed",
     "make made makes making earn earned earns earning bring brought generate generated spend spent spending pay paid",
-    "sell sold selling sells bought buy buying purchased come came comes out into under within during current",
+    "sell sold selling sells come came comes out into under within during current",
     "kind type like whole entire"
   ].join(" ").split(/\s+/).filter((w) => w.length > 0).map(Vocabulary.stem)
 )
@@ -56,7 +62,6 @@ const moneyVerbs = new Set(
   ["make", "made", "earn", "earned", "bring", "brought", "generate", "generated", "spend", "spent"]
     .map(Vocabulary.stem)
 )
-const sellVerbs = new Set(["sell", "sold", "selling", "move", "moved"].map(Vocabulary.stem))
 const descending = new Set(
   ["top", "best", "biggest", "largest", "most", "highest", "greatest", "leading", "max", "maximum"].map(Vocabulary.stem)
 )
@@ -85,7 +90,7 @@ const normalize = (question: string): string =>
       const bare = part.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "")
       const long = Vocabulary.shortForms.get(bare)
       return long === undefined ? part : part.toLowerCase().replace(bare, long)
-    }).join("")
+    }).join("").toLowerCase()
 
 const quote = (words: ReadonlyArray<string>) => words.map((w) => `"${w}"`).join(", ")
 
@@ -101,7 +106,7 @@ export const read = (
   const contexts = semantic.filter((c) => c.reviewed)
   if (contexts.length === 0) return undefined
   const refusal = Refusals.of(question)
-  if (refusal !== undefined) return { declined: refusal.reason }
+  if (refusal !== undefined) return { declined: refusal.reason, final: true }
   const text = normalize(question)
   let best: { readonly result: Read | Declined; readonly unknown: number } | undefined
   for (const context of contexts) {
@@ -120,7 +125,7 @@ const readWith = (
   connectorId: number,
   now: Date
 ): Read | { readonly declined: Declined; readonly unknown: number } => {
-  const decline = (declined: string, unknown = 0) => ({ declined: { declined }, unknown })
+  const decline = (declined: string, unknown = 0, final = true) => ({ declined: { declined, final }, unknown })
   const tokens: Array<Token> = Vocabulary.wordsOf(text).map((word) => ({
     word,
     stem: Vocabulary.stem(word),
@@ -159,7 +164,9 @@ const readWith = (
   const years = Periods.yearsOf(text)
   const window = years ?? Periods.windowOf(text, now)
   if (window !== undefined && "unreadable" in window) return decline(window.unreadable)
-  const grain = Periods.grainOf(text) ?? (years === undefined ? undefined : "year")
+  // "Which month had the most": each month's figure, ranked.
+  const askedUnit = /\b(?:which|what)\s+(day|week|month|quarter|year)\b/.exec(text)?.[1] as Periods.Grain | undefined
+  const grain = Periods.grainOf(text) ?? askedUnit ?? (years === undefined ? undefined : "year")
   if (window !== undefined || grain !== undefined) {
     for (const token of tokens) {
       if (!token.covered && (periodish.has(token.stem) || Periods.periodWords.has(token.word))) token.covered = true
@@ -189,7 +196,8 @@ const readWith = (
       `I don't know what ${quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic model ` +
         `has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}. ` +
         `It knows, for example: ${[...vocabulary.metrics.keys()].slice(0, 8).join(", ")}`,
-      unknown.length
+      unknown.length,
+      false
     )
   }
 
@@ -244,7 +252,7 @@ const readWith = (
           (groupWords.has(before(match)) || ranks(before(match))) && before(match) !== "what" &&
           before(match) !== "which" && matches.some((m) => m !== match && onlyMetric(m))
         ) {
-          return decline(`the semantic model has no dimension for "${said(match)}" to group or rank by`)
+          return decline(`the semantic model has no dimension for "${said(match)}" to group or rank by`, 0, false)
         }
         if (!metrics.includes(target.name)) metrics.push(target.name)
         break
@@ -261,6 +269,11 @@ const readWith = (
         if (!segments.includes(target.name)) segments.push(target.name)
         break
       case "time":
+        // "returned", "signed up": a time dimension says which dates a period reads; with no period
+        // it would qualify the rows in a way a semantic query cannot.
+        if (window === undefined && grain === undefined) {
+          return decline(`I don't know what "${said(match)}" picks out here without a period`, 1, false)
+        }
         timeDimension = target.name
         break
     }
@@ -270,8 +283,6 @@ const readWith = (
   if (metrics.length === 0) {
     const viaVerb = tokens.some((t) => moneyVerbs.has(t.stem))
       ? vocabulary.terms.get("revenue") ?? vocabulary.terms.get("sale")
-      : tokens.some((t) => sellVerbs.has(t.stem))
-      ? vocabulary.terms.get("unit") ?? vocabulary.terms.get("quantity")
       : undefined
     const metric = viaVerb?.find((t) => t.target.kind === "metric")?.target
     if (metric?.kind === "metric") metrics.push(metric.name)
@@ -280,8 +291,14 @@ const readWith = (
     return decline(
       `I could not tell what to measure: name a metric of the semantic model, for example ${
         [...vocabulary.metrics.keys()].slice(0, 8).join(", ")
-      }`
+      }`,
+      0,
+      false
     )
+  }
+  // "Top 2 products per region": a ranking within each group is more than one semantic query.
+  if (direction !== undefined && dimensions.length > 1 && /\b(?:per|each|every|within)\s+\w+/.test(text)) {
+    return decline("it asks for a ranking within each group, which one semantic query does not give", 0, false)
   }
   if (limit !== undefined && dimensions.length === 0 && grain === undefined) {
     return decline(
@@ -289,7 +306,27 @@ const readWith = (
     )
   }
 
-  // 6. Two or more values of one dimension are compared, never added up into one total.
+  // 6. The most specific metric the question's words name: "orders were cancelled" asks for
+  // cancelled_orders, not orders (which leave cancelled ones out) kept to cancelled ones.
+  const stems = new Set(tokens.map((t) => t.stem))
+  for (const [index, name] of metrics.entries()) {
+    const own = Vocabulary.wordsOf(name).map(Vocabulary.stem)
+    const specific = [...vocabulary.metrics.keys()].find((other) => {
+      const words = Vocabulary.wordsOf(other).map(Vocabulary.stem)
+      return words.length > own.length && own.every((w) => words.includes(w)) && words.every((w) => stems.has(w))
+    })
+    if (specific === undefined) continue
+    metrics[index] = specific
+    // The words it took are no filter of it too.
+    const taken = new Set(Vocabulary.wordsOf(specific).map(Vocabulary.stem))
+    for (const [dimension, values] of filters) {
+      const kept = values.filter((v) => !taken.has(Vocabulary.stem(String(v))))
+      if (kept.length === 0) filters.delete(dimension)
+      else filters.set(dimension, kept)
+    }
+  }
+
+  // 7. Two or more values of one dimension are compared, never added up into one total.
   const queryFilters: Array<SemanticQuery.DimensionFilter> = []
   for (const [dimension, values] of filters) {
     if (values.length > 1 && !dimensions.includes(dimension)) dimensions.push(dimension)
@@ -317,7 +354,7 @@ const readWith = (
       ...range
     }
     : undefined
-  const ranked = direction !== undefined && (dimensions.length > 0 || limit !== undefined)
+  const ranked = direction !== undefined && (dimensions.length > 0 || limit !== undefined || askedUnit !== undefined)
   const query: SemanticQuery.SemanticQuery = {
     metrics: metrics as unknown as readonly [string, ...Array<string>],
     ...(dimensions.length === 0 ? {} : { dimensions }),

@@ -1,17 +1,15 @@
 /**
  * What the offline model never answers, whatever the words around it, each with its true reason:
- * causes, forecasts, and questions that need more than one query (an intersection, a correlation,
- * a share of a part that is not a metric). A semantic query answers one aggregate; these are other
- * questions, and a figure for one of them would answer a different one.
+ * causes, forecasts, and questions that need more than one query (an intersection, a correlation).
+ * One query answers one aggregate; these are other questions, and a figure
+ * for one of them would answer a different one.
  *
  * @internal
  */
 
-/** A refusal: the reason, and the words of the question that led to it. */
+/** A refusal: its reason, in words that can follow "I can't answer this: ". */
 export interface Refusal {
   readonly reason: string
-  /** The words (as the question wrote them) it covers, so they are not reported as unknown too. */
-  readonly words: ReadonlyArray<string>
 }
 
 const rules: ReadonlyArray<readonly [RegExp, string]> = [
@@ -32,18 +30,6 @@ const rules: ReadonlyArray<readonly [RegExp, string]> = [
   [
     /\b(correlat\w*|relationship between|impact of|effect of|affect\w*)\b/,
     "it asks how two things relate, which takes more than one query and a judgement I cannot make"
-  ],
-  [
-    /\b(never|didn'?t|did not|haven'?t|have not|without any|no longer)\b.*\b(order\w*|bought|buy|purchas\w*|sold|return\w*)\b/,
-    "it asks for what did not happen, which takes the full list and what is missing from it: more than one query"
-  ],
-  [
-    /\b(median|percentile|standard deviation|std ?dev|variance)\b/,
-    "it asks for a statistic the semantic model does not define, and I compute only the model's metrics"
-  ],
-  [
-    /\b(first|last|latest|most recent|earliest|newest|oldest)\s+(order|purchase|return|sale)s?\b(?!\s+(?:value|count|date))/,
-    "it asks for a single row, and I answer aggregates of the semantic model"
   ]
 ]
 
@@ -51,8 +37,7 @@ const rules: ReadonlyArray<readonly [RegExp, string]> = [
 export const of = (question: string): Refusal | undefined => {
   const q = question.toLowerCase().replace(/[’‘]/g, "'")
   for (const [pattern, reason] of rules) {
-    const found = pattern.exec(q)
-    if (found !== null) return { reason, words: found[0].split(/\s+/) }
+    if (pattern.test(q)) return { reason }
   }
   return undefined
 }

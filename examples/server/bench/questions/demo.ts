@@ -1,0 +1,352 @@
+/**
+ * Questions about the DEMO retail data as business users type them (casual, abbreviated, misspelt,
+ * with synonyms and comparisons), each with SQL written by hand over the tables: the ground truth.
+ * `null` marks a question the data cannot answer with one query, or at all: the right answer
+ * declines it.
+ *
+ * Revenue, units and orders leave cancelled orders out, as the curated model defines them.
+ */
+
+/** A question and its hand-written SQL, or null when it should be declined. */
+export type Question = readonly [question: string, sql: string | null]
+
+export const questions = (lastYear: number): ReadonlyArray<Question> => {
+  const LY = lastYear
+  const PY = LY - 1
+  const notCancelled = "o.status <> 'cancelled'"
+  const lines = "order_items i JOIN orders o ON o.id = i.order_id"
+  const toRegion = "JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id"
+  const toCategory = "JOIN products p ON p.id = i.product_id JOIN categories ca ON ca.id = p.category_id"
+  const inYear = (year: number, column = "o.ordered_at") =>
+    `${column} >= '${year}-01-01' AND ${column} < '${year + 1}-01-01'`
+  const revenue = (joins: string, where: string, group?: string) =>
+    `SELECT ${group === undefined ? "" : `${group}, `}SUM(i.line_total) FROM ${lines} ${joins} WHERE ${notCancelled}${
+      where === "" ? "" : ` AND ${where}`
+    }${group === undefined ? "" : " GROUP BY 1"}`
+  const units = (joins: string, where: string, group?: string) =>
+    revenue(joins, where, group).replace("SUM(i.line_total)", "SUM(i.quantity)")
+  const orders = (joins: string, where: string, group?: string) =>
+    revenue(joins, where, group).replace("SUM(i.line_total)", "COUNT(DISTINCT o.id)")
+  const aov = (joins: string, where: string, group?: string) =>
+    revenue(joins, where, group).replace("SUM(i.line_total)", "SUM(i.line_total) / COUNT(DISTINCT o.id)")
+
+  return [
+    // Measures, periods and groups, as the bench asked from the start.
+    ["which sales channel makes us the most money", revenue("", "", "o.channel")],
+    [
+      "top 5 products by revenue last year",
+      `SELECT p.name, SUM(i.line_total) FROM ${lines} JOIN products p ON p.id = i.product_id
+       WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1 ORDER BY 2 DESC LIMIT 5`
+    ],
+    ["revenue by region last yr", revenue(toRegion, inYear(LY), "r.name")],
+    [
+      `how many orders did we get each month in ${LY}`,
+      `SELECT date_trunc('month', o.ordered_at)::date, COUNT(*) FROM orders o WHERE ${notCancelled} AND ${
+        inYear(LY)
+      } GROUP BY 1`
+    ],
+    ["whats our average order value by channel", aov("", "", "o.channel")],
+    ["aov last year", aov("", inYear(LY))],
+    [
+      `new customers per month in ${LY}`,
+      `SELECT date_trunc('month', created_at)::date, COUNT(*) FROM customers WHERE ${
+        inYear(LY, "created_at")
+      } GROUP BY 1`
+    ],
+    [
+      "how many customers do we have in each region",
+      `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`
+    ],
+    [
+      "return rate by category",
+      `SELECT ca.name, COUNT(rt.id) * 1.0 / COUNT(*) FROM ${lines} ${toCategory}
+       LEFT JOIN returns rt ON rt.order_item_id = i.id WHERE ${notCancelled} GROUP BY 1`
+    ],
+    ["refunds by return reason", `SELECT reason, SUM(refund_amount) FROM returns GROUP BY 1`],
+    ["units sold by category last year", units(toCategory, inYear(LY), "ca.name")],
+    ["revenue in APAC last year", revenue(toRegion, `r.code = 'APAC' AND ${inYear(LY)}`)],
+    ["laptops revenue last yr", revenue(toCategory, `ca.name = 'Laptops' AND ${inYear(LY)}`)],
+    ["which category earns the most", revenue(toCategory, "", "ca.name")],
+    [
+      "revenue from consumers vs businesses",
+      revenue("JOIN customers c ON c.id = o.customer_id", "", "c.segment")
+    ],
+    [
+      "who are our 10 biggest customers by revenue",
+      `SELECT c.name, SUM(i.line_total) FROM ${lines} JOIN customers c ON c.id = o.customer_id
+       WHERE ${notCancelled} GROUP BY c.id, c.name ORDER BY 2 DESC LIMIT 10`
+    ],
+    [
+      "what was our largest order in dollars",
+      `SELECT o.id, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY o.id ORDER BY 2 DESC LIMIT 1`
+    ],
+    [
+      `monthly revenue ${PY}`,
+      `SELECT date_trunc('month', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${
+        inYear(PY)
+      } GROUP BY 1`
+    ],
+    [
+      "revenue by quarter last year",
+      `SELECT date_trunc('quarter', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${
+        inYear(LY)
+      } GROUP BY 1`
+    ],
+    [
+      "how much did we give away in discounts per category",
+      `SELECT ca.name, SUM(i.quantity * i.unit_price - i.line_total) FROM ${lines} ${toCategory} WHERE ${notCancelled} GROUP BY 1`
+    ],
+    ["cancelled orders by channel", `SELECT channel, COUNT(*) FROM orders WHERE status = 'cancelled' GROUP BY 1`],
+    ["how many returns did we get last year", `SELECT COUNT(*) FROM returns WHERE ${inYear(LY, "returned_at")}`],
+    ["total refunds last year", `SELECT SUM(refund_amount) FROM returns WHERE ${inYear(LY, "returned_at")}`],
+    ["revenue by channel in europe", revenue(toRegion, "r.code = 'EU'", "o.channel")],
+    ["how many units did we sell last year", units("", inYear(LY))],
+    [
+      `revenue ${LY} vs ${PY}`,
+      `SELECT date_trunc('year', o.ordered_at)::date, SUM(i.line_total) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`
+    ],
+    [
+      "which region has the most customers",
+      `SELECT r.name, COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id GROUP BY 1`
+    ],
+    [
+      "what did latin america spend on phones last year",
+      revenue(`${toRegion} ${toCategory}`, `r.code = 'LATAM' AND ca.name = 'Phones' AND ${inYear(LY)}`)
+    ],
+    ["web revenue last year", revenue("", `o.channel = 'web' AND ${inYear(LY)}`)],
+    [
+      "number of orders by region last year",
+      `SELECT r.name, COUNT(*) FROM orders o ${toRegion} WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
+    ],
+
+    // Short forms, synonyms and typos.
+    ["rev by channel", revenue("", "", "o.channel")],
+    ["total sales last yr", revenue("", inYear(LY))],
+    [`turnover in ${PY}`, revenue("", inYear(PY))],
+    [`how much money did we make in ${LY}`, revenue("", inYear(LY))],
+    ["reveune by region", revenue(toRegion, "", "r.name")],
+    ["avg order value last year", aov("", inYear(LY))],
+    ["qty sold by category", units(toCategory, "", "ca.name")],
+    [
+      "number of buyers last year",
+      `SELECT COUNT(DISTINCT o.customer_id) FROM orders o WHERE ${notCancelled} AND ${inYear(LY)}`
+    ],
+    [`orders per channel in ${PY}`, orders("", inYear(PY), "o.channel")],
+    [
+      "monthly orders last year",
+      `SELECT date_trunc('month', o.ordered_at)::date, COUNT(*) FROM orders o WHERE ${notCancelled} AND ${
+        inYear(LY)
+      } GROUP BY 1`
+    ],
+    [
+      `quarterly revenue ${PY}`,
+      revenue("", inYear(PY), "date_trunc('quarter', o.ordered_at)::date")
+    ],
+    ["revenue by segment", revenue("JOIN customers c ON c.id = o.customer_id", "", "c.segment")],
+    [
+      "b2b revenue last year",
+      revenue("JOIN customers c ON c.id = o.customer_id", `c.segment = 'Business' AND ${inYear(LY)}`)
+    ],
+    ["sales in emea", revenue(toRegion, "r.code IN ('EU', 'MEA')")],
+    [
+      "smartphones revenue by quarter last year",
+      revenue(toCategory, `ca.name = 'Phones' AND ${inYear(LY)}`, "date_trunc('quarter', o.ordered_at)::date")
+    ],
+    ["units of headphones sold last year", units(toCategory, `ca.name = 'Audio' AND ${inYear(LY)}`)],
+    [
+      "web vs store revenue last year",
+      revenue("", `o.channel IN ('web', 'store') AND ${inYear(LY)}`, "o.channel")
+    ],
+    [
+      "did web or partner bring in more revenue last year",
+      revenue("", `o.channel IN ('web', 'partner') AND ${inYear(LY)}`, "o.channel")
+    ],
+    ["revenue from laptops vs phones", revenue(toCategory, "ca.name IN ('Laptops', 'Phones')", "ca.name")],
+    [
+      "cancellations by region",
+      `SELECT r.name, COUNT(*) FROM orders o ${toRegion} WHERE o.status = 'cancelled' GROUP BY 1`
+    ],
+    [
+      "top 3 categories by units last year",
+      `${units(toCategory, inYear(LY), "ca.name")} ORDER BY 2 DESC LIMIT 3`
+    ],
+    [
+      "bottom 5 products by revenue",
+      `SELECT p.name, SUM(i.line_total) FROM ${lines} JOIN products p ON p.id = i.product_id
+       WHERE ${notCancelled} GROUP BY 1 ORDER BY 2 ASC LIMIT 5`
+    ],
+    [
+      "which product line makes the most money",
+      revenue("JOIN products p ON p.id = i.product_id", "", "regexp_replace(p.name, ' [^ ]+$', '')")
+    ],
+    [
+      "revenue by variant",
+      revenue("JOIN products p ON p.id = i.product_id", "", "regexp_replace(p.name, '^.* ', '')")
+    ],
+    [
+      "refunds per reason last yr",
+      `SELECT reason, SUM(refund_amount) FROM returns WHERE ${inYear(LY, "returned_at")} GROUP BY 1`
+    ],
+    ["number of returns with reason damaged", `SELECT COUNT(*) FROM returns WHERE reason = 'damaged'`],
+    [
+      "return rate last year",
+      `SELECT COUNT(rt.id) * 1.0 / COUNT(*) FROM ${lines} LEFT JOIN returns rt ON rt.order_item_id = i.id
+       WHERE ${notCancelled} AND ${inYear(LY)}`
+    ],
+    [
+      "revenue share by region",
+      `SELECT r.name, SUM(i.line_total) / SUM(SUM(i.line_total)) OVER () FROM ${lines} ${toRegion}
+       WHERE ${notCancelled} GROUP BY 1`
+    ],
+    [
+      "revenue growth last year",
+      `SELECT (SUM(i.line_total) FILTER (WHERE ${inYear(LY)}) - SUM(i.line_total) FILTER (WHERE ${inYear(PY)}))
+         / SUM(i.line_total) FILTER (WHERE ${inYear(PY)}) FROM ${lines} WHERE ${notCancelled}`
+    ],
+    [
+      `how many new customers did we get in ${PY}`,
+      `SELECT COUNT(*) FROM customers WHERE ${inYear(PY, "created_at")}`
+    ],
+    ["customer count by segment", `SELECT segment, COUNT(*) FROM customers GROUP BY 1`],
+    [
+      "how many customers in europe",
+      `SELECT COUNT(*) FROM customers c JOIN regions r ON r.id = c.region_id WHERE r.code = 'EU'`
+    ],
+    [
+      "order lines by channel",
+      `SELECT o.channel, COUNT(*) FROM ${lines} WHERE ${notCancelled} GROUP BY 1`
+    ],
+    [
+      "discounts last year",
+      `SELECT SUM(i.quantity * i.unit_price - i.line_total) FROM ${lines} WHERE ${notCancelled} AND ${inYear(LY)}`
+    ],
+    [
+      "markdowns by category last year",
+      `SELECT ca.name, SUM(i.quantity * i.unit_price - i.line_total) FROM ${lines} ${toCategory}
+       WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1`
+    ],
+    [
+      `revenue in q4 ${LY}`,
+      revenue("", `o.ordered_at >= '${LY}-10-01' AND o.ordered_at < '${LY + 1}-01-01'`)
+    ],
+    [
+      `revenue in march ${LY}`,
+      revenue("", `o.ordered_at >= '${LY}-03-01' AND o.ordered_at < '${LY}-04-01'`)
+    ],
+    [
+      `weekly orders in december ${LY}`,
+      `SELECT date_trunc('week', o.ordered_at)::date, COUNT(*) FROM orders o WHERE ${notCancelled}
+       AND o.ordered_at >= '${LY}-12-01' AND o.ordered_at < '${LY + 1}-01-01' GROUP BY 1`
+    ],
+    [`revenue since july ${LY}`, revenue("", `o.ordered_at >= '${LY}-07-01'`)],
+    [`revenue before ${LY}`, revenue("", `o.ordered_at < '${LY}-01-01'`)],
+    ["gaming revenue by channel", revenue(toCategory, "ca.name = 'Gaming'", "o.channel")],
+    [
+      "wearables units by month last year",
+      units(toCategory, `ca.name = 'Wearables' AND ${inYear(LY)}`, "date_trunc('month', o.ordered_at)::date")
+    ],
+    ["aov by region", aov(toRegion, "", "r.name")],
+    ["average basket by segment", aov("JOIN customers c ON c.id = o.customer_id", "", "c.segment")],
+    [
+      "what did businesses spend last year",
+      revenue("JOIN customers c ON c.id = o.customer_id", `c.segment = 'Business' AND ${inYear(LY)}`)
+    ],
+    [
+      "revenue by region and channel",
+      `SELECT r.name, o.channel, SUM(i.line_total) FROM ${lines} ${toRegion} WHERE ${notCancelled} GROUP BY 1, 2`
+    ],
+    [
+      "units by category and segment last year",
+      `SELECT ca.name, c.segment, SUM(i.quantity) FROM ${lines} ${toCategory} JOIN customers c ON c.id = o.customer_id
+       WHERE ${notCancelled} AND ${inYear(LY)} GROUP BY 1, 2`
+    ],
+    [
+      "which channel had the most cancelled orders",
+      `SELECT channel, COUNT(*) FROM orders WHERE status = 'cancelled' GROUP BY 1`
+    ],
+    [
+      "which region has the highest return rate",
+      `SELECT r.name, COUNT(rt.id) * 1.0 / COUNT(*) FROM ${lines} ${toRegion}
+       LEFT JOIN returns rt ON rt.order_item_id = i.id WHERE ${notCancelled} GROUP BY 1`
+    ],
+    ["total revenue", revenue("", "")],
+    ["how many orders in total", orders("", "")],
+    ["how many customers do we have", `SELECT COUNT(*) FROM customers`],
+    [`revenue from the web channel in ${PY}`, revenue("", `o.channel = 'web' AND ${inYear(PY)}`)],
+    ["online revenue last year", revenue("", `o.channel = 'web' AND ${inYear(LY)}`)],
+    [
+      `in-store sales by month in ${LY}`,
+      revenue("", `o.channel = 'store' AND ${inYear(LY)}`, "date_trunc('month', o.ordered_at)::date")
+    ],
+    ["revenue from resellers by region", revenue(toRegion, "o.channel = 'partner'", "r.name")],
+    ["NA revenue last year", revenue(toRegion, `r.code = 'NA' AND ${inYear(LY)}`)],
+    ["revenu for monitors last year", revenue(toCategory, `ca.name = 'Monitors' AND ${inYear(LY)}`)],
+    ["catgory revenue", revenue(toCategory, "", "ca.name")],
+    [
+      "refund amount by month last year",
+      `SELECT date_trunc('month', returned_at)::date, SUM(refund_amount) FROM returns WHERE ${
+        inYear(LY, "returned_at")
+      } GROUP BY 1`
+    ],
+    [
+      "units by variant last year",
+      units("JOIN products p ON p.id = i.product_id", inYear(LY), "regexp_replace(p.name, '^.* ', '')")
+    ],
+    [
+      "orders from business customers last year",
+      orders("JOIN customers c ON c.id = o.customer_id", `c.segment = 'Business' AND ${inYear(LY)}`)
+    ],
+    [
+      "how many orders were cancelled last year",
+      `SELECT COUNT(*) FROM orders o WHERE o.status = 'cancelled' AND ${inYear(LY)}`
+    ],
+    ["sales by categroy last yr", revenue(toCategory, inYear(LY), "ca.name")],
+    ["Revenue by Region?", revenue(toRegion, "", "r.name")],
+    ["whats the turnover from wholesale", revenue("", "o.channel = 'partner'")],
+    ["how much did asia pacific buy last year", revenue(toRegion, `r.code = 'APAC' AND ${inYear(LY)}`)],
+
+    // Declined: causes, forecasts, more than one query, and words the data has nothing for.
+    ["why did revenue drop in march", null],
+    ["forecast revenue for next year", null],
+    ["what will sales be next quarter", null],
+    ["customers who bought both laptops and phones", null],
+    ["revenue by salesperson", null],
+    ["profit by category", null],
+    ["gross margin last year", null],
+    ["revenue by hour of day", null],
+    ["late deliveries last year", null],
+    ["revenue after refunds", null],
+    ["median order value", null],
+    ["customer lifetime value", null],
+    ["churn rate last year", null],
+    ["inventory levels by product", null],
+    ["shipping costs by region", null],
+    ["marketing spend last year", null],
+    ["revenue per employee", null],
+    ["NPS by region", null],
+    ["conversion rate on the website", null],
+    ["black friday revenue", null],
+    ["revenue in the uk", null],
+    ["revenue by city", null],
+    ["which customers never ordered", null],
+    ["average price across products", null],
+    ["what was our first order", null],
+    ["revenue for the zephyr line", null],
+    ["revenue by payment method", null],
+    ["how many visitors did the site get", null],
+    ["predict units for december", null],
+    ["correlation between discounts and returns", null],
+    ["refunds by warehouse", null],
+    ["orders by delivery time", null],
+    ["tax collected last year", null],
+    [`revenue between march and may ${LY}`, null],
+    ["top products by profit margin", null],
+    ["revenue by customer age", null],
+    ["explain the drop in orders", null],
+    ["revenue by sales rep", null],
+    ["employee count", null],
+    ["how many support tickets did we get", null],
+    ["revenue per order", null],
+    ["top 5 by revenue", null]
+  ]
+}

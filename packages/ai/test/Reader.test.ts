@@ -1,0 +1,137 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as SemanticModel from "@sightline/core/SemanticModel"
+import * as Either from "effect/Either"
+import * as Reader from "../src/internal/reader.js"
+
+const yaml = `name: shop
+tables:
+  - name: orders
+    base_table: { table: orders }
+    primary_key: { columns: [id] }
+    dimensions:
+      - name: channel
+        synonyms: [sales channel]
+        values:
+          - { value: web, synonyms: [online] }
+          - { value: store, synonyms: [in store] }
+      - name: status
+        values:
+          - { value: completed }
+          - { value: cancelled, synonyms: [canceled] }
+    time_dimensions:
+      - { name: order_date, expr: ordered_at, data_type: TIMESTAMP_TZ }
+    measures:
+      - { name: revenue, agg: sum, expr: amount, filters: [not_cancelled], synonyms: [sales, money] }
+      - { name: orders, agg: count, filters: [not_cancelled] }
+      - { name: cancelled_orders, agg: count, filters: [cancelled] }
+    filters:
+      - { name: not_cancelled, expr: "status <> 'cancelled'" }
+      - { name: cancelled, expr: "status = 'cancelled'" }
+  - name: customers
+    base_table: { table: customers }
+    primary_key: { columns: [id] }
+    dimensions:
+      - { name: customer, expr: name }
+      - { name: customer_number, expr: id, unique: true }
+      - name: region
+        values:
+          - { value: Asia Pacific, synonyms: [APAC] }
+          - { value: Europe, synonyms: [EU] }
+relationships:
+  - { name: orders_customers, left_table: orders, right_table: customers, relationship_columns: [{ left_column: customer_id, right_column: id }] }
+`
+
+const parsed = SemanticModel.parse("semantic/shop.yaml", yaml)
+if (Either.isLeft(parsed)) throw new Error(parsed.left.map(SemanticModel.formatProblem).join("\n"))
+const semantic = [{ connector_id: 7, model: parsed.right.file, reviewed: true }]
+const now = new Date(Date.UTC(2026, 10, 26))
+const read = (question: string) => Reader.read(question, semantic, now)
+const queryOf = (question: string) => {
+  const result = read(question)
+  if (result === undefined || "declined" in result) throw new Error(`not read: ${question}: ${JSON.stringify(result)}`)
+  return result.query
+}
+
+describe("Reader", () => {
+  it("reads measures, groups, periods and rankings, with short forms and a misspelt word", () => {
+    expect(queryOf("top 5 customers by rev last yr")).toEqual({
+      metrics: ["revenue"],
+      dimensions: ["customer", "customer_number"],
+      time: { start: "2025-01-01", end: "2026-01-01" },
+      order: [{ by: "revenue", direction: "desc" }],
+      limit: 5
+    })
+    expect(queryOf("monthly reveune in APAC")).toEqual({
+      metrics: ["revenue"],
+      time: { grain: "month" },
+      filters: [{ dimension: "region", operator: "=", values: ["Asia Pacific"] }]
+    })
+    expect(read("monthly reveune in APAC")).toMatchObject({ corrections: [["reveune", "revenue"]] })
+    expect(queryOf("which month had the most orders in 2025")).toMatchObject({
+      metrics: ["orders"],
+      time: { grain: "month", start: "2025-01-01", end: "2026-01-01" },
+      order: [{ by: "orders", direction: "desc" }]
+    })
+  })
+
+  it("compares two values of a dimension as a comparison, never one total", () => {
+    for (const question of ["online vs in store sales", "did web or store make more money"]) {
+      expect(queryOf(question)).toMatchObject({
+        metrics: ["revenue"],
+        dimensions: ["channel"],
+        filters: [{ dimension: "channel", operator: "in", values: ["web", "store"] }]
+      })
+    }
+  })
+
+  it("takes the most specific metric the words name", () => {
+    expect(queryOf("how many orders were cancelled in 2025")).toEqual({
+      metrics: ["cancelled_orders"],
+      time: { start: "2025-01-01", end: "2026-01-01" }
+    })
+  })
+
+  it("accounts for every word: an unknown qualifier declines, naming it, wherever it goes", () => {
+    const answerable = [
+      "revenue by channel last year",
+      "top 5 customers by revenue",
+      "orders in europe in 2025",
+      "monthly sales online"
+    ]
+    for (const question of answerable) {
+      expect(read(question)).not.toHaveProperty("declined")
+      const words = question.split(" ")
+      for (let at = 0; at <= words.length; at++) {
+        const qualified = [...words.slice(0, at), "wholesale", ...words.slice(at)].join(" ")
+        const result = read(qualified)
+        expect(result).toMatchObject({ declined: expect.stringContaining("\"wholesale\"") })
+      }
+    }
+  })
+
+  it("declines causes, forecasts and intersections with their reason, whatever the words", () => {
+    expect(read("why did revenue drop in march")).toMatchObject({
+      declined: expect.stringContaining("cause"),
+      final: true
+    })
+    expect(read("forecast revenue for next year")).toMatchObject({
+      declined: expect.stringContaining("future"),
+      final: true
+    })
+    expect(read("customers who bought both web and store")).toMatchObject({
+      declined: expect.stringContaining("both"),
+      final: true
+    })
+  })
+
+  it("declines a ranking within groups and a metric where a dimension belongs", () => {
+    expect(read("top 2 customers by revenue per region")).toMatchObject({
+      declined: expect.stringContaining("within each group")
+    })
+    expect(read("revenue per order")).toMatchObject({ declined: expect.stringContaining("no dimension for \"order\"") })
+  })
+
+  it("reads only reviewed models", () => {
+    expect(Reader.read("revenue by channel", [{ ...semantic[0]!, reviewed: false }], now)).toBeUndefined()
+  })
+})
