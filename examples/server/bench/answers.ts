@@ -122,7 +122,9 @@ try {
     const [question] = questions[i]!
     const expected = hand[i]
     const { rows, text } = await ask(question)
-    const verdict = rows === undefined
+    // A decline may come after a query (a name looked up in the data): its text says so.
+    const declined = rows === undefined || /^I (?:could not|can't|cannot)\b/.test(text)
+    const verdict = declined
       ? "declined"
       : expected !== undefined && matches(expected, rows)
       ? "correct"
