@@ -149,7 +149,7 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     expect(result.chat_id).toMatch(/^[0-9a-f-]{36}$/)
     const report = result.report
     expect(report.subject).toBe("Top 5 products by revenue last year")
-    expect(report.summary).toMatch(/^The top 5 by total revenue/)
+    expect(report.summary).toMatch(/^I read this as: Top 5: Revenue \(sum of order line totals/)
     expect(report.blocks.map((b: any) => b.type)).toEqual(["hero", "image", "list", "divider", "text"])
     expect(report.blocks[1].image_url).toBe("chart:1")
     expect(report.blocks[2].items).toHaveLength(5)
@@ -434,7 +434,9 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     expect(done).toMatchObject({ trigger_source: "webhook", status: "completed", payload: { source: "shop" } })
     expect(Date.parse(done.finished_at)).toBeGreaterThanOrEqual(Date.parse(done.started_at))
     const chat = await body(await server().request(`/v2/chats/${done.chat_id}`, { key: org.key }))
-    expect(chat.messages.at(-1).content).toMatch(/There were \*\*[\d,]+\*\* orders/)
+    expect(chat.messages.at(-1).content).toMatch(
+      /^I read this as: Orders \(number of orders, cancelled orders excluded\), over all time\.\n\n\*\*[\d,]+\*\*/
+    )
     const [mail] = await until("the agent's mail", async () => mailsTo(carol).length > 0 ? mailsTo(carol) : undefined)
     expect(mail!.raw).toMatch(/^Subject: Order watch: run finished\r?$/m)
     expect(await body(await server().request(`/v2/agent-runs/${done.id}`, { key: org.key }))).toEqual(done)

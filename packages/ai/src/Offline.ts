@@ -29,6 +29,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Periods from "./internal/periods.js"
 import * as Planner from "./internal/planner.js"
+import * as Reader from "./internal/reader.js"
 import * as Refusals from "./internal/refusals.js"
 import * as Verified from "./internal/verified.js"
 
@@ -65,7 +66,9 @@ const columnFormats = (result: QueryResult): ReadonlyArray<(value: unknown) => s
     const numbers = result.rows.map((row) => row[column]).filter((value): value is number => typeof value === "number")
     const fractional = numbers.some((value) => !Number.isInteger(value))
     const decimals = !fractional ? 0 : numbers.every((value) => Math.abs(value) < 1) ? 4 : 2
-    const bucket = Object.hasOwn(buckets, name) ? buckets[name] : undefined
+    // A semantic query's time column is `period_<grain>`.
+    const grain = name.replace(/^period_/, "")
+    const bucket = Object.hasOwn(buckets, grain) ? buckets[grain] : undefined
     return (value: unknown) =>
       bucket !== undefined && typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value)
         ? bucket(value)
@@ -298,6 +301,19 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   // figure would answer another question.
   const refusal = Refusals.of(question)
   if (refusal !== undefined) return reply(`I can't answer this: ${refusal.reason}.`)
+  // A reviewed semantic model reads the question into a semantic query, or declines it. Until the
+  // reader reads what the planner does (lists, names looked up in the data, rankings within
+  // groups), a question whose words it lacks goes on to the planner.
+  const read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now) : undefined
+  if (read !== undefined && "declined" in read && read.final) return reply(`I can't answer this: ${read.declined}.`)
+  if (read !== undefined && !("declined" in read)) {
+    return answerWith(request, asked, turn, {
+      name: "query_metrics",
+      arguments: { connector_id: read.connectorId, ...read.query },
+      title: question.trim().split("\n")[0]!,
+      say: (result) => readAnswer(read, result)
+    })
+  }
   const { looked, plan } = replay(question, connectors, now, glossary, results)
   const runSql = (sql: string, connectorId: number) =>
     LanguageModel.callTools({
@@ -359,8 +375,8 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
 interface OneCall {
   readonly name: string
   readonly arguments: Record<string, unknown>
-  /** The chart's and the report's title; the reading's, when absent. */
-  readonly title: string | undefined
+  /** The chart's and the report's title. */
+  readonly title: string
   readonly say: (result: QueryResult & { readonly reading?: string }) => string
 }
 
@@ -380,7 +396,7 @@ const answerWith = (
   if (ran.content.startsWith("error:")) return reply(`The query failed: ${ran.content.slice("error:".length).trim()}`)
   const result = parseResult(ran.content) as (QueryResult & { readonly reading?: string }) | undefined
   if (result === undefined) return reply("The query returned nothing I can read.")
-  const title = (call.title ?? result.reading ?? "The answer").slice(0, 200)
+  const title = call.title.slice(0, 200)
   const last = messages.at(-1)
   const lastTool = last?.role === "tool" ? toolName(messages, last.toolCallId) : undefined
   const text = call.say(result)
@@ -390,7 +406,7 @@ const answerWith = (
       name: "create_chart",
       arguments: {
         title,
-        mark: /^(time|day|week|month|quarter|year)$/.test(result.columns[0] ?? "") ? "line" : "bar",
+        mark: /^(?:period_)?(?:day|week|month|quarter|year)$/.test(result.columns[0] ?? "") ? "line" : "bar",
         x: result.columns[0],
         y: result.columns.at(-1),
         ...(result.columns.length > 2 ? { color: result.columns[1] } : {})
@@ -400,6 +416,9 @@ const answerWith = (
   if (offers("write_report") && lastTool !== "write_report") {
     const chart = lastTool === "create_chart" ? chartUrl(last?.content ?? "") : undefined
     const [lead, ...rest] = plainText(text).split("\n\n")
+    // Rows of a label and a value are a list; a single figure is the text after the lead.
+    const rows = result.columns.length >= 2 ? result.rows.slice(0, 10) : []
+    const formats = columnFormats(result)
     return LanguageModel.callTools({
       id: `offline_${turn + 1}`,
       name: "write_report",
@@ -409,7 +428,19 @@ const answerWith = (
         blocks: [
           { type: "hero", heading: title, content: lead ?? "" },
           ...(chart === undefined ? [] : [{ type: "image", image_url: chart, image_alt: title }]),
-          ...(rest.length === 0 ? [] : [{ type: "text", content: rest.join("\n\n") }]),
+          ...(rows.length > 0
+            ? [{
+              type: "list",
+              heading: title,
+              items: rows.map((row) =>
+                `${row.slice(0, -1).map((value, i) => formats[i]!(value)).join(", ")}: ${
+                  formats[row.length - 1]!(row.at(-1))
+                }`
+              )
+            }]
+            : rest.length === 0
+            ? []
+            : [{ type: "text", content: rest.join("\n\n") }]),
           { type: "divider" },
           { type: "text", content: plainText(signature).replace(/_/g, "") }
         ]
@@ -420,6 +451,34 @@ const answerWith = (
     return reply(`The report could not be written: ${(last?.content ?? "").slice("error:".length).trim()}`)
   }
   return reply(text)
+}
+
+/**
+ * The answer to a question read into a semantic query: the reading first (and any word taken for
+ * another), the leader of a ranking, then the figures.
+ */
+const readAnswer = (read: Reader.Read, result: QueryResult & { readonly reading?: string }): string => {
+  const corrected = read.corrections.length === 0
+    ? ""
+    : ` (I took ${read.corrections.map(([said, as]) => `"${said}" for "${as}"`).join(", ")}.)`
+  const reading = `I read this as: ${result.reading ?? "the semantic query shown"}.${corrected}`
+  if (result.rows.length === 0) return `${reading}\n\nNothing matched.`
+  const formats = columnFormats(result)
+  if (result.rows.length === 1 && result.columns.length === 1) {
+    const value = result.rows[0]![0]
+    return value === null || value === undefined
+      ? `${reading}\n\nNothing was recorded.`
+      : `${reading}\n\n**${formats[0]!(value)}**`
+  }
+  const order = read.query.order?.[0]
+  const first = result.rows[0]!
+  const valueAt = result.columns.length - 1
+  const lead = order === undefined || result.rows.length < 2 || first[valueAt] === null
+    ? ""
+    : `**${first.slice(0, valueAt).map((value, i) => formats[i]!(value)).join(", ")}** ${
+      order.direction === "asc" ? "is lowest" : "leads"
+    } with **${formats[valueAt]!(first[valueAt])}**.\n\n`
+  return `${reading}\n\n${lead}${table(result)}`
 }
 
 /** A result as a Markdown table (the first rows of it). */

@@ -58,6 +58,7 @@ const periodish = new Set(
   ].join(" ").split(/\s+/).map(Vocabulary.stem)
 )
 
+const sellVerbs = new Set(["sell", "sold", "selling"].map(Vocabulary.stem))
 const moneyVerbs = new Set(
   ["make", "made", "earn", "earned", "bring", "brought", "generate", "generated", "spend", "spent"]
     .map(Vocabulary.stem)
@@ -159,11 +160,39 @@ const readWith = (
     i++
   }
   for (const match of matches) for (let i = match.start; i < match.end; i++) tokens[i]!.covered = true
+  // A metric named by words apart ("orders were cancelled", "orders were placed"): the most
+  // specific metric whose name or synonym the question holds, more than one word long, with only
+  // words that carry nothing between them.
+  const specific: Array<Vocabulary.Term> = []
+  const apart = (term: Vocabulary.Term) => {
+    const at = term.stems.map((s) => tokens.findIndex((t) => t.stem === s))
+    if (at.some((i) => i < 0)) return false
+    const [from, to] = [Math.min(...at), Math.max(...at)]
+    const between = tokens.slice(from, to + 1).filter((t) => !term.stems.includes(t.stem))
+    return between.length <= 3 && between.every((t) => fillers.has(t.stem) && !vocabulary.known.has(t.stem))
+  }
+  for (const terms of vocabulary.terms.values()) {
+    for (const term of terms) {
+      if (term.target.kind !== "metric" || term.stems.length < 2 || !apart(term)) continue
+      if (
+        specific.some((other) =>
+          other.stems.length >= term.stems.length && term.stems.every((s) => other.stems.includes(s))
+        )
+      ) {
+        continue
+      }
+      specific.push(term)
+    }
+  }
+  for (const term of specific) for (const token of tokens) if (term.stems.includes(token.stem)) token.covered = true
 
   // 2. The period and the grain.
   const years = Periods.yearsOf(text)
   const window = years ?? Periods.windowOf(text, now)
   if (window !== undefined && "unreadable" in window) return decline(window.unreadable)
+  if (window?.from !== undefined && window.from > now.toISOString().slice(0, 10)) {
+    return decline(`it asks about a period that has not begun (${window.label}), and I only read what the data records`)
+  }
   // "Which month had the most": each month's figure, ranked.
   const askedUnit = /\b(?:which|what)\s+(day|week|month|quarter|year)\b/.exec(text)?.[1] as Periods.Grain | undefined
   const grain = Periods.grainOf(text) ?? askedUnit ?? (years === undefined ? undefined : "year")
@@ -227,6 +256,8 @@ const readWith = (
   }
   const said = (match: Match) => tokens.slice(match.start, match.end).map((t) => t.word).join(" ")
   const metrics: Array<string> = []
+  // The words each metric was named by.
+  const metricWords = new Map<string, ReadonlyArray<string>>()
   const dimensions: Array<string> = []
   const filters = new Map<string, Array<string | number | boolean>>()
   const segments: Array<string> = []
@@ -255,6 +286,7 @@ const readWith = (
           return decline(`the semantic model has no dimension for "${said(match)}" to group or rank by`, 0, false)
         }
         if (!metrics.includes(target.name)) metrics.push(target.name)
+        metricWords.set(target.name, tokens.slice(match.start, match.end).map((t) => t.stem))
         break
       case "dimension":
         if (!dimensions.includes(target.name)) dimensions.push(target.name)
@@ -281,8 +313,13 @@ const readWith = (
 
   // 5. A measure from a verb when no phrase named one: "what did Europe spend", "which products sold most".
   if (metrics.length === 0) {
+    // "How many phones did we sell", "which product sold the most": units; "what do we sell" is a
+    // list, no measure.
+    const counting = /\bhow many\b|\bnumber of\b/.test(text) || direction !== undefined
     const viaVerb = tokens.some((t) => moneyVerbs.has(t.stem))
       ? vocabulary.terms.get("revenue") ?? vocabulary.terms.get("sale")
+      : counting && tokens.some((t) => sellVerbs.has(t.stem))
+      ? vocabulary.terms.get("unit") ?? vocabulary.terms.get("quantity")
       : undefined
     const metric = viaVerb?.find((t) => t.target.kind === "metric")?.target
     if (metric?.kind === "metric") metrics.push(metric.name)
@@ -308,19 +345,17 @@ const readWith = (
 
   // 6. The most specific metric the question's words name: "orders were cancelled" asks for
   // cancelled_orders, not orders (which leave cancelled ones out) kept to cancelled ones.
-  const stems = new Set(tokens.map((t) => t.stem))
-  for (const [index, name] of metrics.entries()) {
-    const own = Vocabulary.wordsOf(name).map(Vocabulary.stem)
-    const specific = [...vocabulary.metrics.keys()].find((other) => {
-      const words = Vocabulary.wordsOf(other).map(Vocabulary.stem)
-      return words.length > own.length && own.every((w) => words.includes(w)) && words.every((w) => stems.has(w))
-    })
-    if (specific === undefined) continue
-    metrics[index] = specific
+  for (const term of specific) {
+    if (term.target.kind !== "metric") continue
+    const name = term.target.name
+    // The metric the term's own words named ("orders" in "orders were cancelled"), if any.
+    const at = metrics.findIndex((metric) => (metricWords.get(metric) ?? []).every((w) => term.stems.includes(w)))
+    if (metrics.includes(name)) continue
+    if (at >= 0) metrics[at] = name
+    else metrics.push(name)
     // The words it took are no filter of it too.
-    const taken = new Set(Vocabulary.wordsOf(specific).map(Vocabulary.stem))
     for (const [dimension, values] of filters) {
-      const kept = values.filter((v) => !taken.has(Vocabulary.stem(String(v))))
+      const kept = values.filter((v) => !term.stems.includes(Vocabulary.stem(String(v))))
       if (kept.length === 0) filters.delete(dimension)
       else filters.set(dimension, kept)
     }
