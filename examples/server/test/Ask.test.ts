@@ -254,26 +254,22 @@ describeServers("asking with the offline model over the DEMO connector", (server
     // An order's value is its lines' sum: the average is over orders, not over lines.
     const orderValue = await hand(
       `SELECT round(avg(total), 2) FROM (SELECT sum(i.line_total) AS total FROM order_items i
-       JOIN orders o ON o.id = i.order_id WHERE ${year} GROUP BY o.id) AS per_order`
-    )
-    const orderValueExcluded = await hand(
-      `SELECT round(avg(total), 2) FROM (SELECT sum(i.line_total) AS total FROM order_items i
        JOIN orders o ON o.id = i.order_id WHERE ${year} AND ${notCancelled} GROUP BY o.id) AS per_order`
     )
     const aov = (await ask("What was the average order value last year?")).response
     expect(aov).toMatch(/^I read this as: Average order value \(/)
-    expect(aov).toContain(`\n\n**${amount(orderValueExcluded.rows[0]![0])}**`)
-    // "Per order" with no "average" is that average too: orders have no name to list them by.
+    expect(aov).toContain(`\n\n**${amount(orderValue.rows[0]![0])}**`)
+    // "Per order" groups by something the model has no dimension for: declined, not guessed.
     expect((await ask("Revenue per order last year")).response).toContain(
-      `The average revenue per order in ${lastYear} was **${amount(orderValue.rows[0]![0])}**.`
+      "I can't answer this: the semantic model has no dimension for \"order\" to group or rank by"
     )
     const lines = await hand(
       `SELECT round(count(*)::numeric / count(DISTINCT o.id), 2) FROM order_items i
-       JOIN orders o ON o.id = i.order_id WHERE ${year}`
+       JOIN orders o ON o.id = i.order_id WHERE ${year} AND ${notCancelled}`
     )
-    expect((await ask("Average number of items per order last year")).response).toContain(
-      `The average order items per order in ${lastYear} was **${amount(lines.rows[0]![0])}**.`
-    )
+    const perOrder = (await ask("Average number of items per order last year")).response
+    expect(perOrder).toMatch(/^I read this as: Lines per order \(/)
+    expect(perOrder).toContain(`\n\n**${amount(lines.rows[0]![0])}**`)
     const perRegion = await ask("Top 2 products by revenue per region last year")
     const expected = await hand(
       `SELECT region, product, revenue FROM (
@@ -320,10 +316,10 @@ describeServers("asking with the offline model over the DEMO connector", (server
     )
     expect((await ask(`Total revenue before ${lastYear}`)).response).toContain(`\n\n**${amount(before.rows[0]![0])}**`)
     // Customers who bought: those with an order in the year, each once.
-    const buyers = await hand(`SELECT count(DISTINCT o.customer_id) FROM orders o WHERE ${year}`)
-    expect((await ask("How many customers bought from us last year?")).response).toContain(
-      `There were **${Number(buyers.rows[0]![0]).toLocaleString("en-US")}** customers with orders in ${lastYear}.`
-    )
+    const buyers = await hand(`SELECT count(DISTINCT o.customer_id) FROM orders o WHERE ${year} AND ${notCancelled}`)
+    const bought = (await ask("How many customers bought from us last year?")).response
+    expect(bought).toMatch(/^I read this as: Buying customers \(/)
+    expect(bought).toContain(`\n\n**${Number(buyers.rows[0]![0]).toLocaleString("en-US")}**`)
     // New customers: those who joined in the year (the demo's customers join in both of its years).
     const joined = await hand(
       `SELECT count(*) FROM customers WHERE created_at >= '${lastYear}-01-01' AND created_at < '${lastYear + 1}-01-01'`
@@ -341,8 +337,8 @@ describeServers("asking with the offline model over the DEMO connector", (server
     )
     // Orders, not customers, by the customers' segment.
     const bySegment = await hand(
-      `SELECT c.segment, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE ${year}
-       GROUP BY c.segment ORDER BY 2 DESC, 1`
+      `SELECT c.segment, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id
+       WHERE ${year} AND ${notCancelled} GROUP BY c.segment ORDER BY 2 DESC, 1`
     )
     const segments = await ask("How many orders did each customer segment place last year?")
     expect(JSON.parse(segments.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
@@ -397,7 +393,8 @@ describeServers("asking with the offline model over the DEMO connector", (server
     // The most popular product sold the most units.
     const popular = await hand(
       `SELECT p.name, sum(i.quantity) FROM order_items i JOIN orders o ON o.id = i.order_id
-       JOIN products p ON p.id = i.product_id WHERE ${year} GROUP BY p.id, p.name ORDER BY 2 DESC, 1 LIMIT 1`
+       JOIN products p ON p.id = i.product_id WHERE ${year} AND ${notCancelled}
+       GROUP BY p.id, p.name ORDER BY 2 DESC, 1 LIMIT 1`
     )
     expect((await ask("What was the most popular product last year?")).response).toContain(
       `**${popular.rows[0]![0]}** leads with **${Number(popular.rows[0]![1]).toLocaleString("en-US")}**`
@@ -410,7 +407,10 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("Revenue in Atlantis last year")).response).toContain(
       "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
     )
-    expect((await ask("sales in germany")).response).toContain("\"germany\" is not a table")
+    // A word the semantic model does not know is named, not dropped.
+    expect((await ask("sales in germany")).response).toContain(
+      "I can't answer this: I don't know what \"germany\" picks out here"
+    )
   })
 
   it("answers the question a verified query asks with it: its reading first, its rows, a trusted cell", async () => {

@@ -68,7 +68,7 @@ tables:
         filters: [not_cancelled]
         format: integer
         description: number of distinct customers with an order that was not cancelled
-        synonyms: [active customers, buyers, purchasing customers]
+        synonyms: [active customers, buyers, purchasing customers, customers bought, customers who bought, customers who ordered]
     filters:
       - name: not_cancelled
         expr: status <> 'cancelled'
@@ -107,7 +107,7 @@ tables:
         time_dimension: orders.order_date
         format: integer
         description: units sold on orders that were not cancelled
-        synonyms: [units sold, quantity, items sold, volume]
+        synonyms: [units sold, quantity, items sold, volume, popular]
       - name: orders
         agg: count_distinct
         expr: order_id
@@ -299,6 +299,13 @@ metrics:
     format: currency
     description: revenue divided by the number of orders, cancelled orders excluded from both
     synonyms: [aov, average order, average basket, basket size, average order size]
+  - name: lines_per_order
+    type: ratio
+    numerator: order_lines
+    denominator: orders
+    format: number
+    description: order lines divided by the number of orders, cancelled orders excluded from both
+    synonyms: [items per order, average items per order, average number of items per order, lines per order]
   - name: return_rate
     type: ratio
     numerator: returned_lines

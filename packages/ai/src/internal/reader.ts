@@ -45,7 +45,7 @@ const fillers = new Set(
     "breakdown break broken down split grouped group into among between far anything everything here sum summed",
     "make made makes making earn earned earns earning bring brought generate generated spend spent spending pay paid",
     "sell sold selling sells come came comes out into under within during current",
-    "kind type like whole entire"
+    "kind type like whole entire place placed"
   ].join(" ").split(/\s+/).filter((w) => w.length > 0).map(Vocabulary.stem)
 )
 
@@ -96,6 +96,17 @@ const normalize = (question: string): string =>
 const quote = (words: ReadonlyArray<string>) => words.map((w) => `"${w}"`).join(", ")
 
 /**
+ * Whether words the model lacks may be names in the data ("Helix Mini", "Atlantis": capitalized
+ * past the first word, or quoted), or the question asks when something happened: the planner
+ * still looks those up and reads "when", so the reader leaves them to it.
+ */
+const maybeNames = (question: string, unknown: ReadonlyArray<string>): boolean => {
+  if (/^\s*when\b/i.test(question) || /["“”']/.test(question.replace(/\b'\w/g, ""))) return true
+  const words = question.split(/[^\p{L}\p{N}'-]+/u).filter((w) => w.length > 0).slice(1)
+  return unknown.some((word) => words.some((w) => w.toLowerCase() === word && /^\p{Lu}/u.test(w)))
+}
+
+/**
  * Reads `question` against the chat's reviewed semantic models, or declines; undefined when it has
  * no reviewed model to read against.
  */
@@ -111,7 +122,7 @@ export const read = (
   const text = normalize(question)
   let best: { readonly result: Read | Declined; readonly unknown: number } | undefined
   for (const context of contexts) {
-    const result = readWith(text, Vocabulary.of(context.model), context.connector_id, now)
+    const result = readWith(question, text, Vocabulary.of(context.model), context.connector_id, now)
     const unknown = "unknown" in result ? result.unknown : 0
     if (best === undefined || unknown < best.unknown) {
       best = { result: "unknown" in result ? result.declined : result, unknown }
@@ -121,6 +132,7 @@ export const read = (
 }
 
 const readWith = (
+  question: string,
   text: string,
   vocabulary: Vocabulary.Vocabulary,
   connectorId: number,
@@ -208,7 +220,7 @@ const readWith = (
 
   // 3. The shape: a count of rows to keep ("top 5"), the order, what is grouped.
   const limitFound =
-    /\b(?:top|bottom|first|best|worst|biggest|largest|smallest|highest|lowest)\s+(\d{1,4})\b/.exec(text) ??
+    /\b(?:top|bottom|first|best|worst|biggest|largest|smallest|highest|lowest|which|what)\s+(\d{1,4})\b/.exec(text) ??
       /\b(\d{1,4})\s+(?:best|worst|biggest|largest|smallest|highest|lowest|top|bottom|most|least)\b/.exec(text)
   const limit = limitFound === null ? undefined : Number(limitFound[1])
   if (limitFound !== null) { for (const token of tokens) if (token.word === limitFound[1]) token.covered = true }
@@ -226,7 +238,7 @@ const readWith = (
         `has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}. ` +
         `It knows, for example: ${[...vocabulary.metrics.keys()].slice(0, 8).join(", ")}`,
       unknown.length,
-      false
+      maybeNames(question, unknown) ? false : true
     )
   }
 
@@ -283,7 +295,7 @@ const readWith = (
           (groupWords.has(before(match)) || ranks(before(match))) && before(match) !== "what" &&
           before(match) !== "which" && matches.some((m) => m !== match && onlyMetric(m))
         ) {
-          return decline(`the semantic model has no dimension for "${said(match)}" to group or rank by`, 0, false)
+          return decline(`the semantic model has no dimension for "${said(match)}" to group or rank by`)
         }
         if (!metrics.includes(target.name)) metrics.push(target.name)
         metricWords.set(target.name, tokens.slice(match.start, match.end).map((t) => t.stem))
