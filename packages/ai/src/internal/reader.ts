@@ -253,9 +253,12 @@ const readWith = (
   const onlyMetric = (match: Match) => kindsOf(match).has("metric") && !kindsOf(match).has("dimension")
   const hasDimension = (except: Match) =>
     matches.some((m) => m !== except && (kindsOf(m).has("dimension") || kindsOf(m).has("value")))
-  const kindOf = (match: Match): Vocabulary.Target["kind"] => {
+  const kindOf = (match: Match): Vocabulary.Target["kind"] | "qualifier" => {
     const kinds = kindsOf(match)
     const otherMetric = matches.some((m) => m !== match && onlyMetric(m))
+    // "Orders from business customers": the noun after a value is what the value is of.
+    const afterValue = matches.some((m) => m.end === match.start && kindsOf(m).has("value"))
+    if (kinds.has("metric") && kinds.has("dimension") && afterValue && otherMetric) return "qualifier"
     if (kinds.has("metric") && kinds.has("dimension")) {
       if (groupWords.has(before(match))) return "dimension"
       if (counted(match)) return "metric"
@@ -276,6 +279,7 @@ const readWith = (
   let timeDimension: string | undefined
   for (const match of matches) {
     const kind = kindOf(match)
+    if (kind === "qualifier") continue
     const targets = [
       ...new Map(match.terms.filter((t) => t.target.kind === kind).map((t) => [JSON.stringify(t.target), t.target]))
         .values()
