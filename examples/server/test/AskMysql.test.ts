@@ -136,8 +136,9 @@ describe.skipIf(unreachable !== undefined)("the offline model over a MYSQL conne
 
   it("answers in MySQL's dialect with numbers that match SQL by hand", async () => {
     const [cancelled] = (await hand(shop, "SELECT count(*) FROM orders WHERE status = 'cancelled'")).rows[0]!
+    // Read with the model derived from the schema: the orders table counts its rows.
     expect((await ask("How many orders were cancelled?")).response).toContain(
-      `There were **${cancelled}** orders where status is cancelled.`
+      `where status is cancelled.\n\n**${cancelled}**`
     )
     // A day, and the last row's time (a DATETIME has no zone to name).
     const [valentine] = (await hand(
@@ -170,7 +171,7 @@ describe.skipIf(unreachable !== undefined)("the offline model over a MYSQL conne
       byMonth.rows.map(([month, total]) => [month, Number(total)])
     )
     expect((await ask("How many orders in 2030?")).response).toContain(
-      "There were **0** orders in 2030. The orders in the data date from 2025-01-05 to 2025-03-28"
+      "I can't answer this: it asks about a period that has not begun (in 2030)"
     )
   })
 

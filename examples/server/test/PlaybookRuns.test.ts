@@ -287,13 +287,13 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
     const id = await playbook(server(), org, {
-      prompt: "Number of orders <script>alert(1)</script>",
+      prompt: "Number of orders <>&\"'",
       connector_ids: [connectorId]
     })
     const result = await body(await run(server(), org, id))
-    expect(result.report.subject).toContain("<script>")
-    expect(result.report.html_preview).not.toContain("<script>")
-    expect(result.report.html_preview).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
+    expect(result.report.subject).toContain("<>&\"'")
+    expect(result.report.html_preview).not.toContain("<>&")
+    expect(result.report.html_preview).toMatch(/&lt;&gt;&amp;(&quot;|&#34;)(&#39;|&#x27;|&apos;)/)
     // No targets, no deliveries.
     expect(result.report.deliveries).toEqual([])
   })

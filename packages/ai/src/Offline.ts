@@ -415,7 +415,11 @@ const answerWith = (
   }
   if (offers("write_report") && lastTool !== "write_report") {
     const chart = lastTool === "create_chart" ? chartUrl(last?.content ?? "") : undefined
-    const [lead, ...rest] = plainText(text).split("\n\n")
+    // The summary is what the answer says before its table: the reading, and its figure or leader.
+    const paragraphs = plainText(text).split("\n\n")
+    const tableAt = paragraphs.findIndex((p) => p.startsWith("|"))
+    const lead = paragraphs.slice(0, tableAt < 0 ? paragraphs.length : Math.max(1, tableAt)).join(" ")
+    const rest = tableAt < 0 ? [] : paragraphs.slice(tableAt)
     // Rows of a label and a value are a list; a single figure is the text after the lead.
     const rows = result.columns.length >= 2 ? result.rows.slice(0, 10) : []
     const formats = columnFormats(result)
@@ -473,11 +477,13 @@ const readAnswer = (read: Reader.Read, result: QueryResult & { readonly reading?
   const order = read.query.order?.[0]
   const first = result.rows[0]!
   const valueAt = result.columns.length - 1
-  const lead = order === undefined || result.rows.length < 2 || first[valueAt] === null
+  const named = `**${first.slice(0, valueAt).map((value, i) => formats[i]!(value)).join(", ")}**`
+  // One group is said whole; a ranking says its leader.
+  const lead = result.rows.length === 1
+    ? `${named}: **${formats[valueAt]!(first[valueAt])}**.\n\n`
+    : order === undefined || first[valueAt] === null
     ? ""
-    : `**${first.slice(0, valueAt).map((value, i) => formats[i]!(value)).join(", ")}** ${
-      order.direction === "asc" ? "is lowest" : "leads"
-    } with **${formats[valueAt]!(first[valueAt])}**.\n\n`
+    : `${named} ${order.direction === "asc" ? "is lowest" : "leads"} with **${formats[valueAt]!(first[valueAt])}**.\n\n`
   return `${reading}\n\n${lead}${table(result)}`
 }
 

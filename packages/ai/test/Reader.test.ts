@@ -131,7 +131,45 @@ describe("Reader", () => {
     expect(read("revenue per order")).toMatchObject({ declined: expect.stringContaining("no dimension for \"order\"") })
   })
 
-  it("reads only reviewed models", () => {
-    expect(Reader.read("revenue by channel", [{ ...semantic[0]!, reviewed: false }], now)).toBeUndefined()
+  it("reads a model derived from a schema: a table's name counts its rows and groups by its name", () => {
+    const derived = [{
+      connector_id: 9,
+      reviewed: false,
+      model: {
+        name: "saas",
+        tables: [
+          {
+            name: "accounts",
+            base_table: { table: "accounts" },
+            primary_key: { columns: ["id"] },
+            dimensions: [{ name: "name" }, { name: "industry", values: [{ value: "Retail" }, { value: "Finance" }] }],
+            measures: [{ name: "accounts_count", agg: "count" as const }]
+          },
+          {
+            name: "invoices",
+            base_table: { table: "invoices" },
+            primary_key: { columns: ["id"] },
+            time_dimensions: [{ name: "issued_at" }],
+            measures: [{ name: "invoices_count", agg: "count" as const }, { name: "amount", agg: "sum" as const }]
+          }
+        ] as const,
+        relationships: [{
+          name: "invoices_account",
+          left_table: "invoices",
+          right_table: "accounts",
+          relationship_columns: [{ left_column: "account_id", right_column: "id" }] as const
+        }]
+      }
+    }]
+    const of = (question: string) => Reader.read(question, derived as never, now)
+    expect(of("how many accounts in retail")).toMatchObject({
+      connectorId: 9,
+      query: { metrics: ["accounts_count"], filters: [{ dimension: "industry", operator: "=", values: ["Retail"] }] }
+    })
+    expect(of("top 3 accounts by amount in 2025")).toMatchObject({
+      query: { metrics: ["amount"], dimensions: ["name"], limit: 3 }
+    })
+    // Words the schema lacks leave the question to the planner, which also reads the comments.
+    expect(of("churned accounts")).toMatchObject({ final: false })
   })
 })

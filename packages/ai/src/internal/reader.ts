@@ -107,22 +107,29 @@ const maybeNames = (question: string, unknown: ReadonlyArray<string>): boolean =
 }
 
 /**
- * Reads `question` against the chat's reviewed semantic models, or declines; undefined when it has
- * no reviewed model to read against.
+ * Reads `question` against the chat's semantic models (the library's, or ones derived from a
+ * schema), or declines; undefined when it has no model to read against.
  */
 export const read = (
   question: string,
   semantic: ReadonlyArray<LanguageModel.SemanticContext>,
   now: Date
 ): Read | Declined | undefined => {
-  const contexts = semantic.filter((c) => c.reviewed)
+  const contexts = semantic
   if (contexts.length === 0) return undefined
   const refusal = Refusals.of(question)
   if (refusal !== undefined) return { declined: refusal.reason, final: true }
   const text = normalize(question)
   let best: { readonly result: Read | Declined; readonly unknown: number } | undefined
   for (const context of contexts) {
-    const result = readWith(question, text, Vocabulary.of(context.model), context.connector_id, now)
+    const result = readWith(
+      question,
+      text,
+      Vocabulary.of(context.model, !context.reviewed),
+      context.connector_id,
+      now,
+      context.reviewed
+    )
     const unknown = "unknown" in result ? result.unknown : 0
     if (best === undefined || unknown < best.unknown) {
       best = { result: "unknown" in result ? result.declined : result, unknown }
@@ -136,7 +143,8 @@ const readWith = (
   text: string,
   vocabulary: Vocabulary.Vocabulary,
   connectorId: number,
-  now: Date
+  now: Date,
+  reviewed: boolean
 ): Read | { readonly declined: Declined; readonly unknown: number } => {
   const decline = (declined: string, unknown = 0, final = true) => ({ declined: { declined, final }, unknown })
   const tokens: Array<Token> = Vocabulary.wordsOf(text).map((word) => ({
@@ -238,7 +246,8 @@ const readWith = (
         `has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}. ` +
         `It knows, for example: ${[...vocabulary.metrics.keys()].slice(0, 8).join(", ")}`,
       unknown.length,
-      maybeNames(question, unknown) ? false : true
+      // A derived model holds only the schema's words: the planner also reads its comments.
+      reviewed && !maybeNames(question, unknown)
     )
   }
 

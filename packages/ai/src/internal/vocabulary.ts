@@ -135,8 +135,11 @@ const add = (terms: Map<string, Array<Term>>, said: string, target: Target) => {
   terms.set(key, list)
 }
 
-/** The vocabulary of a model (its file, as the chat's semantic context carries it). */
-export const of = (file: SemanticModel.SemanticModelFile): Vocabulary => {
+/**
+ * The vocabulary of a model (its file, as the chat's semantic context carries it). A model derived
+ * from a schema also names each table: "customers" counts its rows, and groups by its name column.
+ */
+export const of = (file: SemanticModel.SemanticModelFile, derived = false): Vocabulary => {
   const terms = new Map<string, Array<Term>>()
   const metrics = new Map<string, MetricInfo>()
   // A dimension named in two tables is named `table.name`.
@@ -199,6 +202,15 @@ export const of = (file: SemanticModel.SemanticModelFile): Vocabulary => {
     metrics.set(metric.name, { name: metric.name, format: metric.format, kind: metric.type })
     for (const said of [metric.name, ...(metric.synonyms ?? [])]) {
       add(terms, said, { kind: "metric", name: metric.name })
+    }
+  }
+  if (derived) {
+    for (const table of file.tables) {
+      const count = (table.measures ?? []).find((m) => m.agg === "count" && m.expr === undefined)
+      const label = (table.dimensions ?? []).find((d) => /^(name|title|label)$/.test(d.name))
+      const said = table.name.replaceAll("_", " ")
+      if (count !== undefined) add(terms, said, { kind: "metric", name: count.name, table: table.name })
+      if (label !== undefined) add(terms, said, { kind: "dimension", name: qualified(table.name, label.name) })
     }
   }
   // General words name what their first meaning names, where the model has not used them itself.
