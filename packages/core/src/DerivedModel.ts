@@ -59,6 +59,20 @@ export const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Liste
   return listed
 }
 
+/**
+ * What a column's comment calls it: the words before the first "of", "in", "for" or punctuation
+ * ("revenue of the order in USD" is revenue), when they are one to four words; a synonym of its
+ * measure, so that a question may use the schema's own word for it.
+ */
+export const commentHead = (comment: string): string | undefined => {
+  const head = comment.split(
+    /(?:^|\s+)(?:of|in|for|per|from|on|at|by|after|before|including|excluding)\b|[,;.:()]/i
+  )[0]!
+    .trim().toLowerCase()
+  const words = head.split(/\s+/).filter((w) => w.length > 0)
+  return words.length >= 1 && words.length <= 4 && words.every((w) => /^[a-z][a-z0-9-]*$/.test(w)) ? head : undefined
+}
+
 const nameOf = (text: string): string => {
   const cleaned = text.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "")
   return /^[a-z_]/.test(cleaned) ? cleaned : `t_${cleaned}`
@@ -121,11 +135,13 @@ export const derive = (
           ...description
         })
       } else if (numericType.test(column.type)) {
+        const synonym = column.comment === undefined ? undefined : commentHead(column.comment)
         measures.push({
           name: numericColumns.filter((c) => c === field).length > 1 ? `${name}_${field}` : field,
           agg: "sum",
           expr: column.name,
-          ...description
+          ...description,
+          ...(synonym === undefined || synonym === field.replaceAll("_", " ") ? {} : { synonyms: [synonym] })
         })
       }
     }

@@ -76,6 +76,28 @@ describe("DerivedModel.derive", () => {
     expect(Either.isRight(SemanticModel.parse("semantic/shop.yaml", SemanticModel.stringify(file)))).toBe(true)
   })
 
+  it("takes a measure's synonym from the head of its column's comment", () => {
+    expect(DerivedModel.commentHead("revenue of the order in USD")).toBe("revenue")
+    expect(DerivedModel.commentHead("Monthly recurring revenue, in USD")).toBe("monthly recurring revenue")
+    expect(DerivedModel.commentHead("in USD")).toBeUndefined()
+    expect(DerivedModel.commentHead("the amount the customer paid after every discount was applied")).toBeUndefined()
+    const file = DerivedModel.derive("Shop", {
+      dialect: "postgres",
+      tables: [{
+        name: "public.orders",
+        rowEstimate: 1,
+        columns: [
+          column("id", "integer", { primaryKey: true }),
+          column("total", "numeric", { comment: "revenue of the order" })
+        ]
+      }]
+    })!
+    expect(file.tables[0].measures?.find((m) => m.name === "total")?.synonyms).toEqual(["revenue"])
+    // A comment that says nothing of a name adds none.
+    const orders = DerivedModel.derive("Shop DB", schema)!.tables[0]
+    expect(orders.measures?.find((m) => m.name === "orders_total")?.synonyms).toBeUndefined()
+  })
+
   it("has nothing to derive from a schema without tables", () => {
     expect(DerivedModel.derive("Empty", { dialect: "mysql", tables: [] })).toBeUndefined()
   })

@@ -122,14 +122,7 @@ export const read = (
   const text = normalize(question)
   let best: { readonly result: Read | Declined; readonly unknown: number } | undefined
   for (const context of contexts) {
-    const result = readWith(
-      question,
-      text,
-      Vocabulary.of(context.model, !context.reviewed),
-      context.connector_id,
-      now,
-      context.reviewed
-    )
+    const result = readWith(question, text, Vocabulary.of(context.model, !context.reviewed), context.connector_id, now)
     const unknown = "unknown" in result ? result.unknown : 0
     if (best === undefined || unknown < best.unknown) {
       best = { result: "unknown" in result ? result.declined : result, unknown }
@@ -143,8 +136,7 @@ const readWith = (
   text: string,
   vocabulary: Vocabulary.Vocabulary,
   connectorId: number,
-  now: Date,
-  reviewed: boolean
+  now: Date
 ): Read | { readonly declined: Declined; readonly unknown: number } => {
   const decline = (declined: string, unknown = 0, final = true) => ({ declined: { declined, final }, unknown })
   const tokens: Array<Token> = Vocabulary.wordsOf(text).map((word) => ({
@@ -193,7 +185,7 @@ const readWith = (
   }
   for (const terms of vocabulary.terms.values()) {
     for (const term of terms) {
-      if (term.target.kind !== "metric" || term.stems.length < 2 || !apart(term)) continue
+      if (term.target.kind !== "metric" || new Set(term.stems).size < 2 || !apart(term)) continue
       if (
         specific.some((other) =>
           other.stems.length >= term.stems.length && term.stems.every((s) => other.stems.includes(s))
@@ -246,8 +238,7 @@ const readWith = (
         `has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}. ` +
         `It knows, for example: ${[...vocabulary.metrics.keys()].slice(0, 8).join(", ")}`,
       unknown.length,
-      // A derived model holds only the schema's words: the planner also reads its comments.
-      reviewed && !maybeNames(question, unknown)
+      !maybeNames(question, unknown)
     )
   }
 

@@ -161,7 +161,10 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
     }
     for (const dimension of table.dimensions ?? []) {
       const name = qualified(table.name, dimension.name)
-      for (const said of [dimension.name, ...(dimension.synonyms ?? [])]) add(terms, said, { kind: "dimension", name })
+      // "invoice status" where two tables have a status.
+      for (const said of [dimension.name, `${table.name} ${dimension.name}`, ...(dimension.synonyms ?? [])]) {
+        add(terms, said, { kind: "dimension", name })
+      }
       for (const listed of dimension.values ?? []) {
         const target: Target = { kind: "value", dimension: name, value: listed.value }
         for (const said of [String(listed.value), ...(listed.synonyms ?? [])]) add(terms, said, target)
@@ -182,7 +185,9 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
         unit: measure.unit,
         kind: measure.agg
       })
-      for (const said of [measure.name, ...(measure.synonyms ?? [])]) {
+      // "invoice amount": the table's name before its measure's.
+      const qualifiedSaid = measure.name.includes(table.name) ? [] : [`${table.name} ${measure.name}`]
+      for (const said of [measure.name, ...qualifiedSaid, ...(measure.synonyms ?? [])]) {
         add(terms, said, { kind: "metric", name: measure.name, table: table.name })
       }
     }

@@ -1,0 +1,125 @@
+/**
+ * A second schema from another domain: a SaaS business's plans, accounts, subscriptions and
+ * invoices on PostgreSQL, with comments that list its values and no semantic model in the
+ * library, so the offline model reads it with the model derived from the schema. Deterministic
+ * data from `generate_series`; each question has SQL written by hand, or null when it should be
+ * declined.
+ */
+import type { Question } from "./demo.js"
+
+/** The schema and its data. */
+export const setup: ReadonlyArray<string> = [
+  `CREATE TABLE plans (id int PRIMARY KEY, name text NOT NULL, monthly_price numeric(10,2) NOT NULL)`,
+  `COMMENT ON TABLE plans IS 'Subscription plans; name is Starter, Growth or Enterprise'`,
+  `INSERT INTO plans VALUES (1, 'Starter', 49), (2, 'Growth', 199), (3, 'Enterprise', 999)`,
+  `CREATE TABLE accounts (id int PRIMARY KEY, name text NOT NULL, industry text NOT NULL, country text NOT NULL,
+     created_at timestamptz NOT NULL)`,
+  `COMMENT ON TABLE accounts IS 'Customer accounts; industry is Retail, Finance, Healthcare or Software; country is US, UK, DE or FR'`,
+  `INSERT INTO accounts SELECT i, 'Account ' || i,
+     (ARRAY['Retail', 'Finance', 'Healthcare', 'Software'])[1 + i % 4],
+     (ARRAY['US', 'UK', 'DE', 'FR'])[1 + (i / 4) % 4],
+     timestamptz '2024-01-01' + i * interval '3 days'
+   FROM generate_series(1, 200) AS i`,
+  `CREATE TABLE subscriptions (id int PRIMARY KEY, account_id int NOT NULL REFERENCES accounts, plan_id int NOT NULL
+     REFERENCES plans, status text NOT NULL, started_at timestamptz NOT NULL, mrr numeric(10,2) NOT NULL)`,
+  `COMMENT ON TABLE subscriptions IS 'Subscriptions of accounts to plans; status is active, trialing or cancelled'`,
+  `COMMENT ON COLUMN subscriptions.mrr IS 'monthly recurring revenue in USD'`,
+  `INSERT INTO subscriptions SELECT i, i, 1 + i % 3,
+     CASE WHEN i % 10 = 0 THEN 'cancelled' WHEN i % 10 = 1 THEN 'trialing' ELSE 'active' END,
+     timestamptz '2024-01-06' + i * interval '3 days',
+     (ARRAY[49, 199, 999])[1 + i % 3]
+   FROM generate_series(1, 200) AS i`,
+  `CREATE TABLE invoices (id int PRIMARY KEY, account_id int NOT NULL REFERENCES accounts, amount numeric(10,2) NOT NULL,
+     status text NOT NULL, issued_at timestamptz NOT NULL)`,
+  `COMMENT ON TABLE invoices IS 'Invoices; status is paid, open or void'`,
+  `INSERT INTO invoices SELECT i, 1 + i % 200, 50 + (i * 37) % 500,
+     CASE WHEN i % 15 = 0 THEN 'void' WHEN i % 7 = 0 THEN 'open' ELSE 'paid' END,
+     timestamptz '2024-01-01' + i * interval '7 hours'
+   FROM generate_series(1, 2400) AS i`
+]
+
+export const questions = (lastYear: number): ReadonlyArray<Question> => {
+  const LY = lastYear
+  const inYear = (column: string) => `${column} >= '${LY}-01-01' AND ${column} < '${LY + 1}-01-01'`
+  const toAccount = "JOIN accounts a ON a.id = s.account_id"
+  return [
+    ["how many accounts do we have", `SELECT count(*) FROM accounts`],
+    ["accounts by industry", `SELECT industry, count(*) FROM accounts GROUP BY 1`],
+    ["how many accounts in retail", `SELECT count(*) FROM accounts WHERE industry = 'Retail'`],
+    ["accounts per country", `SELECT country, count(*) FROM accounts GROUP BY 1`],
+    ["number of subscriptions by status", `SELECT status, count(*) FROM subscriptions GROUP BY 1`],
+    [
+      "active subscriptions by plan",
+      `SELECT p.name, count(*) FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE s.status = 'active' GROUP BY 1`
+    ],
+    ["total mrr", `SELECT sum(mrr) FROM subscriptions`],
+    ["mrr by plan", `SELECT p.name, sum(s.mrr) FROM subscriptions s JOIN plans p ON p.id = s.plan_id GROUP BY 1`],
+    ["mrr by industry", `SELECT a.industry, sum(s.mrr) FROM subscriptions s ${toAccount} GROUP BY 1`],
+    ["total invoice amount last year", `SELECT sum(amount) FROM invoices WHERE ${inYear("issued_at")}`],
+    [
+      `invoice amount by month in ${LY}`,
+      `SELECT date_trunc('month', issued_at)::date, sum(amount) FROM invoices WHERE ${inYear("issued_at")} GROUP BY 1`
+    ],
+    ["amount by invoice status", `SELECT status, sum(amount) FROM invoices GROUP BY 1`],
+    ["paid invoices last year", `SELECT count(*) FROM invoices WHERE status = 'paid' AND ${inYear("issued_at")}`],
+    [
+      "top 5 accounts by invoice amount",
+      `SELECT a.name, sum(i.amount) FROM invoices i JOIN accounts a ON a.id = i.account_id
+       GROUP BY a.id, a.name ORDER BY 2 DESC LIMIT 5`
+    ],
+    ["how many open invoices", `SELECT count(*) FROM invoices WHERE status = 'open'`],
+    [
+      "void invoices by country",
+      `SELECT a.country, count(*) FROM invoices i JOIN accounts a ON a.id = i.account_id WHERE i.status = 'void' GROUP BY 1`
+    ],
+    [
+      `invoices by industry in ${LY}`,
+      `SELECT a.industry, count(*) FROM invoices i JOIN accounts a ON a.id = i.account_id
+       WHERE ${inYear("i.issued_at")} GROUP BY 1`
+    ],
+    [
+      "which plan has the most active subscriptions",
+      `SELECT p.name, count(*) FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE s.status = 'active' GROUP BY 1`
+    ],
+    ["finance accounts by country", `SELECT country, count(*) FROM accounts WHERE industry = 'Finance' GROUP BY 1`],
+    [
+      "mrr from the enterprise plan",
+      `SELECT sum(s.mrr) FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE p.name = 'Enterprise'`
+    ],
+    ["healthcare mrr", `SELECT sum(s.mrr) FROM subscriptions s ${toAccount} WHERE a.industry = 'Healthcare'`],
+    ["trialing subscriptions", `SELECT count(*) FROM subscriptions WHERE status = 'trialing'`],
+    ["mrr by country", `SELECT a.country, sum(s.mrr) FROM subscriptions s ${toAccount} GROUP BY 1`],
+    [
+      "invoice amount in q3 last year",
+      `SELECT sum(amount) FROM invoices WHERE issued_at >= '${LY}-07-01' AND issued_at < '${LY}-10-01'`
+    ],
+    ["invoices by status", `SELECT status, count(*) FROM invoices GROUP BY 1`],
+    [
+      "uk vs de accounts",
+      `SELECT country, count(*) FROM accounts WHERE country IN ('UK', 'DE') GROUP BY 1`
+    ],
+    [
+      "monthly invoice amount last year for software accounts",
+      `SELECT date_trunc('month', i.issued_at)::date, sum(i.amount) FROM invoices i JOIN accounts a ON a.id = i.account_id
+       WHERE a.industry = 'Software' AND ${inYear("i.issued_at")} GROUP BY 1`
+    ],
+    [
+      "growth vs starter mrr",
+      `SELECT p.name, sum(s.mrr) FROM subscriptions s JOIN plans p ON p.id = s.plan_id
+       WHERE p.name IN ('Growth', 'Starter') GROUP BY 1`
+    ],
+
+    ["why did mrr drop", null],
+    ["forecast mrr for next year", null],
+    ["churn rate by plan", null],
+    ["customer lifetime value by industry", null],
+    ["accounts with both open and void invoices", null],
+    ["invoices by sales rep", null],
+    ["net revenue retention", null],
+    ["mrr by city", null],
+    ["average seats per account", null],
+    ["support tickets last month", null],
+    ["mrr by acquisition channel", null],
+    ["discounts by plan", null]
+  ]
+}
