@@ -142,13 +142,18 @@ describe("Reader", () => {
             name: "accounts",
             base_table: { table: "accounts" },
             primary_key: { columns: ["id"] },
-            dimensions: [{ name: "name" }, { name: "industry", values: [{ value: "Retail" }, { value: "Finance" }] }],
+            dimensions: [
+              { name: "name" },
+              { name: "industry", values: [{ value: "Retail" }, { value: "Finance" }] },
+              { name: "status", values: [{ value: "active" }, { value: "closed" }] }
+            ],
             measures: [{ name: "accounts_count", agg: "count" as const }]
           },
           {
             name: "invoices",
             base_table: { table: "invoices" },
             primary_key: { columns: ["id"] },
+            dimensions: [{ name: "status", values: [{ value: "paid" }, { value: "open" }] }],
             time_dimensions: [{ name: "issued_at" }],
             measures: [{ name: "invoices_count", agg: "count" as const }, { name: "amount", agg: "sum" as const }]
           }
@@ -169,6 +174,11 @@ describe("Reader", () => {
     expect(of("top 3 accounts by amount in 2025")).toMatchObject({
       query: { metrics: ["amount"], dimensions: ["name"], limit: 3 }
     })
+    // A name two tables share is the measured table's.
+    expect(of("invoices by status")).toMatchObject({
+      query: { metrics: ["invoices_count"], dimensions: ["invoices.status"] }
+    })
+    expect(of("accounts by status")).toMatchObject({ query: { dimensions: ["accounts.status"] } })
     // Words the schema lacks decline, named; a capitalized one may be a name in the data.
     expect(of("churned accounts")).toMatchObject({ declined: expect.stringContaining("\"churned\""), final: true })
     expect(of("invoices of Acme Corp")).toMatchObject({ final: false })

@@ -44,7 +44,7 @@ const fillers = new Set(
     "fewest top bottom best worst highest lowest biggest largest smallest greatest leading lead rank ranked ranking",
     "breakdown break broken down split grouped group into among between far anything everything here sum summed",
     "make made makes making earn earned earns earning bring brought generate generated spend spent spending pay paid",
-    "sell sold selling sells come came comes out into under within during current",
+    "sell sold selling sells buy bought buying purchase purchased come came comes out into under within during current",
     "kind type like whole entire place placed"
   ].join(" ").split(/\s+/).filter((w) => w.length > 0).map(Vocabulary.stem)
 )
@@ -60,7 +60,22 @@ const periodish = new Set(
 
 const sellVerbs = new Set(["sell", "sold", "selling"].map(Vocabulary.stem))
 const moneyVerbs = new Set(
-  ["make", "made", "earn", "earned", "bring", "brought", "generate", "generated", "spend", "spent"]
+  [
+    "make",
+    "made",
+    "earn",
+    "earned",
+    "bring",
+    "brought",
+    "generate",
+    "generated",
+    "spend",
+    "spent",
+    "buy",
+    "bought",
+    "purchase",
+    "purchased"
+  ]
     .map(Vocabulary.stem)
 )
 const descending = new Set(
@@ -277,6 +292,10 @@ const readWith = (
   const filters = new Map<string, Array<string | number | boolean>>()
   const segments: Array<string> = []
   let timeDimension: string | undefined
+  // The tables of the metrics the question names, for names that two tables share.
+  const metricTables = matches.flatMap((m) =>
+    m.terms.flatMap((t) => t.target.kind === "metric" && t.target.table !== undefined ? [t.target.table] : [])
+  )
   for (const match of matches) {
     const kind = kindOf(match)
     if (kind === "qualifier") continue
@@ -284,6 +303,14 @@ const readWith = (
       ...new Map(match.terms.filter((t) => t.target.kind === kind).map((t) => [JSON.stringify(t.target), t.target]))
         .values()
     ]
+    // "Subscriptions by status" where invoices have a status too: the status of what is measured.
+    if (targets.length > 1) {
+      const own = targets.filter((t) =>
+        ("name" in t && metricTables.some((table) => t.name.startsWith(`${table}.`))) ||
+        ("dimension" in t && metricTables.some((table) => t.dimension.startsWith(`${table}.`)))
+      )
+      if (own.length === 1) targets.splice(0, targets.length, own[0]!)
+    }
     if (targets.length > 1) {
       const names = targets.map((t) =>
         "name" in t ? t.name : "dimension" in t ? `${t.dimension} ${String(t.value)}` : ""
