@@ -1,21 +1,18 @@
 /**
  * The offline model: the embedded default, with no network and no weights. It is deterministic and
- * honest about what it is. For a question it:
- * 0. answers with a verified query of a reviewed semantic model (the chat's models reach it as data,
+ * honest about what it is. For a question it (see docs/offline-model.md):
+ * 0. declines causes, forecasts, intersections and correlations with their reason (`refusals.ts`);
+ * 1. answers with a verified query of a reviewed semantic model (the chat's models reach it as data,
  *    `GenerateRequest.semantic`) when the question asks what one asks, saying so first; the cell is
  *    then trusted;
- * 1. plans one read-only aggregate query from the question's words and the connectors' schemas as
- *    the system prompt describes them (`SchemaPrompt`), reading the measures the library's ontology
- *    notes define (`- turnover: order_items.line_total`), and calls `run_sql` with it; a name that
- *    no comment lists ("Helix Mini") is first looked up in the data with a query of its own, and a
- *    period that holds nothing is followed by a query of where the data is;
- * 2. asks `create_chart` for a chart of the result when it has a label and a value per row;
- * 3. when `write_report` is offered (a playbook run), writes a report of the answer, its chart and
- *    its rows;
- * 4. answers in a short paragraph with the numbers, saying it is the offline model.
- *
- * It only ever builds SQL from introspected tables and columns; a question it cannot map to them
- * gets an answer that says so.
+ * 2. reads the question into a semantic query of the connector's model (`reader.ts`: every word
+ *    accounted for, or the question declined naming the words it could not place) and calls
+ *    `query_metrics` with it, stating the reading first;
+ * 3. otherwise (a name to look up in the data, a list, a ranking within groups, "when") plans one
+ *    read-only query from the connectors' schemas as the system prompt describes them (`planner.ts`);
+ * 4. asks `create_chart` for a chart of the result when it has a label and a value per row, and
+ *    when `write_report` is offered (a playbook run), writes a report of the answer;
+ * 5. answers in a short paragraph with the numbers, saying it is the offline model.
  *
  * @since 0.1.0
  */
@@ -38,7 +35,7 @@ export const provider = "offline"
 
 /** The line every offline answer ends with. */
 export const signature =
-  "_Answered by Sightline's offline model: it plans one query from your schema without a language model. " +
+  "_Answered by Sightline's offline model: it reads your question into one query without a language model. " +
   "Configure a model provider for open-ended questions._"
 
 interface QueryResult {

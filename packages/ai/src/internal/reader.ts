@@ -26,9 +26,9 @@ export interface Read {
 export interface Declined {
   readonly declined: string
   /**
-   * Whether the reason is about the question itself (a cause, a forecast, an ambiguity), not about
-   * words the model lacks: only such a decline is the answer while the planner still stands behind
-   * the reader.
+   * Whether the decline is the answer. When it is not, the question is one the older planner still
+   * reads and the reader does not yet: a name to look up in the data, a list, a ranking within
+   * groups, "when".
    */
   readonly final: boolean
 }
@@ -38,7 +38,7 @@ const fillers = new Set(
   [
     "a an the of in on at for to from with and our we us me my i you your is are was were be been do does did done",
     "what whats which who whom how it its this that these those there their they them please show give tell see get",
-    "got have has had can could would should may might let lets know find pull up display report list want need",
+    "got have has had can could would should may might let lets know find pull up display report want need",
     "much many total overall all any some every value amount figure figures number count numbers so far just about",
     "as by per each across over vs versus or compared compare comparison against than more most less least fewer",
     "fewest top bottom best worst highest lowest biggest largest smallest greatest leading lead rank ranked ranking",
@@ -112,11 +112,11 @@ const quote = (words: ReadonlyArray<string>) => words.map((w) => `"${w}"`).join(
 
 /**
  * Whether words the model lacks may be names in the data ("Helix Mini", "Atlantis": capitalized
- * past the first word, or quoted), or the question asks when something happened: the planner
- * still looks those up and reads "when", so the reader leaves them to it.
+ * past the first word, or quoted), or the question asks for a list or when something happened: the
+ * planner still looks those up and reads lists and "when", so the reader leaves them to it.
  */
 const maybeNames = (question: string, unknown: ReadonlyArray<string>): boolean => {
-  if (/^\s*when\b/i.test(question) || /["“”']/.test(question.replace(/\b'\w/g, ""))) return true
+  if (/^\s*(?:when|list)\b/i.test(question) || /["“”']/.test(question.replace(/\b'\w/g, ""))) return true
   const words = question.split(/[^\p{L}\p{N}'-]+/u).filter((w) => w.length > 0).slice(1)
   return unknown.some((word) => words.some((w) => w.toLowerCase() === word && /^\p{Lu}/u.test(w)))
 }
