@@ -4,6 +4,8 @@
  * a scripted OpenAI-compatible model on loopback for answers slow enough to reload or cancel.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
+import * as Option from "effect/Option"
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
@@ -14,6 +16,9 @@ import * as Provider from "./utils/provider.js"
 const skipped = Browsers.unavailable()
 if (skipped !== undefined && process.env.CI === "true") throw new Error(`console tests cannot run: ${skipped}`)
 if (skipped !== undefined) console.warn(`console tests skipped: ${skipped}`)
+// Filing a library change takes a sandbox: the test of a change's checks needs bubblewrap.
+const noSandboxes = Option.getOrUndefined(BubblewrapRuntime.availability())
+if (noSandboxes !== undefined && process.env.CI === "true") throw new Error(`sandboxes cannot run: ${noSandboxes}`)
 
 const password = "a long admin password"
 const opsEmail = "ops@sightline.local"
@@ -94,7 +99,7 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     )
     server = await serve({
       SIGHTLINE_DATA_DIR: tempDir(),
-      SIGHTLINE_SANDBOX_DIR: "off",
+      SIGHTLINE_SANDBOX_DIR: noSandboxes === undefined ? tempDir() : "off",
       SIGHTLINE_OPENAI_COMPATIBLE_URL: provider.url,
       SIGHTLINE_MODELS: JSON.stringify([
         { id: "offline", number: 1, provider: "offline", default: true },
@@ -369,6 +374,54 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await screenshot(page, "connectors")
     await context.close()
   }, 60_000)
+
+  it.skipIf(noSandboxes !== undefined)(
+    `shows a change's checks: a model edit the schema cannot run fails its check, and the page says so${
+      noSandboxes === undefined ? "" : ` (skipped: ${noSandboxes})`
+    }`,
+    async () => {
+      const api = async (method: string, path: string, json?: unknown) => {
+        const response = await fetch(`${base}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+          ...(json === undefined ? {} : { body: JSON.stringify(json) })
+        })
+        return { status: response.status, body: await response.json().catch(() => undefined) as any }
+      }
+      // The admin edits the DEMO model in a sandbox: revenue sums a column the table does not have.
+      const sandbox = await api("POST", "/v2/sandcastles", {})
+      expect(sandbox.status).toBe(201)
+      const id = sandbox.body.sandbox_id
+      const edited = await api("POST", `/v2/sandcastles/${id}/exec`, {
+        command: "sed -i 's/^        expr: line_total$/        expr: no_such_column/' library/semantic/demo.yaml && " +
+          "grep -c no_such_column library/semantic/demo.yaml"
+      })
+      expect(edited.body.stdout.trim()).toBe("1")
+      const filed = await api("POST", `/v2/sandcastles/${id}/library/changes`, {
+        title: "Revenue from a new column",
+        description: "Sums a column the orders do not have."
+      })
+      expect(filed.status).toBe(201)
+      await api("DELETE", `/v2/sandcastles/${id}`)
+      const change = (await api("GET", `/v2/changes/${filed.body.change_id}`)).body
+      const failed = change.checks.filter((check: { status: string }) => check.status === "failed")
+      expect(failed.length).toBeGreaterThan(0)
+
+      const { context } = await newContext()
+      const page = await context.newPage()
+      await signIn(page)
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Changes" }).click()
+      const summary = page.locator("summary").filter({ hasText: "Revenue from a new column" })
+      await summary.getByText("checks failed").waitFor()
+      await summary.click()
+      const checks = page.getByRole("list", { name: `Checks of change ${change.number}` })
+      await checks.getByText(failed[0].name).waitFor()
+      expect(await checks.locator(".badge.danger").count()).toBe(failed.length)
+      await screenshot(page, "change-checks")
+      await context.close()
+    },
+    60_000
+  )
 
   it("fits a phone's width, and the menu opens from the keyboard", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } })

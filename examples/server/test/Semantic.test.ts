@@ -166,6 +166,41 @@ describeServers("/v2 semantic", (server) => {
     expect((await query(server(), org.key, { connector_id: connector, metrics: ["gross_sales"] })).status).toBe(200)
   })
 
+  it("a synonym filed into the library's model teaches the offline model a word: declined before, read after", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const ask = async (question: string) =>
+      (await body(
+        await server().request("/v2/chats", {
+          method: "POST",
+          key: org.key,
+          json: { question, connector_ids: [connector] }
+        })
+      )).response as string
+    expect(await ask("quidnunc by channel last year")).toContain(
+      "I can't answer this: I don't know what \"quidnunc\" picks out here"
+    )
+    const text = await demoModel(server(), org)
+    expect(text).toContain("synonyms: [sales, turnover,")
+    const filed = await fileEdit(server(), org, {
+      "semantic/demo.yaml": text.replace("synonyms: [sales, turnover,", "synonyms: [quidnunc, sales, turnover,")
+    })
+    expect(filed.checks.length).toBeGreaterThan(0)
+    expect(filed.checks.filter((check: { status: string }) => check.status === "failed")).toEqual([])
+    const approved = await body(
+      await server().request(`/v2/changes/${filed.id}/approve`, {
+        method: "POST",
+        key: org.key,
+        json: { expected_git_ref: filed.gitRef }
+      })
+    )
+    expect(approved.merged).toBe(true)
+    const after = await ask("quidnunc by channel last year")
+    expect(after).toMatch(
+      /^I read this as: Revenue \(sum of order line totals after discounts, cancelled orders excluded\) by channel in \d{4}/
+    )
+  })
+
   it("holds a key with client attributes to the model's row filter", async () => {
     const org = await server().newOrg()
     const connector = await demoConnector(server(), org)
