@@ -298,9 +298,9 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   // figure would answer another question.
   const refusal = Refusals.of(question)
   if (refusal !== undefined) return reply(`I can't answer this: ${refusal.reason}.`)
-  // A reviewed semantic model reads the question into a semantic query, or declines it. Until the
-  // reader reads what the planner does (lists, names looked up in the data, rankings within
-  // groups), a question whose words it lacks goes on to the planner.
+  // The connector's semantic model (the library's, or the one derived from its schema) reads the
+  // question into a semantic query, or declines it. Until the reader reads what the planner does
+  // (names looked up in the data, lists, rankings within groups, "when"), those go on to the planner.
   const read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now) : undefined
   if (read !== undefined && "declined" in read && read.final) return reply(`I can't answer this: ${read.declined}.`)
   if (read !== undefined && !("declined" in read)) {
