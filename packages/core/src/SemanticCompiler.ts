@@ -813,7 +813,7 @@ export const periodWords = (start: string | undefined, end: string | undefined):
     if (months === 3 && (sm - 1) % 3 === 0) return `Q${(sm + 2) / 3} ${sy}`
   }
   const last = new Date(Date.UTC(ey, em - 1, ed) - 86_400_000).toISOString().slice(0, 10)
-  return `${start} to ${last}`
+  return last === start ? `on ${start}` : `${start} to ${last}`
 }
 
 const operatorWords: Record<SemanticQuery.Operator, string> = {
@@ -871,10 +871,19 @@ const reading = (
   const by = [...dimensions.map((d) => words(d.name)), ...(grain === undefined ? [] : [grain])]
   const metricText = readingMetrics.map((m) => `${capitalized(words(m.name))} (${m.definition})`).join(" and ")
   const text = [
-    query.limit !== undefined && by.length > 0 ? `Top ${query.limit}: ` : "",
+    // The rows a limit keeps are the first of the order: the lowest ones when it goes up.
+    query.limit !== undefined && by.length > 0
+      ? `${orderWords === "lowest first" ? "Bottom" : "Top"} ${query.limit}: `
+      : "",
     metricText,
     by.length === 0 ? "" : ` by ${by.join(" and ")}`,
-    period === "all time" ? ", over all time" : /^\d{4}$|^[A-Z]/.test(period) ? ` in ${period}` : `, ${period}`,
+    period === "all time"
+      ? ", over all time"
+      : /^\d{4}$|^[A-Z]/.test(period)
+      ? ` in ${period}`
+      : period.startsWith("on ")
+      ? ` ${period}`
+      : `, ${period}`,
     filterWords.length === 0 ? "" : `, where ${filterWords.join(" and ")}`,
     by.length === 0 ? "" : `, ${orderWords}`
   ].join("")

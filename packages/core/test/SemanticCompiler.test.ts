@@ -160,6 +160,18 @@ describe("SemanticCompiler.compile", () => {
     expect(SemanticCompiler.periodWords("2025-03-01", "2025-04-01")).toBe("March 2025")
     expect(SemanticCompiler.periodWords("2025-04-01", "2025-07-01")).toBe("Q2 2025")
     expect(SemanticCompiler.periodWords("2025-01-05", "2025-02-10")).toBe("2025-01-05 to 2025-02-09")
+    expect(SemanticCompiler.periodWords("2025-02-14", "2025-02-15")).toBe("on 2025-02-14")
+    // A limit over an ascending order keeps the lowest rows, and says so.
+    const bottom = Either.getOrThrow(compile({
+      metrics: ["revenue"],
+      dimensions: ["channel"],
+      time: { start: "2025-02-14", end: "2025-02-15" },
+      order: [{ by: "revenue", direction: "asc" }],
+      limit: 2
+    })).reading
+    expect(bottom.text).toBe(
+      "Bottom 2: Revenue (sum of amount, paid orders only) by channel on 2025-02-14, lowest first"
+    )
   })
 })
 
