@@ -48,6 +48,16 @@ const fileEdit = (server: TestServer, org: Org, edits: Record<string, string>) =
     return { id: filed.change_id as string, gitRef: filed.git_ref, status: filed.status, checks: filed.checks }
   }))
 
+/** Approves a filed change over HTTP as the organization's admin; the response's body. */
+const approve = async (server: TestServer, org: Org, change: { readonly id: string; readonly gitRef: string }) =>
+  body(
+    await server.request(`/v2/changes/${change.id}/approve`, {
+      method: "POST",
+      key: org.key,
+      json: { expected_git_ref: change.gitRef }
+    })
+  )
+
 /** The DEMO model of the organization's main, as text. */
 const demoModel = (server: TestServer, org: Org) =>
   server.run(Effect.gen(function*() {
@@ -155,13 +165,7 @@ describeServers("/v2 semantic", (server) => {
       )
     })
     expect(broken.checks[0]).toMatchObject({ name: "semantic/demo.yaml: format", status: "failed" })
-    const approved = await body(
-      await server().request(`/v2/changes/${broken.id}/approve`, {
-        method: "POST",
-        key: org.key,
-        json: { expected_git_ref: broken.gitRef }
-      })
-    )
+    const approved = await approve(server(), org, broken)
     expect(approved.merged).toBe(false)
     expect((await query(server(), org.key, { connector_id: connector, metrics: ["gross_sales"] })).status).toBe(200)
   })
@@ -187,13 +191,7 @@ describeServers("/v2 semantic", (server) => {
     })
     expect(filed.checks.length).toBeGreaterThan(0)
     expect(filed.checks.filter((check: { status: string }) => check.status === "failed")).toEqual([])
-    const approved = await body(
-      await server().request(`/v2/changes/${filed.id}/approve`, {
-        method: "POST",
-        key: org.key,
-        json: { expected_git_ref: filed.gitRef }
-      })
-    )
+    const approved = await approve(server(), org, filed)
     expect(approved.merged).toBe(true)
     const after = await ask("quidnunc by channel last year")
     expect(after).toMatch(
@@ -305,13 +303,7 @@ describeServers("/v2 semantic", (server) => {
         messages: [expect.stringMatching(/^table orders: dimension colour: column "colour" does not exist/)]
       }
     ])
-    const approved = await body(
-      await server().request(`/v2/changes/${filed.id}/approve`, {
-        method: "POST",
-        key: org.key,
-        json: { expected_git_ref: filed.gitRef }
-      })
-    )
+    const approved = await approve(server(), org, filed)
     expect(approved.merged).toBe(false)
     const after = await body(await server().request(`/v2/changes/${filed.id}`, { key: org.key }))
     expect(after.status).toBe("open")
@@ -359,13 +351,7 @@ describeServers("/v2 semantic", (server) => {
       "semantic/demo.yaml": yaml.replace("synonyms: [sales, turnover,", "synonyms: [sales, gross takings,")
     })
     expect(synonym.checks.map((c: { status: string }) => c.status)).toEqual(["passed", "passed"])
-    const approved = await body(
-      await server().request(`/v2/changes/${synonym.id}/approve`, {
-        method: "POST",
-        key: org.key,
-        json: { expected_git_ref: synonym.gitRef }
-      })
-    )
+    const approved = await approve(server(), org, synonym)
     expect(approved.merged).toBe(true)
     expect(await demoModel(server(), org)).toContain("gross takings")
   })
@@ -374,11 +360,7 @@ describeServers("/v2 semantic", (server) => {
     const org = await server().newOrg()
     const yaml = await demoModel(server(), org)
     const rules = await fileEdit(server(), org, { OWNERS: "auto_approve: paths=semantic/**\n" })
-    await server().request(`/v2/changes/${rules.id}/approve`, {
-      method: "POST",
-      key: org.key,
-      json: { expected_git_ref: rules.gitRef }
-    })
+    await approve(server(), org, rules)
     // No DEMO connector yet: the model reads, and there is nothing to run it against.
     const skipped = await fileEdit(server(), org, {
       "semantic/demo.yaml": yaml.replace("Money is in US", "Money is always in US")

@@ -294,14 +294,14 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
       say: (result) => `${Verified.reading(verified)}\n\n${table(result)}`
     })
   }
-  // Causes, forecasts and questions of more than one query are declined with their reason: any
-  // figure would answer another question.
-  const refusal = Refusals.of(question)
-  if (refusal !== undefined) return reply(`I can't answer this: ${refusal.reason}.`)
   // The connector's semantic model (the library's, or the one derived from its schema) reads the
   // question into a semantic query, or declines it. Until the reader reads what the planner does
   // (names looked up in the data, lists, rankings within groups, "when"), those go on to the planner.
   const read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now) : undefined
+  // Without a model to read with, causes, forecasts and questions of more than one query are still
+  // declined with their reason (the reader declines them first): any figure would answer another.
+  const refusal = read === undefined ? Refusals.of(question) : undefined
+  if (refusal !== undefined) return reply(`I can't answer this: ${refusal.reason}.`)
   if (read !== undefined && "declined" in read && read.final) return reply(`I can't answer this: ${read.declined}.`)
   if (read !== undefined && !("declined" in read)) {
     return answerWith(request, asked, turn, {

@@ -264,9 +264,6 @@ export const rowFiltersFor = (clientAttributesJson: string): boolean => clientAt
 
 class Writer {
   readonly params: Array<Param> = []
-  orderKey(expr: string, direction: "asc" | "desc"): string {
-    return this.dialect.orderKey(expr, direction)
-  }
   constructor(readonly dialect: Dialect, readonly rowFilters: boolean = true) {}
   bind(value: Param): string {
     this.params.push(value)
@@ -663,7 +660,9 @@ export const compile = (
         )
       }
       // Unsaid, a metric goes highest first and anything else in its natural order, as the reading says.
-      orderSql.push(w.orderKey(w.q(target), o.direction ?? (outputs.some((x) => same(x.name, o.by)) ? "desc" : "asc")))
+      orderSql.push(
+        w.dialect.orderKey(w.q(target), o.direction ?? (outputs.some((x) => same(x.name, o.by)) ? "desc" : "asc"))
+      )
     }
     // Ties (and a missing order) still give one order: every dimension after the requested keys.
     for (const alias of dimensionAliases) {

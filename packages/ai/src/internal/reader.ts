@@ -251,7 +251,7 @@ const readWith = (
     return decline(
       `I don't know what ${quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic model ` +
         `has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}. ` +
-        `It knows, for example: ${[...vocabulary.metrics.keys()].slice(0, 8).join(", ")}`,
+        `It knows, for example: ${vocabulary.metrics.slice(0, 8).join(", ")}`,
       unknown.length,
       !maybeNames(question, unknown)
     )
@@ -370,7 +370,7 @@ const readWith = (
   if (metrics.length === 0) {
     return decline(
       `I could not tell what to measure: name a metric of the semantic model, for example ${
-        [...vocabulary.metrics.keys()].slice(0, 8).join(", ")
+        vocabulary.metrics.slice(0, 8).join(", ")
       }`,
       0,
       false

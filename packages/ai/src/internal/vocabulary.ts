@@ -35,20 +35,10 @@ export interface Vocabulary {
   readonly longest: number
   /** Every stem of every term: what a misspelt word may be corrected to. */
   readonly known: ReadonlySet<string>
-  /** The model's measures and derived metrics, by name (their format, unit and aggregation). */
-  readonly metrics: ReadonlyMap<string, MetricInfo>
+  /** The names of the model's measures and derived metrics, as a decline offers them. */
+  readonly metrics: ReadonlyArray<string>
   /** For each dimension (as a query names it), the dimension of its table whose values are unique, if any. */
   readonly identifiers: ReadonlyMap<string, string>
-}
-
-/** What the reader needs to know of a metric. */
-export interface MetricInfo {
-  readonly name: string
-  readonly table?: string | undefined
-  readonly format?: string | undefined
-  readonly unit?: string | undefined
-  /** The measure's aggregation; a derived metric's type. */
-  readonly kind: string
 }
 
 /** A word as the vocabulary compares it: lower case, singular ("sales" → "sale", "categories" → "category"). */
@@ -65,28 +55,20 @@ export const wordsOf = (text: string): ReadonlyArray<string> =>
   text.replace(/_/g, " ").toLowerCase().split(/[^\p{L}\p{N}&]+/u).filter((w) => w.length > 0)
 
 /**
- * General business words, each pointing at words a model may use: a general word names what the
- * first of its meanings names in the model, if anything; it never adds a meaning of its own.
+ * General business words, in groups that point at words a model may use: a word of a group names
+ * what the first of its meanings names in the model, if anything; it never adds a meaning of its own.
  */
-export const generalWords: ReadonlyArray<readonly [said: string, meanings: ReadonlyArray<string>]> = [
-  ["revenue", ["revenue", "sales"]],
-  ["sales", ["revenue", "sales"]],
-  ["turnover", ["revenue", "sales"]],
-  ["income", ["revenue", "sales"]],
-  ["money", ["revenue", "sales"]],
-  ["dollars", ["revenue", "sales"]],
-  ["gross sales", ["revenue", "sales"]],
-  ["buyers", ["customers", "customer"]],
-  ["clients", ["customers", "customer"]],
-  ["shoppers", ["customers", "customer"]],
-  ["accounts", ["customers", "customer", "accounts"]],
-  ["catalog", ["products", "product"]],
-  ["catalogue", ["products", "product"]],
-  ["goods", ["products", "product"]],
-  ["items", ["products", "product"]],
-  ["skus", ["products", "product"]],
-  ["units", ["units", "quantity"]],
-  ["quantity", ["units", "quantity"]]
+export const generalWords: ReadonlyArray<
+  { readonly words: ReadonlyArray<string>; readonly meanings: ReadonlyArray<string> }
+> = [
+  {
+    words: ["revenue", "sales", "turnover", "income", "money", "dollars", "gross sales"],
+    meanings: ["revenue", "sales"]
+  },
+  { words: ["buyers", "clients", "shoppers"], meanings: ["customers", "customer"] },
+  { words: ["accounts"], meanings: ["customers", "customer", "accounts"] },
+  { words: ["catalog", "catalogue", "goods", "items", "skus"], meanings: ["products", "product"] },
+  { words: ["units", "quantity"], meanings: ["units", "quantity"] }
 ]
 
 /** Short forms, read as their words before anything else. */
@@ -141,7 +123,7 @@ const add = (terms: Map<string, Array<Term>>, said: string, target: Target) => {
  */
 export const of = (file: SemanticModel.SemanticModelFile, derived = false): Vocabulary => {
   const terms = new Map<string, Array<Term>>()
-  const metrics = new Map<string, MetricInfo>()
+  const metrics: Array<string> = []
   // A dimension named in two tables is named `table.name`.
   const dimensionTables = new Map<string, number>()
   for (const table of file.tables) {
@@ -178,13 +160,7 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
       for (const said of [time.name, ...(time.synonyms ?? [])]) add(terms, said, { kind: "time", name })
     }
     for (const measure of table.measures ?? []) {
-      metrics.set(measure.name, {
-        name: measure.name,
-        table: table.name,
-        format: measure.format,
-        unit: measure.unit,
-        kind: measure.agg
-      })
+      metrics.push(measure.name)
       // "invoice amount": the table's name before its measure's.
       const qualifiedSaid = measure.name.includes(table.name) ? [] : [`${table.name} ${measure.name}`]
       for (const said of [measure.name, ...qualifiedSaid, ...(measure.synonyms ?? [])]) {
@@ -192,7 +168,7 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
       }
     }
     for (const metric of table.metrics ?? []) {
-      metrics.set(metric.name, { name: metric.name, table: table.name, kind: "metric" })
+      metrics.push(metric.name)
       for (const said of [metric.name, ...(metric.synonyms ?? [])]) {
         add(terms, said, { kind: "metric", name: metric.name, table: table.name })
       }
@@ -204,7 +180,7 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
     }
   }
   for (const metric of file.metrics ?? []) {
-    metrics.set(metric.name, { name: metric.name, format: metric.format, kind: metric.type })
+    metrics.push(metric.name)
     for (const said of [metric.name, ...(metric.synonyms ?? [])]) {
       add(terms, said, { kind: "metric", name: metric.name })
     }
@@ -219,11 +195,13 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
     }
   }
   // General words name what their first meaning names, where the model has not used them itself.
-  for (const [said, meanings] of generalWords) {
-    const key = wordsOf(said).map(stem).join(" ")
-    if (terms.has(key)) continue
+  for (const { meanings, words } of generalWords) {
     const meaning = meanings.map((m) => terms.get(wordsOf(m).map(stem).join(" "))).find((found) => found !== undefined)
-    if (meaning !== undefined) { for (const term of meaning) add(terms, said, term.target) }
+    if (meaning === undefined) continue
+    for (const said of words) {
+      if (terms.has(wordsOf(said).map(stem).join(" "))) continue
+      for (const term of meaning) add(terms, said, term.target)
+    }
   }
   const known = new Set<string>()
   let longest = 1

@@ -37,11 +37,7 @@ export interface Limits {
 }
 
 /** The database's failure (PostgreSQL's message), or the worker's end. */
-export class DemoError extends Error {
-  constructor(message: string, readonly code?: string) {
-    super(message)
-  }
-}
+export class DemoError extends Error {}
 
 /** A started worker holding one PGlite session. */
 export interface DemoWorker {
@@ -97,7 +93,7 @@ parentPort.on("message", async (message) => {
       })
     }
   } catch (error) {
-    parentPort.postMessage({ id: message.id, error: { message: String(error && error.message || error), code: error && error.code } })
+    parentPort.postMessage({ id: message.id, error: { message: String(error && error.message || error) } })
   }
 })
 `
@@ -107,7 +103,7 @@ interface Reply {
   readonly heap: number
   readonly rows?: Rows
   readonly tarball?: Blob
-  readonly error?: { readonly message: string; readonly code?: string }
+  readonly error?: { readonly message: string }
 }
 
 /** Starts a worker and opens its database (building it may take seconds, off this thread). */
@@ -152,7 +148,7 @@ export const start = async (opening: Opening): Promise<DemoWorker> => {
           settle()
           heap = reply.heap
           if (reply.error === undefined) resolve(reply)
-          else reject(new DemoError(reply.error.message, reply.error.code))
+          else reject(new DemoError(reply.error.message))
         },
         reject: (error) => {
           settle()
