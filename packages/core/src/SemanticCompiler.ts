@@ -404,6 +404,19 @@ export const compile = (
       const alias = dimensions.some((d) => d.alias === field.name) ? `${field.table.name}_${field.name}` : field.name
       dimensions.push({ field, alias })
     }
+    // A list (no metrics): the distinct values of its dimensions, from the first table that reaches
+    // all of them. It has no time axis of its own to read a period or a grain on.
+    const listing = metrics.length === 0
+    if (listing && dimensions.length === 0) {
+      return yield* Either.left(new CompileError({ message: "name a metric to measure, or a dimension to list" }))
+    }
+    if (listing && query.time !== undefined) {
+      return yield* Either.left(
+        new CompileError({
+          message: "a list of dimension values has no period or grain: name a metric to read by time"
+        })
+      )
+    }
     const time = query.time
     const namedTime = time?.dimension === undefined ? undefined : yield* resolveField(model, time.dimension)
     if (namedTime !== undefined && namedTime.kind !== "time") {
@@ -417,9 +430,11 @@ export const compile = (
         new CompileError({ message: `the period's start ${time.start} is not before its end ${time.end}` })
       )
     }
-    const filters = yield* Either.all((query.filters ?? []).map((filter) =>
-      Either.map(resolveField(model, filter.dimension), (field) => ({ filter, field }))
-    ))
+    const filters = yield* Either.all(
+      (query.filters ?? []).map((filter) =>
+        Either.map(resolveField(model, filter.dimension), (field) => ({ filter, field }))
+      )
+    )
     const segments = yield* Either.all((query.segments ?? []).map((name) => {
       const found = filterNamed(model, name)
       return found === undefined
@@ -521,11 +536,19 @@ export const compile = (
       }
     }
 
+    if (listing) {
+      const tables = dimensions.map((d) => d.field.table.name)
+      const used = [...tables, ...filters.map((f) => f.field.table.name), ...segments.map((f) => f.table.name)]
+      const root = tables.find((table) => {
+        const reach = reachable(model, table)
+        return used.every((t) => reach.has(t))
+      }) ?? tables[0]!
+      groups.push({ table: root, time: undefined, shift: undefined, measures: [] })
+    }
+
     // Each group: its table joined to the tables the dimensions, filters and segments live in.
     const dimensionAliases = [
-      ...dimensions.map((d) =>
-        d.alias
-      ),
+      ...dimensions.map((d) => d.alias),
       ...(timeAlias === undefined ? [] : [timeAlias])
     ]
     const allAliases = [...measureAlias.values()]
@@ -535,7 +558,9 @@ export const compile = (
       const needed = new Set<string>([group.table])
       const need = (table: string, what: string): Either.Either<void, CompileError> => {
         if (!reach.has(table)) {
-          const names = group.measures.map((m) => m.measure.name).join(", ")
+          const names = group.measures.length === 0
+            ? `the list of ${group.table}`
+            : group.measures.map((m) => m.measure.name).join(", ")
           return Either.left(
             new CompileError({
               message:
@@ -648,7 +673,7 @@ export const compile = (
     const outputNames = [...dimensionAliases, ...outputs.map((o) => o.name)]
     const order = query.order ?? (timeAlias !== undefined
       ? [{ by: "time", direction: "asc" as const }]
-      : dimensions.length === 0
+      : dimensions.length === 0 || outputs.length === 0
       ? []
       : [{ by: outputs[0]!.name, direction: "desc" as const }])
     const orderSql: Array<string> = []
@@ -861,22 +886,31 @@ const reading = (
   const period = periodWords(query.time?.start, query.time?.end)
   const first = order[0]
   const orderWords = first === undefined
-    ? "in no particular order"
+    ? readingMetrics.length === 0 && dimensions.length > 0
+      ? `in ${words(dimensions[0]!.name)} order`
+      : "in no particular order"
     : first.by === "time" || (namedTime !== undefined && same(first.by, namedTime.name))
     ? first.direction === "desc" ? "latest first" : "earliest first"
     : readingMetrics.some((m) => same(m.name, first.by))
     ? first.direction === "asc" ? "lowest first" : "highest first" // unsaid: highest first, as the SQL orders it
     : `by ${words(first.by)}${first.direction === "desc" ? ", descending" : ""}`
   const by = [...dimensions.map((d) => words(d.name)), ...(grain === undefined ? [] : [grain])]
-  const metricText = readingMetrics.map((m) => `${capitalized(words(m.name))} (${m.definition})`).join(" and ")
+  // A list says what it lists: "Every name and customer number of customers".
+  const metricText = readingMetrics.length === 0
+    ? `Every ${dimensions.map((d) => words(d.name)).join(" and ")} of ${words(dimensions[0]!.table.name)}`
+    : readingMetrics.map((m) => `${capitalized(words(m.name))} (${m.definition})`).join(" and ")
   const text = [
     // The rows a limit keeps are the first of the order: the lowest ones when it goes up.
-    query.limit !== undefined && by.length > 0
+    query.limit !== undefined && readingMetrics.length === 0
+      ? `The first ${query.limit}: `
+      : query.limit !== undefined && by.length > 0
       ? `${orderWords === "lowest first" ? "Bottom" : "Top"} ${query.limit}: `
       : "",
     metricText,
-    by.length === 0 ? "" : ` by ${by.join(" and ")}`,
-    period === "all time"
+    by.length === 0 || readingMetrics.length === 0 ? "" : ` by ${by.join(" and ")}`,
+    readingMetrics.length === 0
+      ? ""
+      : period === "all time"
       ? ", over all time"
       : /^\d{4}$|^[A-Z]/.test(period)
       ? ` in ${period}`

@@ -54,9 +54,14 @@ export type OrderBy = typeof OrderBy.Type
 /** The most rows a semantic query returns. */
 export const maxLimit = 10_000
 
-/** A semantic query. */
+/**
+ * A semantic query. With no metrics it lists the distinct values of its dimensions (the products
+ * of a category, the customers of a region): a list, which the first dimension's table roots.
+ */
 export const SemanticQuery = Schema.Struct({
-  metrics: Schema.NonEmptyArray(Schema.String).annotations({ description: "Names of the model's metrics" }),
+  metrics: Schema.Array(Schema.String).annotations({
+    description: "Names of the model's metrics; none lists the distinct values of the dimensions"
+  }),
   dimensions: Schema.optional(
     Schema.Array(Schema.String).annotations({
       description: "Dimensions to group by (`table.name` where two tables share one)"

@@ -175,6 +175,34 @@ describe("SemanticCompiler.compile", () => {
   })
 })
 
+describe("SemanticCompiler.compile: lists", () => {
+  it("lists the distinct values of dimensions from the table that reaches them all, in their order", () => {
+    const compiled = Either.getOrThrow(compile({
+      metrics: [],
+      dimensions: ["region", "channel"],
+      filters: [{ dimension: "channel", operator: "=", values: ["web"] }],
+      limit: 50
+    }))
+    // Rooted at orders (which reaches customers), not customers (which reaches nothing).
+    expect(compiled.sql).toMatch(/FROM \(SELECT [^\n]* FROM "shop"\."orders" AS "b"[^\n]*\) AS "orders"\n\s+LEFT JOIN/)
+    expect(compiled.sql).toContain("GROUP BY \"customers\".\"d__region\", \"orders\".\"d__channel\"")
+    expect(compiled.sql).toMatch(/ORDER BY "region" ASC, "channel" ASC\nLIMIT 50$/)
+    expect(compiled.params).toContain("web")
+    expect(compiled.columns).toEqual([{ name: "region", kind: "dimension" }, { name: "channel", kind: "dimension" }])
+    expect(compiled.reading.text).toBe(
+      "The first 50: Every region and channel of customers, where channel is web, in region order"
+    )
+    expect(compiled.reading.metrics).toEqual([])
+  })
+
+  it("needs a dimension to list, and no period", () => {
+    expect(failure({ metrics: [] })).toBe("name a metric to measure, or a dimension to list")
+    expect(failure({ metrics: [], dimensions: ["channel"], time: { grain: "month" } })).toBe(
+      "a list of dimension values has no period or grain: name a metric to read by time"
+    )
+  })
+})
+
 describe("SemanticCompiler.verifiedSql", () => {
   it("reads logical tables through their projections and binds parameters after theirs", () => {
     const { params, sql } = Either.getOrThrow(
