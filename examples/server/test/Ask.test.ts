@@ -183,17 +183,22 @@ describeServers("asking with the offline model over the DEMO connector", (server
       `I read this as: Revenue (sum of order line totals after discounts, cancelled orders excluded) by region in ${lastYear}, highest first.`
     )
     expect(region.response).toContain(`**${byRegion.rows[0]![0]}** leads with **${amount(byRegion.rows[0]![1])}**.`)
-    // "returned" counts the returns, per customer, along return → order line → order → customer.
+    // "returned … items" is the returns metric, per customer (told apart by number), along return →
+    // order line → order → customer.
     const returned = await ask("Which 3 customers returned the most items?")
     const byCustomer = await hand(
-      `SELECT c.name, count(*) FROM returns x JOIN order_items i ON i.id = x.order_item_id
+      `SELECT c.name, c.id, count(*) FROM returns x JOIN order_items i ON i.id = x.order_item_id
        JOIN orders o ON o.id = i.order_id JOIN customers c ON c.id = o.customer_id
-       GROUP BY c.id, c.name ORDER BY 2 DESC, 1 LIMIT 3`
+       GROUP BY c.id, c.name ORDER BY 3 DESC, 1, 2 LIMIT 3`
     )
     expect(returned.response).toContain(
-      `The top 3 by number of returns: **${byCustomer.rows[0]![0]}** leads with **${byCustomer.rows[0]![1]}**.`
+      "I read this as: Top 3: Returns (number of returned order lines, by return date)"
     )
-    for (const [name, count] of byCustomer.rows) expect(returned.response).toContain(`| ${name} | ${count} |`)
+    const [name, id, count] = byCustomer.rows[0]!
+    expect(returned.response).toContain(`**${name}, ${id}** leads with **${count}**.`)
+    for (const [name, id, count] of byCustomer.rows) {
+      expect(returned.response).toContain(`| ${name} | ${id} | ${count} |`)
+    }
   })
 
   it("keeps to a value the demo's comments list, and ranks months, matching SQL by hand", async () => {
@@ -270,25 +275,14 @@ describeServers("asking with the offline model over the DEMO connector", (server
     const perOrder = (await ask("Average number of items per order last year")).response
     expect(perOrder).toMatch(/^I read this as: Lines per order \(/)
     expect(perOrder).toContain(`\n\n**${amount(lines.rows[0]![0])}**`)
+    // A ranking within each group is no one semantic query: declined, with a question it reads.
     const perRegion = await ask("Top 2 products by revenue per region last year")
-    const expected = await hand(
-      `SELECT region, product, revenue FROM (
-         SELECT r.name AS region, p.name AS product, round(sum(i.line_total), 2) AS revenue,
-                rank() OVER (PARTITION BY r.id ORDER BY sum(i.line_total) DESC) AS place
-         FROM order_items i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = i.product_id
-         JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
-         WHERE ${year} GROUP BY r.id, r.name, p.id, p.name) AS ranked
-       WHERE place <= 2 ORDER BY 1, 3 DESC`
-    )
-    expect(expected.rows).toHaveLength(10)
-    const table = perRegion.assets.find((a: { type: string }) => a.type === "table")
-    expect(JSON.parse(table.content).rows).toEqual(expected.rows)
-    // Orders with a return, counted once each; units of a category the comments list.
-    const returned = await hand(
-      `SELECT count(DISTINCT i.order_id) FROM returns x JOIN order_items i ON i.id = x.order_item_id`
-    )
+    expect(perRegion.response).toContain("I can't answer this: it asks for a ranking within each group")
+    expect(perRegion.response).toContain("\"revenue by product and region\"")
+    expect(perRegion.assets).toEqual([])
+    // Orders kept to a return date with no period: no query keeps to rows by it.
     expect((await ask("How many orders were returned?")).response).toContain(
-      `There were **${Number(returned.rows[0]![0]).toLocaleString("en-US")}** orders with returns.`
+      "I can't answer this: \"returned\" names the dates a period is read on (return date)"
     )
     const phones = await hand(
       `SELECT sum(i.quantity) FROM order_items i JOIN orders o ON o.id = i.order_id
@@ -305,7 +299,9 @@ describeServers("asking with the offline model over the DEMO connector", (server
       `SELECT p.name FROM products p JOIN categories k ON k.id = p.category_id WHERE k.name = 'Laptops' ORDER BY 1`
     )
     const listed = await ask("What products are in the Laptops category?")
-    expect(listed.response).toContain(`The ${laptops.rows.length} products where category is Laptops:`)
+    expect(listed.response).toContain(
+      `I read this as: Every product, where category is Laptops, in product order.\n\n**${laptops.rows.length}**:`
+    )
     expect(JSON.parse(listed.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
       laptops.rows
     )
@@ -356,39 +352,31 @@ describeServers("asking with the offline model over the DEMO connector", (server
     const [product] = (await hand(`SELECT name FROM products ORDER BY id LIMIT 1`)).rows[0] as [string]
     const productRevenue = await hand(
       `SELECT round(sum(i.line_total), 2) FROM order_items i JOIN orders o ON o.id = i.order_id
-       JOIN products p ON p.id = i.product_id WHERE p.name = '${product}' AND ${year}`
+       JOIN products p ON p.id = i.product_id WHERE p.name = '${product}' AND ${year} AND ${notCancelled}`
     )
     const ofProduct = await ask(`What was the revenue of ${product} last year?`)
-    expect(ofProduct.response).toContain(
-      `The total revenue where product is ${product} in ${lastYear} was **${amount(productRevenue.rows[0]![0])}**.`
-    )
-    // When the last order was: the latest time, to the minute.
+    expect(ofProduct.response).toContain(`where product is ${product}.\n\n**${amount(productRevenue.rows[0]![0])}**`)
+    // The lookups of its words are list queries the compiler writes, each a cell of the answer.
+    expect(ofProduct.assets.filter((a: { type: string }) => a.type === "table").length).toBeGreaterThan(1)
+    // When the last order was: the day of the latest, in the model's time zone (UTC).
     const latest = await hand(
-      `SELECT to_char(max(ordered_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD "at" HH24:MI') FROM orders`
+      `SELECT to_char(o.ordered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), count(*) FROM orders o WHERE ${notCancelled}
+       GROUP BY 1 ORDER BY 1 DESC LIMIT 1`
     )
     expect((await ask("When was our last order?")).response).toContain(
-      `The last order was on ${latest.rows[0]![0]} UTC.`
+      `The last day with orders was **${latest.rows[0]![0]}** (${latest.rows[0]![1]}).`
     )
     // "What categories do we sell?" lists them; "sell" is no measure there.
     const categories = await hand(`SELECT name FROM categories ORDER BY 1`)
     const sold = await ask("What categories do we sell?")
     expect(sold.response).toContain(
-      `The ${categories.rows.length} categories:\n\n${categories.rows.map(([name]) => `- ${name}`).join("\n")}`
+      `**${categories.rows.length}**:\n\n| category |\n| --- |\n${
+        categories.rows.map(([name]) => `| ${name} |`).join("\n")
+      }`
     )
-    // The top product of each category is one a category, as SQL by hand ranks them.
-    const topOfEach = await hand(
-      `SELECT category, product, revenue FROM (
-         SELECT c.name AS category, p.name AS product, round(sum(i.line_total), 2) AS revenue,
-                row_number() OVER (PARTITION BY c.id ORDER BY sum(i.line_total) DESC, p.name) AS rank
-         FROM order_items i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = i.product_id
-         JOIN categories c ON c.id = p.category_id WHERE ${year}
-         GROUP BY c.id, c.name, p.id, p.name) AS ranked
-       WHERE rank = 1 ORDER BY 1`
-    )
-    const top = await ask("Top product in each category by revenue last year")
-    expect(top.response).toMatch(/^For each category, the top product by total revenue in \d{4}:/)
-    expect(JSON.parse(top.assets.find((a: { type: string }) => a.type === "table").content).rows).toEqual(
-      topOfEach.rows.map(([category, product, revenue]) => [category, product, Number(revenue)])
+    // The top product of each category is a ranking within groups: declined, never one list.
+    expect((await ask("Top product in each category by revenue last year")).response).toContain(
+      "ranking within each group"
     )
     // The most popular product sold the most units.
     const popular = await hand(
@@ -404,8 +392,8 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect((await ask("How many returns were for changed mind?")).response).toContain(
       `where return reason is changed mind.\n\n**${Number(changedMind.rows[0]![0]).toLocaleString("en-US")}**`
     )
-    expect((await ask("Revenue in Atlantis last year")).response).toContain(
-      "\"Atlantis\" is not a table, a column or a value that the schema's comments list"
+    expect((await ask("Revenue in Atlantis last year")).response).toMatch(
+      /I don't know what "atlantis" picks out here: .* and no product, product line, customer or region code in the data is called so/
     )
     // A word the semantic model does not know is named, not dropped.
     expect((await ask("sales in germany")).response).toContain(

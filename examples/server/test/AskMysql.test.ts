@@ -140,7 +140,7 @@ describe.skipIf(unreachable !== undefined)("the offline model over a MYSQL conne
     expect((await ask("How many orders were cancelled?")).response).toContain(
       `where status is cancelled.\n\n**${cancelled}**`
     )
-    // A day, and the last row's time (a DATETIME has no zone to name).
+    // A day, and the last day with a row.
     const [valentine] = (await hand(
       shop,
       "SELECT round(sum(total), 2) FROM orders WHERE ordered_at >= '2025-02-14' AND ordered_at < '2025-02-15'"
@@ -149,18 +149,23 @@ describe.skipIf(unreachable !== undefined)("the offline model over a MYSQL conne
     const onValentine = (await ask("What was the total revenue on February 14, 2025?")).response
     expect(onValentine).toMatch(/^I read this as: Total \(revenue of the order in USD\)/)
     expect(onValentine).toContain(`\n\n**${Number(valentine).toFixed(2)}**`)
-    const [last] = (await hand(shop, "SELECT DATE_FORMAT(max(ordered_at), '%Y-%m-%d at %H:%i') FROM orders")).rows[0]!
-    expect((await ask("When was our last order?")).response).toContain(`The last order was on ${last}.`)
-    // A name no comment lists, looked up in the data (its quote doubled), then kept to.
+    const [day, count] = (await hand(
+      shop,
+      "SELECT DATE_FORMAT(ordered_at, '%Y-%m-%d') AS day, count(*) FROM orders GROUP BY day ORDER BY day DESC LIMIT 1"
+    )).rows[0]!
+    expect((await ask("When was our last order?")).response).toContain(
+      `The last day with orders count was **${day}** (${count}).`
+    )
+    // A name no comment lists, looked up in the data (its quote bound as a parameter), then kept to.
     const [ada] = (await hand(shop, "SELECT count(*) FROM orders WHERE customer_id = 1")).rows[0]!
     expect((await ask("How many orders did Ada Lovelace place?")).response).toContain(
-      `There were **${ada}** orders where customer is Ada Lovelace.`
+      `where name is Ada Lovelace.\n\n**${ada}**`
     )
     expect((await ask("How many orders did Grace O'Hara place?")).response).toContain(
-      "There were **1** orders where customer is Grace O'Hara."
+      "where name is Grace O'Hara.\n\n**1**"
     )
-    expect((await ask("How many orders did Charles Babbage place?")).response).toContain(
-      "\"Charles Babbage\" is not a table, a column or a value that the schema's comments list, nor the name of a customer"
+    expect((await ask("How many orders did Charles Babbage place?")).response).toMatch(
+      /I can't answer this: I don't know what "charles", "babbage" pick out here: .* and no name in the data is called so/
     )
     // A series by month, and where the data is when a period holds none.
     const byMonth = await hand(

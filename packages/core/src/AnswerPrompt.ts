@@ -97,6 +97,10 @@ export const systemPrompt = (options: {
     for (const c of options.connectors) {
       if (Either.isLeft(c.schema)) {
         lines.push(`Connector ${c.record.id} (${c.record.config.name}): schema unavailable: ${c.schema.left}`)
+      } else if (Either.isLeft(c.semantic)) {
+        lines.push(
+          `Connector ${c.record.id} (${c.record.config.name}): semantic model unavailable: ${c.semantic.left}`
+        )
       }
     }
   } else {

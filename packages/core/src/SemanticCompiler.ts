@@ -895,9 +895,12 @@ const reading = (
     ? first.direction === "asc" ? "lowest first" : "highest first" // unsaid: highest first, as the SQL orders it
     : `by ${words(first.by)}${first.direction === "desc" ? ", descending" : ""}`
   const by = [...dimensions.map((d) => words(d.name)), ...(grain === undefined ? [] : [grain])]
-  // A list says what it lists: "Every name and customer number of customers".
+  // A list says what it lists.
+  const listed = dimensions.map((d) => words(d.name)).join(" and ")
+  const table = dimensions.length === 0 ? "" : words(dimensions[0]!.table.name)
   const metricText = readingMetrics.length === 0
-    ? `Every ${dimensions.map((d) => words(d.name)).join(" and ")} of ${words(dimensions[0]!.table.name)}`
+    // "Every product", "every region of customers".
+    ? `Every ${listed}${table.startsWith(words(dimensions[0]!.name)) ? "" : ` of ${table}`}`
     : readingMetrics.map((m) => `${capitalized(words(m.name))} (${m.definition})`).join(" and ")
   const text = [
     // The rows a limit keeps are the first of the order: the lowest ones when it goes up.

@@ -1,5 +1,5 @@
 /**
- * The periods a question names, for the offline model's planner: the window it keeps to ("last
+ * The periods a question names, for the offline model's reader: the window it keeps to ("last
  * year", "Q3 2025", "the past 7 days"), the buckets of a series ("monthly") and the words that
  * name them.
  *
@@ -16,7 +16,7 @@ export interface Window {
   readonly label: string
 }
 
-/** A period the question names in a way the planner does not read ("between March and May"). */
+/** A period the question names in a way the reader does not read ("between March and May"). */
 export interface Unreadable {
   readonly unreadable: string
 }

@@ -18,19 +18,41 @@ import * as Vocabulary from "./vocabulary.js"
 export interface Read {
   readonly connectorId: number
   readonly query: SemanticQuery.SemanticQuery
-  /** Words read as others ("reveune" as "revenue"), said in the answer. */
+  /** Words read as others ("reveune" as "revenue", "priya" as "Priya Okafor"), said in the answer. */
   readonly corrections: ReadonlyArray<readonly [said: string, read: string]>
+  /** "When was the last order": the query's one row is the day of the first or the last. */
+  readonly when?: "first" | "last" | undefined
+  /**
+   * A name kept to ("orders of Priya Okafor") that rows may share: the query groups by what tells
+   * them apart, and the answer says how many there are.
+   */
+  readonly named?: { readonly value: string; readonly dimension: string; readonly identifier: string } | undefined
+  /** The dimensions of the query that tell rows apart (a customer's number): said as they are, not as amounts. */
+  readonly identifiers?: ReadonlyArray<string> | undefined
+  /** The metric a ranking that named none ranks by ("our biggest customers": revenue), said in the answer. */
+  readonly assumed?: string | undefined
 }
 
 /** A question the reader will not answer, and why (in words that can follow "I can't answer this: "). */
 export interface Declined {
   readonly declined: string
-  /**
-   * Whether the decline is the answer. When it is not, the question is one the older planner still
-   * reads and the reader does not yet: a name to look up in the data, a list, a ranking within
-   * groups, "when".
-   */
-  readonly final: boolean
+}
+
+/** A word of the question to look up in a dimension's values before it is read: it may be a name. */
+export interface Search {
+  readonly connectorId: number
+  readonly word: string
+  readonly dimension: string
+}
+
+/** Words to look up in the data: the question is read again with what they found (`Found`). */
+export interface Lookup {
+  readonly lookup: ReadonlyArray<Search>
+}
+
+/** What a lookup found: the values of the dimension that hold the word. */
+export interface Found extends Search {
+  readonly values: ReadonlyArray<string>
 }
 
 // Words that carry nothing of their own in a question.
@@ -45,9 +67,12 @@ const fillers = new Set(
     "breakdown break broken down split grouped group into among between far anything everything here sum summed",
     "make made makes making earn earned earns earning bring brought generate generated spend spent spending pay paid",
     "sell sold selling sells buy bought buying purchase purchased come came comes out into under within during current",
-    "kind type like whole entire place placed"
+    "kind type like whole entire place placed &"
   ].join(" ").split(/\s+/).filter((w) => w.length > 0).map(Vocabulary.stem)
 )
+
+// "The shop", "the company": the business asking, which every figure is of already.
+const ourselves = new Set(["shop", "company", "business", "firm", "store"].map(Vocabulary.stem))
 
 const periodish = new Set(
   [
@@ -110,16 +135,18 @@ const normalize = (question: string): string =>
 
 const quote = (words: ReadonlyArray<string>) => words.map((w) => `"${w}"`).join(", ")
 
-/**
- * Whether words the model lacks may be names in the data ("Helix Mini", "Atlantis": capitalized
- * past the first word, or quoted), or the question asks for a list or when something happened: the
- * planner still looks those up and reads lists and "when", so the reader leaves them to it.
- */
-const maybeNames = (question: string, unknown: ReadonlyArray<string>): boolean => {
-  if (/^\s*(?:when|list)\b/i.test(question) || /["“”']/.test(question.replace(/\b'\w/g, ""))) return true
-  const words = question.split(/[^\p{L}\p{N}'-]+/u).filter((w) => w.length > 0).slice(1)
-  return unknown.some((word) => words.some((w) => w.toLowerCase() === word && /^\p{Lu}/u.test(w)))
-}
+const listOr = (items: ReadonlyArray<string>) =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`
+
+// "List the categories", "who are our customers in Europe", "what products are in Laptops",
+// "which categories do we sell": the rows themselves, not a figure of them.
+const listing =
+  /^\s*(?:(?:please\s+)?list|who\s+(?:are|is|were)|name\s+(?:the|all|every)|show\s+(?:me\s+)?(?:all|every|the|our)|(?:what|which)\s+(?:\w+\s+){1,2}(?:are|do|does|is|were|did)\b)/
+const counting = /\b(?:how many|number of|count|total|sum|average|mean)\b/
+// "When was the last order", "when did we first sell a phone".
+const whenAsked = /^\s*when\b/
+const lastWords = /\b(?:last|latest|most recent|newest|recent|final)\b/
+const firstWords = /\b(?:first|earliest|oldest)\b/
 
 /**
  * Reads `question` against the chat's semantic models (the library's, or ones derived from a
@@ -128,16 +155,18 @@ const maybeNames = (question: string, unknown: ReadonlyArray<string>): boolean =
 export const read = (
   question: string,
   semantic: ReadonlyArray<LanguageModel.SemanticContext>,
-  now: Date
-): Read | Declined | undefined => {
+  now: Date,
+  found: ReadonlyArray<Found> = []
+): Read | Declined | Lookup | undefined => {
   const contexts = semantic
   if (contexts.length === 0) return undefined
   const refusal = Refusals.of(question)
-  if (refusal !== undefined) return { declined: refusal.reason, final: true }
+  if (refusal !== undefined) return { declined: refusal.reason }
   const text = normalize(question)
-  let best: { readonly result: Read | Declined; readonly unknown: number } | undefined
+  let best: { readonly result: Read | Declined | Lookup; readonly unknown: number } | undefined
   for (const context of contexts) {
-    const result = readWith(question, text, Vocabulary.of(context.model, !context.reviewed), context.connector_id, now)
+    const vocabulary = Vocabulary.of(context.model, !context.reviewed)
+    const result = readWith(text, vocabulary, context.connector_id, now, found)
     const unknown = "unknown" in result ? result.unknown : 0
     if (best === undefined || unknown < best.unknown) {
       best = { result: "unknown" in result ? result.declined : result, unknown }
@@ -146,14 +175,38 @@ export const read = (
   return best!.result
 }
 
+/**
+ * The found values that name something: each value that holds a word as a whole word, and the word
+ * itself for the one value that holds it where no other does ("priya" for "Priya Okafor").
+ */
+const valuesFound = (found: ReadonlyArray<Found>) => {
+  const values: Array<{ dimension: string; value: string; also?: string }> = []
+  for (const search of found) {
+    const holding = search.values.filter((value) => Vocabulary.wordsOf(value).includes(search.word))
+    for (const value of holding) {
+      const only = found.every((other) =>
+        other.word !== search.word ||
+        other.values.every((v) => v === value || !Vocabulary.wordsOf(v).includes(search.word))
+      )
+      values.push({ dimension: search.dimension, value, ...(only ? { also: search.word } : {}) })
+    }
+  }
+  return values
+}
+
 const readWith = (
-  question: string,
   text: string,
-  vocabulary: Vocabulary.Vocabulary,
+  modelVocabulary: Vocabulary.Vocabulary,
   connectorId: number,
-  now: Date
-): Read | { readonly declined: Declined; readonly unknown: number } => {
-  const decline = (declined: string, unknown = 0, final = true) => ({ declined: { declined, final }, unknown })
+  now: Date,
+  allFound: ReadonlyArray<Found>
+): Read | Lookup | { readonly declined: Declined; readonly unknown: number } => {
+  const decline = (declined: string, unknown = 0) => ({ declined: { declined }, unknown })
+  const found = allFound.filter((f) => f.connectorId === connectorId)
+  const foundValues = valuesFound(found)
+  const vocabulary = foundValues.length === 0 ? modelVocabulary : Vocabulary.withValues(modelVocabulary, foundValues)
+  const listed = listing.test(text) && !counting.test(text)
+  const when = whenAsked.test(text) ? lastWords.test(text) ? "last" : firstWords.test(text) ? "first" : "" : undefined
   const tokens: Array<Token> = Vocabulary.wordsOf(text).map((word) => ({
     word,
     stem: Vocabulary.stem(word),
@@ -174,7 +227,18 @@ const readWith = (
         i += n
       }
     }
-    if (matched) continue
+    if (matched) {
+      // "priya" for the one customer whose name holds it: said in the answer.
+      const match = matches.at(-1)!
+      const value = match.terms[0]!.target
+      if (
+        match.end - match.start === 1 && value.kind === "value" &&
+        foundValues.some((f) => f.also === match.terms[0]!.said && f.value === value.value)
+      ) {
+        corrections.push([tokens[match.start]!.word, String(value.value)])
+      }
+      continue
+    }
     const token = tokens[i]!
     if (!fillers.has(token.stem) && !periodish.has(token.stem)) {
       const corrected = Vocabulary.correct(vocabulary, token.stem)
@@ -244,16 +308,57 @@ const readWith = (
     : tokens.some((t) => descending.has(t.stem))
     ? "desc"
     : undefined
+  // "Who are our top 10 customers" ranks them by a figure: no list.
+  const asList = listed && direction === undefined
 
-  for (const token of tokens) if (!token.covered && fillers.has(token.stem)) token.covered = true
+  for (const token of tokens) {
+    if (!token.covered && (fillers.has(token.stem) || ourselves.has(token.stem))) token.covered = true
+    if (
+      !token.covered && when !== undefined &&
+      (token.word === "when" || /^(?:first|earliest|oldest|last|latest|recent|newest|final)$/.test(token.word))
+    ) {
+      token.covered = true
+    }
+    if (!token.covered && (listed && /^(?:list|who|name|show)$/.test(token.word))) token.covered = true
+  }
   const unknown = [...new Set(tokens.filter((t) => !t.covered).map((t) => t.word))]
   if (unknown.length > 0) {
+    // A word the model does not know may be a name in the data ("Helix Mini", "Priya Okafor"): the
+    // longest word of each run of unknown words is looked up in the values the model does not list,
+    // and the question read again with what was found.
+    const runs: Array<Array<string>> = []
+    tokens.forEach((token, i) => {
+      if (token.covered) return
+      if (i > 0 && !tokens[i - 1]!.covered) runs.at(-1)!.push(token.word)
+      else runs.push([token.word])
+    })
+    const words = runs.map((run) => run.reduce((a, b) => b.length > a.length ? b : a))
+      .filter((word) => word.length >= 3 && !/^\d+$/.test(word))
+    const searches = words.length === runs.length && runs.length <= 2
+      ? words.flatMap((word) =>
+        found.some((f) => f.word === word)
+          ? []
+          : vocabulary.searchable.map((dimension) => ({ connectorId, word, dimension }))
+      )
+      : []
+    if (searches.length > 0) return { lookup: searches }
+    // What a lookup found that the question did not name in full.
+    const holding = found.filter((f) => unknown.includes(f.word))
+      .flatMap((f) => f.values.filter((v) => Vocabulary.wordsOf(v).includes(f.word)).map((value) => ({ ...f, value })))
+    const notFound = found.some((f) => unknown.includes(f.word)) && holding.length === 0
     return decline(
-      `I don't know what ${quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic model ` +
-        `has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}. ` +
-        `It knows, for example: ${vocabulary.metrics.slice(0, 8).join(", ")}`,
-      unknown.length,
-      !maybeNames(question, unknown)
+      holding.length > 0
+        ? `"${holding[0]!.word}" is part of ${
+          listOr([...new Set(holding.map((f) => f.value))].slice(0, 5).map((v) => `"${v}"`))
+        }: say which`
+        : `I don't know what ${quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic ` +
+          `model has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}` +
+          `${
+            notFound
+              ? `, and no ${listOr(vocabulary.searchable.map((d) => d.replaceAll("_", " ")))} in the data is called so`
+              : ""
+          }. It knows, for example: ${vocabulary.metrics.slice(0, 8).join(", ")}`,
+      unknown.length
     )
   }
 
@@ -266,16 +371,27 @@ const readWith = (
     countWords.has(before(match)) || (before(match) === "of" && countWords.has(before(match, 2)))
   const kindsOf = (match: Match) => new Set(match.terms.map((t) => t.target.kind))
   const onlyMetric = (match: Match) => kindsOf(match).has("metric") && !kindsOf(match).has("dimension")
+  // "Returned the most items": words of a metric named apart name nothing else.
+  const swallowed = (match: Match) =>
+    specific.some((term) => match.terms.some((t) => t.stems.every((s) => term.stems.includes(s))))
   const hasDimension = (except: Match) =>
-    matches.some((m) => m !== except && (kindsOf(m).has("dimension") || kindsOf(m).has("value")))
+    matches.some((m) => m !== except && !swallowed(m) && (kindsOf(m).has("dimension") || kindsOf(m).has("value")))
   const kindOf = (match: Match): Vocabulary.Target["kind"] | "qualifier" => {
     const kinds = kindsOf(match)
     const otherMetric = matches.some((m) => m !== match && onlyMetric(m))
     // "Orders from business customers": the noun after a value is what the value is of.
     const afterValue = matches.some((m) => m.end === match.start && kindsOf(m).has("value"))
     if (kinds.has("metric") && kinds.has("dimension") && afterValue && otherMetric) return "qualifier"
+    // "The Laptops category": the dimension of the value just said.
+    const dimensionOfValue = matches.some((m) =>
+      m.end === match.start && m.terms.some(({ target }) =>
+        target.kind === "value" &&
+        match.terms.some((own) => own.target.kind === "dimension" && own.target.name === target.dimension)
+      )
+    )
+    if (kinds.has("dimension") && !kinds.has("value") && dimensionOfValue) return "qualifier"
     if (kinds.has("metric") && kinds.has("dimension")) {
-      if (groupWords.has(before(match))) return "dimension"
+      if (groupWords.has(before(match)) || asList) return "dimension"
       if (counted(match)) return "metric"
       if (otherMetric) return "dimension"
       if (ranks(before(match))) return hasDimension(match) ? "metric" : "dimension"
@@ -299,6 +415,7 @@ const readWith = (
   for (const match of matches) {
     const kind = kindOf(match)
     if (kind === "qualifier") continue
+    if (kind !== "metric" && swallowed(match)) continue
     const targets = [
       ...new Map(match.terms.filter((t) => t.target.kind === kind).map((t) => [JSON.stringify(t.target), t.target]))
         .values()
@@ -347,46 +464,18 @@ const readWith = (
         // "returned", "signed up": a time dimension says which dates a period reads; with no period
         // it would qualify the rows in a way a semantic query cannot.
         if (window === undefined && grain === undefined) {
-          return decline(`I don't know what "${said(match)}" picks out here without a period`, 1, false)
+          return decline(
+            `"${said(match)}" names the dates a period is read on (${target.name.replaceAll("_", " ")}), and the ` +
+              "question gives no period: it cannot keep to rows by it alone",
+            1
+          )
         }
         timeDimension = target.name
         break
     }
   }
 
-  // 5. A measure from a verb when no phrase named one: "what did Europe spend", "which products sold most".
-  if (metrics.length === 0) {
-    // "How many phones did we sell", "which product sold the most": units; "what do we sell" is a
-    // list, no measure.
-    const counting = /\bhow many\b|\bnumber of\b/.test(text) || direction !== undefined
-    const viaVerb = tokens.some((t) => moneyVerbs.has(t.stem))
-      ? vocabulary.terms.get("revenue") ?? vocabulary.terms.get("sale")
-      : counting && tokens.some((t) => sellVerbs.has(t.stem))
-      ? vocabulary.terms.get("unit") ?? vocabulary.terms.get("quantity")
-      : undefined
-    const metric = viaVerb?.find((t) => t.target.kind === "metric")?.target
-    if (metric?.kind === "metric") metrics.push(metric.name)
-  }
-  if (metrics.length === 0) {
-    return decline(
-      `I could not tell what to measure: name a metric of the semantic model, for example ${
-        vocabulary.metrics.slice(0, 8).join(", ")
-      }`,
-      0,
-      false
-    )
-  }
-  // "Top 2 products per region": a ranking within each group is more than one semantic query.
-  if (direction !== undefined && dimensions.length > 1 && /\b(?:per|each|every|within)\s+\w+/.test(text)) {
-    return decline("it asks for a ranking within each group, which one semantic query does not give", 0, false)
-  }
-  if (limit !== undefined && dimensions.length === 0 && grain === undefined) {
-    return decline(
-      `I could not tell what to rank the top ${limit} of: name a dimension, for example "top ${limit} products by revenue"`
-    )
-  }
-
-  // 6. The most specific metric the question's words name: "orders were cancelled" asks for
+  // The most specific metric the question's words name: "orders were cancelled" asks for
   // cancelled_orders, not orders (which leave cancelled ones out) kept to cancelled ones.
   for (const term of specific) {
     if (term.target.kind !== "metric") continue
@@ -404,7 +493,73 @@ const readWith = (
     }
   }
 
-  // 7. Two or more values of one dimension are compared, never added up into one total.
+  // 5. A measure from a verb when no phrase named one: "what did Europe spend", "which products sold most".
+  if (metrics.length === 0) {
+    // "How many phones did we sell", "which product sold the most": units; "what do we sell" is a
+    // list, no measure.
+    const counting = /\bhow many\b|\bnumber of\b/.test(text) || direction !== undefined
+    const viaVerb = tokens.some((t) => moneyVerbs.has(t.stem))
+      ? vocabulary.terms.get("revenue") ?? vocabulary.terms.get("sale")
+      : counting && tokens.some((t) => sellVerbs.has(t.stem))
+      ? vocabulary.terms.get("unit") ?? vocabulary.terms.get("quantity")
+      : undefined
+    const metric = viaVerb?.find((t) => t.target.kind === "metric")?.target
+    if (metric?.kind === "metric") metrics.push(metric.name)
+  }
+  // "Our 10 biggest customers", "the best categories": a ranking that names no measure ranks by
+  // revenue where the model has it, and the answer says so.
+  let assumed: string | undefined
+  if (metrics.length === 0 && direction !== undefined && dimensions.length > 0) {
+    const money = (vocabulary.terms.get("revenue") ?? vocabulary.terms.get("sale"))?.find((t) =>
+      t.target.kind === "metric"
+    )?.target
+    if (money?.kind === "metric") {
+      metrics.push(money.name)
+      assumed = money.name
+    }
+  }
+  // "What categories do we sell", "who are our customers in Europe": the values themselves.
+  const list = asList && metrics.length === 0 && dimensions.length > 0 && when === undefined
+  if (metrics.length === 0 && !list) {
+    return decline(
+      `I could not tell what to measure: name a metric of the semantic model, for example ${
+        vocabulary.metrics.slice(0, 8).join(", ")
+      }`
+    )
+  }
+  if (list && (window !== undefined || grain !== undefined)) {
+    return decline(
+      "a list of names has no period of its own: ask for a figure of them in it, for example " +
+        `"${metrics.length === 0 ? "orders" : metrics[0]} by ${dimensions[0]} last year"`
+    )
+  }
+  // "Top 2 products per region": a ranking within each group is more than one semantic query.
+  if (direction !== undefined && dimensions.length > 1 && /\b(?:per|each|every|within)\s+\w+/.test(text)) {
+    return decline(
+      "it asks for a ranking within each group, which one semantic query does not give: ask for one group at a " +
+        `time, or for the figure by both (for example "${metrics[0]} by ${dimensions.join(" and ")}")`
+    )
+  }
+  if (when === "") {
+    return decline(
+      `I can say when the first or the last of something was ("when was the last order"); for when a figure ` +
+        `peaked, ask which period had the most (for example "which month had the most ${metrics[0]}")`
+    )
+  }
+  if (when !== undefined && dimensions.length > 0) {
+    return decline(
+      `I can say when the first or the last ${metrics[0]} was over all the rows, not for each ${
+        dimensions[0]
+      }: ask for one at a time`
+    )
+  }
+  if (limit !== undefined && dimensions.length === 0 && grain === undefined) {
+    return decline(
+      `I could not tell what to rank the top ${limit} of: name a dimension, for example "top ${limit} products by revenue"`
+    )
+  }
+
+  // 6. Two or more values of one dimension are compared, never added up into one total.
   const queryFilters: Array<SemanticQuery.DimensionFilter> = []
   for (const [dimension, values] of filters) {
     if (values.length > 1 && !dimensions.includes(dimension)) dimensions.push(dimension)
@@ -414,33 +569,60 @@ const readWith = (
       values: values as unknown as readonly [string | number | boolean, ...Array<string | number | boolean>]
     })
   }
-  // Rows that share a name are never added up as one: a name is grouped with what tells them apart.
+  // Rows that share a name are never added up as one: a name is grouped with what tells them apart,
+  // and a name kept to is split by it ("orders of Priya Okafor": one row per customer of the name).
   for (const dimension of [...dimensions]) {
     const identifier = vocabulary.identifiers.get(dimension)
     if (identifier !== undefined && !dimensions.includes(identifier)) {
       dimensions.splice(dimensions.indexOf(dimension) + 1, 0, identifier)
     }
   }
+  const unique = new Set(vocabulary.identifiers.values())
+  let named: Read["named"]
+  for (const filter of queryFilters) {
+    const identifier = vocabulary.identifiers.get(filter.dimension)
+    if (identifier === undefined || filter.values.length > 1 || dimensions.includes(identifier) || when !== undefined) {
+      continue
+    }
+    dimensions.push(identifier)
+    named = { value: String(filter.values[0]), dimension: filter.dimension, identifier }
+  }
   const range = window === undefined ? {} : {
     ...(window.from === undefined ? {} : { start: window.from }),
     ...(window.to === undefined ? {} : { end: window.to })
   }
-  const time = window !== undefined || grain !== undefined || timeDimension !== undefined
+  // "When was the last order": the days with one, latest first, and the first of them.
+  const dayGrain = when === undefined ? grain : "day"
+  const time = window !== undefined || dayGrain !== undefined || timeDimension !== undefined
     ? {
       ...(timeDimension === undefined ? {} : { dimension: timeDimension }),
-      ...(grain === undefined ? {} : { grain }),
+      ...(dayGrain === undefined ? {} : { grain: dayGrain }),
       ...range
     }
     : undefined
-  const ranked = direction !== undefined && (dimensions.length > 0 || limit !== undefined || askedUnit !== undefined)
+  const ranked = direction !== undefined && metrics.length > 0 &&
+    (dimensions.length > 0 || limit !== undefined || askedUnit !== undefined)
+  const order: Array<SemanticQuery.OrderBy> | undefined = when !== undefined
+    ? [{ by: "time", direction: when === "last" ? "desc" as const : "asc" as const }]
+    : ranked
+    ? [{ by: metrics[0]!, direction: direction! }]
+    : undefined
   const query: SemanticQuery.SemanticQuery = {
-    metrics: metrics as unknown as readonly [string, ...Array<string>],
+    metrics,
     ...(dimensions.length === 0 ? {} : { dimensions }),
     ...(time === undefined ? {} : { time }),
     ...(queryFilters.length === 0 ? {} : { filters: queryFilters }),
     ...(segments.length === 0 ? {} : { segments }),
-    ...(ranked ? { order: [{ by: metrics[0]!, direction: direction! }] } : {}),
-    ...(limit === undefined ? {} : { limit })
+    ...(order === undefined ? {} : { order }),
+    ...(when !== undefined ? { limit: 1 } : limit === undefined ? {} : { limit })
   }
-  return { connectorId, query, corrections }
+  return {
+    connectorId,
+    query,
+    corrections,
+    ...(when === undefined ? {} : { when }),
+    ...(named === undefined ? {} : { named }),
+    ...(assumed === undefined ? {} : { assumed }),
+    ...(dimensions.some((d) => unique.has(d)) ? { identifiers: dimensions.filter((d) => unique.has(d)) } : {})
+  }
 }

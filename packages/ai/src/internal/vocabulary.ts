@@ -10,6 +10,7 @@
  *
  * @internal
  */
+import { textType } from "@sightline/core/DerivedModel"
 import type * as SemanticModel from "@sightline/core/SemanticModel"
 
 /** What a phrase of a question can name. */
@@ -39,7 +40,15 @@ export interface Vocabulary {
   readonly metrics: ReadonlyArray<string>
   /** For each dimension (as a query names it), the dimension of its table whose values are unique, if any. */
   readonly identifiers: ReadonlyMap<string, string>
+  /**
+   * The dimensions whose values the model does not list (names of products, customers), where a
+   * word the model does not know may be a value: the offline model looks it up in them.
+   */
+  readonly searchable: ReadonlyArray<string>
 }
+
+/** The most dimensions a word is looked up in. */
+const searchLimit = 6
 
 /** A word as the vocabulary compares it: lower case, singular ("sales" → "sale", "categories" → "category"). */
 export const stem = (word: string): string => {
@@ -133,6 +142,7 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
   }
   const qualified = (table: string, name: string) => (dimensionTables.get(name) ?? 0) > 1 ? `${table}.${name}` : name
   const identifiers = new Map<string, string>()
+  const searchable: Array<string> = []
   for (const table of file.tables) {
     // A name that rows may share ("customer") is told apart by the table's unique dimension.
     const unique = (table.dimensions ?? []).find((d) => d.unique === true)
@@ -143,6 +153,12 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
     }
     for (const dimension of table.dimensions ?? []) {
       const name = qualified(table.name, dimension.name)
+      if (
+        dimension.values === undefined && dimension.unique !== true &&
+        (dimension.data_type === undefined || textType.test(dimension.data_type))
+      ) {
+        searchable.push(name)
+      }
       // "invoice status" where two tables have a status.
       for (const said of [dimension.name, `${table.name} ${dimension.name}`, ...(dimension.synonyms ?? [])]) {
         add(terms, said, { kind: "dimension", name })
@@ -203,6 +219,13 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
       for (const term of meaning) add(terms, said, term.target)
     }
   }
+  return indexed(terms, { metrics, identifiers, searchable: searchable.slice(0, searchLimit) })
+}
+
+const indexed = (
+  terms: Map<string, Array<Term>>,
+  rest: Pick<Vocabulary, "metrics" | "identifiers" | "searchable">
+): Vocabulary => {
   const known = new Set<string>()
   let longest = 1
   for (const list of terms.values()) {
@@ -211,7 +234,24 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
       longest = Math.max(longest, term.stems.length)
     }
   }
-  return { terms, longest, known, metrics, identifiers }
+  return { metrics: rest.metrics, identifiers: rest.identifiers, searchable: rest.searchable, terms, longest, known }
+}
+
+/**
+ * The vocabulary with values found in the data ("Helix Mini" of product): each names itself, and
+ * `also` names a value by a word of it that no other found value holds ("priya" for "Priya Okafor").
+ */
+export const withValues = (
+  vocabulary: Vocabulary,
+  values: ReadonlyArray<{ readonly dimension: string; readonly value: string; readonly also?: string | undefined }>
+): Vocabulary => {
+  const terms = new Map([...vocabulary.terms].map(([key, list]) => [key, [...list]]))
+  for (const { also, dimension, value } of values) {
+    const target: Target = { kind: "value", dimension, value }
+    add(terms, value, target)
+    if (also !== undefined) add(terms, also, target)
+  }
+  return indexed(terms, vocabulary)
 }
 
 // Optimal string alignment distance, capped: how many edits (a transposition is one) apart.
