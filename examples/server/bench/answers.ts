@@ -12,7 +12,8 @@
  * numbers within 0.5%).
  * - answerable questions: correct (the table matches), declined (no table), or wrong (a table that
  *   does not match: a confident wrong number, the failure that matters most);
- * - questions to decline (no hand SQL): declined, or wrong (any table).
+ * - questions to decline (no hand SQL): declined, or wrong (any table); a decline whose text does not
+ *   give the question's true reason (its pattern) is counted in "wrong reason", and listed.
  * Every wrong answer is listed with the reading the answer stated.
  *
  * The floor beside it is the hand-written SQL itself (DEMO's through the same connector runtime):
@@ -173,18 +174,19 @@ try {
     { name: "SaaS", connectorId: saasConnector, questions: SaasQuestions.questions(lastYear), rows: saasRows }
   ].filter((group) => values.only === undefined || group.name.toLowerCase() === values.only)
 
-  type Outcome = { correct: number; declined: number; wrong: number }
-  const empty = (): Outcome => ({ correct: 0, declined: 0, wrong: 0 })
+  type Outcome = { correct: number; declined: number; wrong: number; wrongReason: number }
+  const empty = (): Outcome => ({ correct: 0, declined: 0, wrong: 0, wrongReason: 0 })
   const table: Array<readonly [string, Outcome]> = []
   const total = empty()
   const wrongs: Array<string> = []
+  const wrongReasons: Array<string> = []
   const floors: Array<string> = []
   const started = Date.now()
   for (const group of groups) {
     const answerable = empty()
     const unanswerable = empty()
     let floor = 0
-    for (const [i, [question, sql]] of group.questions.entries()) {
+    for (const [i, [question, sql, reason]] of group.questions.entries()) {
       const expected = sql === null ? undefined : await group.rows(sql)
       if (expected !== undefined && expected.length > 0) floor += 1
       const { rows, text } = await ask(question, group.connectorId)
@@ -200,6 +202,10 @@ try {
       // What the answer said it read: its first paragraph.
       const said = text.split("\n\n")[0]!.slice(0, 300)
       if (verdict === "wrong") wrongs.push(`${group.name} ${i + 1}. ${question}\n    read: ${said}`)
+      if (verdict === "declined" && reason !== undefined && !reason.test(text)) {
+        unanswerable.wrongReason += 1
+        wrongReasons.push(`${group.name} ${i + 1}. ${question} (expected ${reason})\n    said: ${said}`)
+      }
       if (values.verbose && verdict !== "correct") {
         console.log(`    said ${said}`)
         console.log(
@@ -212,19 +218,23 @@ try {
       total.correct += o.correct
       total.declined += o.declined
       total.wrong += o.wrong
+      total.wrongReason += o.wrongReason
     }
     const count = group.questions.filter(([, sql]) => sql !== null).length
     floors.push(`${group.name}: the hand SQL answers ${floor} of ${count} answerable questions`)
   }
   console.log("")
-  console.log("| group | questions | correct | declined | wrong |")
-  console.log("|---|---:|---:|---:|---:|")
+  console.log("| group | questions | correct | declined | of which for another reason | wrong |")
+  console.log("|---|---:|---:|---:|---:|---:|")
   for (const [name, o] of [...table, ["all", total] as const]) {
-    console.log(`| ${name} | ${o.correct + o.declined + o.wrong} | ${o.correct} | ${o.declined} | ${o.wrong} |`)
+    console.log(
+      `| ${name} | ${o.correct + o.declined + o.wrong} | ${o.correct} | ${o.declined} | ${o.wrongReason} | ${o.wrong} |`
+    )
   }
   console.log(`\nfloor: ${floors.join("; ")}`)
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s to ask them all)`)
   if (wrongs.length > 0) console.log(`\nWrong answers, with what they read:\n${wrongs.join("\n")}`)
+  if (wrongReasons.length > 0) console.log(`\nDeclines for another reason:\n${wrongReasons.join("\n")}`)
   await demoRuntime.dispose()
 } finally {
   server?.stop()

@@ -135,7 +135,11 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   if (verified !== undefined) {
     return answerWith(request, asked, turn, {
       name: "run_verified_query",
-      arguments: { name: verified.name, connector_id: verified.connectorId },
+      arguments: {
+        name: verified.name,
+        connector_id: verified.connectorId,
+        ...(Object.keys(verified.params).length === 0 ? {} : { params: verified.params })
+      },
       title: verified.question,
       chart: true,
       say: (result) => `${Verified.reading(verified)}\n\n${table(result)}`
@@ -243,7 +247,8 @@ const found = (messages: ReadonlyArray<LanguageModel.Message>, asked: number): R
           connectorId: Number(args.connector_id),
           dimension: String(args.dimensions[0]),
           word: String(args.filters[0].values[0]),
-          values: rows.map((row) => String(row[0]))
+          values: rows.map((row) => String(row[0])),
+          ...(result.content.startsWith("error:") ? { failed: result.content.slice("error:".length).trim() } : {})
         }]
       } catch {
         return []

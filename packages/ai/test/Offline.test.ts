@@ -194,6 +194,11 @@ describe("Offline model", () => {
     )
   })
 
+  it("says so when a lookup fails, rather than that the data holds no such name", () => {
+    const { text } = converse("Revenue of Helix Mini", () => "error: this key may not query the derived model")
+    expect(text).toMatch(/^I can't answer this: I could not look "helix" up in the data: this key may not query/)
+  })
+
   it("says how many rows bear a name, each on its own", () => {
     const { calls, text } = converse("How many orders did Priya Okafor place?", (call) => {
       if (call.name === "create_chart") return JSON.stringify({ image_url: "chart:1" })

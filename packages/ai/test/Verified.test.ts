@@ -49,6 +49,26 @@ describe("offline model: verified queries first", () => {
       .toBeUndefined()
   })
 
+  it("fills number parameters from the question: a year, a count, or one of what the query lists", () => {
+    expect(Verified.match("revenue by month in 2025", [context(true)])).toMatchObject({
+      name: "by_month",
+      params: { year: 2025 }
+    })
+    expect(Verified.match("top 5 products by revenue", [context(true)])).toMatchObject({
+      name: "top_products",
+      params: { n: 5 }
+    })
+    expect(Verified.match("top three products by revenue", [context(true)])?.params).toEqual({ n: 3 })
+    expect(Verified.match("the top product by revenue", [context(true)])?.params).toEqual({ n: 1 })
+    expect(Verified.match("top products by revenue", [context(true)])?.params).toEqual({})
+    // A number no parameter takes is a word the query does not say.
+    expect(Verified.match("Which sales channel makes us the most money in 2025?", [context(true)])).toBeUndefined()
+    const found = Verified.match("top 5 products by revenue", [context(true)])!
+    expect(Verified.reading(found)).toBe(
+      "I read this as the verified query **top_products**: \"Top products by revenue\", with n 5 (checked)."
+    )
+  })
+
   it("says how it read the question, with who checked the query and when", () => {
     const found = Verified.match("which sales channel makes us the most money", [context(true)])!
     expect(Verified.reading(found)).toBe(

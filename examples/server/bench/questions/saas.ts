@@ -109,17 +109,17 @@ export const questions = (lastYear: number): ReadonlyArray<Question> => {
        WHERE p.name IN ('Growth', 'Starter') GROUP BY 1`
     ],
 
-    ["why did mrr drop", null],
-    ["forecast mrr for next year", null],
-    ["churn rate by plan", null],
-    ["customer lifetime value by industry", null],
-    ["accounts with both open and void invoices", null],
-    ["invoices by sales rep", null],
-    ["net revenue retention", null],
-    ["mrr by city", null],
-    ["average seats per account", null],
-    ["support tickets last month", null],
-    ["mrr by acquisition channel", null],
-    ["discounts by plan", null]
+    ["why did mrr drop", null, /asks for a cause/],
+    ["forecast mrr for next year", null, /about the future/],
+    ["churn rate by plan", null, /"churn"/],
+    ["customer lifetime value by industry", null, /"lifetime"/],
+    ["accounts with both open and void invoices", null, /have both of two things/],
+    ["invoices by sales rep", null, /"rep"/],
+    ["net revenue retention", null, /"retention"/],
+    ["mrr by city", null, /"city"/],
+    ["average seats per account", null, /"seats"/],
+    ["support tickets last month", null, /"tickets"/],
+    ["mrr by acquisition channel", null, /"acquisition"/],
+    ["discounts by plan", null, /"discounts"/]
   ]
 }

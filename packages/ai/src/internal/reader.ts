@@ -50,9 +50,10 @@ export interface Lookup {
   readonly lookup: ReadonlyArray<Search>
 }
 
-/** What a lookup found: the values of the dimension that hold the word. */
+/** What a lookup found: the values of the dimension that hold the word, or why it failed. */
 export interface Found extends Search {
   readonly values: ReadonlyArray<string>
+  readonly failed?: string | undefined
 }
 
 // Words that carry nothing of their own in a question.
@@ -343,6 +344,8 @@ const readWith = (
       : []
     if (searches.length > 0) return { lookup: searches }
     // What a lookup found that the question did not name in full.
+    const failed = found.find((f) => unknown.includes(f.word) && f.failed !== undefined)
+    if (failed !== undefined) return decline(`I could not look "${failed.word}" up in the data: ${failed.failed}`)
     const holding = found.filter((f) => unknown.includes(f.word))
       .flatMap((f) => f.values.filter((v) => Vocabulary.wordsOf(v).includes(f.word)).map((value) => ({ ...f, value })))
     const notFound = found.some((f) => unknown.includes(f.word)) && holding.length === 0
@@ -355,7 +358,7 @@ const readWith = (
           `model has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}` +
           `${
             notFound
-              ? `, and no ${listOr(vocabulary.searchable.map((d) => d.replaceAll("_", " ")))} in the data is called so`
+              ? `, and no ${listOr(vocabulary.searchable.map((d) => d.replace(/[._]/g, " ")))} in the data is called so`
               : ""
           }. It knows, for example: ${vocabulary.metrics.slice(0, 8).join(", ")}`,
       unknown.length
@@ -521,10 +524,13 @@ const readWith = (
   // "What categories do we sell", "who are our customers in Europe": the values themselves.
   const list = asList && metrics.length === 0 && dimensions.length > 0 && when === undefined
   if (metrics.length === 0 && !list) {
+    // "Late deliveries": a value of something ("return reason late delivery"), but no measure of it.
+    const of = [...filters].map(([dimension, values]) =>
+      `${dimension.replace(/[._]/g, " ")} ${values.map(String).join(" or ")}`
+    )
     return decline(
-      `I could not tell what to measure: name a metric of the semantic model, for example ${
-        vocabulary.metrics.slice(0, 8).join(", ")
-      }`
+      `I could not tell what to measure${of.length === 0 ? "" : ` of ${of.join(" and ")}`}: name a metric of the ` +
+        `semantic model, for example ${vocabulary.metrics.slice(0, 8).join(", ")}`
     )
   }
   if (list && (window !== undefined || grain !== undefined)) {
