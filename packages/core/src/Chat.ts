@@ -28,7 +28,7 @@ export const MessageRole = Schema.Literal("user", "assistant")
 export type MessageRole = typeof MessageRole.Type
 
 /** Where a chat came from: the v2 API, the browser UI, a playbook run or an agent run. */
-export const ChatSource = Schema.Literal("api", "ui", "playbook", "agent")
+export const ChatSource = Schema.Literal("api", "ui", "playbook", "agent", "eval")
 export type ChatSource = typeof ChatSource.Type
 
 /** The status of a chat's latest run. */

@@ -102,6 +102,10 @@ export type WebhookTriggerId = typeof WebhookTriggerId.Type
 export const AgentRunId = uuid("AgentRunId")
 export type AgentRunId = typeof AgentRunId.Type
 
+/** One run of an evaluation set. */
+export const EvalRunId = uuid("EvalRunId")
+export type EvalRunId = typeof EvalRunId.Type
+
 /** An app (GetApp on the RPC surface). */
 export const AppId = uuid("AppId")
 export type AppId = typeof AppId.Type

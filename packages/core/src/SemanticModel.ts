@@ -19,9 +19,9 @@
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
+import * as YamlFile from "./internal/yamlFile.js"
 
 // ---------------------------------------------------------------------------------------------
 // The format
@@ -278,16 +278,10 @@ export type SemanticModelFile = typeof SemanticModelFile.Type
 // ---------------------------------------------------------------------------------------------
 
 /** What is wrong with a model, where. */
-export interface Problem {
-  readonly path: string
-  /** 1-based; absent when the problem is not at one place in the file. */
-  readonly line?: number | undefined
-  readonly message: string
-}
+export type Problem = YamlFile.Problem
 
 /** A problem as one line: `semantic/demo.yaml:12: ...`. */
-export const formatProblem = (problem: Problem): string =>
-  `${problem.path}${problem.line === undefined ? "" : `:${problem.line}`}: ${problem.message}`
+export const formatProblem = YamlFile.formatProblem
 
 // ---------------------------------------------------------------------------------------------
 // The model as the compiler reads it
@@ -452,55 +446,12 @@ export const validate = (
   })
 }
 
-const decodeFile = Schema.decodeUnknownEither(SemanticModelFile, { errors: "all", onExcessProperty: "error" })
-
 /**
  * Reads a model file: YAML, then the format, then `validate`. Every problem names the file and,
  * where it has one, the line.
  */
-export const parse = (path: string, text: string): Either.Either<SemanticModel, ReadonlyArray<Problem>> => {
-  const lineCounter = new Yaml.LineCounter()
-  const document = Yaml.parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true })
-  const lineAt = (offset: number | undefined) => offset === undefined ? undefined : lineCounter.linePos(offset).line
-  if (document.errors.length > 0) {
-    return Either.left(document.errors.map((error) => ({
-      path,
-      line: lineAt(error.pos[0]),
-      message: error.message.split("\n")[0]!
-    })))
-  }
-  const decoded = decodeFile(document.toJS())
-  if (Either.isLeft(decoded)) {
-    // An optional field's union with `undefined` adds "Expected undefined" beside the real problem,
-    // and a union of literals one issue per literal: one line per path says it all.
-    const issues: Array<ParseResult.ArrayFormatterIssue> = []
-    for (const issue of ParseResult.ArrayFormatter.formatErrorSync(decoded.left)) {
-      if (issue.message.startsWith("Expected undefined")) continue
-      const expected = /^Expected (.+), actual (.+)$/.exec(issue.message)
-      const same = issues.find((other) => other.path.join(".") === issue.path.join("."))
-      const before = same === undefined ? null : /^Expected (.+), actual (.+)$/.exec(same.message)
-      if (same !== undefined && expected !== null && before !== null && before[2] === expected[2]) {
-        issues[issues.indexOf(same)] = {
-          ...same,
-          message: `Expected ${before[1]} | ${expected[1]}, actual ${expected[2]}`
-        }
-        continue
-      }
-      issues.push(issue)
-    }
-    return Either.left(issues.map((issue) => {
-      // The deepest node of the issue's path that the document has, for its line.
-      let node: unknown = undefined
-      for (let depth = issue.path.length; depth >= 0 && node === undefined; depth--) {
-        node = document.getIn(issue.path.slice(0, depth) as Array<PropertyKey>, true)
-      }
-      const range = Yaml.isNode(node) ? node.range : undefined
-      const where = issue.path.length === 0 ? "" : `${issue.path.join(".")}: `
-      return { path, line: lineAt(range?.[0]), message: `${where}${issue.message}` }
-    }))
-  }
-  return validate(path, decoded.right)
-}
+export const parse = (path: string, text: string): Either.Either<SemanticModel, ReadonlyArray<Problem>> =>
+  Either.flatMap(YamlFile.decode(SemanticModelFile, path, text), (file) => validate(path, file))
 
 /**
  * Which connector a model file says it describes, read even when the file is not a valid model (so

@@ -19,6 +19,7 @@ import * as ChatChannels from "./ChatChannels.js"
 import * as Chats from "./Chats.js"
 import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
+import * as Evals from "./Evals.js"
 import * as IdGenerator from "./IdGenerator.js"
 import * as Library from "./Library.js"
 import * as Members from "./Members.js"
@@ -61,7 +62,11 @@ export interface Options {
 /** Every use case (and `Auth`, `Library`), needing only ports, with options. */
 export const layerWith = (options: Options) => {
   const chats = options.chats ?? Chats.defaultOptions
-  return (options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns)).pipe(
+  return Layer.merge(
+    options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
+    // Evaluations ask their questions through the agent loop.
+    Evals.layer
+  ).pipe(
     Layer.provideMerge(Layer.merge(
       options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),
       ChatStreams.layerWith({

@@ -7,10 +7,11 @@
  *   processes, a firing runs once. Missed firings collapse into one catch-up run (the next time is
  *   computed from now). Agents' `cron_strings` are queued as `schedule` runs the same way
  *   (`Agents.queueScheduled`).
- * - **Jobs.** `concurrency` fibers claim `playbook.run` and `agent.run` jobs under a lease, renewed
+ * - **Jobs.** `concurrency` fibers claim `playbook.run`, `agent.run` and `eval.run` jobs under a lease, renewed
  *   while the job runs, so a process that dies lets another take the job over when the lease
  *   runs out. A job whose work fails is failed for good (a run delivers mail: retrying a failure
  *   could deliver twice); a job whose process died is claimed again, up to its attempts.
+ * - **Evaluation runs** (`eval.run`) are `Evals.execute`'s: each case asked and judged in turn.
  * - **Agent runs** go `queued → running → completed | failed`; a cancel (`Agents.cancelRun`, from
  *   any process) is seen within `pollMillis` and interrupts the run. A run found `running` when its
  *   job is claimed again belonged to a process that died: it is failed, never left running.
@@ -39,6 +40,8 @@ import { Auth } from "./Auth.js"
 import * as ChatEvent from "./ChatEvent.js"
 import type * as Chats from "./Chats.js"
 import * as Delivery from "./Delivery.js"
+import * as EvalRun from "./EvalRun.js"
+import * as Evals from "./Evals.js"
 import { OrganizationId, PlaybookId } from "./Ids.js"
 import * as JobQueue from "./JobQueue.js"
 import * as Playbook from "./Playbook.js"
@@ -93,6 +96,7 @@ export type Requirements =
   | Answers.Answers
   | Auth
   | Delivery.Delivery
+  | Evals.Evals
 
 /** Fires the due playbooks at `now`: each firing is claimed and queued in one transaction. */
 export const fireDue = (now: DateTime.Utc) =>
@@ -148,6 +152,7 @@ export const make = (options: Options) =>
     const answers = yield* Answers.Answers
     const auth = yield* Auth
     const delivery = yield* Delivery.Delivery
+    const evals = yield* Evals.Evals
     const tx = yield* Transaction
     const context = yield* Effect.context<Requirements>()
     const pollMillis = options.pollMillis ?? 1_000
@@ -287,8 +292,18 @@ export const make = (options: Options) =>
 
     // --- the loops ------------------------------------------------------------------------------
 
+    const runEval = (job: JobQueue.Job) =>
+      Effect.flatMap(
+        Effect.orDie(Schema.decodeUnknown(EvalRun.JobPayload)(job.payload)),
+        (payload) => evals.execute(payload, options.sign)
+      )
+
     const perform = (job: JobQueue.Job) =>
-      job.kind === playbookJobKind ? Effect.asVoid(runPlaybook(job)) : runAgent(job)
+      job.kind === playbookJobKind
+        ? Effect.asVoid(runPlaybook(job))
+        : job.kind === EvalRun.jobKind
+        ? runEval(job)
+        : runAgent(job)
 
     // Records how a claimed job ended. Runs uninterruptibly (`onExit`), so even a job interrupted
     // by shutdown is handed back at once instead of when its lease runs out.
@@ -317,7 +332,11 @@ export const make = (options: Options) =>
       )
     }
 
-    const slot = jobs.claim({ workerId: options.workerId, kinds: [playbookJobKind, AgentRun.jobKind], leaseMillis })
+    const slot = jobs.claim({
+      workerId: options.workerId,
+      kinds: [playbookJobKind, AgentRun.jobKind, EvalRun.jobKind],
+      leaseMillis
+    })
       .pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.sleep(Duration.millis(pollMillis)),

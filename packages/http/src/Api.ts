@@ -15,6 +15,7 @@ import { ChangesApi } from "./ChangesApi.js"
 import { ChatChannelsApi } from "./ChatChannelsApi.js"
 import { ChatsApi } from "./ChatsApi.js"
 import { ConnectorsApi } from "./ConnectorsApi.js"
+import { EvalsApi } from "./EvalsApi.js"
 import * as HttpErrors from "./HttpErrors.js"
 import * as OpenApiDocument from "./internal/openapi.js"
 import { MembersApi } from "./MembersApi.js"
@@ -37,6 +38,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(ServiceAccountsApi)
   .add(ChatChannelsApi)
   .add(AgentsApi)
+  .add(EvalsApi)
   .add(AuditLogsApi)
   .add(SemanticApi)
   .add(AssetsApi)

@@ -47,6 +47,7 @@ import * as ChangesHandlers from "./internal/handlers/changes.js"
 import * as ChatChannelsHandlers from "./internal/handlers/chatChannels.js"
 import * as ChatsHandlers from "./internal/handlers/chats.js"
 import * as ConnectorsHandlers from "./internal/handlers/connectors.js"
+import * as EvalsHandlers from "./internal/handlers/evals.js"
 import * as MembersHandlers from "./internal/handlers/members.js"
 import * as PlaybooksHandlers from "./internal/handlers/playbooks.js"
 import * as RolesHandlers from "./internal/handlers/roles.js"
@@ -374,6 +375,7 @@ export const layerGroups = Layer.mergeAll(
   ServiceAccountsHandlers.layer,
   ChatChannelsHandlers.layer,
   AgentsHandlers.layer,
+  EvalsHandlers.layer,
   AuditLogsHandlers.layer,
   SemanticHandlers.layer
 ).pipe(

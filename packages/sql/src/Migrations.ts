@@ -29,6 +29,7 @@ import { migration as migration0015ChatWatchers } from "./internal/migrations/00
 import { migration as migration0016ApiKeyParents } from "./internal/migrations/0016_api_key_parents.js"
 import { migration as migration0017ChangeChecks } from "./internal/migrations/0017_change_checks.js"
 import { migration as migration0018CellReadings } from "./internal/migrations/0018_cell_readings.js"
+import { migration as migration0019EvalRuns } from "./internal/migrations/0019_eval_runs.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -129,7 +130,8 @@ export const migrations = (
   "0015_chat_watchers": migration0015ChatWatchers(prefix),
   "0016_api_key_parents": migration0016ApiKeyParents(prefix),
   "0017_change_checks": migration0017ChangeChecks(prefix),
-  "0018_cell_readings": migration0018CellReadings(prefix)
+  "0018_cell_readings": migration0018CellReadings(prefix),
+  "0019_eval_runs": migration0019EvalRuns(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

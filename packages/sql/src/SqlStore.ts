@@ -26,6 +26,7 @@ import type { ChatChannelRepo } from "@sightline/core/ChatChannelRepo"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import type { ChatRepo } from "@sightline/core/ChatRepo"
 import type { ConnectorRepo } from "@sightline/core/ConnectorRepo"
+import type { EvalRunRepo } from "@sightline/core/EvalRunRepo"
 import type { ExecutionRepo } from "@sightline/core/ExecutionRepo"
 import type { GroupRepo } from "@sightline/core/GroupRepo"
 import type { JobQueue } from "@sightline/core/JobQueue"
@@ -51,6 +52,7 @@ import * as ChatChannelRepoSql from "./ChatChannelRepoSql.js"
 import * as ChatEventBusPg from "./ChatEventBusPg.js"
 import * as ChatRepoSql from "./ChatRepoSql.js"
 import * as ConnectorRepoSql from "./ConnectorRepoSql.js"
+import * as EvalRunRepoSql from "./EvalRunRepoSql.js"
 import * as ExecutionRepoSql from "./ExecutionRepoSql.js"
 import * as GroupRepoSql from "./GroupRepoSql.js"
 import * as JobQueueSql from "./JobQueueSql.js"
@@ -81,6 +83,7 @@ export type Ports =
   | AuditLogRepo
   | ChatRepo
   | ConnectorRepo
+  | EvalRunRepo
   | PlaybookRepo
   | SandboxRepo
   | ExecutionRepo
@@ -109,6 +112,7 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     LibraryStoreSql.layer,
     ChatRepoSql.layer,
     ConnectorRepoSql.layer,
+    EvalRunRepoSql.layer,
     PlaybookRepoSql.layer,
     SandboxRepoSql.layer,
     ExecutionRepoSql.layer,

@@ -22,6 +22,7 @@ import * as ChatRepo from "../ChatRepo.js"
 import * as ConnectorRepo from "../ConnectorRepo.js"
 import * as ConnectorTester from "../ConnectorTester.js"
 import * as Delivery from "../Delivery.js"
+import * as EvalRunRepo from "../EvalRunRepo.js"
 import * as ExecutionRepo from "../ExecutionRepo.js"
 import * as GroupRepo from "../GroupRepo.js"
 import * as IdGenerator from "../IdGenerator.js"
@@ -50,6 +51,7 @@ export const repositories = Layer.mergeAll(
   AuditLogRepo.layerMemory,
   ChatRepo.layerMemory,
   ConnectorRepo.layerMemory,
+  EvalRunRepo.layerMemory,
   PlaybookRepo.layerMemory,
   SandboxRepo.layerMemory,
   ExecutionRepo.layerMemory,

@@ -1,0 +1,204 @@
+/**
+ * One run of an evaluation set: each case asked as a fresh chat of the chosen model on the chosen
+ * connector, its answer's rows compared with the right ones (`EvalCompare`). Its lifecycle is an
+ * agent run's: `queued → running → completed | failed | cancelled`, and `queued → cancelled`.
+ * Results are added case by case, so a run shows its progress.
+ *
+ * @since 0.1.0
+ */
+import * as DateTime from "effect/DateTime"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
+import { Conflict } from "./Errors.js"
+import { ChatId, ConnectorId, EvalRunId, MemberId, OrganizationId } from "./Ids.js"
+import * as Pagination from "./Pagination.js"
+
+/** Where a run is in its lifecycle. */
+export const Status = Schema.Literal("queued", "running", "completed", "failed", "cancelled")
+export type Status = typeof Status.Type
+
+const Cell = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
+const Rows = Schema.Array(Schema.Array(Cell))
+
+/** The most rows of each side a case result keeps. */
+export const keptRows = 20
+
+/** How one case went. */
+export const CaseResult = Schema.Struct({
+  question: Schema.String,
+  tags: Schema.Array(Schema.String),
+  passed: Schema.Boolean,
+  /** The SQL of the answer's last table. */
+  sql: Schema.optional(Schema.String),
+  /** The first rows of the right answer and of the answer. */
+  expected: Schema.optional(Rows),
+  got: Schema.optional(Rows),
+  /** What differs, when it failed. */
+  difference: Schema.optional(Schema.String),
+  /** Why the case could not be judged (the right answer's SQL failed, the run failed). */
+  error: Schema.optional(Schema.String),
+  latency_ms: Schema.Number,
+  /** The chat the case was asked in. */
+  chat_id: Schema.optional(ChatId)
+}).annotations({ identifier: "EvalCaseResult" })
+export type CaseResult = typeof CaseResult.Type
+
+const fields = {
+  id: EvalRunId,
+  /** The library path of the set: `evals/*.yaml`, or a semantic model (its verified queries). */
+  set: Schema.String,
+  connector_id: ConnectorId,
+  /** The catalogue id of the model asked. */
+  model: Schema.String,
+  /** The library commit the set was read at. */
+  commit: Schema.optional(Schema.String),
+  status: Status,
+  created_by: MemberId,
+  cases_total: Schema.Int,
+  results: Schema.Array(CaseResult),
+  /** Passed cases over all cases, once the run completed. */
+  accuracy: Schema.optional(Schema.Number),
+  /** The questions the last completed run of the same set, connector and model passed and this one failed. */
+  regressions: Schema.optional(Schema.Array(Schema.String)),
+  /** That last run. */
+  compared_with: Schema.optional(EvalRunId),
+  error: Schema.optional(Schema.String),
+  created_at: Schema.DateTimeUtc,
+  started_at: Schema.optional(Schema.DateTimeUtc),
+  finished_at: Schema.optional(Schema.DateTimeUtc)
+}
+
+/** A run as stored. */
+export class EvalRun extends Schema.Class<EvalRun>("@sightline/core/EvalRun")({
+  ...fields,
+  organization_id: OrganizationId
+}) {}
+
+/** A run as served. */
+export const View = Schema.Struct({
+  ...fields,
+  passed: Schema.Int,
+  failed: Schema.Int
+}).annotations({ identifier: "EvalRun" })
+export type View = typeof View.Type
+
+/** The served form of a stored run, with its counts. */
+export const toView = (run: EvalRun): View => ({
+  ...Struct.omit(run, "organization_id"),
+  passed: run.results.filter((r) => r.passed).length,
+  failed: run.results.filter((r) => !r.passed).length
+})
+
+/** The job kind of a queued run. */
+export const jobKind = "eval.run"
+
+/** The payload of an `eval.run` job: ids only (the worker loads the run). */
+export const JobPayload = Schema.Struct({ evalRunId: EvalRunId, organizationId: OrganizationId })
+export type JobPayload = typeof JobPayload.Type
+
+/** A new queued run. */
+export const make = (options: {
+  readonly id: EvalRunId
+  readonly organizationId: OrganizationId
+  readonly set: string
+  readonly connectorId: ConnectorId
+  readonly model: string
+  readonly commit?: string | undefined
+  readonly createdBy: MemberId
+  readonly casesTotal: number
+  readonly at: DateTime.Utc
+}): EvalRun =>
+  new EvalRun({
+    id: options.id,
+    organization_id: options.organizationId,
+    set: options.set,
+    connector_id: options.connectorId,
+    model: options.model,
+    ...(options.commit === undefined ? {} : { commit: options.commit }),
+    status: "queued",
+    created_by: options.createdBy,
+    cases_total: options.casesTotal,
+    results: [],
+    created_at: options.at
+  })
+
+/** The statuses a run may move to from each status. */
+export const transitions: { readonly [S in Status]: ReadonlyArray<Status> } = {
+  queued: ["running", "cancelled"],
+  running: ["completed", "failed", "cancelled"],
+  completed: [],
+  failed: [],
+  cancelled: []
+}
+
+/** Has the run finished (no move is possible any more)? */
+export const isFinished = (status: Status): boolean => transitions[status].length === 0
+
+const move = (run: EvalRun, to: Status, verb: string, changes: Partial<EvalRun>): Either.Either<EvalRun, Conflict> =>
+  transitions[run.status].includes(to)
+    ? Either.right(new EvalRun({ ...run, ...changes, status: to }))
+    : Either.left(new Conflict({ message: `cannot ${verb} evaluation run ${run.id}: it is ${run.status}` }))
+
+/** `queued → running`. */
+export const start = (run: EvalRun, at: DateTime.Utc) => move(run, "running", "start", { started_at: at })
+
+/** A case's result, added to a running run. */
+export const addResult = (run: EvalRun, result: CaseResult): Either.Either<EvalRun, Conflict> =>
+  run.status === "running"
+    ? Either.right(new EvalRun({ ...run, results: [...run.results, result] }))
+    : Either.left(new Conflict({ message: `evaluation run ${run.id} is ${run.status}` }))
+
+/**
+ * `running → completed`, with its accuracy and its regressions against `previous` (the last
+ * completed run of the same set, connector and model), when there is one.
+ */
+export const complete = (run: EvalRun, at: DateTime.Utc, previous?: EvalRun) => {
+  const passedBefore = new Set(previous?.results.filter((r) => r.passed).map((r) => r.question) ?? [])
+  return move(run, "completed", "complete", {
+    finished_at: at,
+    accuracy: run.results.length === 0 ? 0 : run.results.filter((r) => r.passed).length / run.results.length,
+    ...(previous === undefined ? {} : {
+      compared_with: previous.id,
+      regressions: run.results.filter((r) => !r.passed && passedBefore.has(r.question)).map((r) => r.question)
+    })
+  })
+}
+
+/** `running → failed`, with the reason. */
+export const fail = (run: EvalRun, error: string, at: DateTime.Utc) =>
+  move(run, "failed", "fail", { error, finished_at: at })
+
+/** `queued | running → cancelled`. */
+export const cancel = (run: EvalRun, at: DateTime.Utc) => move(run, "cancelled", "cancel", { finished_at: at })
+
+/** The keyset position of a run in listings (newest first); adapters must match it. */
+export const keyset = (run: EvalRun): Pagination.Keyset => ({ at: DateTime.formatIso(run.created_at), id: run.id })
+
+/** The body of `POST /v2/evals/runs`. */
+export const StartRequest = Schema.Struct({
+  /** The set's library path: `evals/<name>.yaml`, or a semantic model file for its verified queries. */
+  set: Schema.NonEmptyTrimmedString,
+  connector_id: ConnectorId,
+  /** The catalogue's model; the organization's default when absent. */
+  model: Schema.optional(Schema.NonEmptyTrimmedString),
+  /** The library commit to read the set at; main when absent. */
+  commit: Schema.optional(Schema.NonEmptyTrimmedString)
+}).annotations({ identifier: "StartEvalRunRequest" })
+export type StartRequest = typeof StartRequest.Type
+
+/** Query of `GET /v2/evals/runs`. */
+export const ListParams = Schema.Struct({
+  limit: Pagination.limitParam(1, 200, 50),
+  cursor: Schema.optional(Schema.String),
+  /** Only the runs of this set. */
+  set: Schema.optional(Schema.String)
+})
+export type ListParams = typeof ListParams.Type
+
+/** Response of `GET /v2/evals/runs`, newest first; no `next_cursor` on the last page. */
+export const ListResponse = Schema.Struct({
+  runs: Schema.Array(View),
+  next_cursor: Schema.optional(Schema.String)
+}).annotations({ identifier: "EvalRunList" })
+export type ListResponse = typeof ListResponse.Type
