@@ -5,6 +5,10 @@
  *   sightline migrate                                 run the migrations and exit
  *   sightline org create --name N --admin-email E [--json]
  *                                                     a new organization, its admin and an admin key
+ *   sightline eval run --set PATH --connector ID [--model M] [--commit C] [--url URL] [--json]
+ *                                                     runs an evaluation set on a running server (the
+ *                                                     key in SVC_API_KEY), prints its cases, and exits 1
+ *                                                     on a regression or a run that did not complete
  *
  * Exit codes: 0 success, 1 failure (a message on stderr, never a stack trace), 2 usage.
  */
@@ -41,7 +45,8 @@ export class CliError extends Data.TaggedError("CliError")<{ readonly message: s
 export const usage = `usage:
   sightline serve
   sightline migrate
-  sightline org create --name <name> --admin-email <email> [--json]`
+  sightline org create --name <name> --admin-email <email> [--json]
+  sightline eval run --set <path> --connector <id> [--model <id>] [--commit <sha>] [--url <base>] [--json]`
 
 /** The organization `serve` creates on an empty store. */
 export const defaultOrganization = { name: "Default", adminEmail: "admin@sightline.local" } as const
@@ -197,6 +202,104 @@ const orgCreate = (args: ReadonlyArray<string>) =>
       )
   })
 
+/** How often `eval run` looks at its run. */
+const evalPollMillis = 500
+
+/**
+ * `sightline eval run`: starts a run of an evaluation set on a running server (`--url`, else
+ * `SIGHTLINE_URL`, else this machine's server) with the key in `SVC_API_KEY`, waits for it, and
+ * prints each case and the accuracy (`--json`: the run as the API gives it). A host's CI runs it:
+ * the exit code is 1 when the run did not complete or has regressions against the run before.
+ */
+const evalRun = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const parsed = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...args],
+          options: {
+            set: { type: "string" },
+            connector: { type: "string" },
+            model: { type: "string" },
+            commit: { type: "string" },
+            url: { type: "string" },
+            json: { type: "boolean" }
+          },
+          strict: true
+        }),
+      catch: (error) => new UsageError({ message: (error as Error).message })
+    })
+    const { commit, connector, model, set } = parsed.values
+    if (set === undefined || connector === undefined || !/^\d+$/.test(connector)) {
+      return yield* new UsageError({ message: "eval run needs --set <path> and --connector <id>" })
+    }
+    const key = process.env["SVC_API_KEY"]
+    if (key === undefined || key === "") {
+      return yield* new CliError({ message: "eval run needs an API key in SVC_API_KEY" })
+    }
+    const base = (parsed.values.url ?? process.env["SIGHTLINE_URL"] ??
+      `http://localhost:${(yield* Config.listen).port}`).replace(/\/+$/, "")
+    const call = (path: string, init: RequestInit = {}) =>
+      Effect.tryPromise({
+        try: async () => {
+          const response = await fetch(`${base}${path}`, {
+            ...init,
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }
+          })
+          return { status: response.status, body: await response.json() as any }
+        },
+        catch: (error) => new CliError({ message: `could not reach ${base}: ${(error as Error).message}` })
+      }).pipe(Effect.flatMap((answer) =>
+        answer.status >= 400
+          ? Effect.fail(new CliError({ message: answer.body?.error?.message ?? `HTTP ${answer.status}` }))
+          : Effect.succeed(answer.body)
+      ))
+    const started = yield* call("/v2/evals/runs", {
+      method: "POST",
+      body: JSON.stringify({
+        set,
+        connector_id: Number(connector),
+        ...(model === undefined ? {} : { model }),
+        ...(commit === undefined ? {} : { commit })
+      })
+    })
+    let run = started
+    while (!["completed", "failed", "cancelled"].includes(run.status)) {
+      yield* Effect.sleep(evalPollMillis)
+      run = yield* call(`/v2/evals/runs/${started.id}`)
+    }
+    const regressions: ReadonlyArray<string> = run.regressions ?? []
+    if (parsed.values.json === true) {
+      yield* Console.log(JSON.stringify(run))
+    } else {
+      const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ")
+      yield* Console.log(
+        [
+          `evaluation run ${run.id}: ${set} with ${run.model} on connector ${connector}`,
+          "",
+          "| # | result | question | difference |",
+          "|---:|---|---|---|",
+          ...run.results.map((r: any, i: number) =>
+            `| ${i + 1} | ${r.passed ? "pass" : regressions.includes(r.question) ? "REGRESSION" : "fail"} | ${
+              cell(r.question)
+            } | ${cell(r.difference ?? r.error ?? "")} |`
+          ),
+          "",
+          run.status === "completed"
+            ? `accuracy ${(100 * run.accuracy).toFixed(1)}%: ${run.passed} passed, ${run.failed} failed` +
+              (run.compared_with === undefined
+                ? ""
+                : `, ${regressions.length} regressions against ${run.compared_with}`)
+            : `the run ${run.status}${run.error === undefined ? "" : `: ${run.error}`}`
+        ].join("\n")
+      )
+    }
+    if (run.status !== "completed") return yield* new CliError({ message: `the evaluation run ${run.status}` })
+    if (regressions.length > 0) {
+      return yield* new CliError({ message: `${regressions.length} regressions: ${regressions.join("; ")}` })
+    }
+  })
+
 /**
  * `sightline pglite-template <file>`: a freshly migrated PGlite cluster as a gzipped tarball, which
  * new data directories then start from (`pnpm start` makes it; see `Config.pgliteTemplate`).
@@ -222,6 +325,7 @@ export const run = (argv: ReadonlyArray<string>) => {
   if (command === "pglite-template" && rest.length === 1) return pgliteTemplate(rest[0]!)
   if (command === "demo-cache" && rest.length === 1) return demoCache(rest[0]!)
   if (command === "org" && rest[0] === "create") return orgCreate(rest.slice(1))
+  if (command === "eval" && rest[0] === "run") return evalRun(rest.slice(1))
   return Effect.fail(
     new UsageError({ message: command === undefined ? "missing command" : `unknown command: ${argv.join(" ")}` })
   )

@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import { expect, it } from "vitest"
 import { demoConnector } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
+import { cli } from "./utils/process.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
 /** Files and merges edits of the library as the organization's admin. */
@@ -131,6 +132,49 @@ describeServers("evaluations", (server) => {
     )
     expect(pinned.results[1].passed).toBe(true)
     expect(pinned.commit).toBe(first.commit)
+  })
+
+  it("sightline eval run prints each case and the accuracy, and exits 1 on a regression (for a host's CI)", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const set = (expected: string) =>
+      `cases:\n  - question: How many regions do we sell in?\n    expected: [[${expected}]]\n  - question: List all regions\n    sql: SELECT name FROM regions\n`
+    await merge(server(), org, { "evals/ci.yaml": set("5") })
+    const args = [
+      "eval",
+      "run",
+      "--set",
+      "evals/ci.yaml",
+      "--connector",
+      String(connectorId),
+      "--url",
+      server().baseUrl
+    ]
+    const first = await cli(args, { SVC_API_KEY: org.key })
+    expect(first.stderr).toBe("")
+    expect(first.code).toBe(0)
+    expect(first.stdout).toContain("| 2 | pass | List all regions |  |")
+    expect(first.stdout).toMatch(/accuracy (50\.0|100\.0)%/)
+    const passedFirst = first.stdout.includes("| 1 | pass |")
+    // The right answer changes so that a passing case fails: a regression, exit code 1.
+    await merge(server(), org, { "evals/ci.yaml": set("6").replace("SELECT name FROM regions", "SELECT 'Atlantis'") })
+    const second = await cli([...args, "--json"], { SVC_API_KEY: org.key })
+    expect(second.code).toBe(1)
+    const run = JSON.parse(second.stdout.trim())
+    expect(run.regressions).toEqual(
+      passedFirst ? ["How many regions do we sell in?", "List all regions"] : ["List all regions"]
+    )
+    expect(second.stderr).toContain("regressions")
+    // Without a key, or with a wrong set, it says why.
+    expect((await cli(args, {})).stderr).toContain("SVC_API_KEY")
+    const wrong = await cli(
+      ["eval", "run", "--set", "evals/none.yaml", "--connector", "1", "--url", server().baseUrl],
+      {
+        SVC_API_KEY: org.key
+      }
+    )
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toContain("the library has no file evals/none.yaml")
   })
 
   it("refuses what it must: a member, a key bound to client attributes, no such set or model, a foreign run, a finished cancel", async () => {
