@@ -68,8 +68,26 @@ describeServers("evaluations", (server) => {
     }
     // The first run of a set has nothing to regress from.
     expect(run.regressions).toBeUndefined()
+    // The same set with a second model, side by side.
+    const other = await finished(
+      server(),
+      org,
+      (await body(
+        await start(server(), org.key, { set: "semantic/demo.yaml", connector_id: connectorId, model: "offline-fast" })
+      )).id
+    )
+    expect(other).toMatchObject({ status: "completed", model: "offline-fast" })
+    // Another model's run is no run to regress from.
+    expect(other.compared_with).toBeUndefined()
+    const compared = await body(
+      await server().request(`/v2/evals/compare?left=${run.id}&right=${other.id}`, { key: org.key })
+    )
+    expect(compared.left).toMatchObject({ id: run.id, model: "offline", accuracy: 1, passed: queued.cases_total })
+    expect(compared.right).toMatchObject({ id: other.id, model: "offline-fast", accuracy: 1 })
+    expect(compared.cases).toHaveLength(queued.cases_total)
+    expect(compared.cases[0]).toEqual({ question: run.results[0].question, left: true, right: true })
     const listed = await body(await server().request("/v2/evals/runs?set=semantic/demo.yaml", { key: org.key }))
-    expect(listed.runs.map((r: any) => r.id)).toEqual([queued.id])
+    expect(listed.runs.map((r: any) => r.id)).toEqual([other.id, queued.id])
   })
 
   it("a set file's failures show their difference, and the next run's regressions against it", async () => {

@@ -202,3 +202,58 @@ export const ListResponse = Schema.Struct({
   next_cursor: Schema.optional(Schema.String)
 }).annotations({ identifier: "EvalRunList" })
 export type ListResponse = typeof ListResponse.Type
+
+/** Query of `GET /v2/evals/compare`: two runs, typically of one set with two models. */
+export const CompareParams = Schema.Struct({ left: EvalRunId, right: EvalRunId })
+export type CompareParams = typeof CompareParams.Type
+
+const Side = Schema.Struct({
+  id: EvalRunId,
+  set: Schema.String,
+  model: Schema.String,
+  connector_id: ConnectorId,
+  status: Status,
+  accuracy: Schema.optional(Schema.Number),
+  passed: Schema.Int,
+  failed: Schema.Int
+})
+
+/** Response of `GET /v2/evals/compare`: each run's figures, and each question's outcome in both. */
+export const CompareResponse = Schema.Struct({
+  left: Side,
+  right: Side,
+  /** Every question of either run, in the left run's order then the right's; absent where a run lacks it. */
+  cases: Schema.Array(Schema.Struct({
+    question: Schema.String,
+    left: Schema.optional(Schema.Boolean),
+    right: Schema.optional(Schema.Boolean)
+  }))
+}).annotations({ identifier: "EvalComparison" })
+export type CompareResponse = typeof CompareResponse.Type
+
+/** Two runs side by side. */
+export const compare = (left: EvalRun, right: EvalRun): CompareResponse => {
+  const side = (run: EvalRun) => {
+    const view = toView(run)
+    return {
+      id: run.id,
+      set: run.set,
+      model: run.model,
+      connector_id: run.connector_id,
+      status: run.status,
+      ...(run.accuracy === undefined ? {} : { accuracy: run.accuracy }),
+      passed: view.passed,
+      failed: view.failed
+    }
+  }
+  const questions = [...new Set([...left.results, ...right.results].map((r) => r.question))]
+  const outcome = (run: EvalRun, question: string) => run.results.find((r) => r.question === question)?.passed
+  return {
+    left: side(left),
+    right: side(right),
+    cases: questions.map((question) => {
+      const [l, r] = [outcome(left, question), outcome(right, question)]
+      return { question, ...(l === undefined ? {} : { left: l }), ...(r === undefined ? {} : { right: r }) }
+    })
+  }
+}

@@ -80,6 +80,11 @@ export declare namespace Evals {
       principal: Policy.Principal,
       params: EvalRun.ListParams
     ) => Effect.Effect<EvalRun.ListResponse, Unauthenticated | PermissionDenied | InvalidRequest>
+    /** `GET /v2/evals/compare`: two runs side by side (typically one set with two models). */
+    readonly compare: (
+      principal: Policy.Principal,
+      params: EvalRun.CompareParams
+    ) => Effect.Effect<EvalRun.CompareResponse, Unauthenticated | PermissionDenied | NotFound>
     /** `POST /v2/evals/runs/{id}/cancel`: a finished run is a `Conflict`. */
     readonly cancel: (
       principal: Policy.Principal,
@@ -230,6 +235,11 @@ export const make = Effect.gen(function*() {
   const get = Traced.fn("Evals.get")(function*(principal: Policy.Principal, id: EvalRunId) {
     yield* admit(principal)
     return EvalRun.toView(yield* load(principal, id))
+  })
+
+  const compare = Traced.fn("Evals.compare")(function*(principal: Policy.Principal, params: EvalRun.CompareParams) {
+    yield* admit(principal)
+    return EvalRun.compare(yield* load(principal, params.left), yield* load(principal, params.right))
   })
 
   const list = Traced.fn("Evals.list")(function*(principal: Policy.Principal, params: EvalRun.ListParams) {
@@ -410,7 +420,7 @@ export const make = Effect.gen(function*() {
       Effect.asVoid
     )
 
-  return Evals.of({ start, get, list, cancel, execute })
+  return Evals.of({ start, get, list, compare, cancel, execute })
 })
 
 /** How one case went: its answer's rows against the right ones. */

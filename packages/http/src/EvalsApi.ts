@@ -43,6 +43,12 @@ export class EvalsApi extends HttpApiGroup.make("evals")
       .annotate(OpenApi.Summary, "One evaluation run: its accuracy, each case's result, and its regressions")
   )
   .add(
+    HttpApiEndpoint.get("compare", "/v2/evals/compare")
+      .setUrlParams(EvalRun.CompareParams)
+      .addSuccess(EvalRun.CompareResponse)
+      .annotate(OpenApi.Summary, "Two evaluation runs side by side: each one's accuracy, and each question in both")
+  )
+  .add(
     HttpApiEndpoint.post("cancel", "/v2/evals/runs/:id/cancel")
       .setPath(IdPath)
       .addSuccess(EvalRun.View)

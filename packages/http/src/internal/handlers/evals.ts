@@ -13,5 +13,6 @@ export const layer = HttpApiBuilder.group(SightlineApi, "evals", (handlers) =>
       .handle("start", ({ payload }) => withPrincipal((principal) => evals.start(principal, payload)))
       .handle("list", ({ urlParams }) => withPrincipal((principal) => evals.list(principal, urlParams)))
       .handle("get", ({ path }) => withPrincipal((principal) => evals.get(principal, path.id)))
+      .handle("compare", ({ urlParams }) => withPrincipal((principal) => evals.compare(principal, urlParams)))
       .handle("cancel", ({ path }) => withPrincipal((principal) => evals.cancel(principal, path.id)))
   })).pipe(only(Authentication, Evals.Evals))
