@@ -175,7 +175,11 @@ describe("DEMO connector (embedded PGlite)", () => {
       Effect.gen(function*() {
         const runtime = yield* ConnectorRuntime
         const first = yield* worker(runtime)
-        const grown = yield* runtime.query(demo, request("SELECT length(repeat('x', 300000000)) AS n"))
+        // About memory, not time: a loaded machine may take a while to build 300 MB in wasm.
+        const grown = yield* runtime.query(demo, {
+          ...request("SELECT length(repeat('x', 300000000)) AS n"),
+          timeoutMillis: 60_000
+        })
         expect(grown.rows).toEqual([[300_000_000]])
         const second = yield* worker(runtime)
         expect(second).not.toBe(first)
