@@ -106,6 +106,10 @@ export type AgentRunId = typeof AgentRunId.Type
 export const EvalRunId = uuid("EvalRunId")
 export type EvalRunId = typeof EvalRunId.Type
 
+/** A member's rating of an assistant message. */
+export const FeedbackId = uuid("FeedbackId")
+export type FeedbackId = typeof FeedbackId.Type
+
 /** An app (GetApp on the RPC surface). */
 export const AppId = uuid("AppId")
 export type AppId = typeof AppId.Type

@@ -20,6 +20,7 @@ import * as Chats from "./Chats.js"
 import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
 import * as Evals from "./Evals.js"
+import * as Feedbacks from "./Feedbacks.js"
 import * as IdGenerator from "./IdGenerator.js"
 import * as Library from "./Library.js"
 import * as Members from "./Members.js"
@@ -64,8 +65,8 @@ export const layerWith = (options: Options) => {
   const chats = options.chats ?? Chats.defaultOptions
   return Layer.merge(
     options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
-    // Evaluations ask their questions through the agent loop.
-    Evals.layer
+    // Evaluations ask their questions through the agent loop; feedback files library changes.
+    Layer.merge(Evals.layer, Feedbacks.layer)
   ).pipe(
     Layer.provideMerge(Layer.merge(
       options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),

@@ -16,6 +16,7 @@ import { ChatChannelsApi } from "./ChatChannelsApi.js"
 import { ChatsApi } from "./ChatsApi.js"
 import { ConnectorsApi } from "./ConnectorsApi.js"
 import { EvalsApi } from "./EvalsApi.js"
+import { FeedbackApi } from "./FeedbackApi.js"
 import * as HttpErrors from "./HttpErrors.js"
 import * as OpenApiDocument from "./internal/openapi.js"
 import { MembersApi } from "./MembersApi.js"
@@ -39,6 +40,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(ChatChannelsApi)
   .add(AgentsApi)
   .add(EvalsApi)
+  .add(FeedbackApi)
   .add(AuditLogsApi)
   .add(SemanticApi)
   .add(AssetsApi)

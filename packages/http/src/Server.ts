@@ -48,6 +48,7 @@ import * as ChatChannelsHandlers from "./internal/handlers/chatChannels.js"
 import * as ChatsHandlers from "./internal/handlers/chats.js"
 import * as ConnectorsHandlers from "./internal/handlers/connectors.js"
 import * as EvalsHandlers from "./internal/handlers/evals.js"
+import * as FeedbackHandlers from "./internal/handlers/feedback.js"
 import * as MembersHandlers from "./internal/handlers/members.js"
 import * as PlaybooksHandlers from "./internal/handlers/playbooks.js"
 import * as RolesHandlers from "./internal/handlers/roles.js"
@@ -376,6 +377,7 @@ export const layerGroups = Layer.mergeAll(
   ChatChannelsHandlers.layer,
   AgentsHandlers.layer,
   EvalsHandlers.layer,
+  FeedbackHandlers.layer,
   AuditLogsHandlers.layer,
   SemanticHandlers.layer
 ).pipe(

@@ -30,6 +30,7 @@ import { migration as migration0016ApiKeyParents } from "./internal/migrations/0
 import { migration as migration0017ChangeChecks } from "./internal/migrations/0017_change_checks.js"
 import { migration as migration0018CellReadings } from "./internal/migrations/0018_cell_readings.js"
 import { migration as migration0019EvalRuns } from "./internal/migrations/0019_eval_runs.js"
+import { migration as migration0020Feedback } from "./internal/migrations/0020_feedback.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -131,7 +132,8 @@ export const migrations = (
   "0016_api_key_parents": migration0016ApiKeyParents(prefix),
   "0017_change_checks": migration0017ChangeChecks(prefix),
   "0018_cell_readings": migration0018CellReadings(prefix),
-  "0019_eval_runs": migration0019EvalRuns(prefix)
+  "0019_eval_runs": migration0019EvalRuns(prefix),
+  "0020_feedback": migration0020Feedback(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

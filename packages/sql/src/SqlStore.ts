@@ -28,6 +28,7 @@ import type { ChatRepo } from "@sightline/core/ChatRepo"
 import type { ConnectorRepo } from "@sightline/core/ConnectorRepo"
 import type { EvalRunRepo } from "@sightline/core/EvalRunRepo"
 import type { ExecutionRepo } from "@sightline/core/ExecutionRepo"
+import type { FeedbackRepo } from "@sightline/core/FeedbackRepo"
 import type { GroupRepo } from "@sightline/core/GroupRepo"
 import type { JobQueue } from "@sightline/core/JobQueue"
 import type { LibraryStore } from "@sightline/core/LibraryStore"
@@ -54,6 +55,7 @@ import * as ChatRepoSql from "./ChatRepoSql.js"
 import * as ConnectorRepoSql from "./ConnectorRepoSql.js"
 import * as EvalRunRepoSql from "./EvalRunRepoSql.js"
 import * as ExecutionRepoSql from "./ExecutionRepoSql.js"
+import * as FeedbackRepoSql from "./FeedbackRepoSql.js"
 import * as GroupRepoSql from "./GroupRepoSql.js"
 import * as JobQueueSql from "./JobQueueSql.js"
 import * as LibraryStoreSql from "./LibraryStoreSql.js"
@@ -84,6 +86,7 @@ export type Ports =
   | ChatRepo
   | ConnectorRepo
   | EvalRunRepo
+  | FeedbackRepo
   | PlaybookRepo
   | SandboxRepo
   | ExecutionRepo
@@ -113,6 +116,7 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     ChatRepoSql.layer,
     ConnectorRepoSql.layer,
     EvalRunRepoSql.layer,
+    FeedbackRepoSql.layer,
     PlaybookRepoSql.layer,
     SandboxRepoSql.layer,
     ExecutionRepoSql.layer,

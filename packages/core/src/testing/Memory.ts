@@ -24,6 +24,7 @@ import * as ConnectorTester from "../ConnectorTester.js"
 import * as Delivery from "../Delivery.js"
 import * as EvalRunRepo from "../EvalRunRepo.js"
 import * as ExecutionRepo from "../ExecutionRepo.js"
+import * as FeedbackRepo from "../FeedbackRepo.js"
 import * as GroupRepo from "../GroupRepo.js"
 import * as IdGenerator from "../IdGenerator.js"
 import * as JobQueue from "../JobQueue.js"
@@ -52,6 +53,7 @@ export const repositories = Layer.mergeAll(
   ChatRepo.layerMemory,
   ConnectorRepo.layerMemory,
   EvalRunRepo.layerMemory,
+  FeedbackRepo.layerMemory,
   PlaybookRepo.layerMemory,
   SandboxRepo.layerMemory,
   ExecutionRepo.layerMemory,
