@@ -416,7 +416,14 @@ const table = (result: QueryResult, plain?: ReadonlyArray<string>): string => {
     `| ${result.columns.join(" | ")} |`,
     `| ${result.columns.map(() => "---").join(" | ")} |`,
     ...rows.map((row) => `| ${row.map((value, i) => formats[i]!(value)).join(" | ")} |`),
-    ...(result.row_count > rows.length ? [`\n${result.row_count - rows.length} more rows in the table.`] : [])
+    // A result cut at the row cap says so: "9,975 more" reads as all there are.
+    ...(result.row_count > rows.length
+      ? [
+        `\n${format(result.row_count - rows.length)} more rows in the table${
+          result.truncated ? `; the query stopped at ${format(result.row_count)} rows, and there are more` : ""
+        }.`
+      ]
+      : [])
   ].join("\n")
 }
 

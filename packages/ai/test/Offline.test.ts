@@ -230,6 +230,17 @@ describe("Offline model", () => {
       filters: [{ dimension: "category", operator: "=", values: ["Laptops"] }]
     })
     expect(list.text).toContain("**2**:\n\n| product |")
+    // A list cut at the row cap says there are more than it shows.
+    const long = converse("List all products", () =>
+      JSON.stringify({
+        columns: ["product"],
+        rows: Array.from({ length: 30 }, (_, i) => [`P${i}`]),
+        row_count: 30,
+        truncated: true,
+        reading: "Every product"
+      }))
+    expect(long.text).toContain("The first **30**:")
+    expect(long.text).toContain("10 more rows in the table; the query stopped at 30 rows, and there are more.")
     const last = converse(
       "When was our last order?",
       () => result(["order_date_day", "orders"], [["2025-12-31", 4]], "Orders (count of rows) by day, latest first")
