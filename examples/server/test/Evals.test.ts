@@ -11,10 +11,11 @@ import * as Library from "@sightline/core/Library"
 import { Fixtures } from "@sightline/core/testing"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { expect, it } from "vitest"
+import { afterAll, expect, it } from "vitest"
 import { demoConnector } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
 import { cli } from "./utils/process.js"
+import * as Provider from "./utils/provider.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
 /** Files and merges edits of the library as the organization's admin. */
@@ -186,7 +187,7 @@ describeServers("evaluations", (server) => {
     // Without a key, or with a wrong set, it says why.
     expect((await cli(args, {})).stderr).toContain("SVC_API_KEY")
     const wrong = await cli(
-      ["eval", "run", "--set", "evals/none.yaml", "--connector", "1", "--url", server().baseUrl],
+      ["eval", "run", "--set", "evals/none.yaml", "--connector", String(connectorId), "--url", server().baseUrl],
       {
         SVC_API_KEY: org.key
       }
@@ -248,3 +249,62 @@ describeServers("evaluations", (server) => {
     expect(after.results.length).toBeLessThan(run.cases_total)
   })
 })
+
+// A model that answers each question with the SQL the current test gives it, then a sentence.
+let answers: Record<string, string> = {}
+const provider = await Provider.start((request) => {
+  const last = request.messages.at(-1)
+  if (last.role === "tool") return { text: "Here it is." }
+  const question = [...request.messages].reverse().find((m: any) => m.role === "user").content
+  const connectorId = Number(/Connector (\d+)/.exec(request.messages[0].content)?.[1] ?? 1)
+  return {
+    toolCalls: [{ name: "run_sql", arguments: { connector_id: connectorId, sql: answers[question] ?? "SELECT 0" } }]
+  }
+})
+afterAll(() => provider.close())
+
+describeServers("evaluations with a provider (scripted Chat Completions server on loopback)", (server) => {
+  it("a model that answers some cases wrongly: its failures with their differences, then its regressions", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    await merge(server(), org, {
+      "evals/scripted.yaml": [
+        "cases:",
+        "  - question: How many regions are there?",
+        "    sql: SELECT count(*) FROM regions",
+        "  - question: How many categories are there?",
+        "    sql: SELECT count(*) FROM categories",
+        ""
+      ].join("\n")
+    })
+    const runOnce = async () =>
+      finished(
+        server(),
+        org,
+        (await body(await start(server(), org.key, { set: "evals/scripted.yaml", connector_id: connectorId }))).id
+      )
+    answers = {
+      "How many regions are there?": "SELECT count(*) AS n FROM regions",
+      "How many categories are there?": "SELECT count(*) AS n FROM products"
+    }
+    const first = await runOnce()
+    expect(first).toMatchObject({ status: "completed", model: "scripted", passed: 1, failed: 1 })
+    expect(first.results[0]).toMatchObject({ passed: true, sql: "SELECT count(*) AS n FROM regions", got: [[5]] })
+    expect(first.results[1]).toMatchObject({
+      passed: false,
+      sql: "SELECT count(*) AS n FROM products",
+      expected: [[8]],
+      difference: "expected a row [8]; no row of the answer holds it"
+    })
+    // The model gets the regions wrong too: a regression against the first run.
+    answers = { ...answers, "How many regions are there?": "SELECT count(*) AS n FROM customers" }
+    const second = await runOnce()
+    expect(second).toMatchObject({
+      passed: 0,
+      failed: 2,
+      compared_with: first.id,
+      regressions: ["How many regions are there?"]
+    })
+    expect(second.accuracy).toBe(0)
+  })
+}, { models: { compatibleUrl: provider.url, models: Provider.catalogue } })

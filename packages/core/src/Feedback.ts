@@ -67,7 +67,7 @@ export const ListParams = Schema.Struct({
   limit: Pagination.limitParam(1, 200, 50),
   cursor: Schema.optional(Schema.String),
   rating: Schema.optional(Rating),
-  connector_id: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive())),
+  connector_id: Schema.optional(Schema.compose(Schema.NumberFromString, ConnectorId)),
   model: Schema.optional(Schema.String)
 })
 export type ListParams = typeof ListParams.Type
