@@ -37,6 +37,7 @@ import * as Authentication from "./Authentication.js"
 import * as Connect from "./Connect.js"
 import * as FailedAuthentications from "./FailedAuthentications.js"
 import * as HttpErrors from "./HttpErrors.js"
+import * as BodyLimit from "./internal/bodyLimit.js"
 import { requestOf } from "./internal/fiberRequest.js"
 import * as AgentsHandlers from "./internal/handlers/agents.js"
 import * as ApiKeysHandlers from "./internal/handlers/apiKeys.js"
@@ -72,7 +73,7 @@ export class Readiness extends Context.Tag("@sightline/http/Readiness")<
 export const layerReadinessAlways: Layer.Layer<Readiness> = Layer.succeed(Readiness, { check: Effect.void })
 
 /** The largest request body accepted (1 MiB); larger bodies get 413. */
-export const maxBodyBytes = 1024 * 1024
+export const maxBodyBytes = BodyLimit.maxBodyBytes
 
 // Answered as a response rather than failed as an error: 413 shares its envelope (code
 // `invalid_request`) with 400, and the API's error encoder picks the status by shape.
@@ -139,9 +140,6 @@ const isEmptyObject = (text: string): boolean => {
   }
 }
 
-const isBodyTooLarge = (error: HttpServerError.RequestError): boolean =>
-  /max(imum)? ?bytes|too large|exceed/i.test(String((error.cause as any)?.message ?? error.cause ?? ""))
-
 /**
  * Turns every failure into the envelope: decode errors and malformed bodies are 400, unknown routes
  * 404, oversized bodies 413, anything unexpected 500 with nothing internal shown (logged instead,
@@ -182,7 +180,7 @@ const toEnvelope = (
         )
       }
       case "RequestError":
-        if (isBodyTooLarge(failure)) return Effect.succeed(tooLarge())
+        if (BodyLimit.isBodyTooLarge(failure)) return Effect.succeed(tooLarge())
         return Effect.fail(
           new HttpErrors.InvalidRequest({
             error: { code: "invalid_request", message: "Invalid request body: malformed JSON or unreadable body" }

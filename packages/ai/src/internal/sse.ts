@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { createParser } from "eventsource-parser"
 import * as NodeHttp from "node:http"
@@ -193,24 +194,27 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
       })
     )
 
+    // Full jitter over an exponential ceiling (the delay `Schedule.exponential` gives), capped, and
+    // never sooner than the provider asked; only retryable failures, `maxRetries` times.
     const maxDelay = Duration.toMillis(request.policy.maxDelay)
-    const open = (retry: number): Effect.Effect<NodeHttp.IncomingMessage, LanguageModelError> =>
-      Effect.catchAll(attempt, (failure) => {
-        if (!failure.error.retryable || retry >= request.policy.maxRetries) return Effect.fail(failure.error)
-        return Effect.gen(function*() {
-          // Full jitter over an exponential ceiling; never sooner than the provider asked.
-          const ceiling = Duration.toMillis(request.policy.baseDelay) * 2 ** retry
-          const jittered = (yield* Random.next) * ceiling
+    const retry = Schedule.exponential(request.policy.baseDelay).pipe(
+      Schedule.intersect(Schedule.recurs(request.policy.maxRetries)),
+      Schedule.intersect(Schedule.identity<Failure>()),
+      Schedule.whileInput((failure: Failure) => failure.error.retryable),
+      Schedule.modifyDelayEffect(([, failure], ceiling) =>
+        Effect.gen(function*() {
+          const jittered = (yield* Random.next) * Duration.toMillis(ceiling)
           const wait = Math.min(maxDelay, Math.max(jittered, failure.retryAfterMillis ?? 0))
           yield* Effect.logDebug(`${request.provider}: retrying in ${Math.round(wait)} ms`).pipe(
             Effect.annotateLogs({ reason: failure.error.reason })
           )
-          yield* Effect.sleep(Duration.millis(wait))
-          return yield* open(retry + 1)
+          return Duration.millis(wait)
         })
-      })
+      )
+    )
+    const open = attempt.pipe(Effect.retry(retry), Effect.mapError((failure) => failure.error))
 
-    const response = yield* open(0)
+    const response = yield* open
 
     // The body is read as it comes (events are decoded on arrival), and each pull takes what has been
     // decoded, or waits for the next parts: a single source instead of a pipeline of stream stages,

@@ -4,7 +4,6 @@
  * plus a use case) into a route handler that never fails, so no other error format reaches the wire.
  */
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
-import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as Errors from "@sightline/core/Errors"
@@ -17,6 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { isBodyTooLarge, maxBodyBytes } from "./bodyLimit.js"
 import * as InputGuard from "./inputGuard.js"
 import * as Issues from "./issues.js"
 
@@ -161,13 +161,7 @@ const isJson = (contentType: string | undefined): boolean => {
   return parameters.every((parameter) => !parameter.startsWith("charset=") || /^charset="?utf-8"?$/.test(parameter))
 }
 
-/** The largest request body a Connect operation reads (the /v2 limit; the webhook's own is far below). */
-export const maxBodyBytes = 1024 * 1024
-
 const tooLarge = () => invalid(`request body too large: at most ${maxBodyBytes} bytes`)
-
-const isBodyTooLarge = (error: HttpServerError.RequestError): boolean =>
-  /max(imum)? ?bytes|too large|exceed/i.test(String((error.cause as any)?.message ?? error.cause ?? ""))
 
 /** Reads the body as JSON: an empty body is the empty message `{}`; anything unreadable is `invalid_argument`. */
 export const readJson = (
