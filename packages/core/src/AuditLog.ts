@@ -7,17 +7,13 @@
  *
  * @since 0.1.0
  */
-import * as DateTime from "effect/DateTime"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
-import { AuditLogRepo } from "./AuditLogRepo.js"
-import { uuid } from "./IdGenerator.js"
 import { AuditLogEntryId, MemberId, OrganizationId } from "./Ids.js"
 import { type Json, JsonObject } from "./Json.js"
 import * as Pagination from "./Pagination.js"
 import type * as Policy from "./Policy.js"
-import * as Traced from "./Traced.js"
 
 /** The actions the audit log records, as `<resource>.<verb>`. */
 export const Action = Schema.Literal(
@@ -182,24 +178,3 @@ export interface RecordInput {
   readonly resourceId: string
   readonly details?: Details | undefined
 }
-
-/**
- * Appends an entry for an action, stamped with a new id and the current time. Call it inside the
- * transaction of the write it describes. Details that look like secrets are a defect.
- */
-export const record = Traced.fn("AuditLog.record")(function*(input: RecordInput) {
-  const repo = yield* AuditLogRepo
-  const entry = new AuditLogRecord({
-    id: AuditLogEntryId.make(yield* uuid),
-    organization_id: input.organizationId,
-    ...(input.actorId === undefined ? {} : { actor_id: input.actorId }),
-    action: input.action,
-    resource_type: input.resourceType,
-    resource_id: input.resourceId,
-    details: input.details ?? {},
-    auth_method: input.authMethod,
-    created_at: yield* DateTime.now
-  })
-  yield* repo.append(entry)
-  return entry
-})

@@ -1,6 +1,6 @@
 /**
  * The audit log read use case (`GET /v2/audit-logs`). Entries are written by the use cases that
- * make the changes (`AuditLog.record`, inside their transactions); this module only reads them.
+ * make the changes (`Auditor`, inside their transactions); this module only reads them.
  *
  * @since 0.1.0
  */

@@ -60,13 +60,13 @@ describe("AuditLog.Details", () => {
   })
 })
 
-describe("AuditLog.record", () => {
-  const layer = Layer.mergeAll(memory, IdGenerator.layerTest)
+describe("Auditor.record", () => {
+  const layer = Auditor.layer.pipe(Layer.provideMerge(Layer.mergeAll(memory, IdGenerator.layerTest)))
 
   it.effect("appends an entry stamped with a new id and the current time", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.parse("2026-04-01T10:00:00.000Z"))
-      const recorded = yield* AuditLog.record({
+      const recorded = yield* (yield* Auditor.Auditor).record({
         organizationId: org,
         actorId: actor,
         authMethod: "jwt",
@@ -85,7 +85,7 @@ describe("AuditLog.record", () => {
         auth_method: "jwt",
         created_at: "2026-04-01T10:00:00.000Z"
       })
-      const system = yield* AuditLog.record({
+      const system = yield* (yield* Auditor.Auditor).record({
         organizationId: org,
         authMethod: "system",
         action: "scim_group_mapping.migrate",
@@ -100,7 +100,7 @@ describe("AuditLog.record", () => {
 
   it.effect("details that look like a secret are a defect and nothing is appended", () =>
     Effect.gen(function*() {
-      const exit = yield* Effect.exit(AuditLog.record({
+      const exit = yield* Effect.exit((yield* Auditor.Auditor).record({
         organizationId: org,
         actorId: actor,
         authMethod: "api_key",
