@@ -32,13 +32,13 @@ export interface Caller {
   readonly isAdmin: boolean
 }
 
-/** An entry of an `owner:` or `reader:` line. */
-export const Principal = Schema.Union(
+/** Whom an `owner:` or `reader:` line names: a member, an e-mail address or a role (not `Policy.Principal`, the caller). */
+export const Subject = Schema.Union(
   Schema.TaggedStruct("Member", { id: Schema.UUID }),
   Schema.TaggedStruct("Email", { email: Schema.String }),
   Schema.TaggedStruct("Role", { name: Schema.String })
 )
-export type Principal = typeof Principal.Type
+export type Subject = typeof Subject.Type
 
 /** A `rule:` line: how many approvals a change needs, and from whom. */
 export const Rule = Schema.Struct({
@@ -61,8 +61,8 @@ export type AutoApprove = typeof AutoApprove.Type
 
 /** One parsed OWNERS file. */
 export class OwnersFile extends Schema.Class<OwnersFile>("@sightline/core/Owners/OwnersFile")({
-  owners: Schema.Array(Principal),
-  readers: Schema.Array(Principal),
+  owners: Schema.Array(Subject),
+  readers: Schema.Array(Subject),
   /** `inherit: false` drops everything declared by parent folders. */
   inherit: Schema.Boolean,
   rules: Schema.Array(Rule),
@@ -88,7 +88,7 @@ const isUuid = Schema.is(Schema.UUID)
 const roleName = /^[A-Za-z0-9_.-]+$/
 const email = /^[^\s@,]+@[^\s@,]+$/
 
-const parsePrincipal = (text: string): Either.Either<Principal, string> => {
+const parseSubject = (text: string): Either.Either<Subject, string> => {
   if (text.startsWith("member:")) {
     const id = text.slice("member:".length).toLowerCase()
     return isUuid(id) ? Either.right({ _tag: "Member", id }) : Either.left(`"${text}" is not member:<uuid>`)
@@ -109,7 +109,7 @@ const list = (value: string, what: string): Either.Either<Array<string>, string>
 }
 
 const principals = (value: string) =>
-  Either.flatMap(list(value, "principal"), (items) => Either.all(items.map(parsePrincipal)))
+  Either.flatMap(list(value, "principal"), (items) => Either.all(items.map(parseSubject)))
 
 const authorRoles = (value: string) =>
   Either.flatMap(
@@ -186,8 +186,8 @@ const parseAutoApprove = (value: string): Either.Either<AutoApprove, string> =>
  * the line. `path` only labels errors.
  */
 export const parse = (content: string, path: string = fileName): Either.Either<OwnersFile, OwnersParseError> => {
-  const owners: Array<Principal> = []
-  const readers: Array<Principal> = []
+  const owners: Array<Subject> = []
+  const readers: Array<Subject> = []
   const rules: Array<Rule> = []
   const autoApprove: Array<AutoApprove> = []
   let inherit: boolean | undefined
@@ -228,7 +228,7 @@ export const parse = (content: string, path: string = fileName): Either.Either<O
   return Either.right(new OwnersFile({ owners, readers, inherit: inherit ?? true, rules, autoApprove }))
 }
 
-const formatPrincipal = (p: Principal): string =>
+const formatSubject = (p: Subject): string =>
   p._tag === "Member" ? `member:${p.id}` : p._tag === "Role" ? `role:${p.name}` : p.email
 
 const formatAuthors = (authors: ReadonlyArray<string>) =>
@@ -238,8 +238,8 @@ const formatAuthors = (authors: ReadonlyArray<string>) =>
 export const format = (file: OwnersFile): string =>
   [
     ...(file.inherit ? [] : ["inherit: false"]),
-    ...file.owners.map((p) => `owner: ${formatPrincipal(p)}`),
-    ...file.readers.map((p) => `reader: ${formatPrincipal(p)}`),
+    ...file.owners.map((p) => `owner: ${formatSubject(p)}`),
+    ...file.readers.map((p) => `reader: ${formatSubject(p)}`),
     ...file.rules.map((r) =>
       `rule: approvals=${r.approvals}${r.distinct ? " distinct" : ""}${formatAuthors(r.authors)}`
     ),
@@ -303,8 +303,8 @@ export interface Declared<A> {
 
 /** What applies to one folder once inheritance is resolved. */
 export interface Effective {
-  readonly owners: ReadonlyArray<Principal>
-  readonly readers: ReadonlyArray<Principal>
+  readonly owners: ReadonlyArray<Subject>
+  readonly readers: ReadonlyArray<Subject>
   readonly rules: ReadonlyArray<Declared<Rule>>
   readonly autoApprove: ReadonlyArray<Declared<AutoApprove>>
 }
@@ -334,15 +334,15 @@ export const effective = (tree: OwnersTree, folder: string): Effective =>
 export const hasAnyRole = (caller: Caller, roles: ReadonlyArray<string>): boolean =>
   roles.some((role) => caller.roleNames.includes(role) || (caller.roleIds ?? []).includes(role))
 
-/** Is the caller named by this principal? */
-export const matches = (caller: Caller, principal: Principal): boolean => {
-  switch (principal._tag) {
+/** Is the caller named by this subject? */
+export const matches = (caller: Caller, subject: Subject): boolean => {
+  switch (subject._tag) {
     case "Member":
-      return principal.id === caller.memberId.toLowerCase()
+      return subject.id === caller.memberId.toLowerCase()
     case "Email":
-      return caller.email !== undefined && principal.email === caller.email.toLowerCase()
+      return caller.email !== undefined && subject.email === caller.email.toLowerCase()
     case "Role":
-      return hasAnyRole(caller, [principal.name])
+      return hasAnyRole(caller, [subject.name])
   }
 }
 

@@ -88,12 +88,12 @@ describe("Owners.parse", () => {
   })
 
   const principal = FastCheck.oneof(
-    FastCheck.uuid().map((id): Owners.Principal => ({ _tag: "Member", id })),
-    FastCheck.stringMatching(/^[a-z0-9.]{1,8}@[a-z]{1,8}\.com$/).map((email): Owners.Principal => ({
+    FastCheck.uuid().map((id): Owners.Subject => ({ _tag: "Member", id })),
+    FastCheck.stringMatching(/^[a-z0-9.]{1,8}@[a-z]{1,8}\.com$/).map((email): Owners.Subject => ({
       _tag: "Email",
       email
     })),
-    FastCheck.stringMatching(/^[A-Za-z0-9_.-]{1,10}$/).map((name): Owners.Principal => ({ _tag: "Role", name }))
+    FastCheck.stringMatching(/^[A-Za-z0-9_.-]{1,10}$/).map((name): Owners.Subject => ({ _tag: "Role", name }))
   )
   const roles = FastCheck.array(FastCheck.stringMatching(/^[a-z]{1,6}$/), { maxLength: 3 })
   const file = FastCheck.record({
