@@ -8,7 +8,9 @@ import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as Arbitrary from "effect/Arbitrary"
 import * as FastCheck from "effect/FastCheck"
 import * as Schema from "effect/Schema"
+import { ApiKeyFromRow } from "../src/ApiKeyRepoSql.js"
 import { AssetFromRow, CellFromRow, ChatFromRow, MessageFromRow } from "../src/ChatRepoSql.js"
+import { MemberFromRow } from "../src/MemberRepoSql.js"
 import { PlaybookFromRow, ReportFromRow } from "../src/PlaybookRepoSql.js"
 
 const agrees = <A, I>(name: string, schema: Schema.Schema<A, I>) =>
@@ -29,6 +31,8 @@ describe("TrustedSchema over the row schemas", () => {
   agrees("an asset", AssetFromRow)
   agrees("a playbook", PlaybookFromRow)
   agrees("a report", ReportFromRow)
+  agrees("an API key", ApiKeyFromRow)
+  agrees("a member", MemberFromRow)
 
   it("a NULL column decodes to an absent field", () => {
     const row = Schema.encodeSync(CellFromRow)(FastCheck.sample(Arbitrary.make(CellFromRow), 1)[0]!)
