@@ -4,3 +4,5 @@ export declare const bundleServer: (entry: string, outfile: string) => Promise<u
 export declare const newest: (path: string) => number
 /** Builds the console's server-side module into its dist when a source is newer. */
 export declare const ensureConsoleModule: () => void
+/** Stops esbuild's service process (a later build starts it again). */
+export declare const stopBundler: () => Promise<void>

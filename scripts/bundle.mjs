@@ -2,7 +2,7 @@
 // standalone server) and the benchmarks (their target servers). One file instead of a thousand ES
 // modules is most of a fast start: resolving and linking each module cost more than the server's own
 // start did (measured with `pnpm bench:start`).
-import { build } from "esbuild"
+import { build, stop } from "esbuild"
 import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
@@ -69,3 +69,6 @@ export const bundleServer = (entry, outfile) => {
     logLevel: "warning"
   })
 }
+
+/** Stops esbuild's service process (a later build starts it again). */
+export const stopBundler = () => stop()

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process"
 import { utimesSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { bundleServer, ensureConsoleModule, newest } from "./bundle.mjs"
+import { bundleServer, ensureConsoleModule, newest, stopBundler } from "./bundle.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const server = join(root, "examples", "server")
@@ -27,6 +27,10 @@ if (newest(bundle) <= Math.max(...sources.map(newest))) {
   } catch {
     process.stderr.write("sightline: building the server failed (see above)\n")
     process.exit(1)
+  } finally {
+    // esbuild's service is a child process that would otherwise live as long as the server, holding
+    // hundreds of MB for nothing: the server is built, and nothing here builds again.
+    await stopBundler()
   }
 }
 
