@@ -235,12 +235,14 @@ export const make = (services: Services, context: RunContext): Handlers => {
             name: `result-${queries}`,
             type: "table",
             mime_type: "application/json",
-            content: JSON.stringify({
-              columns,
-              rows: rows.slice(0, tableAssetRows),
-              row_count: rows.length,
-              truncated: truncated || rows.length > tableAssetRows
-            })
+            content: JSON.stringify(
+              {
+                columns,
+                rows: rows.slice(0, tableAssetRows),
+                row_count: rows.length,
+                truncated: truncated || rows.length > tableAssetRows
+              } satisfies Asset.TableContent
+            )
           })).asset,
           (yield* addAsset(
             { cell_id: cell.id, name: `result-${queries}.csv`, type: "download", mime_type: "text/csv" },

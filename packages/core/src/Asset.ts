@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AssetId, CellId, ChatId, OrganizationId } from "./Ids.js"
 import * as TrustedSchema from "./TrustedSchema.js"
@@ -83,3 +84,17 @@ export const toAsset = (record: AssetRecord, options: RenderOptions = {}): Asset
       ? { message_cell_id: record.message_cell_id }
       : {})
   })
+
+/** The content of a `table` asset: a query result's first rows, as JSON. */
+export const TableContent = Schema.Struct({
+  columns: Schema.Array(Schema.Struct({ name: Schema.String })),
+  rows: Schema.Array(Schema.Array(Schema.Unknown)),
+  /** The rows the query returned (more than `rows` holds when it was cut). */
+  row_count: Schema.Number,
+  truncated: Schema.Boolean
+})
+export type TableContent = typeof TableContent.Type
+
+/** The rows of a `table` asset's content, when it reads as one. */
+export const tableRows = (content: string): Option.Option<ReadonlyArray<ReadonlyArray<unknown>>> =>
+  Option.map(Schema.decodeUnknownOption(Schema.parseJson(TableContent))(content), (table) => table.rows)

@@ -26,6 +26,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Answers from "./Answers.js"
+import * as Asset from "./Asset.js"
 import { Auditor } from "./Auditor.js"
 import { Auth } from "./Auth.js"
 import type * as Chat from "./Chat.js"
@@ -299,13 +300,8 @@ export const make = Effect.gen(function*() {
           }
           if (event.type === "done") done = event
         }))
-      const table = last === undefined ? undefined : Either.getOrUndefined(
-        Schema.decodeUnknownEither(
-          Schema.parseJson(Schema.Struct({ rows: Schema.Array(Schema.Array(Schema.Unknown)) }))
-        )(last.content)
-      )
       const answered: Answered = {
-        rows: table?.rows,
+        rows: last === undefined ? undefined : Option.getOrUndefined(Asset.tableRows(last.content)),
         sql: last === undefined ? undefined : cells.get(last.cellId)?.query ?? undefined,
         done
       }
@@ -321,19 +317,19 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const expected = testCase.expected
       if (expected.kind === "rows") return { rows: expected.rows, ordered: false }
-      let sql: string
-      let params: ReadonlyArray<SemanticCompiler.Param> = []
-      if (expected.kind === "sql") {
-        sql = expected.sql
-      } else {
-        const query = model?.verifiedQueries.find((q) => q.name === expected.name)
-        if (model === undefined || query === undefined) return yield* Effect.fail(`no verified query ${expected.name}`)
-        const compiled = SemanticCompiler.verifiedSql(model, query, {}, SemanticLayer.dialectOf(connector))
-        if (Either.isLeft(compiled)) return yield* Effect.fail(compiled.left.message)
-        sql = query.sql
-        ;({ params } = compiled.right)
-        sql = compiled.right.sql
-      }
+      // A verified query's SQL reads logical tables: the compiler writes it out, with its defaults.
+      const query = expected.kind === "verified_query"
+        ? model?.verifiedQueries.find((q) => q.name === expected.name)
+        : undefined
+      const { params, sql }: { readonly sql: string; readonly params: ReadonlyArray<SemanticCompiler.Param> } =
+        expected.kind === "sql"
+          ? { sql: expected.sql, params: [] }
+          : model === undefined || query === undefined
+          ? yield* Effect.fail(`no verified query ${expected.name}`)
+          : yield* Either.mapLeft(
+            SemanticCompiler.verifiedSql(model, query, {}, SemanticLayer.dialectOf(connector)),
+            (error) => error.message
+          )
       const result = yield* Effect.mapError(
         runtime.query(connector, {
           sql,

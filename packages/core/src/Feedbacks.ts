@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
+import * as Asset from "./Asset.js"
 import * as Change from "./Change.js"
 import { Changes } from "./Changes.js"
 import { ChatRepo } from "./ChatRepo.js"
@@ -160,10 +161,7 @@ export const make = Effect.gen(function*() {
       const table = (yield* chats.listAssets(record.organization_id, record.chat_id))
         .filter((asset) => asset.message_cell_id === message.cell_id && asset.type === "table").at(-1)
       if (table?.content === undefined) return Option.none<ReadonlyArray<ReadonlyArray<unknown>>>()
-      const parsed = Schema.decodeUnknownOption(
-        Schema.parseJson(Schema.Struct({ rows: Schema.Array(Schema.Array(Schema.Unknown)) }))
-      )(table.content)
-      return Option.map(parsed, (p) => p.rows)
+      return Asset.tableRows(table.content)
     })
 
   const promote = Traced.fn("Feedbacks.promote")(function*(
