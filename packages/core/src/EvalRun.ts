@@ -132,9 +132,6 @@ export const transitions: { readonly [S in Status]: ReadonlyArray<Status> } = {
   cancelled: []
 }
 
-/** Has the run finished (no move is possible any more)? */
-export const isFinished = (status: Status): boolean => transitions[status].length === 0
-
 const move = (run: EvalRun, to: Status, verb: string, changes: Partial<EvalRun>): Either.Either<EvalRun, Conflict> =>
   transitions[run.status].includes(to)
     ? Either.right(new EvalRun({ ...run, ...changes, status: to }))

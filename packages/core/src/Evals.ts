@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -373,10 +374,10 @@ export const make = Effect.gen(function*() {
         // A cancel from any process shows in the store.
         const current = yield* repo.get(organizationId, id)
         if (Option.isNone(current) || current.value.status !== "running") return
-        const began = Date.now()
+        const began = yield* Clock.currentTimeMillis
         const expected = yield* Effect.either(expectedOf(connector.value, testCase, model))
         const asked = yield* Effect.either(ask(principal.right, run, testCase.question, sign))
-        const latency = Date.now() - began
+        const latency = (yield* Clock.currentTimeMillis) - began
         const result: EvalRun.CaseResult = Either.isLeft(asked)
           ? {
             question: testCase.question,

@@ -28,12 +28,6 @@ export declare namespace FeedbackRepo {
       organizationId: OrganizationId,
       id: FeedbackId
     ) => Effect.Effect<Option.Option<Feedback.FeedbackRecord>>
-    /** The member's rating of a message, if any. */
-    readonly find: (
-      organizationId: OrganizationId,
-      messageId: MessageId,
-      memberId: MemberId
-    ) => Effect.Effect<Option.Option<Feedback.FeedbackRecord>>
     /** A page of the organization's ratings that pass the filters, newest `updated_at` first, then id descending. */
     readonly list: (
       organizationId: OrganizationId,
@@ -72,7 +66,6 @@ export const layerMemory: Layer.Layer<FeedbackRepo, never, MemoryState> = Layer.
           Effect.map(Ref.get(rows), (all) =>
             Option.filter(HashMap.get(all, id), (r) => r.organization_id === organizationId))
         ),
-      find: (organizationId, messageId, memberId) => state.run(findBy(organizationId, messageId, memberId)),
       list: (organizationId, filters, page) =>
         state.run(Effect.map(Ref.get(rows), (all) => {
           const { after } = page

@@ -7,7 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { FeedbackRecord, keyset } from "@sightline/core/Feedback"
 import { FeedbackRepo } from "@sightline/core/FeedbackRepo"
-import { ConnectorId, FeedbackId, MemberId, MessageId, OrganizationId } from "@sightline/core/Ids"
+import { ConnectorId, FeedbackId, OrganizationId } from "@sightline/core/Ids"
 import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -81,13 +81,6 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
       execute: ({ id, organization_id }) =>
         sql`SELECT ${columns} FROM ${table} WHERE organization_id = ${organization_id} AND id = ${id}`
     })
-    const byMessage = SqlSchema.findOne({
-      Request: Schema.Struct({ organization_id: OrganizationId, message_id: MessageId, member_id: MemberId }),
-      Result: FeedbackFromRow,
-      execute: (key) =>
-        sql`SELECT ${columns} FROM ${table} WHERE organization_id = ${key.organization_id}
-              AND message_id = ${key.message_id} AND member_id = ${key.member_id}`
-    })
     const page = SqlSchema.findAll({
       Request: PageRequest,
       Result: FeedbackFromRow,
@@ -108,9 +101,6 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
       upsert: Traced.fn("FeedbackRepoSql.upsert")((record) => Effect.orDie(upsert(record))),
       get: Traced.fn("FeedbackRepoSql.get")((organizationId, id) =>
         Effect.orDie(byId({ organization_id: organizationId, id }))
-      ),
-      find: Traced.fn("FeedbackRepoSql.find")((organizationId, messageId, memberId) =>
-        Effect.orDie(byMessage({ organization_id: organizationId, message_id: messageId, member_id: memberId }))
       ),
       list: Traced.fn("FeedbackRepoSql.list")((organizationId, filters, request) =>
         KeysetPage.page(
