@@ -115,6 +115,12 @@ export interface AskOptions extends Chats.Chats.StartOptions {
    * chat's sandbox workspace under `uploads/` and named to the model. Needs sandboxes and Python.
    */
   readonly files?: ReadonlyArray<UploadedFile> | undefined
+  /**
+   * The library commit the answer reads (its semantic models and the Context Library) instead of
+   * main: an evaluation of a change, or an answer re-run as it was given. Not a commit of the
+   * library: `invalid_request`.
+   */
+  readonly commit?: string | undefined
 }
 
 /** A file sent with a question. */
@@ -215,7 +221,7 @@ export const makeWith = (options: Options) =>
             if (Option.isSome(record)) records.push(record.value)
           }
         }
-        const models = records.length === 0 ? [] : yield* semantic.modelsFor(principal, records)
+        const models = records.length === 0 ? [] : yield* semantic.modelsFor(principal, records, askOptions.commit)
         const connectors: Array<RunConnector> = []
         for (const [i, record] of records.entries()) {
           const schema = yield* Effect.either(runtime.introspect(record))
@@ -227,7 +233,7 @@ export const makeWith = (options: Options) =>
         }
         // The library as this caller may read it under the OWNERS rules.
         const files = run.tools.ontology
-          ? yield* library.snapshotFor(principal).pipe(
+          ? yield* library.snapshotFor(principal, askOptions.commit).pipe(
             Effect.map((view) => view.files),
             Effect.orElseSucceed(() => HashMap.empty<string, Uint8Array>())
           )
@@ -351,6 +357,13 @@ export const makeWith = (options: Options) =>
         if (request.tools?.python_enabled === false) {
           return yield* new InvalidRequest({ message: "files: uploaded files need tools.python_enabled" })
         }
+      }
+      if (askOptions.commit !== undefined) {
+        yield* Effect.catchTag(
+          library.at(principal.organizationId, askOptions.commit),
+          "NotFound",
+          () => new InvalidRequest({ message: `${askOptions.commit} is not a commit of the library` })
+        )
       }
       const { metadata, run } = yield* chats.start(principal, request, askOptions)
       let report: AnswerHandlers.WrittenReport | undefined

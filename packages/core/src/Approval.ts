@@ -107,6 +107,18 @@ export const countedApprovers = (facts: ChangeFacts): Array<string> => {
 }
 
 /**
+ * The checks that must have passed before the change merges (`rule: checks=...`): those of every
+ * rule governing any of its paths for this author.
+ */
+export const requiredChecks = (
+  tree: Owners.OwnersTree,
+  author: Owners.Caller,
+  touchedPaths: ReadonlyArray<string>
+): ReadonlyArray<Owners.RequiredCheck> => [
+  ...new Set(touchedPaths.flatMap((path) => governingRules(tree, author, path).flatMap((rule) => rule.checks)))
+]
+
+/**
  * May the caller approve? Write authority on every touched path is required, and a rule asking
  * for distinct approvers rejects the author's self-approval.
  */

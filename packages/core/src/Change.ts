@@ -12,6 +12,7 @@ import * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ChangeCheck from "./ChangeCheck.js"
+import * as ChangeEvaluation from "./ChangeEvaluation.js"
 import { Conflict } from "./Errors.js"
 import { ChangeId, ChatId, MemberId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
@@ -82,6 +83,12 @@ const changeFields = {
    * once approvals were met, its merge. A failed one keeps the change from merging.
    */
   checks: Schema.optionalWith(Schema.Array(ChangeCheck.Check), { default: () => [] }),
+  /**
+   * The evaluation check of the current revision, when it touches `semantic/` or `evals/`: it runs
+   * after the filing (its status moves on its own), and blocks the merge only where an OWNERS rule
+   * says `checks=evaluations` (`required`).
+   */
+  evaluation: Schema.optional(ChangeEvaluation.Evaluation),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc
 }
@@ -147,7 +154,9 @@ export class ApproveResult extends Schema.Class<ApproveResult>("@sightline/core/
   merged: Schema.Boolean,
   approval_count: Schema.NonNegativeInt,
   required_approvals: Schema.NonNegativeInt,
-  already_approved: Schema.Boolean
+  already_approved: Schema.Boolean,
+  /** Why a change whose approvals are met did not merge: a failed check, or a required one not passed yet. */
+  blocked_by: Schema.optional(Schema.String)
 }) {}
 
 /** The answer of Deny Change and Restore Change. */
@@ -255,6 +264,8 @@ export const initialStatus = (filing: Filing): LibraryChangeStatus =>
 
 /** The fields of a brand new change. */
 export interface MakeParams extends Filing {
+  /** The revision's evaluation check, when it has one. */
+  readonly evaluation?: ChangeEvaluation.Evaluation | undefined
   /** The revision's checks (none where no checker applies). */
   readonly checks?: ReadonlyArray<ChangeCheck.Check> | undefined
   readonly id: ChangeId
@@ -294,6 +305,7 @@ export const make = (params: MakeParams): ChangeRecord =>
     required_approvals: params.requiredApprovals,
     auto_approved: params.autoApproved,
     checks: params.checks ?? [],
+    ...(params.evaluation === undefined ? {} : { evaluation: params.evaluation }),
     created_at: params.now,
     updated_at: params.now
   })
@@ -308,6 +320,8 @@ export const checkGitRef = (change: ChangeRecord, expectedGitRef: string): Eithe
 
 /** The fields a new revision replaces. */
 export interface ReviseParams extends Filing {
+  /** The revision's evaluation check, when it has one. */
+  readonly evaluation?: ChangeEvaluation.Evaluation | undefined
   /** The new revision's checks (none where no checker applies). */
   readonly checks?: ReadonlyArray<ChangeCheck.Check> | undefined
   readonly gitRef: string
@@ -331,10 +345,12 @@ export const revise = (change: ChangeRecord, params: ReviseParams): Either.Eithe
   if (change.status === "denied") {
     return conflict(`change ${change.number} is denied; restore it before filing a new revision`)
   }
-  const { base_ref: _, ...rest } = change
+  // The older revision's evaluation is stale: only the new one's, if any, is kept.
+  const { base_ref: _, evaluation: __, ...rest } = change
   return Either.right(
     new ChangeRecord({
       ...rest,
+      ...(params.evaluation === undefined ? {} : { evaluation: params.evaluation }),
       ...(params.baseRef === undefined ? {} : { base_ref: params.baseRef }),
       title: params.title ?? change.title,
       description: params.description ?? change.description,
@@ -377,6 +393,10 @@ export const recordApproval = (change: ChangeRecord, outcome: ApprovalOutcome): 
     required_approvals: outcome.requiredApprovals,
     updated_at: outcome.now
   })
+
+/** The evaluation check of the current revision, as it moved (its own `updated_at` says when). */
+export const recordEvaluation = (change: ChangeRecord, evaluation: ChangeEvaluation.Evaluation): ChangeRecord =>
+  new ChangeRecord({ ...change, evaluation })
 
 /** The checks run again at merge, recorded whatever they found (a failed one kept it from merging). */
 export const recordChecks = (

@@ -26,11 +26,13 @@ import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import * as Change from "./Change.js"
 import * as ChangeCheck from "./ChangeCheck.js"
+import * as ChangeEvaluation from "./ChangeEvaluation.js"
 import { ChangeRepo } from "./ChangeRepo.js"
 import * as Decision from "./Decision.js"
 import { Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { ChangeId, type ChatId } from "./Ids.js"
+import { JobQueue } from "./JobQueue.js"
 import { Library } from "./Library.js"
 import * as LibraryLib from "./Library.js"
 import { LibraryStore } from "./LibraryStore.js"
@@ -137,6 +139,17 @@ export const make = Effect.gen(function*() {
     onNone: (): ChangeCheck.Checker => () => Effect.succeed([]),
     onSome: (service) => service.check
   })
+  const jobs = yield* JobQueue
+
+  /** Whether main's OWNERS rules require the change's evaluation check to pass before it merges. */
+  const requiresEvaluation = (tree: Owners.OwnersTree, author: Owners.Caller, paths: ReadonlyArray<string>) =>
+    Approval.requiredChecks(tree, author, paths).includes("evaluations")
+
+  /** The change as served: a required evaluation is judged by main's rules as they are now. */
+  const withRequirement = (change: Change.ChangeRecord, required: boolean) =>
+    change.evaluation === undefined || change.evaluation.required === required
+      ? change
+      : Change.recordEvaluation(change, new ChangeEvaluation.Evaluation({ ...change.evaluation, required }))
 
   // Stored commits never disappear, so a ref the repository holds that the store lacks is a broken
   // store, not something a caller can cause.
@@ -282,9 +295,23 @@ export const make = Effect.gen(function*() {
       // Auto-approval is judged with the roles the caller acts with now (a narrowed key gets no
       // shortcut through a role it did not assume), never for a draft (its author said it is not
       // ready, so it waits for the revision that opens it), and never past a failed check.
-      const autoApproved = !hasConflicts && !body.draft && !ChangeCheck.failing(checked) &&
+      // A folder that requires the evaluation check takes no shortcut past it either.
+      const evaluationRequired = requiresEvaluation(main.tree, author, staged.touchedPaths)
+      const autoApproved = !hasConflicts && !body.draft && !ChangeCheck.failing(checked) && !evaluationRequired &&
         Approval.autoApproves(main.tree, caller, staged.touchedPaths)
       const now = yield* DateTime.now
+      // The evaluation check runs after the filing, on the worker; a key bound to client attributes
+      // gets none, since the check asks as its member's session, which would not keep to them.
+      const revision = Option.match(existing, { onNone: () => 1, onSome: (c) => c.revision + 1 })
+      const evaluation = autoApproved || !staged.touchedPaths.some(ChangeEvaluation.evaluates)
+        ? undefined
+        : Policy.clientAttributesJson(principal) === "{}"
+        ? ChangeEvaluation.queued(revision, evaluationRequired, now)
+        : ChangeEvaluation.skipped(
+          ChangeEvaluation.queued(revision, evaluationRequired, now),
+          "filed with a key bound to client attributes: the check asks as the author's session, which would not keep to them",
+          now
+        )
       const filing = {
         draft: body.draft,
         hasConflicts,
@@ -294,6 +321,7 @@ export const make = Effect.gen(function*() {
         touchedPaths: staged.touchedPaths,
         requiredApprovals: requirement.approvals,
         checks: checked,
+        evaluation,
         now
       }
 
@@ -338,6 +366,8 @@ export const make = Effect.gen(function*() {
           created_at: now
         })
       ))
+
+      if (evaluation?.status === "queued") yield* jobs.enqueue(ChangeEvaluation.job(record))
 
       // The auto-approve rules were just read from main inside this transaction, so the
       // re-validation at merge is the check above; `land` still refuses a malformed OWNERS result.
@@ -398,16 +428,20 @@ export const make = Effect.gen(function*() {
       const diff = yield* storeDefect(
         store.diff(principal.organizationId, Option.fromNullable(revision.base_ref), revision.git_ref)
       )
-      const evaluation = Approval.evaluate(yield* factsOf(change, main.tree), caller)
+      const facts = yield* factsOf(change, main.tree)
+      const evaluation = Approval.evaluate(facts, caller)
       const open = reviewable(change)
       // Counts of a change under review are evaluated now (roles and main's OWNERS may have moved);
       // those of a settled change stay as they were when it settled.
       const counted = open
-        ? new Change.ChangeRecord({
-          ...change,
-          approval_count: evaluation.approvalCount,
-          required_approvals: evaluation.requiredApprovals
-        })
+        ? withRequirement(
+          new Change.ChangeRecord({
+            ...change,
+            approval_count: evaluation.approvalCount,
+            required_approvals: evaluation.requiredApprovals
+          }),
+          requiresEvaluation(main.tree, facts.author, change.touched_paths)
+        )
         : change
       // The actions also need `change:write`: a read-only caller is never offered them.
       const mayAct = Policy.hasPermission(principal, "change:write")
@@ -469,9 +503,17 @@ export const make = Effect.gen(function*() {
           now
         })
         let merged = false
+        let blockedBy: string | undefined
+        const evaluationRequired = requiresEvaluation(main.tree, facts.author, change.touched_paths)
+        updated = withRequirement(updated, evaluationRequired)
         // This evaluation is the re-validation at merge: it reads main's OWNERS and the approvers'
         // live roles inside the transaction that moves main, so nothing can change in between.
-        if (evaluation.mergeable) {
+        if (
+          evaluation.mergeable && evaluationRequired && !ChangeEvaluation.passes(change.evaluation, change.revision)
+        ) {
+          // Approved by its reviewers; it merges on an approval once its check has passed.
+          blockedBy = ChangeEvaluation.blockedMessage(change.evaluation)
+        } else if (evaluation.mergeable) {
           const merge = yield* mergeNow(change, main.head)
           if (merge._tag === "Clean") {
             // Checked again on what lands now (main may have moved since the filing); a failed
@@ -483,7 +525,9 @@ export const make = Effect.gen(function*() {
               touchedPaths: change.touched_paths
             })
             updated = Change.recordChecks(updated, checked, now)
-            if (!ChangeCheck.failing(checked)) {
+            if (ChangeCheck.failing(checked)) {
+              blockedBy = "a check failed on what would merge: see checks"
+            } else {
               yield* land(change, main.head, merge.files)
               merged = true
               updated = Change.recordApproval(updated, {
@@ -503,7 +547,8 @@ export const make = Effect.gen(function*() {
           merged,
           approval_count: evaluation.approvalCount,
           required_approvals: evaluation.requiredApprovals,
-          already_approved: alreadyApproved
+          already_approved: alreadyApproved,
+          ...(blockedBy === undefined ? {} : { blocked_by: blockedBy })
         })
       }))
     }
@@ -540,5 +585,5 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   Changes,
   never,
-  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | Auditor
+  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | Auditor | JobQueue
 > = Layer.effect(Changes, make)

@@ -11,7 +11,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
 import { Conflict } from "./Errors.js"
-import { ChatId, ConnectorId, EvalRunId, MemberId, OrganizationId } from "./Ids.js"
+import { ChangeId, ChatId, ConnectorId, EvalRunId, MemberId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 
 /** Where a run is in its lifecycle. */
@@ -51,8 +51,10 @@ const fields = {
   connector_id: ConnectorId,
   /** The catalogue id of the model asked. */
   model: Schema.String,
-  /** The library commit the set was read at. */
+  /** The library commit the set was read at, and the answers read. */
   commit: Schema.optional(Schema.String),
+  /** The change whose evaluation check asked for the run; such runs are compared with no other. */
+  change_id: Schema.optional(ChangeId),
   status: Status,
   created_by: MemberId,
   cases_total: Schema.Int,
@@ -105,6 +107,7 @@ export const make = (options: {
   readonly connectorId: ConnectorId
   readonly model: string
   readonly commit?: string | undefined
+  readonly changeId?: ChangeId | undefined
   readonly createdBy: MemberId
   readonly casesTotal: number
   readonly at: DateTime.Utc
@@ -116,6 +119,7 @@ export const make = (options: {
     connector_id: options.connectorId,
     model: options.model,
     ...(options.commit === undefined ? {} : { commit: options.commit }),
+    ...(options.changeId === undefined ? {} : { change_id: options.changeId }),
     status: "queued",
     created_by: options.createdBy,
     cases_total: options.casesTotal,

@@ -32,7 +32,10 @@ export declare namespace EvalRunRepo {
       page: Pagination.PageRequest,
       set?: string | undefined
     ) => Effect.Effect<Pagination.Page<EvalRun>>
-    /** The latest completed run of a set on a connector with a model, created before `before`. */
+    /**
+     * The latest completed run of a set on a connector with a model, created before `before`, not
+     * counting the runs of change checks (they read a change's tree, not main).
+     */
     readonly lastCompleted: (
       organizationId: OrganizationId,
       key: { readonly set: string; readonly connectorId: ConnectorId; readonly model: string },
@@ -79,7 +82,8 @@ export const layerMemory: Layer.Layer<EvalRunRepo, never, MemoryState> = Layer.e
         state.run(Effect.map(Ref.get(runs), (rows) => {
           const matching = Array.from(HashMap.values(rows)).filter((row) =>
             row.organization_id === organizationId && row.set === key.set && row.connector_id === key.connectorId &&
-            row.model === key.model && row.status === "completed" && DateTime.lessThan(row.created_at, before)
+            row.model === key.model && row.status === "completed" && row.change_id === undefined &&
+            DateTime.lessThan(row.created_at, before)
           )
           matching.sort((a, b) => Pagination.compareDesc(keyset(a), keyset(b)))
           return Option.fromNullable(matching[0])

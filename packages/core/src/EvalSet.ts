@@ -6,6 +6,7 @@
  * ```yaml
  * name: revenue
  * description: What finance asks every week.
+ * connector: Warehouse      # where a change's evaluation check asks it (optional)
  * cases:
  *   - question: Revenue by region last year
  *     sql: SELECT r.name, sum(i.line_total) FROM ... GROUP BY 1
@@ -40,6 +41,8 @@ export type CaseFile = typeof CaseFile.Type
 /** The format of `evals/*.yaml`. */
 export const EvalSetFile = Schema.Struct({
   name: Schema.optional(Schema.NonEmptyTrimmedString),
+  /** The name of the connector the set is asked on by the evaluation check of a change. */
+  connector: Schema.optional(Schema.NonEmptyTrimmedString),
   description: Schema.optional(Schema.String),
   cases: Schema.NonEmptyArray(CaseFile)
 })
@@ -62,6 +65,8 @@ export interface Case {
 export interface EvalSet {
   readonly path: string
   readonly name: string
+  /** The connector named by the file, which the evaluation check of a change asks it on. */
+  readonly connector?: string | undefined
   readonly cases: ReadonlyArray<Case>
 }
 
@@ -87,7 +92,12 @@ export const parse = (path: string, text: string): Either.Either<EvalSet, Readon
     })
     return problems.length > 0
       ? Either.left(problems)
-      : Either.right({ path, name: file.name ?? path.replace(/^evals\//, "").replace(/\.ya?ml$/, ""), cases })
+      : Either.right({
+        path,
+        name: file.name ?? path.replace(/^evals\//, "").replace(/\.ya?ml$/, ""),
+        ...(file.connector === undefined ? {} : { connector: file.connector }),
+        cases
+      })
   })
 
 /** A semantic model's verified queries as a set: those whose parameters all have defaults. */

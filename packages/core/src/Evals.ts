@@ -94,7 +94,26 @@ export declare namespace Evals {
     ) => Effect.Effect<EvalRun.View, Unauthenticated | PermissionDenied | NotFound | Conflict>
     /** Runs a queued run (the worker's, for an `eval.run` job). */
     readonly execute: (payload: EvalRun.JobPayload, sign: Chats.SignAssetUrl) => Effect.Effect<void>
+    /**
+     * Runs a set here and now for a change's evaluation check, as `principal` (the change's
+     * author), and returns the finished run. Trusted: the caller chose the set, connector, model
+     * and commit; whatever goes wrong is the run's `failed` status and error.
+     */
+    readonly runForChange: (
+      principal: Policy.Principal,
+      request: ChangeRunRequest,
+      sign: Chats.SignAssetUrl
+    ) => Effect.Effect<EvalRun.EvalRun>
   }
+}
+
+/** What a change's evaluation check runs. */
+export interface ChangeRunRequest {
+  readonly set: string
+  readonly connectorId: EvalRun.EvalRun["connector_id"]
+  readonly model: string
+  readonly commit: string
+  readonly changeId: NonNullable<EvalRun.EvalRun["change_id"]>
 }
 
 /** The set at a path of the library's files: an `evals/*.yaml` file, or a semantic model's verified queries. */
@@ -288,7 +307,8 @@ export const make = Effect.gen(function*() {
         principal,
         { question, connector_ids: [run.connector_id], model: run.model },
         sign,
-        { source: "eval" }
+        // The answer reads the library at the run's commit, as the set was read.
+        { source: "eval", commit: run.commit }
       )
       const cells = new Map<string, Chat.ChatCell>()
       let last: { readonly cellId: string; readonly content: string } | undefined
@@ -417,7 +437,29 @@ export const make = Effect.gen(function*() {
       Effect.asVoid
     )
 
-  return Evals.of({ start, get, list, compare, cancel, execute })
+  const runForChange = (principal: Policy.Principal, request: ChangeRunRequest, sign: Chats.SignAssetUrl) =>
+    Effect.gen(function*() {
+      const view = yield* Effect.either(library.snapshotFor(principal, request.commit))
+      const found = Either.flatMap(Either.mapLeft(view, () => ""), (v) => setAt(v.files, request.set))
+      const run = EvalRun.make({
+        id: EvalRunId.make(yield* ids.uuid),
+        organizationId: principal.organizationId,
+        set: request.set,
+        connectorId: request.connectorId,
+        model: request.model,
+        commit: request.commit,
+        changeId: request.changeId,
+        createdBy: principal.memberId,
+        casesTotal: Either.match(found, { onLeft: () => 0, onRight: (read) => read.set.cases.length }),
+        at: yield* DateTime.now
+      })
+      // A fresh id cannot clash; if it did, the store is broken.
+      yield* Effect.orDie(repo.create(run))
+      yield* execute({ evalRunId: run.id, organizationId: run.organization_id }, sign)
+      return Option.getOrElse(yield* repo.get(run.organization_id, run.id), () => run)
+    })
+
+  return Evals.of({ start, get, list, compare, cancel, execute, runForChange })
 })
 
 /** How one case went: its answer's rows against the right ones. */

@@ -70,6 +70,12 @@ export declare namespace Library {
   export interface Service {
     /** Main and its OWNERS tree (a malformed OWNERS file on main locks the library to admins). */
     readonly main: (organizationId: OrganizationId) => Effect.Effect<Main>
+    /**
+     * The whole library at a commit of the organization, unpruned: for what governs every caller
+     * alike (semantic models) and for trusted jobs. Never hand it to a caller as it is. An unknown
+     * or foreign ref is `not_found`.
+     */
+    readonly at: (organizationId: OrganizationId, ref: string) => Effect.Effect<Files, NotFound>
     /** The caller as the OWNERS rules see it: the roles it acts with on this request, and its e-mail. */
     readonly callerOf: (principal: Policy.Principal) => Effect.Effect<Owners.Caller>
     /**
@@ -163,6 +169,12 @@ export const make = Effect.gen(function*() {
     return { head, files, tree: treeOf(files) }
   })
 
+  const at = Traced.fn("Library.at")(function*(organizationId: OrganizationId, ref: string) {
+    const files = yield* filesAt(organizationId, Option.some(ref))
+    if (Option.isNone(files)) return yield* new NotFound()
+    return files.value
+  })
+
   const callerFrom = (principal: Policy.Principal, email: Option.Option<string>): Owners.Caller => {
     const roles = Policy.effectiveRoles(principal)
     return {
@@ -208,9 +220,8 @@ export const make = Effect.gen(function*() {
     if (ref === undefined) {
       return { ref: current.head, files: Owners.pruneFiles(current.tree, caller, current.files) }
     }
-    const files = yield* filesAt(principal.organizationId, Option.some(ref))
-    if (Option.isNone(files)) return yield* new NotFound()
-    return { ref: Option.some(ref), files: Owners.pruneFiles(current.tree, caller, files.value) }
+    const files = yield* at(principal.organizationId, ref)
+    return { ref: Option.some(ref), files: Owners.pruneFiles(current.tree, caller, files) }
   })
 
   const stage = Traced.fn("Library.stage")(
@@ -239,7 +250,7 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  return Library.of({ main, callerOf, liveCallers, snapshotFor, stage, diff })
+  return Library.of({ main, at, callerOf, liveCallers, snapshotFor, stage, diff })
 })
 
 /** The `Library` service over the library store, the member repository and `Auth`. */

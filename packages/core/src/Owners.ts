@@ -40,13 +40,19 @@ export const Subject = Schema.Union(
 )
 export type Subject = typeof Subject.Type
 
-/** A `rule:` line: how many approvals a change needs, and from whom. */
+/** A check a rule can require to pass before a change merges (`checks=evaluations`). */
+export const RequiredCheck = Schema.Literal("evaluations")
+export type RequiredCheck = typeof RequiredCheck.Type
+
+/** A `rule:` line: how many approvals a change needs, from whom, and which checks must pass. */
 export const Rule = Schema.Struct({
   approvals: Schema.Int.pipe(Schema.positive()),
   /** The author's own approval does not count. */
   distinct: Schema.Boolean,
   /** Role names of the authors the rule governs; empty governs every author. */
-  authors: Schema.Array(Schema.String)
+  authors: Schema.Array(Schema.String),
+  /** Checks that must have passed on the change's current revision before it merges. */
+  checks: Schema.Array(RequiredCheck)
 })
 export type Rule = typeof Rule.Type
 
@@ -152,21 +158,35 @@ const stringOption = (opts: Map<string, string | true>, key: string): Either.Eit
 
 const parseRule = (value: string): Either.Either<Rule, string> =>
   Either.gen(function*() {
-    const opts = yield* options(value, ["approvals", "distinct", "authors"])
+    const opts = yield* options(value, ["approvals", "distinct", "authors", "checks"])
     const approvals = yield* stringOption(opts, "approvals")
-    if (approvals === undefined) return yield* Either.left("a rule needs approvals=<n>")
-    if (!/^[1-9][0-9]{0,2}$/.test(approvals)) {
+    const checks = yield* stringOption(opts, "checks")
+    // A rule that only requires checks keeps the author's own authority (one approval).
+    if (approvals === undefined && checks === undefined) {
+      return yield* Either.left("a rule needs approvals=<n>, checks=evaluations or both")
+    }
+    if (approvals !== undefined && !/^[1-9][0-9]{0,2}$/.test(approvals)) {
       return yield* Either.left(`approvals must be a whole number from 1 to 999, got "${approvals}"`)
     }
     const distinct = opts.get("distinct")
     if (distinct !== undefined && distinct !== true) return yield* Either.left(`"distinct" takes no value`)
     const authors = yield* stringOption(opts, "authors")
     return {
-      approvals: Number(approvals),
+      approvals: approvals === undefined ? 1 : Number(approvals),
       distinct: distinct === true,
-      authors: authors === undefined ? [] : yield* authorRoles(authors)
+      authors: authors === undefined ? [] : yield* authorRoles(authors),
+      checks: checks === undefined ? [] : yield* requiredChecks(checks)
     }
   })
+
+const requiredChecks = (value: string) =>
+  Either.flatMap(
+    list(value, "checks"),
+    (items) =>
+      Either.all(items.map((item) =>
+        Schema.is(RequiredCheck)(item) ? Either.right(item) : Either.left(`checks takes evaluations, got "${item}"`)
+      ))
+  )
 
 const parseAutoApprove = (value: string): Either.Either<AutoApprove, string> =>
   Either.gen(function*() {
@@ -241,7 +261,9 @@ export const format = (file: OwnersFile): string =>
     ...file.owners.map((p) => `owner: ${formatSubject(p)}`),
     ...file.readers.map((p) => `reader: ${formatSubject(p)}`),
     ...file.rules.map((r) =>
-      `rule: approvals=${r.approvals}${r.distinct ? " distinct" : ""}${formatAuthors(r.authors)}`
+      `rule: approvals=${r.approvals}${r.distinct ? " distinct" : ""}${formatAuthors(r.authors)}${
+        r.checks.length === 0 ? "" : ` checks=${r.checks.join(",")}`
+      }`
     ),
     ...file.autoApprove.map((a) => `auto_approve: paths=${a.paths.join(",")}${formatAuthors(a.authors)}`)
   ].map((line) => line + "\n").join("")

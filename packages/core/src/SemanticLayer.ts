@@ -57,10 +57,15 @@ export declare namespace SemanticLayer {
       principal: Policy.Principal,
       connector: Connector.ConnectorRecord
     ) => Effect.Effect<Governing, InvalidRequest>
-    /** The models of several connectors (a chat's), each as `modelFor` gives it, reading the library once. */
+    /**
+     * The models of several connectors (a chat's), each as `modelFor` gives it, reading the library
+     * once: main's, or the library at commit `at` (an answer pinned to a commit: an evaluation of a
+     * change, a re-run). An unknown commit is `InvalidRequest` for each.
+     */
     readonly modelsFor: (
       principal: Policy.Principal,
-      connectors: ReadonlyArray<Connector.ConnectorRecord>
+      connectors: ReadonlyArray<Connector.ConnectorRecord>,
+      at?: string | undefined
     ) => Effect.Effect<ReadonlyArray<Either.Either<Governing, InvalidRequest>>>
     /** `GET /v2/connectors/{id}/semantic-model`: the governing model as a file (`NotFound` for a connector the caller may not use). */
     readonly modelFile: (
@@ -153,21 +158,41 @@ export const make = Effect.gen(function*() {
   const runtime = yield* ConnectorRuntime.ConnectorRuntime
   const cache = new Map<string, LibraryModels>()
 
-  const modelsOf = (organizationId: OrganizationId) =>
-    Effect.map(library.main(organizationId), (main) => {
-      const head = Option.getOrUndefined(main.head)
-      if (head === undefined) return { head, read: libraryModels(main.files) }
+  // Commits never change, so the models read at one are kept by its id.
+  const cached = <E>(
+    organizationId: OrganizationId,
+    head: string,
+    files: Effect.Effect<LibraryDiff.Files, E>
+  ): Effect.Effect<{ readonly head: string | undefined; readonly read: LibraryModels }, E> =>
+    Effect.suspend(() => {
       const key = `${organizationId}:${head}`
-      let read = cache.get(key)
-      if (read === undefined) {
-        read = libraryModels(main.files)
-        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!)
-      } else {
+      const read = cache.get(key)
+      if (read !== undefined) {
         cache.delete(key)
+        cache.set(key, read)
+        return Effect.succeed({ head, read })
       }
-      cache.set(key, read)
-      return { head, read }
+      return Effect.map(files, (files) => {
+        const read = libraryModels(files)
+        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value!)
+        cache.set(key, read)
+        return { head, read }
+      })
     })
+
+  const modelsOf = (organizationId: OrganizationId) =>
+    Effect.flatMap(library.main(organizationId), (main) => {
+      const head = Option.getOrUndefined(main.head)
+      return head === undefined
+        ? Effect.succeed({ head: undefined, read: libraryModels(main.files) })
+        : cached(organizationId, head, Effect.succeed(main.files))
+    })
+
+  const modelsAt = (organizationId: OrganizationId, at: string) =>
+    Effect.mapError(
+      cached(organizationId, at, library.at(organizationId, at)),
+      () => new InvalidRequest({ message: `${at} is not a commit of the library` })
+    )
 
   /** The model that governs a connector, among the library's models read at `head`. */
   const governingOf = Effect.fnUntraced(function*(
@@ -222,10 +247,15 @@ export const make = Effect.gen(function*() {
 
   const modelsFor = Traced.fn("SemanticLayer.modelsFor")(function*(
     principal: Policy.Principal,
-    records: ReadonlyArray<Connector.ConnectorRecord>
+    records: ReadonlyArray<Connector.ConnectorRecord>,
+    at?: string | undefined
   ) {
     // The library is read once for all of them.
-    const { head, read } = yield* modelsOf(principal.organizationId)
+    const models = yield* Effect.either(
+      at === undefined ? modelsOf(principal.organizationId) : modelsAt(principal.organizationId, at)
+    )
+    if (Either.isLeft(models)) return records.map(() => Either.left(models.left))
+    const { head, read } = models.right
     return yield* Effect.forEach(records, (connector) => Effect.either(governingOf(head, read, connector)))
   })
 

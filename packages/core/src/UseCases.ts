@@ -14,6 +14,7 @@ import * as Apps from "./Apps.js"
 import * as AuditLogs from "./AuditLogs.js"
 import * as Auditor from "./Auditor.js"
 import * as Auth from "./Auth.js"
+import * as ChangeEvaluations from "./ChangeEvaluations.js"
 import * as Changes from "./Changes.js"
 import * as ChatChannels from "./ChatChannels.js"
 import * as Chats from "./Chats.js"
@@ -63,47 +64,50 @@ export interface Options {
 /** Every use case (and `Auth`, `Library`), needing only ports, with options. */
 export const layerWith = (options: Options) => {
   const chats = options.chats ?? Chats.defaultOptions
-  return Layer.merge(
-    options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
-    // Evaluations ask their questions through the agent loop; feedback files library changes.
-    Layer.merge(Evals.layer, Feedbacks.layer)
-  ).pipe(
-    Layer.provideMerge(Layer.merge(
-      options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),
-      ChatStreams.layerWith({
-        staleRunAfter: chats.staleRunAfter,
-        idleCheckMillis: options.followIdleCheckMillis ?? ChatStreams.defaultOptions.idleCheckMillis
-      })
-    )),
-    // Between: it files library edits as changes, and the agent runs Python in it.
-    Layer.provideMerge(options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes)),
-    Layer.provideMerge(Layer.mergeAll(
-      options.starterLibrary === undefined
-        ? Organizations.layer
-        : Organizations.layerWith({ starterLibrary: options.starterLibrary }),
-      Members.layer,
-      Roles.layer,
-      ServiceAccounts.layer,
-      ScimMappings.layer,
-      Models.layer,
-      AuditLogs.layer,
-      ApiKeys.layer,
-      Playbooks.layer,
-      Chats.layerWith(chats),
-      Changes.layer,
-      Agents.layer,
-      Apps.layer,
-      ChatChannels.layer,
-      Sessions.layer,
-      SemanticLayer.layer
-    )),
-    Layer.provideMerge(Connectors.layer),
-    // What a library change must pass before it merges.
-    Layer.provideMerge(SemanticChecks.layer),
-    Layer.provideMerge(Library.layer),
-    Layer.provideMerge(Auth.layer),
-    Layer.provideMerge(Auditor.layer)
-  )
+  // The evaluation checks of changes run evaluations.
+  return ChangeEvaluations.layer.pipe(Layer.provideMerge(
+    Layer.merge(
+      options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
+      // Evaluations ask their questions through the agent loop; feedback files library changes.
+      Layer.merge(Evals.layer, Feedbacks.layer)
+    ).pipe(
+      Layer.provideMerge(Layer.merge(
+        options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),
+        ChatStreams.layerWith({
+          staleRunAfter: chats.staleRunAfter,
+          idleCheckMillis: options.followIdleCheckMillis ?? ChatStreams.defaultOptions.idleCheckMillis
+        })
+      )),
+      // Between: it files library edits as changes, and the agent runs Python in it.
+      Layer.provideMerge(options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes)),
+      Layer.provideMerge(Layer.mergeAll(
+        options.starterLibrary === undefined
+          ? Organizations.layer
+          : Organizations.layerWith({ starterLibrary: options.starterLibrary }),
+        Members.layer,
+        Roles.layer,
+        ServiceAccounts.layer,
+        ScimMappings.layer,
+        Models.layer,
+        AuditLogs.layer,
+        ApiKeys.layer,
+        Playbooks.layer,
+        Chats.layerWith(chats),
+        Changes.layer,
+        Agents.layer,
+        Apps.layer,
+        ChatChannels.layer,
+        Sessions.layer,
+        SemanticLayer.layer
+      )),
+      Layer.provideMerge(Connectors.layer),
+      // What a library change must pass before it merges.
+      Layer.provideMerge(SemanticChecks.layer),
+      Layer.provideMerge(Library.layer),
+      Layer.provideMerge(Auth.layer),
+      Layer.provideMerge(Auditor.layer)
+    )
+  ))
 }
 
 /** Every use case (and `Auth`, `Library`), needing only ports. */

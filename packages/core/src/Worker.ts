@@ -12,6 +12,7 @@
  *   runs out. A job whose work fails is failed for good (a run delivers mail: retrying a failure
  *   could deliver twice); a job whose process died is claimed again, up to its attempts.
  * - **Evaluation runs** (`eval.run`) are `Evals.execute`'s: each case asked and judged in turn.
+ * - **Evaluation checks of changes** (`change.evaluate`) are `ChangeEvaluations.execute`'s.
  * - **Agent runs** go `queued → running → completed | failed`; a cancel (`Agents.cancelRun`, from
  *   any process) is seen within `pollMillis` and interrupts the run. A run found `running` when its
  *   job is claimed again belonged to a process that died: it is failed, never left running.
@@ -37,6 +38,8 @@ import * as AgentRun from "./AgentRun.js"
 import * as Agents from "./Agents.js"
 import * as Answers from "./Answers.js"
 import { Auth } from "./Auth.js"
+import * as ChangeEvaluation from "./ChangeEvaluation.js"
+import { ChangeEvaluations } from "./ChangeEvaluations.js"
 import * as ChatEvent from "./ChatEvent.js"
 import type * as Chats from "./Chats.js"
 import * as Delivery from "./Delivery.js"
@@ -97,6 +100,7 @@ export type Requirements =
   | Auth
   | Delivery.Delivery
   | Evals.Evals
+  | ChangeEvaluations
 
 /** Fires the due playbooks at `now`: each firing is claimed and queued in one transaction. */
 export const fireDue = (now: DateTime.Utc) =>
@@ -153,6 +157,7 @@ export const make = (options: Options) =>
     const auth = yield* Auth
     const delivery = yield* Delivery.Delivery
     const evals = yield* Evals.Evals
+    const changeEvaluations = yield* ChangeEvaluations
     const tx = yield* Transaction
     const context = yield* Effect.context<Requirements>()
     const pollMillis = options.pollMillis ?? 1_000
@@ -298,11 +303,19 @@ export const make = (options: Options) =>
         (payload) => evals.execute(payload, options.sign)
       )
 
+    const runChangeEvaluation = (job: JobQueue.Job) =>
+      Effect.flatMap(
+        Effect.orDie(Schema.decodeUnknown(ChangeEvaluation.JobPayload)(job.payload)),
+        (payload) => changeEvaluations.execute(payload, options.sign)
+      )
+
     const perform = (job: JobQueue.Job) =>
       job.kind === playbookJobKind
         ? Effect.asVoid(runPlaybook(job))
         : job.kind === EvalRun.jobKind
         ? runEval(job)
+        : job.kind === ChangeEvaluation.jobKind
+        ? runChangeEvaluation(job)
         : runAgent(job)
 
     // Records how a claimed job ended. Runs uninterruptibly (`onExit`), so even a job interrupted
@@ -334,7 +347,7 @@ export const make = (options: Options) =>
 
     const slot = jobs.claim({
       workerId: options.workerId,
-      kinds: [playbookJobKind, AgentRun.jobKind, EvalRun.jobKind],
+      kinds: [playbookJobKind, AgentRun.jobKind, EvalRun.jobKind, ChangeEvaluation.jobKind],
       leaseMillis
     })
       .pipe(

@@ -46,10 +46,26 @@ describe("Owners.parse", () => {
     expect(file.readers).toEqual([{ _tag: "Role", name: "viewers" }])
     expect(file.inherit).toBe(false)
     expect(file.rules).toEqual([
-      { approvals: 2, distinct: true, authors: ["contractors", "interns"] },
-      { approvals: 1, distinct: false, authors: [] }
+      { approvals: 2, distinct: true, authors: ["contractors", "interns"], checks: [] },
+      { approvals: 1, distinct: false, authors: [], checks: [] }
     ])
     expect(file.autoApprove).toEqual([{ paths: ["*.md", "notes/**"], authors: ["admin"] }])
+  })
+
+  it("reads a rule that requires the evaluation check, with or without approvals", () => {
+    const file = Either.getOrThrow(Owners.parse(
+      "rule: checks=evaluations\nrule: approvals=2 checks=evaluations authors=role:contractors\n"
+    ))
+    expect(file.rules).toEqual([
+      { approvals: 1, distinct: false, authors: [], checks: ["evaluations"] },
+      { approvals: 2, distinct: false, authors: ["contractors"], checks: ["evaluations"] }
+    ])
+    const bad = Owners.parse("rule: checks=lint\n")
+    expect(Either.isLeft(bad) && bad.left.message).toBe(`OWNERS:1: checks takes evaluations, got "lint"`)
+    const none = Owners.parse("rule: distinct\n")
+    expect(Either.isLeft(none) && none.left.message).toBe(
+      "OWNERS:1: a rule needs approvals=<n>, checks=evaluations or both"
+    )
   })
 
   it("defaults to inheriting and to no rules", () => {
@@ -104,7 +120,8 @@ describe("Owners.parse", () => {
       FastCheck.record({
         approvals: FastCheck.integer({ min: 1, max: 999 }),
         distinct: FastCheck.boolean(),
-        authors: roles
+        authors: roles,
+        checks: FastCheck.constantFrom([], ["evaluations" as const])
       }),
       { maxLength: 3 }
     ),

@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { ApprovalRecord, ChangeRecord, ChangeStatus, emptyCounts, Revision } from "@sightline/core/Change"
 import type { StatusCounts } from "@sightline/core/Change"
+import { Evaluation } from "@sightline/core/ChangeEvaluation"
 import { ChangeRepo, keysetOf } from "@sightline/core/ChangeRepo"
 import { Conflict } from "@sightline/core/Errors"
 import { ChangeId, ChatId, OrganizationId } from "@sightline/core/Ids"
@@ -28,6 +29,7 @@ export const ChangeFromRow = Schema.transform(
     ...ChangeRecord.fields,
     base_ref: Schema.optionalWith(Schema.String, { nullable: true }),
     chat_id: Schema.optionalWith(ChatId, { nullable: true }),
+    evaluation: RowSql.nullable(Evaluation),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate
   }),
@@ -52,6 +54,9 @@ export const ApprovalFromRow = Schema.transform(
   Schema.typeSchema(ApprovalRecord),
   { strict: true, decode: (row) => new ApprovalRecord(row, true), encode: (approval) => approval }
 )
+
+const evaluationText = (row: typeof ChangeFromRow.Encoded) =>
+  row.evaluation === undefined || row.evaluation === null ? null : RowSql.jsonText(row.evaluation)
 
 const ChangeKey = Schema.Struct({ organization_id: OrganizationId, id: ChangeId })
 
@@ -85,12 +90,15 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
     const columns = sql.literal(
       "id, organization_id, number, author_id, author_email, title, description, status, git_ref, base_ref, " +
         "revision, touched_paths, ai_generated, chat_id, approval_count, required_approvals, auto_approved, " +
-        "checks, created_at, updated_at"
+        "checks, evaluation, created_at, updated_at"
     )
 
     const insert = SqlSchema.void({
       Request: ChangeFromRow,
-      execute: (row) => sql`INSERT INTO ${changes} ${sql.insert({ ...row, checks: RowSql.jsonText(row.checks ?? []) })}`
+      execute: (row) =>
+        sql`INSERT INTO ${changes} ${
+          sql.insert({ ...row, checks: RowSql.jsonText(row.checks ?? []), evaluation: evaluationText(row) })
+        }`
     })
     const findById = SqlSchema.findOne({
       Request: ChangeKey,
@@ -119,7 +127,8 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
             ...row,
             base_ref: row.base_ref ?? null,
             chat_id: row.chat_id ?? null,
-            checks: RowSql.jsonText(row.checks ?? [])
+            checks: RowSql.jsonText(row.checks ?? []),
+            evaluation: evaluationText(row)
           }, [
             "id",
             "organization_id"

@@ -8,7 +8,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { CaseResult, EvalRun, keyset } from "@sightline/core/EvalRun"
 import { EvalRunRepo } from "@sightline/core/EvalRunRepo"
-import { EvalRunId, OrganizationId } from "@sightline/core/Ids"
+import { ChangeId, EvalRunId, OrganizationId } from "@sightline/core/Ids"
 import * as Traced from "@sightline/core/Traced"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -24,6 +24,7 @@ export const EvalRunFromRow = Schema.transform(
   Schema.Struct({
     ...EvalRun.fields,
     commit: RowSql.nullable(Schema.String),
+    change_id: RowSql.nullable(ChangeId),
     results: Schema.Array(CaseResult),
     accuracy: RowSql.nullable(Schema.Number),
     regressions: RowSql.nullable(Schema.Array(Schema.String)),
@@ -68,6 +69,7 @@ export const make: Effect.Effect<EvalRunRepo.Service, never, SqlClient.SqlClient
       "connector_id",
       "model",
       "commit",
+      "change_id",
       "status",
       "created_by",
       "cases_total",
@@ -124,7 +126,7 @@ export const make: Effect.Effect<EvalRunRepo.Service, never, SqlClient.SqlClient
         sql`SELECT ${columns} FROM ${runs}
             WHERE organization_id = ${request.organization_id} AND "set" = ${request.set}
               AND connector_id = ${request.connector_id} AND model = ${request.model} AND status = 'completed'
-              AND created_at < ${request.before}::timestamptz
+              AND change_id IS NULL AND created_at < ${request.before}::timestamptz
             ORDER BY created_at DESC, id DESC LIMIT 1`
     })
     const replace = SqlSchema.findOne({

@@ -31,6 +31,7 @@ import { migration as migration0017ChangeChecks } from "./internal/migrations/00
 import { migration as migration0018CellReadings } from "./internal/migrations/0018_cell_readings.js"
 import { migration as migration0019EvalRuns } from "./internal/migrations/0019_eval_runs.js"
 import { migration as migration0020Feedback } from "./internal/migrations/0020_feedback.js"
+import { migration as migration0021ChangeEvaluations } from "./internal/migrations/0021_change_evaluations.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -133,7 +134,8 @@ export const migrations = (
   "0017_change_checks": migration0017ChangeChecks(prefix),
   "0018_cell_readings": migration0018CellReadings(prefix),
   "0019_eval_runs": migration0019EvalRuns(prefix),
-  "0020_feedback": migration0020Feedback(prefix)
+  "0020_feedback": migration0020Feedback(prefix),
+  "0021_change_evaluations": migration0021ChangeEvaluations(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */
