@@ -403,7 +403,13 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
       })
       expect(filed.status).toBe(201)
       await api("DELETE", `/v2/sandcastles/${id}`)
-      const change = (await api("GET", `/v2/changes/${filed.body.change_id}`)).body
+      // The evaluation check of the change runs on the worker; the page shows how it came out.
+      let change = (await api("GET", `/v2/changes/${filed.body.change_id}`)).body
+      for (let i = 0; i < 600 && ["queued", "running"].includes(change.evaluation?.status); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        change = (await api("GET", `/v2/changes/${filed.body.change_id}`)).body
+      }
+      expect(["passed", "failed"]).toContain(change.evaluation.status)
       const failed = change.checks.filter((check: { status: string }) => check.status === "failed")
       expect(failed.length).toBeGreaterThan(0)
 
@@ -417,6 +423,10 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
       const checks = page.getByRole("list", { name: `Checks of change ${change.number}` })
       await checks.getByText(failed[0].name).waitFor()
       expect(await checks.locator(".badge.danger").count()).toBe(failed.length)
+      const evaluation = page.getByRole("region", { name: `Evaluation of change ${change.number}` })
+      await evaluation.getByText(`Evaluation of revision 1 with offline, for information`).waitFor()
+      await evaluation.getByRole("cell", { name: "semantic/demo.yaml" }).waitFor()
+      expect(await summary.getByText(`evaluation ${change.evaluation.status}`).count()).toBe(1)
       await screenshot(page, "change-checks")
       await context.close()
     },
