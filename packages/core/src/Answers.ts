@@ -19,6 +19,7 @@
  */
 import * as Arr from "effect/Array"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -32,7 +33,9 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as AnswerHandlers from "./AnswerHandlers.js"
 import { type RunConnector, systemPrompt } from "./AnswerPrompt.js"
+import * as Asset from "./Asset.js"
 import { AssetStore } from "./AssetStore.js"
+import { Auditor } from "./Auditor.js"
 import * as ChartRenderer from "./ChartRenderer.js"
 import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
@@ -52,7 +55,9 @@ import { Library } from "./Library.js"
 import * as LibraryContext from "./LibraryContext.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
+import * as Provenance from "./Provenance.js"
 import * as Sandboxes from "./Sandboxes.js"
+import * as Secret from "./Secret.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as Traced from "./Traced.js"
 import * as WebSearch from "./WebSearch.js"
@@ -101,6 +106,40 @@ export interface Handle {
   readonly report: Effect.Effect<Option.Option<AnswerHandlers.WrittenReport>>
 }
 
+/** What a finished run answered, as a caller that reads its result (not its stream) needs it. */
+export interface Answered {
+  /** The rows of its last table; none when it showed no table. */
+  readonly rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined
+  /** The SQL of that table's cell. */
+  readonly sql: string | undefined
+  /** The answer's text. */
+  readonly text: string
+  readonly done: ChatEvent.Done | undefined
+}
+
+/** Reads a run to its end: its text, its last table and that table's SQL. */
+export const answered = (handle: Handle): Effect.Effect<Answered> =>
+  Effect.suspend(() => {
+    const cells = new Map<string, Chat.ChatCell>()
+    let last: { readonly cellId: string; readonly content: string } | undefined
+    let text = ""
+    let done: ChatEvent.Done | undefined
+    return Stream.runForEach(handle.events, ({ event }) =>
+      Effect.sync(() => {
+        if (event.type === "text") text += event.text
+        if (event.type === "cell") cells.set(event.cell.id, event.cell)
+        if (event.type === "asset" && event.asset.type === "table" && event.asset.content !== undefined) {
+          last = { cellId: event.asset.cell_id, content: event.asset.content }
+        }
+        if (ChatEvent.isDone(event)) done = event
+      })).pipe(Effect.map(() => ({
+        rows: last === undefined ? undefined : Option.getOrUndefined(Asset.tableRows(last.content)),
+        sql: last === undefined ? undefined : cells.get(last.cellId)?.query ?? undefined,
+        text,
+        done
+      })))
+  })
+
 /** How a run is asked for, beyond what `Chats.start` takes. */
 export interface AskOptions extends Chats.Chats.StartOptions {
   /** Offer `write_report` and ask the model to end with a report (playbook runs). */
@@ -145,6 +184,43 @@ export const uploadPath = (name: string, taken: ReadonlySet<string>): string => 
   let candidate = `${uploadsDir}/${safe}`
   for (let n = 2; taken.has(candidate); n++) candidate = `${uploadsDir}/${n}-${safe}`
   return candidate
+}
+
+/**
+ * What a run gathers, as it goes, for its answer's provenance and its usage entry in the audit log.
+ * One per run, written only by the run's own fiber.
+ */
+interface Making {
+  model?: { readonly id: string; readonly provider: string; readonly providerModel: string }
+  /** Each generation's tokens (none when the provider did not say) and time. */
+  readonly generations: Array<{ readonly usage?: LanguageModel.Usage | undefined; readonly millis: number }>
+  readonly toolCalls: Array<Provenance.ToolCall>
+  libraryCommit?: string | undefined
+  semanticModels: ReadonlyArray<Provenance.SemanticModelUsed>
+  clientAttributesHash?: string | undefined
+}
+
+const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
+
+/** The provenance of a run's answer; none before the run chose its model. */
+const provenanceOf = (making: Making): Provenance.Provenance | undefined => {
+  if (making.model === undefined) return undefined
+  const reported = making.generations.flatMap((g) => g.usage === undefined ? [] : [g.usage])
+  return {
+    model: making.model.id,
+    provider: making.model.provider,
+    provider_model: making.model.providerModel,
+    generations: making.generations.length,
+    ...(reported.length === 0 ? {} : {
+      input_tokens: sum(reported.map((u) => u.inputTokens)),
+      output_tokens: sum(reported.map((u) => u.outputTokens))
+    }),
+    model_latency_ms: Math.round(sum(making.generations.map((g) => g.millis))),
+    tool_calls: making.toolCalls,
+    ...(making.libraryCommit === undefined ? {} : { library_commit: making.libraryCommit }),
+    semantic_models: making.semanticModels,
+    ...(making.clientAttributesHash === undefined ? {} : { client_attributes_hash: making.clientAttributesHash })
+  }
 }
 
 /** Answers questions. */
@@ -196,6 +272,7 @@ export const makeWith = (options: Options) =>
     const sandboxes = yield* Effect.serviceOption(Sandboxes.Sandboxes)
     const running = yield* FiberMap.make<ChatId>()
     const bus = yield* ChatEventBus.ChatEventBus
+    const auditor = yield* Auditor
     const heartbeatMillis = options.heartbeatMillis ?? defaultOptions.heartbeatMillis!
 
     const execute = (
@@ -204,6 +281,7 @@ export const makeWith = (options: Options) =>
       sign: Chats.SignAssetUrl,
       emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>,
       askOptions: AskOptions,
+      making: Making,
       onReport: (report: AnswerHandlers.WrittenReport) => void,
       // The model's last part of the final step: the answer is complete, all of it emitted, and it
       // is stored there and then (not after the model's stream is torn down, which waits on the
@@ -213,7 +291,12 @@ export const makeWith = (options: Options) =>
       Effect.gen(function*() {
         const catalogue = yield* catalogues.catalogue(run.organizationId)
         const entry = Option.getOrElse(Model.findById(catalogue, run.model), () => catalogue.defaultModel)
+        making.model = { id: entry.id, provider: entry.provider, providerModel: Model.providerModel(entry) }
         const clientAttributesJson = Policy.clientAttributesJson(principal)
+        // A fingerprint, never the attributes: equal attributes of one organization hash alike.
+        if (clientAttributesJson !== "{}") {
+          making.clientAttributesHash = yield* Secret.sha256Hex(`${run.organizationId}\n${clientAttributesJson}`)
+        }
         const records: Array<ConnectorRecord> = []
         if (run.tools.sql) {
           for (const id of run.tools.connectorIds) {
@@ -231,13 +314,31 @@ export const makeWith = (options: Options) =>
             semantic: Either.mapLeft(models[i]!, (e) => e.message)
           })
         }
+        making.semanticModels = connectors.flatMap((c): ReadonlyArray<Provenance.SemanticModelUsed> => {
+          if (Either.isLeft(c.semantic)) return []
+          const source = c.semantic.right.source
+          return [{
+            connector_id: c.record.id,
+            model: source.model,
+            source: source.kind,
+            ...(source.kind === "library" ? { path: source.path } : {}),
+            ...(source.kind === "library" && source.commit !== undefined ? { commit: source.commit } : {})
+          }]
+        })
         // The library as this caller may read it under the OWNERS rules.
-        const files = run.tools.ontology
-          ? yield* library.snapshotFor(principal, askOptions.commit).pipe(
-            Effect.map((view) => view.files),
-            Effect.orElseSucceed(() => HashMap.empty<string, Uint8Array>())
-          )
-          : HashMap.empty<string, Uint8Array>()
+        const view = run.tools.ontology
+          ? yield* library.snapshotFor(principal, askOptions.commit).pipe(Effect.option)
+          : Option.none()
+        const files = Option.match(view, {
+          onNone: () => HashMap.empty<string, Uint8Array>(),
+          onSome: (v) => v.files
+        })
+        // The commit it read: the one it was pinned to, or main's as its files or models were read
+        // (main's head itself when it read neither, so that a re-run reads what it could have read).
+        making.libraryCommit = askOptions.commit ??
+          Option.getOrUndefined(Option.flatMap(view, (v) => v.ref)) ??
+          making.semanticModels.find((m) => m.commit !== undefined)?.commit ??
+          Option.getOrUndefined((yield* library.main(run.organizationId)).head)
         const hasLibrary = HashMap.size(files) > 0
         const search = run.tools.webSearch ? Option.getOrUndefined(webSearch) : undefined
         const python = run.tools.python
@@ -306,6 +407,7 @@ export const makeWith = (options: Options) =>
           }
           let text = ""
           const calls: Array<LanguageModel.ToolCall> = []
+          const began = yield* Clock.currentTimeMillis
           yield* Stream.runForEach(
             model.generate({
               model: Model.providerModel(entry),
@@ -323,21 +425,58 @@ export const makeWith = (options: Options) =>
                 return emit({ type: "text", text: part.text })
               }
               if (part._tag === "ToolCall") calls.push({ id: part.id, name: part.name, arguments: part.arguments })
-              // Said before the model's stream is torn down, so that the answer's last words are
-              // still queued, not yet on their way to the log, when the run ends with them.
-              if (part._tag === "Finish" && calls.length === 0) return answered(answer + text)
-              return Effect.void
+              if (part._tag !== "Finish") return Effect.void
+              return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+                making.generations.push({ usage: part.usage, millis: now - began })
+                // Said before the model's stream is torn down, so that the answer's last words are
+                // still queued, not yet on their way to the log, when the run ends with them.
+                return calls.length === 0 ? answered(answer + text) : Effect.void
+              })
             }
           )
           answer += text
           if (calls.length === 0) break
           messages.push({ role: "assistant", content: text, toolCalls: calls })
           for (const call of calls) {
-            messages.push({ role: "tool", toolCallId: call.id, content: yield* runTool(call) })
+            const started = yield* Clock.currentTimeMillis
+            const content = yield* runTool(call)
+            const durationMs = (yield* Clock.currentTimeMillis) - started
+            making.toolCalls.push(Provenance.toolCall(call, { failed: content.startsWith("error"), durationMs }))
+            messages.push({ role: "tool", toolCallId: call.id, content })
           }
         }
         return answer
       })
+
+    /**
+     * One audit entry per run that called its model (`model.usage`): each generation's tokens and
+     * time, so usage can be summed per member, key and model (`GET /v2/usage`).
+     */
+    const recordUsage = (principal: Policy.Principal, run: Chats.Run, askOptions: AskOptions, making: Making) => {
+      const provenance = provenanceOf(making)
+      if (provenance === undefined || making.generations.length === 0) return Effect.void
+      const calls = making.generations.map((g) => ({
+        ms: Math.round(g.millis),
+        ...(g.usage === undefined ? {} : { input: g.usage.inputTokens, output: g.usage.outputTokens })
+      }))
+      return auditor.recordBy(principal, {
+        action: "model.usage",
+        resourceType: "chat",
+        resourceId: run.chatId,
+        details: {
+          model: provenance.model,
+          provider: provenance.provider,
+          source: askOptions.source ?? "api",
+          ...(principal.auth._tag === "ApiKey" ? { api_key_id: principal.auth.keyId } : {}),
+          input: provenance.input_tokens ?? 0,
+          output: provenance.output_tokens ?? 0,
+          calls
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("the usage of a run was not recorded", cause)),
+        Effect.asVoid
+      )
+    }
 
     const ask = Traced.fn("Answers.ask")(function*(
       principal: Policy.Principal,
@@ -419,6 +558,7 @@ export const makeWith = (options: Options) =>
       // `start` stored the metadata with the run.
       yield* publish([{ id: run.firstEventId, event: { type: "metadata", ...metadata } }])
 
+      const making: Making = { generations: [], toolCalls: [], semanticModels: [] }
       const work = Effect.gen(function*() {
         const writer = yield* RunEvents.make({
           first: run.firstEventId,
@@ -477,7 +617,7 @@ export const makeWith = (options: Options) =>
         const complete = (answer: string) =>
           Effect.flatMap(writer.take, (events) =>
             Effect.flatMap(
-              chats.complete(run, answer, events),
+              chats.complete(run, answer, events, provenanceOf(making)),
               (stored) => writer.stored(Arr.append(events, stored.done))
             )).pipe(
               Effect.zipRight(Effect.sync(() => {
@@ -487,7 +627,7 @@ export const makeWith = (options: Options) =>
               Effect.uninterruptible
             )
         yield* Effect.raceFirst(
-          execute(principal, run, sign, writer.emit, askOptions, (written) => {
+          execute(principal, run, sign, writer.emit, askOptions, making, (written) => {
             report = written
           }, complete),
           stopped
@@ -509,6 +649,8 @@ export const makeWith = (options: Options) =>
         )
       }).pipe(
         Effect.scoped,
+        // The tokens spent, whatever became of the answer, once its end is out.
+        Effect.ensuring(Effect.suspend(() => recordUsage(principal, run, askOptions, making))),
         Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId })
       )
       yield* FiberMap.run(running, run.chatId, work)
@@ -565,6 +707,7 @@ export type Requirements =
   | IdGenerator
   | Library
   | SemanticLayer.SemanticLayer
+  | Auditor
 
 /** The loop with the default options. */
 export const layer: Layer.Layer<Answers, never, Requirements> = Layer.scoped(Answers, makeWith(defaultOptions))

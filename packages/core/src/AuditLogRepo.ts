@@ -10,9 +10,10 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type { Action, AuditLogRecord } from "./AuditLog.js"
-import type { AuditLogEntryId, MemberId, OrganizationId } from "./Ids.js"
+import { ApiKeyId, type AuditLogEntryId, type MemberId, type OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
+import type * as Usage from "./Usage.js"
 
 /** Stores audit log entries. */
 export class AuditLogRepo extends Context.Tag("@sightline/core/AuditLogRepo")<
@@ -38,6 +39,14 @@ export declare namespace AuditLogRepo {
       organizationId: OrganizationId,
       options: ListOptions
     ) => Effect.Effect<Pagination.Page<AuditLogRecord>>
+    /**
+     * The `model.usage` entries created in `[from, to)`, summed per member, API key and model: runs,
+     * generations (`details.calls`) and tokens (`details.input`, `details.output`).
+     */
+    readonly usage: (
+      organizationId: OrganizationId,
+      period: { readonly from: DateTime.Utc; readonly to: DateTime.Utc }
+    ) => Effect.Effect<ReadonlyArray<Usage.Sums>>
   }
 }
 
@@ -46,6 +55,25 @@ export const keyset = (record: AuditLogRecord): Pagination.Keyset => ({
   at: DateTime.formatIso(record.created_at),
   id: record.id
 })
+
+/** What a `model.usage` entry's details say, read leniently (as the SQL store's sums do). */
+const usageOf = (record: AuditLogRecord) => {
+  const details = record.details as {
+    readonly model?: unknown
+    readonly api_key_id?: unknown
+    readonly input?: unknown
+    readonly output?: unknown
+    readonly calls?: unknown
+  }
+  const count = (value: unknown) => (typeof value === "number" ? value : 0)
+  return {
+    model: typeof details.model === "string" ? details.model : "",
+    apiKeyId: typeof details.api_key_id === "string" ? ApiKeyId.make(details.api_key_id) : undefined,
+    input: count(details.input),
+    output: count(details.output),
+    calls: Array.isArray(details.calls) ? details.calls.length : 0
+  }
+}
 
 /** Audit log entries in memory. */
 export const layerMemory: Layer.Layer<AuditLogRepo, never, MemoryState> = Layer.effect(
@@ -67,6 +95,29 @@ export const layerMemory: Layer.Layer<AuditLogRepo, never, MemoryState> = Layer.
             (options.actorId === undefined || row.actor_id === options.actorId)
           )
           return Pagination.pageInMemory(matching, options, keyset)
+        })),
+      usage: (organizationId, period) =>
+        state.run(Effect.map(Ref.get(table), (rows) => {
+          const sums = new Map<string, Usage.Sums>()
+          for (const row of HashMap.values(rows)) {
+            if (
+              row.organization_id !== organizationId || row.action !== "model.usage" ||
+              DateTime.lessThan(row.created_at, period.from) || !DateTime.lessThan(row.created_at, period.to)
+            ) continue
+            const entry = usageOf(row)
+            const key = `${row.actor_id ?? ""}|${entry.apiKeyId ?? ""}|${entry.model}`
+            const sum = sums.get(key)
+            sums.set(key, {
+              ...(row.actor_id === undefined ? {} : { memberId: row.actor_id }),
+              ...(entry.apiKeyId === undefined ? {} : { apiKeyId: entry.apiKeyId }),
+              model: entry.model,
+              answers: (sum?.answers ?? 0) + 1,
+              calls: (sum?.calls ?? 0) + entry.calls,
+              input: (sum?.input ?? 0) + entry.input,
+              output: (sum?.output ?? 0) + entry.output
+            })
+          }
+          return [...sums.values()]
         }))
     })
   })

@@ -16,6 +16,7 @@ import { Asset } from "./Asset.js"
 import { Conflict } from "./Errors.js"
 import { CellId, ChatId, ConnectorId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import { limitParam, offsetParam } from "./Pagination.js"
+import { Provenance } from "./Provenance.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 import * as TrustedSchema from "./TrustedSchema.js"
 
@@ -28,7 +29,7 @@ export const MessageRole = Schema.Literal("user", "assistant")
 export type MessageRole = typeof MessageRole.Type
 
 /** Where a chat came from: the v2 API, the browser UI, a playbook run or an agent run. */
-export const ChatSource = Schema.Literal("api", "ui", "playbook", "agent", "eval")
+export const ChatSource = Schema.Literal("api", "ui", "playbook", "agent", "eval", "rerun")
 export type ChatSource = typeof ChatSource.Type
 
 /** The status of a chat's latest run. */
@@ -97,6 +98,8 @@ export class MessageRecord extends Schema.Class<MessageRecord>("@sightline/core/
   role: MessageRole,
   content: Schema.String,
   cell_id: CellId,
+  /** How an assistant's answer was made (answers stored before provenance was kept have none). */
+  provenance: Schema.optional(Provenance),
   created_at: Schema.DateTimeUtc
 }) {}
 
@@ -154,11 +157,14 @@ const messageFields = {
 export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), ...messageFields })
 export type UserMessage = typeof UserMessage.Type
 
-/** An assistant message with the assets produced while generating it. */
+/** An assistant message with the assets produced while generating it, and how it was made. */
 export const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
+  /** The message's id: what feedback and a re-run name. */
+  id: MessageId,
   ...messageFields,
-  assets: Schema.Array(Asset)
+  assets: Schema.Array(Asset),
+  provenance: Schema.optional(Provenance)
 })
 export type AssistantMessage = typeof AssistantMessage.Type
 
@@ -426,7 +432,15 @@ export const toSummary = (
 /** A message of Get Chat; `assets` (rendered by the caller, URLs signed) is kept only for assistant messages. */
 export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset>): ChatMessage =>
   record.role === "assistant"
-    ? { role: "assistant", content: record.content, created_at: record.created_at, cell_id: record.cell_id, assets }
+    ? {
+      role: "assistant",
+      id: record.id,
+      content: record.content,
+      created_at: record.created_at,
+      cell_id: record.cell_id,
+      assets,
+      ...(record.provenance === undefined ? {} : { provenance: record.provenance })
+    }
     : { role: "user", content: record.content, created_at: record.created_at, cell_id: record.cell_id }
 
 /** A cell as served; `assets` is left out when the cell produced none. */

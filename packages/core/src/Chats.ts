@@ -49,6 +49,7 @@ import { requireUsable } from "./internal/connectorUse.js"
 import { MemberRepo } from "./MemberRepo.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
+import type * as Provenance from "./Provenance.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 import * as TrustedSchema from "./TrustedSchema.js"
@@ -211,7 +212,8 @@ export declare namespace Chats {
     readonly complete: (
       run: Run,
       content: string,
-      events: ReadonlyArray<ChatEvent.Sequenced>
+      events: ReadonlyArray<ChatEvent.Sequenced>,
+      provenance?: Provenance.Provenance | undefined
     ) => Effect.Effect<Completed, Conflict>
     /**
      * Ends the run as `completed` or `failed` (`error` is logged, and is the `done` event's) and
@@ -579,7 +581,7 @@ export const makeWith = (options: Options) =>
     // The answer's message and its `markdown` cell, built from the run's own typed values without
     // checking them again: they are on the path of every answer's end, where the check cost about
     // 60 µs a pair.
-    const answerMessage = (run: Run, content: string, now: DateTime.Utc) =>
+    const answerMessage = (run: Run, content: string, now: DateTime.Utc, provenance?: Provenance.Provenance) =>
       new Chat.MessageRecord({
         id: run.messageId,
         organization_id: run.organizationId,
@@ -587,6 +589,7 @@ export const makeWith = (options: Options) =>
         role: "assistant",
         content,
         cell_id: run.messageCellId,
+        ...(provenance === undefined ? {} : { provenance }),
         created_at: now
       }, true)
     const answerCell = (run: Run, content: string, now: DateTime.Utc) =>
@@ -620,10 +623,11 @@ export const makeWith = (options: Options) =>
     const complete = Traced.fn("Chats.complete")(function*(
       run: Run,
       content: string,
-      events: ReadonlyArray<ChatEvent.Sequenced>
+      events: ReadonlyArray<ChatEvent.Sequenced>,
+      provenance?: Provenance.Provenance
     ) {
       const now = yield* DateTime.now
-      const message = answerMessage(run, content, now)
+      const message = answerMessage(run, content, now, provenance)
       const done: ChatEvent.Done = { type: "done", status: "completed" }
       const stored = yield* chats.completeRun({
         message,

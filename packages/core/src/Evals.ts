@@ -25,12 +25,9 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as Answers from "./Answers.js"
-import * as Asset from "./Asset.js"
 import { Auditor } from "./Auditor.js"
 import { Auth } from "./Auth.js"
-import type * as Chat from "./Chat.js"
 import type * as Chats from "./Chats.js"
 import type * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -140,13 +137,6 @@ export const setAt = (
     onLeft: (problems) => problems.map(SemanticModel.formatProblem).join("; "),
     onRight: (model) => ({ set: EvalSet.ofModel(model), model })
   })
-}
-
-// The rows of the answer's last table, and the SQL of its cell.
-interface Answered {
-  readonly rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined
-  readonly sql: string | undefined
-  readonly done: { readonly status: string; readonly error?: string | undefined } | undefined
 }
 
 const cellValue = (value: unknown): string | number | boolean | null =>
@@ -310,22 +300,7 @@ export const make = Effect.gen(function*() {
         // The answer reads the library at the run's commit, as the set was read.
         { source: "eval", commit: run.commit }
       )
-      const cells = new Map<string, Chat.ChatCell>()
-      let last: { readonly cellId: string; readonly content: string } | undefined
-      let done: Answered["done"]
-      yield* Stream.runForEach(handle.events, ({ event }) =>
-        Effect.sync(() => {
-          if (event.type === "cell") cells.set(event.cell.id, event.cell)
-          if (event.type === "asset" && event.asset.type === "table" && event.asset.content !== undefined) {
-            last = { cellId: event.asset.cell_id, content: event.asset.content }
-          }
-          if (event.type === "done") done = event
-        }))
-      const answered: Answered = {
-        rows: last === undefined ? undefined : Option.getOrUndefined(Asset.tableRows(last.content)),
-        sql: last === undefined ? undefined : cells.get(last.cellId)?.query ?? undefined,
-        done
-      }
+      const answered = yield* Answers.answered(handle)
       return { answered, chatId: handle.metadata.chat_id }
     })
 
@@ -466,7 +441,7 @@ export const make = Effect.gen(function*() {
 const judge = (
   testCase: EvalSet.Case,
   expected: { readonly rows: ReadonlyArray<ReadonlyArray<unknown>>; readonly ordered: boolean },
-  answered: Answered,
+  answered: Answers.Answered,
   latency: number,
   chatId: EvalRun.CaseResult["chat_id"]
 ): EvalRun.CaseResult => {

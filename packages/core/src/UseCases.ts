@@ -29,6 +29,7 @@ import * as Models from "./Models.js"
 import * as Organizations from "./Organizations.js"
 import * as PlaybookRuns from "./PlaybookRuns.js"
 import * as Playbooks from "./Playbooks.js"
+import * as Reruns from "./Reruns.js"
 import * as Roles from "./Roles.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as ScimMappings from "./ScimMappings.js"
@@ -69,7 +70,7 @@ export const layerWith = (options: Options) => {
     Layer.merge(
       options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
       // Evaluations ask their questions through the agent loop; feedback files library changes.
-      Layer.merge(Evals.layer, Feedbacks.layer)
+      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer)
     ).pipe(
       Layer.provideMerge(Layer.merge(
         options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),

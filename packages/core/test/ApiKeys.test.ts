@@ -176,7 +176,8 @@ describe("ApiKeys.create", () => {
     }).pipe(
       Effect.provide(layerWith(Layer.succeed(AuditLogRepo, {
         append: () => Effect.dieMessage("audit store down"),
-        list: () => Effect.die("unused")
+        list: () => Effect.die("unused"),
+        usage: () => Effect.die("unused")
       })))
     ))
 

@@ -7,8 +7,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Action, AuditLogRecord } from "@sightline/core/AuditLog"
 import { AuditLogRepo, keyset } from "@sightline/core/AuditLogRepo"
-import { AuditLogEntryId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import { ApiKeyId, AuditLogEntryId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import * as Traced from "@sightline/core/Traced"
+import type * as Usage from "@sightline/core/Usage"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -81,6 +83,36 @@ export const make: Effect.Effect<AuditLogRepo.Service, never, SqlClient.SqlClien
         } ORDER BY created_at DESC, id DESC LIMIT ${request.limit}`
     })
 
+    // The entries are ours, but their details are JSON: a count that is not a number counts as 0.
+    const count = (field: string) =>
+      sql.literal(
+        `CASE WHEN jsonb_typeof(details->'${field}') = 'number' THEN (details->>'${field}')::float8 ELSE 0 END`
+      )
+    const calls = sql.literal(
+      `CASE WHEN jsonb_typeof(details->'calls') = 'array' THEN jsonb_array_length(details->'calls') ELSE 0 END`
+    )
+    // Read through the `(organization_id, action, created_at, id)` index.
+    const sums = SqlSchema.findAll({
+      Request: Schema.Struct({ organization_id: Schema.String, from: Schema.DateFromSelf, to: Schema.DateFromSelf }),
+      Result: Schema.Struct({
+        actor_id: Schema.NullOr(MemberId),
+        api_key_id: Schema.NullOr(Schema.String),
+        model: Schema.NullOr(Schema.String),
+        answers: Schema.Number,
+        calls: Schema.Number,
+        input: Schema.Number,
+        output: Schema.Number
+      }),
+      execute: (request) =>
+        sql`SELECT actor_id, details->>'api_key_id' AS api_key_id, details->>'model' AS model,
+                   count(*)::float8 AS answers, sum(${calls})::float8 AS calls,
+                   sum(${count("input")})::float8 AS input, sum(${count("output")})::float8 AS output
+            FROM ${auditLogs}
+            WHERE organization_id = ${request.organization_id} AND action = 'model.usage'
+              AND created_at >= ${request.from}::timestamptz AND created_at < ${request.to}::timestamptz
+            GROUP BY 1, 2, 3`
+    })
+
     return AuditLogRepo.of({
       // A duplicate id violates the primary key: a defect, as the port says (ids are generated).
       append: Traced.fn("AuditLogRepoSql.append")((record) => Effect.orDie(insert(record))),
@@ -93,6 +125,25 @@ export const make: Effect.Effect<AuditLogRepo.Service, never, SqlClient.SqlClien
               ...(options.action === undefined ? {} : { action: options.action }),
               ...(options.actorId === undefined ? {} : { actor_id: options.actorId }),
               ...position
+            }))
+        )
+      ),
+      usage: Traced.fn("AuditLogRepoSql.usage")((organizationId, period) =>
+        Effect.map(
+          Effect.orDie(sums({
+            organization_id: organizationId,
+            from: DateTime.toDateUtc(period.from),
+            to: DateTime.toDateUtc(period.to)
+          })),
+          (rows) =>
+            rows.map((row): Usage.Sums => ({
+              ...(row.actor_id === null ? {} : { memberId: row.actor_id }),
+              ...(row.api_key_id === null ? {} : { apiKeyId: ApiKeyId.make(row.api_key_id) }),
+              model: row.model ?? "",
+              answers: row.answers,
+              calls: row.calls,
+              input: row.input,
+              output: row.output
             }))
         )
       )

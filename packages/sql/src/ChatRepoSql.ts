@@ -16,6 +16,7 @@ import * as ChatEvent from "@sightline/core/ChatEvent"
 import { ChatRepo } from "@sightline/core/ChatRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AssetId, CellId, ChatId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import { Provenance } from "@sightline/core/Provenance"
 import * as Traced from "@sightline/core/Traced"
 import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as DateTime from "effect/DateTime"
@@ -41,10 +42,18 @@ export const ChatFromRow = Schema.transform(
 
 /** A row of `<prefix>chat_messages` ↔ a `MessageRecord`. */
 export const MessageFromRow = Schema.transform(
-  Schema.Struct({ ...MessageRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
+  Schema.Struct({
+    ...MessageRecord.fields,
+    provenance: RowSql.nullable(Provenance),
+    created_at: Schema.DateTimeUtcFromDate
+  }),
   Schema.typeSchema(MessageRecord),
   { strict: true, decode: (row) => TrustedSchema.make(MessageRecord, row), encode: (message) => message }
 )
+
+/** A message's provenance as a `jsonb` parameter; NULL when it has none. */
+const provenanceText = (row: typeof MessageFromRow.Encoded): string | null =>
+  row.provenance === undefined || row.provenance === null ? null : RowSql.jsonText(row.provenance)
 
 /** A row of `<prefix>chat_cells` ↔ a `CellRecord`: NULL columns are absent optional fields. */
 export const CellFromRow = Schema.transform(
@@ -136,7 +145,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const chatColumns = sql.literal(
       "id, organization_id, creator_id, model, summary, source, status, created_at, updated_at"
     )
-    const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, created_at")
+    const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, provenance, created_at")
     const cellColumns = sql.literal(
       "id, organization_id, chat_id, type, status, created_at, error, role, content, code, query, connector_id, " +
         "output, dataframe_preview, execution_time_ms, reading, trusted_source"
@@ -273,9 +282,9 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               SELECT id FROM ${chats} WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id}
               FOR NO KEY UPDATE
             ), inserted AS (
-              INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, created_at)
+              INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, provenance, created_at)
               SELECT ${m.id}::uuid, ${m.organization_id}::uuid, chat.id, ${m.role}::text, ${m.content}::text,
-                     ${m.cell_id}::uuid, ${m.created_at}::timestamptz
+                     ${m.cell_id}::uuid, ${provenanceText(m)}::jsonb, ${m.created_at}::timestamptz
               FROM chat
               ON CONFLICT (id) DO NOTHING
               RETURNING role, content
@@ -354,6 +363,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       role: string,
       content: string,
       messageCellId: string,
+      provenance: string | null,
       messageCreatedAt: Date,
       ...cell: ReadonlyArray<unknown>
     ) =>
@@ -375,9 +385,9 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           ON CONFLICT (chat_id, first_id) DO NOTHING
           RETURNING last_id
         ), message AS (
-          INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, created_at)
+          INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, provenance, created_at)
           SELECT ${messageId}::uuid, ${organizationId}::uuid, chat.id, ${role}::text, ${content}::text,
-                 ${messageCellId}::uuid, ${messageCreatedAt}::timestamptz
+                 ${messageCellId}::uuid, ${provenance}::jsonb, ${messageCreatedAt}::timestamptz
           FROM chat, logged
           ON CONFLICT (id) DO NOTHING
           RETURNING chat_id
@@ -417,6 +427,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           m.role,
           m.content,
           m.cell_id,
+          provenanceText(m),
           m.created_at,
           ...Object.values(RowSql.values(cell, cellFields, cellJsonFields))
         )

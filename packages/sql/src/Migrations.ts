@@ -32,6 +32,7 @@ import { migration as migration0018CellReadings } from "./internal/migrations/00
 import { migration as migration0019EvalRuns } from "./internal/migrations/0019_eval_runs.js"
 import { migration as migration0020Feedback } from "./internal/migrations/0020_feedback.js"
 import { migration as migration0021ChangeEvaluations } from "./internal/migrations/0021_change_evaluations.js"
+import { migration as migration0022MessageProvenance } from "./internal/migrations/0022_message_provenance.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -135,7 +136,8 @@ export const migrations = (
   "0018_cell_readings": migration0018CellReadings(prefix),
   "0019_eval_runs": migration0019EvalRuns(prefix),
   "0020_feedback": migration0020Feedback(prefix),
-  "0021_change_evaluations": migration0021ChangeEvaluations(prefix)
+  "0021_change_evaluations": migration0021ChangeEvaluations(prefix),
+  "0022_message_provenance": migration0022MessageProvenance(prefix)
 })
 
 /** The Migrator's bookkeeping table for a prefix. */

@@ -88,6 +88,31 @@ export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requiremen
         expect(AuditLog.toEntry(page.items[1]!).actor_id).toBe(member.id)
       }))
 
+    it.effect("usage sums the model.usage entries of a period per member, key and model, and nothing else", () =>
+      Effect.gen(function*() {
+        const repo = yield* AuditLogRepo
+        const { member, org } = yield* Fixtures.organizationWithMember
+        const other = yield* Fixtures.organizationWithMember
+        const key = Fixtures.uuid()
+        const usage = (seconds: number, details: AuditLog.Details, organizationId = org.id) =>
+          entry(organizationId, member.id, { action: "model.usage", at: at(seconds), details })
+        yield* appendAll([
+          usage(10, { model: "gpt", api_key_id: key, input: 100, output: 10, calls: [{}, {}] }),
+          usage(11, { model: "gpt", api_key_id: key, input: 50, output: 5, calls: [{}] }),
+          usage(12, { model: "offline", input: 0, output: 0, calls: [{}] }),
+          // Outside the period, of another action, of another organization.
+          usage(30, { model: "gpt", api_key_id: key, input: 1000, output: 1000, calls: [{}] }),
+          entry(org.id, member.id, { action: "role.update", at: at(12), details: { input: 7 } }),
+          usage(12, { model: "gpt", input: 9, output: 9, calls: [{}] }, other.org.id)
+        ])
+        const sums = yield* repo.usage(org.id, { from: at(10), to: at(30) })
+        const sorted = [...sums].sort((a, b) => a.model.localeCompare(b.model))
+        expect(sorted).toEqual([
+          { memberId: member.id, apiKeyId: key, model: "gpt", answers: 2, calls: 3, input: 150, output: 15 },
+          { memberId: member.id, model: "offline", answers: 1, calls: 1, input: 0, output: 0 }
+        ])
+      }))
+
     it.effect("list sees only the organization's own entries", () =>
       Effect.gen(function*() {
         const repo = yield* AuditLogRepo

@@ -19,6 +19,7 @@ import { ChatRepo } from "../ChatRepo.js"
 import { AssetId, CellId, ChatId, ConnectorId, type MemberId, MessageId, type OrganizationId } from "../Ids.js"
 import type { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
+import type * as Provenance from "../Provenance.js"
 import { Transaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
@@ -441,7 +442,22 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         const stale = answer("Old answer")
         expect(yield* repo.completeRun({ ...stale, userMessageId: first.id, at: at(5), runStart: 1, events: [], done }))
           .toEqual(Option.none())
-        const fresh = answer("New answer")
+        // The answer keeps how it was made.
+        const provenance: Provenance.Provenance = {
+          model: "offline",
+          provider: "offline",
+          provider_model: "offline",
+          generations: 2,
+          input_tokens: 120,
+          output_tokens: 8,
+          model_latency_ms: 3,
+          tool_calls: [{ name: "query_metrics", arguments: "{\"connector_id\":1}", failed: false, duration_ms: 4 }],
+          library_commit: "a".repeat(40),
+          semantic_models: [],
+          client_attributes_hash: "b".repeat(64)
+        }
+        const plain = answer("New answer")
+        const fresh = { ...plain, message: new Chat.MessageRecord({ ...plain.message, provenance }) }
         // The `done` event takes the log's next id, in the same step.
         expect(
           yield* repo.completeRun({ ...fresh, userMessageId: second.id, at: at(6), runStart: 1, events: [], done })
@@ -458,6 +474,8 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
           "Second?",
           "New answer"
         ])
+        expect((yield* repo.listMessages(org.id, running.id))[2]!.provenance).toEqual(provenance)
+        expect((yield* repo.listMessages(org.id, running.id))[0]!.provenance).toBeUndefined()
         expect(Option.map(yield* repo.getCell(org.id, running.id, fresh.cell.id), encodeCell))
           .toEqual(Option.some(encodeCell(fresh.cell)))
         expect(yield* repo.getCell(org.id, running.id, stale.cell.id)).toEqual(Option.none())
