@@ -10,8 +10,9 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Chat from "@sightline/core/Chat"
 import * as ChatEvent from "@sightline/core/ChatEvent"
-import { CellId, ChatId } from "@sightline/core/Ids"
+import { CellId, ChatId, MessageId } from "@sightline/core/Ids"
 import * as Model from "@sightline/core/Model"
+import * as Reruns from "@sightline/core/Reruns"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { ChatRequestBody } from "./ChatForm.js"
@@ -86,6 +87,18 @@ export class ChatsApi extends HttpApiGroup.make("chats")
       .setPath(Schema.Struct({ id: ChatId, cellId: CellId }))
       .addSuccess(Chat.ChatCell)
       .annotate(OpenApi.Summary, "One cell of a chat")
+  )
+  .add(
+    HttpApiEndpoint.post("rerun", "/v2/chats/:id/messages/:messageId/rerun")
+      .setPath(Schema.Struct({ id: ChatId, messageId: MessageId }))
+      .addSuccess(Reruns.RerunResult)
+      .annotate(OpenApi.Summary, "Ask an answer's question again as it was answered, and compare")
+      .annotate(
+        OpenApi.Description,
+        "A fresh chat of the caller with the answer's model and connectors, reading the library at the commit the " +
+          "answer read. For the chat's creator, or an administrator (organization:read); an answer made under client " +
+          "attributes is re-run only under the same ones."
+      )
   )
   .add(
     HttpApiEndpoint.get("models", "/v2/models")

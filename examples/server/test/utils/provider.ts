@@ -1,6 +1,6 @@
 /**
  * A scripted OpenAI-compatible Chat Completions server on loopback: each request gets the next
- * scripted turn, streamed as real `chat.completion.chunk`s. Tests see what the agent sent and when
+ * scripted turn, streamed as real `chat.completion.chunk`s (with a usage chunk when asked for). Tests see what the agent sent and when
  * the agent closed a response early.
  */
 import * as http from "node:http"
@@ -79,6 +79,16 @@ export const start = async (script: (request: any, index: number) => Turn): Prom
           if (turn.delayMs !== undefined) await new Promise((r) => setTimeout(r, turn.delayMs))
         }
         res.write(chunk({}, "stop"))
+      }
+      // The usage chunk the API sends last when the request asks for it: 10 tokens per message in, 3 out.
+      if (request.stream_options?.include_usage === true) {
+        res.write(`data: ${
+          JSON.stringify({
+            object: "chat.completion.chunk",
+            choices: [],
+            usage: { prompt_tokens: request.messages.length * 10, completion_tokens: 3 }
+          })
+        }\n\n`)
       }
       res.write("data: [DONE]\n\n")
       res.end()

@@ -9,8 +9,7 @@ import { only } from "../only.js"
 export const layer = HttpApiBuilder.group(SightlineApi, "auditLogs", (handlers) =>
   Effect.gen(function*() {
     const auditLogs = yield* AuditLogs.AuditLogs
-    return handlers.handle(
-      "list",
-      ({ urlParams }) => withPrincipal((principal) => auditLogs.list(principal, urlParams))
-    )
+    return handlers
+      .handle("list", ({ urlParams }) => withPrincipal((principal) => auditLogs.list(principal, urlParams)))
+      .handle("usage", ({ urlParams }) => withPrincipal((principal) => auditLogs.usage(principal, urlParams)))
   })).pipe(only(Authentication, AuditLogs.AuditLogs))

@@ -8,6 +8,7 @@ import * as Chats from "@sightline/core/Chats"
 import * as ChatStreams from "@sightline/core/ChatStreams"
 import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
+import * as Reruns from "@sightline/core/Reruns"
 import * as TrustedSchema from "@sightline/core/TrustedSchema"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -123,6 +124,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
     const answers = yield* Answers.Answers
     const streams = yield* ChatStreams.ChatStreams
     const models = yield* Models.Models
+    const reruns = yield* Reruns.Reruns
     const { sign } = yield* AssetUrls
     return handlers
       .handle("create", ({ payload }) =>
@@ -189,5 +191,11 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
         withPrincipal((principal) =>
           chats.cell(principal, path.id, path.cellId, sign)
         ))
+      .handle(
+        "rerun",
+        ({ path }) => withPrincipal((principal) => reruns.rerun(principal, path.id, path.messageId, sign))
+      )
       .handle("models", () => withPrincipal((principal) => models.list(principal)))
-  })).pipe(only(Authentication, Chats.Chats, Answers.Answers, AssetUrls, ChatStreams.ChatStreams, Models.Models))
+  })).pipe(
+    only(Authentication, Chats.Chats, Answers.Answers, AssetUrls, ChatStreams.ChatStreams, Models.Models, Reruns.Reruns)
+  )
