@@ -400,6 +400,7 @@ describe("Chats.get", () => {
       expect("assets" in user!).toBe(false)
       expect(assistant).toEqual({
         role: "assistant",
+        id: run.messageId,
         content: "Revenue is up.",
         created_at: answer.created_at,
         cell_id: run.messageCellId,
