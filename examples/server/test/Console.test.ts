@@ -65,6 +65,16 @@ const signIn = async (page: Page) => {
   await page.getByRole("button", { name: "Sign in" }).click()
 }
 
+/** A request to the API with the first admin's key. */
+const api = async (method: string, path: string, json?: unknown) => {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+    ...(json === undefined ? {} : { body: JSON.stringify(json) })
+  })
+  return { status: response.status, body: await response.json().catch(() => undefined) as any }
+}
+
 const ask = async (page: Page, question: string, model?: string) => {
   if (model !== undefined) {
     await page.getByText("Connectors, tools and model").click()
@@ -178,6 +188,13 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     expect(downloaded.status).toBe(200)
     expect((await downloaded.text()).split("\n").length).toBeGreaterThan(5)
     await screenshot(page, "chat")
+    // How it was answered: the model, the steps, the library commit and the definitions it read.
+    const how = page.locator("details.provenance").last()
+    await how.getByText("How this was answered").click()
+    expect(await how.locator("dd").first().textContent()).toBe("offline (offline: offline)")
+    expect(await how.textContent()).toMatch(/commit [0-9a-f]{12}/)
+    expect(await how.textContent()).toContain("retail (semantic/demo.yaml) for connector")
+    await screenshot(page, "provenance")
     expect(external).toEqual([])
     await context.close()
   }, 150_000)
@@ -380,14 +397,6 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
       noSandboxes === undefined ? "" : ` (skipped: ${noSandboxes})`
     }`,
     async () => {
-      const api = async (method: string, path: string, json?: unknown) => {
-        const response = await fetch(`${base}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
-          ...(json === undefined ? {} : { body: JSON.stringify(json) })
-        })
-        return { status: response.status, body: await response.json().catch(() => undefined) as any }
-      }
       // The admin edits the DEMO model in a sandbox: revenue sums a column the table does not have.
       const sandbox = await api("POST", "/v2/sandcastles", {})
       expect(sandbox.status).toBe(201)
@@ -432,6 +441,45 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     },
     60_000
   )
+
+  it("runs the DEMO evaluation set, compares two runs side by side, and promotes a rating", async () => {
+    // A rated answer to list: asked and rated up with the first admin's key.
+    const question = "How many orders were cancelled in 2025?"
+    const asked = await api("POST", "/v2/chats", { question, connector_ids: [1] })
+    expect(asked.status).toBe(200)
+    const rated = await api("PUT", `/v2/chats/${asked.body.chat_id}/messages/${asked.body.id}/feedback`, {
+      rating: "up",
+      comment: "spot on"
+    })
+    expect(rated.status).toBe(200)
+
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Quality" }).click()
+    await page.getByRole("heading", { name: "Answer quality" }).waitFor()
+    const runButton = page.getByRole("button", { name: "Run", exact: true })
+    await runButton.click()
+    await page.locator("details.run").first().waitFor()
+    await runButton.click()
+    const completed = page.locator("details.run summary").filter({ hasText: "completed" })
+    await completed.nth(1).waitFor({ timeout: 90_000 })
+    const runs = (await api("GET", "/v2/evals/runs?limit=2")).body.runs
+    expect(runs.map((run: { status: string }) => run.status)).toEqual(["completed", "completed"])
+    for (const run of runs) await page.getByLabel(`Compare run ${run.id}`).check()
+    await page.getByRole("button", { name: "Compare the two runs picked" }).click()
+    const comparison = page.getByRole("table", { name: "Comparison" })
+    await comparison.waitFor()
+    expect(await comparison.locator("tbody tr").count()).toBe(runs[0].cases_total)
+
+    const rating = page.locator("details.rating").filter({ hasText: question })
+    await rating.locator("summary").click()
+    await rating.getByText("“spot on”").waitFor()
+    await rating.getByRole("button", { name: "Make it an evaluation case" }).click()
+    await page.getByRole("status").filter({ hasText: "to evals/feedback.yaml" }).waitFor()
+    await screenshot(page, "quality")
+    await context.close()
+  }, 150_000)
 
   it("fits a phone's width, and the menu opens from the keyboard", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } })

@@ -7,6 +7,7 @@ import { ChatPage } from "./pages/Chat.js"
 import { ConnectorsPage } from "./pages/Connectors.js"
 import { KeysPage } from "./pages/Keys.js"
 import { PlaybooksPage } from "./pages/Playbooks.js"
+import { QualityPage } from "./pages/Quality.js"
 import { SandcastlesPage } from "./pages/Sandcastles.js"
 import { SetPasswordPage, SignInPage } from "./pages/SignIn.js"
 import "./styles.css"
@@ -83,6 +84,7 @@ function App() {
     { hash: "#/keys", label: "API keys", show: true },
     { hash: "#/sandcastles", label: "Sandcastles", show: can("sandbox:read") },
     { hash: "#/changes", label: "Changes", show: can("change:read") },
+    { hash: "#/quality", label: "Quality", show: can("connector:write") || can("organization:read") },
     { hash: "#/admin", label: "Admin", show: can("organization:read") }
   ].filter((page) => page.show)
   const route = hash === "" || hash === "#/" ? "#/chats" : hash
@@ -99,6 +101,8 @@ function App() {
     ? <SandcastlesPage />
     : route === "#/changes"
     ? <ChangesPage />
+    : route === "#/quality" && (can("connector:write") || can("organization:read"))
+    ? <QualityPage can={can} />
     : route === "#/admin" && can("organization:read")
     ? <AdminPage />
     : (

@@ -6,7 +6,13 @@ import { Table } from "./Table.js"
 export type Item =
   | { readonly kind: "user"; readonly key: string; readonly text: string }
   | { readonly kind: "cell"; readonly key: string; readonly cell: Cell; readonly assets: ReadonlyArray<Asset> }
-  | { readonly kind: "answer"; readonly key: string; readonly text: string; readonly assets: ReadonlyArray<Asset> }
+  | {
+    readonly kind: "answer"
+    readonly key: string
+    readonly text: string
+    readonly assets: ReadonlyArray<Asset>
+    readonly provenance?: Provenance | undefined
+  }
   | { readonly kind: "status"; readonly key: string; readonly status: string; readonly error?: string | undefined }
 
 /** Folds one streamed event into the items of the current run. */
@@ -85,6 +91,83 @@ function CellView({ assets, cell }: { readonly cell: Cell; readonly assets: Read
   )
 }
 
+/** How an answer was made, as `GET /v2/chats/{id}` serves it per assistant message. */
+export interface Provenance {
+  readonly model: string
+  readonly provider: string
+  readonly provider_model: string
+  readonly generations: number
+  readonly input_tokens?: number
+  readonly output_tokens?: number
+  readonly model_latency_ms: number
+  readonly tool_calls: ReadonlyArray<{
+    readonly name: string
+    readonly connector_id?: number
+    readonly failed: boolean
+    readonly duration_ms: number
+  }>
+  readonly library_commit?: string
+  readonly semantic_models: ReadonlyArray<{
+    readonly connector_id: number
+    readonly model: string
+    readonly source: string
+    readonly path?: string
+  }>
+  readonly client_attributes_hash?: string
+}
+
+/** The "how this was answered" panel of an answer. */
+function ProvenanceView({ provenance }: { readonly provenance: Provenance }) {
+  const tokens = provenance.input_tokens === undefined
+    ? "not reported by the provider"
+    : `${provenance.input_tokens} in, ${provenance.output_tokens ?? 0} out`
+  return (
+    <details className="provenance">
+      <summary>How this was answered</summary>
+      <dl>
+        <dt>Model</dt>
+        <dd>{provenance.model} ({provenance.provider}: {provenance.provider_model})</dd>
+        <dt>Tokens</dt>
+        <dd>{tokens}, over {provenance.generations} steps, {provenance.model_latency_ms} ms in the model</dd>
+        <dt>Library</dt>
+        <dd>
+          {provenance.library_commit === undefined ? "empty" : `commit ${provenance.library_commit.slice(0, 12)}`}
+        </dd>
+        <dt>Definitions</dt>
+        <dd>
+          {provenance.semantic_models.length === 0 ?
+            "none" :
+            provenance.semantic_models.map((m) =>
+              `${m.model} (${
+                m.source === "library" ? m.path : "derived from the schema"
+              }) for connector ${m.connector_id}`
+            ).join("; ")}
+        </dd>
+        <dt>Tools</dt>
+        <dd>
+          {provenance.tool_calls.length === 0 ? "none" : (
+            <ol>
+              {provenance.tool_calls.map((call, i) => (
+                <li key={i}>
+                  {call.name}
+                  {call.connector_id === undefined ? "" : ` on connector ${call.connector_id}`}, {call.duration_ms} ms
+                  {call.failed ? " (failed)" : ""}
+                </li>
+              ))}
+            </ol>
+          )}
+        </dd>
+        <dt>Row-level security</dt>
+        <dd>
+          {provenance.client_attributes_hash === undefined
+            ? "no client attributes"
+            : `client attributes, fingerprint ${provenance.client_attributes_hash.slice(0, 12)}`}
+        </dd>
+      </dl>
+    </details>
+  )
+}
+
 /** A conversation: questions, steps with their SQL or code, tables, charts and the answers. */
 export function Timeline({ items }: { readonly items: ReadonlyArray<Item> }) {
   return (
@@ -108,6 +191,7 @@ export function Timeline({ items }: { readonly items: ReadonlyArray<Item> }) {
               <li key={item.key} className="bubble answer">
                 {item.text === "" ? null : <div className="answer-text">{item.text}</div>}
                 {item.assets.map((asset, i) => <AssetView key={`${asset.name}:${i}`} asset={asset} />)}
+                {item.provenance === undefined ? null : <ProvenanceView provenance={item.provenance} />}
               </li>
             )
           case "status":

@@ -1,7 +1,7 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react"
 import { json } from "../api.js"
 import { CheckSet } from "../components/CheckSet.js"
-import { applyEvent, type Item, Timeline } from "../components/Timeline.js"
+import { applyEvent, type Item, type Provenance, Timeline } from "../components/Timeline.js"
 import { ask, type Asset, type Cell, type ChatEvent, follow, lastEventId } from "../stream.js"
 
 interface ChatSummary {
@@ -45,17 +45,39 @@ const saveRun = (chatId: string, run: { question: string; events: Array<ChatEven
   }
 }
 
-/** The stored conversation: cells oldest first, each with its assets. */
+interface StoredMessage {
+  readonly role: string
+  readonly cell_id: string
+  readonly provenance?: Provenance
+}
+
+/** How the chat's last answer was made. */
+const lastProvenance = async (chatId: string): Promise<Provenance | undefined> =>
+  (await json<{ messages: Array<StoredMessage> }>(`v2/chats/${chatId}`)).messages
+    .filter((m) => m.role === "assistant").at(-1)?.provenance
+
+/** The items with the last answer shown with how it was made. */
+const withLastProvenance = (items: ReadonlyArray<Item>, provenance: Provenance): ReadonlyArray<Item> => {
+  const at = items.map((item) => item.kind === "answer" && item.text !== "").lastIndexOf(true)
+  return at < 0 ? items : items.map((item, i) => (i === at && item.kind === "answer" ? { ...item, provenance } : item))
+}
+
+/** The stored conversation: cells oldest first, each with its assets; answers with how they were made. */
 const loadHistory = async (chatId: string): Promise<Array<Item>> => {
   const [chat, cells] = await Promise.all([
-    json<{ assets: Array<Asset & { cell_id?: string; message_cell_id?: string }> }>(`v2/chats/${chatId}`),
+    json<{ assets: Array<Asset & { cell_id?: string; message_cell_id?: string }>; messages: Array<StoredMessage> }>(
+      `v2/chats/${chatId}`
+    ),
     json<{ cells: Array<Cell & { role?: string; created_at: string }> }>(`v2/chats/${chatId}/cells?limit=500`)
   ])
   const ordered = [...cells.cells].sort((a, b) => a.created_at.localeCompare(b.created_at))
   const assetsOf = (cellId: string) => chat.assets.filter((asset) => asset.cell_id === cellId)
   return ordered.map((cell): Item => {
     if (cell.role === "user") return { kind: "user", key: cell.id, text: cell.content ?? "" }
-    if (cell.role === "assistant") return { kind: "answer", key: cell.id, text: cell.content ?? "", assets: [] }
+    if (cell.role === "assistant") {
+      const provenance = chat.messages.find((m) => m.cell_id === cell.id)?.provenance
+      return { kind: "answer", key: cell.id, text: cell.content ?? "", assets: [], provenance }
+    }
     return { kind: "cell", key: cell.id, cell, assets: assetsOf(cell.id) }
   })
 }
@@ -200,6 +222,16 @@ export function ChatPage(
     } finally {
       setRunning(false)
       void loadChats(search)
+      // A continued chat stays on this view: its new answer gets its panel here (a new chat is
+      // opened afresh, with its history).
+      const answered = newChat
+      if (answered !== undefined && answered === chatId && !controller.signal.aborted) {
+        void lastProvenance(answered).then((provenance) => {
+          if (provenance !== undefined && current.current === answered) {
+            setItems((shown) => withLastProvenance(shown, provenance))
+          }
+        }).catch(() => undefined)
+      }
       if (newChat !== undefined && newChat !== chatId) navigate(`#/chats/${newChat}`)
     }
   }
