@@ -290,6 +290,8 @@ describeServers("evaluations with a provider (scripted Chat Completions server o
     const first = await runOnce()
     expect(first).toMatchObject({ status: "completed", model: "scripted", passed: 1, failed: 1 })
     expect(first.results[0]).toMatchObject({ passed: true, sql: "SELECT count(*) AS n FROM regions", got: [[5]] })
+    // Each case keeps the tokens its answer spent (two generations, 3 out each from this provider).
+    expect(first.results[0]).toMatchObject({ input_tokens: expect.any(Number), output_tokens: 6 })
     expect(first.results[1]).toMatchObject({
       passed: false,
       sql: "SELECT count(*) AS n FROM products",

@@ -39,6 +39,9 @@ export const CaseResult = Schema.Struct({
   /** Why the case could not be judged (the right answer's SQL failed, the run failed). */
   error: Schema.optional(Schema.String),
   latency_ms: Schema.Number,
+  /** The tokens the answer spent, as its provider reported them (absent when it did not). */
+  input_tokens: Schema.optional(Schema.NonNegativeInt),
+  output_tokens: Schema.optional(Schema.NonNegativeInt),
   /** The chat the case was asked in. */
   chat_id: Schema.optional(ChatId)
 }).annotations({ identifier: "EvalCaseResult" })

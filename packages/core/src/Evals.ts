@@ -28,6 +28,7 @@ import * as Schema from "effect/Schema"
 import * as Answers from "./Answers.js"
 import { Auditor } from "./Auditor.js"
 import { Auth } from "./Auth.js"
+import { ChatRepo } from "./ChatRepo.js"
 import type * as Chats from "./Chats.js"
 import type * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -161,6 +162,7 @@ export const make = Effect.gen(function*() {
   const library = yield* Library
   const catalogues = yield* ModelCatalogue
   const answers = yield* Answers.Answers
+  const chatRepo = yield* ChatRepo
   const auth = yield* Auth
   const jobs = yield* JobQueue
   const tx = yield* Transaction
@@ -301,7 +303,13 @@ export const make = Effect.gen(function*() {
         { source: "eval", commit: run.commit }
       )
       const answered = yield* Answers.answered(handle)
-      return { answered, chatId: handle.metadata.chat_id }
+      // The tokens the answer spent, from its provenance (stored with it before its end).
+      const provenance = (yield* chatRepo.listMessages(principal.organizationId, handle.metadata.chat_id))
+        .find((m) => m.id === handle.metadata.id)?.provenance
+      const tokens = provenance?.input_tokens === undefined
+        ? {}
+        : { input_tokens: provenance.input_tokens, output_tokens: provenance.output_tokens ?? 0 }
+      return { answered, chatId: handle.metadata.chat_id, tokens }
     })
 
   // The right answer's rows, and whether they are in an order that counts.
@@ -391,7 +399,8 @@ export const make = Effect.gen(function*() {
             chat_id: asked.right.chatId
           }
           : judge(testCase, expected.right, asked.right.answered, latency, asked.right.chatId)
-        yield* setRun(organizationId, id, (r) => EvalRun.addResult(r, result))
+        const withTokens = Either.isRight(asked) ? { ...result, ...asked.right.tokens } : result
+        yield* setRun(organizationId, id, (r) => EvalRun.addResult(r, withTokens))
       }
       const at = yield* DateTime.now
       const previous = yield* repo.lastCompleted(
