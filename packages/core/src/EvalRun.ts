@@ -19,10 +19,28 @@ export const Status = Schema.Literal("queued", "running", "completed", "failed",
 export type Status = typeof Status.Type
 
 const Cell = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
-const Rows = Schema.Array(Schema.Array(Cell))
+/** Rows of JSON cells, as a case's sides and a re-run's are kept. */
+export const Rows = Schema.Array(Schema.Array(Cell))
 
 /** The most rows of each side a case result keeps. */
 export const keptRows = 20
+
+const cellValue = (value: unknown): string | number | boolean | null =>
+  value === null || value === undefined
+    ? null
+    : typeof value === "number" || typeof value === "boolean" || typeof value === "string"
+    ? value
+    : typeof value === "bigint"
+    ? Number(value)
+    : value instanceof Date
+    ? value.toISOString()
+    : JSON.stringify(value)
+
+/** The first rows of a result as JSON cells (a case's sides, a re-run's): what is kept to be shown. */
+export const kept = (
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+): ReadonlyArray<ReadonlyArray<Schema.Schema.Type<typeof Cell>>> =>
+  rows.slice(0, keptRows).map((row) => row.map(cellValue))
 
 /** How one case went. */
 export const CaseResult = Schema.Struct({

@@ -140,20 +140,6 @@ export const setAt = (
   })
 }
 
-const cellValue = (value: unknown): string | number | boolean | null =>
-  value === null || value === undefined
-    ? null
-    : typeof value === "number" || typeof value === "boolean" || typeof value === "string"
-    ? value
-    : typeof value === "bigint"
-    ? Number(value)
-    : value instanceof Date
-    ? value.toISOString()
-    : JSON.stringify(value)
-
-const kept = (rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
-  rows.slice(0, EvalRun.keptRows).map((row) => row.map(cellValue))
-
 /** Builds the use cases over the services in context. */
 export const make = Effect.gen(function*() {
   const repo = yield* EvalRunRepo
@@ -462,8 +448,8 @@ const judge = (
     tags: testCase.tags,
     passed: comparison.passed,
     ...(answered.sql === undefined ? {} : { sql: answered.sql }),
-    expected: kept(expected.rows),
-    ...(answered.rows === undefined ? {} : { got: kept(answered.rows) }),
+    expected: EvalRun.kept(expected.rows),
+    ...(answered.rows === undefined ? {} : { got: EvalRun.kept(answered.rows) }),
     ...(comparison.difference === undefined ? {} : { difference: comparison.difference }),
     latency_ms: latency,
     ...(chatId === undefined ? {} : { chat_id: chatId })

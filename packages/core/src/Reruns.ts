@@ -25,23 +25,19 @@ import * as Chats from "./Chats.js"
 import { enforce } from "./Decision.js"
 import { type Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import * as EvalCompare from "./EvalCompare.js"
+import * as EvalRun from "./EvalRun.js"
 import { ChatId, ConnectorId, MessageId } from "./Ids.js"
 import * as Policy from "./Policy.js"
 import { Provenance } from "./Provenance.js"
 import * as Secret from "./Secret.js"
 import * as Traced from "./Traced.js"
 
-const Cell = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
-
-/** The most rows of each side a re-run's answer shows. */
-export const shownRows = 20
-
-/** One side of a re-run: the answer, its first rows, and how it was made. */
+/** One side of a re-run: the answer, its first 20 rows, and how it was made. */
 export const Side = Schema.Struct({
   chat_id: ChatId,
   message_id: MessageId,
   content: Schema.String,
-  rows: Schema.optional(Schema.Array(Schema.Array(Cell))),
+  rows: Schema.optional(EvalRun.Rows),
   provenance: Schema.optional(Provenance)
 }).annotations({ identifier: "RerunSide" })
 export type Side = typeof Side.Type
@@ -82,19 +78,8 @@ export declare namespace Reruns {
   }
 }
 
-const cellValue = (value: unknown): string | number | boolean | null =>
-  value === null || value === undefined
-    ? null
-    : typeof value === "number" || typeof value === "boolean" || typeof value === "string"
-    ? value
-    : typeof value === "bigint"
-    ? Number(value)
-    : value instanceof Date
-    ? value.toISOString()
-    : JSON.stringify(value)
-
 const shown = (rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined) =>
-  rows === undefined ? {} : { rows: rows.slice(0, shownRows).map((row) => row.map(cellValue)) }
+  rows === undefined ? {} : { rows: EvalRun.kept(rows) }
 
 /** Whether two answers are the same: by their last tables, or by their text when neither has one. */
 export const sameAnswer = (
