@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core"
 import * as Browsers from "./utils/browser.js"
 import { serve, tempDir } from "./utils/process.js"
 import * as Provider from "./utils/provider.js"
+import { until } from "./utils/wait.js"
 
 const skipped = Browsers.unavailable()
 if (skipped !== undefined && process.env.CI === "true") throw new Error(`console tests cannot run: ${skipped}`)
@@ -458,15 +459,22 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await signIn(page)
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Quality" }).click()
     await page.getByRole("heading", { name: "Answer quality" }).waitFor()
+    // Runs of earlier changes' checks are listed too: these two are the ones started here.
+    const listed = async () => (await api("GET", "/v2/evals/runs?limit=50")).body.runs as Array<any>
+    const before = new Set((await listed()).map((run) => run.id))
     const runButton = page.getByRole("button", { name: "Run", exact: true })
     await runButton.click()
-    await page.locator("details.run").first().waitFor()
+    await until("the first run", async () => (await listed()).some((run) => !before.has(run.id)) || undefined)
     await runButton.click()
-    const completed = page.locator("details.run summary").filter({ hasText: "completed" })
-    await completed.nth(1).waitFor({ timeout: 90_000 })
-    const runs = (await api("GET", "/v2/evals/runs?limit=2")).body.runs
-    expect(runs.map((run: { status: string }) => run.status)).toEqual(["completed", "completed"])
-    for (const run of runs) await page.getByLabel(`Compare run ${run.id}`).check()
+    const runs = await until("both runs completed", async () => {
+      const mine = (await listed()).filter((run) => !before.has(run.id))
+      return mine.length === 2 && mine.every((run) => run.status === "completed") ? mine : undefined
+    }, 90_000)
+    for (const run of runs) {
+      const row = page.locator(".run-row").filter({ has: page.getByLabel(`Compare run ${run.id}`) })
+      await row.locator("summary").filter({ hasText: "completed" }).waitFor()
+      await page.getByLabel(`Compare run ${run.id}`).check()
+    }
     await page.getByRole("button", { name: "Compare the two runs picked" }).click()
     const comparison = page.getByRole("table", { name: "Comparison" })
     await comparison.waitFor()

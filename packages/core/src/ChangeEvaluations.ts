@@ -152,9 +152,17 @@ export const make = Effect.gen(function*() {
       )
       if (Option.isNone(started)) return
       const skip = (message: string) => move((evaluation, at) => ChangeEvaluation.skipped(evaluation, message, at))
-      // Nothing is left to decide about a change that merged or was denied before its check began.
-      if (change.status === "approved" || change.status === "denied") {
-        return yield* skip(`the change was ${change.status === "approved" ? "merged" : "denied"} before its check ran`)
+      // Nothing is left to decide about a change that merged or was denied: its check stops there.
+      const settled = Effect.map(
+        repo.get(organizationId, changeId),
+        (now) =>
+          Option.isSome(now) && (now.value.status === "approved" || now.value.status === "denied")
+            ? Option.some(now.value.status === "approved" ? "merged" : "denied")
+            : Option.none<string>()
+      )
+      const settledBefore = yield* settled
+      if (Option.isSome(settledBefore)) {
+        return yield* skip(`the change was ${settledBefore.value} before its check ran`)
       }
 
       const principal = yield* Effect.either(auth.sessionPrincipal(organizationId, change.author_id))
@@ -202,6 +210,14 @@ export const make = Effect.gen(function*() {
         })
       )
 
+      // Checked before each run: a change that settled meanwhile is not worth the tokens.
+      const stop = Effect.flatMap(
+        settled,
+        Option.match({
+          onNone: () => Effect.succeed(false),
+          onSome: (how) => Effect.as(skip(`the change was ${how} before its check finished`), true)
+        })
+      )
       const sets: Array<ChangeEvaluation.SetResult> = []
       for (const pair of pairs.slice(0, maxPairs)) {
         const run = (at: string) =>
@@ -212,7 +228,9 @@ export const make = Effect.gen(function*() {
             commit: at,
             changeId: change.id
           }, sign)
+        if (yield* stop) return
         const withChange = yield* run(commit)
+        if (yield* stop) return
         const withMain: EvalRun.EvalRun | undefined = Option.isSome(main.head) && HashMap.has(mainFiles, pair.set)
           ? yield* run(main.head.value)
           : undefined

@@ -222,12 +222,12 @@ export function ChatPage(
     } finally {
       setRunning(false)
       void loadChats(search)
-      // A continued chat stays on this view: its new answer gets its panel here (a new chat is
-      // opened afresh, with its history).
+      // The answer just streamed gets its panel once stored (the view keeps the streamed items).
       const answered = newChat
-      if (answered !== undefined && answered === chatId && !controller.signal.aborted) {
+      if (answered !== undefined && !controller.signal.aborted) {
         void lastProvenance(answered).then((provenance) => {
-          if (provenance !== undefined && current.current === answered) {
+          // As `consume` shows events: a new chat's view may not have its id as its address yet.
+          if (provenance !== undefined && (current.current === answered || current.current === undefined)) {
             setItems((shown) => withLastProvenance(shown, provenance))
           }
         }).catch(() => undefined)

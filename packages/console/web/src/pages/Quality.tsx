@@ -124,47 +124,48 @@ function Evaluations() {
       </form>
       {runs.length === 0 ? <p className="muted">No runs yet.</p> : null}
       {runs.map((run) => (
-        <details key={run.id} className="run">
-          <summary>
-            <input
-              type="checkbox"
-              aria-label={`Compare run ${run.id}`}
-              checked={picked.includes(run.id)}
-              onChange={() => toggle(run.id)}
-              onClick={(e) => e.stopPropagation()}
-            />{" "}
-            {run.set} with {run.model}{" "}
-            <span className={`badge ${run.status === "failed" ? "danger" : ""}`}>{run.status}</span>{" "}
-            <span className="muted">
-              {run.passed}/{run.cases_total} passed, accuracy {percent(run.accuracy)}
-              {run.change_id === undefined ? "" : " (a change's check)"}
-            </span>
-            {(run.regressions ?? []).length === 0 ?
-              null :
-              <span className="badge danger">{run.regressions!.length} regressions</span>}
-          </summary>
-          {run.error === undefined ? null : <p className="error">{run.error}</p>}
-          <div className="table-scroll">
-            <table aria-label={`Cases of run ${run.id}`}>
-              <thead>
-                <tr>
-                  <th scope="col">Question</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Difference</th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.results.map((result, i) => (
-                  <tr key={i}>
-                    <td>{result.question}</td>
-                    <td>{outcome(result.passed)}</td>
-                    <td>{result.difference ?? result.error ?? ""}</td>
+        <div key={run.id} className="run-row">
+          <input
+            type="checkbox"
+            aria-label={`Compare run ${run.id}`}
+            checked={picked.includes(run.id)}
+            onChange={() => toggle(run.id)}
+          />
+          <details className="run">
+            <summary>
+              {run.set} with {run.model}{" "}
+              <span className={`badge ${run.status === "failed" ? "danger" : ""}`}>{run.status}</span>{" "}
+              <span className="muted">
+                {run.passed}/{run.cases_total} passed, accuracy {percent(run.accuracy)}
+                {run.change_id === undefined ? "" : " (a change's check)"}
+              </span>
+              {(run.regressions ?? []).length === 0 ?
+                null :
+                <span className="badge danger">{run.regressions!.length} regressions</span>}
+            </summary>
+            {run.error === undefined ? null : <p className="error">{run.error}</p>}
+            <div className="table-scroll">
+              <table aria-label={`Cases of run ${run.id}`}>
+                <thead>
+                  <tr>
+                    <th scope="col">Question</th>
+                    <th scope="col">Outcome</th>
+                    <th scope="col">Difference</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </details>
+                </thead>
+                <tbody>
+                  {run.results.map((result, i) => (
+                    <tr key={i}>
+                      <td>{result.question}</td>
+                      <td>{outcome(result.passed)}</td>
+                      <td>{result.difference ?? result.error ?? ""}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </details>
+        </div>
       ))}
       <div className="actions">
         <button type="button" disabled={picked.length !== 2} onClick={() => void compare()}>
@@ -215,11 +216,11 @@ function Feedback() {
     setError(undefined)
     setNotice(undefined)
     try {
-      const filed = await json<{ change_number: number; path: string }>(`v2/feedback/${rating.id}/promote`, {
+      const filed = await json<{ change_id: string; path: string }>(`v2/feedback/${rating.id}/promote`, {
         method: "POST",
         body
       })
-      setNotice(`Filed change #${filed.change_number} to ${filed.path}: review it under Changes.`)
+      setNotice(`Filed a change to ${filed.path}: review it under Changes.`)
     } catch (e) {
       setError((e as Error).message)
     }
