@@ -23,6 +23,9 @@ if (noSandboxes !== undefined && process.env.CI === "true") throw new Error(`san
 
 const password = "a long admin password"
 const opsEmail = "ops@sightline.local"
+// Markdown as a model writes it, with HTML and a script link that must stay text.
+const markdownAnswer = "**Web** leads.\n\n| channel | revenue |\n| --- | --- |\n| web | 10 |\n\n" +
+  "<img src=x onerror=\"window.__xss=1\"> <script>window.__xss=2</script> [click](javascript:window.__xss=3)"
 const slowAnswer = Array.from({ length: 50 }, (_, i) => `word${i}`).join(" ") + " THE-END"
 
 let browser: Browser
@@ -106,6 +109,8 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
         }
         : request.messages.at(-1).role === "tool"
         ? { text: "Web makes the most money." }
+        : JSON.stringify(request.messages.at(-1)).includes("markdown please")
+        ? { text: markdownAnswer }
         : { text: slowAnswer, delayMs: 60 }
     )
     server = await serve({
@@ -215,6 +220,22 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await screenshot(page, "trusted")
     await context.close()
   }, 90_000)
+
+  it("renders an answer's Markdown, and HTML in it only as text", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    await ask(page, "Some markdown please", "scripted")
+    const answer = page.locator(".markdown").filter({ hasText: "leads." })
+    await answer.locator("strong").filter({ hasText: "Web" }).waitFor({ timeout: 30_000 })
+    await answer.getByText("click").waitFor()
+    expect(await answer.locator("table td").allTextContents()).toEqual(["web", "10"])
+    expect(await answer.locator("img, script").count()).toBe(0)
+    expect(await answer.textContent()).toContain("<img src=x onerror=")
+    expect(await answer.locator("a").getAttribute("href")).not.toMatch(/^javascript:/)
+    expect(await page.evaluate("window.__xss")).toBeUndefined()
+    await context.close()
+  }, 60_000)
 
   it("reloading mid-answer resumes the stream, and the answer shows complete and once", async () => {
     const { context } = await newContext()

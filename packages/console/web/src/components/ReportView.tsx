@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react"
 import { json } from "../api.js"
 import { Chart } from "./Chart.js"
+import { Markdown } from "./Markdown.js"
 
 /** A report block (cards nest blocks). */
 export interface Block {
@@ -64,7 +65,7 @@ function BlockView(
         <section className="report-block">
           {heading}
           {image()}
-          {block.content === undefined ? null : <p className="answer-text">{block.content}</p>}
+          {block.content === undefined ? null : <Markdown text={block.content} />}
         </section>
       )
   }

@@ -1,5 +1,6 @@
 import type { Asset, Cell, ChatEvent } from "../stream.js"
 import { Chart } from "./Chart.js"
+import { Markdown } from "./Markdown.js"
 import { Table } from "./Table.js"
 
 /** One step of a conversation as the console shows it. */
@@ -189,7 +190,7 @@ export function Timeline({ items }: { readonly items: ReadonlyArray<Item> }) {
           case "answer":
             return (
               <li key={item.key} className="bubble answer">
-                {item.text === "" ? null : <div className="answer-text">{item.text}</div>}
+                {item.text === "" ? null : <Markdown text={item.text} />}
                 {item.assets.map((asset, i) => <AssetView key={`${asset.name}:${i}`} asset={asset} />)}
                 {item.provenance === undefined ? null : <ProvenanceView provenance={item.provenance} />}
               </li>

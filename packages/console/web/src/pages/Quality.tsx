@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
+import { Markdown } from "../components/Markdown.js"
 
 interface CaseResult {
   readonly question: string
@@ -256,7 +257,7 @@ function Feedback() {
             {rating.question} <span className="muted">({rating.model})</span>
           </summary>
           {rating.comment === undefined ? null : <p>“{rating.comment}”</p>}
-          <p className="answer-text">{rating.answer}</p>
+          <Markdown text={rating.answer} />
           {rating.sql === undefined ? null : <pre className="diff"><code>{rating.sql}</code></pre>}
           {rating.rating !== "up" ? null : (
             <>
