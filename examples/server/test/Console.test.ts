@@ -185,6 +185,13 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
       .toBeGreaterThan(0)
     const table = page.getByRole("region", { name: /^Table / }).first()
     expect(await table.locator("tbody tr").count()).toBe(5)
+    // The chart keeps the ranking's order, and the table's amounts are grouped as the text writes them.
+    const ranked = await table.locator("tbody tr td:first-child").allTextContents()
+    expect(
+      await page.locator(".chart-canvas svg .role-axis-label text").first().locator("..").locator("text")
+        .allTextContents()
+    ).toEqual(ranked)
+    expect(await table.locator("tbody tr td.num").first().textContent()).toMatch(/^\d{1,3}(,\d{3})+\.\d{2}$/)
     await expect(page.getByText("5 rows").first().isVisible()).resolves.toBe(true)
     await page.getByText("SQL", { exact: true }).first().click()
     expect(await page.locator(".source code").first().textContent()).toMatch(/^SELECT /)

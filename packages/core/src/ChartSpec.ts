@@ -25,7 +25,13 @@ export const ChartRequest = Schema.Struct({
 export type ChartRequest = typeof ChartRequest.Type
 
 const FieldType = Schema.Literal("quantitative", "temporal", "nominal", "ordinal")
-const Channel = Schema.Struct({ field: Schema.String, type: FieldType, title: Schema.optional(Schema.String) })
+const Channel = Schema.Struct({
+  field: Schema.String,
+  type: FieldType,
+  title: Schema.optional(Schema.String),
+  /** `null`: the categories in the result's order (a ranking's, a series'), not alphabetical. */
+  sort: Schema.optional(Schema.Null)
+})
 
 /** The Vega-Lite v5 subset Sightline emits: inline data, one mark, x/y (or theta) and colour channels. */
 export const VegaLiteSpec = Schema.Struct({
@@ -78,8 +84,9 @@ export const build = (request: ChartRequest, data: Data): Either.Either<VegaLite
   const y = channel(request.y)
   if (y.type !== "quantitative") return Either.left(`column ${request.y} is not numeric: it cannot size the marks`)
   const values = rows.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]])))
+  // Bars and slices keep the result's order: a ranking stays ranked, a series in time order.
   const x = request.mark === "bar" || request.mark === "arc"
-    ? { field: request.x, type: "nominal" as const }
+    ? { field: request.x, type: "nominal" as const, sort: null }
     : channel(request.x)
   const encoding = request.mark === "arc"
     ? { theta: y, color: x }
