@@ -152,6 +152,12 @@ describeServers("change evaluation checks", (server) => {
       expect(passed.evaluation).toMatchObject({ status: "passed", required: true })
       expect(passed.evaluation.sets.every((s: any) => s.regressions.length === 0)).toBe(true)
       expect(await approve(server(), org, fixed)).toMatchObject({ merged: true })
+
+      // Under the root rule, a change to a note is checked too: otherwise it could never merge.
+      const note = await file(server(), org, () => ({ "notes/readme.md": "Our metrics.\n" }))
+      const checked = await evaluated(server(), org, note.id, 1)
+      expect(checked.evaluation).toMatchObject({ status: "passed", required: true })
+      expect(await approve(server(), org, note)).toMatchObject({ merged: true })
     },
     300_000
   )

@@ -303,7 +303,8 @@ export const make = Effect.gen(function*() {
       // The evaluation check runs after the filing, on the worker; a key bound to client attributes
       // gets none, since the check asks as its member's session, which would not keep to them.
       const revision = Option.match(existing, { onNone: () => 1, onSome: (c) => c.revision + 1 })
-      const evaluation = autoApproved || !staged.touchedPaths.some(ChangeEvaluation.evaluates)
+      // A folder whose rule requires it gets one whatever the change touches: it could never merge else.
+      const evaluation = autoApproved || !(evaluationRequired || staged.touchedPaths.some(ChangeEvaluation.evaluates))
         ? undefined
         : Policy.clientAttributesJson(principal) === "{}"
         ? ChangeEvaluation.queued(revision, evaluationRequired, now)
