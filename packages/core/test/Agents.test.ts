@@ -10,6 +10,7 @@ import * as AgentRun from "../src/AgentRun.js"
 import * as Agents from "../src/Agents.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Auditor from "../src/Auditor.js"
+import * as Auth from "../src/Auth.js"
 import * as ChatChannelRepo from "../src/ChatChannelRepo.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
@@ -65,14 +66,9 @@ type Services = Layer.Layer.Success<typeof TestLayer>
 
 const run = <A, E>(effect: Effect.Effect<A, E, Services>) => Effect.provide(effect, TestLayer)
 
-const principalOf = (member: Member, roles: ReadonlyArray<Role.RoleRecord>) =>
-  ({
-    organizationId: member.organization_id,
-    memberId: member.id,
-    isServiceAccount: false,
-    roles: roles.map(Role.toRoleInfo),
-    auth: Policy.Session()
-  }) satisfies Policy.Principal
+// A session by default, as `Auth` builds principals.
+const principalOf = (member: Member, roles: ReadonlyArray<Role.RoleRecord>, auth = Policy.Session()) =>
+  Auth.principalOf(member, roles, auth)
 
 const customRole = (organizationId: OrganizationId, name: string, permissions: ReadonlyArray<Permission.Permission>) =>
   Effect.gen(function*() {

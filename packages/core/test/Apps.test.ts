@@ -9,6 +9,7 @@ import * as AppRepo from "../src/AppRepo.js"
 import * as Apps from "../src/Apps.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Auditor from "../src/Auditor.js"
+import * as Auth from "../src/Auth.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
@@ -47,14 +48,9 @@ const TestLayer = Apps.layer.pipe(
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
   Effect.provide(effect, TestLayer)
 
+// A session by default, as `Auth` builds principals.
 const principalOf = (member: Member, roles: ReadonlyArray<Role.RoleRecord>, auth = Policy.Session()) =>
-  ({
-    organizationId: member.organization_id,
-    memberId: member.id,
-    isServiceAccount: false,
-    roles: roles.map(Role.toRoleInfo),
-    auth
-  }) satisfies Policy.Principal
+  Auth.principalOf(member, roles, auth)
 
 const demo = (name: string, access?: Connector.SetConnectorAccess): Connector.CreateConnectorRequest => ({
   config: Schema.decodeUnknownSync(Connector.ConnectorConfig)({ connector_type: "DEMO", name, demo: {} }),

@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import * as AgentRepo from "../src/AgentRepo.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Auditor from "../src/Auditor.js"
+import * as Auth from "../src/Auth.js"
 import * as Connector from "../src/Connector.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
@@ -91,14 +92,9 @@ const updateRequest = (postgres: Record<string, unknown>, extra: Record<string, 
     ...extra
   })
 
+// A session by default, as `Auth` builds principals.
 const principalOf = (member: Member, roles: ReadonlyArray<Role.RoleRecord>, auth = Policy.Session()) =>
-  ({
-    organizationId: member.organization_id,
-    memberId: member.id,
-    isServiceAccount: false,
-    roles: roles.map(Role.toRoleInfo),
-    auth
-  }) satisfies Policy.Principal
+  Auth.principalOf(member, roles, auth)
 
 const customRole = (organizationId: OrganizationId, name: string, permissions: ReadonlyArray<Permission.Permission>) =>
   Effect.gen(function*() {
