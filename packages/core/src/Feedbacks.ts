@@ -32,6 +32,7 @@ import * as Feedback from "./Feedback.js"
 import { FeedbackRepo } from "./FeedbackRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type ChatId, FeedbackId, type MessageId } from "./Ids.js"
+import { chatAnswer } from "./internal/chatAnswer.js"
 import { Library } from "./Library.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
@@ -104,17 +105,8 @@ export const make = Effect.gen(function*() {
     if (Option.isNone(chat)) return yield* new NotFound()
     const now = yield* DateTime.now
     yield* enforce(Policy.canRead(principal, "chat", Chats.accessOf(chat.value), now))
-    const messages = yield* chats.listMessages(principal.organizationId, chatId)
-    const at = messages.findIndex((m) => m.id === messageId && m.role === "assistant")
-    if (at < 0) return yield* new NotFound({ message: `no assistant message ${messageId} in chat ${chatId}` })
-    const message = messages[at]!
-    const question = messages.slice(0, at).reverse().find((m) => m.role === "user")?.content ?? ""
     // The answer's last table, and the SQL and connector of its cell.
-    const table = (yield* chats.listAssets(principal.organizationId, chatId))
-      .filter((asset) => asset.message_cell_id === message.cell_id && asset.type === "table").at(-1)
-    const cell = table === undefined
-      ? Option.none()
-      : yield* chats.getCell(principal.organizationId, chatId, table.cell_id)
+    const { cell, message, question } = yield* chatAnswer(chats, principal.organizationId, chatId, messageId)
     const sql = Option.flatMapNullable(cell, (c) => c.query)
     const connectorId = Option.flatMapNullable(cell, (c) => c.connector_id)
     const stored = yield* repo.upsert(

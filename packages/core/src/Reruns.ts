@@ -27,6 +27,7 @@ import { type Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthe
 import * as EvalCompare from "./EvalCompare.js"
 import * as EvalRun from "./EvalRun.js"
 import { ChatId, ConnectorId, MessageId } from "./Ids.js"
+import { chatAnswer } from "./internal/chatAnswer.js"
 import * as Policy from "./Policy.js"
 import { Provenance } from "./Provenance.js"
 import * as Secret from "./Secret.js"
@@ -120,17 +121,18 @@ export const make = Effect.gen(function*() {
     if (!Policy.hasPermission(principal, "organization:read")) {
       yield* enforce(Policy.canRead(principal, "chat", Chats.accessOf(chat.value), yield* DateTime.now))
     }
-    const messages = yield* chats.listMessages(principal.organizationId, chatId)
-    const at = messages.findIndex((m) => m.id === messageId && m.role === "assistant")
-    if (at < 0) return yield* new NotFound({ message: `no assistant message ${messageId} in chat ${chatId}` })
-    const message = messages[at]!
+    const { cell: originalCell, message, question, table } = yield* chatAnswer(
+      chats,
+      principal.organizationId,
+      chatId,
+      messageId
+    )
     const provenance = message.provenance
     if (provenance === undefined) {
       return yield* new InvalidRequest({
         message: "this answer was stored before answers kept their provenance: nothing says how to re-run it"
       })
     }
-    const question = messages.slice(0, at).reverse().find((m) => m.role === "user")?.content ?? ""
     const attributes = Policy.clientAttributesJson(principal)
     const fingerprint = attributes === "{}"
       ? undefined
@@ -151,14 +153,9 @@ export const make = Effect.gen(function*() {
       ])
     ]
     // The original's last table, as it was shown.
-    const table = (yield* chats.listAssets(principal.organizationId, chatId))
-      .filter((asset) => asset.message_cell_id === message.cell_id && asset.type === "table").at(-1)
     const originalRows = table?.content === undefined
       ? undefined
       : Option.getOrUndefined(Asset.tableRows(table.content))
-    const originalCell = table === undefined
-      ? Option.none()
-      : yield* chats.getCell(principal.organizationId, chatId, table.cell_id)
     const originalSql = Option.getOrUndefined(Option.flatMapNullable(originalCell, (c) => c.query))
 
     const handle = yield* answers.ask(
