@@ -3,16 +3,8 @@
  * offline model, and a scripted Chat Completions provider that reports usage); an answer re-run at
  * its pinned commit reproduces it after the library moved on; usage is summed from the audit log.
  */
-import * as Auth from "@sightline/core/Auth"
-import * as Change from "@sightline/core/Change"
-import * as Changes from "@sightline/core/Changes"
-import * as Library from "@sightline/core/Library"
-import { Fixtures } from "@sightline/core/testing"
-import * as Effect from "effect/Effect"
-import * as HashMap from "effect/HashMap"
-import * as Schema from "effect/Schema"
 import { afterAll, expect, it } from "vitest"
-import { demoConnector } from "./utils/content.js"
+import { demoConnector, editModel } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
 import * as Provider from "./utils/provider.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
@@ -41,21 +33,6 @@ const mintKey = async (server: TestServer, org: Org, clientId?: string) => {
   expect(created.status).toBe(201)
   return (await body(created)) as { key: string; api_key: { id: string } }
 }
-
-/** Merges an edit of the DEMO model as the organization's admin. */
-const editModel = (server: TestServer, org: Org, edit: (yaml: string) => string) =>
-  server.run(Effect.gen(function*() {
-    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-    const changes = yield* Changes.Changes
-    const main = yield* (yield* Library.Library).main(admin.organizationId)
-    const text = new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
-    const filed = yield* changes.create(admin, {
-      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Model", description: "An edit." }),
-      baseRef: main.head,
-      edits: Fixtures.edits({ "semantic/demo.yaml": edit(text) })
-    })
-    return yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
-  }))
 
 const revenueMeasure = "      - name: revenue\n        agg: sum\n        expr: line_total\n"
 

@@ -13,27 +13,12 @@ import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Schema from "effect/Schema"
 import { expect, it } from "vitest"
-import { demoConnector, handSql, statuses } from "./utils/content.js"
+import { demoConnector, editModel, handSql, statuses } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
 const query = (server: TestServer, key: string, json: unknown) =>
   server.request("/v2/semantic/query", { method: "POST", key, json })
-
-/** Files and merges an edit of the library's DEMO model, as the organization's admin. */
-const editModel = (server: TestServer, org: Org, edit: (yaml: string) => string) =>
-  server.run(Effect.gen(function*() {
-    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-    const changes = yield* Changes.Changes
-    const main = yield* (yield* Library.Library).main(admin.organizationId)
-    const text = new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
-    const filed = yield* changes.create(admin, {
-      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Model", description: "An edit." }),
-      baseRef: main.head,
-      edits: Fixtures.edits({ "semantic/demo.yaml": edit(text) })
-    })
-    return yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
-  }))
 
 /** Files an edit of the library as the organization's admin (its OWNERS first, when given); the change's id. */
 const fileEdit = (server: TestServer, org: Org, edits: Record<string, string>) =>

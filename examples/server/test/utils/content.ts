@@ -12,9 +12,11 @@ import type * as Connector from "@sightline/core/Connector"
 import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
 import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
 import { AssetId, CellId, ConnectorId, OrganizationId } from "@sightline/core/Ids"
+import * as Library from "@sightline/core/Library"
 import { Fixtures } from "@sightline/core/testing"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Org, TestServer } from "./server.js"
@@ -149,3 +151,18 @@ export const demoConnector = async (server: TestServer, org: Org): Promise<numbe
   if (created.status !== 201) throw new Error(`creating a DEMO connector answered ${created.status}`)
   return JSON.parse(await created.text()).id
 }
+
+/** Files and merges an edit of the library's DEMO model, as the organization's admin. */
+export const editModel = (server: TestServer, org: Org, edit: (yaml: string) => string) =>
+  server.run(Effect.gen(function*() {
+    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    const changes = yield* Changes.Changes
+    const main = yield* (yield* Library.Library).main(admin.organizationId)
+    const text = new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
+    const filed = yield* changes.create(admin, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Model", description: "An edit." }),
+      baseRef: main.head,
+      edits: Fixtures.edits({ "semantic/demo.yaml": edit(text) })
+    })
+    return yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
+  }))
