@@ -10,7 +10,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Auth from "@sightline/core/Auth"
-import * as Chats from "@sightline/core/Chats"
+import * as ChatRuns from "@sightline/core/ChatRuns"
 import * as Organizations from "@sightline/core/Organizations"
 import * as Playbooks from "@sightline/core/Playbooks"
 import * as Server from "@sightline/http/Server"
@@ -58,12 +58,11 @@ const seed = Effect.gen(function*() {
   const playbooks = yield* Playbooks.Playbooks
   const playbook = yield* playbooks.create(principal)
   yield* playbooks.update(principal, playbook.id, { name: "Weekly revenue", prompt: "Summarize revenue" })
-  const chats = yield* Chats.Chats
+  const runs = yield* ChatRuns.ChatRuns
   const count = Number(values.chats)
   for (let i = 0; i < count; i++) {
-    const { run } = yield* chats.start(principal, { question: `Question number ${i}: how did revenue move?` })
-    yield* chats.appendAssistantMessage(run, `Answer ${i}`)
-    yield* chats.finish(run, "completed")
+    const { run } = yield* runs.start(principal, { question: `Question number ${i}: how did revenue move?` })
+    yield* runs.complete(run, `Answer ${i}`, [])
   }
   return { key, playbookId: playbook.id, at: DateTime.formatIso(yield* DateTime.now) }
 })

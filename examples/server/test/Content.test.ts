@@ -3,7 +3,7 @@ import * as Asset from "@sightline/core/Asset"
 import * as Auth from "@sightline/core/Auth"
 import * as Change from "@sightline/core/Change"
 import * as Changes from "@sightline/core/Changes"
-import * as Chats from "@sightline/core/Chats"
+import * as ChatRuns from "@sightline/core/ChatRuns"
 import { AssetId, CellId } from "@sightline/core/Ids"
 import { Fixtures } from "@sightline/core/testing"
 import * as DateTime from "effect/DateTime"
@@ -23,10 +23,10 @@ const postgresConfig = (name: string, password = "s3cret-pw") => ({
 const seedChat = (server: TestServer, org: Org, question: string) =>
   server.run(Effect.gen(function*() {
     const principal = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-    const chats = yield* Chats.Chats
-    const { run } = yield* chats.start(principal, { question })
+    const runs = yield* ChatRuns.ChatRuns
+    const { run } = yield* runs.start(principal, { question })
     const cellId = CellId.make(crypto.randomUUID())
-    yield* chats.appendCell(run, {
+    yield* runs.appendCell(run, {
       id: cellId,
       type: "sql",
       status: "completed",
@@ -35,7 +35,7 @@ const seedChat = (server: TestServer, org: Org, question: string) =>
       output: ["1"]
     })
     const assetId = AssetId.make(crypto.randomUUID())
-    yield* chats.addAsset(run, {
+    yield* runs.addAsset(run, {
       id: assetId,
       cell_id: cellId,
       name: "chart.png",
@@ -43,8 +43,7 @@ const seedChat = (server: TestServer, org: Org, question: string) =>
       mime_type: "image/png",
       storage_key: Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id: assetId })
     })
-    yield* chats.appendAssistantMessage(run, `The answer to ${question}`)
-    yield* chats.finish(run, "completed")
+    yield* runs.complete(run, `The answer to ${question}`, [])
     return { chatId: run.chatId as string, cellId: cellId as string, assetId: assetId as string }
   }))
 

@@ -43,6 +43,7 @@ import type * as ChartRenderer from "./ChartRenderer.js"
 import * as ChartSpec from "./ChartSpec.js"
 import * as Chat from "./Chat.js"
 import type * as ChatEvent from "./ChatEvent.js"
+import type * as ChatRuns from "./ChatRuns.js"
 import type * as Chats from "./Chats.js"
 import type * as ConnectorRuntime from "./ConnectorRuntime.js"
 import type { Conflict } from "./Errors.js"
@@ -93,7 +94,7 @@ interface LastResult extends ChartSpec.Data {
 
 /** The services the tools use. */
 export interface Services {
-  readonly chats: Chats.Chats.Service
+  readonly runs: ChatRuns.ChatRuns.Service
   readonly runtime: ConnectorRuntime.ConnectorRuntime.Service
   readonly assetStore: AssetStore.Service
   readonly ids: IdGenerator.Service
@@ -104,7 +105,7 @@ export interface Services {
 /** One run, as its tools see it. */
 export interface RunContext {
   readonly principal: Policy.Principal
-  readonly run: Chats.Run
+  readonly run: ChatRuns.Run
   readonly sign: Chats.SignAssetUrl
   readonly emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>
   /** What asked: a chat, a playbook or an agent (the sandbox's executions say so). */
@@ -132,7 +133,7 @@ export interface Handlers {
 
 /** The tools of one run. */
 export const make = (services: Services, context: RunContext): Handlers => {
-  const { assetStore, chats, ids, renderer, runtime } = services
+  const { assetStore, ids, renderer, runs, runtime } = services
   const { clientAttributesJson, connectors, emit, files, onReport, principal, python, run, search, sign } = context
   const hasLibrary = HashMap.size(files) > 0
   const modelled = connectors.some((c) => Either.isRight(c.semantic))
@@ -156,26 +157,26 @@ export const make = (services: Services, context: RunContext): Handlers => {
   let queries = 0
   const charts: Array<{ readonly title: string; readonly spec: unknown }> = []
 
-  const newCell = (type: string, fields: Partial<Chats.CellInput>) =>
+  const newCell = (type: string, fields: Partial<ChatRuns.CellInput>) =>
     Effect.gen(function*() {
-      const base: Chats.CellInput = {
+      const base: ChatRuns.CellInput = {
         id: CellId.make(yield* ids.uuid),
         type,
         status: "running",
         created_at: yield* DateTime.now,
         ...fields
       }
-      yield* emit({ type: "cell", cell: yield* chats.appendCell(run, base) })
+      yield* emit({ type: "cell", cell: yield* runs.appendCell(run, base) })
       return base
     })
 
-  const endCell = (cell: Chats.CellInput, fields: Partial<Chats.CellInput>, assets: ReadonlyArray<Asset.Asset>) =>
+  const endCell = (cell: ChatRuns.CellInput, fields: Partial<ChatRuns.CellInput>, assets: ReadonlyArray<Asset.Asset>) =>
     Effect.gen(function*() {
-      const stored = yield* chats.appendCell(run, { ...cell, ...fields })
+      const stored = yield* runs.appendCell(run, { ...cell, ...fields })
       yield* emit({ type: "cell", cell: assets.length === 0 ? stored : new Chat.ChatCell({ ...stored, assets }) })
     })
 
-  const addAsset = (input: Omit<Chats.AssetInput, "id">, bytes?: Uint8Array) =>
+  const addAsset = (input: Omit<ChatRuns.AssetInput, "id">, bytes?: Uint8Array) =>
     Effect.gen(function*() {
       const id = AssetId.make(yield* ids.uuid)
       const storageKey = bytes === undefined
@@ -184,7 +185,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
       if (bytes !== undefined && storageKey !== undefined) {
         yield* assetStore.put(storageKey, { bytes, mimeType: input.mime_type })
       }
-      const record = yield* chats.addAsset(run, {
+      const record = yield* runs.addAsset(run, {
         ...input,
         id,
         ...(storageKey === undefined ? {} : { storage_key: storageKey })
@@ -204,7 +205,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
     type: string,
     sql: string,
     params: ReadonlyArray<string | number | boolean | null>,
-    fields: Partial<Chats.CellInput>,
+    fields: Partial<ChatRuns.CellInput>,
     // What the model reads before the rows (how the question was read, where the SQL came from).
     preamble: Readonly<Record<string, unknown>> = {}
   ) =>
@@ -285,7 +286,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
     governing: SemanticLayer.Governing,
     kind: SemanticQuery.TrustedSource["kind"],
     name: string
-  ): Partial<Chats.CellInput> =>
+  ): Partial<ChatRuns.CellInput> =>
     governing.source.kind === "library" && governing.source.path !== undefined &&
       governing.source.commit !== undefined
       ? { trusted_source: { kind, name, path: governing.source.path, commit: governing.source.commit } }

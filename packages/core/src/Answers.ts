@@ -2,7 +2,7 @@
  * Answering questions: the agent loop behind `POST /v2/chats` and `POST /v2/chats/stream` (not to be
  * confused with the `Agent` resource, a saved prompt with triggers, whose runs call this loop).
  *
- * `ask` starts a run through `Chats.start` (which checks the caller, the model and the connectors)
+ * `ask` starts a run through `ChatRuns.start` (which checks the caller, the model and the connectors)
  * and runs it on a fiber of its own, detached from the request: a client that disconnects never
  * stops the run, and its answer is stored. Every event of the run is kept for the run's lifetime, so
  * any number of subscribers read it from the start and then follow it live. `cancel` ends the run in
@@ -41,6 +41,7 @@ import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
 import * as ChatEventBus from "./ChatEventBus.js"
 import { ChatRepo } from "./ChatRepo.js"
+import * as ChatRuns from "./ChatRuns.js"
 import * as Chats from "./Chats.js"
 import type { ConnectorRecord } from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -71,7 +72,7 @@ export interface Options {
   /** The statement timeout of a query, in milliseconds. */
   readonly queryTimeoutMillis: number
   /**
-   * How often a running run writes its heartbeat (`Chats.heartbeat`), which also finds a cancel
+   * How often a running run writes its heartbeat (`ChatRuns.heartbeat`), which also finds a cancel
    * whose announcement was lost. Keep it well below `Chats.Options.staleRunAfter`. Absent: 5 s.
    */
   readonly heartbeatMillis?: number | undefined
@@ -140,8 +141,8 @@ export const answered = (handle: Handle): Effect.Effect<Answered> =>
       })))
   })
 
-/** How a run is asked for, beyond what `Chats.start` takes. */
-export interface AskOptions extends Chats.Chats.StartOptions {
+/** How a run is asked for, beyond what `ChatRuns.start` takes. */
+export interface AskOptions extends ChatRuns.ChatRuns.StartOptions {
   /** Offer `write_report` and ask the model to end with a report (playbook runs). */
   readonly report?: boolean | undefined
   /**
@@ -230,7 +231,7 @@ export declare namespace Answers {
   /** The loop's operations. */
   export interface Service {
     /**
-     * Starts answering a question (`Chats.start` decides who may ask what) and returns at once with
+     * Starts answering a question (`ChatRuns.start` decides who may ask what) and returns at once with
      * the run's handle; the run goes on whatever happens to the caller.
      */
     readonly ask: (
@@ -255,6 +256,7 @@ export declare namespace Answers {
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const chats = yield* Chats.Chats
+    const runs = yield* ChatRuns.ChatRuns
     const chatRepo = yield* ChatRepo
     const connectorRepo = yield* ConnectorRepo
     const runtime = yield* ConnectorRuntime.ConnectorRuntime
@@ -277,7 +279,7 @@ export const makeWith = (options: Options) =>
 
     const execute = (
       principal: Policy.Principal,
-      run: Chats.Run,
+      run: ChatRuns.Run,
       sign: Chats.SignAssetUrl,
       emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>,
       askOptions: AskOptions,
@@ -371,7 +373,7 @@ export const makeWith = (options: Options) =>
         const messages: Array<LanguageModel.Message> = (yield* chatRepo.listMessages(run.organizationId, run.chatId))
           .map((message) => ({ role: message.role, content: message.content }))
 
-        const { runTool, tools } = AnswerHandlers.make({ chats, runtime, assetStore, ids, renderer }, {
+        const { runTool, tools } = AnswerHandlers.make({ runs, runtime, assetStore, ids, renderer }, {
           principal,
           run,
           sign,
@@ -452,7 +454,7 @@ export const makeWith = (options: Options) =>
      * One audit entry per run that called its model (`model.usage`): each generation's tokens and
      * time, so usage can be summed per member, key and model (`GET /v2/usage`).
      */
-    const recordUsage = (principal: Policy.Principal, run: Chats.Run, askOptions: AskOptions, making: Making) => {
+    const recordUsage = (principal: Policy.Principal, run: ChatRuns.Run, askOptions: AskOptions, making: Making) => {
       const provenance = provenanceOf(making)
       if (provenance === undefined || making.generations.length === 0) return Effect.void
       const calls = making.generations.map((g) => ({
@@ -504,7 +506,7 @@ export const makeWith = (options: Options) =>
           () => new InvalidRequest({ message: `${askOptions.commit} is not a commit of the library` })
         )
       }
-      const { metadata, run } = yield* chats.start(principal, request, askOptions)
+      const { metadata, run } = yield* runs.start(principal, request, askOptions)
       let report: AnswerHandlers.WrittenReport | undefined
       // Every published event stays here for the run's lifetime: a listener that comes late (or a
       // stream that reads slowly) still has the whole run from `metadata`, at its own pace.
@@ -562,8 +564,8 @@ export const makeWith = (options: Options) =>
       const work = Effect.gen(function*() {
         const writer = yield* RunEvents.make({
           first: run.firstEventId,
-          append: (batch) => chats.appendEvents(run, batch),
-          readAfter: (id) => chats.readEvents(run, id),
+          append: (batch) => runs.appendEvents(run, batch),
+          readAfter: (id) => runs.readEvents(run, id),
           publish
         })
         // The end someone else wrote (a cancel, a newer run): it is in the log; hand it on. Only a
@@ -579,7 +581,7 @@ export const makeWith = (options: Options) =>
         )
         const fail = (message: string) =>
           writer.drain.pipe(
-            Effect.zipRight(chats.finish(run, "failed", message)),
+            Effect.zipRight(runs.finish(run, "failed", message)),
             Effect.flatMap((done) => writer.stored([done])),
             Effect.catchTag("Conflict", () => endedElsewhere)
           )
@@ -596,7 +598,7 @@ export const makeWith = (options: Options) =>
         // (its timer and its queue), on the way to `done`.
         const stop = yield* Deferred.make<never, Errors.Conflict>()
         yield* Effect.raceFirst(cancelAnnounced, Effect.sleep(Duration.millis(heartbeatMillis))).pipe(
-          Effect.zipRight(chats.heartbeat(run)),
+          Effect.zipRight(runs.heartbeat(run)),
           Effect.repeat({ while: (live) => live }),
           Effect.zipRight(Effect.fail(new Errors.Conflict({ message: ChatEvent.cancelledMessage }))),
           Effect.intoDeferred(stop),
@@ -617,7 +619,7 @@ export const makeWith = (options: Options) =>
         const complete = (answer: string) =>
           Effect.flatMap(writer.take, (events) =>
             Effect.flatMap(
-              chats.complete(run, answer, events, provenanceOf(making)),
+              runs.complete(run, answer, events, provenanceOf(making)),
               (stored) => writer.stored(Arr.append(events, stored.done))
             )).pipe(
               Effect.zipRight(Effect.sync(() => {
@@ -697,6 +699,7 @@ export const makeWith = (options: Options) =>
 /** The dependencies of the loop. */
 export type Requirements =
   | Chats.Chats
+  | ChatRuns.ChatRuns
   | ChatEventBus.ChatEventBus
   | ChatRepo
   | ConnectorRepo

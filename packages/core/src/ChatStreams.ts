@@ -14,9 +14,9 @@
  * the events all followers share (at most one run's events).
  *
  * While idle the tail also watches the run's heartbeat: a run whose process died is ended
- * (`Chats.endStaleRun`, by the first process that notices), and every follower then gets its `done`.
+ * (`ChatRuns.endStaleRun`, by the first process that notices), and every follower then gets its `done`.
  *
- * Ids go on across a chat's runs (`Chats.Run.firstEventId`), so `Last-Event-ID` names one event:
+ * Ids go on across a chat's runs (`ChatRuns.Run.firstEventId`), so `Last-Event-ID` names one event:
  * - absent, the stream starts with the current (latest) run's `metadata`;
  * - in the current run, it resumes right after that event;
  * - before the current run (the client's run is over and another started), it starts with the
@@ -42,6 +42,7 @@ import * as Stream from "effect/Stream"
 import * as ChatEvent from "./ChatEvent.js"
 import * as ChatEventBus from "./ChatEventBus.js"
 import { ChatRepo } from "./ChatRepo.js"
+import * as ChatRuns from "./ChatRuns.js"
 import * as Chats from "./Chats.js"
 import type { NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import type { ChatId, OrganizationId } from "./Ids.js"
@@ -161,6 +162,7 @@ const end = (member: Member) => {
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const chats = yield* Chats.Chats
+    const runs = yield* ChatRuns.ChatRuns
     const repo = yield* ChatRepo
     const bus = yield* ChatEventBus.ChatEventBus
     // The tails' fibers: interrupted (and their followers ended) when the layer closes.
@@ -204,7 +206,7 @@ export const makeWith = (options: Options) =>
         const now = yield* DateTime.now
         const current = yield* repo.get(organizationId, id)
         if (Option.exists(current, (c) => Chats.isStale(c, now, options.staleRunAfter))) {
-          yield* chats.endStaleRun(organizationId, id)
+          yield* runs.endStaleRun(organizationId, id)
         }
       })
 
@@ -346,7 +348,11 @@ export const makeWith = (options: Options) =>
   })
 
 /** The followers with the default options. */
-export const layer: Layer.Layer<ChatStreams, never, Chats.Chats | ChatRepo | ChatEventBus.ChatEventBus> = Layer
+export const layer: Layer.Layer<
+  ChatStreams,
+  never,
+  Chats.Chats | ChatRuns.ChatRuns | ChatRepo | ChatEventBus.ChatEventBus
+> = Layer
   .scoped(
     ChatStreams,
     makeWith(defaultOptions)
@@ -355,5 +361,5 @@ export const layer: Layer.Layer<ChatStreams, never, Chats.Chats | ChatRepo | Cha
 /** The followers with other options (shorter checks in tests). */
 export const layerWith = (
   options: Options
-): Layer.Layer<ChatStreams, never, Chats.Chats | ChatRepo | ChatEventBus.ChatEventBus> =>
+): Layer.Layer<ChatStreams, never, Chats.Chats | ChatRuns.ChatRuns | ChatRepo | ChatEventBus.ChatEventBus> =>
   Layer.scoped(ChatStreams, makeWith(options))

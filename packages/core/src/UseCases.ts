@@ -17,6 +17,7 @@ import * as Auth from "./Auth.js"
 import * as ChangeEvaluations from "./ChangeEvaluations.js"
 import * as Changes from "./Changes.js"
 import * as ChatChannels from "./ChatChannels.js"
+import * as ChatRuns from "./ChatRuns.js"
 import * as Chats from "./Chats.js"
 import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
@@ -94,6 +95,7 @@ export const layerWith = (options: Options) => {
         ApiKeys.layer,
         Playbooks.layer,
         Chats.layerWith(chats),
+        ChatRuns.layerWith(chats),
         Changes.layer,
         Agents.layer,
         Apps.layer,

@@ -13,6 +13,7 @@ import * as AssetStoreModule from "../src/AssetStore.js"
 import * as Auth from "../src/Auth.js"
 import type * as ChatEvent from "../src/ChatEvent.js"
 import { ChatRepo } from "../src/ChatRepo.js"
+import * as ChatRuns from "../src/ChatRuns.js"
 import * as Chats from "../src/Chats.js"
 import * as Connector from "../src/Connector.js"
 import { ConnectorRepo } from "../src/ConnectorRepo.js"
@@ -50,7 +51,7 @@ const sales: ConnectorRuntime.MemoryTable = {
 const layerWithModel = <M>(model: Layer.Layer<M | LanguageModel.LanguageModel>, options: Answers.Options) =>
   Answers.layerWith(options).pipe(
     Layer.provideMerge(SemanticLayer.layer),
-    Layer.provideMerge(Layer.mergeAll(Chats.layer, Library.layer, Connectors.layer)),
+    Layer.provideMerge(Layer.mergeAll(Chats.layer, ChatRuns.layer, Library.layer, Connectors.layer)),
     Layer.provideMerge(Auth.layer),
     Layer.provideMerge(Layer.merge(model, ConnectorRuntime.layerMemory([sales]))),
     Layer.provideMerge(Memory.layer)

@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import * as ChatEvent from "../src/ChatEvent.js"
 import * as ChatEventBus from "../src/ChatEventBus.js"
 import { ChatRepo } from "../src/ChatRepo.js"
+import * as ChatRuns from "../src/ChatRuns.js"
 import * as Chats from "../src/Chats.js"
 import * as ChatStreams from "../src/ChatStreams.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
@@ -45,7 +46,7 @@ const GatedRepo = Layer.effect(
 )
 
 const TestLayer = ChatStreams.layerWith({ idleCheckMillis: 50, staleRunAfter: "1 hour" }).pipe(
-  Layer.provideMerge(Chats.layer),
+  Layer.provideMerge(Layer.merge(Chats.layer, ChatRuns.layer)),
   Layer.provide(GatedRepo),
   Layer.provideMerge(Memory.layer)
 )
@@ -74,20 +75,20 @@ const started = Effect.gen(function*() {
   const roles = yield* Fixtures.systemRoles(org.id)
   const member = yield* Fixtures.member(org.id, { roleIds: [roles.member.id] })
   const principal = yield* Fixtures.principal(org.id, member.id)
-  const chats = yield* Chats.Chats
+  const runs = yield* ChatRuns.ChatRuns
   const bus = yield* ChatEventBus.ChatEventBus
-  const { run } = yield* chats.start(principal, { question: "q", model: "offline" })
+  const { run } = yield* runs.start(principal, { question: "q", model: "offline" })
   let next = run.firstEventId + 1
   const announce = (lastId: number) => bus.publish(ChatEventBus.Announcement.Appended({ chatId: run.chatId, lastId }))
   const text = (value: string) =>
     Effect.gen(function*() {
       const id = next++
-      expect(yield* chats.appendEvents(run, [{ id, event: { type: "text", text: value } }])).toBe(true)
+      expect(yield* runs.appendEvents(run, [{ id, event: { type: "text", text: value } }])).toBe(true)
       yield* announce(id)
       return id
     })
   const finish = Effect.gen(function*() {
-    const done = yield* chats.finish(run, "completed")
+    const done = yield* runs.finish(run, "completed")
     yield* announce(done.id)
     return done.id
   })

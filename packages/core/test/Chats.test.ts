@@ -9,6 +9,7 @@ import * as Asset from "../src/Asset.js"
 import * as Chat from "../src/Chat.js"
 import * as ChatEvent from "../src/ChatEvent.js"
 import { ChatRepo } from "../src/ChatRepo.js"
+import * as ChatRuns from "../src/ChatRuns.js"
 import * as Chats from "../src/Chats.js"
 import * as Connector from "../src/Connector.js"
 import { ConnectorRepo } from "../src/ConnectorRepo.js"
@@ -19,7 +20,7 @@ import * as Policy from "../src/Policy.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
 
-const TestLayer = Chats.layer.pipe(Layer.provideMerge(Memory.layer))
+const TestLayer = Layer.merge(Chats.layer, ChatRuns.layer).pipe(Layer.provideMerge(Memory.layer))
 
 // --- fixtures ------------------------------------------------------------------------------------
 
@@ -95,7 +96,7 @@ const connector = (organizationId: OrganizationId, ownerId: MemberId, isPublic: 
     return created.id
   })
 
-const sqlCell = (id: CellId, status: Chat.CellStatus, at: DateTime.Utc): Chats.CellInput => ({
+const sqlCell = (id: CellId, status: Chat.CellStatus, at: DateTime.Utc): ChatRuns.CellInput => ({
   id,
   type: "sql",
   status,
@@ -109,16 +110,16 @@ const sqlCell = (id: CellId, status: Chat.CellStatus, at: DateTime.Utc): Chats.C
  */
 const exchange = (principal: Policy.Principal) =>
   Effect.gen(function*() {
-    const chats = yield* Chats.Chats
-    const { run } = yield* chats.start(principal, ask("Revenue by region?"))
+    const runs = yield* ChatRuns.ChatRuns
+    const { run } = yield* runs.start(principal, ask("Revenue by region?"))
     yield* TestClock.adjust("1 second")
     const stepId = CellId.make(Fixtures.uuid())
     const startedAt = yield* DateTime.now
-    yield* chats.appendCell(run, sqlCell(stepId, "running", startedAt))
+    yield* runs.appendCell(run, sqlCell(stepId, "running", startedAt))
     yield* TestClock.adjust("1 second")
-    yield* chats.appendCell(run, { ...sqlCell(stepId, "completed", startedAt), output: ["1"] })
+    yield* runs.appendCell(run, { ...sqlCell(stepId, "completed", startedAt), output: ["1"] })
     const chartId = AssetId.make(Fixtures.uuid())
-    const chart = yield* chats.addAsset(run, {
+    const chart = yield* runs.addAsset(run, {
       id: chartId,
       cell_id: stepId,
       name: "revenue.png",
@@ -126,7 +127,7 @@ const exchange = (principal: Policy.Principal) =>
       mime_type: "image/png",
       storage_key: Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id: chartId })
     })
-    const note = yield* chats.addAsset(run, {
+    const note = yield* runs.addAsset(run, {
       id: AssetId.make(Fixtures.uuid()),
       cell_id: stepId,
       name: "notes.txt",
@@ -135,20 +136,20 @@ const exchange = (principal: Policy.Principal) =>
       content: "inline notes"
     })
     yield* TestClock.adjust("1 second")
-    const answer = yield* chats.appendAssistantMessage(run, "Revenue is up.")
-    yield* chats.finish(run, "completed")
+    const { message: answer } = yield* runs.complete(run, "Revenue is up.", [])
     return { run, stepId, chart, note, answer }
   })
 
 // --- start -----------------------------------------------------------------------------------------
 
-describe("Chats.start", () => {
+describe("ChatRuns.start", () => {
   it.effect("creates a running chat with the default model, stores the question and answers the metadata", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
       yield* TestClock.adjust("1 hour")
       const chats = yield* Chats.Chats
-      const { metadata, run } = yield* chats.start(alice, ask("Revenue by region?\nPlease be brief."))
+      const runs = yield* ChatRuns.ChatRuns
+      const { metadata, run } = yield* runs.start(alice, ask("Revenue by region?\nPlease be brief."))
       const now = yield* DateTime.now
       expect(metadata).toEqual({
         id: run.messageId,
@@ -190,7 +191,8 @@ describe("Chats.start", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { metadata } = yield* chats.start(alice, ask("q", { model: "offline-fast" }), { source: "playbook" })
+      const runs = yield* ChatRuns.ChatRuns
+      const { metadata } = yield* runs.start(alice, ask("q", { model: "offline-fast" }), { source: "playbook" })
       expect(metadata.model).toBe("offline-fast")
       const listed = yield* chats.list(alice, decodeList({}))
       expect(listed.chats[0]).toMatchObject({ model: "offline-fast", source: "playbook" })
@@ -200,22 +202,23 @@ describe("Chats.start", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const unknown = yield* failure(chats.start(alice, ask("q", { model: "gpt-unknown" })))
+      const runs = yield* ChatRuns.ChatRuns
+      const unknown = yield* failure(runs.start(alice, ask("q", { model: "gpt-unknown" })))
       expect(unknown._tag).toBe("PermissionDenied")
       expect(unknown.message).toContain("not available")
       const restricted = role("restricted", ["chat:write"], {
         model: { allowedModelIds: [ModelNumber.make(1)], allowModelChoice: true }
       })
       const notAllowed = yield* failure(
-        chats.start({ ...alice, roles: [restricted] }, ask("q", { model: "offline-fast" }))
+        runs.start({ ...alice, roles: [restricted] }, ask("q", { model: "offline-fast" }))
       )
       expect(notAllowed._tag).toBe("PermissionDenied")
       expect(notAllowed.message).toContain("not permitted")
       const noChoice = role("no choice", ["chat:write"], { model: { allowModelChoice: false } })
-      const chose = yield* failure(chats.start({ ...alice, roles: [noChoice] }, ask("q", { model: "offline-fast" })))
+      const chose = yield* failure(runs.start({ ...alice, roles: [noChoice] }, ask("q", { model: "offline-fast" })))
       expect(chose._tag).toBe("PermissionDenied")
       // Naming the model the caller gets anyway is not a choice.
-      const same = yield* chats.start({ ...alice, roles: [noChoice] }, ask("q", { model: "offline" }))
+      const same = yield* runs.start({ ...alice, roles: [noChoice] }, ask("q", { model: "offline" }))
       expect(same.metadata.model).toBe("offline")
       expect((yield* chats.list(alice, decodeList({}))).total_count).toBe(1)
     }).pipe(Effect.provide(TestLayer)))
@@ -223,10 +226,10 @@ describe("Chats.start", () => {
   it.effect("is 400 for model together with chat_id, before looking at the chat", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
-      const chats = yield* Chats.Chats
+      const runs = yield* ChatRuns.ChatRuns
       // Built by hand: the request schema already refuses it, the service must too.
       const error = yield* failure(
-        chats.start(alice, { question: "q", chat_id: ChatId.make(Fixtures.uuid()), model: "offline" })
+        runs.start(alice, { question: "q", chat_id: ChatId.make(Fixtures.uuid()), model: "offline" })
       )
       expect(error._tag).toBe("InvalidRequest")
     }).pipe(Effect.provide(TestLayer)))
@@ -235,7 +238,7 @@ describe("Chats.start", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const error = yield* failure(
-        (yield* Chats.Chats).start({ ...alice, roles: [role("reader", ["chat:read"])] }, ask("q"))
+        (yield* ChatRuns.ChatRuns).start({ ...alice, roles: [role("reader", ["chat:read"])] }, ask("q"))
       )
       expect(error._tag).toBe("PermissionDenied")
       expect(error.message).toContain("chat:write")
@@ -245,15 +248,16 @@ describe("Chats.start", () => {
     Effect.gen(function*() {
       const { alice, bob, org } = yield* setup
       const chats = yield* Chats.Chats
+      const runs = yield* ChatRuns.ChatRuns
       const own = yield* connector(org.id, alice.memberId, false)
       const shared = yield* connector(org.id, bob.memberId, true)
       const privateToBob = yield* connector(org.id, bob.memberId, false)
-      const { run } = yield* chats.start(
+      const { run } = yield* runs.start(
         alice,
         ask("q", { tools: { connector_ids: [own], web_search_enabled: true }, connector_ids: [shared, own] })
       )
       expect(run.tools).toMatchObject({ connectorIds: [own, shared], webSearch: true, sql: true })
-      const error = yield* failure(chats.start(alice, ask("q", { connector_ids: [privateToBob] })))
+      const error = yield* failure(runs.start(alice, ask("q", { connector_ids: [privateToBob] })))
       expect(error._tag).toBe("InvalidRequest")
       expect(error.message).toBe(`invalid connector_ids: connector ${privateToBob} not found or not accessible`)
       // Nothing was created by the refused question.
@@ -264,13 +268,13 @@ describe("Chats.start", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const first = yield* chats.start(alice, ask("First question", { model: "offline-fast" }))
-      const busy = yield* failure(chats.start(alice, ask("too soon", { chat_id: first.run.chatId })))
+      const runs = yield* ChatRuns.ChatRuns
+      const first = yield* runs.start(alice, ask("First question", { model: "offline-fast" }))
+      const busy = yield* failure(runs.start(alice, ask("too soon", { chat_id: first.run.chatId })))
       expect(busy._tag).toBe("Conflict")
-      yield* chats.appendAssistantMessage(first.run, "First answer")
-      yield* chats.finish(first.run, "completed")
+      yield* runs.complete(first.run, "First answer", [])
       yield* TestClock.adjust("1 minute")
-      const second = yield* chats.start(alice, ask("Second question", { chat_id: first.run.chatId }))
+      const second = yield* runs.start(alice, ask("Second question", { chat_id: first.run.chatId }))
       expect(second.metadata).toMatchObject({ chat_id: first.run.chatId, model: "offline-fast", is_continuation: true })
       const chat = yield* chats.get(alice, first.run.chatId, sign)
       expect(chat.messages.map((m) => [m.role, m.content])).toEqual([
@@ -285,14 +289,14 @@ describe("Chats.start", () => {
   it.effect("is 404 for continuing another member's chat (even as admin) or another organization's", () =>
     Effect.gen(function*() {
       const { alice, bob, mallory } = yield* setup
-      const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
-      yield* chats.finish(run, "completed")
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
+      yield* runs.finish(run, "completed")
       for (const caller of [bob, { ...bob, roles: [adminRole] }, mallory]) {
-        const error = yield* failure(chats.start(caller, ask("mine?", { chat_id: run.chatId })))
+        const error = yield* failure(runs.start(caller, ask("mine?", { chat_id: run.chatId })))
         expect(error).toMatchObject({ _tag: "NotFound", message: "Resource not found" })
       }
-      const error = yield* failure(chats.start(alice, ask("q", { chat_id: ChatId.make(Fixtures.uuid()) })))
+      const error = yield* failure(runs.start(alice, ask("q", { chat_id: ChatId.make(Fixtures.uuid()) })))
       expect(error._tag).toBe("NotFound")
     }).pipe(Effect.provide(TestLayer)))
 })
@@ -304,12 +308,13 @@ describe("Chats.list", () => {
     Effect.gen(function*() {
       const { alice, bob } = yield* setup
       const chats = yield* Chats.Chats
+      const runs = yield* ChatRuns.ChatRuns
       const long = "x".repeat(150) + "\n" + "y".repeat(150)
-      const first = yield* chats.start(alice, ask(long))
-      yield* chats.finish(first.run, "completed")
+      const first = yield* runs.start(alice, ask(long))
+      yield* runs.finish(first.run, "completed")
       yield* TestClock.adjust("1 minute")
-      const second = yield* chats.start(alice, ask("Churn last month?"))
-      yield* chats.start(bob, ask("Bob's own question"))
+      const second = yield* runs.start(alice, ask("Churn last month?"))
+      yield* runs.start(bob, ask("Bob's own question"))
 
       const listed = yield* chats.list(alice, decodeList({}))
       expect(listed.total_count).toBe(2)
@@ -339,8 +344,9 @@ describe("Chats.list", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
+      const runs = yield* ChatRuns.ChatRuns
       for (const question of ["Beta revenue", "alpha revenue", "Gamma churn"]) {
-        yield* chats.start(alice, ask(question))
+        yield* runs.start(alice, ask(question))
         yield* TestClock.adjust("1 second")
       }
       const search = yield* chats.list(
@@ -413,7 +419,8 @@ describe("Chats.get", () => {
     Effect.gen(function*() {
       const { alice, bob, mallory } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("private"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("private"))
       for (const caller of [bob, { ...bob, roles: [adminRole] }, mallory]) {
         const error = yield* failure(chats.get(caller, run.chatId, sign))
         expect(error).toMatchObject({ _tag: "NotFound", message: "Resource not found" })
@@ -424,7 +431,8 @@ describe("Chats.get", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
       const error = yield* failure(chats.get({ ...alice, roles: [role("none", ["playbook:read"])] }, run.chatId, sign))
       expect(error._tag).toBe("PermissionDenied")
       const key: Policy.Principal = {
@@ -493,11 +501,12 @@ describe("Chats.cells and Chats.cell", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
+      const runs = yield* ChatRuns.ChatRuns
       const { run, stepId } = yield* exchange(alice)
       const step = yield* chats.cell(alice, run.chatId, stepId, sign)
       expect(step).toMatchObject({ id: stepId, type: "sql", query: "select 1" })
       expect(step.assets).toHaveLength(2)
-      const other = yield* chats.start(alice, ask("another chat"))
+      const other = yield* runs.start(alice, ask("another chat"))
       expect((yield* failure(chats.cell(alice, other.run.chatId, stepId, sign)))._tag).toBe("NotFound")
       expect((yield* failure(chats.cell(alice, run.chatId, CellId.make(Fixtures.uuid()), sign)))._tag).toBe("NotFound")
     }).pipe(Effect.provide(TestLayer)))
@@ -521,23 +530,24 @@ describe("Chats run lifecycle", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("long question"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("long question"))
       expect(yield* chats.cancel(alice, run.chatId)).toEqual({ cancelled: true })
       const stored = Option.getOrThrow(yield* (yield* ChatRepo).get(alice.organizationId, run.chatId))
       expect(stored.status).toBe("cancelled")
       expect((yield* chats.list(alice, decodeList({}))).chats[0]!.is_running).toBe(false)
       const write = yield* failure(
-        chats.appendCell(run, sqlCell(CellId.make(Fixtures.uuid()), "running", yield* DateTime.now))
+        runs.appendCell(run, sqlCell(CellId.make(Fixtures.uuid()), "running", yield* DateTime.now))
       )
       expect(write._tag).toBe("Conflict")
       expect(write.message).toContain("is over (the chat is cancelled)")
-      expect((yield* failure(chats.finish(run, "completed")))._tag).toBe("Conflict")
+      expect((yield* failure(runs.finish(run, "completed")))._tag).toBe("Conflict")
       // Nothing to cancel is not an error.
       expect(yield* chats.cancel(alice, run.chatId)).toEqual({ cancelled: false })
-      const next = yield* chats.start(alice, ask("again", { chat_id: run.chatId }))
+      const next = yield* runs.start(alice, ask("again", { chat_id: run.chatId }))
       expect(next.metadata.is_continuation).toBe(true)
       // The old run cannot write into the new one.
-      const stale = yield* failure(chats.appendAssistantMessage(run, "late answer"))
+      const stale = yield* failure(runs.complete(run, "late answer", []))
       expect(stale.message).toContain("was replaced by a newer run")
     }).pipe(Effect.provide(TestLayer)))
 
@@ -545,7 +555,8 @@ describe("Chats run lifecycle", () => {
     Effect.gen(function*() {
       const { alice, bob, mallory } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
       expect((yield* failure(chats.cancel(bob, run.chatId)))._tag).toBe("NotFound")
       expect((yield* failure(chats.cancel(mallory, run.chatId)))._tag).toBe("NotFound")
       const readOnly = yield* failure(chats.cancel({ ...alice, roles: [role("reader", ["chat:read"])] }, run.chatId))
@@ -553,50 +564,54 @@ describe("Chats run lifecycle", () => {
       expect(Option.getOrThrow(yield* (yield* ChatRepo).get(alice.organizationId, run.chatId)).status).toBe("running")
     }).pipe(Effect.provide(TestLayer)))
 
-  it.effect("finish records the outcome once; one answer per run", () =>
+  it.effect("complete stores one answer and ends the run; finish records the outcome once", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
-      yield* chats.appendAssistantMessage(run, "answer")
-      const twice = yield* failure(chats.appendAssistantMessage(run, "second answer"))
-      expect(twice.message).toContain("already stored its answer")
-      yield* chats.finish(run, "failed", "the model was unavailable")
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
+      const completed = yield* runs.complete(run, "answer", [])
+      expect(completed.done.event).toEqual({ type: "done", status: "completed" })
+      expect((yield* failure(runs.complete(run, "second answer", [])))._tag).toBe("Conflict")
+      expect((yield* chats.get(alice, run.chatId, sign)).messages.map((m) => m.content)).toEqual(["q", "answer"])
+      const next = yield* runs.start(alice, ask("q2", { chat_id: run.chatId }))
+      yield* runs.finish(next.run, "failed", "the model was unavailable")
       const stored = Option.getOrThrow(yield* (yield* ChatRepo).get(alice.organizationId, run.chatId))
       expect(stored.status).toBe("failed")
-      expect((yield* failure(chats.finish(run, "completed")))._tag).toBe("Conflict")
-      expect((yield* chats.get(alice, run.chatId, sign)).messages.map((m) => m.content)).toEqual(["q", "answer"])
+      expect((yield* failure(runs.finish(next.run, "completed")))._tag).toBe("Conflict")
+      expect((yield* failure(runs.complete(next.run, "late answer", [])))._tag).toBe("Conflict")
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("a run silent for a minute is stale: not running, ended in the log, and the next question replaces it", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
       expect(run.firstEventId).toBe(1)
       // Heartbeats and writes keep it live: 40 + 40 seconds with a heartbeat in between is not stale.
       yield* TestClock.adjust("40 seconds")
-      expect(yield* chats.heartbeat(run)).toBe(true)
+      expect(yield* runs.heartbeat(run)).toBe(true)
       yield* TestClock.adjust("40 seconds")
       expect((yield* chats.list(alice, decodeList({}))).chats[0]!.is_running).toBe(true)
-      expect((yield* failure(chats.start(alice, ask("q2", { chat_id: run.chatId }))))._tag).toBe("Conflict")
+      expect((yield* failure(runs.start(alice, ask("q2", { chat_id: run.chatId }))))._tag).toBe("Conflict")
 
       yield* TestClock.adjust("25 seconds")
       expect((yield* chats.list(alice, decodeList({}))).chats[0]!.is_running).toBe(false)
-      const replaced = yield* chats.start(alice, ask("q2", { chat_id: run.chatId }))
+      const replaced = yield* runs.start(alice, ask("q2", { chat_id: run.chatId }))
       expect(replaced.metadata.is_continuation).toBe(true)
       expect((yield* chats.list(alice, decodeList({}))).chats[0]!.is_running).toBe(true)
       // The stale run's end is in the log before the new run's start, whose ids go on from there.
-      expect((yield* chats.readEvents(run, 0)).map((e) => e.event)).toEqual([
+      expect((yield* runs.readEvents(run, 0)).map((e) => e.event)).toEqual([
         expect.objectContaining({ type: "metadata" }),
         { type: "done", status: "failed", error: ChatEvent.abandonedMessage }
       ])
       expect(replaced.run.firstEventId).toBe(3)
       // The presumed-dead run, if it was only slow, can no longer write.
-      expect((yield* failure(chats.finish(run, "completed"))).message).toContain("was replaced by a newer run")
-      expect(yield* chats.heartbeat(run)).toBe(false)
-      expect(yield* chats.appendEvents(run, [{ id: 4, event: { type: "text", text: "late" } }])).toBe(false)
-      const done = yield* chats.finish(replaced.run, "completed")
+      expect((yield* failure(runs.finish(run, "completed"))).message).toContain("was replaced by a newer run")
+      expect(yield* runs.heartbeat(run)).toBe(false)
+      expect(yield* runs.appendEvents(run, [{ id: 4, event: { type: "text", text: "late" } }])).toBe(false)
+      const done = yield* runs.finish(replaced.run, "completed")
       expect(done).toEqual({ id: 4, event: { type: "done", status: "completed" } })
     }).pipe(Effect.provide(TestLayer)))
 
@@ -604,63 +619,71 @@ describe("Chats run lifecycle", () => {
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
       yield* TestClock.adjust("30 seconds")
-      yield* chats.endStaleRun(alice.organizationId, run.chatId)
+      yield* runs.endStaleRun(alice.organizationId, run.chatId)
       expect((yield* chats.visible(alice, run.chatId)).status).toBe("running")
       yield* TestClock.adjust("31 seconds")
-      yield* chats.endStaleRun(alice.organizationId, run.chatId)
+      yield* runs.endStaleRun(alice.organizationId, run.chatId)
       expect((yield* chats.visible(alice, run.chatId)).status).toBe("failed")
-      expect((yield* chats.readEvents(run, 1)).map((e) => e.event)).toEqual([
+      expect((yield* runs.readEvents(run, 1)).map((e) => e.event)).toEqual([
         { type: "done", status: "failed", error: ChatEvent.abandonedMessage }
       ])
       // Twice is nothing more.
-      yield* chats.endStaleRun(alice.organizationId, run.chatId)
-      expect(yield* chats.readEvents(run, 1)).toHaveLength(1)
+      yield* runs.endStaleRun(alice.organizationId, run.chatId)
+      expect(yield* runs.readEvents(run, 1)).toHaveLength(1)
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("cancel logs the run's end with it", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
-      expect(yield* chats.appendEvents(run, [{ id: 2, event: { type: "text", text: "Hi" } }])).toBe(true)
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
+      expect(yield* runs.appendEvents(run, [{ id: 2, event: { type: "text", text: "Hi" } }])).toBe(true)
       expect(yield* chats.cancel(alice, run.chatId)).toEqual({ cancelled: true })
-      expect((yield* chats.readEvents(run, 1)).map((e) => e.event)).toEqual([
+      expect((yield* runs.readEvents(run, 1)).map((e) => e.event)).toEqual([
         { type: "text", text: "Hi" },
         { type: "done", status: "failed", error: ChatEvent.cancelledMessage }
       ])
-      expect(yield* chats.appendEvents(run, [{ id: 4, event: { type: "text", text: "late" } }])).toBe(false)
+      expect(yield* runs.appendEvents(run, [{ id: 4, event: { type: "text", text: "late" } }])).toBe(false)
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("the stale limit is configurable", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
-      const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
       yield* TestClock.adjust("5 seconds")
-      expect((yield* chats.start(alice, ask("q2", { chat_id: run.chatId }))).metadata.is_continuation).toBe(true)
-    }).pipe(Effect.provide(Chats.layerWith({ staleRunAfter: "5 seconds" }).pipe(Layer.provideMerge(Memory.layer)))))
+      expect((yield* runs.start(alice, ask("q2", { chat_id: run.chatId }))).metadata.is_continuation).toBe(true)
+    }).pipe(
+      Effect.provide(
+        Layer.merge(Chats.layerWith({ staleRunAfter: "5 seconds" }), ChatRuns.layerWith({ staleRunAfter: "5 seconds" }))
+          .pipe(Layer.provideMerge(Memory.layer))
+      )
+    ))
 
   it.effect("addAsset needs exactly one of storage_key and content, and a cell of the chat", () =>
     Effect.gen(function*() {
       const { alice } = yield* setup
       const chats = yield* Chats.Chats
-      const { run } = yield* chats.start(alice, ask("q"))
+      const runs = yield* ChatRuns.ChatRuns
+      const { run } = yield* runs.start(alice, ask("q"))
       const base = { name: "a", type: "text" as const, mime_type: "text/plain", cell_id: run.messageCellId }
       const both = yield* failure(
-        chats.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()), content: "x", storage_key: "k" })
+        runs.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()), content: "x", storage_key: "k" })
       )
       expect(both._tag).toBe("InvalidRequest")
-      const neither = yield* failure(chats.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()) }))
+      const neither = yield* failure(runs.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()) }))
       expect(neither._tag).toBe("InvalidRequest")
       const unknownCell = CellId.make(Fixtures.uuid())
       const orphan = yield* failure(
-        chats.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()), cell_id: unknownCell, content: "x" })
+        runs.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()), cell_id: unknownCell, content: "x" })
       )
       expect(orphan.message).toContain(`cell ${unknownCell} is not a cell of chat ${run.chatId}`)
       // The answer's cell may be named before the answer is stored.
-      const early = yield* chats.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()), content: "x" })
+      const early = yield* runs.addAsset(run, { ...base, id: AssetId.make(Fixtures.uuid()), content: "x" })
       expect(early.message_cell_id).toBe(run.messageCellId)
       expect((yield* chats.get(alice, run.chatId, sign)).assets).toHaveLength(1)
     }).pipe(Effect.provide(TestLayer)))

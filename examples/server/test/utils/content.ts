@@ -7,7 +7,7 @@ import * as AssetStore from "@sightline/core/AssetStore"
 import * as Auth from "@sightline/core/Auth"
 import * as Change from "@sightline/core/Change"
 import * as Changes from "@sightline/core/Changes"
-import * as Chats from "@sightline/core/Chats"
+import * as ChatRuns from "@sightline/core/ChatRuns"
 import type * as Connector from "@sightline/core/Connector"
 import * as ConnectorRepo from "@sightline/core/ConnectorRepo"
 import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
@@ -38,10 +38,10 @@ export const chartBytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x
 export const seedChat = (server: TestServer, org: Org, question: string) =>
   server.run(Effect.gen(function*() {
     const principal = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-    const chats = yield* Chats.Chats
-    const { run } = yield* chats.start(principal, { question })
+    const runs = yield* ChatRuns.ChatRuns
+    const { run } = yield* runs.start(principal, { question })
     const cellId = CellId.make(crypto.randomUUID())
-    yield* chats.appendCell(run, {
+    yield* runs.appendCell(run, {
       id: cellId,
       type: "sql",
       status: "completed",
@@ -52,7 +52,7 @@ export const seedChat = (server: TestServer, org: Org, question: string) =>
     const chartId = AssetId.make(crypto.randomUUID())
     const storageKey = Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id: chartId })
     yield* (yield* AssetStore.AssetStore).put(storageKey, { bytes: chartBytes, mimeType: "image/png" })
-    yield* chats.addAsset(run, {
+    yield* runs.addAsset(run, {
       id: chartId,
       cell_id: cellId,
       name: "chart.png",
@@ -61,7 +61,7 @@ export const seedChat = (server: TestServer, org: Org, question: string) =>
       storage_key: storageKey
     })
     const tableId = AssetId.make(crypto.randomUUID())
-    yield* chats.addAsset(run, {
+    yield* runs.addAsset(run, {
       id: tableId,
       cell_id: cellId,
       name: "by region.csv",
@@ -69,8 +69,7 @@ export const seedChat = (server: TestServer, org: Org, question: string) =>
       mime_type: "text/csv",
       content: "region,amount\nEU,10\n"
     })
-    yield* chats.appendAssistantMessage(run, `The answer to ${question}`)
-    yield* chats.finish(run, "completed")
+    yield* runs.complete(run, `The answer to ${question}`, [])
     return {
       chatId: run.chatId as string,
       cellId: cellId as string,
