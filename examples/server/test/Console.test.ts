@@ -147,6 +147,27 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await provider?.close()
   })
 
+  it("a fresh visit, signed out, shows the sign-in form and logs no error", async () => {
+    const { context, external } = await newContext()
+    const page = await context.newPage()
+    const errors: Array<string> = []
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text())
+    })
+    page.on("pageerror", (error) => errors.push(error.message))
+    const renewals: Array<number> = []
+    page.on("response", (response) => {
+      if (response.url().endsWith("/v2/auth/refresh")) renewals.push(response.status())
+    })
+    await page.goto(base)
+    await page.getByRole("heading", { name: "Sign in to Sightline" }).waitFor()
+    // The page asked to renew a session it does not have, and was told there is none, quietly.
+    await expect.poll(() => renewals).toEqual([204])
+    expect(errors).toEqual([])
+    expect(external).toEqual([])
+    await context.close()
+  }, 60_000)
+
   it("signs in with the printed link, then with the password after signing out", async () => {
     const { context, external } = await newContext()
     const page = await context.newPage()

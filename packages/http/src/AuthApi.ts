@@ -54,7 +54,13 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("refresh", "/v2/auth/refresh")
       .addSuccess(SessionToken)
-      .annotate(OpenApi.Summary, "Renew a session with its refresh cookie; the cookie is replaced")
+      // Without a cookie there is nothing to renew, which is not an error: a signed-out page renews
+      // on load, and a 401 there would log an error in every fresh visitor's console.
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(
+        OpenApi.Summary,
+        "Renew a session with its refresh cookie; the cookie is replaced. 204 when no cookie is presented"
+      )
   )
   .add(
     HttpApiEndpoint.post("signOut", "/v2/auth/sign-out")

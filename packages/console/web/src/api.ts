@@ -93,6 +93,8 @@ export const renew = (): Promise<Session | undefined> => {
     for (const delay of [0, 400]) {
       if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay))
       const response = await authPost("v2/auth/refresh")
+      // 204: no refresh cookie, so no session to renew and no other tab's renewal to wait for.
+      if (response.status === 204) break
       if (response.ok) return signedIn(response)
       if (response.status !== 401) throw await errorOf(response)
     }

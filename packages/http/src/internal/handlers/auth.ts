@@ -42,10 +42,6 @@ const presentedCookie = Effect.map(
   (request) => Option.fromNullable(request.cookies[refreshCookie]).pipe(Option.filter((value) => value.length > 0))
 )
 
-const noSession = new HttpErrors.Unauthenticated({
-  error: { code: "unauthenticated", message: "No session: sign in" }
-})
-
 export const layer = HttpApiBuilder.group(SightlineApi, "auth", (handlers) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions
@@ -102,7 +98,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "auth", (handlers) =>
         Effect.gen(function*() {
           const presented = yield* presentedCookie
           if (Option.isNone(presented)) {
-            return yield* Effect.fail(noSession)
+            return undefined
           }
           return yield* sessions.refresh(presented.value).pipe(
             Effect.mapError(HttpErrors.fromApiError),
