@@ -108,7 +108,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(JSON.parse(table.content).rows).toEqual(expected.rows)
     const chart = assets.find((a) => a.type === "chart")
     const spec = JSON.parse(chart.content)
-    expect(spec.$schema).toBe("https://vega.github.io/schema/vega-lite/v5.json")
+    expect(spec.$schema).toBe("https://vega.github.io/schema/vega-lite/v6.json")
     expect(spec.data.values).toHaveLength(5)
 
     // The CSV downloads through its signed URL, with no bearer token.

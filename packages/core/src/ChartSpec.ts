@@ -2,7 +2,7 @@
  * Charts as data: the agent's `create_chart` tool takes a small, declarative request (a mark and
  * the result columns on each axis) and Sightline builds the Vega-Lite spec itself from the rows of a
  * query it ran. Model-written code is never executed to draw, and every spec is checked against
- * `VegaLiteSpec` (the subset of Vega-Lite v5 Sightline emits) before it is stored.
+ * `VegaLiteSpec` (the subset of Vega-Lite v6 Sightline emits) before it is stored.
  *
  * @since 0.1.0
  */
@@ -33,9 +33,9 @@ const Channel = Schema.Struct({
   sort: Schema.optional(Schema.Null)
 })
 
-/** The Vega-Lite v5 subset Sightline emits: inline data, one mark, x/y (or theta) and colour channels. */
+/** The Vega-Lite v6 subset Sightline emits: inline data, one mark, x/y (or theta) and colour channels. */
 export const VegaLiteSpec = Schema.Struct({
-  $schema: Schema.Literal("https://vega.github.io/schema/vega-lite/v5.json"),
+  $schema: Schema.Literal("https://vega.github.io/schema/vega-lite/v6.json"),
   title: Schema.optional(Schema.String),
   width: Schema.Literal("container"),
   data: Schema.Struct({ values: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) }),
@@ -92,7 +92,7 @@ export const build = (request: ChartRequest, data: Data): Either.Either<VegaLite
     ? { theta: y, color: x }
     : { x, y, ...(request.color === undefined ? {} : { color: { field: request.color, type: "nominal" as const } }) }
   const spec = {
-    $schema: "https://vega.github.io/schema/vega-lite/v5.json" as const,
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json" as const,
     ...(request.title === undefined ? {} : { title: request.title }),
     width: "container" as const,
     data: { values },

@@ -26,6 +26,20 @@ describe("VegaCharts", () => {
       expect(pngSize(png).height).toBeGreaterThan(100)
     }))
 
+  it.effect("still draws a chart stored before specs were stamped Vega-Lite v6", () =>
+    Effect.gen(function*() {
+      const spec = Either.getOrThrow(ChartSpec.build(
+        { mark: "line", x: "month", y: "revenue" },
+        {
+          columns: [{ name: "month", type: "date" }, { name: "revenue", type: "numeric" }],
+          rows: [["2025-01-01", 10], ["2025-02-01", 12], ["2025-03-01", 9]]
+        }
+      ))
+      expect(spec.$schema).toBe("https://vega.github.io/schema/vega-lite/v6.json")
+      const png = yield* VegaCharts.renderPng({ ...spec, $schema: "https://vega.github.io/schema/vega-lite/v5.json" })
+      expect(pngSize(png).height).toBeGreaterThan(100)
+    }))
+
   it.effect("loads nothing: a spec with a data URL fails instead of fetching", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(VegaCharts.renderPng({
