@@ -297,6 +297,14 @@ export const ExecuteResponse = Schema.Struct({
 })
 export type ExecuteResponse = typeof ExecuteResponse.Type
 
+/**
+ * What an execution made, as core knows it: the response without the files' URLs, which name a
+ * route of the http package (which adds them) and mean nothing to the agent.
+ */
+export interface Executed extends Omit<ExecuteResponse, "files"> {
+  readonly files: ReadonlyArray<Omit<GeneratedFile, "url">>
+}
+
 /** A value bound to a named parameter of a query: scalars only, so binding is never ambiguous. */
 export const QueryParam = Schema.Union(Schema.String, Schema.Finite, Schema.Boolean, Schema.Null)
 export type QueryParam = typeof QueryParam.Type

@@ -120,7 +120,7 @@ export declare namespace Sandboxes {
       id: SandboxId,
       body: Sandbox.ExecuteRequest,
       source?: Execution.Source
-    ) => Effect.Effect<Sandbox.ExecuteResponse, Denied | Conflict>
+    ) => Effect.Effect<Sandbox.Executed, Denied | Conflict>
     /**
      * `POST /v2/sandcastles/{id}/query`: runs SQL (or a saved library query) on a connector with the
      * chat's rules (read-only unless allowed, the caller's client metadata bound) and hands the rows
@@ -515,9 +515,6 @@ export const makeWith = (options: Options = {}) =>
       return { success: true }
     })
 
-    const generatedUrl = (id: SandboxId, name: string) =>
-      `/v2/sandcastles/${id}/files/${name.split("/").map(encodeURIComponent).join("/")}`
-
     const execute = Traced.fn("Sandboxes.execute")(function*(
       principal: Policy.Principal,
       id: SandboxId,
@@ -538,11 +535,7 @@ export const makeWith = (options: Options = {}) =>
         output: result.output,
         ...(result.error === undefined ? {} : { error: result.error }),
         execution_time_ms: Math.max(0, Math.round(result.executionTimeMs)),
-        files: result.files.map((file) => ({
-          name: file.name,
-          url: generatedUrl(id, file.name),
-          mime_type: file.mimeType
-        })),
+        files: result.files.map((file) => ({ name: file.name, mime_type: file.mimeType })),
         dataframes: result.dataframes.map((df) => ({ name: df.name, num_rows: df.numRows, num_cols: df.numCols }))
       }
     })

@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
+import type { SandboxId } from "@sightline/core/Ids"
 import * as Sandbox from "@sightline/core/Sandbox"
 import * as Sandboxes from "@sightline/core/Sandboxes"
 import * as Effect from "effect/Effect"
@@ -55,6 +56,10 @@ const readUpload = (parts: Stream.Stream<Multipart.Part, Multipart.MultipartErro
     Effect.catchAllDefect(() => Effect.fail(invalid("the upload is not a valid multipart body")))
   )
 
+/** Where a file the sandbox made is downloaded: `GET /v2/sandcastles/{id}/files/{path}`. */
+const fileUrl = (id: SandboxId, name: string) =>
+  `/v2/sandcastles/${id}/files/${name.split("/").map(encodeURIComponent).join("/")}`
+
 export const layer = HttpApiBuilder.group(SightlineApi, "sandcastles", (handlers) =>
   Effect.gen(function*() {
     const sandboxes = yield* Sandboxes.Sandboxes
@@ -67,11 +72,17 @@ export const layer = HttpApiBuilder.group(SightlineApi, "sandcastles", (handlers
         withPrincipal((principal) => sandboxes.executions(principal, path.id, urlParams)))
       .handle("execute", ({ path, payload }) =>
         withPrincipal((principal) =>
-          sandboxes.execute(principal, path.id, payload)
+          Effect.map(sandboxes.execute(principal, path.id, payload), (executed) => ({
+            ...executed,
+            files: executed.files.map((file) => ({ ...file, url: fileUrl(path.id, file.name) }))
+          }))
         ))
       .handle("query", ({ path, payload }) =>
-        withPrincipal((principal) => sandboxes.query(principal, path.id, payload)))
-      .handle("exec", ({ path, payload }) => withPrincipal((principal) => sandboxes.exec(principal, path.id, payload)))
+        withPrincipal((principal) =>
+          sandboxes.query(principal, path.id, payload)
+        ))
+      .handle("exec", ({ path, payload }) =>
+        withPrincipal((principal) => sandboxes.exec(principal, path.id, payload)))
       .handle("listFiles", ({ path, urlParams }) =>
         withPrincipal((principal) =>
           sandboxes.listFiles(principal, path.id, urlParams)
