@@ -62,7 +62,10 @@ export const ClientId = Schema.String.pipe(
   Schema.maxLength(CLIENT_ID_MAX_LENGTH, {
     message: () => `clientId must be at most ${CLIENT_ID_MAX_LENGTH} characters`
   }),
-  Schema.filter(isJsonObjectText, { message: () => "clientId must be a JSON-encoded object string" })
+  Schema.filter(isJsonObjectText, {
+    message: () => "clientId must be a JSON-encoded object string",
+    jsonSchema: { pattern: "^\\s*\\{" }
+  })
 )
 
 /** A key's display name. */
@@ -102,6 +105,22 @@ export const CreateApiKey = Schema.Struct({
       return { path: ["inheritAllRoles"], message: "inheritAllRoles cannot be combined with a non-empty assumedRoles" }
     }
     return true
+  }, {
+    // Inside `allOf`: an `anyOf` of its own would replace the object's schema instead of adding to it.
+    jsonSchema: {
+      allOf: [{
+        anyOf: [
+          {
+            required: ["assumedRoles"],
+            properties: { assumedRoles: { minItems: 1 }, inheritAllRoles: { const: false } }
+          },
+          {
+            required: ["inheritAllRoles"],
+            properties: { assumedRoles: { maxItems: 0 }, inheritAllRoles: { const: true } }
+          }
+        ]
+      }]
+    }
   }),
   Schema.annotations({ identifier: "CreateApiKey" })
 )

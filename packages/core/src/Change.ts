@@ -180,6 +180,21 @@ export const CreateLibraryChange = Schema.Struct({
   description: Schema.optional(Schema.String),
   draft: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   change_number: Schema.optional(ChangeNumber)
+}).annotations({
+  // The filter's rule, as the OpenAPI document states it. On the struct, not the filter: `draft`'s
+  // default makes the struct a transformation, and a filter on one leaves the encoded side's schema
+  // as it is. Inside `allOf`, since an `anyOf` of its own would replace the object's schema.
+  jsonSchema: {
+    allOf: [{
+      anyOf: [
+        { required: ["change_number"] },
+        {
+          required: ["title", "description"],
+          properties: { title: { pattern: "\\S" }, description: { pattern: "\\S" } }
+        }
+      ]
+    }]
+  }
 }).pipe(
   Schema.filter((body) =>
     body.change_number !== undefined || (body.title !== undefined && body.title.trim() !== "" &&

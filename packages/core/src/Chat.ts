@@ -306,7 +306,7 @@ export const modelWithChatIdMessage = "model is valid only on new chats: omit mo
 /** The body of POST /v2/chats/stream and POST /v2/chats (JSON, or the fields of the multipart form). */
 export const StreamChatRequest = Schema.Struct({
   question: Schema.String.pipe(
-    Schema.filter((q) => q.trim().length > 0 || "question must not be empty")
+    Schema.filter((q) => q.trim().length > 0 || "question must not be empty", { jsonSchema: { pattern: "\\S" } })
   ),
   chat_id: Schema.optional(ChatId),
   model: Schema.optional(Schema.NonEmptyTrimmedString),
@@ -314,8 +314,10 @@ export const StreamChatRequest = Schema.Struct({
   /** Shorthand for `tools.connector_ids`; both lists are merged. */
   connector_ids: Schema.optional(Schema.Array(ConnectorId))
 }).pipe(
-  Schema.filter((body) =>
-    body.model === undefined || body.chat_id === undefined || { path: ["model"], message: modelWithChatIdMessage }
+  Schema.filter(
+    (body) =>
+      body.model === undefined || body.chat_id === undefined || { path: ["model"], message: modelWithChatIdMessage },
+    { jsonSchema: { not: { required: ["model", "chat_id"] } } }
   )
 )
 export type StreamChatRequest = typeof StreamChatRequest.Type

@@ -31,6 +31,11 @@ export const WebhookUrl = Schema.String.pipe(
     if (url.protocol !== "https:" && url.protocol !== "http:") return "webhook_url must be an https URL"
     if (url.username !== "" || url.password !== "") return "webhook_url must not carry a user or password"
     return true
+  }, {
+    description: "an absolute http(s) URL without a user or password",
+    jsonSchema: { format: "uri", pattern: "^[Hh][Tt][Tt][Pp][Ss]?://" },
+    arbitrary: () => (fc) =>
+      fc.constantFrom("https://hooks.example.com/services/T0/B0/x", "https://chat.example.org/hook")
   })
 )
 

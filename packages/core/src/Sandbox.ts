@@ -234,7 +234,8 @@ export const filePathIssue = (path: string, kind: "file" | "directory" = "file")
 export const FilePath = Schema.String.pipe(
   Schema.filter((path) => filePathIssue(path) ?? true, {
     identifier: "FilePath",
-    description: "a relative path: no . or .. segments, no dotfiles, never an OWNERS file"
+    description: "a relative path: no . or .. segments, no dotfiles, never an OWNERS file",
+    arbitrary: () => (fc) => fc.constantFrom("report.csv", "charts/revenue.png", "queries/top.sql")
   })
 )
 export type FilePath = typeof FilePath.Type
@@ -243,7 +244,8 @@ export type FilePath = typeof FilePath.Type
 export const DirectoryPath = Schema.String.pipe(
   Schema.filter((path) => filePathIssue(path, "directory") ?? true, {
     identifier: "DirectoryPath",
-    description: "a relative directory path, optionally ending with /: no . or .. segments, no dotfiles"
+    description: "a relative directory path, optionally ending with /: no . or .. segments, no dotfiles",
+    arbitrary: () => (fc) => fc.constantFrom("charts", "queries/")
   })
 )
 
@@ -251,7 +253,9 @@ export const DirectoryPath = Schema.String.pipe(
 export const LibraryQueryPath = FilePath.pipe(
   Schema.filter((path) => path.endsWith(".sql") || "a library query path must name a .sql file", {
     identifier: "LibraryQueryPath",
-    description: "a saved query: the path of a .sql file relative to the library root"
+    description: "a saved query: the path of a .sql file relative to the library root",
+    jsonSchema: { pattern: "\\.sql$" },
+    arbitrary: () => (fc) => fc.constantFrom("queries/top.sql", "revenue.sql")
   })
 )
 
@@ -326,8 +330,10 @@ export const QueryRequest = Schema.Struct({
       ? "set exactly one of query and library_path, not both"
       : request.query === undefined && request.library_path === undefined
       ? "one of query or library_path is required"
-      : true
-  )
+      : true, {
+    // Inside `allOf`: a `oneOf` of its own would replace the object's schema instead of adding to it.
+    jsonSchema: { allOf: [{ oneOf: [{ required: ["query"] }, { required: ["library_path"] }] }] }
+  })
 )
 export type QueryRequest = typeof QueryRequest.Type
 

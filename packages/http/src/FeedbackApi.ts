@@ -32,7 +32,7 @@ export class FeedbackApi extends HttpApiGroup.make("feedback")
   .add(
     HttpApiEndpoint.post("promote", "/v2/feedback/:id/promote")
       .setPath(Schema.Struct({ id: FeedbackId }))
-      .setPayload(Feedback.PromoteRequest)
+      .setPayload(strict(Feedback.PromoteRequest))
       .addSuccess(Feedback.PromoteResponse, { status: 201 })
       .annotate(
         OpenApi.Summary,
