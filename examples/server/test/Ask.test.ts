@@ -9,11 +9,9 @@ import { Fixtures } from "@sightline/core/testing"
 import { afterAll, expect, it } from "vitest"
 import { demoConnector, handSql } from "./utils/content.js"
 import * as Provider from "./utils/provider.js"
-import { describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
+import { body, describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
 import { readEvents } from "./utils/sse.js"
 import { createSales, regionPolicy, withWarehouse } from "./utils/warehouse.js"
-
-const body = async (response: Response) => JSON.parse(await response.text())
 
 const ask = (server: TestServer, org: Org, json: unknown) =>
   server.request("/v2/chats/stream", { method: "POST", key: org.key, json })

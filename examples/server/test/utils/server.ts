@@ -5,12 +5,10 @@
  * PostgreSQL server the PostgreSQL suites are skipped visibly, except under `CI=true`, where they fail.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, it } from "@effect/vitest"
-import * as ApiKeys from "@sightline/core/ApiKeys"
-import * as Organizations from "@sightline/core/Organizations"
 import * as Server from "@sightline/http/Server"
+import * as Harness from "@sightline/http/TestServer"
 import * as Migrations from "@sightline/sql/Migrations"
 import * as PostgresClient from "@sightline/sql/PostgresClient"
 import * as TablePrefix from "@sightline/sql/TablePrefix"
@@ -19,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as ManagedRuntime from "effect/ManagedRuntime"
 import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
 import * as Sightline from "../../src/Sightline.js"
@@ -64,25 +61,11 @@ export const testCatalogue = JSON.stringify([
 ])
 
 /** A new organization with its admin member and an admin API key. */
-export interface Org {
-  readonly organizationId: string
-  readonly memberId: string
-  readonly key: string
-}
+export type Org = Harness.Org
 
-/** A running server. */
-export interface TestServer {
+/** A running server, over embedded PGlite or PostgreSQL. */
+export interface TestServer extends Omit<Harness.TestServer<ServerServices>, "stop"> {
   readonly database: "pglite" | "postgres"
-  readonly baseUrl: string
-  /** Runs an effect against the server's own services (use cases, ports, the SQL client). */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, ServerServices>) => Promise<A>
-  /** A new organization with an admin member and key (as `sightline org create` makes them). */
-  readonly newOrg: (name?: string) => Promise<Org>
-  /** `fetch` relative to the server; `key` becomes the bearer token; `json` the body. */
-  readonly request: (
-    path: string,
-    init?: RequestInit & { readonly key?: string; readonly json?: unknown }
-  ) => Promise<Response>
 }
 
 // Node closes an idle keep-alive connection after 5 s, and fetch drops it from its pool a little
@@ -126,37 +109,13 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
     connectorAccess: { network: { allowPrivate: true, allowHosts: [] }, allowSuperuser: false },
     ...options
   }
-  const runtime = ManagedRuntime.make(serverLayer(full))
-  const address = await runtime.runPromise(HttpServer.HttpServer.pipe(Effect.map((server) => server.address)))
-  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
-  const baseUrl = `http://127.0.0.1:${address.port}`
-  const run: TestServer["run"] = (effect) => runtime.runPromise(effect)
-  const newOrg = (name = "Acme") =>
-    run(Effect.gen(function*() {
-      const orgs = yield* Organizations.Organizations
-      const keys = yield* ApiKeys.ApiKeys
-      const email = `admin-${crypto.randomUUID().slice(0, 8)}@example.test`
-      const { admin, organization } = yield* orgs.create({ name, adminEmail: email })
-      const { key } = yield* keys.bootstrap(organization.id, admin.id, "test")
-      return { organizationId: organization.id as string, memberId: admin.id as string, key }
-    }))
-  const request: TestServer["request"] = (path, init = {}) => {
-    const { json, key, ...rest } = init
-    const headers = new Headers(rest.headers)
-    if (key !== undefined) headers.set("authorization", `Bearer ${key}`)
-    if (json !== undefined) headers.set("content-type", "application/json")
-    return fetch(`${baseUrl}${path}`, {
-      ...rest,
-      headers,
-      ...(json === undefined ? {} : { body: JSON.stringify(json) })
-    })
-  }
+  const server = await Harness.start(serverLayer(full))
   const stop = async ({ keepTables = false }: { readonly keepTables?: boolean } = {}) => {
     // The server (and its worker) stops first, so nothing queries the tables while they go.
-    await runtime.dispose()
+    await server.stop()
     if (database === "postgres" && !keepTables) await dropPrefix(prefix)
   }
-  return { database, baseUrl, run, newOrg, request, stop }
+  return { ...server, database, stop }
 }
 
 /**
@@ -193,12 +152,4 @@ export const describeServers = (
   }
 }
 
-/** The JSON body of a response, typed loosely for assertions. */
-export const body = async (response: Response): Promise<any> => {
-  const text = await response.text()
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`)
-  }
-}
+export const body = Harness.body

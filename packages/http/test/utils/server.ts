@@ -5,25 +5,21 @@
  * the standalone server's tests cover the same routes over PGlite and PostgreSQL.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpServer from "@effect/platform/HttpServer"
 import { afterAll, beforeAll, describe } from "@effect/vitest"
-import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as LanguageModel from "@sightline/core/LanguageModel"
-import * as Organizations from "@sightline/core/Organizations"
 import { Memory } from "@sightline/core/testing"
 import * as UseCases from "@sightline/core/UseCases"
-import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as ManagedRuntime from "effect/ManagedRuntime"
 import { createServer } from "node:http"
 import * as AssetUrls from "../../src/AssetUrls.js"
 import * as Jwt from "../../src/Jwt.js"
 import * as RateLimit from "../../src/RateLimit.js"
 import * as Server from "../../src/Server.js"
+import * as Harness from "../../src/TestServer.js"
 
 /** What a test server is built with. */
 export interface Options {
@@ -54,13 +50,6 @@ const loggerLayer = (options: Options) => {
   return Layer.merge(Logger.replace(Logger.defaultLogger, keep), Logger.minimumLogLevel(logs.level))
 }
 
-/** A new organization with its admin member and an admin API key. */
-export interface Org {
-  readonly organizationId: string
-  readonly memberId: string
-  readonly key: string
-}
-
 const serverLayer = (options: Options) =>
   Server.layerServe.pipe(
     Layer.provideMerge(
@@ -84,54 +73,19 @@ const serverLayer = (options: Options) =>
 /** Every service a test can reach through `run`. */
 export type ServerServices = Layer.Layer.Success<ReturnType<typeof serverLayer>>
 
+/** A new organization with its admin member and an admin API key. */
+export type Org = Harness.Org
+
 /** A running server. */
-export interface TestServer {
-  readonly baseUrl: string
-  /** Runs an effect against the server's own services (use cases and ports). */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, ServerServices>) => Promise<A>
-  /** A new organization with an admin member and key. */
-  readonly newOrg: (name?: string) => Promise<Org>
-  /** `fetch` relative to the server; `key` becomes the bearer token; `json` the body. */
-  readonly request: (
-    path: string,
-    init?: RequestInit & { readonly key?: string; readonly json?: unknown }
-  ) => Promise<Response>
-}
+export type TestServer = Harness.TestServer<ServerServices>
 
 /** Starts a server; `stop` it afterwards. */
-export const startServer = async (
-  options: Options = {}
-): Promise<TestServer & { readonly stop: () => Promise<void> }> => {
-  const runtime = ManagedRuntime.make(serverLayer(options))
-  const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => server.address))
-  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
-  const baseUrl = `http://127.0.0.1:${address.port}`
-  const run: TestServer["run"] = (effect) => runtime.runPromise(effect)
-  const newOrg = (name = "Acme") =>
-    run(Effect.gen(function*() {
-      const email = `admin-${crypto.randomUUID().slice(0, 8)}@example.test`
-      const { admin, organization } = yield* (yield* Organizations.Organizations).create({ name, adminEmail: email })
-      const { key } = yield* (yield* ApiKeys.ApiKeys).bootstrap(organization.id, admin.id, "test")
-      return { organizationId: organization.id as string, memberId: admin.id as string, key }
-    }))
-  const request: TestServer["request"] = (path, init = {}) => {
-    const { json, key, ...rest } = init
-    const headers = new Headers(rest.headers)
-    if (key !== undefined) headers.set("authorization", `Bearer ${key}`)
-    if (json !== undefined) headers.set("content-type", "application/json")
-    return fetch(`${baseUrl}${path}`, {
-      ...rest,
-      headers,
-      ...(json === undefined ? {} : { body: JSON.stringify(json) })
-    })
-  }
-  return { baseUrl, run, newOrg, request, stop: () => runtime.dispose() }
-}
+export const startServer = (options: Options = {}): Promise<TestServer> => Harness.start(serverLayer(options))
 
 /** Registers `suite` with its own server, started before the block's tests and stopped after. */
 export const describeServer = (title: string, suite: (server: () => TestServer) => void, options: Options = {}) =>
   describe(title, () => {
-    let current: (TestServer & { readonly stop: () => Promise<void> }) | undefined
+    let current: TestServer | undefined
     beforeAll(async () => {
       current = await startServer(options)
     })
@@ -144,12 +98,4 @@ export const describeServer = (title: string, suite: (server: () => TestServer) 
     })
   })
 
-/** The JSON body of a response, typed loosely for assertions. */
-export const body = async (response: Response): Promise<any> => {
-  const text = await response.text()
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new Error(`not JSON (${response.status}): ${text.slice(0, 200)}`)
-  }
-}
+export const body = Harness.body
