@@ -327,8 +327,12 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await editor.getByRole("status").filter({ hasText: "Report ready." }).waitFor({ timeout: 60_000 })
     await editor.locator("details.report").first().waitFor()
     await editor.locator("details.report summary").first().click()
-    // The report is drawn from its blocks: its chart (`chart:1`) from the run's chart asset.
-    await editor.locator(".report-body .chart-canvas svg").first().waitFor({ timeout: 30_000 })
+    // The report is drawn from its blocks: its chart is the PNG its run rendered, served signed.
+    const chart = editor.locator(".report-body img.report-image").first()
+    await chart.waitFor({ timeout: 30_000 })
+    // Loaded and decoded: a PNG the browser could not fetch or read has no natural width.
+    const loaded = (img: unknown) => (img as { complete: boolean; naturalWidth: number }).naturalWidth > 0
+    await expect.poll(() => chart.evaluate(loaded)).toBe(true)
     expect(await editor.locator(".report-body li").count()).toBeGreaterThan(3)
     await screenshot(page, "playbook")
     const listed = await (await fetch(`${base}/v2/playbooks`, { headers: { authorization: `Bearer ${adminKey}` } }))

@@ -35,6 +35,7 @@ import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthentica
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type PlaybookId, ReportId } from "./Ids.js"
+import { served } from "./internal/servedReport.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Playbooks from "./Playbooks.js"
@@ -203,7 +204,11 @@ export const makeWith = (options: Options) =>
           chat_id: handle.metadata.chat_id,
           subject: draft.subject,
           summary: draft.summary,
-          blocks: draft.blocks,
+          // Stored naming each chart's asset, which every read signs anew (`image_url` is a URL).
+          blocks: Report.replaceImageUrls(draft.blocks, (url) => {
+            const inline = byRef.get(url)
+            return inline === undefined ? url : Report.assetRef(inline.image.assetId)
+          }),
           html_preview: preview,
           deliveries: results.map(Delivery.toOutcome),
           created_at: yield* DateTime.now
@@ -212,7 +217,7 @@ export const makeWith = (options: Options) =>
         yield* repo.addReport(record).pipe(
           Effect.catchAll((error) => Effect.logWarning("the report of a playbook run was not stored", error.message))
         )
-        return { chat_id: handle.metadata.chat_id, report: Report.toReport(record), assets: collected.assets }
+        return { chat_id: handle.metadata.chat_id, report: yield* served(record, sign), assets: collected.assets }
       }).pipe(Effect.annotateLogs({ playbook_id: playbook.id }))
 
     const run = Traced.fn("PlaybookRuns.run")(function*(

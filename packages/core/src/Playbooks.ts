@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
+import type { SignAssetUrl } from "./Chats.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as Decision from "./Decision.js"
 import type { InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
@@ -26,10 +27,10 @@ import { IdGenerator } from "./IdGenerator.js"
 import { type OrganizationId, PlaybookId } from "./Ids.js"
 import * as ChatChannelUse from "./internal/chatChannelUse.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
+import { served } from "./internal/servedReport.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Policy from "./Policy.js"
-import * as Report from "./Report.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
@@ -66,11 +67,15 @@ export declare namespace Playbooks {
       principal: Policy.Principal,
       query: Playbook.ListPlaybooksQuery
     ) => Effect.Effect<Playbook.ListPlaybooksResponse, Unauthenticated | PermissionDenied>
-    /** `GET /v2/playbooks/{id}` (`playbook:read`): the playbook and a page of its reports, newest first. */
+    /**
+     * `GET /v2/playbooks/{id}` (`playbook:read`): the playbook and a page of its reports, newest
+     * first, each image of their runs as an asset URL signed with `sign`.
+     */
     readonly get: (
       principal: Policy.Principal,
       id: PlaybookId,
-      query: Playbook.GetPlaybookQuery
+      query: Playbook.GetPlaybookQuery,
+      sign: SignAssetUrl
     ) => Effect.Effect<Playbook.GetPlaybookResponse, Unauthenticated | PermissionDenied | NotFound>
     /**
      * `PATCH /v2/playbooks/{id}` (`playbook:write`, editor access: the creator). Every `connector_ids`
@@ -209,7 +214,7 @@ export const make = Effect.gen(function*() {
   )
 
   const get = Traced.fn("Playbooks.get")(
-    function*(principal: Policy.Principal, id: PlaybookId, query: Playbook.GetPlaybookQuery) {
+    function*(principal: Policy.Principal, id: PlaybookId, query: Playbook.GetPlaybookQuery, sign: SignAssetUrl) {
       // One read: the page of reports is read before the check, and dropped with the playbook when
       // the caller may not read it.
       const found = yield* playbooks.getWithReports(principal.organizationId, id, {
@@ -225,7 +230,7 @@ export const make = Effect.gen(function*() {
       const hidden = (yield* ConnectorUse.unusable(connectors, principal, playbook.connector_ids, now)).length > 0
       return {
         playbook: Playbook.toPlaybook(playbook),
-        reports: hidden ? [] : page.reports.map(Report.toReport),
+        reports: hidden ? [] : yield* Effect.forEach(page.reports, (report) => served(report, sign)),
         total_reports_count: hidden ? 0 : page.totalCount
       }
     }

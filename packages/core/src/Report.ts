@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { ChatId, OrganizationId, PlaybookId, ReportId } from "./Ids.js"
+import { type AssetId, ChatId, OrganizationId, PlaybookId, ReportId } from "./Ids.js"
 import * as TrustedSchema from "./TrustedSchema.js"
 
 /** The kinds of block a report is laid out with. */
@@ -103,6 +103,30 @@ export const imageUrls = (blocks: ReadonlyArray<Block>): ReadonlyArray<string> =
     ...(block.image_url === undefined ? [] : [block.image_url]),
     ...imageUrls(block.blocks ?? [])
   ])
+
+/**
+ * How a stored report names an image its run made: the asset that holds the chart. A draft never
+ * carries one (`ReportDraft` takes `chart:<n>` and https URLs only); the run writes it in place of
+ * `chart:<n>`, and the served report gives a signed URL of the asset instead.
+ */
+export const assetRef = (id: AssetId): string => `asset:${id}`
+
+/** The asset an `asset:<id>` reference names. */
+export const assetOfRef = (url: string): AssetId | undefined => {
+  const match = /^asset:([0-9a-f-]{36})$/.exec(url)
+  return match === null ? undefined : match[1] as AssetId
+}
+
+/** The blocks with every `image_url` (nested ones included) replaced by `replace`'s answer. */
+export const replaceImageUrls = (
+  blocks: ReadonlyArray<Block>,
+  replace: (url: string) => string
+): ReadonlyArray<Block> =>
+  blocks.map((block) => ({
+    ...block,
+    ...(block.image_url === undefined ? {} : { image_url: replace(block.image_url) }),
+    ...(block.blocks === undefined ? {} : { blocks: replaceImageUrls(block.blocks, replace) })
+  }))
 
 /** How the delivery to one target went. */
 export const DeliveryOutcome = Schema.Struct({

@@ -5,9 +5,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
+import type * as Chats from "../src/Chats.js"
 import * as Connector from "../src/Connector.js"
 import { ConnectorRepo } from "../src/ConnectorRepo.js"
 import {
+  AssetId,
   ChatId,
   type ConnectorId,
   type MemberId,
@@ -65,6 +67,7 @@ const decodeList = Schema.decodeUnknownSync(Playbook.ListPlaybooksQuery)
 const decodeGet = Schema.decodeUnknownSync(Playbook.GetPlaybookQuery)
 const decodeUpdate = Schema.decodeUnknownSync(Playbook.UpdatePlaybookRequest)
 const noPaging = decodeGet({})
+const sign: Chats.SignAssetUrl = (id) => Effect.succeed(`https://sightline.test/v2/assets/${id}?signature=x`)
 
 const connector = (organizationId: OrganizationId, ownerId: MemberId, isPublic: boolean) =>
   Effect.gen(function*() {
@@ -217,7 +220,7 @@ describe("Playbooks.get", () => {
       const third = yield* addReport(org.id, created.id, "third")
 
       // Another member of the organization reads it too.
-      const all = yield* service.get(bob, created.id, noPaging)
+      const all = yield* service.get(bob, created.id, noPaging, sign)
       expect(all.playbook).toEqual(created)
       expect(all.total_reports_count).toBe(3)
       expect(all.reports.map((r) => r.id)).toEqual([third.id, second.id, first.id])
@@ -225,9 +228,40 @@ describe("Playbooks.get", () => {
       expect(all.reports[0]).toEqual(Report.toReport(third))
       expect(Object.keys(all.reports[0]!)).not.toContain("playbook_id")
 
-      const page = yield* service.get(alice, created.id, decodeGet({ limit: "1", offset: "1" }))
+      const page = yield* service.get(alice, created.id, decodeGet({ limit: "1", offset: "1" }), sign)
       expect(page.reports.map((r) => r.id)).toEqual([second.id])
       expect(page.total_reports_count).toBe(3)
+    }).pipe(Effect.provide(TestLayer)))
+
+  it.effect("serves each image of a report's run as its asset's URL, signed at the read, in the blocks and the preview", () =>
+    Effect.gen(function*() {
+      const { alice, org } = yield* setup
+      const service = yield* Playbooks.Playbooks
+      const created = yield* service.create(alice)
+      const chart = AssetId.make(Fixtures.uuid())
+      const stored = new Report.ReportRecord({
+        id: ReportId.make(Fixtures.uuid()),
+        organization_id: org.id,
+        playbook_id: created.id,
+        subject: "stored",
+        summary: "a report whose run rendered a chart",
+        html_preview: "<p>as rendered by the run</p>",
+        chat_id: ChatId.make(Fixtures.uuid()),
+        created_at: yield* DateTime.now,
+        blocks: [
+          { type: "image", image_url: Report.assetRef(chart), image_alt: "Revenue" },
+          { type: "card", blocks: [{ type: "image", image_url: "https://cdn.example.com/logo.png" }] },
+          { type: "image", image_url: "chart:2" }
+        ]
+      })
+      yield* Effect.orDie((yield* PlaybookRepo).addReport(stored))
+      const [served] = (yield* service.get(alice, created.id, decodeGet({ limit: "1" }), sign)).reports
+      const signed = `https://sightline.test/v2/assets/${chart}?signature=x`
+      expect(served!.blocks.map((block) => block.image_url)).toEqual([signed, undefined, "chart:2"])
+      expect(served!.blocks[1]!.blocks![0]!.image_url).toBe("https://cdn.example.com/logo.png")
+      expect(served!.html_preview).toContain(`<img src="${signed}"`)
+      expect(served!.html_preview).toContain(`<img src="https://cdn.example.com/logo.png"`)
+      expect(served!.html_preview).not.toContain("asset:")
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("hides the reports from a reader who cannot use every connector of the playbook", () =>
@@ -238,11 +272,11 @@ describe("Playbooks.get", () => {
       const created = yield* service.create(alice)
       yield* service.update(alice, created.id, decodeUpdate({ connector_ids: [privateToAlice] }))
       yield* addReport(org.id, created.id, "what the private connector answered")
-      const forBob = yield* service.get(bob, created.id, noPaging)
+      const forBob = yield* service.get(bob, created.id, noPaging, sign)
       expect(forBob.playbook.id).toBe(created.id)
       expect(forBob.reports).toEqual([])
       expect(forBob.total_reports_count).toBe(0)
-      const forAlice = yield* service.get(alice, created.id, noPaging)
+      const forAlice = yield* service.get(alice, created.id, noPaging, sign)
       expect(forAlice.reports.map((r) => r.subject)).toEqual(["what the private connector answered"])
     }).pipe(Effect.provide(TestLayer)))
 
@@ -251,9 +285,9 @@ describe("Playbooks.get", () => {
       const { alice, mallory } = yield* setup
       const service = yield* Playbooks.Playbooks
       const created = yield* service.create(alice)
-      const foreign = yield* failure(service.get(mallory, created.id, noPaging))
+      const foreign = yield* failure(service.get(mallory, created.id, noPaging, sign))
       expect(foreign).toMatchObject({ _tag: "NotFound", message: "Resource not found" })
-      const unknown = yield* failure(service.get(alice, PlaybookId.make(Fixtures.uuid()), noPaging))
+      const unknown = yield* failure(service.get(alice, PlaybookId.make(Fixtures.uuid()), noPaging, sign))
       expect(unknown._tag).toBe("NotFound")
     }).pipe(Effect.provide(TestLayer)))
 
@@ -262,7 +296,7 @@ describe("Playbooks.get", () => {
       const { alice } = yield* setup
       const service = yield* Playbooks.Playbooks
       const created = yield* service.create(alice)
-      const error = yield* failure(service.get({ ...alice, roles: [noPlaybooksRole] }, created.id, noPaging))
+      const error = yield* failure(service.get({ ...alice, roles: [noPlaybooksRole] }, created.id, noPaging, sign))
       expect(error._tag).toBe("PermissionDenied")
     }).pipe(Effect.provide(TestLayer)))
 })
@@ -324,7 +358,7 @@ describe("Playbooks.update", () => {
           message: `chat_channel_id: no chat channel ${JSON.stringify(channel)} in this organization`
         })
       }
-      expect((yield* service.get(alice, created.id, noPaging)).playbook.name).toBe("")
+      expect((yield* service.get(alice, created.id, noPaging, sign)).playbook.name).toBe("")
     }).pipe(Effect.provide(TestLayer)))
 
   it.effect("clears the schedule and delivery targets with empty values", () =>
@@ -364,7 +398,7 @@ describe("Playbooks.update", () => {
         service.update({ ...alice, roles: [readerRole] }, created.id, decodeUpdate({ name: "x" }))
       )
       expect(readOnly._tag).toBe("PermissionDenied")
-      const unchanged = yield* service.get(alice, created.id, noPaging)
+      const unchanged = yield* service.get(alice, created.id, noPaging, sign)
       expect(unchanged.playbook.name).toBe("")
     }).pipe(Effect.provide(TestLayer)))
 
@@ -411,7 +445,7 @@ describe("Playbooks.update", () => {
       )
       expect(error._tag).toBe("PermissionDenied")
       expect(error.message).toBe("permission denied: connector:read required")
-      const unchanged = yield* service.get(alice, created.id, noPaging)
+      const unchanged = yield* service.get(alice, created.id, noPaging, sign)
       expect(unchanged.playbook).toMatchObject({ name: "", connector_ids: [] })
     }).pipe(Effect.provide(TestLayer)))
 })
@@ -428,7 +462,7 @@ describe("Playbooks.delete", () => {
       yield* TestClock.adjust("1 hour")
       const deleted = yield* service.delete(alice, created.id)
       expect(deleted).toEqual({ playbook_id: created.id, deleted_at: yield* DateTime.now })
-      const gone = yield* failure(service.get(alice, created.id, noPaging))
+      const gone = yield* failure(service.get(alice, created.id, noPaging, sign))
       expect(gone._tag).toBe("NotFound")
       const reports = yield* (yield* PlaybookRepo).listReports(org.id, created.id, { limit: 10, offset: 0 })
       expect(reports.totalCount).toBe(0)
@@ -441,7 +475,7 @@ describe("Playbooks.delete", () => {
       const created = yield* service.create(alice)
       expect((yield* failure(service.delete(bob, created.id)))._tag).toBe("PermissionDenied")
       expect((yield* failure(service.delete(mallory, created.id)))._tag).toBe("NotFound")
-      expect((yield* service.get(alice, created.id, noPaging)).playbook.id).toBe(created.id)
+      expect((yield* service.get(alice, created.id, noPaging, sign)).playbook.id).toBe(created.id)
     }).pipe(Effect.provide(TestLayer)))
 })
 
@@ -457,11 +491,11 @@ describe("Playbooks.deploy", () => {
       const empty = yield* failure(service.deploy(alice, created.id))
       expect(empty._tag).toBe("InvalidRequest")
       expect(empty.message).toBe(`playbook ${created.id} has no prompt: set one before running it`)
-      expect((yield* service.get(alice, created.id, noPaging)).playbook.status).toBe("draft")
+      expect((yield* service.get(alice, created.id, noPaging, sign)).playbook.status).toBe("draft")
       yield* service.update(alice, created.id, decodeUpdate({ prompt: "Revenue?" }))
       const first = yield* service.deploy(alice, created.id)
       expect(first).toEqual({ playbook_id: created.id, deployed_at: yield* DateTime.now })
-      expect((yield* service.get(alice, created.id, noPaging)).playbook.status).toBe("deployed")
+      expect((yield* service.get(alice, created.id, noPaging, sign)).playbook.status).toBe("deployed")
       yield* TestClock.adjust("1 day")
       const again = yield* service.deploy(alice, created.id)
       expect(again.deployed_at).toEqual(yield* DateTime.now)
@@ -477,7 +511,7 @@ describe("Playbooks.deploy", () => {
       expect((yield* failure(service.deploy(bob, created.id)))._tag).toBe("PermissionDenied")
       expect((yield* failure(service.deploy(mallory, created.id)))._tag).toBe("NotFound")
       expect((yield* failure(service.deploy(alice, PlaybookId.make(Fixtures.uuid()))))._tag).toBe("NotFound")
-      expect((yield* service.get(alice, created.id, noPaging)).playbook.status).toBe("draft")
+      expect((yield* service.get(alice, created.id, noPaging, sign)).playbook.status).toBe("draft")
     }).pipe(Effect.provide(TestLayer)))
 })
 

@@ -20,6 +20,23 @@ const chartNumber = (url: string): number | undefined => {
   return match === null ? undefined : Number(match[1])
 }
 
+/**
+ * The `src` of an image the report's run made: the server serves it as a signed URL of its asset,
+ * relative to the server's root or absolute on this origin. Relative to the console's base, so a
+ * console mounted under a path still finds it.
+ */
+const ownAsset = (url: string): string | undefined => {
+  let parsed: URL
+  try {
+    parsed = new URL(url, location.origin)
+  } catch {
+    return undefined
+  }
+  return parsed.origin === location.origin && parsed.pathname.startsWith("/v2/assets/")
+    ? (parsed.pathname + parsed.search).slice(1)
+    : undefined
+}
+
 function BlockView(
   { block, charts }: { readonly block: Block; readonly charts: ReadonlyArray<{ name: string; content: string }> }
 ) {
@@ -37,6 +54,8 @@ function BlockView(
         ? <p className="muted">[{block.image_alt ?? "chart"}]</p>
         : <Chart spec={chart.content} title={chart.name} />
     }
+    const own = ownAsset(block.image_url)
+    if (own !== undefined) return <img className="report-image" src={own} alt={block.image_alt ?? "chart"} />
     // Reports may only name https images; the console loads nothing from elsewhere, so it links them.
     return <a href={block.image_url} rel="noreferrer noopener" target="_blank">{block.image_alt ?? "Image"}</a>
   }
@@ -71,7 +90,10 @@ function BlockView(
   }
 }
 
-/** A playbook report drawn from its blocks; `chart:<n>` images are the n-th chart of the report's chat. */
+/**
+ * A playbook report drawn from its blocks: the charts its run rendered are images of their assets,
+ * and a `chart:<n>` (a report whose run rendered no image) is the n-th chart of the report's chat.
+ */
 export function ReportView(
   { blocks, chatId }: { readonly blocks: ReadonlyArray<Block>; readonly chatId?: string | undefined }
 ) {

@@ -22,7 +22,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "playbooks", (handlers) 
       .handle(
         "get",
         ({ path, urlParams }) =>
-          withPrincipal((principal) => Effect.map(playbooks.get(principal, path.id, urlParams), getResponse))
+          withPrincipal((principal) => Effect.map(playbooks.get(principal, path.id, urlParams, sign), getResponse))
       )
       .handle(
         "update",
