@@ -12,16 +12,36 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Sse from "./internal/sse.js"
 
-/** Anthropic's API base. */
+/**
+ * Anthropic's API base.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultBaseUrl = "https://api.anthropic.com"
 
-/** The API version header Sightline speaks. */
+/**
+ * The API version header Sightline speaks.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const apiVersion = "2023-06-01"
 
-/** The output cap of a generation when the request sets none (the API requires one). */
+/**
+ * The output cap of a generation when the request sets none (the API requires one).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMaxTokens = 8192
 
-/** Credentials and endpoint. */
+/**
+ * Credentials and endpoint.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Config {
   readonly apiKey: Redacted.Redacted
   readonly baseUrl?: string | undefined
@@ -36,7 +56,12 @@ const parseInput = (text: string): unknown => {
   }
 }
 
-/** The request body of a generation: consecutive tool results travel in one user message. */
+/**
+ * The request body of a generation: consecutive tool results travel in one user message.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const body = (request: LanguageModel.GenerateRequest): Record<string, unknown> => {
   const messages: Array<{ role: "user" | "assistant"; content: Array<unknown> }> = []
   const push = (role: "user" | "assistant", blocks: ReadonlyArray<unknown>) => {
@@ -82,7 +107,12 @@ export const body = (request: LanguageModel.GenerateRequest): Record<string, unk
 
 const provider = "anthropic"
 
-/** The model over the API. */
+/**
+ * The model over the API.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (config: Config): LanguageModel.LanguageModel.Service =>
   LanguageModel.LanguageModel.of({
     generate: (request) =>
@@ -170,6 +200,11 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
       })
   })
 
-/** The model as a layer. */
+/**
+ * The model as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (config: Config): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.succeed(LanguageModel.LanguageModel, make(config))

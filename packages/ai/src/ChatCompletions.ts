@@ -14,7 +14,12 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Sse from "./internal/sse.js"
 
-/** Where the server is and how to talk to it. */
+/**
+ * Where the server is and how to talk to it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Config {
   /** The API base, e.g. `http://127.0.0.1:11434/v1` (the URL that `/chat/completions` and `/models` hang off). */
   readonly baseUrl: string
@@ -25,7 +30,12 @@ export interface Config {
   readonly policy?: Sse.Policy | undefined
 }
 
-/** The request body of a generation. */
+/**
+ * The request body of a generation.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const body = (request: LanguageModel.GenerateRequest): Record<string, unknown> => ({
   model: request.model,
   stream: true,
@@ -71,7 +81,12 @@ const finishReason = (reason: unknown, hasCalls: boolean): LanguageModel.FinishR
     ? "error"
     : "stop"
 
-/** The model over a server. */
+/**
+ * The model over a server.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (config: Config): LanguageModel.LanguageModel.Service => {
   const provider = config.provider ?? "openai-compatible"
   const base = config.baseUrl.replace(/\/+$/, "")
@@ -139,7 +154,12 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service => {
   })
 }
 
-/** The model ids the server lists at `GET {baseUrl}/models` (what Ollama and vLLM serve). */
+/**
+ * The model ids the server lists at `GET {baseUrl}/models` (what Ollama and vLLM serve).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const listModels = (config: Config): Effect.Effect<ReadonlyArray<string>, LanguageModel.LanguageModelError> =>
   Effect.tryPromise({
     try: async (signal) => {
@@ -169,6 +189,11 @@ export const listModels = (config: Config): Effect.Effect<ReadonlyArray<string>,
     })
   )
 
-/** The model as a layer. */
+/**
+ * The model as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (config: Config): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.succeed(LanguageModel.LanguageModel, make(config))

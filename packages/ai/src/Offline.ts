@@ -27,10 +27,20 @@ import * as Reader from "./internal/reader.js"
 import * as Refusals from "./internal/refusals.js"
 import * as Verified from "./internal/verified.js"
 
-/** The provider name of the offline model in the catalogue. */
+/**
+ * The provider name of the offline model in the catalogue.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const provider = "offline"
 
-/** The line every offline answer ends with. */
+/**
+ * The line every offline answer ends with.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const signature =
   "_Answered by Sightline's offline model: it reads your question into one query without a language model. " +
   "Configure a model provider for open-ended questions._"
@@ -114,7 +124,12 @@ const toolName = (messages: ReadonlyArray<LanguageModel.Message>, callId: string
   return undefined
 }
 
-/** One generation of the offline model. */
+/**
+ * One generation of the offline model.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const respond = (request: LanguageModel.GenerateRequest, now: Date): ReadonlyArray<LanguageModel.Part> => {
   const messages = request.messages
   const question = [...messages].reverse().find((m) => m.role === "user")?.content ?? ""
@@ -439,11 +454,21 @@ const chartUrl = (content: string): string | undefined => {
 
 const plainText = (markdown: string): string => markdown.replace(/\*\*/g, "")
 
-/** The offline model: reads the clock for relative periods ("last year"). */
+/**
+ * The offline model: reads the clock for relative periods ("last year").
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: LanguageModel.LanguageModel.Service = LanguageModel.LanguageModel.of({
   generate: (request) =>
     Stream.unwrap(Effect.map(Clock.currentTimeMillis, (now) => Stream.fromIterable(respond(request, new Date(now)))))
 })
 
-/** The offline model as a layer. */
+/**
+ * The offline model as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<LanguageModel.LanguageModel> = Layer.succeed(LanguageModel.LanguageModel, make)

@@ -12,10 +12,20 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Sse from "./internal/sse.js"
 
-/** OpenAI's API base. */
+/**
+ * OpenAI's API base.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultBaseUrl = "https://api.openai.com/v1"
 
-/** Credentials and endpoint. */
+/**
+ * Credentials and endpoint.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Config {
   readonly apiKey: Redacted.Redacted
   /** Default `https://api.openai.com/v1` (an Azure or proxy base works as well). */
@@ -23,7 +33,12 @@ export interface Config {
   readonly policy?: Sse.Policy | undefined
 }
 
-/** The request body of a generation. */
+/**
+ * The request body of a generation.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const body = (request: LanguageModel.GenerateRequest): Record<string, unknown> => ({
   model: request.model,
   stream: true,
@@ -63,7 +78,12 @@ export const body = (request: LanguageModel.GenerateRequest): Record<string, unk
 
 const provider = "openai"
 
-/** The model over the API. */
+/**
+ * The model over the API.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (config: Config): LanguageModel.LanguageModel.Service =>
   LanguageModel.LanguageModel.of({
     generate: (request) =>
@@ -136,6 +156,11 @@ export const make = (config: Config): LanguageModel.LanguageModel.Service =>
       })
   })
 
-/** The model as a layer. */
+/**
+ * The model as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (config: Config): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.succeed(LanguageModel.LanguageModel, make(config))

@@ -29,11 +29,21 @@ import * as ChatCompletions from "./ChatCompletions.js"
 import * as Offline from "./Offline.js"
 import * as OpenAiResponses from "./OpenAiResponses.js"
 
-/** The providers Sightline speaks. */
+/**
+ * The providers Sightline speaks.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Provider = Schema.Literal("offline", "openai", "anthropic", "openai-compatible")
 export type Provider = typeof Provider.Type
 
-/** One entry of `SIGHTLINE_MODELS`. */
+/**
+ * One entry of `SIGHTLINE_MODELS`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CatalogueEntry = Schema.Struct({
   /** The string id chats use (`model` of a chat request). */
   id: Model.ModelId,
@@ -48,10 +58,20 @@ export const CatalogueEntry = Schema.Struct({
 })
 export type CatalogueEntry = typeof CatalogueEntry.Type
 
-/** `SIGHTLINE_MODELS`: a JSON array of entries. */
+/**
+ * `SIGHTLINE_MODELS`: a JSON array of entries.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Catalogue = Schema.parseJson(Schema.Array(CatalogueEntry))
 
-/** What is configured. */
+/**
+ * What is configured.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   readonly openAiApiKey?: Redacted.Redacted | undefined
   readonly openAiBaseUrl?: string | undefined
@@ -65,7 +85,12 @@ export interface Options {
   readonly offline?: boolean | undefined
 }
 
-/** The options from the environment. */
+/**
+ * The options from the environment.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const fromEnv: Config.Config<Options> = Config.all({
   openAiApiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
   openAiBaseUrl: Config.option(Config.string("OPENAI_BASE_URL")),
@@ -86,7 +111,12 @@ export const fromEnv: Config.Config<Options> = Config.all({
   offline: c.offline
 })))
 
-/** The models a provider contributes when no catalogue is configured (numbers are stable). */
+/**
+ * The models a provider contributes when no catalogue is configured (numbers are stable).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultModels: Readonly<Record<"openai" | "anthropic", ReadonlyArray<CatalogueEntry>>> = {
   openai: [
     { id: "gpt-4.1", number: ModelNumber.make(10), provider: "openai" },
@@ -98,13 +128,28 @@ export const defaultModels: Readonly<Record<"openai" | "anthropic", ReadonlyArra
   ]
 }
 
-/** The offline model's entry. */
+/**
+ * The offline model's entry.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const offlineEntry: CatalogueEntry = { id: "offline", number: ModelNumber.make(1), provider: "offline" }
 
-/** The first number of the models a compatible server lists (in its order). */
+/**
+ * The first number of the models a compatible server lists (in its order).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const compatibleFirstNumber = 100
 
-/** A configuration that cannot work, and why. */
+/**
+ * A configuration that cannot work, and why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class ProviderConfigError extends Schema.TaggedError<ProviderConfigError>()("ProviderConfigError", {
   message: Schema.String
 }) {}
@@ -117,7 +162,12 @@ const configured = (options: Options): ReadonlySet<Provider> =>
     ...(options.compatibleUrl === undefined ? [] : ["openai-compatible" as const])
   ])
 
-/** The catalogue entries and the default id, from the options (a compatible server is asked for its models). */
+/**
+ * The catalogue entries and the default id, from the options (a compatible server is asked for its models).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const entries = (
   options: Options
 ): Effect.Effect<
@@ -180,7 +230,12 @@ export const entries = (
     return { entries: list, defaultId }
   })
 
-/** One `LanguageModel` over the configured providers, routing on `request.provider`. */
+/**
+ * One `LanguageModel` over the configured providers, routing on `request.provider`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const router = (options: Options): LanguageModel.LanguageModel.Service => {
   const models: Partial<Record<Provider, LanguageModel.LanguageModel.Service>> = {
     ...(options.offline === false ? {} : { offline: Offline.make }),
@@ -211,7 +266,12 @@ export const router = (options: Options): LanguageModel.LanguageModel.Service =>
   })
 }
 
-/** The catalogue and the router over the options; a configuration that cannot work fails the layer with why. */
+/**
+ * The catalogue and the router over the options; a configuration that cannot work fails the layer with why.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (
   options: Options
 ): Layer.Layer<LanguageModel.LanguageModel | Model.ModelCatalogue, ProviderConfigError> =>
@@ -232,5 +292,10 @@ export const layer = (
       )
     )))
 
-/** `layer` over the environment's configuration. */
+/**
+ * `layer` over the environment's configuration.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerFromEnv = Layer.unwrapEffect(Effect.map(fromEnv, layer))

@@ -22,14 +22,29 @@
  */
 import * as Crypto from "node:crypto"
 
-/** The setting that carries the signature of `svc.client_attributes_json`. */
+/**
+ * The setting that carries the signature of `svc.client_attributes_json`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const signatureSetting = "svc.client_attributes_signature"
 
-/** The signature Sightline sets beside the attributes: HMAC-SHA256 of the JSON text, in hex. */
+/**
+ * The signature Sightline sets beside the attributes: HMAC-SHA256 of the JSON text, in hex.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const signature = (attributesJson: string, secret: string): string =>
   Crypto.createHmac("sha256", secret).update(attributesJson, "utf8").digest("hex")
 
-/** What `installSql` needs. */
+/**
+ * What `installSql` needs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface InstallOptions {
   /** The connector's `client_attributes_secret`. */
   readonly secret: string
@@ -45,6 +60,9 @@ const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`
 /**
  * The statements that install `<schema>.client_attributes()` with the secret, run by a database
  * administrator (not the connector's role). Running them again replaces the secret.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const installSql = (options: InstallOptions): ReadonlyArray<string> => {
   const schema = identifier(options.schema ?? "sightline")

@@ -10,7 +10,12 @@
  * @since 0.1.0
  */
 
-/** The datasets this package ships. */
+/**
+ * The datasets this package ships.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const datasets = ["retail"] as const
 
 /** The generator: mulberry32, small and deterministic. */
@@ -137,7 +142,12 @@ const listed = (values: ReadonlyArray<string>) => `${values.slice(0, -1).join(",
 const money = (n: number) => (Math.round(n * 100) / 100).toFixed(2)
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
-/** The row counts of a generated dataset (for tests and the README). */
+/**
+ * The row counts of a generated dataset (for tests and the README).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Counts {
   readonly regions: number
   readonly categories: number
@@ -148,7 +158,12 @@ export interface Counts {
   readonly returns: number
 }
 
-/** The statements that create and fill the dataset, and its row counts. */
+/**
+ * The statements that create and fill the dataset, and its row counts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Script {
   readonly statements: ReadonlyArray<string>
   readonly counts: Counts
@@ -225,7 +240,12 @@ const insert = (table: string, rows: ReadonlyArray<string>): ReadonlyArray<strin
   return statements
 }
 
-/** Generates the `retail` dataset for orders in `lastYear - 1` and `lastYear`. */
+/**
+ * Generates the `retail` dataset for orders in `lastYear - 1` and `lastYear`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const retail = (lastYear: number): Script => {
   const random = generator(20240607)
   const firstYear = lastYear - 1

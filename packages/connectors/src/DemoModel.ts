@@ -9,10 +9,20 @@
  * @since 0.1.0
  */
 
-/** Where the model lives in a new organization's library. */
+/**
+ * Where the model lives in a new organization's library.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const path = "semantic/demo.yaml"
 
-/** The model, as the library holds it. */
+/**
+ * The model, as the library holds it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const yaml = `# The DEMO retail dataset's semantic model. Edit it like any library file: a change is checked
 # against the connector's schema, reviewed under OWNERS, and used by every answer once merged.
 name: retail

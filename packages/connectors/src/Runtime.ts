@@ -41,7 +41,12 @@ import * as PgliteSession from "./internal/pgliteSession.js"
 import * as PgSession from "./internal/pgSession.js"
 import * as Dialect from "./internal/postgresDialect.js"
 
-/** Options of the runtime. */
+/**
+ * Options of the runtime.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** How long an introspected schema is reused (default 5 minutes). */
   readonly introspectionTtl: Duration.DurationInput
@@ -58,13 +63,28 @@ export interface Options {
   readonly access?: ConnectorAccess | undefined
 }
 
-/** What the operator lets POSTGRES and MYSQL connectors reach and log in as. */
+/**
+ * What the operator lets POSTGRES and MYSQL connectors reach and log in as.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ConnectorAccess = Access.Access
 
-/** The default access: the public internet only, and no superuser roles. */
+/**
+ * The default access: the public internet only, and no superuser roles.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultAccess: ConnectorAccess = Access.defaults
 
-/** The defaults. */
+/**
+ * The defaults.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultOptions: Options = {
   introspectionTtl: Duration.minutes(5),
   poolSize: 5,
@@ -84,6 +104,9 @@ const typeParsers: pg.CustomTypesConfig = {
  * libpq's `sslmode` as `pg` understands it. `pg` cannot fall back from TLS to plain text, so
  * `allow` and `prefer` connect without TLS; `require` encrypts without checking the certificate;
  * `verify-ca` and `verify-full` check it (the host name too, for `verify-full`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const sslOf = (mode: Connector.SslMode): pg.ClientConfig["ssl"] => {
   switch (mode) {
@@ -100,7 +123,12 @@ export const sslOf = (mode: Connector.SslMode): pg.ClientConfig["ssl"] => {
   }
 }
 
-/** The `pg` configuration of POSTGRES settings, its socket under the network policy. */
+/**
+ * The `pg` configuration of POSTGRES settings, its socket under the network policy.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const clientConfig = (
   settings: Connector.PostgresSettings,
   connectTimeoutMillis: number,
@@ -153,6 +181,9 @@ const openDemo = async (cache: string | undefined): Promise<DemoOpening> => {
 /**
  * Builds the current DEMO database into `directory` (see `Options.demoCache`) unless it is there
  * already: what a server's build step runs, so that even its first question loads it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const buildDemoCache = (directory: string): Effect.Effect<void, QueryError> =>
   Effect.tryPromise({
@@ -170,7 +201,12 @@ export const buildDemoCache = (directory: string): Effect.Effect<void, QueryErro
     catch: queryError
   })
 
-/** The runtime over the given options (scoped: pools and the demo database close with the scope). */
+/**
+ * The runtime over the given options (scoped: pools and the demo database close with the scope).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const access = options.access ?? Access.defaults
@@ -435,9 +471,19 @@ export const makeWith = (options: Options) =>
     return ConnectorRuntime.of({ introspect, query })
   })
 
-/** The runtime with the default options. */
+/**
+ * The runtime with the default options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ConnectorRuntime> = Layer.scoped(ConnectorRuntime, makeWith(defaultOptions))
 
-/** The runtime with other options. */
+/**
+ * The runtime with other options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (options: Options): Layer.Layer<ConnectorRuntime> =>
   Layer.scoped(ConnectorRuntime, makeWith(options))

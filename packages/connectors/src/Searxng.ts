@@ -8,7 +8,12 @@ import { WebSearch, WebSearchError } from "@sightline/core/WebSearch"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-/** Where the instance is. */
+/**
+ * Where the instance is.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Config {
   /** The instance's base URL, e.g. `http://127.0.0.1:8888`. */
   readonly baseUrl: string
@@ -20,7 +25,12 @@ interface Answer {
   readonly results?: ReadonlyArray<{ readonly title?: unknown; readonly url?: unknown; readonly content?: unknown }>
 }
 
-/** The search over an instance. */
+/**
+ * The search over an instance.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (config: Config): WebSearch.Service =>
   WebSearch.of({
     search: (query, limit) =>
@@ -54,5 +64,10 @@ export const make = (config: Config): WebSearch.Service =>
       }).pipe(Effect.withSpan("Searxng.search"))
   })
 
-/** The search as a layer. */
+/**
+ * The search as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (config: Config): Layer.Layer<WebSearch> => Layer.succeed(WebSearch, make(config))

@@ -17,7 +17,12 @@ import * as Access from "./internal/access.js"
 import * as Mysql from "./internal/mysql.js"
 import { clientConfig } from "./Runtime.js"
 
-/** How long a test waits for the server. */
+/**
+ * How long a test waits for the server.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const connectTimeoutMillis = 5_000
 
 /** Where a connection goes, as the explanations name it. */
@@ -34,7 +39,12 @@ interface DriverCodes {
   readonly unknownDatabase: ReadonlyArray<string>
 }
 
-/** `pg`'s (PostgreSQL SQLSTATEs) and `mysql2`'s codes. */
+/**
+ * `pg`'s (PostgreSQL SQLSTATEs) and `mysql2`'s codes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const postgresCodes: DriverCodes = { authentication: ["28P01", "28000"], unknownDatabase: ["3D000"] }
 export const mysqlCodes: DriverCodes = {
   authentication: ["ER_ACCESS_DENIED_ERROR", "ER_DBACCESS_DENIED_ERROR"],
@@ -46,6 +56,9 @@ export const mysqlCodes: DriverCodes = {
  * login, an unknown database) and the network rule's own refusal are told apart: a refused port,
  * a silent one and a service that speaks another protocol are one "could not connect", so that the
  * test is no port scanner. The precise reason goes to the server's log.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const explain = (error: unknown, target: Target, codes: DriverCodes): string => {
   const e = (typeof error === "object" && error !== null ? error : {}) as { code?: string; message?: string }
@@ -104,7 +117,12 @@ const testPostgres = (settings: Connector.PostgresSettings, access: Access.Acces
     (error) => answer(error, settings, postgresCodes)
   )
 
-/** The tester under the operator's access rules (`Runtime.Options.access`). */
+/**
+ * The tester under the operator's access rules (`Runtime.Options.access`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (access: Access.Access): Layer.Layer<ConnectorTester> =>
   Layer.succeed(
     ConnectorTester,
@@ -125,5 +143,10 @@ export const layerWith = (access: Access.Access): Layer.Layer<ConnectorTester> =
     })
   )
 
-/** The tester with the default access: public addresses only, no superuser. */
+/**
+ * The tester with the default access: public addresses only, no superuser.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ConnectorTester> = layerWith(Access.defaults)

@@ -8,14 +8,24 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as NodeUrl from "node:url"
 
-/** The directory of the built console (`index.html` and `assets/`), from either `src/` or `dist/`. */
+/**
+ * The directory of the built console (`index.html` and `assets/`), from either `src/` or `dist/`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const directory: string = NodePath.join(
   NodePath.dirname(NodeUrl.fileURLToPath(import.meta.url)),
   "..",
   "build"
 )
 
-/** One built file: its path relative to `directory` (`index.html`, `assets/index-3f2a.js`) and bytes. */
+/**
+ * One built file: its path relative to `directory` (`index.html`, `assets/index-3f2a.js`) and bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Asset {
   readonly path: string
   readonly bytes: Uint8Array
@@ -24,6 +34,8 @@ export interface Asset {
 /**
  * Every built file, read once; empty when the console was not built (`pnpm --filter
  * @sightline/console build`). Serving from memory means a request can never name a path outside it.
+ * @since 0.1.0
+ * @category utils
  */
 export const readAll = (dir: string = directory): ReadonlyArray<Asset> => {
   if (!NodeFs.existsSync(NodePath.join(dir, "index.html"))) return []
@@ -53,6 +65,9 @@ const contentTypes: Record<string, string> = {
  * What the console's pages may load: only this origin (no request ever leaves the machine), no
  * inline or generated scripts (charts run through vega-interpreter), and no framing by other sites.
  * Styles allow `unsafe-inline` because Vega sets element styles while drawing.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const contentSecurityPolicy = [
   "default-src 'self'",
@@ -68,14 +83,24 @@ export const contentSecurityPolicy = [
   "frame-ancestors 'none'"
 ].join("; ")
 
-/** A response for one console path, as plain data any server can send. */
+/**
+ * A response for one console path, as plain data any server can send.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Served {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
   readonly body: Uint8Array | string
 }
 
-/** The page a server shows at `/` when the console was not built. */
+/**
+ * The page a server shows at `/` when the console was not built.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const notBuiltPage = `<!doctype html><meta charset="utf-8"><title>Sightline</title>
 <h1>The console is not built</h1>
 <p>Run <code>pnpm install</code> (it builds the console) or <code>pnpm --filter @sightline/console build</code>,
@@ -85,6 +110,9 @@ then restart the server. The API works without it.</p>`
  * Serves the console from `assets` (see `readAll`): `index.html` for `/` and every file under
  * `assets/`. Hashed assets are cached for good; the page itself is revalidated, so a new build shows
  * at once. `undefined` for any other path: it is not the console's.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const serve = (assets: ReadonlyArray<Asset>): (path: string) => Served | undefined => {
   const byPath = new Map(assets.map((asset) => [asset.path, asset.bytes]))

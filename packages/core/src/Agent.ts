@@ -13,29 +13,62 @@ import { AgentId, ConnectorId, MemberId, OrganizationId, WebhookTriggerId } from
 import { Email } from "./Member.js"
 import * as Playbook from "./Playbook.js"
 
-/** The longest agent name accepted. */
+/**
+ * The longest agent name accepted.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const NAME_MAX_LENGTH = 200
 
-/** The longest prompt accepted. */
+/**
+ * The longest prompt accepted.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const PROMPT_MAX_LENGTH = 100_000
 
-/** An agent's display name. */
+/**
+ * An agent's display name.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Name = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(NAME_MAX_LENGTH))
 
-/** An agent's instructions. */
+/**
+ * An agent's instructions.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Prompt = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(PROMPT_MAX_LENGTH))
 
 /**
  * A schedule: the playbooks' cron schema (a standard five-field expression in UTC that fires at
  * least once), so one expression means the same thing wherever a schedule is set and a seconds
  * field cannot flood a run queue.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CronString = Playbook.CronString
 
-/** The name of a tool the agent may use (as for chats). */
+/**
+ * The name of a tool the agent may use (as for chats).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ToolName = Schema.NonEmptyTrimmedString
 
-/** The id of the chat channel (for example a Slack channel) the agent posts to. */
+/**
+ * The id of the chat channel (for example a Slack channel) the agent posts to.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatChannelId = Schema.NonEmptyTrimmedString
 
 const editable = {
@@ -58,20 +91,40 @@ const served = {
   updated_at: Schema.DateTimeUtc
 }
 
-/** An agent as stored. */
+/**
+ * An agent as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Agent extends Schema.Class<Agent>("@sightline/core/Agent")({
   ...served,
   organization_id: OrganizationId
 }) {}
 
-/** An agent as served; encoding a stored `Agent` with it leaves `organization_id` out. */
+/**
+ * An agent as served; encoding a stored `Agent` with it leaves `organization_id` out.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const View = Schema.Struct(served).annotations({ identifier: "Agent" })
 export type View = typeof View.Type
 
-/** The served form of a stored agent. */
+/**
+ * The served form of a stored agent.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toView = (agent: Agent): View => Struct.omit(agent, "organization_id")
 
-/** Body of `POST /v2/agents`. */
+/**
+ * Body of `POST /v2/agents`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateRequest = Schema.Struct({
   name: Name,
   prompt: Prompt,
@@ -87,6 +140,9 @@ export type CreateRequest = typeof CreateRequest.Type
  * Body of `PATCH /v2/agents/{id}`: every field optional, an absent field is kept. `tools` and
  * `chat_channel_id` also take `null`, which clears them (back to the default tools, no channel);
  * the list fields are cleared with `[]`.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const UpdateRequest = Schema.Struct({
   name: Schema.optional(Name),
@@ -99,15 +155,30 @@ export const UpdateRequest = Schema.Struct({
 })
 export type UpdateRequest = typeof UpdateRequest.Type
 
-/** Response of `GET /v2/agents`. */
+/**
+ * Response of `GET /v2/agents`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListResponse = Schema.Struct({ agents: Schema.Array(View) })
 export type ListResponse = typeof ListResponse.Type
 
-/** Response of `DELETE /v2/agents/{id}`. */
+/**
+ * Response of `DELETE /v2/agents/{id}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteResponse = Schema.Struct({ id: AgentId, success: Schema.Boolean })
 export type DeleteResponse = typeof DeleteResponse.Type
 
-/** A new agent from its create body; the caller owns it. */
+/**
+ * A new agent from its create body; the caller owns it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: AgentId
   readonly organizationId: OrganizationId
@@ -134,7 +205,12 @@ export const make = (options: {
   })
 }
 
-/** Applies a `PATCH` body; `updated_at` moves to `at` and nothing else outside the body changes. */
+/**
+ * Applies a `PATCH` body; `updated_at` moves to `at` and nothing else outside the body changes.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const update = (agent: Agent, patch: UpdateRequest, at: DateTime.Utc): Agent => {
   const tools = patch.tools === undefined ? agent.tools : patch.tools ?? undefined
   const channel = patch.chat_channel_id === undefined ? agent.chat_channel_id : patch.chat_channel_id ?? undefined

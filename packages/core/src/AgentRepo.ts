@@ -19,7 +19,12 @@ import type { AgentId, AgentRunId, ConnectorId, OrganizationId, WebhookTriggerId
 import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores agents and their runs. */
+/**
+ * Stores agents and their runs.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class AgentRepo extends Context.Tag("@sightline/core/AgentRepo")<AgentRepo, AgentRepo.Service>() {}
 
 export declare namespace AgentRepo {
@@ -80,7 +85,12 @@ const newestFirst: Order.Order<Agent> = Order.reverse(Order.combine(
   Order.mapInput(Order.string, (agent: Agent) => agent.id)
 ))
 
-/** Agents and runs in memory. */
+/**
+ * Agents and runs in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<AgentRepo, never, MemoryState> = Layer.effect(
   AgentRepo,
   Effect.gen(function*() {

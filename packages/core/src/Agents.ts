@@ -38,7 +38,12 @@ import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 import * as Webhook from "./Webhook.js"
 
-/** The agents use cases. */
+/**
+ * The agents use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Agents extends Context.Tag("@sightline/core/Agents")<Agents, Agents.Service>() {}
 
 export declare namespace Agents {
@@ -132,7 +137,12 @@ const editableFields = [
 const changedFields = (before: Agent.Agent, after: Agent.Agent): ReadonlyArray<string> =>
   editableFields.filter((field) => JSON.stringify(before[field] ?? null) !== JSON.stringify(after[field] ?? null))
 
-/** Builds the agents use cases over the repositories and the job queue in context. */
+/**
+ * Builds the agents use cases over the repositories and the job queue in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const agents = yield* AgentRepo
   const channels = yield* ChatChannelRepo
@@ -437,5 +447,8 @@ export const make = Effect.gen(function*() {
 /**
  * The agents use cases over `AgentRepo`, `ConnectorRepo`, `JobQueue`, `Transaction` and `Auditor` in
  * context.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = Layer.effect(Agents, make)

@@ -63,7 +63,12 @@ import type * as SemanticLayer from "./SemanticLayer.js"
 import type * as SemanticQuery from "./SemanticQuery.js"
 import * as WebSearch from "./WebSearch.js"
 
-/** The rows a `table` asset keeps inline (the CSV download has all of them). */
+/**
+ * The rows a `table` asset keeps inline (the CSV download has all of them).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const tableAssetRows = 1_000
 
 const imageMimeTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/svg+xml"])
@@ -71,7 +76,12 @@ const imageMimeTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/s
 /** The most output lines a `run_python` result shows the model (the cell keeps them all). */
 const modelOutputLines = 50
 
-/** A chart of a report, rendered as an image asset of the run. */
+/**
+ * A chart of a report, rendered as an image asset of the run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ReportImage {
   /** The `image_url` the report uses for it (`chart:<n>`). */
   readonly ref: string
@@ -80,7 +90,12 @@ export interface ReportImage {
   readonly mimeType: string
 }
 
-/** What `write_report` left: the model's draft and the images its chart references became. */
+/**
+ * What `write_report` left: the model's draft and the images its chart references became.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface WrittenReport {
   readonly draft: Report.ReportDraft
   /** Empty without a `ChartRenderer`, or when rendering failed (the report then shows the charts' titles). */
@@ -92,7 +107,12 @@ interface LastResult extends ChartSpec.Data {
   readonly cellId: CellId
 }
 
-/** The services the tools use. */
+/**
+ * The services the tools use.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Services {
   readonly runs: ChatRuns.ChatRuns.Service
   readonly runtime: ConnectorRuntime.ConnectorRuntime.Service
@@ -102,7 +122,12 @@ export interface Services {
   readonly renderer: Option.Option<ChartRenderer.ChartRenderer.Service>
 }
 
-/** One run, as its tools see it. */
+/**
+ * One run, as its tools see it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RunContext {
   readonly principal: Policy.Principal
   readonly run: ChatRuns.Run
@@ -125,13 +150,23 @@ export interface RunContext {
   readonly sandboxId: SandboxId | undefined
 }
 
-/** The tools of a run: what is offered, and what a call does. */
+/**
+ * The tools of a run: what is offered, and what a call does.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Handlers {
   readonly tools: ReadonlyArray<LanguageModel.Tool>
   readonly runTool: (call: LanguageModel.ToolCall) => Effect.Effect<string, Conflict>
 }
 
-/** The tools of one run. */
+/**
+ * The tools of one run.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (services: Services, context: RunContext): Handlers => {
   const { assetStore, ids, renderer, runs, runtime } = services
   const { clientAttributesJson, connectors, emit, files, onReport, principal, python, run, search, sign } = context

@@ -12,7 +12,12 @@ import * as SchemaPrompt from "./SchemaPrompt.js"
 import type * as SemanticLayer from "./SemanticLayer.js"
 import * as SemanticPrompt from "./SemanticPrompt.js"
 
-/** A connector of the run with its schema and semantic model (or why they could not be read). */
+/**
+ * A connector of the run with its schema and semantic model (or why they could not be read).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RunConnector {
   readonly record: ConnectorRecord
   readonly schema: Either.Either<ConnectorRuntime.SchemaInfo, string>
@@ -28,7 +33,12 @@ const attributeNames = (json: string): ReadonlyArray<string> => {
   }
 }
 
-/** The system prompt of a run. */
+/**
+ * The system prompt of a run.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const systemPrompt = (options: {
   readonly question: string
   readonly connectors: ReadonlyArray<RunConnector>

@@ -14,7 +14,12 @@ import { ConnectorId } from "./Ids.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 
-/** The tool names the loop offers. */
+/**
+ * The tool names the loop offers.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const toolNames = {
   queryMetrics: "query_metrics",
   runVerifiedQuery: "run_verified_query",
@@ -28,13 +33,28 @@ export const toolNames = {
   runPython: "run_python"
 } as const
 
-/** The rows of a result the model sees (it gets the count and the columns of the rest). */
+/**
+ * The rows of a result the model sees (it gets the count and the columns of the rest).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const modelRows = ConnectorRuntime.previewRows
 
-/** The most characters of a library file `read_library_file` returns. */
+/**
+ * The most characters of a library file `read_library_file` returns.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxLibraryFileChars = 20_000
 
-/** The name the last query result has in the Python kernel. */
+/**
+ * The name the last query result has in the Python kernel.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const lastResultDataframe = "df"
 
 const nonEmpty = (what: string) =>
@@ -44,13 +64,23 @@ const nonEmpty = (what: string) =>
 // The semantic layer
 // -----------------------------------------------------------------------------------------------
 
-/** The arguments of `query_metrics`: a semantic query on one connector's model. */
+/**
+ * The arguments of `query_metrics`: a semantic query on one connector's model.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const QueryMetricsArguments = Schema.Struct({
   connector_id: ConnectorId.annotations({ description: "The connector whose semantic model to query" }),
   ...SemanticQuery.SemanticQuery.fields
 })
 
-/** `query_metrics`: the compiler writes the SQL from names of the model. */
+/**
+ * `query_metrics`: the compiler writes the SQL from names of the model.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const queryMetricsTool = LanguageModel.toolOf(
   toolNames.queryMetrics,
   "Answers with the semantic model: name its metrics, dimensions (`table.name` where two tables share one), " +
@@ -61,7 +91,12 @@ export const queryMetricsTool = LanguageModel.toolOf(
   QueryMetricsArguments
 )
 
-/** The arguments of `run_verified_query`. */
+/**
+ * The arguments of `run_verified_query`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunVerifiedQueryArguments = Schema.Struct({
   name: Schema.String.annotations({ description: "The verified query's name" }),
   connector_id: Schema.optional(ConnectorId.annotations({
@@ -73,7 +108,12 @@ export const RunVerifiedQueryArguments = Schema.Struct({
   )
 })
 
-/** `run_verified_query`: a question with SQL the organization verified, run with parameters. */
+/**
+ * `run_verified_query`: a question with SQL the organization verified, run with parameters.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const runVerifiedQueryTool = LanguageModel.toolOf(
   toolNames.runVerifiedQuery,
   "Runs a verified query of a semantic model (SQL a person checked for that question) with values for its " +
@@ -85,13 +125,23 @@ export const runVerifiedQueryTool = LanguageModel.toolOf(
 // SQL, charts, the library, the web, Python, the report
 // -----------------------------------------------------------------------------------------------
 
-/** The arguments of `run_sql`. */
+/**
+ * The arguments of `run_sql`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunSqlArguments = Schema.Struct({
   connector_id: ConnectorId.annotations({ description: "The connector to query (see Data)" }),
   sql: nonEmpty("sql").annotations({ description: "One SQL statement in the connector's dialect" })
 })
 
-/** `run_sql`: SQL the model writes, for what the semantic model cannot express. */
+/**
+ * `run_sql`: SQL the model writes, for what the semantic model cannot express.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const runSqlTool = LanguageModel.toolOf(
   toolNames.runSql,
   `Runs one SQL statement on a connector and returns the columns, the first ${modelRows} rows and the row ` +
@@ -99,18 +149,38 @@ export const runSqlTool = LanguageModel.toolOf(
   RunSqlArguments
 )
 
-/** `create_chart`. */
+/**
+ * `create_chart`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const createChartTool = LanguageModel.toolOf(
   toolNames.createChart,
   "Draws a chart of the last successful query result: a mark and the result columns on each axis.",
   ChartSpec.ChartRequest
 )
 
-/** The arguments of `search_library`. */
+/**
+ * The arguments of `search_library`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SearchLibraryArguments = Schema.Struct({ query: Schema.String })
-/** The arguments of `read_library_file`. */
+/**
+ * The arguments of `read_library_file`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ReadLibraryFileArguments = Schema.Struct({ path: Schema.String })
-/** The arguments of `run_saved_query`. */
+/**
+ * The arguments of `run_saved_query`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunSavedQueryArguments = Schema.Struct({
   path: Schema.String,
   connector_id: Schema.optional(ConnectorId.annotations({
@@ -122,7 +192,12 @@ export const RunSavedQueryArguments = Schema.Struct({
   )
 })
 
-/** The Context Library's tools. */
+/**
+ * The Context Library's tools.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const libraryTools: ReadonlyArray<LanguageModel.Tool> = [
   LanguageModel.toolOf(
     toolNames.searchLibrary,
@@ -137,22 +212,42 @@ export const libraryTools: ReadonlyArray<LanguageModel.Tool> = [
   )
 ]
 
-/** The arguments of `web_search`. */
+/**
+ * The arguments of `web_search`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const WebSearchArguments = Schema.Struct({ query: nonEmpty("query") })
 
-/** `web_search`. */
+/**
+ * `web_search`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const webSearchTool = LanguageModel.toolOf(
   toolNames.webSearch,
   "Searches the web; returns titles, URLs and snippets. Say which facts come from the web.",
   WebSearchArguments
 )
 
-/** The arguments of `run_python`. */
+/**
+ * The arguments of `run_python`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunPythonArguments = Schema.Struct({
   code: nonEmpty("code").annotations({ description: "Python source" })
 })
 
-/** `run_python`. */
+/**
+ * `run_python`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const runPythonTool = LanguageModel.toolOf(
   toolNames.runPython,
   "Runs Python in this chat's sandbox (a persistent kernel with pandas and matplotlib; variables " +
@@ -176,7 +271,12 @@ const blockProperties = {
   height: { type: "integer", minimum: 0 }
 }
 
-/** `write_report`. */
+/**
+ * `write_report`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const writeReportTool: LanguageModel.Tool = {
   name: toolNames.writeReport,
   description: "Writes the report of this run: a subject, a one-paragraph summary and layout blocks. " +
@@ -207,7 +307,12 @@ export const writeReportTool: LanguageModel.Tool = {
   }
 }
 
-/** A tool call's arguments decoded with its schema, or why they do not decode (for the model to correct). */
+/**
+ * A tool call's arguments decoded with its schema, or why they do not decode (for the model to correct).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const decodeArguments = <A, I>(schema: Schema.Schema<A, I>, json: string): Either.Either<A, string> => {
   let value: unknown
   try {

@@ -63,7 +63,12 @@ import * as SemanticLayer from "./SemanticLayer.js"
 import * as Traced from "./Traced.js"
 import * as WebSearch from "./WebSearch.js"
 
-/** Options of the loop. */
+/**
+ * Options of the loop.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The most generations of one run (a model that keeps calling tools is stopped there). */
   readonly maxSteps: number
@@ -78,7 +83,12 @@ export interface Options {
   readonly heartbeatMillis?: number | undefined
 }
 
-/** The defaults: 12 steps, 10,000 rows, 30 s per query, a heartbeat every 5 s. */
+/**
+ * The defaults: 12 steps, 10,000 rows, 30 s per query, a heartbeat every 5 s.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultOptions: Options = {
   maxSteps: 12,
   maxRows: ConnectorRuntime.defaultMaxRows,
@@ -86,10 +96,20 @@ export const defaultOptions: Options = {
   heartbeatMillis: 5_000
 }
 
-/** The `error` of a run interrupted by something other than a cancel (the server stopping). */
+/**
+ * The `error` of a run interrupted by something other than a cancel (the server stopping).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const interruptedMessage = "interrupted: the server stopped before the run finished"
 
-/** A run in progress or finished, as `ask` returns it. */
+/**
+ * A run in progress or finished, as `ask` returns it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Handle {
   /** The `metadata` event's description. */
   readonly metadata: Chat.RunMetadata
@@ -107,7 +127,12 @@ export interface Handle {
   readonly report: Effect.Effect<Option.Option<AnswerHandlers.WrittenReport>>
 }
 
-/** What a finished run answered, as a caller that reads its result (not its stream) needs it. */
+/**
+ * What a finished run answered, as a caller that reads its result (not its stream) needs it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Answered {
   /** The rows of its last table; none when it showed no table. */
   readonly rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined
@@ -118,7 +143,12 @@ export interface Answered {
   readonly done: ChatEvent.Done | undefined
 }
 
-/** Reads a run to its end: its text, its last table and that table's SQL. */
+/**
+ * Reads a run to its end: its text, its last table and that table's SQL.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const answered = (handle: Handle): Effect.Effect<Answered> =>
   Effect.suspend(() => {
     const cells = new Map<string, Chat.ChatCell>()
@@ -141,7 +171,12 @@ export const answered = (handle: Handle): Effect.Effect<Answered> =>
       })))
   })
 
-/** How a run is asked for, beyond what `ChatRuns.start` takes. */
+/**
+ * How a run is asked for, beyond what `ChatRuns.start` takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface AskOptions extends ChatRuns.ChatRuns.StartOptions {
   /** Offer `write_report` and ask the model to end with a report (playbook runs). */
   readonly report?: boolean | undefined
@@ -163,21 +198,39 @@ export interface AskOptions extends ChatRuns.ChatRuns.StartOptions {
   readonly commit?: string | undefined
 }
 
-/** A file sent with a question. */
+/**
+ * A file sent with a question.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface UploadedFile {
   readonly name: string
   readonly bytes: Uint8Array
 }
 
-/** The most files one question may carry. */
+/**
+ * The most files one question may carry.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxUploadedFiles = 10
 
-/** Where uploaded files land in the sandbox workspace. */
+/**
+ * Where uploaded files land in the sandbox workspace.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const uploadsDir = "uploads"
 
 /**
  * The workspace path of an uploaded file: its base name with anything but letters, digits, `.`, `-`
  * and `_` replaced, never a dotfile or an OWNERS file, and distinct from the names before it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const uploadPath = (name: string, taken: ReadonlySet<string>): string => {
   const base = (name.split(/[\\/]/).pop() ?? "").replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "").slice(0, 120)
@@ -224,7 +277,12 @@ const provenanceOf = (making: Making): Provenance.Provenance | undefined => {
   }
 }
 
-/** Answers questions. */
+/**
+ * Answers questions.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Answers extends Context.Tag("@sightline/core/Answers")<Answers, Answers.Service>() {}
 
 export declare namespace Answers {
@@ -252,7 +310,12 @@ export declare namespace Answers {
 // The service
 // -----------------------------------------------------------------------------------------------
 
-/** Builds the loop with the given options over the ports in context (scoped: runs end with the scope). */
+/**
+ * Builds the loop with the given options over the ports in context (scoped: runs end with the scope).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const chats = yield* Chats.Chats
@@ -696,7 +759,12 @@ export const makeWith = (options: Options) =>
     return Answers.of({ ask, cancel })
   })
 
-/** The dependencies of the loop. */
+/**
+ * The dependencies of the loop.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements =
   | Chats.Chats
   | ChatRuns.ChatRuns
@@ -712,9 +780,19 @@ export type Requirements =
   | SemanticLayer.SemanticLayer
   | Auditor
 
-/** The loop with the default options. */
+/**
+ * The loop with the default options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Answers, never, Requirements> = Layer.scoped(Answers, makeWith(defaultOptions))
 
-/** The loop with other options. */
+/**
+ * The loop with other options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (options: Options): Layer.Layer<Answers, never, Requirements> =>
   Layer.scoped(Answers, makeWith(options))

@@ -23,26 +23,61 @@ import { ApiKeyId, MemberId, OrganizationId, RoleId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 import { SecretHash } from "./Secret.js"
 
-/** How long a key lives when `expirySeconds` is omitted (api-surface: 90 days, so `expires_at` is always set). */
+/**
+ * How long a key lives when `expirySeconds` is omitted (api-surface: 90 days, so `expires_at` is always set).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const DEFAULT_EXPIRY: Duration.Duration = Duration.days(90)
 
-/** The longest `expirySeconds` accepted: ten 365-day years. */
+/**
+ * The longest `expirySeconds` accepted: ten 365-day years.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_EXPIRY_SECONDS = 10 * 365 * 24 * 60 * 60
 
-/** The longest display name accepted. */
+/**
+ * The longest display name accepted.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const NAME_MAX_LENGTH = 200
 
-/** The longest `clientId` accepted (its fields are bound as SQL parameters on every RLS query). */
+/**
+ * The longest `clientId` accepted (its fields are bound as SQL parameters on every RLS query).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const CLIENT_ID_MAX_LENGTH = 4096
 
-/** The most roles a key can assume. */
+/**
+ * The most roles a key can assume.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_ASSUMED_ROLES = 100
 
-/** The status of a key: `active`, `expired` (past `expires_at`) or `revoked`. */
+/**
+ * The status of a key: `active`, `expired` (past `expires_at`) or `revoked`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApiKeyStatus = Schema.Literal("active", "expired", "revoked")
 export type ApiKeyStatus = typeof ApiKeyStatus.Type
 
-/** `expirySeconds`: a positive whole number of seconds, at most `MAX_EXPIRY_SECONDS`. */
+/**
+ * `expirySeconds`: a positive whole number of seconds, at most `MAX_EXPIRY_SECONDS`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExpirySeconds = Schema.Int.pipe(
   Schema.positive({ message: () => "expirySeconds must be a positive integer" }),
   Schema.lessThanOrEqualTo(MAX_EXPIRY_SECONDS, {
@@ -57,6 +92,9 @@ const isJsonObjectText = (text: string): boolean =>
  * `clientId`: the client metadata as a JSON-encoded object string. Row-level security reads its
  * fields (`_svc.client_attributes_json.<field>`), so a string that is not an object would make every
  * such read fail later; it is rejected up front. The string is stored exactly as sent.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ClientId = Schema.String.pipe(
   Schema.maxLength(CLIENT_ID_MAX_LENGTH, {
@@ -68,12 +106,22 @@ export const ClientId = Schema.String.pipe(
   })
 )
 
-/** A key's display name. */
+/**
+ * A key's display name.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApiKeyName = Schema.String.pipe(
   Schema.maxLength(NAME_MAX_LENGTH, { message: () => `name must be at most ${NAME_MAX_LENGTH} characters` })
 )
 
-/** `assumedRoles`: distinct role ids, at most `MAX_ASSUMED_ROLES`. */
+/**
+ * `assumedRoles`: distinct role ids, at most `MAX_ASSUMED_ROLES`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssumedRoles = Schema.Array(RoleId).pipe(
   Schema.maxItems(MAX_ASSUMED_ROLES, { message: () => `assumedRoles may hold at most ${MAX_ASSUMED_ROLES} roles` }),
   Schema.filter((roles) => Arr.dedupe(roles).length === roles.length, {
@@ -86,6 +134,9 @@ export const AssumedRoles = Schema.Array(RoleId).pipe(
  *
  * Rules checked here: `inheritAllRoles` must be true when `assumedRoles` is empty or absent, and may
  * not be true together with a non-empty `assumedRoles` (the two would contradict each other).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CreateApiKey = Schema.Struct({
   expirySeconds: Schema.optional(ExpirySeconds),
@@ -130,6 +181,9 @@ export type CreateApiKey = typeof CreateApiKey.Type
  * An API key as served (`api_key` in responses). Never carries the secret or its hash.
  *
  * `name` and `client_id` are `""` when unset (the seed marks neither as omitted when unset).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class ApiKey extends Schema.Class<ApiKey>("@sightline/core/ApiKey")({
   id: ApiKeyId,
@@ -150,7 +204,12 @@ export class ApiKey extends Schema.Class<ApiKey>("@sightline/core/ApiKey")({
   revoked_at: Schema.optional(Schema.DateTimeUtc)
 }) {}
 
-/** An API key as stored: the served fields (without the derived `status`) plus internal ones. */
+/**
+ * An API key as stored: the served fields (without the derived `status`) plus internal ones.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ApiKeyRecord extends Schema.Class<ApiKeyRecord>("@sightline/core/ApiKeyRecord")({
   ...Struct.omit(ApiKey.fields, "status"),
   organization_id: OrganizationId,
@@ -167,7 +226,12 @@ export class ApiKeyRecord extends Schema.Class<ApiKeyRecord>("@sightline/core/Ap
   parent_key_id: Schema.optional(ApiKeyId)
 }) {}
 
-/** The status of a key at `now`. A revoked key stays `revoked` after it would have expired. */
+/**
+ * The status of a key at `now`. A revoked key stays `revoked` after it would have expired.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const statusAt = (record: ApiKeyRecord, now: DateTime.Utc): ApiKeyStatus =>
   record.revoked_at !== undefined
     ? "revoked"
@@ -175,14 +239,24 @@ export const statusAt = (record: ApiKeyRecord, now: DateTime.Utc): ApiKeyStatus 
     ? "active"
     : "expired"
 
-/** The served form of a stored key at `now`. */
+/**
+ * The served form of a stored key at `now`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toWire = (record: ApiKeyRecord, now: DateTime.Utc): ApiKey =>
   new ApiKey({
     ...Struct.omit(record, "organization_id", "secret_hash", "created_by", "rotated_from", "parent_key_id"),
     status: statusAt(record, now)
   }, true)
 
-/** What minting a key needs, after policy has approved it (in-process input, so camelCase). */
+/**
+ * What minting a key needs, after policy has approved it (in-process input, so camelCase).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MintInput {
   readonly id: ApiKeyId
   readonly organizationId: OrganizationId
@@ -215,7 +289,12 @@ const expiryOf = (input: MintInput): DateTime.Utc => {
   return input.parent === undefined ? asked : DateTime.min(asked, input.parent.expiresAt)
 }
 
-/** A new active key record. */
+/**
+ * A new active key record.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const mint = (input: MintInput): ApiKeyRecord =>
   new ApiKeyRecord({
     id: input.id,
@@ -237,13 +316,21 @@ export const mint = (input: MintInput): ApiKeyRecord =>
 /**
  * Revokes a key at `now`. Revoking a revoked key is `invalid_request` (api-surface); an expired key
  * can still be revoked, which hides it from default listings.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const revoke = (record: ApiKeyRecord, now: DateTime.Utc): Either.Either<ApiKeyRecord, InvalidRequest> =>
   record.revoked_at !== undefined
     ? Either.left(new InvalidRequest({ message: "API key is already revoked" }))
     : Either.right(new ApiKeyRecord({ ...record, revoked_at: now }))
 
-/** What rotating a key needs besides the key itself. */
+/**
+ * What rotating a key needs besides the key itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RotateInput {
   readonly newId: ApiKeyId
   readonly newSecretHash: SecretHash
@@ -254,7 +341,12 @@ export interface RotateInput {
   readonly expirySeconds?: number | undefined
 }
 
-/** The outcome of a rotation: the old key, now revoked, and the key that replaces it. */
+/**
+ * The outcome of a rotation: the old key, now revoked, and the key that replaces it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Rotation {
   readonly revoked: ApiKeyRecord
   readonly replacement: ApiKeyRecord
@@ -264,6 +356,9 @@ export interface Rotation {
  * Rotates a key: revokes it and mints a replacement with the same owner, name, role snapshot,
  * "All roles" flag, member access and client metadata. A revoked key cannot be rotated
  * (`invalid_request`, as for revoke); an expired one can, so its owner gets the same scope back.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const rotate = (record: ApiKeyRecord, input: RotateInput): Either.Either<Rotation, InvalidRequest> =>
   Either.map(
@@ -284,14 +379,24 @@ export const rotate = (record: ApiKeyRecord, input: RotateInput): Either.Either<
     })
   )
 
-/** The response of `POST /v2/api-keys`: the secret, shown this once, and the record. */
+/**
+ * The response of `POST /v2/api-keys`: the secret, shown this once, and the record.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateApiKeyResult = Schema.Struct({
   key: Schema.String,
   api_key: ApiKey
 }).annotations({ identifier: "CreateApiKeyResult" })
 export type CreateApiKeyResult = typeof CreateApiKeyResult.Type
 
-/** The response of `POST /v2/api-keys/{id}/rotate`. */
+/**
+ * The response of `POST /v2/api-keys/{id}/rotate`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RotateApiKeyResult = Schema.Struct({
   key: Schema.String,
   api_key: ApiKey,
@@ -299,21 +404,41 @@ export const RotateApiKeyResult = Schema.Struct({
 }).annotations({ identifier: "RotateApiKeyResult" })
 export type RotateApiKeyResult = typeof RotateApiKeyResult.Type
 
-/** The response of `DELETE /v2/api-keys/{id}`. */
+/**
+ * The response of `DELETE /v2/api-keys/{id}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RevokeApiKeyResult = Schema.Struct({
   id: ApiKeyId,
   success: Schema.Boolean
 }).annotations({ identifier: "RevokeApiKeyResult" })
 export type RevokeApiKeyResult = typeof RevokeApiKeyResult.Type
 
-/** Which keys a listing covers: the caller's own, every key of the organization, or service accounts' keys. */
+/**
+ * Which keys a listing covers: the caller's own, every key of the organization, or service accounts' keys.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListScope = Schema.Literal("personal", "all", "service_accounts")
 export type ListScope = typeof ListScope.Type
 
-/** The page size bounds and default of `GET /v2/api-keys`. */
+/**
+ * The page size bounds and default of `GET /v2/api-keys`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const PAGE_SIZE = { min: 1, max: 100, default: 50 } as const
 
-/** The query of `GET /v2/api-keys`. */
+/**
+ * The query of `GET /v2/api-keys`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListApiKeys = Schema.Struct({
   scope: Schema.optionalWith(ListScope, { default: () => "personal" as const }),
   include_revoked: Schema.optionalWith(Schema.BooleanFromString, { default: () => false }),
@@ -322,7 +447,12 @@ export const ListApiKeys = Schema.Struct({
 }).annotations({ identifier: "ListApiKeys" })
 export type ListApiKeys = typeof ListApiKeys.Type
 
-/** The response of `GET /v2/api-keys`. */
+/**
+ * The response of `GET /v2/api-keys`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListApiKeysResponse = Schema.Struct({
   api_keys: Schema.Array(ApiKey),
   next_page_token: Schema.optional(Schema.String)

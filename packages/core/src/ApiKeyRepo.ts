@@ -27,7 +27,12 @@ import { order as roleOrder } from "./RoleRepo.js"
 import type { SecretHash } from "./Secret.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores API keys. */
+/**
+ * Stores API keys.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ApiKeyRepo extends Context.Tag("@sightline/core/ApiKeyRepo")<ApiKeyRepo, ApiKeyRepo.Service>() {}
 
 export declare namespace ApiKeyRepo {
@@ -88,13 +93,23 @@ export declare namespace ApiKeyRepo {
   }
 }
 
-/** The position of a key in listings (newest first): its creation time and id. */
+/**
+ * The position of a key in listings (newest first): its creation time and id.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keyset = (record: ApiKey.ApiKeyRecord): Pagination.Keyset => ({
   at: DateTime.formatIso(record.created_at),
   id: record.id
 })
 
-/** API keys in memory. */
+/**
+ * API keys in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<ApiKeyRepo, never, MemoryState> = Layer.effect(
   ApiKeyRepo,
   Effect.gen(function*() {

@@ -33,7 +33,12 @@ import { SecretHasher } from "./Secret.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** Creates, lists, rotates and revokes API keys. */
+/**
+ * Creates, lists, rotates and revokes API keys.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ApiKeys extends Context.Tag("@sightline/core/ApiKeys")<ApiKeys, ApiKeys.Service>() {}
 
 export declare namespace ApiKeys {
@@ -102,7 +107,12 @@ const keyDetails = (record: ApiKey.ApiKeyRecord): AuditLog.Details => ({
 const callerKey = (principal: Policy.Principal): AuditLog.Details =>
   principal.auth._tag === "ApiKey" ? { caller_api_key_id: principal.auth.keyId } : {}
 
-/** Builds the service from the repositories, `Auth`, the secret hasher and the id generator. */
+/**
+ * Builds the service from the repositories, `Auth`, the secret hasher and the id generator.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const keys = yield* ApiKeyRepo
   const members = yield* MemberRepo
@@ -340,7 +350,12 @@ export const make = Effect.gen(function*() {
   return ApiKeys.of({ create, list, rotate, revoke, bootstrap })
 })
 
-/** The `ApiKeys` service over the ports in context and `Auth`. */
+/**
+ * The `ApiKeys` service over the ports in context and `Auth`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   ApiKeys,
   never,

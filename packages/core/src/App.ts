@@ -9,13 +9,21 @@ import * as Schema from "effect/Schema"
 import { AppId, ChatId, ConnectorId, MemberId, OrganizationId } from "./Ids.js"
 import { filePathIssue } from "./Sandbox.js"
 
-/** The longest app name accepted. */
+/**
+ * The longest app name accepted.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const NAME_MAX_LENGTH = 200
 
 /**
  * An app's files: relative path to content. Paths follow the sandbox file rule (no traversal, no
  * dotfiles, no OWNERS), checked on the whole map because a refined record key would silently drop
  * a bad path instead of rejecting it.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const Files = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
   Schema.filter((files) => {
@@ -31,7 +39,12 @@ export const Files = Schema.Record({ key: Schema.String, value: Schema.String })
 )
 export type Files = typeof Files.Type
 
-/** An app as stored. */
+/**
+ * An app as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class App extends Schema.Class<App>("@sightline/core/App")({
   id: AppId,
   organization_id: OrganizationId,
@@ -48,7 +61,12 @@ export class App extends Schema.Class<App>("@sightline/core/App")({
   updated_at: Schema.DateTimeUtc
 }) {}
 
-/** Body of creating an app (camelCase, as the app surface is). */
+/**
+ * Body of creating an app (camelCase, as the app surface is).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateRequest = Schema.Struct({
   name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(NAME_MAX_LENGTH)),
   description: Schema.optional(Schema.String),
@@ -59,7 +77,12 @@ export const CreateRequest = Schema.Struct({
 })
 export type CreateRequest = typeof CreateRequest.Type
 
-/** A new app from its create body; the caller owns it. */
+/**
+ * A new app from its create body; the caller owns it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: AppId
   readonly organizationId: OrganizationId
@@ -83,7 +106,12 @@ export const make = (options: {
   })
 }
 
-/** An app as `GetApp` serves it. */
+/**
+ * An app as `GetApp` serves it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const View = Schema.Struct({
   id: AppId,
   name: Schema.String,
@@ -97,7 +125,12 @@ export const View = Schema.Struct({
 }).annotations({ identifier: "App" })
 export type View = typeof View.Type
 
-/** The `GetApp` view of a stored app. */
+/**
+ * The `GetApp` view of a stored app.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toView = (app: App): View => ({
   id: app.id,
   name: app.name,
@@ -110,21 +143,41 @@ export const toView = (app: App): View => ({
   updatedAt: app.updated_at
 })
 
-/** Body of `GetApp`. */
+/**
+ * Body of `GetApp`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GetAppRequest = Schema.Struct({ appId: AppId })
 export type GetAppRequest = typeof GetAppRequest.Type
 
-/** Response of `GetApp`: the app and whether the caller may change it. */
+/**
+ * Response of `GetApp`: the app and whether the caller may change it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GetAppResponse = Schema.Struct({
   app: View,
   hasWritePermission: Schema.Boolean
 })
 export type GetAppResponse = typeof GetAppResponse.Type
 
-/** Response of listing apps: newest first, without pages. */
+/**
+ * Response of listing apps: newest first, without pages.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListResponse = Schema.Struct({ apps: Schema.Array(View) })
 export type ListResponse = typeof ListResponse.Type
 
-/** Response of deleting an app. */
+/**
+ * Response of deleting an app.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteResponse = Schema.Struct({ id: AppId, success: Schema.Boolean })
 export type DeleteResponse = typeof DeleteResponse.Type

@@ -17,7 +17,12 @@ import { Conflict } from "./Errors.js"
 import type { AppId, OrganizationId } from "./Ids.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores apps. */
+/**
+ * Stores apps.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class AppRepo extends Context.Tag("@sightline/core/AppRepo")<AppRepo, AppRepo.Service>() {}
 
 export declare namespace AppRepo {
@@ -38,7 +43,12 @@ const newestFirst: Order.Order<App> = Order.reverse(Order.combine(
   Order.mapInput(Order.string, (app: App) => app.id)
 ))
 
-/** Apps in memory. */
+/**
+ * Apps in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<AppRepo, never, MemoryState> = Layer.effect(
   AppRepo,
   Effect.gen(function*() {

@@ -23,14 +23,24 @@ import * as Option from "effect/Option"
 import * as Decision from "./Decision.js"
 import * as Owners from "./Owners.js"
 
-/** The approval requirement of a path or a change. */
+/**
+ * The approval requirement of a path or a change.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Requirement {
   readonly approvals: number
   /** The author's own approval does not count (and the author may not approve). */
   readonly distinct: boolean
 }
 
-/** The requirement when no rule applies: the author's own authority (one approval, self counts). */
+/**
+ * The requirement when no rule applies: the author's own authority (one approval, self counts).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const ownAuthority: Requirement = { approvals: 1, distinct: false }
 
 const combine = (requirements: ReadonlyArray<Requirement>): Requirement =>
@@ -41,7 +51,12 @@ const combine = (requirements: ReadonlyArray<Requirement>): Requirement =>
       distinct: requirements.some((r) => r.distinct)
     }
 
-/** The rules governing one path for this author (empty: the author's own authority). */
+/**
+ * The rules governing one path for this author (empty: the author's own authority).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const governingRules = (
   tree: Owners.OwnersTree,
   author: Owners.Caller,
@@ -55,18 +70,33 @@ export const governingRules = (
     .filter((rule) => rule.authors.length === 0 || Owners.hasAnyRole(author, rule.authors))
 }
 
-/** The requirement of one path for this author. */
+/**
+ * The requirement of one path for this author.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const requirementOf = (tree: Owners.OwnersTree, author: Owners.Caller, path: string): Requirement =>
   combine(governingRules(tree, author, path).map((rule) => ({ approvals: rule.approvals, distinct: rule.distinct })))
 
-/** The requirement of a change: the strictest over its touched paths. */
+/**
+ * The requirement of a change: the strictest over its touched paths.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const requirement = (
   tree: Owners.OwnersTree,
   author: Owners.Caller,
   touchedPaths: ReadonlyArray<string>
 ): Requirement => combine(touchedPaths.map((path) => requirementOf(tree, author, path)))
 
-/** Write authority on every path (the first path without it denies). */
+/**
+ * Write authority on every path (the first path without it denies).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const writeAuthorityOnAll = (
   tree: Owners.OwnersTree,
   caller: Owners.Caller,
@@ -74,13 +104,23 @@ export const writeAuthorityOnAll = (
 ): Decision.Decision<"permission_denied"> =>
   Decision.all(touchedPaths.map((path) => Owners.writeAuthority(tree, caller, path)))
 
-/** An approval given so far: by whom, on which revision. */
+/**
+ * An approval given so far: by whom, on which revision.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface GivenApproval {
   readonly revision: number
   readonly approver: Owners.Caller
 }
 
-/** What the evaluation needs to know about a change. */
+/**
+ * What the evaluation needs to know about a change.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ChangeFacts {
   /** The OWNERS tree of the target (main) snapshot. */
   readonly tree: Owners.OwnersTree
@@ -95,6 +135,9 @@ export interface ChangeFacts {
 /**
  * The approvers that count: on the current revision, once each, holding write authority on every
  * touched path, and not the author when distinct approvers are required.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const countedApprovers = (facts: ChangeFacts): Array<string> => {
   const { distinct } = requirement(facts.tree, facts.author, facts.touchedPaths)
@@ -109,6 +152,9 @@ export const countedApprovers = (facts: ChangeFacts): Array<string> => {
 /**
  * The checks that must have passed before the change merges (`rule: checks=...`): those of every
  * rule governing any of its paths for this author.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const requiredChecks = (
   tree: Owners.OwnersTree,
@@ -121,6 +167,9 @@ export const requiredChecks = (
 /**
  * May the caller approve? Write authority on every touched path is required, and a rule asking
  * for distinct approvers rejects the author's self-approval.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const canApprove = (facts: ChangeFacts, caller: Owners.Caller): Decision.Decision<"permission_denied"> =>
   Decision.all([
@@ -130,7 +179,12 @@ export const canApprove = (facts: ChangeFacts, caller: Owners.Caller): Decision.
       : Decision.allow
   ])
 
-/** May the caller deny? The author always may; anyone else needs write authority on every path. */
+/**
+ * May the caller deny? The author always may; anyone else needs write authority on every path.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const canDeny = (facts: ChangeFacts, caller: Owners.Caller): Decision.Decision<"permission_denied"> =>
   caller.memberId === facts.author.memberId
     ? Decision.allow
@@ -139,12 +193,18 @@ export const canDeny = (facts: ChangeFacts, caller: Owners.Caller): Decision.Dec
 /**
  * May the caller restore a denied change? The same people who may deny it: the author (who may
  * withdraw a denial of their own) and anyone with write authority on every path.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const canRestore = canDeny
 
 /**
  * Does an auto-approve rule match every touched path for this author? A change touching an
  * OWNERS file is never auto-approved: access changes always go through review.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const autoApproves = (
   tree: Owners.OwnersTree,
@@ -160,7 +220,12 @@ export const autoApproves = (
     )
   )
 
-/** The full evaluation of a change for one caller. */
+/**
+ * The full evaluation of a change for one caller.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Evaluation {
   readonly requiredApprovals: number
   readonly distinct: boolean
@@ -176,7 +241,12 @@ export interface Evaluation {
   readonly callerApproved: boolean
 }
 
-/** Evaluates a change for a caller. */
+/**
+ * Evaluates a change for a caller.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const evaluate = (facts: ChangeFacts, caller: Owners.Caller): Evaluation => {
   const { approvals, distinct } = requirement(facts.tree, facts.author, facts.touchedPaths)
   const approvalCount = countedApprovers(facts).length
@@ -200,6 +270,9 @@ export const evaluate = (facts: ChangeFacts, caller: Owners.Caller): Evaluation 
  * have moved since the change was approved). A change that was auto-approved must still match an
  * auto-approve rule; any other must still hold enough counted approvals. A denial is a `conflict`:
  * the change stays as it is and needs more review.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const revalidate = (facts: ChangeFacts & { readonly autoApproved: boolean }): Decision.Decision<"conflict"> => {
   if (facts.autoApproved) {

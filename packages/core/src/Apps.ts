@@ -26,7 +26,12 @@ import { policyAccess, requireUsable } from "./internal/connectorUse.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 
-/** The apps use cases. */
+/**
+ * The apps use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Apps extends Context.Tag("@sightline/core/Apps")<Apps, Apps.Service>() {}
 
 export declare namespace Apps {
@@ -59,6 +64,9 @@ export declare namespace Apps {
  * May the caller change the app (`chat:write`, and its owner or an admin)? Ownership counts under any
  * credential; the admin counts because apps have no grants, so without it an app whose owner left
  * could never be removed.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const canChange = (principal: Policy.Principal, app: App.App): Policy.PermissionDecision => {
   const owns = Option.contains(
@@ -78,7 +86,12 @@ export const canChange = (principal: Policy.Principal, app: App.App): Policy.Per
   ])
 }
 
-/** Builds the apps use cases over the repositories in context. */
+/**
+ * Builds the apps use cases over the repositories in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const apps = yield* AppRepo
   const connectorRepo = yield* ConnectorRepo
@@ -151,5 +164,10 @@ export const make = Effect.gen(function*() {
   return Apps.of({ create, get, list, delete: remove })
 })
 
-/** The apps use cases over `AppRepo`, `ConnectorRepo` and `IdGenerator` in context. */
+/**
+ * The apps use cases over `AppRepo`, `ConnectorRepo` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Apps, make)

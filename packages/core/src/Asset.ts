@@ -12,11 +12,21 @@ import * as Schema from "effect/Schema"
 import { AssetId, CellId, ChatId, OrganizationId } from "./Ids.js"
 import * as TrustedSchema from "./TrustedSchema.js"
 
-/** The kinds of asset the seed names. */
+/**
+ * The kinds of asset the seed names.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssetType = Schema.Literal("chart", "image", "table", "pdf", "html", "text", "download")
 export type AssetType = typeof AssetType.Type
 
-/** An asset as served (seed fields; `url` is signed per fetch, `message_cell_id` only on Get Chat). */
+/**
+ * An asset as served (seed fields; `url` is signed per fetch, `message_cell_id` only on Get Chat).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Asset extends Schema.Class<Asset>("@sightline/core/Asset")({
   name: Schema.String,
   type: AssetType,
@@ -30,6 +40,9 @@ export class Asset extends Schema.Class<Asset>("@sightline/core/Asset")({
 /**
  * An asset as stored. Exactly one of `storage_key` (bytes in the blob store, served through a
  * signed URL) and `content` (inline text) is set.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class AssetRecord extends Schema.Class<AssetRecord>("@sightline/core/AssetRecord")(
   Schema.Struct({
@@ -53,14 +66,24 @@ export class AssetRecord extends Schema.Class<AssetRecord>("@sightline/core/Asse
   ))
 ) {}
 
-/** The blob store key of an asset: scoped by organization and chat so a prefix deletes a chat's files. */
+/**
+ * The blob store key of an asset: scoped by organization and chat so a prefix deletes a chat's files.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const storageKey = (asset: {
   readonly organization_id: OrganizationId
   readonly chat_id: ChatId
   readonly id: AssetId
 }): string => `${asset.organization_id}/chats/${asset.chat_id}/assets/${asset.id}`
 
-/** How to render a stored asset: the freshly signed URL (for stored bytes) and whether this is Get Chat. */
+/**
+ * How to render a stored asset: the freshly signed URL (for stored bytes) and whether this is Get Chat.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RenderOptions {
   /** A signed URL for an asset with stored bytes; ignored for inline assets, which have none. */
   readonly url?: string | undefined
@@ -68,7 +91,12 @@ export interface RenderOptions {
   readonly withMessageCellId?: boolean | undefined
 }
 
-/** Renders a stored asset in its wire shape; the storage key never leaves core. */
+/**
+ * Renders a stored asset in its wire shape; the storage key never leaves core.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toAsset = (record: AssetRecord, options: RenderOptions = {}): Asset =>
   TrustedSchema.make(Asset, {
     name: record.name,
@@ -85,7 +113,12 @@ export const toAsset = (record: AssetRecord, options: RenderOptions = {}): Asset
       : {})
   })
 
-/** The content of a `table` asset: a query result's first rows, as JSON. */
+/**
+ * The content of a `table` asset: a query result's first rows, as JSON.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TableContent = Schema.Struct({
   columns: Schema.Array(Schema.Struct({ name: Schema.String })),
   rows: Schema.Array(Schema.Array(Schema.Unknown)),
@@ -95,6 +128,11 @@ export const TableContent = Schema.Struct({
 })
 export type TableContent = typeof TableContent.Type
 
-/** The rows of a `table` asset's content, when it reads as one. */
+/**
+ * The rows of a `table` asset's content, when it reads as one.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const tableRows = (content: string): Option.Option<ReadonlyArray<ReadonlyArray<unknown>>> =>
   Option.map(Schema.decodeUnknownOption(Schema.parseJson(TableContent))(content), (table) => table.rows)

@@ -14,13 +14,23 @@ import * as Ref from "effect/Ref"
 import * as Utf8 from "./internal/utf8.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stored bytes with their content type. */
+/**
+ * Stored bytes with their content type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface StoredObject {
   readonly bytes: Uint8Array
   readonly mimeType: string
 }
 
-/** Keeps asset bytes. */
+/**
+ * Keeps asset bytes.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class AssetStore extends Context.Tag("@sightline/core/AssetStore")<AssetStore, AssetStore.Service>() {}
 
 export declare namespace AssetStore {
@@ -33,7 +43,12 @@ export declare namespace AssetStore {
   }
 }
 
-/** Asset bytes in memory (tests): rolled back with memory transactions. */
+/**
+ * Asset bytes in memory (tests): rolled back with memory transactions.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<AssetStore, never, MemoryState> = Layer.effect(
   AssetStore,
   Effect.gen(function*() {
@@ -54,10 +69,20 @@ export const layerMemory: Layer.Layer<AssetStore, never, MemoryState> = Layer.ef
   })
 )
 
-/** Decodes stored bytes as UTF-8 text (CSV, JSON). */
+/**
+ * Decodes stored bytes as UTF-8 text (CSV, JSON).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const text = (object: StoredObject): string => Utf8.decodeText(object.bytes)
 
-/** Encodes text as stored bytes. */
+/**
+ * Encodes text as stored bytes.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fromText = (content: string, mimeType: string): StoredObject => ({
   bytes: Utf8.encodeText(content),
   mimeType

@@ -15,7 +15,12 @@ import { type Json, JsonObject } from "./Json.js"
 import * as Pagination from "./Pagination.js"
 import type * as Policy from "./Policy.js"
 
-/** The actions the audit log records, as `<resource>.<verb>`. */
+/**
+ * The actions the audit log records, as `<resource>.<verb>`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Action = Schema.Literal(
   "api_key.create",
   "api_key.rotate",
@@ -56,7 +61,12 @@ export const Action = Schema.Literal(
 )
 export type Action = typeof Action.Type
 
-/** The kinds of resource an entry is about. */
+/**
+ * The kinds of resource an entry is about.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ResourceType = Schema.Literal(
   "api_key",
   "role",
@@ -74,17 +84,30 @@ export const ResourceType = Schema.Literal(
 )
 export type ResourceType = typeof ResourceType.Type
 
-/** How the actor was authenticated; `system` for work no request started (ops CLI, scheduler). */
+/**
+ * How the actor was authenticated; `system` for work no request started (ops CLI, scheduler).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AuthMethod = Schema.Literal("api_key", "jwt", "system")
 export type AuthMethod = typeof AuthMethod.Type
 
-/** How a request's caller authenticated, as the audit log records it: a key, or a session (JWT). */
+/**
+ * How a request's caller authenticated, as the audit log records it: a key, or a session (JWT).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const authMethodOf = (principal: Policy.Principal): AuthMethod =>
   principal.auth._tag === "ApiKey" ? "api_key" : "jwt"
 
 /**
  * The actor of an action a request's caller performed, as `record` takes it: the caller's
  * organization, member and authentication method.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const actorOf = (
   principal: Policy.Principal
@@ -117,6 +140,9 @@ const secretLikePath = (value: Json, path: ReadonlyArray<string>): ReadonlyArray
 /**
  * The details of an entry: a JSON object describing the change (names, role ids, ...). Never a
  * secret: a property named like one (`secret`, `password`, `token`, `credential`, `key`) is rejected.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const Details = JsonObject.pipe(
   Schema.filter((details) => {
@@ -127,7 +153,12 @@ export const Details = JsonObject.pipe(
 )
 export type Details = typeof Details.Type
 
-/** An audit log entry as served by `GET /v2/audit-logs`. */
+/**
+ * An audit log entry as served by `GET /v2/audit-logs`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AuditLogEntry extends Schema.Class<AuditLogEntry>("@sightline/core/AuditLogEntry")({
   id: AuditLogEntryId,
   /** The member who acted; omitted for `system` actions that no member started. */
@@ -140,20 +171,40 @@ export class AuditLogEntry extends Schema.Class<AuditLogEntry>("@sightline/core/
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** An audit log entry as stored: the served fields plus the organization. */
+/**
+ * An audit log entry as stored: the served fields plus the organization.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AuditLogRecord extends Schema.Class<AuditLogRecord>("@sightline/core/AuditLogRecord")({
   ...AuditLogEntry.fields,
   organization_id: OrganizationId
 }) {}
 
-/** The served form of a stored entry. */
+/**
+ * The served form of a stored entry.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toEntry = (record: AuditLogRecord): AuditLogEntry =>
   new AuditLogEntry(Struct.omit(record, "organization_id"), true)
 
-/** The page size bounds and default of `GET /v2/audit-logs`. */
+/**
+ * The page size bounds and default of `GET /v2/audit-logs`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const PAGE_SIZE = { min: 1, max: 100, default: 50 } as const
 
-/** The query of `GET /v2/audit-logs`. */
+/**
+ * The query of `GET /v2/audit-logs`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListAuditLogs = Schema.Struct({
   cursor: Schema.optional(Schema.String),
   page_size: Pagination.limitParam(PAGE_SIZE.min, PAGE_SIZE.max, PAGE_SIZE.default),
@@ -162,14 +213,24 @@ export const ListAuditLogs = Schema.Struct({
 }).annotations({ identifier: "ListAuditLogs" })
 export type ListAuditLogs = typeof ListAuditLogs.Type
 
-/** The response of `GET /v2/audit-logs`. */
+/**
+ * The response of `GET /v2/audit-logs`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListAuditLogsResponse = Schema.Struct({
   entries: Schema.Array(AuditLogEntry),
   next_cursor: Schema.optional(Schema.String)
 }).annotations({ identifier: "ListAuditLogsResponse" })
 export type ListAuditLogsResponse = typeof ListAuditLogsResponse.Type
 
-/** What a use case says about an action it performed (in-process input, so camelCase). */
+/**
+ * What a use case says about an action it performed (in-process input, so camelCase).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RecordInput {
   readonly organizationId: OrganizationId
   /** Omit for `system` actions that no member started. */

@@ -15,7 +15,12 @@ import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
 import type * as Usage from "./Usage.js"
 
-/** Stores audit log entries. */
+/**
+ * Stores audit log entries.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class AuditLogRepo extends Context.Tag("@sightline/core/AuditLogRepo")<
   AuditLogRepo,
   AuditLogRepo.Service
@@ -50,7 +55,12 @@ export declare namespace AuditLogRepo {
   }
 }
 
-/** The position of an entry in listings (newest first): its time and id. */
+/**
+ * The position of an entry in listings (newest first): its time and id.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keyset = (record: AuditLogRecord): Pagination.Keyset => ({
   at: DateTime.formatIso(record.created_at),
   id: record.id
@@ -75,7 +85,12 @@ const usageOf = (record: AuditLogRecord) => {
   }
 }
 
-/** Audit log entries in memory. */
+/**
+ * Audit log entries in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<AuditLogRepo, never, MemoryState> = Layer.effect(
   AuditLogRepo,
   Effect.gen(function*() {

@@ -18,7 +18,12 @@ import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import * as Usage from "./Usage.js"
 
-/** The audit log read use case. */
+/**
+ * The audit log read use case.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class AuditLogs extends Context.Tag("@sightline/core/AuditLogs")<AuditLogs, AuditLogs.Service>() {}
 
 export declare namespace AuditLogs {
@@ -45,7 +50,12 @@ export declare namespace AuditLogs {
   }
 }
 
-/** Builds the audit log read use case over the `AuditLogRepo` in context. */
+/**
+ * Builds the audit log read use case over the `AuditLogRepo` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const repo = yield* AuditLogRepo
 
@@ -76,5 +86,10 @@ export const make = Effect.gen(function*() {
   return AuditLogs.of({ list, usage })
 })
 
-/** The audit log read use case over the `AuditLogRepo` in context. */
+/**
+ * The audit log read use case over the `AuditLogRepo` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(AuditLogs, make)

@@ -15,7 +15,12 @@ import { AuditLogEntryId } from "./Ids.js"
 import type * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 
-/** Records audit entries. */
+/**
+ * Records audit entries.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Auditor extends Context.Tag("@sightline/core/Auditor")<Auditor, Auditor.Service>() {}
 
 export declare namespace Auditor {
@@ -52,7 +57,12 @@ const append = Traced.fn("Auditor.append")(function*(input: AuditLog.RecordInput
   return entry
 })
 
-/** Builds the service over the `AuditLogRepo` and `IdGenerator` in context. */
+/**
+ * Builds the service over the `AuditLogRepo` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<Auditor.Service, never, AuditLogRepo | IdGenerator> = Effect.map(
   Effect.context<AuditLogRepo | IdGenerator>(),
   (all) => {
@@ -66,5 +76,10 @@ export const make: Effect.Effect<Auditor.Service, never, AuditLogRepo | IdGenera
   }
 )
 
-/** The auditor over the `AuditLogRepo` and `IdGenerator` in context. */
+/**
+ * The auditor over the `AuditLogRepo` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Auditor, never, AuditLogRepo | IdGenerator> = Layer.effect(Auditor, make)

@@ -30,16 +30,36 @@ import * as Secret from "./Secret.js"
 import { sessionEnded } from "./Session.js"
 import { SessionRepo } from "./SessionRepo.js"
 
-/** The message of a value that is not the issued base64 shape (seed troubleshooting). */
+/**
+ * The message of a value that is not the issued base64 shape (seed troubleshooting).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const INVALID_FORMAT = "invalid API key format"
 
-/** The message of an unknown or revoked key, or one whose owner was deleted (seed troubleshooting). */
+/**
+ * The message of an unknown or revoked key, or one whose owner was deleted (seed troubleshooting).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const KEY_NOT_FOUND = "invalid API key: API key not found"
 
-/** The message of a key past its `expires_at` (the seed has no text for it; see docs/decisions.md). */
+/**
+ * The message of a key past its `expires_at` (the seed has no text for it; see docs/decisions.md).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const KEY_EXPIRED = "invalid API key: API key expired"
 
-/** Authenticates callers and builds their principals. */
+/**
+ * Authenticates callers and builds their principals.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Auth extends Context.Tag("@sightline/core/Auth")<Auth, Auth.Service>() {}
 
 export declare namespace Auth {
@@ -76,6 +96,9 @@ export declare namespace Auth {
 /**
  * The principal of a member acting with a credential, given its live roles. The role order is the
  * organization's (oldest first): it decides which role's default model wins, so it must be stable.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const principalOf = (
   member: Member,
@@ -91,7 +114,12 @@ export const principalOf = (
   auth
 })
 
-/** The policy credential of a stored key: its snapshot, its legacy flag and its member access. */
+/**
+ * The policy credential of a stored key: its snapshot, its legacy flag and its member access.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keyAuth = (record: ApiKey.ApiKeyRecord): Policy.Auth =>
   Policy.ApiKey({
     keyId: record.id,
@@ -106,6 +134,9 @@ export const keyAuth = (record: ApiKey.ApiKeyRecord): Policy.Auth =>
  * each once, in the organization's role order (oldest first, the stable order
  * `Policy.Principal.roles` asks for). Empty for an unknown member. A soft-deleted member keeps its
  * assignments, so callers decide what a deleted member's roles mean.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const liveRoles = (
   organizationId: OrganizationId,
@@ -113,7 +144,12 @@ export const liveRoles = (
 ): Effect.Effect<ReadonlyArray<RoleRecord>, never, RoleRepo> =>
   Effect.flatMap(RoleRepo, (roles) => roles.heldBy(organizationId, memberId))
 
-/** Builds the service from the member, role and key repositories and the secret hasher. */
+/**
+ * Builds the service from the member, role and key repositories and the secret hasher.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const keys = yield* ApiKeyRepo
   const members = yield* MemberRepo
@@ -169,7 +205,12 @@ export const make = Effect.gen(function*() {
   return Auth.of({ authenticateApiKey, sessionPrincipal, liveRoles: rolesOf })
 })
 
-/** The `Auth` service over the repositories and secret hasher in context. */
+/**
+ * The `Auth` service over the repositories and secret hasher in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   Auth,
   never,

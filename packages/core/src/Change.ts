@@ -20,21 +20,46 @@ import * as Pagination from "./Pagination.js"
 /** A 32-bit signed integer, as the spec's `int32` fields are. */
 const Int32 = Schema.Int.pipe(Schema.between(-2147483648, 2147483647))
 
-/** A change number: positive and unique per organization. */
+/**
+ * A change number: positive and unique per organization.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChangeNumber = Int32.pipe(Schema.positive())
 
-/** The statuses of a change (`reserved`: filed with merge conflicts; `approved`: merged). */
+/**
+ * The statuses of a change (`reserved`: filed with merge conflicts; `approved`: merged).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChangeStatus = Schema.Literal("reserved", "draft", "open", "approved", "denied")
 export type ChangeStatus = typeof ChangeStatus.Type
 
-/** The statuses a Create Library Change can answer with (never `denied`). */
+/**
+ * The statuses a Create Library Change can answer with (never `denied`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LibraryChangeStatus = Schema.Literal("open", "draft", "approved", "reserved")
 export type LibraryChangeStatus = typeof LibraryChangeStatus.Type
 
-/** The longest title the spec allows. */
+/**
+ * The longest title the spec allows.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const titleMaxLength = 50
 
-/** A change title: at most 50 characters. */
+/**
+ * A change title: at most 50 characters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Title = Schema.String.pipe(Schema.maxLength(titleMaxLength, {
   message: () => `title must be at most ${titleMaxLength} characters`
 }))
@@ -42,6 +67,9 @@ export const Title = Schema.String.pipe(Schema.maxLength(titleMaxLength, {
 /**
  * One file of a diff. Like GitLab's diff entries, a new or deleted file carries its path in both
  * `old_path` and `new_path`; `name` is the file name (last path segment).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class Diff extends Schema.Class<Diff>("@sightline/core/Change/Diff")({
   name: Schema.String,
@@ -55,7 +83,12 @@ export class Diff extends Schema.Class<Diff>("@sightline/core/Change/Diff")({
   is_binary: Schema.Boolean
 }) {}
 
-/** What the caller may do with a change (Get Change). */
+/**
+ * What the caller may do with a change (Get Change).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Capabilities extends Schema.Class<Capabilities>("@sightline/core/Change/Capabilities")({
   can_approve: Schema.Boolean,
   can_deny: Schema.Boolean,
@@ -93,14 +126,24 @@ const changeFields = {
   updated_at: Schema.DateTimeUtc
 }
 
-/** A change as served (`GET /v2/changes`, `GET /v2/changes/{id}`). */
+/**
+ * A change as served (`GET /v2/changes`, `GET /v2/changes/{id}`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Change extends Schema.Class<Change>("@sightline/core/Change")({
   ...changeFields,
   diffs: Schema.optional(Schema.Array(Diff)),
   capabilities: Schema.optional(Capabilities)
 }) {}
 
-/** A change as stored: the resource plus the fields the repository filters and merges on. */
+/**
+ * A change as stored: the resource plus the fields the repository filters and merges on.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChangeRecord extends Schema.Class<ChangeRecord>("@sightline/core/Change/ChangeRecord")({
   ...changeFields,
   organization_id: OrganizationId,
@@ -112,7 +155,12 @@ export class ChangeRecord extends Schema.Class<ChangeRecord>("@sightline/core/Ch
   auto_approved: Schema.Boolean
 }) {}
 
-/** One revision (changeset) of a change: each resubmission under the same number adds one. */
+/**
+ * One revision (changeset) of a change: each resubmission under the same number adds one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Revision extends Schema.Class<Revision>("@sightline/core/Change/Revision")({
   organization_id: OrganizationId,
   change_id: ChangeId,
@@ -123,7 +171,12 @@ export class Revision extends Schema.Class<Revision>("@sightline/core/Change/Rev
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** One approval: a member approved one revision. Unique per change, revision and approver. */
+/**
+ * One approval: a member approved one revision. Unique per change, revision and approver.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ApprovalRecord extends Schema.Class<ApprovalRecord>("@sightline/core/Change/ApprovalRecord")({
   organization_id: OrganizationId,
   change_id: ChangeId,
@@ -132,7 +185,12 @@ export class ApprovalRecord extends Schema.Class<ApprovalRecord>("@sightline/cor
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** The answer of Create Library Change (seed). `conflicts` is present only when `has_conflicts`. */
+/**
+ * The answer of Create Library Change (seed). `conflicts` is present only when `has_conflicts`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class LibraryChangeResult
   extends Schema.Class<LibraryChangeResult>("@sightline/core/Change/LibraryChangeResult")({
     change_id: ChangeId,
@@ -149,7 +207,12 @@ export class LibraryChangeResult
   })
 {}
 
-/** The answer of Approve Change (seed). */
+/**
+ * The answer of Approve Change (seed).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ApproveResult extends Schema.Class<ApproveResult>("@sightline/core/Change/ApproveResult")({
   merged: Schema.Boolean,
   approval_count: Schema.NonNegativeInt,
@@ -159,11 +222,21 @@ export class ApproveResult extends Schema.Class<ApproveResult>("@sightline/core/
   blocked_by: Schema.optional(Schema.String)
 }) {}
 
-/** The answer of Deny Change and Restore Change. */
+/**
+ * The answer of Deny Change and Restore Change.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ActionResult = Schema.Struct({ success: Schema.Boolean })
 export type ActionResult = typeof ActionResult.Type
 
-/** The answer of Diff Library (`GET /v2/sandcastles/{id}/library/diff`). */
+/**
+ * The answer of Diff Library (`GET /v2/sandcastles/{id}/library/diff`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LibraryDiff = Schema.Struct({
   has_changes: Schema.Boolean,
   diffs: Schema.Array(Diff),
@@ -174,6 +247,9 @@ export type LibraryDiff = typeof LibraryDiff.Type
 /**
  * The body of Create Library Change. `title` and `description` are required for a new change (no
  * `change_number`); a revision may omit them to keep the current ones.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CreateLibraryChange = Schema.Struct({
   title: Schema.optional(Title),
@@ -204,15 +280,35 @@ export const CreateLibraryChange = Schema.Struct({
 )
 export type CreateLibraryChange = typeof CreateLibraryChange.Type
 
-/** The body of Approve, Deny and Restore Change: the git ref the caller reviewed. */
+/**
+ * The body of Approve, Deny and Restore Change: the git ref the caller reviewed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExpectedGitRef = Schema.Struct({ expected_git_ref: Schema.NonEmptyTrimmedString })
 export type ExpectedGitRef = typeof ExpectedGitRef.Type
 
-/** The body of Approve Change. */
+/**
+ * The body of Approve Change.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApproveChange = ExpectedGitRef
-/** The body of Deny Change. */
+/**
+ * The body of Deny Change.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DenyChange = ExpectedGitRef
-/** The body of Restore Change. */
+/**
+ * The body of Restore Change.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RestoreChange = ExpectedGitRef
 
 /** A repeatable query parameter: one value or several, always an array once decoded. */
@@ -223,7 +319,12 @@ const repeated = <A, I>(item: Schema.Schema<A, I>) =>
     encode: (values) => values
   })
 
-/** The query of List Changes. `include_auto_approved` defaults to false. */
+/**
+ * The query of List Changes. `include_auto_approved` defaults to false.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListChangesQuery = Schema.Struct({
   status: Schema.optionalWith(repeated(ChangeStatus), { default: () => [] }),
   page_size: Pagination.limitParam(1, 100, 50),
@@ -232,7 +333,12 @@ export const ListChangesQuery = Schema.Struct({
 })
 export type ListChangesQuery = typeof ListChangesQuery.Type
 
-/** How many readable changes exist per status (ignoring the `status` filter and paging). */
+/**
+ * How many readable changes exist per status (ignoring the `status` filter and paging).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const StatusCounts = Schema.Struct({
   reserved: Schema.NonNegativeInt,
   draft: Schema.NonNegativeInt,
@@ -242,7 +348,12 @@ export const StatusCounts = Schema.Struct({
 })
 export type StatusCounts = typeof StatusCounts.Type
 
-/** The answer of List Changes. */
+/**
+ * The answer of List Changes.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListChangesResponse = Schema.Struct({
   changes: Schema.Array(Change),
   next_page_token: Schema.optional(Schema.String),
@@ -250,7 +361,12 @@ export const ListChangesResponse = Schema.Struct({
 })
 export type ListChangesResponse = typeof ListChangesResponse.Type
 
-/** The query of Get Change: a past revision to show (its diffs); the current one when absent. */
+/**
+ * The query of Get Change: a past revision to show (its diffs); the current one when absent.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GetChangeQuery = Schema.Struct({
   revision: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 })
@@ -260,7 +376,12 @@ export type GetChangeQuery = typeof GetChangeQuery.Type
 // Lifecycle
 // ---------------------------------------------------------------------------------------------
 
-/** What a new revision found when it was filed. */
+/**
+ * What a new revision found when it was filed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Filing {
   /** Filed with `draft: true`. */
   readonly draft: boolean
@@ -273,11 +394,19 @@ export interface Filing {
 /**
  * The status a revision starts in. Conflicts win over everything (nothing can merge), then an
  * auto-approve rule (already live), then the draft flag.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const initialStatus = (filing: Filing): LibraryChangeStatus =>
   filing.hasConflicts ? "reserved" : filing.autoApproved ? "approved" : filing.draft ? "draft" : "open"
 
-/** The fields of a brand new change. */
+/**
+ * The fields of a brand new change.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MakeParams extends Filing {
   /** The revision's evaluation check, when it has one. */
   readonly evaluation?: ChangeEvaluation.Evaluation | undefined
@@ -299,7 +428,12 @@ export interface MakeParams extends Filing {
   readonly now: DateTime.Utc
 }
 
-/** A new change at revision 1, in the status its filing calls for. */
+/**
+ * A new change at revision 1, in the status its filing calls for.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (params: MakeParams): ChangeRecord =>
   new ChangeRecord({
     id: params.id,
@@ -327,13 +461,23 @@ export const make = (params: MakeParams): ChangeRecord =>
 
 const conflict = (message: string) => Either.left(new Conflict({ message }))
 
-/** Fails with a `Conflict` unless the caller reviewed the change's current git ref. */
+/**
+ * Fails with a `Conflict` unless the caller reviewed the change's current git ref.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const checkGitRef = (change: ChangeRecord, expectedGitRef: string): Either.Either<ChangeRecord, Conflict> =>
   change.git_ref === expectedGitRef
     ? Either.right(change)
     : conflict(`stale expected_git_ref: change ${change.number} is now at ${change.git_ref}`)
 
-/** The fields a new revision replaces. */
+/**
+ * The fields a new revision replaces.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ReviseParams extends Filing {
   /** The revision's evaluation check, when it has one. */
   readonly evaluation?: ChangeEvaluation.Evaluation | undefined
@@ -352,6 +496,9 @@ export interface ReviseParams extends Filing {
  * Files a new revision under the same number. Approvals of older revisions stop counting, so the
  * count restarts at zero; `draft: false` on a draft opens it (the only way out of draft). A denied
  * change must be restored first, and an approved one is merged and final.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const revise = (change: ChangeRecord, params: ReviseParams): Either.Either<ChangeRecord, Conflict> => {
   if (change.status === "approved") {
@@ -387,11 +534,21 @@ const reviewable = (change: ChangeRecord, action: string): Either.Either<ChangeR
     ? Either.right(change)
     : conflict(`cannot ${action} change ${change.number}: it is ${change.status} (only open or draft changes can be)`)
 
-/** Checks that the caller may approve now: the change is open or draft and at `expectedGitRef`. */
+/**
+ * Checks that the caller may approve now: the change is open or draft and at `expectedGitRef`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const startApproval = (change: ChangeRecord, expectedGitRef: string): Either.Either<ChangeRecord, Conflict> =>
   Either.flatMap(reviewable(change, "approve"), (c) => checkGitRef(c, expectedGitRef))
 
-/** The approval evaluation after recording an approval (see `Approval.evaluate`). */
+/**
+ * The approval evaluation after recording an approval (see `Approval.evaluate`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ApprovalOutcome {
   readonly approvalCount: number
   readonly requiredApprovals: number
@@ -399,7 +556,12 @@ export interface ApprovalOutcome {
   readonly now: DateTime.Utc
 }
 
-/** Records the new running counts, and moves the change to `approved` when it merged. */
+/**
+ * Records the new running counts, and moves the change to `approved` when it merged.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const recordApproval = (change: ChangeRecord, outcome: ApprovalOutcome): ChangeRecord =>
   new ChangeRecord({
     ...change,
@@ -409,11 +571,21 @@ export const recordApproval = (change: ChangeRecord, outcome: ApprovalOutcome): 
     updated_at: outcome.now
   })
 
-/** The evaluation check of the current revision, as it moved (its own `updated_at` says when). */
+/**
+ * The evaluation check of the current revision, as it moved (its own `updated_at` says when).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const recordEvaluation = (change: ChangeRecord, evaluation: ChangeEvaluation.Evaluation): ChangeRecord =>
   new ChangeRecord({ ...change, evaluation })
 
-/** The checks run again at merge, recorded whatever they found (a failed one kept it from merging). */
+/**
+ * The checks run again at merge, recorded whatever they found (a failed one kept it from merging).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const recordChecks = (
   change: ChangeRecord,
   checks: ReadonlyArray<ChangeCheck.Check>,
@@ -424,11 +596,19 @@ export const recordChecks = (
  * Parks a change whose approvals were met but whose merge into main now conflicts (main moved
  * since it was filed): like a filing with conflicts, nothing merges until its author files a new
  * revision with the same number. Its counts are kept so that reviewers see where it stood.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const reserve = (change: ChangeRecord, now: DateTime.Utc): ChangeRecord =>
   new ChangeRecord({ ...change, status: "reserved", updated_at: now })
 
-/** Denies an open or draft change. The git ref is kept so that Restore Change can reopen it as it was. */
+/**
+ * Denies an open or draft change. The git ref is kept so that Restore Change can reopen it as it was.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const deny = (
   change: ChangeRecord,
   expectedGitRef: string,
@@ -439,7 +619,12 @@ export const deny = (
     (c) => new ChangeRecord({ ...c, status: "denied", updated_at: now })
   )
 
-/** Reopens a denied change (`denied → open`) at the same revision and git ref. */
+/**
+ * Reopens a denied change (`denied → open`) at the same revision and git ref.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const restore = (
   change: ChangeRecord,
   expectedGitRef: string,
@@ -452,7 +637,12 @@ export const restore = (
       (c) => new ChangeRecord({ ...c, status: "open", updated_at: now })
     )
 
-/** The served change of a record, with diffs and capabilities when the caller asked for one change. */
+/**
+ * The served change of a record, with diffs and capabilities when the caller asked for one change.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toChange = (
   record: ChangeRecord,
   extra: { readonly diffs?: ReadonlyArray<Diff>; readonly capabilities?: Capabilities } = {}
@@ -467,5 +657,10 @@ export const toChange = (
   return new Change({ ...fields, ...extra }, true)
 }
 
-/** Zero changes of every status. */
+/**
+ * Zero changes of every status.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const emptyCounts: StatusCounts = { reserved: 0, draft: 0, open: 0, approved: 0, denied: 0 }

@@ -15,11 +15,21 @@ import type { OrganizationId } from "./Ids.js"
 import type * as LibraryDiff from "./LibraryDiff.js"
 import type * as Policy from "./Policy.js"
 
-/** How a check came out: `skipped` when it could not run (it says why), which blocks nothing. */
+/**
+ * How a check came out: `skipped` when it could not run (it says why), which blocks nothing.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CheckStatus = Schema.Literal("passed", "failed", "skipped")
 export type CheckStatus = typeof CheckStatus.Type
 
-/** One check of a change, with what it found. */
+/**
+ * One check of a change, with what it found.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Check extends Schema.Class<Check>("@sightline/core/ChangeCheck/Check")({
   /** What was checked: `semantic/demo.yaml: format`, `semantic/demo.yaml: connector Demo`. */
   name: Schema.String,
@@ -28,12 +38,20 @@ export class Check extends Schema.Class<Check>("@sightline/core/ChangeCheck/Chec
   messages: Schema.Array(Schema.String)
 }) {}
 
-/** Whether any check failed. */
+/**
+ * Whether any check failed.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const failing = (checks: ReadonlyArray<Check>): boolean => checks.some((c) => c.status === "failed")
 
 /**
  * A change as the checkers see it: who files or merges it (a check reads only what they may use),
  * its organization, the snapshot it makes, and what it touches.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface Subject {
   readonly principal: Policy.Principal
@@ -42,10 +60,20 @@ export interface Subject {
   readonly touchedPaths: ReadonlyArray<string>
 }
 
-/** One kind of check. */
+/**
+ * One kind of check.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Checker = (subject: Subject) => Effect.Effect<ReadonlyArray<Check>>
 
-/** Runs every kind of check on a change. */
+/**
+ * Runs every kind of check on a change.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChangeChecks extends Context.Tag("@sightline/core/ChangeChecks")<ChangeChecks, ChangeChecks.Service>() {}
 
 export declare namespace ChangeChecks {
@@ -55,10 +83,20 @@ export declare namespace ChangeChecks {
   }
 }
 
-/** The checks of every checker, in order. */
+/**
+ * The checks of every checker, in order.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (checkers: ReadonlyArray<Checker>): ChangeChecks.Service => ({
   check: (subject) => Effect.map(Effect.forEach(checkers, (checker) => checker(subject)), (all) => all.flat())
 })
 
-/** No checks: every change may merge on its approvals alone. */
+/**
+ * No checks: every change may merge on its approvals alone.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerNone: Layer.Layer<ChangeChecks> = Layer.succeed(ChangeChecks, make([]))

@@ -21,11 +21,21 @@ import type * as EvalRun from "./EvalRun.js"
 import { ChangeId, ConnectorId, EvalRunId, OrganizationId } from "./Ids.js"
 import type * as JobQueue from "./JobQueue.js"
 
-/** Where the check is. `skipped` says why in `messages`, and blocks nothing. */
+/**
+ * Where the check is. `skipped` says why in `messages`, and blocks nothing.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Status = Schema.Literal("queued", "running", "passed", "failed", "skipped")
 export type Status = typeof Status.Type
 
-/** One set asked on one connector, at the change and at main. */
+/**
+ * One set asked on one connector, at the change and at main.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SetResult = Schema.Struct({
   /** The set's library path (`evals/*.yaml`, or a semantic model for its verified queries). */
   set: Schema.String,
@@ -45,7 +55,12 @@ export const SetResult = Schema.Struct({
 }).annotations({ identifier: "ChangeEvaluationSet" })
 export type SetResult = typeof SetResult.Type
 
-/** The evaluation check of a change's revision. */
+/**
+ * The evaluation check of a change's revision.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Evaluation extends Schema.Class<Evaluation>("@sightline/core/ChangeEvaluation/Evaluation")({
   /** The revision it checks; a newer revision queues a new check. */
   revision: Schema.Int.pipe(Schema.positive()),
@@ -64,13 +79,28 @@ export class Evaluation extends Schema.Class<Evaluation>("@sightline/core/Change
   updated_at: Schema.DateTimeUtc
 }) {}
 
-/** Whether a path's edit can change what the evaluations find. */
+/**
+ * Whether a path's edit can change what the evaluations find.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const evaluates = (path: string): boolean => path.startsWith("semantic/") || path.startsWith("evals/")
 
-/** The job kind of a queued check. */
+/**
+ * The job kind of a queued check.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const jobKind = "change.evaluate"
 
-/** The payload of a `change.evaluate` job: the change and the revision to check. */
+/**
+ * The payload of a `change.evaluate` job: the change and the revision to check.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const JobPayload = Schema.Struct({
   organizationId: OrganizationId,
   changeId: ChangeId,
@@ -81,6 +111,9 @@ export type JobPayload = typeof JobPayload.Type
 /**
  * The job that runs the check of a change's revision, queued in the filing's transaction. One
  * attempt more when its process dies: the check then starts over.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const job = (change: {
   readonly organization_id: OrganizationId
@@ -98,15 +131,30 @@ export const job = (change: {
   maxAttempts: 2
 })
 
-/** A check queued for a revision. */
+/**
+ * A check queued for a revision.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const queued = (revision: number, required: boolean, at: DateTime.Utc): Evaluation =>
   new Evaluation({ revision, status: "queued", sets: [], messages: [], required, updated_at: at })
 
-/** A check that could not run, saying why. */
+/**
+ * A check that could not run, saying why.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const skipped = (evaluation: Evaluation, message: string, at: DateTime.Utc): Evaluation =>
   new Evaluation({ ...evaluation, status: "skipped", messages: [...evaluation.messages, message], updated_at: at })
 
-/** One set's outcome: its run with the change, against its run with main (none when main lacks the set). */
+/**
+ * One set's outcome: its run with the change, against its run with main (none when main lacks the set).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const setResult = (change: EvalRun.EvalRun, main: EvalRun.EvalRun | undefined): SetResult => {
   const passedOnMain = new Set(main?.results.filter((r) => r.passed).map((r) => r.question) ?? [])
   const askedOnMain = new Set(main?.results.map((r) => r.question) ?? [])
@@ -132,6 +180,9 @@ export const setResult = (change: EvalRun.EvalRun, main: EvalRun.EvalRun | undef
 /**
  * The finished check: failed on a regression, a new failure, a set not judged or a problem (a set
  * file that does not read); else passed.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const finish = (
   evaluation: Evaluation,
@@ -150,11 +201,21 @@ export const finish = (
     updated_at: at
   })
 
-/** Whether the check lets the change merge: it passed, on this revision. */
+/**
+ * Whether the check lets the change merge: it passed, on this revision.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const passes = (evaluation: Evaluation | undefined, revision: number): boolean =>
   evaluation !== undefined && evaluation.revision === revision && evaluation.status === "passed"
 
-/** Why a change whose rules require the check does not merge yet. */
+/**
+ * Why a change whose rules require the check does not merge yet.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const blockedMessage = (evaluation: Evaluation | undefined): string =>
   evaluation === undefined
     ? "an OWNERS rule requires the evaluation check, and none ran on this revision"

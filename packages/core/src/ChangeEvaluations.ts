@@ -43,10 +43,20 @@ import * as SemanticLayer from "./SemanticLayer.js"
 import * as SemanticModel from "./SemanticModel.js"
 import { Transaction } from "./Transaction.js"
 
-/** The most set-and-connector pairs one check asks (each is two runs). */
+/**
+ * The most set-and-connector pairs one check asks (each is two runs).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxPairs = 10
 
-/** Queues and runs the evaluation checks of changes. */
+/**
+ * Queues and runs the evaluation checks of changes.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChangeEvaluations extends Context.Tag("@sightline/core/ChangeEvaluations")<
   ChangeEvaluations,
   ChangeEvaluations.Service
@@ -68,6 +78,9 @@ interface Pair {
 /**
  * What a check asks of a tree: each set on its connectors, and what it could not ask (a set that
  * names no connector the author may use) or could not read (a set file with problems).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const pairsOf = (
   files: LibraryDiff.Files,
@@ -110,7 +123,12 @@ export const pairsOf = (
   return { pairs, notes, problems }
 }
 
-/** Builds the service over the stores, the library and `Evals` in context. */
+/**
+ * Builds the service over the stores, the library and `Evals` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const repo = yield* ChangeRepo
   const tx = yield* Transaction
@@ -263,5 +281,10 @@ export const make = Effect.gen(function*() {
   return ChangeEvaluations.of({ execute })
 })
 
-/** The service over the stores, the library and `Evals` in context. */
+/**
+ * The service over the stores, the library and `Evals` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(ChangeEvaluations, make)

@@ -19,7 +19,12 @@ import type { ChangeId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores changes, revisions and approvals. */
+/**
+ * Stores changes, revisions and approvals.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChangeRepo extends Context.Tag("@sightline/core/ChangeRepo")<ChangeRepo, ChangeRepo.Service>() {}
 
 export declare namespace ChangeRepo {
@@ -75,7 +80,12 @@ export declare namespace ChangeRepo {
   }
 }
 
-/** The keyset position of a change in listings. */
+/**
+ * The keyset position of a change in listings.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keysetOf = (change: ChangeRecord): Pagination.Keyset => ({
   at: DateTime.formatIso(change.created_at),
   id: change.id
@@ -90,7 +100,12 @@ interface Tables {
 
 const byCreatedAt = Order.mapInput(DateTime.Order, (r: { readonly created_at: DateTime.Utc }) => r.created_at)
 
-/** Changes in memory. */
+/**
+ * Changes in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<ChangeRepo, never, MemoryState> = Layer.effect(
   ChangeRepo,
   Effect.gen(function*() {

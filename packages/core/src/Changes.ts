@@ -42,7 +42,12 @@ import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** What the sandbox endpoint files as a change (`POST /v2/sandcastles/{id}/library/changes`). */
+/**
+ * What the sandbox endpoint files as a change (`POST /v2/sandcastles/{id}/library/changes`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CreateInput {
   /** The decoded request body. */
   readonly body: Change.CreateLibraryChange
@@ -56,7 +61,12 @@ export interface CreateInput {
   readonly aiGenerated?: boolean | undefined
 }
 
-/** Files, lists, reviews and merges library changes. */
+/**
+ * Files, lists, reviews and merges library changes.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Changes extends Context.Tag("@sightline/core/Changes")<Changes, Changes.Service>() {}
 
 export declare namespace Changes {
@@ -126,7 +136,12 @@ class MainMoved extends Data.TaggedError("MainMoved")<{ readonly conflict: Confl
 /** How many times a merge is retried when other changes keep landing on main first. */
 const MAIN_MOVED_RETRIES = 5
 
-/** Builds the service from the change repository, the library store, `Library` and transactions. */
+/**
+ * Builds the service from the change repository, the library store, `Library` and transactions.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const repo = yield* ChangeRepo
   const store = yield* LibraryStore
@@ -582,7 +597,12 @@ export const make = Effect.gen(function*() {
   return Changes.of({ create, list, get, approve, deny, restore })
 })
 
-/** The `Changes` service over the ports in context and `Library`. */
+/**
+ * The `Changes` service over the ports in context and `Library`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   Changes,
   never,

@@ -10,12 +10,22 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
-/** A spec that could not be rendered. */
+/**
+ * A spec that could not be rendered.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class ChartRenderError extends Schema.TaggedError<ChartRenderError>()("ChartRenderError", {
   message: Schema.String
 }) {}
 
-/** Renders charts. */
+/**
+ * Renders charts.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChartRenderer extends Context.Tag("@sightline/core/ChartRenderer")<
   ChartRenderer,
   ChartRenderer.Service
@@ -32,7 +42,12 @@ export declare namespace ChartRenderer {
 /** The smallest valid PNG header, for unit tests that only check the bytes travel. */
 const pngSignature = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
-/** A renderer for unit tests: every spec becomes the PNG signature followed by the spec's title. */
+/**
+ * A renderer for unit tests: every spec becomes the PNG signature followed by the spec's title.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<ChartRenderer> = Layer.succeed(
   ChartRenderer,
   ChartRenderer.of({

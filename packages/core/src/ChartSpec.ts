@@ -10,11 +10,21 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-/** The marks a chart may use. */
+/**
+ * The marks a chart may use.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Mark = Schema.Literal("bar", "line", "point", "area", "arc")
 export type Mark = typeof Mark.Type
 
-/** The input of the `create_chart` tool (its JSON Schema is derived from this). */
+/**
+ * The input of the `create_chart` tool (its JSON Schema is derived from this).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChartRequest = Schema.Struct({
   title: Schema.optional(Schema.String.pipe(Schema.maxLength(200)).annotations({ description: "A short title" })),
   mark: Mark,
@@ -33,7 +43,12 @@ const Channel = Schema.Struct({
   sort: Schema.optional(Schema.Null)
 })
 
-/** The Vega-Lite v6 subset Sightline emits: inline data, one mark, x/y (or theta) and colour channels. */
+/**
+ * The Vega-Lite v6 subset Sightline emits: inline data, one mark, x/y (or theta) and colour channels.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const VegaLiteSpec = Schema.Struct({
   $schema: Schema.Literal("https://vega.github.io/schema/vega-lite/v6.json"),
   title: Schema.optional(Schema.String),
@@ -49,10 +64,20 @@ export const VegaLiteSpec = Schema.Struct({
 })
 export type VegaLiteSpec = typeof VegaLiteSpec.Type
 
-/** The most rows a chart embeds. */
+/**
+ * The most rows a chart embeds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxChartRows = 5_000
 
-/** The rows a chart is drawn from: column names and types, and the rows as arrays. */
+/**
+ * The rows a chart is drawn from: column names and types, and the rows as arrays.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Data {
   readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
   readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
@@ -68,7 +93,12 @@ const fieldTypeOf = (type: string, values: ReadonlyArray<unknown>): typeof Field
     ? "temporal"
     : "nominal"
 
-/** Builds and validates the spec of a chart request over a result; `Left` says what is wrong, for the model. */
+/**
+ * Builds and validates the spec of a chart request over a result; `Left` says what is wrong, for the model.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const build = (request: ChartRequest, data: Data): Either.Either<VegaLiteSpec, string> => {
   const names = data.columns.map((c) => c.name)
   const index = (name: string) => names.indexOf(name)

@@ -24,22 +24,47 @@ import * as TrustedSchema from "./TrustedSchema.js"
 // Enumerations
 // ---------------------------------------------------------------------------------------------
 
-/** Who wrote a message. */
+/**
+ * Who wrote a message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MessageRole = Schema.Literal("user", "assistant")
 export type MessageRole = typeof MessageRole.Type
 
-/** Where a chat came from: the v2 API, the browser UI, a playbook run or an agent run. */
+/**
+ * Where a chat came from: the v2 API, the browser UI, a playbook run or an agent run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatSource = Schema.Literal("api", "ui", "playbook", "agent", "eval", "rerun")
 export type ChatSource = typeof ChatSource.Type
 
-/** The status of a chat's latest run. */
+/**
+ * The status of a chat's latest run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunStatus = Schema.Literal("running", "completed", "failed", "cancelled")
 export type RunStatus = typeof RunStatus.Type
 
-/** How a run can end. */
+/**
+ * How a run can end.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RunOutcome = Exclude<RunStatus, "running">
 
-/** The cell types Sightline itself produces. */
+/**
+ * The cell types Sightline itself produces.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const KnownCellType = Schema.Literal(
   "markdown",
   "python",
@@ -55,6 +80,9 @@ export type KnownCellType = typeof KnownCellType.Type
  * A cell type. The list is open ("…" in the spec): a tool added later or by a host adapter may
  * produce a type core does not know, and stored cells must still decode, so any lower snake_case
  * name is accepted and clients render unknown types generically.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CellType = Schema.Union(
   KnownCellType,
@@ -64,10 +92,20 @@ export const CellType = Schema.Union(
 )
 export type CellType = typeof CellType.Type
 
-/** Is this one of the cell types core knows? */
+/**
+ * Is this one of the cell types core knows?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isKnownCellType: (type: string) => type is KnownCellType = Schema.is(KnownCellType)
 
-/** The status of a cell. */
+/**
+ * The status of a cell.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CellStatus = Schema.Literal("completed", "running", "pending", "halted", "failed")
 export type CellStatus = typeof CellStatus.Type
 
@@ -75,7 +113,12 @@ export type CellStatus = typeof CellStatus.Type
 // Stored records
 // ---------------------------------------------------------------------------------------------
 
-/** A chat as stored; messages, cells and assets are stored beside it. */
+/**
+ * A chat as stored; messages, cells and assets are stored beside it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChatRecord extends Schema.Class<ChatRecord>("@sightline/core/ChatRecord")({
   id: ChatId,
   organization_id: OrganizationId,
@@ -90,7 +133,12 @@ export class ChatRecord extends Schema.Class<ChatRecord>("@sightline/core/ChatRe
   updated_at: Schema.DateTimeUtc
 }) {}
 
-/** A chat message as stored. */
+/**
+ * A chat message as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class MessageRecord extends Schema.Class<MessageRecord>("@sightline/core/MessageRecord")({
   id: MessageId,
   organization_id: OrganizationId,
@@ -124,7 +172,12 @@ const cellFields = {
   trusted_source: Schema.optional(SemanticQuery.TrustedSource)
 }
 
-/** A cell as stored: the wire cell without its assets (stored as asset records), plus its chat. */
+/**
+ * A cell as stored: the wire cell without its assets (stored as asset records), plus its chat.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class CellRecord extends Schema.Class<CellRecord>("@sightline/core/CellRecord")({
   ...cellFields,
   organization_id: OrganizationId,
@@ -135,13 +188,23 @@ export class CellRecord extends Schema.Class<CellRecord>("@sightline/core/CellRe
 // Wire shapes
 // ---------------------------------------------------------------------------------------------
 
-/** The `chat` of Get Chat. */
+/**
+ * The `chat` of Get Chat.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Chat extends Schema.Class<Chat>("@sightline/core/Chat")({
   id: ChatId,
   model: Schema.String
 }) {}
 
-/** A cell (execution step or message) as served by the cells endpoints and the `cell` event. */
+/**
+ * A cell (execution step or message) as served by the cells endpoints and the `cell` event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChatCell extends Schema.Class<ChatCell>("@sightline/core/ChatCell")({
   ...cellFields,
   assets: Schema.optional(Schema.Array(Asset))
@@ -153,11 +216,21 @@ const messageFields = {
   cell_id: CellId
 }
 
-/** A user message (never has assets). */
+/**
+ * A user message (never has assets).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), ...messageFields })
 export type UserMessage = typeof UserMessage.Type
 
-/** An assistant message with the assets produced while generating it, and how it was made. */
+/**
+ * An assistant message with the assets produced while generating it, and how it was made.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   /** The message's id: what feedback and a re-run name. */
@@ -168,11 +241,21 @@ export const AssistantMessage = Schema.Struct({
 })
 export type AssistantMessage = typeof AssistantMessage.Type
 
-/** A message of Get Chat: `assets` is present only on assistant messages. */
+/**
+ * A message of Get Chat: `assets` is present only on assistant messages.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatMessage = Schema.Union(UserMessage, AssistantMessage)
 export type ChatMessage = typeof ChatMessage.Type
 
-/** An item of List Chats. */
+/**
+ * An item of List Chats.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChatSummary extends Schema.Class<ChatSummary>("@sightline/core/ChatSummary")({
   id: ChatId,
   summary: Schema.String,
@@ -187,7 +270,12 @@ export class ChatSummary extends Schema.Class<ChatSummary>("@sightline/core/Chat
   is_running: Schema.Boolean
 }) {}
 
-/** The response of GET /v2/chats/{id}. */
+/**
+ * The response of GET /v2/chats/{id}.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GetChatResponse = Schema.Struct({
   chat: Chat,
   messages: Schema.Array(ChatMessage),
@@ -195,14 +283,24 @@ export const GetChatResponse = Schema.Struct({
 })
 export type GetChatResponse = typeof GetChatResponse.Type
 
-/** The response of GET /v2/chats. */
+/**
+ * The response of GET /v2/chats.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListChatsResponse = Schema.Struct({
   chats: Schema.Array(ChatSummary),
   total_count: Schema.NonNegativeInt
 })
 export type ListChatsResponse = typeof ListChatsResponse.Type
 
-/** The response of GET /v2/chats/{id}/cells (newest first). */
+/**
+ * The response of GET /v2/chats/{id}/cells (newest first).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatCellsResponse = Schema.Struct({
   chat_id: ChatId,
   cells: Schema.Array(ChatCell),
@@ -210,7 +308,12 @@ export const ChatCellsResponse = Schema.Struct({
 })
 export type ChatCellsResponse = typeof ChatCellsResponse.Type
 
-/** The response of POST /v2/chats (the answer in one piece). */
+/**
+ * The response of POST /v2/chats (the answer in one piece).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateChatResponse = Schema.Struct({
   /** The id of the assistant message. */
   id: MessageId,
@@ -223,13 +326,21 @@ export const CreateChatResponse = Schema.Struct({
 })
 export type CreateChatResponse = typeof CreateChatResponse.Type
 
-/** The response of POST /v2/chats/{id}/cancel. */
+/**
+ * The response of POST /v2/chats/{id}/cancel.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CancelChatResponse = Schema.Struct({ cancelled: Schema.Boolean })
 export type CancelChatResponse = typeof CancelChatResponse.Type
 
 /**
  * The `metadata` event that opens a Stream Chat response: the run's first description. `id` is the
  * id of the assistant message the run answers with (the `id` of POST /v2/chats).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const RunMetadata = Schema.Struct({
   id: MessageId,
@@ -244,15 +355,30 @@ export type RunMetadata = typeof RunMetadata.Type
 // Requests
 // ---------------------------------------------------------------------------------------------
 
-/** The sort fields of List Chats (`name` sorts by the summary). */
+/**
+ * The sort fields of List Chats (`name` sorts by the summary).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatSortField = Schema.Literal("name", "created_at", "updated_at")
 export type ChatSortField = typeof ChatSortField.Type
 
-/** A sort direction. */
+/**
+ * A sort direction.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SortDirection = Schema.Literal("asc", "desc")
 export type SortDirection = typeof SortDirection.Type
 
-/** The query of GET /v2/chats; out-of-range values are `invalid_request`. */
+/**
+ * The query of GET /v2/chats; out-of-range values are `invalid_request`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListChatsQuery = Schema.Struct({
   limit: limitParam(1, 100, 20),
   offset: offsetParam,
@@ -263,10 +389,20 @@ export const ListChatsQuery = Schema.Struct({
 })
 export type ListChatsQuery = typeof ListChatsQuery.Type
 
-/** The default page size of the cells endpoint, also used for any `limit` outside 1..500. */
+/**
+ * The default page size of the cells endpoint, also used for any `limit` outside 1..500.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultCellsLimit = 200
 
-/** The largest page size of the cells endpoint. */
+/**
+ * The largest page size of the cells endpoint.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxCellsLimit = 500
 
 // The spec says out-of-range limits fall back rather than fail; a value that is not an integer at
@@ -280,14 +416,24 @@ const lenientCellsLimit = Schema.transform(Schema.String, Schema.Int, {
   encode: (n) => String(n)
 })
 
-/** The query of GET /v2/chats/{id}/cells: `limit` never fails (it falls back to 200), `offset` must be >= 0. */
+/**
+ * The query of GET /v2/chats/{id}/cells: `limit` never fails (it falls back to 200), `offset` must be >= 0.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatCellsQuery = Schema.Struct({
   limit: Schema.optionalWith(lenientCellsLimit, { default: () => defaultCellsLimit }),
   offset: offsetParam
 })
 export type ChatCellsQuery = typeof ChatCellsQuery.Type
 
-/** The tool configuration of a chat request. */
+/**
+ * The tool configuration of a chat request.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Tools = Schema.Struct({
   connector_ids: Schema.optional(Schema.Array(ConnectorId)),
   sql_enabled: Schema.optional(Schema.Boolean),
@@ -300,10 +446,20 @@ export const Tools = Schema.Struct({
 })
 export type Tools = typeof Tools.Type
 
-/** The message of the seed's 400 for `model` sent with `chat_id`. */
+/**
+ * The message of the seed's 400 for `model` sent with `chat_id`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const modelWithChatIdMessage = "model is valid only on new chats: omit model when chat_id is set"
 
-/** The body of POST /v2/chats/stream and POST /v2/chats (JSON, or the fields of the multipart form). */
+/**
+ * The body of POST /v2/chats/stream and POST /v2/chats (JSON, or the fields of the multipart form).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const StreamChatRequest = Schema.Struct({
   question: Schema.String.pipe(
     Schema.filter((q) => q.trim().length > 0 || "question must not be empty", { jsonSchema: { pattern: "\\S" } })
@@ -322,11 +478,21 @@ export const StreamChatRequest = Schema.Struct({
 )
 export type StreamChatRequest = typeof StreamChatRequest.Type
 
-/** The body of POST /v2/chats: the same fields as Stream Chat. */
+/**
+ * The body of POST /v2/chats: the same fields as Stream Chat.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateChatRequest = StreamChatRequest
 export type CreateChatRequest = StreamChatRequest
 
-/** The tools of a run once defaults are applied. */
+/**
+ * The tools of a run once defaults are applied.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ResolvedTools {
   readonly connectorIds: ReadonlyArray<ConnectorId>
   readonly sql: boolean
@@ -342,6 +508,9 @@ export interface ResolvedTools {
  * The connectors of a request: `tools.connector_ids` and the `connector_ids` shorthand merged,
  * duplicates removed, in the order given. Merging (rather than one list winning) never silently
  * drops a connector the caller named.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const connectorIds = (request: Pick<StreamChatRequest, "tools" | "connector_ids">): ReadonlyArray<ConnectorId> =>
   Arr.dedupe([...(request.tools?.connector_ids ?? []), ...(request.connector_ids ?? [])])
@@ -350,6 +519,9 @@ export const connectorIds = (request: Pick<StreamChatRequest, "tools" | "connect
  * The tools of a run. Unset flags default to what answers a data question without reaching
  * outside the deployment: SQL, Python and the ontology on; web search, the BI integrations and
  * file storage off until asked for.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const resolveTools = (request: Pick<StreamChatRequest, "tools" | "connector_ids">): ResolvedTools => {
   const tools = request.tools ?? {}
@@ -369,10 +541,20 @@ export const resolveTools = (request: Pick<StreamChatRequest, "tools" | "connect
 // Constructors and renderings
 // ---------------------------------------------------------------------------------------------
 
-/** The length of a chat preview, in characters. */
+/**
+ * The length of a chat preview, in characters.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const previewLength = 200
 
-/** The length of the summary a chat starts with, in characters. */
+/**
+ * The length of the summary a chat starts with, in characters.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const initialSummaryLength = 100
 
 // Cut by code points, as PostgreSQL's `left()` does, so a surrogate pair is never split and the
@@ -382,14 +564,29 @@ const cut = (text: string, length: number): string => {
   return chars.length <= length ? text : chars.slice(0, length).join("")
 }
 
-/** The preview of a chat: its first user message cut to 200 characters. */
+/**
+ * The preview of a chat: its first user message cut to 200 characters.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const previewOf = (firstUserMessage: string): string => cut(firstUserMessage, previewLength)
 
-/** The summary a new chat starts with: the first line of the question, cut to 100 characters. */
+/**
+ * The summary a new chat starts with: the first line of the question, cut to 100 characters.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const initialSummary = (question: string): string =>
   cut(question.trim().split("\n", 1)[0]!.trim(), initialSummaryLength)
 
-/** A new chat: it is created by its first question, so its first run is already running. */
+/**
+ * A new chat: it is created by its first question, so its first run is already running.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: ChatId
   readonly organizationId: OrganizationId
@@ -411,10 +608,20 @@ export const make = (options: {
     updated_at: options.at
   })
 
-/** The `chat` of Get Chat. */
+/**
+ * The `chat` of Get Chat.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toChat = (record: ChatRecord): Chat => TrustedSchema.make(Chat, { id: record.id, model: record.model })
 
-/** A List Chats item. The creator's e-mail comes from the member (the use case resolves it). */
+/**
+ * A List Chats item. The creator's e-mail comes from the member (the use case resolves it).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toSummary = (
   record: ChatRecord,
   options: { readonly preview: string; readonly creatorEmail: string }
@@ -431,7 +638,12 @@ export const toSummary = (
     is_running: record.status === "running"
   })
 
-/** A message of Get Chat; `assets` (rendered by the caller, URLs signed) is kept only for assistant messages. */
+/**
+ * A message of Get Chat; `assets` (rendered by the caller, URLs signed) is kept only for assistant messages.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset>): ChatMessage =>
   record.role === "assistant"
     ? {
@@ -445,7 +657,12 @@ export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset
     }
     : { role: "user", content: record.content, created_at: record.created_at, cell_id: record.cell_id }
 
-/** A cell as served; `assets` is left out when the cell produced none. */
+/**
+ * A cell as served; `assets` is left out when the cell produced none.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toChatCell = (record: CellRecord, assets: ReadonlyArray<Asset>): ChatCell => {
   const { chat_id: _chat, organization_id: _org, ...cell } = record
   return TrustedSchema.make(ChatCell, assets.length > 0 ? { ...cell, assets } : cell)
@@ -462,7 +679,12 @@ const transitions: { readonly [S in RunStatus]: ReadonlyArray<RunStatus> } = {
   cancelled: ["running"]
 }
 
-/** Is `from → to` a legal run transition? */
+/**
+ * Is `from → to` a legal run transition?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const canTransition = (from: RunStatus, to: RunStatus): boolean => transitions[from].includes(to)
 
 const withStatus = (chat: ChatRecord, status: RunStatus, at: DateTime.Utc): ChatRecord =>
@@ -471,6 +693,9 @@ const withStatus = (chat: ChatRecord, status: RunStatus, at: DateTime.Utc): Chat
 /**
  * Starts a new run (a follow-up question). A chat takes one question at a time: while a run is
  * going, another one would interleave its messages and cells with it, so it is a conflict.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const startRun = (chat: ChatRecord, at: DateTime.Utc): Either.Either<ChatRecord, Conflict> =>
   canTransition(chat.status, "running")
@@ -481,7 +706,12 @@ export const startRun = (chat: ChatRecord, at: DateTime.Utc): Either.Either<Chat
       })
     )
 
-/** Ends the running run with its outcome; a chat that is not running has no run to end. */
+/**
+ * Ends the running run with its outcome; a chat that is not running has no run to end.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const finishRun = (
   chat: ChatRecord,
   outcome: RunOutcome,

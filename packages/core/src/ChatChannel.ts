@@ -11,13 +11,21 @@
 import * as Schema from "effect/Schema"
 import { ChatChannelId, MemberId, OrganizationId } from "./Ids.js"
 
-/** The most characters of a channel name. */
+/**
+ * The most characters of a channel name.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const NAME_MAX_LENGTH = 100
 
 /**
  * A webhook URL: absolute http(s) without credentials, at most 2,048 characters. Whether plain
  * http and private addresses are allowed is the delivery adapter's rule (`allowPrivate`), checked
  * at registration by the use case's caller and again at every delivery, after DNS resolution.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const WebhookUrl = Schema.String.pipe(
   Schema.maxLength(2048),
@@ -39,7 +47,12 @@ export const WebhookUrl = Schema.String.pipe(
   })
 )
 
-/** A channel as stored. */
+/**
+ * A channel as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChatChannelRecord extends Schema.Class<ChatChannelRecord>("@sightline/core/ChatChannelRecord")({
   id: ChatChannelId,
   organization_id: OrganizationId,
@@ -49,7 +62,12 @@ export class ChatChannelRecord extends Schema.Class<ChatChannelRecord>("@sightli
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** A channel as served: the webhook's host only. */
+/**
+ * A channel as served: the webhook's host only.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatChannel = Schema.Struct({
   id: ChatChannelId,
   name: Schema.String,
@@ -59,7 +77,12 @@ export const ChatChannel = Schema.Struct({
 }).annotations({ identifier: "ChatChannel" })
 export type ChatChannel = typeof ChatChannel.Type
 
-/** The served form of a stored channel. */
+/**
+ * The served form of a stored channel.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toChatChannel = (record: ChatChannelRecord): ChatChannel => ({
   id: record.id,
   name: record.name,
@@ -68,17 +91,32 @@ export const toChatChannel = (record: ChatChannelRecord): ChatChannel => ({
   created_at: record.created_at
 })
 
-/** The body of `POST /v2/chat-channels`. */
+/**
+ * The body of `POST /v2/chat-channels`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateRequest = Schema.Struct({
   name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(NAME_MAX_LENGTH)),
   webhook_url: WebhookUrl
 })
 export type CreateRequest = typeof CreateRequest.Type
 
-/** The response of `GET /v2/chat-channels`. */
+/**
+ * The response of `GET /v2/chat-channels`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListResponse = Schema.Struct({ chat_channels: Schema.Array(ChatChannel) })
 export type ListResponse = typeof ListResponse.Type
 
-/** The response of `DELETE /v2/chat-channels/{id}`. */
+/**
+ * The response of `DELETE /v2/chat-channels/{id}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteResponse = Schema.Struct({ id: ChatChannelId, success: Schema.Boolean })
 export type DeleteResponse = typeof DeleteResponse.Type

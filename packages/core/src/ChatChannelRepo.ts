@@ -17,7 +17,12 @@ import { Conflict } from "./Errors.js"
 import type { ChatChannelId, OrganizationId } from "./Ids.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores chat channels. */
+/**
+ * Stores chat channels.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChatChannelRepo extends Context.Tag("@sightline/core/ChatChannelRepo")<
   ChatChannelRepo,
   ChatChannelRepo.Service
@@ -41,7 +46,12 @@ const oldestFirst: Order.Order<ChatChannelRecord> = Order.combine(
   Order.mapInput(Order.string, (c: ChatChannelRecord) => c.id)
 )
 
-/** Channels in memory. */
+/**
+ * Channels in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<ChatChannelRepo, never, MemoryState> = Layer.effect(
   ChatChannelRepo,
   Effect.gen(function*() {

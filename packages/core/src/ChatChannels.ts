@@ -21,7 +21,12 @@ import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The chat channel use cases. */
+/**
+ * The chat channel use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChatChannels extends Context.Tag("@sightline/core/ChatChannels")<ChatChannels, ChatChannels.Service>() {}
 
 export declare namespace ChatChannels {
@@ -44,7 +49,12 @@ export declare namespace ChatChannels {
   }
 }
 
-/** Builds the use cases over the repository, the audit log and the id generator in context. */
+/**
+ * Builds the use cases over the repository, the audit log and the id generator in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const repo = yield* ChatChannelRepo
   const ids = yield* IdGenerator
@@ -97,5 +107,10 @@ export const make = Effect.gen(function*() {
   return ChatChannels.of({ create, list, delete: remove })
 })
 
-/** The use cases over `ChatChannelRepo`, `Auditor`, `Transaction` and `IdGenerator`. */
+/**
+ * The use cases over `ChatChannelRepo`, `Auditor`, `Transaction` and `IdGenerator`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(ChatChannels, make)

@@ -10,27 +10,57 @@ import * as Schema from "effect/Schema"
 import { Asset } from "./Asset.js"
 import { ChatCell, RunMetadata } from "./Chat.js"
 
-/** The first event: the run's description. */
+/**
+ * The first event: the run's description.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Metadata = Schema.Struct({ type: Schema.Literal("metadata"), ...RunMetadata.fields })
 export type Metadata = typeof Metadata.Type
 
-/** A piece of answer text. */
+/**
+ * A piece of answer text.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Text = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 export type Text = typeof Text.Type
 
-/** A step, when it starts (with its SQL or code) and when it ends (outputs, preview, timing). */
+/**
+ * A step, when it starts (with its SQL or code) and when it ends (outputs, preview, timing).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Cell = Schema.Struct({ type: Schema.Literal("cell"), cell: ChatCell })
 export type Cell = typeof Cell.Type
 
-/** A generated asset. */
+/**
+ * A generated asset.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssetEvent = Schema.Struct({ type: Schema.Literal("asset"), asset: Asset })
 export type AssetEvent = typeof AssetEvent.Type
 
-/** How a run ended on the stream: `failed` also covers a cancelled run (its `error` says so). */
+/**
+ * How a run ended on the stream: `failed` also covers a cancelled run (its `error` says so).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DoneStatus = Schema.Literal("completed", "failed")
 export type DoneStatus = typeof DoneStatus.Type
 
-/** The last event. `error` is present when the run failed. */
+/**
+ * The last event. `error` is present when the run failed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Done = Schema.Struct({
   type: Schema.Literal("done"),
   status: DoneStatus,
@@ -38,13 +68,21 @@ export const Done = Schema.Struct({
 })
 export type Done = typeof Done.Type
 
-/** An event of a chat run. */
+/**
+ * An event of a chat run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatEvent = Schema.Union(Metadata, Text, Cell, AssetEvent, Done)
 export type ChatEvent = typeof ChatEvent.Type
 
 /**
  * An event id as a client sends it back (`Last-Event-ID`, or the `last_event_id` query parameter
  * for clients that cannot set headers): a non-negative integer.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const EventIdParam = Schema.NumberFromString.pipe(
   Schema.int(),
@@ -54,17 +92,35 @@ export const EventIdParam = Schema.NumberFromString.pipe(
 /**
  * An event with its id: ids increase within a run and go on across the chat's runs (a run's
  * `metadata` follows the previous run's `done`), so an id names one event of the chat.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface Sequenced {
   readonly id: number
   readonly event: ChatEvent
 }
 
-/** The `error` of the `done` event of a cancelled run. */
+/**
+ * The `error` of the `done` event of a cancelled run.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const cancelledMessage = "cancelled: the run was stopped on request"
 
-/** The `error` of the `done` event of a run whose process stopped answering (its heartbeat went stale). */
+/**
+ * The `error` of the `done` event of a run whose process stopped answering (its heartbeat went stale).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const abandonedMessage = "failed: the server running this answer stopped before it finished; ask again"
 
-/** Is this the last event of a run? */
+/**
+ * Is this the last event of a run?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isDone = (event: ChatEvent): event is Done => event.type === "done"

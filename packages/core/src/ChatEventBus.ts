@@ -21,7 +21,12 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type { ChatId } from "./Ids.js"
 
-/** What happened to a chat. */
+/**
+ * What happened to a chat.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Announcement = Data.TaggedEnum<{
   /** The chat's log now reaches `lastId`. */
   Appended: { readonly chatId: ChatId; readonly lastId: number }
@@ -29,10 +34,20 @@ export type Announcement = Data.TaggedEnum<{
   Cancelled: { readonly chatId: ChatId }
 }>
 
-/** Constructors of `Announcement`. */
+/**
+ * Constructors of `Announcement`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const Announcement = Data.taggedEnum<Announcement>()
 
-/** Announces chat events to every process. */
+/**
+ * Announces chat events to every process.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChatEventBus extends Context.Tag("@sightline/core/ChatEventBus")<ChatEventBus, ChatEventBus.Service>() {}
 
 export declare namespace ChatEventBus {
@@ -62,10 +77,20 @@ export declare namespace ChatEventBus {
   }
 }
 
-/** How many announcements a subscriber's queue keeps before it drops the oldest. */
+/**
+ * How many announcements a subscriber's queue keeps before it drops the oldest.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const subscriberCapacity = 8
 
-/** The subscribers of this process, by chat: what every bus implementation delivers to. */
+/**
+ * The subscribers of this process, by chat: what every bus implementation delivers to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Registry {
   /** Hands an announcement to this process's subscribers of its chat. */
   readonly deliver: (announcement: Announcement) => Effect.Effect<void>
@@ -80,7 +105,12 @@ interface Subscriber {
   readonly appended: boolean
 }
 
-/** A registry of this process's subscribers. */
+/**
+ * A registry of this process's subscribers.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeRegistry: Effect.Effect<Registry> = Effect.sync(() => {
   const subscribers = new Map<ChatId, Set<Subscriber>>()
   const deliver = (announcement: Announcement) =>
@@ -121,11 +151,21 @@ export const makeRegistry: Effect.Effect<Registry> = Effect.sync(() => {
   return { deliver, unsafeDeliver, subscribe }
 })
 
-/** A bus within this process: right for a single server process (and for tests). */
+/**
+ * A bus within this process: right for a single server process (and for tests).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<ChatEventBus.Service> = Effect.map(
   makeRegistry,
   (registry) => ({ publish: registry.deliver, subscribe: registry.subscribe })
 )
 
-/** The in-process bus. */
+/**
+ * The in-process bus.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ChatEventBus> = Layer.effect(ChatEventBus, make)

@@ -19,7 +19,12 @@ import { Conflict, NotFound } from "./Errors.js"
 import type { AssetId, CellId, ChatId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores chats, messages, cells and assets. */
+/**
+ * Stores chats, messages, cells and assets.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChatRepo extends Context.Tag("@sightline/core/ChatRepo")<ChatRepo, ChatRepo.Service>() {}
 
 export declare namespace ChatRepo {
@@ -220,7 +225,12 @@ interface LoggedEvent {
 const latestOf = (log: ReadonlyArray<LoggedEvent>): Option.Option<ChatRepo.RunLog> =>
   Option.map(Arr.last(log), (last) => ({ start: last.runStart, last: last.event.id }))
 
-/** Chats in memory. */
+/**
+ * Chats in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effect(
   ChatRepo,
   Effect.gen(function*() {

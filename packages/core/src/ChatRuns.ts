@@ -46,16 +46,29 @@ import type * as Provenance from "./Provenance.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** A cell as a run writes it: the stored cell without its chat and organization. */
+/**
+ * A cell as a run writes it: the stored cell without its chat and organization.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CellInput = Omit<Chat.CellRecord, "organization_id" | "chat_id">
 
 /**
  * An asset as a run adds it. The run picks the id (it uploads the bytes under `Asset.storageKey`
  * first); exactly one of `storage_key` and `content` is set.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type AssetInput = Omit<Asset.AssetRecord, "organization_id" | "chat_id" | "message_cell_id" | "created_at">
 
-/** A started run: what its later writes need. */
+/**
+ * A started run: what its later writes need.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Run {
   readonly organizationId: OrganizationId
   readonly chatId: ChatId
@@ -77,22 +90,42 @@ export interface Run {
   readonly firstEventId: number
 }
 
-/** What `start` returns: the run handle and the `metadata` event that opens the stream. */
+/**
+ * What `start` returns: the run handle and the `metadata` event that opens the stream.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Started {
   readonly run: Run
   readonly metadata: Chat.RunMetadata
 }
 
-/** How a run can finish on its own (`cancelled` comes from `cancel`). */
+/**
+ * How a run can finish on its own (`cancelled` comes from `cancel`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type FinishOutcome = "completed" | "failed"
 
-/** What `complete` stored: the answer and the `done` event it logged. */
+/**
+ * What `complete` stored: the answer and the `done` event it logged.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Completed {
   readonly message: Chat.MessageRecord
   readonly done: ChatEvent.Sequenced
 }
 
-/** The writes of chat runs. */
+/**
+ * The writes of chat runs.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChatRuns extends Context.Tag("@sightline/core/ChatRuns")<ChatRuns, ChatRuns.Service>() {}
 
 export declare namespace ChatRuns {
@@ -171,7 +204,12 @@ const notCurrent = (run: Run, reason: string) =>
 // The service
 // -----------------------------------------------------------------------------------------------
 
-/** Builds the run writer with the given options over the ports in context. */
+/**
+ * Builds the run writer with the given options over the ports in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Chats.Options) =>
   Effect.gen(function*() {
     const chats = yield* ChatRepo
@@ -482,17 +520,32 @@ export const makeWith = (options: Chats.Options) =>
     })
   })
 
-/** Builds the run writer with the default options. */
+/**
+ * Builds the run writer with the default options.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = makeWith(Chats.defaultOptions)
 
-/** The run writer over the repositories, the model catalogue, `Transaction` and `IdGenerator` in context. */
+/**
+ * The run writer over the repositories, the model catalogue, `Transaction` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   ChatRuns,
   never,
   ChatRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator
 > = Layer.effect(ChatRuns, make)
 
-/** `layer` with other options (the same `staleRunAfter` as the `Chats` it runs beside). */
+/**
+ * `layer` with other options (the same `staleRunAfter` as the `Chats` it runs beside).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (
   options: Chats.Options
 ): Layer.Layer<ChatRuns, never, ChatRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator> =>

@@ -49,7 +49,12 @@ import type { ChatId, OrganizationId } from "./Ids.js"
 import type * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 
-/** Options of the followers. */
+/**
+ * Options of the followers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /**
    * How long a run's tail waits without an announcement before it reads the log and the heartbeat
@@ -60,12 +65,20 @@ export interface Options {
   readonly staleRunAfter: Duration.DurationInput
 }
 
-/** The defaults: a look every 2 s without news, and the chats' stale limit. */
+/**
+ * The defaults: a look every 2 s without news, and the chats' stale limit.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultOptions: Options = { idleCheckMillis: 2_000, staleRunAfter: Chats.defaultOptions.staleRunAfter }
 
 /**
  * Where a follower's events go. Calls are synchronous and in order; a sink must not block (it
  * buffers, as a response stream does).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface Sink {
   /** The next events, each once and in order; the last one ever handed over is the run's `done`. */
@@ -79,10 +92,20 @@ export interface Sink {
   readonly end: () => void
 }
 
-/** Hands a chat's events to `sink` until they end or the scope closes. */
+/**
+ * Hands a chat's events to `sink` until they end or the scope closes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Subscription = (sink: Sink) => Effect.Effect<void, never, Scope.Scope>
 
-/** Follows chats' answers. */
+/**
+ * Follows chats' answers.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ChatStreams extends Context.Tag("@sightline/core/ChatStreams")<ChatStreams, ChatStreams.Service>() {}
 
 export declare namespace ChatStreams {
@@ -158,7 +181,12 @@ const end = (member: Member) => {
   member.sink.end()
 }
 
-/** Builds the followers with the given options. */
+/**
+ * Builds the followers with the given options.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const chats = yield* Chats.Chats
@@ -347,7 +375,12 @@ export const makeWith = (options: Options) =>
     return ChatStreams.of({ follow, subscribe })
   })
 
-/** The followers with the default options. */
+/**
+ * The followers with the default options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   ChatStreams,
   never,
@@ -358,7 +391,12 @@ export const layer: Layer.Layer<
     makeWith(defaultOptions)
   )
 
-/** The followers with other options (shorter checks in tests). */
+/**
+ * The followers with other options (shorter checks in tests).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (
   options: Options
 ): Layer.Layer<ChatStreams, never, Chats.Chats | ChatRuns.ChatRuns | ChatRepo | ChatEventBus.ChatEventBus> =>

@@ -36,16 +36,31 @@ import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 import * as TrustedSchema from "./TrustedSchema.js"
 
-/** Signs the URL of a stored asset (`GET /v2/assets/{id}?expires=…&signature=…`); given by the http package. */
+/**
+ * Signs the URL of a stored asset (`GET /v2/assets/{id}?expires=…&signature=…`); given by the http package.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type SignAssetUrl = (assetId: AssetId) => Effect.Effect<string>
 
-/** An asset with its stored bytes (`bytes` is absent for inline assets, which carry `content`). */
+/**
+ * An asset with its stored bytes (`bytes` is absent for inline assets, which carry `content`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SignedAsset {
   readonly record: Asset.AssetRecord
   readonly bytes?: StoredObject | undefined
 }
 
-/** Options of the chats service. */
+/**
+ * Options of the chats service.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /**
    * A `running` chat without a write for this long is treated as failed (its process died). A run
@@ -54,10 +69,20 @@ export interface Options {
   readonly staleRunAfter: Duration.DurationInput
 }
 
-/** The default options: a run is stale after a minute without a write (twelve missed heartbeats). */
+/**
+ * The default options: a run is stale after a minute without a write (twelve missed heartbeats).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultOptions: Options = { staleRunAfter: Duration.minutes(1) }
 
-/** The chats use cases. */
+/**
+ * The chats use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Chats extends Context.Tag("@sightline/core/Chats")<Chats, Chats.Service>() {}
 
 export declare namespace Chats {
@@ -118,7 +143,12 @@ export declare namespace Chats {
 // Rules
 // -----------------------------------------------------------------------------------------------
 
-/** Who may reach a chat: its creator only (no grants, no org-wide visibility). */
+/**
+ * Who may reach a chat: its creator only (no grants, no org-wide visibility).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const accessOf = (chat: Chat.ChatRecord): Policy.ObjectAccess => ({
   organizationId: chat.organization_id,
   ownerId: chat.creator_id,
@@ -126,7 +156,12 @@ export const accessOf = (chat: Chat.ChatRecord): Policy.ObjectAccess => ({
   grants: []
 })
 
-/** Is the chat `running` without a write for `staleRunAfter` (its run's process is presumed dead)? */
+/**
+ * Is the chat `running` without a write for `staleRunAfter` (its run's process is presumed dead)?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isStale = (chat: Chat.ChatRecord, now: DateTime.Utc, staleRunAfter: Duration.DurationInput): boolean =>
   chat.status === "running" && DateTime.lessThanOrEqualTo(DateTime.addDuration(chat.updated_at, staleRunAfter), now)
 
@@ -134,7 +169,12 @@ export const isStale = (chat: Chat.ChatRecord, now: DateTime.Utc, staleRunAfter:
 // The service
 // -----------------------------------------------------------------------------------------------
 
-/** Builds the chats use cases with the given options over the ports in context. */
+/**
+ * Builds the chats use cases with the given options over the ports in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const chats = yield* ChatRepo
@@ -282,17 +322,32 @@ export const makeWith = (options: Options) =>
     })
   })
 
-/** Builds the chats use cases with the default options. */
+/**
+ * Builds the chats use cases with the default options.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = makeWith(defaultOptions)
 
-/** The chats use cases over the repositories, `Transaction` and the asset store in context. */
+/**
+ * The chats use cases over the repositories, `Transaction` and the asset store in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   Chats,
   never,
   ChatRepo | MemberRepo | Transaction | AssetStore
 > = Layer.effect(Chats, make)
 
-/** `layer` with other options (a shorter stale limit in tests, a longer one for slow warehouses). */
+/**
+ * `layer` with other options (a shorter stale limit in tests, a longer one for slow warehouses).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (
   options: Options
 ): Layer.Layer<

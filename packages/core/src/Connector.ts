@@ -24,21 +24,41 @@ import { ConnectorId, MemberId, OrganizationId, RoleId } from "./Ids.js"
 // Configuration per type
 // ---------------------------------------------------------------------------------------------
 
-/** The connector types, upper-case as the hosted service names them. */
+/**
+ * The connector types, upper-case as the hosted service names them.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorType = Schema.Literal("POSTGRES", "MYSQL", "DEMO")
 export type ConnectorType = typeof ConnectorType.Type
 
-/** A connector's display name. */
+/**
+ * A connector's display name.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorName = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
 
 /** A confidential setting: write-only, `Redacted` in memory. */
 const Secret = Schema.Redacted(Schema.String)
 
-/** libpq's `sslmode` values. */
+/**
+ * libpq's `sslmode` values.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SslMode = Schema.Literal("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 export type SslMode = typeof SslMode.Type
 
-/** The settings of a PostgreSQL connector (config key `postgres`). */
+/**
+ * The settings of a PostgreSQL connector (config key `postgres`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PostgresSettings = Schema.Struct({
   host: Schema.NonEmptyTrimmedString,
   port: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 65535)), { default: () => 5432 }),
@@ -60,7 +80,12 @@ export const PostgresSettings = Schema.Struct({
 })
 export type PostgresSettings = typeof PostgresSettings.Type
 
-/** The settings of a PostgreSQL connector on update: an empty or missing password keeps the stored one. */
+/**
+ * The settings of a PostgreSQL connector on update: an empty or missing password keeps the stored one.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PostgresSettingsUpdate = Schema.Struct({
   ...PostgresSettings.fields,
   password: Schema.optional(Secret),
@@ -68,7 +93,12 @@ export const PostgresSettingsUpdate = Schema.Struct({
 })
 export type PostgresSettingsUpdate = typeof PostgresSettingsUpdate.Type
 
-/** The settings of a MySQL or MariaDB connector (config key `mysql`). */
+/**
+ * The settings of a MySQL or MariaDB connector (config key `mysql`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MysqlSettings = Schema.Struct({
   host: Schema.NonEmptyTrimmedString,
   port: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 65535)), { default: () => 3306 }),
@@ -81,17 +111,32 @@ export const MysqlSettings = Schema.Struct({
 })
 export type MysqlSettings = typeof MysqlSettings.Type
 
-/** The settings of a MySQL connector on update: an empty or missing password keeps the stored one. */
+/**
+ * The settings of a MySQL connector on update: an empty or missing password keeps the stored one.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MysqlSettingsUpdate = Schema.Struct({
   ...MysqlSettings.fields,
   password: Schema.optional(Secret)
 })
 export type MysqlSettingsUpdate = typeof MysqlSettingsUpdate.Type
 
-/** The name of the demo dataset a fresh install ships (the sandbox embeds it). */
+/**
+ * The name of the demo dataset a fresh install ships (the sandbox embeds it).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultDemoDataset = "retail"
 
-/** The settings of the embedded demo connector (config key `demo`): a bundled dataset, no server. */
+/**
+ * The settings of the embedded demo connector (config key `demo`): a bundled dataset, no server.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DemoSettings = Schema.Struct({
   dataset: Schema.optionalWith(
     Schema.String.pipe(
@@ -102,32 +147,57 @@ export const DemoSettings = Schema.Struct({
 })
 export type DemoSettings = typeof DemoSettings.Type
 
-/** The configuration of a PostgreSQL connector. */
+/**
+ * The configuration of a PostgreSQL connector.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PostgresConfig = Schema.Struct({
   connector_type: Schema.Literal("POSTGRES"),
   name: ConnectorName,
   postgres: PostgresSettings
 })
 
-/** The configuration of a MySQL or MariaDB connector. */
+/**
+ * The configuration of a MySQL or MariaDB connector.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MysqlConfig = Schema.Struct({
   connector_type: Schema.Literal("MYSQL"),
   name: ConnectorName,
   mysql: MysqlSettings
 })
 
-/** The configuration of a demo connector. */
+/**
+ * The configuration of a demo connector.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DemoConfig = Schema.Struct({
   connector_type: Schema.Literal("DEMO"),
   name: ConnectorName,
   demo: DemoSettings
 })
 
-/** A connector configuration: `{connector_type, name, <config key>: {...}}`. */
+/**
+ * A connector configuration: `{connector_type, name, <config key>: {...}}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorConfig = Schema.Union(PostgresConfig, MysqlConfig, DemoConfig)
 export type ConnectorConfig = typeof ConnectorConfig.Type
 
-/** A configuration as sent on update (and on test): confidential settings may be empty or missing. */
+/**
+ * A configuration as sent on update (and on test): confidential settings may be empty or missing.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorConfigUpdate = Schema.Union(
   Schema.Struct({ ...PostgresConfig.fields, postgres: PostgresSettingsUpdate }),
   Schema.Struct({ ...MysqlConfig.fields, mysql: MysqlSettingsUpdate }),
@@ -153,18 +223,33 @@ const specs: { readonly [T in ConnectorType]: TypeSpec } = {
   DEMO: { connector_type: "DEMO", config_key: "demo", settings: DemoSettings, update: DemoSettings }
 }
 
-/** The config key of a connector type (`postgres` for `POSTGRES`). */
+/**
+ * The config key of a connector type (`postgres` for `POSTGRES`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const configKey = (type: ConnectorType): string => specs[type].config_key
 
 // ---------------------------------------------------------------------------------------------
 // Types registry
 // ---------------------------------------------------------------------------------------------
 
-/** The value type of a setting as the registry names it. */
+/**
+ * The value type of a setting as the registry names it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FieldType = Schema.Literal("string", "integer", "number", "boolean", "string[]", "enum")
 export type FieldType = typeof FieldType.Type
 
-/** A setting of a connector type. `values` lists the choices of an `enum`. */
+/**
+ * A setting of a connector type. `values` lists the choices of an `enum`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FieldDescription = Schema.Struct({
   name: Schema.String,
   type: FieldType,
@@ -175,7 +260,12 @@ export const FieldDescription = Schema.Struct({
 })
 export type FieldDescription = typeof FieldDescription.Type
 
-/** A connector type as GET /v2/connectors/types describes it. */
+/**
+ * A connector type as GET /v2/connectors/types describes it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorTypeDescription = Schema.Struct({
   connector_type: ConnectorType,
   config_key: Schema.String,
@@ -183,7 +273,12 @@ export const ConnectorTypeDescription = Schema.Struct({
 })
 export type ConnectorTypeDescription = typeof ConnectorTypeDescription.Type
 
-/** The response of GET /v2/connectors/types. */
+/**
+ * The response of GET /v2/connectors/types.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorTypesResponse = Schema.Struct({ types: Schema.Array(ConnectorTypeDescription) })
 export type ConnectorTypesResponse = typeof ConnectorTypesResponse.Type
 
@@ -241,14 +336,24 @@ const describeFields = (spec: TypeSpec): ReadonlyArray<FieldDescription> => {
   })
 }
 
-/** Every connector type with its settings, derived from the settings schemas. */
+/**
+ * Every connector type with its settings, derived from the settings schemas.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const types: ReadonlyArray<ConnectorTypeDescription> = ConnectorType.literals.map((type) => ({
   connector_type: type,
   config_key: specs[type].config_key,
   fields: describeFields(specs[type])
 }))
 
-/** The names of the confidential settings of a connector type. */
+/**
+ * The names of the confidential settings of a connector type.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const confidentialFields = (type: ConnectorType): ReadonlyArray<string> =>
   Arr.findFirst(types, (t) => t.connector_type === type).pipe(
     Option.match({
@@ -289,6 +394,9 @@ const fillConfidential = (
  * Applies an update to a stored configuration: every setting is replaced, except confidential ones
  * sent empty or not at all, which keep the stored value (clients never see them, so they cannot
  * resend them). The type of a connector cannot change.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const mergeConfig = (
   stored: ConnectorConfig,
@@ -303,11 +411,21 @@ export const mergeConfig = (
     )
     : fillConfidential(update, (name) => settingsOf(stored)[name])
 
-/** A configuration from an update-shaped one with nothing stored: missing confidential settings are empty. */
+/**
+ * A configuration from an update-shaped one with nothing stored: missing confidential settings are empty.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const completeConfig = (update: ConnectorConfigUpdate): Either.Either<ConnectorConfig, InvalidRequest> =>
   fillConfidential(update, () => Redacted.make(""))
 
-/** A configuration without its confidential settings: the only shape of a configuration that leaves core. */
+/**
+ * A configuration without its confidential settings: the only shape of a configuration that leaves core.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const redact = (config: ConnectorConfig): ConnectorConfigUpdate => {
   const confidential = new Set(confidentialFields(config.connector_type))
   const settings = Object.fromEntries(Object.entries(settingsOf(config)).filter(([name]) => !confidential.has(name)))
@@ -318,7 +436,12 @@ export const redact = (config: ConnectorConfig): ConnectorConfigUpdate => {
 // Access
 // ---------------------------------------------------------------------------------------------
 
-/** The level of access a grant gives. */
+/**
+ * The level of access a grant gives.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AccessType = Schema.Literal("owner", "editor", "viewer")
 export type AccessType = typeof AccessType.Type
 
@@ -337,16 +460,31 @@ const exactlyOnePrincipal = <
   (grant.member_id === undefined) !== (grant.role_id === undefined) ||
   "a grant names exactly one of member_id and role_id"
 
-/** A grant of access to a connector, to a member or to a role. */
+/**
+ * A grant of access to a connector, to a member or to a role.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AccessGrant extends Schema.Class<AccessGrant>("@sightline/core/AccessGrant")(
   Schema.Struct({ ...grantFields, granted_by: MemberId }).pipe(Schema.filter(exactlyOnePrincipal))
 ) {}
 
-/** A grant as a client sends it; `granted_by` is always the caller. */
+/**
+ * A grant as a client sends it; `granted_by` is always the caller.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AccessGrantInput = Schema.Struct(grantFields).pipe(Schema.filter(exactlyOnePrincipal))
 export type AccessGrantInput = typeof AccessGrantInput.Type
 
-/** Who may use a connector: everybody in the organization (`is_public`) or the grantees. */
+/**
+ * Who may use a connector: everybody in the organization (`is_public`) or the grantees.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ConnectorAccess extends Schema.Class<ConnectorAccess>("@sightline/core/ConnectorAccess")({
   is_public: Schema.Boolean,
   grants: Schema.Array(AccessGrant)
@@ -355,7 +493,12 @@ export class ConnectorAccess extends Schema.Class<ConnectorAccess>("@sightline/c
 const principalKey = (grant: { readonly member_id?: MemberId | undefined; readonly role_id?: RoleId | undefined }) =>
   grant.member_id !== undefined ? `member:${grant.member_id}` : `role:${grant.role_id}`
 
-/** The body of PUT /v2/connectors/{id}/access (and `access` of create); a principal appears once. */
+/**
+ * The body of PUT /v2/connectors/{id}/access (and `access` of create); a principal appears once.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SetConnectorAccess = Schema.Struct({
   is_public: Schema.Boolean,
   grants: Schema.Array(AccessGrantInput).pipe(
@@ -376,6 +519,9 @@ const ownerGrant = (owner: MemberId): AccessGrant =>
 /**
  * The access of a new connector: its creator is its owner; the requested grants are added and a
  * connector is private unless asked otherwise (connectors reach data, so sharing is explicit).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const initialAccess = (owner: MemberId, input?: SetConnectorAccess): ConnectorAccess =>
   new ConnectorAccess({
@@ -390,6 +536,9 @@ export const initialAccess = (owner: MemberId, input?: SetConnectorAccess): Conn
  * Replaces a connector's access with the requested one. Grants that did not change keep who granted
  * them; new or changed ones are granted by the caller; the caller's own owner grant is always kept,
  * so nobody can lock themselves out of a connector they own.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const replaceAccess = (
   current: ConnectorAccess,
@@ -416,7 +565,12 @@ export const replaceAccess = (
 // Stored record and wire shapes
 // ---------------------------------------------------------------------------------------------
 
-/** A connector as stored. Its access is stored beside it (see `ConnectorRepo.getAccess`). */
+/**
+ * A connector as stored. Its access is stored beside it (see `ConnectorRepo.getAccess`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ConnectorRecord extends Schema.Class<ConnectorRecord>("@sightline/core/ConnectorRecord")({
   id: ConnectorId,
   organization_id: OrganizationId,
@@ -434,35 +588,63 @@ export class ConnectorRecord extends Schema.Class<ConnectorRecord>("@sightline/c
  * connector that sets them for the transaction (`include_db_session_metadata`) signed with its
  * `client_attributes_secret`, whose policies verify the signature: SQL that anyone but the server
  * writes can change the setting (`set_config` in a CTE), never its signature.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const enforcesClientAttributes = (record: ConnectorRecord): boolean =>
   record.include_db_session_metadata && clientAttributesSecret(record.config) !== ""
 
-/** The key a connector signs client attributes with; `""` when it signs none (any type but POSTGRES). */
+/**
+ * The key a connector signs client attributes with; `""` when it signs none (any type but POSTGRES).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const clientAttributesSecret = (config: ConnectorConfig): string =>
   config.connector_type === "POSTGRES" && config.postgres.client_attributes_secret !== undefined
     ? Redacted.value(config.postgres.client_attributes_secret)
     : ""
 
-/** A connector as listed: never its configuration. */
+/**
+ * A connector as listed: never its configuration.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Connector extends Schema.Class<Connector>("@sightline/core/Connector")({
   id: ConnectorId,
   name: Schema.String,
   type: ConnectorType
 }) {}
 
-/** The wire shape of a stored connector. */
+/**
+ * The wire shape of a stored connector.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toConnector = (record: ConnectorRecord): Connector =>
   new Connector({ id: record.id, name: record.config.name, type: record.config.connector_type }, true)
 
-/** The body of POST /v2/connectors. */
+/**
+ * The body of POST /v2/connectors.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateConnectorRequest = Schema.Struct({
   config: ConnectorConfig,
   access: Schema.optional(SetConnectorAccess)
 })
 export type CreateConnectorRequest = typeof CreateConnectorRequest.Type
 
-/** The body of PATCH /v2/connectors/{id}. */
+/**
+ * The body of PATCH /v2/connectors/{id}.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const UpdateConnectorRequest = Schema.Struct({
   config: ConnectorConfigUpdate,
   allow_sql_write_operations: Schema.optional(Schema.Boolean),
@@ -470,32 +652,62 @@ export const UpdateConnectorRequest = Schema.Struct({
 })
 export type UpdateConnectorRequest = typeof UpdateConnectorRequest.Type
 
-/** The body of POST /v2/connectors/test: with `connector_id`, empty confidential settings use the stored ones. */
+/**
+ * The body of POST /v2/connectors/test: with `connector_id`, empty confidential settings use the stored ones.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TestConnectorRequest = Schema.Struct({
   config: ConnectorConfigUpdate,
   connector_id: Schema.optional(ConnectorId)
 })
 export type TestConnectorRequest = typeof TestConnectorRequest.Type
 
-/** The response of POST /v2/connectors/test (a failed connection is still a success response). */
+/**
+ * The response of POST /v2/connectors/test (a failed connection is still a success response).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TestConnectorResponse = Schema.Struct({
   success: Schema.Boolean,
   error: Schema.optional(Schema.String)
 })
 export type TestConnectorResponse = typeof TestConnectorResponse.Type
 
-/** The response of GET /v2/connectors. */
+/**
+ * The response of GET /v2/connectors.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListConnectorsResponse = Schema.Array(Connector)
 export type ListConnectorsResponse = typeof ListConnectorsResponse.Type
 
-/** The response of DELETE /v2/connectors/{id}. */
+/**
+ * The response of DELETE /v2/connectors/{id}.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteConnectorResponse = Schema.Struct({ id: ConnectorId, success: Schema.Boolean })
 export type DeleteConnectorResponse = typeof DeleteConnectorResponse.Type
 
-/** A connector about to be created: everything but the id, which the repository assigns. */
+/**
+ * A connector about to be created: everything but the id, which the repository assigns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type NewConnector = Omit<ConnectorRecord, "id">
 
-/** A new connector from a create request (write operations off, session metadata off). */
+/**
+ * A new connector from a create request (write operations off, session metadata off).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly organizationId: OrganizationId
   readonly ownerId: MemberId
@@ -511,7 +723,12 @@ export const make = (options: {
   updated_at: options.at
 })
 
-/** Applies PATCH /v2/connectors/{id}: merges the configuration and sets the flags that were sent. */
+/**
+ * Applies PATCH /v2/connectors/{id}: merges the configuration and sets the flags that were sent.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const applyUpdate = (
   record: ConnectorRecord,
   request: UpdateConnectorRequest,

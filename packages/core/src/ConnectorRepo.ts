@@ -16,7 +16,12 @@ import { NotFound } from "./Errors.js"
 import { ConnectorId, type OrganizationId } from "./Ids.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores connectors. */
+/**
+ * Stores connectors.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ConnectorRepo extends Context.Tag("@sightline/core/ConnectorRepo")<
   ConnectorRepo,
   ConnectorRepo.Service
@@ -61,7 +66,12 @@ export declare namespace ConnectorRepo {
   }
 }
 
-/** A connector and who may use it. */
+/**
+ * A connector and who may use it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ConnectorWithAccess {
   readonly connector: ConnectorRecord
   readonly access: ConnectorAccess
@@ -75,7 +85,12 @@ interface Tables {
 
 const byId = Order.mapInput(Order.number, (connector: ConnectorRecord) => connector.id)
 
-/** Connectors in memory. */
+/**
+ * Connectors in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<ConnectorRepo, never, MemoryState> = Layer.effect(
   ConnectorRepo,
   Effect.gen(function*() {

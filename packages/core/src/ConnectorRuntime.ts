@@ -18,13 +18,23 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { ConnectorRecord } from "./Connector.js"
 
-/** A foreign key of a column. */
+/**
+ * A foreign key of a column.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Reference {
   readonly table: string
   readonly column: string
 }
 
-/** A column as introspected. */
+/**
+ * A column as introspected.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Column {
   readonly name: string
   /** The database's own type name (`integer`, `numeric`, `timestamp with time zone`, ...). */
@@ -35,7 +45,12 @@ export interface Column {
   readonly comment?: string | undefined
 }
 
-/** A table (or view) as introspected; `name` is qualified by its schema where the database has schemas. */
+/**
+ * A table (or view) as introspected; `name` is qualified by its schema where the database has schemas.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Table {
   readonly name: string
   readonly columns: ReadonlyArray<Column>
@@ -44,19 +59,34 @@ export interface Table {
   readonly comment?: string | undefined
 }
 
-/** A connector's schema. */
+/**
+ * A connector's schema.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SchemaInfo {
   readonly dialect: "postgres" | "mysql"
   readonly tables: ReadonlyArray<Table>
 }
 
-/** A result column. */
+/**
+ * A result column.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ResultColumn {
   readonly name: string
   readonly type: string
 }
 
-/** What a query returned: at most `maxRows` rows, values as JSON-safe scalars. */
+/**
+ * What a query returned: at most `maxRows` rows, values as JSON-safe scalars.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface QueryResult {
   readonly columns: ReadonlyArray<ResultColumn>
   readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
@@ -66,7 +96,12 @@ export interface QueryResult {
   readonly affectedRows?: number | undefined
 }
 
-/** A query request. */
+/**
+ * A query request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface QueryRequest {
   /** One statement; `$1..$n` refer to `params` (a saved query's bound `:names`). */
   readonly sql: string
@@ -81,19 +116,30 @@ export interface QueryRequest {
   readonly timeoutMillis: number
 }
 
-/** The most rows a query fetches (the rest are reported as `truncated`). */
+/**
+ * The most rows a query fetches (the rest are reported as `truncated`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMaxRows = 10_000
 
 /**
  * The most bytes of rows one query holds in the server's memory, whatever its row cap: wide rows
  * under a large `max_rows` would otherwise fill the heap of the process every organization shares.
  * Past it the result is `truncated`.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const maxResultBytes = 64 * 1024 * 1024
 
 /**
  * About how many bytes a fetched row holds in memory: characters of its text, 8 for any other
  * value. Cheap enough to run on every row.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const approximateBytes = (row: ReadonlyArray<unknown>): number => {
   let total = 16
@@ -103,21 +149,39 @@ export const approximateBytes = (row: ReadonlyArray<unknown>): number => {
   return total
 }
 
-/** The rows a result preview shows. */
+/**
+ * The rows a result preview shows.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const previewRows = 50
 
-/** The statement timeout of agent queries. */
+/**
+ * The statement timeout of agent queries.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultTimeoutMillis = 30_000
 
 /**
  * Why a query or an introspection failed, in the database's words: it goes back to the model as the
  * tool's result (so it can correct its SQL) and into the cell's `error`. Never carries a password.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class QueryError extends Schema.TaggedError<QueryError>()("QueryError", {
   message: Schema.String
 }) {}
 
-/** Runs queries on live connectors. */
+/**
+ * Runs queries on live connectors.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ConnectorRuntime extends Context.Tag("@sightline/core/ConnectorRuntime")<
   ConnectorRuntime,
   ConnectorRuntime.Service
@@ -139,7 +203,12 @@ export declare namespace ConnectorRuntime {
 
 const attributeReference = /_svc\.client_attributes_json\.([A-Za-z_][A-Za-z0-9_]*)/g
 
-/** A statement with the client attributes it names turned into bound parameters. */
+/**
+ * A statement with the client attributes it names turned into bound parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BoundStatement {
   readonly text: string
   readonly params: ReadonlyArray<string | null>
@@ -151,6 +220,9 @@ export interface BoundStatement {
  * The value is never spliced into the SQL text. `placeholder(n)` writes the n-th (1-based)
  * placeholder of the dialect: `$n` for PostgreSQL, `?` for MySQL (one per occurrence), after the
  * `offset` placeholders the statement already uses.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const bindClientAttributes = (
   sql: string,
@@ -181,7 +253,12 @@ export const bindClientAttributes = (
 // Memory
 // ---------------------------------------------------------------------------------------------
 
-/** A table of the memory runtime: its description and its rows (objects keyed by column name). */
+/**
+ * A table of the memory runtime: its description and its rows (objects keyed by column name).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MemoryTable {
   readonly table: Table
   readonly rows: ReadonlyArray<Readonly<Record<string, unknown>>>
@@ -191,6 +268,9 @@ export interface MemoryTable {
  * A runtime for unit tests: every connector has the given tables, and a query answers with the
  * rows of the table named by `select * from <table>` (comments aside; any other SQL fails with
  * `QueryError`, so a test states exactly which query it expects).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemory = (tables: ReadonlyArray<MemoryTable>): Layer.Layer<ConnectorRuntime> =>
   Layer.succeed(

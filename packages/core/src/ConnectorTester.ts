@@ -12,7 +12,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { ConnectorConfig, TestConnectorResponse } from "./Connector.js"
 
-/** Tries connector configurations. */
+/**
+ * Tries connector configurations.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ConnectorTester extends Context.Tag("@sightline/core/ConnectorTester")<
   ConnectorTester,
   ConnectorTester.Service
@@ -32,6 +37,9 @@ export declare namespace ConnectorTester {
 /**
  * A tester without drivers: the embedded demo type needs no server, so it always succeeds; every
  * other type answers that no driver is available here (rather than pretending a database answered).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemory: Layer.Layer<ConnectorTester> = Layer.succeed(
   ConnectorTester,

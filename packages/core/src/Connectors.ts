@@ -36,7 +36,12 @@ import { RoleRepo } from "./RoleRepo.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The connectors use cases. */
+/**
+ * The connectors use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Connectors extends Context.Tag("@sightline/core/Connectors")<Connectors, Connectors.Service>() {}
 
 export declare namespace Connectors {
@@ -146,7 +151,12 @@ const accessDetails = (access: Connector.ConnectorAccess): AuditLog.Details => (
   }))
 })
 
-/** Builds the connectors use cases over the repositories and the tester in context. */
+/**
+ * Builds the connectors use cases over the repositories and the tester in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const connectors = yield* ConnectorRepo
   const agentRepo = yield* AgentRepo
@@ -345,5 +355,8 @@ export const make = Effect.gen(function*() {
 /**
  * The connectors use cases over `ConnectorRepo`, `ConnectorTester`, `MemberRepo`, `RoleRepo`,
  * `Transaction`, `Auditor` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = Layer.effect(Connectors, make)

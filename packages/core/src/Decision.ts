@@ -14,25 +14,50 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Errors from "./Errors.js"
 
-/** The error codes a denial can map to. */
+/**
+ * The error codes a denial can map to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type DenyCode = "invalid_request" | "permission_denied" | "not_found" | "conflict" | "unauthenticated"
 
-/** An allowed action. */
+/**
+ * An allowed action.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Allow {
   readonly _tag: "Allow"
 }
 
-/** A denied action: why (for humans and logs) and which API error it becomes. */
+/**
+ * A denied action: why (for humans and logs) and which API error it becomes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Deny<C extends DenyCode = DenyCode> {
   readonly _tag: "Deny"
   readonly code: C
   readonly reason: string
 }
 
-/** The outcome of a policy question that can deny with the codes `C`. */
+/**
+ * The outcome of a policy question that can deny with the codes `C`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Decision<C extends DenyCode = DenyCode> = Allow | Deny<C>
 
-/** The tagged error of each deny code. */
+/**
+ * The tagged error of each deny code.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ErrorByCode {
   readonly invalid_request: Errors.InvalidRequest
   readonly permission_denied: Errors.PermissionDenied
@@ -41,7 +66,12 @@ export interface ErrorByCode {
   readonly unauthenticated: Errors.Unauthenticated
 }
 
-/** The tagged error a denial with code `C` fails with. */
+/**
+ * The tagged error a denial with code `C` fails with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ErrorOf<C extends DenyCode> = ErrorByCode[C]
 
 const errorOfCode: { readonly [K in DenyCode]: new(props: { readonly message?: string }) => ErrorByCode[K] } = {
@@ -52,31 +82,66 @@ const errorOfCode: { readonly [K in DenyCode]: new(props: { readonly message?: s
   unauthenticated: Errors.Unauthenticated
 }
 
-/** The allow decision. */
+/**
+ * The allow decision.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const allow: Allow = Data.tagged<Allow>("Allow")()
 
-/** A denial with its error code and reason. */
+/**
+ * A denial with its error code and reason.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const deny = <C extends DenyCode>(code: C, reason: string): Deny<C> =>
   Data.tagged<Deny<C>>("Deny")({ code, reason })
 
-/** Is this decision an allow? */
+/**
+ * Is this decision an allow?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isAllow = <C extends DenyCode>(decision: Decision<C>): decision is Allow => decision._tag === "Allow"
 
-/** Is this decision a deny? */
+/**
+ * Is this decision a deny?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isDeny = <C extends DenyCode>(decision: Decision<C>): decision is Deny<C> => decision._tag === "Deny"
 
-/** The first denial of several checks, or allow when every check allows. */
+/**
+ * The first denial of several checks, or allow when every check allows.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const all = <C extends DenyCode>(decisions: Iterable<Decision<C>>): Decision<C> => {
   for (const decision of decisions) if (decision._tag === "Deny") return decision
   return allow
 }
 
-/** The tagged error of a denial. A `not_found` denial keeps the seed's default message, so it never hints that the object exists. */
+/**
+ * The tagged error of a denial. A `not_found` denial keeps the seed's default message, so it never hints that the object exists.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toError = <C extends DenyCode>(denial: Deny<C>): ErrorOf<C> => {
   const ErrorClass = errorOfCode[denial.code]
   return new ErrorClass(denial.code === "not_found" ? {} : { message: denial.reason })
 }
 
-/** Fails with the tagged error of a denial (see `toError`), or succeeds with void. */
+/**
+ * Fails with the tagged error of a denial (see `toError`), or succeeds with void.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const enforce = <C extends DenyCode>(decision: Decision<C>): Effect.Effect<void, ErrorOf<C>> =>
   decision._tag === "Allow" ? Effect.void : Effect.fail(toError(decision))

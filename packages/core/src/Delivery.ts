@@ -17,26 +17,51 @@ import * as Schema from "effect/Schema"
 import { OrganizationId } from "./Ids.js"
 import { Block, type DeliveryOutcome } from "./Report.js"
 
-/** An e-mail recipient. */
+/**
+ * An e-mail recipient.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EmailTarget = Schema.TaggedStruct("Email", { address: Schema.String })
 export type EmailTarget = typeof EmailTarget.Type
 
-/** A chat channel (`chat_channel_id` of a playbook or agent). */
+/**
+ * A chat channel (`chat_channel_id` of a playbook or agent).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatChannelTarget = Schema.TaggedStruct("ChatChannel", { channelId: Schema.String })
 export type ChatChannelTarget = typeof ChatChannelTarget.Type
 
-/** Where a delivery goes. */
+/**
+ * Where a delivery goes.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Target = Schema.Union(EmailTarget, ChatChannelTarget)
 export type Target = typeof Target.Type
 
-/** The targets as a playbook lists them. */
+/**
+ * The targets as a playbook lists them.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Targets = Schema.Struct({
   emails: Schema.Array(Schema.String),
   chatChannelId: Schema.optional(Schema.String)
 })
 export type Targets = typeof Targets.Type
 
-/** An image the HTML shows as `cid:<cid>` (a chart rendered to PNG): mail clients drop SVG and scripts. */
+/**
+ * An image the HTML shows as `cid:<cid>` (a chart rendered to PNG): mail clients drop SVG and scripts.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const InlineImage = Schema.Struct({
   cid: Schema.String,
   filename: Schema.String,
@@ -45,7 +70,12 @@ export const InlineImage = Schema.Struct({
 })
 export type InlineImage = typeof InlineImage.Type
 
-/** What to deliver: the same message, as HTML and as plain text, to every target. */
+/**
+ * What to deliver: the same message, as HTML and as plain text, to every target.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeliveryRequest = Schema.Struct({
   organizationId: OrganizationId,
   subject: Schema.String,
@@ -59,19 +89,39 @@ export const DeliveryRequest = Schema.Struct({
 })
 export type DeliveryRequest = typeof DeliveryRequest.Type
 
-/** A target that accepted the message. */
+/**
+ * A target that accepted the message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Delivered = Schema.TaggedStruct("Delivered", { target: Target })
 export type Delivered = typeof Delivered.Type
 
-/** A target that did not, and why (safe to show to the playbook's owner). */
+/**
+ * A target that did not, and why (safe to show to the playbook's owner).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Failed = Schema.TaggedStruct("Failed", { target: Target, reason: Schema.String })
 export type Failed = typeof Failed.Type
 
-/** The outcome for one target. */
+/**
+ * The outcome for one target.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TargetResult = Schema.Union(Delivered, Failed)
 export type TargetResult = typeof TargetResult.Type
 
-/** Delivers messages. */
+/**
+ * Delivers messages.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Delivery extends Context.Tag("@sightline/core/Delivery")<Delivery, Delivery.Service>() {}
 
 export declare namespace Delivery {
@@ -87,19 +137,30 @@ export declare namespace Delivery {
   }
 }
 
-/** Delivers with the `Delivery` in context. */
+/**
+ * Delivers with the `Delivery` in context.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const deliver = (request: DeliveryRequest): Effect.Effect<ReadonlyArray<TargetResult>, never, Delivery> =>
   Effect.flatMap(Delivery, (delivery) => delivery.deliver(request))
 
 /**
  * Whether a string can be used as a recipient: one `@`, no whitespace (which also rules out header
  * injection through CR/LF), no characters that would need quoting. Not a full RFC 5322 parser.
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const isEmailAddress = (address: string): boolean => /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+$/.test(address)
 
 /**
  * The distinct targets of a request, in order: the e-mail addresses (trimmed; repeats compared
  * case-insensitively keep their first spelling), then the chat channel.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const targetsOf = (targets: Targets): ReadonlyArray<Target> => {
   const emails = Arr.dedupeWith(
@@ -113,7 +174,12 @@ export const targetsOf = (targets: Targets): ReadonlyArray<Target> => {
   ]
 }
 
-/** A target's result as a report records it. */
+/**
+ * A target's result as a report records it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toOutcome = (result: TargetResult): DeliveryOutcome => ({
   channel: result.target._tag === "Email" ? "email" : "chat_channel",
   target: result.target._tag === "Email" ? result.target.address : result.target.channelId,
@@ -121,13 +187,23 @@ export const toOutcome = (result: TargetResult): DeliveryOutcome => ({
   ...(result._tag === "Failed" ? { error: result.reason } : {})
 })
 
-/** The result for a target that is not an acceptable address, before any transport is asked. */
+/**
+ * The result for a target that is not an acceptable address, before any transport is asked.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const rejectInvalid = (target: Target): TargetResult | undefined =>
   target._tag === "Email" && !isEmailAddress(target.address)
     ? Failed.make({ target, reason: `invalid e-mail address ${JSON.stringify(target.address)}` })
     : undefined
 
-/** One message as the memory transport recorded it. */
+/**
+ * One message as the memory transport recorded it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Sent {
   readonly organizationId: OrganizationId
   readonly subject: string
@@ -136,7 +212,12 @@ export interface Sent {
   readonly target: Target
 }
 
-/** What the memory transport delivered, for assertions in tests. */
+/**
+ * What the memory transport delivered, for assertions in tests.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class MemoryDelivery extends Context.Tag("@sightline/core/Delivery/MemoryDelivery")<
   MemoryDelivery,
   MemoryDelivery.Service
@@ -150,7 +231,12 @@ export declare namespace MemoryDelivery {
   }
 }
 
-/** Scripted behaviour of the memory transport. */
+/**
+ * Scripted behaviour of the memory transport.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MemoryOptions {
   /** A reason to fail a (valid) target with, to test partial failures; every target succeeds by default. */
   readonly reject?: (target: Target) => string | undefined
@@ -164,6 +250,9 @@ export interface MemoryOptions {
 /**
  * A transport in memory for unit tests: invalid addresses fail, everything else is recorded as
  * delivered unless `options.reject` gives a reason.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Delivery | MemoryDelivery> =>
   Layer.effectContext(Effect.map(Ref.make<ReadonlyArray<Sent>>([]), (sent) => {
@@ -187,15 +276,28 @@ export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Delive
     )
   }))
 
-/** The memory transport that delivers to every valid target. */
+/**
+ * The memory transport that delivers to every valid target.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<Delivery | MemoryDelivery> = layerMemoryWith()
 
-/** What a deployment without a delivery transport reports for every target. */
+/**
+ * What a deployment without a delivery transport reports for every target.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const unconfiguredReason = "no delivery transport (SMTP or chat webhook) is configured on this server"
 
 /**
  * The delivery of a deployment that has none: every target fails, saying so, so a report is never
  * shown as delivered when nothing was sent. Unlike `layerMemory`, it records nothing.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerUnconfigured: Layer.Layer<Delivery> = Layer.succeed(
   Delivery,

@@ -10,7 +10,12 @@
 import type * as ConnectorRuntime from "./ConnectorRuntime.js"
 import type * as SemanticModel from "./SemanticModel.js"
 
-/** Column types by kind, as introspection names them in PostgreSQL and MySQL. */
+/**
+ * Column types by kind, as introspection names them in PostgreSQL and MySQL.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const numericType = /int|numeric|decimal|real|double|float|money/i
 export const timeType = /date|time/i
 export const textType = /char|text|string|enum/i
@@ -20,7 +25,12 @@ export const booleanType = /^bool|^tinyint\(1\)/i
 // so that it is written into a query as a plain string literal in either dialect.
 const listableValue = /^[\p{L}\p{N}][\p{L}\p{N} _&.-]{0,39}$/u
 
-/** A text column, and the values its table's comment lists for it. */
+/**
+ * A text column, and the values its table's comment lists for it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Listed {
   readonly table: ConnectorRuntime.Table
   readonly column: ConnectorRuntime.Column
@@ -32,6 +42,9 @@ export interface Listed {
  * or cancelled" (one clause per `;`), or a column's comment "one of Consumer, Business" (or "segment
  * is Consumer or Business", its own name). At least two values, so that prose ("price is in USD")
  * is not read as a list.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Listed> => {
   const listed: Array<Listed> = []
@@ -63,6 +76,9 @@ export const listedValues = (table: ConnectorRuntime.Table): ReadonlyArray<Liste
  * What a column's comment calls it: the words before the first "of", "in", "for" or punctuation
  * ("revenue of the order in USD" is revenue), when they are one to four words; a synonym of its
  * measure, so that a question may use the schema's own word for it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const commentHead = (comment: string): string | undefined => {
   const head = comment.split(
@@ -83,7 +99,12 @@ const split = (qualified: string): { schema?: string; table: string } => {
   return at < 0 ? { table: qualified } : { schema: qualified.slice(0, at), table: qualified.slice(at + 1) }
 }
 
-/** The model of a schema, for the connector named `connector`; none for a schema without tables. */
+/**
+ * The model of a schema, for the connector named `connector`; none for a schema without tables.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const derive = (
   connector: string,
   schema: ConnectorRuntime.SchemaInfo

@@ -9,7 +9,12 @@
  */
 import * as Schema from "effect/Schema"
 
-/** The seed's enumeration of error codes. */
+/**
+ * The seed's enumeration of error codes.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ErrorCode = Schema.Literal(
   "invalid_request",
   "unauthenticated",
@@ -25,7 +30,12 @@ export const ErrorCode = Schema.Literal(
 )
 export type ErrorCode = typeof ErrorCode.Type
 
-/** The seed's default message per code. */
+/**
+ * The seed's default message per code.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMessage: { readonly [K in ErrorCode]: string } = {
   invalid_request: "Invalid request body",
   unauthenticated: "Authentication required",
@@ -42,42 +52,72 @@ export const defaultMessage: { readonly [K in ErrorCode]: string } = {
 
 const messageField = (code: ErrorCode) => Schema.optionalWith(Schema.String, { default: () => defaultMessage[code] })
 
-/** Malformed request or missing required fields (also `model` with `chat_id`, an invalid playbook run). */
+/**
+ * Malformed request or missing required fields (also `model` with `chat_id`, an invalid playbook run).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: messageField("invalid_request")
 }) {
   readonly code = "invalid_request" as const
 }
 
-/** Missing or invalid credentials. */
+/**
+ * Missing or invalid credentials.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
   message: messageField("unauthenticated")
 }) {
   readonly code = "unauthenticated" as const
 }
 
-/** The caller is known but lacks the rights (including a model that is not permitted). */
+/**
+ * The caller is known but lacks the rights (including a model that is not permitted).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("PermissionDenied", {
   message: messageField("permission_denied")
 }) {
   readonly code = "permission_denied" as const
 }
 
-/** The resource does not exist, belongs to another organization, or is hidden by permissions. */
+/**
+ * The resource does not exist, belongs to another organization, or is hidden by permissions.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: messageField("not_found")
 }) {
   readonly code = "not_found" as const
 }
 
-/** A stale `expected_git_ref`, an illegal state transition, or a uniqueness clash. */
+/**
+ * A stale `expected_git_ref`, an illegal state transition, or a uniqueness clash.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   message: messageField("conflict")
 }) {
   readonly code = "conflict" as const
 }
 
-/** Too many requests for the organization. `retryAfterMillis` tells when a token is available. */
+/**
+ * Too many requests for the organization. `retryAfterMillis` tells when a token is available.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {
   message: messageField("rate_limit_exceeded"),
   retryAfterMillis: Schema.optionalWith(Schema.Number, { default: () => 1000 })
@@ -85,42 +125,72 @@ export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("
   readonly code = "rate_limit_exceeded" as const
 }
 
-/** An unexpected failure. The message shown to clients never carries internal detail. */
+/**
+ * An unexpected failure. The message shown to clients never carries internal detail.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Internal extends Schema.TaggedError<Internal>()("Internal", {
   message: messageField("internal")
 }) {
   readonly code = "internal" as const
 }
 
-/** The operation outlasted its limit. */
+/**
+ * The operation outlasted its limit.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
   message: messageField("timeout")
 }) {
   readonly code = "timeout" as const
 }
 
-/** The operation was cancelled. */
+/**
+ * The operation was cancelled.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Cancelled extends Schema.TaggedError<Cancelled>()("Cancelled", {
   message: messageField("cancelled")
 }) {
   readonly code = "cancelled" as const
 }
 
-/** Code ran and failed (a sandbox execution, a query). */
+/**
+ * Code ran and failed (a sandbox execution, a query).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class ExecutionFailed extends Schema.TaggedError<ExecutionFailed>()("ExecutionFailed", {
   message: messageField("execution_failed")
 }) {
   readonly code = "execution_failed" as const
 }
 
-/** A playbook run finished without producing a report. */
+/**
+ * A playbook run finished without producing a report.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class NoReport extends Schema.TaggedError<NoReport>()("NoReport", {
   message: messageField("no_report")
 }) {
   readonly code = "no_report" as const
 }
 
-/** Every Sightline API error. */
+/**
+ * Every Sightline API error.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ApiError =
   | InvalidRequest
   | Unauthenticated
@@ -134,7 +204,12 @@ export type ApiError =
   | ExecutionFailed
   | NoReport
 
-/** The schema of every Sightline API error (a union of the tagged errors). */
+/**
+ * The schema of every Sightline API error (a union of the tagged errors).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApiError = Schema.Union(
   InvalidRequest,
   Unauthenticated,
@@ -149,7 +224,12 @@ export const ApiError = Schema.Union(
   NoReport
 )
 
-/** Builds the error of a code with a message (used where a decision carries only its code). */
+/**
+ * Builds the error of a code with a message (used where a decision carries only its code).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fromCode = (code: ErrorCode, message?: string): ApiError => {
   const props = message === undefined ? {} : { message }
   switch (code) {

@@ -8,16 +8,31 @@
  * @since 0.1.0
  */
 
-/** Rows as a result gives them. */
+/**
+ * Rows as a result gives them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Rows = ReadonlyArray<ReadonlyArray<unknown>>
 
-/** How a comparison went; `difference` says what differs when it failed. */
+/**
+ * How a comparison went; `difference` says what differs when it failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Comparison {
   readonly passed: boolean
   readonly difference?: string | undefined
 }
 
-/** The relative tolerance of numbers (0.5%), and the absolute one near zero. */
+/**
+ * The relative tolerance of numbers (0.5%), and the absolute one near zero.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultTolerance = 0.005
 
 const numeric = (value: unknown): number | undefined =>
@@ -29,7 +44,12 @@ const numeric = (value: unknown): number | undefined =>
     ? Number(value)
     : undefined
 
-/** Whether an answer cell is an expected one. */
+/**
+ * Whether an answer cell is an expected one.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sameCell = (expected: unknown, got: unknown, tolerance = defaultTolerance): boolean => {
   if (expected === null || expected === undefined) return got === null || got === undefined
   const a = numeric(expected)
@@ -42,7 +62,12 @@ export const sameCell = (expected: unknown, got: unknown, tolerance = defaultTol
   return cell === text || (/^\d{4}-\d{2}-\d{2}$/.test(text) && cell.startsWith(text))
 }
 
-/** Whether an answer row holds every cell of an expected row, each in a cell of its own. */
+/**
+ * Whether an answer row holds every cell of an expected row, each in a cell of its own.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sameRow = (
   expected: ReadonlyArray<unknown>,
   got: ReadonlyArray<unknown>,
@@ -57,7 +82,12 @@ export const sameRow = (
   })
 }
 
-/** Whether SQL orders its result (an `ORDER BY` outside any parentheses). */
+/**
+ * Whether SQL orders its result (an `ORDER BY` outside any parentheses).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const orders = (sql: string): boolean => {
   let depth = 0
   const text = sql.replace(/'(?:[^']|'')*'/g, "''")
@@ -72,7 +102,12 @@ export const orders = (sql: string): boolean => {
 
 const show = (row: ReadonlyArray<unknown>) => JSON.stringify(row)
 
-/** Compares an answer's rows (none: the answer gave no table) with the expected ones. */
+/**
+ * Compares an answer's rows (none: the answer gave no table) with the expected ones.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const compare = (
   expected: Rows,
   got: Rows | undefined,

@@ -14,15 +14,30 @@ import { Conflict } from "./Errors.js"
 import { ChangeId, ChatId, ConnectorId, EvalRunId, MemberId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 
-/** Where a run is in its lifecycle. */
+/**
+ * Where a run is in its lifecycle.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Status = Schema.Literal("queued", "running", "completed", "failed", "cancelled")
 export type Status = typeof Status.Type
 
 const Cell = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
-/** Rows of JSON cells, as a case's sides and a re-run's are kept. */
+/**
+ * Rows of JSON cells, as a case's sides and a re-run's are kept.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Rows = Schema.Array(Schema.Array(Cell))
 
-/** The most rows of each side a case result keeps. */
+/**
+ * The most rows of each side a case result keeps.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const keptRows = 20
 
 const cellValue = (value: unknown): string | number | boolean | null =>
@@ -36,13 +51,23 @@ const cellValue = (value: unknown): string | number | boolean | null =>
     ? value.toISOString()
     : JSON.stringify(value)
 
-/** The first rows of a result as JSON cells (a case's sides, a re-run's): what is kept to be shown. */
+/**
+ * The first rows of a result as JSON cells (a case's sides, a re-run's): what is kept to be shown.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const kept = (
   rows: ReadonlyArray<ReadonlyArray<unknown>>
 ): ReadonlyArray<ReadonlyArray<Schema.Schema.Type<typeof Cell>>> =>
   rows.slice(0, keptRows).map((row) => row.map(cellValue))
 
-/** How one case went. */
+/**
+ * How one case went.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CaseResult = Schema.Struct({
   question: Schema.String,
   tags: Schema.Array(Schema.String),
@@ -92,13 +117,23 @@ const fields = {
   finished_at: Schema.optional(Schema.DateTimeUtc)
 }
 
-/** A run as stored. */
+/**
+ * A run as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class EvalRun extends Schema.Class<EvalRun>("@sightline/core/EvalRun")({
   ...fields,
   organization_id: OrganizationId
 }) {}
 
-/** A run as served. */
+/**
+ * A run as served.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const View = Schema.Struct({
   ...fields,
   passed: Schema.Int,
@@ -106,21 +141,41 @@ export const View = Schema.Struct({
 }).annotations({ identifier: "EvalRun" })
 export type View = typeof View.Type
 
-/** The served form of a stored run, with its counts. */
+/**
+ * The served form of a stored run, with its counts.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toView = (run: EvalRun): View => ({
   ...Struct.omit(run, "organization_id"),
   passed: run.results.filter((r) => r.passed).length,
   failed: run.results.filter((r) => !r.passed).length
 })
 
-/** The job kind of a queued run. */
+/**
+ * The job kind of a queued run.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const jobKind = "eval.run"
 
-/** The payload of an `eval.run` job: ids only (the worker loads the run). */
+/**
+ * The payload of an `eval.run` job: ids only (the worker loads the run).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const JobPayload = Schema.Struct({ evalRunId: EvalRunId, organizationId: OrganizationId })
 export type JobPayload = typeof JobPayload.Type
 
-/** A new queued run. */
+/**
+ * A new queued run.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: EvalRunId
   readonly organizationId: OrganizationId
@@ -148,7 +203,12 @@ export const make = (options: {
     created_at: options.at
   })
 
-/** The statuses a run may move to from each status. */
+/**
+ * The statuses a run may move to from each status.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const transitions: { readonly [S in Status]: ReadonlyArray<Status> } = {
   queued: ["running", "cancelled"],
   running: ["completed", "failed", "cancelled"],
@@ -162,10 +222,20 @@ const move = (run: EvalRun, to: Status, verb: string, changes: Partial<EvalRun>)
     ? Either.right(new EvalRun({ ...run, ...changes, status: to }))
     : Either.left(new Conflict({ message: `cannot ${verb} evaluation run ${run.id}: it is ${run.status}` }))
 
-/** `queued → running`. */
+/**
+ * `queued → running`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const start = (run: EvalRun, at: DateTime.Utc) => move(run, "running", "start", { started_at: at })
 
-/** A case's result, added to a running run. */
+/**
+ * A case's result, added to a running run.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const addResult = (run: EvalRun, result: CaseResult): Either.Either<EvalRun, Conflict> =>
   run.status === "running"
     ? Either.right(new EvalRun({ ...run, results: [...run.results, result] }))
@@ -174,6 +244,9 @@ export const addResult = (run: EvalRun, result: CaseResult): Either.Either<EvalR
 /**
  * `running → completed`, with its accuracy and its regressions against `previous` (the last
  * completed run of the same set, connector and model), when there is one.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const complete = (run: EvalRun, at: DateTime.Utc, previous?: EvalRun) => {
   const passedBefore = new Set(previous?.results.filter((r) => r.passed).map((r) => r.question) ?? [])
@@ -187,17 +260,37 @@ export const complete = (run: EvalRun, at: DateTime.Utc, previous?: EvalRun) => 
   })
 }
 
-/** `running → failed`, with the reason. */
+/**
+ * `running → failed`, with the reason.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fail = (run: EvalRun, error: string, at: DateTime.Utc) =>
   move(run, "failed", "fail", { error, finished_at: at })
 
-/** `queued | running → cancelled`. */
+/**
+ * `queued | running → cancelled`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const cancel = (run: EvalRun, at: DateTime.Utc) => move(run, "cancelled", "cancel", { finished_at: at })
 
-/** The keyset position of a run in listings (newest first); adapters must match it. */
+/**
+ * The keyset position of a run in listings (newest first); adapters must match it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keyset = (run: EvalRun): Pagination.Keyset => ({ at: DateTime.formatIso(run.created_at), id: run.id })
 
-/** The body of `POST /v2/evals/runs`. */
+/**
+ * The body of `POST /v2/evals/runs`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const StartRequest = Schema.Struct({
   /** The set's library path: `evals/<name>.yaml`, or a semantic model file for its verified queries. */
   set: Schema.NonEmptyTrimmedString,
@@ -209,7 +302,12 @@ export const StartRequest = Schema.Struct({
 }).annotations({ identifier: "StartEvalRunRequest" })
 export type StartRequest = typeof StartRequest.Type
 
-/** Query of `GET /v2/evals/runs`. */
+/**
+ * Query of `GET /v2/evals/runs`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListParams = Schema.Struct({
   limit: Pagination.limitParam(1, 200, 50),
   cursor: Schema.optional(Schema.String),
@@ -218,14 +316,24 @@ export const ListParams = Schema.Struct({
 })
 export type ListParams = typeof ListParams.Type
 
-/** Response of `GET /v2/evals/runs`, newest first; no `next_cursor` on the last page. */
+/**
+ * Response of `GET /v2/evals/runs`, newest first; no `next_cursor` on the last page.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListResponse = Schema.Struct({
   runs: Schema.Array(View),
   next_cursor: Schema.optional(Schema.String)
 }).annotations({ identifier: "EvalRunList" })
 export type ListResponse = typeof ListResponse.Type
 
-/** Query of `GET /v2/evals/compare`: two runs, typically of one set with two models. */
+/**
+ * Query of `GET /v2/evals/compare`: two runs, typically of one set with two models.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CompareParams = Schema.Struct({ left: EvalRunId, right: EvalRunId })
 export type CompareParams = typeof CompareParams.Type
 
@@ -240,7 +348,12 @@ const Side = Schema.Struct({
   failed: Schema.Int
 })
 
-/** Response of `GET /v2/evals/compare`: each run's figures, and each question's outcome in both. */
+/**
+ * Response of `GET /v2/evals/compare`: each run's figures, and each question's outcome in both.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CompareResponse = Schema.Struct({
   left: Side,
   right: Side,
@@ -253,7 +366,12 @@ export const CompareResponse = Schema.Struct({
 }).annotations({ identifier: "EvalComparison" })
 export type CompareResponse = typeof CompareResponse.Type
 
-/** Two runs side by side. */
+/**
+ * Two runs side by side.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const compare = (left: EvalRun, right: EvalRun): CompareResponse => {
   const side = (run: EvalRun) => {
     const view = toView(run)

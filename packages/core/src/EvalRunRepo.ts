@@ -16,7 +16,12 @@ import type { ConnectorId, EvalRunId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores evaluation runs. */
+/**
+ * Stores evaluation runs.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class EvalRunRepo extends Context.Tag("@sightline/core/EvalRunRepo")<EvalRunRepo, EvalRunRepo.Service>() {}
 
 export declare namespace EvalRunRepo {
@@ -46,7 +51,12 @@ export declare namespace EvalRunRepo {
   }
 }
 
-/** Runs in memory. */
+/**
+ * Runs in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<EvalRunRepo, never, MemoryState> = Layer.effect(
   EvalRunRepo,
   Effect.gen(function*() {

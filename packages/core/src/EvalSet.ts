@@ -27,7 +27,12 @@ import type * as SemanticModel from "./SemanticModel.js"
 
 const Cell = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
 
-/** One case of a set file. */
+/**
+ * One case of a set file.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CaseFile = Schema.Struct({
   question: Schema.NonEmptyTrimmedString,
   /** SQL over the connector's tables whose result is the right answer; it runs read-only. */
@@ -38,7 +43,12 @@ export const CaseFile = Schema.Struct({
 })
 export type CaseFile = typeof CaseFile.Type
 
-/** The format of `evals/*.yaml`. */
+/**
+ * The format of `evals/*.yaml`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EvalSetFile = Schema.Struct({
   name: Schema.optional(Schema.NonEmptyTrimmedString),
   /** The name of the connector the set is asked on by the evaluation check of a change. */
@@ -48,20 +58,35 @@ export const EvalSetFile = Schema.Struct({
 })
 export type EvalSetFile = typeof EvalSetFile.Type
 
-/** How a case's right answer is had. */
+/**
+ * How a case's right answer is had.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Expected =
   | { readonly kind: "sql"; readonly sql: string }
   | { readonly kind: "rows"; readonly rows: ReadonlyArray<ReadonlyArray<string | number | boolean | null>> }
   | { readonly kind: "verified_query"; readonly name: string }
 
-/** A case as a run asks it. */
+/**
+ * A case as a run asks it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Case {
   readonly question: string
   readonly expected: Expected
   readonly tags: ReadonlyArray<string>
 }
 
-/** A set as a run reads it. */
+/**
+ * A set as a run reads it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EvalSet {
   readonly path: string
   readonly name: string
@@ -70,10 +95,20 @@ export interface EvalSet {
   readonly cases: ReadonlyArray<Case>
 }
 
-/** Whether a library path holds an evaluation set file. */
+/**
+ * Whether a library path holds an evaluation set file.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isSetPath = (path: string): boolean => /^evals\/[^/]+\.ya?ml$/.test(path)
 
-/** Reads a set file; a case needs exactly one of `sql` and `expected`. */
+/**
+ * Reads a set file; a case needs exactly one of `sql` and `expected`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const parse = (path: string, text: string): Either.Either<EvalSet, ReadonlyArray<YamlFile.Problem>> =>
   Either.flatMap(YamlFile.decode(EvalSetFile, path, text), (file) => {
     const problems: Array<YamlFile.Problem> = []
@@ -100,7 +135,12 @@ export const parse = (path: string, text: string): Either.Either<EvalSet, Readon
       })
   })
 
-/** A semantic model's verified queries as a set: those whose parameters all have defaults. */
+/**
+ * A semantic model's verified queries as a set: those whose parameters all have defaults.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const ofModel = (model: SemanticModel.SemanticModel): EvalSet => ({
   path: model.path,
   name: `${model.file.name} (verified queries)`,

@@ -54,13 +54,23 @@ import * as SemanticModel from "./SemanticModel.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The error of a run whose process stopped while it ran. */
+/**
+ * The error of a run whose process stopped while it ran.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const abandonedMessage = "the server process running it stopped before it finished"
 
 /** The most rows a right answer's SQL reads. */
 const expectedRowLimit = 10_000
 
-/** The evaluation use cases. */
+/**
+ * The evaluation use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Evals extends Context.Tag("@sightline/core/Evals")<Evals, Evals.Service>() {}
 
 export declare namespace Evals {
@@ -105,7 +115,12 @@ export declare namespace Evals {
   }
 }
 
-/** What a change's evaluation check runs. */
+/**
+ * What a change's evaluation check runs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ChangeRunRequest {
   readonly set: string
   readonly connectorId: EvalRun.EvalRun["connector_id"]
@@ -114,7 +129,12 @@ export interface ChangeRunRequest {
   readonly changeId: NonNullable<EvalRun.EvalRun["change_id"]>
 }
 
-/** The set at a path of the library's files: an `evals/*.yaml` file, or a semantic model's verified queries. */
+/**
+ * The set at a path of the library's files: an `evals/*.yaml` file, or a semantic model's verified queries.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const setAt = (
   files: HashMap.HashMap<string, Uint8Array>,
   path: string
@@ -140,7 +160,12 @@ export const setAt = (
   })
 }
 
-/** Builds the use cases over the services in context. */
+/**
+ * Builds the use cases over the services in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const repo = yield* EvalRunRepo
   const connectors = yield* ConnectorRepo
@@ -456,8 +481,18 @@ const judge = (
   }
 }
 
-/** The evaluation use cases over the services in context. */
+/**
+ * The evaluation use cases over the services in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Evals, make)
 
-/** What the use cases need. */
+/**
+ * What the use cases need.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = Layer.Layer.Context<typeof layer>

@@ -16,7 +16,12 @@ import type { ExecutionId, OrganizationId, SandboxId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores executions. */
+/**
+ * Stores executions.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ExecutionRepo extends Context.Tag("@sightline/core/ExecutionRepo")<
   ExecutionRepo,
   ExecutionRepo.Service
@@ -41,7 +46,12 @@ export declare namespace ExecutionRepo {
   }
 }
 
-/** Executions in memory. */
+/**
+ * Executions in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<ExecutionRepo, never, MemoryState> = Layer.effect(
   ExecutionRepo,
   Effect.gen(function*() {

@@ -13,14 +13,29 @@ import * as Struct from "effect/Struct"
 import { ChangeId, ChatId, ConnectorId, FeedbackId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 
-/** Up or down. */
+/**
+ * Up or down.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Rating = Schema.Literal("up", "down")
 export type Rating = typeof Rating.Type
 
-/** The most characters of a comment. */
+/**
+ * The most characters of a comment.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxCommentLength = 2_000
 
-/** The most characters of the answer a rating keeps. */
+/**
+ * The most characters of the answer a rating keeps.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const keptAnswerLength = 4_000
 
 const fields = {
@@ -42,27 +57,52 @@ const fields = {
   updated_at: Schema.DateTimeUtc
 }
 
-/** A rating as stored: one per member and message (rating again replaces it). */
+/**
+ * A rating as stored: one per member and message (rating again replaces it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class FeedbackRecord extends Schema.Class<FeedbackRecord>("@sightline/core/FeedbackRecord")({
   ...fields,
   organization_id: OrganizationId
 }) {}
 
-/** A rating as served. */
+/**
+ * A rating as served.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const View = Schema.Struct(fields).annotations({ identifier: "Feedback" })
 export type View = typeof View.Type
 
-/** The served form of a stored rating. */
+/**
+ * The served form of a stored rating.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toView = (record: FeedbackRecord): View => Struct.omit(record, "organization_id")
 
-/** The body of `PUT /v2/chats/{chat_id}/messages/{message_id}/feedback`. */
+/**
+ * The body of `PUT /v2/chats/{chat_id}/messages/{message_id}/feedback`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RateRequest = Schema.Struct({
   rating: Rating,
   comment: Schema.optional(Schema.String.pipe(Schema.maxLength(maxCommentLength)))
 }).annotations({ identifier: "RateMessageRequest" })
 export type RateRequest = typeof RateRequest.Type
 
-/** Query of `GET /v2/feedback`. */
+/**
+ * Query of `GET /v2/feedback`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListParams = Schema.Struct({
   limit: Pagination.limitParam(1, 200, 50),
   cursor: Schema.optional(Schema.String),
@@ -72,27 +112,47 @@ export const ListParams = Schema.Struct({
 })
 export type ListParams = typeof ListParams.Type
 
-/** What `FeedbackRepo.list` keeps to. */
+/**
+ * What `FeedbackRepo.list` keeps to.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Filters {
   readonly rating?: Rating | undefined
   readonly connectorId?: number | undefined
   readonly model?: string | undefined
 }
 
-/** Whether a rating passes the filters (the memory repository's, and the SQL's `WHERE`). */
+/**
+ * Whether a rating passes the filters (the memory repository's, and the SQL's `WHERE`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const matches = (record: FeedbackRecord, filters: Filters): boolean =>
   (filters.rating === undefined || record.rating === filters.rating) &&
   (filters.connectorId === undefined || record.connector_id === filters.connectorId) &&
   (filters.model === undefined || record.model === filters.model)
 
-/** Response of `GET /v2/feedback`, newest first. */
+/**
+ * Response of `GET /v2/feedback`, newest first.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListResponse = Schema.Struct({
   feedback: Schema.Array(View),
   next_cursor: Schema.optional(Schema.String)
 }).annotations({ identifier: "FeedbackList" })
 export type ListResponse = typeof ListResponse.Type
 
-/** The keyset position of a rating in listings (newest update first). */
+/**
+ * The keyset position of a rating in listings (newest update first).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keyset = (record: FeedbackRecord): Pagination.Keyset => ({
   at: DateTime.formatIso(record.updated_at),
   id: record.id
@@ -104,6 +164,9 @@ export const keyset = (record: FeedbackRecord): Pagination.Keyset => ({
  *   its logical tables (`__orders`), `:name` parameters declared in `parameters`;
  * - `eval_case`: a case of `evals/feedback.yaml`, whose right answer is `sql` or `expected`, or else
  *   the rated answer's own rows (for an answer rated up).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const PromoteRequest = Schema.Union(
   Schema.Struct({
@@ -123,7 +186,12 @@ export const PromoteRequest = Schema.Union(
 ).annotations({ identifier: "PromoteFeedbackRequest" })
 export type PromoteRequest = typeof PromoteRequest.Type
 
-/** Response of `POST /v2/feedback/{id}/promote`: the library change filed, to review like any other. */
+/**
+ * Response of `POST /v2/feedback/{id}/promote`: the library change filed, to review like any other.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PromoteResponse = Schema.Struct({
   change_id: ChangeId,
   path: Schema.String

@@ -14,7 +14,12 @@ import type { FeedbackId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores ratings. */
+/**
+ * Stores ratings.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class FeedbackRepo extends Context.Tag("@sightline/core/FeedbackRepo")<FeedbackRepo, FeedbackRepo.Service>() {}
 
 export declare namespace FeedbackRepo {
@@ -37,7 +42,12 @@ export declare namespace FeedbackRepo {
   }
 }
 
-/** Ratings in memory. */
+/**
+ * Ratings in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<FeedbackRepo, never, MemoryState> = Layer.effect(
   FeedbackRepo,
   Effect.gen(function*() {

@@ -39,10 +39,20 @@ import * as Policy from "./Policy.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as Traced from "./Traced.js"
 
-/** The set promoted cases go to. */
+/**
+ * The set promoted cases go to.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const feedbackSetPath = "evals/feedback.yaml"
 
-/** The feedback use cases. */
+/**
+ * The feedback use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Feedbacks extends Context.Tag("@sightline/core/Feedbacks")<Feedbacks, Feedbacks.Service>() {}
 
 export declare namespace Feedbacks {
@@ -74,7 +84,12 @@ export declare namespace Feedbacks {
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-/** A library YAML file with one more item in the list at `key` (the file made when there is none). */
+/**
+ * A library YAML file with one more item in the list at `key` (the file made when there is none).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const appendTo = (text: string | undefined, key: string, item: unknown, fresh: Record<string, unknown>) => {
   const document = text === undefined ? new Yaml.Document(fresh) : Yaml.parseDocument(text)
   if (document.errors.length > 0) return Option.none<string>()
@@ -85,7 +100,12 @@ export const appendTo = (text: string | undefined, key: string, item: unknown, f
   return Option.some(document.toString({ lineWidth: 0 }))
 }
 
-/** Builds the use cases over the services in context. */
+/**
+ * Builds the use cases over the services in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const repo = yield* FeedbackRepo
   const chats = yield* ChatRepo
@@ -240,5 +260,10 @@ export const make = Effect.gen(function*() {
   return Feedbacks.of({ rate, list, promote })
 })
 
-/** The feedback use cases over the services in context. */
+/**
+ * The feedback use cases over the services in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Feedbacks, make)

@@ -13,6 +13,9 @@ import { GroupId, MemberId, OrganizationId, RoleId } from "./Ids.js"
 /**
  * A group as stored. `member_ids` and `role_ids` are sets: deduplicated and sorted, which is also
  * how repositories return them.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class Group extends Schema.Class<Group>("@sightline/core/Group")({
   id: GroupId,
@@ -24,11 +27,21 @@ export class Group extends Schema.Class<Group>("@sightline/core/Group")({
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** Deduplicated, sorted ids: the canonical form of a group's member and role sets. */
+/**
+ * Deduplicated, sorted ids: the canonical form of a group's member and role sets.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const normalizeIds = <A extends string>(ids: Iterable<A>): ReadonlyArray<A> =>
   Arr.sort(Arr.dedupe(ids), Order.string)
 
-/** Builds a new group, normalizing its member and role sets. */
+/**
+ * Builds a new group, normalizing its member and role sets.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: GroupId
   readonly organizationId: OrganizationId

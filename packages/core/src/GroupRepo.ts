@@ -19,7 +19,12 @@ import * as RbacMemory from "./internal/rbacMemory.js"
 import { ScimGroupMappingRecord } from "./ScimGroupMapping.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores groups and SCIM group mappings. */
+/**
+ * Stores groups and SCIM group mappings.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class GroupRepo extends Context.Tag("@sightline/core/GroupRepo")<GroupRepo, GroupRepo.Service>() {}
 
 export declare namespace GroupRepo {
@@ -66,19 +71,34 @@ export declare namespace GroupRepo {
   }
 }
 
-/** The listing order of groups: oldest first, ties broken by id. */
+/**
+ * The listing order of groups: oldest first, ties broken by id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const order: Order.Order<Group> = Order.combine(
   Order.mapInput(DateTime.Order, (group: Group) => group.created_at),
   Order.mapInput(Order.string, (group: Group) => group.id)
 )
 
-/** The listing order of mappings: by display name, ties broken by id. */
+/**
+ * The listing order of mappings: by display name, ties broken by id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const mappingOrder: Order.Order<ScimGroupMappingRecord> = Order.combine(
   Order.mapInput(Order.string, (mapping: ScimGroupMappingRecord) => mapping.displayName),
   Order.mapInput(Order.string, (mapping: ScimGroupMappingRecord) => mapping.id)
 )
 
-/** Groups and mappings in memory (sharing their tables with the memory `MemberRepo` and `RoleRepo`). */
+/**
+ * Groups and mappings in memory (sharing their tables with the memory `MemberRepo` and `RoleRepo`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<GroupRepo, never, MemoryState> = Layer.effect(
   GroupRepo,
   Effect.gen(function*() {

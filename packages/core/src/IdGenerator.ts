@@ -11,7 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 
-/** Generates UUIDs (v4 in production). */
+/**
+ * Generates UUIDs (v4 in production).
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class IdGenerator extends Context.Tag("@sightline/core/IdGenerator")<
   IdGenerator,
   IdGenerator.Service
@@ -25,19 +30,34 @@ export declare namespace IdGenerator {
   }
 }
 
-/** A new UUID from the `IdGenerator` in context. */
+/**
+ * A new UUID from the `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const uuid: Effect.Effect<string, never, IdGenerator> = Effect.flatMap(IdGenerator, (g) => g.uuid)
 
 // Core is compiled without DOM or Node typings (it must not reach for I/O), so the one Web Crypto
 // function it needs is declared here.
 const webCrypto = (globalThis as unknown as { readonly crypto: { randomUUID(): string } }).crypto
 
-/** UUID v4 from the platform's `crypto.randomUUID` (Node 20+, browsers, Deno, Bun). */
+/**
+ * UUID v4 from the platform's `crypto.randomUUID` (Node 20+, browsers, Deno, Bun).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<IdGenerator> = Layer.succeed(IdGenerator, {
   uuid: Effect.sync(() => webCrypto.randomUUID())
 })
 
-/** Sequential, valid v4-shaped UUIDs (`00000000-0000-4000-8000-000000000001`, ...) for tests. */
+/**
+ * Sequential, valid v4-shaped UUIDs (`00000000-0000-4000-8000-000000000001`, ...) for tests.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerTest: Layer.Layer<IdGenerator> = Layer.effect(
   IdGenerator,
   Effect.map(Ref.make(0), (counter) => ({

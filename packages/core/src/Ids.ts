@@ -10,50 +10,110 @@ import * as Schema from "effect/Schema"
 
 const uuid = <const B extends string>(brand: B) => Schema.UUID.pipe(Schema.brand(brand))
 
-/** An organization (tenant). */
+/**
+ * An organization (tenant).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const OrganizationId = uuid("OrganizationId")
 export type OrganizationId = typeof OrganizationId.Type
 
-/** A member of an organization: a human or a service account. */
+/**
+ * A member of an organization: a human or a service account.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MemberId = uuid("MemberId")
 export type MemberId = typeof MemberId.Type
 
-/** A role (named permission set). */
+/**
+ * A role (named permission set).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RoleId = uuid("RoleId")
 export type RoleId = typeof RoleId.Type
 
-/** A group of members (the target of SCIM group mappings). */
+/**
+ * A group of members (the target of SCIM group mappings).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GroupId = uuid("GroupId")
 export type GroupId = typeof GroupId.Type
 
-/** A SCIM group mapping. */
+/**
+ * A SCIM group mapping.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ScimGroupMappingId = uuid("ScimGroupMappingId")
 export type ScimGroupMappingId = typeof ScimGroupMappingId.Type
 
-/** An API key record (never the secret). */
+/**
+ * An API key record (never the secret).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApiKeyId = uuid("ApiKeyId")
 export type ApiKeyId = typeof ApiKeyId.Type
 
-/** A chat. */
+/**
+ * A chat.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatId = uuid("ChatId")
 export type ChatId = typeof ChatId.Type
 
-/** A chat cell (an execution step or a message). */
+/**
+ * A chat cell (an execution step or a message).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CellId = uuid("CellId")
 export type CellId = typeof CellId.Type
 
-/** A chat message. */
+/**
+ * A chat message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MessageId = uuid("MessageId")
 export type MessageId = typeof MessageId.Type
 
-/** A generated asset (chart, image, table, file). */
+/**
+ * A generated asset (chart, image, table, file).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssetId = uuid("AssetId")
 export type AssetId = typeof AssetId.Type
 
-/** The largest PostgreSQL `integer`: the bound of every integer id. */
+/**
+ * The largest PostgreSQL `integer`: the bound of every integer id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxInt32 = 2_147_483_647
 
-/** A data connector: an integer, as in the hosted service. */
+/**
+ * A data connector: an integer, as in the hosted service.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorId = Schema.Int.pipe(
   Schema.positive(),
   // Stored as a PostgreSQL `integer`: a larger id names no connector, and must not reach the database.
@@ -62,7 +122,12 @@ export const ConnectorId = Schema.Int.pipe(
 )
 export type ConnectorId = typeof ConnectorId.Type
 
-/** A model in the organization's catalogue: an integer, as `default_model_id` is. */
+/**
+ * A model in the organization's catalogue: an integer, as `default_model_id` is.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ModelNumber = Schema.Int.pipe(
   Schema.positive(),
   Schema.lessThanOrEqualTo(maxInt32, { message: () => `a model number is at most ${maxInt32}` }),
@@ -70,58 +135,128 @@ export const ModelNumber = Schema.Int.pipe(
 )
 export type ModelNumber = typeof ModelNumber.Type
 
-/** A playbook. */
+/**
+ * A playbook.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PlaybookId = uuid("PlaybookId")
 export type PlaybookId = typeof PlaybookId.Type
 
-/** A playbook report. */
+/**
+ * A playbook report.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ReportId = uuid("ReportId")
 export type ReportId = typeof ReportId.Type
 
-/** A sandbox ("sandcastle"). The spec calls it a sandbox id rather than a UUID; Sightline mints UUIDs. */
+/**
+ * A sandbox ("sandcastle"). The spec calls it a sandbox id rather than a UUID; Sightline mints UUIDs.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SandboxId = uuid("SandboxId")
 export type SandboxId = typeof SandboxId.Type
 
-/** An execution recorded by a sandbox: an opaque string. */
+/**
+ * An execution recorded by a sandbox: an opaque string.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecutionId = Schema.NonEmptyTrimmedString.pipe(Schema.brand("ExecutionId"))
 export type ExecutionId = typeof ExecutionId.Type
 
-/** A reviewable library change (all its revisions share it). */
+/**
+ * A reviewable library change (all its revisions share it).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChangeId = uuid("ChangeId")
 export type ChangeId = typeof ChangeId.Type
 
-/** An agent. */
+/**
+ * An agent.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AgentId = uuid("AgentId")
 export type AgentId = typeof AgentId.Type
 
-/** The webhook trigger id of an agent. */
+/**
+ * The webhook trigger id of an agent.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const WebhookTriggerId = uuid("WebhookTriggerId")
 export type WebhookTriggerId = typeof WebhookTriggerId.Type
 
-/** One run of an agent. */
+/**
+ * One run of an agent.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AgentRunId = uuid("AgentRunId")
 export type AgentRunId = typeof AgentRunId.Type
 
-/** One run of an evaluation set. */
+/**
+ * One run of an evaluation set.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EvalRunId = uuid("EvalRunId")
 export type EvalRunId = typeof EvalRunId.Type
 
-/** A member's rating of an assistant message. */
+/**
+ * A member's rating of an assistant message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FeedbackId = uuid("FeedbackId")
 export type FeedbackId = typeof FeedbackId.Type
 
-/** An app (GetApp on the RPC surface). */
+/**
+ * An app (GetApp on the RPC surface).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AppId = uuid("AppId")
 export type AppId = typeof AppId.Type
 
-/** An audit log entry. */
+/**
+ * An audit log entry.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AuditLogEntryId = uuid("AuditLogEntryId")
 export type AuditLogEntryId = typeof AuditLogEntryId.Type
 
-/** A chat channel registered for report delivery (`chat_channel_id` of playbooks and agents). */
+/**
+ * A chat channel registered for report delivery (`chat_channel_id` of playbooks and agents).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatChannelId = uuid("ChatChannelId")
 export type ChatChannelId = typeof ChatChannelId.Type
 
-/** A queued job. */
+/**
+ * A queued job.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const JobId = uuid("JobId")
 export type JobId = typeof JobId.Type

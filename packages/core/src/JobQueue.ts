@@ -30,14 +30,27 @@ import { MemoryState } from "./Transaction.js"
 /**
  * Where a job is: `pending` (waiting for `run_at`), `running` (claimed under a lease), `completed`,
  * or `failed` (no attempts left, or failed for good). `completed` and `failed` are final.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const JobStatus = Schema.Literal("pending", "running", "completed", "failed")
 export type JobStatus = typeof JobStatus.Type
 
-/** Attempts a job gets when `enqueue` does not say otherwise. */
+/**
+ * Attempts a job gets when `enqueue` does not say otherwise.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMaxAttempts = 5
 
-/** A job as stored. */
+/**
+ * A job as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Job extends Schema.Class<Job>("@sightline/core/JobQueue/Job")({
   id: JobId,
   organization_id: OrganizationId,
@@ -64,7 +77,12 @@ export class Job extends Schema.Class<Job>("@sightline/core/JobQueue/Job")({
   finished_at: Schema.optional(Schema.DateTimeUtc)
 }) {}
 
-/** What to enqueue. */
+/**
+ * What to enqueue.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface EnqueueOptions {
   readonly organizationId: OrganizationId
   readonly kind: string
@@ -77,21 +95,36 @@ export interface EnqueueOptions {
   readonly maxAttempts?: number | undefined
 }
 
-/** Who claims what, and for how long. */
+/**
+ * Who claims what, and for how long.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ClaimOptions {
   readonly workerId: string
   readonly kinds: Arr.NonEmptyReadonlyArray<string>
   readonly leaseMillis: number
 }
 
-/** How an attempt failed. */
+/**
+ * How an attempt failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FailOptions {
   readonly error: string
   /** Retry at this time when attempts remain; without it the job fails for good. */
   readonly retryAt?: DateTime.Utc | undefined
 }
 
-/** Durable jobs shared by every process over one store. */
+/**
+ * Durable jobs shared by every process over one store.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class JobQueue extends Context.Tag("@sightline/core/JobQueue")<JobQueue, JobQueue.Service>() {}
 
 export declare namespace JobQueue {
@@ -120,11 +153,21 @@ export declare namespace JobQueue {
   }
 }
 
-/** Is `job` still the claim `claimed` (same holder, same attempt, still running)? */
+/**
+ * Is `job` still the claim `claimed` (same holder, same attempt, still running)?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isSameClaim = (job: Job, claimed: Job): boolean =>
   job.status === "running" && job.locked_by === claimed.locked_by && job.attempts === claimed.attempts
 
-/** Claim order: earliest `run_at` first, then oldest, then by id. */
+/**
+ * Claim order: earliest `run_at` first, then oldest, then by id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const claimOrder: Order.Order<Job> = Order.combineAll([
   Order.mapInput(DateTime.Order, (job: Job) => job.run_at),
   Order.mapInput(DateTime.Order, (job: Job) => job.created_at),
@@ -140,7 +183,12 @@ const release = (job: Job) => {
   return rest
 }
 
-/** Jobs in memory, in `MemoryState` tables so that an enqueue inside a transaction rolls back with it. */
+/**
+ * Jobs in memory, in `MemoryState` tables so that an enqueue inside a transaction rolls back with it.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<JobQueue, never, MemoryState | IdGenerator> = Layer.effect(
   JobQueue,
   Effect.gen(function*() {

@@ -6,10 +6,20 @@
  */
 import * as Schema from "effect/Schema"
 
-/** A JSON value. */
+/**
+ * A JSON value.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 
-/** A JSON value (finite numbers only, so that every value survives a round trip through `jsonb`). */
+/**
+ * A JSON value (finite numbers only, so that every value survives a round trip through `jsonb`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Json: Schema.Schema<Json> = Schema.Union(
   Schema.Null,
   Schema.Boolean,
@@ -19,6 +29,11 @@ export const Json: Schema.Schema<Json> = Schema.Union(
   Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
 ).annotations({ identifier: "Json" })
 
-/** A JSON object (not an array, not a scalar). */
+/**
+ * A JSON object (not an array, not a scalar).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const JsonObject = Schema.Record({ key: Schema.String, value: Json })
 export type JsonObject = typeof JsonObject.Type

@@ -18,11 +18,21 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SemanticModel from "./SemanticModel.js"
 
-/** Who speaks in a message. */
+/**
+ * Who speaks in a message.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Role = Schema.Literal("system", "user", "assistant", "tool")
 export type Role = typeof Role.Type
 
-/** A tool call as the model made it. `arguments` is JSON text, decoded by the caller against the tool's schema. */
+/**
+ * A tool call as the model made it. `arguments` is JSON text, decoded by the caller against the tool's schema.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ToolCall = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -33,6 +43,9 @@ export type ToolCall = typeof ToolCall.Type
 /**
  * One message of the conversation. An `assistant` message carries the `toolCalls` it made; a `tool`
  * message carries the result of one call in `content` and names it with `toolCallId`.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const Message = Schema.Struct({
   role: Role,
@@ -42,7 +55,12 @@ export const Message = Schema.Struct({
 })
 export type Message = typeof Message.Type
 
-/** A tool the model may call: `parameters` is a JSON Schema object describing its arguments. */
+/**
+ * A tool the model may call: `parameters` is a JSON Schema object describing its arguments.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Tool = Schema.Struct({
   name: Schema.String,
   description: Schema.String,
@@ -54,6 +72,9 @@ export type Tool = typeof Tool.Type
  * A tool declared once, as the Effect schema of its arguments: its `parameters` are that schema's
  * JSON Schema (`JSONSchema.make`, inlined: providers take no `$ref` in tool parameters), and the
  * same schema decodes the model's arguments.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const toolOf = <A, I>(name: string, description: string, schema: Schema.Schema<A, I>): Tool => {
   const definitions: Record<string, JSONSchema.JsonSchema7> = {}
@@ -71,6 +92,9 @@ export const toolOf = <A, I>(name: string, description: string, schema: Schema.S
 /**
  * A connector's semantic model, as data, for a model that reads data rather than prose (the
  * offline model): language models read the prompt's rendering of it instead.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const SemanticContext = Schema.Struct({
   connector_id: Schema.Int,
@@ -80,7 +104,12 @@ export const SemanticContext = Schema.Struct({
 })
 export type SemanticContext = typeof SemanticContext.Type
 
-/** A generation request. */
+/**
+ * A generation request.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GenerateRequest = Schema.Struct({
   /** The provider's model name (the catalogue maps model ids to it). */
   model: Schema.String,
@@ -95,7 +124,12 @@ export const GenerateRequest = Schema.Struct({
 })
 export type GenerateRequest = typeof GenerateRequest.Type
 
-/** Token counts of a generation, when the provider reports them. */
+/**
+ * Token counts of a generation, when the provider reports them.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Usage = Schema.Struct({
   inputTokens: Schema.Int.pipe(Schema.nonNegative()),
   outputTokens: Schema.Int.pipe(Schema.nonNegative())
@@ -106,11 +140,19 @@ export type Usage = typeof Usage.Type
  * Why a generation ended: `stop` (a complete answer), `tool_calls` (the model waits for tool results),
  * `length` (`maxTokens` reached) or `error` (the provider ended the generation abnormally after it started,
  * e.g. a content filter; a request that fails outright fails the stream instead).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const FinishReason = Schema.Literal("stop", "tool_calls", "length", "error")
 export type FinishReason = typeof FinishReason.Type
 
-/** A piece of generated text. */
+/**
+ * A piece of generated text.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TextDelta = Schema.TaggedStruct("TextDelta", { text: Schema.String })
 export type TextDelta = typeof TextDelta.Type
 
@@ -118,27 +160,48 @@ export type TextDelta = typeof TextDelta.Type
  * A piece of text a provider streamed, the value `TextDelta.make` builds, without its check (the
  * text is a string already): every token of every answer is one, where the check cost more than
  * the rest of the token's decoding.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const textDelta = (text: string): TextDelta => ({ _tag: "TextDelta", text })
 
-/** A complete tool call. */
+/**
+ * A complete tool call.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ToolCallPart = Schema.TaggedStruct("ToolCall", ToolCall.fields)
 export type ToolCallPart = typeof ToolCallPart.Type
 
-/** The last part of every generation. */
+/**
+ * The last part of every generation.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Finish = Schema.TaggedStruct("Finish", {
   reason: FinishReason,
   usage: Schema.optional(Usage)
 })
 export type Finish = typeof Finish.Type
 
-/** A part of a generation stream. */
+/**
+ * A part of a generation stream.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Part = Schema.Union(TextDelta, ToolCallPart, Finish)
 export type Part = typeof Part.Type
 
 /**
  * Why a request failed: the provider is `unavailable` (network, 5xx, timeout), `rate_limited`,
  * `unauthorized` (bad credentials), or rejected an `invalid_request` (unknown model, context too long).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ErrorReason = Schema.Literal("unavailable", "rate_limited", "unauthorized", "invalid_request")
 export type ErrorReason = typeof ErrorReason.Type
@@ -146,6 +209,9 @@ export type ErrorReason = typeof ErrorReason.Type
 /**
  * A generation that could not be carried out. Not an API error: the agent decides whether to retry
  * (`retryable`) and how to report it in the chat.
+ *
+ * @since 0.1.0
+ * @category errors
  */
 export class LanguageModelError extends Schema.TaggedError<LanguageModelError>()("LanguageModelError", {
   reason: ErrorReason,
@@ -157,7 +223,12 @@ export class LanguageModelError extends Schema.TaggedError<LanguageModelError>()
   }
 }
 
-/** A whole generation, collected from its parts. */
+/**
+ * A whole generation, collected from its parts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Response {
   readonly text: string
   readonly toolCalls: ReadonlyArray<ToolCall>
@@ -165,7 +236,12 @@ export interface Response {
   readonly usage?: Usage
 }
 
-/** Generates replies. */
+/**
+ * Generates replies.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class LanguageModel extends Context.Tag("@sightline/core/LanguageModel")<
   LanguageModel,
   LanguageModel.Service
@@ -179,7 +255,12 @@ export declare namespace LanguageModel {
   }
 }
 
-/** Collects parts into a response: text deltas joined, tool calls in order, the finish part's reason and usage. */
+/**
+ * Collects parts into a response: text deltas joined, tool calls in order, the finish part's reason and usage.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fromParts = (parts: Iterable<Part>): Response => {
   let text = ""
   const toolCalls: Array<ToolCall> = []
@@ -196,25 +277,50 @@ export const fromParts = (parts: Iterable<Part>): Response => {
     : { text, toolCalls, finishReason, usage: finish.usage }
 }
 
-/** Collects a generation stream into a response. */
+/**
+ * Collects a generation stream into a response.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const collect = <E, R>(parts: Stream.Stream<Part, E, R>): Effect.Effect<Response, E, R> =>
   Effect.map(Stream.runCollect(parts), fromParts)
 
-/** Streams a generation from the `LanguageModel` in context. */
+/**
+ * Streams a generation from the `LanguageModel` in context.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const generate = (request: GenerateRequest): Stream.Stream<Part, LanguageModelError, LanguageModel> =>
   Stream.unwrap(Effect.map(LanguageModel, (model) => model.generate(request)))
 
-/** Runs a generation of the `LanguageModel` in context to the end and collects it. */
+/**
+ * Runs a generation of the `LanguageModel` in context to the end and collects it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const generateText = (request: GenerateRequest): Effect.Effect<Response, LanguageModelError, LanguageModel> =>
   Effect.flatMap(LanguageModel, (model) => collect(model.generate(request)))
 
-/** The parts of a plain answer: the text, then `Finish` with `stop`. */
+/**
+ * The parts of a plain answer: the text, then `Finish` with `stop`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const reply = (text: string, usage?: Usage): ReadonlyArray<Part> => [
   TextDelta.make({ text }),
   Finish.make(usage === undefined ? { reason: "stop" } : { reason: "stop", usage })
 ]
 
-/** The parts of a turn that calls tools (arguments given as values, sent as JSON text), then `Finish` with `tool_calls`. */
+/**
+ * The parts of a turn that calls tools (arguments given as values, sent as JSON text), then `Finish` with `tool_calls`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const callTools = (
   ...calls: ReadonlyArray<{ readonly id?: string; readonly name: string; readonly arguments: unknown }>
 ): ReadonlyArray<Part> => [
@@ -224,16 +330,29 @@ export const callTools = (
   Finish.make({ reason: "tool_calls" })
 ]
 
-/** One scripted generation: the parts to stream, or the error to fail with. */
+/**
+ * One scripted generation: the parts to stream, or the error to fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Turn = ReadonlyArray<Part> | LanguageModelError
 
 /**
  * What the memory model answers: a list of turns played in order (one per `generate`), or a function
  * of the request and the number of earlier requests.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Script = ReadonlyArray<Turn> | ((request: GenerateRequest, index: number) => Turn)
 
-/** What the memory model received, for assertions in tests. */
+/**
+ * What the memory model received, for assertions in tests.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class MemoryLanguageModel extends Context.Tag("@sightline/core/LanguageModel/MemoryLanguageModel")<
   MemoryLanguageModel,
   MemoryLanguageModel.Service
@@ -250,6 +369,9 @@ export declare namespace MemoryLanguageModel {
 /**
  * A scripted model for unit tests: it understands nothing and streams the scripted turns verbatim.
  * A list script that runs out is a defect (the test expected fewer generations).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemory = (script: Script): Layer.Layer<LanguageModel | MemoryLanguageModel> =>
   Layer.effectContext(Effect.map(Ref.make<ReadonlyArray<GenerateRequest>>([]), (requests) => {

@@ -27,17 +27,30 @@ import * as Owners from "./Owners.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 
-/** The files of a snapshot: path to bytes. */
+/**
+ * The files of a snapshot: path to bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Files = LibraryDiff.Files
 
 /**
  * Staged edits, as a sandbox reports them against the snapshot it mounted: a path to its new bytes,
  * or none to delete it. Edits rather than a whole snapshot, because a mount is pruned: a file
  * missing from a pruned snapshot may be hidden, not deleted.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Edits = HashMap.HashMap<string, Option.Option<Uint8Array>>
 
-/** Main as it is now, with the OWNERS tree that governs every read and review. */
+/**
+ * Main as it is now, with the OWNERS tree that governs every read and review.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Main {
   /** The ref of main; none for a library nothing was merged into yet. */
   readonly head: Option.Option<string>
@@ -45,14 +58,24 @@ export interface Main {
   readonly tree: Owners.OwnersTree
 }
 
-/** A snapshot pruned to what one caller may read (what a sandbox mounts). */
+/**
+ * A snapshot pruned to what one caller may read (what a sandbox mounts).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface View {
   /** The commit shown; none for the empty library. */
   readonly ref: Option.Option<string>
   readonly files: Files
 }
 
-/** Edits applied to their base and checked: the snapshot they make and its diff. */
+/**
+ * Edits applied to their base and checked: the snapshot they make and its diff.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Staged {
   readonly baseRef: Option.Option<string>
   /** The full snapshot the edits make (hidden files of the base included, untouched). */
@@ -62,7 +85,12 @@ export interface Staged {
   readonly touchedPaths: ReadonlyArray<string>
 }
 
-/** Reads the library for callers. */
+/**
+ * Reads the library for callers.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Library extends Context.Tag("@sightline/core/Library")<Library, Library.Service>() {}
 
 export declare namespace Library {
@@ -118,6 +146,9 @@ export declare namespace Library {
  * one there: changes introducing one never merge). It fails closed: one root file whose only
  * reader is a role no one can hold (role names are never empty), no owners, no inheritance, so
  * only admins read and write until an admin's change repairs the file.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const lockedTree: Owners.OwnersTree = {
   folders: HashMap.make([
@@ -132,11 +163,21 @@ export const lockedTree: Owners.OwnersTree = {
   ])
 }
 
-/** The OWNERS tree of a snapshot, or the locked tree when one of its OWNERS files is malformed. */
+/**
+ * The OWNERS tree of a snapshot, or the locked tree when one of its OWNERS files is malformed.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const treeOf = (files: Files): Owners.OwnersTree =>
   Either.getOrElse(Owners.fromSnapshot(files), () => lockedTree)
 
-/** May the caller read every one of these paths (under main's tree)? */
+/**
+ * May the caller read every one of these paths (under main's tree)?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const readsAll = (
   tree: Owners.OwnersTree,
   caller: Owners.Caller,
@@ -144,7 +185,12 @@ export const readsAll = (
 ): Decision.Decision<"not_found"> =>
   Decision.all(Arr.map(Arr.fromIterable(paths), (path) => Owners.readAuthority(tree, caller, path)))
 
-/** Builds the service from the library store, the member repository and `Auth` (live roles). */
+/**
+ * Builds the service from the library store, the member repository and `Auth` (live roles).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const store = yield* LibraryStore
   const members = yield* MemberRepo
@@ -253,5 +299,10 @@ export const make = Effect.gen(function*() {
   return Library.of({ main, at, callerOf, liveCallers, snapshotFor, stage, diff })
 })
 
-/** The `Library` service over the library store, the member repository and `Auth`. */
+/**
+ * The `Library` service over the library store, the member repository and `Auth`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Library, never, LibraryStore | MemberRepo | Auth> = Layer.effect(Library, make)

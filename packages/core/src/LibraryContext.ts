@@ -13,7 +13,12 @@ import * as HashMap from "effect/HashMap"
 import * as Utf8 from "./internal/utf8.js"
 import type * as LibraryDiff from "./LibraryDiff.js"
 
-/** A saved query of the library. */
+/**
+ * A saved query of the library.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SavedQuery {
   readonly path: string
   readonly sql: string
@@ -25,7 +30,12 @@ export interface SavedQuery {
   readonly description?: string | undefined
 }
 
-/** A note of the library. */
+/**
+ * A note of the library.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Note {
   readonly path: string
   readonly text: string
@@ -33,7 +43,12 @@ export interface Note {
 
 const isOwners = (path: string) => path === "OWNERS" || path.endsWith("/OWNERS")
 
-/** The readable text files of a snapshot (OWNERS files left out: they govern, they do not inform). */
+/**
+ * The readable text files of a snapshot (OWNERS files left out: they govern, they do not inform).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const textFiles = (files: LibraryDiff.Files): ReadonlyArray<Note> =>
   [...HashMap.entries(files)]
     .filter(([path]) => !isOwners(path))
@@ -42,7 +57,12 @@ export const textFiles = (files: LibraryDiff.Files): ReadonlyArray<Note> =>
 
 const namedParam = /(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g
 
-/** The saved queries of a snapshot. */
+/**
+ * The saved queries of a snapshot.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const savedQueries = (files: LibraryDiff.Files): ReadonlyArray<SavedQuery> =>
   textFiles(files).filter((file) => file.path.endsWith(".sql")).map((file) => {
     const params: Array<string> = []
@@ -59,11 +79,21 @@ export const savedQueries = (files: LibraryDiff.Files): ReadonlyArray<SavedQuery
     }
   })
 
-/** The notes of a snapshot: its Markdown files. */
+/**
+ * The notes of a snapshot: its Markdown files.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const notes = (files: LibraryDiff.Files): ReadonlyArray<Note> =>
   textFiles(files).filter((file) => /\.(md|markdown)$/i.test(file.path))
 
-/** A statement with its named parameters turned into positional ones. */
+/**
+ * A statement with its named parameters turned into positional ones.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Bound {
   readonly text: string
   readonly params: ReadonlyArray<string | number | boolean | null>
@@ -74,6 +104,9 @@ export interface Bound {
 /**
  * Binds `:name` parameters as `$1..$n` with the given values (each name once, however often it
  * appears), numbered after `offset` placeholders the statement already has.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const bindNamedParams = (sql: string, values: Readonly<Record<string, unknown>>, offset = 0): Bound => {
   const order: Array<string> = []
@@ -94,13 +127,23 @@ export const bindNamedParams = (sql: string, values: Readonly<Record<string, unk
   return { text, params, missing }
 }
 
-/** A search hit. */
+/**
+ * A search hit.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Hit {
   readonly path: string
   readonly snippet: string
 }
 
-/** Files whose path or text contains the query's words, best first (at most `limit`). */
+/**
+ * Files whose path or text contains the query's words, best first (at most `limit`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const search = (files: LibraryDiff.Files, query: string, limit = 10): ReadonlyArray<Hit> => {
   const words = query.toLowerCase().split(/[^\p{L}\p{N}_]+/u).filter((w) => w.length > 1)
   if (words.length === 0) return []
@@ -122,10 +165,20 @@ export const search = (files: LibraryDiff.Files, query: string, limit = 10): Rea
     .map(({ path, snippet }) => ({ path, snippet }))
 }
 
-/** The most note text the system prompt carries; the rest is reachable with `search_library`. */
+/**
+ * The most note text the system prompt carries; the rest is reachable with `search_library`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const promptNoteBudget = 8_000
 
-/** The library section of the system prompt: saved queries with their parameters, then notes within the budget. */
+/**
+ * The library section of the system prompt: saved queries with their parameters, then notes within the budget.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const render = (files: LibraryDiff.Files): string => {
   const queries = savedQueries(files)
   const lines: Array<string> = []

@@ -16,25 +16,53 @@ import { merge as diff3 } from "node-diff3"
 import { Diff } from "./Change.js"
 import * as Utf8 from "./internal/utf8.js"
 
-/** The files of a snapshot: normalized relative paths to their bytes. */
+/**
+ * The files of a snapshot: normalized relative paths to their bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Files = HashMap.HashMap<string, Uint8Array>
 
-/** UTF-8 bytes of a string. */
+/**
+ * UTF-8 bytes of a string.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const encodeText: (text: string) => Uint8Array = Utf8.encodeText
 
-/** A string from UTF-8 bytes (invalid sequences become U+FFFD, as git shows them). */
+/**
+ * A string from UTF-8 bytes (invalid sequences become U+FFFD, as git shows them).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const decodeText: (bytes: Uint8Array) => string = Utf8.decodeText
 
-/** Git's heuristic: a file is binary when a NUL byte occurs in its first 8000 bytes. */
+/**
+ * Git's heuristic: a file is binary when a NUL byte occurs in its first 8000 bytes.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isBinary = (bytes: Uint8Array): boolean => bytes.subarray(0, 8000).includes(0)
 
-/** Byte-wise equality. */
+/**
+ * Byte-wise equality.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean =>
   a.length === b.length && a.every((byte, i) => byte === b[i])
 
 /**
  * Why a path is not a valid library path, or undefined when it is one: relative, `/`-separated,
  * without empty, `.` or `..` segments, backslashes or control characters.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const pathProblem = (path: string): string | undefined => {
   if (path === "") return "a path must not be empty"
@@ -46,7 +74,12 @@ export const pathProblem = (path: string): string | undefined => {
   return undefined
 }
 
-/** The last segment of a path. */
+/**
+ * The last segment of a path.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const baseName = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
 
 const sortedPaths = (files: Files): Array<string> => Arr.sort(HashMap.keys(files), Order.string)
@@ -129,7 +162,12 @@ const unifiedText = (oldName: string, newName: string, before: string, after: st
   return { additions, deletions, text: patch.hunks.length === 0 ? "" : formatPatch(patch, FILE_HEADERS_ONLY) }
 }
 
-/** The diff of two snapshots: one `Diff` per changed file and a git-style unified `raw_diff`. */
+/**
+ * The diff of two snapshots: one `Diff` per changed file and a git-style unified `raw_diff`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface DiffResult {
   readonly diffs: ReadonlyArray<Diff>
   readonly raw_diff: string
@@ -138,6 +176,9 @@ export interface DiffResult {
 /**
  * Diffs two snapshots as `git diff` does: new, deleted, modified and (exactly) renamed files, binary
  * files (a NUL byte in the first 8000 bytes) reported without line counts.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const diffFiles = (base: Files, head: Files): DiffResult => {
   const diffs: Array<Diff> = []
@@ -182,17 +223,32 @@ export const diffFiles = (base: Files, head: Files): DiffResult => {
   return { diffs, raw_diff: sections.join("") }
 }
 
-/** Every path a diff touches: old and new paths of renames, sorted and without duplicates. */
+/**
+ * Every path a diff touches: old and new paths of renames, sorted and without duplicates.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const touchedPaths = (diffs: ReadonlyArray<Diff>): Array<string> =>
   Arr.sort(
     Arr.dedupe(diffs.flatMap((d) => (d.old_path === d.new_path ? [d.new_path] : [d.old_path, d.new_path]))),
     Order.string
   )
 
-/** Why a file could not be merged. */
+/**
+ * Why a file could not be merged.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ConflictKind = "content" | "add/add" | "modify/delete" | "binary"
 
-/** One conflicting file of a three-way merge. */
+/**
+ * One conflicting file of a three-way merge.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FileConflict {
   readonly path: string
   readonly kind: ConflictKind
@@ -204,7 +260,12 @@ export interface FileConflict {
   readonly rej: string
 }
 
-/** The outcome of a three-way merge. */
+/**
+ * The outcome of a three-way merge.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type MergeResult =
   | { readonly _tag: "Clean"; readonly files: Files }
   | {
@@ -216,7 +277,12 @@ export type MergeResult =
     readonly view: string
   }
 
-/** Labels of the two sides in conflict markers. */
+/**
+ * Labels of the two sides in conflict markers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MergeLabels {
   readonly ours: string
   readonly theirs: string
@@ -230,6 +296,9 @@ const sameBytes = (a: Option.Option<Uint8Array>, b: Option.Option<Uint8Array>) =
  * a file changed on one side only takes that side; a file changed on both sides is merged line by
  * line with diff3 and conflicts when both sides edited the same lines, or when one side deleted it,
  * or when it is binary.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const mergeFiles = (
   base: Files,

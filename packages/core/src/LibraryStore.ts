@@ -23,19 +23,44 @@ import type { MemberId, OrganizationId } from "./Ids.js"
 import * as LibraryDiff from "./LibraryDiff.js"
 import { MemoryState } from "./Transaction.js"
 
-/** The files of a snapshot: path to bytes. */
+/**
+ * The files of a snapshot: path to bytes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Files = LibraryDiff.Files
 
-/** A diff of two snapshots: per-file entries and the unified `raw_diff`. */
+/**
+ * A diff of two snapshots: per-file entries and the unified `raw_diff`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type DiffResult = LibraryDiff.DiffResult
 
-/** The outcome of a three-way merge: the merged files, or the conflicts. */
+/**
+ * The outcome of a three-way merge: the merged files, or the conflicts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type MergeResult = LibraryDiff.MergeResult
 
-/** One conflicting file of a merge. */
+/**
+ * One conflicting file of a merge.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type FileConflict = LibraryDiff.FileConflict
 
-/** A commit: its files and where it came from. */
+/**
+ * A commit: its files and where it came from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Snapshot {
   readonly ref: string
   readonly parent: Option.Option<string>
@@ -45,7 +70,12 @@ export interface Snapshot {
   readonly files: Files
 }
 
-/** A new commit: every file (`files`), or the edits to its parent (`changes`, none deletes). */
+/**
+ * A new commit: every file (`files`), or the edits to its parent (`changes`, none deletes).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type CommitInput =
   & {
     /** The commit this one follows; absent for the first commit of a library. */
@@ -58,7 +88,12 @@ export type CommitInput =
     | { readonly changes: HashMap.HashMap<string, Option.Option<Uint8Array>> }
   )
 
-/** Stores library snapshots. */
+/**
+ * Stores library snapshots.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class LibraryStore extends Context.Tag("@sightline/core/LibraryStore")<LibraryStore, LibraryStore.Service>() {}
 
 export declare namespace LibraryStore {
@@ -103,7 +138,12 @@ export declare namespace LibraryStore {
   }
 }
 
-/** Fails with `InvalidRequest` naming the first invalid path. */
+/**
+ * Fails with `InvalidRequest` naming the first invalid path.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const validatePaths = (paths: Iterable<string>): Effect.Effect<void, InvalidRequest> => {
   for (const path of paths) {
     const problem = LibraryDiff.pathProblem(path)
@@ -112,7 +152,12 @@ export const validatePaths = (paths: Iterable<string>): Effect.Effect<void, Inva
   return Effect.void
 }
 
-/** The files of a commit after applying edits to its parent's files. */
+/**
+ * The files of a commit after applying edits to its parent's files.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const applyChanges = (
   parent: Files,
   changes: HashMap.HashMap<string, Option.Option<Uint8Array>>
@@ -150,7 +195,12 @@ const toSnapshot = (commit: StoredCommit): Snapshot => ({
   files: HashMap.map(commit.blobs, (blob) => Either.getOrThrow(Encoding.decodeBase64(blob)))
 })
 
-/** Library snapshots in memory. Refs are 40 hex digits from a counter (the SQL store hashes). */
+/**
+ * Library snapshots in memory. Refs are 40 hex digits from a counter (the SQL store hashes).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<LibraryStore, never, MemoryState> = Layer.effect(
   LibraryStore,
   Effect.gen(function*() {

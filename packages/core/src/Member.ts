@@ -14,6 +14,9 @@ import { isSystemAdmin, type Role } from "./Role.js"
 /**
  * An e-mail address: one `@`, no spaces, a dotted domain, at most 254 characters (RFC 5321's path
  * limit). Deliberately loose beyond that: the only real check of an address is delivering to it.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const Email = Schema.String.pipe(
   Schema.maxLength(254),
@@ -22,7 +25,12 @@ export const Email = Schema.String.pipe(
 )
 export type Email = typeof Email.Type
 
-/** A member as stored. Role assignments and group memberships live beside it (see `MemberRepo`). */
+/**
+ * A member as stored. Role assignments and group memberships live beside it (see `MemberRepo`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Member extends Schema.Class<Member>("@sightline/core/Member")({
   id: MemberId,
   organization_id: OrganizationId,
@@ -37,7 +45,12 @@ export class Member extends Schema.Class<Member>("@sightline/core/Member")({
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** A member as listed by `GET /v2/members`. */
+/**
+ * A member as listed by `GET /v2/members`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MemberSummary = Schema.Struct({
   id: MemberId,
   email: Schema.String,
@@ -52,11 +65,21 @@ export const MemberSummary = Schema.Struct({
 })
 export type MemberSummary = typeof MemberSummary.Type
 
-/** Sorted, deduplicated names of roles (a role held directly and through a group shows once). */
+/**
+ * Sorted, deduplicated names of roles (a role held directly and through a group shows once).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const roleNames = (roles: Iterable<Role>): ReadonlyArray<string> =>
   Arr.sort(Arr.dedupe(Arr.map(Arr.fromIterable(roles), (role) => role.name)), Order.string)
 
-/** The listing of a member, given every role it holds (directly or through groups). */
+/**
+ * The listing of a member, given every role it holds (directly or through groups).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toSummary = (member: Member, roles: ReadonlyArray<Role>): MemberSummary => ({
   id: member.id,
   email: member.email,
@@ -68,7 +91,12 @@ export const toSummary = (member: Member, roles: ReadonlyArray<Role>): MemberSum
   created_at: member.created_at
 })
 
-/** The response of `GET /v2/members`. */
+/**
+ * The response of `GET /v2/members`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MemberList = Schema.Struct({
   members: Schema.Array(MemberSummary)
 })
@@ -77,6 +105,9 @@ export type MemberList = typeof MemberList.Type
 /**
  * The response of `GET /v2/members/me`: who the caller is and what this credential may do (a
  * console shows only what the caller can use; the API enforces it either way).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const Me = Schema.Struct({
   member_id: MemberId,
@@ -91,7 +122,12 @@ export const Me = Schema.Struct({
 })
 export type Me = typeof Me.Type
 
-/** The body of `POST /v2/members/invite`: who, and which system role they join with. */
+/**
+ * The body of `POST /v2/members/invite`: who, and which system role they join with.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const InviteMember = Schema.Struct({
   email: Email,
   role: Permission.SystemRoleName
@@ -101,6 +137,9 @@ export type InviteMember = typeof InviteMember.Type
 /**
  * The response of `POST /v2/members/invite`: with a one-time sign-in link's token, which lets the
  * invited person set a password (shown this once; the http package turns it into a URL).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const InviteMemberResult = Schema.Struct({
   success: Schema.Boolean,
@@ -113,13 +152,23 @@ export const InviteMemberResult = Schema.Struct({
 })
 export type InviteMemberResult = typeof InviteMemberResult.Type
 
-/** The query of `DELETE /v2/members/{id}`: a soft delete unless `hard_delete=true`. */
+/**
+ * The query of `DELETE /v2/members/{id}`: a soft delete unless `hard_delete=true`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteMemberParams = Schema.Struct({
   hard_delete: Schema.optionalWith(Schema.BooleanFromString, { default: () => false })
 })
 export type DeleteMemberParams = typeof DeleteMemberParams.Type
 
-/** The response of `DELETE /v2/members/{id}`. */
+/**
+ * The response of `DELETE /v2/members/{id}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteMemberResult = Schema.Struct({
   id: MemberId,
   success: Schema.Boolean

@@ -21,7 +21,12 @@ import { Member } from "./Member.js"
 import { ScimGroupMappingRecord } from "./ScimGroupMapping.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores members. */
+/**
+ * Stores members.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class MemberRepo extends Context.Tag("@sightline/core/MemberRepo")<MemberRepo, MemberRepo.Service>() {}
 
 export declare namespace MemberRepo {
@@ -79,13 +84,23 @@ export declare namespace MemberRepo {
   }
 }
 
-/** The listing order of members: oldest first, ties broken by id. */
+/**
+ * The listing order of members: oldest first, ties broken by id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const order: Order.Order<Member> = Order.combine(
   Order.mapInput(DateTime.Order, (member: Member) => member.created_at),
   Order.mapInput(Order.string, (member: Member) => member.id)
 )
 
-/** Members in memory (sharing their tables with the memory `RoleRepo` and `GroupRepo`). */
+/**
+ * Members in memory (sharing their tables with the memory `RoleRepo` and `GroupRepo`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<MemberRepo, never, MemoryState> = Layer.effect(
   MemberRepo,
   Effect.gen(function*() {

@@ -40,7 +40,12 @@ import { SessionRepo } from "./SessionRepo.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The members use cases. */
+/**
+ * The members use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Members extends Context.Tag("@sightline/core/Members")<Members, Members.Service>() {}
 
 export declare namespace Members {
@@ -110,7 +115,12 @@ const heldRoles = <R extends Role.Role>(
   return roles.filter((role) => direct.includes(role.id) || viaGroups.includes(role.id))
 }
 
-/** The organization's `admin` or `member` system role; every organization is created with both. */
+/**
+ * The organization's `admin` or `member` system role; every organization is created with both.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const systemRole = (
   organizationId: OrganizationId,
   name: Permission.SystemRoleName
@@ -127,7 +137,12 @@ export const systemRole = (
     }))
   )
 
-/** What a change would do to the organization's admins. */
+/**
+ * What a change would do to the organization's admins.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AdminChange =
   | { readonly _tag: "RemoveMember"; readonly memberId: MemberId }
   | { readonly _tag: "UnassignAdmin"; readonly memberId: MemberId }
@@ -135,6 +150,9 @@ export type AdminChange =
 /**
  * Fails with `Conflict` when the change would leave an organization that has a live admin without
  * one. Admins are the live members holding the `admin` system role directly or through a group.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const ensureAdminRemains = (
   organizationId: OrganizationId,
@@ -162,14 +180,24 @@ export const ensureAdminRemains = (
     }
   })
 
-/** The part of an e-mail address before the `@`: the display name of a member invited without one. */
+/**
+ * The part of an e-mail address before the `@`: the display name of a member invited without one.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const nameFromEmail = (email: string): string => email.slice(0, email.lastIndexOf("@"))
 
 // -----------------------------------------------------------------------------------------------
 // The service
 // -----------------------------------------------------------------------------------------------
 
-/** Builds the members use cases over the repositories in context. */
+/**
+ * Builds the members use cases over the repositories in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const members = yield* MemberRepo
   const roles = yield* RoleRepo
@@ -374,5 +402,10 @@ export const make = Effect.gen(function*() {
   return Members.of({ me, list, invite, delete: remove, listRoles, assignRole, unassignRole })
 })
 
-/** The members use cases over the repositories, `Transaction`, `Auditor` and `IdGenerator` in context. */
+/**
+ * The members use cases over the repositories, `Transaction`, `Auditor` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Members, make)

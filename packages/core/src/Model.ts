@@ -17,10 +17,20 @@ import * as Schema from "effect/Schema"
 import type { OrganizationId } from "./Ids.js"
 import { ModelNumber } from "./Ids.js"
 
-/** A model id as chats and GET /v2/models carry it (for example `gpt-4.1` or `claude-sonnet-4`). */
+/**
+ * A model id as chats and GET /v2/models carry it (for example `gpt-4.1` or `claude-sonnet-4`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ModelId = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))
 
-/** A model as listed by GET /v2/models. */
+/**
+ * A model as listed by GET /v2/models.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Model extends Schema.Class<Model>("@sightline/core/Model")({
   id: Schema.String,
   /** The integer id of the model: what roles' `default_model_id` and `allowed_model_ids` take. */
@@ -31,11 +41,21 @@ export class Model extends Schema.Class<Model>("@sightline/core/Model")({
   default: Schema.Boolean
 }) {}
 
-/** The response of GET /v2/models. */
+/**
+ * The response of GET /v2/models.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ModelsResponse = Schema.Struct({ models: Schema.Array(Model) })
 export type ModelsResponse = typeof ModelsResponse.Type
 
-/** A model of the catalogue. `provider` names the adapter that serves it (openai, anthropic, ...). */
+/**
+ * A model of the catalogue. `provider` names the adapter that serves it (openai, anthropic, ...).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class CatalogueEntry extends Schema.Class<CatalogueEntry>("@sightline/core/CatalogueEntry")({
   number: ModelNumber,
   id: ModelId,
@@ -45,10 +65,20 @@ export class CatalogueEntry extends Schema.Class<CatalogueEntry>("@sightline/cor
   model: Schema.optional(Schema.NonEmptyTrimmedString)
 }) {}
 
-/** The name the provider knows the model by. */
+/**
+ * The name the provider knows the model by.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const providerModel = (entry: CatalogueEntry): string => entry.model ?? entry.id
 
-/** The models of an organization and the one its chats get by default. */
+/**
+ * The models of an organization and the one its chats get by default.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Catalogue {
   readonly entries: Arr.NonEmptyReadonlyArray<CatalogueEntry>
   readonly defaultModel: CatalogueEntry
@@ -57,6 +87,9 @@ export interface Catalogue {
 /**
  * Checks a configured catalogue: at least one entry, numbers and ids unique, the default listed.
  * The message says what is wrong, for the configuration error it becomes.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const makeCatalogue = (
   entries: ReadonlyArray<CatalogueEntry>,
@@ -75,15 +108,30 @@ export const makeCatalogue = (
   })
 }
 
-/** The entry of a model id. */
+/**
+ * The entry of a model id.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const findById = (catalogue: Catalogue, id: string): Option.Option<CatalogueEntry> =>
   Arr.findFirst(catalogue.entries, (e) => e.id === id)
 
-/** The entry of a model number (as roles store it). */
+/**
+ * The entry of a model number (as roles store it).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const findByNumber = (catalogue: Catalogue, number: ModelNumber): Option.Option<CatalogueEntry> =>
   Arr.findFirst(catalogue.entries, (e) => e.number === number)
 
-/** A catalogue entry as GET /v2/models lists it. */
+/**
+ * A catalogue entry as GET /v2/models lists it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toModel = (entry: CatalogueEntry, isDefault: boolean): Model =>
   new Model({
     id: entry.id,
@@ -96,13 +144,21 @@ export const toModel = (entry: CatalogueEntry, isDefault: boolean): Model =>
 /**
  * The response of GET /v2/models: the entries the caller may use (in catalogue order), flagging the
  * caller's default (the organization's, unless a role sets another).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const toModelsResponse = (
   entries: ReadonlyArray<CatalogueEntry>,
   defaultModel: CatalogueEntry
 ): ModelsResponse => ({ models: entries.map((e) => toModel(e, e.number === defaultModel.number)) })
 
-/** The models the configured providers offer, per organization. */
+/**
+ * The models the configured providers offer, per organization.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ModelCatalogue extends Context.Tag("@sightline/core/ModelCatalogue")<
   ModelCatalogue,
   ModelCatalogue.Service
@@ -119,6 +175,9 @@ export declare namespace ModelCatalogue {
 /**
  * The same catalogue for every organization, fixed at startup (the models of the configured
  * providers). An invalid catalogue is a configuration error: building the layer dies with why.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerStatic = (
   entries: ReadonlyArray<CatalogueEntry>,
@@ -132,11 +191,21 @@ export const layerStatic = (
     })
   )
 
-/** The catalogue of tests: the offline model (the default) and a second, fast one. */
+/**
+ * The catalogue of tests: the offline model (the default) and a second, fast one.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const testEntries: Arr.NonEmptyReadonlyArray<CatalogueEntry> = [
   new CatalogueEntry({ number: ModelNumber.make(1), id: "offline", provider: "offline", supports_fast_mode: false }),
   new CatalogueEntry({ number: ModelNumber.make(2), id: "offline-fast", provider: "offline", supports_fast_mode: true })
 ]
 
-/** A static catalogue of `testEntries` with `offline` as the default. */
+/**
+ * A static catalogue of `testEntries` with `offline` as the default.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerTest: Layer.Layer<ModelCatalogue> = layerStatic(testEntries, "offline")

@@ -15,7 +15,12 @@ import { ModelCatalogue } from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 
-/** The models use case. */
+/**
+ * The models use case.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Models extends Context.Tag("@sightline/core/Models")<Models, Models.Service>() {}
 
 export declare namespace Models {
@@ -30,13 +35,23 @@ export declare namespace Models {
   }
 }
 
-/** The policy engine's view of a catalogue (it knows models by number and id only). */
+/**
+ * The policy engine's view of a catalogue (it knows models by number and id only).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toPolicyCatalogue = (catalogue: Model.Catalogue): Policy.Catalogue => ({
   models: catalogue.entries.map((entry) => ({ number: entry.number, id: entry.id, provider: entry.provider })),
   defaultModel: catalogue.defaultModel.number
 })
 
-/** The response of `GET /v2/models` for a caller, given the organization's catalogue. */
+/**
+ * The response of `GET /v2/models` for a caller, given the organization's catalogue.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const modelsFor = (principal: Policy.Principal, catalogue: Model.Catalogue): Model.ModelsResponse => {
   const policyCatalogue = toPolicyCatalogue(catalogue)
   const allowed = Policy.allowedModels(principal, policyCatalogue).map((model) => model.number)
@@ -48,7 +63,12 @@ export const modelsFor = (principal: Policy.Principal, catalogue: Model.Catalogu
   }
 }
 
-/** Builds the models use case over the `ModelCatalogue` in context. */
+/**
+ * Builds the models use case over the `ModelCatalogue` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const catalogues = yield* ModelCatalogue
 
@@ -60,5 +80,10 @@ export const make = Effect.gen(function*() {
   return Models.of({ list })
 })
 
-/** The models use case over the `ModelCatalogue` in context. */
+/**
+ * The models use case over the `ModelCatalogue` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Models, make)

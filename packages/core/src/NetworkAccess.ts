@@ -17,7 +17,12 @@
 import * as Either from "effect/Either"
 import ipaddr from "ipaddr.js"
 
-/** What the operator allows beyond the public internet. */
+/**
+ * What the operator allows beyond the public internet.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Policy {
   /** Every address, private and loopback ones and Unix sockets included. */
   readonly allowPrivate: boolean
@@ -25,15 +30,28 @@ export interface Policy {
   readonly allowHosts: ReadonlyArray<string>
 }
 
-/** The default: the public internet only. */
+/**
+ * The default: the public internet only.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const publicOnly: Policy = { allowPrivate: false, allowHosts: [] }
 
-/** Everything (development and tests, or an operator who runs a single tenant). */
+/**
+ * Everything (development and tests, or an operator who runs a single tenant).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const allowAll: Policy = { allowPrivate: true, allowHosts: [] }
 
 /**
  * Checks an allow-list's entries (host names, IP addresses, CIDR ranges), answering the first that
  * is neither: an operator's typo must stop the start, not open or close the wrong thing.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const validateAllowHosts = (entries: ReadonlyArray<string>): Either.Either<ReadonlyArray<string>, string> => {
   for (const entry of entries) {
@@ -59,6 +77,9 @@ const parse = (address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined => {
 /**
  * Is `address` on the public internet? IPv4 in any form the C library accepts (`127.1`,
  * `2130706433`, `0x7f.1`), IPv6, and IPv4-mapped IPv6; anything else is not.
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const isPublicAddress = (address: string): boolean => {
   const parsed = parse(address)
@@ -82,13 +103,21 @@ const allowedRange = (entry: string, address: ipaddr.IPv4 | ipaddr.IPv6): boolea
 /**
  * Does `address` match one of `entries` (IP addresses in any spelling, and CIDR ranges)? Host names
  * in `entries` match nothing here.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const inRanges = (entries: ReadonlyArray<string>, address: string): boolean => {
   const parsed = parse(address)
   return parsed !== undefined && entries.some((entry) => isAddressOrRange(entry) && allowedRange(entry, parsed))
 }
 
-/** Is `entry` an IP address (any spelling) or a CIDR range? */
+/**
+ * Is `entry` an IP address (any spelling) or a CIDR range?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isAddressOrRange = (entry: string): boolean =>
   entry.includes("/") ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry)
 
@@ -96,6 +125,9 @@ export const isAddressOrRange = (entry: string): boolean =>
  * May the server connect to `address`, which `host` (the name a tenant gave, or the address
  * itself) resolved to? Unix socket paths (a host starting with `/`) are allowed only with
  * `allowPrivate`.
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const isAllowed = (policy: Policy, host: string, address: string): boolean => {
   if (policy.allowPrivate) return true
@@ -109,22 +141,42 @@ export const isAllowed = (policy: Policy, host: string, address: string): boolea
   )
 }
 
-/** The code of the error a refused lookup fails with (as Node's own lookup errors have codes). */
+/**
+ * The code of the error a refused lookup fails with (as Node's own lookup errors have codes).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const refusedCode = "EPRIVATE"
 
-/** One address of a lookup, as Node's `dns.lookup` answers it. */
+/**
+ * One address of a lookup, as Node's `dns.lookup` answers it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LookupAddress {
   readonly address: string
   readonly family: number
 }
 
-/** A resolver as Node's `dns.lookup(hostname, { all: true }, callback)`. */
+/**
+ * A resolver as Node's `dns.lookup(hostname, { all: true }, callback)`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Resolve = (
   hostname: string,
   callback: (error: Error | null, addresses: ReadonlyArray<LookupAddress>) => void
 ) => void
 
-/** A socket's `lookup` option, as `net.connect` calls it. */
+/**
+ * A socket's `lookup` option, as `net.connect` calls it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Lookup = (
   hostname: string,
   options: { readonly all?: boolean | undefined },
@@ -135,6 +187,9 @@ export type Lookup = (
  * A socket's `lookup` under `policy`: it resolves every address of the name and refuses the name
  * (an error with code `EPRIVATE`) if any one is not allowed, so a name with one public and one
  * private address cannot be steered to the private one.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const lookup = (policy: Policy, resolve: Resolve): Lookup => (hostname, options, callback) => {
   resolve(hostname, (error, addresses) => {
@@ -146,10 +201,20 @@ export const lookup = (policy: Policy, resolve: Resolve): Lookup => (hostname, o
   })
 }
 
-/** Is `error` a refusal of `lookup` (or of a check of a literal address that threw one)? */
+/**
+ * Is `error` a refusal of `lookup` (or of a check of a literal address that threw one)?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isRefusal = (error: unknown): boolean =>
   typeof error === "object" && error !== null && (error as { code?: unknown }).code === refusedCode
 
-/** A refusal for `host`, to fail a connection with before it starts. */
+/**
+ * A refusal for `host`, to fail a connection with before it starts.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const refusal = (host: string): Error =>
   Object.assign(new Error(`${host} is not a public address`), { code: refusedCode })

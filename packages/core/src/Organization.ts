@@ -7,7 +7,12 @@ import * as Schema from "effect/Schema"
 import { OrganizationId } from "./Ids.js"
 import { Email } from "./Member.js"
 
-/** An organization as stored and served. */
+/**
+ * An organization as stored and served.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Organization extends Schema.Class<Organization>("@sightline/core/Organization")({
   id: OrganizationId,
   name: Schema.NonEmptyTrimmedString,
@@ -20,6 +25,9 @@ const TrimmedName = Schema.Trim.pipe(Schema.compose(Schema.NonEmptyTrimmedString
 /**
  * The input of creating an organization (the ops CLI and host bootstrap; an in-process input, so
  * camelCase): its name and its first admin, without whom nobody could administer it.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CreateOrganization = Schema.Struct({
   name: TrimmedName,

@@ -13,7 +13,12 @@ import type { OrganizationId } from "./Ids.js"
 import type { Organization } from "./Organization.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores organizations. */
+/**
+ * Stores organizations.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class OrganizationRepo extends Context.Tag("@sightline/core/OrganizationRepo")<
   OrganizationRepo,
   OrganizationRepo.Service
@@ -29,7 +34,12 @@ export declare namespace OrganizationRepo {
   }
 }
 
-/** Organizations in memory. */
+/**
+ * Organizations in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<OrganizationRepo, never, MemoryState> = Layer.effect(
   OrganizationRepo,
   Effect.gen(function*() {

@@ -31,14 +31,24 @@ import { RoleRepo } from "./RoleRepo.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** What creating an organization made: the organization, its two system roles and its first admin. */
+/**
+ * What creating an organization made: the organization, its two system roles and its first admin.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Created {
   readonly organization: Organization
   readonly roles: { readonly admin: Role.RoleRecord; readonly member: Role.RoleRecord }
   readonly admin: Member
 }
 
-/** The organizations use cases. */
+/**
+ * The organizations use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Organizations extends Context.Tag("@sightline/core/Organizations")<
   Organizations,
   Organizations.Service
@@ -60,13 +70,23 @@ export declare namespace Organizations {
   }
 }
 
-/** A file every new organization's library starts with. */
+/**
+ * A file every new organization's library starts with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface StarterFile {
   readonly path: string
   readonly text: string
 }
 
-/** Options of the organizations use cases. */
+/**
+ * Options of the organizations use cases.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /**
    * The files a new organization's library starts with, committed to main by its first admin
@@ -75,7 +95,12 @@ export interface Options {
   readonly starterLibrary: ReadonlyArray<StarterFile>
 }
 
-/** Builds the organizations use cases over the repositories in context (and `LibraryStore` for a starter library). */
+/**
+ * Builds the organizations use cases over the repositories in context (and `LibraryStore` for a starter library).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const organizations = yield* OrganizationRepo
@@ -166,11 +191,26 @@ export const makeWith = (options: Options) =>
     return Organizations.of({ create, get, list })
   })
 
-/** Builds the organizations use cases with an empty starter library. */
+/**
+ * Builds the organizations use cases with an empty starter library.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = makeWith({ starterLibrary: [] })
 
-/** The organizations use cases over the repositories, `Transaction`, `AuditLogRepo` and `IdGenerator` in context. */
+/**
+ * The organizations use cases over the repositories, `Transaction`, `AuditLogRepo` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Organizations, make)
 
-/** The organizations use cases with options (a starter library also needs `LibraryStore`). */
+/**
+ * The organizations use cases with options (a starter library also needs `LibraryStore`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (options: Options) => Layer.effect(Organizations, makeWith(options))

@@ -17,10 +17,20 @@ import * as Schema from "effect/Schema"
 import * as Decision from "./Decision.js"
 import { baseName, decodeText, type Files } from "./LibraryDiff.js"
 
-/** The file name of an OWNERS file. */
+/**
+ * The file name of an OWNERS file.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const fileName = "OWNERS"
 
-/** Who is asking (or who authored a change), as plain data resolved by the caller of the policy. */
+/**
+ * Who is asking (or who authored a change), as plain data resolved by the caller of the policy.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Caller {
   readonly memberId: string
   readonly email?: string | undefined
@@ -32,7 +42,12 @@ export interface Caller {
   readonly isAdmin: boolean
 }
 
-/** Whom an `owner:` or `reader:` line names: a member, an e-mail address or a role (not `Policy.Principal`, the caller). */
+/**
+ * Whom an `owner:` or `reader:` line names: a member, an e-mail address or a role (not `Policy.Principal`, the caller).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Subject = Schema.Union(
   Schema.TaggedStruct("Member", { id: Schema.UUID }),
   Schema.TaggedStruct("Email", { email: Schema.String }),
@@ -40,11 +55,21 @@ export const Subject = Schema.Union(
 )
 export type Subject = typeof Subject.Type
 
-/** A check a rule can require to pass before a change merges (`checks=evaluations`). */
+/**
+ * A check a rule can require to pass before a change merges (`checks=evaluations`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RequiredCheck = Schema.Literal("evaluations")
 export type RequiredCheck = typeof RequiredCheck.Type
 
-/** A `rule:` line: how many approvals a change needs, from whom, and which checks must pass. */
+/**
+ * A `rule:` line: how many approvals a change needs, from whom, and which checks must pass.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Rule = Schema.Struct({
   approvals: Schema.Int.pipe(Schema.positive()),
   /** The author's own approval does not count. */
@@ -56,7 +81,12 @@ export const Rule = Schema.Struct({
 })
 export type Rule = typeof Rule.Type
 
-/** An `auto_approve:` line: changes to matching paths by matching authors merge on creation. */
+/**
+ * An `auto_approve:` line: changes to matching paths by matching authors merge on creation.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AutoApprove = Schema.Struct({
   /** Globs relative to the folder of the OWNERS file. */
   paths: Schema.Array(Schema.String),
@@ -65,7 +95,12 @@ export const AutoApprove = Schema.Struct({
 })
 export type AutoApprove = typeof AutoApprove.Type
 
-/** One parsed OWNERS file. */
+/**
+ * One parsed OWNERS file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class OwnersFile extends Schema.Class<OwnersFile>("@sightline/core/Owners/OwnersFile")({
   owners: Schema.Array(Subject),
   readers: Schema.Array(Subject),
@@ -75,7 +110,12 @@ export class OwnersFile extends Schema.Class<OwnersFile>("@sightline/core/Owners
   autoApprove: Schema.Array(AutoApprove)
 }) {}
 
-/** A malformed OWNERS file: where and why. */
+/**
+ * A malformed OWNERS file: where and why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class OwnersParseError extends Data.TaggedError("OwnersParseError")<{
   readonly path: string
   readonly line: number
@@ -204,6 +244,9 @@ const parseAutoApprove = (value: string): Either.Either<AutoApprove, string> =>
  * Parses an OWNERS file. Strict: every non-blank line that is not a `#` comment must be one of
  * `owner:`, `reader:`, `inherit:`, `rule:` or `auto_approve:`; anything else is an error naming
  * the line. `path` only labels errors.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const parse = (content: string, path: string = fileName): Either.Either<OwnersFile, OwnersParseError> => {
   const owners: Array<Subject> = []
@@ -254,7 +297,12 @@ const formatSubject = (p: Subject): string =>
 const formatAuthors = (authors: ReadonlyArray<string>) =>
   authors.length === 0 ? "" : ` authors=${authors.map((a) => `role:${a}`).join(",")}`
 
-/** Renders an OWNERS file in the canonical form `parse` reads back. */
+/**
+ * Renders an OWNERS file in the canonical form `parse` reads back.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const format = (file: OwnersFile): string =>
   [
     ...(file.inherit ? [] : ["inherit: false"]),
@@ -272,18 +320,38 @@ export const format = (file: OwnersFile): string =>
 // The tree
 // ---------------------------------------------------------------------------------------------
 
-/** Every OWNERS file of a library snapshot, keyed by the folder it sits in (`""` for the root). */
+/**
+ * Every OWNERS file of a library snapshot, keyed by the folder it sits in (`""` for the root).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface OwnersTree {
   readonly folders: HashMap.HashMap<string, OwnersFile>
 }
 
-/** A library without OWNERS files. */
+/**
+ * A library without OWNERS files.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const empty: OwnersTree = { folders: HashMap.empty() }
 
-/** Is this the path of an OWNERS file? */
+/**
+ * Is this the path of an OWNERS file?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isOwnersFile = (path: string): boolean => baseName(path) === fileName
 
-/** The folder a path sits in (`""` for the root). */
+/**
+ * The folder a path sits in (`""` for the root).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const folderOf = (path: string): string => {
   const slash = path.lastIndexOf("/")
   return slash < 0 ? "" : path.slice(0, slash)
@@ -296,6 +364,9 @@ const chain = (folder: string): Array<string> =>
 /**
  * Builds the tree from `path -> content` of the OWNERS files of a snapshot (other paths are
  * ignored). The first malformed file fails the whole tree: a policy is never half-read.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const fromFiles = (
   files: Iterable<readonly [string, string]>
@@ -310,20 +381,35 @@ export const fromFiles = (
     (entries) => ({ folders: HashMap.fromIterable(entries) })
   )
 
-/** Builds the tree from a library snapshot's files (OWNERS files are read as UTF-8). */
+/**
+ * Builds the tree from a library snapshot's files (OWNERS files are read as UTF-8).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fromSnapshot = (files: Files): Either.Either<OwnersTree, OwnersParseError> =>
   fromFiles(
     Arr.filterMap(Arr.fromIterable(files), ([path, bytes]) =>
       isOwnersFile(path) ? Option.some([path, decodeText(bytes)] as const) : Option.none())
   )
 
-/** A rule together with the folder whose OWNERS file declares it. */
+/**
+ * A rule together with the folder whose OWNERS file declares it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Declared<A> {
   readonly folder: string
   readonly rule: A
 }
 
-/** What applies to one folder once inheritance is resolved. */
+/**
+ * What applies to one folder once inheritance is resolved.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Effective {
   readonly owners: ReadonlyArray<Subject>
   readonly readers: ReadonlyArray<Subject>
@@ -336,6 +422,9 @@ const nothing: Effective = { owners: [], readers: [], rules: [], autoApprove: []
 /**
  * Resolves a folder's policy: walking from the root down, each OWNERS file adds its owners,
  * readers and rules to its parents', or replaces them when it says `inherit: false`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const effective = (tree: OwnersTree, folder: string): Effective =>
   chain(folder).reduce((acc, f) =>
@@ -352,11 +441,21 @@ export const effective = (tree: OwnersTree, folder: string): Effective =>
       }
     }), nothing)
 
-/** Does the caller hold one of these role names (or ids)? */
+/**
+ * Does the caller hold one of these role names (or ids)?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const hasAnyRole = (caller: Caller, roles: ReadonlyArray<string>): boolean =>
   roles.some((role) => caller.roleNames.includes(role) || (caller.roleIds ?? []).includes(role))
 
-/** Is the caller named by this subject? */
+/**
+ * Is the caller named by this subject?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const matches = (caller: Caller, subject: Subject): boolean => {
   switch (subject._tag) {
     case "Member":
@@ -372,6 +471,9 @@ export const matches = (caller: Caller, subject: Subject): boolean => {
  * The folder whose policy governs writing a path. An OWNERS file is governed by the folder ABOVE
  * its own, so that nobody widens their own access; the root OWNERS file has no such folder
  * (`Option.none()`: only admins may change it).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const governingFolder = (path: string): Option.Option<string> => {
   const folder = folderOf(path)
@@ -383,6 +485,9 @@ export const governingFolder = (path: string): Option.Option<string> => {
  * May the caller write (and approve changes to) this path? Admins may write everywhere; others
  * must be an owner of the governing folder. A path no OWNERS file names an owner for is writable
  * by admins only.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const writeAuthority = (
   tree: OwnersTree,
@@ -403,6 +508,9 @@ export const writeAuthority = (
  * May the caller read this path? A folder is open to the whole organization until some OWNERS
  * file in effect for it lists a `reader:`; from then on only its readers, its owners and admins
  * may read it. A denial is `not_found`: a hidden path is never confirmed to exist.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const readAuthority = (tree: OwnersTree, caller: Caller, path: string): Decision.Decision<"not_found"> => {
   if (caller.isAdmin) return Decision.allow
@@ -413,17 +521,30 @@ export const readAuthority = (tree: OwnersTree, caller: Caller, path: string): D
     : Decision.deny("not_found", `no OWNERS read authority on ${path}`)
 }
 
-/** The paths the caller may read, in their original order (prunes a sandbox's library mount). */
+/**
+ * The paths the caller may read, in their original order (prunes a sandbox's library mount).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const prune = (tree: OwnersTree, caller: Caller, paths: Iterable<string>): Array<string> =>
   Arr.filter(Arr.fromIterable(paths), (path) => Decision.isAllow(readAuthority(tree, caller, path)))
 
-/** The files of a snapshot the caller may read. */
+/**
+ * The files of a snapshot the caller may read.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const pruneFiles = (tree: OwnersTree, caller: Caller, files: Files): Files =>
   HashMap.filter(files, (_, path) => Decision.isAllow(readAuthority(tree, caller, path)))
 
 /**
  * Matches a path (relative to the rule's folder) against a glob: `*` and `?` stay within one
  * segment, `**` spans any number of segments.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const globMatches = (glob: string, path: string): boolean => {
   const segments = glob.split("/")
@@ -438,7 +559,12 @@ export const globMatches = (glob: string, path: string): boolean => {
   return new RegExp(`^${source}$`).test(path)
 }
 
-/** The path relative to a folder at or above it. */
+/**
+ * The path relative to a folder at or above it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const relativeTo = (
   folder: string,
   path: string

@@ -10,7 +10,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Secret from "./Secret.js"
 
-/** Hashes passwords and checks them against their stored hashes. */
+/**
+ * Hashes passwords and checks them against their stored hashes.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class PasswordHasher extends Context.Tag("@sightline/core/PasswordHasher")<
   PasswordHasher,
   PasswordHasher.Service
@@ -31,6 +36,9 @@ const testPrefix = "test-sha256$"
 /**
  * A fast, NOT memory-hard hasher for unit tests: salted SHA-256. A deployment must never use it,
  * which is why its hashes say so in their prefix.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerTest: Layer.Layer<PasswordHasher> = Layer.succeed(PasswordHasher, {
   hash: (password) => Effect.map(Secret.sha256Hex(`salt:${password}`), (digest) => `${testPrefix}${digest}`),

@@ -5,7 +5,12 @@
  */
 import * as Schema from "effect/Schema"
 
-/** The resources a permission can govern. */
+/**
+ * The resources a permission can govern.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Resource = Schema.Literal(
   "organization",
   "member",
@@ -19,24 +24,54 @@ export const Resource = Schema.Literal(
 )
 export type Resource = typeof Resource.Type
 
-/** The actions a permission grants on a resource. */
+/**
+ * The actions a permission grants on a resource.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Action = Schema.Literal("read", "write")
 export type Action = typeof Action.Type
 
-/** Every resource, in a stable order. */
+/**
+ * Every resource, in a stable order.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const resources: ReadonlyArray<Resource> = Resource.literals
 
-/** Every action, in a stable order. */
+/**
+ * Every action, in a stable order.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const actions: ReadonlyArray<Action> = Action.literals
 
-/** A permission string such as `playbook:write`. */
+/**
+ * A permission string such as `playbook:write`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Permission = Schema.TemplateLiteral(Resource, ":", Action)
 export type Permission = typeof Permission.Type
 
-/** Builds a permission string. */
+/**
+ * Builds a permission string.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (resource: Resource, action: Action): Permission => `${resource}:${action}`
 
-/** Every permission Sightline knows: the `admin` system role carries all of them. */
+/**
+ * Every permission Sightline knows: the `admin` system role carries all of them.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const all: ReadonlyArray<Permission> = resources.flatMap((r) => actions.map((a) => make(r, a)))
 
 /**
@@ -44,6 +79,9 @@ export const all: ReadonlyArray<Permission> = resources.flatMap((r) => actions.m
  * playbooks, sandboxes, changes and agents. Organization, member, role and connector administration
  * stay with admins, and so does `organization:read`: it lists every key of the organization and
  * reads the audit log.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const memberDefaults: ReadonlyArray<Permission> = [
   "member:read",
@@ -61,6 +99,11 @@ export const memberDefaults: ReadonlyArray<Permission> = [
   "agent:write"
 ]
 
-/** The names of the built-in roles. */
+/**
+ * The names of the built-in roles.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SystemRoleName = Schema.Literal("admin", "member")
 export type SystemRoleName = typeof SystemRoleName.Type

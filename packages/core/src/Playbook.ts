@@ -48,6 +48,9 @@ const cronIssue = (expression: string): true | string => {
 /**
  * A schedule: a standard five-field cron expression, evaluated in UTC. A sixth (seconds) field is
  * refused: playbooks deliver reports, and a schedule firing every second would only flood inboxes.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const CronString = Schema.String.pipe(
   Schema.filter(cronIssue),
@@ -62,6 +65,9 @@ export const CronString = Schema.String.pipe(
 /**
  * The next `count` times a schedule fires after `after`, or why it is not a valid schedule: what a
  * playbook editor previews (the same rule the server validates and schedules with).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const upcomingFirings = (
   expression: string,
@@ -83,7 +89,12 @@ export const upcomingFirings = (
   }).pipe(Either.mapLeft((error) => error.message))
 }
 
-/** The latest time a cron expression fires at or before `at` (none for an invalid expression). */
+/**
+ * The latest time a cron expression fires at or before `at` (none for an invalid expression).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const previousFiring = (expression: string, at: DateTime.Utc): Option.Option<DateTime.Utc> =>
   Option.getRight(parseCron(expression)).pipe(
     Option.flatMap((cron) =>
@@ -94,7 +105,12 @@ export const previousFiring = (expression: string, at: DateTime.Utc): Option.Opt
     )
   )
 
-/** The time a schedule fires next, strictly after `after`; none without a (satisfiable) schedule. */
+/**
+ * The time a schedule fires next, strictly after `after`; none without a (satisfiable) schedule.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const nextRunAt = (
   playbook: { readonly cron_string?: string | undefined },
   after: DateTime.Utc
@@ -108,11 +124,21 @@ export const nextRunAt = (
 // Records and wire shapes
 // ---------------------------------------------------------------------------------------------
 
-/** A playbook's state. There is no undeploy: the API has no transition back to `draft`. */
+/**
+ * A playbook's state. There is no undeploy: the API has no transition back to `draft`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PlaybookStatus = Schema.Literal("draft", "deployed")
 export type PlaybookStatus = typeof PlaybookStatus.Type
 
-/** A playbook as stored. */
+/**
+ * A playbook as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class PlaybookRecord extends Schema.Class<PlaybookRecord>("@sightline/core/PlaybookRecord")({
   id: PlaybookId,
   organization_id: OrganizationId,
@@ -135,7 +161,12 @@ export class PlaybookRecord extends Schema.Class<PlaybookRecord>("@sightline/cor
   updated_at: Schema.DateTimeUtc
 }) {}
 
-/** A playbook as served; unset schedule and delivery fields are left out. */
+/**
+ * A playbook as served; unset schedule and delivery fields are left out.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Playbook extends Schema.Class<Playbook>("@sightline/core/Playbook")({
   id: PlaybookId,
   name: Schema.String,
@@ -149,7 +180,12 @@ export class Playbook extends Schema.Class<Playbook>("@sightline/core/Playbook")
   chat_channel_id: Schema.optional(Schema.String)
 }) {}
 
-/** The served shape of a stored playbook. */
+/**
+ * The served shape of a stored playbook.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toPlaybook = (record: PlaybookRecord): Playbook =>
   TrustedSchema.make(Playbook, {
     id: record.id,
@@ -168,11 +204,21 @@ export const toPlaybook = (record: PlaybookRecord): Playbook =>
 // Requests and responses
 // ---------------------------------------------------------------------------------------------
 
-/** The sort fields of List Playbooks. */
+/**
+ * The sort fields of List Playbooks.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PlaybookSortField = Schema.Literal("name", "created_at", "updated_at")
 export type PlaybookSortField = typeof PlaybookSortField.Type
 
-/** The query of GET /v2/playbooks (same paging and sorting rules as List Chats). */
+/**
+ * The query of GET /v2/playbooks (same paging and sorting rules as List Chats).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListPlaybooksQuery = Schema.Struct({
   limit: limitParam(1, 100, 20),
   offset: offsetParam,
@@ -184,21 +230,36 @@ export const ListPlaybooksQuery = Schema.Struct({
 })
 export type ListPlaybooksQuery = typeof ListPlaybooksQuery.Type
 
-/** The response of GET /v2/playbooks. */
+/**
+ * The response of GET /v2/playbooks.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListPlaybooksResponse = Schema.Struct({
   playbooks: Schema.Array(Playbook),
   total_count: Schema.NonNegativeInt
 })
 export type ListPlaybooksResponse = typeof ListPlaybooksResponse.Type
 
-/** The query of GET /v2/playbooks/{id}: paging of its reports (newest first). */
+/**
+ * The query of GET /v2/playbooks/{id}: paging of its reports (newest first).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GetPlaybookQuery = Schema.Struct({
   limit: limitParam(1, 100, 20),
   offset: offsetParam
 })
 export type GetPlaybookQuery = typeof GetPlaybookQuery.Type
 
-/** The response of GET /v2/playbooks/{id}. */
+/**
+ * The response of GET /v2/playbooks/{id}.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GetPlaybookResponse = Schema.Struct({
   playbook: Playbook,
   reports: Schema.Array(Report),
@@ -212,6 +273,9 @@ const clearable = <S extends Schema.Schema.Any>(schema: S) => Schema.Union(Schem
 /**
  * The body of PATCH /v2/playbooks/{id}: every field is optional and replaces the stored value.
  * `cron_string: ""` and `chat_channel_id: ""` clear them, `email_addresses: []` stops e-mail delivery.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const UpdatePlaybookRequest = Schema.Struct({
   name: Schema.optional(Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200))),
@@ -226,22 +290,42 @@ export const UpdatePlaybookRequest = Schema.Struct({
 })
 export type UpdatePlaybookRequest = typeof UpdatePlaybookRequest.Type
 
-/** The response of DELETE /v2/playbooks/{id}. */
+/**
+ * The response of DELETE /v2/playbooks/{id}.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeletePlaybookResponse = Schema.Struct({ playbook_id: PlaybookId, deleted_at: Schema.DateTimeUtc })
 export type DeletePlaybookResponse = typeof DeletePlaybookResponse.Type
 
-/** The response of POST /v2/playbooks/{id}/deploy. */
+/**
+ * The response of POST /v2/playbooks/{id}/deploy.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeployPlaybookResponse = Schema.Struct({ playbook_id: PlaybookId, deployed_at: Schema.DateTimeUtc })
 export type DeployPlaybookResponse = typeof DeployPlaybookResponse.Type
 
-/** The body of POST /v2/playbooks/{id}/run. */
+/**
+ * The body of POST /v2/playbooks/{id}/run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunPlaybookRequest = Schema.Struct({
   /** Validates the playbook without running it. */
   dry_run: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
 export type RunPlaybookRequest = typeof RunPlaybookRequest.Type
 
-/** The response of POST /v2/playbooks/{id}/run. */
+/**
+ * The response of POST /v2/playbooks/{id}/run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunPlaybookResponse = Schema.Struct({
   chat_id: ChatId,
   report: Report,
@@ -253,7 +337,12 @@ export type RunPlaybookResponse = typeof RunPlaybookResponse.Type
 // Lifecycle
 // ---------------------------------------------------------------------------------------------
 
-/** A new playbook: empty (no name, no prompt, nothing attached) and a `draft`. */
+/**
+ * A new playbook: empty (no name, no prompt, nothing attached) and a `draft`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: PlaybookId
   readonly organizationId: OrganizationId
@@ -288,6 +377,9 @@ const scheduled = (
  * Applies PATCH /v2/playbooks/{id}. Editing does not change the status: a deployed playbook stays
  * deployed with its new configuration. A changed schedule of a deployed playbook fires next after
  * `at`; an unchanged one keeps its pending firing.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const applyUpdate = (record: PlaybookRecord, patch: UpdatePlaybookRequest, at: DateTime.Utc): PlaybookRecord => {
   const { chat_channel_id: storedChannel, cron_string: storedCron, ...rest } = record
@@ -318,6 +410,9 @@ export const applyUpdate = (record: PlaybookRecord, patch: UpdatePlaybookRequest
 /**
  * Deploys a playbook. The seed's deploy has no failure besides not found, so it succeeds from any
  * state; deploying again refreshes `deployed_at` and restarts the schedule from `at`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const deploy = (record: PlaybookRecord, at: DateTime.Utc): PlaybookRecord =>
   scheduled(
@@ -325,13 +420,23 @@ export const deploy = (record: PlaybookRecord, at: DateTime.Utc): PlaybookRecord
     nextRunAt(record, at)
   )
 
-/** Is a scheduled firing of this playbook due at `now`? */
+/**
+ * Is a scheduled firing of this playbook due at `now`?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isDue = (record: PlaybookRecord, now: DateTime.Utc): boolean =>
   record.status === "deployed" &&
   record.next_run_at !== undefined &&
   DateTime.lessThanOrEqualTo(record.next_run_at, now)
 
-/** After a scheduled firing at `firedAt`: the schedule moves on to its next time. */
+/**
+ * After a scheduled firing at `firedAt`: the schedule moves on to its next time.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const advanceSchedule = (record: PlaybookRecord, firedAt: DateTime.Utc): PlaybookRecord =>
   scheduled(record, nextRunAt(record, firedAt))
 
@@ -339,6 +444,9 @@ export const advanceSchedule = (record: PlaybookRecord, firedAt: DateTime.Utc): 
  * What stops a playbook from running (a dry run answers them, deploying refuses them), each a
  * sentence that names the field: a blank prompt, an address that cannot receive mail, a schedule
  * that cannot fire. Connectors need the store and are checked by `Playbooks`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const runProblems = (record: PlaybookRecord): ReadonlyArray<string> => [
   ...(record.prompt.trim().length > 0 ? [] : [`playbook ${record.id} has no prompt: set one before running it`]),
@@ -348,7 +456,12 @@ export const runProblems = (record: PlaybookRecord): ReadonlyArray<string> => [
   ...(record.cron_string === undefined ? [] : [cronIssue(record.cron_string)]).filter((issue) => issue !== true)
 ]
 
-/** Checks that a playbook can run (also what a dry run answers); the problems are joined with "; ". */
+/**
+ * Checks that a playbook can run (also what a dry run answers); the problems are joined with "; ".
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const validateRun = (record: PlaybookRecord): Either.Either<PlaybookRecord, InvalidRequest> => {
   const problems = runProblems(record)
   return problems.length === 0

@@ -20,7 +20,12 @@ import { isDue } from "./Playbook.js"
 import type { ReportRecord } from "./Report.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores playbooks and their reports. */
+/**
+ * Stores playbooks and their reports.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class PlaybookRepo extends Context.Tag("@sightline/core/PlaybookRepo")<PlaybookRepo, PlaybookRepo.Service>() {}
 
 export declare namespace PlaybookRepo {
@@ -130,7 +135,12 @@ interface Tables {
   readonly reports: ReadonlyArray<ReportRecord>
 }
 
-/** Playbooks in memory. */
+/**
+ * Playbooks in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<PlaybookRepo, never, MemoryState> = Layer.effect(
   PlaybookRepo,
   Effect.gen(function*() {

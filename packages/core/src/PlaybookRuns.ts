@@ -44,16 +44,31 @@ import * as Report from "./Report.js"
 import * as ReportHtml from "./ReportHtml.js"
 import * as Traced from "./Traced.js"
 
-/** Options of the runs. */
+/**
+ * Options of the runs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** How long `run` waits for a report before answering `Timeout` (the run itself goes on). */
   readonly timeoutMillis: number
 }
 
-/** The defaults: a request waits at most two minutes. */
+/**
+ * The defaults: a request waits at most two minutes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultOptions: Options = { timeoutMillis: 120_000 }
 
-/** The answer of a valid dry run: nothing ran. */
+/**
+ * The answer of a valid dry run: nothing ran.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DryRunResponse = Schema.Struct({
   playbook_id: Schema.String,
   dry_run: Schema.Literal(true),
@@ -61,14 +76,29 @@ export const DryRunResponse = Schema.Struct({
 }).annotations({ identifier: "DryRunResponse" })
 export type DryRunResponse = typeof DryRunResponse.Type
 
-/** The answer of `POST /v2/playbooks/{id}/run`: the report of a run, or a valid dry run. */
+/**
+ * The answer of `POST /v2/playbooks/{id}/run`: the report of a run, or a valid dry run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RunResponse = Schema.Union(Playbook.RunPlaybookResponse, DryRunResponse)
 export type RunResponse = typeof RunResponse.Type
 
-/** How a run can fail once it started. */
+/**
+ * How a run can fail once it started.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RunError = Errors.ExecutionFailed | Errors.NoReport | Errors.Cancelled
 
-/** Runs playbooks. */
+/**
+ * Runs playbooks.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class PlaybookRuns extends Context.Tag("@sightline/core/PlaybookRuns")<PlaybookRuns, PlaybookRuns.Service>() {}
 
 export declare namespace PlaybookRuns {
@@ -107,7 +137,12 @@ interface Collected {
   readonly done: ChatEvent.Done | undefined
 }
 
-/** Builds the runs with the given options over the services in context (scoped: runs end with the scope). */
+/**
+ * Builds the runs with the given options over the services in context (scoped: runs end with the scope).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const playbooks = yield* Playbooks.Playbooks
@@ -261,7 +296,12 @@ export const makeWith = (options: Options) =>
     return PlaybookRuns.of({ run, runFiring })
   })
 
-/** What the runs need. */
+/**
+ * What the runs need.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements =
   | Playbooks.Playbooks
   | PlaybookRepo
@@ -272,12 +312,22 @@ export type Requirements =
   | Auditor
   | IdGenerator
 
-/** The runs with the default options. */
+/**
+ * The runs with the default options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<PlaybookRuns, never, Requirements> = Layer.scoped(
   PlaybookRuns,
   makeWith(defaultOptions)
 )
 
-/** The runs with other options. */
+/**
+ * The runs with other options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (options: Options): Layer.Layer<PlaybookRuns, never, Requirements> =>
   Layer.scoped(PlaybookRuns, makeWith(options))

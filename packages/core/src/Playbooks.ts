@@ -34,7 +34,12 @@ import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The playbooks use cases. */
+/**
+ * The playbooks use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Playbooks extends Context.Tag("@sightline/core/Playbooks")<Playbooks, Playbooks.Service>() {}
 
 export declare namespace Playbooks {
@@ -140,6 +145,9 @@ export declare namespace Playbooks {
 /**
  * Who may reach a playbook: everyone in its organization reads it (org-wide `viewer`), its creator
  * owns it. There are no per-playbook grants, so nobody else can change it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const accessOf = (playbook: Playbook.PlaybookRecord): Policy.ObjectAccess => ({
   organizationId: playbook.organization_id,
@@ -152,10 +160,20 @@ export const accessOf = (playbook: Playbook.PlaybookRecord): Policy.ObjectAccess
 // The service
 // -----------------------------------------------------------------------------------------------
 
-/** The number of due playbooks `due` returns when no limit is given. */
+/**
+ * The number of due playbooks `due` returns when no limit is given.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultDueLimit = 100
 
-/** Builds the playbooks use cases over the repositories in context. */
+/**
+ * Builds the playbooks use cases over the repositories in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const playbooks = yield* PlaybookRepo
   const tx = yield* Transaction
@@ -351,7 +369,12 @@ export const make = Effect.gen(function*() {
   return Playbooks.of({ create, list, get, update, delete: remove, deploy, validateRun, due, claim })
 })
 
-/** The playbooks use cases over `PlaybookRepo`, `ConnectorRepo`, `Transaction` and `IdGenerator` in context. */
+/**
+ * The playbooks use cases over `PlaybookRepo`, `ConnectorRepo`, `Transaction` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   Playbooks,
   never,

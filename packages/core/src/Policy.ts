@@ -30,7 +30,12 @@ import * as Permission from "./Permission.js"
 // Roles and principals
 // -----------------------------------------------------------------------------------------------
 
-/** The model-selection configuration a role carries (`PATCH /v2/roles/{id}`). */
+/**
+ * The model-selection configuration a role carries (`PATCH /v2/roles/{id}`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ModelConfig {
   /** The catalogue models members of the role may use; absent means every model. */
   readonly allowedModelIds?: ReadonlyArray<ModelNumber> | undefined
@@ -40,7 +45,12 @@ export interface ModelConfig {
   readonly allowModelChoice: boolean
 }
 
-/** A role as the policy engine sees it. */
+/**
+ * A role as the policy engine sees it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RoleInfo {
   readonly id: RoleId
   readonly name: string
@@ -50,7 +60,12 @@ export interface RoleInfo {
   readonly model: ModelConfig
 }
 
-/** How the caller authenticated: a session (JWT) or an API key. */
+/**
+ * How the caller authenticated: a session (JWT) or an API key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Auth = Data.TaggedEnum<{
   /** A JWT session: acts with the member's live roles and direct grants. */
   Session: {}
@@ -71,27 +86,57 @@ export type Auth = Data.TaggedEnum<{
   }
 }>
 
-/** A session credential. */
+/**
+ * A session credential.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Session = Data.TaggedEnum.Value<Auth, "Session">
 
-/** An API key credential. */
+/**
+ * An API key credential.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ApiKey = Data.TaggedEnum.Value<Auth, "ApiKey">
 
 const authEnum = Data.taggedEnum<Auth>()
 
-/** Builds a session credential. */
+/**
+ * Builds a session credential.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const Session: () => Auth = () => authEnum.Session()
 
-/** Builds an API key credential. */
+/**
+ * Builds an API key credential.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const ApiKey: (args: Omit<ApiKey, "_tag">) => Auth = authEnum.ApiKey
 
-/** The client metadata of the caller's key as a JSON object text (`"{}"` for sessions and keys without one). */
+/**
+ * The client metadata of the caller's key as a JSON object text (`"{}"` for sessions and keys without one).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const clientAttributesJson = (principal: Principal): string =>
   principal.auth._tag === "ApiKey" && principal.auth.clientId !== undefined && principal.auth.clientId !== ""
     ? principal.auth.clientId
     : "{}"
 
-/** The authenticated caller: a member of an organization, its live roles, and its credential. */
+/**
+ * The authenticated caller: a member of an organization, its live roles, and its credential.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Principal {
   readonly organizationId: OrganizationId
   /** The member the caller acts as: the key's owner for an API key. */
@@ -108,13 +153,21 @@ export interface Principal {
 
 const isActive = (principal: Principal): boolean => principal.deleted !== true
 
-/** Is this the built-in `admin` role? */
+/**
+ * Is this the built-in `admin` role?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isAdminRole = (role: Pick<RoleInfo, "isSystem" | "name">): boolean =>
   role.isSystem && role.name === "admin"
 
 /**
  * The permissions a role grants. System roles are defined in code rather than by what is stored,
  * so a permission added in a later version reaches every organization without a data migration.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const rolePermissions = (
   role: Pick<RoleInfo, "isSystem" | "name" | "permissions">
@@ -128,6 +181,9 @@ export const rolePermissions = (
  * The roles the caller acts with on this request. A session and a legacy "All roles" key use the
  * live roles; any other key uses its snapshot intersected with the live roles, so a removed role
  * is gone at once and a role granted later adds nothing. A deleted member has none.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const effectiveRoles = (principal: Principal): ReadonlyArray<RoleInfo> => {
   if (!isActive(principal)) return []
@@ -143,21 +199,39 @@ const permissionsOf = (roles: ReadonlyArray<RoleInfo>): ReadonlyArray<Permission
   return Permission.all.filter((permission) => granted.has(permission))
 }
 
-/** The caller's permissions on this request (the union over its effective roles, in `Permission.all` order). */
+/**
+ * The caller's permissions on this request (the union over its effective roles, in `Permission.all` order).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const effectivePermissions = (principal: Principal): ReadonlyArray<Permission.Permission> =>
   permissionsOf(effectiveRoles(principal))
 
 /**
  * Does the caller hold the permission on this request? Asked of each effective role, without
  * building the whole set (`effectivePermissions`): every request asks it once or twice.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const hasPermission = (principal: Principal, permission: Permission.Permission): boolean =>
   effectiveRoles(principal).some((role) => rolePermissions(role).includes(permission))
 
-/** Does the caller act with the `admin` role on this request (a key must have assumed it)? */
+/**
+ * Does the caller act with the `admin` role on this request (a key must have assumed it)?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isAdmin = (principal: Principal): boolean => effectiveRoles(principal).some(isAdminRole)
 
-/** Does the caller keep the member's direct object grants (always for a session)? */
+/**
+ * Does the caller keep the member's direct object grants (always for a session)?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keepsMemberGrants = (principal: Principal): boolean =>
   principal.auth._tag === "Session" || principal.auth.fullMemberAccess
 
@@ -169,18 +243,36 @@ const denied = Decision.deny
 
 const notFound = denied("not_found", "not found")
 
-/** A decision that refuses only a caller who is not (or no longer) authenticated. */
+/**
+ * A decision that refuses only a caller who is not (or no longer) authenticated.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type AuthDecision = Decision.Decision<"unauthenticated">
 
-/** A decision about a permission: unauthenticated, or `permission_denied`. */
+/**
+ * A decision about a permission: unauthenticated, or `permission_denied`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type PermissionDecision = Decision.Decision<"unauthenticated" | "permission_denied">
 
-/** A decision about an object: a permission decision, or `not_found` for an object the caller cannot see. */
+/**
+ * A decision about an object: a permission decision, or `not_found` for an object the caller cannot see.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ObjectDecision = Decision.Decision<"unauthenticated" | "permission_denied" | "not_found">
 
 /**
  * Allows a live caller. A soft-deleted member (and so every key it owns) is unauthenticated: the
  * credential may still verify, but it must stop working at once.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const authenticated = (principal: Principal): AuthDecision =>
   isActive(principal)
@@ -194,6 +286,9 @@ export const authenticated = (principal: Principal): AuthDecision =>
  * link (whoever holds the link becomes that member)? Only when the member's permissions are all the
  * caller's own: reaching someone stronger is taking more than the caller holds, which reads as the
  * seed's `admin role required`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const canActOnMember = (
   principal: Principal,
@@ -205,7 +300,12 @@ export const canActOnMember = (
     : Decision.deny("permission_denied", "admin role required")
 }
 
-/** Allows a caller that holds the permission; otherwise `permission_denied` naming it. */
+/**
+ * Allows a caller that holds the permission; otherwise `permission_denied` naming it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const requirePermission = (principal: Principal, permission: Permission.Permission): PermissionDecision =>
   Decision.all([
     authenticated(principal),
@@ -214,7 +314,12 @@ export const requirePermission = (principal: Principal, permission: Permission.P
       : denied("permission_denied", `permission denied: ${permission} required`)
   ])
 
-/** Allows a caller acting with the `admin` role; otherwise the seed's `admin role required`. */
+/**
+ * Allows a caller acting with the `admin` role; otherwise the seed's `admin role required`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const requireAdmin = (principal: Principal): PermissionDecision =>
   Decision.all([
     authenticated(principal),
@@ -237,6 +342,9 @@ const withinOwnPermissions = (
  * May the caller assign the role to a member, or remove it from one (`role:write`)? A role that
  * grants anything the caller lacks (the `admin` role above all) needs the `admin` role, so role
  * administration never widens the administrator's own reach, nor demotes someone above it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const canAssignRole = (
   principal: Principal,
@@ -244,7 +352,12 @@ export const canAssignRole = (
 ): PermissionDecision =>
   Decision.all([requirePermission(principal, "role:write"), withinOwnPermissions(principal, rolePermissions(role))])
 
-/** May the caller create a role with these permissions (`role:write`, and only permissions it holds)? */
+/**
+ * May the caller create a role with these permissions (`role:write`, and only permissions it holds)?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const canCreateRole = (
   principal: Principal,
   permissions: ReadonlyArray<Permission.Permission>
@@ -255,6 +368,9 @@ export const canCreateRole = (
  * May the caller edit or delete the role (`role:write`)? The system roles apply to everyone, so
  * only an admin changes them (their model configuration); a role granting more than the caller
  * holds, before or after the edit, also needs the `admin` role.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const canEditRole = (
   principal: Principal,
@@ -271,7 +387,12 @@ export const canEditRole = (
 // Minting API keys
 // -----------------------------------------------------------------------------------------------
 
-/** The member a key is minted for when it is not the caller (`targetMemberId`, as looked up). */
+/**
+ * The member a key is minted for when it is not the caller (`targetMemberId`, as looked up).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface TargetMember {
   readonly id: MemberId
   readonly organizationId: OrganizationId
@@ -280,7 +401,12 @@ export interface TargetMember {
   readonly liveRoleIds: ReadonlyArray<RoleId>
 }
 
-/** The policy-relevant part of `POST /v2/api-keys`. */
+/**
+ * The policy-relevant part of `POST /v2/api-keys`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MintRequest {
   /** `assumedRoles`: the roles to scope the key to. */
   readonly assumedRoleIds: ReadonlyArray<RoleId>
@@ -291,7 +417,12 @@ export interface MintRequest {
   readonly fullMemberAccess: boolean
 }
 
-/** An allowed mint, with what to store: the owner and the resolved role snapshot. */
+/**
+ * An allowed mint, with what to store: the owner and the resolved role snapshot.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Minted extends Decision.Allow {
   readonly ownerId: MemberId
   /** The snapshot to store: never empty, never a role outside what the caller may hand out. */
@@ -299,7 +430,12 @@ export interface Minted extends Decision.Allow {
   readonly fullMemberAccess: boolean
 }
 
-/** The outcome of `canMint`: a denial, or an allow carrying the key to store. */
+/**
+ * The outcome of `canMint`: a denial, or an allow carrying the key to store.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type MintDecision =
   | Decision.Deny<"unauthenticated" | "permission_denied" | "not_found" | "invalid_request">
   | Minted
@@ -314,6 +450,9 @@ export type MintDecision =
  *   roles the target holds and, unless the caller is an admin, the caller holds too, so minting
  *   never widens the caller's permissions.
  * - `fullMemberAccess` from an API key needs a calling key that has it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const canMint = (caller: Principal, request: MintRequest): MintDecision => {
   const auth = authenticated(caller)
@@ -380,14 +519,29 @@ const mintScope = (
   }
 }
 
-/** The `scope` of `GET /v2/api-keys`. */
+/**
+ * The `scope` of `GET /v2/api-keys`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type KeyListScope = ListScope
 
-/** May the caller list keys of this scope? Own keys need nothing; anyone else's need `organization:read`. */
+/**
+ * May the caller list keys of this scope? Own keys need nothing; anyone else's need `organization:read`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const canListKeys = (principal: Principal, scope: KeyListScope): PermissionDecision =>
   scope === "personal" ? authenticated(principal) : requirePermission(principal, "organization:read")
 
-/** A stored key as the capability table needs it. */
+/**
+ * A stored key as the capability table needs it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface KeyInfo {
   readonly id: ApiKeyId
   readonly organizationId: OrganizationId
@@ -397,7 +551,12 @@ export interface KeyInfo {
   readonly fullMemberAccess: boolean
 }
 
-/** What the caller wants to do with a key. */
+/**
+ * What the caller wants to do with a key.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type KeyAction = "revoke" | "rotate"
 
 /**
@@ -406,6 +565,9 @@ export type KeyAction = "revoke" | "rotate"
  * except that an API key may rotate a sibling key only when it is no wider than itself (rotation
  * hands out a fresh secret, which would otherwise widen a narrow embed key). A key may always
  * revoke or rotate itself. Another member's key is `not_found` to a caller that cannot list it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const canManageKey = (principal: Principal, key: KeyInfo, action: KeyAction): ObjectDecision => {
   const auth = authenticated(principal)
@@ -446,13 +608,23 @@ export const canManageKey = (principal: Principal, key: KeyInfo, action: KeyActi
 // Object access
 // -----------------------------------------------------------------------------------------------
 
-/** The level of access a grant gives on an object. */
+/**
+ * The level of access a grant gives on an object.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AccessType = Schema.Literal("owner", "editor", "viewer")
 export type AccessType = typeof AccessType.Type
 
 const accessRank: { readonly [K in AccessType]: number } = { viewer: 0, editor: 1, owner: 2 }
 
-/** Orders access types from the weakest (`viewer`) to the strongest (`owner`). */
+/**
+ * Orders access types from the weakest (`viewer`) to the strongest (`owner`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const AccessOrder: Order.Order<AccessType> = Order.mapInput(Order.number, (access) => accessRank[access])
 
 interface GrantBase {
@@ -461,22 +633,42 @@ interface GrantBase {
   readonly expiresAt?: DateTime.Utc | undefined
 }
 
-/** A direct share with one member. */
+/**
+ * A direct share with one member.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MemberGrant extends GrantBase {
   readonly memberId: MemberId
   readonly roleId?: never
 }
 
-/** A share with everyone holding a role (through the caller's effective roles). */
+/**
+ * A share with everyone holding a role (through the caller's effective roles).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RoleGrant extends GrantBase {
   readonly roleId: RoleId
   readonly memberId?: never
 }
 
-/** A grant on an object: to a member or to a role. */
+/**
+ * A grant on an object: to a member or to a role.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Grant = MemberGrant | RoleGrant
 
-/** Who may reach an object. */
+/**
+ * Who may reach an object.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ObjectAccess {
   readonly organizationId: OrganizationId
   /** The member who owns the object (its creator), when it has one. */
@@ -493,6 +685,9 @@ export interface ObjectAccess {
  * ownership (the owner decides it, whatever the roles), direct member grants (kept by a session or a
  * key with `fullMemberAccess`), role grants through the effective roles, and org-wide visibility.
  * Expired grants and objects of another organization give nothing.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const objectAccess = (
   principal: Principal,
@@ -536,7 +731,12 @@ const accessDecision = (needed: AccessType, action: Permission.Action) =>
     : Decision.allow
 }
 
-/** May the caller read the object? Needs `<resource>:read` and any access; invisible is `not_found`. */
+/**
+ * May the caller read the object? Needs `<resource>:read` and any access; invisible is `not_found`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const canRead: (
   principal: Principal,
   resource: Permission.Resource,
@@ -544,7 +744,12 @@ export const canRead: (
   now: DateTime.Utc
 ) => ObjectDecision = accessDecision("viewer", "read")
 
-/** May the caller change the object? Needs `<resource>:write` and editor access; invisible is `not_found`. */
+/**
+ * May the caller change the object? Needs `<resource>:write` and editor access; invisible is `not_found`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const canWrite: (
   principal: Principal,
   resource: Permission.Resource,
@@ -552,7 +757,12 @@ export const canWrite: (
   now: DateTime.Utc
 ) => ObjectDecision = accessDecision("editor", "write")
 
-/** May the caller delete the object or change who can reach it? Needs `<resource>:write` and owner access. */
+/**
+ * May the caller delete the object or change who can reach it? Needs `<resource>:write` and owner access.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const canOwn: (
   principal: Principal,
   resource: Permission.Resource,
@@ -560,12 +770,22 @@ export const canOwn: (
   now: DateTime.Utc
 ) => ObjectDecision = accessDecision("owner", "write")
 
-/** A connector's access, with its id (to resolve an agent's `connector_ids`). */
+/**
+ * A connector's access, with its id (to resolve an agent's `connector_ids`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ConnectorAccess extends ObjectAccess {
   readonly id: ConnectorId
 }
 
-/** What the policy needs of an agent. */
+/**
+ * What the policy needs of an agent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface AgentAccess {
   readonly organizationId: OrganizationId
   readonly connectorIds: ReadonlyArray<ConnectorId>
@@ -575,6 +795,9 @@ export interface AgentAccess {
  * Is the agent visible to the caller? Only when the caller can reach every connector it uses;
  * otherwise it is `not_found`, as the seed's troubleshooting says. A connector id missing from
  * `connectors` (deleted, or of another organization) counts as unreachable.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const agentVisible = (
   principal: Principal,
@@ -590,7 +813,12 @@ export const agentVisible = (
   return agent.connectorIds.every(reachable) ? Decision.allow : notFound
 }
 
-/** May the caller read (`agent:read`) or change, trigger or delete (`agent:write`) the agent? */
+/**
+ * May the caller read (`agent:read`) or change, trigger or delete (`agent:write`) the agent?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const canAccessAgent = (
   principal: Principal,
   action: Permission.Action,
@@ -607,7 +835,12 @@ export const canAccessAgent = (
 // Model access
 // -----------------------------------------------------------------------------------------------
 
-/** A model of the organization's catalogue. */
+/**
+ * A model of the organization's catalogue.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface CatalogueModel {
   /** The integer the role configuration refers to (`default_model_id`, `allowed_model_ids`). */
   readonly number: ModelNumber
@@ -616,7 +849,12 @@ export interface CatalogueModel {
   readonly provider: string
 }
 
-/** The organization's catalogue (from the configured providers) and its default model. */
+/**
+ * The organization's catalogue (from the configured providers) and its default model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Catalogue {
   readonly models: ReadonlyArray<CatalogueModel>
   readonly defaultModel?: ModelNumber | undefined
@@ -626,6 +864,9 @@ export interface Catalogue {
  * The catalogue models the caller may use, in catalogue order. Roles combine like permissions do:
  * the union of their allow-lists, where any role without a list allows every model. A caller with
  * no effective role may use none.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const allowedModels = (principal: Principal, catalogue: Catalogue): ReadonlyArray<CatalogueModel> => {
   const roles = effectiveRoles(principal)
@@ -634,13 +875,21 @@ export const allowedModels = (principal: Principal, catalogue: Catalogue): Reado
   return catalogue.models.filter((model) => allowed.includes(model.number))
 }
 
-/** May the caller pick a model per chat (any effective role allows it)? */
+/**
+ * May the caller pick a model per chat (any effective role allows it)?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const modelChoiceAllowed = (principal: Principal): boolean =>
   effectiveRoles(principal).some((role) => role.model.allowModelChoice)
 
 /**
  * The model a new chat uses when the caller names none: the first effective role's default that the
  * caller may use, else the organization's default when permitted, else the first permitted model.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const defaultModel = (principal: Principal, catalogue: Catalogue): Option.Option<CatalogueModel> => {
   const allowed = allowedModels(principal, catalogue)
@@ -652,7 +901,12 @@ export const defaultModel = (principal: Principal, catalogue: Catalogue): Option
   )
 }
 
-/** The model-related fields of a chat request. */
+/**
+ * The model-related fields of a chat request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ModelRequest {
   /** `model`: a catalogue model id. */
   readonly requested?: string | undefined
@@ -660,12 +914,22 @@ export interface ModelRequest {
   readonly chatId?: ChatId | undefined
 }
 
-/** An allowed model choice: the model of a new chat, or none to keep an existing chat's model. */
+/**
+ * An allowed model choice: the model of a new chat, or none to keep an existing chat's model.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ModelResolved extends Decision.Allow {
   readonly model: Option.Option<CatalogueModel>
 }
 
-/** The outcome of `resolveChatModel`. */
+/**
+ * The outcome of `resolveChatModel`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type ModelDecision = Decision.Deny<"unauthenticated" | "invalid_request" | "permission_denied"> | ModelResolved
 
 /**
@@ -673,6 +937,9 @@ export type ModelDecision = Decision.Deny<"unauthenticated" | "invalid_request" 
  * its model); a model outside the catalogue or the caller's allow-lists is `permission_denied`, and
  * so is picking a model other than the default when no role allows model choice. Without `model`, a
  * new chat gets `defaultModel`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const resolveChatModel = (
   principal: Principal,

@@ -10,7 +10,12 @@
 import * as Schema from "effect/Schema"
 import { ConnectorId } from "./Ids.js"
 
-/** One tool call of the answer, in order. */
+/**
+ * One tool call of the answer, in order.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ToolCall = Schema.Struct({
   name: Schema.String,
   /** The call's arguments as the model wrote them (JSON: the SQL of a query, a semantic query), cut at 8,000 characters. */
@@ -23,7 +28,12 @@ export const ToolCall = Schema.Struct({
 }).annotations({ identifier: "ProvenanceToolCall" })
 export type ToolCall = typeof ToolCall.Type
 
-/** The semantic model that governed a connector of the answer. */
+/**
+ * The semantic model that governed a connector of the answer.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SemanticModelUsed = Schema.Struct({
   connector_id: ConnectorId,
   /** The model's `name`. */
@@ -35,7 +45,12 @@ export const SemanticModelUsed = Schema.Struct({
 }).annotations({ identifier: "ProvenanceSemanticModel" })
 export type SemanticModelUsed = typeof SemanticModelUsed.Type
 
-/** How an answer was made. */
+/**
+ * How an answer was made.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Provenance = Schema.Struct({
   /** The catalogue's model id, its provider and the provider's model name. */
   model: Schema.String,
@@ -60,10 +75,20 @@ export const Provenance = Schema.Struct({
 }).annotations({ identifier: "Provenance" })
 export type Provenance = typeof Provenance.Type
 
-/** The longest arguments a tool call keeps. */
+/**
+ * The longest arguments a tool call keeps.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxArgumentsLength = 8_000
 
-/** A tool call as kept: its arguments cut, and the connector they name read leniently (they are the model's JSON). */
+/**
+ * A tool call as kept: its arguments cut, and the connector they name read leniently (they are the model's JSON).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toolCall = (
   call: { readonly name: string; readonly arguments: string },
   outcome: { readonly failed: boolean; readonly durationMs: number }

@@ -14,21 +14,36 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { RateLimitExceeded } from "./Errors.js"
 
-/** The shape of a bucket: at most `capacity` tokens, refilled continuously at `refillPerMinute`. */
+/**
+ * The shape of a bucket: at most `capacity` tokens, refilled continuously at `refillPerMinute`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const BucketConfig = Schema.Struct({
   capacity: Schema.Number.pipe(Schema.int(), Schema.positive()),
   refillPerMinute: Schema.Number.pipe(Schema.finite(), Schema.positive())
 })
 export type BucketConfig = typeof BucketConfig.Type
 
-/** The stored state of one bucket: its tokens (fractional) as of `updatedAtMillis` (epoch millis). */
+/**
+ * The stored state of one bucket: its tokens (fractional) as of `updatedAtMillis` (epoch millis).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TokenBucket = Schema.Struct({
   tokens: Schema.Number.pipe(Schema.nonNegative()),
   updatedAtMillis: Schema.Number
 })
 export type TokenBucket = typeof TokenBucket.Type
 
-/** The outcome of one `consume`: whether it was allowed, and what a 429 and the `RateLimit-*` headers need. */
+/**
+ * The outcome of one `consume`: whether it was allowed, and what a 429 and the `RateLimit-*` headers need.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Result {
   readonly allowed: boolean
   /** The bucket's capacity (`RateLimit-Limit`). */
@@ -41,7 +56,12 @@ export interface Result {
   readonly retryAfterMillis: number
 }
 
-/** Limits calls per key with a token bucket. */
+/**
+ * Limits calls per key with a token bucket.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class RateLimiter extends Context.Tag("@sightline/core/RateLimiter")<RateLimiter, RateLimiter.Service>() {}
 
 export declare namespace RateLimiter {
@@ -93,6 +113,9 @@ const resultOf = (config: BucketConfig, tokens: number, cost: number, allowed: b
  * full) up to `nowMillis`, then takes `cost` tokens if it holds them. Returns the result and the state
  * to store. A `nowMillis` earlier than the stored time (clock skew between processes) refills nothing
  * and never moves the stored time backwards. Requires `0 <= cost <= config.capacity`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const take = (
   bucket: Option.Option<TokenBucket>,
@@ -113,7 +136,12 @@ export const take = (
 // Leases: a shared limit without a round trip per call
 // ---------------------------------------------------------------------------------------------------------------------
 
-/** What a shared store answers to a lease: the whole tokens it granted (0 to `want`), and what it holds after. */
+/**
+ * What a shared store answers to a lease: the whole tokens it granted (0 to `want`), and what it holds after.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Lease {
   readonly granted: number
   readonly tokens: number
@@ -123,6 +151,9 @@ export interface Lease {
  * How many tokens a process takes from the shared store at a time: 1% of the capacity, at least the
  * call's cost. Unspent leased tokens are what makes a shared limit inexact, so with N processes the
  * limit holds to within N% of the capacity, while only one call in `capacity / 100` reaches the store.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const leaseSize = (config: BucketConfig, cost: number): number =>
   Math.min(config.capacity, Math.max(cost, Math.ceil(config.capacity / 100)))
@@ -130,6 +161,9 @@ export const leaseSize = (config: BucketConfig, cost: number): number =>
 /**
  * The lease rule, pure (a shared store applies it in one atomic statement): refills `bucket` (none:
  * a key never seen, full) up to `nowMillis`, then grants as many whole tokens as it holds, at most `want`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const grant = (
   bucket: Option.Option<TokenBucket>,
@@ -149,6 +183,9 @@ export const grant = (
  * A limiter over a shared store that hands out leases: each process keeps the tokens it leased per
  * key in memory and spends them without I/O; only when they run out does it take the next lease
  * (`leaseSize`) with one call of `lease`. A refusal keeps what was granted for the next call.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const makeLeased = (
   lease: (key: string, config: BucketConfig, want: number) => Effect.Effect<Lease>
@@ -184,7 +221,12 @@ export const makeLeased = (
   })
 }
 
-/** Consumes tokens from the `RateLimiter` in context. */
+/**
+ * Consumes tokens from the `RateLimiter` in context.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const consume = (
   key: string,
   config: BucketConfig,
@@ -192,7 +234,12 @@ export const consume = (
 ): Effect.Effect<Result, never, RateLimiter> =>
   Effect.flatMap(RateLimiter, (limiter) => limiter.consume(key, config, cost))
 
-/** Fails with `RateLimitExceeded` (carrying `retryAfterMillis`) when the result was refused. */
+/**
+ * Fails with `RateLimitExceeded` (carrying `retryAfterMillis`) when the result was refused.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const enforce = (result: Result): Effect.Effect<void, RateLimitExceeded> =>
   result.allowed ? Effect.void : Effect.fail(new RateLimitExceeded({ retryAfterMillis: result.retryAfterMillis }))
 
@@ -209,6 +256,9 @@ const isValidConfig = (config: BucketConfig): boolean => {
 /**
  * Dies unless the config is valid and `cost` lies in `[0, capacity]`: such calls are programming
  * errors (a shared-store implementation should check the same way before touching its store).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const checkArguments = (config: BucketConfig, cost: number): Effect.Effect<void> =>
   !isValidConfig(config)
@@ -221,6 +271,9 @@ export const checkArguments = (config: BucketConfig, cost: number): Effect.Effec
  * Buckets in this process's memory, timed by Effect's `Clock` (TestClock in tests). Fine for a single
  * process; several processes need a shared store. Buckets are not rolled back by memory transactions
  * (a refused or counted request stays counted, as in any real store), so they are not `MemoryState` tables.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemory: Layer.Layer<RateLimiter> = Layer.sync(RateLimiter, () => {
   const buckets = new Map<string, TokenBucket>()

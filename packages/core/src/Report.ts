@@ -7,15 +7,30 @@ import * as Schema from "effect/Schema"
 import { type AssetId, ChatId, OrganizationId, PlaybookId, ReportId } from "./Ids.js"
 import * as TrustedSchema from "./TrustedSchema.js"
 
-/** The kinds of block a report is laid out with. */
+/**
+ * The kinds of block a report is laid out with.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const BlockType = Schema.Literal("hero", "text", "image", "list", "image_text", "card", "divider", "spacer")
 export type BlockType = typeof BlockType.Type
 
-/** How a block's image or frame is shaped. */
+/**
+ * How a block's image or frame is shaped.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const BlockVariant = Schema.Literal("circular", "rounded", "pill", "none")
 export type BlockVariant = typeof BlockVariant.Type
 
-/** A block of a report; cards nest blocks. */
+/**
+ * A block of a report; cards nest blocks.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Block {
   readonly type: BlockType
   readonly heading?: string | undefined
@@ -29,7 +44,12 @@ export interface Block {
   readonly height?: number | undefined
 }
 
-/** The schema of a block (recursive through `blocks`). */
+/**
+ * The schema of a block (recursive through `blocks`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Block: Schema.Schema<Block> = Schema.Struct({
   type: BlockType,
   heading: Schema.optional(Schema.String),
@@ -42,10 +62,20 @@ export const Block: Schema.Schema<Block> = Schema.Struct({
   height: Schema.optional(Schema.NonNegativeInt)
 }).annotations({ identifier: "Block" })
 
-/** The most blocks (nested ones included) a report may have. */
+/**
+ * The most blocks (nested ones included) a report may have.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxBlocks = 200
 
-/** The most characters of any one text of a report. */
+/**
+ * The most characters of any one text of a report.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxTextLength = 20_000
 
 const countBlocks = (blocks: ReadonlyArray<Block>): number =>
@@ -66,6 +96,9 @@ const longestText = (blocks: ReadonlyArray<Block>): number =>
  * An image's `image_url` is `chart:<n>` (the n-th chart of the run, as `create_chart` names it) or
  * an `https://` URL; anything else (`javascript:`, `data:`, plain http) is refused so that a report
  * cannot carry a script or leak its reader's address to a plain-text tracker.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ReportDraft = Schema.Struct({
   subject: Schema.String.pipe(Schema.filter((s) => s.trim().length > 0 || "subject must not be empty")),
@@ -86,10 +119,20 @@ export const ReportDraft = Schema.Struct({
 )
 export type ReportDraft = typeof ReportDraft.Type
 
-/** The chart reference an image block uses for the run's n-th chart (1-based). */
+/**
+ * The chart reference an image block uses for the run's n-th chart (1-based).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const chartRef = (n: number): string => `chart:${n}`
 
-/** The chart number of a `chart:<n>` reference. */
+/**
+ * The chart number of a `chart:<n>` reference.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const chartNumber = (url: string): number | undefined => {
   const match = /^chart:(\d{1,4})$/.exec(url)
   return match === null ? undefined : Number(match[1])
@@ -97,7 +140,12 @@ export const chartNumber = (url: string): number | undefined => {
 
 const isAllowedImageUrl = (url: string): boolean => chartNumber(url) !== undefined || /^https:\/\/[^\s"'<>]+$/.test(url)
 
-/** Every `image_url` of the blocks, nested ones included, in document order. */
+/**
+ * Every `image_url` of the blocks, nested ones included, in document order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const imageUrls = (blocks: ReadonlyArray<Block>): ReadonlyArray<string> =>
   blocks.flatMap((block) => [
     ...(block.image_url === undefined ? [] : [block.image_url]),
@@ -108,16 +156,29 @@ export const imageUrls = (blocks: ReadonlyArray<Block>): ReadonlyArray<string> =
  * How a stored report names an image its run made: the asset that holds the chart. A draft never
  * carries one (`ReportDraft` takes `chart:<n>` and https URLs only); the run writes it in place of
  * `chart:<n>`, and the served report gives a signed URL of the asset instead.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const assetRef = (id: AssetId): string => `asset:${id}`
 
-/** The asset an `asset:<id>` reference names. */
+/**
+ * The asset an `asset:<id>` reference names.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const assetOfRef = (url: string): AssetId | undefined => {
   const match = /^asset:([0-9a-f-]{36})$/.exec(url)
   return match === null ? undefined : match[1] as AssetId
 }
 
-/** The blocks with every `image_url` (nested ones included) replaced by `replace`'s answer. */
+/**
+ * The blocks with every `image_url` (nested ones included) replaced by `replace`'s answer.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const replaceImageUrls = (
   blocks: ReadonlyArray<Block>,
   replace: (url: string) => string
@@ -128,7 +189,12 @@ export const replaceImageUrls = (
     ...(block.blocks === undefined ? {} : { blocks: replaceImageUrls(block.blocks, replace) })
   }))
 
-/** How the delivery to one target went. */
+/**
+ * How the delivery to one target went.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeliveryOutcome = Schema.Struct({
   /** `email` or `chat_channel`. */
   channel: Schema.Literal("email", "chat_channel"),
@@ -140,7 +206,12 @@ export const DeliveryOutcome = Schema.Struct({
 }).annotations({ identifier: "DeliveryOutcome" })
 export type DeliveryOutcome = typeof DeliveryOutcome.Type
 
-/** A report as served (Run Playbook, Get Playbook). */
+/**
+ * A report as served (Run Playbook, Get Playbook).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Report extends Schema.Class<Report>("@sightline/core/Report")({
   id: ReportId,
   subject: Schema.String,
@@ -154,13 +225,23 @@ export class Report extends Schema.Class<Report>("@sightline/core/Report")({
   created_at: Schema.DateTimeUtc
 }) {}
 
-/** A report as stored: the served fields plus its playbook and organization. */
+/**
+ * A report as stored: the served fields plus its playbook and organization.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ReportRecord extends Report.extend<ReportRecord>("@sightline/core/ReportRecord")({
   playbook_id: PlaybookId,
   organization_id: OrganizationId
 }) {}
 
-/** The served shape of a stored report. */
+/**
+ * The served shape of a stored report.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toReport = (record: ReportRecord): Report =>
   TrustedSchema.make(Report, {
     id: record.id,

@@ -11,19 +11,34 @@
  */
 import type { Block } from "./Report.js"
 
-/** How to render. */
+/**
+ * How to render.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The `src` of an image block's `image_url`, or `undefined` to show its alternative text instead. */
   readonly image: (url: string) => string | undefined
 }
 
-/** A rendered report. */
+/**
+ * A rendered report.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Rendered {
   readonly html: string
   readonly text: string
 }
 
-/** Text made safe to place in HTML (element content or a quoted attribute). */
+/**
+ * Text made safe to place in HTML (element content or a quoted attribute).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const escapeHtml = (text: string): string =>
   text.replace(
     /[&<>"']/g,
@@ -131,7 +146,12 @@ const blockHtml = (block: Block, options: Options, width: number): string => {
   }
 }
 
-/** The HTML of a report: a complete document, safe to send as a mail body or show in an iframe. */
+/**
+ * The HTML of a report: a complete document, safe to send as a mail body or show in an iframe.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const html = (
   report: { readonly subject: string; readonly summary: string; readonly blocks: ReadonlyArray<Block> },
   options: Options
@@ -182,7 +202,12 @@ const blockText = (block: Block, options: Options): ReadonlyArray<string> => {
   }
 }
 
-/** The plain-text part of a report. */
+/**
+ * The plain-text part of a report.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const text = (
   report: { readonly subject: string; readonly summary: string; readonly blocks: ReadonlyArray<Block> },
   options: Options
@@ -191,7 +216,12 @@ export const text = (
     .filter((part) => part.trim() !== "")
     .join("\n\n")
 
-/** Both renderings. */
+/**
+ * Both renderings.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const render = (
   report: { readonly subject: string; readonly summary: string; readonly blocks: ReadonlyArray<Block> },
   options: Options

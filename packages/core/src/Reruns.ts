@@ -33,7 +33,12 @@ import { Provenance } from "./Provenance.js"
 import * as Secret from "./Secret.js"
 import * as Traced from "./Traced.js"
 
-/** One side of a re-run: the answer, its first 20 rows, and how it was made. */
+/**
+ * One side of a re-run: the answer, its first 20 rows, and how it was made.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Side = Schema.Struct({
   chat_id: ChatId,
   message_id: MessageId,
@@ -43,7 +48,12 @@ export const Side = Schema.Struct({
 }).annotations({ identifier: "RerunSide" })
 export type Side = typeof Side.Type
 
-/** The answer of a re-run. */
+/**
+ * The answer of a re-run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RerunResult = Schema.Struct({
   question: Schema.String,
   model: Schema.String,
@@ -62,7 +72,12 @@ export const RerunResult = Schema.Struct({
 }).annotations({ identifier: "RerunResult" })
 export type RerunResult = typeof RerunResult.Type
 
-/** The re-run use case. */
+/**
+ * The re-run use case.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Reruns extends Context.Tag("@sightline/core/Reruns")<Reruns, Reruns.Service>() {}
 
 export declare namespace Reruns {
@@ -82,7 +97,12 @@ export declare namespace Reruns {
 const shown = (rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined) =>
   rows === undefined ? {} : { rows: EvalRun.kept(rows) }
 
-/** Whether two answers are the same: by their last tables, or by their text when neither has one. */
+/**
+ * Whether two answers are the same: by their last tables, or by their text when neither has one.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sameAnswer = (
   original: { readonly rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined; readonly text: string },
   rerun: { readonly rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined; readonly text: string },
@@ -104,7 +124,12 @@ export const sameAnswer = (
     : { passed: false, difference: `the original lacks what the re-run shows: ${back.difference}` }
 }
 
-/** Builds the use case over the chats and the agent loop in context. */
+/**
+ * Builds the use case over the chats and the agent loop in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const chats = yield* ChatRepo
   const answers = yield* Answers.Answers
@@ -205,5 +230,10 @@ export const make = Effect.gen(function*() {
   return Reruns.of({ rerun })
 })
 
-/** The use case over the chats and the agent loop in context. */
+/**
+ * The use case over the chats and the agent loop in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Reruns, make)

@@ -17,15 +17,28 @@ import { MemberId, ModelNumber, OrganizationId, RoleId } from "./Ids.js"
 import * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
 
-/** A role name in a request: non-empty, without surrounding spaces, at most 100 characters. */
+/**
+ * A role name in a request: non-empty, without surrounding spaces, at most 100 characters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RoleName = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(100))
 
-/** A role description in a request: at most 1000 characters. */
+/**
+ * A role description in a request: at most 1000 characters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RoleDescription = Schema.String.pipe(Schema.maxLength(1000))
 
 /**
  * A role as served on /v2. Beyond the seed's fields it shows the permissions and the model
  * configuration, so that what `POST /v2/roles` and `PATCH /v2/roles/{id}` set can be read back.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class Role extends Schema.Class<Role>("@sightline/core/Role")({
   id: RoleId,
@@ -47,6 +60,9 @@ export class Role extends Schema.Class<Role>("@sightline/core/Role")({
 /**
  * A role as stored: the served role plus its organization. Encoding a record with the `Role` schema
  * drops `organization_id`, so handlers can serve records as they are.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class RoleRecord extends Role.extend<RoleRecord>("@sightline/core/RoleRecord")({
   organization_id: OrganizationId
@@ -59,17 +75,32 @@ const permissionOrder: Order.Order<Permission.Permission> = Order.mapInput(
   (permission) => Permission.all.indexOf(permission)
 )
 
-/** Deduplicates permissions and puts them in `Permission.all` order. */
+/**
+ * Deduplicates permissions and puts them in `Permission.all` order.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const normalizePermissions = (
   permissions: Iterable<Permission.Permission>
 ): ReadonlyArray<Permission.Permission> => Arr.sort(Arr.dedupe(permissions), permissionOrder)
 
 const samePermissions = Arr.getEquivalence<Permission.Permission>(Equivalence.string)
 
-/** Is this the `admin` system role of its organization? (The policy engine's rule, on a stored role.) */
+/**
+ * Is this the `admin` system role of its organization? (The policy engine's rule, on a stored role.)
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isSystemAdmin = (role: Role): boolean => Policy.isAdminRole({ isSystem: role.is_system, name: role.name })
 
-/** A role as the policy engine sees it (for `Policy.Principal.roles`). */
+/**
+ * A role as the policy engine sees it (for `Policy.Principal.roles`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toRoleInfo = (role: Role): Policy.RoleInfo => ({
   id: role.id,
   name: role.name,
@@ -82,7 +113,12 @@ export const toRoleInfo = (role: Role): Policy.RoleInfo => ({
   }
 })
 
-/** The two system roles of a new organization. */
+/**
+ * The two system roles of a new organization.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const systemRoles = (options: {
   readonly organizationId: OrganizationId
   readonly adminId: RoleId
@@ -113,7 +149,12 @@ export const systemRoles = (options: {
   }
 }
 
-/** The body of `POST /v2/roles`. */
+/**
+ * The body of `POST /v2/roles`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateRole = Schema.Struct({
   name: RoleName,
   description: Schema.optional(RoleDescription),
@@ -122,7 +163,12 @@ export const CreateRole = Schema.Struct({
 })
 export type CreateRole = typeof CreateRole.Type
 
-/** Builds the record of a new custom role. */
+/**
+ * Builds the record of a new custom role.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: RoleId
   readonly organizationId: OrganizationId
@@ -145,6 +191,9 @@ export const make = (options: {
 /**
  * The body of `PATCH /v2/roles/{id}`: the seed's fields plus `permissions` (absent in the seed, which
  * otherwise offers no way to change a custom role's permissions after creation).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const UpdateRole = Schema.Struct({
   name: Schema.optional(RoleName),
@@ -191,6 +240,9 @@ const modelConfigurationAfter = (role: Role, update: UpdateRole): ModelConfigura
  * May this update be applied to the role? System roles keep their name and permissions
  * (`invalid_request`), and the default model must be one of the allowed models (`invalid_request`).
  * Re-sending a system role's current name or permissions is not a change and is allowed.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const checkUpdate = (role: Role, update: UpdateRole): Decision.Decision<"invalid_request"> => {
   const models = modelConfigurationAfter(role, update)
@@ -209,7 +261,12 @@ export const checkUpdate = (role: Role, update: UpdateRole): Decision.Decision<"
   ])
 }
 
-/** The role after an update (check it with `checkUpdate` first); `updated_at` becomes `now`. */
+/**
+ * The role after an update (check it with `checkUpdate` first); `updated_at` becomes `now`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const applyUpdate = (role: RoleRecord, update: UpdateRole, now: DateTime.Utc): RoleRecord =>
   new RoleRecord({
     id: role.id,
@@ -225,26 +282,46 @@ export const applyUpdate = (role: RoleRecord, update: UpdateRole, now: DateTime.
     updated_at: now
   })
 
-/** May the role be deleted? System roles never are (`invalid_request`). */
+/**
+ * May the role be deleted? System roles never are (`invalid_request`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const checkDelete = (role: Role): Decision.Decision<"invalid_request"> =>
   role.is_system
     ? Decision.deny("invalid_request", `the system role ${role.name} cannot be deleted`)
     : Decision.allow
 
-/** The response of deleting a role (`DELETE /v2/roles/{id}`, shaped like the other deletes). */
+/**
+ * The response of deleting a role (`DELETE /v2/roles/{id}`, shaped like the other deletes).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteRoleResult = Schema.Struct({
   id: RoleId,
   success: Schema.Boolean
 })
 export type DeleteRoleResult = typeof DeleteRoleResult.Type
 
-/** The body of `POST /v2/members/{id}/roles` (camelCase, as the hosted service has it). */
+/**
+ * The body of `POST /v2/members/{id}/roles` (camelCase, as the hosted service has it).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssignRole = Schema.Struct({
   roleId: RoleId
 })
 export type AssignRole = typeof AssignRole.Type
 
-/** The response of assigning (`POST /v2/members/{id}/roles`) or unassigning a role. */
+/**
+ * The response of assigning (`POST /v2/members/{id}/roles`) or unassigning a role.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RoleAssignmentResult = Schema.Struct({
   member_id: MemberId,
   role_id: RoleId,
@@ -252,14 +329,24 @@ export const RoleAssignmentResult = Schema.Struct({
 })
 export type RoleAssignmentResult = typeof RoleAssignmentResult.Type
 
-/** The response of `GET /v2/members/{id}/roles`. */
+/**
+ * The response of `GET /v2/members/{id}/roles`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MemberRoles = Schema.Struct({
   member_id: MemberId,
   roles: Schema.Array(Role)
 })
 export type MemberRoles = typeof MemberRoles.Type
 
-/** The response of `GET /v2/roles`. */
+/**
+ * The response of `GET /v2/roles`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RoleList = Schema.Struct({
   roles: Schema.Array(Role)
 })

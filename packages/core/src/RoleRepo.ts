@@ -20,7 +20,12 @@ import * as RbacMemory from "./internal/rbacMemory.js"
 import type { RoleRecord } from "./Role.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores roles. */
+/**
+ * Stores roles.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class RoleRepo extends Context.Tag("@sightline/core/RoleRepo")<RoleRepo, RoleRepo.Service>() {}
 
 export declare namespace RoleRepo {
@@ -49,13 +54,23 @@ export declare namespace RoleRepo {
   }
 }
 
-/** The listing order of roles: oldest first, ties broken by id. */
+/**
+ * The listing order of roles: oldest first, ties broken by id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const order: Order.Order<RoleRecord> = Order.combine(
   Order.mapInput(DateTime.Order, (role: RoleRecord) => role.created_at),
   Order.mapInput(Order.string, (role: RoleRecord) => role.id)
 )
 
-/** Roles in memory (sharing their tables with the memory `MemberRepo` and `GroupRepo`). */
+/**
+ * Roles in memory (sharing their tables with the memory `MemberRepo` and `GroupRepo`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<RoleRepo, never, MemoryState> = Layer.effect(
   RoleRepo,
   Effect.gen(function*() {

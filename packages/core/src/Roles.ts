@@ -29,7 +29,12 @@ import { RoleRepo } from "./RoleRepo.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The roles use cases. */
+/**
+ * The roles use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Roles extends Context.Tag("@sightline/core/Roles")<Roles, Roles.Service>() {}
 
 export declare namespace Roles {
@@ -68,7 +73,12 @@ export declare namespace Roles {
   }
 }
 
-/** The model numbers an update names that the catalogue does not have, in the order given. */
+/**
+ * The model numbers an update names that the catalogue does not have, in the order given.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const unknownModels = (catalogue: Model.Catalogue, update: Role.UpdateRole): ReadonlyArray<number> => {
   // `default_model_id: 0` is the seed's "clear", not a model.
   const named = [
@@ -88,7 +98,12 @@ const changes = (before: Role.RoleRecord, after: Role.RoleRecord) => ({
   )
 })
 
-/** Builds the roles use cases over the repositories and the model catalogue in context. */
+/**
+ * Builds the roles use cases over the repositories and the model catalogue in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const roles = yield* RoleRepo
   const catalogues = yield* ModelCatalogue
@@ -189,5 +204,10 @@ export const make = Effect.gen(function*() {
   return Roles.of({ list, create, update, delete: remove })
 })
 
-/** The roles use cases over `RoleRepo`, `ModelCatalogue`, `Transaction`, `AuditLogRepo` and `IdGenerator` in context. */
+/**
+ * The roles use cases over `RoleRepo`, `ModelCatalogue`, `Transaction`, `AuditLogRepo` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Roles, make)

@@ -18,15 +18,30 @@ import * as Pagination from "./Pagination.js"
 // Stored record and lifecycle
 // ---------------------------------------------------------------------------------------------
 
-/** The status of a stored sandbox. */
+/**
+ * The status of a stored sandbox.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Status = Schema.Literal("running", "stopped")
 export type Status = typeof Status.Type
 
-/** The status shown in listings: a running sandbox whose heartbeat is late is `stale`, then `unknown`. */
+/**
+ * The status shown in listings: a running sandbox whose heartbeat is late is `stale`, then `unknown`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListedStatus = Schema.Literal("running", "stale", "unknown", "stopped")
 export type ListedStatus = typeof ListedStatus.Type
 
-/** A sandbox as stored. */
+/**
+ * A sandbox as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Sandbox extends Schema.Class<Sandbox>("@sightline/core/Sandbox")({
   sandbox_id: SandboxId,
   organization_id: OrganizationId,
@@ -42,15 +57,28 @@ export class Sandbox extends Schema.Class<Sandbox>("@sightline/core/Sandbox")({
   last_seen_at: Schema.optional(Schema.DateTimeUtc)
 }) {}
 
-/** A running sandbox without a heartbeat for longer than this is listed as `stale`. */
+/**
+ * A running sandbox without a heartbeat for longer than this is listed as `stale`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const STALE_AFTER: Duration.Duration = Duration.minutes(5)
 
-/** A running sandbox without a heartbeat for longer than this is listed as `unknown`. */
+/**
+ * A running sandbox without a heartbeat for longer than this is listed as `unknown`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const UNKNOWN_AFTER: Duration.Duration = Duration.hours(1)
 
 /**
  * The listed status of a sandbox at `now`. A sandbox that has never sent a heartbeat is judged from
  * its start, so a runtime that never came up drifts to `stale` and then `unknown` like one that died.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const listedStatus = (sandbox: Sandbox, now: DateTime.Utc): ListedStatus => {
   if (sandbox.status === "stopped") return "stopped"
@@ -63,7 +91,12 @@ export const listedStatus = (sandbox: Sandbox, now: DateTime.Utc): ListedStatus 
     : "unknown"
 }
 
-/** A new running sandbox. */
+/**
+ * A new running sandbox.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly sandboxId: SandboxId
   readonly organizationId: OrganizationId
@@ -83,6 +116,9 @@ export const make = (options: {
 /**
  * Stops (releases) a sandbox. Stopping a stopped sandbox succeeds and changes nothing, so a retried
  * `DELETE` is harmless and the first `released_at` is kept.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const stop = (sandbox: Sandbox, at: DateTime.Utc): Sandbox =>
   sandbox.status === "stopped" ? sandbox : new Sandbox({ ...sandbox, status: "stopped", released_at: at })
@@ -90,6 +126,9 @@ export const stop = (sandbox: Sandbox, at: DateTime.Utc): Sandbox =>
 /**
  * Restarts a stopped sandbox for its owner: a fresh `started_at`, no `released_at`, no heartbeat
  * yet. Restarting one's own running sandbox changes nothing; anyone else is denied.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const restart = (
   sandbox: Sandbox,
@@ -109,11 +148,21 @@ export const restart = (
   )
 }
 
-/** Records a heartbeat. A late heartbeat of a stopped sandbox is ignored: it must not look alive. */
+/**
+ * Records a heartbeat. A late heartbeat of a stopped sandbox is ignored: it must not look alive.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const heartbeat = (sandbox: Sandbox, at: DateTime.Utc): Sandbox =>
   sandbox.status === "stopped" ? sandbox : new Sandbox({ ...sandbox, last_seen_at: at })
 
-/** The keyset position of a sandbox in listings (newest `started_at` first); adapters must match it. */
+/**
+ * The keyset position of a sandbox in listings (newest `started_at` first); adapters must match it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const keyset = (sandbox: Sandbox): Pagination.Keyset => ({
   at: DateTime.formatIso(sandbox.started_at),
   id: sandbox.sandbox_id
@@ -123,11 +172,21 @@ export const keyset = (sandbox: Sandbox): Pagination.Keyset => ({
 // Wire shapes of the sandbox operations
 // ---------------------------------------------------------------------------------------------
 
-/** The `status` filter of `GET /v2/sandcastles`. */
+/**
+ * The `status` filter of `GET /v2/sandcastles`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const StatusFilter = Schema.Literal("running", "stopped", "all")
 export type StatusFilter = typeof StatusFilter.Type
 
-/** Query of `GET /v2/sandcastles`. */
+/**
+ * Query of `GET /v2/sandcastles`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListParams = Schema.Struct({
   status: Schema.optionalWith(StatusFilter, { default: () => "running" as const }),
   limit: Pagination.limitParam(1, 200, 50),
@@ -135,7 +194,12 @@ export const ListParams = Schema.Struct({
 })
 export type ListParams = typeof ListParams.Type
 
-/** A sandbox in a listing. */
+/**
+ * A sandbox in a listing.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Summary = Schema.Struct({
   sandbox_id: SandboxId,
   status: ListedStatus,
@@ -146,7 +210,12 @@ export const Summary = Schema.Struct({
 }).annotations({ identifier: "SandboxSummary" })
 export type Summary = typeof Summary.Type
 
-/** The listing entry of a stored sandbox at `now`. */
+/**
+ * The listing entry of a stored sandbox at `now`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const summary = (sandbox: Sandbox, now: DateTime.Utc): Summary => ({
   sandbox_id: sandbox.sandbox_id,
   status: listedStatus(sandbox, now),
@@ -156,27 +225,47 @@ export const summary = (sandbox: Sandbox, now: DateTime.Utc): Summary => ({
   ...(sandbox.released_at === undefined ? {} : { released_at: sandbox.released_at })
 })
 
-/** Response of `GET /v2/sandcastles`. */
+/**
+ * Response of `GET /v2/sandcastles`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListResponse = Schema.Struct({
   sandboxes: Schema.Array(Summary),
   next_cursor: Schema.optional(Schema.String)
 })
 export type ListResponse = typeof ListResponse.Type
 
-/** Body of `POST /v2/sandcastles`: with a `sandbox_id`, restart one's own stopped sandbox. */
+/**
+ * Body of `POST /v2/sandcastles`: with a `sandbox_id`, restart one's own stopped sandbox.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateRequest = Schema.Struct({
   sandbox_id: Schema.optional(SandboxId)
 })
 export type CreateRequest = typeof CreateRequest.Type
 
-/** Response of `POST /v2/sandcastles`; `created_at` is when this (re)start happened. */
+/**
+ * Response of `POST /v2/sandcastles`; `created_at` is when this (re)start happened.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateResponse = Schema.Struct({
   sandbox_id: SandboxId,
   created_at: Schema.DateTimeUtc
 })
 export type CreateResponse = typeof CreateResponse.Type
 
-/** A dataframe held by a sandbox's kernel, with its memory footprint. */
+/**
+ * A dataframe held by a sandbox's kernel, with its memory footprint.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DataframeUsage = Schema.Struct({
   name: Schema.String,
   num_rows: Schema.NonNegativeInt,
@@ -185,7 +274,12 @@ export const DataframeUsage = Schema.Struct({
 })
 export type DataframeUsage = typeof DataframeUsage.Type
 
-/** Response of `GET /v2/sandcastles/{id}`; the runtime fields are absent when it cannot be reached. */
+/**
+ * Response of `GET /v2/sandcastles/{id}`; the runtime fields are absent when it cannot be reached.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Detail = Schema.Struct({
   status: Status,
   /** Resident memory of the kernel in bytes. */
@@ -194,7 +288,12 @@ export const Detail = Schema.Struct({
 }).annotations({ identifier: "SandboxDetail" })
 export type Detail = typeof Detail.Type
 
-/** Response of `DELETE /v2/sandcastles/{id}` (and of deleting a file). */
+/**
+ * Response of `DELETE /v2/sandcastles/{id}` (and of deleting a file).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SuccessResponse = Schema.Struct({ success: Schema.Boolean })
 export type SuccessResponse = typeof SuccessResponse.Type
 
@@ -202,7 +301,12 @@ export type SuccessResponse = typeof SuccessResponse.Type
 // File paths
 // ---------------------------------------------------------------------------------------------
 
-/** The longest file path accepted. */
+/**
+ * The longest file path accepted.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_PATH_LENGTH = 1024
 
 // Control characters and backslashes have no business in a path and are how traversal hides.
@@ -212,6 +316,9 @@ const forbiddenCharacter = /[\u0000-\u001f\u007f\\]/
  * Why a relative file path must be refused, or `undefined` when it is acceptable: no absolute
  * paths, no `.`/`..` or empty segments, no dotfiles anywhere on the path, and never an `OWNERS`
  * file (in any letter case, since some file systems fold it). A directory path may end with `/`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const filePathIssue = (path: string, kind: "file" | "directory" = "file"): string | undefined => {
   if (path.length === 0) return "a file path must not be empty"
@@ -230,7 +337,12 @@ export const filePathIssue = (path: string, kind: "file" | "directory" = "file")
   return undefined
 }
 
-/** A relative file path inside a sandbox's file area (see `filePathIssue`). */
+/**
+ * A relative file path inside a sandbox's file area (see `filePathIssue`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FilePath = Schema.String.pipe(
   Schema.filter((path) => filePathIssue(path) ?? true, {
     identifier: "FilePath",
@@ -240,7 +352,12 @@ export const FilePath = Schema.String.pipe(
 )
 export type FilePath = typeof FilePath.Type
 
-/** A relative directory path inside a sandbox's file area, optionally ending with `/`. */
+/**
+ * A relative directory path inside a sandbox's file area, optionally ending with `/`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DirectoryPath = Schema.String.pipe(
   Schema.filter((path) => filePathIssue(path, "directory") ?? true, {
     identifier: "DirectoryPath",
@@ -249,7 +366,12 @@ export const DirectoryPath = Schema.String.pipe(
   })
 )
 
-/** A saved query: a `.sql` file, relative to the library root. */
+/**
+ * A saved query: a `.sql` file, relative to the library root.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LibraryQueryPath = FilePath.pipe(
   Schema.filter((path) => path.endsWith(".sql") || "a library query path must name a .sql file", {
     identifier: "LibraryQueryPath",
@@ -259,7 +381,12 @@ export const LibraryQueryPath = FilePath.pipe(
   })
 )
 
-/** The name of a dataframe in the kernel: it becomes a Python variable, so it must be an identifier. */
+/**
+ * The name of a dataframe in the kernel: it becomes a Python variable, so it must be an identifier.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DataframeName = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, {
     identifier: "DataframeName",
@@ -271,11 +398,21 @@ export const DataframeName = Schema.String.pipe(
 // Runtime operations
 // ---------------------------------------------------------------------------------------------
 
-/** Body of `POST /v2/sandcastles/{id}/execute`: Python for the persistent kernel. */
+/**
+ * Body of `POST /v2/sandcastles/{id}/execute`: Python for the persistent kernel.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecuteRequest = Schema.Struct({ code: Schema.String })
 export type ExecuteRequest = typeof ExecuteRequest.Type
 
-/** A file produced by an execution. */
+/**
+ * A file produced by an execution.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GeneratedFile = Schema.Struct({
   name: Schema.String,
   url: Schema.String,
@@ -283,7 +420,12 @@ export const GeneratedFile = Schema.Struct({
 })
 export type GeneratedFile = typeof GeneratedFile.Type
 
-/** A dataframe created or changed by an execution. */
+/**
+ * A dataframe created or changed by an execution.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DataframeShape = Schema.Struct({
   name: Schema.String,
   num_rows: Schema.NonNegativeInt,
@@ -291,7 +433,12 @@ export const DataframeShape = Schema.Struct({
 })
 export type DataframeShape = typeof DataframeShape.Type
 
-/** Response of `POST /v2/sandcastles/{id}/execute`; `output` is null when nothing was printed. */
+/**
+ * Response of `POST /v2/sandcastles/{id}/execute`; `output` is null when nothing was printed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecuteResponse = Schema.Struct({
   output: Schema.NullOr(Schema.Array(Schema.String)),
   error: Schema.optional(Schema.String),
@@ -304,19 +451,37 @@ export type ExecuteResponse = typeof ExecuteResponse.Type
 /**
  * What an execution made, as core knows it: the response without the files' URLs, which name a
  * route of the http package (which adds them) and mean nothing to the agent.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export interface Executed extends Omit<ExecuteResponse, "files"> {
   readonly files: ReadonlyArray<Omit<GeneratedFile, "url">>
 }
 
-/** A value bound to a named parameter of a query: scalars only, so binding is never ambiguous. */
+/**
+ * A value bound to a named parameter of a query: scalars only, so binding is never ambiguous.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const QueryParam = Schema.Union(Schema.String, Schema.Finite, Schema.Boolean, Schema.Null)
 export type QueryParam = typeof QueryParam.Type
 
-/** The most rows a query may load into a dataframe. */
+/**
+ * The most rows a query may load into a dataframe.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_QUERY_ROWS = 1_000_000
 
-/** Body of `POST /v2/sandcastles/{id}/query`: SQL text or a saved library query, exactly one. */
+/**
+ * Body of `POST /v2/sandcastles/{id}/query`: SQL text or a saved library query, exactly one.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const QueryRequest = Schema.Struct({
   connector_id: ConnectorId,
   query: Schema.optional(Schema.NonEmptyTrimmedString),
@@ -337,7 +502,12 @@ export const QueryRequest = Schema.Struct({
 )
 export type QueryRequest = typeof QueryRequest.Type
 
-/** Response of `POST /v2/sandcastles/{id}/query`. */
+/**
+ * Response of `POST /v2/sandcastles/{id}/query`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const QueryResponse = Schema.Struct({
   /** A text rendering of the first rows. */
   preview: Schema.String,
@@ -347,11 +517,21 @@ export const QueryResponse = Schema.Struct({
 })
 export type QueryResponse = typeof QueryResponse.Type
 
-/** Query of `GET /v2/sandcastles/{id}/files`: a directory, the file area's root when absent. */
+/**
+ * Query of `GET /v2/sandcastles/{id}/files`: a directory, the file area's root when absent.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListFilesParams = Schema.Struct({ path: Schema.optional(DirectoryPath) })
 export type ListFilesParams = typeof ListFilesParams.Type
 
-/** An entry of a directory listing. */
+/**
+ * An entry of a directory listing.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FileEntry = Schema.Struct({
   name: Schema.String,
   size_bytes: Schema.NonNegativeInt,
@@ -360,22 +540,42 @@ export const FileEntry = Schema.Struct({
 })
 export type FileEntry = typeof FileEntry.Type
 
-/** Response of `GET /v2/sandcastles/{id}/files`. */
+/**
+ * Response of `GET /v2/sandcastles/{id}/files`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListFilesResponse = Schema.Struct({ files: Schema.Array(FileEntry) })
 export type ListFilesResponse = typeof ListFilesResponse.Type
 
-/** Response of `POST /v2/sandcastles/{id}/files`. */
+/**
+ * Response of `POST /v2/sandcastles/{id}/files`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const UploadResult = Schema.Struct({
   filename: Schema.String,
   size_bytes: Schema.NonNegativeInt
 })
 export type UploadResult = typeof UploadResult.Type
 
-/** The interpreter of a one-shot command. */
+/**
+ * The interpreter of a one-shot command.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecKind = Schema.Literal("bash", "python")
 export type ExecKind = typeof ExecKind.Type
 
-/** An environment variable name as POSIX shells accept it. */
+/**
+ * An environment variable name as POSIX shells accept it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EnvName = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, {
     identifier: "EnvName",
@@ -383,7 +583,12 @@ export const EnvName = Schema.String.pipe(
   })
 )
 
-/** Body of `POST /v2/sandcastles/{id}/exec`. */
+/**
+ * Body of `POST /v2/sandcastles/{id}/exec`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecRequest = Schema.Struct({
   command: Schema.NonEmptyString,
   kind: Schema.optionalWith(ExecKind, { default: () => "bash" as const }),
@@ -402,6 +607,9 @@ export type ExecRequest = typeof ExecRequest.Type
 /**
  * Response of `POST /v2/sandcastles/{id}/exec`. A non-zero exit is a result, not an error: `error`
  * is null when the command ran and says why when it could not run or was killed.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ExecResponse = Schema.Struct({
   stdout: Schema.String,

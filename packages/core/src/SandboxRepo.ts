@@ -16,7 +16,12 @@ import * as Pagination from "./Pagination.js"
 import { keyset, type Sandbox, type StatusFilter, stop } from "./Sandbox.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores sandboxes. */
+/**
+ * Stores sandboxes.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class SandboxRepo extends Context.Tag("@sightline/core/SandboxRepo")<SandboxRepo, SandboxRepo.Service>() {}
 
 export declare namespace SandboxRepo {
@@ -47,7 +52,12 @@ export declare namespace SandboxRepo {
   }
 }
 
-/** Sandboxes in memory. */
+/**
+ * Sandboxes in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.effect(
   SandboxRepo,
   Effect.gen(function*() {

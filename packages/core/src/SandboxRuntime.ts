@@ -28,29 +28,59 @@ import * as Schema from "effect/Schema"
 import { Conflict, InvalidRequest } from "./Errors.js"
 import { type OrganizationId, SandboxId } from "./Ids.js"
 
-/** The workspace directory inside a sandbox; file paths of this port are relative to it. */
+/**
+ * The workspace directory inside a sandbox; file paths of this port are relative to it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const workspaceRoot = "/sandbox/files"
 
-/** The workspace-relative directory where the Context Library is mounted. */
+/**
+ * The workspace-relative directory where the Context Library is mounted.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const libraryDir = "library"
 
-/** The sandbox is not running (never started, stopped, or lost with its host). */
+/**
+ * The sandbox is not running (never started, stopped, or lost with its host).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class SandboxNotRunning extends Schema.TaggedError<SandboxNotRunning>()("SandboxNotRunning", {
   sandboxId: SandboxId,
   message: Schema.optionalWith(Schema.String, { default: () => "Sandbox is not running" })
 }) {}
 
-/** Library files: library-relative path to bytes (the shape of a `LibraryStore` snapshot's files). */
+/**
+ * Library files: library-relative path to bytes (the shape of a `LibraryStore` snapshot's files).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type LibraryFiles = HashMap.HashMap<string, Uint8Array>
 
-/** What to start: the sandbox, its organization, and the library files to mount. */
+/**
+ * What to start: the sandbox, its organization, and the library files to mount.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface StartOptions {
   readonly sandboxId: SandboxId
   readonly organizationId: OrganizationId
   readonly libraryFiles: LibraryFiles
 }
 
-/** A file an execution produced (a chart, an export). */
+/**
+ * A file an execution produced (a chart, an export).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GeneratedFile = Schema.Struct({
   name: Schema.String,
   mimeType: Schema.String,
@@ -59,7 +89,12 @@ export const GeneratedFile = Schema.Struct({
 })
 export type GeneratedFile = typeof GeneratedFile.Type
 
-/** A dataframe an execution left in the kernel. */
+/**
+ * A dataframe an execution left in the kernel.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DataframeInfo = Schema.Struct({
   name: Schema.String,
   numRows: Schema.Int.pipe(Schema.nonNegative()),
@@ -67,7 +102,12 @@ export const DataframeInfo = Schema.Struct({
 })
 export type DataframeInfo = typeof DataframeInfo.Type
 
-/** The result of running code in the kernel. A Python exception is reported in `error`, not as a failure. */
+/**
+ * The result of running code in the kernel. A Python exception is reported in `error`, not as a failure.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecuteResult = Schema.Struct({
   /** The cell's outputs (stdout and displayed values), `null` when it printed nothing. */
   output: Schema.NullOr(Schema.Array(Schema.String)),
@@ -78,18 +118,33 @@ export const ExecuteResult = Schema.Struct({
 })
 export type ExecuteResult = typeof ExecuteResult.Type
 
-/** The interpreter of a one-shot command. */
+/**
+ * The interpreter of a one-shot command.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecKind = Schema.Literal("bash", "python")
 export type ExecKind = typeof ExecKind.Type
 
-/** A one-shot command. */
+/**
+ * A one-shot command.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ExecOptions {
   readonly command: string
   readonly kind: ExecKind
   readonly env?: Readonly<Record<string, string>> | undefined
 }
 
-/** The result of a one-shot command; a non-zero `exitCode` is a result, `error` says why it could not run (e.g. a timeout). */
+/**
+ * The result of a one-shot command; a non-zero `exitCode` is a result, `error` says why it could not run (e.g. a timeout).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ExecResult = Schema.Struct({
   stdout: Schema.String,
   stderr: Schema.String,
@@ -98,7 +153,12 @@ export const ExecResult = Schema.Struct({
 })
 export type ExecResult = typeof ExecResult.Type
 
-/** An entry of a workspace directory. */
+/**
+ * An entry of a workspace directory.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FileEntry = Schema.Struct({
   name: Schema.String,
   sizeBytes: Schema.Int.pipe(Schema.nonNegative()),
@@ -107,11 +167,21 @@ export const FileEntry = Schema.Struct({
 })
 export type FileEntry = typeof FileEntry.Type
 
-/** How a library file differs from the mounted snapshot. */
+/**
+ * How a library file differs from the mounted snapshot.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LibraryChangeStatus = Schema.Literal("added", "modified", "deleted")
 export type LibraryChangeStatus = typeof LibraryChangeStatus.Type
 
-/** A library file that differs from the mounted snapshot: its library-relative path and current content. */
+/**
+ * A library file that differs from the mounted snapshot: its library-relative path and current content.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LibraryChange = Schema.Struct({
   path: Schema.String,
   status: LibraryChangeStatus,
@@ -120,7 +190,12 @@ export const LibraryChange = Schema.Struct({
 })
 export type LibraryChange = typeof LibraryChange.Type
 
-/** Rows the server fetched, to become a DataFrame in the kernel (`POST /v2/sandcastles/{id}/query`). */
+/**
+ * Rows the server fetched, to become a DataFrame in the kernel (`POST /v2/sandcastles/{id}/query`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface DataframeRows {
   /** The variable it becomes (a Python identifier). */
   readonly name: string
@@ -128,7 +203,12 @@ export interface DataframeRows {
   readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
 }
 
-/** What loading rows into the kernel made; `error` says why it could not (a result, not a failure). */
+/**
+ * What loading rows into the kernel made; `error` says why it could not (a result, not a failure).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LoadResult = Schema.Struct({
   /** A text rendering of the first rows. */
   preview: Schema.String,
@@ -138,7 +218,12 @@ export const LoadResult = Schema.Struct({
 })
 export type LoadResult = typeof LoadResult.Type
 
-/** What the runtime knows of a sandbox. */
+/**
+ * What the runtime knows of a sandbox.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SandboxStatus = Schema.Struct({
   status: Schema.Literal("running", "stopped"),
   memoryUsageBytes: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
@@ -149,7 +234,12 @@ export const SandboxStatus = Schema.Struct({
 })
 export type SandboxStatus = typeof SandboxStatus.Type
 
-/** Runs sandboxes. */
+/**
+ * Runs sandboxes.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class SandboxRuntime extends Context.Tag("@sightline/core/SandboxRuntime")<
   SandboxRuntime,
   SandboxRuntime.Service
@@ -210,6 +300,9 @@ const invalidPath = (path: string, why: string) =>
  * Checks a workspace path from a client and returns it normalized (no trailing slash). A path must be
  * relative and may not contain empty, `.`, `..` or dot-prefixed segments, backslashes or NUL: the
  * files API never reaches outside the workspace and never serves dotfiles.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const validatePath = (path: string): Either.Either<string, InvalidRequest> => {
   if (path.includes("\0") || path.includes("\\")) return Either.left(invalidPath(path, "forbidden character"))
@@ -226,6 +319,9 @@ export const validatePath = (path: string): Either.Either<string, InvalidRequest
 /**
  * Text as stores can keep it: NUL (which code prints as it likes, and PostgreSQL text refuses) shown
  * as U+FFFD. Runtimes pass every output through it.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const storableText = (text: string): string =>
   text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text
@@ -248,20 +344,38 @@ const mimeTypes: Record<string, string> = {
   xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 }
 
-/** The MIME type of a workspace file, by its extension (`application/octet-stream` when unknown). */
+/**
+ * The MIME type of a workspace file, by its extension (`application/octet-stream` when unknown).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const mimeTypeOf = (name: string): string =>
   mimeTypes[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
 
-/** Whether any segment of a relative path is a dotfile (hidden from listings and library changes). */
+/**
+ * Whether any segment of a relative path is a dotfile (hidden from listings and library changes).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isHidden = (path: string): boolean => path.split("/").some((segment) => segment.startsWith("."))
 
-/** Whether two byte arrays hold the same bytes. */
+/**
+ * Whether two byte arrays hold the same bytes.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
   a.length === b.length && a.every((byte, i) => byte === b[i])
 
 /**
  * The changes between a mounted library snapshot and the current library files (both library-relative),
  * sorted by path, dotfiles ignored. Runtimes that can hold both in memory use it as is.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const diffLibrary = (snapshot: LibraryFiles, current: LibraryFiles): ReadonlyArray<LibraryChange> => {
   const changes: Array<LibraryChange> = []
@@ -278,7 +392,12 @@ export const diffLibrary = (snapshot: LibraryFiles, current: LibraryFiles): Read
   return Arr.sort(changes, Order.mapInput(Order.string, (change: LibraryChange) => change.path))
 }
 
-/** Library changes as edits to the mounted snapshot (path to new bytes, none for a deletion), as a library commit takes them. */
+/**
+ * Library changes as edits to the mounted snapshot (path to new bytes, none for a deletion), as a library commit takes them.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toEdits = (changes: ReadonlyArray<LibraryChange>): HashMap.HashMap<string, Option.Option<Uint8Array>> =>
   HashMap.fromIterable(Arr.map(changes, (change) => [change.path, Option.fromNullable(change.content)] as const))
 
@@ -286,14 +405,24 @@ export const toEdits = (changes: ReadonlyArray<LibraryChange>): HashMap.HashMap<
 // Memory fake
 // ---------------------------------------------------------------------------------------------------------------------
 
-/** Code the memory fake was asked to run: `kernel` for `execute`, else the `exec` kind. */
+/**
+ * Code the memory fake was asked to run: `kernel` for `execute`, else the `exec` kind.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface RecordedRun {
   readonly sandboxId: SandboxId
   readonly kind: "kernel" | ExecKind
   readonly code: string
 }
 
-/** What the memory fake recorded, for assertions in tests. */
+/**
+ * What the memory fake recorded, for assertions in tests.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class MemorySandboxRuntime extends Context.Tag("@sightline/core/SandboxRuntime/MemorySandboxRuntime")<
   MemorySandboxRuntime,
   MemorySandboxRuntime.Service
@@ -307,7 +436,12 @@ export declare namespace MemorySandboxRuntime {
   }
 }
 
-/** Scripted answers of the memory fake. */
+/**
+ * Scripted answers of the memory fake.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MemoryOptions {
   /** The result of `execute`; by default no output, no files, no dataframes. */
   readonly execute?: (code: string, sandboxId: SandboxId) => ExecuteResult
@@ -356,6 +490,9 @@ const mountedFiles = (
  * An in-memory fake for unit tests of use cases. It cannot run Python or commands: `execute` and
  * `exec` record the code and answer from `options` (by default: nothing). Files, the library mount,
  * library changes and the lifecycle behave like a real runtime's.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<SandboxRuntime | MemorySandboxRuntime> =>
   Layer.effectContext(Effect.gen(function*() {
@@ -534,16 +671,29 @@ export const layerMemoryWith = (options: MemoryOptions = {}): Layer.Layer<Sandbo
     )
   }))
 
-/** The memory fake with its default answers (see `layerMemoryWith`). */
+/**
+ * The memory fake with its default answers (see `layerMemoryWith`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<SandboxRuntime | MemorySandboxRuntime> = layerMemoryWith()
 
-/** What a deployment without a sandbox runtime answers (the runtime needs bubblewrap and its adapter). */
+/**
+ * What a deployment without a sandbox runtime answers (the runtime needs bubblewrap and its adapter).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const unconfiguredMessage = "no sandbox runtime is configured on this server"
 
 /**
  * The runtime of a deployment that cannot run sandboxes, saying why (`reason`, for example what to
  * install): nothing starts (`Conflict` with the reason), nothing runs, and every sandbox reads as
  * stopped. Unlike `layerMemory`, it never pretends to run code.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerUnavailable = (reason: string): Layer.Layer<SandboxRuntime> => {
   const notRunning = (sandboxId: SandboxId) => Effect.fail(new SandboxNotRunning({ sandboxId, message: reason }))
@@ -567,5 +717,10 @@ export const layerUnavailable = (reason: string): Layer.Layer<SandboxRuntime> =>
   )
 }
 
-/** The runtime of a deployment that has none (see `layerUnavailable`). */
+/**
+ * The runtime of a deployment that has none (see `layerUnavailable`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerUnconfigured: Layer.Layer<SandboxRuntime> = layerUnavailable(unconfiguredMessage)

@@ -56,10 +56,20 @@ import * as Runtime from "./SandboxRuntime.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The sandcastle use cases. */
+/**
+ * The sandcastle use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Sandboxes extends Context.Tag("@sightline/core/Sandboxes")<Sandboxes, Sandboxes.Service>() {}
 
-/** A workspace file as served: its bytes, name and type. */
+/**
+ * A workspace file as served: its bytes, name and type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface FileContent {
   readonly name: string
   readonly bytes: Uint8Array
@@ -183,7 +193,12 @@ export declare namespace Sandboxes {
   }
 }
 
-/** How sandboxes show they are alive and when they are let go. */
+/**
+ * How sandboxes show they are alive and when they are let go.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** How often a running sandbox's heartbeat is written (default 60 s). */
   readonly heartbeatMillis?: number | undefined
@@ -200,7 +215,12 @@ export interface Options {
   readonly maxRunningPerOrganization?: number | undefined
 }
 
-/** The defaults of `Options`. */
+/**
+ * The defaults of `Options`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultOptions = {
   heartbeatMillis: 60_000,
   idleTimeoutMillis: 30 * 60_000,
@@ -214,7 +234,12 @@ const seesAll = (principal: Policy.Principal): boolean => Policy.hasPermission(p
 const encodeView = Schema.encodeSync(Execution.View)
 const decodeView = Schema.decodeSync(Execution.View)
 
-/** The dataframe name of a query without one. */
+/**
+ * The dataframe name of a query without one.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultDataframeName = "df"
 
 interface Local {
@@ -233,7 +258,12 @@ type Slot =
   | { readonly _tag: "Added" }
   | { readonly _tag: "Refused"; readonly message: string }
 
-/** Builds the use cases over the repositories, the runtime, the library and the change use cases in context. */
+/**
+ * Builds the use cases over the repositories, the runtime, the library and the change use cases in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options = {}) =>
   Effect.gen(function*() {
     const sandboxes = yield* SandboxRepo
@@ -831,11 +861,26 @@ export const makeWith = (options: Options = {}) =>
     })
   })
 
-/** The use cases with their defaults (heartbeat every 60 s, idle stop after 30 minutes). */
+/**
+ * The use cases with their defaults (heartbeat every 60 s, idle stop after 30 minutes).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = makeWith()
 
-/** The sandcastle use cases with `options`. */
+/**
+ * The sandcastle use cases with `options`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (options: Options) => Layer.scoped(Sandboxes, makeWith(options))
 
-/** The sandcastle use cases over their ports in context. */
+/**
+ * The sandcastle use cases over their ports in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = layerWith({})

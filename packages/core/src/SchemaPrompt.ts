@@ -16,7 +16,12 @@
  */
 import type * as Runtime from "./ConnectorRuntime.js"
 
-/** A connector as the prompt describes it. */
+/**
+ * A connector as the prompt describes it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ConnectorSchema {
   readonly id: number
   readonly name: string
@@ -24,7 +29,12 @@ export interface ConnectorSchema {
   readonly schema: Runtime.SchemaInfo
 }
 
-/** The most tables shown per connector. */
+/**
+ * The most tables shown per connector.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxTables = 40
 
 const words = (text: string): ReadonlyArray<string> =>
@@ -33,7 +43,12 @@ const words = (text: string): ReadonlyArray<string> =>
 const stem = (word: string): string =>
   word.replace(/(ies)$/, "y").replace(/(ses|xes)$/, (m) => m.slice(0, -2)).replace(/s$/, "")
 
-/** Scores a table by how many of the question's words name it or its columns (whole table names weigh most). */
+/**
+ * Scores a table by how many of the question's words name it or its columns (whole table names weigh most).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const score = (table: Runtime.Table, question: string): number => {
   const asked = new Set(words(question).map(stem))
   const tableWords = words(table.name.split(".").pop() ?? table.name).map(stem)
@@ -42,7 +57,12 @@ export const score = (table: Runtime.Table, question: string): number => {
   return total
 }
 
-/** The tables to show for a question: all of them when few, else the best `limit` by `score` (ties keep schema order). */
+/**
+ * The tables to show for a question: all of them when few, else the best `limit` by `score` (ties keep schema order).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const rank = (
   tables: ReadonlyArray<Runtime.Table>,
   question: string,
@@ -56,7 +76,12 @@ export const rank = (
 
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim()
 
-/** Renders the connectors for the system prompt. */
+/**
+ * Renders the connectors for the system prompt.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const render = (connectors: ReadonlyArray<ConnectorSchema>, question: string): string =>
   connectors.map((connector) => {
     const tables = rank(connector.schema.tables, question)
@@ -85,7 +110,12 @@ const connectorLine = /^### Connector (\d+): (.*) \(([A-Z_]+), (postgres|mysql)\
 const tableLine = /^table (\S+) \(~(\d+) rows\)(?:: (.*))?$/
 const columnLine = /^ {2}- (\S+?): (.+?)(; primary key)?(?:; references (\S+))?(?: -- (.*))?$/
 
-/** Reads the connectors back from a text that contains `render`'s output (other lines are ignored). */
+/**
+ * Reads the connectors back from a text that contains `render`'s output (other lines are ignored).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const parse = (text: string): ReadonlyArray<ConnectorSchema> => {
   const connectors: Array<
     { id: number; name: string; type: string; schema: { dialect: "postgres" | "mysql"; tables: Array<Runtime.Table> } }

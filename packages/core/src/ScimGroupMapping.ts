@@ -15,13 +15,21 @@ import * as Schema from "effect/Schema"
 import * as Group from "./Group.js"
 import { GroupId, MemberId, OrganizationId, RoleId, ScimGroupMappingId } from "./Ids.js"
 
-/** What a mapping grants: a role directly, or membership of a group. */
+/**
+ * What a mapping grants: a role directly, or membership of a group.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TargetMode = Schema.Literal("role", "group")
 export type TargetMode = typeof TargetMode.Type
 
 /**
  * A mapping as served on the RPC surface (camelCase). Exactly the target named by `targetMode` is
  * set: `roleId` for `role`, `groupId` for `group`.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class ScimGroupMapping extends Schema.Class<ScimGroupMapping>("@sightline/core/ScimGroupMapping")(
   Schema.Struct({
@@ -47,6 +55,9 @@ export class ScimGroupMapping extends Schema.Class<ScimGroupMapping>("@sightline
 /**
  * A mapping as stored: plus its organization and the members the identity provider last pushed for
  * the SCIM group (a sorted set), which is what a migration needs to fill the new group.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class ScimGroupMappingRecord extends ScimGroupMapping.extend<ScimGroupMappingRecord>(
   "@sightline/core/ScimGroupMappingRecord"
@@ -55,7 +66,12 @@ export class ScimGroupMappingRecord extends ScimGroupMapping.extend<ScimGroupMap
   member_ids: Schema.Array(MemberId)
 }) {}
 
-/** The served form of a stored mapping: the organization and the pushed members stay internal. */
+/**
+ * The served form of a stored mapping: the organization and the pushed members stay internal.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toMapping = (record: ScimGroupMappingRecord): ScimGroupMapping =>
   new ScimGroupMapping({
     id: record.id,
@@ -66,29 +82,54 @@ export const toMapping = (record: ScimGroupMappingRecord): ScimGroupMapping =>
     targetMode: record.targetMode
   }, true)
 
-/** The body of `RBACService/MigrateAllScimGroupMappings`: empty. */
+/**
+ * The body of `RBACService/MigrateAllScimGroupMappings`: empty.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MigrateAllScimGroupMappingsRequest = Schema.Struct({})
 export type MigrateAllScimGroupMappingsRequest = typeof MigrateAllScimGroupMappingsRequest.Type
 
-/** The response of `RBACService/MigrateAllScimGroupMappings`. */
+/**
+ * The response of `RBACService/MigrateAllScimGroupMappings`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MigrateAllScimGroupMappingsResponse = Schema.Struct({
   migratedMappingCount: Schema.Int.pipe(Schema.nonNegative())
 })
 export type MigrateAllScimGroupMappingsResponse = typeof MigrateAllScimGroupMappingsResponse.Type
 
-/** The response of `RBACService/ListScimGroupMappings`. */
+/**
+ * The response of `RBACService/ListScimGroupMappings`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ListScimGroupMappingsResponse = Schema.Struct({
   mappings: Schema.Array(ScimGroupMapping)
 })
 export type ListScimGroupMappingsResponse = typeof ListScimGroupMappingsResponse.Type
 
-/** What a migration writes: the groups to create and the mappings to update. */
+/**
+ * What a migration writes: the groups to create and the mappings to update.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface MigrationPlan {
   readonly groupsToCreate: ReadonlyArray<Group.Group>
   readonly mappings: ReadonlyArray<ScimGroupMappingRecord>
 }
 
-/** The mappings a migration moves: those still targeting a role. */
+/**
+ * The mappings a migration moves: those still targeting a role.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const roleTargeted = (
   mappings: ReadonlyArray<ScimGroupMappingRecord>
 ): ReadonlyArray<ScimGroupMappingRecord & { readonly roleId: RoleId }> =>
@@ -105,6 +146,9 @@ const sameSet = <A>(a: Iterable<A>, b: Iterable<A>): boolean =>
  * or planned for an earlier mapping) is reused rather than duplicated; otherwise a group named after
  * the SCIM group is created with the id `newGroupId` gives for the mapping. Group-targeted mappings
  * are left alone, so planning again after applying a plan moves nothing.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const planMigration = (options: {
   readonly mappings: ReadonlyArray<ScimGroupMappingRecord>

@@ -26,7 +26,12 @@ import * as ScimGroupMapping from "./ScimGroupMapping.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** A role the caller acts with, as `WhoAmI` shows it. */
+/**
+ * A role the caller acts with, as `WhoAmI` shows it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const WhoAmIRole = Schema.Struct({
   id: RoleId,
   name: Schema.String,
@@ -38,6 +43,9 @@ export type WhoAmIRole = typeof WhoAmIRole.Type
  * The response of `RBACService/WhoAmI`: who the caller is and what this request may do. `roles` and
  * `permissions` are the effective ones (a key's snapshot intersected with the owner's live roles),
  * which is what a client debugging a `permission_denied` needs to see.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const WhoAmIResponse = Schema.Struct({
   organizationId: OrganizationId,
@@ -57,7 +65,12 @@ export const WhoAmIResponse = Schema.Struct({
 })
 export type WhoAmIResponse = typeof WhoAmIResponse.Type
 
-/** The RBAC RPC use cases. */
+/**
+ * The RBAC RPC use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ScimMappings extends Context.Tag("@sightline/core/ScimMappings")<ScimMappings, ScimMappings.Service>() {}
 
 export declare namespace ScimMappings {
@@ -79,7 +92,12 @@ export declare namespace ScimMappings {
   }
 }
 
-/** Builds the RBAC RPC use cases over the repositories in context. */
+/**
+ * Builds the RBAC RPC use cases over the repositories in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const members = yield* MemberRepo
   const groups = yield* GroupRepo
@@ -169,5 +187,10 @@ export const make = Effect.gen(function*() {
   return ScimMappings.of({ list, migrateAll, whoAmI })
 })
 
-/** The RBAC RPC use cases over `MemberRepo`, `GroupRepo`, `Transaction`, `AuditLogRepo` and `IdGenerator` in context. */
+/**
+ * The RBAC RPC use cases over `MemberRepo`, `GroupRepo`, `Transaction`, `AuditLogRepo` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(ScimMappings, make)

@@ -15,13 +15,21 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 
-/** Number of random bytes in a secret. */
+/**
+ * Number of random bytes in a secret.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const SECRET_BYTES = 32
 
 /**
  * Is `value` exactly the shape Sightline issues: the canonical standard base64 encoding of 32 bytes?
  * Anything else (URL-safe alphabet, missing padding, embedded newlines) is `invalid API key format`
  * before any lookup is attempted.
+ *
+ * @since 0.1.0
+ * @category guards
  */
 export const isWellFormed = (value: string): boolean =>
   Either.match(Encoding.decodeBase64(value), {
@@ -30,14 +38,24 @@ export const isWellFormed = (value: string): boolean =>
     onRight: (bytes) => bytes.length === SECRET_BYTES && Encoding.encodeBase64(bytes) === value
   })
 
-/** A secret as issued (see `isWellFormed`). */
+/**
+ * A secret as issued (see `isWellFormed`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApiKeySecret = Schema.String.pipe(
   Schema.filter(isWellFormed, { message: () => "invalid API key format" }),
   Schema.brand("ApiKeySecret")
 )
 export type ApiKeySecret = typeof ApiKeySecret.Type
 
-/** The stored form of a secret: its SHA-256 digest as 64 lowercase hex characters. */
+/**
+ * The stored form of a secret: its SHA-256 digest as 64 lowercase hex characters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SecretHash = Schema.String.pipe(
   Schema.pattern(/^[0-9a-f]{64}$/, { message: () => "a secret hash is 64 lowercase hex characters" }),
   Schema.brand("SecretHash")
@@ -47,6 +65,9 @@ export type SecretHash = typeof SecretHash.Type
 /**
  * Compares two hashes in time that depends only on their length, so a caller timing the comparison
  * learns nothing about how much of a guessed hash matched.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const constantTimeEquals = (a: string, b: string): boolean => {
   // Hash lengths are public (always 64), so leaving early on a length mismatch reveals nothing.
@@ -56,7 +77,12 @@ export const constantTimeEquals = (a: string, b: string): boolean => {
   return diff === 0
 }
 
-/** Makes secrets and hashes them. */
+/**
+ * Makes secrets and hashes them.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class SecretHasher extends Context.Tag("@sightline/core/Secret/SecretHasher")<
   SecretHasher,
   SecretHasher.Service
@@ -85,14 +111,24 @@ interface WebPlatform {
 }
 const platform = globalThis as unknown as WebPlatform
 
-/** The SHA-256 hash of `secret` (hex), with the platform's Web Crypto. */
+/**
+ * The SHA-256 hash of `secret` (hex), with the platform's Web Crypto.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sha256Hex = (secret: string): Effect.Effect<SecretHash> =>
   Effect.map(
     Effect.promise(() => platform.crypto.subtle.digest("SHA-256", new platform.TextEncoder().encode(secret))),
     (digest) => SecretHash.make(Encoding.encodeHex(new Uint8Array(digest)))
   )
 
-/** Secrets from the platform's cryptographically secure random source, hashed with Web Crypto. */
+/**
+ * Secrets from the platform's cryptographically secure random source, hashed with Web Crypto.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SecretHasher> = Layer.succeed(SecretHasher, {
   generate: Effect.sync(() =>
     ApiKeySecret.make(Encoding.encodeBase64(platform.crypto.getRandomValues(new Uint8Array(SECRET_BYTES))))
@@ -104,6 +140,9 @@ export const layer: Layer.Layer<SecretHasher> = Layer.succeed(SecretHasher, {
 /**
  * Deterministic secrets for tests: the n-th secret is 32 bytes holding n in its last four bytes
  * (big endian). Hashing is the real SHA-256, so hashes match what `layer` would store.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerTest: Layer.Layer<SecretHasher> = Layer.effect(
   SecretHasher,

@@ -23,7 +23,12 @@ import * as SemanticModel from "./SemanticModel.js"
 /** How long one probe may plan. */
 const probeTimeoutMillis = 10_000
 
-/** The checker of semantic models, over the connectors and their runtime in context. */
+/**
+ * The checker of semantic models, over the connectors and their runtime in context.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const checker: Effect.Effect<ChangeCheck.Checker, never, ConnectorRepo | ConnectorRuntime> = Effect.gen(
   function*() {
     const repo = yield* ConnectorRepo
@@ -129,7 +134,12 @@ export const checker: Effect.Effect<ChangeCheck.Checker, never, ConnectorRepo | 
   }
 )
 
-/** The change checks of a deployment: semantic models, over the connectors and their runtime in context. */
+/**
+ * The change checks of a deployment: semantic models, over the connectors and their runtime in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ChangeCheck.ChangeChecks, never, ConnectorRepo | ConnectorRuntime> = Layer.effect(
   ChangeCheck.ChangeChecks,
   Effect.map(checker, (semantic) => ChangeCheck.make([semantic]))

@@ -30,25 +30,50 @@ import type * as SemanticModel from "./SemanticModel.js"
 import type { Grain, ResolvedMeasure, SemanticModel as Model, Table } from "./SemanticModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 
-/** Why a query cannot be compiled against a model, in words a model or a person can act on. */
+/**
+ * Why a query cannot be compiled against a model, in words a model or a person can act on.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class CompileError extends Schema.TaggedError<CompileError>()("CompileError", {
   message: Schema.String
 }) {}
 
-/** The SQL dialects the compiler writes. */
+/**
+ * The SQL dialects the compiler writes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type DialectName = "postgres" | "mysql"
 
-/** A value bound to a placeholder. */
+/**
+ * A value bound to a placeholder.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Param = string | number | boolean | null
 
-/** A result column and what it is. */
+/**
+ * A result column and what it is.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface OutputColumn {
   readonly name: string
   readonly kind: "dimension" | "time" | "metric"
   readonly format?: SemanticModel.Format | undefined
 }
 
-/** A compiled query. */
+/**
+ * A compiled query.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Compiled {
   /** One statement, `$n` placeholders for `params`. */
   readonly sql: string
@@ -61,7 +86,12 @@ export interface Compiled {
 // Dialects
 // ---------------------------------------------------------------------------------------------
 
-/** How the compiler writes one SQL dialect. */
+/**
+ * How the compiler writes one SQL dialect.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Dialect {
   readonly name: DialectName
   readonly quote: (identifier: string) => string
@@ -117,7 +147,12 @@ const mysql: Dialect = {
   orderKey: (expr, direction) => `${expr} IS NULL, ${expr} ${direction === "asc" ? "ASC" : "DESC"}`
 }
 
-/** The dialect of a connector's SQL. */
+/**
+ * The dialect of a connector's SQL.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const dialect = (name: DialectName): Dialect => name === "mysql" ? mysql : postgres
 
 // ---------------------------------------------------------------------------------------------
@@ -249,7 +284,12 @@ const reachable = (model: Model, root: string): ReadonlyMap<string, Edge | undef
 // Projections: a logical table as the caller may read it
 // ---------------------------------------------------------------------------------------------
 
-/** How a query is compiled for its caller. */
+/**
+ * How a query is compiled for its caller.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /**
    * Whether the tables' row filters apply: for a caller with client attributes (a key a host
@@ -259,7 +299,12 @@ export interface Options {
   readonly rowFilters?: boolean | undefined
 }
 
-/** Whether row filters apply for a caller with these client attributes (`Policy.clientAttributesJson`). */
+/**
+ * Whether row filters apply for a caller with these client attributes (`Policy.clientAttributesJson`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const rowFiltersFor = (clientAttributesJson: string): boolean => clientAttributesJson !== "{}"
 
 class Writer {
@@ -379,7 +424,12 @@ const timeOf = (model: Model, measure: ResolvedMeasure, named: FieldRef | undefi
   return first === undefined ? undefined : fieldsOf(table).find((f) => f.kind === "time" && f.name === first)
 }
 
-/** Compiles a semantic query against a validated model. */
+/**
+ * Compiles a semantic query against a validated model.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const compile = (
   model: Model,
   query: SemanticQuery.SemanticQuery,
@@ -781,7 +831,12 @@ const aggregationWords: Record<SemanticModel.Aggregation, string> = {
   max: "largest"
 }
 
-/** A measure's definition in words: its description, or its aggregation and filters. */
+/**
+ * A measure's definition in words: its description, or its aggregation and filters.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const definition = (model: Model, measure: ResolvedMeasure): string => {
   if (measure.description !== undefined) return measure.description
   const what = measure.expr === undefined ? `${words(measure.table)} rows` : words(measure.expr)
@@ -823,7 +878,12 @@ const monthNames = [
   "December"
 ]
 
-/** A period in words: "2025", "March 2025", "Q1 2025", "2025-01-05 to 2025-02-10", "all time". */
+/**
+ * A period in words: "2025", "March 2025", "Q1 2025", "2025-01-05 to 2025-02-10", "all time".
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const periodWords = (start: string | undefined, end: string | undefined): string => {
   if (start === undefined && end === undefined) return "all time"
   if (start === undefined) return `before ${end}`
@@ -944,6 +1004,9 @@ const reading = (
  * table expression over the table's projection (its dimensions, time dimensions and facts by name,
  * its keys, its row filter), and `:name` parameters become placeholders bound to `values` (a
  * parameter's default where `values` has none).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const verifiedSql = (
   model: Model,
@@ -997,7 +1060,12 @@ export const verifiedSql = (
 // Probes: what a change's check runs against the connector
 // ---------------------------------------------------------------------------------------------
 
-/** A statement that exercises one part of a model; the database planning it is the check. */
+/**
+ * A statement that exercises one part of a model; the database planning it is the check.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Probe {
   /** What it checks, as a check's message names it: `table orders: dimension channel`. */
   readonly subject: string
@@ -1027,6 +1095,9 @@ const sampleOf = (parameter: SemanticModel.Parameter): Param =>
  * The probes of a model: each table's row filter, each expression of each table (through its
  * projection), each metric compiled alone, and each verified query with sample parameters. A
  * table whose row filter fails is not probed further (every other probe of it would fail alike).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const probes = (model: Model, dialectName: DialectName): ReadonlyArray<Probe> => {
   const out: Array<Probe> = []

@@ -34,14 +34,24 @@ import * as SemanticModel from "./SemanticModel.js"
 import type * as SemanticQuery from "./SemanticQuery.js"
 import * as Traced from "./Traced.js"
 
-/** The model that governs a connector, and where it came from. */
+/**
+ * The model that governs a connector, and where it came from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Governing {
   readonly model: SemanticModel.SemanticModel
   readonly source: SemanticQuery.ModelSource
   readonly dialect: SemanticCompiler.DialectName
 }
 
-/** The semantic layer. */
+/**
+ * The semantic layer.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class SemanticLayer
   extends Context.Tag("@sightline/core/SemanticLayer")<SemanticLayer, SemanticLayer.Service>()
 {}
@@ -88,24 +98,44 @@ export declare namespace SemanticLayer {
   }
 }
 
-/** The dialect of a connector's SQL. */
+/**
+ * The dialect of a connector's SQL.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const dialectOf = (connector: Connector.ConnectorRecord): SemanticCompiler.DialectName =>
   connector.config.connector_type === "MYSQL" ? "mysql" : "postgres"
 
-/** A model file that does not read, with what it says it describes. */
+/**
+ * A model file that does not read, with what it says it describes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface BrokenModel {
   readonly path: string
   readonly target: ReturnType<typeof SemanticModel.declaredTarget>
   readonly problems: ReadonlyArray<SemanticModel.Problem>
 }
 
-/** The library's models, as read at one commit: each valid one, and the files that do not read. */
+/**
+ * The library's models, as read at one commit: each valid one, and the files that do not read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LibraryModels {
   readonly models: ReadonlyArray<SemanticModel.SemanticModel>
   readonly broken: ReadonlyArray<BrokenModel>
 }
 
-/** Reads every model file of a snapshot. */
+/**
+ * Reads every model file of a snapshot.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const libraryModels = (files: LibraryDiff.Files): LibraryModels => {
   const models: Array<SemanticModel.SemanticModel> = []
   const broken: Array<BrokenModel> = []
@@ -132,6 +162,9 @@ const governs = (
 /**
  * The library model that governs a connector, if any: by its name first, then by its type. A file
  * that would govern it but does not read is returned as broken, never passed over for another.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const governingModel = (
   read: LibraryModels,
@@ -151,7 +184,12 @@ export const governingModel = (
 // Parsing a model costs milliseconds and main changes rarely: keep the last commits' models.
 const cacheSize = 64
 
-/** Builds the semantic layer over the library, the connectors and their runtime in context. */
+/**
+ * Builds the semantic layer over the library, the connectors and their runtime in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const library = yield* Library
   const connectors = yield* Connectors
@@ -339,7 +377,12 @@ export const make = Effect.gen(function*() {
   return SemanticLayer.of({ modelFor, modelsFor, modelFile, compile, query })
 })
 
-/** The semantic layer over the ports and use cases in context. */
+/**
+ * The semantic layer over the ports and use cases in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   SemanticLayer,
   never,

@@ -36,7 +36,12 @@ const Synonyms = Schema.optional(Schema.Array(Schema.String))
 const Description = Schema.optional(Schema.String)
 const Scalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
 
-/** A value a dimension takes, with the words people use for it ("APAC" for "Asia Pacific"). */
+/**
+ * A value a dimension takes, with the words people use for it ("APAC" for "Asia Pacific").
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DimensionValue = Schema.Struct({
   value: Scalar,
   synonyms: Synonyms,
@@ -57,7 +62,12 @@ const fieldFields = {
   sample_values: Schema.optional(Schema.Array(Scalar))
 }
 
-/** A column, or an expression over the table's columns, to group and filter by. */
+/**
+ * A column, or an expression over the table's columns, to group and filter by.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Dimension = Schema.Struct({
   ...fieldFields,
   is_enum: Schema.optional(Schema.Boolean),
@@ -66,16 +76,29 @@ export const Dimension = Schema.Struct({
 })
 export type Dimension = typeof Dimension.Type
 
-/** The grains a time dimension can be read at. */
+/**
+ * The grains a time dimension can be read at.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Grain = Schema.Literal("day", "week", "month", "quarter", "year")
 export type Grain = typeof Grain.Type
 
-/** Every grain, finest first. */
+/**
+ * Every grain, finest first.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const grains: ReadonlyArray<Grain> = Grain.literals
 
 /**
  * A date or timestamp to group and filter by. A `data_type` of `DATE` is read as a calendar day;
  * anything else as a point in time, read in the model's time zone.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const TimeDimension = Schema.Struct({
   ...fieldFields,
@@ -84,7 +107,12 @@ export const TimeDimension = Schema.Struct({
 })
 export type TimeDimension = typeof TimeDimension.Type
 
-/** A named row-level expression that measures aggregate (Snowflake's `facts`). */
+/**
+ * A named row-level expression that measures aggregate (Snowflake's `facts`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Fact = Schema.Struct({
   name: Name,
   expr: Schema.String,
@@ -95,15 +123,30 @@ export const Fact = Schema.Struct({
 })
 export type Fact = typeof Fact.Type
 
-/** How a measure aggregates. */
+/**
+ * How a measure aggregates.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Aggregation = Schema.Literal("sum", "count", "count_distinct", "avg", "min", "max")
 export type Aggregation = typeof Aggregation.Type
 
-/** How a number is shown. */
+/**
+ * How a number is shown.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Format = Schema.Literal("number", "integer", "currency", "percent")
 export type Format = typeof Format.Type
 
-/** An aggregation over an expression of its table. */
+/**
+ * An aggregation over an expression of its table.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Measure = Schema.Struct({
   name: Name,
   agg: Aggregation,
@@ -124,7 +167,12 @@ export const Measure = Schema.Struct({
 })
 export type Measure = typeof Measure.Type
 
-/** A Snowflake table metric: an aggregate expression (`SUM(amount)`), read into a `Measure`. */
+/**
+ * A Snowflake table metric: an aggregate expression (`SUM(amount)`), read into a `Measure`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TableMetric = Schema.Struct({
   name: Name,
   expr: Schema.String,
@@ -133,7 +181,12 @@ export const TableMetric = Schema.Struct({
 })
 export type TableMetric = typeof TableMetric.Type
 
-/** A named predicate over a table (a segment: "completed orders"). */
+/**
+ * A named predicate over a table (a segment: "completed orders").
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Filter = Schema.Struct({
   name: Name,
   expr: Schema.String,
@@ -142,7 +195,12 @@ export const Filter = Schema.Struct({
 })
 export type Filter = typeof Filter.Type
 
-/** Where a logical table's rows come from. */
+/**
+ * Where a logical table's rows come from.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const BaseTable = Schema.Struct({
   database: Schema.optional(Schema.String),
   schema: Schema.optional(Schema.String),
@@ -150,7 +208,12 @@ export const BaseTable = Schema.Struct({
 })
 export type BaseTable = typeof BaseTable.Type
 
-/** A logical table. */
+/**
+ * A logical table.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Table = Schema.Struct({
   name: Name,
   description: Description,
@@ -171,7 +234,12 @@ export const Table = Schema.Struct({
 })
 export type Table = typeof Table.Type
 
-/** A join between two tables, from the many side (`left_table`) to the one side. */
+/**
+ * A join between two tables, from the many side (`left_table`) to the one side.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Relationship = Schema.Struct({
   name: Name,
   left_table: Name,
@@ -184,7 +252,12 @@ export const Relationship = Schema.Struct({
 })
 export type Relationship = typeof Relationship.Type
 
-/** A ratio of two measures' totals (never an average of ratios). */
+/**
+ * A ratio of two measures' totals (never an average of ratios).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RatioMetric = Schema.Struct({
   name: Name,
   type: Schema.Literal("ratio"),
@@ -195,7 +268,12 @@ export const RatioMetric = Schema.Struct({
   synonyms: Synonyms
 })
 
-/** A measure as a share of its total over the rows of the answer. */
+/**
+ * A measure as a share of its total over the rows of the answer.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ShareMetric = Schema.Struct({
   name: Name,
   type: Schema.Literal("share"),
@@ -205,7 +283,12 @@ export const ShareMetric = Schema.Struct({
   synonyms: Synonyms
 })
 
-/** A measure against the same period one `offset` earlier. */
+/**
+ * A measure against the same period one `offset` earlier.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PeriodOverPeriodMetric = Schema.Struct({
   name: Name,
   type: Schema.Literal("period_over_period"),
@@ -221,11 +304,21 @@ export const PeriodOverPeriodMetric = Schema.Struct({
   synonyms: Synonyms
 })
 
-/** A metric derived from measures. */
+/**
+ * A metric derived from measures.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DerivedMetric = Schema.Union(RatioMetric, ShareMetric, PeriodOverPeriodMetric)
 export type DerivedMetric = typeof DerivedMetric.Type
 
-/** A parameter of a verified query. */
+/**
+ * A parameter of a verified query.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Parameter = Schema.Struct({
   name: Name,
   type: Schema.optional(Schema.Literal("string", "number", "date", "boolean")),
@@ -238,6 +331,9 @@ export type Parameter = typeof Parameter.Type
  * A question with SQL a person checked. The SQL reads logical tables as `__<table>` (each the
  * table's dimensions, time dimensions and facts, with its row filter applied) and names parameters
  * as `:name`.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const VerifiedQuery = Schema.Struct({
   name: Name,
@@ -251,7 +347,12 @@ export const VerifiedQuery = Schema.Struct({
 })
 export type VerifiedQuery = typeof VerifiedQuery.Type
 
-/** A semantic model file. */
+/**
+ * A semantic model file.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SemanticModelFile = Schema.Struct({
   name: Name,
   description: Description,
@@ -277,22 +378,42 @@ export type SemanticModelFile = typeof SemanticModelFile.Type
 // Problems
 // ---------------------------------------------------------------------------------------------
 
-/** What is wrong with a model, where. */
+/**
+ * What is wrong with a model, where.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Problem = YamlFile.Problem
 
-/** A problem as one line: `semantic/demo.yaml:12: ...`. */
+/**
+ * A problem as one line: `semantic/demo.yaml:12: ...`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const formatProblem = YamlFile.formatProblem
 
 // ---------------------------------------------------------------------------------------------
 // The model as the compiler reads it
 // ---------------------------------------------------------------------------------------------
 
-/** A measure with its table. */
+/**
+ * A measure with its table.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ResolvedMeasure extends Measure {
   readonly table: string
 }
 
-/** A model read and checked: measures normalised, every name resolvable. */
+/**
+ * A model read and checked: measures normalised, every name resolvable.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SemanticModel {
   readonly file: SemanticModelFile
   /** Where it was read from. */
@@ -321,6 +442,9 @@ const aggregateCall = /^\s*(sum|count|avg|average|min|max)\s*\(\s*(distinct\s+)?
  * A Snowflake table metric as a measure, when its expression is one aggregate over a row
  * expression (`SUM(orders.amount)`, `COUNT(DISTINCT customer_id)`); the table's own prefix is
  * dropped, since a measure's expression is read over its table.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const measureOfMetric = (table: string, metric: TableMetric): Either.Either<Measure, string> => {
   const match = aggregateCall.exec(metric.expr)
@@ -355,7 +479,12 @@ const names = (table: Table): ReadonlyArray<readonly [kind: string, name: string
   ...(table.filters ?? []).map((d) => ["filter", d.name] as const)
 ]
 
-/** Checks a decoded file holds together, and normalises it for the compiler. */
+/**
+ * Checks a decoded file holds together, and normalises it for the compiler.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const validate = (
   path: string,
   file: SemanticModelFile
@@ -449,6 +578,9 @@ export const validate = (
 /**
  * Reads a model file: YAML, then the format, then `validate`. Every problem names the file and,
  * where it has one, the line.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const parse = (path: string, text: string): Either.Either<SemanticModel, ReadonlyArray<Problem>> =>
   Either.flatMap(YamlFile.decode(SemanticModelFile, path, text), (file) => validate(path, file))
@@ -456,6 +588,9 @@ export const parse = (path: string, text: string): Either.Either<SemanticModel, 
 /**
  * Which connector a model file says it describes, read even when the file is not a valid model (so
  * a broken model is reported where it applies rather than silently replaced).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const declaredTarget = (text: string): { readonly connector?: string; readonly connector_type?: string } => {
   try {
@@ -471,11 +606,26 @@ export const declaredTarget = (text: string): { readonly connector?: string; rea
   }
 }
 
-/** Writes a model file as YAML (what `GET /v2/connectors/{id}/semantic-model` returns). */
+/**
+ * Writes a model file as YAML (what `GET /v2/connectors/{id}/semantic-model` returns).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const stringify = (file: SemanticModelFile): string => Yaml.stringify(file, { lineWidth: 0 })
 
-/** The folder of the library that holds semantic models. */
+/**
+ * The folder of the library that holds semantic models.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const folder = "semantic"
 
-/** Whether a library path is a semantic model file. */
+/**
+ * Whether a library path is a semantic model file.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isModelPath = (path: string): boolean => path.startsWith(`${folder}/`) && /\.ya?ml$/i.test(path)

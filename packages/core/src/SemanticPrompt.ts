@@ -8,10 +8,20 @@
  */
 import type * as SemanticModel from "./SemanticModel.js"
 
-/** The most characters of model the prompt carries per connector. */
+/**
+ * The most characters of model the prompt carries per connector.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultBudget = 6_000
 
-/** The verified queries offered per question. */
+/**
+ * The verified queries offered per question.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const offeredQueries = 3
 
 // Plural-insensitive: "sales" and "sale" are one word; short words ("us", "is") are left alone.
@@ -75,11 +85,19 @@ const common: ReadonlySet<string> = new Set([
 /**
  * The words of a text that say what it asks (plural-insensitive, without function words): two
  * questions with the same content words ask the same thing.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const contentWords = (text: string): ReadonlySet<string> =>
   new Set(words(text).filter((w) => !functionWords.has(w)))
 
-/** How many of the question's words `text` holds (each counted once). */
+/**
+ * How many of the question's words `text` holds (each counted once).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const likeness = (question: string, text: string): number => {
   const asked = new Set(words(question).filter((w) => !common.has(w)))
   const held = new Set(words(text))
@@ -155,7 +173,12 @@ const items = (model: SemanticModel.SemanticModel, question: string): ReadonlyAr
   return out
 }
 
-/** The verified queries most like the question (any likeness at all), best first. */
+/**
+ * The verified queries most like the question (any likeness at all), best first.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const likelyQueries = (
   model: SemanticModel.SemanticModel,
   question: string,
@@ -183,7 +206,12 @@ const parametersOf = (query: SemanticModel.VerifiedQuery): string =>
       ).join("; ")
     }`
 
-/** The prompt section of one connector's model. */
+/**
+ * The prompt section of one connector's model.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const render = (options: {
   readonly connectorId: number
   readonly model: SemanticModel.SemanticModel

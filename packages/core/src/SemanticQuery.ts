@@ -12,11 +12,21 @@ import { Format, Grain } from "./SemanticModel.js"
 
 const Scalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
 
-/** A comparison of a dimension filter. */
+/**
+ * A comparison of a dimension filter.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Operator = Schema.Literal("=", "!=", ">", ">=", "<", "<=", "in", "not_in", "between", "contains")
 export type Operator = typeof Operator.Type
 
-/** A condition on a dimension, applied to rows before they are aggregated. */
+/**
+ * A condition on a dimension, applied to rows before they are aggregated.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DimensionFilter = Schema.Struct({
   /** A dimension or time dimension: `channel`, or `orders.channel` where two tables share the name. */
   dimension: Schema.String,
@@ -26,12 +36,22 @@ export const DimensionFilter = Schema.Struct({
 })
 export type DimensionFilter = typeof DimensionFilter.Type
 
-/** A calendar date (`2025-01-01`), read in the model's time zone. */
+/**
+ * A calendar date (`2025-01-01`), read in the model's time zone.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CalendarDate = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "a date is YYYY-MM-DD" })
 )
 
-/** The time axis: which time dimension, at which grain, over which period (`start` ≤ t < `end`). */
+/**
+ * The time axis: which time dimension, at which grain, over which period (`start` ≤ t < `end`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TimeSelection = Schema.Struct({
   /** The time dimension; each metric's own when absent (orders by order date, returns by return date). */
   dimension: Schema.optional(Schema.String),
@@ -43,7 +63,12 @@ export const TimeSelection = Schema.Struct({
 })
 export type TimeSelection = typeof TimeSelection.Type
 
-/** An ordering of the result by one of its columns. */
+/**
+ * An ordering of the result by one of its columns.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const OrderBy = Schema.Struct({
   /** A metric, a dimension, or `time`. */
   by: Schema.String,
@@ -51,12 +76,20 @@ export const OrderBy = Schema.Struct({
 })
 export type OrderBy = typeof OrderBy.Type
 
-/** The most rows a semantic query returns. */
+/**
+ * The most rows a semantic query returns.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxLimit = 10_000
 
 /**
  * A semantic query. With no metrics it lists the distinct values of its dimensions (the products
  * of a category, the customers of a region): a list, which the first dimension's table roots.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const SemanticQuery = Schema.Struct({
   metrics: Schema.Array(Schema.String).annotations({
@@ -85,14 +118,24 @@ export const SemanticQuery = Schema.Struct({
 }).annotations({ identifier: "SemanticQuery" })
 export type SemanticQuery = typeof SemanticQuery.Type
 
-/** A metric as a reading states it. */
+/**
+ * A metric as a reading states it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ReadingMetric = Schema.Struct({
   name: Schema.String,
   /** How it is computed, in words ("sum of line totals, cancelled orders excluded"). */
   definition: Schema.String
 })
 
-/** How a question was read: the metric and its definition, the dimensions, filters, period and order. */
+/**
+ * How a question was read: the metric and its definition, the dimensions, filters, period and order.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Reading = Schema.Struct({
   /** All of it in one sentence: "Revenue (sum of ...) by channel in 2025, highest first". */
   text: Schema.String,
@@ -112,14 +155,24 @@ export type Reading = typeof Reading.Type
 // The API's shapes
 // ---------------------------------------------------------------------------------------------
 
-/** The body of `POST /v2/semantic/query` and `POST /v2/semantic/compile`: a query on one connector's model. */
+/**
+ * The body of `POST /v2/semantic/query` and `POST /v2/semantic/compile`: a query on one connector's model.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SemanticQueryRequest = Schema.Struct({
   connector_id: ConnectorId,
   ...SemanticQuery.fields
 }).annotations({ identifier: "SemanticQueryRequest" })
 export type SemanticQueryRequest = typeof SemanticQueryRequest.Type
 
-/** Where a model came from: a file of the library at a commit, or the connector's schema. */
+/**
+ * Where a model came from: a file of the library at a commit, or the connector's schema.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ModelSource = Schema.Struct({
   kind: Schema.Literal("library", "derived"),
   /** The model's name. */
@@ -134,6 +187,9 @@ export type ModelSource = typeof ModelSource.Type
 /**
  * What makes a result trusted: it was computed from a definition the organization reviewed, a
  * metric of a library model or a verified query, at this library commit.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const TrustedSource = Schema.Struct({
   kind: Schema.Literal("metric", "verified_query"),
@@ -145,7 +201,12 @@ export const TrustedSource = Schema.Struct({
 }).annotations({ identifier: "TrustedSource" })
 export type TrustedSource = typeof TrustedSource.Type
 
-/** A result column: a dimension, the time axis or a metric, with its format. */
+/**
+ * A result column: a dimension, the time axis or a metric, with its format.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ResultColumn = Schema.Struct({
   name: Schema.String,
   kind: Schema.Literal("dimension", "time", "metric"),
@@ -153,10 +214,20 @@ export const ResultColumn = Schema.Struct({
 })
 export type ResultColumn = typeof ResultColumn.Type
 
-/** A value bound to a placeholder of the SQL. */
+/**
+ * A value bound to a placeholder of the SQL.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Param = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
 
-/** The response of `POST /v2/semantic/compile`: the SQL a query runs, without running it. */
+/**
+ * The response of `POST /v2/semantic/compile`: the SQL a query runs, without running it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CompiledQuery = Schema.Struct({
   /** One statement; `$1`, `$2`, ... are `params`; `_svc.client_attributes_json.<field>` is bound to the caller's. */
   sql: Schema.String,
@@ -168,7 +239,12 @@ export const CompiledQuery = Schema.Struct({
 }).annotations({ identifier: "CompiledQuery" })
 export type CompiledQuery = typeof CompiledQuery.Type
 
-/** The response of `POST /v2/semantic/query`: the rows, and how the query was read and run. */
+/**
+ * The response of `POST /v2/semantic/query`: the rows, and how the query was read and run.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SemanticQueryResult = Schema.Struct({
   ...CompiledQuery.fields,
   rows: Schema.Array(Schema.Array(Schema.Unknown)),

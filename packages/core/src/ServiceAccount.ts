@@ -11,10 +11,20 @@ import { MemberId, type OrganizationId, RoleId } from "./Ids.js"
 import { Email, Member, roleNames } from "./Member.js"
 import type { Role } from "./Role.js"
 
-/** The domain of generated service-account addresses: reserved (`.local`), so never deliverable. */
+/**
+ * The domain of generated service-account addresses: reserved (`.local`), so never deliverable.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const emailDomain = "service-accounts.sightline.local"
 
-/** The body of `POST /v2/service-accounts`. */
+/**
+ * The body of `POST /v2/service-accounts`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateServiceAccount = Schema.Struct({
   name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(100)),
   description: Schema.optional(Schema.String.pipe(Schema.maxLength(1000))),
@@ -23,14 +33,24 @@ export const CreateServiceAccount = Schema.Struct({
 })
 export type CreateServiceAccount = typeof CreateServiceAccount.Type
 
-/** The response of `POST /v2/service-accounts`. */
+/**
+ * The response of `POST /v2/service-accounts`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CreateServiceAccountResult = Schema.Struct({
   member_id: MemberId,
   email: Email
 })
 export type CreateServiceAccountResult = typeof CreateServiceAccountResult.Type
 
-/** A service account as listed by `GET /v2/service-accounts`. */
+/**
+ * A service account as listed by `GET /v2/service-accounts`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ServiceAccount = Schema.Struct({
   id: MemberId,
   name: Schema.String,
@@ -43,13 +63,23 @@ export const ServiceAccount = Schema.Struct({
 })
 export type ServiceAccount = typeof ServiceAccount.Type
 
-/** The response of `GET /v2/service-accounts`. */
+/**
+ * The response of `GET /v2/service-accounts`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ServiceAccountList = Schema.Struct({
   service_accounts: Schema.Array(ServiceAccount)
 })
 export type ServiceAccountList = typeof ServiceAccountList.Type
 
-/** The response of `DELETE /v2/service-accounts/{id}`. */
+/**
+ * The response of `DELETE /v2/service-accounts/{id}`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const DeleteServiceAccountResult = Schema.Struct({
   success: Schema.Boolean
 })
@@ -70,10 +100,18 @@ const slugOf = (name: string): string => {
  * The generated address of a service account: `<slug of the name>-<last 12 hex digits of its id>@`
  * `service-accounts.sightline.local`. The id suffix keeps two accounts with the same name apart; the
  * last digits are used because they are random in a v4 UUID (and distinct in test ids).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const emailFor = (name: string, id: MemberId): Email => `${slugOf(name)}-${id.slice(-12)}@${emailDomain}`
 
-/** Builds the member record of a new service account (its roles are assigned separately). */
+/**
+ * Builds the member record of a new service account (its roles are assigned separately).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: {
   readonly id: MemberId
   readonly organizationId: OrganizationId
@@ -91,7 +129,12 @@ export const make = (options: {
     created_at: options.now
   })
 
-/** The listing of a service account, given the roles it holds. */
+/**
+ * The listing of a service account, given the roles it holds.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const toListItem = (member: Member, roles: ReadonlyArray<Role>): ServiceAccount => ({
   id: member.id,
   name: member.name,

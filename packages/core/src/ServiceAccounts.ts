@@ -28,7 +28,12 @@ import * as ServiceAccount from "./ServiceAccount.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The service accounts use cases. */
+/**
+ * The service accounts use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class ServiceAccounts extends Context.Tag("@sightline/core/ServiceAccounts")<
   ServiceAccounts,
   ServiceAccounts.Service
@@ -63,7 +68,12 @@ export declare namespace ServiceAccounts {
   }
 }
 
-/** Builds the service accounts use cases over the repositories in context. */
+/**
+ * Builds the service accounts use cases over the repositories in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const members = yield* MemberRepo
   const roles = yield* RoleRepo
@@ -155,5 +165,10 @@ export const make = Effect.gen(function*() {
   return ServiceAccounts.of({ create, list, delete: remove })
 })
 
-/** The service accounts use cases over the repositories, `Transaction`, `Auditor` and `IdGenerator` in context. */
+/**
+ * The service accounts use cases over the repositories, `Transaction`, `Auditor` and `IdGenerator` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(ServiceAccounts, make)

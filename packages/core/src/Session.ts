@@ -11,32 +11,65 @@ import { MemberId, OrganizationId } from "./Ids.js"
 import { escapeHtml } from "./ReportHtml.js"
 import { SecretHash } from "./Secret.js"
 
-/** How long an access token (the session JWT) lives: the seed's 15 minutes. */
+/**
+ * How long an access token (the session JWT) lives: the seed's 15 minutes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const accessTokenLifetime = Duration.minutes(15)
 
-/** How long a refresh token lives unused; every renewal starts a new period. */
+/**
+ * How long a refresh token lives unused; every renewal starts a new period.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const refreshTokenLifetime = Duration.days(14)
 
 /**
  * How long after its rotation an old refresh token is still only refused, not taken for theft: two
  * tabs renewing at once present the same cookie, and the loser must not sign both out.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const rotationGrace = Duration.seconds(30)
 
-/** What a sign-in link is for; they differ only in lifetime and audit action. */
+/**
+ * What a sign-in link is for; they differ only in lifetime and audit action.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const LinkPurpose = Schema.Literal("invite", "reset")
 export type LinkPurpose = typeof LinkPurpose.Type
 
-/** How long a sign-in link can be used: an invite a week, a password reset a day. */
+/**
+ * How long a sign-in link can be used: an invite a week, a password reset a day.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const linkLifetime: { readonly [P in LinkPurpose]: Duration.Duration } = {
   invite: Duration.days(7),
   reset: Duration.days(1)
 }
 
-/** The shortest and longest password accepted when one is set (NIST SP 800-63B's floor). */
+/**
+ * The shortest and longest password accepted when one is set (NIST SP 800-63B's floor).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const passwordLength = { min: 8, max: 256 } as const
 
-/** A new password. The upper bound keeps the KDF's input small; there are no composition rules. */
+/**
+ * A new password. The upper bound keeps the KDF's input small; there are no composition rules.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Password = Schema.String.pipe(
   Schema.minLength(passwordLength.min, {
     message: () => `a password has at least ${passwordLength.min} characters`
@@ -46,7 +79,12 @@ export const Password = Schema.String.pipe(
   })
 )
 
-/** The body of `POST /v2/auth/sign-in`. */
+/**
+ * The body of `POST /v2/auth/sign-in`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PasswordSignIn = Schema.Struct({
   email: Schema.String.pipe(Schema.maxLength(254)),
   password: Schema.String.pipe(Schema.maxLength(passwordLength.max)),
@@ -55,20 +93,35 @@ export const PasswordSignIn = Schema.Struct({
 })
 export type PasswordSignIn = typeof PasswordSignIn.Type
 
-/** The body of `POST /v2/auth/password`: a sign-in link's token and the password it sets. */
+/**
+ * The body of `POST /v2/auth/password`: a sign-in link's token and the password it sets.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SetPassword = Schema.Struct({
   token: Schema.String.pipe(Schema.maxLength(128)),
   password: Password
 })
 export type SetPassword = typeof SetPassword.Type
 
-/** The body of `POST /v2/members/{id}/sign-in-link`. */
+/**
+ * The body of `POST /v2/members/{id}/sign-in-link`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const IssueLink = Schema.Struct({
   purpose: Schema.optionalWith(LinkPurpose, { default: () => "reset" as const })
 })
 export type IssueLink = typeof IssueLink.Type
 
-/** A sign-in link as stored: only the hash of its token. */
+/**
+ * A sign-in link as stored: only the hash of its token.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SignInLinkRecord = Schema.Struct({
   token_hash: SecretHash,
   organization_id: OrganizationId,
@@ -80,7 +133,12 @@ export const SignInLinkRecord = Schema.Struct({
 })
 export type SignInLinkRecord = typeof SignInLinkRecord.Type
 
-/** A sign-in link as issued: the token is shown this once. */
+/**
+ * A sign-in link as issued: the token is shown this once.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SignInLink {
   readonly member_id: MemberId
   readonly purpose: LinkPurpose
@@ -88,17 +146,32 @@ export interface SignInLink {
   readonly expires_at: Date
 }
 
-/** A link issued by an administrator: also whether it was e-mailed to the member. */
+/**
+ * A link issued by an administrator: also whether it was e-mailed to the member.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface IssuedLink extends Omit<SignInLink, "token"> {
   /** Absent when the link went by e-mail to the member only. */
   readonly token?: string
   readonly emailed: boolean
 }
 
-/** Why a refresh or an access token of a session that has ended is refused. */
+/**
+ * Why a refresh or an access token of a session that has ended is refused.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const sessionEnded = "session ended: sign in again"
 
-/** A browser session as stored: the hash of its current refresh token and of the one before. */
+/**
+ * A browser session as stored: the hash of its current refresh token and of the one before.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SessionRecord = Schema.Struct({
   id: Schema.UUID,
   organization_id: OrganizationId,
@@ -112,13 +185,23 @@ export const SessionRecord = Schema.Struct({
 })
 export type SessionRecord = typeof SessionRecord.Type
 
-/** What a renewal found for a presented refresh token. */
+/**
+ * What a renewal found for a presented refresh token.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Rotation =
   | { readonly _tag: "Rotated"; readonly session: SessionRecord }
   | { readonly _tag: "Superseded"; readonly session: SessionRecord }
   | { readonly _tag: "Unknown" }
 
-/** A signed-in member: the refresh token is shown this once (the cookie's value). */
+/**
+ * A signed-in member: the refresh token is shown this once (the cookie's value).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SignedIn {
   readonly organization_id: OrganizationId
   readonly member_id: MemberId
@@ -128,10 +211,20 @@ export interface SignedIn {
   readonly refresh_expires_at: Date
 }
 
-/** Builds the URL a sign-in link's token is opened at (the http package knows the public address). */
+/**
+ * Builds the URL a sign-in link's token is opened at (the http package knows the public address).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type LinkUrl = (token: string) => string
 
-/** The e-mail that carries a sign-in link: plain words, the link, and when it stops working. */
+/**
+ * The e-mail that carries a sign-in link: plain words, the link, and when it stops working.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const linkEmail = (
   purpose: LinkPurpose,
   url: string,

@@ -17,7 +17,12 @@ import type { SecretHash } from "./Secret.js"
 import type { Rotation, SessionRecord, SignInLinkRecord } from "./Session.js"
 import { MemoryState } from "./Transaction.js"
 
-/** Stores what people sign in with. */
+/**
+ * Stores what people sign in with.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class SessionRepo extends Context.Tag("@sightline/core/SessionRepo")<SessionRepo, SessionRepo.Service>() {}
 
 export declare namespace SessionRepo {
@@ -86,7 +91,12 @@ interface Tables {
 const live = (session: SessionRecord, at: DateTime.Utc) =>
   session.revoked_at === undefined && DateTime.lessThan(at, session.expires_at)
 
-/** The store in memory (unit tests; joins transactions of `Transaction.layerMemory`). */
+/**
+ * The store in memory (unit tests; joins transactions of `Transaction.layerMemory`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.effect(
   SessionRepo,
   Effect.gen(function*() {

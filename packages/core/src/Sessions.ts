@@ -33,16 +33,36 @@ import { SessionRepo } from "./SessionRepo.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
-/** The one message of a failed password sign-in: it never tells which half was wrong. */
+/**
+ * The one message of a failed password sign-in: it never tells which half was wrong.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const BAD_CREDENTIALS = "invalid e-mail address or password"
 
-/** The message of a refresh token that is missing, unknown, expired or ended. */
+/**
+ * The message of a refresh token that is missing, unknown, expired or ended.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SESSION_ENDED = Session.sessionEnded
 
-/** The message of a sign-in link that is unknown, used or expired. */
+/**
+ * The message of a sign-in link that is unknown, used or expired.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const LINK_UNUSABLE = "this sign-in link is invalid, used or expired: ask for a new one"
 
-/** The sign-in use cases. */
+/**
+ * The sign-in use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Sessions extends Context.Tag("@sightline/core/Sessions")<Sessions, Sessions.Service>() {}
 
 export declare namespace Sessions {
@@ -93,7 +113,12 @@ export declare namespace Sessions {
   }
 }
 
-/** Builds the service over the repositories, the hashers and the auditor in context. */
+/**
+ * Builds the service over the repositories, the hashers and the auditor in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const repo = yield* SessionRepo
   const members = yield* MemberRepo
@@ -284,5 +309,10 @@ export const make = Effect.gen(function*() {
   return Sessions.of({ signIn, signInWithIdentity, setPassword, refresh, signOut, issueLink, linkFor, signingKey })
 })
 
-/** The sign-in use cases over the repositories, hashers and auditor in context. */
+/**
+ * The sign-in use cases over the repositories, hashers and auditor in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = Layer.effect(Sessions, make)

@@ -57,6 +57,7 @@ const untraced = (body: Body, ...pipeables: Array<any>) => {
  * fiber's tracer is disabled: the same body and pipeables either way.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const fn = (name: string, options?: Tracer.SpanOptions): Effect.fn.Gen & Effect.fn.NonGen =>
   tracing() ? Effect.fn(name, options) : untraced as unknown as Effect.fn.Gen & Effect.fn.NonGen

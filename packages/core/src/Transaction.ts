@@ -14,7 +14,12 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 
-/** Runs effects atomically: all of their writes commit, or none do. */
+/**
+ * Runs effects atomically: all of their writes commit, or none do.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Transaction extends Context.Tag("@sightline/core/Transaction")<
   Transaction,
   Transaction.Service
@@ -31,7 +36,12 @@ export declare namespace Transaction {
   }
 }
 
-/** Runs `effect` in a transaction of the `Transaction` service in context. */
+/**
+ * Runs `effect` in a transaction of the `Transaction` service in context.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const withTransaction = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R | Transaction> => Effect.flatMap(Transaction, (tx) => tx.withTransaction(effect))
@@ -40,6 +50,9 @@ export const withTransaction = <A, E, R>(
  * The shared state of every in-memory repository. Each memory implementation keeps its rows in a
  * `Ref` registered here, so that a memory transaction can snapshot and restore all of them and so
  * that every memory operation is serialized (the memory analogue of row locks).
+ *
+ * @since 0.1.0
+ * @category services
  */
 export class MemoryState extends Context.Tag("@sightline/core/Transaction/MemoryState")<
   MemoryState,
@@ -103,6 +116,9 @@ const makeMemory = Effect.gen(function*() {
 /**
  * In-memory transactions: serialized, and rolled back on failure or interruption by restoring a
  * snapshot of every memory table. Also provides `MemoryState` for the memory repositories.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemory: Layer.Layer<Transaction | MemoryState> = Layer.effectContext(
   Effect.map(

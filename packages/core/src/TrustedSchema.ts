@@ -341,6 +341,9 @@ const union = (ast: AST.Union, direction: Direction): Codec => {
 /**
  * The encoder of `schema` for values this service made: for any value of its type, the same
  * encoded value as `Schema.encodeSync(schema)`, without checking the value again.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const encoder = <A, I, R>(schema: Schema.Schema<A, I, R>): (value: A) => I => {
   const encode = compile(schema.ast, "encode")
@@ -351,13 +354,21 @@ export const encoder = <A, I, R>(schema: Schema.Schema<A, I, R>): (value: A) => 
  * The decoder of `schema` for values this service stored (rows of its own tables): for any
  * encoded value of the schema, the same value as `Schema.decodeUnknownSync(schema)`, without
  * checking it again. Never for input from outside.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const decoder = <A, I, R>(schema: Schema.Schema<A, I, R>): (value: unknown) => A => {
   const decode = compile(schema.ast, "decode")
   return (value) => decode(value) as A
 }
 
-/** A `Schema.Class` (or `TaggedClass`): its constructor and its fields. */
+/**
+ * A `Schema.Class` (or `TaggedClass`): its constructor and its fields.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface ClassOf<Self, Props> {
   new(props: Props, options?: Schema.MakeOptions): Self
   readonly fields: Schema.Struct.Fields
@@ -378,6 +389,9 @@ const hasDefault = (field: Schema.Struct.Field): boolean => {
  * chats builds 40). A class with a field that has a constructor default is built by its
  * constructor. The class must declare no constructor or instance fields of its own (the service's
  * record and wire classes declare none).
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const make = <Self, Props>(Class: ClassOf<Self, Props>, props: NoInfer<Props>): Self => {
   let plain = direct.get(Class)

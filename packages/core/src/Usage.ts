@@ -9,11 +9,21 @@ import * as DateTime from "effect/DateTime"
 import * as Schema from "effect/Schema"
 import { ApiKeyId, MemberId } from "./Ids.js"
 
-/** What usage is summed by. */
+/**
+ * What usage is summed by.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GroupBy = Schema.Literal("member", "api_key", "model")
 export type GroupBy = typeof GroupBy.Type
 
-/** Query of `GET /v2/usage`. */
+/**
+ * Query of `GET /v2/usage`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const UsageParams = Schema.Struct({
   /** From this time (inclusive); 30 days before `to` when absent. */
   from: Schema.optional(Schema.DateTimeUtc),
@@ -23,7 +33,12 @@ export const UsageParams = Schema.Struct({
 }).annotations({ identifier: "UsageParams" })
 export type UsageParams = typeof UsageParams.Type
 
-/** Sums of one member, API key and model, as the store adds them up. */
+/**
+ * Sums of one member, API key and model, as the store adds them up.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Sums {
   readonly memberId?: MemberId | undefined
   readonly apiKeyId?: ApiKeyId | undefined
@@ -34,7 +49,12 @@ export interface Sums {
   readonly output: number
 }
 
-/** One row of usage. */
+/**
+ * One row of usage.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const UsageRow = Schema.Struct({
   /** The member (`group_by=member`); absent for runs no member started. */
   member_id: Schema.optional(MemberId),
@@ -51,7 +71,12 @@ export const UsageRow = Schema.Struct({
 }).annotations({ identifier: "UsageRow" })
 export type UsageRow = typeof UsageRow.Type
 
-/** Response of `GET /v2/usage`: the rows, most tokens first, and their totals. */
+/**
+ * Response of `GET /v2/usage`: the rows, most tokens first, and their totals.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const UsageResponse = Schema.Struct({
   from: Schema.DateTimeUtc,
   to: Schema.DateTimeUtc,
@@ -61,10 +86,20 @@ export const UsageResponse = Schema.Struct({
 }).annotations({ identifier: "Usage" })
 export type UsageResponse = typeof UsageResponse.Type
 
-/** The default period: the 30 days before `to`. */
+/**
+ * The default period: the 30 days before `to`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultSpan = { days: 30 } as const
 
-/** The usage of a period, grouped. */
+/**
+ * The usage of a period, grouped.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const group = (
   sums: ReadonlyArray<Sums>,
   by: GroupBy,
@@ -106,7 +141,12 @@ export const group = (
   }
 }
 
-/** The period a query asks for. */
+/**
+ * The period a query asks for.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const periodOf = (params: UsageParams, now: DateTime.Utc) => {
   const to = params.to ?? now
   return { from: params.from ?? DateTime.subtract(to, defaultSpan), to }

@@ -43,13 +43,21 @@ import * as Sessions from "./Sessions.js"
 /**
  * The ports core implements for production itself (secret hashing, random ids): every deployment
  * provides them the same way, beside a store and its adapters. Tests use `testing/Memory` instead.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerCorePorts: Layer.Layer<Secret.SecretHasher | IdGenerator.IdGenerator> = Layer.merge(
   Secret.layer,
   IdGenerator.layer
 )
 
-/** Options of the use cases that have any. */
+/**
+ * Options of the use cases that have any.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   readonly playbookRuns?: PlaybookRuns.Options | undefined
   /** The chats' stale limit; the followers use the same one. */
@@ -63,7 +71,12 @@ export interface Options {
   readonly starterLibrary?: ReadonlyArray<Organizations.StarterFile> | undefined
 }
 
-/** Every use case (and `Auth`, `Library`), needing only ports, with options. */
+/**
+ * Every use case (and `Auth`, `Library`), needing only ports, with options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (options: Options) => {
   const chats = options.chats ?? Chats.defaultOptions
   // The evaluation checks of changes run evaluations.
@@ -113,8 +126,18 @@ export const layerWith = (options: Options) => {
   ))
 }
 
-/** Every use case (and `Auth`, `Library`), needing only ports. */
+/**
+ * Every use case (and `Auth`, `Library`), needing only ports.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = layerWith({})
 
-/** The services of `layer`. */
+/**
+ * The services of `layer`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type UseCases = Layer.Layer.Success<typeof layer>

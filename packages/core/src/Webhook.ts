@@ -10,17 +10,30 @@ import { WebhookTriggerId } from "./Ids.js"
 import { byteLength } from "./internal/utf8.js"
 import { JsonObject } from "./Json.js"
 
-/** The largest payload, in UTF-8 bytes of its JSON serialization. */
+/**
+ * The largest payload, in UTF-8 bytes of its JSON serialization.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_PAYLOAD_BYTES = 16 * 1024
 
 /**
  * The size that counts against `MAX_PAYLOAD_BYTES`: UTF-8 bytes of `JSON.stringify(payload)`.
  * Measuring the compact re-serialization (not the request body) makes the limit independent of how
  * the client formatted its JSON.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const serializedSize = (payload: JsonObject): number => byteLength(JSON.stringify(payload))
 
-/** A trigger payload: a JSON object of at most `MAX_PAYLOAD_BYTES` once serialized. */
+/**
+ * A trigger payload: a JSON object of at most `MAX_PAYLOAD_BYTES` once serialized.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const Payload = JsonObject.pipe(
   Schema.filter((payload) => {
     const size = serializedSize(payload)
@@ -33,16 +46,31 @@ export const Payload = JsonObject.pipe(
 )
 export type Payload = typeof Payload.Type
 
-/** Body of the trigger. */
+/**
+ * Body of the trigger.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TriggerRequest = Schema.Struct({
   triggerId: WebhookTriggerId,
   payload: Schema.optional(Payload)
 })
 export type TriggerRequest = typeof TriggerRequest.Type
 
-/** Response of the trigger: the run is queued, not finished. */
+/**
+ * Response of the trigger: the run is queued, not finished.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const TriggerResponse = Schema.Struct({ status: Schema.Literal("queued") })
 export type TriggerResponse = typeof TriggerResponse.Type
 
-/** The one response of an accepted trigger. */
+/**
+ * The one response of an accepted trigger.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const queued: TriggerResponse = { status: "queued" }

@@ -54,7 +54,12 @@ import * as Playbooks from "./Playbooks.js"
 import * as ReportHtml from "./ReportHtml.js"
 import { Transaction } from "./Transaction.js"
 
-/** Options of the worker. */
+/**
+ * Options of the worker.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** Names this process in job leases (`locked_by`). */
   readonly workerId: string
@@ -70,10 +75,20 @@ export interface Options {
   readonly sign: Chats.SignAssetUrl
 }
 
-/** The job kind of a scheduled playbook firing. */
+/**
+ * The job kind of a scheduled playbook firing.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const playbookJobKind = "playbook.run"
 
-/** The payload of a `playbook.run` job. */
+/**
+ * The payload of a `playbook.run` job.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PlaybookJobPayload = Schema.Struct({
   organizationId: OrganizationId,
   playbookId: PlaybookId,
@@ -81,13 +96,28 @@ export const PlaybookJobPayload = Schema.Struct({
 })
 export type PlaybookJobPayload = typeof PlaybookJobPayload.Type
 
-/** Attempts of a scheduled playbook run: one more when its process dies, none after a failure. */
+/**
+ * Attempts of a scheduled playbook run: one more when its process dies, none after a failure.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const playbookJobAttempts = 2
 
-/** The error of an agent run whose process stopped while it ran. */
+/**
+ * The error of an agent run whose process stopped while it ran.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const abandonedRunMessage = "the server process running it stopped before it finished"
 
-/** What the worker needs. */
+/**
+ * What the worker needs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements =
   | Playbooks.Playbooks
   | PlaybookRepo
@@ -102,7 +132,12 @@ export type Requirements =
   | Evals.Evals
   | ChangeEvaluations
 
-/** Fires the due playbooks at `now`: each firing is claimed and queued in one transaction. */
+/**
+ * Fires the due playbooks at `now`: each firing is claimed and queued in one transaction.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fireDue = (now: DateTime.Utc) =>
   Effect.gen(function*() {
     const playbooks = yield* Playbooks.Playbooks
@@ -146,7 +181,12 @@ export const fireDue = (now: DateTime.Utc) =>
     return fired
   })
 
-/** Builds the worker's loops (scoped: they stop, and hand their jobs back, when the scope closes). */
+/**
+ * Builds the worker's loops (scoped: they stop, and hand their jobs back, when the scope closes).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const jobs = yield* JobQueue.JobQueue
@@ -371,5 +411,10 @@ export const make = (options: Options) =>
     yield* Effect.forkScoped(scheduler)
   })
 
-/** The worker as a layer: it provides nothing, and runs while the layer lives. */
+/**
+ * The worker as a layer: it provides nothing, and runs while the layer lives.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<never, never, Requirements> => Layer.scopedDiscard(make(options))

@@ -24,7 +24,12 @@ import * as Http from "node:http"
 import * as Https from "node:https"
 import * as Net from "node:net"
 
-/** Options of the poster. */
+/**
+ * Options of the poster.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** Allow http and private or loopback addresses (development and tests only). */
   readonly allowPrivate?: boolean | undefined
@@ -36,7 +41,12 @@ export interface Options {
   readonly timeoutMillis?: number | undefined
 }
 
-/** A post that failed, and whether trying again could help. */
+/**
+ * A post that failed, and whether trying again could help.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PostError {
   readonly reason: string
   readonly transient: boolean
@@ -44,7 +54,12 @@ export interface PostError {
   readonly retryAfterMillis?: number | undefined
 }
 
-/** Why a URL cannot be posted to before any connection, or `undefined` when it can. */
+/**
+ * Why a URL cannot be posted to before any connection, or `undefined` when it can.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const urlProblem = (url: URL, allowPrivate: boolean): string | undefined => {
   if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
     return "the webhook URL must be https"
@@ -89,6 +104,9 @@ const blockText = (block: Report.Block): ReadonlyArray<string> => {
  * A report as a Slack message: a header, a section per block (mrkdwn, escaped), dividers, and the
  * plain text as the fallback that notifications show. Charts are not posted: they live behind
  * signed URLs that expire, so the message names them.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const slackMessage = (subject: string, text: string, blocks: ReadonlyArray<Report.Block>) => ({
   text: clip(`${subject}\n\n${text}`, 3000),
@@ -113,7 +131,12 @@ const retryAfter = (header: string | undefined): number | undefined => {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
 }
 
-/** Posts JSON to webhooks under the SSRF rules. */
+/**
+ * Posts JSON to webhooks under the SSRF rules.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options = {}) => {
   const allowPrivate = options.allowPrivate === true
   const timeout = options.timeoutMillis ?? 10_000

@@ -14,7 +14,12 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 
-/** Options of the transport. */
+/**
+ * Options of the transport.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** `smtp://user:pass@host:port` or `smtps://…` (`SIGHTLINE_SMTP_URL`); it holds a password, so it is redacted. */
   readonly url: Redacted.Redacted<string>
@@ -55,6 +60,9 @@ const oneLine = (text: string) => text.replace(/[\r\n]+/g, " ").trim()
 /**
  * Sends one request to one address, retrying what can pass; fails with a reason safe to show.
  * Scoped: the transport closes with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
  */
 export const makeSender = (options: Options) =>
   Effect.gen(function*() {

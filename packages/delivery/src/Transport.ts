@@ -15,7 +15,12 @@ import * as Schema from "effect/Schema"
 import * as ChatWebhook from "./ChatWebhook.js"
 import * as Smtp from "./Smtp.js"
 
-/** Options of the transports. */
+/**
+ * Options of the transports.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** E-mail; every e-mail target fails with `Delivery.unconfiguredReason` when absent. */
   readonly smtp?: Smtp.Options | undefined
@@ -23,12 +28,22 @@ export interface Options {
   readonly webhooks?: ChatWebhook.Options | undefined
 }
 
-/** What an e-mail target gets when no SMTP server is configured. */
+/**
+ * What an e-mail target gets when no SMTP server is configured.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const noSmtpReason = "e-mail is not configured on this server (SIGHTLINE_SMTP_URL)"
 
 const isChannelId = Schema.is(ChatChannelId)
 
-/** Builds the delivery over the `ChatChannelRepo` in context. Scoped (the SMTP transport closes with it). */
+/**
+ * Builds the delivery over the `ChatChannelRepo` in context. Scoped (the SMTP transport closes with it).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const channels = yield* ChatChannelRepo
@@ -74,6 +89,11 @@ export const make = (options: Options) =>
     })
   })
 
-/** The delivery layer. */
+/**
+ * The delivery layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<Delivery.Delivery, never, ChatChannelRepo> =>
   Layer.scoped(Delivery.Delivery, make(options))

@@ -13,7 +13,12 @@ import * as Layer from "effect/Layer"
 import type * as Vega from "vega"
 import type * as VegaLite from "vega-lite"
 
-/** Options of the renderer. */
+/**
+ * Options of the renderer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The width of the PNG in pixels (charts are drawn at their own size, then scaled); default 1100. */
   readonly widthPixels?: number | undefined
@@ -44,7 +49,12 @@ const withFixedSize = (spec: unknown): unknown => {
   return sized
 }
 
-/** Renders a Vega-Lite spec to PNG bytes. */
+/**
+ * Renders a Vega-Lite spec to PNG bytes.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const renderPng = (
   spec: unknown,
   options: Options = {}
@@ -75,10 +85,20 @@ export const renderPng = (
       })
   })
 
-/** The renderer as core's `ChartRenderer`. */
+/**
+ * The renderer as core's `ChartRenderer`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options = {}): ChartRenderer.ChartRenderer.Service =>
   ChartRenderer.ChartRenderer.of({ png: (spec) => renderPng(spec, options) })
 
-/** The renderer layer. */
+/**
+ * The renderer layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options = {}): Layer.Layer<ChartRenderer.ChartRenderer> =>
   Layer.succeed(ChartRenderer.ChartRenderer, make(options))

@@ -16,7 +16,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: AgentId })
 
-/** The Agents operations. */
+/**
+ * The Agents operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("create", "/v2/agents")

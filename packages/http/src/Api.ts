@@ -26,7 +26,12 @@ import { SandcastlesApi } from "./SandcastlesApi.js"
 import { SemanticApi } from "./SemanticApi.js"
 import { ServiceAccountsApi } from "./ServiceAccountsApi.js"
 
-/** The /v2 API. Every operation may answer any of the envelope errors. */
+/**
+ * The /v2 API. Every operation may answer any of the envelope errors.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class SightlineApi extends HttpApi.make("sightline")
   .add(ChatsApi)
   .add(ConnectorsApi)

@@ -14,7 +14,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: ApiKeyId })
 
-/** The API key operations. */
+/**
+ * The API key operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.post("create", "/v2/api-keys")

@@ -12,7 +12,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 
-/** Signs and verifies asset URLs. */
+/**
+ * Signs and verifies asset URLs.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class AssetUrls extends Context.Tag("@sightline/http/AssetUrls")<AssetUrls, AssetUrls.Service>() {}
 
 export declare namespace AssetUrls {
@@ -25,7 +30,12 @@ export declare namespace AssetUrls {
   }
 }
 
-/** Options of the signer. */
+/**
+ * Options of the signer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The HMAC key; keep it stable across processes so URLs signed by one verify on another. */
   readonly secret: Redacted.Redacted<string>
@@ -38,7 +48,12 @@ export interface Options {
 const hex = (bytes: ArrayBuffer): string =>
   Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("")
 
-/** A signer over WebCrypto (available in Node, Deno, Bun and browsers). */
+/**
+ * A signer over WebCrypto (available in Node, Deno, Bun and browsers).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options): Effect.Effect<AssetUrls.Service> =>
   Effect.gen(function*() {
     const key = yield* Effect.promise(() =>
@@ -74,10 +89,20 @@ export const make = (options: Options): Effect.Effect<AssetUrls.Service> =>
     })
   })
 
-/** The signer layer. */
+/**
+ * The signer layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<AssetUrls> => Layer.effect(AssetUrls, make(options))
 
-/** A signer with a random key for this process only (URLs die with it): for one-process deployments and tests. */
+/**
+ * A signer with a random key for this process only (URLs die with it): for one-process deployments and tests.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerEphemeral: Layer.Layer<AssetUrls> = Layer.effect(
   AssetUrls,
   Effect.suspend(() => make({ secret: Redacted.make(hex(crypto.getRandomValues(new Uint8Array(32)).buffer)) }))

@@ -12,10 +12,20 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { AssetId } from "@sightline/core/Ids"
 import * as Schema from "effect/Schema"
 
-/** The signed URL's query: unix-seconds expiry and the hex HMAC-SHA256 of `"{id}.{expires}"`. */
+/**
+ * The signed URL's query: unix-seconds expiry and the hex HMAC-SHA256 of `"{id}.{expires}"`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SignedUrlParams = Schema.Struct({ expires: Schema.String, signature: Schema.String })
 
-/** The asset operations (no bearer authentication). */
+/**
+ * The asset operations (no bearer authentication).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AssetsApi extends HttpApiGroup.make("assets")
   .add(
     HttpApiEndpoint.get("get", "/v2/assets/:id")

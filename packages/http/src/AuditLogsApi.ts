@@ -10,7 +10,12 @@ import * as AuditLog from "@sightline/core/AuditLog"
 import * as Usage from "@sightline/core/Usage"
 import { Authentication } from "./Authentication.js"
 
-/** The audit log operation. */
+/**
+ * The audit log operation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AuditLogsApi extends HttpApiGroup.make("auditLogs")
   .add(
     HttpApiEndpoint.get("list", "/v2/audit-logs")

@@ -16,20 +16,40 @@ import * as Schema from "effect/Schema"
 import { strict } from "./internal/strict.js"
 import { SessionToken } from "./SessionTokens.js"
 
-/** The cookie holding a session's refresh token. */
+/**
+ * The cookie holding a session's refresh token.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const refreshCookie = "sightline_refresh"
 
-/** The only path the refresh cookie is sent to. */
+/**
+ * The only path the refresh cookie is sent to.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const refreshCookiePath = "/v2/auth"
 
-/** How people can sign in to this deployment (what a sign-in page offers). */
+/**
+ * How people can sign in to this deployment (what a sign-in page offers).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SignInMethods = Schema.Struct({
   password: Schema.Boolean,
   /** Present when an OpenID Provider is configured: open `start_url` in the browser to sign in. */
   oidc: Schema.optional(Schema.Struct({ name: Schema.String, start_url: Schema.String }))
 })
 
-/** The sign-in operations (no bearer authentication). */
+/**
+ * The sign-in operations (no bearer authentication).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.get("methods", "/v2/auth/methods")

@@ -26,7 +26,12 @@ import * as Jwt from "./Jwt.js"
 import * as RateLimit from "./RateLimit.js"
 import * as SessionTokens from "./SessionTokens.js"
 
-/** The authenticated caller of the current request. */
+/**
+ * The authenticated caller of the current request.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class CurrentPrincipal extends Context.Tag("@sightline/http/CurrentPrincipal")<
   CurrentPrincipal,
   Policy.Principal
@@ -70,6 +75,9 @@ const authenticateWith = ({ auth, jwt, sessions }: Verifiers) =>
 /**
  * Resolves a bearer token to a principal: a JWT when it looks like one and JWTs are enabled, else an
  * API key. The failure carries the seed's troubleshooting texts (`invalid API key format`, ...).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const authenticate = (
   token: string
@@ -80,6 +88,9 @@ export const authenticate = (
  * The security middleware of every /v2 group: authenticates the bearer token, then takes a token
  * from the caller's organization's rate-limit bucket (limits are per organization, so they can only
  * apply once the organization is known).
+ *
+ * @since 0.1.0
+ * @category models
  */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@sightline/http/Authentication", {
   failure: Schema.Union(HttpErrors.Unauthenticated, HttpErrors.RateLimitExceeded),
@@ -87,7 +98,12 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@si
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-/** Refuses a request with 429, `Retry-After` and `message` (too many failed credentials). */
+/**
+ * Refuses a request with 429, `Retry-After` and `message` (too many failed credentials).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const tooManyFailures = (
   retryAfterSeconds: number,
   message = "Too many failed authentications from this address: retry later"
@@ -102,6 +118,9 @@ export const tooManyFailures = (
 /**
  * The middleware over `Auth`, the rate limiter and its configuration, the failed-authentication
  * counter (and a `JwtVerifier` and `TrustedProxies` if any).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<
   Authentication,

@@ -14,7 +14,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: ChangeId })
 
-/** The Changes operations. */
+/**
+ * The Changes operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChangesApi extends HttpApiGroup.make("changes")
   .add(
     HttpApiEndpoint.get("list", "/v2/changes")

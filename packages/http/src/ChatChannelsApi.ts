@@ -13,7 +13,12 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { strict } from "./internal/strict.js"
 
-/** The Chat channels operations. */
+/**
+ * The Chat channels operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChatChannelsApi extends HttpApiGroup.make("chatChannels")
   .add(
     HttpApiEndpoint.post("create", "/v2/chat-channels")

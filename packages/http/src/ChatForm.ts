@@ -16,7 +16,12 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-/** The form fields as they arrive: text. */
+/**
+ * The form fields as they arrive: text.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatFormFields = Schema.Struct({
   question: Schema.String,
   chat_id: Schema.optional(Schema.String),
@@ -73,7 +78,12 @@ const fromForm = Schema.transformOrFail(ChatFormFields, Schema.encodedSchema(Cha
   encode: (request, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, request, "a chat form is never encoded"))
 })
 
-/** The multipart body of a chat request, decoded to the same `StreamChatRequest` as the JSON body. */
+/**
+ * The multipart body of a chat request, decoded to the same `StreamChatRequest` as the JSON body.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const ChatForm = HttpApiSchema.Multipart(Schema.compose(fromForm, Chat.StreamChatRequest), {
   maxParts: Option.some(20),
   maxFieldSize: 1024 * 1024,
@@ -83,6 +93,9 @@ export const ChatForm = HttpApiSchema.Multipart(Schema.compose(fromForm, Chat.St
 /**
  * The files of a multipart chat request, read from the parts the platform already stored while
  * decoding the form (a request's multipart body is read once and kept); none for a JSON request.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const uploadedFiles = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
@@ -100,6 +113,9 @@ export const uploadedFiles = Effect.gen(function*() {
 /**
  * A chat request body: multipart or JSON (the form's text fields are a valid JSON body too, so a
  * JSON body may match either member; both decode to the same request).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ChatRequestBody = Schema.Union(
   ChatForm,

@@ -20,7 +20,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: ChatId })
 
-/** The Chat operations. */
+/**
+ * The Chat operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ChatsApi extends HttpApiGroup.make("chats")
   .add(
     HttpApiEndpoint.post("create", "/v2/chats")

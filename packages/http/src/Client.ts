@@ -19,14 +19,24 @@ import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { SightlineApi } from "./Api.js"
 
-/** Where the server is and how to authenticate. */
+/**
+ * Where the server is and how to authenticate.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   readonly baseUrl: string
   /** An API key or a JWT, sent as `Authorization: Bearer`. */
   readonly apiKey: string | Redacted.Redacted<string>
 }
 
-/** The client over the `HttpClient` in context (e.g. `FetchHttpClient.layer`). */
+/**
+ * The client over the `HttpClient` in context (e.g. `FetchHttpClient.layer`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options) => {
   const token = typeof options.apiKey === "string" ? options.apiKey : Redacted.value(options.apiKey)
   return HttpApiClient.make(SightlineApi, {
@@ -35,8 +45,18 @@ export const make = (options: Options) => {
   })
 }
 
-/** The client's type. */
+/**
+ * The client's type.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Client = Effect.Effect.Success<ReturnType<typeof make>>
 
-/** Requirements of `make`. */
+/**
+ * Requirements of `make`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = HttpClient.HttpClient

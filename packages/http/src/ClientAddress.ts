@@ -15,16 +15,31 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-/** The proxies whose `X-Forwarded-For` is believed: IP addresses and CIDR ranges. */
+/**
+ * The proxies whose `X-Forwarded-For` is believed: IP addresses and CIDR ranges.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class TrustedProxies
   extends Context.Tag("@sightline/http/TrustedProxies")<TrustedProxies, ReadonlyArray<string>>()
 {}
 
-/** Trusts these proxies (`SIGHTLINE_TRUSTED_PROXIES` on the standalone server). */
+/**
+ * Trusts these proxies (`SIGHTLINE_TRUSTED_PROXIES` on the standalone server).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerTrustedProxies = (entries: ReadonlyArray<string>): Layer.Layer<TrustedProxies> =>
   Layer.succeed(TrustedProxies, entries)
 
-/** The client's address of `request` when `trusted` proxies are believed. */
+/**
+ * The client's address of `request` when `trusted` proxies are believed.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const of = (request: HttpServerRequest.HttpServerRequest, trusted: ReadonlyArray<string>): string => {
   const peer = Option.getOrElse(request.remoteAddress, () => "unknown")
   if (trusted.length === 0 || !NetworkAccess.inRanges(trusted, peer)) return peer
@@ -38,7 +53,12 @@ export const of = (request: HttpServerRequest.HttpServerRequest, trusted: Readon
   return forwarded[0] ?? peer
 }
 
-/** A resolver over the `TrustedProxies` in context (none when absent), read once where a handler is built. */
+/**
+ * A resolver over the `TrustedProxies` in context (none when absent), read once where a handler is built.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const resolver: Effect.Effect<(request: HttpServerRequest.HttpServerRequest) => string> = Effect.map(
   Effect.serviceOption(TrustedProxies),
   (trusted) => {

@@ -29,19 +29,44 @@ import * as Connect from "./internal/connect.js"
 import * as Jwt from "./Jwt.js"
 import * as RateLimit from "./RateLimit.js"
 
-/** A Connect error code. */
+/**
+ * A Connect error code.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Code = Connect.Code
 
-/** The HTTP status of each Connect error code. */
+/**
+ * The HTTP status of each Connect error code.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const httpStatus = Connect.httpStatus
 
-/** The path of the agent webhook trigger. */
+/**
+ * The path of the agent webhook trigger.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const webhookPath = "/v1/agents/webhook/trigger"
 
-/** The prefix under which the public RPC surface is served (it is also served without it). */
+/**
+ * The prefix under which the public RPC surface is served (it is also served without it).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const rpcPrefix = "/rpc/public"
 
-/** Whether a request path belongs to a Connect surface (those answer their own errors). */
+/**
+ * Whether a request path belongs to a Connect surface (those answer their own errors).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isConnectPath = (path: string): boolean => {
   const pathname = path.split("?")[0]!
   return pathname === webhookPath || pathname.startsWith(`${rpcPrefix}/`) || pathname.startsWith("/svc.rpc.public.")
@@ -154,7 +179,12 @@ const make = Effect.gen(function*() {
   return { webhook, dispatch }
 })
 
-/** The Connect routes, registered on the `HttpApiBuilder` router. */
+/**
+ * The Connect routes, registered on the `HttpApiBuilder` router.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<
   never,
   never,

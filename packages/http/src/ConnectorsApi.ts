@@ -14,7 +14,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
 
-/** The Connectors operations. */
+/**
+ * The Connectors operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ConnectorsApi extends HttpApiGroup.make("connectors")
   .add(
     HttpApiEndpoint.get("list", "/v2/connectors")

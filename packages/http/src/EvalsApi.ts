@@ -15,7 +15,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: EvalRunId })
 
-/** The Evaluations operations. */
+/**
+ * The Evaluations operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class EvalsApi extends HttpApiGroup.make("evals")
   .add(
     HttpApiEndpoint.post("start", "/v2/evals/runs")

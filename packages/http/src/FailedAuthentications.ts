@@ -16,13 +16,28 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-/** Failed authentications allowed per client address: a burst of 30, then 10 a minute. */
+/**
+ * Failed authentications allowed per client address: a burst of 30, then 10 a minute.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const bucket: RateLimiter.BucketConfig = { capacity: 30, refillPerMinute: 10 }
 
-/** A failure past the address's budget: answer 429 with `Retry-After`. */
+/**
+ * A failure past the address's budget: answer 429 with `Retry-After`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class Exhausted extends Data.TaggedError("Exhausted")<{ readonly retryAfterSeconds: number }> {}
 
-/** Counts failed authentications per client address. */
+/**
+ * Counts failed authentications per client address.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class FailedAuthentications extends Context.Tag("@sightline/http/FailedAuthentications")<
   FailedAuthentications,
   FailedAuthentications.Service
@@ -39,7 +54,12 @@ export declare namespace FailedAuthentications {
   }
 }
 
-/** The counter over a fresh in-memory limiter. */
+/**
+ * The counter over a fresh in-memory limiter.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<FailedAuthentications.Service> = Effect.map(
   Effect.provide(RateLimiter.RateLimiter, RateLimiter.layerMemory),
   (limiter) => {
@@ -56,5 +76,10 @@ export const make: Effect.Effect<FailedAuthentications.Service> = Effect.map(
   }
 )
 
-/** One counter for the process (share it between every surface that authenticates). */
+/**
+ * One counter for the process (share it between every surface that authenticates).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<FailedAuthentications> = Layer.effect(FailedAuthentications, make)

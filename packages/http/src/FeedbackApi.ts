@@ -13,7 +13,12 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { strict } from "./internal/strict.js"
 
-/** The Feedback operations. */
+/**
+ * The Feedback operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class FeedbackApi extends HttpApiGroup.make("feedback")
   .add(
     HttpApiEndpoint.put("rate", "/v2/chats/:chat_id/messages/:message_id/feedback")

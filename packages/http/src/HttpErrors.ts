@@ -19,43 +19,78 @@ const envelope = <const Code extends Errors.ErrorCode>(code: Code) =>
     })
   })
 
-/** 400 `invalid_request`. */
+/**
+ * 400 `invalid_request`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class InvalidRequest extends Schema.Class<InvalidRequest>("InvalidRequestError")(
   envelope("invalid_request").fields,
   HttpApiSchema.annotations({ status: 400, description: "Malformed request or missing required fields" })
 ) {}
 
-/** 401 `unauthenticated`. */
+/**
+ * 401 `unauthenticated`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Unauthenticated extends Schema.Class<Unauthenticated>("UnauthenticatedError")(
   envelope("unauthenticated").fields,
   HttpApiSchema.annotations({ status: 401, description: "Missing or invalid Bearer token" })
 ) {}
 
-/** 403 `permission_denied`. */
+/**
+ * 403 `permission_denied`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class PermissionDenied extends Schema.Class<PermissionDenied>("PermissionDeniedError")(
   envelope("permission_denied").fields,
   HttpApiSchema.annotations({ status: 403, description: "Insufficient permissions" })
 ) {}
 
-/** 404 `not_found`. */
+/**
+ * 404 `not_found`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class NotFound extends Schema.Class<NotFound>("NotFoundError")(
   envelope("not_found").fields,
   HttpApiSchema.annotations({ status: 404, description: "Resource not found (or hidden by permissions)" })
 ) {}
 
-/** 409 `conflict`. */
+/**
+ * 409 `conflict`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Conflict extends Schema.Class<Conflict>("ConflictError")(
   envelope("conflict").fields,
   HttpApiSchema.annotations({ status: 409, description: "Stale expected_git_ref, or a state that forbids the action" })
 ) {}
 
-/** 413 `invalid_request`: the body is larger than the server accepts. */
+/**
+ * 413 `invalid_request`: the body is larger than the server accepts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLargeError")(
   envelope("invalid_request").fields,
   HttpApiSchema.annotations({ status: 413, description: "Request body too large" })
 ) {}
 
-/** 422 `execution_failed` or `no_report`. */
+/**
+ * 422 `execution_failed` or `no_report`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Unprocessable extends Schema.Class<Unprocessable>("UnprocessableError")(
   Schema.Struct({
     error: Schema.Struct({ code: Schema.Literal("execution_failed", "no_report"), message: Schema.String })
@@ -63,31 +98,56 @@ export class Unprocessable extends Schema.Class<Unprocessable>("UnprocessableErr
   HttpApiSchema.annotations({ status: 422, description: "Execution failed, or no report was produced" })
 ) {}
 
-/** 429 `rate_limit_exceeded` (with `Retry-After` and `RateLimit-*` headers). */
+/**
+ * 429 `rate_limit_exceeded` (with `Retry-After` and `RateLimit-*` headers).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class RateLimitExceeded extends Schema.Class<RateLimitExceeded>("RateLimitExceededError")(
   envelope("rate_limit_exceeded").fields,
   HttpApiSchema.annotations({ status: 429, description: "Too many requests for the organization" })
 ) {}
 
-/** 499 `cancelled`. */
+/**
+ * 499 `cancelled`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Cancelled extends Schema.Class<Cancelled>("CancelledError")(
   envelope("cancelled").fields,
   HttpApiSchema.annotations({ status: 499, description: "Cancelled" })
 ) {}
 
-/** 500 `internal`: never carries internal detail. */
+/**
+ * 500 `internal`: never carries internal detail.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Internal extends Schema.Class<Internal>("InternalError")(
   envelope("internal").fields,
   HttpApiSchema.annotations({ status: 500, description: "Internal server error" })
 ) {}
 
-/** 504 `timeout`. */
+/**
+ * 504 `timeout`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class Timeout extends Schema.Class<Timeout>("TimeoutError")(
   envelope("timeout").fields,
   HttpApiSchema.annotations({ status: 504, description: "Request timed out" })
 ) {}
 
-/** Every wire error of /v2. */
+/**
+ * Every wire error of /v2.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type HttpError =
   | InvalidRequest
   | Unauthenticated
@@ -101,7 +161,12 @@ export type HttpError =
   | Internal
   | Timeout
 
-/** The wire error classes, for `HttpApi.addError`. */
+/**
+ * The wire error classes, for `HttpApi.addError`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const all = [
   InvalidRequest,
   Unauthenticated,
@@ -116,7 +181,12 @@ export const all = [
   Timeout
 ] as const
 
-/** The wire error of a core error: the status follows the code (`docs/decisions.md` lists them). */
+/**
+ * The wire error of a core error: the status follows the code (`docs/decisions.md` lists them).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fromApiError = (error: Errors.ApiError): HttpError => {
   const body = <C extends Errors.ErrorCode>(code: C) => ({ error: { code, message: error.message } })
   switch (error._tag) {
@@ -146,11 +216,21 @@ export const fromApiError = (error: Errors.ApiError): HttpError => {
   }
 }
 
-/** Builds a wire error from a code and a message. */
+/**
+ * Builds a wire error from a code and a message.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (code: Errors.ErrorCode, message: string = Errors.defaultMessage[code]): HttpError =>
   fromApiError(Errors.fromCode(code, message))
 
-/** The status of each wire error class (for the Connect surfaces and logs). */
+/**
+ * The status of each wire error class (for the Connect surfaces and logs).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const statusOf = (error: HttpError): number => {
   if (error instanceof InvalidRequest) return 400
   if (error instanceof Unauthenticated) return 401

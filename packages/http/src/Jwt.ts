@@ -17,13 +17,23 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Jose from "jose"
 
-/** Where the verification keys come from. */
+/**
+ * Where the verification keys come from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Keys =
   | { readonly _tag: "Secret"; readonly secret: Redacted.Redacted<string> }
   | { readonly _tag: "JwksUrl"; readonly url: string }
   | { readonly _tag: "Jwks"; readonly jwks: Jose.JSONWebKeySet }
 
-/** The JWT settings. */
+/**
+ * The JWT settings.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   readonly keys: Keys
   readonly issuer?: string | undefined
@@ -32,13 +42,28 @@ export interface Options {
   readonly maxLifetimeSeconds?: number | undefined
 }
 
-/** The default longest token lifetime: a day. */
+/**
+ * The default longest token lifetime: a day.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultMaxLifetimeSeconds = 24 * 60 * 60
 
-/** The shortest HS256 secret accepted: 32 bytes, the hash's own size (RFC 7518 §3.2). */
+/**
+ * The shortest HS256 secret accepted: 32 bytes, the hash's own size (RFC 7518 §3.2).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const minSecretBytes = 32
 
-/** Who a verified token speaks for. */
+/**
+ * Who a verified token speaks for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Claims {
   readonly organizationId: OrganizationId
   readonly memberId: MemberId
@@ -46,7 +71,12 @@ export interface Claims {
   readonly sessionId?: string
 }
 
-/** Verifies session tokens; absent when JWTs are not enabled (API keys only). */
+/**
+ * Verifies session tokens; absent when JWTs are not enabled (API keys only).
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class JwtVerifier extends Context.Tag("@sightline/http/JwtVerifier")<JwtVerifier, JwtVerifier.Service>() {}
 
 export declare namespace JwtVerifier {
@@ -56,7 +86,12 @@ export declare namespace JwtVerifier {
   }
 }
 
-/** Does this bearer value look like a JWT (three base64url segments) rather than an API key? */
+/**
+ * Does this bearer value look like a JWT (three base64url segments) rather than an API key?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const looksLikeJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token)
 
 const ClaimsSchema = Schema.Struct({
@@ -93,7 +128,12 @@ const lifetimeProblem = (
     : undefined
 }
 
-/** A verifier for these options. */
+/**
+ * A verifier for these options.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options): JwtVerifier.Service => {
   const maxLifetime = options.maxLifetimeSeconds ?? defaultMaxLifetimeSeconds
   const algorithms = options.keys._tag === "Secret" ? ["HS256"] : ["RS256", "ES256", "EdDSA"]
@@ -138,12 +178,20 @@ export const make = (options: Options): JwtVerifier.Service => {
   })
 }
 
-/** A verifier layer for these options. */
+/**
+ * A verifier layer for these options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<JwtVerifier> => Layer.succeed(JwtVerifier, make(options))
 
 /**
  * The verifier configured from the environment, when any key source is set: `SIGHTLINE_JWT_SECRET`
  * (HS256) or `SIGHTLINE_JWT_JWKS_URL`, with optional `SIGHTLINE_JWT_ISSUER` and `SIGHTLINE_JWT_AUDIENCE`.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const fromConfig: Config.Config<Option.Option<Options>> = Config.all({
   secret: Config.option(

@@ -16,7 +16,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: MemberId })
 
-/** The invite's answer on the wire: the sign-in link's token also as the console's URL. */
+/**
+ * The invite's answer on the wire: the sign-in link's token also as the console's URL.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const InviteMemberResponse = Schema.Struct({
   ...Member.InviteMemberResult.fields,
   /**
@@ -26,7 +31,12 @@ export const InviteMemberResponse = Schema.Struct({
   sign_in_url: Schema.optional(Schema.String)
 })
 
-/** `POST /v2/members/{id}/sign-in-link`'s answer: shown this once. */
+/**
+ * `POST /v2/members/{id}/sign-in-link`'s answer: shown this once.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SignInLinkResponse = Schema.Struct({
   member_id: MemberId,
   purpose: Session.LinkPurpose,
@@ -38,7 +48,12 @@ export const SignInLinkResponse = Schema.Struct({
   emailed: Schema.Boolean
 })
 
-/** The Members operations. */
+/**
+ * The Members operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class MembersApi extends HttpApiGroup.make("members")
   .add(
     HttpApiEndpoint.get("me", "/v2/members/me")

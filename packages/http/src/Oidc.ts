@@ -24,7 +24,12 @@ import * as Client from "openid-client"
 import { withRefreshCookie } from "./internal/sessionCookie.js"
 import * as PublicUrl from "./PublicUrl.js"
 
-/** The OpenID Provider and this deployment's client at it. */
+/**
+ * The OpenID Provider and this deployment's client at it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The issuer URL (its `/.well-known/openid-configuration` is read on first use). */
   readonly issuer: string
@@ -34,13 +39,28 @@ export interface Options {
   readonly name?: string | undefined
 }
 
-/** The OIDC sign-in of this deployment, when configured. */
+/**
+ * The OIDC sign-in of this deployment, when configured.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Oidc extends Context.Tag("@sightline/http/Oidc")<Oidc, Options>() {}
 
-/** The OIDC configuration layer. */
+/**
+ * The OIDC configuration layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<Oidc> => Layer.succeed(Oidc, options)
 
-/** `SIGHTLINE_OIDC_ISSUER`, `SIGHTLINE_OIDC_CLIENT_ID`, `SIGHTLINE_OIDC_CLIENT_SECRET` (and `_NAME`), when set. */
+/**
+ * `SIGHTLINE_OIDC_ISSUER`, `SIGHTLINE_OIDC_CLIENT_ID`, `SIGHTLINE_OIDC_CLIENT_SECRET` (and `_NAME`), when set.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const fromConfig: Config.Config<Option.Option<Options>> = Config.option(
   Config.all({
     issuer: Config.url("SIGHTLINE_OIDC_ISSUER").pipe(Config.map((url) => url.toString())),
@@ -53,12 +73,22 @@ export const fromConfig: Config.Config<Option.Option<Options>> = Config.option(
 const transactionCookie = "sightline_oidc"
 const flowPath = "/v2/auth/oidc"
 
-/** Where a browser starts the flow (relative to the API's root). */
+/**
+ * Where a browser starts the flow (relative to the API's root).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const startPath = `${flowPath}/start`
 /** How long a person may take at the provider before the flow must start again. */
 const transactionSeconds = 600
 
-/** Where the provider sends the browser back. */
+/**
+ * Where the provider sends the browser back.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const redirectUri = (base: string): string => `${base}${flowPath}/callback`
 
 const redirect = (location: string) => HttpServerResponse.empty({ status: 302, headers: { location } })
@@ -66,6 +96,9 @@ const redirect = (location: string) => HttpServerResponse.empty({ status: 302, h
 /**
  * Why a sign-in through the provider failed, as a code the console maps to a fixed message: the
  * page never shows text from its URL, which anyone can put in a link.
+ *
+ * @since 0.1.0
+ * @category models
  */
 export type Failure =
   | "provider-unreachable"
@@ -80,6 +113,9 @@ const failed = (base: string, failure: Failure) => redirect(`${base}/#/sign-in-f
 /**
  * The two routes of the flow (nothing when `Oidc` is absent). Discovery runs on first use and is
  * kept once it succeeds, so a provider that is down at start does not keep the server from starting.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

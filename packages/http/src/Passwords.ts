@@ -10,7 +10,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeCrypto from "node:crypto"
 
-/** The cost of a new hash: N = 2^logN, block size r and parallelism p. */
+/**
+ * The cost of a new hash: N = 2^logN, block size r and parallelism p.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   readonly logN: number
   readonly r: number
@@ -25,6 +30,9 @@ export interface Options {
 /**
  * 2^16 with r = 8 and p = 1: about 0.3 s and 64 MiB per hash on a 2-core server. OWASP's floor is
  * 2^17 (0.6 s here); a sign-in that slow felt broken, and the sign-in limiter already caps guessing.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const defaultOptions: Options = { logN: 16, r: 8, p: 1, concurrency: 2 }
 
@@ -45,7 +53,12 @@ const derive = (password: string, salt: Buffer, logN: number, r: number, p: numb
 
 const format = /^scrypt\$(\d{1,2})\$(\d{1,2})\$(\d{1,2})\$([\w-]+)\$([\w-]+)$/
 
-/** The scrypt hasher with these costs. */
+/**
+ * The scrypt hasher with these costs.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options = defaultOptions): Effect.Effect<PasswordHasher.Service> =>
   Effect.map(Effect.makeSemaphore(options.concurrency), (permits) => {
     const limited = <A, E>(effect: Effect.Effect<A, E>) => permits.withPermits(1)(effect)
@@ -73,6 +86,11 @@ export const make = (options: Options = defaultOptions): Effect.Effect<PasswordH
     })
   })
 
-/** The scrypt hasher layer (default costs unless given). */
+/**
+ * The scrypt hasher layer (default costs unless given).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options = defaultOptions): Layer.Layer<PasswordHasher> =>
   Layer.effect(PasswordHasher, make(options))

@@ -15,7 +15,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: PlaybookId })
 
-/** `/v2/playbooks`. */
+/**
+ * `/v2/playbooks`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class PlaybooksApi extends HttpApiGroup.make("playbooks")
   .add(
     HttpApiEndpoint.post("create", "/v2/playbooks")

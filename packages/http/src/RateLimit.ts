@@ -14,22 +14,42 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as HttpErrors from "./HttpErrors.js"
 
-/** The bucket every organization gets. */
+/**
+ * The bucket every organization gets.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class RateLimitConfig extends Context.Tag("@sightline/http/RateLimitConfig")<
   RateLimitConfig,
   RateLimiter.BucketConfig
 >() {}
 
-/** The default: 600 requests a minute per organization, in bursts of up to 600. */
+/**
+ * The default: 600 requests a minute per organization, in bursts of up to 600.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultPerMinute = 600
 
-/** A bucket that allows `perMinute` requests a minute, in bursts of up to `perMinute`. */
+/**
+ * A bucket that allows `perMinute` requests a minute, in bursts of up to `perMinute`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const perMinute = (perMinute: number): RateLimiter.BucketConfig => ({
   capacity: Math.max(1, Math.floor(perMinute)),
   refillPerMinute: Math.max(1, perMinute)
 })
 
-/** The bucket from `SIGHTLINE_RATE_LIMIT_PER_MINUTE` (default 600). */
+/**
+ * The bucket from `SIGHTLINE_RATE_LIMIT_PER_MINUTE` (default 600).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerConfig: Layer.Layer<RateLimitConfig, import("effect/ConfigError").ConfigError> = Layer.effect(
   RateLimitConfig,
   Config.integer("SIGHTLINE_RATE_LIMIT_PER_MINUTE").pipe(
@@ -39,11 +59,21 @@ export const layerConfig: Layer.Layer<RateLimitConfig, import("effect/ConfigErro
   )
 )
 
-/** A fixed bucket. */
+/**
+ * A fixed bucket.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (config: RateLimiter.BucketConfig): Layer.Layer<RateLimitConfig> =>
   Layer.succeed(RateLimitConfig, config)
 
-/** The `RateLimit-*` (and, when refused, `Retry-After`) headers of a result, in whole seconds. */
+/**
+ * The `RateLimit-*` (and, when refused, `Retry-After`) headers of a result, in whole seconds.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const headers = (result: RateLimiter.Result): Record<string, string> => {
   const reset = String(Math.ceil(result.resetAfterMillis / 1000))
   const base: Record<string, string> = {
@@ -60,6 +90,9 @@ export const headers = (result: RateLimiter.Result): Record<string, string> => {
 /**
  * Takes one token from the organization's bucket. The headers are added to whatever response the
  * request ends with (a success or an error); a refusal fails with 429 `rate_limit_exceeded`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const enforce = (
   organizationId: OrganizationId
@@ -69,7 +102,12 @@ export const enforce = (
     ([limiter, config]) => enforceWith(limiter, config)(organizationId)
   )
 
-/** `enforce` with the limiter and bucket given (as the authentication middleware holds them). */
+/**
+ * `enforce` with the limiter and bucket given (as the authentication middleware holds them).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const enforceWith = (limiter: RateLimiter.RateLimiter.Service, config: RateLimiter.BucketConfig) =>
 (
   organizationId: OrganizationId

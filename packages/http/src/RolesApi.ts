@@ -14,7 +14,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: RoleId })
 
-/** The Roles operations. */
+/**
+ * The Roles operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class RolesApi extends HttpApiGroup.make("roles")
   .add(
     HttpApiEndpoint.get("list", "/v2/roles")

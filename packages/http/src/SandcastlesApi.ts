@@ -20,13 +20,28 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: SandboxId })
 
-/** The path of a file operation: the sandbox and the file's path in the workspace (the rest of the URL). */
+/**
+ * The path of a file operation: the sandbox and the file's path in the workspace (the rest of the URL).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FilePathParams = Schema.Struct({ id: SandboxId, "*": Schema.String })
 
-/** The largest upload, bytes. */
+/**
+ * The largest upload, bytes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 
-/** The upload form, as documented: the file, and optionally where to put it (default: its own name at the root). */
+/**
+ * The upload form, as documented: the file, and optionally where to put it (default: its own name at the root).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const UploadForm = HttpApiSchema.MultipartStream(
   Schema.Struct({
     file: Schema.Unknown.annotations({ jsonSchema: { type: "string", format: "binary" } }),
@@ -47,7 +62,12 @@ const CreateBody = Schema.transform(
 const bytes = (description: string) =>
   HttpApiSchema.Text({ contentType: "application/octet-stream" }).annotations({ description })
 
-/** The Sandcastles operations. */
+/**
+ * The Sandcastles operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class SandcastlesApi extends HttpApiGroup.make("sandcastles")
   .add(
     HttpApiEndpoint.get("list", "/v2/sandcastles")

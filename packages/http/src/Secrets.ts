@@ -14,11 +14,19 @@ import * as NodeCrypto from "node:crypto"
 /**
  * The SHA-256 hash of `secret`'s UTF-8 text, in lowercase hex, as core stores it. A hex digest is
  * always of the brand's form, so it is not checked again on every authenticated request.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const sha256Hex = (secret: string): SecretHash =>
   SecretHash.make(NodeCrypto.createHash("sha256").update(secret, "utf8").digest("hex"), true)
 
-/** Secrets from the system's secure random source; hashes in the calling thread. */
+/**
+ * Secrets from the system's secure random source; hashes in the calling thread.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SecretHasher> = Layer.succeed(SecretHasher, {
   generate: Effect.sync(() => ApiKeySecret.make(NodeCrypto.randomBytes(SECRET_BYTES).toString("base64"))),
   hash: (secret) => Effect.sync(() => sha256Hex(secret)),

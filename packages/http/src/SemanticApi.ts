@@ -17,7 +17,12 @@ import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
 
-/** The Semantic operations. */
+/**
+ * The Semantic operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class SemanticApi extends HttpApiGroup.make("semantic")
   .add(
     HttpApiEndpoint.post("query", "/v2/semantic/query")

@@ -63,16 +63,31 @@ import * as Routes from "./internal/routes.js"
 import * as Oidc from "./Oidc.js"
 import * as SessionTokens from "./SessionTokens.js"
 
-/** Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds. */
+/**
+ * Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class Readiness extends Context.Tag("@sightline/http/Readiness")<
   Readiness,
   { readonly check: Effect.Effect<void, unknown> }
 >() {}
 
-/** Readiness that is always ready (for hosts without a store check). */
+/**
+ * Readiness that is always ready (for hosts without a store check).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerReadinessAlways: Layer.Layer<Readiness> = Layer.succeed(Readiness, { check: Effect.void })
 
-/** The largest request body accepted (1 MiB); larger bodies get 413. */
+/**
+ * The largest request body accepted (1 MiB); larger bodies get 413.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const maxBodyBytes = BodyLimit.maxBodyBytes
 
 // Answered as a response rather than failed as an error: 413 shares its envelope (code
@@ -207,7 +222,12 @@ const requestIdIn = (fiber: Fiber.RuntimeFiber<unknown, unknown>): string | unde
   return Option.isSome(chosen) && typeof chosen.value === "string" ? chosen.value : undefined
 }
 
-/** The request id of the current request, once `accessLog` (or the envelope middleware) chose it. */
+/**
+ * The request id of the current request, once `accessLog` (or the envelope middleware) chose it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const currentRequestId: Effect.Effect<string | undefined> = Effect.withFiberRuntime((fiber) =>
   Effect.succeed(requestIdIn(fiber))
 )
@@ -240,6 +260,9 @@ const withRequestId = <A, E, R>(app: Effect.Effect<A, E, R>, requestId: string):
  * Server middleware: picks the request id, annotates every log line of the request with it, and
  * writes one structured access log line per request (method, path, status, duration, request id).
  * When the minimum log level drops `Info`, the line would go nowhere, and nothing waits to write it.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const accessLog = HttpMiddleware.make((app) =>
   Effect.withFiberRuntime<
@@ -311,7 +334,12 @@ const enveloped = <E, R>(
   )
 }
 
-/** `GET /healthz` (the process is up) and `GET /readyz` (the store answers). */
+/**
+ * `GET /healthz` (the process is up) and `GET /readyz` (the store answers).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerHealth: Layer.Layer<never, never, Readiness> = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const readiness = yield* Readiness
@@ -336,6 +364,9 @@ export const layerHealth: Layer.Layer<never, never, Readiness> = HttpApiBuilder.
  * `/v2/openapi.json` and `/docs`, each made on its first request: the document takes tens of
  * milliseconds to build, and the reference page inlines Scalar's 6.5 MB script, which is not even
  * loaded until then (an idle server holds about 12 MB less, measured on PostgreSQL).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerReference: Layer.Layer<never, never, HttpApi.Api> = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -361,7 +392,12 @@ export const layerReference: Layer.Layer<never, never, HttpApi.Api> = HttpApiBui
   })
 )
 
-/** The /v2 groups with their handlers (the security middleware is provided to each group). */
+/**
+ * The /v2 groups with their handlers (the security middleware is provided to each group).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerGroups = Layer.mergeAll(
   ChatsHandlers.layer,
   ConnectorsHandlers.layer,
@@ -389,6 +425,9 @@ export const layerGroups = Layer.mergeAll(
 /**
  * Everything Sightline serves, as routes of the `HttpApiBuilder` router: needs the use cases, `Auth`,
  * the rate limiter with its config, and `Readiness`.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = Layer.mergeAll(
   layerReference,
@@ -402,7 +441,12 @@ export const layer = Layer.mergeAll(
   Layer.provide(FailedAuthentications.layer)
 )
 
-/** The headers a browser may read from a cross-origin response. */
+/**
+ * The headers a browser may read from a cross-origin response.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const corsExposedHeaders = [
   "RateLimit-Limit",
   "RateLimit-Remaining",
@@ -415,6 +459,9 @@ export const corsExposedHeaders = [
  * Cross-origin access for browsers of the given origins (exact `scheme://host[:port]`), as short-lived
  * keys used from a browser need: preflight answered, the bearer header allowed, the rate-limit
  * headers and the request id exposed. No cookies are involved, so credentials stay off.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerCors = (origins: ReadonlyArray<string>): Layer.Layer<never> =>
   HttpApiBuilder.middlewareCors({
@@ -433,13 +480,21 @@ export const layerCors = (origins: ReadonlyArray<string>): Layer.Layer<never> =>
     maxAge: 600
   })
 
-/** Every service `layer` needs from the host. */
+/**
+ * Every service `layer` needs from the host.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = Layer.Layer.Context<typeof layer>
 
 /**
  * The platform's server for `layer`, with access logs carrying the request id. Every request fiber
  * starts over the platform's services alone (the server, the API, and what file and ETag responses
  * need), not over everything the host provides around it: see `internal/only.ts`.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerServe: Layer.Layer<
   never,
@@ -452,6 +507,9 @@ export const layerServe: Layer.Layer<
 /**
  * Serves `layer` (already provided with its requirements) on an `HttpServer` from the host, with
  * access logs carrying the request id.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const serve = <A, E, R>(app: Layer.Layer<A, E, R>) =>
   layerServe.pipe(
@@ -462,6 +520,9 @@ export const serve = <A, E, R>(app: Layer.Layer<A, E, R>) =>
 /**
  * A web-standard handler (`Request` → `Promise<Response>`) for hosts that mount Sightline in their
  * own server; `dispose` releases the layer (closing the store).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const toWebHandler = <A, E>(app: Layer.Layer<A | HttpApi.Api, E>) =>
   HttpApiBuilder.toWebHandler(Layer.mergeAll(app, HttpServer.layerContext), { middleware: accessLog })

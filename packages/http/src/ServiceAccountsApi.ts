@@ -12,7 +12,12 @@ import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { strict } from "./internal/strict.js"
 
-/** The Service accounts operations. */
+/**
+ * The Service accounts operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class ServiceAccountsApi extends HttpApiGroup.make("serviceAccounts")
   .add(
     HttpApiEndpoint.post("create", "/v2/service-accounts")

@@ -17,10 +17,20 @@ import * as Schema from "effect/Schema"
 import * as Jose from "jose"
 import * as Jwt from "./Jwt.js"
 
-/** The `iss` of a session's access token. */
+/**
+ * The `iss` of a session's access token.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const issuer = "urn:sightline:session"
 
-/** What sign-in, password setting and renewal answer; the refresh token goes in a cookie. */
+/**
+ * What sign-in, password setting and renewal answer; the refresh token goes in a cookie.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const SessionToken = Schema.Struct({
   access_token: Schema.String,
   token_type: Schema.Literal("Bearer"),
@@ -31,7 +41,12 @@ export const SessionToken = Schema.Struct({
 })
 export type SessionToken = typeof SessionToken.Type
 
-/** Signs and verifies session access tokens. */
+/**
+ * Signs and verifies session access tokens.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class SessionTokens extends Context.Tag("@sightline/http/SessionTokens")<
   SessionTokens,
   SessionTokens.Service
@@ -47,7 +62,12 @@ export declare namespace SessionTokens {
   }
 }
 
-/** Whether a bearer JWT names the session issuer (read without verifying: verification follows). */
+/**
+ * Whether a bearer JWT names the session issuer (read without verifying: verification follows).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
 export const isSessionToken = (token: string): boolean => {
   try {
     return Jose.decodeJwt(token).iss === issuer
@@ -58,7 +78,12 @@ export const isSessionToken = (token: string): boolean => {
 
 const lifetimeSeconds = Duration.toSeconds(Session.accessTokenLifetime)
 
-/** The service over the key of `Sessions.signingKey`. */
+/**
+ * The service over the key of `Sessions.signingKey`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const key = yield* (yield* Sessions).signingKey
   const secret = new TextEncoder().encode(key)
@@ -94,5 +119,10 @@ export const make = Effect.gen(function*() {
   })
 })
 
-/** Session tokens over the `Sessions` use case in context. */
+/**
+ * Session tokens over the `Sessions` use case in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionTokens, never, Sessions> = Layer.effect(SessionTokens, make)

@@ -25,7 +25,12 @@ export interface Org {
   readonly key: string
 }
 
-/** `fetch`'s options, with `key` (the bearer token) and `json` (the body, sent as JSON). */
+/**
+ * `fetch`'s options, with `key` (the bearer token) and `json` (the body, sent as JSON).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type RequestInit = globalThis.RequestInit & { readonly key?: string; readonly json?: unknown }
 
 /**

@@ -51,7 +51,12 @@ import { kernelSource } from "./internal/kernel.js"
 import { Kernel, type Outcome, runOnce } from "./internal/processes.js"
 import * as Workspace from "./internal/workspace.js"
 
-/** Limits of every sandbox. */
+/**
+ * Limits of every sandbox.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Limits {
   /** Address space of each process (RLIMIT_AS), bytes. Default 2 GiB. */
   readonly memoryBytes: number
@@ -73,7 +78,12 @@ export interface Limits {
   readonly outputBytes: number
 }
 
-/** The defaults of `Limits` (documented in `docs/sandcastles.md`). */
+/**
+ * The defaults of `Limits` (documented in `docs/sandcastles.md`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultLimits: Limits = {
   memoryBytes: 2 * 1024 ** 3,
   execCpuSeconds: 60,
@@ -86,7 +96,12 @@ export const defaultLimits: Limits = {
   outputBytes: 1024 ** 2
 }
 
-/** How to run sandboxes. */
+/**
+ * How to run sandboxes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** The directory that holds the workspaces (the server's data directory, for instance). */
   readonly directory: string
@@ -95,10 +110,20 @@ export interface Options {
   readonly limits?: Partial<Limits> | undefined
 }
 
-/** Sandboxes cannot run on this host; `reason` says why and what to install. */
+/**
+ * Sandboxes cannot run on this host; `reason` says why and what to install.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{ readonly reason: string }> {}
 
-/** Whether sandboxes can run here: the reason when they cannot. */
+/**
+ * Whether sandboxes can run here: the reason when they cannot.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const availability = (python = "/usr/bin/python3"): Option.Option<string> => {
   const found = Isolation.detect(python)
   return "reason" in found ? Option.some(found.reason) : Option.none()
@@ -152,7 +177,12 @@ const sweepDeadInstances = async (directory: string) => {
   }
 }
 
-/** Builds the runtime; its scope's end stops every sandbox it started. */
+/**
+ * Builds the runtime; its scope's end stops every sandbox it started.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, SandboxUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
     const python = options.python ?? "/usr/bin/python3"
@@ -579,13 +609,21 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
     return runtime
   })
 
-/** The runtime as a layer; fails with `SandboxUnavailable` where sandboxes cannot run. */
+/**
+ * The runtime as a layer; fails with `SandboxUnavailable` where sandboxes cannot run.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (options: Options): Layer.Layer<SandboxRuntime, SandboxUnavailable> =>
   Layer.scoped(SandboxRuntime, make(options))
 
 /**
  * The runtime where it can run, else `SandboxRuntime.layerUnavailable` with the reason (what to
  * install), so a server starts either way and says why no sandbox starts.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerOrUnavailable = (options: Options): Layer.Layer<SandboxRuntime> =>
   Layer.catchAll(layer(options), (error) => layerUnavailable(error.reason))

@@ -21,7 +21,12 @@ import * as KeysetPage from "./internal/keysetPage.js"
 import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>agents` ↔ an `Agent`: NULL columns are absent optional fields. */
+/**
+ * A row of `<prefix>agents` ↔ an `Agent`: NULL columns are absent optional fields.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AgentFromRow = Schema.transform(
   Schema.Struct({
     ...Agent.fields,
@@ -37,6 +42,9 @@ export const AgentFromRow = Schema.transform(
 /**
  * A row of `<prefix>agent_runs` ↔ an `AgentRun`. Both drivers parse `jsonb`, so `payload` arrives as
  * an object; NULL columns are absent optional fields.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const AgentRunFromRow = Schema.transform(
   Schema.Struct({
@@ -65,7 +73,12 @@ const RunsRequest = Schema.Struct({
   limit: Schema.Int
 })
 
-/** The agent repository over the `SqlClient` in context. */
+/**
+ * The agent repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -256,5 +269,10 @@ export const make: Effect.Effect<AgentRepo.Service, never, SqlClient.SqlClient |
   }
 )
 
-/** `AgentRepo` over the `SqlClient` in context. */
+/**
+ * `AgentRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<AgentRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(AgentRepo, make)

@@ -37,6 +37,9 @@ const maxDecodedCredentials = 1_000
 /**
  * A row of `<prefix>api_keys` ↔ an `ApiKeyRecord`: `timestamptz` columns come back as `Date`s, and a
  * NULL column is an absent optional field.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ApiKeyFromRow = Schema.transform(
   Schema.Struct({
@@ -63,7 +66,12 @@ const ListRequest = Schema.Struct({
   limit: Schema.Int
 })
 
-/** The API key repository over the `SqlClient` in context. */
+/**
+ * The API key repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -287,5 +295,10 @@ export const make: Effect.Effect<ApiKeyRepo.Service, never, SqlClient.SqlClient 
   }
 )
 
-/** `ApiKeyRepo` over the `SqlClient` in context. */
+/**
+ * `ApiKeyRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ApiKeyRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(ApiKeyRepo, make)

@@ -20,6 +20,9 @@ import { TablePrefix } from "./TablePrefix.js"
 /**
  * A row of `<prefix>apps` ↔ an `App`. Both drivers parse `jsonb`, so `files` arrives as an object; a
  * NULL `chat_id` is an absent field.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const AppFromRow = Schema.transform(
   Schema.Struct({
@@ -35,7 +38,12 @@ export const AppFromRow = Schema.transform(
 const AppKey = Schema.Struct({ organization_id: OrganizationId, id: AppId })
 const Written = Schema.Struct({ id: AppId })
 
-/** The app repository over the `SqlClient` in context. */
+/**
+ * The app repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<AppRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -102,5 +110,10 @@ export const make: Effect.Effect<AppRepo.Service, never, SqlClient.SqlClient | T
   }
 )
 
-/** `AppRepo` over the `SqlClient` in context. */
+/**
+ * `AppRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<AppRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(AppRepo, make)

@@ -19,7 +19,12 @@ interface Row {
 // LIKE's wildcards in a key prefix match themselves.
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
-/** Builds the store over the `SqlClient` and table prefix in context. */
+/**
+ * Builds the store over the `SqlClient` and table prefix in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const table = sql((yield* TablePrefix).name("asset_objects"))
@@ -52,5 +57,10 @@ export const make = Effect.gen(function*() {
   })
 })
 
-/** The store over the `SqlClient` and `TablePrefix` in context. */
+/**
+ * The store over the `SqlClient` and `TablePrefix` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<AssetStore, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(AssetStore, make)

@@ -21,6 +21,9 @@ import { TablePrefix } from "./TablePrefix.js"
 /**
  * A row of `<prefix>audit_logs` ↔ an `AuditLogRecord`. Both drivers parse `jsonb` into a value, so
  * `details` arrives as an object; a NULL `actor_id` is an absent field (a `system` entry).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const AuditLogFromRow = Schema.transform(
   Schema.Struct({
@@ -42,7 +45,12 @@ const ListRequest = Schema.Struct({
   limit: Schema.Int
 })
 
-/** The audit log repository over the `SqlClient` in context. */
+/**
+ * The audit log repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<AuditLogRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -151,7 +159,12 @@ export const make: Effect.Effect<AuditLogRepo.Service, never, SqlClient.SqlClien
   }
 )
 
-/** `AuditLogRepo` over the `SqlClient` in context. */
+/**
+ * `AuditLogRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<AuditLogRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   AuditLogRepo,
   make

@@ -23,7 +23,12 @@ import * as RowSql from "./internal/rowSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>changes` ↔ a `ChangeRecord` (NULL columns are absent optional fields). */
+/**
+ * A row of `<prefix>changes` ↔ a `ChangeRecord` (NULL columns are absent optional fields).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChangeFromRow = Schema.transform(
   Schema.Struct({
     ...ChangeRecord.fields,
@@ -37,7 +42,12 @@ export const ChangeFromRow = Schema.transform(
   { strict: true, decode: (row) => new ChangeRecord(row, true), encode: (change) => change }
 )
 
-/** A row of `<prefix>change_revisions` ↔ a `Revision`. */
+/**
+ * A row of `<prefix>change_revisions` ↔ a `Revision`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const RevisionFromRow = Schema.transform(
   Schema.Struct({
     ...Revision.fields,
@@ -48,7 +58,12 @@ export const RevisionFromRow = Schema.transform(
   { strict: true, decode: (row) => new Revision(row, true), encode: (revision) => revision }
 )
 
-/** A row of `<prefix>change_approvals` ↔ an `ApprovalRecord`. */
+/**
+ * A row of `<prefix>change_approvals` ↔ an `ApprovalRecord`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ApprovalFromRow = Schema.transform(
   Schema.Struct({ ...ApprovalRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
   Schema.typeSchema(ApprovalRecord),
@@ -75,7 +90,12 @@ const positionOf = (keyset: Pagination.Keyset): Option.Option<{ readonly at: Dat
 /** Rows read per round trip when a listing or a count has to test every row in JavaScript. */
 const maxBatch = 1000
 
-/** The change repository over the `SqlClient` in context. */
+/**
+ * The change repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -324,5 +344,10 @@ export const make: Effect.Effect<ChangeRepo.Service, never, SqlClient.SqlClient 
   }
 )
 
-/** `ChangeRepo` over the `SqlClient` in context. */
+/**
+ * `ChangeRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ChangeRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(ChangeRepo, make)

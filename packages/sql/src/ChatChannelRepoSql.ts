@@ -17,7 +17,12 @@ import * as Schema from "effect/Schema"
 import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>chat_channels` ↔ a `ChatChannelRecord`. */
+/**
+ * A row of `<prefix>chat_channels` ↔ a `ChatChannelRecord`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatChannelFromRow = Schema.transform(
   Schema.Struct({ ...ChatChannelRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
   Schema.typeSchema(ChatChannelRecord),
@@ -26,7 +31,12 @@ export const ChatChannelFromRow = Schema.transform(
 
 const Key = Schema.Struct({ organization_id: OrganizationId, id: ChatChannelId })
 
-/** The repository over the `SqlClient` in context. */
+/**
+ * The repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<ChatChannelRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -78,7 +88,12 @@ export const make: Effect.Effect<ChatChannelRepo.Service, never, SqlClient.SqlCl
   }
 )
 
-/** The repository layer. */
+/**
+ * The repository layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ChatChannelRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   ChatChannelRepo,
   make

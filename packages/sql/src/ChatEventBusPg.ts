@@ -36,11 +36,21 @@ import * as Schedule from "effect/Schedule"
 import * as Pg from "pg"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** The payload of an announcement (an `Appended` one is also written by the log's trigger, migration 14). */
+/**
+ * The payload of an announcement (an `Appended` one is also written by the log's trigger, migration 14).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const encode = (announcement: ChatEventBus.Announcement): string =>
   announcement._tag === "Appended" ? `a ${announcement.chatId} ${announcement.lastId}` : `c ${announcement.chatId}`
 
-/** An announcement from its payload; undefined for anything else. */
+/**
+ * An announcement from its payload; undefined for anything else.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const decode = (payload: string): ChatEventBus.Announcement | undefined => {
   const [kind, chatId, lastId] = payload.split(" ")
   if (chatId === undefined) return undefined
@@ -97,16 +107,31 @@ const listen = (
     }).pipe(Effect.timeoutOption(1000))
   })
 
-/** Options of the bus. */
+/**
+ * Options of the bus.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface Options {
   /** How long a process's watch of a chat lasts without being renewed (it is renewed at a third of it). */
   readonly watchTtlSeconds: number
 }
 
-/** The defaults: a watch lasts a minute unless renewed. */
+/**
+ * The defaults: a watch lasts a minute unless renewed.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultOptions: Options = { watchTtlSeconds: 60 }
 
-/** The bus over the `PgClient` in context, with the given options; it listens until its scope closes. */
+/**
+ * The bus over the `PgClient` in context, with the given options; it listens until its scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const makeWith = (options: Options) =>
   Effect.gen(function*() {
     const { watchTtlSeconds } = options
@@ -207,16 +232,31 @@ export const makeWith = (options: Options) =>
     })
   })
 
-/** The bus over the `PgClient` in context; it listens until its scope closes. */
+/**
+ * The bus over the `PgClient` in context; it listens until its scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = makeWith(defaultOptions)
 
-/** The bus over the `PgClient` and `TablePrefix` in context, with the given options. */
+/**
+ * The bus over the `PgClient` and `TablePrefix` in context, with the given options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerWith = (
   options: Options
 ): Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> =>
   Layer.scoped(ChatEventBus.ChatEventBus, makeWith(options))
 
-/** The bus over the `PgClient` and `TablePrefix` in context, with the default options. */
+/**
+ * The bus over the `PgClient` and `TablePrefix` in context, with the default options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ChatEventBus.ChatEventBus, never, PgClient.PgClient | TablePrefix> = layerWith(
   defaultOptions
 )

@@ -29,7 +29,12 @@ import * as RowSql from "./internal/rowSql.js"
 import { likeContaining } from "./internal/search.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>chats` ↔ a `ChatRecord`. */
+/**
+ * A row of `<prefix>chats` ↔ a `ChatRecord`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ChatFromRow = Schema.transform(
   Schema.Struct({
     ...ChatRecord.fields,
@@ -40,7 +45,12 @@ export const ChatFromRow = Schema.transform(
   { strict: true, decode: (row) => TrustedSchema.make(ChatRecord, row), encode: (chat) => chat }
 )
 
-/** A row of `<prefix>chat_messages` ↔ a `MessageRecord`. */
+/**
+ * A row of `<prefix>chat_messages` ↔ a `MessageRecord`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const MessageFromRow = Schema.transform(
   Schema.Struct({
     ...MessageRecord.fields,
@@ -55,7 +65,12 @@ export const MessageFromRow = Schema.transform(
 const provenanceText = (row: typeof MessageFromRow.Encoded): string | null =>
   row.provenance === undefined || row.provenance === null ? null : RowSql.jsonText(row.provenance)
 
-/** A row of `<prefix>chat_cells` ↔ a `CellRecord`: NULL columns are absent optional fields. */
+/**
+ * A row of `<prefix>chat_cells` ↔ a `CellRecord`: NULL columns are absent optional fields.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const CellFromRow = Schema.transform(
   Schema.Struct({
     ...CellRecord.fields,
@@ -76,7 +91,12 @@ export const CellFromRow = Schema.transform(
   { strict: true, decode: (row) => TrustedSchema.make(CellRecord, row), encode: (cell) => cell }
 )
 
-/** A row of `<prefix>chat_assets` ↔ an `AssetRecord`. */
+/**
+ * A row of `<prefix>chat_assets` ↔ an `AssetRecord`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const AssetFromRow = Schema.transform(
   Schema.Struct({
     ...AssetRecord.fields,
@@ -123,7 +143,12 @@ type CellField = typeof cellFields[number]
 // The cell's JSON columns, which go as their JSON text (`RowSql.values`).
 const cellJsonFields: ReadonlyArray<CellField> = ["reading", "trusted_source"]
 
-/** The chat repository over the `SqlClient` in context. */
+/**
+ * The chat repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -674,5 +699,10 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
   }
 )
 
-/** `ChatRepo` over the `SqlClient` in context. */
+/**
+ * `ChatRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ChatRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(ChatRepo, make)

@@ -23,7 +23,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>connectors` ↔ a `ConnectorRecord` (`config` is JSON, decoded by the driver). */
+/**
+ * A row of `<prefix>connectors` ↔ a `ConnectorRecord` (`config` is JSON, decoded by the driver).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ConnectorFromRow = Schema.transform(
   Schema.Struct({
     ...ConnectorRecord.fields,
@@ -60,7 +65,12 @@ const GrantRow = Schema.Struct({
   expires_at: Schema.NullOr(Schema.DateFromSelf)
 })
 
-/** The connector repository over the `SqlClient` in context. */
+/**
+ * The connector repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<ConnectorRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -224,7 +234,12 @@ export const make: Effect.Effect<ConnectorRepo.Service, never, SqlClient.SqlClie
   }
 )
 
-/** `ConnectorRepo` over the `SqlClient` in context. */
+/**
+ * `ConnectorRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ConnectorRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   ConnectorRepo,
   make

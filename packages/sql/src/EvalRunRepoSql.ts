@@ -19,7 +19,12 @@ import * as KeysetPage from "./internal/keysetPage.js"
 import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>eval_runs` ↔ an `EvalRun`: both drivers parse `jsonb`; NULL columns are absent fields. */
+/**
+ * A row of `<prefix>eval_runs` ↔ an `EvalRun`: both drivers parse `jsonb`; NULL columns are absent fields.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const EvalRunFromRow = Schema.transform(
   Schema.Struct({
     ...EvalRun.fields,
@@ -57,7 +62,12 @@ const LastRequest = Schema.Struct({
   before: Schema.DateFromSelf
 })
 
-/** The repository over the `SqlClient` in context. */
+/**
+ * The repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<EvalRunRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -169,5 +179,10 @@ export const make: Effect.Effect<EvalRunRepo.Service, never, SqlClient.SqlClient
   }
 )
 
-/** `EvalRunRepo` over the `SqlClient` in context. */
+/**
+ * `EvalRunRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<EvalRunRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(EvalRunRepo, make)

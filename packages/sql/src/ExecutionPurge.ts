@@ -16,10 +16,20 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 
-/** How often `layerSchedule` purges. */
+/**
+ * How often `layerSchedule` purges.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const interval: Duration.Duration = Duration.hours(1)
 
-/** Deletes the executions created more than `Execution.RETENTION` ago; returns how many it deleted. */
+/**
+ * Deletes the executions created more than `Execution.RETENTION` ago; returns how many it deleted.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const purgeExpired: Effect.Effect<number, never, ExecutionRepo> = Effect.gen(function*() {
   const repo = yield* ExecutionRepo
   const cutoff = Execution.retentionCutoff(yield* DateTime.now)
@@ -31,6 +41,9 @@ export const purgeExpired: Effect.Effect<number, never, ExecutionRepo> = Effect.
 /**
  * `purgeExpired` now and then every `every`, for ever. A failed run (the database is unreachable) is
  * logged and the schedule goes on, so an outage never stops purging for good.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const runEvery = (every: Duration.DurationInput): Effect.Effect<never, never, ExecutionRepo> =>
   purgeExpired.pipe(
@@ -43,6 +56,9 @@ export const runEvery = (every: Duration.DurationInput): Effect.Effect<never, ne
 /**
  * Runs the purge at start-up and then every hour, in a background fiber that is interrupted when the
  * layer's scope closes. A server adds it beside the store: `Layer.provide(ExecutionPurge.layerSchedule, store)`.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerSchedule: Layer.Layer<never, never, ExecutionRepo> = Layer.scopedDiscard(
   Effect.forkScoped(runEvery(interval))

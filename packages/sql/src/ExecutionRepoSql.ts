@@ -22,6 +22,9 @@ import { TablePrefix } from "./TablePrefix.js"
 /**
  * A row of `<prefix>executions` ↔ an `Execution`: `created_at` comes back as a `Date`, and a NULL
  * `error` is an absent field.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ExecutionFromRow = Schema.transform(
   Schema.Struct({
@@ -46,10 +49,18 @@ const ListRequest = Schema.Struct({
  * Rows deleted per purge statement. Outside a transaction each batch commits on its own, so a large
  * backlog never holds one long lock or one huge transaction; the purge stays exact and idempotent
  * because every batch deletes only rows past the cutoff.
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const purgeBatchSize = 5_000
 
-/** The execution repository over the `SqlClient` in context. */
+/**
+ * The execution repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<ExecutionRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -136,7 +147,12 @@ export const make: Effect.Effect<ExecutionRepo.Service, never, SqlClient.SqlClie
   }
 )
 
-/** `ExecutionRepo` over the `SqlClient` in context. */
+/**
+ * `ExecutionRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<ExecutionRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   ExecutionRepo,
   make

@@ -16,7 +16,12 @@ import * as KeysetPage from "./internal/keysetPage.js"
 import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>feedback` ↔ a `FeedbackRecord`: NULL columns are absent fields. */
+/**
+ * A row of `<prefix>feedback` ↔ a `FeedbackRecord`: NULL columns are absent fields.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const FeedbackFromRow = Schema.transform(
   Schema.Struct({
     ...FeedbackRecord.fields,
@@ -40,7 +45,12 @@ const PageRequest = Schema.Struct({
   limit: Schema.Int
 })
 
-/** The repository over the `SqlClient` in context. */
+/**
+ * The repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -119,7 +129,12 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
   }
 )
 
-/** `FeedbackRepo` over the `SqlClient` in context. */
+/**
+ * `FeedbackRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<FeedbackRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   FeedbackRepo,
   make

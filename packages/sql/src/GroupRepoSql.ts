@@ -29,7 +29,12 @@ import * as RowSql from "./internal/rowSql.js"
 import { isUniqueViolation } from "./internal/sqlState.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>groups` with its member and role ids aggregated ↔ a `Group`. */
+/**
+ * A row of `<prefix>groups` with its member and role ids aggregated ↔ a `Group`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const GroupFromRow = Schema.transform(
   Schema.Struct({
     ...Group.fields,
@@ -43,6 +48,9 @@ export const GroupFromRow = Schema.transform(
 /**
  * A row of `<prefix>scim_group_mappings` (snake_case columns) with its member ids aggregated ↔ a
  * `ScimGroupMappingRecord` (camelCase fields, as the RPC surface has them).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const ScimGroupMappingFromRow = Schema.transform(
   Schema.Struct({
@@ -85,7 +93,12 @@ export const ScimGroupMappingFromRow = Schema.transform(
 const GroupKey = Schema.Struct({ organization_id: OrganizationId, id: GroupId })
 const MappingKey = Schema.Struct({ organization_id: OrganizationId, id: ScimGroupMappingId })
 
-/** The group repository over the `SqlClient` in context. */
+/**
+ * The group repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -356,5 +369,10 @@ export const make: Effect.Effect<GroupRepo.Service, never, SqlClient.SqlClient |
   }
 )
 
-/** `GroupRepo` over the `SqlClient` in context. */
+/**
+ * `GroupRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<GroupRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(GroupRepo, make)

@@ -29,6 +29,9 @@ import { TablePrefix } from "./TablePrefix.js"
 /**
  * A row of `<prefix>jobs` ↔ a `Job`. Both drivers parse `jsonb`, so `payload` arrives as a value;
  * NULL columns are absent optional fields.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const JobFromRow = Schema.transform(
   Schema.Struct({
@@ -54,10 +57,20 @@ const Claim = Schema.Struct({
   attempts: Schema.Int
 })
 
-/** The error a claimed job records when its lease ran out on its last attempt (as core's memory queue). */
+/**
+ * The error a claimed job records when its lease ran out on its last attempt (as core's memory queue).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const leaseExpiredError = "lease expired on the last attempt"
 
-/** The job queue over the `SqlClient` in context. */
+/**
+ * The job queue over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -257,5 +270,10 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
   }
 )
 
-/** `JobQueue` over the `SqlClient` in context. */
+/**
+ * `JobQueue` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<JobQueue, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(JobQueue, make)

@@ -27,7 +27,12 @@ import { TablePrefix } from "./TablePrefix.js"
 /** The name of the head that merges move. */
 const mainRef = "main"
 
-/** The SHA-256 of some bytes, in lowercase hex: the key of a blob. */
+/**
+ * The SHA-256 of some bytes, in lowercase hex: the key of a blob.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const blobKey = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
 /** A tree: path to blob key. */
@@ -90,7 +95,12 @@ const RefKey = Schema.Struct({ organization_id: OrganizationId, ref: Schema.Stri
 
 const notFound = (ref: string) => new NotFound({ message: `library commit ${ref} not found` })
 
-/** The library store over the `SqlClient` in context. */
+/**
+ * The library store over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<LibraryStore.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -325,7 +335,12 @@ export const make: Effect.Effect<LibraryStore.Service, never, SqlClient.SqlClien
   }
 )
 
-/** `LibraryStore` over the `SqlClient` in context. */
+/**
+ * `LibraryStore` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<LibraryStore, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   LibraryStore,
   make

@@ -23,6 +23,9 @@ import { TablePrefix } from "./TablePrefix.js"
 /**
  * A row of `<prefix>members` ↔ a `Member`: `timestamptz` columns come back as `Date`s, and a NULL
  * column is an absent optional field.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const MemberFromRow = Schema.transform(
   Schema.Struct({
@@ -38,7 +41,12 @@ export const MemberFromRow = Schema.transform(
 const MemberKey = Schema.Struct({ organization_id: OrganizationId, id: MemberId })
 const Assignment = Schema.Struct({ organization_id: OrganizationId, member_id: MemberId, role_id: RoleId })
 
-/** The member repository over the `SqlClient` in context. */
+/**
+ * The member repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<MemberRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -211,5 +219,10 @@ export const make: Effect.Effect<MemberRepo.Service, never, SqlClient.SqlClient 
   }
 )
 
-/** `MemberRepo` over the `SqlClient` in context. */
+/**
+ * `MemberRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<MemberRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(MemberRepo, make)

@@ -112,7 +112,12 @@ const initialSchema = (prefix: TablePrefix.Service): Effect.Effect<void, SqlErro
     } (organization_id, role_id, member_id)`
   })
 
-/** Every migration, keyed `<id>_<name>` as `Migrator.fromRecord` expects. */
+/**
+ * Every migration, keyed `<id>_<name>` as `Migrator.fromRecord` expects.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const migrations = (
   prefix: TablePrefix.Service
 ): Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> => ({
@@ -140,7 +145,12 @@ export const migrations = (
   "0022_message_provenance": migration0022MessageProvenance(prefix)
 })
 
-/** The Migrator's bookkeeping table for a prefix. */
+/**
+ * The Migrator's bookkeeping table for a prefix.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const migrationsTable = (prefix: TablePrefix.Service): string => prefix.name("migrations")
 
 /**
@@ -160,7 +170,12 @@ const ensureMigrationsTable = (table: string) =>
       )
     ))
 
-/** Runs the migrations not yet applied under the prefix in context; returns those it applied. */
+/**
+ * Runs the migrations not yet applied under the prefix in context; returns those it applied.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const run: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   Migrator.MigrationError | SqlError,
@@ -177,6 +192,9 @@ export const run: Effect.Effect<
  * and with them all their data. For tests and benchmarks, which each migrate a random prefix, and
  * for removing a store. Functions are dropped too, since the store's trigger functions outlive
  * their tables.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const drop: Effect.Effect<void, SqlError, SqlClient.SqlClient | TablePrefix> = Effect.gen(function*() {
   const { prefix } = yield* TablePrefix
@@ -190,6 +208,11 @@ export const drop: Effect.Effect<void, SqlError, SqlClient.SqlClient | TablePref
   yield* Effect.forEach(functions, (f) => sql`DROP FUNCTION IF EXISTS ${sql(f.name)} CASCADE`, { discard: true })
 }).pipe(Effect.withSpan("Migrations.drop"))
 
-/** Runs the migrations when built (hosts put it before anything that queries Sightline's tables). */
+/**
+ * Runs the migrations when built (hosts put it before anything that queries Sightline's tables).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<never, Migrator.MigrationError | SqlError, SqlClient.SqlClient | TablePrefix> = Layer
   .effectDiscard(run)

@@ -14,14 +14,24 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>organizations` (drivers return `timestamptz` as a `Date`) ↔ an `Organization`. */
+/**
+ * A row of `<prefix>organizations` (drivers return `timestamptz` as a `Date`) ↔ an `Organization`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const OrganizationFromRow = Schema.transform(
   Schema.Struct({ ...Organization.fields, created_at: Schema.DateTimeUtcFromDate }),
   Schema.typeSchema(Organization),
   { strict: true, decode: (row) => new Organization(row, true), encode: (organization) => organization }
 )
 
-/** The organization repository over the `SqlClient` in context. */
+/**
+ * The organization repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<OrganizationRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -51,7 +61,12 @@ export const make: Effect.Effect<OrganizationRepo.Service, never, SqlClient.SqlC
   }
 )
 
-/** `OrganizationRepo` over the `SqlClient` in context. */
+/**
+ * `OrganizationRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<OrganizationRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   OrganizationRepo,
   make

@@ -24,17 +24,32 @@ import * as DirLock from "./internal/dirLock.js"
 import * as PoolRead from "./internal/poolRead.js"
 import * as Template from "./internal/template.js"
 
-/** A `SqlClient` backed by PGlite, with access to the PGlite instance. */
+/**
+ * A `SqlClient` backed by PGlite, with access to the PGlite instance.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PgliteClient extends SqlClient.SqlClient {
   readonly pglite: PGlite
   /** One statement outside any transaction, once no transaction holds the session (`PoolReads`). */
   readonly direct: PoolRead.Pool
 }
 
-/** The PGlite client (also provided as `SqlClient.SqlClient`, and its direct reads as `PoolReads`). */
+/**
+ * The PGlite client (also provided as `SqlClient.SqlClient`, and its direct reads as `PoolReads`).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const PgliteClient = Context.GenericTag<PgliteClient>("@sightline/sql/PgliteClient")
 
-/** Where PGlite keeps its data. */
+/**
+ * Where PGlite keeps its data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PgliteClientConfig {
   /** A directory on disk; omitted: in memory, lost when the scope closes. */
   readonly dataDir?: string | undefined
@@ -54,6 +69,9 @@ const isFresh = (dataDir: string): boolean =>
  * Settings PGlite starts with. PostgreSQL's default 128 MB of shared buffers is allocated and touched
  * inside PGlite's WebAssembly memory at every start: 16 MB holds an embedded store's working set, and
  * saves about 130 MB of resident memory and a third of a reopen (measured in `pnpm bench:start`).
+ *
+ * @since 0.1.0
+ * @category constants
  */
 export const postgresqlConf: ReadonlyArray<string> = ["shared_buffers = 16MB"]
 
@@ -65,6 +83,9 @@ const statementFailed = (cause: unknown) => new SqlError({ cause, message: "Fail
  * (strings without NUL, finite numbers, booleans, valid dates, null); `undefined` for anything else. With
  * `standard_conforming_strings` (always on since PostgreSQL 9.1), a doubled quote is the only
  * escape inside '…'.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const literalOf = (value: unknown): string | undefined => {
   switch (typeof value) {
@@ -90,7 +111,12 @@ const preparable = /^\s*(SELECT|WITH|INSERT|UPDATE|DELETE|VALUES)\b/i
 // Statement texts are the repositories' own, a bounded set; past this many, the rest run unprepared.
 const MAX_PREPARED = 1_000
 
-/** Opens PGlite, and closes it when the scope closes. */
+/**
+ * Opens PGlite, and closes it when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (
   config: PgliteClientConfig = {}
 ): Effect.Effect<PgliteClient, SqlError, Reactivity.Reactivity | Scope.Scope> =>
@@ -236,7 +262,12 @@ const layerFrom = (
     )
   ).pipe(Layer.provide(Reactivity.layer))
 
-/** PGlite with its data in a directory (created on first use, reopened afterwards). */
+/**
+ * PGlite with its data in a directory (created on first use, reopened afterwards).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (
   config: { readonly dataDir: string; readonly template?: string | undefined }
 ): Layer.Layer<PgliteClient | SqlClient.SqlClient | PoolRead.PoolReads, SqlError> => layerFrom(config)
@@ -244,6 +275,9 @@ export const layer = (
 /**
  * Writes `client`'s cluster as a gzipped tarball to `file`: a template new data directories start
  * from (see `PgliteClientConfig.template`). Take it from a freshly migrated, otherwise empty store.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const dumpTemplate = (file: string): Effect.Effect<void, SqlError, PgliteClient> =>
   Effect.flatMap(PgliteClient, (client) =>
@@ -258,5 +292,8 @@ export const dumpTemplate = (file: string): Effect.Effect<void, SqlError, Pglite
 /**
  * PGlite in memory: a fresh, empty database per layer build. Real PostgreSQL that keeps nothing: for
  * tests, the template build, and a host that asks for no data directory.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerMemory: Layer.Layer<PgliteClient | SqlClient.SqlClient | PoolRead.PoolReads, SqlError> = layerFrom({})

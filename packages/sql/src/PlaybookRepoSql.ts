@@ -23,7 +23,12 @@ import * as RowSql from "./internal/rowSql.js"
 import { likeContaining } from "./internal/search.js"
 import { TablePrefix } from "./TablePrefix.js"
 
-/** A row of `<prefix>playbooks` ↔ a `PlaybookRecord`: NULL columns are absent optional fields. */
+/**
+ * A row of `<prefix>playbooks` ↔ a `PlaybookRecord`: NULL columns are absent optional fields.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const PlaybookFromRow = Schema.transform(
   Schema.Struct({
     ...PlaybookRecord.fields,
@@ -38,7 +43,12 @@ export const PlaybookFromRow = Schema.transform(
   { strict: true, decode: (row) => TrustedSchema.make(PlaybookRecord, row), encode: (playbook) => playbook }
 )
 
-/** A row of `<prefix>playbook_reports` ↔ a `ReportRecord` (`blocks` is JSON, decoded by the driver). */
+/**
+ * A row of `<prefix>playbook_reports` ↔ a `ReportRecord` (`blocks` is JSON, decoded by the driver).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
 export const ReportFromRow = Schema.transform(
   Schema.Struct({ ...ReportRecord.fields, created_at: Schema.DateTimeUtcFromDate }),
   Schema.typeSchema(ReportRecord),
@@ -48,7 +58,12 @@ export const ReportFromRow = Schema.transform(
 const PlaybookKey = Schema.Struct({ organization_id: OrganizationId, id: PlaybookId })
 const Written = Schema.Struct({ id: Schema.String })
 
-/** The playbook repository over the `SqlClient` in context. */
+/**
+ * The playbook repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -342,7 +357,12 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
   }
 )
 
-/** `PlaybookRepo` over the `SqlClient` in context. */
+/**
+ * `PlaybookRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<PlaybookRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   PlaybookRepo,
   make

@@ -24,7 +24,12 @@ import * as Pg from "pg"
 import * as PoolRead from "./internal/poolRead.js"
 import * as Timestamptz from "./internal/timestamptz.js"
 
-/** How to reach the server. */
+/**
+ * How to reach the server.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface PostgresClientConfig {
   /** A connection URL (`postgres://user:password@host:5432/database`). */
   readonly url: Redacted.Redacted | string
@@ -69,6 +74,9 @@ class PreparingClient extends Pg.Client {
 /**
  * A pool to the server at `url`, closed when the layer's scope closes. The hot reads run straight on
  * the pool (`PoolReads`, see `internal/poolRead.ts`).
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   config: PostgresClientConfig
@@ -116,7 +124,12 @@ const acquirePool = (config: PostgresClientConfig) =>
 
 const connectTimeout = (config: PostgresClientConfig) => config.connectTimeout ?? Duration.seconds(5)
 
-/** A pool to the server named by `DATABASE_URL`. */
+/**
+ * A pool to the server named by `DATABASE_URL`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerConfig = (
   url: Config.Config<Redacted.Redacted> = Config.redacted("DATABASE_URL")
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, ConfigError.ConfigError | SqlError> =>

@@ -18,7 +18,12 @@ interface Row {
   readonly tokens: number
 }
 
-/** Builds the limiter over the `SqlClient` and table prefix in context. */
+/**
+ * Builds the limiter over the `SqlClient` and table prefix in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const table = sql((yield* TablePrefix).name("rate_limits"))
@@ -46,7 +51,12 @@ export const make = Effect.gen(function*() {
   return RateLimiter.makeLeased(lease)
 })
 
-/** The limiter over the `SqlClient` and `TablePrefix` in context. */
+/**
+ * The limiter over the `SqlClient` and `TablePrefix` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<RateLimiter.RateLimiter, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   RateLimiter.RateLimiter,
   make

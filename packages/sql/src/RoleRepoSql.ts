@@ -24,6 +24,9 @@ import { TablePrefix } from "./TablePrefix.js"
 /**
  * A row of `<prefix>roles` ↔ a `RoleRecord`: `timestamptz` columns come back as `Date`s, and a NULL
  * model column is an absent optional field.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const RoleFromRow = Schema.transform(
   Schema.Struct({
@@ -39,7 +42,12 @@ export const RoleFromRow = Schema.transform(
 
 const RoleKey = Schema.Struct({ organization_id: OrganizationId, id: RoleId })
 
-/** The role repository over the `SqlClient` in context. */
+/**
+ * The role repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -168,5 +176,10 @@ export const make: Effect.Effect<RoleRepo.Service, never, SqlClient.SqlClient | 
   }
 )
 
-/** `RoleRepo` over the `SqlClient` in context. */
+/**
+ * `RoleRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<RoleRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(RoleRepo, make)

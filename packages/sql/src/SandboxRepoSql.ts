@@ -21,6 +21,9 @@ import { TablePrefix } from "./TablePrefix.js"
 /**
  * A row of `<prefix>sandboxes` ↔ a `Sandbox`: `timestamptz` columns come back as `Date`s, and a NULL
  * column is an absent optional field.
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const SandboxFromRow = Schema.transform(
   Schema.Struct({
@@ -47,7 +50,12 @@ const ListRequest = Schema.Struct({
   limit: Schema.Int
 })
 
-/** The sandbox repository over the `SqlClient` in context. */
+/**
+ * The sandbox repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     // Without the client's name transforms: columns are snake_case like the record fields.
@@ -148,7 +156,12 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
   }
 )
 
-/** `SandboxRepo` over the `SqlClient` in context. */
+/**
+ * `SandboxRepo` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SandboxRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   SandboxRepo,
   make

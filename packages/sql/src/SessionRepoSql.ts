@@ -57,7 +57,12 @@ const sessionColumns = [
 const sessionKeyName = "session"
 const isUuid = Schema.is(Schema.UUID)
 
-/** The repository over the `SqlClient` in context. */
+/**
+ * The repository over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient | TablePrefix> = Effect.gen(
   function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -175,7 +180,12 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
   }
 )
 
-/** The repository layer over the `SqlClient` and `TablePrefix` in context. */
+/**
+ * The repository layer over the `SqlClient` and `TablePrefix` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<SessionRepo, never, SqlClient.SqlClient | TablePrefix> = Layer.effect(
   SessionRepo,
   make

@@ -72,7 +72,12 @@ import * as SessionRepoSql from "./SessionRepoSql.js"
 import * as SqlTransaction from "./SqlTransaction.js"
 import * as TablePrefix from "./TablePrefix.js"
 
-/** Every core port the SQL store provides. */
+/**
+ * Every core port the SQL store provides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Ports =
   | Transaction
   | OrganizationRepo
@@ -98,10 +103,20 @@ export type Ports =
   | AssetStore
   | SessionRepo
 
-/** Errors of building a store: opening the database, an invalid prefix, a failed migration. */
+/**
+ * Errors of building a store: opening the database, an invalid prefix, a failed migration.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type StoreError = SqlError | MigrationError | Cause.IllegalArgumentException
 
-/** The ports over the `SqlClient` and `TablePrefix` in context, after running the migrations. */
+/**
+ * The ports over the `SqlClient` and `TablePrefix` in context, after running the migrations.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlClient | TablePrefix.TablePrefix> = Layer
   .mergeAll(
     SqlTransaction.layer,
@@ -131,18 +146,31 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     Layer.provide(Migrations.layer)
   )
 
-/** Options shared by the ready-made stores. */
+/**
+ * Options shared by the ready-made stores.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface StoreOptions {
   /** The table prefix (default `sightline_`). */
   readonly prefix?: string | undefined
 }
 
-/** The ports of a ready-made store: `Ports` and the chat event bus of its kind of database. */
+/**
+ * The ports of a ready-made store: `Ports` and the chat event bus of its kind of database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type StorePorts = Ports | ChatEventBus.ChatEventBus
 
 /**
  * The store on embedded PGlite: in a data directory, or in memory when none is given. One process
  * opens a PGlite database, so chat events are announced within the process.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layerPglite = (
   options: StoreOptions & { readonly dataDir?: string | undefined } = {}
@@ -154,7 +182,12 @@ export const layerPglite = (
     Layer.provide(TablePrefix.layer(options.prefix))
   )
 
-/** The store on a PostgreSQL server; chat events are announced to every process with LISTEN/NOTIFY. */
+/**
+ * The store on a PostgreSQL server; chat events are announced to every process with LISTEN/NOTIFY.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerPostgres = (
   options: StoreOptions & PostgresClient.PostgresClientConfig
 ): Layer.Layer<StorePorts, StoreError> =>
@@ -163,7 +196,12 @@ export const layerPostgres = (
     Layer.provide(TablePrefix.layer(options.prefix))
   )
 
-/** The store on the PostgreSQL server of `DATABASE_URL`, with the prefix of `SIGHTLINE_TABLE_PREFIX`. */
+/**
+ * The store on the PostgreSQL server of `DATABASE_URL`, with the prefix of `SIGHTLINE_TABLE_PREFIX`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerPostgresConfig: Layer.Layer<StorePorts, StoreError | ConfigError.ConfigError> = Layer.merge(
   layer,
   ChatEventBusPg.layer

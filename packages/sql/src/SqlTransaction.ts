@@ -16,7 +16,12 @@ import * as Layer from "effect/Layer"
 
 const isSqlError = (u: unknown): u is SqlError => u instanceof SqlError
 
-/** The transaction service over the `SqlClient` in context. */
+/**
+ * The transaction service over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make: Effect.Effect<Transaction.Service, never, SqlClient.SqlClient> = Effect.map(
   SqlClient.SqlClient,
   (sql) => ({
@@ -24,5 +29,10 @@ export const make: Effect.Effect<Transaction.Service, never, SqlClient.SqlClient
   })
 )
 
-/** `Transaction` over the `SqlClient` in context. */
+/**
+ * `Transaction` over the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer: Layer.Layer<Transaction, never, SqlClient.SqlClient> = Layer.effect(Transaction, make)

@@ -19,6 +19,9 @@ import * as Schema from "effect/Schema"
  * A valid prefix: lowercase (PostgreSQL folds unquoted names, and the prefix must name the same
  * table quoted or not) and at most 30 characters, so that a prefixed index name stays within
  * PostgreSQL's 63-byte identifier limit (longer names are silently truncated and could collide).
+ *
+ * @since 0.1.0
+ * @category schemas
  */
 export const Prefix = Schema.String.pipe(
   Schema.pattern(/^[a-z_][a-z0-9_]*$/, {
@@ -29,10 +32,20 @@ export const Prefix = Schema.String.pipe(
 )
 export type Prefix = typeof Prefix.Type
 
-/** The prefix used when none is configured. */
+/**
+ * The prefix used when none is configured.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const defaultPrefix: Prefix = Prefix.make("sightline_")
 
-/** The table prefix in use. */
+/**
+ * The table prefix in use.
+ *
+ * @since 0.1.0
+ * @category services
+ */
 export class TablePrefix extends Context.Tag("@sightline/sql/TablePrefix")<TablePrefix, TablePrefix.Service>() {}
 
 export declare namespace TablePrefix {
@@ -44,13 +57,23 @@ export declare namespace TablePrefix {
   }
 }
 
-/** A prefix service from a valid prefix. */
+/**
+ * A prefix service from a valid prefix.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const fromPrefix = (prefix: Prefix): TablePrefix.Service => ({
   prefix,
   name: (name) => `${prefix}${name}`
 })
 
-/** Validates a prefix and builds the service. */
+/**
+ * Validates a prefix and builds the service.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const make = (prefix: string): Either.Either<TablePrefix.Service, Cause.IllegalArgumentException> =>
   Schema.decodeEither(Prefix)(prefix).pipe(
     Either.mapBoth({
@@ -62,11 +85,21 @@ export const make = (prefix: string): Either.Either<TablePrefix.Service, Cause.I
     })
   )
 
-/** The given prefix (default `sightline_`); an invalid one fails the layer. */
+/**
+ * The given prefix (default `sightline_`); an invalid one fails the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layer = (prefix: string = defaultPrefix): Layer.Layer<TablePrefix, Cause.IllegalArgumentException> =>
   Layer.effect(TablePrefix, make(prefix))
 
-/** The prefix from `SIGHTLINE_TABLE_PREFIX` (default `sightline_`). */
+/**
+ * The prefix from `SIGHTLINE_TABLE_PREFIX` (default `sightline_`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
 export const layerConfig = (
   config: Config.Config<string> = Config.string("SIGHTLINE_TABLE_PREFIX").pipe(Config.withDefault(defaultPrefix))
 ): Layer.Layer<TablePrefix, ConfigError.ConfigError | Cause.IllegalArgumentException> =>

@@ -77,6 +77,9 @@ const nextKeyset = (page: Pagination.Page<unknown>) =>
 /**
  * Registers the `AgentRepo` contract suite. The layer must also provide `OrganizationRepo` and
  * `MemberRepo` (agents reference their owner) and `Transaction`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const agentRepoContract = (
   name: string,

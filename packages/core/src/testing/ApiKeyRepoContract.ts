@@ -27,7 +27,12 @@ import { SecretHash } from "../Secret.js"
 import { Transaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
-/** Every port the suite needs (the SQL adapter's foreign keys need organizations and members). */
+/**
+ * Every port the suite needs (the SQL adapter's foreign keys need organizations and members).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = ApiKeyRepo | AuditLogRepo | OrganizationRepo | MemberRepo | RoleRepo | Transaction
 
 const base = DateTime.unsafeMake("2026-01-15T09:30:00.123Z")
@@ -72,7 +77,12 @@ const allIds = (
     after
   )
 
-/** Registers the `ApiKeyRepo` contract suite against `layer`. */
+/**
+ * Registers the `ApiKeyRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const apiKeyRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
   // One layer for the whole suite: the tests share its state as they would share a database.
   it.layer(layer)(name, (it) => {

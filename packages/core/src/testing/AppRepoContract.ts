@@ -45,6 +45,9 @@ const setup = Effect.gen(function*() {
 /**
  * Registers the `AppRepo` contract suite. The layer must also provide `OrganizationRepo` and
  * `MemberRepo` (apps reference their owner) and `Transaction`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const appRepoContract = (
   name: string,

@@ -12,7 +12,12 @@ import * as Option from "effect/Option"
 import { AssetStore, fromText, text } from "../AssetStore.js"
 import { uuid } from "./Fixtures.js"
 
-/** Registers the suite for an adapter. */
+/**
+ * Registers the suite for an adapter.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const assetStoreContract = (name: string, layer: Layer.Layer<AssetStore, unknown>): void => {
   describe(`AssetStore contract: ${name}`, () => {
     it.effect("returns the bytes and content type it was given, binary included; a put replaces", () =>

@@ -22,7 +22,12 @@ import * as Pagination from "../Pagination.js"
 import { Transaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
-/** Every port the suite needs (the SQL adapter's foreign keys need organizations and members). */
+/**
+ * Every port the suite needs (the SQL adapter's foreign keys need organizations and members).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = AuditLogRepo | OrganizationRepo | MemberRepo | Transaction
 
 const base = DateTime.unsafeMake("2026-02-10T08:00:00.456Z")
@@ -60,7 +65,12 @@ const allIds = (organizationId: OrganizationId, options: Omit<AuditLogRepo.ListO
     (after) => Effect.flatMap(AuditLogRepo, (repo) => repo.list(organizationId, { ...options, after }))
   )
 
-/** Registers the `AuditLogRepo` contract suite against `layer`. */
+/**
+ * Registers the `AuditLogRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const auditLogRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
   // One layer for the whole suite: the tests share its state as they would share a database.
   it.layer(layer)(name, (it) => {

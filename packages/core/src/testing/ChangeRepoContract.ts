@@ -17,7 +17,12 @@ import * as Pagination from "../Pagination.js"
 import { Transaction, withTransaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
-/** The ports the suite needs: the repository, organizations and members (foreign keys), transactions. */
+/**
+ * The ports the suite needs: the repository, organizations and members (foreign keys), transactions.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Needed = ChangeRepo | OrganizationRepo | MemberRepo | Transaction
 
 const at = (minute: number) => DateTime.unsafeMake(Date.UTC(2026, 0, 1, 0, minute))
@@ -67,7 +72,12 @@ const setup = Effect.gen(function*() {
 
 const everything: ChangeRepo.Filter = { includeAutoApproved: true, readable: () => true }
 
-/** Registers the `ChangeRepo` contract suite against `layer`. */
+/**
+ * Registers the `ChangeRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const changeRepoContract = (name: string, layer: Layer.Layer<Needed, unknown>): void => {
   describe(`ChangeRepo contract: ${name}`, () => {
     it.effect("create, get and getByNumber round-trip every field", () =>

@@ -26,7 +26,12 @@ const channel = (organizationId: OrganizationId, createdBy: MemberId, name: stri
     created_at: DateTime.unsafeMake(at)
   })
 
-/** Registers the `ChatChannelRepo` contract suite against `layer`. */
+/**
+ * Registers the `ChatChannelRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const chatChannelRepoContract = (
   name: string,
   layer: Layer.Layer<ChatChannelRepo | OrganizationRepo | MemberRepo | Transaction, unknown>

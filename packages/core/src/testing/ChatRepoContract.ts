@@ -23,7 +23,12 @@ import type * as Provenance from "../Provenance.js"
 import { Transaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
-/** Every port the suite needs (the SQL adapter's foreign keys need organizations and members). */
+/**
+ * Every port the suite needs (the SQL adapter's foreign keys need organizations and members).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = ChatRepo | OrganizationRepo | MemberRepo | Transaction
 
 const base = DateTime.unsafeMake("2026-01-15T09:30:00.123Z")
@@ -157,7 +162,12 @@ const expectedOrder = (
   }).map((c) => c.id)
 }
 
-/** Registers the `ChatRepo` contract suite against `layer`. */
+/**
+ * Registers the `ChatRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
   describe(name, () => {
     it.effect("create then get round-trips every field", () =>

@@ -20,7 +20,12 @@ import type { OrganizationRepo } from "../OrganizationRepo.js"
 import { Transaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
-/** Every port the suite needs (the SQL adapter's foreign keys need organizations and members). */
+/**
+ * Every port the suite needs (the SQL adapter's foreign keys need organizations and members).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = ConnectorRepo | OrganizationRepo | MemberRepo | Transaction
 
 const base = DateTime.unsafeMake("2026-01-15T09:30:00.123Z")
@@ -66,7 +71,12 @@ const create = (organizationId: OrganizationId, ownerId: MemberId, config?: Conn
     (repo) => repo.create(draft(organizationId, ownerId, config), Connector.initialAccess(ownerId))
   )
 
-/** Registers the `ConnectorRepo` contract suite against `layer`. */
+/**
+ * Registers the `ConnectorRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const connectorRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
   describe(name, () => {
     it.effect("create assigns an id and get round-trips every field, password included", () =>

@@ -22,7 +22,12 @@ const request = (targets: Targets): DeliveryRequest => ({
   targets
 })
 
-/** Registers the `Delivery` contract suite for a transport. */
+/**
+ * Registers the `Delivery` contract suite for a transport.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const deliveryContract = (name: string, layer: Layer.Layer<Delivery, unknown>): void => {
   describe(`Delivery contract: ${name}`, () => {
     it.live("delivers to every e-mail address once, in order", () =>

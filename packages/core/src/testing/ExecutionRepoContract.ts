@@ -58,6 +58,9 @@ const make = (organizationId: OrganizationId, sandboxId: SandboxId, createdAt: D
 /**
  * Registers the `ExecutionRepo` contract suite. The layer must also provide `SandboxRepo`,
  * `OrganizationRepo` and `MemberRepo` (executions reference a sandbox) and `Transaction`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const executionRepoContract = (
   name: string,

@@ -34,10 +34,20 @@ import { RoleRepo } from "../RoleRepo.js"
 
 const randomUuid = () => (globalThis as unknown as { crypto: { randomUUID(): string } }).crypto.randomUUID()
 
-/** A fresh random UUID (fixtures must not collide across runs on a shared database). */
+/**
+ * A fresh random UUID (fixtures must not collide across runs on a shared database).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const uuid = (): string => randomUuid()
 
-/** Creates and returns a new organization. */
+/**
+ * Creates and returns a new organization.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const organization = (name = "Fixture Org"): Effect.Effect<Organization, never, OrganizationRepo> =>
   Effect.gen(function*() {
     const repo = yield* OrganizationRepo
@@ -50,7 +60,12 @@ export const organization = (name = "Fixture Org"): Effect.Effect<Organization, 
     return org
   })
 
-/** Creates and returns a new member of an organization, holding `roleIds` (assigned in that order). */
+/**
+ * Creates and returns a new member of an organization, holding `roleIds` (assigned in that order).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const member = (
   organizationId: OrganizationId,
   options: {
@@ -77,7 +92,12 @@ export const member = (
     return m
   })
 
-/** Creates a new organization with one member. */
+/**
+ * Creates a new organization with one member.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const organizationWithMember: Effect.Effect<
   { readonly org: Organization; readonly member: Member },
   never,
@@ -87,7 +107,12 @@ export const organizationWithMember: Effect.Effect<
   return { org, member: yield* member(org.id) }
 })
 
-/** Stores a chat channel of an organization (a Slack-style webhook URL) and answers its id. */
+/**
+ * Stores a chat channel of an organization (a Slack-style webhook URL) and answers its id.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const chatChannel = (
   organizationId: OrganizationId,
   createdBy: MemberId
@@ -107,7 +132,12 @@ export const chatChannel = (
     return id
   })
 
-/** Creates and returns a new custom role of an organization, created at `now` (the current time by default). */
+/**
+ * Creates and returns a new custom role of an organization, created at `now` (the current time by default).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const role = (
   organizationId: OrganizationId,
   name: string,
@@ -124,7 +154,12 @@ export const role = (
     return record
   })
 
-/** Creates the `admin` and `member` system roles of an organization (as its bootstrap does), `admin` first. */
+/**
+ * Creates the `admin` and `member` system roles of an organization (as its bootstrap does), `admin` first.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const systemRoles = (
   organizationId: OrganizationId,
   now?: DateTime.Utc
@@ -146,6 +181,9 @@ export const systemRoles = (
  * The principal of a stored member acting with `auth` (a session by default), with its live roles:
  * what `Auth` builds, without checking that the member may still act (a deleted member's principal
  * is marked deleted rather than refused).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const principal = (
   organizationId: OrganizationId,
@@ -162,6 +200,9 @@ export const principal = (
  * Creates an organization through the `Organizations` use case (its system roles, its first admin
  * and the audit entry of the bootstrap) and returns what it made with the admin's principal. The
  * organization's ids come from the `IdGenerator`: for use-case tests over the memory layer.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const organizationWithAdmin = (
   name = "Acme",
@@ -177,7 +218,12 @@ export const organizationWithAdmin = (
     return { created, org, admin: yield* principal(org, created.admin.id) }
   })
 
-/** The keyset a page's cursor names; a defect when the page is the last one. */
+/**
+ * The keyset a page's cursor names; a defect when the page is the last one.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const nextKeyset = (page: Pagination.Page<unknown>): Effect.Effect<Pagination.Keyset> =>
   page.nextCursor === undefined
     ? Effect.dieMessage("expected another page")
@@ -186,6 +232,9 @@ export const nextKeyset = (page: Pagination.Page<unknown>): Effect.Effect<Pagina
 /**
  * Every id a keyset listing returns from `after` on, following cursors, checking that no page holds
  * more than `limit` rows. `list` reads the page after a position (the first page for `undefined`).
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const allIds = <A extends { readonly id: string }, E, R>(
   limit: number,
@@ -204,7 +253,12 @@ export const allIds = <A extends { readonly id: string }, E, R>(
     }
   })
 
-/** The ids of records in keyset listing order: newest `created_at` first, ties by id descending. */
+/**
+ * The ids of records in keyset listing order: newest `created_at` first, ties by id descending.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const newestFirst = <A extends { readonly id: string; readonly created_at: DateTime.Utc }>(
   records: ReadonlyArray<A>
 ): Array<A["id"]> =>
@@ -215,7 +269,12 @@ export const newestFirst = <A extends { readonly id: string; readonly created_at
     )
   ).map((row) => row.id)
 
-/** Staged library edits: a path to its new text, `null` deleting it. */
+/**
+ * Staged library edits: a path to its new text, `null` deleting it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const edits = (changes: Record<string, string | null>): Library.Edits =>
   HashMap.fromIterable(
     Object.entries(changes).map(([path, text]) =>
@@ -223,7 +282,12 @@ export const edits = (changes: Record<string, string | null>): Library.Edits =>
     )
   )
 
-/** Moves an organization's library main to a commit holding exactly these files (as an import or a merge would). */
+/**
+ * Moves an organization's library main to a commit holding exactly these files (as an import or a merge would).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const seedMain = (
   organizationId: OrganizationId,
   author: MemberId,
@@ -245,6 +309,9 @@ export const seedMain = (
 /**
  * A new member (system role `member`) invited by the admin whose API key is `adminKey`, with a
  * personal key holding all its roles: a second person for tests over the use cases.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const memberWithKey = (
   adminKey: string

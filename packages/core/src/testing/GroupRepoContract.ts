@@ -52,10 +52,20 @@ const mappingRecord = (organizationId: OrganizationId, fields: Partial<ScimGroup
     ...fields
   })
 
-/** The services the suite needs from the layer under test. */
+/**
+ * The services the suite needs from the layer under test.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = GroupRepo | MemberRepo | RoleRepo | OrganizationRepo | Transaction
 
-/** Registers the `GroupRepo` contract suite. */
+/**
+ * Registers the `GroupRepo` contract suite.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const groupRepoContract = (
   name: string,
   layer: Layer.Layer<Requirements, unknown>

@@ -47,7 +47,12 @@ const setup = Effect.gen(function*() {
   return { queue, org, kind, enqueue }
 })
 
-/** Registers the `JobQueue` contract suite; the layer must also provide `OrganizationRepo` (jobs reference organizations). */
+/**
+ * Registers the `JobQueue` contract suite; the layer must also provide `OrganizationRepo` (jobs reference organizations).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const jobQueueContract = (name: string, layer: Layer.Layer<JobQueue | OrganizationRepo, unknown>): void => {
   describe(`JobQueue contract: ${name}`, () => {
     it.live("enqueues a pending job that only its organization can read", () =>

@@ -14,7 +14,12 @@ import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { fromParts, LanguageModel, LanguageModelError, type Part, type Tool } from "../LanguageModel.js"
 
-/** What the suite needs to know about the model under test. */
+/**
+ * What the suite needs to know about the model under test.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface LanguageModelContractOptions {
   /** The model name to send. */
   readonly model: string
@@ -22,7 +27,12 @@ export interface LanguageModelContractOptions {
   readonly unknownModel?: string
 }
 
-/** The tool the suite offers. */
+/**
+ * The tool the suite offers.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const contractTool: Tool = {
   name: "get_time",
   description: "Returns the current time in a time zone.",
@@ -47,7 +57,12 @@ const expectWellFormed = (parts: ReadonlyArray<Part>) => {
   expect(parts[parts.length - 1]!._tag).toBe("Finish")
 }
 
-/** Registers the `LanguageModel` contract suite for an adapter. */
+/**
+ * Registers the `LanguageModel` contract suite for an adapter.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const languageModelContract = (
   name: string,
   layer: Layer.Layer<LanguageModel, unknown>,

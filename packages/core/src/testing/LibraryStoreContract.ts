@@ -14,7 +14,12 @@ import type { MemberRepo } from "../MemberRepo.js"
 import type { OrganizationRepo } from "../OrganizationRepo.js"
 import * as Fixtures from "./Fixtures.js"
 
-/** The ports the suite needs: the store, plus organizations and members to own its commits. */
+/**
+ * The ports the suite needs: the store, plus organizations and members to own its commits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Needed = LibraryStore | OrganizationRepo | MemberRepo
 
 const text = (s: string) => encodeText(s)
@@ -43,7 +48,12 @@ const setup = Effect.gen(function*() {
 const lines = (n: number, edit: Record<number, string> = {}) =>
   Array.from({ length: n }, (_, i) => edit[i + 1] ?? `line ${i + 1}`).join("\n") + "\n"
 
-/** Registers the `LibraryStore` contract suite against `layer`. */
+/**
+ * Registers the `LibraryStore` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const libraryStoreContract = (name: string, layer: Layer.Layer<Needed, unknown>): void => {
   describe(`LibraryStore contract: ${name}`, () => {
     it.effect("commit and read round-trip text and binary files", () =>

@@ -40,10 +40,20 @@ const memberRecord = (organizationId: OrganizationId, fields: Partial<Member> = 
 
 const sorted = <A extends string>(ids: ReadonlyArray<A>) => [...ids].sort()
 
-/** The services the suite needs from the layer under test. */
+/**
+ * The services the suite needs from the layer under test.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = MemberRepo | RoleRepo | OrganizationRepo | Transaction
 
-/** Registers the `MemberRepo` contract suite. */
+/**
+ * Registers the `MemberRepo` contract suite.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const memberRepoContract = (
   name: string,
   layer: Layer.Layer<Requirements, unknown>

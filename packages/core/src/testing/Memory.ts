@@ -42,7 +42,12 @@ import * as Secret from "../Secret.js"
 import * as SessionRepo from "../SessionRepo.js"
 import * as Transaction from "../Transaction.js"
 
-/** Every repository port in memory, sharing one transaction state. */
+/**
+ * Every repository port in memory, sharing one transaction state.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
 export const repositories = Layer.mergeAll(
   OrganizationRepo.layerMemory,
   MemberRepo.layerMemory,
@@ -74,6 +79,9 @@ const repositoriesAudited = Layer.provideMerge(Auditor.layer, repositories)
  * Every port of core in memory: the repositories, deterministic ids and secrets, the test model
  * catalogue, an in-memory rate limiter, the in-process chat event bus, delivery, sandbox runtime and connector tester. The language model is left out:
  * each test scripts its own with `LanguageModel.layerMemory(script)`.
+ *
+ * @since 0.1.0
+ * @category layers
  */
 export const layer = Layer.mergeAll(
   repositoriesAudited,

@@ -22,10 +22,20 @@ const at = (iso: string) => DateTime.unsafeMake(iso)
 const organization = (name: string, createdAt: DateTime.Utc, id = Fixtures.uuid()) =>
   new Organization({ id: OrganizationId.make(id), name, created_at: createdAt })
 
-/** The services the suite needs from the layer under test. */
+/**
+ * The services the suite needs from the layer under test.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = OrganizationRepo | Transaction
 
-/** Registers the `OrganizationRepo` contract suite. */
+/**
+ * Registers the `OrganizationRepo` contract suite.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const organizationRepoContract = (
   name: string,
   layer: Layer.Layer<Requirements, unknown>

@@ -24,7 +24,12 @@ import * as Report from "../Report.js"
 import { Transaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
-/** Every port the suite needs (foreign keys need organizations, members, and chats for reports). */
+/**
+ * Every port the suite needs (foreign keys need organizations, members, and chats for reports).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = PlaybookRepo | ChatRepo | OrganizationRepo | MemberRepo | Transaction
 
 const base = DateTime.unsafeMake("2026-01-15T09:30:00.123Z")
@@ -153,7 +158,12 @@ const expectedOrder = (
   }).map((p) => p.id)
 }
 
-/** Registers the `PlaybookRepo` contract suite against `layer`. */
+/**
+ * Registers the `PlaybookRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const playbookRepoContract = (name: string, layer: Layer.Layer<Requirements, unknown>): void => {
   describe(name, () => {
     it.effect("create then get round-trips every field", () =>

@@ -18,7 +18,12 @@ const freshKey = () => `rate-limiter-contract:${uuid()}`
 // One token per minute: nothing refills within a test run.
 const slow = (capacity: number): BucketConfig => ({ capacity, refillPerMinute: 1 })
 
-/** Registers the `RateLimiter` contract suite for an implementation. */
+/**
+ * Registers the `RateLimiter` contract suite for an implementation.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const rateLimiterContract = (name: string, layer: Layer.Layer<RateLimiter, unknown>): void => {
   describe(`RateLimiter contract: ${name}`, () => {
     it.live("allows a burst up to capacity and refuses beyond it", () =>

@@ -54,10 +54,20 @@ const crew = (organizationId: OrganizationId, memberIds: ReadonlyArray<MemberId>
     now: at("2024-01-01T00:00:00.000Z")
   })
 
-/** The services the suite needs from the layer under test. */
+/**
+ * The services the suite needs from the layer under test.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Requirements = RoleRepo | MemberRepo | GroupRepo | OrganizationRepo | Transaction
 
-/** Registers the `RoleRepo` contract suite. */
+/**
+ * Registers the `RoleRepo` contract suite.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const roleRepoContract = (
   name: string,
   layer: Layer.Layer<Requirements, unknown>

@@ -55,6 +55,9 @@ const setup = Effect.gen(function*() {
 /**
  * Registers the `SandboxRepo` contract suite. The layer must also provide `OrganizationRepo` and
  * `MemberRepo` (sandboxes reference both) and `Transaction`.
+ *
+ * @since 0.1.0
+ * @category utils
  */
 export const sandboxRepoContract = (
   name: string,

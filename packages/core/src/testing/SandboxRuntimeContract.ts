@@ -17,7 +17,12 @@ import { OrganizationId, SandboxId } from "../Ids.js"
 import { type LibraryFiles, SandboxRuntime } from "../SandboxRuntime.js"
 import { uuid } from "./Fixtures.js"
 
-/** What the runtime under test can do. */
+/**
+ * What the runtime under test can do.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SandboxRuntimeContractOptions {
   /** Whether `execute` and `exec` really run Python and bash (false for fakes). */
   readonly runsCode: boolean
@@ -51,7 +56,12 @@ const withSandbox = <A, E, R>(
 
 const badPaths = ["../x", "/etc/passwd", "a/../../b", "a//b", "./a", ".env", "notes/.secret", "a\\..\\b", "a\0b"]
 
-/** Registers the `SandboxRuntime` contract suite for an implementation. */
+/**
+ * Registers the `SandboxRuntime` contract suite for an implementation.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sandboxRuntimeContract = (
   name: string,
   layer: Layer.Layer<SandboxRuntime, unknown>,

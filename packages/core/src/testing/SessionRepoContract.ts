@@ -32,7 +32,12 @@ const session = (organizationId: OrganizationId, memberId: MemberId, refresh = f
   created_at: at("2030-01-01T00:00:00Z")
 })
 
-/** Registers the `SessionRepo` contract suite against `layer`. */
+/**
+ * Registers the `SessionRepo` contract suite against `layer`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const sessionRepoContract = (
   name: string,
   layer: Layer.Layer<SessionRepo | OrganizationRepo | MemberRepo | Transaction, unknown>

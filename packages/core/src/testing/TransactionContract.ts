@@ -18,7 +18,12 @@ import * as Fixtures from "./Fixtures.js"
 const exists = (id: string) =>
   Effect.flatMap(OrganizationRepo, (repo) => Effect.map(repo.get(id as never), Option.isSome))
 
-/** Registers the suite for an adapter (it writes organizations to tell what committed). */
+/**
+ * Registers the suite for an adapter (it writes organizations to tell what committed).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
 export const transactionContract = (
   name: string,
   layer: Layer.Layer<Transaction | OrganizationRepo, unknown>
