@@ -26,6 +26,7 @@ import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import * as Change from "./Change.js"
 import * as ChangeCheck from "./ChangeCheck.js"
+import * as ChangeChecks from "./ChangeChecks.js"
 import * as ChangeEvaluation from "./ChangeEvaluation.js"
 import { ChangeRepo } from "./ChangeRepo.js"
 import * as Decision from "./Decision.js"
@@ -150,8 +151,8 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const auditor = yield* Auditor
   // Without a deployment's checkers (unit tests of other rules), changes merge on approvals alone.
-  const checks = Option.match(yield* Effect.serviceOption(ChangeCheck.ChangeChecks), {
-    onNone: (): ChangeCheck.Checker => () => Effect.succeed([]),
+  const checks = Option.match(yield* Effect.serviceOption(ChangeChecks.ChangeChecks), {
+    onNone: (): ChangeChecks.Checker => () => Effect.succeed([]),
     onSome: (service) => service.check
   })
   const jobs = yield* JobQueue

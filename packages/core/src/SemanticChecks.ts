@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as ChangeCheck from "./ChangeCheck.js"
+import * as ChangeChecks from "./ChangeChecks.js"
 import type * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { ConnectorRuntime } from "./ConnectorRuntime.js"
@@ -29,7 +30,7 @@ const probeTimeoutMillis = 10_000
  * @since 0.1.0
  * @category utils
  */
-export const checker: Effect.Effect<ChangeCheck.Checker, never, ConnectorRepo | ConnectorRuntime> = Effect.gen(
+export const checker: Effect.Effect<ChangeChecks.Checker, never, ConnectorRepo | ConnectorRuntime> = Effect.gen(
   function*() {
     const repo = yield* ConnectorRepo
     const runtime = yield* ConnectorRuntime
@@ -140,7 +141,7 @@ export const checker: Effect.Effect<ChangeCheck.Checker, never, ConnectorRepo | 
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ChangeCheck.ChangeChecks, never, ConnectorRepo | ConnectorRuntime> = Layer.effect(
-  ChangeCheck.ChangeChecks,
-  Effect.map(checker, (semantic) => ChangeCheck.make([semantic]))
+export const layer: Layer.Layer<ChangeChecks.ChangeChecks, never, ConnectorRepo | ConnectorRuntime> = Layer.effect(
+  ChangeChecks.ChangeChecks,
+  Effect.map(checker, (semantic) => ChangeChecks.make([semantic]))
 )
