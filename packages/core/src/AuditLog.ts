@@ -57,7 +57,8 @@ export const Action = Schema.Literal(
   "playbook.run",
   "playbook.delete",
   "chat_channel.create",
-  "chat_channel.delete"
+  "chat_channel.delete",
+  "mcp.tool_call"
 )
 export type Action = typeof Action.Type
 

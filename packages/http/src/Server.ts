@@ -60,6 +60,7 @@ import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
 import { only } from "./internal/only.js"
 import * as Routes from "./internal/routes.js"
+import * as Mcp from "./Mcp.js"
 import * as Oidc from "./Oidc.js"
 import * as SessionTokens from "./SessionTokens.js"
 
@@ -319,7 +320,7 @@ const enveloped = <E, R>(
   request: HttpServerRequest.HttpServerRequest
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E | HttpErrors.HttpError, R> => {
   // The Connect surfaces answer every failure in Connect's format and limit their own bodies.
-  if (Connect.isConnectPath(request.url)) return app
+  if (Connect.isConnectPath(request.url) || Mcp.isMcpPath(request.url)) return app
   const length = Number(request.headers["content-length"] ?? "0")
   if (Number.isFinite(length) && length > maxBodyBytes) return Effect.succeed(tooLarge())
   // A path and query the database can store.
@@ -434,6 +435,7 @@ export const layer = Layer.mergeAll(
   layerHealth,
   Oidc.routes,
   Connect.layer,
+  Mcp.layer,
   layerEnvelope
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))),

@@ -1,0 +1,224 @@
+/**
+ * The MCP server at `/mcp`, driven by the official MCP TypeScript client over a real socket, on
+ * PGlite and PostgreSQL: the tools it lists and what each answers, the caller's permissions and
+ * key, the audit, and bad input answered as protocol errors, never a 5xx.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { afterEach, expect, it } from "vitest"
+import { demoConnector } from "./utils/content.js"
+import { scopedKey } from "./utils/members.js"
+import { body, describeServers, type TestServer } from "./utils/server.js"
+
+const clients: Array<Client> = []
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close()
+})
+
+/** An MCP client of the server with `key` as its bearer token. */
+const connect = async (server: TestServer, key: string) => {
+  const client = new Client({ name: "sightline-test", version: "1.0.0" })
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } }
+  })
+  // Closed after the test even when connecting fails: an open client would keep the server up.
+  clients.push(client)
+  await client.connect(transport)
+  return client
+}
+
+/** A tool's structured result, failing the test with its text when the tool answered an error. */
+const structured = (result: Awaited<ReturnType<Client["callTool"]>>): any => {
+  if (result.isError === true) throw new Error(`the tool failed: ${JSON.stringify(result.content)}`)
+  const [first] = result.content as Array<{ type: string; text: string }>
+  expect(JSON.parse(first!.text)).toEqual(result.structuredContent)
+  return result.structuredContent
+}
+
+const errorText = (result: Awaited<ReturnType<Client["callTool"]>>): string => {
+  expect(result.isError).toBe(true)
+  return (result.content as Array<{ text: string }>)[0]!.text
+}
+
+/** A raw JSON-RPC POST to `/mcp`. */
+const post = (server: TestServer, key: string | undefined, payload: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${server.baseUrl}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+      ...headers
+    },
+    body: typeof payload === "string" ? payload : JSON.stringify(payload)
+  })
+
+const listTools = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }
+
+describeServers("the MCP server", (server) => {
+  it("lists its tools, and each answers as its endpoint does, for the caller", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const client = await connect(server(), org.key)
+    expect(client.getServerVersion()?.name).toBe("sightline")
+
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual(["list_connectors", "describe_data", "query_metrics", "ask"])
+    const askTool = tools.find((tool) => tool.name === "ask")!
+    expect(askTool.inputSchema).toMatchObject({ type: "object", required: ["question"] })
+    expect(JSON.stringify(tools)).not.toContain("$ref")
+
+    const listed = structured(await client.callTool({ name: "list_connectors", arguments: {} }))
+    expect(listed.connectors).toContainEqual({ id: connectorId, name: "Demo retail", type: "DEMO" })
+
+    const described = structured(
+      await client.callTool({
+        name: "describe_data",
+        arguments: { connector_id: connectorId }
+      })
+    )
+    expect(described.source.kind).toBe("library")
+    expect(JSON.stringify(described.model)).toContain("revenue")
+
+    const queried = structured(
+      await client.callTool({
+        name: "query_metrics",
+        arguments: { connector_id: connectorId, metrics: ["revenue"], dimensions: ["region"] }
+      })
+    )
+    const semantic = await body(
+      await server().request("/v2/semantic/query", {
+        method: "POST",
+        key: org.key,
+        json: { connector_id: connectorId, metrics: ["revenue"], dimensions: ["region"] }
+      })
+    )
+    expect(queried.rows).toEqual(semantic.rows)
+    expect(queried.rows.length).toBeGreaterThan(1)
+
+    const asked = structured(
+      await client.callTool({
+        name: "ask",
+        arguments: { question: "What were the top 5 products by revenue last year?", connector_ids: [connectorId] }
+      })
+    )
+    expect(asked.chat_id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(asked.answer).toMatch(/I read this as/)
+    expect(asked.sql).toMatch(/SELECT/i)
+    expect(asked.rows).toHaveLength(5)
+    // The same answer the API gives: the chat is the caller's, with the question and the answer.
+    const chat = await body(await server().request(`/v2/chats/${asked.chat_id}`, { key: org.key }))
+    expect(chat.messages.map((message: any) => message.role)).toEqual(["user", "assistant"])
+    expect(chat.messages[1].content).toBe(asked.answer)
+
+    // A question it cannot place is a plain answer that says so, not a tool error.
+    const declined = structured(
+      await client.callTool({
+        name: "ask",
+        arguments: { question: "How many unicorns did we sell?", connector_ids: [connectorId] }
+      })
+    )
+    expect(declined.answer).toMatch(/unicorn/i)
+
+    // Every call is in the audit log, with the key that made it.
+    const audit = await body(await server().request("/v2/audit-logs?page_size=50", { key: org.key }))
+    const calls = audit.entries.filter((entry: any) => entry.action === "mcp.tool_call")
+    expect(calls.map((entry: any) => entry.details.tool).sort()).toEqual(
+      ["ask", "ask", "describe_data", "list_connectors", "query_metrics"]
+    )
+    expect(calls[0]).toMatchObject({ actor_id: org.memberId, auth_method: "api_key" })
+    expect(calls[0].details.api_key_id).toMatch(/^[0-9a-f-]{36}$/)
+  }, 120_000)
+
+  it(
+    "a tool the caller's roles do not allow is a tool error that shows no data; another org's connector is unknown",
+    async () => {
+      const org = await server().newOrg()
+      const connectorId = await demoConnector(server(), org)
+      const other = await server().newOrg("Other")
+      const client = await connect(server(), other.key)
+      expect(errorText(await client.callTool({ name: "describe_data", arguments: { connector_id: connectorId } })))
+        .not.toContain("revenue")
+      const queried = await client.callTool({
+        name: "query_metrics",
+        arguments: { connector_id: connectorId, metrics: ["revenue"], dimensions: ["region"] }
+      })
+      expect(errorText(queried)).not.toMatch(/\d{4,}/)
+      expect(structured(await client.callTool({ name: "list_connectors", arguments: {} })).connectors).not
+        .toContainEqual(expect.objectContaining({ id: connectorId }))
+
+      // A key whose role cannot read connectors.
+      const narrow = await scopedKey(server(), org, ["chat:read"])
+      const limited = await connect(server(), narrow.key)
+      expect(errorText(await limited.callTool({ name: "list_connectors", arguments: {} }))).toMatch(/permission/i)
+    },
+    60_000
+  )
+
+  it("refuses without a key, with a revoked key, and from another site's page, with a challenge and no OAuth metadata", async () => {
+    const org = await server().newOrg()
+    const none = await post(server(), undefined, listTools)
+    expect(none.status).toBe(401)
+    expect(none.headers.get("www-authenticate")).toBe("Bearer realm=\"sightline\"")
+    expect(none.headers.get("www-authenticate")).not.toContain("resource_metadata")
+    expect(((await none.json()) as any).error.message).toMatch(/Authentication required/)
+    expect((await fetch(`${server().baseUrl}/.well-known/oauth-protected-resource`)).status).toBe(404)
+
+    const minted = await body(
+      await server().request("/v2/api-keys", {
+        method: "POST",
+        key: org.key,
+        json: { inheritAllRoles: true, name: "to revoke" }
+      })
+    )
+    expect((await post(server(), minted.key, listTools)).status).toBe(200)
+    const revoked = await server().request(`/v2/api-keys/${minted.api_key.id}`, { method: "DELETE", key: org.key })
+    expect(revoked.status).toBe(200)
+    const refused = await post(server(), minted.key, listTools)
+    expect(refused.status).toBe(401)
+    expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer/)
+
+    const foreign = await post(server(), org.key, listTools, { origin: "https://evil.example" })
+    expect(foreign.status).toBe(403)
+    const own = await post(server(), org.key, listTools, { origin: server().baseUrl })
+    expect(own.status).toBe(200)
+    // Stateless: no server stream to open, no session to end.
+    for (const method of ["GET", "DELETE"]) {
+      const other = await fetch(`${server().baseUrl}/mcp`, { method, headers: { authorization: `Bearer ${org.key}` } })
+      expect(other.status).toBe(405)
+      expect(other.headers.get("allow")).toBe("POST")
+    }
+  })
+
+  it("answers malformed JSON-RPC, unknown tools, bad and oversized arguments as protocol or tool errors, never a 5xx", async () => {
+    const org = await server().newOrg()
+    const malformed = await post(server(), org.key, "{not json")
+    expect(malformed.status).toBe(400)
+    expect(((await malformed.json()) as any).error.code).toBe(-32700)
+
+    const notRpc = await post(server(), org.key, { hello: "world" })
+    expect(notRpc.status).toBe(400)
+
+    const unknown = await post(server(), org.key, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "drop_tables", arguments: {} }
+    })
+    expect(unknown.status).toBeLessThan(500)
+    expect(((await unknown.json()) as any).error.message).toMatch(/Unknown tool: drop_tables/)
+
+    const client = await connect(server(), org.key)
+    expect(errorText(await client.callTool({ name: "describe_data", arguments: { connector_id: "one" } })))
+      .toMatch(/Invalid arguments/)
+    expect(errorText(await client.callTool({ name: "ask", arguments: { question: "" } }))).toMatch(/Invalid arguments/)
+
+    const oversized = await post(server(), org.key, {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: { name: "ask", arguments: { question: "x".repeat(2 * 1024 * 1024) } }
+    })
+    expect(oversized.status).toBe(413)
+  })
+})

@@ -1,0 +1,251 @@
+/**
+ * The MCP server: Sightline as a data tool of any agent, over the Model Context Protocol's
+ * Streamable HTTP transport at `POST /mcp` (the official TypeScript SDK, stateless: each request
+ * stands alone, so any server process answers it).
+ *
+ * A caller authenticates exactly as on `/v2`, with `Authorization: Bearer <API key or session
+ * token>`: the key's assumed roles, owner, expiry and revocation, and its client metadata's
+ * row-level security, apply to every tool call. Failed credentials count toward the same per-address
+ * limit, and each call spends a token of the organization's rate limit. OAuth is not offered, so no
+ * OAuth metadata is advertised (a client that sees some starts OAuth even with a key configured).
+ *
+ * A request that carries an `Origin` (a browser's) must come from this server's own origin: another
+ * site's page cannot drive a member's agent. Every tool call is in the audit log (`mcp.tool_call`).
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Server as McpSdkServer } from "@modelcontextprotocol/sdk/server/index.js"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError
+} from "@modelcontextprotocol/sdk/types.js"
+import type * as Answers from "@sightline/core/Answers"
+import { Auditor } from "@sightline/core/Auditor"
+import * as Auth from "@sightline/core/Auth"
+import type * as Connectors from "@sightline/core/Connectors"
+import type * as Policy from "@sightline/core/Policy"
+import * as RateLimiter from "@sightline/core/RateLimiter"
+import type * as SemanticLayer from "@sightline/core/SemanticLayer"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import type { AssetUrls } from "./AssetUrls.js"
+import { authenticate } from "./Authentication.js"
+import * as ClientAddress from "./ClientAddress.js"
+import * as FailedAuthentications from "./FailedAuthentications.js"
+import * as McpTools from "./internal/mcpTools.js"
+import * as Jwt from "./Jwt.js"
+import * as RateLimit from "./RateLimit.js"
+
+/**
+ * The path of the MCP endpoint.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const path = "/mcp"
+
+/**
+ * The MCP protocol revisions served: those of the SDK (newest first), which negotiates one of them.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const protocolVersions: ReadonlyArray<string> = ["2025-11-25", "2025-06-18", "2025-03-26"]
+
+/**
+ * The largest request body the endpoint reads.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxBodyBytes = 1024 * 1024
+
+/**
+ * Whether a request path is the MCP endpoint's (it answers its own errors, as JSON-RPC).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isMcpPath = (url: string): boolean => url.split("?")[0] === path
+
+// A JSON-RPC error outside any request (no id): refused credentials, a foreign Origin, a limit.
+const refusal = (status: number, message: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message }, id: null }, {
+    status,
+    headers
+  })
+
+// Without OAuth the challenge names the scheme only: no `resource_metadata`, so clients use the key.
+const challenge = (message: string) => refusal(401, message, { "www-authenticate": "Bearer realm=\"sightline\"" })
+
+const bearer = (headers: Readonly<Record<string, string | undefined>>): string | undefined =>
+  /^Bearer[ \t]+(.+)$/i.exec(headers["authorization"] ?? "")?.[1]?.trim()
+
+// A browser sends `Origin`; only a page of this server itself may call it.
+const allowedOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const origin = request.headers["origin"]
+  if (origin === undefined) return true
+  try {
+    return new URL(origin).host === request.headers["host"]
+  } catch {
+    return false
+  }
+}
+
+const toolError = (message: string): CallToolResult => ({ content: [{ type: "text", text: message }], isError: true })
+
+/** The endpoint's handler, over the services it needs (captured when the layer is built). */
+const make = Effect.gen(function*() {
+  const tools = yield* McpTools.make
+  const byName = new Map(tools.map((tool) => [tool.name, tool]))
+  const auditor = yield* Auditor
+  const failures = yield* FailedAuthentications.FailedAuthentications
+  const addressOf = yield* ClientAddress.resolver
+  const runtime = yield* Effect.runtime<never>()
+  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig, Jwt.JwtVerifier)(
+    yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
+  )
+  const run = <A>(effect: Effect.Effect<A>) => Runtime.runPromise(runtime)(effect)
+
+  const call = (principal: Policy.Principal, name: string, args: unknown): Effect.Effect<CallToolResult> =>
+    Effect.gen(function*() {
+      const tool = byName.get(name)
+      if (tool === undefined) return yield* Effect.die(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`))
+      yield* auditor.recordBy(principal, {
+        action: "mcp.tool_call",
+        resourceType: "organization",
+        resourceId: principal.organizationId,
+        details: {
+          tool: name,
+          ...(principal.auth._tag === "ApiKey" ? { api_key_id: principal.auth.keyId } : {})
+        }
+      })
+      const decoded = Schema.decodeUnknownEither(tool.arguments, { onExcessProperty: "error" })(args ?? {})
+      if (Either.isLeft(decoded)) {
+        return toolError(`Invalid arguments: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
+      }
+      const exit = yield* Effect.exit(tool.call(principal, decoded.right))
+      if (Exit.isFailure(exit)) {
+        const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        if (failure === undefined) return yield* Effect.failCause(exit.cause)
+        return toolError(failure.message)
+      }
+      const structured = exit.value
+      const result: CallToolResult = {
+        content: [{ type: "text", text: JSON.stringify(structured) }],
+        structuredContent: structured
+      }
+      return result
+    }).pipe(Effect.orDie)
+
+  // One SDK server and transport per request: nothing is kept between requests.
+  const serve = async (request: Request, principal: Policy.Principal): Promise<Response> => {
+    const server = new McpSdkServer(
+      { name: "sightline", version: "0.1.0" },
+      {
+        capabilities: { tools: {} },
+        instructions: "Sightline answers questions about your organization's data. list_connectors names the data; " +
+          "describe_data gives a connector's metrics and dimensions; query_metrics runs a semantic query; ask " +
+          "puts a question in plain words to Sightline's analyst."
+      }
+    )
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        title: tool.title,
+        description: tool.description,
+        inputSchema: McpTools.inputSchema(tool) as { type: "object" },
+        annotations: { title: tool.title, readOnlyHint: tool.readOnly, openWorldHint: false }
+      }))
+    }))
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      (request) => run(call(principal, request.params.name, request.params.arguments))
+    )
+    // No `sessionIdGenerator`: stateless, so no session ties a client to this process.
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      enableJsonResponse: true,
+      maxRequestBodySize: maxBodyBytes
+    })
+    await server.connect(transport)
+    try {
+      return await transport.handleRequest(request)
+    } finally {
+      await server.close()
+    }
+  }
+
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!allowedOrigin(request)) return refusal(403, "Forbidden: this Origin may not call the MCP server")
+    // Stateless: no stream of the server's own messages to open (GET), no session to end (DELETE).
+    if (request.method !== "POST") {
+      return refusal(405, "Method not allowed: send each JSON-RPC message with POST", { allow: "POST" })
+    }
+    const token = bearer(request.headers)
+    if (token === undefined) {
+      return challenge("Authentication required: send Authorization: Bearer <API key or session token>")
+    }
+    const principal = yield* failures.guard(addressOf(request), authenticate(token)).pipe(
+      Effect.provide(context),
+      Effect.either
+    )
+    if (Either.isLeft(principal)) {
+      const error = principal.left
+      return error._tag === "Exhausted"
+        ? refusal(429, "Too many failed authentications from this address: retry later", {
+          "retry-after": String(error.retryAfterSeconds)
+        })
+        : challenge(error.message)
+    }
+    const limited = yield* Effect.either(Effect.provide(RateLimit.enforce(principal.right.organizationId), context))
+    if (Either.isLeft(limited)) return refusal(429, limited.left.error.message)
+    // Refused before reading, so the server discards the body as it does for /v2 (the SDK's own limit
+    // stays for bodies of no declared length).
+    const length = Number(request.headers["content-length"] ?? "0")
+    if (Number.isFinite(length) && length > maxBodyBytes) {
+      // The connection closes after the answer: the unread body must not hold it open.
+      return refusal(413, `Request body too large: at most ${maxBodyBytes} bytes`, { connection: "close" })
+    }
+    const web = yield* Effect.orDie(HttpServerRequest.toWeb(request))
+    return HttpServerResponse.fromWeb(yield* Effect.promise(() => serve(web, principal.right)))
+  })
+})
+
+/**
+ * The MCP endpoint, registered on the `HttpApiBuilder` router.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<
+  never,
+  never,
+  | Answers.Answers
+  | Connectors.Connectors
+  | SemanticLayer.SemanticLayer
+  | AssetUrls
+  | Auditor
+  | Auth.Auth
+  | RateLimiter.RateLimiter
+  | RateLimit.RateLimitConfig
+  | FailedAuthentications.FailedAuthentications
+> = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const handle = yield* make
+    yield* router.all(path, handle)
+  })
+)

@@ -1,0 +1,142 @@
+/**
+ * The tools of the MCP server: each is an Effect schema for its arguments (its JSON Schema is
+ * derived), and a handler that calls the use case of the endpoint it mirrors, as the caller, so the
+ * policy engine, the caller's roles and its key's row-level security apply as on `/v2`.
+ *
+ * @internal
+ */
+import * as Answers from "@sightline/core/Answers"
+import * as Connectors from "@sightline/core/Connectors"
+import { type ChatId, ConnectorId } from "@sightline/core/Ids"
+import type * as Policy from "@sightline/core/Policy"
+import * as SemanticLayer from "@sightline/core/SemanticLayer"
+import * as SemanticModel from "@sightline/core/SemanticModel"
+import * as SemanticQuery from "@sightline/core/SemanticQuery"
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
+import { AssetUrls } from "../AssetUrls.js"
+
+/** What a tool answers: a JSON value, shown to the model as text and given to clients as structured content. */
+export type Structured = Record<string, unknown>
+
+/** A tool of the server. */
+export interface Tool {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly arguments: Schema.Schema<any, any>
+  readonly readOnly: boolean
+  readonly call: (principal: Policy.Principal, args: any) => Effect.Effect<Structured, { readonly message: string }>
+}
+
+/** The JSON Schema of a tool's arguments, as MCP wants it: an object, inline (no `$ref`s). */
+export const inputSchema = (tool: Tool): Record<string, unknown> => {
+  const { $defs, $schema: _, ...schema } = JSONSchema.make(tool.arguments, { target: "jsonSchema2020-12" }) as any
+  if ($defs === undefined) return schema
+  // Inline the definitions: some clients do not resolve references.
+  const inline = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(inline)
+    if (typeof value !== "object" || value === null) return value
+    const ref = (value as { $ref?: string }).$ref
+    if (typeof ref === "string" && ref.startsWith("#/$defs/")) return inline($defs[ref.slice("#/$defs/".length)])
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inline(inner)]))
+  }
+  return inline(schema) as Record<string, unknown>
+}
+
+// Effect's JSON Schema for `{}` is "any object or array"; MCP wants an object of no properties.
+const NoArguments = Schema.Struct({}).annotations({
+  jsonSchema: { type: "object", properties: {}, additionalProperties: false }
+})
+
+const DescribeData = Schema.Struct({
+  connector_id: ConnectorId.annotations({ description: "The connector, from list_connectors" })
+})
+
+const Ask = Schema.Struct({
+  question: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)).annotations({
+    description: "The question, in the caller's words"
+  }),
+  connector_ids: Schema.optional(
+    Schema.Array(ConnectorId).annotations({ description: "The connectors to answer from (list_connectors)" })
+  ),
+  chat_id: Schema.optional(
+    Schema.UUID.annotations({ description: "Continue this chat (a previous ask's chat_id) instead of a new one" })
+  )
+})
+
+/** The tools, over the use cases they call. */
+export const make = Effect.gen(function*() {
+  const connectors = yield* Connectors.Connectors
+  const semantic = yield* SemanticLayer.SemanticLayer
+  const answers = yield* Answers.Answers
+  const { sign } = yield* AssetUrls
+  const encodeModel = Schema.encode(SemanticModel.SemanticModelFile)
+  const tools: ReadonlyArray<Tool> = [
+    {
+      name: "list_connectors",
+      title: "List connectors",
+      description: "The data connectors the caller may use: their ids, names and types.",
+      arguments: NoArguments,
+      readOnly: true,
+      call: (principal) =>
+        Effect.map(connectors.list(principal), (listed) => ({
+          connectors: listed.map((connector) => ({ id: connector.id, name: connector.name, type: connector.type }))
+        }))
+    },
+    {
+      name: "describe_data",
+      title: "Describe a connector's data",
+      description: "The semantic model of a connector: its tables, dimensions, metrics and verified queries, " +
+        "as the caller may see them. Use its metric and dimension names with query_metrics.",
+      arguments: DescribeData,
+      readOnly: true,
+      call: (principal, args: typeof DescribeData.Type) =>
+        Effect.gen(function*() {
+          const { file, source } = yield* semantic.modelFile(principal, args.connector_id)
+          return { source, model: yield* Effect.orDie(encodeModel(file)) }
+        })
+    },
+    {
+      name: "query_metrics",
+      title: "Query metrics",
+      description: "Runs a semantic query (metrics by dimensions, a time range, filters, segments) read-only, " +
+        "with the caller's row-level security, and answers its rows, its SQL and how it was read.",
+      arguments: SemanticQuery.SemanticQueryRequest,
+      readOnly: true,
+      call: (principal, args: SemanticQuery.SemanticQueryRequest) =>
+        Effect.flatMap(
+          semantic.query(principal, args),
+          (result) => Effect.orDie(Schema.encode(SemanticQuery.SemanticQueryResult)(result))
+        )
+    },
+    {
+      name: "ask",
+      title: "Ask Sightline",
+      description: "Asks Sightline's own analyst a question in natural language. It answers with how it read the " +
+        "question, the SQL it ran and the rows, or says which word it could not place.",
+      arguments: Ask,
+      readOnly: false,
+      call: (principal, args: typeof Ask.Type) =>
+        Effect.gen(function*() {
+          const handle = yield* answers.ask(principal, {
+            question: args.question,
+            ...(args.connector_ids === undefined ? {} : { connector_ids: args.connector_ids }),
+            ...(args.chat_id === undefined ? {} : { chat_id: args.chat_id as ChatId })
+          }, sign)
+          const answered = yield* Answers.answered(handle)
+          if (answered.done?.status !== "completed") {
+            return yield* Effect.fail({ message: answered.done?.error ?? "the answer did not complete" })
+          }
+          return {
+            chat_id: handle.metadata.chat_id,
+            answer: answered.text,
+            ...(answered.sql === undefined ? {} : { sql: answered.sql }),
+            ...(answered.rows === undefined ? {} : { rows: answered.rows })
+          }
+        })
+    }
+  ]
+  return tools
+})
