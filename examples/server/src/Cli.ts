@@ -9,6 +9,8 @@
  *                                                     runs an evaluation set on a running server (the
  *                                                     key in SVC_API_KEY), prints its cases, and exits 1
  *                                                     on a regression or a run that did not complete
+ *   sightline mcp [--url URL]                         the MCP server over stdio, for local agents: relays
+ *                                                     to a running server's /mcp with the key in SVC_API_KEY
  *
  * Exit codes: 0 success, 1 failure (a message on stderr, never a stack trace), 2 usage.
  */
@@ -34,6 +36,7 @@ import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
 import * as Config from "./Config.js"
+import * as McpStdio from "./McpStdio.js"
 import * as Sightline from "./Sightline.js"
 
 /** A command line that is not one of ours (exit code 2). */
@@ -46,7 +49,8 @@ export const usage = `usage:
   sightline serve
   sightline migrate
   sightline org create --name <name> --admin-email <email> [--json]
-  sightline eval run --set <path> --connector <id> [--model <id>] [--commit <sha>] [--url <base>] [--json]`
+  sightline eval run --set <path> --connector <id> [--model <id>] [--commit <sha>] [--url <base>] [--json]
+  sightline mcp [--url <base>]`
 
 /** The organization `serve` creates on an empty store. */
 export const defaultOrganization = { name: "Default", adminEmail: "admin@sightline.local" } as const
@@ -317,6 +321,26 @@ const pgliteTemplate = (file: string) =>
 const demoCache = (directory: string) =>
   ConnectorsRuntime.buildDemoCache(directory).pipe(Effect.zipRight(Console.log(`the DEMO database is in ${directory}`)))
 
+/**
+ * `sightline mcp`: the MCP server over stdio, relayed to a running server (`--url`, else
+ * `SIGHTLINE_URL`, else this machine's server) with the key in `SVC_API_KEY`.
+ */
+const mcp = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const parsed = yield* Effect.try({
+      try: () => parseArgs({ args: [...args], options: { url: { type: "string" } }, strict: true }),
+      catch: (error) => new UsageError({ message: (error as Error).message })
+    })
+    const key = process.env["SVC_API_KEY"]
+    if (key === undefined || key === "") return yield* new CliError({ message: "mcp needs an API key in SVC_API_KEY" })
+    const base = (parsed.values.url ?? process.env["SIGHTLINE_URL"] ??
+      `http://localhost:${(yield* Config.listen).port}`).replace(/\/+$/, "")
+    yield* Effect.tryPromise({
+      try: () => McpStdio.relay(`${base}/mcp`, key),
+      catch: (error) => new CliError({ message: `mcp: ${(error as Error).message}` })
+    })
+  })
+
 /** Runs the command line `argv` (without the node and script paths). */
 export const run = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
@@ -326,6 +350,7 @@ export const run = (argv: ReadonlyArray<string>) => {
   if (command === "demo-cache" && rest.length === 1) return demoCache(rest[0]!)
   if (command === "org" && rest[0] === "create") return orgCreate(rest.slice(1))
   if (command === "eval" && rest[0] === "run") return evalRun(rest.slice(1))
+  if (command === "mcp") return mcp(rest)
   return Effect.fail(
     new UsageError({ message: command === undefined ? "missing command" : `unknown command: ${argv.join(" ")}` })
   )

@@ -4,6 +4,7 @@
  * key, the audit, and bad input answered as protocol errors, never a 5xx.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { afterEach, expect, it } from "vitest"
 import { demoConnector } from "./utils/content.js"
@@ -189,6 +190,34 @@ describeServers("the MCP server", (server) => {
       expect(other.headers.get("allow")).toBe("POST")
     }
   })
+
+  it(
+    "serves local agents over stdio (`sightline mcp`), relayed to the server with the key in SVC_API_KEY",
+    async () => {
+      const org = await server().newOrg()
+      const connectorId = await demoConnector(server(), org)
+      const bin = new URL("../dist/bin.js", import.meta.url).pathname
+      const stdio = (key: string) => {
+        const client = new Client({ name: "sightline-stdio-test", version: "1.0.0" })
+        clients.push(client)
+        return client.connect(
+          new StdioClientTransport({
+            command: process.execPath,
+            args: [bin, "mcp", "--url", server().baseUrl],
+            env: { PATH: process.env.PATH ?? "", SVC_API_KEY: key },
+            stderr: "pipe"
+          })
+        ).then(() => client)
+      }
+      const client = await stdio(org.key)
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("query_metrics")
+      const listed = structured(await client.callTool({ name: "list_connectors", arguments: {} }))
+      expect(listed.connectors).toContainEqual({ id: connectorId, name: "Demo retail", type: "DEMO" })
+      // A key the server refuses: the agent is told so, as an error of its request.
+      await expect(stdio("not-a-key")).rejects.toThrow(/invalid API key|Authentication|401/i)
+    },
+    60_000
+  )
 
   it("answers malformed JSON-RPC, unknown tools, bad and oversized arguments as protocol or tool errors, never a 5xx", async () => {
     const org = await server().newOrg()
