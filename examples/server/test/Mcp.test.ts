@@ -9,7 +9,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterEach, expect, it } from "vitest"
 import { demoConnector } from "./utils/content.js"
 import { scopedKey } from "./utils/members.js"
-import { body, describeServers, type TestServer } from "./utils/server.js"
+import { body, describeServers, postgresProblem, type TestServer } from "./utils/server.js"
+import { createSales, regionPolicy, withWarehouse } from "./utils/warehouse.js"
 
 const clients: Array<Client> = []
 afterEach(async () => {
@@ -130,6 +131,61 @@ describeServers("the MCP server", (server) => {
     expect(calls[0]).toMatchObject({ actor_id: org.memberId, auth_method: "api_key" })
     expect(calls[0].details.api_key_id).toMatch(/^[0-9a-f-]{36}$/)
   }, 120_000)
+
+  it.skipIf(postgresProblem !== undefined)(
+    "a key with clientId {\"region\":\"EU\"} sees EU rows only, through query_metrics and ask",
+    async () => {
+      const org = await server().newOrg()
+      await withWarehouse(
+        server(),
+        org,
+        (schema) => [...createSales(`${schema}.secured`), ...regionPolicy(`${schema}.secured`)],
+        async ({ connectorId, euKey }) => {
+          const client = await connect(server(), euKey)
+          const described = structured(
+            await client.callTool({
+              name: "describe_data",
+              arguments: { connector_id: connectorId }
+            })
+          )
+          expect(described.source.kind).toBe("derived")
+          // The policy lets the key's signed region through, and nothing else.
+          const queried = structured(
+            await client.callTool({
+              name: "query_metrics",
+              arguments: { connector_id: connectorId, metrics: ["amount"], dimensions: ["region"] }
+            })
+          )
+          expect(queried.rows).toEqual([["EU", 15]])
+          const asked = structured(
+            await client.callTool({
+              name: "ask",
+              arguments: { question: "amount by region", connector_ids: [connectorId] }
+            })
+          )
+          expect(asked.rows).toEqual([["EU", 15]])
+          expect(JSON.stringify(asked)).not.toMatch(/"(US|APAC)"/)
+          // Another customer's key, the same tool: that customer's rows.
+          const us = await body(
+            await server().request("/v2/api-keys", {
+              method: "POST",
+              key: org.key,
+              json: { inheritAllRoles: true, name: "us", clientId: "{\"region\":\"US\"}" }
+            })
+          )
+          const usClient = await connect(server(), us.key)
+          expect(
+            structured(
+              await usClient.callTool({
+                name: "query_metrics",
+                arguments: { connector_id: connectorId, metrics: ["amount"], dimensions: ["region"] }
+              })
+            ).rows
+          ).toEqual([["US", 20]])
+        }
+      )
+    }
+  )
 
   it(
     "a tool the caller's roles do not allow is a tool error that shows no data; another org's connector is unknown",
