@@ -65,7 +65,9 @@ describeServers("the MCP server", (server) => {
     expect(client.getServerVersion()?.name).toBe("sightline")
 
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(["list_connectors", "describe_data", "query_metrics", "ask"])
+    expect(tools.map((tool) => tool.name)).toEqual(
+      ["list_connectors", "describe_data", "query_metrics", "run_sql", "ask"]
+    )
     const askTool = tools.find((tool) => tool.name === "ask")!
     expect(askTool.inputSchema).toMatchObject({ type: "object", required: ["question"] })
     expect(JSON.stringify(tools)).not.toContain("$ref")
@@ -98,6 +100,31 @@ describeServers("the MCP server", (server) => {
     expect(queried.rows).toEqual(semantic.rows)
     expect(queried.rows.length).toBeGreaterThan(1)
 
+    const ran = structured(
+      await client.callTool({
+        name: "run_sql",
+        arguments: { connector_id: connectorId, sql: "SELECT name FROM regions ORDER BY name", max_rows: 2 }
+      })
+    )
+    expect(ran.columns.map((column: any) => column.name)).toEqual(["name"])
+    expect(ran.rows).toHaveLength(2)
+    expect(ran.truncated).toBe(true)
+    // Read-only, enforced by the database: a write is a tool error, and nothing changed.
+    expect(errorText(
+      await client.callTool({
+        name: "run_sql",
+        arguments: { connector_id: connectorId, sql: "DELETE FROM regions" }
+      })
+    )).toMatch(/read-only|query failed/i)
+    expect(
+      structured(
+        await client.callTool({
+          name: "run_sql",
+          arguments: { connector_id: connectorId, sql: "SELECT count(*) AS n FROM regions" }
+        })
+      ).rows[0][0]
+    ).toBeGreaterThan(0)
+
     const asked = structured(
       await client.callTool({
         name: "ask",
@@ -126,21 +153,21 @@ describeServers("the MCP server", (server) => {
     const audit = await body(await server().request("/v2/audit-logs?page_size=50", { key: org.key }))
     const calls = audit.entries.filter((entry: any) => entry.action === "mcp.tool_call")
     expect(calls.map((entry: any) => entry.details.tool).sort()).toEqual(
-      ["ask", "ask", "describe_data", "list_connectors", "query_metrics"]
+      ["ask", "ask", "describe_data", "list_connectors", "query_metrics", "run_sql", "run_sql", "run_sql"]
     )
     expect(calls[0]).toMatchObject({ actor_id: org.memberId, auth_method: "api_key" })
     expect(calls[0].details.api_key_id).toMatch(/^[0-9a-f-]{36}$/)
   }, 120_000)
 
   it.skipIf(postgresProblem !== undefined)(
-    "a key with clientId {\"region\":\"EU\"} sees EU rows only, through query_metrics and ask",
+    "a key with clientId {\"region\":\"EU\"} sees EU rows only, through query_metrics, run_sql and ask",
     async () => {
       const org = await server().newOrg()
       await withWarehouse(
         server(),
         org,
         (schema) => [...createSales(`${schema}.secured`), ...regionPolicy(`${schema}.secured`)],
-        async ({ connectorId, euKey }) => {
+        async ({ connectorId, euKey, schema }) => {
           const client = await connect(server(), euKey)
           const described = structured(
             await client.callTool({
@@ -157,6 +184,17 @@ describeServers("the MCP server", (server) => {
             })
           )
           expect(queried.rows).toEqual([["EU", 15]])
+          expect(
+            structured(
+              await client.callTool({
+                name: "run_sql",
+                arguments: {
+                  connector_id: connectorId,
+                  sql: `SELECT region, sum(amount) FROM ${schema}.secured GROUP BY 1`
+                }
+              })
+            ).rows
+          ).toEqual([["EU", 15]])
           const asked = structured(
             await client.callTool({
               name: "ask",

@@ -39,6 +39,7 @@ import * as SemanticChecks from "./SemanticChecks.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
 import * as Sessions from "./Sessions.js"
+import * as SqlQueries from "./SqlQueries.js"
 
 /**
  * The ports core implements for production itself (secret hashing, random ids): every deployment
@@ -114,7 +115,8 @@ export const layerWith = (options: Options) => {
         Apps.layer,
         ChatChannels.layer,
         Sessions.layer,
-        SemanticLayer.layer
+        SemanticLayer.layer,
+        SqlQueries.layer
       )),
       Layer.provideMerge(Connectors.layer),
       // What a library change must pass before it merges.

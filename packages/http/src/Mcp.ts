@@ -33,6 +33,7 @@ import type * as Connectors from "@sightline/core/Connectors"
 import type * as Policy from "@sightline/core/Policy"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import type * as SemanticLayer from "@sightline/core/SemanticLayer"
+import type * as SqlQueries from "@sightline/core/SqlQueries"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -158,8 +159,8 @@ const make = Effect.gen(function*() {
       {
         capabilities: { tools: {} },
         instructions: "Sightline answers questions about your organization's data. list_connectors names the data; " +
-          "describe_data gives a connector's metrics and dimensions; query_metrics runs a semantic query; ask " +
-          "puts a question in plain words to Sightline's analyst."
+          "describe_data gives a connector's metrics and dimensions; query_metrics runs a semantic query; run_sql " +
+          "runs read-only SQL; ask puts a question in plain words to Sightline's analyst."
       }
     )
     server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -237,6 +238,7 @@ export const layer: Layer.Layer<
   | Answers.Answers
   | Connectors.Connectors
   | SemanticLayer.SemanticLayer
+  | SqlQueries.SqlQueries
   | AssetUrls
   | Auditor
   | Auth.Auth

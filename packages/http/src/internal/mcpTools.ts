@@ -12,6 +12,7 @@ import type * as Policy from "@sightline/core/Policy"
 import * as SemanticLayer from "@sightline/core/SemanticLayer"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as SemanticQuery from "@sightline/core/SemanticQuery"
+import * as SqlQueries from "@sightline/core/SqlQueries"
 import * as Effect from "effect/Effect"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
@@ -71,6 +72,7 @@ export const make = Effect.gen(function*() {
   const connectors = yield* Connectors.Connectors
   const semantic = yield* SemanticLayer.SemanticLayer
   const answers = yield* Answers.Answers
+  const sql = yield* SqlQueries.SqlQueries
   const { sign } = yield* AssetUrls
   const encodeModel = Schema.encode(SemanticModel.SemanticModelFile)
   const tools: ReadonlyArray<Tool> = [
@@ -110,6 +112,15 @@ export const make = Effect.gen(function*() {
           semantic.query(principal, args),
           (result) => Effect.orDie(Schema.encode(SemanticQuery.SemanticQueryResult)(result))
         )
+    },
+    {
+      name: "run_sql",
+      title: "Run SQL",
+      description: "Runs one read-only SQL statement on a connector, with the caller's row-level security, and " +
+        "answers its columns and rows (at most max_rows; truncated says when there were more).",
+      arguments: SqlQueries.RunSqlRequest,
+      readOnly: true,
+      call: (principal, args: SqlQueries.RunSqlRequest) => sql.run(principal, args)
     },
     {
       name: "ask",
