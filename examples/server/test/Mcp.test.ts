@@ -66,7 +66,17 @@ describeServers("the MCP server", (server) => {
 
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(
-      ["list_connectors", "describe_data", "query_metrics", "run_sql", "ask"]
+      [
+        "list_connectors",
+        "describe_data",
+        "query_metrics",
+        "run_sql",
+        "search_library",
+        "read_library_file",
+        "list_playbooks",
+        "run_playbook",
+        "ask"
+      ]
     )
     const askTool = tools.find((tool) => tool.name === "ask")!
     expect(askTool.inputSchema).toMatchObject({ type: "object", required: ["question"] })
@@ -149,11 +159,54 @@ describeServers("the MCP server", (server) => {
     )
     expect(declined.answer).toMatch(/unicorn/i)
 
+    // The Context Library, as the caller may read it.
+    const searched = structured(await client.callTool({ name: "search_library", arguments: { query: "revenue" } }))
+    expect(searched.files.map((file: any) => file.path)).toContain("semantic/demo.yaml")
+    const read = structured(
+      await client.callTool({
+        name: "read_library_file",
+        arguments: { path: "semantic/demo.yaml" }
+      })
+    )
+    expect(read.content).toContain("revenue")
+    expect(errorText(await client.callTool({ name: "read_library_file", arguments: { path: "nowhere.sql" } })))
+      .toMatch(/no file nowhere.sql/)
+
+    // Playbooks: listed, and run (here a dry run, which checks it could run).
+    const created = await body(await server().request("/v2/playbooks", { method: "POST", key: org.key }))
+    await server().request(`/v2/playbooks/${created.id}`, {
+      method: "PATCH",
+      key: org.key,
+      json: { name: "Top products", prompt: "Top 5 products by revenue last year", connector_ids: [connectorId] }
+    })
+    const playbooks = structured(await client.callTool({ name: "list_playbooks", arguments: {} }))
+    expect(playbooks.playbooks).toContainEqual(expect.objectContaining({ id: created.id, name: "Top products" }))
+    expect(structured(
+      await client.callTool({
+        name: "run_playbook",
+        arguments: { playbook_id: created.id, dry_run: true }
+      })
+    )).toEqual({ playbook_id: created.id, dry_run: true, valid: true })
+
     // Every call is in the audit log, with the key that made it.
     const audit = await body(await server().request("/v2/audit-logs?page_size=50", { key: org.key }))
     const calls = audit.entries.filter((entry: any) => entry.action === "mcp.tool_call")
     expect(calls.map((entry: any) => entry.details.tool).sort()).toEqual(
-      ["ask", "ask", "describe_data", "list_connectors", "query_metrics", "run_sql", "run_sql", "run_sql"]
+      [
+        "ask",
+        "ask",
+        "describe_data",
+        "list_connectors",
+        "list_playbooks",
+        "query_metrics",
+        "read_library_file",
+        "read_library_file",
+        "run_playbook",
+        "run_sql",
+        "run_sql",
+        "run_sql",
+        "search_library"
+      ]
     )
     expect(calls[0]).toMatchObject({ actor_id: org.memberId, auth_method: "api_key" })
     expect(calls[0].details.api_key_id).toMatch(/^[0-9a-f-]{36}$/)

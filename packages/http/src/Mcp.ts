@@ -30,6 +30,9 @@ import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
 import * as Auth from "@sightline/core/Auth"
 import type * as Connectors from "@sightline/core/Connectors"
+import type { Library } from "@sightline/core/Library"
+import type * as PlaybookRuns from "@sightline/core/PlaybookRuns"
+import type * as Playbooks from "@sightline/core/Playbooks"
 import type * as Policy from "@sightline/core/Policy"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import type * as SemanticLayer from "@sightline/core/SemanticLayer"
@@ -160,7 +163,8 @@ const make = Effect.gen(function*() {
         capabilities: { tools: {} },
         instructions: "Sightline answers questions about your organization's data. list_connectors names the data; " +
           "describe_data gives a connector's metrics and dimensions; query_metrics runs a semantic query; run_sql " +
-          "runs read-only SQL; ask puts a question in plain words to Sightline's analyst."
+          "runs read-only SQL; ask puts a question in plain words to Sightline's analyst; search_library and " +
+          "read_library_file read the Context Library; list_playbooks and run_playbook run saved reports."
       }
     )
     server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -239,6 +243,9 @@ export const layer: Layer.Layer<
   | Connectors.Connectors
   | SemanticLayer.SemanticLayer
   | SqlQueries.SqlQueries
+  | Library
+  | Playbooks.Playbooks
+  | PlaybookRuns.PlaybookRuns
   | AssetUrls
   | Auditor
   | Auth.Auth

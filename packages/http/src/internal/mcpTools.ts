@@ -7,14 +7,20 @@
  */
 import * as Answers from "@sightline/core/Answers"
 import * as Connectors from "@sightline/core/Connectors"
-import { type ChatId, ConnectorId } from "@sightline/core/Ids"
+import { type ChatId, ConnectorId, PlaybookId } from "@sightline/core/Ids"
+import { Library } from "@sightline/core/Library"
+import * as Playbook from "@sightline/core/Playbook"
+import * as PlaybookRuns from "@sightline/core/PlaybookRuns"
+import * as Playbooks from "@sightline/core/Playbooks"
 import type * as Policy from "@sightline/core/Policy"
 import * as SemanticLayer from "@sightline/core/SemanticLayer"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as SemanticQuery from "@sightline/core/SemanticQuery"
 import * as SqlQueries from "@sightline/core/SqlQueries"
 import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
 import * as JSONSchema from "effect/JSONSchema"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AssetUrls } from "../AssetUrls.js"
 
@@ -67,12 +73,42 @@ const Ask = Schema.Struct({
   )
 })
 
+const ListPlaybooks = Schema.Struct({
+  search_term: Schema.optional(Schema.String.annotations({ description: "Part of a playbook's name or prompt" }))
+})
+
+const RunPlaybook = Schema.Struct({
+  playbook_id: PlaybookId.annotations({ description: "The playbook, from list_playbooks" }),
+  dry_run: Schema.optional(Schema.Boolean.annotations({ description: "Only check that it could run" }))
+})
+
+const SearchLibrary = Schema.Struct({
+  query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
+    description: "Words to find in the paths and contents of the Context Library's files (case-insensitive)"
+  })
+})
+
+const ReadLibraryFile = Schema.Struct({
+  path: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(1_000)).annotations({
+    description: "A path from search_library, such as semantic/demo.yaml"
+  })
+})
+
+/** The most files `search_library` names, and the matching lines it shows of each. */
+const searchLimits = { files: 20, lines: 3 }
+
+const utf8 = new TextDecoder("utf-8", { fatal: false })
+
 /** The tools, over the use cases they call. */
 export const make = Effect.gen(function*() {
   const connectors = yield* Connectors.Connectors
   const semantic = yield* SemanticLayer.SemanticLayer
   const answers = yield* Answers.Answers
   const sql = yield* SqlQueries.SqlQueries
+  const playbooks = yield* Playbooks.Playbooks
+  const runs = yield* PlaybookRuns.PlaybookRuns
+  const library = yield* Library
+  const listQuery = Schema.decodeUnknownSync(Playbook.ListPlaybooksQuery)
   const { sign } = yield* AssetUrls
   const encodeModel = Schema.encode(SemanticModel.SemanticModelFile)
   const tools: ReadonlyArray<Tool> = [
@@ -121,6 +157,75 @@ export const make = Effect.gen(function*() {
       arguments: SqlQueries.RunSqlRequest,
       readOnly: true,
       call: (principal, args: SqlQueries.RunSqlRequest) => sql.run(principal, args)
+    },
+    {
+      name: "search_library",
+      title: "Search the Context Library",
+      description: "Finds the Context Library's files (saved queries, notes, semantic models) whose path or " +
+        "content holds the words, among those the caller may read, with the matching lines.",
+      arguments: SearchLibrary,
+      readOnly: true,
+      call: (principal, args: typeof SearchLibrary.Type) =>
+        Effect.map(Effect.orDie(library.snapshotFor(principal)), (view) => {
+          const needle = args.query.toLowerCase()
+          const found: Array<{ path: string; lines: Array<string> }> = []
+          for (const [path, bytes] of [...HashMap.entries(view.files)].sort(([a], [b]) => a.localeCompare(b))) {
+            if (found.length === searchLimits.files) break
+            const lines = utf8.decode(bytes).split("\n").filter((line) => line.toLowerCase().includes(needle))
+            if (lines.length === 0 && !path.toLowerCase().includes(needle)) continue
+            found.push({ path, lines: lines.slice(0, searchLimits.lines).map((line) => line.slice(0, 300)) })
+          }
+          return { files: found }
+        })
+    },
+    {
+      name: "read_library_file",
+      title: "Read a Context Library file",
+      description: "The text of a Context Library file the caller may read.",
+      arguments: ReadLibraryFile,
+      readOnly: true,
+      call: (principal, args: typeof ReadLibraryFile.Type) =>
+        Effect.flatMap(
+          Effect.orDie(library.snapshotFor(principal)),
+          (view) =>
+            Option.match(HashMap.get(view.files, args.path), {
+              // Absent and unreadable read alike.
+              onNone: () => Effect.fail({ message: `no file ${args.path} in the library` }),
+              onSome: (bytes) => Effect.succeed({ path: args.path, content: utf8.decode(bytes) })
+            })
+        )
+    },
+    {
+      name: "list_playbooks",
+      title: "List playbooks",
+      description: "The organization's playbooks (scheduled prompts that deliver reports): ids, names, status.",
+      arguments: ListPlaybooks,
+      readOnly: true,
+      call: (principal, args: typeof ListPlaybooks.Type) =>
+        Effect.map(
+          playbooks.list(principal, listQuery(args.search_term === undefined ? {} : { search_term: args.search_term })),
+          (listed) => ({
+            playbooks: listed.playbooks.map((playbook) => ({
+              id: playbook.id,
+              name: playbook.name,
+              status: playbook.status,
+              ...(playbook.cron_string === undefined ? {} : { cron_string: playbook.cron_string })
+            })),
+            total_count: listed.total_count
+          })
+        )
+    },
+    {
+      name: "run_playbook",
+      title: "Run a playbook",
+      description: "Runs a playbook now (its owner only) and answers its report; dry_run only checks it could run.",
+      arguments: RunPlaybook,
+      readOnly: false,
+      call: (principal, args: typeof RunPlaybook.Type) =>
+        Effect.flatMap(
+          runs.run(principal, args.playbook_id, { dry_run: args.dry_run ?? false }, sign),
+          (result) => Effect.orDie(Schema.encode(PlaybookRuns.RunResponse)(result))
+        )
     },
     {
       name: "ask",
