@@ -256,6 +256,14 @@ describeServers("the MCP server", (server) => {
           )
           expect(asked.rows).toEqual([["EU", 15]])
           expect(JSON.stringify(asked)).not.toMatch(/"(US|APAC)"/)
+          // Where the database does not enforce the attributes (the DEMO connector), the key writes no SQL.
+          const demo = await demoConnector(server(), org)
+          expect(errorText(
+            await client.callTool({
+              name: "run_sql",
+              arguments: { connector_id: demo, sql: "SELECT count(*) FROM orders" }
+            })
+          )).toMatch(/does not enforce this key's client attributes/)
           // Another customer's key, the same tool: that customer's rows.
           const us = await body(
             await server().request("/v2/api-keys", {

@@ -6,7 +6,8 @@
  *
  * Who may: a caller with `chat:write` (running SQL is what asking a question does) on a connector it
  * may use; another organization's connector, or one not shared with the caller, is `InvalidRequest`
- * naming it, as for a chat's `connector_ids`.
+ * naming it, as for a chat's `connector_ids`. A key with client attributes runs SQL only on a
+ * connector whose database enforces them (signed session metadata), as a chat's `run_sql` step.
  *
  * @since 0.1.0
  */
@@ -22,7 +23,7 @@ import { enforce } from "./Decision.js"
 import type { PermissionDenied, Unauthenticated } from "./Errors.js"
 import { InvalidRequest } from "./Errors.js"
 import { ConnectorId } from "./Ids.js"
-import { requireUsable } from "./internal/connectorUse.js"
+import { rawSqlRefusal, requireUsable } from "./internal/connectorUse.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 
@@ -101,6 +102,9 @@ export const make = Effect.gen(function*() {
     if (Option.isNone(connector)) {
       return yield* new InvalidRequest({ message: `connector_id: no connector ${request.connector_id}` })
     }
+    // A key with client attributes writes SQL only where the database enforces them.
+    const refusal = rawSqlRefusal(principal, connector.value)
+    if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal })
     const result = yield* Effect.mapError(
       runtime.query(connector.value, {
         sql: request.sql,
