@@ -390,7 +390,10 @@ describeServers("the MCP server", (server) => {
       params: { name: "drop_tables", arguments: {} }
     })
     expect(unknown.status).toBeLessThan(500)
-    expect(((await unknown.json()) as any).error.message).toMatch(/Unknown tool: drop_tables/)
+    expect(((await unknown.json()) as any).error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/Unknown tool: drop_tables/)
+    })
 
     const client = await connect(server(), org.key)
     expect(errorText(await client.callTool({ name: "describe_data", arguments: { connector_id: "one" } })))

@@ -24,7 +24,8 @@ import {
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
 import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
@@ -62,12 +63,12 @@ import * as RateLimit from "./RateLimit.js"
 export const path = "/mcp"
 
 /**
- * The MCP protocol revisions served: those of the SDK (newest first), which negotiates one of them.
+ * The MCP protocol revisions served: the SDK's (newest first), which negotiates one with each client.
  *
  * @since 0.1.0
  * @category constants
  */
-export const protocolVersions: ReadonlyArray<string> = ["2025-11-25", "2025-06-18", "2025-03-26"]
+export const protocolVersions: ReadonlyArray<string> = SUPPORTED_PROTOCOL_VERSIONS
 
 /**
  * The largest request body the endpoint reads.
@@ -126,8 +127,7 @@ const make = Effect.gen(function*() {
 
   const call = (principal: Policy.Principal, name: string, args: unknown): Effect.Effect<CallToolResult> =>
     Effect.gen(function*() {
-      const tool = byName.get(name)
-      if (tool === undefined) return yield* Effect.die(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`))
+      const tool = byName.get(name)!
       yield* auditor.recordBy(principal, {
         action: "mcp.tool_call",
         resourceType: "organization",
@@ -176,10 +176,13 @@ const make = Effect.gen(function*() {
         annotations: { title: tool.title, readOnlyHint: tool.readOnly, openWorldHint: false }
       }))
     }))
-    server.setRequestHandler(
-      CallToolRequestSchema,
-      (request) => run(call(principal, request.params.name, request.params.arguments))
-    )
+    server.setRequestHandler(CallToolRequestSchema, (request) => {
+      // A tool that does not exist is the request's error, not the tool's.
+      if (!byName.has(request.params.name)) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
+      }
+      return run(call(principal, request.params.name, request.params.arguments))
+    })
     // No `sessionIdGenerator`: stateless, so no session ties a client to this process.
     const transport = new WebStandardStreamableHTTPServerTransport({
       enableJsonResponse: true,
