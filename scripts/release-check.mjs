@@ -58,6 +58,16 @@ const libraryExample = () => {
   )
 }
 
+/** How a host compiles its TypeScript against the packages. */
+const compilerOptions = {
+  target: "ES2022",
+  module: "NodeNext",
+  moduleResolution: "NodeNext",
+  strict: true,
+  skipLibCheck: true,
+  types: ["node"]
+}
+
 const toCommonJs = (code) => code.replace(/^import \{([^}]+)\} from "([^"]+)"$/gm, "const {$1} = require(\"$2\")")
 
 /** Starts the embed example's host, asks it its own page and `/v2` with its admin key, and stops it. */
@@ -161,18 +171,7 @@ try {
     writeFileSync(join(project, "example.ts"), example)
     writeFileSync(
       join(project, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          module: "NodeNext",
-          moduleResolution: "NodeNext",
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ["node"]
-        },
-        files: ["example.ts"]
-      })
+      JSON.stringify({ compilerOptions: { ...compilerOptions, noEmit: true }, files: ["example.ts"] })
     )
     await run("npx", ["tsc", "-p", "."], project)
   })
@@ -188,17 +187,7 @@ try {
       writeFileSync(join(at, "package.json"), JSON.stringify({ type }))
       writeFileSync(
         join(at, "tsconfig.json"),
-        JSON.stringify({
-          compilerOptions: {
-            target: "ES2022",
-            module: "NodeNext",
-            moduleResolution: "NodeNext",
-            strict: true,
-            skipLibCheck: true,
-            types: ["node"]
-          },
-          files: ["Host.ts"]
-        })
+        JSON.stringify({ compilerOptions, files: ["Host.ts"] })
       )
       await run("npx", ["tsc", "-p", "."], at)
       writeFileSync(join(at, runner), embedRunner(load))

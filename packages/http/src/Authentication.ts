@@ -7,6 +7,7 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as HttpApp from "@effect/platform/HttpApp"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Auth from "@sightline/core/Auth"
 import { Unauthenticated } from "@sightline/core/Errors"
@@ -83,6 +84,35 @@ export const authenticate = (
   token: string
 ): Effect.Effect<Policy.Principal, Unauthenticated, Auth.Auth> =>
   Effect.flatMap(verifiers, (held) => authenticateWith(held)(token))
+
+/**
+ * How a route outside the /v2 groups (the Connect surfaces, MCP) authenticates a bearer token, as
+ * the /v2 middleware does: failed tokens count toward the client address's limit, and a caller
+ * takes a token of its organization's rate limit. Built once, over the services it reads; each
+ * route turns the failures into its own protocol's errors.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeGuarded = Effect.gen(function*() {
+  // Only what `authenticate` and the limit read, a JWT verifier where present.
+  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig, Jwt.JwtVerifier)(
+    yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
+  )
+  const failures = yield* FailedAuthentications.FailedAuthentications
+  const addressOf = yield* ClientAddress.resolver
+  return (
+    request: HttpServerRequest.HttpServerRequest,
+    token: string
+  ): Effect.Effect<
+    Policy.Principal,
+    Unauthenticated | FailedAuthentications.Exhausted | HttpErrors.RateLimitExceeded
+  > =>
+    failures.guard(addressOf(request), authenticate(token)).pipe(
+      Effect.tap((principal) => RateLimit.enforce(principal.organizationId)),
+      Effect.provide(context)
+    )
+})
 
 /**
  * The security middleware of every /v2 group: authenticates the bearer token, then takes a token

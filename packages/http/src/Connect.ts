@@ -17,16 +17,14 @@ import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as ScimGroupMapping from "@sightline/core/ScimGroupMapping"
 import * as ScimMappings from "@sightline/core/ScimMappings"
 import * as Webhook from "@sightline/core/Webhook"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { authenticate } from "./Authentication.js"
-import * as ClientAddress from "./ClientAddress.js"
+import { makeGuarded } from "./Authentication.js"
 import * as FailedAuthentications from "./FailedAuthentications.js"
+import * as HttpErrors from "./HttpErrors.js"
 import * as Connect from "./internal/connect.js"
-import * as Jwt from "./Jwt.js"
 import * as RateLimit from "./RateLimit.js"
 
 /**
@@ -88,38 +86,22 @@ const make = Effect.gen(function*() {
   const agents = yield* Agents.Agents
   const apps = yield* Apps.Apps
   const scim = yield* ScimMappings.ScimMappings
-  // Only what `authenticate` and the limit read, a JWT verifier where present: the context is merged
-  // into every request's (see `internal/only.ts`).
-  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig, Jwt.JwtVerifier)(
-    yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
-  )
-  const failures = yield* FailedAuthentications.FailedAuthentications
-  const addressOf = yield* ClientAddress.resolver
-
   // Failed credentials count as on /v2 (one count per client address); the operations spend the
   // organization's /v2 rate-limit tokens too: one bucket per org.
+  const guarded = yield* makeGuarded
   const identify: Connect.Authenticate<HttpServerRequest.HttpServerRequest> = (token) =>
-    Effect.flatMap(
-      HttpServerRequest.HttpServerRequest,
-      (request) => failures.guard(addressOf(request), authenticate(token))
-    ).pipe(
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => guarded(request, token)).pipe(
       Effect.mapError((error) =>
-        error._tag === "Exhausted"
+        error instanceof HttpErrors.RateLimitExceeded
+          ? new Connect.ConnectError({ code: "resource_exhausted", message: error.error.message })
+          : error._tag === "Exhausted"
           ? new Connect.ConnectError({
             code: "resource_exhausted",
             message: "Too many failed authentications from this address: retry later",
             headers: { "retry-after": String(error.retryAfterSeconds) }
           })
           : Connect.fromApiError(error)
-      ),
-      Effect.tap((principal) =>
-        RateLimit.enforce(principal.organizationId).pipe(
-          Effect.mapError((error) =>
-            new Connect.ConnectError({ code: "resource_exhausted", message: error.error.message })
-          )
-        )
-      ),
-      Effect.provide(context)
+      )
     )
 
   const rpc = <I, IE, O, OE>(

@@ -29,16 +29,15 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
-import * as Auth from "@sightline/core/Auth"
+import type * as Auth from "@sightline/core/Auth"
 import type * as Connectors from "@sightline/core/Connectors"
 import type { Library } from "@sightline/core/Library"
 import type * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import type * as Playbooks from "@sightline/core/Playbooks"
 import type * as Policy from "@sightline/core/Policy"
-import * as RateLimiter from "@sightline/core/RateLimiter"
+import type * as RateLimiter from "@sightline/core/RateLimiter"
 import type * as SemanticLayer from "@sightline/core/SemanticLayer"
 import type * as SqlQueries from "@sightline/core/SqlQueries"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -47,12 +46,11 @@ import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type { AssetUrls } from "./AssetUrls.js"
-import { authenticate } from "./Authentication.js"
-import * as ClientAddress from "./ClientAddress.js"
-import * as FailedAuthentications from "./FailedAuthentications.js"
+import { makeGuarded } from "./Authentication.js"
+import type * as FailedAuthentications from "./FailedAuthentications.js"
+import * as HttpErrors from "./HttpErrors.js"
 import * as McpTools from "./internal/mcpTools.js"
-import * as Jwt from "./Jwt.js"
-import * as RateLimit from "./RateLimit.js"
+import type * as RateLimit from "./RateLimit.js"
 
 /**
  * The path of the MCP endpoint.
@@ -117,12 +115,8 @@ const make = Effect.gen(function*() {
   const tools = yield* McpTools.make
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const auditor = yield* Auditor
-  const failures = yield* FailedAuthentications.FailedAuthentications
-  const addressOf = yield* ClientAddress.resolver
+  const guarded = yield* makeGuarded
   const runtime = yield* Effect.runtime<never>()
-  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig, Jwt.JwtVerifier)(
-    yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
-  )
   const run = <A>(effect: Effect.Effect<A>) => Runtime.runPromise(runtime)(effect)
 
   const call = (principal: Policy.Principal, name: string, args: unknown): Effect.Effect<CallToolResult> =>
@@ -207,20 +201,17 @@ const make = Effect.gen(function*() {
     if (token === undefined) {
       return challenge("Authentication required: send Authorization: Bearer <API key or session token>")
     }
-    const principal = yield* failures.guard(addressOf(request), authenticate(token)).pipe(
-      Effect.provide(context),
-      Effect.either
-    )
+    const principal = yield* Effect.either(guarded(request, token))
     if (Either.isLeft(principal)) {
       const error = principal.left
-      return error._tag === "Exhausted"
+      return error instanceof HttpErrors.RateLimitExceeded
+        ? refusal(429, error.error.message)
+        : error._tag === "Exhausted"
         ? refusal(429, "Too many failed authentications from this address: retry later", {
           "retry-after": String(error.retryAfterSeconds)
         })
         : challenge(error.message)
     }
-    const limited = yield* Effect.either(Effect.provide(RateLimit.enforce(principal.right.organizationId), context))
-    if (Either.isLeft(limited)) return refusal(429, limited.left.error.message)
     // Refused before reading, so the server discards the body as it does for /v2 (the SDK's own limit
     // stays for bodies of no declared length).
     const length = Number(request.headers["content-length"] ?? "0")
