@@ -78,7 +78,14 @@ describe("the documented shell commands against a started server", () => {
   it("finds the blocks: the README's, and those of the docs that ask, query, run playbooks and sandcastles", () => {
     const where = blocks.map((block) => block.where.split(":")[0])
     for (
-      const file of ["README.md", "docs/asking.md", "docs/semantic.md", "docs/evaluations.md", "docs/sandcastles.md"]
+      const file of [
+        "README.md",
+        "docs/asking.md",
+        "docs/semantic.md",
+        "docs/evaluations.md",
+        "docs/mcp.md",
+        "docs/sandcastles.md"
+      ]
     ) {
       expect(where).toContain(file)
     }

@@ -70,6 +70,7 @@ describeServers("the MCP server", (server) => {
         "list_connectors",
         "describe_data",
         "query_metrics",
+        "run_verified_query",
         "run_sql",
         "search_library",
         "read_library_file",
@@ -145,6 +146,7 @@ describeServers("the MCP server", (server) => {
     expect(asked.answer).toMatch(/I read this as/)
     expect(asked.sql).toMatch(/SELECT/i)
     expect(asked.rows).toHaveLength(5)
+    expect(asked.reading).toMatch(/revenue/i)
     // The same answer the API gives: the chat is the caller's, with the question and the answer.
     const chat = await body(await server().request(`/v2/chats/${asked.chat_id}`, { key: org.key }))
     expect(chat.messages.map((message: any) => message.role)).toEqual(["user", "assistant"])
@@ -211,6 +213,158 @@ describeServers("the MCP server", (server) => {
     expect(calls[0]).toMatchObject({ actor_id: org.memberId, auth_method: "api_key" })
     expect(calls[0].details.api_key_id).toMatch(/^[0-9a-f-]{36}$/)
   }, 120_000)
+
+  it("pages large results with a continuation token, and runs verified queries as the API does", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const client = await connect(server(), org.key)
+
+    // run_sql: max_rows is the page; the pages together are the whole ordered result.
+    const sql = "SELECT name FROM regions ORDER BY name"
+    const all = structured(await client.callTool({ name: "run_sql", arguments: { connector_id: connectorId, sql } }))
+    expect(all.next_cursor).toBeUndefined()
+    const pages: Array<Array<unknown>> = []
+    let cursor: string | undefined
+    do {
+      const page = structured(
+        await client.callTool({
+          name: "run_sql",
+          arguments: { connector_id: connectorId, sql, max_rows: 2, ...(cursor === undefined ? {} : { cursor }) }
+        })
+      )
+      expect(page.rows.length).toBeLessThanOrEqual(2)
+      pages.push(page.rows)
+      cursor = page.next_cursor
+    } while (cursor !== undefined)
+    expect(pages.length).toBeGreaterThan(1)
+    expect(pages.flat()).toEqual(all.rows)
+    // A token pages only the arguments it came from.
+    const first = structured(
+      await client.callTool({ name: "run_sql", arguments: { connector_id: connectorId, sql, max_rows: 2 } })
+    )
+    expect(errorText(
+      await client.callTool({
+        name: "run_sql",
+        arguments: { connector_id: connectorId, sql: "SELECT 1", max_rows: 2, cursor: first.next_cursor }
+      })
+    )).toMatch(/cursor: not a cursor of these arguments/)
+    expect(errorText(
+      await client.callTool({ name: "run_sql", arguments: { connector_id: connectorId, sql, cursor: "garbage" } })
+    )).toMatch(/cursor/)
+
+    // query_metrics: pages of 100 rows, together the API's rows.
+    const query = { connector_id: connectorId, metrics: ["revenue"], dimensions: ["customer"] }
+    const whole = await body(
+      await server().request("/v2/semantic/query", { method: "POST", key: org.key, json: query })
+    )
+    expect(whole.rows.length).toBeGreaterThan(100)
+    const metricPages: Array<any> = []
+    cursor = undefined
+    do {
+      const page = structured(
+        await client.callTool({
+          name: "query_metrics",
+          arguments: { ...query, ...(cursor === undefined ? {} : { cursor }) }
+        })
+      )
+      metricPages.push(page)
+      cursor = page.next_cursor
+    } while (cursor !== undefined)
+    expect(metricPages[0].rows).toHaveLength(100)
+    expect(metricPages[0].reading.text).toBe(whole.reading.text)
+    expect(metricPages.flatMap((page) => page.rows)).toEqual(whole.rows)
+
+    // run_verified_query: the same rows as POST /v2/semantic/verified-query, with what vouches for them.
+    const verified = { connector_id: connectorId, name: "revenue_by_month", params: { year: 2025 } }
+    const api = await body(
+      await server().request("/v2/semantic/verified-query", { method: "POST", key: org.key, json: verified })
+    )
+    expect(api.rows).toHaveLength(12)
+    const ran = structured(await client.callTool({ name: "run_verified_query", arguments: verified }))
+    expect(ran.rows).toEqual(api.rows)
+    expect(ran.question).toBe("What was revenue by month in a given year?")
+    expect(ran.trusted).toMatchObject({ kind: "verified_query", name: "revenue_by_month", path: "semantic/demo.yaml" })
+    expect(errorText(
+      await client.callTool({ name: "run_verified_query", arguments: { connector_id: connectorId, name: "nope" } })
+    )).toMatch(/no verified query named nope/)
+    expect(errorText(
+      await client.callTool({
+        name: "run_verified_query",
+        arguments: { connector_id: connectorId, name: "revenue_by_month" }
+      })
+    )).toMatch(/missing values for parameters: year/)
+  }, 120_000)
+
+  it("lets an admin turn run_sql off for the organization: it is no longer listed, and refused", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    expect(await body(await server().request("/v2/organization/settings", { key: org.key }))).toEqual({
+      mcp_run_sql: true
+    })
+    // Only an admin changes settings, and a setting must be one there is.
+    const member = await scopedKey(server(), org, ["chat:read", "chat:write", "connector:read"])
+    const denied = await server().request("/v2/organization/settings", {
+      method: "PATCH",
+      key: member.key,
+      json: { mcp_run_sql: false }
+    })
+    expect(denied.status).toBe(403)
+    const unknown = await server().request("/v2/organization/settings", {
+      method: "PATCH",
+      key: org.key,
+      json: { mcp_run_python: false }
+    })
+    expect(unknown.status).toBe(400)
+    const off = await server().request("/v2/organization/settings", {
+      method: "PATCH",
+      key: org.key,
+      json: { mcp_run_sql: false }
+    })
+    expect(off.status).toBe(200)
+    expect(await body(off)).toEqual({ mcp_run_sql: false })
+
+    const client = await connect(server(), org.key)
+    const names = (await client.listTools()).tools.map((tool) => tool.name)
+    expect(names).not.toContain("run_sql")
+    expect(names).toContain("query_metrics")
+    expect(errorText(
+      await client.callTool({ name: "run_sql", arguments: { connector_id: connectorId, sql: "SELECT 1" } })
+    )).toMatch(/turned off for this organization/)
+    // Other organizations keep theirs.
+    const other = await server().newOrg("Other")
+    expect((await (await connect(server(), other.key)).listTools()).tools.map((tool) => tool.name)).toContain(
+      "run_sql"
+    )
+    const audit = await body(
+      await server().request("/v2/audit-logs?action=organization.settings_update", { key: org.key })
+    )
+    expect(audit.entries).toHaveLength(1)
+    expect(audit.entries[0].details).toEqual({ mcp_run_sql: false })
+    await server().request("/v2/organization/settings", { method: "PATCH", key: org.key, json: { mcp_run_sql: true } })
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("run_sql")
+  }, 60_000)
+
+  it("reports an answer's progress as its steps run, and gives its chart beside the table", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const client = await connect(server(), org.key)
+    const progress: Array<{ progress: number; message?: string | undefined }> = []
+    const result = await client.callTool(
+      { name: "ask", arguments: { question: "revenue by region", connector_ids: [connectorId] } },
+      undefined,
+      { onprogress: (notification) => progress.push(notification) }
+    )
+    const asked = structured(result)
+    expect(asked.rows.length).toBeGreaterThan(1)
+    expect(progress.length).toBeGreaterThan(1)
+    expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1))
+    expect(progress.some((p) => /^sql (running|completed)/.test(p.message ?? ""))).toBe(true)
+    // The chart, rendered to PNG (the server renders charts; without a renderer it is the Vega-Lite spec).
+    expect(asked.chart.title).toEqual(expect.any(String))
+    const chart = (result.content as Array<any>)[1]
+    expect(chart).toMatchObject({ type: "image", mimeType: "image/png" })
+    expect(Buffer.from(chart.data, "base64").subarray(1, 4).toString()).toBe("PNG")
+  }, 60_000)
 
   it.skipIf(postgresProblem !== undefined)(
     "a key with clientId {\"region\":\"EU\"} sees EU rows only, through query_metrics, run_sql and ask",

@@ -515,7 +515,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
         cell_id: cell.id,
         name: title,
         type: "chart",
-        mime_type: "application/vnd.vegalite.v6+json",
+        mime_type: ChartSpec.mimeType,
         content: JSON.stringify(spec.right)
       })
       yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])

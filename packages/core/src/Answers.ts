@@ -138,35 +138,49 @@ export interface Answered {
   readonly rows: ReadonlyArray<ReadonlyArray<unknown>> | undefined
   /** The SQL of that table's cell. */
   readonly sql: string | undefined
+  /** How that cell read the question, when it ran a semantic query. */
+  readonly reading: string | undefined
   /** The answer's text. */
   readonly text: string
+  /** Its last chart: the title and the Vega-Lite spec (JSON text); none when it drew none. */
+  readonly chart: { readonly title: string; readonly spec: string } | undefined
   readonly done: ChatEvent.Done | undefined
 }
 
 /**
- * Reads a run to its end: its text, its last table and that table's SQL.
+ * Reads a run to its end: its text, its last table and that table's SQL, its last chart; `onCell`
+ * sees each cell as it starts and ends (progress for a caller that waits).
  *
  * @since 0.1.0
  * @category utils
  */
-export const answered = (handle: Handle): Effect.Effect<Answered> =>
+export const answered = (
+  handle: Handle,
+  onCell: (cell: Chat.ChatCell) => Effect.Effect<void> = () => Effect.void
+): Effect.Effect<Answered> =>
   Effect.suspend(() => {
     const cells = new Map<string, Chat.ChatCell>()
     let last: { readonly cellId: string; readonly content: string } | undefined
+    let chart: Answered["chart"]
     let text = ""
     let done: ChatEvent.Done | undefined
     return Stream.runForEach(handle.events, ({ event }) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         if (event.type === "text") text += event.text
-        if (event.type === "cell") cells.set(event.cell.id, event.cell)
-        if (event.type === "asset" && event.asset.type === "table" && event.asset.content !== undefined) {
-          last = { cellId: event.asset.cell_id, content: event.asset.content }
+        if (event.type === "asset" && event.asset.content !== undefined) {
+          if (event.asset.type === "table") last = { cellId: event.asset.cell_id, content: event.asset.content }
+          if (event.asset.type === "chart") chart = { title: event.asset.name, spec: event.asset.content }
         }
         if (ChatEvent.isDone(event)) done = event
+        if (event.type !== "cell") return Effect.void
+        cells.set(event.cell.id, event.cell)
+        return onCell(event.cell)
       })).pipe(Effect.map(() => ({
         rows: last === undefined ? undefined : Option.getOrUndefined(Asset.tableRows(last.content)),
         sql: last === undefined ? undefined : cells.get(last.cellId)?.query ?? undefined,
+        reading: last === undefined ? undefined : cells.get(last.cellId)?.reading?.text,
         text,
+        chart,
         done
       })))
   })

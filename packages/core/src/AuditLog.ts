@@ -58,7 +58,8 @@ export const Action = Schema.Literal(
   "playbook.delete",
   "chat_channel.create",
   "chat_channel.delete",
-  "mcp.tool_call"
+  "mcp.tool_call",
+  "organization.settings_update"
 )
 export type Action = typeof Action.Type
 

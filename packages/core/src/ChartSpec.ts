@@ -11,6 +11,14 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /**
+ * The media type of a chart's spec, as its asset stores it.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const mimeType = "application/vnd.vegalite.v6+json"
+
+/**
  * The marks a chart may use.
  *
  * @since 0.1.0

@@ -125,6 +125,31 @@ export interface QueryRequest {
 export const defaultMaxRows = 10_000
 
 /**
+ * A page of a result: the rows from `offset`, at most `rows` of them. A caller pages a large result
+ * by running its statement again with the next offset (nothing is kept between pages, so any
+ * process serves any page); the rows stay in place only when the statement orders them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Window {
+  readonly offset: number
+  readonly rows: number
+}
+
+/**
+ * The page of a window from a result fetched with `maxRows` of `offset + rows`: its `truncated`
+ * still says whether rows follow the page.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const pageOf = (result: QueryResult, window: Window): QueryResult => ({
+  ...result,
+  rows: result.rows.slice(window.offset, window.offset + window.rows)
+})
+
+/**
  * The most bytes of rows one query holds in the server's memory, whatever its row cap: wide rows
  * under a large `max_rows` would otherwise fill the heap of the process every organization shares.
  * Past it the result is `truncated`.

@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type { OrganizationId } from "./Ids.js"
 import type { Organization } from "./Organization.js"
+import * as OrganizationSettings from "./OrganizationSettings.js"
 import { MemoryState } from "./Transaction.js"
 
 /**
@@ -31,6 +32,13 @@ export declare namespace OrganizationRepo {
     readonly get: (id: OrganizationId) => Effect.Effect<Option.Option<Organization>>
     /** Every organization, oldest first, ties broken by id (the ops CLI; `pnpm start` checks for an empty store). */
     readonly list: Effect.Effect<ReadonlyArray<Organization>>
+    /** The organization's settings (the defaults for those its admins never changed). */
+    readonly settings: (id: OrganizationId) => Effect.Effect<OrganizationSettings.OrganizationSettings>
+    /** Changes the settings given, atomically against concurrent changes of others, and answers them all. */
+    readonly updateSettings: (
+      id: OrganizationId,
+      update: OrganizationSettings.UpdateOrganizationSettings
+    ) => Effect.Effect<OrganizationSettings.OrganizationSettings>
   }
 }
 
@@ -45,6 +53,12 @@ export const layerMemory: Layer.Layer<OrganizationRepo, never, MemoryState> = La
   Effect.gen(function*() {
     const state = yield* MemoryState
     const table = yield* state.table(HashMap.empty<OrganizationId, Organization>())
+    const changed = yield* state.table(HashMap.empty<OrganizationId, OrganizationSettings.UpdateOrganizationSettings>())
+    const settings = (id: OrganizationId) =>
+      Effect.map(
+        Ref.get(changed),
+        (rows) => OrganizationSettings.fromStored(Option.getOrUndefined(HashMap.get(rows, id)))
+      )
     return {
       create: (organization) => state.run(Ref.update(table, HashMap.set(organization.id, organization))),
       get: (id) => state.run(Effect.map(Ref.get(table), HashMap.get(id))),
@@ -56,7 +70,16 @@ export const layerMemory: Layer.Layer<OrganizationRepo, never, MemoryState> = La
               a.created_at.epochMillis - b.created_at.epochMillis || (a.id < b.id ? -1 : 1)
             )
         )
-      )
+      ),
+      settings: (id) => state.run(settings(id)),
+      updateSettings: (id, update) =>
+        state.run(
+          Effect.zipRight(
+            Ref.update(changed, (rows) =>
+              HashMap.set(rows, id, { ...Option.getOrElse(HashMap.get(rows, id), () => ({})), ...update })),
+            settings(id)
+          )
+        )
     }
   })
 )

@@ -90,11 +90,25 @@ export declare namespace SemanticLayer {
       principal: Policy.Principal,
       request: SemanticQuery.SemanticQueryRequest
     ) => Effect.Effect<SemanticQuery.CompiledQuery, Unauthenticated | PermissionDenied | InvalidRequest>
-    /** `POST /v2/semantic/query`: runs a query read-only, bound to the caller's client attributes. */
+    /**
+     * `POST /v2/semantic/query`: runs a query read-only, bound to the caller's client attributes;
+     * with a window, only that page of its rows.
+     */
     readonly query: (
       principal: Policy.Principal,
-      request: SemanticQuery.SemanticQueryRequest
+      request: SemanticQuery.SemanticQueryRequest,
+      window?: ConnectorRuntime.Window
     ) => Effect.Effect<SemanticQuery.SemanticQueryResult, Unauthenticated | PermissionDenied | InvalidRequest>
+    /**
+     * A verified query of the library model governing a connector, run read-only with the caller's
+     * client attributes bound. A name the model does not hold (or a derived model, which holds none)
+     * is `InvalidRequest`.
+     */
+    readonly runVerified: (
+      principal: Policy.Principal,
+      request: SemanticQuery.VerifiedQueryRequest,
+      window?: ConnectorRuntime.Window
+    ) => Effect.Effect<SemanticQuery.VerifiedQueryResult, Unauthenticated | PermissionDenied | InvalidRequest>
   }
 }
 
@@ -332,6 +346,22 @@ export const make = Effect.gen(function*() {
       return { connector, governing, compiled }
     })
 
+  // Runs a statement whole (`maxRows` as the request caps it), or only the window's page of it.
+  const runWindow = (
+    connector: Connector.ConnectorRecord,
+    request: ConnectorRuntime.QueryRequest,
+    window: ConnectorRuntime.Window | undefined
+  ) =>
+    Effect.mapError(
+      window === undefined
+        ? runtime.query(connector, request)
+        : Effect.map(
+          runtime.query(connector, { ...request, maxRows: Math.min(request.maxRows, window.offset + window.rows) }),
+          (result) => ConnectorRuntime.pageOf(result, window)
+        ),
+      (error) => new InvalidRequest({ message: `query failed: ${error.message}` })
+    )
+
   const describe = (
     compiled: SemanticCompiler.Compiled,
     governing: Governing
@@ -358,23 +388,64 @@ export const make = Effect.gen(function*() {
 
   const query = Traced.fn("SemanticLayer.query")(function*(
     principal: Policy.Principal,
-    request: SemanticQuery.SemanticQueryRequest
+    request: SemanticQuery.SemanticQueryRequest,
+    window?: ConnectorRuntime.Window
   ) {
     const { compiled, connector, governing } = yield* compileFor(principal, request)
-    const result = yield* Effect.mapError(
-      runtime.query(connector, {
-        sql: compiled.sql,
-        params: compiled.params,
-        clientAttributesJson: Policy.clientAttributesJson(principal),
-        maxRows: request.limit ?? ConnectorRuntime.defaultMaxRows,
-        timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
-      }),
-      (error) => new InvalidRequest({ message: `query failed: ${error.message}` })
-    )
+    const result = yield* runWindow(connector, {
+      sql: compiled.sql,
+      params: compiled.params,
+      clientAttributesJson: Policy.clientAttributesJson(principal),
+      maxRows: request.limit ?? ConnectorRuntime.defaultMaxRows,
+      timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
+    }, window)
     return { ...describe(compiled, governing), rows: result.rows, truncated: result.truncated }
   })
 
-  return SemanticLayer.of({ modelFor, modelsFor, modelFile, compile, query })
+  const runVerified = Traced.fn("SemanticLayer.runVerified")(function*(
+    principal: Policy.Principal,
+    request: SemanticQuery.VerifiedQueryRequest,
+    window?: ConnectorRuntime.Window
+  ) {
+    const connector = yield* Effect.catchTag(
+      usable(principal, request.connector_id),
+      "NotFound",
+      () => new InvalidRequest({ message: connectorUse.unusableMessage("connector_id", [request.connector_id]) })
+    )
+    const governing = yield* modelFor(principal, connector)
+    const query = governing.model.verifiedQueries.find((q) => q.name === request.name)
+    const source = governing.source
+    if (query === undefined || source.kind !== "library" || source.commit === undefined) {
+      return yield* new InvalidRequest({
+        message: `name: the semantic model of connector ${connector.id} has no verified query named ${request.name}`
+      })
+    }
+    const bound = yield* Either.mapLeft(
+      SemanticCompiler.verifiedSql(governing.model, query, request.params ?? {}, governing.dialect, {
+        rowFilters: SemanticCompiler.rowFiltersFor(Policy.clientAttributesJson(principal))
+      }),
+      (error) => new InvalidRequest({ message: error.message })
+    )
+    const result = yield* runWindow(connector, {
+      sql: bound.sql,
+      params: bound.params,
+      clientAttributesJson: Policy.clientAttributesJson(principal),
+      maxRows: request.limit ?? ConnectorRuntime.defaultMaxRows,
+      timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
+    }, window)
+    return {
+      question: query.question,
+      sql: bound.sql,
+      params: bound.params,
+      dialect: governing.dialect,
+      columns: result.columns.map((column) => ({ name: column.name, type: column.type })),
+      rows: result.rows,
+      truncated: result.truncated,
+      trusted: { kind: "verified_query" as const, name: query.name, path: source.path, commit: source.commit }
+    }
+  })
+
+  return SemanticLayer.of({ modelFor, modelsFor, modelFile, compile, query, runVerified })
 })
 
 /**

@@ -252,3 +252,44 @@ export const SemanticQueryResult = Schema.Struct({
   truncated: Schema.Boolean
 }).annotations({ identifier: "SemanticQueryResult" })
 export type SemanticQueryResult = typeof SemanticQueryResult.Type
+
+/**
+ * A verified query of a library model to run, with values for its parameters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const VerifiedQueryRequest = Schema.Struct({
+  connector_id: ConnectorId.annotations({ description: "The connector whose library model holds the query" }),
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
+    description: "The verified query's name (describe_data, or the model's verified_queries)"
+  }),
+  params: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })
+      .annotations({ description: "A value for each of its parameters; a parameter's default applies when left out" })
+  ),
+  limit: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, maxLimit)).annotations({ description: "The most rows to return" })
+  )
+}).annotations({ identifier: "VerifiedQueryRequest" })
+export type VerifiedQueryRequest = typeof VerifiedQueryRequest.Type
+
+/**
+ * What a verified query answered: the question it answers, the SQL it ran, its rows, and the
+ * definition that vouches for them.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const VerifiedQueryResult = Schema.Struct({
+  question: Schema.String,
+  sql: Schema.String,
+  params: Schema.Array(Param),
+  dialect: Schema.Literal("postgres", "mysql"),
+  columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })),
+  rows: Schema.Array(Schema.Array(Schema.Unknown)),
+  /** More rows existed than `limit` (or the connector's caps) let through. */
+  truncated: Schema.Boolean,
+  trusted: TrustedSource
+}).annotations({ identifier: "VerifiedQueryResult" })
+export type VerifiedQueryResult = typeof VerifiedQueryResult.Type

@@ -8,6 +8,7 @@
  * may use; another organization's connector, or one not shared with the caller, is `InvalidRequest`
  * naming it, as for a chat's `connector_ids`. A key with client attributes runs SQL only on a
  * connector whose database enforces them (signed session metadata), as a chat's `run_sql` step.
+ * An admin can turn it off for the organization (the `mcp_run_sql` setting): then nobody may.
  *
  * @since 0.1.0
  */
@@ -20,10 +21,11 @@ import * as Schema from "effect/Schema"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import { enforce } from "./Decision.js"
-import type { PermissionDenied, Unauthenticated } from "./Errors.js"
-import { InvalidRequest } from "./Errors.js"
+import type { Unauthenticated } from "./Errors.js"
+import { InvalidRequest, PermissionDenied } from "./Errors.js"
 import { ConnectorId } from "./Ids.js"
 import { rawSqlRefusal, requireUsable } from "./internal/connectorUse.js"
+import { OrganizationRepo } from "./OrganizationRepo.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 
@@ -34,6 +36,14 @@ import * as Traced from "./Traced.js"
  * @category constants
  */
 export const maxRows = 1_000
+
+/**
+ * The rows a statement answers when `max_rows` is not given.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultPageRows = 100
 
 /**
  * A statement to run.
@@ -48,7 +58,9 @@ export const RunSqlRequest = Schema.Struct({
       "the caller's client attributes"
   }),
   max_rows: Schema.optional(
-    Schema.Int.pipe(Schema.between(1, maxRows)).annotations({ description: `At most ${maxRows}; 100 by default` })
+    Schema.Int.pipe(Schema.between(1, maxRows)).annotations({
+      description: `The rows to answer (a page): at most ${maxRows}; ${defaultPageRows} by default`
+    })
   )
 })
 export type RunSqlRequest = typeof RunSqlRequest.Type
@@ -78,9 +90,16 @@ export class SqlQueries extends Context.Tag("@sightline/core/SqlQueries")<SqlQue
 export declare namespace SqlQueries {
   /** The operations. */
   export interface Service {
+    /** Whether the caller's organization lets callers run SQL at all (its `mcp_run_sql` setting). */
+    readonly enabled: (principal: Policy.Principal) => Effect.Effect<boolean>
+    /**
+     * Runs the statement and answers `max_rows` rows from `offset` (0 by default): a later page of
+     * the same statement. Rows past `ConnectorRuntime.defaultMaxRows` are never answered.
+     */
     readonly run: (
       principal: Policy.Principal,
-      request: RunSqlRequest
+      request: RunSqlRequest,
+      offset?: number
     ) => Effect.Effect<RunSqlResult, Unauthenticated | PermissionDenied | InvalidRequest>
   }
 }
@@ -94,9 +113,16 @@ export declare namespace SqlQueries {
 export const make = Effect.gen(function*() {
   const connectors = yield* ConnectorRepo
   const runtime = yield* ConnectorRuntime.ConnectorRuntime
+  const organizations = yield* OrganizationRepo
 
-  const run = Traced.fn("SqlQueries.run")(function*(principal: Policy.Principal, request: RunSqlRequest) {
+  const enabled = (principal: Policy.Principal) =>
+    Effect.map(organizations.settings(principal.organizationId), (settings) => settings.mcp_run_sql)
+
+  const run = Traced.fn("SqlQueries.run")(function*(principal: Policy.Principal, request: RunSqlRequest, offset = 0) {
     yield* enforce(Policy.requirePermission(principal, "chat:write"))
+    if (!(yield* enabled(principal))) {
+      return yield* new PermissionDenied({ message: "run_sql is turned off for this organization by its admins" })
+    }
     yield* requireUsable(connectors, principal, [request.connector_id], yield* DateTime.now, "connector_id")
     const connector = yield* connectors.get(principal.organizationId, request.connector_id)
     if (Option.isNone(connector)) {
@@ -105,15 +131,22 @@ export const make = Effect.gen(function*() {
     // A key with client attributes writes SQL only where the database enforces them.
     const refusal = rawSqlRefusal(principal, connector.value)
     if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal })
+    const window = {
+      offset,
+      rows: Math.min(request.max_rows ?? defaultPageRows, ConnectorRuntime.defaultMaxRows - offset)
+    }
+    if (window.rows <= 0) {
+      return yield* new InvalidRequest({ message: `at most ${ConnectorRuntime.defaultMaxRows} rows can be paged` })
+    }
     const result = yield* Effect.mapError(
       runtime.query(connector.value, {
         sql: request.sql,
         clientAttributesJson: Policy.clientAttributesJson(principal),
-        maxRows: request.max_rows ?? 100,
+        maxRows: window.offset + window.rows,
         timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
       }),
       (error) => new InvalidRequest({ message: `query failed: ${error.message}` })
-    )
+    ).pipe(Effect.map((result) => ConnectorRuntime.pageOf(result, window)))
     return {
       columns: result.columns.map((column) => ({ name: column.name, type: column.type })),
       rows: result.rows,
@@ -121,16 +154,20 @@ export const make = Effect.gen(function*() {
     }
   })
 
-  return SqlQueries.of({ run })
+  return SqlQueries.of({ enabled, run })
 })
 
 /**
- * The use case over `ConnectorRepo` and `ConnectorRuntime` in context.
+ * The use case over `ConnectorRepo`, `ConnectorRuntime` and `OrganizationRepo` in context.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<SqlQueries, never, ConnectorRepo | ConnectorRuntime.ConnectorRuntime> = Layer.effect(
+export const layer: Layer.Layer<
+  SqlQueries,
+  never,
+  ConnectorRepo | ConnectorRuntime.ConnectorRuntime | OrganizationRepo
+> = Layer.effect(
   SqlQueries,
   make
 )

@@ -39,6 +39,7 @@ import * as SemanticChecks from "./SemanticChecks.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
 import * as Sessions from "./Sessions.js"
+import * as Settings from "./Settings.js"
 import * as SqlQueries from "./SqlQueries.js"
 
 /**
@@ -116,7 +117,8 @@ export const layerWith = (options: Options) => {
         ChatChannels.layer,
         Sessions.layer,
         SemanticLayer.layer,
-        SqlQueries.layer
+        SqlQueries.layer,
+        Settings.layer
       )),
       Layer.provideMerge(Connectors.layer),
       // What a library change must pass before it merges.

@@ -25,6 +25,7 @@ import { RolesApi } from "./RolesApi.js"
 import { SandcastlesApi } from "./SandcastlesApi.js"
 import { SemanticApi } from "./SemanticApi.js"
 import { ServiceAccountsApi } from "./ServiceAccountsApi.js"
+import { SettingsApi } from "./SettingsApi.js"
 
 /**
  * The /v2 API. Every operation may answer any of the envelope errors.
@@ -47,6 +48,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(EvalsApi)
   .add(FeedbackApi)
   .add(AuditLogsApi)
+  .add(SettingsApi)
   .add(SemanticApi)
   .add(AssetsApi)
   .add(AuthApi)

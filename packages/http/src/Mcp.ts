@@ -15,6 +15,7 @@
  * @since 0.1.0
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Server as McpSdkServer } from "@modelcontextprotocol/sdk/server/index.js"
@@ -42,6 +43,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
@@ -49,6 +51,7 @@ import type { AssetUrls } from "./AssetUrls.js"
 import { makeGuarded } from "./Authentication.js"
 import type * as FailedAuthentications from "./FailedAuthentications.js"
 import * as HttpErrors from "./HttpErrors.js"
+import * as BodyLimit from "./internal/bodyLimit.js"
 import * as McpTools from "./internal/mcpTools.js"
 import type * as RateLimit from "./RateLimit.js"
 
@@ -74,7 +77,7 @@ export const protocolVersions: ReadonlyArray<string> = SUPPORTED_PROTOCOL_VERSIO
  * @since 0.1.0
  * @category constants
  */
-export const maxBodyBytes = 1024 * 1024
+export const maxBodyBytes = BodyLimit.maxBodyBytes
 
 /**
  * Whether a request path is the MCP endpoint's (it answers its own errors, as JSON-RPC).
@@ -108,6 +111,21 @@ const allowedOrigin = (request: HttpServerRequest.HttpServerRequest): boolean =>
   }
 }
 
+const parsed = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+// Whether a message (or a batch) is a request carrying a progress token.
+const wantsProgress = (body: unknown): boolean =>
+  (Array.isArray(body) ? body : [body]).some((message) =>
+    typeof message === "object" && message !== null &&
+    (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken !== undefined
+  )
+
 const toolError = (message: string): CallToolResult => ({ content: [{ type: "text", text: message }], isError: true })
 
 /** The endpoint's handler, over the services it needs (captured when the layer is built). */
@@ -119,7 +137,12 @@ const make = Effect.gen(function*() {
   const runtime = yield* Effect.runtime<never>()
   const run = <A>(effect: Effect.Effect<A>) => Runtime.runPromise(runtime)(effect)
 
-  const call = (principal: Policy.Principal, name: string, args: unknown): Effect.Effect<CallToolResult> =>
+  const call = (
+    principal: Policy.Principal,
+    name: string,
+    args: unknown,
+    progress: McpTools.Progress
+  ): Effect.Effect<CallToolResult> =>
     Effect.gen(function*() {
       const tool = byName.get(name)!
       yield* auditor.recordBy(principal, {
@@ -135,22 +158,28 @@ const make = Effect.gen(function*() {
       if (Either.isLeft(decoded)) {
         return toolError(`Invalid arguments: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
       }
-      const exit = yield* Effect.exit(tool.call(principal, decoded.right))
+      const exit = yield* Effect.exit(tool.call(principal, decoded.right, progress))
       if (Exit.isFailure(exit)) {
         const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
         if (failure === undefined) return yield* Effect.failCause(exit.cause)
         return toolError(failure.message)
       }
-      const structured = exit.value
+      const { content, structured } = exit.value instanceof McpTools.Rich
+        ? exit.value
+        : { structured: exit.value, content: [] }
       const result: CallToolResult = {
-        content: [{ type: "text", text: JSON.stringify(structured) }],
+        content: [{ type: "text", text: JSON.stringify(structured) }, ...content],
         structuredContent: structured
       }
       return result
     }).pipe(Effect.orDie)
 
+  // The tools the caller's organization offers (an admin may turn some off).
+  const listed = (principal: Policy.Principal) =>
+    Effect.filter(tools, (tool) => tool.available === undefined ? Effect.succeed(true) : tool.available(principal))
+
   // One SDK server and transport per request: nothing is kept between requests.
-  const serve = async (request: Request, principal: Policy.Principal): Promise<Response> => {
+  const serve = async (request: Request, body: unknown, principal: Policy.Principal): Promise<Response> => {
     const server = new McpSdkServer(
       { name: "sightline", version: "0.1.0" },
       {
@@ -161,8 +190,8 @@ const make = Effect.gen(function*() {
           "read_library_file read the Context Library; list_playbooks and run_playbook run saved reports."
       }
     )
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.map((tool) => ({
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: (await run(listed(principal))).map((tool) => ({
         name: tool.name,
         title: tool.title,
         description: tool.description,
@@ -170,24 +199,35 @@ const make = Effect.gen(function*() {
         annotations: { title: tool.title, readOnlyHint: tool.readOnly, openWorldHint: false }
       }))
     }))
-    server.setRequestHandler(CallToolRequestSchema, (request) => {
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       // A tool that does not exist is the request's error, not the tool's.
       if (!byName.has(request.params.name)) {
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
       }
-      return run(call(principal, request.params.name, request.params.arguments))
+      const token = request.params._meta?.progressToken
+      let step = 0
+      const progress: McpTools.Progress = token === undefined
+        ? () => Effect.void
+        : (message) =>
+          Effect.promise(() =>
+            extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken: token, progress: ++step, message }
+            }).catch(() => undefined)
+          )
+      return run(call(principal, request.params.name, request.params.arguments, progress))
     })
+    // A request that asks for progress is answered as an event stream, which carries the
+    // notifications before the result; any other as one JSON response.
+    const streamed = wantsProgress(body)
     // No `sessionIdGenerator`: stateless, so no session ties a client to this process.
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      enableJsonResponse: true,
-      maxRequestBodySize: maxBodyBytes
-    })
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed })
     await server.connect(transport)
-    try {
-      return await transport.handleRequest(request)
-    } finally {
-      await server.close()
-    }
+    const response = await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body })
+    // A stream is still being written: the server goes once its request is answered (nothing else
+    // holds it), rather than closing the stream under the tool.
+    if (!streamed) await server.close()
+    return response
   }
 
   return Effect.gen(function*() {
@@ -212,15 +252,28 @@ const make = Effect.gen(function*() {
         })
         : challenge(error.message)
     }
-    // Refused before reading, so the server discards the body as it does for /v2 (the SDK's own limit
-    // stays for bodies of no declared length).
+    // Refused before reading, so the server discards the body as it does for /v2; a body of no
+    // declared length is refused when the read passes the limit.
     const length = Number(request.headers["content-length"] ?? "0")
-    if (Number.isFinite(length) && length > maxBodyBytes) {
+    const tooLarge = () =>
       // The connection closes after the answer: the unread body must not hold it open.
-      return refusal(413, `Request body too large: at most ${maxBodyBytes} bytes`, { connection: "close" })
+      refusal(413, `Request body too large: at most ${maxBodyBytes} bytes`, { connection: "close" })
+    if (Number.isFinite(length) && length > maxBodyBytes) return tooLarge()
+    const text = yield* Effect.either(
+      HttpIncomingMessage.withMaxBodySize(request.text, Option.some(maxBodyBytes))
+    )
+    if (Either.isLeft(text)) {
+      if (text.left._tag === "RequestError" && BodyLimit.isBodyTooLarge(text.left)) return tooLarge()
+      return refusal(400, "Bad request: the body could not be read")
     }
-    const web = yield* Effect.orDie(HttpServerRequest.toWeb(request))
-    return HttpServerResponse.fromWeb(yield* Effect.promise(() => serve(web, principal.right)))
+    // Read here to see whether the request asks for progress; malformed JSON is left to the SDK,
+    // which answers it as JSON-RPC's parse error.
+    const body = parsed(text.right)
+    const web = new Request(
+      Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(path, "http://localhost")),
+      { method: request.method, headers: new Headers(request.headers as Record<string, string>), body: text.right }
+    )
+    return HttpServerResponse.fromWeb(yield* Effect.promise(() => serve(web, body, principal.right)))
   })
 })
 

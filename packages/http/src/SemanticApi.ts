@@ -34,6 +34,16 @@ export class SemanticApi extends HttpApiGroup.make("semantic")
       )
   )
   .add(
+    HttpApiEndpoint.post("verified", "/v2/semantic/verified-query")
+      .setPayload(strict(SemanticQuery.VerifiedQueryRequest))
+      .addSuccess(SemanticQuery.VerifiedQueryResult)
+      .annotate(
+        OpenApi.Summary,
+        "Run a verified query of a connector's library model with values for its parameters: read-only, with the " +
+          "caller's row-level security"
+      )
+  )
+  .add(
     HttpApiEndpoint.post("compile", "/v2/semantic/compile")
       .setPayload(strict(SemanticQuery.SemanticQueryRequest))
       .addSuccess(SemanticQuery.CompiledQuery)

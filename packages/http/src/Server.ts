@@ -56,6 +56,7 @@ import * as RolesHandlers from "./internal/handlers/roles.js"
 import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
 import * as SemanticHandlers from "./internal/handlers/semantic.js"
 import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
+import * as SettingsHandlers from "./internal/handlers/settings.js"
 import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
 import { only } from "./internal/only.js"
@@ -414,6 +415,7 @@ export const layerGroups = Layer.mergeAll(
   EvalsHandlers.layer,
   FeedbackHandlers.layer,
   AuditLogsHandlers.layer,
+  SettingsHandlers.layer,
   SemanticHandlers.layer
 ).pipe(
   Layer.provide(Authentication.layer),

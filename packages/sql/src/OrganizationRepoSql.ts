@@ -8,10 +8,12 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { OrganizationId } from "@sightline/core/Ids"
 import { Organization } from "@sightline/core/Organization"
 import { OrganizationRepo } from "@sightline/core/OrganizationRepo"
+import * as OrganizationSettings from "@sightline/core/OrganizationSettings"
 import * as Traced from "@sightline/core/Traced"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as RowSql from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -52,11 +54,29 @@ export const make: Effect.Effect<OrganizationRepo.Service, never, SqlClient.SqlC
       Result: OrganizationFromRow,
       execute: () => sql`SELECT id, name, created_at FROM ${organizations} ORDER BY created_at, id`
     })
+    // `||` merges the change into what is stored in one statement: concurrent changes of different
+    // settings both land. Both drivers parse `jsonb`, so `settings` arrives as an object.
+    const settings = (id: OrganizationId) =>
+      Effect.map(
+        sql<{ settings: unknown }>`SELECT settings FROM ${organizations} WHERE id = ${id}`,
+        (rows) => OrganizationSettings.fromStored(rows[0]?.settings)
+      )
+    const updateSettings = (id: OrganizationId, update: OrganizationSettings.UpdateOrganizationSettings) =>
+      Effect.map(
+        sql<{ settings: unknown }>`UPDATE ${organizations} SET settings = settings || ${
+          RowSql.jsonText(update)
+        }::jsonb WHERE id = ${id} RETURNING settings`,
+        (rows) => OrganizationSettings.fromStored(rows[0]?.settings)
+      )
 
     return {
       create: Traced.fn("OrganizationRepoSql.create")((organization) => Effect.orDie(insert(organization))),
       get: Traced.fn("OrganizationRepoSql.get")((id) => Effect.orDie(findById(id))),
-      list: Effect.orDie(findAll(undefined)).pipe(Effect.withSpan("OrganizationRepoSql.list"))
+      list: Effect.orDie(findAll(undefined)).pipe(Effect.withSpan("OrganizationRepoSql.list")),
+      settings: Traced.fn("OrganizationRepoSql.settings")((id) => Effect.orDie(settings(id))),
+      updateSettings: Traced.fn("OrganizationRepoSql.updateSettings")((id, update) =>
+        Effect.orDie(updateSettings(id, update))
+      )
     }
   }
 )

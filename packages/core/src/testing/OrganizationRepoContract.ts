@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import { OrganizationId } from "../Ids.js"
 import { Organization } from "../Organization.js"
 import { OrganizationRepo } from "../OrganizationRepo.js"
+import * as OrganizationSettings from "../OrganizationSettings.js"
 import { type Transaction, withTransaction } from "../Transaction.js"
 import * as Fixtures from "./Fixtures.js"
 
@@ -66,6 +67,33 @@ export const organizationRepoContract = (
         const mine = new Set([later.id, tieHigh.id, tieLow.id])
         const listed = (yield* repo.list).filter((org) => mine.has(org.id))
         expect(listed).toEqual([tieLow, tieHigh, later])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("reads settings as their defaults until changed, and changes only those given", () =>
+      Effect.gen(function*() {
+        const repo = yield* OrganizationRepo
+        const org = organization("Settings", at("2024-01-01T00:00:00.000Z"))
+        const other = organization("Other settings", at("2024-01-01T00:00:00.000Z"))
+        yield* repo.create(org)
+        yield* repo.create(other)
+        expect(yield* repo.settings(org.id)).toEqual(OrganizationSettings.defaults)
+        expect(yield* repo.updateSettings(org.id, { mcp_run_sql: false })).toEqual({ mcp_run_sql: false })
+        expect(yield* repo.settings(org.id)).toEqual({ mcp_run_sql: false })
+        // An empty change keeps what was set; another organization keeps its own.
+        expect(yield* repo.updateSettings(org.id, {})).toEqual({ mcp_run_sql: false })
+        expect(yield* repo.settings(other.id)).toEqual(OrganizationSettings.defaults)
+        // Concurrent changes all land, the last one wins for the same setting.
+        yield* Effect.all(
+          [repo.updateSettings(org.id, { mcp_run_sql: true }), repo.updateSettings(other.id, { mcp_run_sql: false })],
+          { concurrency: "unbounded" }
+        )
+        expect(yield* repo.settings(org.id)).toEqual({ mcp_run_sql: true })
+        expect(yield* repo.settings(other.id)).toEqual({ mcp_run_sql: false })
+        // A change inside a failed transaction is undone.
+        yield* Effect.exit(withTransaction(
+          Effect.zipRight(repo.updateSettings(org.id, { mcp_run_sql: false }), Effect.fail("boom" as const))
+        ))
+        expect(yield* repo.settings(org.id)).toEqual({ mcp_run_sql: true })
       }).pipe(Effect.provide(layer)))
 
     it.effect("keeps nothing of a failed transaction", () =>

@@ -5,7 +5,11 @@
  *
  * @internal
  */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as Answers from "@sightline/core/Answers"
+import { ChartRenderer } from "@sightline/core/ChartRenderer"
+import * as ChartSpec from "@sightline/core/ChartSpec"
+import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as Connectors from "@sightline/core/Connectors"
 import { type ChatId, ConnectorId, PlaybookId } from "@sightline/core/Ids"
 import { Library } from "@sightline/core/Library"
@@ -13,6 +17,7 @@ import * as Playbook from "@sightline/core/Playbook"
 import * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import * as Playbooks from "@sightline/core/Playbooks"
 import type * as Policy from "@sightline/core/Policy"
+import * as Secret from "@sightline/core/Secret"
 import * as SemanticLayer from "@sightline/core/SemanticLayer"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as SemanticQuery from "@sightline/core/SemanticQuery"
@@ -27,6 +32,17 @@ import { AssetUrls } from "../AssetUrls.js"
 /** What a tool answers: a JSON value, shown to the model as text and given to clients as structured content. */
 export type Structured = Record<string, unknown>
 
+/** A content block of a tool's result beside its JSON (an image, an embedded resource). */
+export type Content = CallToolResult["content"][number]
+
+/** A result with content blocks beside its JSON. */
+export class Rich {
+  constructor(readonly structured: Structured, readonly content: ReadonlyArray<Content>) {}
+}
+
+/** Reports what a running tool is doing, to a caller that asked for progress (a no-op otherwise). */
+export type Progress = (message: string) => Effect.Effect<void>
+
 /** A tool of the server. */
 export interface Tool {
   readonly name: string
@@ -34,7 +50,13 @@ export interface Tool {
   readonly description: string
   readonly arguments: Schema.Schema<any, any>
   readonly readOnly: boolean
-  readonly call: (principal: Policy.Principal, args: any) => Effect.Effect<Structured, { readonly message: string }>
+  /** Whether the caller's organization offers the tool (listed only then); always when absent. */
+  readonly available?: (principal: Policy.Principal) => Effect.Effect<boolean>
+  readonly call: (
+    principal: Policy.Principal,
+    args: any,
+    progress: Progress
+  ) => Effect.Effect<Structured | Rich, { readonly message: string }>
 }
 
 /** The JSON Schema of a tool's arguments, as MCP wants it: an object, inline (no `$ref`s). */
@@ -94,6 +116,64 @@ const ReadLibraryFile = Schema.Struct({
   })
 })
 
+/** The rows of a page of `query_metrics` and `run_verified_query` (`run_sql`'s is its `max_rows`). */
+export const pageRows = 100
+
+// A continuation token: where the next page starts, and a fingerprint of the arguments it continues,
+// so a token cannot page a different query. Nothing is kept on the server: the next page runs the
+// statement again (any process answers it), and the caller's access is checked again.
+const PageCursor = Schema.compose(
+  Schema.StringFromBase64Url,
+  Schema.parseJson(Schema.Struct({ offset: Schema.NonNegativeInt, of: Schema.String }))
+)
+const decodeCursor = Schema.decodeUnknownOption(PageCursor)
+const encodeCursor = Schema.encodeSync(PageCursor)
+const fingerprint = (args: unknown) => Effect.map(Secret.sha256Hex(JSON.stringify(args)), (hash) => hash.slice(0, 16))
+
+interface Rows {
+  readonly rows: ReadonlyArray<unknown>
+  readonly truncated: boolean
+}
+
+/**
+ * A tool whose result is paged: its arguments take a `cursor` (a previous page's `next_cursor`, with
+ * the same other arguments), and its result a `next_cursor` while rows follow. Pages end at
+ * `ConnectorRuntime.defaultMaxRows`, as every query does.
+ */
+const paged = <F extends Schema.Struct.Fields, R extends Rows>(
+  base: Schema.Struct<F>,
+  rowsOf: (args: Schema.Struct.Type<F>) => number,
+  run: (
+    principal: Policy.Principal,
+    args: Schema.Struct.Type<F>,
+    window: ConnectorRuntime.Window
+  ) => Effect.Effect<R, { readonly message: string }>
+) => ({
+  arguments: Schema.Struct({
+    ...base.fields,
+    cursor: Schema.optional(Schema.String.annotations({
+      description: "A previous result's next_cursor, to get its next page (send the same other arguments)"
+    }))
+  }),
+  call: (principal: Policy.Principal, { cursor, ...args }: Schema.Struct.Type<F> & { readonly cursor?: string }) =>
+    Effect.gen(function*() {
+      const of = yield* fingerprint(args)
+      const offset = cursor === undefined ? 0 : Option.getOrUndefined(
+        Option.filter(decodeCursor(cursor), (decoded) => decoded.of === of)
+      )?.offset
+      if (offset === undefined) return yield* Effect.fail({ message: "cursor: not a cursor of these arguments" })
+      const window = { offset, rows: rowsOf(args as Schema.Struct.Type<F>) }
+      const page = yield* run(principal, args as Schema.Struct.Type<F>, window)
+      const next = offset + page.rows.length
+      return {
+        ...page,
+        ...(page.truncated && page.rows.length > 0 && next < ConnectorRuntime.defaultMaxRows
+          ? { next_cursor: encodeCursor({ offset: next, of }) }
+          : {})
+      } as Structured
+    })
+})
+
 /** The most files `search_library` names, and the matching lines it shows of each. */
 const searchLimits = { files: 20, lines: 3 }
 
@@ -111,6 +191,20 @@ export const make = Effect.gen(function*() {
   const listQuery = Schema.decodeUnknownSync(Playbook.ListPlaybooksQuery)
   const { sign } = yield* AssetUrls
   const encodeModel = Schema.encode(SemanticModel.SemanticModelFile)
+  const renderer = yield* Effect.serviceOption(ChartRenderer)
+  // A chart as an image where the deployment renders charts; else its Vega-Lite spec, which a client
+  // that draws charts can show.
+  const chartContent = (chatId: string, chart: { readonly title: string; readonly spec: string }) =>
+    Effect.gen(function*() {
+      const spec: Content = {
+        type: "resource",
+        resource: { uri: `sightline://chats/${chatId}/chart`, mimeType: ChartSpec.mimeType, text: chart.spec }
+      }
+      if (Option.isNone(renderer)) return spec
+      const png = yield* Effect.either(Effect.suspend(() => renderer.value.png(JSON.parse(chart.spec))))
+      if (png._tag === "Left") return spec
+      return { type: "image", data: Buffer.from(png.right).toString("base64"), mimeType: "image/png" } as Content
+    })
   const tools: ReadonlyArray<Tool> = [
     {
       name: "list_connectors",
@@ -141,22 +235,46 @@ export const make = Effect.gen(function*() {
       title: "Query metrics",
       description: "Runs a semantic query (metrics by dimensions, a time range, filters, segments) read-only, " +
         "with the caller's row-level security, and answers its rows, its SQL and how it was read.",
-      arguments: SemanticQuery.SemanticQueryRequest,
       readOnly: true,
-      call: (principal, args: SemanticQuery.SemanticQueryRequest) =>
-        Effect.flatMap(
-          semantic.query(principal, args),
-          (result) => Effect.orDie(Schema.encode(SemanticQuery.SemanticQueryResult)(result))
-        )
+      ...paged(
+        SemanticQuery.SemanticQueryRequest,
+        () => pageRows,
+        (principal, args, window) =>
+          Effect.flatMap(
+            semantic.query(principal, args, window),
+            (result) => Effect.orDie(Schema.encode(SemanticQuery.SemanticQueryResult)(result))
+          )
+      )
+    },
+    {
+      name: "run_verified_query",
+      title: "Run a verified query",
+      description: "Runs a verified query (a question with SQL the organization checked, listed by describe_data) " +
+        "with values for its parameters, read-only and with the caller's row-level security. Prefer it to run_sql " +
+        "when one answers the question: its result says which definition vouches for it.",
+      readOnly: true,
+      ...paged(
+        SemanticQuery.VerifiedQueryRequest,
+        () => pageRows,
+        (principal, args, window) =>
+          Effect.flatMap(
+            semantic.runVerified(principal, args, window),
+            (result) => Effect.orDie(Schema.encode(SemanticQuery.VerifiedQueryResult)(result))
+          )
+      )
     },
     {
       name: "run_sql",
       title: "Run SQL",
       description: "Runs one read-only SQL statement on a connector, with the caller's row-level security, and " +
         "answers its columns and rows (at most max_rows; truncated says when there were more).",
-      arguments: SqlQueries.RunSqlRequest,
       readOnly: true,
-      call: (principal, args: SqlQueries.RunSqlRequest) => sql.run(principal, args)
+      available: sql.enabled,
+      ...paged(
+        SqlQueries.RunSqlRequest,
+        (args) => args.max_rows ?? SqlQueries.defaultPageRows,
+        (principal, args, window) => sql.run(principal, args, window.offset)
+      )
     },
     {
       name: "search_library",
@@ -234,23 +352,34 @@ export const make = Effect.gen(function*() {
         "question, the SQL it ran and the rows, or says which word it could not place.",
       arguments: Ask,
       readOnly: false,
-      call: (principal, args: typeof Ask.Type) =>
+      call: (principal, args: typeof Ask.Type, progress) =>
         Effect.gen(function*() {
           const handle = yield* answers.ask(principal, {
             question: args.question,
             ...(args.connector_ids === undefined ? {} : { connector_ids: args.connector_ids }),
             ...(args.chat_id === undefined ? {} : { chat_id: args.chat_id as ChatId })
           }, sign)
-          const answered = yield* Answers.answered(handle)
+          const answered = yield* Answers.answered(handle, (cell) =>
+            cell.status === "running" || cell.status === "completed" || cell.status === "failed"
+              ? progress(
+                `${cell.type} ${cell.status}${cell.content === undefined ? "" : `: ${cell.content.slice(0, 120)}`}`
+              )
+              : Effect.void)
           if (answered.done?.status !== "completed") {
             return yield* Effect.fail({ message: answered.done?.error ?? "the answer did not complete" })
           }
-          return {
-            chat_id: handle.metadata.chat_id,
+          const chatId = handle.metadata.chat_id
+          const structured = {
+            chat_id: chatId,
             answer: answered.text,
+            ...(answered.reading === undefined ? {} : { reading: answered.reading }),
             ...(answered.sql === undefined ? {} : { sql: answered.sql }),
-            ...(answered.rows === undefined ? {} : { rows: answered.rows })
+            ...(answered.rows === undefined ? {} : { rows: answered.rows }),
+            ...(answered.chart === undefined ? {} : { chart: { title: answered.chart.title } })
           }
+          return answered.chart === undefined
+            ? structured
+            : new Rich(structured, [yield* chartContent(chatId, answered.chart)])
         })
     }
   ]

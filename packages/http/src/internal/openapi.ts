@@ -4,7 +4,9 @@
  * - component names become OpenAPI-legal (`^[a-zA-Z0-9._-]+$`): core's class identifiers such as
  *   `@sightline/core/Change/Diff` are shortened to `ChangeDiff`;
  * - `HttpApiDecodeError` is dropped: the envelope middleware answers every decode failure as the
- *   400 `InvalidRequestError` envelope, never in the platform's own shape.
+ *   400 `InvalidRequestError` envelope, never in the platform's own shape;
+ * - Effect's `$id` marks on `unknown` and `any` (`/schemas/unknown`) are dropped: each use would
+ *   declare a schema resource of the same id, which JSON Schema tools refuse as ambiguous.
  */
 const legal = /^[a-zA-Z0-9._-]+$/
 const schemasRef = "#/components/schemas/"
@@ -22,6 +24,7 @@ const prune = (value: unknown): unknown => {
   if (typeof value !== "object" || value === null) return value
   const entries = Object.entries(value).map(([key, inner]) => [key, prune(inner)] as const)
   const object = Object.fromEntries(entries) as Record<string, unknown>
+  if (typeof object.$id === "string" && object.$id.startsWith("/schemas/")) delete object.$id
   if (Array.isArray(object.anyOf)) {
     const kept = object.anyOf.filter((item) => !isDroppedRef(item))
     if (kept.length === 1) {

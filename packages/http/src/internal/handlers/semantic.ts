@@ -12,6 +12,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "semantic", (handlers) =
     const semantic = yield* SemanticLayer.SemanticLayer
     return handlers
       .handle("query", ({ payload }) => withPrincipal((principal) => semantic.query(principal, payload)))
+      .handle("verified", ({ payload }) => withPrincipal((principal) => semantic.runVerified(principal, payload)))
       .handle("compile", ({ payload }) => withPrincipal((principal) => semantic.compile(principal, payload)))
       .handle("model", ({ path }) =>
         withPrincipal((principal) =>
