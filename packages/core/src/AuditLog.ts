@@ -59,7 +59,9 @@ export const Action = Schema.Literal(
   "chat_channel.create",
   "chat_channel.delete",
   "mcp.tool_call",
-  "organization.settings_update"
+  "organization.settings_update",
+  "oauth.grant",
+  "oauth.revoke"
 )
 export type Action = typeof Action.Type
 

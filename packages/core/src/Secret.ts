@@ -124,6 +124,18 @@ export const sha256Hex = (secret: string): Effect.Effect<SecretHash> =>
   )
 
 /**
+ * The SHA-256 hash of `text` in unpadded base64url (PKCE's S256 code challenge, RFC 7636).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const sha256Base64Url = (text: string): Effect.Effect<string> =>
+  Effect.map(
+    Effect.promise(() => platform.crypto.subtle.digest("SHA-256", new platform.TextEncoder().encode(text))),
+    (digest) => Encoding.encodeBase64Url(new Uint8Array(digest))
+  )
+
+/**
  * Secrets from the platform's cryptographically secure random source, hashed with Web Crypto.
  *
  * @since 0.1.0

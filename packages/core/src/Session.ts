@@ -8,6 +8,7 @@
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import { MemberId, OrganizationId } from "./Ids.js"
+import { Scope } from "./OAuth.js"
 import { escapeHtml } from "./ReportHtml.js"
 import { SecretHash } from "./Secret.js"
 
@@ -181,9 +182,37 @@ export const SessionRecord = Schema.Struct({
   rotated_at: Schema.optional(Schema.DateTimeUtc),
   expires_at: Schema.DateTimeUtc,
   revoked_at: Schema.optional(Schema.DateTimeUtc),
-  created_at: Schema.DateTimeUtc
+  created_at: Schema.DateTimeUtc,
+  /** The OAuth client of a grant (`OAuth`); none for a browser's session. */
+  client_id: Schema.optional(Schema.String),
+  /** What the member granted the client. */
+  scopes: Schema.optional(Schema.Array(Scope)),
+  /** A grant's PKCE challenge while its authorization code (its first refresh hash) is unexchanged. */
+  code_challenge: Schema.optional(Schema.String),
+  /** The redirect URI the code was issued for, which the exchange must repeat. */
+  redirect_uri: Schema.optional(Schema.String)
 })
 export type SessionRecord = typeof SessionRecord.Type
+
+/**
+ * What a rotation may renew: a browser's session; a grant's authorization code (exchanged once for
+ * its first refresh token); or a grant's refresh token. A token of one kind never renews another.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RotationKind = "session" | "code" | "grant"
+
+/**
+ * Whether a session is of a rotation kind.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isOfKind = (session: SessionRecord, kind: RotationKind): boolean =>
+  kind === "session"
+    ? session.client_id === undefined
+    : session.client_id !== undefined && (kind === "code") === (session.code_challenge !== undefined)
 
 /**
  * What a renewal found for a presented refresh token.

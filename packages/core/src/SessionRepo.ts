@@ -13,8 +13,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type { MemberId, OrganizationId } from "./Ids.js"
+import type * as OAuth from "./OAuth.js"
 import type { SecretHash } from "./Secret.js"
-import type { Rotation, SessionRecord, SignInLinkRecord } from "./Session.js"
+import { isOfKind, type Rotation, type RotationKind, type SessionRecord, type SignInLinkRecord } from "./Session.js"
 import { MemoryState } from "./Transaction.js"
 
 /**
@@ -46,12 +47,15 @@ export declare namespace SessionRepo {
      * Renews the live, unexpired session whose current refresh hash is `presented`: its hash becomes
      * `next` and the presented one its previous (`Rotated`). Two renewals with one token cannot both
      * win. A presented hash that is some session's previous one is `Superseded` (nothing changes).
+     * Only a session of `kind` renews (a browser's by default); renewing a grant's code clears its
+     * challenge, so the code is spent.
      */
     readonly rotate: (
       presented: SecretHash,
       next: SecretHash,
       at: DateTime.Utc,
-      expiresAt: DateTime.Utc
+      expiresAt: DateTime.Utc,
+      kind?: RotationKind
     ) => Effect.Effect<Rotation>
     /** The session whose current refresh hash is this one, live or not. */
     readonly findByRefresh: (hash: SecretHash) => Effect.Effect<Option.Option<SessionRecord>>
@@ -78,6 +82,21 @@ export declare namespace SessionRepo {
      * one is returned, so every process of a deployment signs with the same key.
      */
     readonly signingKey: (candidate: string) => Effect.Effect<string>
+    /** Registers an OAuth client. */
+    readonly createClient: (client: OAuth.Client) => Effect.Effect<void>
+    /** The OAuth client of this id. */
+    readonly getClient: (clientId: string) => Effect.Effect<Option.Option<OAuth.Client>>
+    /** The live grants (exchanged, unexpired, unrevoked) of an organization's members, newest first. */
+    readonly listGrants: (
+      organizationId: OrganizationId,
+      at: DateTime.Utc
+    ) => Effect.Effect<ReadonlyArray<SessionRecord>>
+    /** Ends every grant of a client in an organization; answers how many were live. */
+    readonly revokeClientGrants: (
+      organizationId: OrganizationId,
+      clientId: string,
+      at: DateTime.Utc
+    ) => Effect.Effect<number>
   }
 }
 
@@ -86,6 +105,7 @@ interface Tables {
   readonly links: HashMap.HashMap<SecretHash, SignInLinkRecord>
   readonly sessions: HashMap.HashMap<string, SessionRecord>
   readonly key: Option.Option<string>
+  readonly clients: HashMap.HashMap<string, OAuth.Client>
 }
 
 const live = (session: SessionRecord, at: DateTime.Utc) =>
@@ -105,7 +125,8 @@ export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.e
       passwords: HashMap.empty(),
       links: HashMap.empty(),
       sessions: HashMap.empty(),
-      key: Option.none()
+      key: Option.none(),
+      clients: HashMap.empty()
     })
     const sessionWhere = (tables: Tables, predicate: (session: SessionRecord) => boolean) =>
       Arr.findFirst(HashMap.values(tables.sessions), predicate)
@@ -149,13 +170,17 @@ export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.e
           return found
         })),
       createSession: (session) => state.run(putSession(session)),
-      rotate: (presented, next, at, expiresAt) =>
+      rotate: (presented, next, at, expiresAt, kind = "session") =>
         state.run(Effect.gen(function*() {
           const tables = yield* Ref.get(table)
-          const current = sessionWhere(tables, (s) => s.refresh_hash === presented && live(s, at))
+          const current = sessionWhere(
+            tables,
+            (s) => s.refresh_hash === presented && live(s, at) && isOfKind(s, kind)
+          )
           if (Option.isSome(current)) {
+            const { code_challenge: _, ...rest } = current.value
             const session: SessionRecord = {
-              ...current.value,
+              ...rest,
               refresh_hash: next,
               previous_hash: presented,
               rotated_at: at,
@@ -164,10 +189,17 @@ export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.e
             yield* putSession(session)
             return { _tag: "Rotated", session } as const
           }
-          return Option.match(sessionWhere(tables, (s) => s.previous_hash === presented), {
-            onNone: () => ({ _tag: "Unknown" }) as const,
-            onSome: (session) => ({ _tag: "Superseded", session }) as const
-          })
+          return Option.match(
+            sessionWhere(
+              tables,
+              // A spent code is a grant now: the code's replay finds it among grants.
+              (s) => s.previous_hash === presented && isOfKind(s, kind === "code" ? "grant" : kind)
+            ),
+            {
+              onNone: () => ({ _tag: "Unknown" }) as const,
+              onSome: (session) => ({ _tag: "Superseded", session }) as const
+            }
+          )
         })),
       findByRefresh: (hash) =>
         state.run(Effect.map(Ref.get(table), (t) => sessionWhere(t, (s) => s.refresh_hash === hash))),
@@ -192,6 +224,22 @@ export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.e
               ? { ...s, revoked_at: at }
               : s)
         }))),
+      createClient: (client) =>
+        state.run(Ref.update(table, (t) => ({ ...t, clients: HashMap.set(t.clients, client.client_id, client) }))),
+      getClient: (clientId) => state.run(Effect.map(Ref.get(table), (t) => HashMap.get(t.clients, clientId))),
+      listGrants: (organizationId, at) =>
+        state.run(Effect.map(Ref.get(table), (t) =>
+          Array.from(HashMap.values(t.sessions))
+            .filter((s) => s.organization_id === organizationId && live(s, at) && isOfKind(s, "grant"))
+            .sort((a, b) => b.created_at.epochMillis - a.created_at.epochMillis || (a.id < b.id ? 1 : -1)))),
+      revokeClientGrants: (organizationId, clientId, at) =>
+        state.run(Effect.gen(function*() {
+          const ended = Array.from(HashMap.values((yield* Ref.get(table)).sessions)).filter((s) =>
+            s.organization_id === organizationId && s.client_id === clientId && s.revoked_at === undefined
+          )
+          for (const session of ended) yield* putSession({ ...session, revoked_at: at })
+          return ended.filter((s) => live(s, at)).length
+        })),
       signingKey: (candidate) =>
         state.run(Effect.gen(function*() {
           const stored = (yield* Ref.get(table)).key

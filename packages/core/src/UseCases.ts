@@ -27,6 +27,7 @@ import * as IdGenerator from "./IdGenerator.js"
 import * as Library from "./Library.js"
 import * as Members from "./Members.js"
 import * as Models from "./Models.js"
+import * as OAuthGrants from "./OAuthGrants.js"
 import * as Organizations from "./Organizations.js"
 import * as PlaybookRuns from "./PlaybookRuns.js"
 import * as Playbooks from "./Playbooks.js"
@@ -118,7 +119,8 @@ export const layerWith = (options: Options) => {
         Sessions.layer,
         SemanticLayer.layer,
         SqlQueries.layer,
-        Settings.layer
+        Settings.layer,
+        OAuthGrants.layer
       )),
       Layer.provideMerge(Connectors.layer),
       // What a library change must pass before it merges.

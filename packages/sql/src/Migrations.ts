@@ -34,6 +34,7 @@ import { migration as migration0020Feedback } from "./internal/migrations/0020_f
 import { migration as migration0021ChangeEvaluations } from "./internal/migrations/0021_change_evaluations.js"
 import { migration as migration0022MessageProvenance } from "./internal/migrations/0022_message_provenance.js"
 import { migration as migration0023OrganizationSettings } from "./internal/migrations/0023_organization_settings.js"
+import { migration as migration0024OAuth } from "./internal/migrations/0024_oauth.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -144,7 +145,8 @@ export const migrations = (
   "0020_feedback": migration0020Feedback(prefix),
   "0021_change_evaluations": migration0021ChangeEvaluations(prefix),
   "0022_message_provenance": migration0022MessageProvenance(prefix),
-  "0023_organization_settings": migration0023OrganizationSettings(prefix)
+  "0023_organization_settings": migration0023OrganizationSettings(prefix),
+  "0024_oauth": migration0024OAuth(prefix)
 })
 
 /**

@@ -8,15 +8,16 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as OAuth from "@sightline/core/OAuth"
 import { SecretHash } from "@sightline/core/Secret"
-import { LinkPurpose, type Rotation } from "@sightline/core/Session"
+import { LinkPurpose, type Rotation, type RotationKind } from "@sightline/core/Session"
 import { SessionRepo } from "@sightline/core/SessionRepo"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { nullable } from "./internal/rowSql.js"
+import { jsonText, nullable } from "./internal/rowSql.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 const LinkRow = Schema.Struct({
@@ -38,8 +39,27 @@ const SessionRow = Schema.Struct({
   rotated_at: nullable(Schema.DateTimeUtcFromDate),
   expires_at: Schema.DateTimeUtcFromDate,
   revoked_at: nullable(Schema.DateTimeUtcFromDate),
+  created_at: Schema.DateTimeUtcFromDate,
+  client_id: nullable(Schema.String),
+  // Both drivers parse `jsonb`.
+  scopes: nullable(Schema.Array(OAuth.Scope)),
+  code_challenge: nullable(Schema.String),
+  redirect_uri: nullable(Schema.String)
+})
+
+const ClientRow = Schema.Struct({
+  client_id: Schema.String,
+  client_name: Schema.String,
+  redirect_uris: Schema.Array(Schema.String),
   created_at: Schema.DateTimeUtcFromDate
 })
+
+// The condition a rotation of each kind puts on the session (`Session.isOfKind`).
+const kindCondition: Record<RotationKind, string> = {
+  session: "client_id IS NULL",
+  code: "client_id IS NOT NULL AND code_challenge IS NOT NULL",
+  grant: "client_id IS NOT NULL AND code_challenge IS NULL"
+}
 
 const sessionColumns = [
   "id",
@@ -50,7 +70,11 @@ const sessionColumns = [
   "rotated_at",
   "expires_at",
   "revoked_at",
-  "created_at"
+  "created_at",
+  "client_id",
+  "scopes",
+  "code_challenge",
+  "redirect_uri"
 ]
 
 // The signing key's row in `server_keys`.
@@ -71,6 +95,7 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
     const links = sql(prefix.name("sign_in_links"))
     const sessions = sql(prefix.name("sessions"))
     const keys = sql(prefix.name("server_keys"))
+    const oauthClients = sql(prefix.name("oauth_clients"))
     const columns = sql.literal(sessionColumns.join(", "))
     const date = (at: DateTime.Utc) => DateTime.toDate(at)
 
@@ -87,19 +112,41 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
         presented: Schema.String,
         next: Schema.String,
         at: Schema.DateFromSelf,
-        expires: Schema.DateFromSelf
+        expires: Schema.DateFromSelf,
+        kind: Schema.Literal("session", "code", "grant")
       }),
       Result: SessionRow,
-      execute: ({ at, expires, next, presented }) =>
+      // Renewing a code spends it: its challenge goes.
+      execute: ({ at, expires, kind, next, presented }) =>
         sql`UPDATE ${sessions}
-            SET previous_hash = refresh_hash, refresh_hash = ${next}, rotated_at = ${at}, expires_at = ${expires}
+            SET previous_hash = refresh_hash, refresh_hash = ${next}, rotated_at = ${at}, expires_at = ${expires},
+                code_challenge = NULL
             WHERE refresh_hash = ${presented} AND revoked_at IS NULL AND expires_at > ${at}
+              AND ${sql.literal(kindCondition[kind])}
             RETURNING ${columns}`
     })
     const byPrevious = SqlSchema.findOne({
-      Request: Schema.String,
+      Request: Schema.Struct({ hash: Schema.String, kind: Schema.Literal("session", "code", "grant") }),
       Result: SessionRow,
-      execute: (hash) => sql`SELECT ${columns} FROM ${sessions} WHERE previous_hash = ${hash} LIMIT 1`
+      // A spent code is a grant now: the code's replay finds it among grants.
+      execute: ({ hash, kind }) =>
+        sql`SELECT ${columns} FROM ${sessions} WHERE previous_hash = ${hash}
+              AND ${sql.literal(kindCondition[kind === "code" ? "grant" : kind])} LIMIT 1`
+    })
+    const clientById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ClientRow,
+      execute: (id) =>
+        sql`SELECT client_id, client_name, redirect_uris, created_at FROM ${oauthClients} WHERE client_id = ${id}`
+    })
+    const grantsOf = SqlSchema.findAll({
+      Request: Schema.Struct({ organization_id: Schema.String, at: Schema.DateFromSelf }),
+      Result: SessionRow,
+      execute: ({ at, organization_id }) =>
+        sql`SELECT ${columns} FROM ${sessions}
+            WHERE organization_id = ${organization_id} AND revoked_at IS NULL AND expires_at > ${at}
+              AND ${sql.literal(kindCondition.grant)}
+            ORDER BY created_at DESC, id DESC`
     })
     const byRefresh = SqlSchema.findOne({
       Request: Schema.String,
@@ -134,14 +181,20 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
         ).pipe(sql.withTransaction, Effect.asVoid, Effect.orDie),
       redeemLink: (tokenHash, at) => Effect.orDie(redeem({ hash: tokenHash, at: date(at) })),
       createSession: (session) =>
-        sql`INSERT INTO ${sessions} (id, organization_id, member_id, refresh_hash, expires_at, created_at)
+        sql`INSERT INTO ${sessions} (id, organization_id, member_id, refresh_hash, expires_at, created_at,
+                                     client_id, scopes, code_challenge, redirect_uri)
             VALUES (${session.id}, ${session.organization_id}, ${session.member_id}, ${session.refresh_hash},
-                    ${date(session.expires_at)}, ${date(session.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
-      rotate: (presented, next, at, expiresAt) =>
+                    ${date(session.expires_at)}, ${date(session.created_at)}, ${session.client_id ?? null},
+                    ${session.scopes === undefined ? null : jsonText(session.scopes)}::jsonb,
+                    ${session.code_challenge ?? null}, ${session.redirect_uri ?? null})`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
+      rotate: (presented, next, at, expiresAt, kind = "session") =>
         Effect.gen(function*() {
-          const done = yield* rotated({ presented, next, at: date(at), expires: date(expiresAt) })
+          const done = yield* rotated({ presented, next, at: date(at), expires: date(expiresAt), kind })
           if (Option.isSome(done)) return { _tag: "Rotated", session: done.value } satisfies Rotation
-          return Option.match(yield* byPrevious(presented), {
+          return Option.match(yield* byPrevious({ hash: presented, kind }), {
             onNone: (): Rotation => ({ _tag: "Unknown" }),
             onSome: (session): Rotation => ({ _tag: "Superseded", session })
           })
@@ -166,6 +219,19 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
         sql`UPDATE ${sessions} SET revoked_at = ${date(at)}
             WHERE organization_id = ${organizationId} AND member_id = ${memberId} AND revoked_at IS NULL`.pipe(
           Effect.asVoid,
+          Effect.orDie
+        ),
+      createClient: (client) =>
+        sql`INSERT INTO ${oauthClients} (client_id, client_name, redirect_uris, created_at)
+            VALUES (${client.client_id}, ${client.client_name}, ${jsonText(client.redirect_uris)}::jsonb,
+                    ${date(client.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
+      getClient: (clientId) => Effect.orDie(clientById(clientId)),
+      listGrants: (organizationId, at) => Effect.orDie(grantsOf({ organization_id: organizationId, at: date(at) })),
+      revokeClientGrants: (organizationId, clientId, at) =>
+        sql<{ live: boolean }>`UPDATE ${sessions} SET revoked_at = ${date(at)}
+            WHERE organization_id = ${organizationId} AND client_id = ${clientId} AND revoked_at IS NULL
+            RETURNING expires_at > ${date(at)} AS live`.pipe(
+          Effect.map((rows) => rows.filter((row) => row.live).length),
           Effect.orDie
         ),
       signingKey: (candidate) =>

@@ -46,6 +46,7 @@ const expectedTables = [
   "member_roles",
   "members",
   "migrations",
+  "oauth_clients",
   "organizations",
   "playbook_reports",
   "playbooks",
