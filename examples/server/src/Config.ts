@@ -14,6 +14,7 @@
  * | `SIGHTLINE_CORS_ORIGINS` | none | comma-separated browser origins allowed to call the API |
  * | `SIGHTLINE_OIDC_ISSUER`, `_CLIENT_ID`, `_CLIENT_SECRET` | unset | sign-in through an OpenID Provider (`_NAME` labels its button); its redirect URI is `<public URL>/v2/auth/oidc/callback` |
  * | `SIGHTLINE_PUBLIC_URL` | `http://localhost:<port>` | where people reach the server: the base of sign-in links |
+ * | `SIGHTLINE_MCP_OAUTH` | unset | `1` lets agents connect to `/mcp` with a member's sign-in (OAuth 2.1), not only with a key |
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
  * | `SIGHTLINE_SMTP_URL` | unset | `smtp://user:pass@host:587` (or `smtps://`): e-mail delivery of reports |
  * | `SIGHTLINE_MAIL_FROM` | `Sightline <sightline@localhost>` | the `From` of report e-mails |
@@ -123,6 +124,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     })
   ),
   webhookAllowPrivate: Config.boolean("SIGHTLINE_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  mcpOAuth: Config.boolean("SIGHTLINE_MCP_OAUTH").pipe(Config.withDefault(false)),
   workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
     Config.withDefault(2)
@@ -153,6 +155,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       demoCache,
       jwt,
       mailFrom,
+      mcpOAuth,
       models,
       oidc,
       pgliteTemplate,
@@ -183,6 +186,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     searxngUrl: Option.getOrUndefined(searxngUrl),
     corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== ""),
     oidc: Option.getOrUndefined(oidc),
+    mcpOAuth,
     publicUrl: Option.getOrUndefined(Option.map(publicUrl, (url) => url.toString().replace(/\/+$/, ""))),
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
     webhookAllowPrivate,

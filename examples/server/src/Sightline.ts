@@ -27,6 +27,7 @@ import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as ClientAddress from "@sightline/http/ClientAddress"
 import * as Jwt from "@sightline/http/Jwt"
+import * as McpOAuth from "@sightline/http/McpOAuth"
 import * as Oidc from "@sightline/http/Oidc"
 import * as Passwords from "@sightline/http/Passwords"
 import * as PublicUrl from "@sightline/http/PublicUrl"
@@ -100,6 +101,8 @@ export interface Options {
   readonly connectorAccess?: ConnectorsRuntime.ConnectorAccess | undefined
   /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
   readonly webhookAllowPrivate?: boolean | undefined
+  /** Agents may connect to `/mcp` with a member's sign-in (OAuth 2.1); keys work either way. */
+  readonly mcpOAuth?: boolean | undefined
   /**
    * The files a new organization's library starts with: the DEMO dataset's semantic model
    * (`semantic/demo.yaml`) unless given (`[]` for an empty library).
@@ -299,7 +302,8 @@ export const http = (options: Options) =>
     Layer.provide(
       options.trustedProxies === undefined ? Layer.empty : ClientAddress.layerTrustedProxies(options.trustedProxies)
     ),
-    Layer.provide(options.oidc === undefined ? Layer.empty : Oidc.layer(options.oidc))
+    Layer.provide(options.oidc === undefined ? Layer.empty : Oidc.layer(options.oidc)),
+    Layer.provide(options.mcpOAuth === true ? McpOAuth.layer : Layer.empty)
   )
 
 /** The signer of asset URLs: one per process, shared by the routes and the worker's reports. */

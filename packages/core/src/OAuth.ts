@@ -213,3 +213,25 @@ export type Grant = typeof Grant.Type
  */
 export const GrantList = Schema.Struct({ grants: Schema.Array(Grant) })
 export type GrantList = typeof GrantList.Type
+
+/**
+ * The member's answer to a request on the consent page.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Decision = Schema.Struct({
+  ...AuthorizationRequest.fields,
+  approve: Schema.Boolean,
+  /** The scopes the member grants, among those requested; all of them when absent. */
+  granted_scopes: Schema.optional(Schema.Array(Scope))
+})
+export type Decision = typeof Decision.Type
+
+/**
+ * The answer of revoking a client.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Revoked = Schema.Struct({ success: Schema.Literal(true) })

@@ -90,14 +90,16 @@ export declare namespace OAuthGrants {
       resource: string
     ) => Effect.Effect<OAuth.Consent, InvalidRequest | PermissionDenied | Unauthenticated>
     /**
-     * The member's answer: approved, a grant with a one-minute code; refused, `access_denied`. Either
+     * The member's answer: approved, a grant with a one-minute code of the scopes the member kept
+     * (`granted`, among those requested; all of them when absent); refused, `access_denied`. Either
      * way, where to send the browser (the client's redirect URI with the `state`).
      */
     readonly decide: (
       principal: Policy.Principal,
       request: OAuth.AuthorizationRequest,
       resource: string,
-      approve: boolean
+      approve: boolean,
+      granted?: ReadonlyArray<OAuth.Scope>
     ) => Effect.Effect<OAuth.Decided, InvalidRequest | PermissionDenied | Unauthenticated>
     /** Exchanges a code for the grant's first refresh token (once: a replay ends the grant). */
     readonly exchange: (request: CodeExchange) => Effect.Effect<Issued, TokenError>
@@ -183,9 +185,24 @@ export const make = Effect.gen(function*() {
   }
 
   const decide = Traced.fn("OAuthGrants.decide")(
-    function*(principal: Policy.Principal, request: OAuth.AuthorizationRequest, resource: string, approve: boolean) {
-      const { client, scopes } = yield* checked(principal, request, resource)
+    function*(
+      principal: Policy.Principal,
+      request: OAuth.AuthorizationRequest,
+      resource: string,
+      approve: boolean,
+      granted?: ReadonlyArray<OAuth.Scope>
+    ) {
+      const checkedRequest = yield* checked(principal, request, resource)
       if (!approve) return redirect(request, { error: "access_denied", error_description: "the member refused" })
+      const { client } = checkedRequest
+      const extra = granted?.find((scope) => !checkedRequest.scopes.includes(scope))
+      if (extra !== undefined) {
+        return yield* new InvalidRequest({ message: `granted_scopes: the client did not ask for ${extra}` })
+      }
+      const scopes = granted === undefined ? checkedRequest.scopes : OAuth.scopes.filter((s) => granted.includes(s))
+      if (scopes.length === 0) {
+        return yield* new InvalidRequest({ message: "granted_scopes: grant at least one scope, or deny" })
+      }
       const code = yield* newToken
       const now = yield* DateTime.now
       const id = yield* ids.uuid

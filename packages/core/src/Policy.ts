@@ -68,7 +68,13 @@ export interface RoleInfo {
  */
 export type Auth = Data.TaggedEnum<{
   /** A JWT session: acts with the member's live roles and direct grants. */
-  Session: {}
+  Session: {
+    /**
+     * An OAuth client's grant (the MCP server's): the client, and the scopes the member let it
+     * use, which narrow what it may call. Absent for a browser's session.
+     */
+    readonly grant?: { readonly clientId: string; readonly scopes: ReadonlyArray<string> } | undefined
+  }
   /** An API key: acts as its owner with the permissions of its assumed roles. */
   ApiKey: {
     readonly keyId: ApiKeyId
@@ -110,7 +116,7 @@ const authEnum = Data.taggedEnum<Auth>()
  * @since 0.1.0
  * @category constants
  */
-export const Session: () => Auth = () => authEnum.Session()
+export const Session: (args?: Omit<Session, "_tag">) => Auth = (args = {}) => authEnum.Session(args)
 
 /**
  * Builds an API key credential.

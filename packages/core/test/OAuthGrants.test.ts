@@ -83,6 +83,24 @@ describe("OAuthGrants", () => {
       expect((yield* grants.list(admin)).grants).toEqual([])
     }).pipe(Effect.provide(TestLayer)))
 
+  it.effect("the member grants some of the scopes asked for, never others, and at least one", () =>
+    Effect.gen(function*() {
+      const { admin, client, grants, request } = yield* setup
+      const exchange = (decided: OAuth.Decided) =>
+        grants.exchange({
+          code: codeOf(decided),
+          code_verifier: verifier,
+          redirect_uri: request.redirect_uri,
+          client_id: client.client_id
+        })
+      const kept = yield* exchange(yield* grants.decide(admin, request, resource, true, ["query"]))
+      expect(kept.scopes).toEqual(["query"])
+      expect((yield* Effect.flip(grants.decide(admin, request, resource, true, ["ask"]))).message)
+        .toMatch(/did not ask for ask/)
+      expect((yield* Effect.flip(grants.decide(admin, request, resource, true, []))).message)
+        .toMatch(/at least one scope/)
+    }).pipe(Effect.provide(TestLayer)))
+
   it.effect("a replayed code ends the grant it made; an expired code is refused", () =>
     Effect.gen(function*() {
       const { admin, client, grants, request } = yield* setup

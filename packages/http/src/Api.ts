@@ -20,6 +20,7 @@ import { FeedbackApi } from "./FeedbackApi.js"
 import * as HttpErrors from "./HttpErrors.js"
 import * as OpenApiDocument from "./internal/openapi.js"
 import { MembersApi } from "./MembersApi.js"
+import { OAuthApi } from "./OAuthApi.js"
 import { PlaybooksApi } from "./PlaybooksApi.js"
 import { RolesApi } from "./RolesApi.js"
 import { SandcastlesApi } from "./SandcastlesApi.js"
@@ -49,6 +50,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(FeedbackApi)
   .add(AuditLogsApi)
   .add(SettingsApi)
+  .add(OAuthApi)
   .add(SemanticApi)
   .add(AssetsApi)
   .add(AuthApi)

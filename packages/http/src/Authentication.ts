@@ -103,12 +103,14 @@ export const makeGuarded = Effect.gen(function*() {
   const addressOf = yield* ClientAddress.resolver
   return (
     request: HttpServerRequest.HttpServerRequest,
-    token: string
+    token: string,
+    // A route's own credential (MCP's OAuth grants), resolved under the same guard and limit.
+    resolve: Effect.Effect<Policy.Principal, Unauthenticated, Auth.Auth> = authenticate(token)
   ): Effect.Effect<
     Policy.Principal,
     Unauthenticated | FailedAuthentications.Exhausted | HttpErrors.RateLimitExceeded
   > =>
-    failures.guard(addressOf(request), authenticate(token)).pipe(
+    failures.guard(addressOf(request), resolve).pipe(
       Effect.tap((principal) => RateLimit.enforce(principal.organizationId)),
       Effect.provide(context)
     )

@@ -30,12 +30,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
-import type * as Auth from "@sightline/core/Auth"
+import * as Auth from "@sightline/core/Auth"
 import type * as Connectors from "@sightline/core/Connectors"
 import type { Library } from "@sightline/core/Library"
 import type * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import type * as Playbooks from "@sightline/core/Playbooks"
-import type * as Policy from "@sightline/core/Policy"
+import * as Policy from "@sightline/core/Policy"
 import type * as RateLimiter from "@sightline/core/RateLimiter"
 import type * as SemanticLayer from "@sightline/core/SemanticLayer"
 import type * as SqlQueries from "@sightline/core/SqlQueries"
@@ -53,6 +53,9 @@ import type * as FailedAuthentications from "./FailedAuthentications.js"
 import * as HttpErrors from "./HttpErrors.js"
 import * as BodyLimit from "./internal/bodyLimit.js"
 import * as McpTools from "./internal/mcpTools.js"
+import * as McpOAuth from "./McpOAuth.js"
+import * as OAuthTokens from "./OAuthTokens.js"
+import * as PublicUrl from "./PublicUrl.js"
 import type * as RateLimit from "./RateLimit.js"
 
 /**
@@ -95,7 +98,20 @@ const refusal = (status: number, message: string, headers: Record<string, string
   })
 
 // Without OAuth the challenge names the scheme only: no `resource_metadata`, so clients use the key.
-const challenge = (message: string) => refusal(401, message, { "www-authenticate": "Bearer realm=\"sightline\"" })
+// With it, the challenge points at the resource's metadata, where clients discover how to sign in.
+const challenge = (message: string, resourceMetadata: string | undefined) =>
+  refusal(401, message, {
+    "www-authenticate": resourceMetadata === undefined
+      ? "Bearer realm=\"sightline\""
+      : `Bearer realm="sightline", resource_metadata="${resourceMetadata}"`
+  })
+
+// The scopes a grant's principal holds; undefined for any other caller (keys and sessions are
+// limited by their roles alone).
+const grantOf = (principal: Policy.Principal) => principal.auth._tag === "Session" ? principal.auth.grant : undefined
+
+const inScope = (principal: Policy.Principal, tool: McpTools.Tool): boolean =>
+  grantOf(principal)?.scopes.includes(tool.scope) ?? true
 
 const bearer = (headers: Readonly<Record<string, string | undefined>>): string | undefined =>
   /^Bearer[ \t]+(.+)$/i.exec(headers["authorization"] ?? "")?.[1]?.trim()
@@ -134,6 +150,31 @@ const make = Effect.gen(function*() {
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const auditor = yield* Auditor
   const guarded = yield* makeGuarded
+  const auth = yield* Auth.Auth
+  const oauth = Option.isSome(yield* Effect.serviceOption(McpOAuth.McpOAuth))
+    ? Option.some({
+      tokens: yield* OAuthTokens.OAuthTokens,
+      resourceMetadata: McpOAuth.urls(yield* PublicUrl.base).resourceMetadata
+    })
+    : Option.none()
+  const resourceMetadata = Option.getOrUndefined(Option.map(oauth, (o) => o.resourceMetadata))
+  // A grant's access token: the member's principal as of now (the grant must still be live),
+  // carrying the client and its scopes.
+  const grantPrincipal = (token: string) =>
+    Option.match(oauth, {
+      onNone: () => undefined,
+      onSome: ({ tokens }) =>
+        OAuthTokens.isOAuthToken(token)
+          ? Effect.flatMap(tokens.verify(token), (claims) =>
+            Effect.map(
+              auth.sessionPrincipal(claims.organizationId, claims.memberId, claims.sessionId),
+              (principal): Policy.Principal => ({
+                ...principal,
+                auth: Policy.Session({ grant: { clientId: claims.clientId, scopes: claims.scopes } })
+              })
+            ))
+          : undefined
+    })
   const runtime = yield* Effect.runtime<never>()
   const run = <A>(effect: Effect.Effect<A>) => Runtime.runPromise(runtime)(effect)
 
@@ -145,15 +186,20 @@ const make = Effect.gen(function*() {
   ): Effect.Effect<CallToolResult> =>
     Effect.gen(function*() {
       const tool = byName.get(name)!
+      const grant = grantOf(principal)
       yield* auditor.recordBy(principal, {
         action: "mcp.tool_call",
         resourceType: "organization",
         resourceId: principal.organizationId,
         details: {
           tool: name,
-          ...(principal.auth._tag === "ApiKey" ? { api_key_id: principal.auth.keyId } : {})
+          ...(principal.auth._tag === "ApiKey" ? { api_key_id: principal.auth.keyId } : {}),
+          ...(grant === undefined ? {} : { oauth_client_id: grant.clientId })
         }
       })
+      if (!inScope(principal, tool)) {
+        return toolError(`This client was not granted the ${tool.scope} scope, which ${name} needs`)
+      }
       const decoded = Schema.decodeUnknownEither(tool.arguments, { onExcessProperty: "error" })(args ?? {})
       if (Either.isLeft(decoded)) {
         return toolError(`Invalid arguments: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`)
@@ -176,7 +222,15 @@ const make = Effect.gen(function*() {
 
   // The tools the caller's organization offers (an admin may turn some off).
   const listed = (principal: Policy.Principal) =>
-    Effect.filter(tools, (tool) => tool.available === undefined ? Effect.succeed(true) : tool.available(principal))
+    Effect.filter(
+      tools,
+      (tool) =>
+        !inScope(principal, tool)
+          ? Effect.succeed(false)
+          : tool.available === undefined
+          ? Effect.succeed(true)
+          : tool.available(principal)
+    )
 
   // One SDK server and transport per request: nothing is kept between requests.
   const serve = async (request: Request, body: unknown, principal: Policy.Principal): Promise<Response> => {
@@ -239,9 +293,12 @@ const make = Effect.gen(function*() {
     }
     const token = bearer(request.headers)
     if (token === undefined) {
-      return challenge("Authentication required: send Authorization: Bearer <API key or session token>")
+      return challenge(
+        "Authentication required: send Authorization: Bearer <API key or session token>",
+        resourceMetadata
+      )
     }
-    const principal = yield* Effect.either(guarded(request, token))
+    const principal = yield* Effect.either(guarded(request, token, grantPrincipal(token)))
     if (Either.isLeft(principal)) {
       const error = principal.left
       return error instanceof HttpErrors.RateLimitExceeded
@@ -250,7 +307,7 @@ const make = Effect.gen(function*() {
         ? refusal(429, "Too many failed authentications from this address: retry later", {
           "retry-after": String(error.retryAfterSeconds)
         })
-        : challenge(error.message)
+        : challenge(error.message, resourceMetadata)
     }
     // Refused before reading, so the server discards the body as it does for /v2; a body of no
     // declared length is refused when the read passes the limit.
@@ -299,6 +356,7 @@ export const layer: Layer.Layer<
   | RateLimiter.RateLimiter
   | RateLimit.RateLimitConfig
   | FailedAuthentications.FailedAuthentications
+  | OAuthTokens.OAuthTokens
 > = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const handle = yield* make

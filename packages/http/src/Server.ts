@@ -51,6 +51,7 @@ import * as ConnectorsHandlers from "./internal/handlers/connectors.js"
 import * as EvalsHandlers from "./internal/handlers/evals.js"
 import * as FeedbackHandlers from "./internal/handlers/feedback.js"
 import * as MembersHandlers from "./internal/handlers/members.js"
+import * as OAuthHandlers from "./internal/handlers/oauth.js"
 import * as PlaybooksHandlers from "./internal/handlers/playbooks.js"
 import * as RolesHandlers from "./internal/handlers/roles.js"
 import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
@@ -62,7 +63,10 @@ import * as Issues from "./internal/issues.js"
 import { only } from "./internal/only.js"
 import * as Routes from "./internal/routes.js"
 import * as Mcp from "./Mcp.js"
+import * as McpOAuth from "./McpOAuth.js"
+import * as OAuthTokens from "./OAuthTokens.js"
 import * as Oidc from "./Oidc.js"
+import * as PublicUrl from "./PublicUrl.js"
 import * as SessionTokens from "./SessionTokens.js"
 
 /**
@@ -416,6 +420,7 @@ export const layerGroups = Layer.mergeAll(
   FeedbackHandlers.layer,
   AuditLogsHandlers.layer,
   SettingsHandlers.layer,
+  OAuthHandlers.layer,
   SemanticHandlers.layer
 ).pipe(
   Layer.provide(Authentication.layer),
@@ -438,11 +443,16 @@ export const layer = Layer.mergeAll(
   Oidc.routes,
   Connect.layer,
   Mcp.layer,
+  McpOAuth.routes,
   layerEnvelope
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))),
   // One count of failed authentications for /v2 and the Connect surfaces alike.
-  Layer.provide(FailedAuthentications.layer)
+  Layer.provide(FailedAuthentications.layer),
+  // The MCP endpoint's grant tokens are bound to its URL.
+  Layer.provide(
+    Layer.unwrapEffect(Effect.map(PublicUrl.base, (base) => OAuthTokens.layer(McpOAuth.urls(base).resource)))
+  )
 )
 
 /**

@@ -6,6 +6,7 @@ import { ChangesPage } from "./pages/Changes.js"
 import { ChatPage } from "./pages/Chat.js"
 import { ConnectorsPage } from "./pages/Connectors.js"
 import { KeysPage } from "./pages/Keys.js"
+import { ConsentPage } from "./pages/OAuth.js"
 import { PlaybooksPage } from "./pages/Playbooks.js"
 import { QualityPage } from "./pages/Quality.js"
 import { SandcastlesPage } from "./pages/Sandcastles.js"
@@ -89,7 +90,11 @@ function App() {
   ].filter((page) => page.show)
   const route = hash === "" || hash === "#/" ? "#/chats" : hash
   const chatId = /^#\/chats\/([\w-]+)$/.exec(route)?.[1]
-  const page = route.startsWith("#/chats")
+  // An agent's authorization request: its parameters follow the route, as `/oauth/authorize` got them.
+  const consent = /^#\/oauth\/authorize\?(.*)$/.exec(route)?.[1]
+  const page = consent !== undefined
+    ? <ConsentPage query={consent} />
+    : route.startsWith("#/chats")
     ? <ChatPage chatId={chatId} navigate={navigate} />
     : route === "#/playbooks"
     ? <PlaybooksPage />

@@ -13,6 +13,7 @@ import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as Connectors from "@sightline/core/Connectors"
 import { type ChatId, ConnectorId, PlaybookId } from "@sightline/core/Ids"
 import { Library } from "@sightline/core/Library"
+import type * as OAuth from "@sightline/core/OAuth"
 import * as Playbook from "@sightline/core/Playbook"
 import * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import * as Playbooks from "@sightline/core/Playbooks"
@@ -50,6 +51,8 @@ export interface Tool {
   readonly description: string
   readonly arguments: Schema.Schema<any, any>
   readonly readOnly: boolean
+  /** The OAuth scope a grant needs to list and call it. */
+  readonly scope: OAuth.Scope
   /** Whether the caller's organization offers the tool (listed only then); always when absent. */
   readonly available?: (principal: Policy.Principal) => Effect.Effect<boolean>
   readonly call: (
@@ -212,6 +215,7 @@ export const make = Effect.gen(function*() {
       description: "The data connectors the caller may use: their ids, names and types.",
       arguments: NoArguments,
       readOnly: true,
+      scope: "read",
       call: (principal) =>
         Effect.map(connectors.list(principal), (listed) => ({
           connectors: listed.map((connector) => ({ id: connector.id, name: connector.name, type: connector.type }))
@@ -224,6 +228,7 @@ export const make = Effect.gen(function*() {
         "as the caller may see them. Use its metric and dimension names with query_metrics.",
       arguments: DescribeData,
       readOnly: true,
+      scope: "read",
       call: (principal, args: typeof DescribeData.Type) =>
         Effect.gen(function*() {
           const { file, source } = yield* semantic.modelFile(principal, args.connector_id)
@@ -236,6 +241,7 @@ export const make = Effect.gen(function*() {
       description: "Runs a semantic query (metrics by dimensions, a time range, filters, segments) read-only, " +
         "with the caller's row-level security, and answers its rows, its SQL and how it was read.",
       readOnly: true,
+      scope: "query",
       ...paged(
         SemanticQuery.SemanticQueryRequest,
         () => pageRows,
@@ -253,6 +259,7 @@ export const make = Effect.gen(function*() {
         "with values for its parameters, read-only and with the caller's row-level security. Prefer it to run_sql " +
         "when one answers the question: its result says which definition vouches for it.",
       readOnly: true,
+      scope: "query",
       ...paged(
         SemanticQuery.VerifiedQueryRequest,
         () => pageRows,
@@ -269,6 +276,7 @@ export const make = Effect.gen(function*() {
       description: "Runs one read-only SQL statement on a connector, with the caller's row-level security, and " +
         "answers its columns and rows (at most max_rows; truncated says when there were more).",
       readOnly: true,
+      scope: "query",
       available: sql.enabled,
       ...paged(
         SqlQueries.RunSqlRequest,
@@ -283,6 +291,7 @@ export const make = Effect.gen(function*() {
         "content holds the words, among those the caller may read, with the matching lines.",
       arguments: SearchLibrary,
       readOnly: true,
+      scope: "read",
       call: (principal, args: typeof SearchLibrary.Type) =>
         Effect.map(Effect.orDie(library.snapshotFor(principal)), (view) => {
           const needle = args.query.toLowerCase()
@@ -302,6 +311,7 @@ export const make = Effect.gen(function*() {
       description: "The text of a Context Library file the caller may read.",
       arguments: ReadLibraryFile,
       readOnly: true,
+      scope: "read",
       call: (principal, args: typeof ReadLibraryFile.Type) =>
         Effect.flatMap(
           Effect.orDie(library.snapshotFor(principal)),
@@ -319,6 +329,7 @@ export const make = Effect.gen(function*() {
       description: "The organization's playbooks (scheduled prompts that deliver reports): ids, names, status.",
       arguments: ListPlaybooks,
       readOnly: true,
+      scope: "read",
       call: (principal, args: typeof ListPlaybooks.Type) =>
         Effect.map(
           playbooks.list(principal, listQuery(args.search_term === undefined ? {} : { search_term: args.search_term })),
@@ -339,6 +350,7 @@ export const make = Effect.gen(function*() {
       description: "Runs a playbook now (its owner only) and answers its report; dry_run only checks it could run.",
       arguments: RunPlaybook,
       readOnly: false,
+      scope: "playbooks",
       call: (principal, args: typeof RunPlaybook.Type) =>
         Effect.flatMap(
           runs.run(principal, args.playbook_id, { dry_run: args.dry_run ?? false }, sign),
@@ -352,6 +364,7 @@ export const make = Effect.gen(function*() {
         "question, the SQL it ran and the rows, or says which word it could not place.",
       arguments: Ask,
       readOnly: false,
+      scope: "ask",
       call: (principal, args: typeof Ask.Type, progress) =>
         Effect.gen(function*() {
           const handle = yield* answers.ask(principal, {

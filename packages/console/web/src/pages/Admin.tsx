@@ -2,6 +2,7 @@ import { type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
 import { CheckSet } from "../components/CheckSet.js"
 import { Secret } from "../components/Secret.js"
+import { AgentSettings, ConnectedAgents } from "./OAuth.js"
 
 interface Member {
   readonly id: string
@@ -290,6 +291,8 @@ export function AdminPage() {
       <h1 id="admin-title">Administration</h1>
       <Members />
       <Roles />
+      <AgentSettings />
+      <ConnectedAgents />
       <AuditLog />
     </main>
   )
