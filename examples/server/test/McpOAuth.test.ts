@@ -24,6 +24,7 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
   let browser: Browser
   let base: string
   let adminKey: string
+  let output: { readonly stdout: string; readonly stderr: string }
   let callback: Server
   let redirectUrl: string
   const codes: Array<(code: string) => void> = []
@@ -38,6 +39,7 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
       SIGHTLINE_SANDBOX_DIR: "off",
       SIGHTLINE_MCP_OAUTH: "1"
     })
+    output = server.output
     adminKey = /Admin API key \(shown once, keep it\): (\S+)/.exec(server.output.stdout)![1]!
     const invited = await (await fetch(`${base}/v2/members/invite`, {
       method: "POST",
@@ -162,7 +164,8 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
       await page.screenshot({ path: join(Browsers.screenshotDir, "oauth-consent.png") })
       await page.getByRole("button", { name: "Allow" }).click()
       const finishing = transport()
-      await finishing.finishAuth(await code())
+      const theCode = await code()
+      await finishing.finishAuth(theCode)
       expect(state.tokens?.refresh_token).toEqual(expect.any(String))
       expect(state.tokens?.scope).toBe("read query")
 
@@ -249,6 +252,10 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
       })
       expect(after.status).toBe(401)
       expect((await renew(fresh.refresh_token)).status).toBe(400)
+      // Nothing secret reached the server's logs.
+      for (const secret of [theCode, fresh.access_token, fresh.refresh_token]) {
+        expect(output.stdout + output.stderr).not.toContain(secret)
+      }
       await client.close()
       await admin.close()
       await context.close()
