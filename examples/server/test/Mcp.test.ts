@@ -3,6 +3,10 @@
  * PGlite and PostgreSQL: the tools it lists and what each answers, the caller's permissions and
  * key, the audit, and bad input answered as protocol errors, never a 5xx.
  */
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2
+} from "@modelcontextprotocol/client"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -12,7 +16,7 @@ import { scopedKey } from "./utils/members.js"
 import { body, describeServers, postgresProblem, type TestServer } from "./utils/server.js"
 import { createSales, regionPolicy, withWarehouse } from "./utils/warehouse.js"
 
-const clients: Array<Client> = []
+const clients: Array<{ close(): Promise<void> }> = []
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close()
 })
@@ -343,6 +347,45 @@ describeServers("the MCP server", (server) => {
     await server().request("/v2/organization/settings", { method: "PATCH", key: org.key, json: { mcp_run_sql: true } })
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("run_sql")
   }, 60_000)
+
+  it(
+    "speaks the stateless revision (2026-07-28) to a client that asks for it, and the 2025 ones to others",
+    async () => {
+      const org = await server().newOrg()
+      const connectorId = await demoConnector(server(), org)
+      const modern = (mode: "auto" | { readonly pin: string }) => {
+        const client = new ClientV2({ name: "sightline-test-v2", version: "1.0.0" }, { versionNegotiation: { mode } })
+        clients.push(client)
+        return client.connect(
+          new StreamableHTTPClientTransportV2(new URL(`${server().baseUrl}/mcp`), {
+            requestInit: { headers: { authorization: `Bearer ${org.key}` } }
+          })
+        ).then(() => client)
+      }
+      const pinned = await modern({ pin: "2026-07-28" })
+      expect(pinned.getNegotiatedProtocolVersion()).toBe("2026-07-28")
+      expect((await pinned.listTools()).tools.map((tool) => tool.name)).toContain("run_verified_query")
+      const queried = await pinned.callTool({
+        name: "query_metrics",
+        arguments: { connector_id: connectorId, metrics: ["revenue"], dimensions: ["region"] }
+      })
+      expect(queried.isError).toBeFalsy()
+      expect((queried.structuredContent as any).rows.length).toBeGreaterThan(1)
+      // Progress reaches a modern client too: the answer upgrades to an event stream.
+      const progress: Array<unknown> = []
+      const asked = await pinned.callTool(
+        { name: "ask", arguments: { question: "revenue by region", connector_ids: [connectorId] } },
+        { onprogress: (notification) => progress.push(notification) }
+      )
+      expect(asked.isError).toBeFalsy()
+      expect(progress.length).toBeGreaterThan(1)
+      // A client that negotiates finds the stateless revision; a 2025 client still gets its own.
+      expect((await modern("auto")).getNegotiatedProtocolVersion()).toBe("2026-07-28")
+      const legacy = await connect(server(), org.key)
+      expect(legacy.getServerVersion()?.name).toBe("sightline")
+    },
+    60_000
+  )
 
   it("reports an answer's progress as its steps run, and gives its chart beside the table", async () => {
     const org = await server().newOrg()

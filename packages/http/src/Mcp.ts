@@ -18,16 +18,17 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Server as McpSdkServer } from "@modelcontextprotocol/sdk/server/index.js"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import {
-  CallToolRequestSchema,
+  type AuthInfo,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS
-} from "@modelcontextprotocol/sdk/types.js"
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server as McpSdkServer,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport
+} from "@modelcontextprotocol/server"
 import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
 import * as Auth from "@sightline/core/Auth"
@@ -67,12 +68,22 @@ import type * as RateLimit from "./RateLimit.js"
 export const path = "/mcp"
 
 /**
- * The MCP protocol revisions served: the SDK's (newest first), which negotiates one with each client.
+ * The stateless revision: each request carries its own protocol version and capabilities (no
+ * `initialize`), served by the SDK's per-request handler.
  *
  * @since 0.1.0
  * @category constants
  */
-export const protocolVersions: ReadonlyArray<string> = SUPPORTED_PROTOCOL_VERSIONS
+export const statelessRevision = "2026-07-28"
+
+/**
+ * The MCP protocol revisions served, newest first: the stateless revision, and the 2025 revisions
+ * (the SDK's, negotiated in `initialize`), each of those requests served on its own too.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const protocolVersions: ReadonlyArray<string> = [statelessRevision, ...SUPPORTED_PROTOCOL_VERSIONS]
 
 /**
  * The largest request body the endpoint reads.
@@ -92,7 +103,11 @@ export const isMcpPath = (url: string): boolean => url.split("?")[0] === path
 
 // A JSON-RPC error outside any request (no id): refused credentials, a foreign Origin, a limit.
 const refusal = (status: number, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message }, id: null }, {
+  HttpServerResponse.unsafeJson({
+    jsonrpc: "2.0",
+    error: { code: ProtocolErrorCode.InvalidRequest, message },
+    id: null
+  }, {
     status,
     headers
   })
@@ -232,8 +247,8 @@ const make = Effect.gen(function*() {
           : tool.available(principal)
     )
 
-  // One SDK server and transport per request: nothing is kept between requests.
-  const serve = async (request: Request, body: unknown, principal: Policy.Principal): Promise<Response> => {
+  // One SDK server per request: nothing is kept between requests.
+  const newServer = (principal: Policy.Principal) => {
     const server = new McpSdkServer(
       { name: "sightline", version: "0.1.0" },
       {
@@ -244,7 +259,7 @@ const make = Effect.gen(function*() {
           "read_library_file read the Context Library; list_playbooks and run_playbook run saved reports."
       }
     )
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    server.setRequestHandler("tools/list", async () => ({
       tools: (await run(listed(principal))).map((tool) => ({
         name: tool.name,
         title: tool.title,
@@ -253,10 +268,10 @@ const make = Effect.gen(function*() {
         annotations: { title: tool.title, readOnlyHint: tool.readOnly, openWorldHint: false }
       }))
     }))
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    server.setRequestHandler("tools/call", (request, ctx) => {
       // A tool that does not exist is the request's error, not the tool's.
       if (!byName.has(request.params.name)) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
       }
       const token = request.params._meta?.progressToken
       let step = 0
@@ -264,15 +279,43 @@ const make = Effect.gen(function*() {
         ? () => Effect.void
         : (message) =>
           Effect.promise(() =>
-            extra.sendNotification({
+            ctx.mcpReq.notify({
               method: "notifications/progress",
               params: { progressToken: token, progress: ++step, message }
             }).catch(() => undefined)
           )
       return run(call(principal, request.params.name, request.params.arguments, progress))
     })
-    // A request that asks for progress is answered as an event stream, which carries the
-    // notifications before the result; any other as one JSON response.
+    return server
+  }
+
+  // The caller travels to the server factory as the request's auth info (the SDK passes it through).
+  const authInfo = (principal: Policy.Principal): AuthInfo => ({
+    token: "",
+    clientId: grantOf(principal)?.clientId ?? "",
+    scopes: [...(grantOf(principal)?.scopes ?? [])],
+    extra: { principal }
+  })
+  const principalOf = (info: AuthInfo | undefined) => info?.extra?.["principal"] as Policy.Principal
+
+  // The stateless revision: the SDK's per-request handler (JSON, or an event stream once a tool
+  // sends a notification before its result).
+  const modern = createMcpHandler((ctx) => newServer(principalOf(ctx.authInfo)), {
+    legacy: "reject",
+    responseMode: "auto",
+    maxRequestBodySize: maxBodyBytes
+  })
+
+  const serve = async (request: Request, body: unknown, principal: Policy.Principal): Promise<Response> => {
+    if (!(await isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes }))) {
+      return modern.fetch(request, {
+        authInfo: authInfo(principal),
+        ...(body === undefined ? {} : { parsedBody: body })
+      })
+    }
+    // A 2025 revision, each request on its own: a request that asks for progress is answered as an
+    // event stream, which carries the notifications before the result; any other as one JSON response.
+    const server = newServer(principal)
     const streamed = wantsProgress(body)
     // No `sessionIdGenerator`: stateless, so no session ties a client to this process.
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed })

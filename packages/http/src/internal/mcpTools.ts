@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult } from "@modelcontextprotocol/server"
 import * as Answers from "@sightline/core/Answers"
 import { ChartRenderer } from "@sightline/core/ChartRenderer"
 import * as ChartSpec from "@sightline/core/ChartSpec"
