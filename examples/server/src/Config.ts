@@ -22,7 +22,7 @@
  * | `SIGHTLINE_CONNECTOR_ALLOW_HOSTS` | none | comma-separated host names and CIDR ranges connectors may reach although private |
  * | `SIGHTLINE_CONNECTOR_ALLOW_SUPERUSER` | unset | `1` lets connectors log in as a superuser or a role that reads the server's files |
  * | `SIGHTLINE_TRUSTED_PROXIES` | none | comma-separated addresses and CIDR ranges of reverse proxies whose `X-Forwarded-For` names the client |
- * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses (development only) |
+ * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses, and OAuth client metadata documents be read from private addresses (development only) |
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
  * | `SIGHTLINE_SANDBOX_DIR` | `$SIGHTLINE_DATA_DIR/sandboxes` | where sandbox workspaces live (`off`: no sandboxes) |
  * | `SIGHTLINE_PGLITE_TEMPLATE` | the built server's `pglite-template.tar.gz` | a prepared cluster a new data directory starts from (`off`: none) |

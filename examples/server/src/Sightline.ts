@@ -22,6 +22,7 @@ import type * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Worker from "@sightline/core/Worker"
+import * as ClientDocuments from "@sightline/delivery/ClientDocuments"
 import * as Transport from "@sightline/delivery/Transport"
 import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
@@ -189,6 +190,8 @@ export const platform = (options: Options) =>
     ConnectorsTester.layerWith(options.connectorAccess ?? ConnectorsRuntime.defaultAccess),
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
     Transport.layer({ smtp: options.smtp, webhooks: { allowPrivate: options.webhookAllowPrivate } }),
+    // An agent's client ID metadata document is fetched under the webhooks' network rule.
+    ClientDocuments.layer({ allowPrivate: options.webhookAllowPrivate }),
     VegaCharts.layer(),
     options.sandboxes === undefined || options.sandboxes === false
       ? SandboxRuntime.layerUnconfigured

@@ -7,7 +7,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -26,6 +30,8 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
   let adminKey: string
   let output: { readonly stdout: string; readonly stderr: string }
   let callback: Server
+  let documents: Server
+  let documentBase: string
   let redirectUrl: string
   const codes: Array<(code: string) => void> = []
 
@@ -33,11 +39,52 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
     const port = await freePort()
     // `localhost`, as the public URL says: a secure origin, so the console's refresh cookie is kept.
     base = `http://localhost:${port}`
+    // Client ID metadata documents, served over https on loopback with a certificate the server is
+    // told to trust; the operator lets it reach loopback (as for webhooks), which it refuses by default.
+    const certs = mkdtempSync(join(tmpdir(), "sightline-cimd-"))
+    execFileSync("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(certs, "key.pem"),
+      "-out",
+      join(certs, "cert.pem")
+    ], { stdio: "ignore" })
+    const documentPort = await freePort()
+    documentBase = `https://127.0.0.1:${documentPort}`
+    documents = createHttpsServer(
+      { key: readFileSync(join(certs, "key.pem")), cert: readFileSync(join(certs, "cert.pem")) },
+      (request, response) => {
+        const url = `${documentBase}${request.url}`
+        response.setHeader("content-type", "application/json")
+        response.end(JSON.stringify({
+          // A document must name itself; `/impostor.json` names another client.
+          client_id: request.url === "/impostor.json" ? `${documentBase}/agent.json` : url,
+          client_name: "Document agent",
+          redirect_uris: [redirectUrl],
+          token_endpoint_auth_method: "none"
+        }))
+      }
+    ).listen(documentPort, "127.0.0.1")
+    // The agent's loopback listener: the browser brings the code here.
+    const callbackPort = await freePort()
+    redirectUrl = `http://127.0.0.1:${callbackPort}/callback`
     const server = await serve({
       SIGHTLINE_PORT: String(port),
       SIGHTLINE_DATA_DIR: tempDir(),
       SIGHTLINE_SANDBOX_DIR: "off",
-      SIGHTLINE_MCP_OAUTH: "1"
+      SIGHTLINE_MCP_OAUTH: "1",
+      SIGHTLINE_WEBHOOK_ALLOW_PRIVATE: "1",
+      NODE_EXTRA_CA_CERTS: join(certs, "cert.pem")
     })
     output = server.output
     adminKey = /Admin API key \(shown once, keep it\): (\S+)/.exec(server.output.stdout)![1]!
@@ -52,9 +99,6 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
       body: JSON.stringify({ token: invited.sign_in_token, password })
     })
     if (set.status !== 200) throw new Error(`could not set the member's password: ${await set.text()}`)
-    // The agent's loopback listener: the browser brings the code here.
-    const callbackPort = await freePort()
-    redirectUrl = `http://127.0.0.1:${callbackPort}/callback`
     callback = createServer((request, response) => {
       const url = new URL(request.url ?? "/", redirectUrl)
       response.end("You can close this window.")
@@ -67,6 +111,7 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
   afterAll(async () => {
     await browser?.close()
     callback?.close()
+    documents?.close()
   })
 
   const signedIn = async (): Promise<{ context: BrowserContext; page: Page }> => {
@@ -81,10 +126,11 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
   }
 
   /** An agent's OAuth state, as the MCP client keeps it; consent happens in `page`. */
-  const agent = (page: Page) => {
+  const agent = (page: Page, clientMetadataUrl?: string) => {
     const state: { client?: OAuthClientInformationMixed; tokens?: OAuthTokens; verifier?: string } = {}
     let code: Promise<string> = Promise.resolve("")
     const provider = {
+      ...(clientMetadataUrl === undefined ? {} : { clientMetadataUrl }),
       get redirectUrl() {
         return redirectUrl
       },
@@ -261,6 +307,47 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
       await context.close()
     },
     120_000
+  )
+
+  it(
+    "reads the registration of a client named by its metadata document's URL, and refuses a document naming another",
+    async () => {
+      const server = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json() as any
+      expect(server.client_id_metadata_document_supported).toBe(true)
+      const { context, page } = await signedIn()
+      const { code, transport } = agent(page, `${documentBase}/agent.json`)
+      await expect(new Client({ name: "doc-agent", version: "1.0.0" }).connect(transport())).rejects.toThrow(
+        /Unauthorized/i
+      )
+      await page.getByText("Document agent").first().waitFor({ timeout: 30_000 })
+      await page.getByRole("button", { name: "Allow" }).click()
+      await transport().finishAuth(await code())
+      // Nothing was registered: the document's URL is the client's id.
+      expect(state.client?.client_id ?? `${documentBase}/agent.json`).toBe(`${documentBase}/agent.json`)
+      const client = new Client({ name: "doc-agent", version: "1.0.0" })
+      await client.connect(transport())
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("ask")
+      await client.close()
+      const grants = await (await fetch(`${base}/v2/oauth/grants`, {
+        headers: { authorization: `Bearer ${adminKey}` }
+      })).json() as any
+      expect(grants.grants).toContainEqual(expect.objectContaining({
+        client_id: `${documentBase}/agent.json`,
+        client_name: "Document agent"
+      }))
+
+      // A document that names another client is refused on the consent page.
+      await page.goto(`${base}/oauth/authorize?${new URLSearchParams({
+        response_type: "code",
+        client_id: `${documentBase}/impostor.json`,
+        redirect_uri: redirectUrl,
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256"
+      })}`)
+      await page.getByRole("alert").filter({ hasText: "names another client_id" }).waitFor({ timeout: 30_000 })
+      await context.close()
+    },
+    60_000
   )
 
   it(

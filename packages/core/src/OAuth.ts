@@ -131,6 +131,34 @@ export const RegisterRequest = Schema.Struct({
 export type RegisterRequest = typeof RegisterRequest.Type
 
 /**
+ * Whether a `client_id` names a client ID metadata document: an https URL with a path.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isMetadataDocumentUrl = (clientId: string): boolean => {
+  try {
+    const url = new URL(clientId)
+    return url.protocol === "https:" && url.pathname !== "/" && url.hash === "" && url.username === ""
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A client ID metadata document: the registration a client publishes at its `client_id` URL. Its
+ * `client_id` must be that URL; fields this server does not use are ignored.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ClientMetadataDocument = Schema.Struct({
+  client_id: Schema.String,
+  ...RegisterRequest.fields
+})
+export type ClientMetadataDocument = typeof ClientMetadataDocument.Type
+
+/**
  * A registered client.
  *
  * @since 0.1.0

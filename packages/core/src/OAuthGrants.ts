@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Auditor } from "./Auditor.js"
 import { enforce } from "./Decision.js"
@@ -24,6 +25,7 @@ import { IdGenerator } from "./IdGenerator.js"
 import * as SignInLinks from "./internal/signInLinks.js"
 import { MemberRepo } from "./MemberRepo.js"
 import * as OAuth from "./OAuth.js"
+import { OAuthClientDocuments } from "./OAuthClientDocuments.js"
 import * as Policy from "./Policy.js"
 import * as Secret from "./Secret.js"
 import type * as Session from "./Session.js"
@@ -133,6 +135,36 @@ export const make = Effect.gen(function*() {
   const auditor = yield* Auditor
   const newToken = Effect.provideService(SignInLinks.newToken, Secret.SecretHasher, hasher)
 
+  const documents = yield* Effect.serviceOption(OAuthClientDocuments)
+  const decodeDocument = Schema.decodeUnknown(OAuth.ClientMetadataDocument)
+
+  // A client named by its metadata document's URL: read at each authorization request (so a change
+  // of its redirect URIs takes effect), and kept, since its code and refresh tokens name it.
+  const fromDocument = (reader: OAuthClientDocuments.Service, url: string) =>
+    Effect.gen(function*() {
+      const document = yield* reader.fetch(url).pipe(
+        Effect.flatMap((json) => decodeDocument(json)),
+        Effect.mapError((error) =>
+          new InvalidRequest({
+            message: `client_id: the client's metadata document is unusable: ${
+              error._tag === "ParseError" ? ParseResult.TreeFormatter.formatErrorSync(error) : error.message
+            }`
+          })
+        )
+      )
+      if (document.client_id !== url) {
+        return yield* new InvalidRequest({ message: "client_id: the metadata document names another client_id" })
+      }
+      const client: OAuth.Client = {
+        client_id: url,
+        client_name: document.client_name?.trim() || new URL(url).host,
+        redirect_uris: document.redirect_uris,
+        created_at: yield* DateTime.now
+      }
+      yield* repo.createClient(client)
+      return client
+    })
+
   const register = Traced.fn("OAuthGrants.register")(function*(request: OAuth.RegisterRequest) {
     const client: OAuth.Client = {
       client_id: yield* ids.uuid,
@@ -150,7 +182,9 @@ export const make = Effect.gen(function*() {
       if (principal.auth._tag !== "Session") {
         return yield* new InvalidRequest({ message: "only a member signed in to the console can connect a client" })
       }
-      const client = yield* repo.getClient(request.client_id)
+      const client = OAuth.isMetadataDocumentUrl(request.client_id) && Option.isSome(documents)
+        ? Option.some(yield* fromDocument(documents.value, request.client_id))
+        : yield* repo.getClient(request.client_id)
       if (Option.isNone(client)) return yield* new InvalidRequest({ message: "client_id: no such client" })
       if (!client.value.redirect_uris.some((uri) => OAuth.redirectUriMatches(uri, request.redirect_uri))) {
         return yield* new InvalidRequest({ message: "redirect_uri: not one the client registered" })

@@ -82,7 +82,7 @@ export declare namespace SessionRepo {
      * one is returned, so every process of a deployment signs with the same key.
      */
     readonly signingKey: (candidate: string) => Effect.Effect<string>
-    /** Registers an OAuth client. */
+    /** Registers an OAuth client, or replaces the registration of its id (a metadata document read again). */
     readonly createClient: (client: OAuth.Client) => Effect.Effect<void>
     /** The OAuth client of this id. */
     readonly getClient: (clientId: string) => Effect.Effect<Option.Option<OAuth.Client>>

@@ -5,6 +5,7 @@ import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
 import { ApiKeyId } from "../src/Ids.js"
 import * as OAuth from "../src/OAuth.js"
+import { ClientDocumentError, OAuthClientDocuments } from "../src/OAuthClientDocuments.js"
 import * as OAuthGrants from "../src/OAuthGrants.js"
 import * as Organizations from "../src/Organizations.js"
 import * as Policy from "../src/Policy.js"
@@ -166,4 +167,26 @@ describe("OAuthGrants", () => {
         .toBe("invalid_grant")
       expect((yield* Effect.flip(grants.revokeClient(admin, client.client_id)))._tag).toBe("NotFound")
     }).pipe(Effect.provide(TestLayer)))
+
+  it.effect("a client named by its metadata document's URL is read from it, and must be named by it", () => {
+    const url = "https://agent.example/client.json"
+    const documents = Layer.succeed(OAuthClientDocuments, {
+      fetch: (at) =>
+        at === url
+          ? Effect.succeed({ client_id: url, client_name: "Doc agent", redirect_uris: ["https://agent.example/cb"] })
+          : at === "https://agent.example/impostor.json"
+          ? Effect.succeed({ client_id: url, redirect_uris: ["https://agent.example/cb"] })
+          : Effect.fail(new ClientDocumentError({ message: "the client's metadata document answered 404" }))
+    })
+    return Effect.gen(function*() {
+      const { admin, request } = yield* setup
+      const grants = yield* OAuthGrants.OAuthGrants
+      const asked = { ...request, client_id: url, redirect_uri: "https://agent.example/cb" }
+      expect((yield* grants.consent(admin, asked, resource)).client_name).toBe("Doc agent")
+      const refused = (clientId: string) =>
+        Effect.map(Effect.flip(grants.consent(admin, { ...asked, client_id: clientId }, resource)), (e) => e.message)
+      expect(yield* refused("https://agent.example/impostor.json")).toMatch(/names another client_id/)
+      expect(yield* refused("https://agent.example/missing.json")).toMatch(/answered 404/)
+    }).pipe(Effect.provide(Layer.provide(TestLayer, documents)))
+  })
 })

@@ -19,10 +19,9 @@ import type * as Report from "@sightline/core/Report"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
-import * as Dns from "node:dns"
 import * as Http from "node:http"
 import * as Https from "node:https"
-import * as Net from "node:net"
+import * as Guard from "./internal/guard.js"
 
 /**
  * Options of the poster.
@@ -64,10 +63,7 @@ export const urlProblem = (url: URL, allowPrivate: boolean): string | undefined 
   if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) {
     return "the webhook URL must be https"
   }
-  const host = url.hostname.replace(/^\[|\]$/g, "")
-  if (!allowPrivate && Net.isIP(host) !== 0 && !NetworkAccess.isPublicAddress(host)) {
-    return "the webhook URL points into a private network"
-  }
+  if (Guard.refusedLiteral(url, allowPrivate)) return "the webhook URL points into a private network"
   return undefined
 }
 
@@ -142,10 +138,7 @@ export const make = (options: Options = {}) => {
   const timeout = options.timeoutMillis ?? 10_000
 
   // The socket's lookup: resolves every address and refuses the name if any one is private.
-  const lookup = NetworkAccess.lookup(
-    allowPrivate ? NetworkAccess.allowAll : NetworkAccess.publicOnly,
-    (hostname, callback) => Dns.lookup(hostname, { all: true }, callback)
-  ) as Net.LookupFunction
+  const lookup = Guard.lookup(allowPrivate)
 
   const once = (url: URL, body: string) =>
     Effect.async<void, PostError>((resume, signal) => {

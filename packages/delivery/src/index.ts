@@ -2,6 +2,7 @@
  * @since 0.1.0
  */
 export * as ChatWebhook from "./ChatWebhook.js"
+export * as ClientDocuments from "./ClientDocuments.js"
 export * as Smtp from "./Smtp.js"
 export * as Transport from "./Transport.js"
 export * as VegaCharts from "./VegaCharts.js"

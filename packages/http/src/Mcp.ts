@@ -1,13 +1,16 @@
 /**
  * The MCP server: Sightline as a data tool of any agent, over the Model Context Protocol's
- * Streamable HTTP transport at `POST /mcp` (the official TypeScript SDK, stateless: each request
- * stands alone, so any server process answers it).
+ * Streamable HTTP transport at `POST /mcp` (the official TypeScript SDK v2, stateless: each request
+ * stands alone, so any server process answers it). It speaks the stateless revision 2026-07-28 and
+ * the 2025 revisions.
  *
- * A caller authenticates exactly as on `/v2`, with `Authorization: Bearer <API key or session
- * token>`: the key's assumed roles, owner, expiry and revocation, and its client metadata's
- * row-level security, apply to every tool call. Failed credentials count toward the same per-address
- * limit, and each call spends a token of the organization's rate limit. OAuth is not offered, so no
- * OAuth metadata is advertised (a client that sees some starts OAuth even with a key configured).
+ * A caller authenticates as on `/v2`, with `Authorization: Bearer <API key or session token>`: the
+ * key's assumed roles, owner, expiry and revocation, and its client metadata's row-level security,
+ * apply to every tool call. Failed credentials count toward the same per-address limit, and each
+ * call spends a token of the organization's rate limit. Where the host turns OAuth on (`McpOAuth`),
+ * an agent may also present a grant's access token: it acts as the member who consented, narrowed by
+ * the granted scopes. Where OAuth is off, no OAuth metadata is advertised (a client that sees some
+ * starts OAuth even with a key configured).
  *
  * A request that carries an `Origin` (a browser's) must come from this server's own origin: another
  * site's page cannot drive a member's agent. Every tool call is in the audit log (`mcp.tool_call`).
@@ -142,13 +145,7 @@ const allowedOrigin = (request: HttpServerRequest.HttpServerRequest): boolean =>
   }
 }
 
-const parsed = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
+const parsed = Option.liftThrowable((text: string): unknown => JSON.parse(text))
 
 // Whether a message (or a batch) is a request carrying a progress token.
 const wantsProgress = (body: unknown): boolean =>
@@ -368,7 +365,7 @@ const make = Effect.gen(function*() {
     }
     // Read here to see whether the request asks for progress; malformed JSON is left to the SDK,
     // which answers it as JSON-RPC's parse error.
-    const body = parsed(text.right)
+    const body = Option.getOrUndefined(parsed(text.right))
     const web = new Request(
       Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(path, "http://localhost")),
       { method: request.method, headers: new Headers(request.headers as Record<string, string>), body: text.right }

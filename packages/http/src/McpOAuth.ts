@@ -5,7 +5,9 @@
  *
  * When on, this deployment is both the resource server (`/mcp`, RFC 9728 metadata) and its
  * authorization server (RFC 8414 metadata):
- * - `POST /oauth/register`: dynamic registration of public clients (RFC 7591), limited per address;
+ * - clients named by the URL of their metadata document (where the host provides
+ *   `OAuthClientDocuments`), or registered dynamically at `POST /oauth/register` (RFC 7591, public
+ *   clients, limited per address);
  * - `GET /oauth/authorize`: sends the browser to the console's consent page, which asks the member
  *   (signed in) through `/v2/oauth/consent` and sends the browser back with a code;
  * - `POST /oauth/token`: the code (with its PKCE verifier) or a refresh token, for a 15-minute access
@@ -18,6 +20,7 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OAuth from "@sightline/core/OAuth"
+import { OAuthClientDocuments } from "@sightline/core/OAuthClientDocuments"
 import * as OAuthGrants from "@sightline/core/OAuthGrants"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Context from "effect/Context"
@@ -124,6 +127,8 @@ export const routes: Layer.Layer<
     const addressOf = yield* ClientAddress.resolver
     const at = urls(yield* PublicUrl.base)
     const scopes = OAuth.scopes
+    // Clients named by a metadata document's URL, where the deployment can read one.
+    const documents = Option.isSome(yield* Effect.serviceOption(OAuthClientDocuments))
 
     const resourceMetadata = HttpServerResponse.unsafeJson({
       resource: at.resource,
@@ -145,7 +150,8 @@ export const routes: Layer.Layer<
         response_types_supported: ["code"],
         grant_types_supported: ["authorization_code", "refresh_token"],
         code_challenge_methods_supported: ["S256"],
-        token_endpoint_auth_methods_supported: ["none"]
+        token_endpoint_auth_methods_supported: ["none"],
+        client_id_metadata_document_supported: documents
       }))
     )
 

@@ -224,7 +224,12 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
       createClient: (client) =>
         sql`INSERT INTO ${oauthClients} (client_id, client_name, redirect_uris, created_at)
             VALUES (${client.client_id}, ${client.client_name}, ${jsonText(client.redirect_uris)}::jsonb,
-                    ${date(client.created_at)})`.pipe(Effect.asVoid, Effect.orDie),
+                    ${date(client.created_at)})
+            ON CONFLICT (client_id) DO UPDATE
+              SET client_name = EXCLUDED.client_name, redirect_uris = EXCLUDED.redirect_uris`.pipe(
+            Effect.asVoid,
+            Effect.orDie
+          ),
       getClient: (clientId) => Effect.orDie(clientById(clientId)),
       listGrants: (organizationId, at) => Effect.orDie(grantsOf({ organization_id: organizationId, at: date(at) })),
       revokeClientGrants: (organizationId, clientId, at) =>
