@@ -227,9 +227,9 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
                     ${date(client.created_at)})
             ON CONFLICT (client_id) DO UPDATE
               SET client_name = EXCLUDED.client_name, redirect_uris = EXCLUDED.redirect_uris`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          ),
+          Effect.asVoid,
+          Effect.orDie
+        ),
       getClient: (clientId) => Effect.orDie(clientById(clientId)),
       listGrants: (organizationId, at) => Effect.orDie(grantsOf({ organization_id: organizationId, at: date(at) })),
       revokeClientGrants: (organizationId, clientId, at) =>
