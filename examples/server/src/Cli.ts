@@ -161,7 +161,8 @@ const serve = Effect.gen(function*() {
   // One store for both steps: bootstrap on it, then serve until interrupted (SIGINT/SIGTERM); the
   // store closes last.
   return yield* Effect.zipRight(bootstrap(Config.publicBase(options, listen)), Layer.launch(server)).pipe(
-    Effect.provide(Sightline.core(options))
+    Effect.provide(Sightline.core(options)),
+    Effect.provide(Sightline.tracing(options))
   )
 })
 

@@ -14,6 +14,7 @@
  * | `SIGHTLINE_CORS_ORIGINS` | none | comma-separated browser origins allowed to call the API |
  * | `SIGHTLINE_OIDC_ISSUER`, `_CLIENT_ID`, `_CLIENT_SECRET` | unset | sign-in through an OpenID Provider (`_NAME` labels its button); its redirect URI is `<public URL>/v2/auth/oidc/callback` |
  * | `SIGHTLINE_PUBLIC_URL` | `http://localhost:<port>` | where people reach the server: the base of sign-in links |
+ * | `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, ... | unset | export traces over OTLP/HTTP (`Telemetry`) |
  * | `SIGHTLINE_MCP_OAUTH` | unset | `1` lets agents connect to `/mcp` with a member's sign-in (OAuth 2.1), not only with a key |
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
  * | `SIGHTLINE_SMTP_URL` | unset | `smtp://user:pass@host:587` (or `smtps://`): e-mail delivery of reports |
@@ -43,6 +44,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
 import type * as Sightline from "./Sightline.js"
+import * as Telemetry from "./Telemetry.js"
 
 /**
  * The prepared PGlite cluster a new data directory starts from: `pnpm start` writes it beside the
@@ -125,6 +127,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   ),
   webhookAllowPrivate: Config.boolean("SIGHTLINE_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   mcpOAuth: Config.boolean("SIGHTLINE_MCP_OAUTH").pipe(Config.withDefault(false)),
+  telemetry: Telemetry.fromEnv,
   workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
     Config.withDefault(2)
@@ -156,6 +159,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       jwt,
       mailFrom,
       mcpOAuth,
+      telemetry,
       models,
       oidc,
       pgliteTemplate,
@@ -187,6 +191,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     corsOrigins: corsOrigins.map((origin) => origin.trim()).filter((origin) => origin !== ""),
     oidc: Option.getOrUndefined(oidc),
     mcpOAuth,
+    telemetry: Option.getOrUndefined(telemetry),
     publicUrl: Option.getOrUndefined(Option.map(publicUrl, (url) => url.toString().replace(/\/+$/, ""))),
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
     webhookAllowPrivate,

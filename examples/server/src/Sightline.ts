@@ -48,6 +48,7 @@ import type * as Redacted from "effect/Redacted"
 import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
 import type { Duplex } from "node:stream"
+import * as Telemetry from "./Telemetry.js"
 
 /**
  * Where the data lives. Without a `dataDir`, PGlite (real PostgreSQL) runs in memory and nothing
@@ -102,6 +103,8 @@ export interface Options {
   readonly connectorAccess?: ConnectorsRuntime.ConnectorAccess | undefined
   /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
   readonly webhookAllowPrivate?: boolean | undefined
+  /** Export traces over OTLP (from the `OTEL_*` variables); none when absent. */
+  readonly telemetry?: Telemetry.Options | undefined
   /** Agents may connect to `/mcp` with a member's sign-in (OAuth 2.1); keys work either way. */
   readonly mcpOAuth?: boolean | undefined
   /**
@@ -237,8 +240,9 @@ export const core = (options: Options) =>
     // The platform's delivery reads the store's chat channels.
     Layer.provideMerge(platform(options).pipe(Layer.provideMerge(SqlStore.layer))),
     Layer.provideMerge(client(options)),
-    // Defined without spans, as the server runs them (`untraced`, and `Traced.fn` in core).
-    Layer.provide(untraced)
+    // Defined without spans, as the server runs them (`untraced`, and `Traced.fn` in core), unless
+    // traces are exported.
+    Layer.provide(options.telemetry === undefined ? untraced : Layer.empty)
   )
 
 /**
@@ -335,12 +339,23 @@ export const untraced: Layer.Layer<never> = Layer.mergeAll(
   Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)
 )
 
-/** The HTTP application and the background worker over a ready core, sharing one asset URL signer. */
+/**
+ * The HTTP application and the background worker over a ready core, sharing one asset URL signer;
+ * untraced unless `options.telemetry` asks for traces, which the process then exports with `tracing`
+ * around everything it runs (the server's request fibers are forked outside this layer).
+ */
 export const app = (options: Options) =>
   Layer.merge(http(options), worker(options)).pipe(
     Layer.provideMerge(assetUrls(options)),
-    Layer.provide(untraced)
+    Layer.provide(options.telemetry === undefined ? untraced : Layer.empty)
   )
+
+/**
+ * The tracer that exports the process's spans, where `options.telemetry` asks for it: provide it
+ * around the server and the core, so that every fiber they fork has it.
+ */
+export const tracing = (options: Options): Layer.Layer<never> =>
+  options.telemetry === undefined ? Layer.empty : Telemetry.layer(options.telemetry)
 
 /** The whole application and the core it runs on (so the CLI and tests reach the use cases). */
 export const layer = (options: Options) => app(options).pipe(Layer.provideMerge(core(options)))

@@ -1,0 +1,92 @@
+/**
+ * Traces over OTLP/HTTP (JSON), configured with the standard OpenTelemetry variables, off when
+ * none is set (then the server builds no span at all: `Sightline.untraced`).
+ *
+ * | variable | meaning |
+ * |---|---|
+ * | `OTEL_EXPORTER_OTLP_ENDPOINT` | the collector's base URL; traces go to `<it>/v1/traces` |
+ * | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` | the traces URL itself, instead |
+ * | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS` | `key=value,key=value` sent with each export (an API key) |
+ * | `OTEL_SERVICE_NAME` | the service's name (default `sightline`) |
+ * | `OTEL_BSP_SCHEDULE_DELAY` | milliseconds between exports (default 5000) |
+ * | `OTEL_SDK_DISABLED` | `true` turns export off whatever else is set |
+ *
+ * @since 0.1.0
+ */
+import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
+import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/**
+ * Where and how traces are exported.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The traces URL (`.../v1/traces`). */
+  readonly tracesUrl: string
+  readonly serviceName: string
+  /** Sent with each export; never logged. */
+  readonly headers: Readonly<Record<string, string>>
+  /** How often spans are sent (default 5 s). */
+  readonly exportInterval?: Duration.DurationInput | undefined
+}
+
+// `key=value,key=value`, values percent-decoded, as the OpenTelemetry specification writes them.
+const headersOf = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text.split(",").map((pair) => pair.trim()).filter((pair) => pair.includes("=")).map((pair) => {
+      const at = pair.indexOf("=")
+      return [pair.slice(0, at).trim(), decodeURIComponent(pair.slice(at + 1).trim())]
+    })
+  )
+
+/**
+ * The options from the environment; none when no endpoint is set or the SDK is disabled.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
+  endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  tracesEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  headers: Config.string("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.withDefault("")),
+  tracesHeaders: Config.string("OTEL_EXPORTER_OTLP_TRACES_HEADERS").pipe(Config.withDefault("")),
+  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("sightline")),
+  disabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+  delayMillis: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(
+    Config.validate({ message: "must be a positive number of milliseconds", validation: (n) => n > 0 }),
+    Config.withDefault(5_000)
+  )
+}).pipe(Config.map(({ delayMillis, disabled, endpoint, headers, serviceName, tracesEndpoint, tracesHeaders }) => {
+  if (disabled) return Option.none()
+  const url = Option.orElse(
+    tracesEndpoint,
+    () => Option.map(endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/traces`)
+  )
+  return Option.map(url, (tracesUrl) => ({
+    tracesUrl,
+    serviceName,
+    headers: { ...headersOf(headers), ...headersOf(tracesHeaders) },
+    exportInterval: Duration.millis(delayMillis)
+  }))
+}))
+
+/**
+ * A tracer exporting every span of the process to the collector.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<never> =>
+  OtlpTracer.layer({
+    url: options.tracesUrl,
+    resource: { serviceName: options.serviceName, serviceVersion: "0.1.0" },
+    headers: options.headers,
+    exportInterval: options.exportInterval ?? Duration.seconds(5)
+  }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))

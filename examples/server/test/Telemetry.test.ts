@@ -1,0 +1,73 @@
+/**
+ * Traces over OTLP/HTTP: the standalone server as a real process with `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * set, and a loopback OTLP receiver (JSON) that collects what it exports.
+ */
+import { createServer, type Server } from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort, serve, tempDir } from "./utils/process.js"
+import { until } from "./utils/wait.js"
+
+interface Span {
+  readonly name: string
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId?: string
+  readonly attributes?: ReadonlyArray<{ readonly key: string; readonly value: unknown }>
+}
+
+describe("traces exported over OTLP", () => {
+  let receiver: Server
+  const exports: Array<{ readonly path: string; readonly headers: Record<string, unknown>; readonly body: any }> = []
+  let base: string
+  let adminKey: string
+
+  beforeAll(async () => {
+    const port = await freePort()
+    receiver = createServer((request, response) => {
+      let body = ""
+      request.on("data", (chunk) => (body += chunk))
+      request.on("end", () => {
+        exports.push({ path: request.url ?? "", headers: request.headers, body: JSON.parse(body) })
+        response.setHeader("content-type", "application/json")
+        response.end("{}")
+      })
+    }).listen(port, "127.0.0.1")
+    const server = await serve({
+      SIGHTLINE_DATA_DIR: tempDir(),
+      SIGHTLINE_SANDBOX_DIR: "off",
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=collector%20secret",
+      OTEL_SERVICE_NAME: "sightline-test",
+      OTEL_BSP_SCHEDULE_DELAY: "200"
+    })
+    base = server.base
+    adminKey = /Admin API key \(shown once, keep it\): (\S+)/.exec(server.output.stdout)![1]!
+  }, 120_000)
+
+  afterAll(() => {
+    receiver?.close()
+  })
+
+  const spans = (): ReadonlyArray<Span> =>
+    exports.flatMap((e) => e.body.resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((s: any) => s.spans)))
+
+  it("exports the spans of a request and of the answer it starts, with the service's name, and no secret", async () => {
+    const asked = await fetch(`${base}/v2/chats`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ question: "revenue by region", connector_ids: [1] })
+    })
+    expect(asked.status).toBeLessThan(300)
+    await until("the ask's span", async () => spans().find((span) => span.name === "Answers.ask"), 20_000)
+    expect(exports[0]!.path).toBe("/v1/traces")
+    expect(exports[0]!.headers["x-collector-key"]).toBe("collector secret")
+    const resource = exports[0]!.body.resourceSpans[0].resource.attributes
+    expect(resource).toContainEqual({ key: "service.name", value: { stringValue: "sightline-test" } })
+    // The request's span is the parent of the use case's.
+    const ask = spans().find((span) => span.name === "Answers.ask")!
+    const parent = spans().find((span) => span.spanId === ask.parentSpanId)
+    expect(parent?.traceId).toBe(ask.traceId)
+    // No credential in any span.
+    expect(JSON.stringify(exports.map((e) => e.body))).not.toContain(adminKey)
+  }, 60_000)
+})
