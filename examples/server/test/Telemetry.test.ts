@@ -65,8 +65,26 @@ describe("traces exported over OTLP", () => {
     expect(resource).toContainEqual({ key: "service.name", value: { stringValue: "sightline-test" } })
     // The request's span is the parent of the use case's.
     const ask = spans().find((span) => span.name === "Answers.ask")!
-    const parent = spans().find((span) => span.spanId === ask.parentSpanId)
-    expect(parent?.traceId).toBe(ask.traceId)
+    const parent = await until(
+      "the request's span",
+      async () => spans().find((span) => span.spanId === ask.parentSpanId)
+    )
+    expect(parent.traceId).toBe(ask.traceId)
+    // The answer's model generations and tool calls, in the same trace, with the GenAI attributes.
+    const attribute = (span: Span, key: string) => span.attributes?.find((a) => a.key === key)?.value
+    await until(
+      "the answer's spans",
+      async () => spans().find((span) => span.name.startsWith("execute_tool ") && span.traceId === ask.traceId),
+      20_000
+    )
+    const generation = spans().find((span) => span.name.startsWith("chat ") && span.traceId === ask.traceId)!
+    expect(attribute(generation, "gen_ai.operation.name")).toEqual({ stringValue: "chat" })
+    expect(attribute(generation, "gen_ai.provider.name")).toEqual({ stringValue: "offline" })
+    expect(attribute(generation, "gen_ai.conversation.id")).toEqual(
+      expect.objectContaining({ stringValue: expect.any(String) })
+    )
+    const tool = spans().find((span) => span.name.startsWith("execute_tool ") && span.traceId === ask.traceId)!
+    expect(attribute(tool, "gen_ai.tool.name")).toEqual({ stringValue: tool.name.slice("execute_tool ".length) })
     // No credential in any span.
     expect(JSON.stringify(exports.map((e) => e.body))).not.toContain(adminKey)
   }, 60_000)

@@ -487,6 +487,7 @@ export const makeWith = (options: Options) =>
           let text = ""
           const calls: Array<LanguageModel.ToolCall> = []
           const began = yield* Clock.currentTimeMillis
+          let firstToken = true
           yield* Stream.runForEach(
             model.generate({
               model: Model.providerModel(entry),
@@ -501,7 +502,13 @@ export const makeWith = (options: Options) =>
               if (part._tag === "TextDelta") {
                 if (part.text === "") return Effect.void
                 text += part.text
-                return emit({ type: "text", text: part.text })
+                if (!firstToken) return emit({ type: "text", text: part.text })
+                firstToken = false
+                return Effect.zipRight(
+                  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                    Effect.annotateCurrentSpan("sightline.time_to_first_token_ms", now - began)),
+                  emit({ type: "text", text: part.text })
+                )
               }
               if (part._tag === "ToolCall") calls.push({ id: part.id, name: part.name, arguments: part.arguments })
               if (part._tag !== "Finish") return Effect.void
@@ -509,16 +516,46 @@ export const makeWith = (options: Options) =>
                 making.generations.push({ usage: part.usage, millis: now - began })
                 // Said before the model's stream is torn down, so that the answer's last words are
                 // still queued, not yet on their way to the log, when the run ends with them.
-                return calls.length === 0 ? answered(answer + text) : Effect.void
+                return Effect.zipRight(
+                  Effect.annotateCurrentSpan({
+                    "gen_ai.response.finish_reasons": [part.reason],
+                    ...(part.usage === undefined ? {} : {
+                      "gen_ai.usage.input_tokens": part.usage.inputTokens,
+                      "gen_ai.usage.output_tokens": part.usage.outputTokens
+                    })
+                  }),
+                  calls.length === 0 ? answered(answer + text) : Effect.void
+                )
               })
             }
+          ).pipe(
+            // One span per generation, with the GenAI semantic conventions' attributes (never the
+            // prompt, the data it carries, or the answer).
+            Effect.withSpan(`chat ${Model.providerModel(entry)}`, {
+              kind: "client",
+              attributes: {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": entry.provider,
+                "gen_ai.request.model": Model.providerModel(entry),
+                "gen_ai.conversation.id": run.chatId
+              }
+            })
           )
           answer += text
           if (calls.length === 0) break
           messages.push({ role: "assistant", content: text, toolCalls: calls })
           for (const call of calls) {
             const started = yield* Clock.currentTimeMillis
-            const content = yield* runTool(call)
+            const content = yield* runTool(call).pipe(
+              Effect.withSpan(`execute_tool ${call.name}`, {
+                attributes: {
+                  "gen_ai.operation.name": "execute_tool",
+                  "gen_ai.tool.name": call.name,
+                  ...(call.id === undefined ? {} : { "gen_ai.tool.call.id": call.id }),
+                  "gen_ai.conversation.id": run.chatId
+                }
+              })
+            )
             const durationMs = (yield* Clock.currentTimeMillis) - started
             making.toolCalls.push(Provenance.toolCall(call, { failed: content.startsWith("error"), durationMs }))
             messages.push({ role: "tool", toolCallId: call.id, content })
