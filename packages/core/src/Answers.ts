@@ -505,8 +505,10 @@ export const makeWith = (options: Options) =>
                 if (!firstToken) return emit({ type: "text", text: part.text })
                 firstToken = false
                 return Effect.zipRight(
-                  Effect.flatMap(Clock.currentTimeMillis, (now) =>
-                    Effect.annotateCurrentSpan("sightline.time_to_first_token_ms", now - began)),
+                  Effect.flatMap(
+                    Clock.currentTimeMillis,
+                    (now) => Effect.annotateCurrentSpan("sightline.time_to_first_token_ms", now - began)
+                  ),
                   emit({ type: "text", text: part.text })
                 )
               }
