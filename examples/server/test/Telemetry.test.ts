@@ -5,6 +5,7 @@
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort, serve, tempDir } from "./utils/process.js"
+import * as Provider from "./utils/provider.js"
 import { until } from "./utils/wait.js"
 
 interface Span {
@@ -20,6 +21,7 @@ describe("traces exported over OTLP", () => {
   const exports: Array<{ readonly path: string; readonly headers: Record<string, unknown>; readonly body: any }> = []
   let base: string
   let adminKey: string
+  let provider: Provider.ScriptedProvider
 
   beforeAll(async () => {
     const port = await freePort()
@@ -32,7 +34,13 @@ describe("traces exported over OTLP", () => {
         response.end("{}")
       })
     }).listen(port, "127.0.0.1")
+    provider = await Provider.start(() => ({ text: "Web makes the most money." }))
     const server = await serve({
+      SIGHTLINE_OPENAI_COMPATIBLE_URL: provider.url,
+      SIGHTLINE_MODELS: JSON.stringify([
+        { id: "offline", number: 1, provider: "offline", default: true },
+        { id: "scripted", number: 5, provider: "openai-compatible" }
+      ]),
       SIGHTLINE_DATA_DIR: tempDir(),
       SIGHTLINE_SANDBOX_DIR: "off",
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
@@ -44,8 +52,9 @@ describe("traces exported over OTLP", () => {
     adminKey = /Admin API key \(shown once, keep it\): (\S+)/.exec(server.output.stdout)![1]!
   }, 120_000)
 
-  afterAll(() => {
+  afterAll(async () => {
     receiver?.close()
+    await provider?.close()
   })
 
   const spans = (): ReadonlyArray<Span> =>
@@ -87,5 +96,27 @@ describe("traces exported over OTLP", () => {
     expect(attribute(tool, "gen_ai.tool.name")).toEqual({ stringValue: tool.name.slice("execute_tool ".length) })
     // No credential in any span.
     expect(JSON.stringify(exports.map((e) => e.body))).not.toContain(adminKey)
+  }, 60_000)
+
+  it("continues the caller's trace (traceparent) and passes it on to the model's provider", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+    const asked = await fetch(`${base}/v2/chats`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        "content-type": "application/json",
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`
+      },
+      body: JSON.stringify({ question: "which channel makes the most money?", model: "scripted" })
+    })
+    expect(asked.status).toBe(200)
+    const generation = await until(
+      "the scripted generation's span",
+      async () => spans().find((span) => span.traceId === traceId && span.name === "chat scripted")
+    )
+    // The provider was called inside that span, and told so.
+    const sent = provider.headers.at(-1)!["traceparent"] as string
+    expect(sent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`))
+    expect(sent.split("-")[2]).toBe(generation.spanId)
   }, 60_000)
 })

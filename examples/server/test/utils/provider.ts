@@ -19,6 +19,8 @@ export type Turn =
 export interface ScriptedProvider {
   readonly url: string
   readonly requests: Array<any>
+  /** The headers of each request, in order. */
+  readonly headers: Array<http.IncomingHttpHeaders>
   /** Times (ms since epoch) at which a response was closed by the client before it ended. */
   readonly aborts: Array<number>
   /** When the server wrote each text piece of the latest text turn (ms since epoch). */
@@ -32,6 +34,7 @@ const chunk = (delta: unknown, finish: string | null = null) =>
 
 export const start = async (script: (request: any, index: number) => Turn): Promise<ScriptedProvider> => {
   const requests: Array<any> = []
+  const headers: Array<http.IncomingHttpHeaders> = []
   const aborts: Array<number> = []
   const server = http.createServer((req, res) => {
     let body = ""
@@ -43,6 +46,7 @@ export const start = async (script: (request: any, index: number) => Turn): Prom
       }
       const request = JSON.parse(body)
       requests.push(request)
+      headers.push(req.headers)
       const turn = script(request, requests.length - 1)
       res.on("close", () => {
         if (!res.writableEnded) aborts.push(Date.now())
@@ -99,6 +103,7 @@ export const start = async (script: (request: any, index: number) => Turn): Prom
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    headers,
     aborts,
     close: () =>
       new Promise((resolve) => {

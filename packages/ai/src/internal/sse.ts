@@ -127,9 +127,17 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
     })
     const host = url.host
     const body = JSON.stringify(request.body)
+    // The current span's W3C trace context, so the provider's own traces join the answer's (only a
+    // real span's: an untraced process has none to pass).
+    const span = Option.getOrUndefined(yield* Effect.option(Effect.currentSpan))
+    const traceparent = span !== undefined && span.sampled && /^[0-9a-f]{32}$/.test(span.traceId) &&
+        /^[0-9a-f]{16}$/.test(span.spanId)
+      ? `00-${span.traceId}-${span.spanId}-01`
+      : undefined
     const headers = {
       "content-type": "application/json",
       accept: "text/event-stream",
+      ...(traceparent === undefined ? {} : { traceparent }),
       ...request.headers
     }
 
