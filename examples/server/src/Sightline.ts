@@ -355,7 +355,11 @@ export const app = (options: Options) =>
  * around the server and the core, so that every fiber they fork has it.
  */
 export const tracing = (options: Options): Layer.Layer<never> =>
-  options.telemetry === undefined ? Layer.empty : Telemetry.layer(options.telemetry)
+  options.telemetry === undefined ? Layer.empty : Layer.merge(
+    Telemetry.layer(options.telemetry),
+    // A span records its request's URL: none for URLs that carry a credential.
+    Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, Server.credentialInUrl)
+  )
 
 /** The whole application and the core it runs on (so the CLI and tests reach the use cases). */
 export const layer = (options: Options) => app(options).pipe(Layer.provideMerge(core(options)))

@@ -67,6 +67,11 @@ describe("traces exported over OTLP", () => {
       body: JSON.stringify({ question: "revenue by region", connector_ids: [1] })
     })
     expect(asked.status).toBeLessThan(300)
+    // Its result's download: a signed URL, whose signature no span may record.
+    const answer = await asked.json() as any
+    const signed = answer.assets.map((asset: any) => asset.url).filter((url: unknown) => typeof url === "string")
+    expect(signed.length).toBeGreaterThan(0)
+    for (const url of signed) expect((await fetch(new URL(url, base))).status).toBe(200)
     await until("the ask's span", async () => spans().find((span) => span.name === "Answers.ask"), 20_000)
     expect(exports[0]!.path).toBe("/v1/traces")
     expect(exports[0]!.headers["x-collector-key"]).toBe("collector secret")
@@ -95,7 +100,9 @@ describe("traces exported over OTLP", () => {
     const tool = spans().find((span) => span.name.startsWith("execute_tool ") && span.traceId === ask.traceId)!
     expect(attribute(tool, "gen_ai.tool.name")).toEqual({ stringValue: tool.name.slice("execute_tool ".length) })
     // No credential in any span.
-    expect(JSON.stringify(exports.map((e) => e.body))).not.toContain(adminKey)
+    const exported = JSON.stringify(exports.map((e) => e.body))
+    expect(exported).not.toContain(adminKey)
+    expect(exported).not.toContain("signature=")
   }, 60_000)
 
   it("continues the caller's trace (traceparent) and passes it on to the model's provider", async () => {

@@ -74,6 +74,14 @@ const transactionCookie = "sightline_oidc"
 const flowPath = "/v2/auth/oidc"
 
 /**
+ * The provider's redirect back, whose query carries the authorization code.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const callbackPath = `${flowPath}/callback`
+
+/**
  * Where a browser starts the flow (relative to the API's root).
  *
  * @since 0.1.0
@@ -89,7 +97,7 @@ const transactionSeconds = 600
  * @since 0.1.0
  * @category utils
  */
-export const redirectUri = (base: string): string => `${base}${flowPath}/callback`
+export const redirectUri = (base: string): string => `${base}${callbackPath}`
 
 const redirect = (location: string) => HttpServerResponse.empty({ status: 302, headers: { location } })
 
@@ -167,7 +175,7 @@ export const routes: Layer.Layer<never, never, Sessions> = HttpApiBuilder.Router
     )
 
     yield* router.get(
-      `${flowPath}/callback`,
+      callbackPath,
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const cleared = (response: HttpServerResponse.HttpServerResponse) =>

@@ -456,6 +456,16 @@ export const layer = Layer.mergeAll(
 )
 
 /**
+ * Whether a request's URL carries a credential (a signed asset URL's signature, an identity
+ * provider's authorization code): a tracer records the URL, so such requests get no span.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const credentialInUrl = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  request.url.startsWith("/v2/assets/") || request.url.startsWith(Oidc.callbackPath)
+
+/**
  * The headers a browser may read from a cross-origin response.
  *
  * @since 0.1.0
