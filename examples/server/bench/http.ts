@@ -14,7 +14,10 @@
  * and of PostgreSQL (every `postgres` process), read from `/proc`: the figure that survives a noisy
  * machine. Each figure is the median over `--rounds`.
  *
- *   pnpm bench:http [--seconds 5] [--rounds 3] [--connections 16] [--chats 1000] [--db pglite,postgres]
+ * With `--traced`, Sightline exports its traces over OTLP to a sink on loopback (as an operator's
+ * collector would take them), so the same table measures what tracing costs.
+ *
+ *   pnpm bench:http [--seconds 5] [--rounds 3] [--connections 16] [--chats 1000] [--db pglite,postgres] [--traced]
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync, mkdtempSync, rmSync } from "node:fs"
@@ -34,10 +37,25 @@ const { values } = parseArgs({
     connections: { type: "string", default: "16" },
     chats: { type: "string", default: "1000" },
     db: { type: "string", default: "pglite,postgres" },
+    traced: { type: "boolean", default: false },
     url: { type: "string", default: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" }
   }
 })
 const seconds = Number(values.seconds)
+// The collector of `--traced`: takes every export and answers 200, as a collector does.
+const sink = values.traced
+  ? await new Promise<string>((resolve) => {
+    const server = http.createServer((request, response) => {
+      request.resume()
+      request.on("end", () => response.end("{}"))
+    }).listen(
+      0,
+      "127.0.0.1",
+      () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}/v1/traces`)
+    )
+    server.unref()
+  })
+  : undefined
 const rounds = Number(values.rounds)
 const connections = Number(values.connections)
 const here = new URL(".", import.meta.url).pathname
@@ -176,7 +194,7 @@ for (const db of values.db.split(",")) {
       ? ["--db", "postgres", "--url", values.url]
       : ["--db", "pglite", "--data-dir", join(dir, target === "sightline" ? "data" : "floor")]
   const args = (target: Target, limit?: number) => [
-    ...(target === "sightline" ? ["sightline"] : []),
+    ...(target === "sightline" ? ["sightline", ...(sink === undefined ? [] : ["--otlp", sink])] : []),
     ...store(target),
     "--prefix",
     prefix,

@@ -33,7 +33,8 @@ const { positionals, values } = parseArgs({
     url: { type: "string" },
     prefix: { type: "string" },
     chats: { type: "string", default: "1000" },
-    limit: { type: "string", default: "1000000000" }
+    limit: { type: "string", default: "1000000000" },
+    otlp: { type: "string" }
   }
 })
 // PGlite's WebAssembly on V8's baseline compiler only, as the standalone server runs it (`bin.ts`).
@@ -46,7 +47,10 @@ const options: Sightline.Options = {
   prefix: values.prefix,
   // The benchmark measures serving, not refusing (the limiter still runs on every request); the
   // check before it sets a small limit to compare the 429s.
-  rateLimitPerMinute: Number(values.limit)
+  rateLimitPerMinute: Number(values.limit),
+  ...(values.otlp === undefined
+    ? {}
+    : { telemetry: { tracesUrl: values.otlp, serviceName: "sightline-bench", headers: {} } })
 }
 const quiet = Logger.minimumLogLevel(LogLevel.None)
 
@@ -70,6 +74,8 @@ const seed = Effect.gen(function*() {
 const sightlineLayer = Server.layerServe.pipe(
   Layer.provideMerge(Sightline.layer(options)),
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  // Around everything, as the CLI installs it: the server's fibers are forked here.
+  Layer.provide(Sightline.tracing(options)),
   Layer.provide(quiet)
 )
 
