@@ -75,7 +75,7 @@ const sightlineLayer = Server.layerServe.pipe(
   Layer.provideMerge(Sightline.layer(options)),
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
   // Around everything, as the CLI installs it: the server's fibers are forked here.
-  Layer.provide(Sightline.tracing(options)),
+  Layer.provide(Sightline.observability(options)),
   Layer.provide(quiet)
 )
 

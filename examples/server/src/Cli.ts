@@ -162,7 +162,7 @@ const serve = Effect.gen(function*() {
   // store closes last.
   return yield* Effect.zipRight(bootstrap(Config.publicBase(options, listen)), Layer.launch(server)).pipe(
     Effect.provide(Sightline.core(options)),
-    Effect.provide(Sightline.tracing(options))
+    Effect.provide(Sightline.observability(options))
   )
 })
 

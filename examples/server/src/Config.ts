@@ -15,6 +15,7 @@
  * | `SIGHTLINE_OIDC_ISSUER`, `_CLIENT_ID`, `_CLIENT_SECRET` | unset | sign-in through an OpenID Provider (`_NAME` labels its button); its redirect URI is `<public URL>/v2/auth/oidc/callback` |
  * | `SIGHTLINE_PUBLIC_URL` | `http://localhost:<port>` | where people reach the server: the base of sign-in links |
  * | `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`, ... | unset | export traces over OTLP/HTTP (`Telemetry`) |
+ * | `SIGHTLINE_METRICS_TOKEN` | unset | serves `GET /metrics` (Prometheus text) to scrapers that send it as a bearer token |
  * | `SIGHTLINE_MCP_OAUTH` | unset | `1` lets agents connect to `/mcp` with a member's sign-in (OAuth 2.1), not only with a key |
  * | `SIGHTLINE_SEARXNG_URL` | unset | a SearXNG instance (JSON format enabled) for the agent's `web_search` |
  * | `SIGHTLINE_SMTP_URL` | unset | `smtp://user:pass@host:587` (or `smtps://`): e-mail delivery of reports |
@@ -128,6 +129,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   webhookAllowPrivate: Config.boolean("SIGHTLINE_WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   mcpOAuth: Config.boolean("SIGHTLINE_MCP_OAUTH").pipe(Config.withDefault(false)),
   telemetry: Telemetry.fromEnv,
+  metricsToken: Config.option(Config.redacted("SIGHTLINE_METRICS_TOKEN")),
   workerConcurrency: Config.integer("SIGHTLINE_WORKER_CONCURRENCY").pipe(
     Config.validate({ message: "must be 0 or more", validation: (n) => n >= 0 }),
     Config.withDefault(2)
@@ -159,6 +161,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       jwt,
       mailFrom,
       mcpOAuth,
+      metricsToken,
       telemetry,
       models,
       oidc,
@@ -192,6 +195,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     oidc: Option.getOrUndefined(oidc),
     mcpOAuth,
     telemetry: Option.getOrUndefined(telemetry),
+    metricsToken: Option.getOrUndefined(metricsToken),
     publicUrl: Option.getOrUndefined(Option.map(publicUrl, (url) => url.toString().replace(/\/+$/, ""))),
     smtp: Option.match(smtpUrl, { onNone: () => undefined, onSome: (url) => ({ url, from: mailFrom }) }),
     webhookAllowPrivate,

@@ -28,6 +28,7 @@ import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
 import * as ClientAddress from "@sightline/http/ClientAddress"
 import * as Jwt from "@sightline/http/Jwt"
+import * as HttpMetrics from "@sightline/http/HttpMetrics"
 import * as McpOAuth from "@sightline/http/McpOAuth"
 import * as Oidc from "@sightline/http/Oidc"
 import * as Passwords from "@sightline/http/Passwords"
@@ -103,6 +104,8 @@ export interface Options {
   readonly connectorAccess?: ConnectorsRuntime.ConnectorAccess | undefined
   /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
   readonly webhookAllowPrivate?: boolean | undefined
+  /** The bearer token of `GET /metrics` (Prometheus text); without one the route is not served. */
+  readonly metricsToken?: Redacted.Redacted<string> | undefined
   /** Export traces over OTLP (from the `OTEL_*` variables); none when absent. */
   readonly telemetry?: Telemetry.Options | undefined
   /** Agents may connect to `/mcp` with a member's sign-in (OAuth 2.1); keys work either way. */
@@ -310,7 +313,10 @@ export const http = (options: Options) =>
       options.trustedProxies === undefined ? Layer.empty : ClientAddress.layerTrustedProxies(options.trustedProxies)
     ),
     Layer.provide(options.oidc === undefined ? Layer.empty : Oidc.layer(options.oidc)),
-    Layer.provide(options.mcpOAuth === true ? McpOAuth.layer : Layer.empty)
+    Layer.provide(options.mcpOAuth === true ? McpOAuth.layer : Layer.empty),
+    Layer.provide(
+      options.metricsToken === undefined ? Layer.empty : Layer.succeed(HttpMetrics.MetricsToken, options.metricsToken)
+    )
   )
 
 /** The signer of asset URLs: one per process, shared by the routes and the worker's reports. */
@@ -351,14 +357,18 @@ export const app = (options: Options) =>
   )
 
 /**
- * The tracer that exports the process's spans, where `options.telemetry` asks for it: provide it
- * around the server and the core, so that every fiber they fork has it.
+ * What the process exports of itself: its spans and metrics to a collector where
+ * `options.telemetry` asks for it, and request metrics wherever metrics are read (a collector or
+ * `GET /metrics`). Provide it around the server and the core, so that every fiber they fork has it.
  */
-export const tracing = (options: Options): Layer.Layer<never> =>
-  options.telemetry === undefined ? Layer.empty : Layer.merge(
-    Telemetry.layer(options.telemetry),
-    // A span records its request's URL: none for URLs that carry a credential.
-    Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, Server.credentialInUrl)
+export const observability = (options: Options): Layer.Layer<never> =>
+  Layer.mergeAll(
+    options.telemetry === undefined ? Layer.empty : Layer.merge(
+      Telemetry.layer(options.telemetry),
+      // A span records its request's URL: none for URLs that carry a credential.
+      Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, Server.credentialInUrl)
+    ),
+    options.telemetry === undefined && options.metricsToken === undefined ? Layer.empty : HttpMetrics.layerEnabled
   )
 
 /** The whole application and the core it runs on (so the CLI and tests reach the use cases). */

@@ -1,11 +1,12 @@
 /**
- * Traces over OTLP/HTTP (JSON), configured with the standard OpenTelemetry variables, off when
- * none is set (then the server builds no span at all: `Sightline.untraced`).
+ * Traces and metrics over OTLP/HTTP (JSON), configured with the standard OpenTelemetry variables,
+ * off when none is set (then the server builds no span at all: `Sightline.untraced`).
  *
  * | variable | meaning |
  * |---|---|
- * | `OTEL_EXPORTER_OTLP_ENDPOINT` | the collector's base URL; traces go to `<it>/v1/traces` |
- * | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` | the traces URL itself, instead |
+ * | `OTEL_EXPORTER_OTLP_ENDPOINT` | the collector's base URL; traces go to `<it>/v1/traces`, metrics to `<it>/v1/metrics` |
+ * | `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | the traces (metrics) URL itself, instead |
+ * | `OTEL_METRIC_EXPORT_INTERVAL` | milliseconds between metric exports (default 60000) |
  * | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS` | `key=value,key=value` sent with each export (an API key) |
  * | `OTEL_SERVICE_NAME` | the service's name (default `sightline`) |
  * | `OTEL_BSP_SCHEDULE_DELAY` | milliseconds between exports (default 5000) |
@@ -13,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
@@ -30,6 +32,10 @@ import * as Option from "effect/Option"
 export interface Options {
   /** The traces URL (`.../v1/traces`). */
   readonly tracesUrl: string
+  /** The metrics URL (`.../v1/metrics`); none, no metrics are exported. */
+  readonly metricsUrl?: string | undefined
+  /** How often metrics are sent (default 60 s). */
+  readonly metricsInterval?: Duration.DurationInput | undefined
   readonly serviceName: string
   /** Sent with each export; never logged. */
   readonly headers: Readonly<Record<string, string>>
@@ -55,6 +61,11 @@ const headersOf = (text: string): Record<string, string> =>
 export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
   endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
   tracesEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  metricsEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")),
+  metricsMillis: Config.integer("OTEL_METRIC_EXPORT_INTERVAL").pipe(
+    Config.validate({ message: "must be a positive number of milliseconds", validation: (n) => n > 0 }),
+    Config.withDefault(60_000)
+  ),
   headers: Config.string("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.withDefault("")),
   tracesHeaders: Config.string("OTEL_EXPORTER_OTLP_TRACES_HEADERS").pipe(Config.withDefault("")),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("sightline")),
@@ -63,14 +74,17 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
     Config.validate({ message: "must be a positive number of milliseconds", validation: (n) => n > 0 }),
     Config.withDefault(5_000)
   )
-}).pipe(Config.map(({ delayMillis, disabled, endpoint, headers, serviceName, tracesEndpoint, tracesHeaders }) => {
+}).pipe(Config.map((
+  { delayMillis, disabled, endpoint, headers, metricsEndpoint, metricsMillis, serviceName, tracesEndpoint, tracesHeaders }
+) => {
   if (disabled) return Option.none()
-  const url = Option.orElse(
-    tracesEndpoint,
-    () => Option.map(endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/traces`)
-  )
+  const under = (signal: string) => Option.map(endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/${signal}`)
+  const url = Option.orElse(tracesEndpoint, () => under("traces"))
+  const metricsUrl = Option.getOrUndefined(Option.orElse(metricsEndpoint, () => under("metrics")))
   return Option.map(url, (tracesUrl) => ({
     tracesUrl,
+    metricsUrl,
+    metricsInterval: Duration.millis(metricsMillis),
     serviceName,
     headers: { ...headersOf(headers), ...headersOf(tracesHeaders) },
     exportInterval: Duration.millis(delayMillis)
@@ -78,15 +92,25 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
 }))
 
 /**
- * A tracer exporting every span of the process to the collector.
+ * A tracer exporting every span of the process to the collector, and the process's metrics.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<never> =>
-  OtlpTracer.layer({
-    url: options.tracesUrl,
-    resource: { serviceName: options.serviceName, serviceVersion: "0.1.0" },
-    headers: options.headers,
-    exportInterval: options.exportInterval ?? Duration.seconds(5)
-  }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+export const layer = (options: Options): Layer.Layer<never> => {
+  const resource = { serviceName: options.serviceName, serviceVersion: "0.1.0" }
+  return Layer.mergeAll(
+    OtlpTracer.layer({
+      url: options.tracesUrl,
+      resource,
+      headers: options.headers,
+      exportInterval: options.exportInterval ?? Duration.seconds(5)
+    }),
+    options.metricsUrl === undefined ? Layer.empty : OtlpMetrics.layer({
+      url: options.metricsUrl,
+      resource,
+      headers: options.headers,
+      exportInterval: options.metricsInterval ?? Duration.minutes(1)
+    })
+  ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+}

@@ -46,7 +46,9 @@ describe("traces exported over OTLP", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
       OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=collector%20secret",
       OTEL_SERVICE_NAME: "sightline-test",
-      OTEL_BSP_SCHEDULE_DELAY: "200"
+      OTEL_BSP_SCHEDULE_DELAY: "200",
+      OTEL_METRIC_EXPORT_INTERVAL: "500",
+      SIGHTLINE_METRICS_TOKEN: "scrape-secret"
     })
     base = server.base
     adminKey = /Admin API key \(shown once, keep it\): (\S+)/.exec(server.output.stdout)![1]!
@@ -58,7 +60,9 @@ describe("traces exported over OTLP", () => {
   })
 
   const spans = (): ReadonlyArray<Span> =>
-    exports.flatMap((e) => e.body.resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((s: any) => s.spans)))
+    exports.filter((e) => e.path === "/v1/traces").flatMap((e) =>
+      e.body.resourceSpans.flatMap((r: any) => r.scopeSpans.flatMap((s: any) => s.spans))
+    )
 
   it("exports the spans of a request and of the answer it starts, with the service's name, and no secret", async () => {
     const asked = await fetch(`${base}/v2/chats`, {
@@ -73,9 +77,9 @@ describe("traces exported over OTLP", () => {
     expect(signed.length).toBeGreaterThan(0)
     for (const url of signed) expect((await fetch(new URL(url, base))).status).toBe(200)
     await until("the ask's span", async () => spans().find((span) => span.name === "Answers.ask"), 20_000)
-    expect(exports[0]!.path).toBe("/v1/traces")
-    expect(exports[0]!.headers["x-collector-key"]).toBe("collector secret")
-    const resource = exports[0]!.body.resourceSpans[0].resource.attributes
+    const traces = exports.find((e) => e.path === "/v1/traces")!
+    expect(traces.headers["x-collector-key"]).toBe("collector secret")
+    const resource = traces.body.resourceSpans[0].resource.attributes
     expect(resource).toContainEqual({ key: "service.name", value: { stringValue: "sightline-test" } })
     // The request's span is the parent of the use case's.
     const ask = spans().find((span) => span.name === "Answers.ask")!
@@ -125,5 +129,37 @@ describe("traces exported over OTLP", () => {
     const sent = provider.headers.at(-1)!["traceparent"] as string
     expect(sent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`))
     expect(sent.split("-")[2]).toBe(generation.spanId)
+  }, 60_000)
+
+  it("serves the metrics as Prometheus text to a scraper with its token, and exports them over OTLP", async () => {
+    const scrape = (token?: string) =>
+      fetch(`${base}/metrics`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })
+    expect((await scrape()).status).toBe(401)
+    expect((await scrape("not-the-token")).status).toBe(401)
+    // What the earlier tests did: answers, and their requests.
+    const text = await until("the runs' metrics", async () => {
+      const body = await (await scrape("scrape-secret")).text()
+      return body.includes("sightline_runs_total{status=\"completed\"}") ? body : undefined
+    })
+    expect(text).toContain("# TYPE http_server_requests_total counter")
+    expect(text).toMatch(/http_server_requests_total\{route="\/v2\/chats",status="200"\} \d+/)
+    expect(text).toMatch(/http_server_request_duration_seconds_bucket\{route="\/v2\/chats",le="\+Inf"\} \d+/)
+    expect(text).toMatch(
+      /gen_ai_client_token_usage_total\{model="scripted",organization_id="[0-9a-f-]{36}",type="input"\} \d+/
+    )
+    expect(text).not.toContain(adminKey)
+    // The same metrics reach the collector.
+    const exported = await until(
+      "exported metrics",
+      async () =>
+        exports.find((e) =>
+          e.path === "/v1/metrics" && JSON.stringify(e.body).includes("http_server_requests_total") &&
+          JSON.stringify(e.body).includes("sightline_runs_total")
+        )
+    )
+    expect(exported.body.resourceMetrics[0].resource.attributes).toContainEqual({
+      key: "service.name",
+      value: { stringValue: "sightline-test" }
+    })
   }, 60_000)
 })

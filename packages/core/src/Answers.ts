@@ -54,6 +54,7 @@ import * as RunEvents from "./internal/runEvents.js"
 import * as LanguageModel from "./LanguageModel.js"
 import { Library } from "./Library.js"
 import * as LibraryContext from "./LibraryContext.js"
+import * as Metrics from "./Metrics.js"
 import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as Provenance from "./Provenance.js"
@@ -519,13 +520,16 @@ export const makeWith = (options: Options) =>
                 // Said before the model's stream is torn down, so that the answer's last words are
                 // still queued, not yet on their way to the log, when the run ends with them.
                 return Effect.zipRight(
-                  Effect.annotateCurrentSpan({
+                  Effect.zipRight(
+                    part.usage === undefined ? Effect.void : Metrics.tokensUsed(entry.id, run.organizationId, part.usage),
+                    Effect.annotateCurrentSpan({
                     "gen_ai.response.finish_reasons": [part.reason],
                     ...(part.usage === undefined ? {} : {
                       "gen_ai.usage.input_tokens": part.usage.inputTokens,
                       "gen_ai.usage.output_tokens": part.usage.outputTokens
                     })
-                  }),
+                    })
+                  ),
                   calls.length === 0 ? answered(answer + text) : Effect.void
                 )
               })

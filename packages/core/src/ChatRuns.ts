@@ -43,6 +43,7 @@ import * as Model from "./Model.js"
 import * as Models from "./Models.js"
 import * as Policy from "./Policy.js"
 import type * as Provenance from "./Provenance.js"
+import * as Metrics from "./Metrics.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 
@@ -425,7 +426,10 @@ export const makeWith = (options: Chats.Options) =>
         events,
         done
       })
-      if (Option.isSome(stored)) return { message, done: { id: stored.value, event: done } }
+      if (Option.isSome(stored)) {
+        yield* Metrics.runEnded("completed")
+        return { message, done: { id: stored.value, event: done } }
+      }
       // Nothing was written: say why, as the other writes of a run do.
       yield* tx.withTransaction(current(run))
       return yield* notCurrent(run, "already stored its answer")
@@ -471,6 +475,7 @@ export const makeWith = (options: Chats.Options) =>
         yield* Effect.orDie(chats.update(finished))
         return id
       }))
+      yield* Metrics.runEnded(outcome === "completed" ? "completed" : "failed")
       if (outcome === "failed") {
         yield* Effect.logWarning("chat run failed").pipe(
           Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId, error: error ?? "" })

@@ -6,11 +6,13 @@
  */
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Metrics from "@sightline/core/Metrics"
 import type { OrganizationId } from "@sightline/core/Ids"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Layer from "effect/Layer"
 import * as HttpErrors from "./HttpErrors.js"
 
@@ -118,7 +120,7 @@ export const enforceWith = (limiter: RateLimiter.RateLimiter.Service, config: Ra
       Effect.succeed(HttpServerResponse.setHeaders(response, extra))
     )
     return result.allowed ? withHeaders : Effect.zipRight(
-      withHeaders,
+      Effect.zipRight(withHeaders, Metric.increment(Metrics.rateLimitRefusals)),
       Effect.fail(
         new HttpErrors.RateLimitExceeded({
           error: { code: "rate_limit_exceeded", message: "Rate limit exceeded: too many requests for the organization" }

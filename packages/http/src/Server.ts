@@ -62,6 +62,7 @@ import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
 import { only } from "./internal/only.js"
 import * as Routes from "./internal/routes.js"
+import * as HttpMetrics from "./HttpMetrics.js"
 import * as Mcp from "./Mcp.js"
 import * as McpOAuth from "./McpOAuth.js"
 import * as OAuthTokens from "./OAuthTokens.js"
@@ -264,8 +265,9 @@ const withRequestId = <A, E, R>(app: Effect.Effect<A, E, R>, requestId: string):
 
 /**
  * Server middleware: picks the request id, annotates every log line of the request with it, and
- * writes one structured access log line per request (method, path, status, duration, request id).
- * When the minimum log level drops `Info`, the line would go nowhere, and nothing waits to write it.
+ * writes one structured access log line per request (method, path, status, duration, request id),
+ * and records it in the request metrics where they are on (`HttpMetrics`). When the minimum log
+ * level drops `Info` and metrics are off, nothing waits for the request's end.
  *
  * @since 0.1.0
  * @category constants
@@ -278,22 +280,24 @@ export const accessLog = HttpMiddleware.make((app) =>
   >((fiber) => {
     const request = requestOf(fiber)
     const requestId = requestIdOf(request)
-    if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)) {
-      return withRequestId(app, requestId)
-    }
+    const logged = !LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Info)
+    const measured = fiber.getFiberRef(HttpMetrics.currentEnabled)
+    if (!logged && !measured) return withRequestId(app, requestId)
     const started = Date.now()
     return app.pipe(
-      Effect.onExit((exit) =>
-        Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
-            method: request.method,
-            path: request.url.split("?")[0],
-            status: Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500,
-            durationMs: Date.now() - started
-          })
+      Effect.onExit((exit) => {
+        const status = Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500
+        const durationMs = Date.now() - started
+        return Effect.zipRight(
+          logged
+            ? Effect.logInfo("request").pipe(
+              Effect.annotateLogs({ method: request.method, path: request.url.split("?")[0], status, durationMs })
+            )
+            : Effect.void,
+          measured ? HttpMetrics.record(request.url, status, durationMs / 1000) : Effect.void
         )
-      ),
-      (logged) => withRequestId(logged, requestId)
+      }),
+      (effect) => withRequestId(effect, requestId)
     )
   })
 )
@@ -444,6 +448,7 @@ export const layer = Layer.mergeAll(
   Connect.layer,
   Mcp.layer,
   McpOAuth.routes,
+  HttpMetrics.route,
   layerEnvelope
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))),

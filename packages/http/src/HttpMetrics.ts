@@ -1,0 +1,208 @@
+/**
+ * Metrics of the HTTP server, and their exposition: requests by route and status with a latency
+ * histogram (recorded only where the host turns request metrics on, since they run on every
+ * request), and `GET /metrics`, the Prometheus text of every metric of the process (Effect's
+ * registry: these and core's `Metrics`), for operators without a collector. `/metrics` is served
+ * only where the host configures its token, which every scrape presents as a bearer token.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as MetricPair from "effect/MetricPair"
+import * as MetricState from "effect/MetricState"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as NodeCrypto from "node:crypto"
+
+/**
+ * Whether the request fibers record request metrics (off: nothing is recorded per request).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const currentEnabled: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+/**
+ * Turns request metrics on for the fibers forked under it (the server's).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerEnabled: Layer.Layer<never> = Layer.locallyScoped(currentEnabled, true)
+
+/**
+ * Requests answered, by route and status.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const requests = Metric.counter("http_server_requests_total", {
+  description: "HTTP requests answered, by route and status",
+  incremental: true
+})
+
+/**
+ * The time to answer a request, in seconds, by route.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const duration = Metric.histogram(
+  "http_server_request_duration_seconds",
+  MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 15 }),
+  "The time to answer an HTTP request, in seconds, by route"
+)
+
+// A route's own words (`v2`, `semantic-model`, `.well-known`) stay; numbers, uuids, long tokens and
+// anything else a caller chose become `:id`.
+const isId = (segment: string) =>
+  !/^[a-z.][a-z0-9._-]{0,39}$/.test(segment) || /^\d+$/.test(segment) ||
+  /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(segment) || (/\d/.test(segment) && segment.length > 12)
+
+/**
+ * The route of a request as a label: ids (numbers, uuids, anything not a lowercase word) become
+ * `:id`, a sandbox file path `:path`, and a path no route answered (404) `unmatched`, so a caller
+ * cannot make series without bound.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const routeOf = (url: string, status: number): string => {
+  if (status === 404 || status === 405) return "unmatched"
+  const segments = (url.split("?")[0] ?? "").split("/")
+  const out: Array<string> = []
+  for (const segment of segments.slice(1)) {
+    if (out.at(-1) === "files") {
+      out.push(":path")
+      break
+    }
+    out.push(isId(segment) ? ":id" : segment)
+  }
+  return `/${out.join("/")}`
+}
+
+/**
+ * Records one answered request.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const record = (url: string, status: number, seconds: number): Effect.Effect<void> => {
+  const route = routeOf(url, status)
+  return Effect.zipRight(
+    Metric.increment(Metric.tagged(Metric.tagged(requests, "route", route), "status", String(status))),
+    Metric.update(Metric.tagged(duration, "route", route), seconds)
+  )
+}
+
+// Prometheus names: letters, digits, `_` and `:`.
+const nameOf = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_")
+const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
+const labelsOf = (pair: MetricPair.MetricPair.Untyped, extra: ReadonlyArray<readonly [string, string]> = []) => {
+  const labels = [...pair.metricKey.tags.map((tag) => [tag.key, tag.value] as const), ...extra]
+  return labels.length === 0 ? "" : `{${labels.map(([k, v]) => `${nameOf(k)}="${escape(v)}"`).join(",")}}`
+}
+const number = (value: number | bigint) =>
+  typeof value === "bigint" ? value.toString() : Number.isFinite(value) ? String(value) : value > 0 ? "+Inf" : "-Inf"
+
+/**
+ * The Prometheus text exposition (version 0.0.4) of metric pairs: counters, gauges and histograms
+ * (frequencies and summaries are left out).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const prometheusText = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
+  const families = new Map<string, { type: string; help: string; lines: Array<string> }>()
+  for (const pair of pairs) {
+    const name = nameOf(pair.metricKey.name)
+    const state: unknown = pair.metricState
+    const type = MetricState.isCounterState(state)
+      ? "counter"
+      : MetricState.isGaugeState(state)
+      ? "gauge"
+      : MetricState.isHistogramState(state)
+      ? "histogram"
+      : undefined
+    if (type === undefined) continue
+    const family = families.get(name) ?? {
+      type,
+      help: Option.getOrElse(pair.metricKey.description, () => name),
+      lines: []
+    }
+    families.set(name, family)
+    if (MetricState.isCounterState(state) || MetricState.isGaugeState(state)) {
+      family.lines.push(
+        `${name}${labelsOf(pair)} ${number(MetricState.isCounterState(state) ? state.count : state.value)}`
+      )
+    } else if (MetricState.isHistogramState(state)) {
+      for (const [boundary, count] of state.buckets) {
+        family.lines.push(`${name}_bucket${labelsOf(pair, [["le", number(boundary)]])} ${count}`)
+      }
+      if (!state.buckets.some(([boundary]) => boundary === Number.POSITIVE_INFINITY)) {
+        family.lines.push(`${name}_bucket${labelsOf(pair, [["le", "+Inf"]])} ${state.count}`)
+      }
+      family.lines.push(`${name}_sum${labelsOf(pair)} ${number(state.sum)}`)
+      family.lines.push(`${name}_count${labelsOf(pair)} ${state.count}`)
+    }
+  }
+  return [...families.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, family]) =>
+    [`# HELP ${name} ${family.help.replace(/\n/g, " ")}`, `# TYPE ${name} ${family.type}`, ...family.lines].join("\n")
+  ).join("\n") + "\n"
+}
+
+/**
+ * The scrape token of `GET /metrics`; the route is served only where it is provided.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class MetricsToken extends Context.Tag("@sightline/http/MetricsToken")<
+  MetricsToken,
+  Redacted.Redacted<string>
+>() {}
+
+const sameSecret = (presented: string, expected: string) => {
+  const a = NodeCrypto.createHash("sha256").update(presented).digest()
+  const b = NodeCrypto.createHash("sha256").update(expected).digest()
+  return NodeCrypto.timingSafeEqual(a, b)
+}
+
+/**
+ * `GET /metrics` (nothing where `MetricsToken` is absent).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const route: Layer.Layer<never> = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const token = yield* Effect.serviceOption(MetricsToken)
+    if (Option.isNone(token)) return
+    const expected = Redacted.value(token.value)
+    yield* router.get(
+      "/metrics",
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const presented = /^Bearer[ \t]+(.+)$/i.exec(request.headers["authorization"] ?? "")?.[1]?.trim()
+        if (presented === undefined || !sameSecret(presented, expected)) {
+          return HttpServerResponse.text("metrics: send Authorization: Bearer <the metrics token>\n", {
+            status: 401,
+            headers: { "www-authenticate": "Bearer realm=\"metrics\"" }
+          })
+        }
+        return HttpServerResponse.text(prometheusText(yield* Metric.snapshot), {
+          contentType: "text/plain; version=0.0.4; charset=utf-8",
+          headers: { "cache-control": "no-store" }
+        })
+      })
+    )
+  })
+)
