@@ -75,7 +75,17 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
     Config.withDefault(5_000)
   )
 }).pipe(Config.map((
-  { delayMillis, disabled, endpoint, headers, metricsEndpoint, metricsMillis, serviceName, tracesEndpoint, tracesHeaders }
+  {
+    delayMillis,
+    disabled,
+    endpoint,
+    headers,
+    metricsEndpoint,
+    metricsMillis,
+    serviceName,
+    tracesEndpoint,
+    tracesHeaders
+  }
 ) => {
   if (disabled) return Option.none()
   const under = (signal: string) => Option.map(endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/${signal}`)

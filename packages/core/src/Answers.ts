@@ -521,13 +521,15 @@ export const makeWith = (options: Options) =>
                 // still queued, not yet on their way to the log, when the run ends with them.
                 return Effect.zipRight(
                   Effect.zipRight(
-                    part.usage === undefined ? Effect.void : Metrics.tokensUsed(entry.id, run.organizationId, part.usage),
+                    part.usage === undefined
+                      ? Effect.void
+                      : Metrics.tokensUsed(entry.id, run.organizationId, part.usage),
                     Effect.annotateCurrentSpan({
-                    "gen_ai.response.finish_reasons": [part.reason],
-                    ...(part.usage === undefined ? {} : {
-                      "gen_ai.usage.input_tokens": part.usage.inputTokens,
-                      "gen_ai.usage.output_tokens": part.usage.outputTokens
-                    })
+                      "gen_ai.response.finish_reasons": [part.reason],
+                      ...(part.usage === undefined ? {} : {
+                        "gen_ai.usage.input_tokens": part.usage.inputTokens,
+                        "gen_ai.usage.output_tokens": part.usage.outputTokens
+                      })
                     })
                   ),
                   calls.length === 0 ? answered(answer + text) : Effect.void

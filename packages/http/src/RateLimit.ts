@@ -6,14 +6,14 @@
  */
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Metrics from "@sightline/core/Metrics"
 import type { OrganizationId } from "@sightline/core/Ids"
+import * as Metrics from "@sightline/core/Metrics"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Metric from "effect/Metric"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as HttpErrors from "./HttpErrors.js"
 
 /**
