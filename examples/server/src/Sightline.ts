@@ -18,6 +18,7 @@ import * as ConsoleAssets from "@sightline/console/ConsoleAssets"
 import * as Answers from "@sightline/core/Answers"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import * as IdGenerator from "@sightline/core/IdGenerator"
+import * as Metrics from "@sightline/core/Metrics"
 import type * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as UseCases from "@sightline/core/UseCases"
@@ -46,6 +47,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
 import type { Duplex } from "node:stream"
@@ -351,10 +353,16 @@ export const untraced: Layer.Layer<never> = Layer.mergeAll(
  * around everything it runs (the server's request fibers are forked outside this layer).
  */
 export const app = (options: Options) =>
-  Layer.merge(http(options), worker(options)).pipe(
+  Layer.mergeAll(http(options), worker(options), backlogMetrics(options)).pipe(
     Layer.provideMerge(assetUrls(options)),
     Layer.provide(options.telemetry === undefined ? untraced : Layer.empty)
   )
+
+/** Where metrics are read, the job queue's backlog is read into them every 15 seconds. */
+const backlogMetrics = (options: Options) =>
+  options.telemetry === undefined && options.metricsToken === undefined
+    ? Layer.empty
+    : Layer.scopedDiscard(Effect.forkScoped(Effect.repeat(Metrics.readBacklog, Schedule.spaced("15 seconds"))))
 
 /**
  * What the process exports of itself: its spans and metrics to a collector where

@@ -147,7 +147,19 @@ describe("traces exported over OTLP", () => {
     expect(text).toMatch(
       /gen_ai_client_token_usage_total\{model="scripted",organization_id="[0-9a-f-]{36}",type="input"\} \d+/
     )
+    expect(text).toMatch(/sightline_jobs_due \d+\n/)
     expect(text).not.toContain(adminKey)
+    // A streamed answer is an open stream until it ends.
+    const stream = await fetch(`${base}/v2/chats/stream`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ question: "revenue by region", connector_ids: [1] })
+    })
+    expect(await stream.text()).toContain("\"type\":\"done\"")
+    await until("the stream's close", async () => {
+      const body = await (await scrape("scrape-secret")).text()
+      return /sightline_sse_streams_open 0\n/.test(body) ? body : undefined
+    })
     // The same metrics reach the collector.
     const exported = await until(
       "exported metrics",

@@ -150,7 +150,21 @@ export declare namespace JobQueue {
     readonly fail: (claimed: Job, options: FailOptions) => Effect.Effect<Job, Conflict>
     /** A job of the organization. */
     readonly get: (organizationId: OrganizationId, id: JobId) => Effect.Effect<Option.Option<Job>>
+    /** The jobs due at `at` and waiting (`pending`, `run_at` passed), and how long the oldest has waited. */
+    readonly backlog: (at: DateTime.Utc) => Effect.Effect<Backlog>
   }
+}
+
+/**
+ * The queue's backlog: jobs due and not yet claimed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Backlog {
+  readonly due: number
+  /** Seconds since the oldest due job's `run_at`; 0 when none is due. */
+  readonly oldestSeconds: number
 }
 
 /**
@@ -303,7 +317,15 @@ export const layerMemory: Layer.Layer<JobQueue, never, MemoryState | IdGenerator
         state.run(Effect.map(
           Ref.get(table),
           (rows) => HashMap.get(rows, id).pipe(Option.filter((job) => job.organization_id === organizationId))
-        ))
+        )),
+      backlog: (at) =>
+        state.run(Effect.map(Ref.get(table), (rows) => {
+          const due = Array.from(HashMap.values(rows)).filter((job) =>
+            job.status === "pending" && DateTime.lessThanOrEqualTo(job.run_at, at)
+          )
+          const oldest = Math.min(...due.map((job) => job.run_at.epochMillis))
+          return { due: due.length, oldestSeconds: due.length === 0 ? 0 : (at.epochMillis - oldest) / 1000 }
+        }))
     })
   })
 )

@@ -6,8 +6,10 @@
  *
  * @since 0.1.0
  */
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
+import { JobQueue } from "./JobQueue.js"
 
 /**
  * Answers' runs that ended, by how (`completed`, `failed`).
@@ -78,3 +80,33 @@ export const tokensUsed = (
     Metric.incrementBy(Metric.tagged(of, "type", "output"), usage.outputTokens)
   )
 }
+
+/**
+ * Jobs due and waiting for a worker.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const jobsDue = Metric.gauge("sightline_jobs_due", { description: "Jobs due and waiting for a worker" })
+
+/**
+ * How long the oldest due job has waited, in seconds.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const jobsOldestDueSeconds = Metric.gauge("sightline_jobs_oldest_due_seconds", {
+  description: "How long the oldest due job has waited, in seconds"
+})
+
+/**
+ * Reads the queue's backlog into its gauges (run on a schedule where metrics are read).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const readBacklog: Effect.Effect<void, never, JobQueue> = Effect.gen(function*() {
+  const backlog = yield* (yield* JobQueue).backlog(yield* DateTime.now)
+  yield* Metric.set(jobsDue, backlog.due)
+  yield* Metric.set(jobsOldestDueSeconds, backlog.oldestSeconds)
+})

@@ -61,6 +61,28 @@ export const duration = Metric.histogram(
   "The time to answer an HTTP request, in seconds, by route"
 )
 
+/**
+ * Event streams open in this process (`/v2/chats/stream` and its followers, resumed streams).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const openStreams = Metric.gauge("sightline_sse_streams_open", {
+  description: "Server-Sent Event streams open in this process"
+})
+
+/**
+ * Counts an event stream from its opening to its close (a gauge the body's own events move, with no
+ * fiber around them).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const streamOpened = (onClose: (f: () => void) => void): void => {
+  openStreams.unsafeModify(1, [])
+  onClose(() => openStreams.unsafeModify(-1, []))
+}
+
 // A route's own words (`v2`, `semantic-model`, `.well-known`) stay; numbers, uuids, long tokens and
 // anything else a caller chose become `:id`.
 const isId = (segment: string) =>

@@ -265,6 +265,16 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
       ),
       get: Traced.fn("JobQueueSql.get")((organizationId, id) =>
         Effect.orDie(findById({ organization_id: organizationId, id }))
+      ),
+      backlog: Traced.fn("JobQueueSql.backlog")((at) =>
+        sql<{ due: number; oldest: number | null }>`
+          SELECT count(*)::int AS due, EXTRACT(EPOCH FROM (${
+          DateTime.toDateUtc(at)
+        }::timestamptz - min(run_at)))::float8 AS oldest
+          FROM ${jobs} WHERE status = 'pending' AND run_at <= ${DateTime.toDateUtc(at)}`.pipe(
+          Effect.map(([row]) => ({ due: row?.due ?? 0, oldestSeconds: row?.oldest ?? 0 })),
+          Effect.orDie
+        )
       )
     })
   }

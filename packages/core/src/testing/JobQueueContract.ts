@@ -55,6 +55,21 @@ const setup = Effect.gen(function*() {
  */
 export const jobQueueContract = (name: string, layer: Layer.Layer<JobQueue | OrganizationRepo, unknown>): void => {
   describe(`JobQueue contract: ${name}`, () => {
+    it.live("counts the backlog: due pending jobs, and how long the oldest has waited", () =>
+      Effect.gen(function*() {
+        const { enqueue, kind, queue } = yield* setup
+        // Run times in the year 2000, which no other test's jobs have: the count is this test's.
+        const at = (iso: string) => DateTime.unsafeMake(iso)
+        yield* enqueue({ runAt: at("2000-01-01T00:00:00.000Z") })
+        yield* enqueue({ runAt: at("2000-01-01T00:00:30.000Z") })
+        yield* enqueue({ runAt: at("2000-01-01T00:05:00.000Z") })
+        expect(yield* queue.backlog(at("2000-01-01T00:01:00.000Z"))).toEqual({ due: 2, oldestSeconds: 60 })
+        expect(yield* queue.backlog(at("1999-12-31T23:00:00.000Z"))).toEqual({ due: 0, oldestSeconds: 0 })
+        // A claimed job is no longer waiting.
+        yield* claimSome(kind)
+        expect((yield* queue.backlog(at("2000-01-01T00:01:00.000Z"))).due).toBe(1)
+      }).pipe(Effect.provide(layer)))
+
     it.live("enqueues a pending job that only its organization can read", () =>
       Effect.gen(function*() {
         const { enqueue, kind, org, queue } = yield* setup

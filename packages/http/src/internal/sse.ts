@@ -6,6 +6,7 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Duration from "effect/Duration"
 import { Readable } from "node:stream"
+import * as HttpMetrics from "../HttpMetrics.js"
 
 const encoder = new TextEncoder()
 
@@ -84,6 +85,7 @@ export const body = (
     ended = true
     clearTimeout(timer)
   })
+  HttpMetrics.streamOpened((f) => readable.once("close", f))
   return {
     readable,
     send,
