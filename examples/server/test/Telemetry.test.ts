@@ -96,6 +96,13 @@ describe("traces exported over OTLP", () => {
       20_000
     )
     const generation = spans().find((span) => span.name.startsWith("chat ") && span.traceId === ask.traceId)!
+    // The run is a span of its own, the parent of its generations, under the request's ask.
+    const run = await until(
+      "the run's span",
+      async () => spans().find((span) => span.name === "Answers.run" && span.traceId === ask.traceId)
+    )
+    expect(run.parentSpanId).toBe(ask.spanId)
+    expect(generation.parentSpanId).toBe(run.spanId)
     expect(attribute(generation, "gen_ai.operation.name")).toEqual({ stringValue: "chat" })
     expect(attribute(generation, "gen_ai.provider.name")).toEqual({ stringValue: "offline" })
     expect(attribute(generation, "gen_ai.conversation.id")).toEqual(

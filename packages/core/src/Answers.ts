@@ -775,7 +775,12 @@ export const makeWith = (options: Options) =>
         Effect.scoped,
         // The tokens spent, whatever became of the answer, once its end is out.
         Effect.ensuring(Effect.suspend(() => recordUsage(principal, run, askOptions, making))),
-        Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId })
+        Effect.annotateLogs({ chat_id: run.chatId, run_id: run.messageId }),
+        // The run is a span of its own, in the trace of the request that started it, that lives
+        // until its end is out: the model's generations and the tools are its children.
+        Effect.withSpan("Answers.run", {
+          attributes: { "gen_ai.conversation.id": run.chatId, "sightline.run.id": run.messageId }
+        })
       )
       yield* FiberMap.run(running, run.chatId, work)
 
