@@ -10,6 +10,7 @@
  * | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_HEADERS` | `key=value,key=value` sent with each export (an API key) |
  * | `OTEL_SERVICE_NAME` | the service's name (default `sightline`) |
  * | `OTEL_BSP_SCHEDULE_DELAY` | milliseconds between exports (default 5000) |
+ * | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | which traces are kept (`Sampler`): `parentbased_always_on` by default; `parentbased_traceidratio` with `0.1` keeps a tenth |
  * | `OTEL_SDK_DISABLED` | `true` turns export off whatever else is set |
  *
  * @since 0.1.0
@@ -19,9 +20,13 @@ import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Sampler from "./Sampler.js"
 
 /**
  * Where and how traces are exported.
@@ -41,6 +46,8 @@ export interface Options {
   readonly headers: Readonly<Record<string, string>>
   /** How often spans are sent (default 5 s). */
   readonly exportInterval?: Duration.DurationInput | undefined
+  /** Which traces are kept (default: all that no caller marked unsampled). */
+  readonly sampler?: Sampler.Sampler | undefined
 }
 
 // `key=value,key=value`, values percent-decoded, as the OpenTelemetry specification writes them.
@@ -70,6 +77,18 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
   tracesHeaders: Config.string("OTEL_EXPORTER_OTLP_TRACES_HEADERS").pipe(Config.withDefault("")),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("sightline")),
   disabled: Config.boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+  sampler: Config.all({
+    name: Config.string("OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on")),
+    arg: Config.option(Config.string("OTEL_TRACES_SAMPLER_ARG"))
+  }).pipe(Config.mapOrFail(({ arg, name }) => {
+    const sampler = Sampler.fromNames(name, Option.getOrUndefined(arg))
+    return sampler === undefined
+      ? Either.left(ConfigError.InvalidData(
+        ["OTEL_TRACES_SAMPLER"],
+        "an OpenTelemetry sampler (always_on, always_off, traceidratio, or parentbased_ of one) with a ratio from 0 to 1"
+      ))
+      : Either.right(sampler)
+  })),
   delayMillis: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(
     Config.validate({ message: "must be a positive number of milliseconds", validation: (n) => n > 0 }),
     Config.withDefault(5_000)
@@ -82,6 +101,7 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
     headers,
     metricsEndpoint,
     metricsMillis,
+    sampler,
     serviceName,
     tracesEndpoint,
     tracesHeaders
@@ -95,6 +115,7 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
     tracesUrl,
     metricsUrl,
     metricsInterval: Duration.millis(metricsMillis),
+    sampler,
     serviceName,
     headers: { ...headersOf(headers), ...headersOf(tracesHeaders) },
     exportInterval: Duration.millis(delayMillis)
@@ -110,12 +131,18 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
 export const layer = (options: Options): Layer.Layer<never> => {
   const resource = { serviceName: options.serviceName, serviceVersion: "0.1.0" }
   return Layer.mergeAll(
-    OtlpTracer.layer({
-      url: options.tracesUrl,
-      resource,
-      headers: options.headers,
-      exportInterval: options.exportInterval ?? Duration.seconds(5)
-    }),
+    Layer.unwrapScoped(Effect.map(
+      OtlpTracer.make({
+        url: options.tracesUrl,
+        resource,
+        headers: options.headers,
+        exportInterval: options.exportInterval ?? Duration.seconds(5)
+      }),
+      (tracer) =>
+        Layer.setTracer(
+          options.sampler === undefined ? tracer : Sampler.sampled(tracer, options.sampler)
+        )
+    )),
     options.metricsUrl === undefined ? Layer.empty : OtlpMetrics.layer({
       url: options.metricsUrl,
       resource,
