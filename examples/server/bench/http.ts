@@ -15,9 +15,10 @@
  * machine. Each figure is the median over `--rounds`.
  *
  * With `--traced`, Sightline exports its traces over OTLP to a sink on loopback (as an operator's
- * collector would take them), so the same table measures what tracing costs.
+ * collector would take them), so the same table measures what tracing costs; `--sample 0.1` keeps a
+ * tenth of the traces (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`).
  *
- *   pnpm bench:http [--seconds 5] [--rounds 3] [--connections 16] [--chats 1000] [--db pglite,postgres] [--traced]
+ *   pnpm bench:http [--seconds 5] [--rounds 3] [--connections 16] [--chats 1000] [--db pglite,postgres] [--traced [--sample 1]]
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync, mkdtempSync, rmSync } from "node:fs"
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     chats: { type: "string", default: "1000" },
     db: { type: "string", default: "pglite,postgres" },
     traced: { type: "boolean", default: false },
+    sample: { type: "string", default: "1" },
     url: { type: "string", default: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" }
   }
 })
@@ -194,7 +196,9 @@ for (const db of values.db.split(",")) {
       ? ["--db", "postgres", "--url", values.url]
       : ["--db", "pglite", "--data-dir", join(dir, target === "sightline" ? "data" : "floor")]
   const args = (target: Target, limit?: number) => [
-    ...(target === "sightline" ? ["sightline", ...(sink === undefined ? [] : ["--otlp", sink])] : []),
+    ...(target === "sightline"
+      ? ["sightline", ...(sink === undefined ? [] : ["--otlp", sink, "--sample", values.sample])]
+      : []),
     ...store(target),
     "--prefix",
     prefix,

@@ -34,7 +34,8 @@ const { positionals, values } = parseArgs({
     prefix: { type: "string" },
     chats: { type: "string", default: "1000" },
     limit: { type: "string", default: "1000000000" },
-    otlp: { type: "string" }
+    otlp: { type: "string" },
+    sample: { type: "string", default: "1" }
   }
 })
 // PGlite's WebAssembly on V8's baseline compiler only, as the standalone server runs it (`bin.ts`).
@@ -50,7 +51,14 @@ const options: Sightline.Options = {
   rateLimitPerMinute: Number(values.limit),
   ...(values.otlp === undefined
     ? {}
-    : { telemetry: { tracesUrl: values.otlp, serviceName: "sightline-bench", headers: {} } })
+    : {
+      telemetry: {
+        tracesUrl: values.otlp,
+        serviceName: "sightline-bench",
+        headers: {},
+        sampler: { ratio: Number(values.sample), parentBased: true }
+      }
+    })
 }
 const quiet = Logger.minimumLogLevel(LogLevel.None)
 
