@@ -349,7 +349,7 @@ export const untraced: Layer.Layer<never> = Layer.mergeAll(
 
 /**
  * The HTTP application and the background worker over a ready core, sharing one asset URL signer;
- * untraced unless `options.telemetry` asks for traces, which the process then exports with `tracing`
+ * untraced unless `options.telemetry` asks for traces, which the process then exports with `observability`
  * around everything it runs (the server's request fibers are forked outside this layer).
  */
 export const app = (options: Options) =>
