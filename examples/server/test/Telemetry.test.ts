@@ -138,6 +138,25 @@ describe("traces exported over OTLP", () => {
     expect(sent.split("-")[2]).toBe(generation.spanId)
   }, 60_000)
 
+  it("drops a trace its caller did not sample, building none of its spans", async () => {
+    const ask = (traceparent: string) =>
+      fetch(`${base}/v2/chats`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json", traceparent },
+        body: JSON.stringify({ question: "revenue by region", connector_ids: [1] })
+      })
+    const dropped = "11111111111111111111111111111111"
+    const kept = "22222222222222222222222222222222"
+    expect((await ask(`00-${dropped}-00f067aa0ba902b7-00`)).status).toBe(200)
+    expect((await ask(`00-${kept}-00f067aa0ba902b7-01`)).status).toBe(200)
+    // The sampled answer's spans arrive; the unsampled one's never do.
+    await until(
+      "the sampled answer's run",
+      async () => spans().find((span) => span.traceId === kept && span.name === "Answers.run")
+    )
+    expect(spans().filter((span) => span.traceId === dropped)).toEqual([])
+  }, 60_000)
+
   it("serves the metrics as Prometheus text to a scraper with its token, and exports them over OTLP", async () => {
     const scrape = (token?: string) =>
       fetch(`${base}/metrics`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })
