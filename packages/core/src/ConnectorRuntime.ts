@@ -138,18 +138,6 @@ export interface Window {
 }
 
 /**
- * The page of a window from a result fetched with `maxRows` of `offset + rows`: its `truncated`
- * still says whether rows follow the page.
- *
- * @since 0.1.0
- * @category utils
- */
-export const pageOf = (result: QueryResult, window: Window): QueryResult => ({
-  ...result,
-  rows: result.rows.slice(window.offset, window.offset + window.rows)
-})
-
-/**
  * The most bytes of rows one query holds in the server's memory, whatever its row cap: wide rows
  * under a large `max_rows` would otherwise fill the heap of the process every organization shares.
  * Past it the result is `truncated`.
@@ -221,6 +209,27 @@ export declare namespace ConnectorRuntime {
     readonly query: (connector: ConnectorRecord, request: QueryRequest) => Effect.Effect<QueryResult, QueryError>
   }
 }
+
+/**
+ * Runs a statement whole (`maxRows` as the request caps it), or only a window's page of it: the
+ * statement fetches up to the page's end (within `maxRows`), and its `truncated` still says whether
+ * rows follow the page.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const queryWindow = (
+  runtime: ConnectorRuntime.Service,
+  connector: ConnectorRecord,
+  request: QueryRequest,
+  window: Window | undefined
+): Effect.Effect<QueryResult, QueryError> =>
+  window === undefined
+    ? runtime.query(connector, request)
+    : Effect.map(
+      runtime.query(connector, { ...request, maxRows: Math.min(request.maxRows, window.offset + window.rows) }),
+      (result) => ({ ...result, rows: result.rows.slice(window.offset, window.offset + window.rows) })
+    )
 
 // ---------------------------------------------------------------------------------------------
 // Client attributes

@@ -28,7 +28,7 @@ import * as OAuth from "./OAuth.js"
 import { OAuthClientDocuments } from "./OAuthClientDocuments.js"
 import * as Policy from "./Policy.js"
 import * as Secret from "./Secret.js"
-import type * as Session from "./Session.js"
+import * as Session from "./Session.js"
 import { SessionRepo } from "./SessionRepo.js"
 import * as Traced from "./Traced.js"
 
@@ -284,13 +284,7 @@ export const make = Effect.gen(function*() {
         return yield* invalidGrant("the grant is not this client's, or its member is gone")
       }
       return {
-        signedIn: {
-          organization_id: session.organization_id,
-          member_id: session.member_id,
-          session_id: session.id,
-          refresh_token: next,
-          refresh_expires_at: DateTime.toDate(expires)
-        },
+        signedIn: Session.signedIn(session, next, expires),
         clientId,
         scopes: session.scopes ?? []
       } satisfies Issued

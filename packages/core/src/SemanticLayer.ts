@@ -322,13 +322,17 @@ export const make = Effect.gen(function*() {
     return { file: governing.model.file, source: governing.source }
   })
 
+  // The connector a query names: one the caller may not use is the request's mistake, named.
+  const queried = (principal: Policy.Principal, id: Connector.ConnectorRecord["id"]) =>
+    Effect.catchTag(
+      usable(principal, id),
+      "NotFound",
+      () => new InvalidRequest({ message: connectorUse.unusableMessage("connector_id", [id]) })
+    )
+
   const compileFor = (principal: Policy.Principal, request: SemanticQuery.SemanticQueryRequest) =>
     Effect.gen(function*() {
-      const connector = yield* Effect.catchTag(
-        usable(principal, request.connector_id),
-        "NotFound",
-        () => new InvalidRequest({ message: connectorUse.unusableMessage("connector_id", [request.connector_id]) })
-      )
+      const connector = yield* queried(principal, request.connector_id)
       const governing = yield* modelFor(principal, connector)
       // A derived model was reviewed by nobody: for a key whose client attributes the database does
       // not enforce, it is SQL written for the key like any other (a library model is the org's own).
@@ -346,19 +350,13 @@ export const make = Effect.gen(function*() {
       return { connector, governing, compiled }
     })
 
-  // Runs a statement whole (`maxRows` as the request caps it), or only the window's page of it.
   const runWindow = (
     connector: Connector.ConnectorRecord,
     request: ConnectorRuntime.QueryRequest,
     window: ConnectorRuntime.Window | undefined
   ) =>
     Effect.mapError(
-      window === undefined
-        ? runtime.query(connector, request)
-        : Effect.map(
-          runtime.query(connector, { ...request, maxRows: Math.min(request.maxRows, window.offset + window.rows) }),
-          (result) => ConnectorRuntime.pageOf(result, window)
-        ),
+      ConnectorRuntime.queryWindow(runtime, connector, request, window),
       (error) => new InvalidRequest({ message: `query failed: ${error.message}` })
     )
 
@@ -407,11 +405,7 @@ export const make = Effect.gen(function*() {
     request: SemanticQuery.VerifiedQueryRequest,
     window?: ConnectorRuntime.Window
   ) {
-    const connector = yield* Effect.catchTag(
-      usable(principal, request.connector_id),
-      "NotFound",
-      () => new InvalidRequest({ message: connectorUse.unusableMessage("connector_id", [request.connector_id]) })
-    )
+    const connector = yield* queried(principal, request.connector_id)
     const governing = yield* modelFor(principal, connector)
     const query = governing.model.verifiedQueries.find((q) => q.name === request.name)
     const source = governing.source

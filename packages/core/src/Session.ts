@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Schema from "effect/Schema"
 import { MemberId, OrganizationId } from "./Ids.js"
@@ -239,6 +240,24 @@ export interface SignedIn {
   readonly refresh_token: string
   readonly refresh_expires_at: Date
 }
+
+/**
+ * What renewing (or starting) a session hands back: its new refresh token, valid until `expires`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const signedIn = (
+  session: Pick<SessionRecord, "id" | "organization_id" | "member_id">,
+  refreshToken: string,
+  expires: DateTime.Utc
+): SignedIn => ({
+  organization_id: session.organization_id,
+  member_id: session.member_id,
+  session_id: session.id,
+  refresh_token: refreshToken,
+  refresh_expires_at: DateTime.toDate(expires)
+})
 
 /**
  * Builds the URL a sign-in link's token is opened at (the http package knows the public address).

@@ -154,22 +154,8 @@ export const make = Effect.gen(function*() {
         expires_at: expires,
         created_at: now
       })
-      return signedIn(member.organization_id, member.id, id, token, expires)
+      return Session.signedIn({ id, organization_id: member.organization_id, member_id: member.id }, token, expires)
     })
-
-  const signedIn = (
-    organizationId: OrganizationId,
-    memberId: MemberId,
-    sessionId: string,
-    token: string,
-    expires: DateTime.Utc
-  ): Session.SignedIn => ({
-    organization_id: organizationId,
-    member_id: memberId,
-    session_id: sessionId,
-    refresh_token: token,
-    refresh_expires_at: DateTime.toDate(expires)
-  })
 
   const signIn = Traced.fn("Sessions.signIn")(function*(request: Session.PasswordSignIn) {
     const candidates = Arr.filter(
@@ -249,7 +235,7 @@ export const make = Effect.gen(function*() {
           yield* repo.revokeSession(rotation.session.id, now)
           return yield* new Unauthenticated({ message: SESSION_ENDED })
         }
-        return signedIn(organization_id, member_id, rotation.session.id, next, expires)
+        return Session.signedIn(rotation.session, next, expires)
       }
       case "Superseded": {
         const rotatedAt = rotation.session.rotated_at

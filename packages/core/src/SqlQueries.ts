@@ -139,14 +139,14 @@ export const make = Effect.gen(function*() {
       return yield* new InvalidRequest({ message: `at most ${ConnectorRuntime.defaultMaxRows} rows can be paged` })
     }
     const result = yield* Effect.mapError(
-      runtime.query(connector.value, {
+      ConnectorRuntime.queryWindow(runtime, connector.value, {
         sql: request.sql,
         clientAttributesJson: Policy.clientAttributesJson(principal),
-        maxRows: window.offset + window.rows,
+        maxRows: ConnectorRuntime.defaultMaxRows,
         timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
-      }),
+      }, window),
       (error) => new InvalidRequest({ message: `query failed: ${error.message}` })
-    ).pipe(Effect.map((result) => ConnectorRuntime.pageOf(result, window)))
+    )
     return {
       columns: result.columns.map((column) => ({ name: column.name, type: column.type })),
       rows: result.rows,

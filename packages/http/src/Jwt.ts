@@ -94,6 +94,22 @@ export declare namespace JwtVerifier {
  */
 export const looksLikeJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token)
 
+/**
+ * The `iss` a bearer JWT names, read without verifying it (to pick the verifier, which then checks
+ * it); none for anything that is not a JWT with an issuer.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const unverifiedIssuer = (token: string): string | undefined => {
+  if (!looksLikeJwt(token)) return undefined
+  try {
+    return Jose.decodeJwt(token).iss
+  } catch {
+    return undefined
+  }
+}
+
 const ClaimsSchema = Schema.Struct({
   sub: MemberId,
   organization_id: OrganizationId,

@@ -78,13 +78,7 @@ export declare namespace OAuthTokens {
  * @since 0.1.0
  * @category guards
  */
-export const isOAuthToken = (token: string): boolean => {
-  try {
-    return Jwt.looksLikeJwt(token) && Jose.decodeJwt(token).iss === issuer
-  } catch {
-    return false
-  }
-}
+export const isOAuthToken = (token: string): boolean => Jwt.unverifiedIssuer(token) === issuer
 
 const lifetimeSeconds = Duration.toSeconds(Session.accessTokenLifetime)
 

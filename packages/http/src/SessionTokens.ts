@@ -68,13 +68,7 @@ export declare namespace SessionTokens {
  * @since 0.1.0
  * @category guards
  */
-export const isSessionToken = (token: string): boolean => {
-  try {
-    return Jose.decodeJwt(token).iss === issuer
-  } catch {
-    return false
-  }
-}
+export const isSessionToken = (token: string): boolean => Jwt.unverifiedIssuer(token) === issuer
 
 const lifetimeSeconds = Duration.toSeconds(Session.accessTokenLifetime)
 
