@@ -27,6 +27,7 @@ import { InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from
 import { IdGenerator } from "./IdGenerator.js"
 import { ApiKeyId, type MemberId, type OrganizationId } from "./Ids.js"
 import { MemberRepo } from "./MemberRepo.js"
+import { OutboundEvents } from "./OutboundEvents.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
 import { SecretHasher } from "./Secret.js"
@@ -121,6 +122,7 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const tx = yield* Transaction
   const auditor = yield* Auditor
+  const events = yield* OutboundEvents
 
   const newSecret = Effect.gen(function*() {
     const secret = yield* hasher.generate
@@ -183,7 +185,7 @@ export const make = Effect.gen(function*() {
       expirySeconds: options.expirySeconds,
       parent: options.parent
     })
-    yield* tx.withTransaction(Effect.zipRight(
+    yield* tx.withTransaction(Effect.all([
       store(record),
       auditor.record({
         organizationId: options.organizationId,
@@ -192,8 +194,9 @@ export const make = Effect.gen(function*() {
         resourceType: "api_key",
         resourceId: id,
         details: { ...keyDetails(record), ...options.extraDetails }
-      })
-    ))
+      }),
+      events.publish(options.organizationId, "api_key.created", { api_key_id: id })
+    ]))
     return { key: secret, api_key: ApiKey.toWire(record, now) } satisfies ApiKey.CreateApiKeyResult
   })
 
@@ -291,6 +294,8 @@ export const make = Effect.gen(function*() {
         resourceId: record.id,
         details: { ...keyDetails(rotation.replacement), replacement_api_key_id: newId, ...callerKey(principal) }
       })
+      yield* events.publish(principal.organizationId, "api_key.created", { api_key_id: newId })
+      yield* events.publish(principal.organizationId, "api_key.revoked", { api_key_id: record.id })
       return {
         key: secret,
         api_key: ApiKey.toWire(rotation.replacement, now),
@@ -318,6 +323,9 @@ export const make = Effect.gen(function*() {
           ...callerKey(principal)
         }
       })
+      for (const revokedId of [record.id, ...children]) {
+        yield* events.publish(principal.organizationId, "api_key.revoked", { api_key_id: revokedId })
+      }
       return { id: record.id, success: true } satisfies ApiKey.RevokeApiKeyResult
     }))
   })
@@ -359,5 +367,5 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   ApiKeys,
   never,
-  ApiKeyRepo | MemberRepo | Auditor | Auth | SecretHasher | IdGenerator | Transaction
+  ApiKeyRepo | MemberRepo | Auditor | Auth | SecretHasher | IdGenerator | Transaction | OutboundEvents
 > = Layer.effect(ApiKeys, make)

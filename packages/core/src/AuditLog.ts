@@ -61,7 +61,12 @@ export const Action = Schema.Literal(
   "mcp.tool_call",
   "organization.settings_update",
   "oauth.grant",
-  "oauth.revoke"
+  "oauth.revoke",
+  "webhook_endpoint.create",
+  "webhook_endpoint.update",
+  "webhook_endpoint.delete",
+  "webhook_endpoint.rotate_secret",
+  "webhook_endpoint.replay"
 )
 export type Action = typeof Action.Type
 
@@ -84,7 +89,8 @@ export const ResourceType = Schema.Literal(
   "scim_group_mapping",
   "organization",
   "playbook",
-  "chat_channel"
+  "chat_channel",
+  "webhook_endpoint"
 )
 export type ResourceType = typeof ResourceType.Type
 

@@ -37,6 +37,7 @@ import { JobQueue } from "./JobQueue.js"
 import { Library } from "./Library.js"
 import * as LibraryLib from "./Library.js"
 import { LibraryStore } from "./LibraryStore.js"
+import { OutboundEvents } from "./OutboundEvents.js"
 import * as Owners from "./Owners.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
@@ -143,6 +144,9 @@ const MAIN_MOVED_RETRIES = 5
  * @since 0.1.0
  * @category constructors
  */
+/** The ids an outbound event about a change names. */
+const changeData = (change: Change.ChangeRecord) => ({ change_id: change.id, change_number: String(change.number) })
+
 export const make = Effect.gen(function*() {
   const repo = yield* ChangeRepo
   const store = yield* LibraryStore
@@ -150,6 +154,7 @@ export const make = Effect.gen(function*() {
   const tx = yield* Transaction
   const ids = yield* IdGenerator
   const auditor = yield* Auditor
+  const events = yield* OutboundEvents
   // Without a deployment's checkers (unit tests of other rules), changes merge on approvals alone.
   const checks = Option.match(yield* Effect.serviceOption(ChangeChecks.ChangeChecks), {
     onNone: (): ChangeChecks.Checker => () => Effect.succeed([]),
@@ -236,6 +241,7 @@ export const make = Effect.gen(function*() {
     yield* storeDefect(store.setHead(change.organization_id, head, ref)).pipe(
       Effect.catchTag("Conflict", (conflict) => Effect.fail(new MainMoved({ conflict })))
     )
+    yield* events.publish(change.organization_id, "change.merged", changeData(change))
   })
 
   /**
@@ -385,6 +391,13 @@ export const make = Effect.gen(function*() {
       ))
 
       if (evaluation?.status === "queued") yield* jobs.enqueue(ChangeEvaluation.job(record))
+      // Opened: filed for review, or a draft its author now marks ready.
+      if (
+        record.status !== "draft" &&
+        Option.match(existing, { onNone: () => true, onSome: (previous) => previous.status === "draft" })
+      ) {
+        yield* events.publish(organizationId, "change.opened", changeData(record))
+      }
 
       // The auto-approve rules were just read from main inside this transaction, so the
       // re-validation at merge is the check above; `land` still refuses a malformed OWNERS result.
@@ -578,6 +591,7 @@ export const make = Effect.gen(function*() {
         yield* Decision.enforce(Approval.canDeny(facts, caller))
         yield* repo.update(yield* fromEither(Change.deny(change, body.expected_git_ref, yield* DateTime.now)))
         yield* recordAction(principal, change, "change.deny")
+        yield* events.publish(change.organization_id, "change.denied", changeData(change))
         return { success: true }
       }))
     }
@@ -607,5 +621,5 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   Changes,
   never,
-  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | Auditor | JobQueue
+  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | Auditor | JobQueue | OutboundEvents
 > = Layer.effect(Changes, make)

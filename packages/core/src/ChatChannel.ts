@@ -34,10 +34,10 @@ export const WebhookUrl = Schema.String.pipe(
     try {
       url = new URL(text)
     } catch {
-      return "webhook_url must be an absolute URL"
+      return "a webhook URL must be absolute"
     }
-    if (url.protocol !== "https:" && url.protocol !== "http:") return "webhook_url must be an https URL"
-    if (url.username !== "" || url.password !== "") return "webhook_url must not carry a user or password"
+    if (url.protocol !== "https:" && url.protocol !== "http:") return "a webhook URL must be https"
+    if (url.username !== "" || url.password !== "") return "a webhook URL must not carry a user or password"
     return true
   }, {
     description: "an absolute http(s) URL without a user or password",

@@ -42,6 +42,7 @@ import { requireUsable } from "./internal/connectorUse.js"
 import * as Metrics from "./Metrics.js"
 import * as Model from "./Model.js"
 import * as Models from "./Models.js"
+import { OutboundEvents } from "./OutboundEvents.js"
 import * as Policy from "./Policy.js"
 import type * as Provenance from "./Provenance.js"
 import * as Traced from "./Traced.js"
@@ -218,6 +219,7 @@ export const makeWith = (options: Chats.Options) =>
     const tx = yield* Transaction
     const ids = yield* IdGenerator
     const connectors = yield* ConnectorRepo
+    const outbound = yield* OutboundEvents
     const staleRunAfter = options.staleRunAfter
 
     const uuid = ids.uuid
@@ -417,15 +419,23 @@ export const makeWith = (options: Chats.Options) =>
       const now = yield* DateTime.now
       const message = answerMessage(run, content, now, provenance)
       const done: ChatEvent.Done = { type: "done", status: "completed" }
-      const stored = yield* chats.completeRun({
-        message,
-        cell: answerCell(run, content, now),
-        userMessageId: run.userMessageId,
-        at: now,
-        runStart: run.firstEventId,
-        events,
-        done
-      })
+      // The answer and its outbound event are stored together, or neither is.
+      const stored = yield* tx.withTransaction(Effect.tap(
+        chats.completeRun({
+          message,
+          cell: answerCell(run, content, now),
+          userMessageId: run.userMessageId,
+          at: now,
+          runStart: run.firstEventId,
+          events,
+          done
+        }),
+        Option.match({
+          onNone: () => Effect.void,
+          onSome: () =>
+            outbound.publish(run.organizationId, "chat.completed", { chat_id: run.chatId, message_id: message.id })
+        })
+      ))
       if (Option.isSome(stored)) {
         yield* Metrics.runEnded("completed")
         return { message, done: { id: stored.value, event: done } }
@@ -542,7 +552,7 @@ export const make = makeWith(Chats.defaultOptions)
 export const layer: Layer.Layer<
   ChatRuns,
   never,
-  ChatRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator
+  ChatRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator | OutboundEvents
 > = Layer.effect(ChatRuns, make)
 
 /**
@@ -553,5 +563,8 @@ export const layer: Layer.Layer<
  */
 export const layerWith = (
   options: Chats.Options
-): Layer.Layer<ChatRuns, never, ChatRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator> =>
-  Layer.effect(ChatRuns, makeWith(options))
+): Layer.Layer<
+  ChatRuns,
+  never,
+  ChatRepo | ConnectorRepo | Model.ModelCatalogue | Transaction | IdGenerator | OutboundEvents
+> => Layer.effect(ChatRuns, makeWith(options))

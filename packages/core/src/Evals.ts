@@ -46,6 +46,7 @@ import { JobQueue } from "./JobQueue.js"
 import { Library } from "./Library.js"
 import { ModelCatalogue } from "./Model.js"
 import * as Models from "./Models.js"
+import { OutboundEvents } from "./OutboundEvents.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
 import * as SemanticCompiler from "./SemanticCompiler.js"
@@ -179,6 +180,7 @@ export const make = Effect.gen(function*() {
   const tx = yield* Transaction
   const ids = yield* IdGenerator
   const auditor = yield* Auditor
+  const events = yield* OutboundEvents
 
   const admit = (principal: Policy.Principal) => enforce(Policy.requirePermission(principal, "connector:write"))
 
@@ -288,6 +290,10 @@ export const make = Effect.gen(function*() {
       const moved = move(run.value)
       if (Either.isLeft(moved)) return Option.none<EvalRun.EvalRun>()
       yield* Effect.orDie(repo.update(moved.right))
+      // Told once, in the transaction that completes it.
+      if (moved.right.status === "completed" && run.value.status !== "completed") {
+        yield* events.publish(organizationId, "eval.run.completed", { eval_run_id: id })
+      }
       return Option.some(moved.right)
     }))
 

@@ -260,3 +260,30 @@ export type ChatChannelId = typeof ChatChannelId.Type
  */
 export const JobId = uuid("JobId")
 export type JobId = typeof JobId.Type
+
+/**
+ * An endpoint that receives the organization's outbound events (Standard Webhooks).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WebhookEndpointId = uuid("WebhookEndpointId")
+export type WebhookEndpointId = typeof WebhookEndpointId.Type
+
+/**
+ * An outbound event; its `webhook-id` on every delivery and replay.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const OutboundEventId = uuid("OutboundEventId")
+export type OutboundEventId = typeof OutboundEventId.Type
+
+/**
+ * One attempt to deliver an outbound event to an endpoint.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WebhookAttemptId = uuid("WebhookAttemptId")
+export type WebhookAttemptId = typeof WebhookAttemptId.Type

@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -36,6 +37,7 @@ import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type PlaybookId, ReportId } from "./Ids.js"
 import { served } from "./internal/servedReport.js"
+import { OutboundEvents } from "./OutboundEvents.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as Playbooks from "./Playbooks.js"
@@ -154,25 +156,29 @@ export const makeWith = (options: Options) =>
     const ids = yield* IdGenerator
     const running = yield* FiberSet.make<Playbook.RunPlaybookResponse, unknown>()
     const auditor = yield* Auditor
+    const events = yield* OutboundEvents
     const audit = (
       actor: Pick<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">,
       id: PlaybookId,
       details: AuditLog.Details
     ) => auditor.record({ ...actor, action: "playbook.run", resourceType: "playbook", resourceId: id, details })
 
-    // Everything after the checks: ask, wait, render, deliver, store.
+    // Everything after the checks: ask, wait, render, deliver, store; then the outcome, as an
+    // outbound event (an interrupted run, at shutdown, has none).
     const execute = (
       principal: Policy.Principal,
       playbook: Playbook.PlaybookRecord,
       sign: Chats.SignAssetUrl
-    ) =>
-      Effect.gen(function*() {
+    ) => {
+      let chatId: string | undefined
+      return Effect.gen(function*() {
         const handle = yield* answers.ask(
           principal,
           { question: playbook.prompt, connector_ids: playbook.connector_ids },
           sign,
           { source: "playbook", report: true }
         )
+        chatId = handle.metadata.chat_id
         const collected = yield* Stream.runFold(
           handle.events,
           { assets: [], done: undefined } as Collected,
@@ -253,7 +259,24 @@ export const makeWith = (options: Options) =>
           Effect.catchAll((error) => Effect.logWarning("the report of a playbook run was not stored", error.message))
         )
         return { chat_id: handle.metadata.chat_id, report: yield* served(record, sign), assets: collected.assets }
-      }).pipe(Effect.annotateLogs({ playbook_id: playbook.id }))
+      }).pipe(
+        Effect.tap((result) =>
+          events.publish(playbook.organization_id, "playbook.run.completed", {
+            playbook_id: playbook.id,
+            chat_id: result.chat_id,
+            report_id: result.report.id
+          })
+        ),
+        Effect.tapErrorCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : events.publish(
+            playbook.organization_id,
+            "playbook.run.failed",
+            { playbook_id: playbook.id, ...(chatId === undefined ? {} : { chat_id: chatId }) }
+          )
+        ),
+        Effect.annotateLogs({ playbook_id: playbook.id })
+      )
+    }
 
     const run = Traced.fn("PlaybookRuns.run")(function*(
       principal: Policy.Principal,
@@ -311,6 +334,7 @@ export type Requirements =
   | Auth
   | Auditor
   | IdGenerator
+  | OutboundEvents
 
 /**
  * The runs with the default options.

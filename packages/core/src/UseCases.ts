@@ -29,6 +29,7 @@ import * as Members from "./Members.js"
 import * as Models from "./Models.js"
 import * as OAuthGrants from "./OAuthGrants.js"
 import * as Organizations from "./Organizations.js"
+import * as OutboundEvents from "./OutboundEvents.js"
 import * as PlaybookRuns from "./PlaybookRuns.js"
 import * as Playbooks from "./Playbooks.js"
 import * as Reruns from "./Reruns.js"
@@ -42,6 +43,7 @@ import * as ServiceAccounts from "./ServiceAccounts.js"
 import * as Sessions from "./Sessions.js"
 import * as Settings from "./Settings.js"
 import * as SqlQueries from "./SqlQueries.js"
+import * as WebhookEndpoints from "./WebhookEndpoints.js"
 
 /**
  * The ports core implements for production itself (secret hashing, random ids): every deployment
@@ -120,14 +122,17 @@ export const layerWith = (options: Options) => {
         SemanticLayer.layer,
         SqlQueries.layer,
         Settings.layer,
-        OAuthGrants.layer
+        OAuthGrants.layer,
+        WebhookEndpoints.layer
       )),
       Layer.provideMerge(Connectors.layer),
       // What a library change must pass before it merges.
       Layer.provideMerge(SemanticChecks.layer),
       Layer.provideMerge(Library.layer),
       Layer.provideMerge(Auth.layer),
-      Layer.provideMerge(Auditor.layer)
+      Layer.provideMerge(Auditor.layer),
+      // What happened, told to the organization's endpoints.
+      Layer.provideMerge(OutboundEvents.layer)
     )
   ))
 }

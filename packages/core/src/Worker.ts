@@ -13,6 +13,8 @@
  *   could deliver twice); a job whose process died is claimed again, up to its attempts.
  * - **Evaluation runs** (`eval.run`) are `Evals.execute`'s: each case asked and judged in turn.
  * - **Evaluation checks of changes** (`change.evaluate`) are `ChangeEvaluations.execute`'s.
+ * - **Outbound events** (`webhook.deliver`) are `OutboundEvents.deliver`'s: one attempt per claim,
+ *   handed back to the queue with the time of the next when it failed.
  * - **Agent runs** go `queued → running → completed | failed`; a cancel (`Agents.cancelRun`, from
  *   any process) is seen within `pollMillis` and interrupts the run. A run found `running` when its
  *   job is claimed again belonged to a process that died: it is failed, never left running.
@@ -47,6 +49,8 @@ import * as EvalRun from "./EvalRun.js"
 import * as Evals from "./Evals.js"
 import { OrganizationId, PlaybookId } from "./Ids.js"
 import * as JobQueue from "./JobQueue.js"
+import * as OutboundEvent from "./OutboundEvent.js"
+import * as OutboundEvents from "./OutboundEvents.js"
 import * as Playbook from "./Playbook.js"
 import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as PlaybookRuns from "./PlaybookRuns.js"
@@ -131,6 +135,7 @@ export type Requirements =
   | Delivery.Delivery
   | Evals.Evals
   | ChangeEvaluations
+  | OutboundEvents.OutboundEvents
 
 /**
  * Fires the due playbooks at `now`: each firing is claimed and queued in one transaction.
@@ -199,6 +204,7 @@ export const make = (options: Options) =>
     const evals = yield* Evals.Evals
     const changeEvaluations = yield* ChangeEvaluations
     const tx = yield* Transaction
+    const events = yield* OutboundEvents.OutboundEvents
     const context = yield* Effect.context<Requirements>()
     const pollMillis = options.pollMillis ?? 1_000
     const leaseMillis = options.leaseMillis ?? 60_000
@@ -229,6 +235,15 @@ export const make = (options: Options) =>
         const moved = move(run.value)
         if (Either.isLeft(moved)) return Option.none<AgentRun.AgentRun>()
         yield* Effect.orDie(agents.updateRun(moved.right))
+        // Told once, in the transaction that records the outcome.
+        const status = moved.right.status
+        if ((status === "completed" || status === "failed") && run.value.status !== status) {
+          yield* events.publish(organizationId, `agent.run.${status}`, {
+            agent_id: moved.right.agent_id,
+            run_id: moved.right.id,
+            ...(moved.right.chat_id === undefined ? {} : { chat_id: moved.right.chat_id })
+          })
+        }
         return Option.some(moved.right)
       }))
 
@@ -349,20 +364,25 @@ export const make = (options: Options) =>
         (payload) => changeEvaluations.execute(payload, options.sign)
       )
 
-    const perform = (job: JobQueue.Job) =>
-      job.kind === playbookJobKind
+    // A job's work; a delivery that should be tried again says when.
+    const perform = (job: JobQueue.Job): Effect.Effect<JobQueue.FailOptions | void, unknown> =>
+      job.kind === OutboundEvent.jobKind
+        ? events.deliver(job)
+        : job.kind === playbookJobKind
         ? Effect.asVoid(runPlaybook(job))
         : job.kind === EvalRun.jobKind
         ? runEval(job)
         : job.kind === ChangeEvaluation.jobKind
         ? runChangeEvaluation(job)
-        : runAgent(job)
+        : Effect.asVoid(runAgent(job))
 
     // Records how a claimed job ended. Runs uninterruptibly (`onExit`), so even a job interrupted
     // by shutdown is handed back at once instead of when its lease runs out.
-    const settle = (job: JobQueue.Job, exit: Exit.Exit<void, unknown>) =>
+    const settle = (job: JobQueue.Job, exit: Exit.Exit<JobQueue.FailOptions | void, unknown>) =>
       Effect.gen(function*() {
-        if (Exit.isSuccess(exit)) return yield* Effect.ignore(jobs.complete(job))
+        if (Exit.isSuccess(exit)) {
+          return yield* Effect.ignore(exit.value === undefined ? jobs.complete(job) : jobs.fail(job, exit.value))
+        }
         if (Cause.isInterruptedOnly(exit.cause)) {
           return yield* Effect.ignore(
             jobs.fail(job, { error: "handed back at shutdown", retryAt: yield* DateTime.now })
@@ -387,7 +407,7 @@ export const make = (options: Options) =>
 
     const slot = jobs.claim({
       workerId: options.workerId,
-      kinds: [playbookJobKind, AgentRun.jobKind, EvalRun.jobKind, ChangeEvaluation.jobKind],
+      kinds: [playbookJobKind, AgentRun.jobKind, EvalRun.jobKind, ChangeEvaluation.jobKind, OutboundEvent.jobKind],
       leaseMillis
     })
       .pipe(

@@ -23,6 +23,7 @@ import * as ConnectorRepo from "../ConnectorRepo.js"
 import * as ConnectorTester from "../ConnectorTester.js"
 import * as Delivery from "../Delivery.js"
 import * as EvalRunRepo from "../EvalRunRepo.js"
+import * as EventSender from "../EventSender.js"
 import * as ExecutionRepo from "../ExecutionRepo.js"
 import * as FeedbackRepo from "../FeedbackRepo.js"
 import * as GroupRepo from "../GroupRepo.js"
@@ -32,6 +33,8 @@ import * as LibraryStore from "../LibraryStore.js"
 import * as MemberRepo from "../MemberRepo.js"
 import * as Model from "../Model.js"
 import * as OrganizationRepo from "../OrganizationRepo.js"
+import * as OutboundEventRepo from "../OutboundEventRepo.js"
+import * as OutboundEvents from "../OutboundEvents.js"
 import * as PasswordHasher from "../PasswordHasher.js"
 import * as PlaybookRepo from "../PlaybookRepo.js"
 import * as RateLimiter from "../RateLimiter.js"
@@ -41,6 +44,7 @@ import * as SandboxRuntime from "../SandboxRuntime.js"
 import * as Secret from "../Secret.js"
 import * as SessionRepo from "../SessionRepo.js"
 import * as Transaction from "../Transaction.js"
+import * as WebhookEndpointRepo from "../WebhookEndpointRepo.js"
 
 /**
  * Every repository port in memory, sharing one transaction state.
@@ -65,6 +69,8 @@ export const repositories = Layer.mergeAll(
   AgentRepo.layerMemory,
   AppRepo.layerMemory,
   ChatChannelRepo.layerMemory,
+  WebhookEndpointRepo.layerMemory,
+  OutboundEventRepo.layerMemory,
   ChangeRepo.layerMemory,
   LibraryStore.layerMemory,
   JobQueue.layerMemory,
@@ -77,20 +83,22 @@ const repositoriesAudited = Layer.provideMerge(Auditor.layer, repositories)
 
 /**
  * Every port of core in memory: the repositories, deterministic ids and secrets, the test model
- * catalogue, an in-memory rate limiter, the in-process chat event bus, delivery, sandbox runtime and connector tester. The language model is left out:
+ * catalogue, an in-memory rate limiter, the in-process chat event bus, delivery, sandbox runtime and connector tester,
+ * and outbound events (what the use cases publish with) over a memory sender. The language model is left out:
  * each test scripts its own with `LanguageModel.layerMemory(script)`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = Layer.mergeAll(
+export const layer = OutboundEvents.layer.pipe(Layer.provideMerge(Layer.mergeAll(
   repositoriesAudited,
   Secret.layerTest,
   PasswordHasher.layerTest,
   Model.layerTest,
   RateLimiter.layerMemory,
   Delivery.layerMemory,
+  EventSender.layerMemory,
   SandboxRuntime.layerMemory,
   ConnectorTester.layerMemory,
   ChatEventBus.layer
-)
+)))
