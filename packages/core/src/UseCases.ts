@@ -43,6 +43,7 @@ import * as ServiceAccounts from "./ServiceAccounts.js"
 import * as Sessions from "./Sessions.js"
 import * as Settings from "./Settings.js"
 import * as SqlQueries from "./SqlQueries.js"
+import * as WebhookDelivery from "./WebhookDelivery.js"
 import * as WebhookEndpoints from "./WebhookEndpoints.js"
 
 /**
@@ -123,7 +124,8 @@ export const layerWith = (options: Options) => {
         SqlQueries.layer,
         Settings.layer,
         OAuthGrants.layer,
-        WebhookEndpoints.layer
+        WebhookEndpoints.layer,
+        WebhookDelivery.layer
       )),
       Layer.provideMerge(Connectors.layer),
       // What a library change must pass before it merges.

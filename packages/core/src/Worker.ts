@@ -13,7 +13,7 @@
  *   could deliver twice); a job whose process died is claimed again, up to its attempts.
  * - **Evaluation runs** (`eval.run`) are `Evals.execute`'s: each case asked and judged in turn.
  * - **Evaluation checks of changes** (`change.evaluate`) are `ChangeEvaluations.execute`'s.
- * - **Outbound events** (`webhook.deliver`) are `OutboundEvents.deliver`'s: one attempt per claim,
+ * - **Outbound events** (`webhook.deliver`) are `WebhookDelivery.deliver`'s: one attempt per claim,
  *   handed back to the queue with the time of the next when it failed.
  * - **Agent runs** go `queued → running → completed | failed`; a cancel (`Agents.cancelRun`, from
  *   any process) is seen within `pollMillis` and interrupts the run. A run found `running` when its
@@ -57,6 +57,7 @@ import * as PlaybookRuns from "./PlaybookRuns.js"
 import * as Playbooks from "./Playbooks.js"
 import * as ReportHtml from "./ReportHtml.js"
 import { Transaction } from "./Transaction.js"
+import { WebhookDelivery } from "./WebhookDelivery.js"
 
 /**
  * Options of the worker.
@@ -136,6 +137,7 @@ export type Requirements =
   | Evals.Evals
   | ChangeEvaluations
   | OutboundEvents.OutboundEvents
+  | WebhookDelivery
 
 /**
  * Fires the due playbooks at `now`: each firing is claimed and queued in one transaction.
@@ -205,6 +207,7 @@ export const make = (options: Options) =>
     const changeEvaluations = yield* ChangeEvaluations
     const tx = yield* Transaction
     const events = yield* OutboundEvents.OutboundEvents
+    const webhooks = yield* WebhookDelivery
     const context = yield* Effect.context<Requirements>()
     const pollMillis = options.pollMillis ?? 1_000
     const leaseMillis = options.leaseMillis ?? 60_000
@@ -367,7 +370,7 @@ export const make = (options: Options) =>
     // A job's work; a delivery that should be tried again says when.
     const perform = (job: JobQueue.Job): Effect.Effect<JobQueue.FailOptions | void, unknown> =>
       job.kind === OutboundEvent.jobKind
-        ? events.deliver(job)
+        ? webhooks.deliver(job)
         : job.kind === playbookJobKind
         ? Effect.asVoid(runPlaybook(job))
         : job.kind === EvalRun.jobKind

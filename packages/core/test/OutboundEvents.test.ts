@@ -13,10 +13,12 @@ import * as OutboundEvent from "../src/OutboundEvent.js"
 import { OutboundEvents } from "../src/OutboundEvents.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Memory from "../src/testing/Memory.js"
+import { WebhookDelivery } from "../src/WebhookDelivery.js"
+import * as WebhookDeliveryLayer from "../src/WebhookDelivery.js"
 import { WebhookEndpoints } from "../src/WebhookEndpoints.js"
 import * as WebhookEndpointsLayer from "../src/WebhookEndpoints.js"
 
-const TestLayer = Layer.mergeAll(Organizations.layer, WebhookEndpointsLayer.layer).pipe(
+const TestLayer = Layer.mergeAll(Organizations.layer, WebhookEndpointsLayer.layer, WebhookDeliveryLayer.layer).pipe(
   Layer.provideMerge(Memory.layer)
 )
 
@@ -25,7 +27,7 @@ const attempt = Effect.gen(function*() {
   const jobs = yield* JobQueue
   const claimed = yield* jobs.claim({ workerId: "test", kinds: [OutboundEvent.jobKind], leaseMillis: 60_000 })
   if (Option.isNone(claimed)) return undefined
-  const retry = yield* (yield* OutboundEvents).deliver(claimed.value)
+  const retry = yield* (yield* WebhookDelivery).deliver(claimed.value)
   yield* Effect.orDie(retry === undefined ? jobs.complete(claimed.value) : jobs.fail(claimed.value, retry))
   return { job: claimed.value, retry }
 })

@@ -14,14 +14,12 @@
  *
  * @since 0.1.0
  */
-import * as NetworkAccess from "@sightline/core/NetworkAccess"
 import type * as Report from "@sightline/core/Report"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
-import * as Http from "node:http"
-import * as Https from "node:https"
 import * as Guard from "./internal/guard.js"
+import * as Post from "./internal/post.js"
 
 /**
  * Options of the poster.
@@ -119,14 +117,6 @@ export const slackMessage = (subject: string, text: string, blocks: ReadonlyArra
   ].slice(0, 50)
 })
 
-const retryAfter = (header: string | undefined): number | undefined => {
-  if (header === undefined) return undefined
-  const seconds = Number(header)
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
-  const at = Date.parse(header)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
-}
-
 /**
  * Posts JSON to webhooks under the SSRF rules.
  *
@@ -140,38 +130,22 @@ export const make = (options: Options = {}) => {
   // The socket's lookup: resolves every address and refuses the name if any one is private.
   const lookup = Guard.lookup(allowPrivate)
 
-  const once = (url: URL, body: string) =>
-    Effect.async<void, PostError>((resume, signal) => {
-      const client = url.protocol === "https:" ? Https : Http
-      const request = client.request(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        lookup,
-        timeout,
-        signal
-      }, (response) => {
-        response.resume()
-        const status = response.statusCode ?? 0
-        if (status >= 200 && status < 300) return resume(Effect.void)
-        resume(Effect.fail({
-          reason: `the chat webhook answered ${status}`,
-          transient: status === 429 || status >= 500,
-          retryAfterMillis: retryAfter(response.headers["retry-after"] as string | undefined)
-        }))
-      })
-      request.on("timeout", () => request.destroy(new Error(`no answer within ${timeout} ms`)))
-      request.on("error", (error: NodeJS.ErrnoException) => {
-        if (signal.aborted) return
-        const refused = NetworkAccess.isRefusal(error)
-        resume(Effect.fail({
-          reason: refused
-            ? `the chat webhook was refused: ${error.message}`
-            : `the chat webhook could not be reached: ${error.message}`,
-          transient: !refused
-        }))
-      })
-      request.end(body)
-    })
+  const once = (url: URL, body: string): Effect.Effect<void, PostError> =>
+    Post.post(url, body, {}, { lookup, timeoutMillis: timeout }).pipe(
+      Effect.mapError((error): PostError => ({
+        reason: error.refused
+          ? `the chat webhook was refused: ${error.message}`
+          : `the chat webhook could not be reached: ${error.message}`,
+        transient: !error.refused
+      })),
+      Effect.flatMap((answer) =>
+        answer.status >= 200 && answer.status < 300 ? Effect.void : Effect.fail({
+          reason: `the chat webhook answered ${answer.status}`,
+          transient: answer.status === 429 || answer.status >= 500,
+          retryAfterMillis: answer.retryAfterMillis
+        })
+      )
+    )
 
   const base = options.backoffMillis ?? 500
 

@@ -34,12 +34,14 @@ import type { JobQueue } from "@sightline/core/JobQueue"
 import type { LibraryStore } from "@sightline/core/LibraryStore"
 import type { MemberRepo } from "@sightline/core/MemberRepo"
 import type { OrganizationRepo } from "@sightline/core/OrganizationRepo"
+import type { OutboundEventRepo } from "@sightline/core/OutboundEventRepo"
 import type { PlaybookRepo } from "@sightline/core/PlaybookRepo"
 import type { RateLimiter } from "@sightline/core/RateLimiter"
 import type { RoleRepo } from "@sightline/core/RoleRepo"
 import type { SandboxRepo } from "@sightline/core/SandboxRepo"
 import type { SessionRepo } from "@sightline/core/SessionRepo"
 import type { Transaction } from "@sightline/core/Transaction"
+import type { WebhookEndpointRepo } from "@sightline/core/WebhookEndpointRepo"
 import type * as Cause from "effect/Cause"
 import type * as ConfigError from "effect/ConfigError"
 import * as Layer from "effect/Layer"
@@ -62,6 +64,7 @@ import * as LibraryStoreSql from "./LibraryStoreSql.js"
 import * as MemberRepoSql from "./MemberRepoSql.js"
 import * as Migrations from "./Migrations.js"
 import * as OrganizationRepoSql from "./OrganizationRepoSql.js"
+import * as OutboundEventRepoSql from "./OutboundEventRepoSql.js"
 import * as PgliteClient from "./PgliteClient.js"
 import * as PlaybookRepoSql from "./PlaybookRepoSql.js"
 import * as PostgresClient from "./PostgresClient.js"
@@ -71,6 +74,7 @@ import * as SandboxRepoSql from "./SandboxRepoSql.js"
 import * as SessionRepoSql from "./SessionRepoSql.js"
 import * as SqlTransaction from "./SqlTransaction.js"
 import * as TablePrefix from "./TablePrefix.js"
+import * as WebhookEndpointRepoSql from "./WebhookEndpointRepoSql.js"
 
 /**
  * Every core port the SQL store provides.
@@ -98,6 +102,8 @@ export type Ports =
   | AgentRepo
   | AppRepo
   | ChatChannelRepo
+  | WebhookEndpointRepo
+  | OutboundEventRepo
   | JobQueue
   | RateLimiter
   | AssetStore
@@ -138,6 +144,8 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     AgentRepoSql.layer,
     AppRepoSql.layer,
     ChatChannelRepoSql.layer,
+    WebhookEndpointRepoSql.layer,
+    OutboundEventRepoSql.layer,
     JobQueueSql.layer,
     RateLimiterSql.layer,
     AssetStoreSql.layer,

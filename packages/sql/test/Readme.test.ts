@@ -3,7 +3,7 @@
  * cannot drift from the code.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ApiKeys, Auditor, Auth, Organizations, Playbook, Playbooks, UseCases } from "@sightline/core"
+import { ApiKeys, Auditor, Auth, Organizations, OutboundEvents, Playbook, Playbooks, UseCases } from "@sightline/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -11,11 +11,11 @@ import { SqlStore } from "../src/index.js"
 
 // README: start
 // The ports: storage on embedded PGlite (in memory here; pass { dataDir } to keep the data), and the
-// ports core implements itself (secret hashing, ids). Then the use cases over them (they share `Auth`
-// and the audit trail's `Auditor`).
+// ports core implements itself (secret hashing, ids). Then the use cases over them (they share `Auth`,
+// the audit trail's `Auditor`, and `OutboundEvents`, which queues what webhook endpoints receive).
 const Ports = Layer.merge(SqlStore.layerPglite(), UseCases.layerCorePorts)
 const Sightline = Layer.mergeAll(Organizations.layer, ApiKeys.layer, Playbooks.layer).pipe(
-  Layer.provideMerge(Layer.merge(Auth.layer, Auditor.layer)),
+  Layer.provideMerge(Layer.mergeAll(Auth.layer, Auditor.layer, OutboundEvents.layer)),
   Layer.provideMerge(Ports)
 )
 

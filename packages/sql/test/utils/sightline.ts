@@ -25,6 +25,7 @@ import * as Library from "@sightline/core/Library"
 import * as Members from "@sightline/core/Members"
 import * as Model from "@sightline/core/Model"
 import * as Organizations from "@sightline/core/Organizations"
+import * as OutboundEvents from "@sightline/core/OutboundEvents"
 import * as PasswordHasher from "@sightline/core/PasswordHasher"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Roles from "@sightline/core/Roles"
@@ -160,7 +161,7 @@ export const layer = (
     Changes.layer
   ).pipe(
     Layer.provideMerge(Library.layer),
-    Layer.provideMerge(Layer.merge(Auth.layer, Auditor.layer)),
+    Layer.provideMerge(Layer.mergeAll(Auth.layer, Auditor.layer, OutboundEvents.layer)),
     Layer.provideMerge(Layer.merge(ports, platform))
   )
 }
