@@ -24,6 +24,7 @@ import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Worker from "@sightline/core/Worker"
 import * as ClientDocuments from "@sightline/delivery/ClientDocuments"
+import * as EventWebhook from "@sightline/delivery/EventWebhook"
 import * as Transport from "@sightline/delivery/Transport"
 import * as VegaCharts from "@sightline/delivery/VegaCharts"
 import * as AssetUrls from "@sightline/http/AssetUrls"
@@ -104,7 +105,7 @@ export interface Options {
    * non-superuser roles (the defaults, see `ConnectorsRuntime.defaultAccess`).
    */
   readonly connectorAccess?: ConnectorsRuntime.ConnectorAccess | undefined
-  /** Lets chat-channel webhooks be plain http and private or loopback addresses (development, tests). */
+  /** Lets chat-channel webhooks and webhook endpoints be plain http and private or loopback addresses (development, tests). */
   readonly webhookAllowPrivate?: boolean | undefined
   /** The bearer token of `GET /metrics` (Prometheus text); without one the route is not served. */
   readonly metricsToken?: Redacted.Redacted<string> | undefined
@@ -180,7 +181,8 @@ export const client = (
 /**
  * The ports the SQL store does not provide (the rate limiter is the store's, shared by every
  * process): the configured models, the live connectors, delivery (e-mail when SMTP is configured,
- * else every e-mail target fails saying so; chat channels through their webhooks) and the chart
+ * else every e-mail target fails saying so; chat channels through their webhooks), outbound events
+ * signed as Standard Webhooks, the chart
  * renderer, scrypt for passwords, and the sandbox runtime (bubblewrap) where it is configured and can run.
  */
 export const platform = (options: Options) =>
@@ -200,6 +202,8 @@ export const platform = (options: Options) =>
     Transport.layer({ smtp: options.smtp, webhooks: { allowPrivate: options.webhookAllowPrivate } }),
     // An agent's client ID metadata document is fetched under the webhooks' network rule.
     ClientDocuments.layer({ allowPrivate: options.webhookAllowPrivate }),
+    // Outbound events, signed as Standard Webhooks, under the same rule.
+    EventWebhook.layer({ allowPrivate: options.webhookAllowPrivate }),
     VegaCharts.layer(),
     options.sandboxes === undefined || options.sandboxes === false
       ? SandboxRuntime.layerUnconfigured

@@ -27,6 +27,7 @@ import { SandcastlesApi } from "./SandcastlesApi.js"
 import { SemanticApi } from "./SemanticApi.js"
 import { ServiceAccountsApi } from "./ServiceAccountsApi.js"
 import { SettingsApi } from "./SettingsApi.js"
+import { WebhookEndpointsApi } from "./WebhookEndpointsApi.js"
 
 /**
  * The /v2 API. Every operation may answer any of the envelope errors.
@@ -45,6 +46,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(RolesApi)
   .add(ServiceAccountsApi)
   .add(ChatChannelsApi)
+  .add(WebhookEndpointsApi)
   .add(AgentsApi)
   .add(EvalsApi)
   .add(FeedbackApi)

@@ -59,6 +59,7 @@ import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
 import * as SemanticHandlers from "./internal/handlers/semantic.js"
 import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
 import * as SettingsHandlers from "./internal/handlers/settings.js"
+import * as WebhookEndpointsHandlers from "./internal/handlers/webhookEndpoints.js"
 import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
 import { only } from "./internal/only.js"
@@ -419,6 +420,7 @@ export const layerGroups = Layer.mergeAll(
   RolesHandlers.layer,
   ServiceAccountsHandlers.layer,
   ChatChannelsHandlers.layer,
+  WebhookEndpointsHandlers.layer,
   AgentsHandlers.layer,
   EvalsHandlers.layer,
   FeedbackHandlers.layer,
