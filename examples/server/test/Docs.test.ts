@@ -75,7 +75,7 @@ describe("the documented shell commands against a started server", () => {
     rmSync(work, { recursive: true, force: true })
   })
 
-  it("finds the blocks: the README's, and those of the docs that ask, query, run playbooks and sandcastles", () => {
+  it("finds the blocks: the README's, and those of the docs that ask, query, run playbooks and sandcastles, and register webhooks", () => {
     const where = blocks.map((block) => block.where.split(":")[0])
     for (
       const file of [
@@ -84,7 +84,8 @@ describe("the documented shell commands against a started server", () => {
         "docs/semantic.md",
         "docs/evaluations.md",
         "docs/mcp.md",
-        "docs/sandcastles.md"
+        "docs/sandcastles.md",
+        "docs/webhooks.md"
       ]
     ) {
       expect(where).toContain(file)
