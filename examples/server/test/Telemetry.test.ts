@@ -14,6 +14,7 @@ interface Span {
   readonly spanId: string
   readonly parentSpanId?: string
   readonly attributes?: ReadonlyArray<{ readonly key: string; readonly value: unknown }>
+  readonly links?: ReadonlyArray<{ readonly traceId: string; readonly spanId: string }>
 }
 
 describe("traces exported over OTLP", () => {
@@ -47,6 +48,8 @@ describe("traces exported over OTLP", () => {
       OTEL_EXPORTER_OTLP_HEADERS: "x-collector-key=collector%20secret",
       OTEL_SERVICE_NAME: "sightline-test",
       OTEL_BSP_SCHEDULE_DELAY: "200",
+      // Webhook deliveries go to this test's receiver, on loopback.
+      SIGHTLINE_WEBHOOK_ALLOW_PRIVATE: "1",
       OTEL_METRIC_EXPORT_INTERVAL: "500",
       SIGHTLINE_METRICS_TOKEN: "scrape-secret"
     })
@@ -110,6 +113,20 @@ describe("traces exported over OTLP", () => {
     )
     const tool = spans().find((span) => span.name.startsWith("execute_tool ") && span.traceId === ask.traceId)!
     expect(attribute(tool, "gen_ai.tool.name")).toEqual({ stringValue: tool.name.slice("execute_tool ".length) })
+    // Each SQL statement against the connector, under its tool call: the statement's shape, no value.
+    const statement = await until(
+      "a statement's span",
+      async () => spans().find((span) => span.name === "ConnectorRuntime.query" && span.traceId === ask.traceId)
+    )
+    const ancestors = (span: Span): ReadonlyArray<Span> => {
+      const up = spans().find((s) => s.spanId === span.parentSpanId)
+      return up === undefined ? [] : [up, ...ancestors(up)]
+    }
+    expect(ancestors(statement).some((s) => s.name.startsWith("execute_tool "))).toBe(true)
+    expect(attribute(statement, "db.system.name")).toEqual({ stringValue: "postgresql" })
+    const text = (attribute(statement, "db.query.text") as { stringValue: string }).stringValue
+    expect(text).toMatch(/^(SELECT|WITH) /i)
+    expect(text).not.toMatch(/'[^']/)
     // No credential in any span.
     const exported = JSON.stringify(exports.map((e) => e.body))
     expect(exported).not.toContain(adminKey)
@@ -136,6 +153,42 @@ describe("traces exported over OTLP", () => {
     const sent = provider.headers.at(-1)!["traceparent"] as string
     expect(sent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`))
     expect(sent.split("-")[2]).toBe(generation.spanId)
+  }, 60_000)
+
+  it("runs a queued job in a trace of its own, linked to the request that queued it", async () => {
+    const call = (path: string, json: unknown, traceparent?: string) =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${adminKey}`,
+          "content-type": "application/json",
+          ...(traceparent === undefined ? {} : { traceparent })
+        },
+        body: JSON.stringify(json)
+      })
+    const registered = await call("/v2/webhook-endpoints", {
+      url: `${base.replace(/:\d+$/, "")}:${(receiver.address() as { port: number }).port}/hooks/telemetry`,
+      event_types: ["api_key.created"]
+    })
+    expect(registered.status).toBe(201)
+    // Minting a key queues the delivery of its event, in the caller's trace.
+    const traceId = "0af7651916cd43dd8448eb211c80319c"
+    expect((await call("/v2/api-keys", { inheritAllRoles: true }, `00-${traceId}-b7ad6b7169203331-01`)).status)
+      .toBe(201)
+    await until("the delivery", async () => exports.find((e) => e.path === "/hooks/telemetry"), 20_000)
+    const job = await until(
+      "the job's span",
+      async () => spans().find((span) => span.name === "job webhook.deliver" && span.links?.[0]?.traceId === traceId),
+      20_000
+    )
+    expect(job.traceId).not.toBe(traceId)
+    expect(job.parentSpanId ?? "").toBe("")
+    // The span it links to is the enqueue inside the request's trace.
+    const queued = await until(
+      "the enqueue's span",
+      async () => spans().find((span) => span.spanId === job.links![0]!.spanId)
+    )
+    expect(queued.traceId).toBe(traceId)
   }, 60_000)
 
   it("drops a trace its caller did not sample, building none of its spans", async () => {

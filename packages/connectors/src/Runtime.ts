@@ -40,6 +40,7 @@ import * as Mysql from "./internal/mysql.js"
 import * as PgliteSession from "./internal/pgliteSession.js"
 import * as PgSession from "./internal/pgSession.js"
 import * as Dialect from "./internal/postgresDialect.js"
+import * as StatementText from "./internal/statementText.js"
 
 /**
  * Options of the runtime.
@@ -465,7 +466,23 @@ export const makeWith = (options: Options) =>
             attributesSecret: Connector.clientAttributesSecret(config),
             statementTimeout: !isDemo
           }))
-      return run.pipe(Effect.withSpan("ConnectorRuntime.query", { attributes: { connector_id: connector.id } }))
+      // The statement's shape, never its values (literals become `?`; parameters are never recorded),
+      // worked out only for a span that is exported.
+      const describe = Effect.flatMap(Effect.currentSpan, (span) => {
+        if (!span.sampled) {
+          return Effect.void
+        }
+        const mysql = config.connector_type === "MYSQL"
+        const operation = StatementText.operationOf(request.sql)
+        return Effect.annotateCurrentSpan({
+          "db.system.name": mysql ? "mysql" : "postgresql",
+          "db.query.text": StatementText.withoutValues(request.sql, { doubleQuotedStrings: mysql }),
+          ...(operation === undefined ? {} : { "db.operation.name": operation })
+        })
+      }).pipe(Effect.ignore)
+      return Effect.zipRight(describe, run).pipe(
+        Effect.withSpan("ConnectorRuntime.query", { kind: "client", attributes: { connector_id: connector.id } })
+      )
     }
 
     return ConnectorRuntime.of({ introspect, query })

@@ -71,6 +71,11 @@ export class Job extends Schema.Class<Job>("@sightline/core/JobQueue/Job")({
   locked_until: Schema.optional(Schema.DateTimeUtc),
   /** The error of the last failed attempt. */
   last_error: Schema.optional(Schema.String),
+  /**
+   * The W3C trace context of the span that queued it, when that span was exported: the job's own
+   * trace links to it. Implementations record `Traced.traceparent` at `enqueue`.
+   */
+  traceparent: Schema.optional(Schema.String),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc,
   /** When the job became `completed` or `failed`. */
@@ -229,6 +234,7 @@ export const layerMemory: Layer.Layer<JobQueue, never, MemoryState | IdGenerator
         if (Option.isSome(existing)) return existing.value
       }
       const now = yield* DateTime.now
+      const traceparent = yield* Traced.traceparent
       return yield* save(
         new Job({
           id: JobId.make(yield* ids.uuid),
@@ -240,6 +246,7 @@ export const layerMemory: Layer.Layer<JobQueue, never, MemoryState | IdGenerator
           run_at: options.runAt ?? now,
           attempts: 0,
           max_attempts: options.maxAttempts ?? defaultMaxAttempts,
+          ...(traceparent === undefined ? {} : { traceparent }),
           created_at: now,
           updated_at: now
         })

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import { isGeneratorFunction } from "effect/Utils"
 
 /** Whether the fiber defining a use case records spans (outside any fiber: yes, as by default). */
@@ -61,3 +61,34 @@ const untraced = (body: Body, ...pipeables: Array<any>) => {
  */
 export const fn = (name: string, options?: Tracer.SpanOptions): Effect.fn.Gen & Effect.fn.NonGen =>
   tracing() ? Effect.fn(name, options) : untraced as unknown as Effect.fn.Gen & Effect.fn.NonGen
+
+/**
+ * The W3C `traceparent` of the current span when it is exported (sampled, with real ids), or
+ * `undefined`: what a model provider is told, and what a queued job keeps of whatever queued it.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const traceparent: Effect.Effect<string | undefined> = Effect.map(
+  Effect.option(Effect.currentSpan),
+  (span) =>
+    Option.isSome(span) && span.value.sampled && /^[0-9a-f]{32}$/.test(span.value.traceId) &&
+      /^[0-9a-f]{16}$/.test(span.value.spanId)
+      ? `00-${span.value.traceId}-${span.value.spanId}-01`
+      : undefined
+)
+
+/**
+ * A `traceparent` as a span to link to, or `undefined` when it is not one.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const spanOfTraceparent = (text: string | undefined): Tracer.ExternalSpan | undefined => {
+  const match = text === undefined ? null : /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(text)
+  return match === null ? undefined : Tracer.externalSpan({
+    traceId: match[1]!,
+    spanId: match[2]!,
+    sampled: (parseInt(match[3]!, 16) & 1) === 1
+  })
+}

@@ -19,6 +19,8 @@
  *   any process) is seen within `pollMillis` and interrupts the run. A run found `running` when its
  *   job is claimed again belonged to a process that died: it is failed, never left running.
  *
+ * Each job runs in a trace of its own (`job <kind>`), linked to the span that queued it.
+ *
  * Shutting down interrupts the work: the claimed jobs go back to the queue at once.
  *
  * @since 0.1.0
@@ -56,6 +58,7 @@ import { PlaybookRepo } from "./PlaybookRepo.js"
 import * as PlaybookRuns from "./PlaybookRuns.js"
 import * as Playbooks from "./Playbooks.js"
 import * as ReportHtml from "./ReportHtml.js"
+import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
 import { WebhookDelivery } from "./WebhookDelivery.js"
 
@@ -402,8 +405,17 @@ export const make = (options: Options) =>
         Effect.repeat(Schedule.spaced(Duration.millis(Math.max(10, Math.floor(leaseMillis / 3))))),
         Effect.ignore
       )
+      // Each job is a trace of its own (a run can outlive what queued it by hours), linked to the
+      // span that queued it: the request, the answer or the delivery that asked for it.
+      const queuedBy = Traced.spanOfTraceparent(job.traceparent)
       return Effect.raceFirst(perform(job), Effect.zipRight(renew, Effect.never)).pipe(
         Effect.onExit((exit) => settle(job, exit)),
+        Effect.withSpan(`job ${job.kind}`, {
+          root: true,
+          kind: "consumer",
+          attributes: { "sightline.job.id": job.id, "sightline.job.attempt": job.attempts },
+          links: queuedBy === undefined ? [] : [{ _tag: "SpanLink", span: queuedBy, attributes: {} }]
+        }),
         Effect.annotateLogs({ job_id: job.id, job_kind: job.kind })
       )
     }

@@ -41,6 +41,7 @@ export const JobFromRow = Schema.transform(
     locked_by: RowSql.nullable(Schema.String),
     locked_until: RowSql.nullable(Schema.DateTimeUtcFromDate),
     last_error: RowSql.nullable(Schema.String),
+    traceparent: RowSql.nullable(Schema.String),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate,
     finished_at: RowSql.nullable(Schema.DateTimeUtcFromDate)
@@ -91,6 +92,7 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
       "locked_by",
       "locked_until",
       "last_error",
+      "traceparent",
       "created_at",
       "updated_at",
       "finished_at"
@@ -111,15 +113,17 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
         payload: Schema.String,
         dedupe_key: Schema.NullOr(Schema.String),
         run_at: Schema.NullOr(Schema.DateFromSelf),
-        max_attempts: Schema.Int
+        max_attempts: Schema.Int,
+        traceparent: Schema.NullOr(Schema.String)
       }),
       Result: JobFromRow,
       execute: (request) =>
         sql`INSERT INTO ${jobs} (id, organization_id, kind, payload, status, dedupe_key, run_at, attempts,
-              max_attempts, created_at, updated_at)
+              max_attempts, traceparent, created_at, updated_at)
             VALUES (${request.id}::uuid, ${request.organization_id}::uuid, ${request.kind}::text,
               ${request.payload}::text::jsonb, 'pending', ${request.dedupe_key}::text,
-              coalesce(${request.run_at}::timestamptz, ${now}), 0, ${request.max_attempts}::int, ${now}, ${now})
+              coalesce(${request.run_at}::timestamptz, ${now}), 0, ${request.max_attempts}::int,
+              ${request.traceparent}::text, ${now}, ${now})
             ON CONFLICT ON CONSTRAINT ${dedupeKey} DO NOTHING
             RETURNING ${columns}`
     })
@@ -227,7 +231,8 @@ export const make: Effect.Effect<JobQueue.Service, never, SqlClient.SqlClient | 
           payload: RowSql.jsonText(options.payload),
           dedupe_key: options.dedupeKey ?? null,
           run_at: options.runAt === undefined ? null : DateTime.toDateUtc(options.runAt),
-          max_attempts: options.maxAttempts ?? defaultMaxAttempts
+          max_attempts: options.maxAttempts ?? defaultMaxAttempts,
+          traceparent: (yield* Traced.traceparent) ?? null
         }
         // The existing job is read by a second statement: under READ COMMITTED it sees the row that
         // the conflicting insert committed, which the insert's own snapshot could not. The loop only

@@ -48,6 +48,7 @@ const expectedTables = [
   "migrations",
   "oauth_clients",
   "organizations",
+  "outbound_events",
   "playbook_reports",
   "playbooks",
   "rate_limits",
@@ -57,7 +58,9 @@ const expectedTables = [
   "scim_group_mappings",
   "server_keys",
   "sessions",
-  "sign_in_links"
+  "sign_in_links",
+  "webhook_attempts",
+  "webhook_endpoints"
 ]
 
 /** Every bundled migration, as the Migrator reports those it applies: `[id, name]`, in order. */

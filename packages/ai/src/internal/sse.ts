@@ -12,6 +12,7 @@
  */
 import { LanguageModelError } from "@sightline/core/LanguageModel"
 import type { ErrorReason } from "@sightline/core/LanguageModel"
+import * as Traced from "@sightline/core/Traced"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -129,11 +130,7 @@ export const stream = <A>(request: Request, decoder: Decoder<A>): Stream.Stream<
     const body = JSON.stringify(request.body)
     // The current span's W3C trace context, so the provider's own traces join the answer's (only a
     // real span's: an untraced process has none to pass).
-    const span = Option.getOrUndefined(yield* Effect.option(Effect.currentSpan))
-    const traceparent = span !== undefined && span.sampled && /^[0-9a-f]{32}$/.test(span.traceId) &&
-        /^[0-9a-f]{16}$/.test(span.spanId)
-      ? `00-${span.traceId}-${span.spanId}-01`
-      : undefined
+    const traceparent = yield* Traced.traceparent
     const headers = {
       "content-type": "application/json",
       accept: "text/event-stream",
