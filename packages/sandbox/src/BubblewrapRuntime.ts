@@ -18,6 +18,7 @@
  */
 import { Conflict, InvalidRequest } from "@sightline/core/Errors"
 import type { SandboxId } from "@sightline/core/Ids"
+import * as Metrics from "@sightline/core/Metrics"
 import {
   type DataframeInfo,
   type DataframeRows,
@@ -40,6 +41,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
@@ -206,6 +208,8 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
     const driverDir = NodePath.join(instance, "driver")
 
     const live = new Map<SandboxId, Live>()
+    // The running-sandboxes gauge of this process, set whenever the set of live sandboxes changes.
+    const countLive = Effect.suspend(() => Metric.set(Metrics.sandboxesRunning, live.size))
     const usedUids = new Set<number>()
     // Starts and stops one at a time, so a check and the change it guards see the same map.
     const registry = yield* Effect.makeSemaphore(1)
@@ -370,55 +374,61 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
           const kernel = yield* Effect.tapError(startKernel(sandbox), () => discard(sandbox))
           sandbox.kernel = kernel
           live.set(sandboxId, sandbox)
+          yield* countLive
         })),
 
+      // Each execution is a span of the answer's or the request's trace (never with its code).
       execute: (sandboxId, code) =>
-        Effect.flatMap(running(sandboxId), (sandbox) =>
-          sandbox.lock.withPermits(1)(Effect.gen(function*() {
-            const started = Date.now()
-            const space = yield* room(sandbox)
-            if (space.left <= 0) {
+        Effect.withSpan(
+          Effect.flatMap(running(sandboxId), (sandbox) =>
+            sandbox.lock.withPermits(1)(Effect.gen(function*() {
+              const started = Date.now()
+              const space = yield* room(sandbox)
+              if (space.left <= 0) {
+                return {
+                  output: null,
+                  error: quotaMessage(space.used),
+                  executionTimeMs: 0,
+                  files: [],
+                  dataframes: []
+                } satisfies ExecuteResult
+              }
+              const answer = yield* onKernel(sandbox, { op: "execute", code })
+              const quota = yield* overQuota(sandbox)
+              if (answer._tag === "Lost") {
+                return {
+                  output: null,
+                  error: quota === undefined ? answer.error : `${answer.error}; ${quota}`,
+                  executionTimeMs: Date.now() - started,
+                  files: [],
+                  dataframes: []
+                } satisfies ExecuteResult
+              }
+              const value = answer.value as {
+                readonly output: ReadonlyArray<string> | null
+                readonly error?: string
+                readonly failure?: string
+                readonly execution_time_ms: number
+                readonly files: ReadonlyArray<string>
+                readonly dataframes: ReadonlyArray<{ name: string; num_rows: number; num_cols: number }>
+              }
+              const error = value.failure ?? value.error
+              const errors = [error, quota].filter((e): e is string => e !== undefined)
               return {
-                output: null,
-                error: quotaMessage(space.used),
-                executionTimeMs: 0,
-                files: [],
-                dataframes: []
+                output: value.output === null || value.output === undefined ? null : value.output.map(storableText),
+                ...(errors.length === 0 ? {} : { error: storableText(errors.join("; ")) }),
+                executionTimeMs: Math.max(0, value.execution_time_ms ?? 0),
+                files: (value.files ?? []).map((name) => ({ name, mimeType: mimeTypeOf(name) })),
+                dataframes: (value.dataframes ?? []).map((df): DataframeInfo => ({
+                  name: df.name,
+                  numRows: df.num_rows,
+                  numCols: df.num_cols
+                }))
               } satisfies ExecuteResult
-            }
-            const answer = yield* onKernel(sandbox, { op: "execute", code })
-            const quota = yield* overQuota(sandbox)
-            if (answer._tag === "Lost") {
-              return {
-                output: null,
-                error: quota === undefined ? answer.error : `${answer.error}; ${quota}`,
-                executionTimeMs: Date.now() - started,
-                files: [],
-                dataframes: []
-              } satisfies ExecuteResult
-            }
-            const value = answer.value as {
-              readonly output: ReadonlyArray<string> | null
-              readonly error?: string
-              readonly failure?: string
-              readonly execution_time_ms: number
-              readonly files: ReadonlyArray<string>
-              readonly dataframes: ReadonlyArray<{ name: string; num_rows: number; num_cols: number }>
-            }
-            const error = value.failure ?? value.error
-            const errors = [error, quota].filter((e): e is string => e !== undefined)
-            return {
-              output: value.output === null || value.output === undefined ? null : value.output.map(storableText),
-              ...(errors.length === 0 ? {} : { error: storableText(errors.join("; ")) }),
-              executionTimeMs: Math.max(0, value.execution_time_ms ?? 0),
-              files: (value.files ?? []).map((name) => ({ name, mimeType: mimeTypeOf(name) })),
-              dataframes: (value.dataframes ?? []).map((df): DataframeInfo => ({
-                name: df.name,
-                numRows: df.num_rows,
-                numCols: df.num_cols
-              }))
-            } satisfies ExecuteResult
-          }))),
+            }))),
+          "SandboxRuntime.execute",
+          { attributes: { "sightline.sandbox.id": sandboxId } }
+        ),
 
       loadDataframe: (sandboxId, rows: DataframeRows) =>
         Effect.flatMap(running(sandboxId), (sandbox) =>
@@ -558,7 +568,7 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
           const sandbox = live.get(sandboxId)
           if (sandbox === undefined) return Effect.void
           live.delete(sandboxId)
-          return discard(sandbox)
+          return Effect.zipRight(countLive, discard(sandbox))
         })),
 
       status: (sandboxId) =>
@@ -604,7 +614,7 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
         }
         live.clear()
         await fs.rm(instance, { recursive: true, force: true })
-      })
+      }).pipe(Effect.zipRight(countLive))
     )
     return runtime
   })

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { OrganizationId, SandboxId } from "@sightline/core/Ids"
+import * as Metrics from "@sightline/core/Metrics"
 import { SandboxRuntime } from "@sightline/core/SandboxRuntime"
 import { sandboxRuntimeContract } from "@sightline/core/testing/SandboxRuntimeContract"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
@@ -48,6 +50,16 @@ describe.skipIf(unavailable !== undefined)(
   `BubblewrapRuntime${unavailable ? ` (skipped: ${unavailable})` : ""}`,
   () => {
     sandboxRuntimeContract("BubblewrapRuntime", layer, { runsCode: true })
+
+    it.live("counts its running sandboxes in the sightline_sandboxes_running gauge", () =>
+      Effect.gen(function*() {
+        const running = Effect.map(Metric.value(Metrics.sandboxesRunning), (state) => state.value)
+        const before = yield* running
+        yield* withSandbox(() =>
+          Effect.flatMap(running, (during) => Effect.sync(() => expect(during).toBe(before + 1)))
+        )
+        expect(yield* running).toBe(before)
+      }).pipe(Effect.provide(layer)))
 
     describe("isolation", () => {
       it.live("has no network: the host's PostgreSQL port cannot be reached", () =>
