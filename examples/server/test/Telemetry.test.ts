@@ -191,6 +191,40 @@ describe("traces exported over OTLP", () => {
     expect(queued.traceId).toBe(traceId)
   }, 60_000)
 
+  it("links a follower's trace to the request that started the run it follows", async () => {
+    const traceId = "5b8efff798038103d269b633813fc60c"
+    const asked = await fetch(`${base}/v2/chats`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        "content-type": "application/json",
+        traceparent: `00-${traceId}-eee19b7ec3c1b174-01`
+      },
+      body: JSON.stringify({ question: "which channel makes the most money?", model: "scripted" })
+    })
+    const chatId = (await asked.json() as any).chat_id
+    // Resumed later, from another trace: the whole stream again.
+    const followed = await fetch(`${base}/v2/chats/${chatId}/stream`, {
+      headers: { authorization: `Bearer ${adminKey}`, "last-event-id": "0" }
+    })
+    expect(followed.status).toBe(200)
+    expect(await followed.text()).toContain("\"type\":\"done\"")
+    const subscribe = await until(
+      "the follower's span",
+      async () =>
+        spans().find((span) =>
+          span.name === "ChatStreams.subscribe" && span.traceId !== traceId &&
+          span.links?.some((link) => link.traceId === traceId)
+        ),
+      20_000
+    )
+    const started = await until(
+      "the span it links to",
+      async () => spans().find((span) => span.spanId === subscribe.links![0]!.spanId)
+    )
+    expect(started.traceId).toBe(traceId)
+  }, 60_000)
+
   it("drops a trace its caller did not sample, building none of its spans", async () => {
     const ask = (traceparent: string) =>
       fetch(`${base}/v2/chats`, {

@@ -129,6 +129,11 @@ export class ChatRecord extends Schema.Class<ChatRecord>("@sightline/core/ChatRe
   summary: Schema.String,
   source: ChatSource,
   status: RunStatus,
+  /**
+   * The W3C trace context of the request that started the latest run, when that request was
+   * traced: whoever follows or resumes the run links its trace to it.
+   */
+  run_traceparent: Schema.optional(Schema.String),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc
 }) {}

@@ -263,7 +263,6 @@ export const makeWith = (options: Chats.Options) =>
               previous = yield* Effect.orDie(Chat.finishRun(previous, "failed", now))
             }
             chat = yield* Chat.startRun(previous, now)
-            yield* Effect.orDie(chats.update(chat))
           } else {
             yield* checkTools
             const model = yield* Option.match(resolved.model, {
@@ -279,8 +278,18 @@ export const makeWith = (options: Chats.Options) =>
               question: request.question,
               at: now
             })
-            yield* Effect.orDie(chats.create(chat))
           }
+          // The trace that started the run, for its followers (only a traced request has one).
+          const traceparent = yield* Traced.traceparent
+          if (traceparent !== undefined || chat.run_traceparent !== undefined) {
+            const { run_traceparent: _, ...rest } = chat
+            chat = new Chat.ChatRecord({
+              ...rest,
+              ...(traceparent === undefined ? {} : { run_traceparent: traceparent })
+            })
+          }
+          if (request.chat_id !== undefined) yield* Effect.orDie(chats.update(chat))
+          else yield* Effect.orDie(chats.create(chat))
           const userMessageId = MessageId.make(yield* uuid)
           const userCellId = CellId.make(yield* uuid)
           // Every message is also a `markdown` cell, so the cells endpoint shows the conversation and a

@@ -346,6 +346,12 @@ export const makeWith = (options: Options) =>
     ) {
       const chat = yield* chats.visible(principal, id)
       const organizationId = chat.organization_id
+      // A follower's trace links to the request that started the run it follows.
+      const started = Traced.spanOfTraceparent(chat.run_traceparent)
+      if (started !== undefined) {
+        const span = yield* Effect.option(Effect.currentSpan)
+        if (span._tag === "Some") span.value.addLinks([{ _tag: "SpanLink", span: started, attributes: {} }])
+      }
       const latest = yield* repo.latestRun(organizationId, id)
       if (Option.isNone(latest)) return nothingToSay
       const runStart = latest.value.start

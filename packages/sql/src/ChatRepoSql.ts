@@ -38,6 +38,7 @@ import { TablePrefix } from "./TablePrefix.js"
 export const ChatFromRow = Schema.transform(
   Schema.Struct({
     ...ChatRecord.fields,
+    run_traceparent: RowSql.nullable(Schema.String),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate
   }),
@@ -168,7 +169,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const lastBatch = (chatId: string, column: "last_id" | "run_start") =>
       sql`SELECT ${sql(column)} FROM ${events} WHERE chat_id = ${chatId} ORDER BY first_id DESC LIMIT 1`
     const chatColumns = sql.literal(
-      "id, organization_id, creator_id, model, summary, source, status, created_at, updated_at"
+      "id, organization_id, creator_id, model, summary, source, status, run_traceparent, created_at, updated_at"
     )
     const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, provenance, created_at")
     const cellColumns = sql.literal(
@@ -200,7 +201,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       Request: ChatFromRow,
       Result: Schema.Struct({ id: ChatId }),
       execute: (row) =>
-        sql`UPDATE ${chats} SET summary = ${row.summary}, status = ${row.status}, updated_at = ${row.updated_at}
+        sql`UPDATE ${chats} SET summary = ${row.summary}, status = ${row.status},
+              run_traceparent = ${row.run_traceparent ?? null}, updated_at = ${row.updated_at}
             WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
     })
 

@@ -36,7 +36,7 @@ import { migration as migration0022MessageProvenance } from "./internal/migratio
 import { migration as migration0023OrganizationSettings } from "./internal/migrations/0023_organization_settings.js"
 import { migration as migration0024OAuth } from "./internal/migrations/0024_oauth.js"
 import { migration as migration0025WebhookEndpoints } from "./internal/migrations/0025_webhook_endpoints.js"
-import { migration as migration0026JobTraceparent } from "./internal/migrations/0026_job_traceparent.js"
+import { migration as migration0026TraceContext } from "./internal/migrations/0026_trace_context.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -150,7 +150,7 @@ export const migrations = (
   "0023_organization_settings": migration0023OrganizationSettings(prefix),
   "0024_oauth": migration0024OAuth(prefix),
   "0025_webhook_endpoints": migration0025WebhookEndpoints(prefix),
-  "0026_job_traceparent": migration0026JobTraceparent(prefix)
+  "0026_trace_context": migration0026TraceContext(prefix)
 })
 
 /**
