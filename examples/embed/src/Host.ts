@@ -13,6 +13,7 @@ import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Delivery from "@sightline/core/Delivery"
+import * as EventSender from "@sightline/core/EventSender"
 import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
@@ -46,6 +47,7 @@ const core = (dataDir: string | undefined) =>
         ConnectorsTester.layer,
         // Not configured in this host: they say so instead of pretending.
         Delivery.layerUnconfigured,
+        EventSender.layerUnconfigured,
         SandboxRuntime.layerUnconfigured
       )
     )

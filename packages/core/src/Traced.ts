@@ -8,9 +8,11 @@
  *
  * `fn` decides once, where the use case is defined (in its layer's construction): under a fiber
  * whose tracer is enabled (the default, and any host that installs a tracer), it is
- * `Effect.fn(name)`, span and stack included; under one built with `Layer.setTracerEnabled(false)`
- * (the standalone server), it is `Effect.fnUntraced` (or, for a body that returns an effect rather
- * than a generator, that body), and a call costs nothing more than its body.
+ * `Effect.fn(name)` (without its stack trace) for every call in a trace that is kept, and the plain
+ * body for a call in a trace a sampler dropped; under one built with `Layer.setTracerEnabled(false)`
+ * (the standalone server without telemetry), it is `Effect.fnUntraced` (or, for a body that
+ * returns an effect rather than a generator, that body), and a call costs nothing more than its
+ * body.
  *
  * @since 0.1.0
  */
@@ -60,7 +62,26 @@ const untraced = (body: Body, ...pipeables: Array<any>) => {
  * @category utils
  */
 export const fn = (name: string, options?: Tracer.SpanOptions): Effect.fn.Gen & Effect.fn.NonGen =>
-  tracing() ? Effect.fn(name, options) : untraced as unknown as Effect.fn.Gen & Effect.fn.NonGen
+  (tracing() ? sampledOnly(name, options) : untraced) as unknown as Effect.fn.Gen & Effect.fn.NonGen
+
+/**
+ * `Effect.fn(name)` for a call inside a trace that is kept, the plain body for a call inside one
+ * that is dropped (a sampler said no, or a caller's `traceparent` did): a dropped trace's spans
+ * would be built, timed and thrown away, so a request outside the sample costs what an untraced
+ * one does. A call outside any span starts a trace, and the tracer's sampler decides. No stack
+ * trace is captured (`Effect.fn` makes an `Error` per call for it).
+ */
+const sampledOnly = (name: string, options?: Tracer.SpanOptions) => (body: Body, ...pipeables: Array<any>) => {
+  const traced = (Effect.fn as any)(name, { ...options, captureStackTrace: false })(body, ...pipeables) as Body
+  const plain = untraced(body, ...pipeables)
+  const call = function(this: unknown, ...args: Array<unknown>) {
+    return Effect.withFiberRuntime((fiber) => {
+      const span = fiber.currentSpan
+      return (span !== undefined && !span.sampled ? plain : traced).apply(this, args)
+    })
+  }
+  return Object.defineProperty(call, "length", { value: body.length, configurable: true })
+}
 
 /**
  * The W3C `traceparent` of the current span when it is exported (sampled, with real ids), or
