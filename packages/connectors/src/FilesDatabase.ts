@@ -1,0 +1,373 @@
+/**
+ * The database of a FILES connector: uploaded files (CSV, TSV, Parquet, JSON, NDJSON) loaded into
+ * one DuckDB database file, a table per file, then opened read-only to answer questions.
+ *
+ * - **Building** (`build`) reads each file with DuckDB's own readers (its CSV sniffer finds the
+ *   delimiter, the header, the types and the dates) into a table named after the file. A file that
+ *   does not read is a `FileError` naming it and, where DuckDB says, the line; nothing of a failed
+ *   build is kept.
+ * - **Querying** (`open`) opens the database file `READ_ONLY` with external access off, extension
+ *   loading off, and the configuration locked: a statement can read the connector's own tables and
+ *   nothing else (`read_csv('/etc/passwd')`, `COPY … TO`, `ATTACH`, `INSTALL`/`LOAD`, an `https://`
+ *   URL are all refused by DuckDB itself), and cannot write. One statement per call, at most
+ *   `maxRows` rows, interrupted at its timeout.
+ *
+ * @since 0.1.0
+ */
+import { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api"
+import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
+import { QueryError } from "@sightline/core/ConnectorRuntime"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as fs from "node:fs/promises"
+
+/**
+ * The formats a FILES connector reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Format = "csv" | "tsv" | "parquet" | "json" | "ndjson"
+
+/**
+ * The format of a file by its name's extension, or `undefined` for one that is not read.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatOf = (fileName: string): Format | undefined => {
+  const extension = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase()
+  switch (extension) {
+    case "csv":
+      return "csv"
+    case "tsv":
+    case "tab":
+      return "tsv"
+    case "parquet":
+      return "parquet"
+    case "json":
+      return "json"
+    case "ndjson":
+    case "jsonl":
+      return "ndjson"
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A table's name from its file's name: lower snake case of the name without its extension
+ * (`Sales 2024.csv` → `sales_2024`), starting with a letter, at most 63 characters, made unique
+ * among `taken` with a `_2`, `_3`… suffix.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const tableName = (fileName: string, taken: ReadonlySet<string>): string => {
+  const stem = fileName.replace(/\.[A-Za-z0-9]+$/, "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+  const snake = stem.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 56)
+  const base = snake === "" ? "file" : /^[a-z]/.test(snake) ? snake : `t_${snake}`
+  let name = base
+  for (let n = 2; taken.has(name); n++) name = `${base}_${n}`
+  return name
+}
+
+/**
+ * A file to load.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SourceFile {
+  /** Where the bytes are (a temporary file of the upload). */
+  readonly path: string
+  /** The name it was uploaded with: the table's name comes from it, and errors name it. */
+  readonly fileName: string
+  /** The table to load it into (`tableName` when absent). */
+  readonly table?: string | undefined
+}
+
+/**
+ * A table as built.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BuiltTable {
+  readonly table: string
+  readonly fileName: string
+  readonly format: Format
+  readonly rows: number
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
+}
+
+/**
+ * A file that could not be loaded, in words that name it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class FileError extends Data.TaggedError("FileError")<{
+  readonly fileName: string
+  readonly message: string
+}> {}
+
+const quoteIdentifier = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
+const quoteString = (text: string) => `'${text.replaceAll("'", "''")}'`
+
+const reader = (format: Format, path: string): string => {
+  const file = quoteString(path)
+  switch (format) {
+    case "csv":
+      return `read_csv(${file}, auto_detect = true, strict_mode = true)`
+    case "tsv":
+      return `read_csv(${file}, auto_detect = true, delim = '\\t', strict_mode = true)`
+    case "parquet":
+      return `read_parquet(${file})`
+    case "json":
+      return `read_json(${file}, format = 'auto')`
+    case "ndjson":
+      return `read_json(${file}, format = 'newline_delimited')`
+  }
+}
+
+/**
+ * A CSV whose rows do not all have the header's fields makes DuckDB's sniffer give up on every
+ * delimiter and read each line as one text column. When a one-column table's header holds a
+ * delimiter, the file is read again with that delimiter and the header's fields, strictly, so that
+ * the error names the first line that does not fit.
+ */
+const checkDelimited = async (connection: DuckDBConnection, table: string, path: string) => {
+  const described = await connection.runAndReadAll(
+    `SELECT column_name FROM information_schema.columns WHERE table_name = $1`,
+    [table]
+  )
+  const header = described.getRowsJson().map(([name]) => String(name))
+  if (header.length !== 1) return
+  const delimiter = [",", ";", "\t", "|"].find((candidate) => header[0]!.includes(candidate))
+  if (delimiter === undefined) return
+  const fields = header[0]!.split(delimiter)
+  const columns = fields.map((_, i) => `${quoteString(`c${i}`)}: 'VARCHAR'`).join(", ")
+  await connection.run(
+    `SELECT count(*) FROM read_csv(${quoteString(path)}, auto_detect = false, delim = ${
+      quoteString(delimiter)
+    }, header = true, columns = {${columns}}, strict_mode = true)`
+  )
+}
+
+/** DuckDB's message without its class prefix and the server's paths. */
+const describe = (error: unknown, path: string, fileName: string): string =>
+  String(error instanceof Error ? error.message : error)
+    .replaceAll(path, fileName)
+    .replace(/^[A-Za-z ]+Error: /, "")
+    .split("\n")
+    .filter((line) => !/^Possible fix/.test(line))
+    .slice(0, 3)
+    .join("\n")
+
+/**
+ * Loads `files` into a new database file at `target` (which must not exist), one table each. On any
+ * failure the file is removed and the error names the file that failed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const build = (
+  files: ReadonlyArray<SourceFile>,
+  target: string
+): Effect.Effect<ReadonlyArray<BuiltTable>, FileError> =>
+  Effect.tryPromise({
+    try: async () => {
+      const instance = await DuckDBInstance.create(target, {
+        enable_external_access: "true",
+        autoload_known_extensions: "false",
+        autoinstall_known_extensions: "false",
+        threads: "2"
+      })
+      const connection = await DuckDBConnection.create(instance)
+      const built: Array<BuiltTable> = []
+      const taken = new Set<string>()
+      try {
+        for (const file of files) {
+          const format = formatOf(file.fileName)
+          if (format === undefined) {
+            throw new FileError({
+              fileName: file.fileName,
+              message: `${file.fileName}: not a file this connector reads (CSV, TSV, Parquet, JSON or NDJSON)`
+            })
+          }
+          const table = file.table ?? tableName(file.fileName, taken)
+          taken.add(table)
+          try {
+            await connection.run(`CREATE TABLE ${quoteIdentifier(table)} AS SELECT * FROM ${reader(format, file.path)}`)
+            if (format === "csv" || format === "tsv") await checkDelimited(connection, table, file.path)
+          } catch (error) {
+            throw new FileError({
+              fileName: file.fileName,
+              message: `${file.fileName}: ${describe(error, file.path, file.fileName)}`
+            })
+          }
+          const described = await connection.runAndReadAll(
+            `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
+            [table]
+          )
+          const count = await connection.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${quoteIdentifier(table)}`)
+          built.push({
+            table,
+            fileName: file.fileName,
+            format,
+            rows: Number(count.getRowsJson()[0]![0]),
+            columns: described.getRowsJson().map(([name, type]) => ({ name: String(name), type: String(type) }))
+          })
+        }
+        await connection.run("CHECKPOINT")
+        return built
+      } finally {
+        connection.closeSync()
+        instance.closeSync()
+      }
+    },
+    catch: (error) =>
+      error instanceof FileError
+        ? error
+        : new FileError({ fileName: files[0]?.fileName ?? "", message: describe(error, target, "the database") })
+  }).pipe(
+    Effect.tapError(() =>
+      Effect.promise(() => Promise.all([fs.rm(target, { force: true }), fs.rm(`${target}.wal`, { force: true })]))
+    )
+  )
+
+/**
+ * An open database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Database {
+  readonly query: (request: CoreRuntime.QueryRequest) => Effect.Effect<CoreRuntime.QueryResult, QueryError>
+  readonly introspect: Effect.Effect<CoreRuntime.SchemaInfo, QueryError>
+}
+
+/**
+ * Options of an open database.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  /** DuckDB's threads for one query (default 2). */
+  readonly threads?: number | undefined
+  /** DuckDB's memory limit (default `512MB`); past it, large operators spill to disk or fail. */
+  readonly memoryLimit?: string | undefined
+}
+
+const numericType =
+  /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/
+
+/** A value as JSON carries it: numbers as numbers where DuckDB's JSON gives their text. */
+const jsonValue = (value: unknown, type: string): unknown => {
+  if (typeof value === "string" && numericType.test(type)) {
+    const n = Number(value)
+    return Number.isFinite(n) ? n : value
+  }
+  return value
+}
+
+/**
+ * Opens the database at `path` read-only, with nothing outside it reachable (closed with the scope).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Database, QueryError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const instance = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          DuckDBInstance.create(path, {
+            access_mode: "READ_ONLY",
+            enable_external_access: "false",
+            autoload_known_extensions: "false",
+            autoinstall_known_extensions: "false",
+            allow_community_extensions: "false",
+            threads: String(options.threads ?? 2),
+            memory_limit: options.memoryLimit ?? "512MB",
+            lock_configuration: "true"
+          }),
+        catch: (error) => new QueryError({ message: `the files could not be opened: ${describe(error, path, "")}` })
+      }),
+      (opened) => Effect.sync(() => opened.closeSync())
+    )
+
+    // A connection per query: DuckDB runs one statement at a time on a connection.
+    const withConnection = <A>(f: (connection: DuckDBConnection) => Promise<A>, timeoutMillis: number) =>
+      Effect.acquireUseRelease(
+        Effect.tryPromise({
+          try: () => DuckDBConnection.create(instance),
+          catch: (error) => new QueryError({ message: describe(error, path, "") })
+        }),
+        (connection) =>
+          Effect.tryPromise({
+            try: () => f(connection),
+            catch: (error) =>
+              error instanceof QueryError ? error : new QueryError({ message: describe(error, path, "") })
+          }).pipe(
+            Effect.timeoutFail({
+              duration: timeoutMillis,
+              onTimeout: () => new QueryError({ message: `the query ran past its ${timeoutMillis} ms limit` })
+            }),
+            // A query that is given up on (timeout, interruption) stops in DuckDB too.
+            Effect.onInterrupt(() => Effect.sync(() => connection.interrupt())),
+            Effect.tapErrorTag("QueryError", () => Effect.sync(() => connection.interrupt()))
+          ),
+        (connection) => Effect.sync(() => connection.closeSync())
+      )
+
+    const query = (request: CoreRuntime.QueryRequest) =>
+      withConnection(async (connection) => {
+        const statements = await connection.extractStatements(request.sql)
+        if (statements.count !== 1) {
+          throw new QueryError({ message: "one statement per query" })
+        }
+        const reader = await connection.streamAndReadUntil(
+          request.sql,
+          request.maxRows + 1,
+          request.params === undefined ? undefined : [...request.params]
+        )
+        const rows = reader.getRowsJson()
+        const names = reader.columnNames()
+        const types = reader.columnTypes().map(String)
+        const truncated = rows.length > request.maxRows || !reader.done
+        return {
+          columns: names.map((name, i) => ({ name, type: types[i] ?? "" })),
+          rows: rows.slice(0, request.maxRows).map((row) => row.map((value, i) => jsonValue(value, types[i] ?? ""))),
+          truncated
+        } satisfies CoreRuntime.QueryResult
+      }, request.timeoutMillis)
+
+    const introspect = withConnection(async (connection) => {
+      const columns = await connection.runAndReadAll(
+        `SELECT c.table_name, c.column_name, c.data_type, c.is_nullable
+         FROM information_schema.columns c
+         JOIN information_schema.tables t USING (table_catalog, table_schema, table_name)
+         WHERE t.table_schema = 'main' ORDER BY c.table_name, c.ordinal_position`
+      )
+      const counts = await connection.runAndReadAll(
+        `SELECT table_name, estimated_size::DOUBLE FROM duckdb_tables() WHERE schema_name = 'main'`
+      )
+      const estimate = new Map(counts.getRowsJson().map(([name, size]) => [String(name), Number(size)]))
+      const tables = new Map<string, Array<CoreRuntime.Column>>()
+      for (const [table, name, type, nullable] of columns.getRowsJson()) {
+        const list = tables.get(String(table)) ?? []
+        list.push({ name: String(name), type: String(type), nullable: nullable === "YES", primaryKey: false })
+        tables.set(String(table), list)
+      }
+      return {
+        dialect: "postgres",
+        tables: [...tables].map(([name, list]) => ({ name, columns: list, rowEstimate: estimate.get(name) ?? 0 }))
+      } satisfies CoreRuntime.SchemaInfo
+    }, 30_000)
+
+    return { query, introspect }
+  })

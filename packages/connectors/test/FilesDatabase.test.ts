@@ -1,0 +1,151 @@
+/**
+ * A FILES connector's database on real DuckDB: each format loaded into a typed table, questions
+ * answered read-only, and everything outside the connector's own tables refused by DuckDB itself.
+ */
+import { DuckDBInstance } from "@duckdb/node-api"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as NodePath from "node:path"
+import * as FilesDatabase from "../src/FilesDatabase.js"
+
+const dir = fs.mkdtempSync(NodePath.join(os.tmpdir(), "sightline-files-test-"))
+const write = (name: string, text: string) => {
+  const path = NodePath.join(dir, name)
+  fs.writeFileSync(path, text)
+  return { path, fileName: name }
+}
+
+const csv = write("Sales 2024.csv", "month,region,revenue\n2024-01-01,EU,100.5\n2024-02-01,US,200\n2024-02-01,EU,50\n")
+const tsv = write("targets.tsv", "region\ttarget\nEU\t120\nUS\t180\n")
+const json = write("regions.json", JSON.stringify([{ region: "EU", manager: "Ann" }, { region: "US", manager: "Bo" }]))
+const ndjson = write("events.ndjson", "{\"kind\":\"visit\",\"n\":3}\n{\"kind\":\"order\",\"n\":1}\n")
+
+const parquet = await (async () => {
+  const path = NodePath.join(dir, "orders.parquet")
+  const instance = await DuckDBInstance.create(":memory:")
+  const connection = await instance.connect()
+  await connection.run(`COPY (SELECT range AS id, range % 3 AS store FROM range(10)) TO '${path}' (FORMAT parquet)`)
+  connection.closeSync()
+  return { path, fileName: "orders.parquet" }
+})()
+
+const request = (sql: string, extra: Partial<{ maxRows: number; timeoutMillis: number }> = {}) => ({
+  sql,
+  clientAttributesJson: "{}",
+  maxRows: extra.maxRows ?? 100,
+  timeoutMillis: extra.timeoutMillis ?? 10_000
+})
+
+let n = 0
+const target = () => NodePath.join(dir, `db-${n++}.duckdb`)
+
+describe("FilesDatabase", () => {
+  it("names tables after their files", () => {
+    expect(FilesDatabase.tableName("Sales 2024.csv", new Set())).toBe("sales_2024")
+    expect(FilesDatabase.tableName("2024 sales.csv", new Set())).toBe("t_2024_sales")
+    expect(FilesDatabase.tableName("Café.csv", new Set(["cafe"]))).toBe("cafe_2")
+    expect(FilesDatabase.tableName("!!!.csv", new Set())).toBe("file")
+    expect(FilesDatabase.formatOf("x.JSONL")).toBe("ndjson")
+    expect(FilesDatabase.formatOf("x.xlsx")).toBeUndefined()
+  })
+
+  it.scoped("loads every format into a typed table and answers a grouped question", () =>
+    Effect.gen(function*() {
+      const path = target()
+      const built = yield* FilesDatabase.build([csv, tsv, json, ndjson, parquet], path)
+      expect(built.map((t) => [t.table, t.format, t.rows])).toEqual([
+        ["sales_2024", "csv", 3],
+        ["targets", "tsv", 2],
+        ["regions", "json", 2],
+        ["events", "ndjson", 2],
+        ["orders", "parquet", 10]
+      ])
+      expect(built[0]!.columns).toEqual([
+        { name: "month", type: "DATE" },
+        { name: "region", type: "VARCHAR" },
+        { name: "revenue", type: "DOUBLE" }
+      ])
+      const db = yield* FilesDatabase.open(path)
+      const answer = yield* db.query({
+        ...request(
+          `SELECT region, sum(revenue) AS revenue, max(t.target) AS target
+           FROM sales_2024 s JOIN targets t USING (region) WHERE region = $1 GROUP BY 1`
+        ),
+        params: ["EU"]
+      })
+      expect(answer.rows).toEqual([["EU", 150.5, 120]])
+      const grouped = yield* db.query({
+        ...request("SELECT region, sum(revenue) FROM sales_2024 GROUP BY 1 ORDER BY 1")
+      })
+      expect(grouped.rows).toEqual([["EU", 150.5], ["US", 200]])
+      expect(grouped.truncated).toBe(false)
+      const bound = yield* db.query({ ...request("SELECT count(*) FROM orders WHERE store = $1"), params: [1] })
+      expect(bound.rows).toEqual([[3]])
+      const schema = yield* db.introspect
+      expect(schema.tables.map((t) => t.name).sort()).toEqual(["events", "orders", "regions", "sales_2024", "targets"])
+      expect(schema.tables.find((t) => t.name === "orders")!.rowEstimate).toBe(10)
+    }))
+
+  // Live clock: the timeout is real time.
+  it.scopedLive("caps rows and stops at its timeout", () =>
+    Effect.gen(function*() {
+      const path = target()
+      yield* FilesDatabase.build([parquet], path)
+      const db = yield* FilesDatabase.open(path)
+      const capped = yield* db.query(request("SELECT * FROM orders", { maxRows: 4 }))
+      expect(capped.rows).toHaveLength(4)
+      expect(capped.truncated).toBe(true)
+      const slow = yield* Effect.flip(db.query(request(
+        "SELECT count(*) FROM range(10000000000) WHERE random() < 0.5",
+        { timeoutMillis: 300 }
+      )))
+      expect(slow.message).toMatch(/300 ms/)
+      // The database still answers.
+      expect((yield* db.query(request("SELECT 1"))).rows).toEqual([[1]])
+    }))
+
+  it.scoped("refuses writes, other files, the network, extensions and a second statement", () =>
+    Effect.gen(function*() {
+      const path = target()
+      yield* FilesDatabase.build([csv], path)
+      const db = yield* FilesDatabase.open(path)
+      for (
+        const sql of [
+          "SELECT * FROM read_csv('/etc/passwd')",
+          "SELECT * FROM '/etc/hostname'",
+          `COPY sales_2024 TO '${NodePath.join(dir, "out.csv")}'`,
+          `ATTACH '${NodePath.join(dir, "other.duckdb")}' AS other`,
+          "INSTALL httpfs",
+          "LOAD httpfs",
+          "SELECT * FROM read_csv('https://example.com/x.csv')",
+          "INSERT INTO sales_2024 VALUES ('2024-03-01', 'EU', 1)",
+          "DROP TABLE sales_2024",
+          "SET enable_external_access = true",
+          "SELECT 1; SELECT 2"
+        ]
+      ) {
+        const refused = yield* Effect.flip(db.query(request(sql)))
+        expect(refused._tag, sql).toBe("QueryError")
+      }
+      expect(fs.existsSync(NodePath.join(dir, "out.csv"))).toBe(false)
+      expect((yield* db.query(request("SELECT count(*) FROM sales_2024"))).rows).toEqual([[3]])
+    }))
+
+  it.effect("names the file and the line of a malformed CSV, and keeps nothing of a failed build", () =>
+    Effect.gen(function*() {
+      const bad = write("broken.csv", "a,b\n1,2\n3,4,5,6\n7,8\n")
+      const path = target()
+      const error = yield* Effect.flip(FilesDatabase.build([csv, bad], path))
+      expect(error.fileName).toBe("broken.csv")
+      expect(error.message).toMatch(/^broken\.csv: /)
+      expect(error.message).toMatch(/line: 3/i)
+      expect(error.message).not.toContain(dir)
+      expect(fs.existsSync(path)).toBe(false)
+      const unread = yield* Effect.flip(FilesDatabase.build([write("notes.txt", "hello")], target()))
+      expect(unread.message).toMatch(/not a file this connector reads/)
+      const corrupt = yield* Effect.flip(FilesDatabase.build([write("bad.parquet", "PAR1 not really")], target()))
+      expect(corrupt.fileName).toBe("bad.parquet")
+    }))
+})
