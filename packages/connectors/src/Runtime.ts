@@ -2,6 +2,8 @@
  * Core's `ConnectorRuntime` over real databases:
  * - POSTGRES through `pg`, one bounded pool per connector (rebuilt when the connector changes);
  * - MYSQL (MySQL and MariaDB) through `mysql2`, likewise;
+ * - FILES on the DuckDB database of its uploaded files, where the host provides
+ *   `FilesConnector.FilesDatabases` (read-only, nothing outside its tables reachable);
  * - DEMO on an embedded PGlite holding the generated `retail` dataset, in a worker thread so that
  *   none of its statements holds the event loop, started on first use (loaded from
  *   `Options.demoCache` when that holds it, and kept there once built) and shared by every
@@ -21,6 +23,7 @@
  * @since 0.1.0
  */
 import * as Connector from "@sightline/core/Connector"
+import { unconfiguredMessage } from "@sightline/core/ConnectorFiles"
 import { ConnectorRuntime, defaultTimeoutMillis, QueryError } from "@sightline/core/ConnectorRuntime"
 import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
 import * as NetworkAccess from "@sightline/core/NetworkAccess"
@@ -29,10 +32,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { Pool as MysqlPool, PoolConnection as MysqlConnection } from "mysql2"
 import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
+import * as FilesConnector from "./FilesConnector.js"
 import * as Access from "./internal/access.js"
 import * as DemoCache from "./internal/demoCache.js"
 import * as DemoWorker from "./internal/demoWorker.js"
@@ -216,6 +221,13 @@ export const makeWith = (options: Options) =>
     const mysqlPools = new Map<number, { readonly version: string; readonly pool: MysqlPool; vetted: boolean }>()
     const schemas = new Map<string, { readonly at: number; readonly schema: CoreRuntime.SchemaInfo }>()
     const ttl = Duration.toMillis(options.introspectionTtl)
+    // The databases of FILES connectors, where the host provides them (`FilesConnector.layer`).
+    const filesDatabases = yield* Effect.serviceOption(FilesConnector.FilesDatabases)
+    const filesDatabase = (settings: Connector.FilesSettings) =>
+      Option.match(filesDatabases, {
+        onNone: () => Effect.fail(new QueryError({ message: unconfiguredMessage })),
+        onSome: (databases) => databases.open(settings)
+      })
     // The worker holding the DEMO database (`demoWorker.ts`), and what a new one opens from once a
     // worker was stopped: the snapshot, or, before there is one, the first opening again.
     let demo: Promise<DemoWorker.DemoWorker> | undefined
@@ -431,7 +443,9 @@ export const makeWith = (options: Options) =>
         const cached = schemas.get(key)
         if (cached !== undefined && now - cached.at < ttl) return cached.schema
         const config = connector.config
-        const schema = config.connector_type === "MYSQL"
+        const schema = config.connector_type === "FILES"
+          ? yield* Effect.flatMap(filesDatabase(config.files), (database) => database.introspect)
+          : config.connector_type === "MYSQL"
           ? yield* Effect.flatMap(mysqlPoolOf(connector, config.mysql), (entry) =>
             withMysqlConnection(
               entry,
@@ -452,7 +466,10 @@ export const makeWith = (options: Options) =>
     const query = (connector: Connector.ConnectorRecord, request: CoreRuntime.QueryRequest) => {
       const config = connector.config
       const isDemo = config.connector_type === "DEMO"
-      const run = config.connector_type === "MYSQL"
+      const run = config.connector_type === "FILES"
+        // Read-only whatever the flags say: the database is opened read-only.
+        ? Effect.flatMap(filesDatabase(config.files), (database) => database.query(request))
+        : config.connector_type === "MYSQL"
         ? Effect.flatMap(mysqlPoolOf(connector, config.mysql), (entry) =>
           withMysqlConnection(entry, config.mysql, (connection, lost) =>
             Mysql.run(connection, request, {
@@ -473,9 +490,10 @@ export const makeWith = (options: Options) =>
           return Effect.void
         }
         const mysql = config.connector_type === "MYSQL"
+        const system = mysql ? "mysql" : config.connector_type === "FILES" ? "duckdb" : "postgresql"
         const operation = StatementText.operationOf(request.sql)
         return Effect.annotateCurrentSpan({
-          "db.system.name": mysql ? "mysql" : "postgresql",
+          "db.system.name": system,
           "db.query.text": StatementText.withoutValues(request.sql, { doubleQuotedStrings: mysql }),
           ...(operation === undefined ? {} : { "db.operation.name": operation })
         })

@@ -8,6 +8,7 @@
 export * as ClientAttributes from "./ClientAttributes.js"
 export * as DemoDataset from "./DemoDataset.js"
 export * as DemoModel from "./DemoModel.js"
+export * as FilesConnector from "./FilesConnector.js"
 export * as FilesDatabase from "./FilesDatabase.js"
 export * as Runtime from "./Runtime.js"
 export * as Searxng from "./Searxng.js"

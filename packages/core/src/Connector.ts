@@ -30,7 +30,7 @@ import { ConnectorId, MemberId, OrganizationId, RoleId } from "./Ids.js"
  * @since 0.1.0
  * @category schemas
  */
-export const ConnectorType = Schema.Literal("POSTGRES", "MYSQL", "DEMO")
+export const ConnectorType = Schema.Literal("POSTGRES", "MYSQL", "DEMO", "FILES")
 export type ConnectorType = typeof ConnectorType.Type
 
 /**
@@ -148,6 +148,46 @@ export const DemoSettings = Schema.Struct({
 export type DemoSettings = typeof DemoSettings.Type
 
 /**
+ * The formats a FILES connector reads.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FileFormat = Schema.Literal("csv", "tsv", "parquet", "json", "ndjson")
+export type FileFormat = typeof FileFormat.Type
+
+/**
+ * A table of a FILES connector: one uploaded file.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FileTable = Schema.Struct({
+  table: Schema.String,
+  file_name: Schema.String,
+  format: FileFormat,
+  size_bytes: Schema.Int.pipe(Schema.nonNegative()),
+  rows: Schema.Int.pipe(Schema.nonNegative()),
+  columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String }))
+})
+export type FileTable = typeof FileTable.Type
+
+/**
+ * The settings of a FILES connector, which the server alone writes (from the files uploaded): its
+ * tables, and where its database is kept (`storage_prefix`, in the asset store).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FilesSettings = Schema.Struct({
+  tables: Schema.Array(FileTable),
+  storage_prefix: Schema.String,
+  /** The size of the database the files were loaded into. */
+  size_bytes: Schema.Int.pipe(Schema.nonNegative())
+})
+export type FilesSettings = typeof FilesSettings.Type
+
+/**
  * The configuration of a PostgreSQL connector.
  *
  * @since 0.1.0
@@ -184,12 +224,24 @@ export const DemoConfig = Schema.Struct({
 })
 
 /**
+ * The configuration of a FILES connector (uploaded files, each a table, on DuckDB).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FilesConfig = Schema.Struct({
+  connector_type: Schema.Literal("FILES"),
+  name: ConnectorName,
+  files: FilesSettings
+})
+
+/**
  * A connector configuration: `{connector_type, name, <config key>: {...}}`.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const ConnectorConfig = Schema.Union(PostgresConfig, MysqlConfig, DemoConfig)
+export const ConnectorConfig = Schema.Union(PostgresConfig, MysqlConfig, DemoConfig, FilesConfig)
 export type ConnectorConfig = typeof ConnectorConfig.Type
 
 /**
@@ -201,7 +253,9 @@ export type ConnectorConfig = typeof ConnectorConfig.Type
 export const ConnectorConfigUpdate = Schema.Union(
   Schema.Struct({ ...PostgresConfig.fields, postgres: PostgresSettingsUpdate }),
   Schema.Struct({ ...MysqlConfig.fields, mysql: MysqlSettingsUpdate }),
-  DemoConfig
+  DemoConfig,
+  // Only the name of a FILES connector changes this way; its files keep what was uploaded.
+  Schema.Struct({ ...FilesConfig.fields, files: Schema.optional(FilesSettings) })
 )
 export type ConnectorConfigUpdate = typeof ConnectorConfigUpdate.Type
 
@@ -220,7 +274,8 @@ const specs: { readonly [T in ConnectorType]: TypeSpec } = {
     update: PostgresSettingsUpdate
   },
   MYSQL: { connector_type: "MYSQL", config_key: "mysql", settings: MysqlSettings, update: MysqlSettingsUpdate },
-  DEMO: { connector_type: "DEMO", config_key: "demo", settings: DemoSettings, update: DemoSettings }
+  DEMO: { connector_type: "DEMO", config_key: "demo", settings: DemoSettings, update: DemoSettings },
+  FILES: { connector_type: "FILES", config_key: "files", settings: FilesSettings, update: FilesSettings }
 }
 
 /**
@@ -342,11 +397,14 @@ const describeFields = (spec: TypeSpec): ReadonlyArray<FieldDescription> => {
  * @since 0.1.0
  * @category constants
  */
-export const types: ReadonlyArray<ConnectorTypeDescription> = ConnectorType.literals.map((type) => ({
-  connector_type: type,
-  config_key: specs[type].config_key,
-  fields: describeFields(specs[type])
-}))
+export const types: ReadonlyArray<ConnectorTypeDescription> = ConnectorType.literals
+  // A FILES connector is made by uploading files, not by filling in settings.
+  .filter((type) => type !== "FILES")
+  .map((type) => ({
+    connector_type: type,
+    config_key: specs[type].config_key,
+    fields: describeFields(specs[type])
+  }))
 
 /**
  * The names of the confidential settings of a connector type.
@@ -409,6 +467,8 @@ export const mergeConfig = (
           `connector_type cannot change: this connector is ${stored.connector_type}, not ${update.connector_type}`
       })
     )
+    : stored.connector_type === "FILES"
+    ? validateConfig({ ...stored, name: update.name })
     : fillConfidential(update, (name) => settingsOf(stored)[name])
 
 /**

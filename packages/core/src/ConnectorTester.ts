@@ -46,7 +46,8 @@ export const layerMemory: Layer.Layer<ConnectorTester> = Layer.succeed(
   ConnectorTester.of({
     test: (config) =>
       Effect.succeed(
-        config.connector_type === "DEMO"
+        // The demo and uploaded files are the server's own.
+        config.connector_type === "DEMO" || config.connector_type === "FILES"
           ? { success: true }
           : { success: false, error: `no ${config.connector_type} driver is available in memory` }
       ).pipe(Effect.withSpan("ConnectorTester.test", { attributes: { connector_type: config.connector_type } }))

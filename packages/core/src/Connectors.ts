@@ -23,6 +23,7 @@ import { AgentRepo } from "./AgentRepo.js"
 import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import * as Connector from "./Connector.js"
+import { ConnectorFiles, type Upload } from "./ConnectorFiles.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { ConnectorTester } from "./ConnectorTester.js"
 import { enforce } from "./Decision.js"
@@ -35,6 +36,19 @@ import * as Policy from "./Policy.js"
 import { RoleRepo } from "./RoleRepo.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
+
+/**
+ * A FILES connector to make: its files, and optionally its name (the files' names by default) and
+ * access.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FilesRequest {
+  readonly uploads: ReadonlyArray<Upload>
+  readonly name?: string | undefined
+  readonly access?: Connector.SetConnectorAccess | undefined
+}
 
 /**
  * The connectors use cases.
@@ -62,6 +76,14 @@ export declare namespace Connectors {
     readonly create: (
       principal: Policy.Principal,
       request: Connector.CreateConnectorRequest
+    ) => Effect.Effect<Connector.Connector, Unauthenticated | PermissionDenied | InvalidRequest>
+    /**
+     * `POST /v2/connectors` with files (`connector:write`): a FILES connector, a table per file,
+     * made as `create` makes any connector.
+     */
+    readonly createFromFiles: (
+      principal: Policy.Principal,
+      request: FilesRequest
     ) => Effect.Effect<Connector.Connector, Unauthenticated | PermissionDenied | InvalidRequest>
     /**
      * `POST /v2/connectors/test`: tries a configuration; a failed connection is `{success: false}`.
@@ -164,6 +186,7 @@ export const make = Effect.gen(function*() {
   const members = yield* MemberRepo
   const roles = yield* RoleRepo
   const tester = yield* ConnectorTester
+  const files = yield* ConnectorFiles
   const tx = yield* Transaction
   const auditor = yield* Auditor
   const audit = (principal: Policy.Principal, entry: Omit<Auditor.Entry, "resourceType">) =>
@@ -230,13 +253,8 @@ export const make = Effect.gen(function*() {
     return { types: Connector.types }
   })
 
-  const create = Traced.fn("Connectors.create")(function*(
-    principal: Policy.Principal,
-    request: Connector.CreateConnectorRequest
-  ) {
-    yield* enforce(Policy.requirePermission(principal, "connector:write"))
-    yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
-    return yield* tx.withTransaction(Effect.gen(function*() {
+  const store = (principal: Policy.Principal, request: Connector.CreateConnectorRequest) =>
+    tx.withTransaction(Effect.gen(function*() {
       const access = Connector.initialAccess(principal.memberId, request.access)
       const record = yield* connectors.create(
         Connector.make({
@@ -254,6 +272,59 @@ export const make = Effect.gen(function*() {
       })
       return Connector.toConnector(record)
     }))
+
+  const create = Traced.fn("Connectors.create")(function*(
+    principal: Policy.Principal,
+    request: Connector.CreateConnectorRequest
+  ) {
+    yield* enforce(Policy.requirePermission(principal, "connector:write"))
+    if (request.config.connector_type === "FILES") {
+      return yield* new InvalidRequest({
+        message: "a FILES connector is made from files: send them as multipart/form-data, one `files` part each"
+      })
+    }
+    yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
+    return yield* store(principal, request)
+  })
+
+  const createFromFiles = Traced.fn("Connectors.createFromFiles")(function*(
+    principal: Policy.Principal,
+    request: FilesRequest
+  ) {
+    yield* enforce(Policy.requirePermission(principal, "connector:write"))
+    if (request.uploads.length === 0) {
+      return yield* new InvalidRequest({ message: "send at least one file, as a `files` part" })
+    }
+    yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
+    const { maxFileBytes, maxOrganizationBytes } = files.limits
+    for (const upload of request.uploads) {
+      if (upload.sizeBytes > maxFileBytes) {
+        return yield* new InvalidRequest({
+          message: `${upload.fileName}: ${upload.sizeBytes} bytes, past the ${maxFileBytes} bytes a file may have`
+        })
+      }
+    }
+    // The databases the organization keeps already, and this one at about its files' size.
+    const used = (yield* connectors.listWithAccess(principal.organizationId)).reduce(
+      (sum, { connector }) =>
+        sum + (connector.config.connector_type === "FILES" ? connector.config.files.size_bytes : 0),
+      0
+    )
+    const adding = request.uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
+    if (used + adding > maxOrganizationBytes) {
+      return yield* new InvalidRequest({
+        message: `the organization's files would take ${used + adding} bytes, past its ${maxOrganizationBytes}`
+      })
+    }
+    const settings = yield* files.load(principal.organizationId, request.uploads)
+    const name = request.name ?? request.uploads.map((upload) => upload.fileName).join(", ").slice(0, 200)
+    const config = yield* Effect.mapError(
+      Schema.decodeUnknown(Connector.FilesConfig)({ connector_type: "FILES", name, files: settings }),
+      (error) => new InvalidRequest({ message: error.message })
+    )
+    // What was kept goes again when the connector could not be stored.
+    return yield* store(principal, { config, ...(request.access === undefined ? {} : { access: request.access }) })
+      .pipe(Effect.tapErrorCause(() => files.remove(settings)))
   })
 
   const test = Traced.fn("Connectors.test")(function*(
@@ -300,8 +371,14 @@ export const make = Effect.gen(function*() {
         resourceId: String(id),
         details: { name: record.config.name, connector_type: record.config.connector_type }
       })
-      return { id, success: true }
-    }))
+      return record
+    })).pipe(
+      // A FILES connector's database goes once the connector is gone.
+      Effect.tap((record) =>
+        record.config.connector_type === "FILES" ? files.remove(record.config.files) : Effect.void
+      ),
+      Effect.as({ id, success: true })
+    )
   })
 
   const getAccess = Traced.fn("Connectors.getAccess")(function*(principal: Policy.Principal, id: ConnectorId) {
@@ -340,6 +417,7 @@ export const make = Effect.gen(function*() {
   })
 
   return Connectors.of({
+    createFromFiles,
     list,
     types,
     create,

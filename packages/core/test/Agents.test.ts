@@ -13,6 +13,7 @@ import * as Auditor from "../src/Auditor.js"
 import * as Auth from "../src/Auth.js"
 import * as ChatChannelRepo from "../src/ChatChannelRepo.js"
 import * as Connector from "../src/Connector.js"
+import * as ConnectorFiles from "../src/ConnectorFiles.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
 import * as ConnectorTester from "../src/ConnectorTester.js"
@@ -56,7 +57,7 @@ const layerWith = (queue: Layer.Layer<JobQueue.JobQueue, never, Transaction.Memo
   return Agents.layer.pipe(
     Layer.provideMerge(Connectors.layer),
     Layer.provideMerge(Auditor.layer),
-    Layer.provideMerge(Layer.merge(repositories, ConnectorTester.layerMemory))
+    Layer.provideMerge(Layer.mergeAll(repositories, ConnectorTester.layerMemory, ConnectorFiles.layerMemory()))
   )
 }
 

@@ -11,6 +11,7 @@ import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Auditor from "../src/Auditor.js"
 import * as Auth from "../src/Auth.js"
 import * as Connector from "../src/Connector.js"
+import * as ConnectorFiles from "../src/ConnectorFiles.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
 import * as ConnectorTester from "../src/ConnectorTester.js"
@@ -42,7 +43,7 @@ const repositories = Layer.mergeAll(
 const TestLayer = Apps.layer.pipe(
   Layer.provideMerge(Connectors.layer),
   Layer.provideMerge(Auditor.layer),
-  Layer.provideMerge(Layer.merge(repositories, ConnectorTester.layerMemory))
+  Layer.provideMerge(Layer.mergeAll(repositories, ConnectorTester.layerMemory, ConnectorFiles.layerMemory()))
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>

@@ -13,6 +13,7 @@ import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Auditor from "../src/Auditor.js"
 import * as Auth from "../src/Auth.js"
 import * as Connector from "../src/Connector.js"
+import * as ConnectorFiles from "../src/ConnectorFiles.js"
 import * as ConnectorRepo from "../src/ConnectorRepo.js"
 import * as Connectors from "../src/Connectors.js"
 import * as ConnectorTester from "../src/ConnectorTester.js"
@@ -57,9 +58,14 @@ const repositories = Layer.mergeAll(
   PlaybookRepo.layerMemory
 ).pipe(Layer.provideMerge(Layer.merge(Transaction.layerMemory, IdGenerator.layerTest)))
 
+// FILES connectors: 100 bytes a file, 250 an organization.
 const TestLayer = Connectors.layer.pipe(
   Layer.provideMerge(Auditor.layer),
-  Layer.provideMerge(Layer.merge(repositories, recordingTester))
+  Layer.provideMerge(Layer.mergeAll(
+    repositories,
+    recordingTester,
+    ConnectorFiles.layerMemory({ maxFileBytes: 100, maxOrganizationBytes: 250 })
+  ))
 )
 
 const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<typeof TestLayer>>) =>
@@ -652,5 +658,58 @@ describe("Connectors.resolveForUse", () => {
       expect((yield* Effect.flip(service.resolveForUse(bob, [foreign.id])))._tag).toBe("NotFound")
       const nobody = principalOf(yield* Fixtures.member(org.id), [])
       expect((yield* Effect.flip(service.resolveForUse(nobody, [open.id])))._tag).toBe("PermissionDenied")
+    })))
+})
+
+describe("Connectors.createFromFiles", () => {
+  const upload = (fileName: string, sizeBytes = 40) => ({ path: `/tmp/${fileName}`, fileName, sizeBytes })
+
+  it.effect("makes a FILES connector of the uploads, a table each; JSON cannot make one", () =>
+    run(Effect.gen(function*() {
+      const { ann, bob, org } = yield* setup
+      const connectors = yield* Connectors.Connectors
+      const made = yield* connectors.createFromFiles(ann, { uploads: [upload("sales.csv"), upload("stores.csv")] })
+      expect(made).toMatchObject({ name: "sales.csv, stores.csv", type: "FILES" })
+      const stored = Option.getOrThrow(yield* (yield* ConnectorRepo.ConnectorRepo).get(org.id, made.id))
+      expect(stored.config.connector_type === "FILES" && stored.config.files.tables.map((t) => t.table)).toEqual([
+        "sales",
+        "stores"
+      ])
+      // A PATCH renames it and keeps its files whatever it sends.
+      const renamed = yield* connectors.update(ann, made.id, {
+        config: { connector_type: "FILES", name: "Sales", files: { tables: [], storage_prefix: "x/", size_bytes: 0 } }
+      })
+      expect(renamed.name).toBe("Sales")
+      const after = Option.getOrThrow(yield* (yield* ConnectorRepo.ConnectorRepo).get(org.id, made.id))
+      expect(after.config).toEqual({ ...stored.config, name: "Sales" })
+
+      const json = yield* Effect.flip(connectors.create(ann, {
+        config: { connector_type: "FILES", name: "x", files: { tables: [], storage_prefix: "x/", size_bytes: 0 } }
+      }))
+      expect(json.message).toMatch(/multipart/)
+      expect((yield* Effect.flip(connectors.createFromFiles(bob, { uploads: [upload("a.csv")] })))._tag).toBe(
+        "PermissionDenied"
+      )
+
+      // Deleting it forgets its database.
+      yield* connectors.delete(ann, made.id)
+      expect(yield* (yield* ConnectorFiles.MemoryConnectorFiles).removed).toEqual(["memory/1/"])
+    })))
+
+  it.effect("refuses a file past its size, an organization past its quota, and a file that does not load", () =>
+    run(Effect.gen(function*() {
+      const { ann, org } = yield* setup
+      const connectors = yield* Connectors.Connectors
+      const big = yield* Effect.flip(connectors.createFromFiles(ann, { uploads: [upload("big.csv", 101)] }))
+      expect(big.message).toMatch(/^big\.csv: 101 bytes, past the 100/)
+      yield* connectors.createFromFiles(ann, { uploads: [upload("a.csv", 100), upload("b.csv", 100)] })
+      const over = yield* Effect.flip(connectors.createFromFiles(ann, { uploads: [upload("c.csv", 60)] }))
+      expect(over.message).toMatch(/260 bytes, past its 250/)
+      const broken = yield* Effect.flip(connectors.createFromFiles(ann, { uploads: [upload("broken.csv")] }))
+      expect(broken).toMatchObject({ _tag: "InvalidRequest", message: "broken.csv: line 2 does not read" })
+      expect(yield* Effect.flip(connectors.createFromFiles(ann, { uploads: [] }))).toMatchObject({
+        _tag: "InvalidRequest"
+      })
+      expect((yield* (yield* ConnectorRepo.ConnectorRepo).listWithAccess(org.id)).length).toBe(1)
     })))
 })

@@ -10,6 +10,7 @@ import * as Connector from "@sightline/core/Connector"
 import { ConnectorId } from "@sightline/core/Ids"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
+import { ConnectorRequestBody } from "./ConnectorForm.js"
 import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
@@ -28,9 +29,12 @@ export class ConnectorsApi extends HttpApiGroup.make("connectors")
   )
   .add(
     HttpApiEndpoint.post("create", "/v2/connectors")
-      .setPayload(strict(Connector.CreateConnectorRequest))
+      .setPayload(ConnectorRequestBody)
       .addSuccess(Connector.Connector, { status: 201 })
-      .annotate(OpenApi.Summary, "Create a connector; the caller owns it (connector:write)")
+      .annotate(
+        OpenApi.Summary,
+        "Create a connector from a configuration (JSON), or a FILES connector from files (multipart); the caller owns it (connector:write)"
+      )
   )
   .add(
     HttpApiEndpoint.get("types", "/v2/connectors/types")

@@ -100,9 +100,9 @@ export const maxBodyBytes = BodyLimit.maxBodyBytes
 
 // Answered as a response rather than failed as an error: 413 shares its envelope (code
 // `invalid_request`) with 400, and the API's error encoder picks the status by shape.
-const tooLarge = () =>
+const tooLarge = (limit: number = maxBodyBytes) =>
   HttpServerResponse.unsafeJson(
-    { error: { code: "invalid_request", message: `Request body too large: at most ${maxBodyBytes} bytes` } },
+    { error: { code: "invalid_request", message: `Request body too large: at most ${limit} bytes` } },
     { status: 413 }
   )
 
@@ -203,7 +203,12 @@ const toEnvelope = (
         )
       }
       case "RequestError":
-        if (BodyLimit.isBodyTooLarge(failure)) return Effect.succeed(tooLarge())
+        if (BodyLimit.isBodyTooLarge(failure)) {
+          const { headers, method, url } = failure.request
+          return Effect.succeed(
+            tooLarge(BodyLimit.isUpload(method, url, headers["content-type"]) ? BodyLimit.maxUploadBytes : maxBodyBytes)
+          )
+        }
         return Effect.fail(
           new HttpErrors.InvalidRequest({
             error: { code: "invalid_request", message: "Invalid request body: malformed JSON or unreadable body" }
@@ -332,7 +337,10 @@ const enveloped = <E, R>(
   // The Connect surfaces answer every failure in Connect's format and limit their own bodies.
   if (Connect.isConnectPath(request.url) || Mcp.isMcpPath(request.url)) return app
   const length = Number(request.headers["content-length"] ?? "0")
-  if (Number.isFinite(length) && length > maxBodyBytes) return Effect.succeed(tooLarge())
+  const limit = BodyLimit.isUpload(request.method, request.url, request.headers["content-type"])
+    ? BodyLimit.maxUploadBytes
+    : maxBodyBytes
+  if (Number.isFinite(length) && length > limit) return Effect.succeed(tooLarge(limit))
   // A path and query the database can store.
   const inUrl = InputGuard.urlProblem(request.url)
   if (inUrl !== undefined) return Effect.succeed(envelopeResponse(400, `Invalid request: ${inUrl}`))
@@ -340,7 +348,7 @@ const enveloped = <E, R>(
   if (!carriesBody(request)) return Effect.catchAllCause(app, toEnvelope)
   return bodyGuard(request).pipe(
     Effect.flatMap(Option.match({ onNone: () => app, onSome: Effect.succeed })),
-    HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+    HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
     Effect.catchAllCause(toEnvelope)
   )
 }

@@ -19,6 +19,7 @@ import * as ChangeRepo from "../ChangeRepo.js"
 import * as ChatChannelRepo from "../ChatChannelRepo.js"
 import * as ChatEventBus from "../ChatEventBus.js"
 import * as ChatRepo from "../ChatRepo.js"
+import * as ConnectorFiles from "../ConnectorFiles.js"
 import * as ConnectorRepo from "../ConnectorRepo.js"
 import * as ConnectorTester from "../ConnectorTester.js"
 import * as Delivery from "../Delivery.js"
@@ -100,5 +101,6 @@ export const layer = OutboundEvents.layer.pipe(Layer.provideMerge(Layer.mergeAll
   EventSender.layerMemory,
   SandboxRuntime.layerMemory,
   ConnectorTester.layerMemory,
+  ConnectorFiles.layerMemory(),
   ChatEventBus.layer
 )))

@@ -9,6 +9,17 @@ import type * as HttpServerError from "@effect/platform/HttpServerError"
 export const maxBodyBytes = 1024 * 1024
 
 /**
+ * The largest body of a files upload (`POST /v2/connectors` as multipart): 1 GiB, streamed to disk
+ * part by part, never held in memory. Each file's own limit is the deployment's (`ConnectorFiles`).
+ */
+export const maxUploadBytes = 1024 ** 3
+
+/** Whether a request uploads files for a connector, and so takes `maxUploadBytes`. */
+export const isUpload = (method: string, url: string, contentType: string | undefined): boolean =>
+  method === "POST" && url.split("?")[0] === "/v2/connectors" &&
+  (contentType ?? "").toLowerCase().startsWith("multipart/form-data")
+
+/**
  * Whether a body read failed at `HttpIncomingMessage.withMaxBodySize`. The platform signals it only
  * as the `RequestError` cause `Error("maxBytes exceeded")` (`@effect/platform-node-shared`'s stream
  * reader), with no tag of its own: this is the single place that reads that message.

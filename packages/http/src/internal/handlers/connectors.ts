@@ -1,4 +1,6 @@
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as Multipart from "@effect/platform/Multipart"
 import * as Connectors from "@sightline/core/Connectors"
 import * as Effect from "effect/Effect"
 import { SightlineApi } from "../../Api.js"
@@ -6,12 +8,35 @@ import { Authentication } from "../../Authentication.js"
 import { withPrincipal } from "../handler.js"
 import { only } from "../only.js"
 
+// The parts as the platform stored them, with their sizes.
+const uploadsOf = (files: ReadonlyArray<Multipart.PersistedFile>) =>
+  Effect.flatMap(
+    FileSystem.FileSystem,
+    (fs) =>
+      Effect.forEach(files, (file) =>
+        Effect.map(Effect.orDie(fs.stat(file.path)), (info) => ({
+          path: file.path,
+          fileName: file.name,
+          sizeBytes: Number(info.size)
+        })))
+  )
+
 export const layer = HttpApiBuilder.group(SightlineApi, "connectors", (handlers) =>
   Effect.gen(function*() {
     const connectors = yield* Connectors.Connectors
     return handlers
       .handle("list", () => withPrincipal((principal) => connectors.list(principal)))
-      .handle("create", ({ payload }) => withPrincipal((principal) => connectors.create(principal, payload)))
+      .handle("create", ({ payload }) =>
+        withPrincipal((principal) =>
+          "files" in payload
+            ? Effect.flatMap(uploadsOf(payload.files), (uploads) =>
+              connectors.createFromFiles(principal, {
+                uploads,
+                name: payload.name,
+                access: payload.access
+              }))
+            : connectors.create(principal, payload)
+        ))
       .handle("types", () => withPrincipal((principal) => connectors.types(principal)))
       .handle("test", ({ payload }) => withPrincipal((principal) => connectors.test(principal, payload)))
       .handle("update", ({ path, payload }) =>
