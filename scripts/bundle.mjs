@@ -53,9 +53,16 @@ export const bundleServer = (entry, outfile) => {
     conditions: ["@sightline/source"],
     mainFields: ["module", "main"],
     // Loaded from node_modules at run time: PGlite reads its WebAssembly and data files next to its
-    // own module, resvg and pg-native are native addons, and the console finds its built files
-    // next to its own module.
-    external: ["@electric-sql/pglite", "@electric-sql/pglite/*", "@resvg/resvg-js", "pg-native", "@sightline/console/*"],
+    // own module, resvg, DuckDB and pg-native are native addons, and the console finds its built
+    // files next to its own module.
+    external: [
+      "@electric-sql/pglite",
+      "@electric-sql/pglite/*",
+      "@resvg/resvg-js",
+      "@duckdb/node-api",
+      "pg-native",
+      "@sightline/console/*"
+    ],
     // Bundled CommonJS dependencies (pg, mysql2, nodemailer) call `require` for Node's modules.
     banner: {
       js: "import { createRequire as __sightlineRequire } from 'node:module'; " +

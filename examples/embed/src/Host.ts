@@ -12,6 +12,7 @@ import * as Providers from "@sightline/ai/Providers"
 import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as ApiKeys from "@sightline/core/ApiKeys"
+import * as ConnectorFiles from "@sightline/core/ConnectorFiles"
 import * as Delivery from "@sightline/core/Delivery"
 import * as EventSender from "@sightline/core/EventSender"
 import * as IdGenerator from "@sightline/core/IdGenerator"
@@ -48,6 +49,7 @@ const core = (dataDir: string | undefined) =>
         // Not configured in this host: they say so instead of pretending.
         Delivery.layerUnconfigured,
         EventSender.layerUnconfigured,
+        ConnectorFiles.layerUnconfigured,
         SandboxRuntime.layerUnconfigured
       )
     )

@@ -26,6 +26,8 @@
  * | `SIGHTLINE_TRUSTED_PROXIES` | none | comma-separated addresses and CIDR ranges of reverse proxies whose `X-Forwarded-For` names the client |
  * | `SIGHTLINE_WEBHOOK_ALLOW_PRIVATE` | unset | `1` lets chat-channel webhooks use http and private addresses, and OAuth client metadata documents be read from private addresses (development only) |
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
+ * | `SIGHTLINE_FILES_DIR` | `$SIGHTLINE_DATA_DIR/files` | this process's copies of FILES connectors' databases |
+ * | `SIGHTLINE_FILES_MAX_FILE_MB`, `SIGHTLINE_FILES_MAX_ORGANIZATION_MB` | 200, 2048 | sizes FILES connectors take |
  * | `SIGHTLINE_SANDBOX_DIR` | `$SIGHTLINE_DATA_DIR/sandboxes` | where sandbox workspaces live (`off`: no sandboxes) |
  * | `SIGHTLINE_PGLITE_TEMPLATE` | the built server's `pglite-template.tar.gz` | a prepared cluster a new data directory starts from (`off`: none) |
  * | `SIGHTLINE_DEMO_CACHE` | the built server's `demo-cache/` | where the DEMO connector's database is kept once built (`off`: built in memory by every process) |
@@ -34,6 +36,7 @@
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
 import * as Providers from "@sightline/ai/Providers"
+import * as ConnectorFiles from "@sightline/core/ConnectorFiles"
 import * as NetworkAccess from "@sightline/core/NetworkAccess"
 import * as Sandboxes from "@sightline/core/Sandboxes"
 import * as Jwt from "@sightline/http/Jwt"
@@ -135,6 +138,15 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     Config.withDefault(2)
   ),
   sandboxDir: Config.option(Config.string("SIGHTLINE_SANDBOX_DIR")),
+  filesDir: Config.option(Config.string("SIGHTLINE_FILES_DIR")),
+  filesMaxFileMb: Config.integer("SIGHTLINE_FILES_MAX_FILE_MB").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(ConnectorFiles.defaultLimits.maxFileBytes / 1024 ** 2)
+  ),
+  filesMaxOrganizationMb: Config.integer("SIGHTLINE_FILES_MAX_ORGANIZATION_MB").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(ConnectorFiles.defaultLimits.maxOrganizationBytes / 1024 ** 2)
+  ),
   pgliteTemplate: Config.string("SIGHTLINE_PGLITE_TEMPLATE").pipe(Config.withDefault(builtTemplate)),
   demoCache: Config.string("SIGHTLINE_DEMO_CACHE").pipe(Config.withDefault(builtDemoCache)),
   sandboxMaxPerMember: Config.integer("SIGHTLINE_SANDBOX_MAX_PER_MEMBER").pipe(
@@ -158,6 +170,9 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       dataDir,
       databaseUrl,
       demoCache,
+      filesDir,
+      filesMaxFileMb,
+      filesMaxOrganizationMb,
       jwt,
       mailFrom,
       mcpOAuth,
@@ -202,6 +217,10 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     connectorAccess,
     trustedProxies,
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },
+    files: {
+      cacheDirectory: Option.getOrElse(filesDir, () => `${dataDir}/files`),
+      limits: { maxFileBytes: filesMaxFileMb * 1024 ** 2, maxOrganizationBytes: filesMaxOrganizationMb * 1024 ** 2 }
+    },
     sandboxes: Option.exists(sandboxDir, (directory) => directory === "off") ? false : {
       directory: Option.getOrElse(sandboxDir, () => `${dataDir}/sandboxes`),
       executionTimeoutMillis: sandboxTimeoutSeconds * 1000,

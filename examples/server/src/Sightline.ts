@@ -11,12 +11,14 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Providers from "@sightline/ai/Providers"
 import * as DemoModel from "@sightline/connectors/DemoModel"
+import * as FilesConnector from "@sightline/connectors/FilesConnector"
 import * as ConnectorsRuntime from "@sightline/connectors/Runtime"
 import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as ConsoleAssets from "@sightline/console/ConsoleAssets"
 import * as Answers from "@sightline/core/Answers"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
+import type * as ConnectorFiles from "@sightline/core/ConnectorFiles"
 import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as Metrics from "@sightline/core/Metrics"
 import type * as Organizations from "@sightline/core/Organizations"
@@ -51,6 +53,7 @@ import type * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as NodeHttp from "node:http"
 import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import type { Duplex } from "node:stream"
 import * as Telemetry from "./Telemetry.js"
 
@@ -85,6 +88,14 @@ export interface Options {
    * every process builds it on first use when absent.
    */
   readonly demoCache?: string | undefined
+  /**
+   * FILES connectors: where this process keeps its copies of their databases (the store holds the
+   * durable one), and the sizes it takes. A directory under the system's temporary one when absent.
+   */
+  readonly files?: {
+    readonly cacheDirectory?: string | undefined
+    readonly limits?: ConnectorFiles.Limits | undefined
+  } | undefined
   /** A SearXNG instance for the agent's `web_search` (not offered when absent). */
   readonly searxngUrl?: string | undefined
   /** Browser origins allowed to call the API (CORS); none when absent. */
@@ -192,11 +203,15 @@ export const platform = (options: Options) =>
     Secrets.layer,
     Passwords.layer(),
     Providers.layer(options.models ?? {}),
+    // The runtime queries FILES connectors on the databases these keep in the store.
     ConnectorsRuntime.layerWith({
       ...ConnectorsRuntime.defaultOptions,
       demoCache: options.demoCache,
       access: options.connectorAccess
-    }),
+    }).pipe(Layer.provideMerge(FilesConnector.layer({
+      cacheDirectory: options.files?.cacheDirectory ?? NodePath.join(NodeOs.tmpdir(), `sightline-files-${process.pid}`),
+      limits: options.files?.limits
+    }))),
     ConnectorsTester.layerWith(options.connectorAccess ?? ConnectorsRuntime.defaultAccess),
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),
     Transport.layer({ smtp: options.smtp, webhooks: { allowPrivate: options.webhookAllowPrivate } }),

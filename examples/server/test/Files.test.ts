@@ -1,0 +1,186 @@
+/**
+ * FILES connectors over the socket: files uploaded as multipart become tables (CSV, TSV, JSON,
+ * NDJSON, Parquet) that the offline model answers from, with numbers matching the same SQL run by
+ * hand; DuckDB refuses everything outside the connector's tables; a bad file is a 400 that names
+ * it and leaves nothing behind; another process of the deployment answers on the same files.
+ */
+import { DuckDBInstance } from "@duckdb/node-api"
+import * as Auth from "@sightline/core/Auth"
+import { ConnectorId } from "@sightline/core/Ids"
+import * as SqlQueries from "@sightline/core/SqlQueries"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as NodePath from "node:path"
+import { describe, expect, it } from "vitest"
+import {
+  body,
+  describeServers,
+  type Org,
+  postgresProblem,
+  postgresUrl,
+  randomPrefix,
+  startServer,
+  type TestServer
+} from "./utils/server.js"
+
+const dir = fs.mkdtempSync(NodePath.join(os.tmpdir(), "sightline-files-e2e-"))
+
+const sales = [
+  "month,region,revenue",
+  "2024-01-01,EU,120.5",
+  "2024-01-01,US,200",
+  "2024-02-01,EU,80",
+  "2024-02-01,US,310.25",
+  "2024-03-01,EU,99.5"
+].join("\n")
+
+const parquet = await (async () => {
+  const path = NodePath.join(dir, "orders.parquet")
+  const instance = await DuckDBInstance.create(":memory:")
+  const connection = await instance.connect()
+  await connection.run(`COPY (SELECT range AS id, range % 4 AS store FROM range(12)) TO '${path}' (FORMAT parquet)`)
+  connection.closeSync()
+  return new Uint8Array(fs.readFileSync(path))
+})()
+
+const upload = (server: TestServer, org: Org, files: ReadonlyArray<[string, string | Uint8Array]>, name?: string) => {
+  const form = new FormData()
+  if (name !== undefined) form.set("name", name)
+  for (const [fileName, content] of files) form.append("files", new Blob([content]), fileName)
+  return server.request("/v2/connectors", { method: "POST", key: org.key, body: form })
+}
+
+/** Runs SQL on a connector as the org's admin, as `run_sql` does. */
+const sql = (server: TestServer, org: Org, connectorId: number, text: string) =>
+  server.run(Effect.gen(function*() {
+    const principal = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    return yield* Effect.either((yield* SqlQueries.SqlQueries).run(principal, {
+      connector_id: ConnectorId.make(connectorId),
+      sql: text
+    }))
+  }))
+
+const connectorCount = async (server: TestServer, org: Org) =>
+  (await body(await server.request("/v2/connectors", { key: org.key }))).length
+
+describeServers("FILES connectors", (server) => {
+  it("makes a table of each file, and the offline model answers from them", async () => {
+    const org = await server().newOrg()
+    const created = await upload(server(), org, [
+      ["sales.csv", sales],
+      ["targets.tsv", "region\ttarget\nEU\t300\nUS\t500\n"],
+      ["managers.json", JSON.stringify([{ region: "EU", manager: "Ann" }, { region: "US", manager: "Bo" }])],
+      ["visits.ndjson", "{\"page\":\"/\",\"n\":3}\n{\"page\":\"/buy\",\"n\":1}\n"],
+      ["orders.parquet", parquet]
+    ], "Spreadsheets")
+    expect(created.status).toBe(201)
+    const connector = await body(created)
+    expect(connector).toMatchObject({ name: "Spreadsheets", type: "FILES" })
+
+    // The derived semantic model names every table.
+    const model = await (await server().request(`/v2/connectors/${connector.id}/semantic-model`, { key: org.key }))
+      .text()
+    for (const table of ["sales", "targets", "managers", "visits", "orders"]) expect(model).toContain(table)
+
+    const byHand = await sql(
+      server(),
+      org,
+      connector.id,
+      "SELECT region, sum(revenue) FROM sales GROUP BY 1 ORDER BY 1"
+    )
+    expect(byHand._tag).toBe("Right")
+    const rows = byHand._tag === "Right" ? byHand.right.rows : []
+    expect(rows).toEqual([["EU", 300], ["US", 510.25]])
+    expect(await sql(server(), org, connector.id, "SELECT count(*) FROM orders WHERE store = 1")).toMatchObject({
+      _tag: "Right",
+      right: { rows: [[3]] }
+    })
+
+    const asked = await server().request("/v2/chats", {
+      method: "POST",
+      key: org.key,
+      json: { question: "total revenue by region", connector_ids: [connector.id], model: "offline" }
+    })
+    expect(asked.status).toBe(200)
+    const answer = await body(asked)
+    const text = JSON.stringify(answer)
+    // The offline model's table holds the same numbers as the SQL run by hand.
+    expect(text).toContain("510.25")
+    expect(text).toContain("300")
+  }, 120_000)
+
+  it("refuses other files, the network, extensions and writes; another organization cannot see it", async () => {
+    const org = await server().newOrg()
+    const connector = await body(await upload(server(), org, [["sales.csv", sales]]))
+    for (
+      const statement of [
+        "SELECT * FROM read_csv('/etc/passwd')",
+        `COPY sales TO '${NodePath.join(dir, "leak.csv")}'`,
+        `ATTACH '${NodePath.join(dir, "other.duckdb")}' AS other`,
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "SELECT * FROM read_csv('https://example.com/x.csv')",
+        "DELETE FROM sales"
+      ]
+    ) {
+      const refused = await sql(server(), org, connector.id, statement)
+      expect(refused._tag, statement).toBe("Left")
+    }
+    expect(fs.existsSync(NodePath.join(dir, "leak.csv"))).toBe(false)
+    const other = await server().newOrg()
+    expect((await sql(server(), other, connector.id, "SELECT 1"))._tag).toBe("Left")
+    const foreign = await server().request(`/v2/connectors/${connector.id}/semantic-model`, { key: other.key })
+    expect(foreign.status).toBe(404)
+  }, 60_000)
+
+  it("answers 400 naming a file that does not load, and keeps nothing of it", async () => {
+    const org = await server().newOrg()
+    const before = await connectorCount(server(), org)
+    for (
+      const [files, expected] of [
+        [[["sales.csv", sales], ["broken.csv", "a,b\n1,2\n3,4,5,6\n7,8\n"]], /^broken\.csv: .*Line: 3/s],
+        [[["notes.txt", "hello"]], /^notes\.txt: not a file this connector reads/],
+        [[["orders.parquet", "PAR1 this is not parquet"]], /^orders\.parquet: /]
+      ] as const
+    ) {
+      const answered = await upload(server(), org, files as unknown as ReadonlyArray<[string, string]>)
+      expect(answered.status).toBe(400)
+      const error = (await body(answered)).error
+      expect(error.code).toBe("invalid_request")
+      expect(error.message).toMatch(expected)
+      expect(error.message).not.toContain(os.tmpdir())
+    }
+    const json = await server().request("/v2/connectors", {
+      method: "POST",
+      key: org.key,
+      json: {
+        config: { connector_type: "FILES", name: "x", files: { tables: [], storage_prefix: "x/", size_bytes: 0 } }
+      }
+    })
+    expect(json.status).toBe(400)
+    expect(await connectorCount(server(), org)).toBe(before)
+  }, 60_000)
+}, { files: { cacheDirectory: NodePath.join(dir, "cache") } })
+
+const suite = postgresProblem === undefined ? describe : describe.skip
+if (postgresProblem !== undefined) console.warn(`postgres: files: PostgreSQL unreachable at ${postgresUrl}: skipped`)
+
+suite("postgres: FILES connectors from two processes", () => {
+  it("a file uploaded to one process is queried on the other", { timeout: 90_000 }, async () => {
+    const prefix = randomPrefix()
+    // Each process keeps its own copies: the other one's come from the store.
+    const a = await startServer("postgres", { prefix, files: { cacheDirectory: NodePath.join(dir, "a") } })
+    const b = await startServer("postgres", { prefix, files: { cacheDirectory: NodePath.join(dir, "b") } })
+    try {
+      const org = await a.newOrg()
+      const connector = await body(await upload(a, org, [["sales.csv", sales]]))
+      const onB = await sql(b, org, connector.id, "SELECT count(*), sum(revenue) FROM sales")
+      expect(onB).toMatchObject({ _tag: "Right", right: { rows: [[5, 810.25]] } })
+      expect(fs.readdirSync(NodePath.join(dir, "b")).some((name) => name.endsWith(".duckdb"))).toBe(true)
+    } finally {
+      await b.stop({ keepTables: true })
+      await a.stop()
+    }
+  })
+})
