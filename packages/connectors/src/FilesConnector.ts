@@ -119,6 +119,7 @@ export const make = (options: Options) =>
           tables: built.map((table) => ({
             table: table.table,
             file_name: table.fileName,
+            ...(table.sheet === undefined ? {} : { sheet: table.sheet }),
             format: table.format,
             size_bytes: sizes.get(table.fileName) ?? 0,
             rows: table.rows,

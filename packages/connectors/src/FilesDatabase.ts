@@ -1,6 +1,7 @@
 /**
- * The database of a FILES connector: uploaded files (CSV, TSV, Parquet, JSON, NDJSON) loaded into
- * one DuckDB database file, a table per file, then opened read-only to answer questions.
+ * The database of a FILES connector: uploaded files (CSV, TSV, Excel `.xlsx`, Parquet, JSON, NDJSON)
+ * loaded into one DuckDB database file, a table per file (per sheet of a workbook), then opened
+ * read-only to answer questions.
  *
  * - **Building** (`build`) reads each file with DuckDB's own readers (its CSV sniffer finds the
  *   delimiter, the header, the types and the dates) into a table named after the file. A file that
@@ -21,6 +22,8 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs/promises"
+import * as NodePath from "node:path"
+import * as Xlsx from "./internal/xlsx.js"
 
 /**
  * The formats a FILES connector reads.
@@ -28,7 +31,10 @@ import * as fs from "node:fs/promises"
  * @since 0.1.0
  * @category models
  */
-export type Format = "csv" | "tsv" | "parquet" | "json" | "ndjson"
+export type Format = "csv" | "tsv" | "xlsx" | "parquet" | "json" | "ndjson"
+
+/** The formats, as an error names them. */
+const readable = "CSV, TSV, Excel .xlsx, Parquet, JSON or NDJSON"
 
 /**
  * The format of a file by its name's extension, or `undefined` for one that is not read.
@@ -44,6 +50,8 @@ export const formatOf = (fileName: string): Format | undefined => {
     case "tsv":
     case "tab":
       return "tsv"
+    case "xlsx":
+      return "xlsx"
     case "parquet":
       return "parquet"
     case "json":
@@ -98,6 +106,8 @@ export interface BuiltTable {
   readonly table: string
   readonly fileName: string
   readonly format: Format
+  /** The sheet of a workbook it was loaded from. */
+  readonly sheet?: string | undefined
   readonly rows: number
   readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
 }
@@ -116,7 +126,7 @@ export class FileError extends Data.TaggedError("FileError")<{
 const quoteIdentifier = (name: string) => `"${name.replaceAll("\"", "\"\"")}"`
 const quoteString = (text: string) => `'${text.replaceAll("'", "''")}'`
 
-const reader = (format: Format, path: string): string => {
+const reader = (format: Exclude<Format, "xlsx">, path: string): string => {
   const file = quoteString(path)
   switch (format) {
     case "csv":
@@ -167,18 +177,34 @@ const describe = (error: unknown, path: string, fileName: string): string =>
     .join("\n")
 
 /**
- * Loads `files` into a new database file at `target` (which must not exist), one table each. On any
- * failure the file is removed and the error names the file that failed.
+ * What to start a build from: a database file to copy (never changed itself), and which of its
+ * tables to drop.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BuildOptions {
+  readonly base?: string | undefined
+  readonly drop?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * Loads `files` into a new database file at `target` (which must not exist), a table each (a table
+ * per sheet of a workbook), on top of `options.base` when given: a file whose table the base has
+ * already replaces it (a new version under the same name). On any failure the file is removed and
+ * the error names the file that failed. Answers the tables loaded.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const build = (
   files: ReadonlyArray<SourceFile>,
-  target: string
+  target: string,
+  options: BuildOptions = {}
 ): Effect.Effect<ReadonlyArray<BuiltTable>, FileError> =>
   Effect.tryPromise({
     try: async () => {
+      if (options.base !== undefined) await fs.copyFile(options.base, target)
       const instance = await DuckDBInstance.create(target, {
         enable_external_access: "true",
         autoload_known_extensions: "false",
@@ -188,44 +214,76 @@ export const build = (
       const connection = await DuckDBConnection.create(instance)
       const built: Array<BuiltTable> = []
       const taken = new Set<string>()
+      const scratch = await fs.mkdtemp(`${target}.sheets-`)
+      const load = async (
+        table: string,
+        fileName: string,
+        format: Exclude<Format, "xlsx">,
+        path: string,
+        sheet?: string
+      ) => {
+        try {
+          await connection.run(
+            `CREATE OR REPLACE TABLE ${quoteIdentifier(table)} AS SELECT * FROM ${reader(format, path)}`
+          )
+          if (format === "csv" || format === "tsv") await checkDelimited(connection, table, path)
+        } catch (error) {
+          const where = sheet === undefined ? fileName : `${fileName} (sheet ${sheet})`
+          throw new FileError({ fileName, message: `${where}: ${describe(error, path, fileName)}` })
+        }
+        const described = await connection.runAndReadAll(
+          `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
+          [table]
+        )
+        const count = await connection.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${quoteIdentifier(table)}`)
+        built.push({
+          table,
+          fileName,
+          format: sheet === undefined ? format : "xlsx",
+          ...(sheet === undefined ? {} : { sheet }),
+          rows: Number(count.getRowsJson()[0]![0]),
+          columns: described.getRowsJson().map(([name, type]) => ({ name: String(name), type: String(type) }))
+        })
+      }
       try {
+        for (const table of options.drop ?? []) await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(table)}`)
         for (const file of files) {
           const format = formatOf(file.fileName)
           if (format === undefined) {
             throw new FileError({
               fileName: file.fileName,
-              message: `${file.fileName}: not a file this connector reads (CSV, TSV, Parquet, JSON or NDJSON)`
+              message: `${file.fileName}: not a file this connector reads (${readable})`
             })
           }
-          const table = file.table ?? tableName(file.fileName, taken)
-          taken.add(table)
-          try {
-            await connection.run(`CREATE TABLE ${quoteIdentifier(table)} AS SELECT * FROM ${reader(format, file.path)}`)
-            if (format === "csv" || format === "tsv") await checkDelimited(connection, table, file.path)
-          } catch (error) {
+          if (format !== "xlsx") {
+            const table = file.table ?? tableName(file.fileName, taken)
+            taken.add(table)
+            await load(table, file.fileName, format, file.path)
+            continue
+          }
+          const directory = await fs.mkdtemp(NodePath.join(scratch, "book-"))
+          const sheets = await Xlsx.sheets(file.path, directory).catch((error) => {
             throw new FileError({
               fileName: file.fileName,
-              message: `${file.fileName}: ${describe(error, file.path, file.fileName)}`
+              message: `${file.fileName}: ${
+                error instanceof Xlsx.WorkbookError ? error.message : describe(error, file.path, file.fileName)
+              }`
             })
-          }
-          const described = await connection.runAndReadAll(
-            `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`,
-            [table]
-          )
-          const count = await connection.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${quoteIdentifier(table)}`)
-          built.push({
-            table,
-            fileName: file.fileName,
-            format,
-            rows: Number(count.getRowsJson()[0]![0]),
-            columns: described.getRowsJson().map(([name, type]) => ({ name: String(name), type: String(type) }))
           })
+          const stem = file.fileName.replace(/\.[A-Za-z0-9]+$/, "")
+          for (const sheet of sheets) {
+            // One sheet: the file's name; several: the file's and the sheet's.
+            const table = tableName(sheets.length === 1 ? stem : `${stem} ${sheet.name}`, taken)
+            taken.add(table)
+            await load(table, file.fileName, "csv", sheet.path, sheet.name)
+          }
         }
         await connection.run("CHECKPOINT")
         return built
       } finally {
         connection.closeSync()
         instance.closeSync()
+        await fs.rm(scratch, { recursive: true, force: true })
       }
     },
     catch: (error) =>

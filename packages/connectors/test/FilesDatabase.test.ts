@@ -5,6 +5,8 @@
 import { DuckDBInstance } from "@duckdb/node-api"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import ExcelJS from "exceljs"
+import JSZip from "jszip"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -31,6 +33,31 @@ const parquet = await (async () => {
   return { path, fileName: "orders.parquet" }
 })()
 
+const workbook = await (async () => {
+  const book = new ExcelJS.Workbook()
+  const revenue = book.addWorksheet("Revenue")
+  revenue.addRow(["month", "region", "revenue", "note"])
+  revenue.addRow([new Date(Date.UTC(2024, 0, 1)), "EU", 100.5, "first, \"quoted\""])
+  revenue.addRow([new Date(Date.UTC(2024, 1, 1)), "US", { formula: "100*2", result: 200 }, null])
+  const targets = book.addWorksheet("Targets 2024")
+  targets.addRow(["region", "target"])
+  targets.addRow(["EU", 120])
+  book.addWorksheet("Empty")
+  const path = NodePath.join(dir, "Sales.xlsx")
+  await book.xlsx.writeFile(path)
+  return { path, fileName: "Sales.xlsx" }
+})()
+
+const bomb = await (async () => {
+  const zip = new JSZip()
+  zip.file("[Content_Types].xml", "<Types/>")
+  zip.file("xl/workbook.xml", "<workbook/>")
+  zip.file("xl/worksheets/sheet1.xml", "0".repeat(40 * 1024 * 1024))
+  const path = NodePath.join(dir, "bomb.xlsx")
+  fs.writeFileSync(path, await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }))
+  return { path, fileName: "bomb.xlsx" }
+})()
+
 const request = (sql: string, extra: Partial<{ maxRows: number; timeoutMillis: number }> = {}) => ({
   sql,
   clientAttributesJson: "{}",
@@ -48,7 +75,7 @@ describe("FilesDatabase", () => {
     expect(FilesDatabase.tableName("Café.csv", new Set(["cafe"]))).toBe("cafe_2")
     expect(FilesDatabase.tableName("!!!.csv", new Set())).toBe("file")
     expect(FilesDatabase.formatOf("x.JSONL")).toBe("ndjson")
-    expect(FilesDatabase.formatOf("x.xlsx")).toBeUndefined()
+    expect(FilesDatabase.formatOf("x.xls")).toBeUndefined()
   })
 
   it.scoped("loads every format into a typed table and answers a grouped question", () =>
@@ -86,6 +113,50 @@ describe("FilesDatabase", () => {
       const schema = yield* db.introspect
       expect(schema.tables.map((t) => t.name).sort()).toEqual(["events", "orders", "regions", "sales_2024", "targets"])
       expect(schema.tables.find((t) => t.name === "orders")!.rowEstimate).toBe(10)
+    }))
+
+  it.scoped("loads each sheet of a workbook with a row as a table, values typed", () =>
+    Effect.gen(function*() {
+      const path = target()
+      const built = yield* FilesDatabase.build([workbook], path)
+      expect(built.map((t) => [t.table, t.sheet, t.format, t.rows])).toEqual([
+        ["sales_revenue", "Revenue", "xlsx", 2],
+        ["sales_targets_2024", "Targets 2024", "xlsx", 1]
+      ])
+      expect(built[0]!.columns.map((c) => c.type)).toEqual(["DATE", "VARCHAR", "DOUBLE", "VARCHAR"])
+      const db = yield* FilesDatabase.open(path)
+      const rows = yield* db.query(
+        request("SELECT month::VARCHAR, region, revenue, note FROM sales_revenue ORDER BY 1")
+      )
+      expect(rows.rows).toEqual([["2024-01-01", "EU", 100.5, "first, \"quoted\""], ["2024-02-01", "US", 200, null]])
+    }))
+
+  it.effect("refuses a zip bomb from its directory, and a file that is no workbook", () =>
+    Effect.gen(function*() {
+      const refused = yield* Effect.flip(FilesDatabase.build([bomb], target()))
+      expect(refused.message).toMatch(/^bomb\.xlsx: refused: xl\/worksheets\/sheet1\.xml would inflate \d+ times/)
+      const fake = yield* Effect.flip(FilesDatabase.build([write("fake.xlsx", "a,b\n1,2\n")], target()))
+      expect(fake.message).toMatch(/^fake\.xlsx: not an Excel workbook/)
+    }))
+
+  it.scoped("starts from a base: replaces a table of the same name, adds new ones, drops what it is told", () =>
+    Effect.gen(function*() {
+      const first = target()
+      yield* FilesDatabase.build([csv, tsv], first)
+      const second = target()
+      // Sent again under its name: a new version of its table.
+      const replacement = {
+        path: write("replacement.csv", "month,region,revenue\n2024-05-01,EU,1\n").path,
+        fileName: "Sales 2024.csv"
+      }
+      const built = yield* FilesDatabase.build([replacement, json], second, { base: first, drop: ["targets"] })
+      expect(built.map((t) => t.table)).toEqual(["sales_2024", "regions"])
+      const db = yield* FilesDatabase.open(second)
+      expect((yield* db.introspect).tables.map((t) => t.name).sort()).toEqual(["regions", "sales_2024"])
+      expect((yield* db.query(request("SELECT count(*) FROM sales_2024"))).rows).toEqual([[1]])
+      // The base is as it was.
+      const base = yield* FilesDatabase.open(first)
+      expect((yield* base.query(request("SELECT count(*) FROM sales_2024"))).rows).toEqual([[3]])
     }))
 
   // Live clock: the timeout is real time.

@@ -153,7 +153,7 @@ export type DemoSettings = typeof DemoSettings.Type
  * @since 0.1.0
  * @category schemas
  */
-export const FileFormat = Schema.Literal("csv", "tsv", "parquet", "json", "ndjson")
+export const FileFormat = Schema.Literal("csv", "tsv", "xlsx", "parquet", "json", "ndjson")
 export type FileFormat = typeof FileFormat.Type
 
 /**
@@ -165,6 +165,8 @@ export type FileFormat = typeof FileFormat.Type
 export const FileTable = Schema.Struct({
   table: Schema.String,
   file_name: Schema.String,
+  /** The sheet of a workbook it was loaded from. */
+  sheet: Schema.optional(Schema.String),
   format: FileFormat,
   size_bytes: Schema.Int.pipe(Schema.nonNegative()),
   rows: Schema.Int.pipe(Schema.nonNegative()),
