@@ -9,6 +9,7 @@ import * as Auth from "@sightline/core/Auth"
 import { ConnectorId } from "@sightline/core/Ids"
 import * as SqlQueries from "@sightline/core/SqlQueries"
 import * as Effect from "effect/Effect"
+import ExcelJS from "exceljs"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -109,6 +110,64 @@ describeServers("FILES connectors", (server) => {
     expect(text).toContain("510.25")
     expect(text).toContain("300")
   }, 120_000)
+
+  it("reads a workbook's sheets as tables; files are added, replaced and removed later", async () => {
+    const org = await server().newOrg()
+    const book = new ExcelJS.Workbook()
+    const sheet = book.addWorksheet("Revenue")
+    sheet.addRow(["month", "region", "revenue"])
+    sheet.addRow([new Date(Date.UTC(2024, 0, 1)), "EU", 100])
+    sheet.addRow([new Date(Date.UTC(2024, 1, 1)), "EU", 50])
+    sheet.addRow([new Date(Date.UTC(2024, 1, 1)), "US", 70])
+    book.addWorksheet("Targets").addRow(["region", "target"])
+    book.getWorksheet("Targets")!.addRow(["EU", 200])
+    const xlsx = new Uint8Array(await book.xlsx.writeBuffer() as ArrayBuffer)
+    const connector = await body(await upload(server(), org, [["sales.xlsx", xlsx]]))
+    const listed = await body(await server().request(`/v2/connectors/${connector.id}/files`, { key: org.key }))
+    expect(listed.tables.map((t: any) => [t.table, t.sheet, t.format, t.rows])).toEqual([
+      ["sales_revenue", "Revenue", "xlsx", 3],
+      ["sales_targets", "Targets", "xlsx", 1]
+    ])
+    expect(listed.tables[0].columns).toEqual([
+      { name: "month", type: "DATE" },
+      { name: "region", type: "VARCHAR" },
+      { name: "revenue", type: "BIGINT" }
+    ])
+    expect(
+      await sql(server(), org, connector.id, "SELECT sum(revenue) FROM sales_revenue WHERE month >= DATE '2024-02-01'")
+    )
+      .toMatchObject({ _tag: "Right", right: { rows: [[120]] } })
+
+    // Another file, then a new version of it under the same name: its table is replaced.
+    const more = (content: string) => {
+      const form = new FormData()
+      form.append("files", new Blob([content]), "stores.csv")
+      return server().request(`/v2/connectors/${connector.id}/files`, { method: "POST", key: org.key, body: form })
+    }
+    expect((await more("store,city\n1,Oslo\n")).status).toBe(200)
+    const replaced = await body(await more("store,city\n1,Oslo\n2,Rome\n"))
+    expect(replaced.tables.map((t: any) => [t.table, t.rows])).toEqual([
+      ["sales_revenue", 3],
+      ["sales_targets", 1],
+      ["stores", 2]
+    ])
+    expect(await sql(server(), org, connector.id, "SELECT count(*) FROM stores")).toMatchObject({
+      _tag: "Right",
+      right: { rows: [[2]] }
+    })
+    const removed = await server().request(`/v2/connectors/${connector.id}/files/sales_targets`, {
+      method: "DELETE",
+      key: org.key
+    })
+    expect((await body(removed)).tables.map((t: any) => t.table)).toEqual(["sales_revenue", "stores"])
+    expect((await sql(server(), org, connector.id, "SELECT * FROM sales_targets"))._tag).toBe("Left")
+    expect(
+      (await server().request(`/v2/connectors/${connector.id}/files/nothing`, { method: "DELETE", key: org.key }))
+        .status
+    ).toBe(404)
+    const other = await server().newOrg()
+    expect((await server().request(`/v2/connectors/${connector.id}/files`, { key: other.key })).status).toBe(404)
+  }, 60_000)
 
   it("refuses other files, the network, extensions and writes; another organization cannot see it", async () => {
     const org = await server().newOrg()

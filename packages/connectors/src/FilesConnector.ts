@@ -15,8 +15,8 @@
  * @since 0.1.0
  */
 import { AssetStore } from "@sightline/core/AssetStore"
-import type { FilesSettings } from "@sightline/core/Connector"
-import { ConnectorFiles, defaultLimits, type Limits } from "@sightline/core/ConnectorFiles"
+import type { FilesSettings, FileTable } from "@sightline/core/Connector"
+import { ConnectorFiles, defaultLimits, type Limits, type Upload } from "@sightline/core/ConnectorFiles"
 import { QueryError } from "@sightline/core/ConnectorRuntime"
 import { InvalidRequest } from "@sightline/core/Errors"
 import * as Context from "effect/Context"
@@ -97,17 +97,23 @@ export const make = (options: Options) =>
         (file) => Effect.promise(() => file.close())
       )
 
-    const load = (
+    // A new database under a new prefix: the uploads on top of `current`'s database (when given),
+    // without the tables of `drop`.
+    const change = (
       organizationId: string,
-      uploads: ReadonlyArray<{ readonly path: string; readonly fileName: string; readonly sizeBytes: number }>
+      current: FilesSettings | undefined,
+      uploads: ReadonlyArray<Upload>,
+      drop: ReadonlyArray<string>
     ) =>
       Effect.gen(function*() {
+        const base = current === undefined ? undefined : yield* local(current)
         const prefix = `connector-files/${organizationId}/${randomUUID()}/`
         const target = localPath(prefix)
         const building = `${target}.${randomUUID()}.building`
         const built = yield* FilesDatabase.build(
           uploads.map((upload) => ({ path: upload.path, fileName: upload.fileName })),
-          building
+          building,
+          { base, drop }
         ).pipe(Effect.mapError((error) => new InvalidRequest({ message: error.message })))
         const size = (yield* Effect.promise(() => fs.stat(building))).size
         yield* keep(building, prefix).pipe(
@@ -115,24 +121,23 @@ export const make = (options: Options) =>
         )
         yield* Effect.promise(() => fs.rename(building, target))
         const sizes = new Map(uploads.map((upload) => [upload.fileName, upload.sizeBytes]))
+        const loaded: Array<FileTable> = built.map((table) => ({
+          table: table.table,
+          file_name: table.fileName,
+          ...(table.sheet === undefined ? {} : { sheet: table.sheet }),
+          format: table.format,
+          size_bytes: sizes.get(table.fileName) ?? 0,
+          rows: table.rows,
+          columns: table.columns
+        }))
+        const replaced = new Set([...drop, ...loaded.map((table) => table.table)])
         return {
-          tables: built.map((table) => ({
-            table: table.table,
-            file_name: table.fileName,
-            ...(table.sheet === undefined ? {} : { sheet: table.sheet }),
-            format: table.format,
-            size_bytes: sizes.get(table.fileName) ?? 0,
-            rows: table.rows,
-            columns: table.columns
-          })),
+          tables: [...(current?.tables ?? []).filter((table) => !replaced.has(table.table)), ...loaded],
           storage_prefix: prefix,
           size_bytes: size
         } satisfies FilesSettings
       }).pipe(
-        Effect.onExit((exit) =>
-          Exit.isSuccess(exit) ? Effect.void : Effect.logWarning("a FILES connector's files did not load")
-        ),
-        Effect.withSpan("FilesConnector.load", { attributes: { files: uploads.length } })
+        Effect.withSpan("FilesConnector.change", { attributes: { files: uploads.length, dropped: drop.length } })
       )
 
     // Fetches a database from the store into the cache directory, whole or not at all.
@@ -160,7 +165,15 @@ export const make = (options: Options) =>
 
     const exists = (path: string) => Effect.promise(() => fs.access(path).then(() => true, () => false))
     const open = new Map<string, FilesDatabase.Database>()
-    // One opening at a time: two questions on a new connector fetch it once.
+    // One fetch at a time: two questions on a new connector fetch it once.
+    const fetching = yield* Effect.makeSemaphore(1)
+    // This process's copy of a prefix's database, fetched from the store when it has none.
+    const local = (settings: FilesSettings) =>
+      fetching.withPermits(1)(Effect.gen(function*() {
+        const path = localPath(settings.storage_prefix)
+        if (!(yield* exists(path))) yield* fetch(settings, path)
+        return path
+      }))
     const opening = yield* Effect.makeSemaphore(1)
 
     const databases = FilesDatabases.of({
@@ -171,8 +184,7 @@ export const make = (options: Options) =>
           return opening.withPermits(1)(Effect.gen(function*() {
             const again = open.get(settings.storage_prefix)
             if (again !== undefined) return again
-            const path = localPath(settings.storage_prefix)
-            if (!(yield* exists(path))) yield* fetch(settings, path)
+            const path = yield* local(settings)
             const database = yield* FilesDatabase.open(path, options.database).pipe(Scope.extend(scope))
             open.set(settings.storage_prefix, database)
             return database
@@ -180,9 +192,14 @@ export const make = (options: Options) =>
         })
     })
 
+    // The store lost a database's parts: the caller is told, as a request that cannot be done.
+    const asRequest = <A>(effect: Effect.Effect<A, InvalidRequest | QueryError>) =>
+      Effect.catchTag(effect, "QueryError", (error) => Effect.fail(new InvalidRequest({ message: error.message })))
+
     const files = ConnectorFiles.of({
       limits,
-      load,
+      load: (organizationId, uploads) => asRequest(change(organizationId, undefined, uploads, [])),
+      change: (organizationId, current, uploads, drop) => asRequest(change(organizationId, current, uploads, drop)),
       // The store's parts and this process's copy; another process's copy stays until it restarts
       // (it is never asked for again: a prefix is never reused).
       remove: (settings) =>

@@ -190,6 +190,20 @@ export const FilesSettings = Schema.Struct({
 export type FilesSettings = typeof FilesSettings.Type
 
 /**
+ * The files of a FILES connector, as `GET /v2/connectors/{id}/files` serves them.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FilesResponse = Schema.Struct({
+  connector_id: Schema.Int,
+  name: Schema.String,
+  tables: Schema.Array(FileTable),
+  size_bytes: Schema.Int
+}).annotations({ identifier: "ConnectorFiles" })
+export type FilesResponse = typeof FilesResponse.Type
+
+/**
  * The configuration of a PostgreSQL connector.
  *
  * @since 0.1.0

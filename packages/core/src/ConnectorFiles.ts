@@ -71,7 +71,17 @@ export declare namespace ConnectorFiles {
       organizationId: OrganizationId,
       uploads: ReadonlyArray<Upload>
     ) => Effect.Effect<FilesSettings, InvalidRequest>
-    /** Forgets what `load` kept (a connector deleted, or one whose creation failed). */
+    /**
+     * A new version of a connector's database: `uploads` on top of `current` (a file whose table
+     * exists replaces it, under its name), without the tables of `drop`. `current` stays as it was.
+     */
+    readonly change: (
+      organizationId: OrganizationId,
+      current: FilesSettings,
+      uploads: ReadonlyArray<Upload>,
+      drop: ReadonlyArray<string>
+    ) => Effect.Effect<FilesSettings, InvalidRequest>
+    /** Forgets what `load` or `change` kept (a connector deleted, replaced, or never stored). */
     readonly remove: (settings: FilesSettings) => Effect.Effect<void>
   }
 }
@@ -95,6 +105,7 @@ export const layerUnconfigured: Layer.Layer<ConnectorFiles> = Layer.succeed(
   ConnectorFiles.of({
     limits: defaultLimits,
     load: () => Effect.fail(new InvalidRequest({ message: unconfiguredMessage })),
+    change: () => Effect.fail(new InvalidRequest({ message: unconfiguredMessage })),
     remove: () => Effect.void
   })
 )
@@ -130,6 +141,16 @@ export const layerMemory = (limits: Limits = defaultLimits): Layer.Layer<Connect
           size_bytes: uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
         })
       },
+      change: (organizationId, current, uploads, drop) =>
+        Effect.map(service.load(organizationId, uploads), (loaded) => {
+          const replaced = new Set([...drop, ...loaded.tables.map((table) => table.table)])
+          const kept = current.tables.filter((table) => !replaced.has(table.table))
+          return {
+            ...loaded,
+            tables: [...kept, ...loaded.tables],
+            size_bytes: [...kept, ...loaded.tables].reduce((sum, table) => sum + table.size_bytes, 0)
+          }
+        }),
       remove: (settings) => Ref.update(removed, (all) => [...all, settings.storage_prefix])
     })
     return Context.make(ConnectorFiles, service).pipe(

@@ -27,7 +27,7 @@ import { ConnectorFiles, type Upload } from "./ConnectorFiles.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { ConnectorTester } from "./ConnectorTester.js"
 import { enforce } from "./Decision.js"
-import { InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { Conflict, InvalidRequest, NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import type { ConnectorId, OrganizationId } from "./Ids.js"
 import { policyAccess } from "./internal/connectorUse.js"
 import { MemberRepo } from "./MemberRepo.js"
@@ -85,6 +85,33 @@ export declare namespace Connectors {
       principal: Policy.Principal,
       request: FilesRequest
     ) => Effect.Effect<Connector.Connector, Unauthenticated | PermissionDenied | InvalidRequest>
+    /** `GET /v2/connectors/{id}/files` (any access): a FILES connector's tables; another type is `InvalidRequest`. */
+    readonly files: (
+      principal: Policy.Principal,
+      id: ConnectorId
+    ) => Effect.Effect<Connector.FilesResponse, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+    /**
+     * `POST /v2/connectors/{id}/files` (editor access and `connector:write`): adds files to a FILES
+     * connector; a file whose table it has replaces that table, under its name. Two changes at once:
+     * the later one is a `Conflict`.
+     */
+    readonly addFiles: (
+      principal: Policy.Principal,
+      id: ConnectorId,
+      uploads: ReadonlyArray<Upload>
+    ) => Effect.Effect<
+      Connector.FilesResponse,
+      Unauthenticated | PermissionDenied | NotFound | InvalidRequest | Conflict
+    >
+    /** `DELETE /v2/connectors/{id}/files/{table}` (editor access and `connector:write`): removes a table. */
+    readonly removeTable: (
+      principal: Policy.Principal,
+      id: ConnectorId,
+      table: string
+    ) => Effect.Effect<
+      Connector.FilesResponse,
+      Unauthenticated | PermissionDenied | NotFound | InvalidRequest | Conflict
+    >
     /**
      * `POST /v2/connectors/test`: tries a configuration; a failed connection is `{success: false}`.
      * Without `connector_id` it needs `connector:write`; with it, editor access to that connector,
@@ -253,6 +280,15 @@ export const make = Effect.gen(function*() {
     return { types: Connector.types }
   })
 
+  // The bytes of the organization's FILES connectors' databases.
+  const usedBytes = (organizationId: OrganizationId) =>
+    Effect.map(connectors.listWithAccess(organizationId), (all) =>
+      all.reduce(
+        (sum, { connector }) =>
+          sum + (connector.config.connector_type === "FILES" ? connector.config.files.size_bytes : 0),
+        0
+      ))
+
   const store = (principal: Policy.Principal, request: Connector.CreateConnectorRequest) =>
     tx.withTransaction(Effect.gen(function*() {
       const access = Connector.initialAccess(principal.memberId, request.access)
@@ -305,11 +341,7 @@ export const make = Effect.gen(function*() {
       }
     }
     // The databases the organization keeps already, and this one at about its files' size.
-    const used = (yield* connectors.listWithAccess(principal.organizationId)).reduce(
-      (sum, { connector }) =>
-        sum + (connector.config.connector_type === "FILES" ? connector.config.files.size_bytes : 0),
-      0
-    )
+    const used = yield* usedBytes(principal.organizationId)
     const adding = request.uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
     if (used + adding > maxOrganizationBytes) {
       return yield* new InvalidRequest({
@@ -355,6 +387,103 @@ export const make = Effect.gen(function*() {
       return Connector.toConnector(updated)
     }))
   })
+
+  const filesOf = (record: Connector.ConnectorRecord) =>
+    record.config.connector_type === "FILES"
+      ? Effect.succeed(record.config)
+      : Effect.fail(
+        new InvalidRequest({ message: `connector ${record.id} is ${record.config.connector_type}, not FILES` })
+      )
+
+  const filesResponse = (record: Connector.ConnectorRecord, config: typeof Connector.FilesConfig.Type) => ({
+    connector_id: record.id,
+    name: config.name,
+    tables: config.files.tables,
+    size_bytes: config.files.size_bytes
+  })
+
+  const listFiles = Traced.fn("Connectors.files")(function*(principal: Policy.Principal, id: ConnectorId) {
+    const { record } = yield* authorize(principal, id, Policy.canRead)
+    return filesResponse(record, yield* filesOf(record))
+  })
+
+  // A new version of the connector's database, stored only if nobody changed it meanwhile.
+  const changeFiles = (
+    principal: Policy.Principal,
+    id: ConnectorId,
+    uploads: ReadonlyArray<Upload>,
+    drop: ReadonlyArray<string>
+  ) =>
+    Effect.gen(function*() {
+      yield* enforce(Policy.requirePermission(principal, "connector:write"))
+      const { record } = yield* authorize(principal, id, Policy.canWrite)
+      const current = yield* filesOf(record)
+      const { maxFileBytes, maxOrganizationBytes } = files.limits
+      for (const upload of uploads) {
+        if (upload.sizeBytes > maxFileBytes) {
+          return yield* new InvalidRequest({
+            message: `${upload.fileName}: ${upload.sizeBytes} bytes, past the ${maxFileBytes} bytes a file may have`
+          })
+        }
+      }
+      const used = yield* usedBytes(principal.organizationId)
+      const adding = uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
+      if (used + adding > maxOrganizationBytes) {
+        return yield* new InvalidRequest({
+          message: `the organization's files would take ${used + adding} bytes, past its ${maxOrganizationBytes}`
+        })
+      }
+      const settings = yield* files.change(principal.organizationId, current.files, uploads, drop)
+      const stored = yield* tx.withTransaction(Effect.gen(function*() {
+        const { record: latest } = yield* authorize(principal, id, Policy.canWrite, true)
+        const latestFiles = yield* filesOf(latest)
+        if (latestFiles.files.storage_prefix !== current.files.storage_prefix) {
+          return yield* new Conflict({ message: "the connector's files changed meanwhile: send the change again" })
+        }
+        const updated = new Connector.ConnectorRecord({
+          ...latest,
+          config: { ...latestFiles, files: settings },
+          updated_at: yield* DateTime.now
+        })
+        yield* connectors.update(updated)
+        yield* audit(principal, {
+          action: "connector.update",
+          resourceId: String(id),
+          details: {
+            changed: ["files"],
+            ...(uploads.length === 0 ? {} : { added: uploads.map((upload) => upload.fileName).join(", ") }),
+            ...(drop.length === 0 ? {} : { removed: drop.join(", ") })
+          }
+        })
+        return updated
+      })).pipe(Effect.tapErrorCause(() => files.remove(settings)))
+      // The previous version is no longer read by anyone who asks from now on.
+      yield* files.remove(current.files)
+      return filesResponse(stored, { ...current, files: settings })
+    })
+
+  const addFiles = Traced.fn("Connectors.addFiles")(
+    function*(principal: Policy.Principal, id: ConnectorId, uploads: ReadonlyArray<Upload>) {
+      if (uploads.length === 0) {
+        return yield* new InvalidRequest({ message: "send at least one file, as a `files` part" })
+      }
+      return yield* changeFiles(principal, id, uploads, [])
+    }
+  )
+
+  const removeTable = Traced.fn("Connectors.removeTable")(
+    function*(principal: Policy.Principal, id: ConnectorId, table: string) {
+      const { record } = yield* authorize(principal, id, Policy.canWrite)
+      const current = yield* filesOf(record)
+      if (!current.files.tables.some((t) => t.table === table)) return yield* new NotFound()
+      if (current.files.tables.length === 1) {
+        return yield* new InvalidRequest({
+          message: "a FILES connector keeps at least one table: delete the connector"
+        })
+      }
+      return yield* changeFiles(principal, id, [], [table])
+    }
+  )
 
   const remove = Traced.fn("Connectors.delete")(function*(principal: Policy.Principal, id: ConnectorId) {
     return yield* tx.withTransaction(Effect.gen(function*() {
@@ -418,6 +547,9 @@ export const make = Effect.gen(function*() {
 
   return Connectors.of({
     createFromFiles,
+    files: listFiles,
+    addFiles,
+    removeTable,
     list,
     types,
     create,

@@ -1,6 +1,6 @@
 /**
  * The `multipart/form-data` variant of `POST /v2/connectors`: a FILES connector made from the files
- * sent, one `files` part each (CSV, TSV, Parquet, JSON, NDJSON), with an optional `name` and
+ * sent, one `files` part each (CSV, TSV, Excel, Parquet, JSON, NDJSON), with an optional `name` and
  * `access` (the JSON body's `access`, as JSON text). The platform streams each part to a temporary
  * file while the request lasts; the connector is loaded from there.
  *
@@ -20,6 +20,11 @@ import * as Schema from "effect/Schema"
  */
 export const MAX_FILES = 20
 
+const files = Multipart.FilesSchema.pipe(Schema.minItems(1), Schema.maxItems(MAX_FILES)).annotations({
+  jsonSchema: { type: "array", items: { type: "string", format: "binary" }, minItems: 1, maxItems: MAX_FILES },
+  description: "The files, a table each (a sheet each for a workbook): .csv, .tsv, .xlsx, .parquet, .json, .ndjson"
+})
+
 /**
  * The form's fields.
  *
@@ -30,12 +35,20 @@ export const ConnectorFormFields = Schema.Struct({
   name: Schema.optional(Connector.ConnectorName),
   /** `{is_public, grants}` as JSON text, as the JSON body's `access`. */
   access: Schema.optional(Schema.parseJson(Connector.SetConnectorAccess)),
-  files: Multipart.FilesSchema.pipe(Schema.minItems(1), Schema.maxItems(MAX_FILES)).annotations({
-    jsonSchema: { type: "array", items: { type: "string", format: "binary" }, minItems: 1, maxItems: MAX_FILES },
-    description: "The files, one table each: .csv, .tsv, .parquet, .json, .ndjson (.jsonl)"
-  })
+  files
 })
 export type ConnectorFormFields = typeof ConnectorFormFields.Type
+
+/**
+ * The multipart body of `POST /v2/connectors/{id}/files`: more files.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const FilesForm = HttpApiSchema.Multipart(Schema.Struct({ files }), {
+  maxParts: Option.some(MAX_FILES),
+  maxFieldSize: 64 * 1024
+})
 
 /**
  * The multipart body of `POST /v2/connectors`.

@@ -10,7 +10,7 @@ import * as Connector from "@sightline/core/Connector"
 import { ConnectorId } from "@sightline/core/Ids"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
-import { ConnectorRequestBody } from "./ConnectorForm.js"
+import { ConnectorRequestBody, FilesForm } from "./ConnectorForm.js"
 import { strict } from "./internal/strict.js"
 
 const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
@@ -72,6 +72,28 @@ export class ConnectorsApi extends HttpApiGroup.make("connectors")
       .setPayload(strict(Connector.SetConnectorAccess))
       .addSuccess(Connector.ConnectorAccess)
       .annotate(OpenApi.Summary, "Replace the connector's access at once; the caller's owner grant is kept")
+  )
+  .add(
+    HttpApiEndpoint.get("files", "/v2/connectors/:id/files")
+      .setPath(IdPath)
+      .addSuccess(Connector.FilesResponse)
+      .annotate(OpenApi.Summary, "The tables of a FILES connector, with their columns")
+  )
+  .add(
+    HttpApiEndpoint.post("addFiles", "/v2/connectors/:id/files")
+      .setPath(IdPath)
+      .setPayload(FilesForm)
+      .addSuccess(Connector.FilesResponse)
+      .annotate(
+        OpenApi.Summary,
+        "Add files to a FILES connector (multipart); a file whose table exists replaces it (editor, connector:write)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("removeTable", "/v2/connectors/:id/files/:table")
+      .setPath(Schema.Struct({ ...IdPath.fields, table: Schema.String }))
+      .addSuccess(Connector.FilesResponse)
+      .annotate(OpenApi.Summary, "Remove a table of a FILES connector (editor, connector:write)")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Connectors")

@@ -9,14 +9,15 @@ import type * as HttpServerError from "@effect/platform/HttpServerError"
 export const maxBodyBytes = 1024 * 1024
 
 /**
- * The largest body of a files upload (`POST /v2/connectors` as multipart): 1 GiB, streamed to disk
+ * The largest body of a files upload (`POST /v2/connectors` as multipart, `POST
+ * /v2/connectors/{id}/files`): 1 GiB, streamed to disk
  * part by part, never held in memory. Each file's own limit is the deployment's (`ConnectorFiles`).
  */
 export const maxUploadBytes = 1024 ** 3
 
 /** Whether a request uploads files for a connector, and so takes `maxUploadBytes`. */
 export const isUpload = (method: string, url: string, contentType: string | undefined): boolean =>
-  method === "POST" && url.split("?")[0] === "/v2/connectors" &&
+  method === "POST" && /^\/v2\/connectors(\/\d+\/files)?$/.test(url.split("?")[0]!) &&
   (contentType ?? "").toLowerCase().startsWith("multipart/form-data")
 
 /**

@@ -43,9 +43,20 @@ export const layer = HttpApiBuilder.group(SightlineApi, "connectors", (handlers)
         withPrincipal((principal) => connectors.update(principal, path.id, payload)))
       .handle("delete", ({ path }) =>
         withPrincipal((principal) => connectors.delete(principal, path.id)))
-      .handle("getAccess", ({ path }) => withPrincipal((principal) => connectors.getAccess(principal, path.id)))
-      .handle("putAccess", ({ path, payload }) =>
+      .handle("files", ({ path }) => withPrincipal((principal) => connectors.files(principal, path.id)))
+      .handle("addFiles", ({ path, payload }) =>
         withPrincipal((principal) =>
-          connectors.putAccess(principal, path.id, payload)
+          Effect.flatMap(uploadsOf(payload.files), (uploads) =>
+            connectors.addFiles(principal, path.id, uploads))
         ))
+      .handle("removeTable", ({ path }) =>
+        withPrincipal((principal) =>
+          connectors.removeTable(principal, path.id, path.table)
+        ))
+      .handle("getAccess", ({ path }) =>
+        withPrincipal((principal) =>
+          connectors.getAccess(principal, path.id)
+        ))
+      .handle("putAccess", ({ path, payload }) =>
+        withPrincipal((principal) => connectors.putAccess(principal, path.id, payload)))
   })).pipe(only(Authentication, Connectors.Connectors))
