@@ -473,7 +473,8 @@ describeServers("asking with the offline model over the DEMO connector", (server
 
     const withFile = new FormData()
     withFile.set("question", "What is in this file?")
-    withFile.set("files", new Blob(["a,b\n1,2\n"], { type: "text/csv" }), "data.csv")
+    // Not a table: it could only go to a sandbox, and there is none.
+    withFile.set("files", new Blob(["%PDF-1.4"], { type: "application/pdf" }), "notes.pdf")
     const refused = await server().request("/v2/chats", { method: "POST", key: org.key, body: withFile })
     expect(refused.status).toBe(400)
     expect((await body(refused)).error.message).toContain("sandboxes are not available on this server")

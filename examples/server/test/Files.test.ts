@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
+import { newMember } from "./utils/members.js"
 import {
   body,
   describeServers,
@@ -167,6 +168,26 @@ describeServers("FILES connectors", (server) => {
     ).toBe(404)
     const other = await server().newOrg()
     expect((await server().request(`/v2/connectors/${connector.id}/files`, { key: other.key })).status).toBe(404)
+  }, 60_000)
+
+  it("answers a question sent with a file over it, with the offline model and no sandbox", async () => {
+    const org = await server().newOrg()
+    const form = new FormData()
+    form.set("question", "total revenue by region")
+    form.set("model", "offline")
+    form.append("files", new Blob([sales], { type: "text/csv" }), "sales.csv")
+    const asked = await server().request("/v2/chats", { method: "POST", key: org.key, body: form })
+    expect(asked.status).toBe(200)
+    const text = JSON.stringify(await body(asked))
+    expect(text).toContain("510.25")
+    // The file became a FILES connector of the asker's, which no other member sees.
+    const listed = await body(await server().request("/v2/connectors", { key: org.key }))
+    const made = listed.find((c: any) => c.type === "FILES")
+    expect(made.name).toBe("Chat files: sales.csv")
+    const member = await newMember(server(), org)
+    const theirs = await body(await server().request("/v2/connectors", { key: member.key }))
+    expect(theirs.some((c: any) => c.id === made.id)).toBe(false)
+    expect((await sql(server(), { ...org, key: member.key }, made.id, "SELECT 1"))._tag).toBe("Left")
   }, 60_000)
 
   it("refuses other files, the network, extensions and writes; another organization cannot see it", async () => {

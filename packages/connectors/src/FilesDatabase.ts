@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api"
+import * as Connector from "@sightline/core/Connector"
 import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
 import { QueryError } from "@sightline/core/ConnectorRuntime"
 import * as Data from "effect/Data"
@@ -31,7 +32,7 @@ import * as Xlsx from "./internal/xlsx.js"
  * @since 0.1.0
  * @category models
  */
-export type Format = "csv" | "tsv" | "xlsx" | "parquet" | "json" | "ndjson"
+export type Format = Connector.FileFormat
 
 /** The formats, as an error names them. */
 const readable = "CSV, TSV, Excel .xlsx, Parquet, JSON or NDJSON"
@@ -42,27 +43,7 @@ const readable = "CSV, TSV, Excel .xlsx, Parquet, JSON or NDJSON"
  * @since 0.1.0
  * @category utils
  */
-export const formatOf = (fileName: string): Format | undefined => {
-  const extension = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase()
-  switch (extension) {
-    case "csv":
-      return "csv"
-    case "tsv":
-    case "tab":
-      return "tsv"
-    case "xlsx":
-      return "xlsx"
-    case "parquet":
-      return "parquet"
-    case "json":
-      return "json"
-    case "ndjson":
-    case "jsonl":
-      return "ndjson"
-    default:
-      return undefined
-  }
-}
+export const formatOf = (fileName: string): Format | undefined => Connector.fileFormatOf(fileName)
 
 /**
  * A table's name from its file's name: lower snake case of the name without its extension

@@ -44,8 +44,10 @@ import { ChatRepo } from "./ChatRepo.js"
 import * as ChatRuns from "./ChatRuns.js"
 import * as Chats from "./Chats.js"
 import type { ConnectorRecord } from "./Connector.js"
+import * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
+import * as Connectors from "./Connectors.js"
 import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
@@ -222,6 +224,8 @@ export interface AskOptions extends ChatRuns.ChatRuns.StartOptions {
 export interface UploadedFile {
   readonly name: string
   readonly bytes: Uint8Array
+  /** Where the bytes are on disk, while the request lasts: a table's file is loaded from there. */
+  readonly path?: string | undefined
 }
 
 /**
@@ -337,6 +341,7 @@ export const makeWith = (options: Options) =>
     const runs = yield* ChatRuns.ChatRuns
     const chatRepo = yield* ChatRepo
     const connectorRepo = yield* ConnectorRepo
+    const connectors = yield* Connectors.Connectors
     const runtime = yield* ConnectorRuntime.ConnectorRuntime
     const model = yield* LanguageModel.LanguageModel
     const catalogues = yield* Model.ModelCatalogue
@@ -612,13 +617,30 @@ export const makeWith = (options: Options) =>
         if (askOptions.files.length > maxUploadedFiles) {
           return yield* new InvalidRequest({ message: `files: at most ${maxUploadedFiles} files` })
         }
-        if (!Option.exists(sandboxes, (service) => service.available)) {
-          return yield* new InvalidRequest({
-            message: "files: uploaded files go to the chat's sandbox, and sandboxes are not available on this server"
-          })
+        // Tables (CSV, Excel, Parquet, JSON) become a FILES connector of the asker's, which every
+        // model answers from; the sandbox, where there is one, gets every file too.
+        const tables = askOptions.files.filter((file) =>
+          file.path !== undefined && Connector.fileFormatOf(file.name) !== undefined
+        )
+        const others = askOptions.files.filter((file) => !tables.includes(file))
+        if (others.length > 0) {
+          if (!Option.exists(sandboxes, (service) => service.available)) {
+            return yield* new InvalidRequest({
+              message: `files: ${
+                others.map((file) => file.name).join(", ")
+              } would go to the chat's sandbox, and sandboxes are not available on this server (tables: CSV, TSV, Excel, Parquet, JSON, NDJSON)`
+            })
+          }
+          if (request.tools?.python_enabled === false) {
+            return yield* new InvalidRequest({ message: "files: uploaded files need tools.python_enabled" })
+          }
         }
-        if (request.tools?.python_enabled === false) {
-          return yield* new InvalidRequest({ message: "files: uploaded files need tools.python_enabled" })
+        if (tables.length > 0) {
+          const made = yield* connectors.createForChat(
+            principal,
+            tables.map((file) => ({ path: file.path!, fileName: file.name, sizeBytes: file.bytes.length }))
+          )
+          request = { ...request, connector_ids: [...(request.connector_ids ?? []), made.id] }
         }
       }
       if (askOptions.commit !== undefined) {
@@ -835,6 +857,7 @@ export type Requirements =
   | ChatEventBus.ChatEventBus
   | ChatRepo
   | ConnectorRepo
+  | Connectors.Connectors
   | ConnectorRuntime.ConnectorRuntime
   | LanguageModel.LanguageModel
   | Model.ModelCatalogue

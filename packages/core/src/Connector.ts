@@ -157,6 +157,34 @@ export const FileFormat = Schema.Literal("csv", "tsv", "xlsx", "parquet", "json"
 export type FileFormat = typeof FileFormat.Type
 
 /**
+ * The format of a file by its name's extension, or `undefined` for a file a FILES connector does
+ * not read: the one rule of which files become tables.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const fileFormatOf = (fileName: string): FileFormat | undefined => {
+  switch (/\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase()) {
+    case "csv":
+      return "csv"
+    case "tsv":
+    case "tab":
+      return "tsv"
+    case "xlsx":
+      return "xlsx"
+    case "parquet":
+      return "parquet"
+    case "json":
+      return "json"
+    case "ndjson":
+    case "jsonl":
+      return "ndjson"
+    default:
+      return undefined
+  }
+}
+
+/**
  * A table of a FILES connector: one uploaded file.
  *
  * @since 0.1.0

@@ -85,6 +85,14 @@ export declare namespace Connectors {
       principal: Policy.Principal,
       request: FilesRequest
     ) => Effect.Effect<Connector.Connector, Unauthenticated | PermissionDenied | InvalidRequest>
+    /**
+     * The FILES connector of the tables a question was sent with (`chat:write`): the asker's own,
+     * shared with nobody, named after its files.
+     */
+    readonly createForChat: (
+      principal: Policy.Principal,
+      uploads: ReadonlyArray<Upload>
+    ) => Effect.Effect<Connector.Connector, Unauthenticated | PermissionDenied | InvalidRequest>
     /** `GET /v2/connectors/{id}/files` (any access): a FILES connector's tables; another type is `InvalidRequest`. */
     readonly files: (
       principal: Policy.Principal,
@@ -328,36 +336,50 @@ export const make = Effect.gen(function*() {
     request: FilesRequest
   ) {
     yield* enforce(Policy.requirePermission(principal, "connector:write"))
-    if (request.uploads.length === 0) {
-      return yield* new InvalidRequest({ message: "send at least one file, as a `files` part" })
-    }
-    yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
-    const { maxFileBytes, maxOrganizationBytes } = files.limits
-    for (const upload of request.uploads) {
-      if (upload.sizeBytes > maxFileBytes) {
+    return yield* makeFromFiles(principal, request)
+  })
+
+  const createForChat = Traced.fn("Connectors.createForChat")(function*(
+    principal: Policy.Principal,
+    uploads: ReadonlyArray<Upload>
+  ) {
+    yield* enforce(Policy.requirePermission(principal, "chat:write"))
+    const names = uploads.map((upload) => upload.fileName).join(", ")
+    return yield* makeFromFiles(principal, { uploads, name: `Chat files: ${names}`.slice(0, 200) })
+  })
+
+  const makeFromFiles = (principal: Policy.Principal, request: FilesRequest) =>
+    Effect.gen(function*() {
+      if (request.uploads.length === 0) {
+        return yield* new InvalidRequest({ message: "send at least one file, as a `files` part" })
+      }
+      yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
+      const { maxFileBytes, maxOrganizationBytes } = files.limits
+      for (const upload of request.uploads) {
+        if (upload.sizeBytes > maxFileBytes) {
+          return yield* new InvalidRequest({
+            message: `${upload.fileName}: ${upload.sizeBytes} bytes, past the ${maxFileBytes} bytes a file may have`
+          })
+        }
+      }
+      // The databases the organization keeps already, and this one at about its files' size.
+      const used = yield* usedBytes(principal.organizationId)
+      const adding = request.uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
+      if (used + adding > maxOrganizationBytes) {
         return yield* new InvalidRequest({
-          message: `${upload.fileName}: ${upload.sizeBytes} bytes, past the ${maxFileBytes} bytes a file may have`
+          message: `the organization's files would take ${used + adding} bytes, past its ${maxOrganizationBytes}`
         })
       }
-    }
-    // The databases the organization keeps already, and this one at about its files' size.
-    const used = yield* usedBytes(principal.organizationId)
-    const adding = request.uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
-    if (used + adding > maxOrganizationBytes) {
-      return yield* new InvalidRequest({
-        message: `the organization's files would take ${used + adding} bytes, past its ${maxOrganizationBytes}`
-      })
-    }
-    const settings = yield* files.load(principal.organizationId, request.uploads)
-    const name = request.name ?? request.uploads.map((upload) => upload.fileName).join(", ").slice(0, 200)
-    const config = yield* Effect.mapError(
-      Schema.decodeUnknown(Connector.FilesConfig)({ connector_type: "FILES", name, files: settings }),
-      (error) => new InvalidRequest({ message: error.message })
-    )
-    // What was kept goes again when the connector could not be stored.
-    return yield* store(principal, { config, ...(request.access === undefined ? {} : { access: request.access }) })
-      .pipe(Effect.tapErrorCause(() => files.remove(settings)))
-  })
+      const settings = yield* files.load(principal.organizationId, request.uploads)
+      const name = request.name ?? request.uploads.map((upload) => upload.fileName).join(", ").slice(0, 200)
+      const config = yield* Effect.mapError(
+        Schema.decodeUnknown(Connector.FilesConfig)({ connector_type: "FILES", name, files: settings }),
+        (error) => new InvalidRequest({ message: error.message })
+      )
+      // What was kept goes again when the connector could not be stored.
+      return yield* store(principal, { config, ...(request.access === undefined ? {} : { access: request.access }) })
+        .pipe(Effect.tapErrorCause(() => files.remove(settings)))
+    })
 
   const test = Traced.fn("Connectors.test")(function*(
     principal: Policy.Principal,
@@ -547,6 +569,7 @@ export const make = Effect.gen(function*() {
 
   return Connectors.of({
     createFromFiles,
+    createForChat,
     files: listFiles,
     addFiles,
     removeTable,

@@ -1,8 +1,9 @@
 /**
  * The `multipart/form-data` variant of `POST /v2/chats` and `POST /v2/chats/stream`: the same fields
  * as the JSON body, each a form field. `tools` is JSON text; `connector_ids` is repeated, or one
- * field of comma-separated ids, or JSON. File parts (`files`, up to 10) go to the chat's sandbox:
- * the handler reads them from the request (`uploadedFiles`) and hands them to the agent.
+ * field of comma-separated ids, or JSON. File parts (`files`, up to 10): tables become a FILES
+ * connector of the asker's, and every file goes to the chat's sandbox where there is one; the
+ * handler reads them from the request (`uploadedFiles`) and hands them to the agent.
  *
  * @since 0.1.0
  */
@@ -34,7 +35,7 @@ export const ChatFormFields = Schema.Struct({
   files: Schema.optional(
     Multipart.FilesSchema.pipe(Schema.maxItems(10)).annotations({
       jsonSchema: { type: "array", items: { type: "string", format: "binary" }, maxItems: 10 },
-      description: "Files for the chat's sandbox (at most 10; needs sandboxes and python_enabled)"
+      description: "Files of the question (at most 10): tables (CSV, TSV, Excel, Parquet, JSON, NDJSON) become a FILES connector of the asker's; every file goes to the chat's sandbox where there is one"
     })
   )
 })
@@ -106,7 +107,7 @@ export const uploadedFiles = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   return yield* Effect.forEach(
     (parts as ReadonlyArray<unknown>).filter(Multipart.isPersistedFile),
-    (file) => Effect.map(fs.readFile(file.path), (bytes) => ({ name: file.name, bytes }))
+    (file) => Effect.map(fs.readFile(file.path), (bytes) => ({ name: file.name, bytes, path: file.path }))
   )
 })
 
