@@ -83,6 +83,7 @@ describe("the documented shell commands against a started server", () => {
         "docs/asking.md",
         "docs/semantic.md",
         "docs/evaluations.md",
+        "docs/files.md",
         "docs/mcp.md",
         "docs/sandcastles.md",
         "docs/webhooks.md"
