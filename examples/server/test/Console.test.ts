@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as Option from "effect/Option"
+import ExcelJS from "exceljs"
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
@@ -541,6 +542,52 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await screenshot(page, "quality")
     await context.close()
   }, 150_000)
+
+  it("shows the sheets of a dropped workbook as tables, and answers a question sent with it", async () => {
+    const book = new ExcelJS.Workbook()
+    const sheet = book.addWorksheet("Orders")
+    sheet.addRow(["region", "revenue"])
+    for (const [region, revenue] of [["North", 120.5], ["South", 80], ["North", 30], ["South", 19.5]] as const) {
+      sheet.addRow([region, revenue])
+    }
+    const xlsx = Buffer.from(await book.xlsx.writeBuffer() as ArrayBuffer)
+    const file = {
+      name: "sales.xlsx",
+      mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      buffer: xlsx
+    }
+    const { context, external } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    const nav = page.getByRole("navigation", { name: "Main" })
+    await nav.getByRole("link", { name: "Connectors" }).click()
+    await page.getByLabel("Files to upload").setInputFiles(file)
+    await page.getByRole("button", { name: "Upload" }).click()
+    const tables = page.getByRole("region", { name: "Tables of sales.xlsx" })
+    await tables.waitFor({ timeout: 30_000 })
+    expect(await tables.getByRole("heading", { name: /^sales / }).textContent()).toBe("sales (4 rows, from sales.xlsx)")
+    const preview = tables.getByRole("region", { name: "Table sales" })
+    expect(await preview.locator("thead th").allTextContents()).toEqual(["region", "revenue"])
+    expect(await preview.locator("tbody tr").count()).toBe(4)
+    await screenshot(page, "files")
+
+    // Asked in the chat with the workbook attached, over it alone.
+    await nav.getByRole("link", { name: "Chat" }).click()
+    await page.getByText("Connectors, tools and model").click()
+    for (const box of await page.getByRole("group", { name: "Connectors" }).getByRole("checkbox").all()) {
+      await box.uncheck()
+    }
+    await page.getByLabel("Model").selectOption("offline")
+    await page.getByLabel("Attach files").setInputFiles(file)
+    expect(await page.getByRole("list", { name: "Attached files" }).textContent()).toContain("sales.xlsx")
+    await page.getByLabel("Question").fill("total revenue by region")
+    await page.getByRole("button", { name: "Ask" }).click()
+    await page.locator(".answer-text").filter({ hasText: "150.5" }).waitFor({ timeout: 60_000 })
+    expect(await page.locator(".answer-text").last().textContent()).toContain("99.5")
+    await screenshot(page, "chat-files")
+    expect(external).toEqual([])
+    await context.close()
+  }, 120_000)
 
   it("fits a phone's width, and the menu opens from the keyboard", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } })

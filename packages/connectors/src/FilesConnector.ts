@@ -128,7 +128,8 @@ export const make = (options: Options) =>
           format: table.format,
           size_bytes: sizes.get(table.fileName) ?? 0,
           rows: table.rows,
-          columns: table.columns
+          columns: table.columns,
+          preview: table.preview
         }))
         const replaced = new Set([...drop, ...loaded.map((table) => table.table)])
         return {

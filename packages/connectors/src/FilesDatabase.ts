@@ -91,6 +91,8 @@ export interface BuiltTable {
   readonly sheet?: string | undefined
   readonly rows: number
   readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
+  /** Its first rows, as JSON carries them. */
+  readonly preview: ReadonlyArray<ReadonlyArray<unknown>>
 }
 
 /**
@@ -217,13 +219,18 @@ export const build = (
           [table]
         )
         const count = await connection.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${quoteIdentifier(table)}`)
+        const first = await connection.runAndReadAll(
+          `SELECT * FROM ${quoteIdentifier(table)} LIMIT ${Connector.FILE_PREVIEW_ROWS}`
+        )
+        const types = first.columnTypes().map(String)
         built.push({
           table,
           fileName,
           format: sheet === undefined ? format : "xlsx",
           ...(sheet === undefined ? {} : { sheet }),
           rows: Number(count.getRowsJson()[0]![0]),
-          columns: described.getRowsJson().map(([name, type]) => ({ name: String(name), type: String(type) }))
+          columns: described.getRowsJson().map(([name, type]) => ({ name: String(name), type: String(type) })),
+          preview: first.getRowsJson().map((row) => row.map((value, i) => jsonValue(value, types[i] ?? "")))
         })
       }
       try {

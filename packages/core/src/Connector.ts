@@ -185,6 +185,14 @@ export const fileFormatOf = (fileName: string): FileFormat | undefined => {
 }
 
 /**
+ * The rows of a FILES connector's table shown beside its columns.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const FILE_PREVIEW_ROWS = 5
+
+/**
  * A table of a FILES connector: one uploaded file.
  *
  * @since 0.1.0
@@ -198,7 +206,9 @@ export const FileTable = Schema.Struct({
   format: FileFormat,
   size_bytes: Schema.Int.pipe(Schema.nonNegative()),
   rows: Schema.Int.pipe(Schema.nonNegative()),
-  columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String }))
+  columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })),
+  /** Its first rows (at most `FILE_PREVIEW_ROWS`), for whoever looks at what an upload made. */
+  preview: Schema.optional(Schema.Array(Schema.Array(Schema.Unknown)))
 })
 export type FileTable = typeof FileTable.Type
 

@@ -35,7 +35,8 @@ export const ChatFormFields = Schema.Struct({
   files: Schema.optional(
     Multipart.FilesSchema.pipe(Schema.maxItems(10)).annotations({
       jsonSchema: { type: "array", items: { type: "string", format: "binary" }, maxItems: 10 },
-      description: "Files of the question (at most 10): tables (CSV, TSV, Excel, Parquet, JSON, NDJSON) become a FILES connector of the asker's; every file goes to the chat's sandbox where there is one"
+      description:
+        "Files of the question (at most 10): tables (CSV, TSV, Excel, Parquet, JSON, NDJSON) become a FILES connector of the asker's; every file goes to the chat's sandbox where there is one"
     })
   )
 })

@@ -78,7 +78,24 @@ const read = async (
   return done
 }
 
-/** Asks a question and streams the answer. */
+/** A question as a form, with its files: tables become a connector of the asker's. */
+const formOf = (
+  body: Parameters<typeof ask>[0],
+  files: ReadonlyArray<File>
+): FormData => {
+  const form = new FormData()
+  form.set("question", body.question)
+  if (body.chat_id !== undefined) form.set("chat_id", body.chat_id)
+  if (body.model !== undefined) form.set("model", body.model)
+  if (body.tools !== undefined) form.set("tools", JSON.stringify(body.tools))
+  if (body.connector_ids !== undefined && body.connector_ids.length > 0) {
+    form.set("connector_ids", body.connector_ids.join(","))
+  }
+  for (const file of files) form.append("files", file, file.name)
+  return form
+}
+
+/** Asks a question (with files, as a form) and streams the answer. */
 export const ask = async (
   body: {
     readonly question: string
@@ -88,13 +105,16 @@ export const ask = async (
     readonly tools?: Readonly<Record<string, boolean>>
   },
   onEvent: (event: ChatEvent) => void,
-  signal: AbortSignal
+  signal: AbortSignal,
+  files: ReadonlyArray<File> = []
 ): Promise<boolean> => {
   let chatId = body.chat_id
   const response = await request("v2/chats/stream", {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "text/event-stream" },
-    body: JSON.stringify(body),
+    headers: files.length === 0
+      ? { "content-type": "application/json", accept: "text/event-stream" }
+      : { accept: "text/event-stream" },
+    body: files.length === 0 ? JSON.stringify(body) : formOf(body, files),
     signal
   })
   return read(response, (event) => {

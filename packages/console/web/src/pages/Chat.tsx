@@ -90,6 +90,8 @@ export function ChatPage(
   const [search, setSearch] = useState("")
   const [items, setItems] = useState<ReadonlyArray<Item>>([])
   const [question, setQuestion] = useState("")
+  // Files sent with the next question: tables become a connector of the asker's.
+  const [attached, setAttached] = useState<ReadonlyArray<File>>([])
   const [running, setRunning] = useState(false)
   const [error, setError] = useState<string>()
   const [connectors, setConnectors] = useState<ReadonlyArray<Connector>>([])
@@ -187,6 +189,8 @@ export function ChatPage(
     const text = question.trim()
     if (text === "" || running) return
     setQuestion("")
+    const files = attached
+    setAttached([])
     setError(undefined)
     abort.current?.abort()
     const controller = new AbortController()
@@ -215,13 +219,23 @@ export function ChatPage(
           }
           handle(e)
         },
-        controller.signal
+        controller.signal,
+        files
       )
     } catch (e) {
       if (!controller.signal.aborted) setError((e as Error).message)
     } finally {
       setRunning(false)
       void loadChats(search)
+      // The connector its files became is one to ask again.
+      if (files.length > 0) {
+        void json<Array<Connector>>("v2/connectors").then((list) => {
+          setConnectors(list)
+          setSelected((chosen) =>
+            new Set([...chosen, ...list.filter((c) => !connectors.some((k) => k.id === c.id)).map((c) => c.id)])
+          )
+        }).catch(() => undefined)
+      }
       // The answer just streamed gets its panel once stored (the view keeps the streamed items).
       const answered = newChat
       if (answered !== undefined && !controller.signal.aborted) {
@@ -273,7 +287,15 @@ export function ChatPage(
         {items.length === 0 ? <p className="muted empty">Ask a question about your data.</p> : null}
         <Timeline items={items} />
         {error === undefined ? null : <p className="error" role="alert">{error}</p>}
-        <form className="ask" onSubmit={submit}>
+        <form
+          className="ask"
+          onSubmit={submit}
+          onDragOver={(e) => e.preventDefault()}
+          onDrop={(e) => {
+            e.preventDefault()
+            setAttached([...attached, ...Array.from(e.dataTransfer.files)])
+          }}
+        >
           <label className="field grow">
             <span>Question</span>
             <textarea
@@ -289,6 +311,36 @@ export function ChatPage(
               placeholder="What were the top 5 products by revenue last year?"
             />
           </label>
+          <div className="attach">
+            <label className="field">
+              <span>Files (a table per CSV, Excel, Parquet or JSON file)</span>
+              <input
+                type="file"
+                multiple
+                aria-label="Attach files"
+                onChange={(e) => {
+                  setAttached([...attached, ...Array.from(e.target.files ?? [])])
+                  e.target.value = ""
+                }}
+              />
+            </label>
+            {attached.length === 0 ? null : (
+              <ul className="attached" aria-label="Attached files">
+                {attached.map((file, i) => (
+                  <li key={`${file.name}:${i}`}>
+                    {file.name}{" "}
+                    <button
+                      type="button"
+                      className="link"
+                      onClick={() => setAttached(attached.filter((_, j) => j !== i))}
+                    >
+                      remove
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
           <div className="ask-actions">
             {running
               ? <button type="button" className="danger" onClick={cancel}>Cancel</button>

@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
+import { Table } from "../components/Table.js"
 
 interface Connector {
   readonly id: number
@@ -89,6 +90,103 @@ function Access({ connector }: { readonly connector: Connector }) {
   )
 }
 
+interface FileTable {
+  readonly table: string
+  readonly file_name: string
+  readonly sheet?: string
+  readonly rows: number
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
+  readonly preview?: ReadonlyArray<ReadonlyArray<unknown>>
+}
+
+/** The tables of a FILES connector, each with its columns and first rows. */
+function FileTables({ connector }: { readonly connector: Connector }) {
+  const [tables, setTables] = useState<ReadonlyArray<FileTable>>()
+  const [message, setMessage] = useState<string>()
+  useEffect(() => {
+    void json<{ tables: Array<FileTable> }>(`v2/connectors/${connector.id}/files`).then((f) => setTables(f.tables))
+      .catch((e) => setMessage(e.message))
+  }, [connector.id])
+  if (tables === undefined) return <p role="status">{message ?? "Loading tables…"}</p>
+  return (
+    <section aria-label={`Tables of ${connector.name}`}>
+      <h2>Tables of {connector.name}</h2>
+      {tables.map((t) => (
+        <div key={t.table} className="card">
+          <h3>
+            {t.table}{" "}
+            <span className="muted">
+              ({t.rows} rows, from {t.file_name}
+              {t.sheet === undefined ? "" : `, sheet ${t.sheet}`})
+            </span>
+          </h3>
+          <Table
+            name={t.table}
+            content={JSON.stringify({ columns: t.columns, rows: t.preview ?? [], total_rows: t.rows })}
+          />
+        </div>
+      ))}
+    </section>
+  )
+}
+
+/** Files dropped or chosen: a FILES connector, a table each. */
+function Upload({ onAdded }: { readonly onAdded: (connector: Connector) => void }) {
+  const [files, setFiles] = useState<ReadonlyArray<File>>([])
+  const [name, setName] = useState("")
+  const [status, setStatus] = useState<string>()
+  const upload = async (event: FormEvent) => {
+    event.preventDefault()
+    if (files.length === 0) return setStatus("Choose or drop files first.")
+    const form = new FormData()
+    if (name.trim() !== "") form.set("name", name.trim())
+    for (const file of files) form.append("files", file, file.name)
+    setStatus("Uploading…")
+    try {
+      const connector = await json<Connector>("v2/connectors", { method: "POST", body: form })
+      setStatus(`Connector ${connector.name} added.`)
+      setFiles([])
+      onAdded(connector)
+    } catch (e) {
+      setStatus((e as Error).message)
+    }
+  }
+  return (
+    <form
+      className="card form-grid drop"
+      onSubmit={upload}
+      aria-label="Upload files"
+      onDragOver={(e) => e.preventDefault()}
+      onDrop={(e) => {
+        e.preventDefault()
+        setFiles([...files, ...Array.from(e.dataTransfer.files)])
+      }}
+    >
+      <h2>Upload files</h2>
+      <p className="muted">CSV, TSV, Excel, Parquet or JSON: each file (each sheet) becomes a table. Drop them here.</p>
+      <label className="field">
+        <span>Files</span>
+        <input
+          type="file"
+          multiple
+          aria-label="Files to upload"
+          accept=".csv,.tsv,.tab,.xlsx,.parquet,.json,.ndjson,.jsonl"
+          onChange={(e) => setFiles([...files, ...Array.from(e.target.files ?? [])])}
+        />
+      </label>
+      {files.length === 0 ? null : <p>{files.map((f) => f.name).join(", ")}</p>}
+      <label className="field">
+        <span>Name</span>
+        <input value={name} onChange={(e) => setName(e.target.value)} placeholder="The files' names" />
+      </label>
+      <div className="actions">
+        <button type="submit" className="primary">Upload</button>
+      </div>
+      {status === undefined ? null : <p role="status">{status}</p>}
+    </form>
+  )
+}
+
 export function ConnectorsPage() {
   const [connectors, setConnectors] = useState<ReadonlyArray<Connector>>([])
   const [type, setType] = useState<"DEMO" | "POSTGRES">("POSTGRES")
@@ -148,7 +246,17 @@ export function ConnectorsPage() {
           </li>
         ))}
       </ul>
-      {open === undefined ? null : <Access key={open} connector={connectors.find((c) => c.id === open)!} />}
+      {open === undefined || connectors.find((c) => c.id === open)?.type !== "FILES"
+        ? null
+        : <FileTables key={`files:${open}`} connector={connectors.find((c) => c.id === open)!} />}
+      {open === undefined || connectors.find((c) => c.id === open) === undefined
+        ? null
+        : <Access key={open} connector={connectors.find((c) => c.id === open)!} />}
+      <Upload
+        onAdded={(connector) => {
+          void load().then(() => setOpen(connector.id)).catch((e) => setStatus(e.message))
+        }}
+      />
       <form className="card form-grid" onSubmit={add} aria-label="Add a connector">
         <h2>Add a connector</h2>
         <label className="field">
