@@ -14,6 +14,8 @@ const root = new URL("../../..", import.meta.url).pathname
 export interface BuiltServer {
   readonly base: string
   readonly key: string
+  /** The server process's id (its memory is read from `/proc`). */
+  readonly pid: number
   readonly stop: () => void
 }
 
@@ -57,7 +59,7 @@ export const start = async (port: number, env: Readonly<Record<string, string>>)
       if ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200) break
       await new Promise((r) => setTimeout(r, 100))
     }
-    return { base, key, stop }
+    return { base, key, pid: server.pid!, stop }
   } catch (error) {
     stop()
     throw error
