@@ -297,6 +297,27 @@ export const make = Effect.gen(function*() {
         0
       ))
 
+  // Each file within the deployment's size, and the organization's databases with these added
+  // (counted at about their files' size) within its quota.
+  const withinLimits = (organizationId: OrganizationId, uploads: ReadonlyArray<Upload>) =>
+    Effect.gen(function*() {
+      const { maxFileBytes, maxOrganizationBytes } = files.limits
+      for (const upload of uploads) {
+        if (upload.sizeBytes > maxFileBytes) {
+          return yield* new InvalidRequest({
+            message: `${upload.fileName}: ${upload.sizeBytes} bytes, past the ${maxFileBytes} bytes a file may have`
+          })
+        }
+      }
+      const used = yield* usedBytes(organizationId)
+      const adding = uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
+      if (used + adding > maxOrganizationBytes) {
+        return yield* new InvalidRequest({
+          message: `the organization's files would take ${used + adding} bytes, past its ${maxOrganizationBytes}`
+        })
+      }
+    })
+
   const store = (principal: Policy.Principal, request: Connector.CreateConnectorRequest) =>
     tx.withTransaction(Effect.gen(function*() {
       const access = Connector.initialAccess(principal.memberId, request.access)
@@ -354,22 +375,7 @@ export const make = Effect.gen(function*() {
         return yield* new InvalidRequest({ message: "send at least one file, as a `files` part" })
       }
       yield* checkGrantees(principal.organizationId, request.access?.grants ?? [])
-      const { maxFileBytes, maxOrganizationBytes } = files.limits
-      for (const upload of request.uploads) {
-        if (upload.sizeBytes > maxFileBytes) {
-          return yield* new InvalidRequest({
-            message: `${upload.fileName}: ${upload.sizeBytes} bytes, past the ${maxFileBytes} bytes a file may have`
-          })
-        }
-      }
-      // The databases the organization keeps already, and this one at about its files' size.
-      const used = yield* usedBytes(principal.organizationId)
-      const adding = request.uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
-      if (used + adding > maxOrganizationBytes) {
-        return yield* new InvalidRequest({
-          message: `the organization's files would take ${used + adding} bytes, past its ${maxOrganizationBytes}`
-        })
-      }
+      yield* withinLimits(principal.organizationId, request.uploads)
       const settings = yield* files.load(principal.organizationId, request.uploads)
       const name = request.name ?? request.uploads.map((upload) => upload.fileName).join(", ").slice(0, 200)
       const config = yield* Effect.mapError(
@@ -440,21 +446,7 @@ export const make = Effect.gen(function*() {
       yield* enforce(Policy.requirePermission(principal, "connector:write"))
       const { record } = yield* authorize(principal, id, Policy.canWrite)
       const current = yield* filesOf(record)
-      const { maxFileBytes, maxOrganizationBytes } = files.limits
-      for (const upload of uploads) {
-        if (upload.sizeBytes > maxFileBytes) {
-          return yield* new InvalidRequest({
-            message: `${upload.fileName}: ${upload.sizeBytes} bytes, past the ${maxFileBytes} bytes a file may have`
-          })
-        }
-      }
-      const used = yield* usedBytes(principal.organizationId)
-      const adding = uploads.reduce((sum, upload) => sum + upload.sizeBytes, 0)
-      if (used + adding > maxOrganizationBytes) {
-        return yield* new InvalidRequest({
-          message: `the organization's files would take ${used + adding} bytes, past its ${maxOrganizationBytes}`
-        })
-      }
+      yield* withinLimits(principal.organizationId, uploads)
       const settings = yield* files.change(principal.organizationId, current.files, uploads, drop)
       const stored = yield* tx.withTransaction(Effect.gen(function*() {
         const { record: latest } = yield* authorize(principal, id, Policy.canWrite, true)
