@@ -188,11 +188,13 @@ export const build = (
   Effect.tryPromise({
     try: async () => {
       if (options.base !== undefined) await fs.copyFile(options.base, target)
+      // Bounded as a query is: a large file spills to disk rather than taking the server's memory.
       const instance = await DuckDBInstance.create(target, {
         enable_external_access: "true",
         autoload_known_extensions: "false",
         autoinstall_known_extensions: "false",
-        threads: "2"
+        threads: "2",
+        memory_limit: "512MB"
       })
       const connection = await DuckDBConnection.create(instance)
       const built: Array<BuiltTable> = []
