@@ -13,8 +13,9 @@ import ExcelJS from "exceljs"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
-import { describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { newMember } from "./utils/members.js"
+import * as Provider from "./utils/provider.js"
 import {
   body,
   describeServers,
@@ -25,6 +26,7 @@ import {
   startServer,
   type TestServer
 } from "./utils/server.js"
+import { readEvents } from "./utils/sse.js"
 
 const dir = fs.mkdtempSync(NodePath.join(os.tmpdir(), "sightline-files-e2e-"))
 
@@ -65,6 +67,11 @@ const sql = (server: TestServer, org: Org, connectorId: number, text: string) =>
 
 const connectorCount = async (server: TestServer, org: Org) =>
   (await body(await server.request("/v2/connectors", { key: org.key }))).length
+
+// A provider whose turns the scripted test sets.
+let script: (request: any, index: number) => Provider.Turn = () => ({ text: "unscripted" })
+const provider = await Provider.start((request, index) => script(request, index))
+afterAll(() => provider.close())
 
 describeServers("FILES connectors", (server) => {
   it("makes a table of each file, and the offline model answers from them", async () => {
@@ -190,6 +197,35 @@ describeServers("FILES connectors", (server) => {
     expect((await sql(server(), { ...org, key: member.key }, made.id, "SELECT 1"))._tag).toBe("Left")
   }, 60_000)
 
+  it("a provider's model sees the tables, and its SQL answers what the SQL run by hand does", async () => {
+    const org = await server().newOrg()
+    const connector = await body(await upload(server(), org, [["sales.csv", sales]]))
+    const statement = "SELECT region, sum(revenue) AS revenue FROM sales GROUP BY region ORDER BY region"
+    const seen = provider.requests.length
+    script = (_, index) =>
+      index === seen
+        ? { toolCalls: [{ name: "run_sql", arguments: { connector_id: connector.id, sql: statement } }] }
+        : { text: "EU 300, US 510.25." }
+    const asked = await server().request("/v2/chats/stream", {
+      method: "POST",
+      key: org.key,
+      json: { question: "revenue by region", connector_ids: [connector.id], model: "scripted" }
+    })
+    const events = await readEvents(asked)
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    // The model was told the table and its columns.
+    expect(provider.requests[seen].messages[0].content).toMatch(/sales[\s\S]*revenue/)
+    const cell = events.filter((e) => e.data.type === "cell").map((e) => e.data.cell).at(-1)
+    expect(cell.status).toBe("completed")
+    const result = provider.requests[seen + 1].messages.at(-1)
+    expect(result.role).toBe("tool")
+    const byHand = await sql(server(), org, connector.id, statement)
+    expect(byHand._tag).toBe("Right")
+    for (const row of byHand._tag === "Right" ? byHand.right.rows : []) {
+      for (const value of row) expect(result.content).toContain(String(value))
+    }
+  }, 60_000)
+
   it("refuses other files, the network, extensions and writes; another organization cannot see it", async () => {
     const org = await server().newOrg()
     const connector = await body(await upload(server(), org, [["sales.csv", sales]]))
@@ -241,7 +277,10 @@ describeServers("FILES connectors", (server) => {
     expect(json.status).toBe(400)
     expect(await connectorCount(server(), org)).toBe(before)
   }, 60_000)
-}, { files: { cacheDirectory: NodePath.join(dir, "cache") } })
+}, {
+  files: { cacheDirectory: NodePath.join(dir, "cache") },
+  models: { compatibleUrl: provider.url, models: Provider.catalogue }
+})
 
 const suite = postgresProblem === undefined ? describe : describe.skip
 if (postgresProblem !== undefined) console.warn(`postgres: files: PostgreSQL unreachable at ${postgresUrl}: skipped`)
