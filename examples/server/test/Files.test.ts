@@ -15,6 +15,7 @@ import * as os from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { newMember } from "./utils/members.js"
+import { serve, tempDir } from "./utils/process.js"
 import * as Provider from "./utils/provider.js"
 import {
   body,
@@ -280,6 +281,45 @@ describeServers("FILES connectors", (server) => {
 }, {
   files: { cacheDirectory: NodePath.join(dir, "cache") },
   models: { compatibleUrl: provider.url, models: Provider.catalogue }
+})
+
+describe("a FILES connector across a restart", () => {
+  it(
+    "is answered on after the server restarts, its copy fetched again from the store",
+    { timeout: 120_000 },
+    async () => {
+      const dataDir = tempDir()
+      const env = {
+        SIGHTLINE_DATA_DIR: dataDir,
+        SIGHTLINE_SANDBOX_DIR: "off",
+        SIGHTLINE_FILES_DIR: `${dataDir}/files-1`
+      }
+      const first = await serve(env)
+      const key = /Admin API key \(shown once, keep it\): (\S+)/.exec(first.output.stdout)![1]!
+      const form = new FormData()
+      form.append("files", new Blob([sales]), "sales.csv")
+      const made = await fetch(`${first.base}/v2/connectors`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+        body: form
+      })
+      expect(made.status).toBe(201)
+      const { id } = await made.json() as { id: number }
+      first.child.kill("SIGTERM")
+      expect(await first.exited).toBe(0)
+      // Another copy directory: the restarted process has no copy of its own.
+      const second = await serve({ ...env, SIGHTLINE_FILES_DIR: `${dataDir}/files-2` })
+      const asked = await fetch(`${second.base}/v2/chats`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ question: "total revenue by region", connector_ids: [id], model: "offline" })
+      })
+      expect(asked.status).toBe(200)
+      expect(JSON.stringify(await asked.json())).toContain("510.25")
+      second.child.kill("SIGTERM")
+      await second.exited
+    }
+  )
 })
 
 const suite = postgresProblem === undefined ? describe : describe.skip
