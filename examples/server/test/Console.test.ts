@@ -565,7 +565,9 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await page.getByRole("form", { name: "Upload files" }).getByRole("button", { name: "Upload", exact: true }).click()
     const tables = page.getByRole("region", { name: "Tables of sales.xlsx" })
     await tables.waitFor({ timeout: 30_000 })
-    expect(await tables.getByRole("heading", { name: /^sales / }).textContent()).toBe("sales (4 rows, from sales.xlsx, sheet Orders)")
+    expect(await tables.getByRole("heading", { name: /^sales / }).textContent()).toBe(
+      "sales (4 rows, from sales.xlsx, sheet Orders)"
+    )
     const preview = tables.getByRole("region", { name: "Table sales" })
     expect(await preview.locator("thead th").allTextContents()).toEqual(["region", "revenue"])
     expect(await preview.locator("tbody tr").count()).toBe(4)
