@@ -243,6 +243,25 @@ describeServers("outbound events as Standard Webhooks", (server) => {
     expect((await server().request(`/v2/chats/${payload.data.chat_id}`, { key: org.key })).status).toBe(200)
   })
 
+  it("tells a completed answer as chat.completed", async () => {
+    const org = await server().newOrg()
+    const path = newPath()
+    const endpoint = await register(server(), org, path, ["chat.completed"])
+    const asked = await server().request("/v2/chats", {
+      method: "POST",
+      key: org.key,
+      json: { question: "how many orders?", model: "offline" }
+    })
+    expect(asked.status).toBe(200)
+    const answer = await body(asked)
+    await until("the event", async () => deliveriesTo(path).length > 0 ? true : undefined)
+    expect(verify(endpoint.secret, deliveriesTo(path)[0]!)).toEqual({
+      type: "chat.completed",
+      timestamp: expect.any(String),
+      data: { chat_id: answer.chat_id, message_id: answer.id }
+    })
+  })
+
   it("is for admins of the organization, with valid input only", async () => {
     const org = await server().newOrg()
     const endpoint = await register(server(), org, newPath(), ["chat.completed"])

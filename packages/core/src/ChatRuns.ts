@@ -428,25 +428,23 @@ export const makeWith = (options: Chats.Options) =>
       const now = yield* DateTime.now
       const message = answerMessage(run, content, now, provenance)
       const done: ChatEvent.Done = { type: "done", status: "completed" }
-      // The answer and its outbound event are stored together, or neither is.
-      const stored = yield* tx.withTransaction(Effect.tap(
-        chats.completeRun({
-          message,
-          cell: answerCell(run, content, now),
-          userMessageId: run.userMessageId,
-          at: now,
-          runStart: run.firstEventId,
-          events,
-          done
-        }),
-        Option.match({
-          onNone: () => Effect.void,
-          onSome: () =>
-            outbound.publish(run.organizationId, "chat.completed", { chat_id: run.chatId, message_id: message.id })
-        })
-      ))
+      const stored = yield* chats.completeRun({
+        message,
+        cell: answerCell(run, content, now),
+        userMessageId: run.userMessageId,
+        at: now,
+        runStart: run.firstEventId,
+        events,
+        done
+      })
       if (Option.isSome(stored)) {
         yield* Metrics.runEnded("completed")
+        // Told once the answer is stored, beside its `done` rather than before it: the answer's
+        // end stays one statement on the pool (no transaction around it), and its reader waits for
+        // no lookup of endpoints. A process that dies in between loses this one event.
+        yield* Effect.forkDaemon(
+          outbound.publish(run.organizationId, "chat.completed", { chat_id: run.chatId, message_id: message.id })
+        )
         return { message, done: { id: stored.value, event: done } }
       }
       // Nothing was written: say why, as the other writes of a run do.
