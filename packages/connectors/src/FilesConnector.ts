@@ -21,6 +21,7 @@ import { QueryError } from "@sightline/core/ConnectorRuntime"
 import { InvalidRequest } from "@sightline/core/Errors"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -165,7 +166,8 @@ export const make = (options: Options) =>
       })
 
     const exists = (path: string) => Effect.promise(() => fs.access(path).then(() => true, () => false))
-    const open = new Map<string, FilesDatabase.Database>()
+    // Each open database with the scope that closes it (when its connector changes or goes).
+    const open = new Map<string, { readonly database: FilesDatabase.Database; readonly scope: Scope.CloseableScope }>()
     // One fetch at a time: two questions on a new connector fetch it once.
     const fetching = yield* Effect.makeSemaphore(1)
     // This process's copy of a prefix's database, fetched from the store when it has none.
@@ -181,13 +183,17 @@ export const make = (options: Options) =>
       open: (settings) =>
         Effect.suspend(() => {
           const ready = open.get(settings.storage_prefix)
-          if (ready !== undefined) return Effect.succeed(ready)
+          if (ready !== undefined) return Effect.succeed(ready.database)
           return opening.withPermits(1)(Effect.gen(function*() {
             const again = open.get(settings.storage_prefix)
-            if (again !== undefined) return again
+            if (again !== undefined) return again.database
             const path = yield* local(settings)
-            const database = yield* FilesDatabase.open(path, options.database).pipe(Scope.extend(scope))
-            open.set(settings.storage_prefix, database)
+            const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+            const database = yield* FilesDatabase.open(path, options.database).pipe(
+              Scope.extend(own),
+              Effect.tapError(() => Scope.close(own, Exit.void))
+            )
+            open.set(settings.storage_prefix, { database, scope: own })
             return database
           }))
         })
@@ -204,10 +210,15 @@ export const make = (options: Options) =>
       // The store's parts and this process's copy; another process's copy stays until it restarts
       // (it is never asked for again: a prefix is never reused).
       remove: (settings) =>
-        Effect.zipRight(
-          store.deletePrefix(settings.storage_prefix),
-          Effect.promise(() => fs.rm(localPath(settings.storage_prefix), { force: true }))
-        )
+        Effect.gen(function*() {
+          yield* store.deletePrefix(settings.storage_prefix)
+          const opened = open.get(settings.storage_prefix)
+          if (opened !== undefined) {
+            open.delete(settings.storage_prefix)
+            yield* Scope.close(opened.scope, Exit.void)
+          }
+          yield* Effect.promise(() => fs.rm(localPath(settings.storage_prefix), { force: true }))
+        })
     })
 
     return { files, databases }
