@@ -576,9 +576,10 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     // Asked in the chat with the workbook attached, over it alone.
     await nav.getByRole("link", { name: "Chat" }).click()
     await page.getByText("Connectors, tools and model").click()
-    for (const box of await page.getByRole("group", { name: "Connectors" }).getByRole("checkbox").all()) {
-      await box.uncheck()
-    }
+    // Once the page has its connectors (it selects them all when they arrive), none of them.
+    const choices = page.getByRole("group", { name: "Connectors" })
+    await choices.getByRole("checkbox", { name: /sales\.xlsx/ }).waitFor()
+    for (const box of await choices.getByRole("checkbox").all()) await box.uncheck()
     await page.getByLabel("Model").selectOption("offline")
     await page.getByLabel("Attach files").setInputFiles(file)
     expect(await page.getByRole("list", { name: "Attached files" }).textContent()).toContain("sales.xlsx")
