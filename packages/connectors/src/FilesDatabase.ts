@@ -38,14 +38,6 @@ export type Format = Connector.FileFormat
 const readable = "CSV, TSV, Excel .xlsx, Parquet, JSON or NDJSON"
 
 /**
- * The format of a file by its name's extension, or `undefined` for one that is not read.
- *
- * @since 0.1.0
- * @category utils
- */
-export const formatOf = (fileName: string): Format | undefined => Connector.fileFormatOf(fileName)
-
-/**
  * A table's name from its file's name: lower snake case of the name without its extension
  * (`Sales 2024.csv` → `sales_2024`), starting with a letter, at most 63 characters, made unique
  * among `taken` with a `_2`, `_3`… suffix.
@@ -238,7 +230,7 @@ export const build = (
       try {
         for (const table of options.drop ?? []) await connection.run(`DROP TABLE IF EXISTS ${quoteIdentifier(table)}`)
         for (const file of files) {
-          const format = formatOf(file.fileName)
+          const format = Connector.fileFormatOf(file.fileName)
           if (format === undefined) {
             throw new FileError({
               fileName: file.fileName,

@@ -4,6 +4,7 @@
  */
 import { DuckDBInstance } from "@duckdb/node-api"
 import { describe, expect, it } from "@effect/vitest"
+import * as Connector from "@sightline/core/Connector"
 import * as Effect from "effect/Effect"
 import ExcelJS from "exceljs"
 import JSZip from "jszip"
@@ -74,8 +75,8 @@ describe("FilesDatabase", () => {
     expect(FilesDatabase.tableName("2024 sales.csv", new Set())).toBe("t_2024_sales")
     expect(FilesDatabase.tableName("Café.csv", new Set(["cafe"]))).toBe("cafe_2")
     expect(FilesDatabase.tableName("!!!.csv", new Set())).toBe("file")
-    expect(FilesDatabase.formatOf("x.JSONL")).toBe("ndjson")
-    expect(FilesDatabase.formatOf("x.xls")).toBeUndefined()
+    expect(Connector.fileFormatOf("x.JSONL")).toBe("ndjson")
+    expect(Connector.fileFormatOf("x.xls")).toBeUndefined()
   })
 
   it.scoped("loads every format into a typed table and answers a grouped question", () =>

@@ -234,7 +234,7 @@ export type FilesSettings = typeof FilesSettings.Type
  * @category schemas
  */
 export const FilesResponse = Schema.Struct({
-  connector_id: Schema.Int,
+  connector_id: ConnectorId,
   name: Schema.String,
   tables: Schema.Array(FileTable),
   size_bytes: Schema.Int

@@ -446,6 +446,12 @@ export const make = Effect.gen(function*() {
       yield* enforce(Policy.requirePermission(principal, "connector:write"))
       const { record } = yield* authorize(principal, id, Policy.canWrite)
       const current = yield* filesOf(record)
+      if (drop.some((table) => !current.files.tables.some((t) => t.table === table))) return yield* new NotFound()
+      if (uploads.length === 0 && current.files.tables.every((t) => drop.includes(t.table))) {
+        return yield* new InvalidRequest({
+          message: "a FILES connector keeps at least one table: delete the connector"
+        })
+      }
       yield* withinLimits(principal.organizationId, uploads)
       const settings = yield* files.change(principal.organizationId, current.files, uploads, drop)
       const stored = yield* tx.withTransaction(Effect.gen(function*() {
@@ -486,17 +492,7 @@ export const make = Effect.gen(function*() {
   )
 
   const removeTable = Traced.fn("Connectors.removeTable")(
-    function*(principal: Policy.Principal, id: ConnectorId, table: string) {
-      const { record } = yield* authorize(principal, id, Policy.canWrite)
-      const current = yield* filesOf(record)
-      if (!current.files.tables.some((t) => t.table === table)) return yield* new NotFound()
-      if (current.files.tables.length === 1) {
-        return yield* new InvalidRequest({
-          message: "a FILES connector keeps at least one table: delete the connector"
-        })
-      }
-      return yield* changeFiles(principal, id, [], [table])
-    }
+    (principal: Policy.Principal, id: ConnectorId, table: string) => changeFiles(principal, id, [], [table])
   )
 
   const remove = Traced.fn("Connectors.delete")(function*(principal: Policy.Principal, id: ConnectorId) {

@@ -124,16 +124,3 @@ export const make = Effect.gen(function*() {
  * @category layers
  */
 export const layer = Layer.effect(OutboundEvents, make)
-
-/**
- * Publishes `type` through the `OutboundEvents` in context.
- *
- * @since 0.1.0
- * @category utils
- */
-export const publish = (
-  organizationId: OrganizationId,
-  type: OutboundEvent.EventType,
-  data: OutboundEvent.EventData
-): Effect.Effect<void, never, OutboundEvents> =>
-  Effect.flatMap(OutboundEvents, (service) => service.publish(organizationId, type, data))

@@ -379,56 +379,52 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
 
       // Each execution is a span of the answer's or the request's trace (never with its code).
       execute: (sandboxId, code) =>
-        Effect.withSpan(
-          Effect.flatMap(running(sandboxId), (sandbox) =>
-            sandbox.lock.withPermits(1)(Effect.gen(function*() {
-              const started = Date.now()
-              const space = yield* room(sandbox)
-              if (space.left <= 0) {
-                return {
-                  output: null,
-                  error: quotaMessage(space.used),
-                  executionTimeMs: 0,
-                  files: [],
-                  dataframes: []
-                } satisfies ExecuteResult
-              }
-              const answer = yield* onKernel(sandbox, { op: "execute", code })
-              const quota = yield* overQuota(sandbox)
-              if (answer._tag === "Lost") {
-                return {
-                  output: null,
-                  error: quota === undefined ? answer.error : `${answer.error}; ${quota}`,
-                  executionTimeMs: Date.now() - started,
-                  files: [],
-                  dataframes: []
-                } satisfies ExecuteResult
-              }
-              const value = answer.value as {
-                readonly output: ReadonlyArray<string> | null
-                readonly error?: string
-                readonly failure?: string
-                readonly execution_time_ms: number
-                readonly files: ReadonlyArray<string>
-                readonly dataframes: ReadonlyArray<{ name: string; num_rows: number; num_cols: number }>
-              }
-              const error = value.failure ?? value.error
-              const errors = [error, quota].filter((e): e is string => e !== undefined)
+        Effect.flatMap(running(sandboxId), (sandbox) =>
+          sandbox.lock.withPermits(1)(Effect.gen(function*() {
+            const started = Date.now()
+            const space = yield* room(sandbox)
+            if (space.left <= 0) {
               return {
-                output: value.output === null || value.output === undefined ? null : value.output.map(storableText),
-                ...(errors.length === 0 ? {} : { error: storableText(errors.join("; ")) }),
-                executionTimeMs: Math.max(0, value.execution_time_ms ?? 0),
-                files: (value.files ?? []).map((name) => ({ name, mimeType: mimeTypeOf(name) })),
-                dataframes: (value.dataframes ?? []).map((df): DataframeInfo => ({
-                  name: df.name,
-                  numRows: df.num_rows,
-                  numCols: df.num_cols
-                }))
+                output: null,
+                error: quotaMessage(space.used),
+                executionTimeMs: 0,
+                files: [],
+                dataframes: []
               } satisfies ExecuteResult
-            }))),
-          "SandboxRuntime.execute",
-          { attributes: { "sightline.sandbox.id": sandboxId } }
-        ),
+            }
+            const answer = yield* onKernel(sandbox, { op: "execute", code })
+            const quota = yield* overQuota(sandbox)
+            if (answer._tag === "Lost") {
+              return {
+                output: null,
+                error: quota === undefined ? answer.error : `${answer.error}; ${quota}`,
+                executionTimeMs: Date.now() - started,
+                files: [],
+                dataframes: []
+              } satisfies ExecuteResult
+            }
+            const value = answer.value as {
+              readonly output: ReadonlyArray<string> | null
+              readonly error?: string
+              readonly failure?: string
+              readonly execution_time_ms: number
+              readonly files: ReadonlyArray<string>
+              readonly dataframes: ReadonlyArray<{ name: string; num_rows: number; num_cols: number }>
+            }
+            const error = value.failure ?? value.error
+            const errors = [error, quota].filter((e): e is string => e !== undefined)
+            return {
+              output: value.output === null || value.output === undefined ? null : value.output.map(storableText),
+              ...(errors.length === 0 ? {} : { error: storableText(errors.join("; ")) }),
+              executionTimeMs: Math.max(0, value.execution_time_ms ?? 0),
+              files: (value.files ?? []).map((name) => ({ name, mimeType: mimeTypeOf(name) })),
+              dataframes: (value.dataframes ?? []).map((df): DataframeInfo => ({
+                name: df.name,
+                numRows: df.num_rows,
+                numCols: df.num_cols
+              }))
+            } satisfies ExecuteResult
+          }))).pipe(Effect.withSpan("SandboxRuntime.execute", { attributes: { "sightline.sandbox.id": sandboxId } })),
 
       loadDataframe: (sandboxId, rows: DataframeRows) =>
         Effect.flatMap(running(sandboxId), (sandbox) =>
