@@ -54,7 +54,15 @@ export class Sandbox extends Schema.Class<Sandbox>("@sightline/core/Sandbox")({
   /** When it was stopped; absent while running. */
   released_at: Schema.optional(Schema.DateTimeUtc),
   /** The runtime's last heartbeat; absent until the first one. */
-  last_seen_at: Schema.optional(Schema.DateTimeUtc)
+  last_seen_at: Schema.optional(Schema.DateTimeUtc),
+  /** The server process (sandbox runner) that runs it: its kernel and workspace live there only. */
+  runner_id: Schema.optional(Schema.String),
+  /** The library commit mounted at `library/` (its diffs and changes are made against it); absent: the empty library. */
+  library_ref: Schema.optional(Schema.String),
+  /** When it was last used (the idle timeout counts from it); absent: since its start. */
+  last_used_at: Schema.optional(Schema.DateTimeUtc),
+  /** Why it stopped when nobody asked it to (idle, or its server process went away). */
+  stop_reason: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -102,6 +110,8 @@ export const make = (options: {
   readonly organizationId: OrganizationId
   readonly memberId: MemberId
   readonly chatId?: ChatId | undefined
+  readonly runnerId?: string | undefined
+  readonly libraryRef?: string | undefined
   readonly at: DateTime.Utc
 }): Sandbox =>
   new Sandbox({
@@ -109,6 +119,8 @@ export const make = (options: {
     organization_id: options.organizationId,
     member_id: options.memberId,
     ...(options.chatId === undefined ? {} : { chat_id: options.chatId }),
+    ...(options.runnerId === undefined ? {} : { runner_id: options.runnerId }),
+    ...(options.libraryRef === undefined ? {} : { library_ref: options.libraryRef }),
     status: "running",
     started_at: options.at
   })
@@ -120,8 +132,23 @@ export const make = (options: {
  * @since 0.1.0
  * @category utils
  */
-export const stop = (sandbox: Sandbox, at: DateTime.Utc): Sandbox =>
-  sandbox.status === "stopped" ? sandbox : new Sandbox({ ...sandbox, status: "stopped", released_at: at })
+export const stop = (sandbox: Sandbox, at: DateTime.Utc, reason?: string): Sandbox =>
+  sandbox.status === "stopped" ? sandbox : new Sandbox({
+    ...sandbox,
+    status: "stopped",
+    released_at: at,
+    ...(reason === undefined ? {} : { stop_reason: reason })
+  })
+
+/**
+ * Why a sandbox stopped when its server process went away: what was in its kernel and workspace is
+ * lost (they live on that process's machine only), its executions stay listed.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const RUNNER_GONE =
+  "its server process stopped or died: the kernel's variables and the workspace files are lost (its executions stay listed)"
 
 /**
  * Restarts a stopped sandbox for its owner: a fresh `started_at`, no `released_at`, no heartbeat
@@ -133,7 +160,8 @@ export const stop = (sandbox: Sandbox, at: DateTime.Utc): Sandbox =>
 export const restart = (
   sandbox: Sandbox,
   by: MemberId,
-  at: DateTime.Utc
+  at: DateTime.Utc,
+  placement: { readonly runnerId: string; readonly libraryRef: string | undefined }
 ): Either.Either<Sandbox, PermissionDenied> => {
   if (sandbox.member_id !== by) {
     return Either.left(new PermissionDenied({ message: "only the member who started a sandbox can restart it" }))
@@ -141,9 +169,11 @@ export const restart = (
   if (sandbox.status === "running") return Either.right(sandbox)
   return Either.right(
     new Sandbox({
-      ...Struct.omit(sandbox, "released_at", "last_seen_at"),
+      ...Struct.omit(sandbox, "released_at", "last_seen_at", "last_used_at", "stop_reason", "runner_id", "library_ref"),
       status: "running",
-      started_at: at
+      started_at: at,
+      runner_id: placement.runnerId,
+      ...(placement.libraryRef === undefined ? {} : { library_ref: placement.libraryRef })
     })
   )
 }
@@ -206,7 +236,9 @@ export const Summary = Schema.Struct({
   member_id: MemberId,
   chat_id: Schema.optional(ChatId),
   started_at: Schema.DateTimeUtc,
-  released_at: Schema.optional(Schema.DateTimeUtc)
+  released_at: Schema.optional(Schema.DateTimeUtc),
+  /** Why it stopped when nobody asked it to: idle, or its server process went away. */
+  stop_reason: Schema.optional(Schema.String)
 }).annotations({ identifier: "SandboxSummary" })
 export type Summary = typeof Summary.Type
 
@@ -222,7 +254,8 @@ export const summary = (sandbox: Sandbox, now: DateTime.Utc): Summary => ({
   member_id: sandbox.member_id,
   ...(sandbox.chat_id === undefined ? {} : { chat_id: sandbox.chat_id }),
   started_at: sandbox.started_at,
-  ...(sandbox.released_at === undefined ? {} : { released_at: sandbox.released_at })
+  ...(sandbox.released_at === undefined ? {} : { released_at: sandbox.released_at }),
+  ...(sandbox.stop_reason === undefined ? {} : { stop_reason: sandbox.stop_reason })
 })
 
 /**
@@ -284,7 +317,9 @@ export const Detail = Schema.Struct({
   status: Status,
   /** Resident memory of the kernel in bytes. */
   memory_usage: Schema.optional(Schema.NonNegativeInt),
-  dataframes: Schema.optional(Schema.Array(DataframeUsage))
+  dataframes: Schema.optional(Schema.Array(DataframeUsage)),
+  /** Why it stopped when nobody asked it to, or why its runtime cannot be reached now. */
+  message: Schema.optional(Schema.String)
 }).annotations({ identifier: "SandboxDetail" })
 export type Detail = typeof Detail.Type
 

@@ -11,9 +11,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { Conflict, NotFound } from "./Errors.js"
-import type { MemberId, OrganizationId, SandboxId } from "./Ids.js"
+import type { ChatId, MemberId, OrganizationId, SandboxId } from "./Ids.js"
 import * as Pagination from "./Pagination.js"
-import { keyset, type Sandbox, type StatusFilter, stop } from "./Sandbox.js"
+import { heartbeat, keyset, RUNNER_GONE, Sandbox, type StatusFilter, stop } from "./Sandbox.js"
 import { MemoryState } from "./Transaction.js"
 
 /**
@@ -49,8 +49,30 @@ export declare namespace SandboxRepo {
      * `seenBefore`: their runtime is gone (a server that stopped or died). Returns how many.
      */
     readonly releaseStale: (seenBefore: DateTime.Utc, at: DateTime.Utc) => Effect.Effect<number>
+    /** Records that a running sandbox was used at `at` (the idle timeout counts from it). */
+    readonly touch: (organizationId: OrganizationId, id: SandboxId, at: DateTime.Utc) => Effect.Effect<void>
+    /** The member's running sandbox of a chat (the newest), which the agent's `run_python` reuses. */
+    readonly findForChat: (
+      organizationId: OrganizationId,
+      memberId: MemberId,
+      chatId: ChatId
+    ) => Effect.Effect<Option.Option<Sandbox>>
+    /** How many sandboxes run in the organization, and how many of them the member started. */
+    readonly countRunning: (
+      organizationId: OrganizationId,
+      memberId: MemberId
+    ) => Effect.Effect<{ readonly organization: number; readonly member: number }>
+    /** The running sandboxes, in every organization, unused (else unstarted) since `before`. */
+    readonly idle: (before: DateTime.Utc) => Effect.Effect<ReadonlyArray<Sandbox>>
+    /** Records a heartbeat for every running sandbox of a runner. */
+    readonly heartbeatRunner: (runnerId: string, at: DateTime.Utc) => Effect.Effect<void>
+    /** Stops every running sandbox of a runner (it drains or went away), saying why. Returns how many. */
+    readonly releaseRunner: (runnerId: string, at: DateTime.Utc, reason: string) => Effect.Effect<number>
   }
 }
+
+const running = (rows: HashMap.HashMap<SandboxId, Sandbox>): Array<Sandbox> =>
+  Array.from(HashMap.values(rows)).filter((row) => row.status === "running")
 
 /**
  * Sandboxes in memory.
@@ -102,8 +124,42 @@ export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.e
           const stale = Array.from(HashMap.values(yield* Ref.get(table))).filter((row) =>
             row.status === "running" && DateTime.lessThan(row.last_seen_at ?? row.started_at, seenBefore)
           )
-          for (const row of stale) yield* Ref.update(table, HashMap.set(row.sandbox_id, stop(row, at)))
+          for (const row of stale) yield* Ref.update(table, HashMap.set(row.sandbox_id, stop(row, at, RUNNER_GONE)))
           return stale.length
+        })),
+      touch: (organizationId, id, at) =>
+        state.run(Ref.update(table, (rows) =>
+          HashMap.modify(rows, id, (row) =>
+            row.organization_id === organizationId && row.status === "running"
+              ? new Sandbox({ ...row, last_used_at: at })
+              : row))),
+      findForChat: (organizationId, memberId, chatId) =>
+        state.run(Effect.map(Ref.get(table), (rows) =>
+          Option.fromNullable(
+            running(rows)
+              .filter((row) =>
+                row.organization_id === organizationId && row.member_id === memberId && row.chat_id === chatId
+              )
+              .sort((a, b) => DateTime.toEpochMillis(b.started_at) - DateTime.toEpochMillis(a.started_at))[0]
+          ))),
+      countRunning: (organizationId, memberId) =>
+        state.run(Effect.map(Ref.get(table), (rows) => {
+          const organization = running(rows).filter((row) => row.organization_id === organizationId)
+          return {
+            organization: organization.length,
+            member: organization.filter((row) => row.member_id === memberId).length
+          }
+        })),
+      idle: (before) =>
+        state.run(Effect.map(Ref.get(table), (rows) =>
+          running(rows).filter((row) => DateTime.lessThan(row.last_used_at ?? row.started_at, before)))),
+      heartbeatRunner: (runnerId, at) =>
+        state.run(Ref.update(table, HashMap.map((row) => row.runner_id === runnerId ? heartbeat(row, at) : row))),
+      releaseRunner: (runnerId, at, reason) =>
+        state.run(Effect.gen(function*() {
+          const held = running(yield* Ref.get(table)).filter((row) => row.runner_id === runnerId)
+          for (const row of held) yield* Ref.update(table, HashMap.set(row.sandbox_id, stop(row, at, reason)))
+          return held.length
         }))
     })
   })

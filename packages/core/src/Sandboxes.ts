@@ -10,17 +10,18 @@
  * alone. Any other caller gets `NotFound` for a sandbox that is not theirs.
  *
  * The library is mounted pruned to what the owner may read under OWNERS, and without the OWNERS files
- * themselves. The mounted commit is remembered with the running sandbox (in this process, like the
- * sandbox itself), so diffs and changes are made against it.
+ * themselves. The mounted commit is stored with the sandbox, so diffs and changes are made against it.
  *
- * Lifecycle: a running sandbox sends a heartbeat every `heartbeatMillis`, stops after
- * `idleTimeoutMillis` without use, and sandboxes whose runtime is gone (their server stopped) are
- * marked stopped: at once when the layer starts with `releaseOnStart: "all"` (one server process, as
- * on PGlite), else once their heartbeat is three intervals old.
+ * Placement: a sandbox runs on one server process, its runner (`SandboxRunners`), chosen at start;
+ * every operation goes to that runner's runtime, from whichever process serves the request.
+ *
+ * Lifecycle: the sandboxes of a runner send a heartbeat every `heartbeatMillis`, a sandbox stops after
+ * `idleTimeoutMillis` without use (by any process), and sandboxes whose runtime is gone (their server
+ * stopped) are marked stopped: at once when the layer starts with `releaseOnStart: "all"` (one server
+ * process, as on PGlite), else once their heartbeat is three intervals old.
  *
  * @since 0.1.0
  */
-import * as Arr from "effect/Array"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -29,9 +30,9 @@ import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import * as Change from "./Change.js"
 import { Changes } from "./Changes.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -42,7 +43,7 @@ import { Conflict, ExecutionFailed, InvalidRequest, NotFound } from "./Errors.js
 import * as Execution from "./Execution.js"
 import { ExecutionRepo } from "./ExecutionRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { type ChatId, ExecutionId, type MemberId, type OrganizationId, SandboxId } from "./Ids.js"
+import { type ChatId, ExecutionId, SandboxId } from "./Ids.js"
 import * as connectorUse from "./internal/connectorUse.js"
 import { Library } from "./Library.js"
 import * as LibraryContext from "./LibraryContext.js"
@@ -52,6 +53,7 @@ import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
 import * as Sandbox from "./Sandbox.js"
 import { SandboxRepo } from "./SandboxRepo.js"
+import { layerLocal as localRunners, SandboxRunners } from "./SandboxRunners.js"
 import * as Runtime from "./SandboxRuntime.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
@@ -209,9 +211,9 @@ export interface Options {
    * PGlite); `stale` (default) only those whose heartbeat is three intervals old.
    */
   readonly releaseOnStart?: "all" | "stale" | undefined
-  /** Sandboxes one member may have running on this process at once (default 3). */
+  /** Sandboxes one member may have running at once (default 3). */
   readonly maxRunningPerMember?: number | undefined
-  /** Sandboxes one organization may have running on this process at once (default 10). */
+  /** Sandboxes one organization may have running at once (default 10). */
   readonly maxRunningPerOrganization?: number | undefined
 }
 
@@ -242,22 +244,6 @@ const decodeView = Schema.decodeSync(Execution.View)
  */
 export const defaultDataframeName = "df"
 
-interface Local {
-  readonly organizationId: OrganizationId
-  /** The member who started it and the chat it serves, for `forChat`. */
-  readonly memberId: MemberId
-  readonly chatId: ChatId | undefined
-  /** The library commit mounted; none for the empty library. */
-  baseRef: Option.Option<string>
-  lastUsed: number
-}
-
-/** Taking a running slot for a start: the sandbox held one already, took one, or was refused one. */
-type Slot =
-  | { readonly _tag: "Held" }
-  | { readonly _tag: "Added" }
-  | { readonly _tag: "Refused"; readonly message: string }
-
 /**
  * Builds the use cases over the repositories, the runtime, the library and the change use cases in context.
  *
@@ -268,7 +254,11 @@ export const makeWith = (options: Options = {}) =>
   Effect.gen(function*() {
     const sandboxes = yield* SandboxRepo
     const executions = yield* ExecutionRepo
-    const runtime = yield* Runtime.SandboxRuntime
+    // A deployment of several processes provides its runners; otherwise this process runs its own.
+    const runners = yield* Effect.serviceOption(SandboxRunners).pipe(Effect.flatMap(Option.match({
+      onSome: Effect.succeed,
+      onNone: () => Effect.provide(SandboxRunners, localRunners)
+    })))
     const library = yield* Library
     const store = yield* LibraryStore
     const changes = yield* Changes
@@ -281,12 +271,8 @@ export const makeWith = (options: Options = {}) =>
     const maxRunningPerMember = options.maxRunningPerMember ?? defaultOptions.maxRunningPerMember
     const maxRunningPerOrganization = options.maxRunningPerOrganization ?? defaultOptions.maxRunningPerOrganization
 
-    // The sandboxes this process runs: what was mounted, and when each was last used.
-    const local = yield* Ref.make(HashMap.empty<SandboxId, Local>())
-
-    const touch = (id: SandboxId) =>
-      Effect.flatMap(DateTime.now, (now) =>
-        Ref.update(local, HashMap.modify(id, (entry) => ({ ...entry, lastUsed: DateTime.toEpochMillis(now) }))))
+    const touch = (sandbox: Sandbox.Sandbox) =>
+      Effect.flatMap(DateTime.now, (now) => sandboxes.touch(sandbox.organization_id, sandbox.sandbox_id, now))
 
     /** The stored sandbox, if the caller may see it (its owner; `organization:read` for `admin` lookups). */
     const visible = (principal: Policy.Principal, id: SandboxId, admins: boolean) =>
@@ -302,7 +288,7 @@ export const makeWith = (options: Options = {}) =>
           `sandbox ${id} is not running; restart it with POST /v2/sandcastles {"sandbox_id": "${id}"}`
       })
 
-    /** The caller's own running sandbox, for work in it. */
+    /** The caller's own running sandbox, for work in it, and the runtime of its runner. */
     const owned = (principal: Policy.Principal, id: SandboxId, permission: "sandbox:read" | "sandbox:write") =>
       Effect.gen(function*() {
         yield* enforce(Policy.requirePermission(principal, permission))
@@ -310,11 +296,11 @@ export const makeWith = (options: Options = {}) =>
         if (sandbox.status !== "running") {
           return yield* notRunning(id)
         }
-        yield* touch(id)
-        return sandbox
+        yield* touch(sandbox)
+        return { sandbox, runtime: yield* runners.runtime(sandbox.runner_id) }
       })
 
-    // The runtime's "not running" (it runs on another process, or was lost) reads as a conflict.
+    // The runtime's "not running" (its runner lost it, or cannot be reached) reads as a conflict.
     const inRuntime = <A, E>(id: SandboxId, effect: Effect.Effect<A, E | Runtime.SandboxNotRunning>) =>
       Effect.catchIf(
         effect,
@@ -324,7 +310,7 @@ export const makeWith = (options: Options = {}) =>
           Effect.fail(notRunning(
             id,
             e.message === "Sandbox is not running"
-              ? `sandbox ${id} is not running on this server process; restart it with POST /v2/sandcastles {"sandbox_id": "${id}"}`
+              ? `sandbox ${id} is no longer running on its server process (it restarted); restart it with POST /v2/sandcastles {"sandbox_id": "${id}"}`
               : e.message
           ))
       ) as Effect.Effect<A, Exclude<E, Runtime.SandboxNotRunning> | Conflict>
@@ -395,6 +381,22 @@ export const makeWith = (options: Options = {}) =>
       }
     )
 
+    /** Refuses a new running sandbox past the member's or the organization's limit (counted in every process). */
+    const slotFor = (principal: Policy.Principal) =>
+      Effect.gen(function*() {
+        const counted = yield* sandboxes.countRunning(principal.organizationId, principal.memberId)
+        if (counted.member >= maxRunningPerMember) {
+          return yield* new Conflict({
+            message: `you have ${counted.member} sandboxes running, the most a member may: stop one first`
+          })
+        }
+        if (counted.organization >= maxRunningPerOrganization) {
+          return yield* new Conflict({
+            message: `the organization has ${counted.organization} sandboxes running, the most it may: stop one first`
+          })
+        }
+      })
+
     const start = Traced.fn("Sandboxes.start")(function*(
       principal: Policy.Principal,
       body: Sandbox.CreateRequest,
@@ -404,55 +406,29 @@ export const makeWith = (options: Options = {}) =>
       const mount = yield* mountable(principal)
       const now = yield* DateTime.now
       const id = body.sandbox_id ?? SandboxId.make(yield* ids.uuid)
-      // A slot is taken before anything starts (sandboxes live in this process's memory and on its
-      // machine): one member cannot hold every sandbox of the process, nor one organization.
-      const slot = yield* Ref.modify(local, (map): readonly [Slot, HashMap.HashMap<SandboxId, Local>] => {
-        if (HashMap.has(map, id)) return [{ _tag: "Held" }, map]
-        const others = Array.from(HashMap.values(map)).filter((entry) =>
-          entry.organizationId === principal.organizationId
-        )
-        const mine = others.filter((entry) => entry.memberId === principal.memberId).length
-        if (mine >= maxRunningPerMember) {
-          return [{
-            _tag: "Refused",
-            message: `you have ${mine} sandboxes running, the most a member may: stop one first`
-          }, map]
-        }
-        if (others.length >= maxRunningPerOrganization) {
-          return [{
-            _tag: "Refused",
-            message: `the organization has ${others.length} sandboxes running, the most it may: stop one first`
-          }, map]
-        }
-        return [
-          { _tag: "Added" },
-          HashMap.set(map, id, {
+      const launch = (runnerId: string) =>
+        Effect.flatMap(runners.runtime(runnerId), (runtime) =>
+          runtime.start({
+            sandboxId: id,
             organizationId: principal.organizationId,
-            memberId: principal.memberId,
-            chatId: startOptions?.chatId,
-            baseRef: mount.ref,
-            lastUsed: DateTime.toEpochMillis(now)
-          })
-        ]
-      })
-      if (slot._tag === "Refused") return yield* new Conflict({ message: slot.message })
-      const launch = runtime.start({
-        sandboxId: id,
-        organizationId: principal.organizationId,
-        libraryFiles: mount.files
-      })
+            libraryFiles: mount.files
+          }))
+      const libraryRef = Option.getOrUndefined(mount.ref)
       const started = yield* tx.withTransaction(Effect.gen(function*() {
         if (body.sandbox_id === undefined) {
+          yield* slotFor(principal)
           const created = Sandbox.make({
             sandboxId: id,
             organizationId: principal.organizationId,
             memberId: principal.memberId,
             chatId: startOptions?.chatId,
+            runnerId: yield* runners.place,
+            libraryRef,
             at: now
           })
           // A fresh uuid: a clash is a broken generator.
           yield* Effect.orDie(sandboxes.create(created))
-          yield* launch
+          yield* launch(created.runner_id!)
           return created
         }
         const stored = yield* sandboxes.getForUpdate(principal.organizationId, id)
@@ -460,50 +436,46 @@ export const makeWith = (options: Options = {}) =>
         if (Option.isNone(stored) || (stored.value.member_id !== principal.memberId && !seesAll(principal))) {
           return yield* new NotFound()
         }
-        const restarted = yield* Sandbox.restart(stored.value, principal.memberId, now)
-        // Running already and alive here: nothing to do. Stored as running but gone from this process
-        // (a restarted server): started again.
-        if (stored.value.status === "running" && (yield* runtime.status(id)).status === "running") return restarted
+        // Running already and alive on its runner: nothing to do. Stored as running but gone from its
+        // runner (a restarted or lost process): started again, wherever there is room.
+        if (stored.value.status === "running") {
+          const runtime = yield* runners.runtime(stored.value.runner_id)
+          // Restarting one's own running sandbox is the sandbox as it is; anyone else's is denied.
+          if ((yield* runtime.status(id)).status === "running") {
+            return yield* Sandbox.restart(stored.value, principal.memberId, now, { runnerId: "", libraryRef })
+          }
+        } else {
+          yield* slotFor(principal)
+        }
+        const restarted = yield* Sandbox.restart(
+          Sandbox.stop(stored.value, now),
+          principal.memberId,
+          now,
+          { runnerId: yield* runners.place, libraryRef }
+        )
         yield* sandboxes.update(restarted).pipe(Effect.orDie)
-        yield* launch
+        yield* launch(restarted.runner_id!)
         return restarted
-      })).pipe(
-        // A start that failed gives its slot back.
-        Effect.tapErrorCause(() => slot._tag === "Added" ? Ref.update(local, HashMap.remove(id)) : Effect.void)
-      )
-      yield* Ref.update(
-        local,
-        HashMap.set(id, {
-          organizationId: principal.organizationId,
-          memberId: principal.memberId,
-          chatId: started.chat_id,
-          baseRef: mount.ref,
-          lastUsed: DateTime.toEpochMillis(now)
-        })
-      )
+      }))
       return { sandbox_id: id, created_at: started.started_at }
     })
 
     const forChat = Traced.fn("Sandboxes.forChat")(function*(principal: Policy.Principal, chatId: ChatId) {
-      const existing = Arr.findFirst(
-        HashMap.toEntries(yield* Ref.get(local)),
-        ([, entry]) =>
-          entry.chatId === chatId && entry.memberId === principal.memberId &&
-          entry.organizationId === principal.organizationId
-      )
+      const existing = yield* sandboxes.findForChat(principal.organizationId, principal.memberId, chatId)
       if (Option.isSome(existing)) {
-        const [id] = existing.value
-        if ((yield* runtime.status(id)).status === "running") {
-          yield* touch(id)
-          return id
+        const runtime = yield* runners.runtime(existing.value.runner_id)
+        if ((yield* runtime.status(existing.value.sandbox_id)).status === "running") {
+          yield* touch(existing.value)
+          return existing.value.sandbox_id
         }
+        yield* release(existing.value, Sandbox.RUNNER_GONE)
       }
       return (yield* start(principal, {}, { chatId })).sandbox_id
     })
 
     const loadDataframe = Traced.fn("Sandboxes.loadDataframe")(
       function*(principal: Policy.Principal, id: SandboxId, rows: Runtime.DataframeRows) {
-        yield* owned(principal, id, "sandbox:write")
+        const { runtime } = yield* owned(principal, id, "sandbox:write")
         return yield* inRuntime(id, runtime.loadDataframe(id, rows))
       }
     )
@@ -511,9 +483,18 @@ export const makeWith = (options: Options = {}) =>
     const status = Traced.fn("Sandboxes.status")(function*(principal: Policy.Principal, id: SandboxId) {
       yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
       const sandbox = yield* visible(principal, id, true)
-      if (sandbox.status === "stopped") return { status: "stopped" as const }
-      const live = yield* runtime.status(id)
-      if (live.status === "stopped") return { status: "running" as const }
+      if (sandbox.status === "stopped") {
+        return { status: "stopped" as const, ...(sandbox.stop_reason === undefined ? {} : { message: sandbox.stop_reason }) }
+      }
+      const live = yield* Effect.flatMap(runners.runtime(sandbox.runner_id), (runtime) => runtime.status(id))
+      // Stored as running, gone from its runner (it restarted, died or cannot be reached now): not
+      // written as stopped here, since a runner out of reach for a moment still has it.
+      if (live.status === "stopped") {
+        return {
+          status: "stopped" as const,
+          message: `its server process does not run it (it stopped, died or cannot be reached); restart it with POST /v2/sandcastles {"sandbox_id": "${id}"}`
+        }
+      }
       return {
         status: "running" as const,
         ...(live.memoryUsageBytes === undefined ? {} : { memory_usage: live.memoryUsageBytes }),
@@ -526,22 +507,23 @@ export const makeWith = (options: Options = {}) =>
       }
     })
 
-    /** Marks a sandbox stopped and discards it in the runtime (both idempotent). */
-    const release = (organizationId: OrganizationId, id: SandboxId) =>
+    /** Marks a sandbox stopped and discards it on its runner (both idempotent); `reason` when nobody asked. */
+    const release = (sandbox: Sandbox.Sandbox, reason?: string) =>
       Effect.gen(function*() {
         const now = yield* DateTime.now
-        yield* tx.withTransaction(Effect.gen(function*() {
-          const current = yield* sandboxes.getForUpdate(organizationId, id)
-          if (Option.isSome(current)) yield* Effect.orDie(sandboxes.update(Sandbox.stop(current.value, now)))
+        const current = yield* tx.withTransaction(Effect.gen(function*() {
+          const current = yield* sandboxes.getForUpdate(sandbox.organization_id, sandbox.sandbox_id)
+          if (Option.isSome(current)) yield* Effect.orDie(sandboxes.update(Sandbox.stop(current.value, now, reason)))
+          return current
         }))
-        yield* runtime.stop(id)
-        yield* Ref.update(local, HashMap.remove(id))
+        const runnerId = Option.match(current, { onNone: () => sandbox.runner_id, onSome: (row) => row.runner_id })
+        yield* Effect.flatMap(runners.runtime(runnerId), (runtime) => runtime.stop(sandbox.sandbox_id))
       })
 
     const stop = Traced.fn("Sandboxes.stop")(function*(principal: Policy.Principal, id: SandboxId) {
       yield* enforce(Policy.requirePermission(principal, "sandbox:write"))
       const sandbox = yield* visible(principal, id, Policy.hasPermission(principal, "organization:write"))
-      yield* release(sandbox.organization_id, sandbox.sandbox_id)
+      yield* release(sandbox)
       return { success: true }
     })
 
@@ -551,7 +533,7 @@ export const makeWith = (options: Options = {}) =>
       body: Sandbox.ExecuteRequest,
       source: Execution.Source = "platform_api"
     ) {
-      const sandbox = yield* owned(principal, id, "sandbox:write")
+      const { runtime, sandbox } = yield* owned(principal, id, "sandbox:write")
       const result = yield* inRuntime(id, runtime.execute(id, body.code))
       yield* record(sandbox, {
         kind: "python",
@@ -576,7 +558,7 @@ export const makeWith = (options: Options = {}) =>
       body: Sandbox.QueryRequest,
       source: Execution.Source = "platform_api"
     ) {
-      const sandbox = yield* owned(principal, id, "sandbox:write")
+      const { runtime, sandbox } = yield* owned(principal, id, "sandbox:write")
       const now = yield* DateTime.now
       yield* connectorUse.requireUsable(connectors, principal, [body.connector_id], now, "connector_id")
       const connector = yield* Effect.flatMap(
@@ -652,7 +634,7 @@ export const makeWith = (options: Options = {}) =>
       body: Sandbox.ExecRequest,
       source: Execution.Source = "platform_api"
     ) {
-      const sandbox = yield* owned(principal, id, "sandbox:write")
+      const { runtime, sandbox } = yield* owned(principal, id, "sandbox:write")
       const started = Date.now()
       const result = yield* inRuntime(id, runtime.exec(id, { command: body.command, kind: body.kind, env: body.env }))
       yield* record(sandbox, {
@@ -675,7 +657,7 @@ export const makeWith = (options: Options = {}) =>
 
     const listFiles = Traced.fn("Sandboxes.listFiles")(
       function*(principal: Policy.Principal, id: SandboxId, params: Sandbox.ListFilesParams) {
-        yield* owned(principal, id, "sandbox:read")
+        const { runtime } = yield* owned(principal, id, "sandbox:read")
         const entries = yield* inRuntime(id, runtime.listFiles(id, params.path))
         if (Option.isNone(entries)) return yield* new NotFound({ message: "no such directory" })
         return {
@@ -693,7 +675,7 @@ export const makeWith = (options: Options = {}) =>
 
     const readFile = Traced.fn("Sandboxes.readFile")(
       function*(principal: Policy.Principal, id: SandboxId, path: string) {
-        yield* owned(principal, id, "sandbox:read")
+        const { runtime } = yield* owned(principal, id, "sandbox:read")
         yield* ownersRefused(path)
         const bytes = yield* inRuntime(id, runtime.readFile(id, path))
         if (Option.isNone(bytes)) return yield* new NotFound({ message: "no such file" })
@@ -704,7 +686,7 @@ export const makeWith = (options: Options = {}) =>
 
     const writeFile = Traced.fn("Sandboxes.writeFile")(
       function*(principal: Policy.Principal, id: SandboxId, path: string, bytes: Uint8Array) {
-        yield* owned(principal, id, "sandbox:write")
+        const { runtime } = yield* owned(principal, id, "sandbox:write")
         yield* ownersRefused(path)
         yield* inRuntime(id, runtime.writeFile(id, path, bytes))
         return { filename: path, size_bytes: bytes.length }
@@ -713,7 +695,7 @@ export const makeWith = (options: Options = {}) =>
 
     const deleteFile = Traced.fn("Sandboxes.deleteFile")(
       function*(principal: Policy.Principal, id: SandboxId, path: string) {
-        yield* owned(principal, id, "sandbox:write")
+        const { runtime } = yield* owned(principal, id, "sandbox:write")
         yield* ownersRefused(path)
         const deleted = yield* inRuntime(id, runtime.deleteFile(id, path))
         if (!deleted) return yield* new NotFound({ message: "no such file" })
@@ -721,35 +703,30 @@ export const makeWith = (options: Options = {}) =>
       }
     )
 
-    const baseOf = (id: SandboxId) =>
-      Effect.map(Ref.get(local), (all) =>
-        Option.match(HashMap.get(all, id), {
-          onNone: () => Option.none<string>(),
-          onSome: (entry) => entry.baseRef
-        }))
-
-    const staged = (id: SandboxId) =>
+    const staged = (sandbox: Sandbox.Sandbox, runtime: Runtime.SandboxRuntime.Service) =>
       Effect.gen(function*() {
-        const found = yield* inRuntime(id, runtime.libraryChanges(id))
-        return { found, edits: Runtime.toEdits(found), baseRef: yield* baseOf(id) }
+        const found = yield* inRuntime(sandbox.sandbox_id, runtime.libraryChanges(sandbox.sandbox_id))
+        return { found, edits: Runtime.toEdits(found), baseRef: Option.fromNullable(sandbox.library_ref) }
       })
 
     const libraryDiff = Traced.fn("Sandboxes.libraryDiff")(function*(principal: Policy.Principal, id: SandboxId) {
-      yield* owned(principal, id, "sandbox:read")
-      const { baseRef, edits } = yield* staged(id)
+      const { runtime, sandbox } = yield* owned(principal, id, "sandbox:read")
+      const { baseRef, edits } = yield* staged(sandbox, runtime)
       return yield* library.diff(principal, baseRef, edits)
     })
 
     /** Mounts `files` as the new snapshot (at `ref`), then writes `extra` over it as edits. */
     const remount = (
-      id: SandboxId,
+      sandbox: Sandbox.Sandbox,
+      runtime: Runtime.SandboxRuntime.Service,
       ref: Option.Option<string>,
       files: Runtime.LibraryFiles,
       extra: ReadonlyArray<readonly [string, Option.Option<Uint8Array>]>
     ) =>
       inRuntime(
-        id,
+        sandbox.sandbox_id,
         Effect.gen(function*() {
+          const id = sandbox.sandbox_id
           yield* runtime.mountLibrary(id, files)
           for (const [path, content] of extra) {
             const target = `${Runtime.libraryDir}/${path}`
@@ -758,7 +735,17 @@ export const makeWith = (options: Options = {}) =>
               onSome: (bytes) => runtime.writeFile(id, target, bytes)
             }).pipe(Effect.catchTag("InvalidRequest", () => Effect.void))
           }
-          yield* Ref.update(local, HashMap.modify(id, (entry) => ({ ...entry, baseRef: ref })))
+          yield* tx.withTransaction(Effect.gen(function*() {
+            const current = yield* sandboxes.getForUpdate(sandbox.organization_id, id)
+            if (Option.isSome(current)) {
+              yield* Effect.orDie(sandboxes.update(
+                new Sandbox.Sandbox({
+                  ...Struct.omit(current.value, "library_ref"),
+                  ...Option.match(ref, { onNone: () => ({}), onSome: (library_ref) => ({ library_ref }) })
+                })
+              ))
+            }
+          }))
         })
       )
 
@@ -768,8 +755,8 @@ export const makeWith = (options: Options = {}) =>
       body: Change.CreateLibraryChange,
       fileOptions?: { readonly aiGenerated?: boolean | undefined }
     ) {
-      const sandbox = yield* owned(principal, id, "sandbox:write")
-      const { baseRef, edits, found } = yield* staged(id)
+      const { runtime, sandbox } = yield* owned(principal, id, "sandbox:write")
+      const { baseRef, edits, found } = yield* staged(sandbox, runtime)
       const result = yield* changes.create(principal, {
         body,
         baseRef,
@@ -780,7 +767,7 @@ export const makeWith = (options: Options = {}) =>
       if (result.status === "approved" || result.has_conflicts) {
         const main = yield* mountable(principal)
         if (result.status === "approved") {
-          yield* remount(id, main.ref, main.files, [])
+          yield* remount(sandbox, runtime, main.ref, main.files, [])
         } else {
           // Re-materialised on main: the edits that merge apply as they are, the conflicting files
           // carry their markers, and each has a `.rej` with the hunks that could not be applied.
@@ -797,32 +784,19 @@ export const makeWith = (options: Options = {}) =>
               [`${c.path}.rej`, Option.some(encoder.encode(c.rej))] as const
             ])
           ]
-          yield* remount(id, main.ref, main.files, extra)
+          yield* remount(sandbox, runtime, main.ref, main.files, extra)
         }
       }
       return result
     })
 
-    // Heartbeats and the idle timeout of the sandboxes this process runs.
+    // Heartbeats of the sandboxes this process runs, and the idle timeout and the release of lost
+    // sandboxes everywhere (every process does it; both are idempotent).
     const tick = Effect.gen(function*() {
       const now = yield* DateTime.now
-      for (const [id, entry] of yield* Ref.get(local)) {
-        if (DateTime.toEpochMillis(now) - entry.lastUsed > idleTimeoutMillis) {
-          yield* release(entry.organizationId, id)
-          continue
-        }
-        // One read under the row lock: a stop that lands meanwhile is seen, and never undone.
-        const alive = yield* tx.withTransaction(Effect.gen(function*() {
-          const current = yield* sandboxes.getForUpdate(entry.organizationId, id)
-          if (Option.isNone(current) || current.value.status === "stopped") return false
-          yield* Effect.ignore(sandboxes.update(Sandbox.heartbeat(current.value, now)))
-          return true
-        }))
-        if (!alive) {
-          // Stopped by another process (or deleted): let it go here too.
-          yield* runtime.stop(id)
-          yield* Ref.update(local, HashMap.remove(id))
-        }
+      yield* sandboxes.heartbeatRunner(runners.self, now)
+      for (const sandbox of yield* sandboxes.idle(DateTime.subtract(now, { millis: idleTimeoutMillis }))) {
+        yield* release(sandbox, `unused for ${Duration.format(Duration.millis(idleTimeoutMillis))}`)
       }
       yield* sandboxes.releaseStale(DateTime.subtract(now, { millis: 3 * heartbeatMillis }), now)
     })
@@ -841,7 +815,7 @@ export const makeWith = (options: Options = {}) =>
     )
 
     return Sandboxes.of({
-      available: runtime.available,
+      available: runners.available,
       forChat,
       loadDataframe,
       list,

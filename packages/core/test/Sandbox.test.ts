@@ -39,12 +39,14 @@ describe("Sandbox lifecycle", () => {
     expect(again.status).toBe("stopped")
   })
 
+  const placement = { runnerId: "r1", libraryRef: undefined }
+
   it("restart by the owner runs a stopped sandbox again with a fresh start and no release", () => {
     const seen = Sandbox.heartbeat(running, DateTime.add(t0, { minutes: 1 }))
     const stopped = Sandbox.stop(seen, DateTime.add(t0, { hours: 1 }))
     const t2 = DateTime.add(t0, { hours: 2 })
-    const restarted = Either.getOrThrow(Sandbox.restart(stopped, owner, t2))
-    expect(restarted).toMatchObject({ status: "running", started_at: t2, sandbox_id: running.sandbox_id })
+    const restarted = Either.getOrThrow(Sandbox.restart(stopped, owner, t2, { runnerId: "r2", libraryRef: undefined }))
+    expect(restarted).toMatchObject({ status: "running", started_at: t2, sandbox_id: running.sandbox_id, runner_id: "r2" })
     expect("released_at" in restarted).toBe(false)
     expect("last_seen_at" in restarted).toBe(false)
     expect(restarted.chat_id).toBe(running.chat_id)
@@ -52,13 +54,13 @@ describe("Sandbox lifecycle", () => {
 
   it("restart by anyone but the owner is denied, running or stopped", () => {
     for (const sandbox of [running, Sandbox.stop(running, t0)]) {
-      const result = Sandbox.restart(sandbox, stranger, DateTime.add(t0, { hours: 1 }))
+      const result = Sandbox.restart(sandbox, stranger, DateTime.add(t0, { hours: 1 }), placement)
       expect(Either.isLeft(result) && result.left._tag).toBe("PermissionDenied")
     }
   })
 
   it("restarting one's own running sandbox changes nothing", () => {
-    expect(Either.getOrThrow(Sandbox.restart(running, owner, DateTime.add(t0, { hours: 1 })))).toBe(running)
+    expect(Either.getOrThrow(Sandbox.restart(running, owner, DateTime.add(t0, { hours: 1 }), placement))).toBe(running)
   })
 
   it("a heartbeat refreshes a running sandbox but never revives a stopped one", () => {

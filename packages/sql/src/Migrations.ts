@@ -37,6 +37,7 @@ import { migration as migration0023OrganizationSettings } from "./internal/migra
 import { migration as migration0024OAuth } from "./internal/migrations/0024_oauth.js"
 import { migration as migration0025WebhookEndpoints } from "./internal/migrations/0025_webhook_endpoints.js"
 import { migration as migration0026TraceContext } from "./internal/migrations/0026_trace_context.js"
+import { migration as migration0027SandboxRunners } from "./internal/migrations/0027_sandbox_runners.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -150,7 +151,8 @@ export const migrations = (
   "0023_organization_settings": migration0023OrganizationSettings(prefix),
   "0024_oauth": migration0024OAuth(prefix),
   "0025_webhook_endpoints": migration0025WebhookEndpoints(prefix),
-  "0026_trace_context": migration0026TraceContext(prefix)
+  "0026_trace_context": migration0026TraceContext(prefix),
+  "0027_sandbox_runners": migration0027SandboxRunners(prefix)
 })
 
 /**

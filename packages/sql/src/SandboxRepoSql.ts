@@ -7,9 +7,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { ChatId, MemberId, OrganizationId, SandboxId } from "@sightline/core/Ids"
-import { keyset, Sandbox, StatusFilter } from "@sightline/core/Sandbox"
+import { keyset, RUNNER_GONE, Sandbox, StatusFilter } from "@sightline/core/Sandbox"
 import { SandboxRepo } from "@sightline/core/SandboxRepo"
 import * as Traced from "@sightline/core/Traced"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -31,7 +32,11 @@ export const SandboxFromRow = Schema.transform(
     chat_id: Schema.optionalWith(ChatId, { nullable: true }),
     started_at: Schema.DateTimeUtcFromDate,
     released_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
-    last_seen_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true })
+    last_seen_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
+    runner_id: Schema.optionalWith(Schema.String, { nullable: true }),
+    library_ref: Schema.optionalWith(Schema.String, { nullable: true }),
+    last_used_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
+    stop_reason: Schema.optionalWith(Schema.String, { nullable: true })
   }),
   Schema.typeSchema(Sandbox),
   { strict: true, decode: (row) => new Sandbox(row, true), encode: (sandbox) => sandbox }
@@ -61,7 +66,18 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
     // Without the client's name transforms: columns are snake_case like the record fields.
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
     const sandboxes = sql((yield* TablePrefix).name("sandboxes"))
-    const fieldNames = ["member_id", "chat_id", "status", "started_at", "released_at", "last_seen_at"]
+    const fieldNames = [
+      "member_id",
+      "chat_id",
+      "status",
+      "started_at",
+      "released_at",
+      "last_seen_at",
+      "runner_id",
+      "library_ref",
+      "last_used_at",
+      "stop_reason"
+    ]
     const keyNames = ["sandbox_id", "organization_id"]
     const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
 
@@ -116,10 +132,36 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       Request: Schema.Struct({ seen_before: Schema.DateTimeUtc, at: Schema.DateTimeUtc }),
       Result: Written,
       execute: (request) =>
-        sql`UPDATE ${sandboxes} SET status = 'stopped', released_at = ${request.at}::timestamptz
+        sql`UPDATE ${sandboxes} SET status = 'stopped', released_at = ${request.at}::timestamptz,
+            stop_reason = ${RUNNER_GONE}
           WHERE status = 'running' AND coalesce(last_seen_at, started_at) < ${request.seen_before}::timestamptz
           RETURNING sandbox_id`
     })
+    const forChat = SqlSchema.findOne({
+      Request: Schema.Struct({ organization_id: OrganizationId, member_id: MemberId, chat_id: ChatId }),
+      Result: SandboxFromRow,
+      execute: (request) =>
+        sql`SELECT ${columns} FROM ${sandboxes}
+            WHERE organization_id = ${request.organization_id} AND member_id = ${request.member_id}
+              AND chat_id = ${request.chat_id} AND status = 'running'
+            ORDER BY started_at DESC LIMIT 1`
+    })
+    const idle = SqlSchema.findAll({
+      Request: Schema.DateTimeUtc,
+      Result: SandboxFromRow,
+      execute: (before) =>
+        sql`SELECT ${columns} FROM ${sandboxes}
+            WHERE status = 'running' AND coalesce(last_used_at, started_at) < ${before}::timestamptz`
+    })
+    const releaseRunner = SqlSchema.findAll({
+      Request: Schema.Struct({ runner_id: Schema.String, at: Schema.DateTimeUtc, reason: Schema.String }),
+      Result: Written,
+      execute: (request) =>
+        sql`UPDATE ${sandboxes} SET status = 'stopped', released_at = ${request.at}::timestamptz,
+            stop_reason = ${request.reason}
+          WHERE status = 'running' AND runner_id = ${request.runner_id} RETURNING sandbox_id`
+    })
+    const Counted = Schema.Struct({ organization: Schema.NumberFromString, member: Schema.NumberFromString })
 
     const get = (lock: boolean) => (organizationId: OrganizationId, id: SandboxId) =>
       Effect.orDie((lock ? findForUpdate : findById)({ organization_id: organizationId, sandbox_id: id }))
@@ -151,7 +193,28 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       releaseStale: Traced.fn("SandboxRepoSql.releaseStale")(function*(seenBefore, at) {
         const released = yield* Effect.orDie(release({ seen_before: seenBefore, at }))
         return released.length
-      })
+      }),
+      touch: (organizationId, id, at) =>
+        Effect.orDie(
+          sql`UPDATE ${sandboxes} SET last_used_at = ${DateTime.formatIso(at)}::timestamptz
+              WHERE organization_id = ${organizationId} AND sandbox_id = ${id} AND status = 'running'`
+        ).pipe(Effect.asVoid),
+      findForChat: (organizationId, memberId, chatId) =>
+        Effect.orDie(forChat({ organization_id: organizationId, member_id: memberId, chat_id: chatId })),
+      countRunning: (organizationId, memberId) =>
+        Effect.orDie(Effect.flatMap(
+          sql`SELECT count(*)::text AS organization, count(*) FILTER (WHERE member_id = ${memberId})::text AS member
+              FROM ${sandboxes} WHERE organization_id = ${organizationId} AND status = 'running'`,
+          (rows) => Schema.decodeUnknown(Counted)(rows[0])
+        )),
+      idle: (before) => Effect.orDie(idle(before)),
+      heartbeatRunner: (runnerId, at) =>
+        Effect.orDie(
+          sql`UPDATE ${sandboxes} SET last_seen_at = ${DateTime.formatIso(at)}::timestamptz
+              WHERE runner_id = ${runnerId} AND status = 'running'`
+        ).pipe(Effect.asVoid),
+      releaseRunner: (runnerId, at, reason) =>
+        Effect.map(Effect.orDie(releaseRunner({ runner_id: runnerId, at, reason })), (rows) => rows.length)
     })
   }
 )

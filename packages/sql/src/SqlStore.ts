@@ -38,6 +38,7 @@ import type { OutboundEventRepo } from "@sightline/core/OutboundEventRepo"
 import type { PlaybookRepo } from "@sightline/core/PlaybookRepo"
 import type { RateLimiter } from "@sightline/core/RateLimiter"
 import type { RoleRepo } from "@sightline/core/RoleRepo"
+import type { RunnerRepo } from "@sightline/core/RunnerRepo"
 import type { SandboxRepo } from "@sightline/core/SandboxRepo"
 import type { SessionRepo } from "@sightline/core/SessionRepo"
 import type { Transaction } from "@sightline/core/Transaction"
@@ -70,6 +71,7 @@ import * as PlaybookRepoSql from "./PlaybookRepoSql.js"
 import * as PostgresClient from "./PostgresClient.js"
 import * as RateLimiterSql from "./RateLimiterSql.js"
 import * as RoleRepoSql from "./RoleRepoSql.js"
+import * as RunnerRepoSql from "./RunnerRepoSql.js"
 import * as SandboxRepoSql from "./SandboxRepoSql.js"
 import * as SessionRepoSql from "./SessionRepoSql.js"
 import * as SqlTransaction from "./SqlTransaction.js"
@@ -98,6 +100,7 @@ export type Ports =
   | FeedbackRepo
   | PlaybookRepo
   | SandboxRepo
+  | RunnerRepo
   | ExecutionRepo
   | AgentRepo
   | AppRepo
@@ -140,6 +143,7 @@ export const layer: Layer.Layer<Ports, MigrationError | SqlError, SqlClient.SqlC
     FeedbackRepoSql.layer,
     PlaybookRepoSql.layer,
     SandboxRepoSql.layer,
+    RunnerRepoSql.layer,
     ExecutionRepoSql.layer,
     AgentRepoSql.layer,
     AppRepoSql.layer,

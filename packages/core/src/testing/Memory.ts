@@ -40,6 +40,7 @@ import * as PasswordHasher from "../PasswordHasher.js"
 import * as PlaybookRepo from "../PlaybookRepo.js"
 import * as RateLimiter from "../RateLimiter.js"
 import * as RoleRepo from "../RoleRepo.js"
+import * as RunnerRepo from "../RunnerRepo.js"
 import * as SandboxRepo from "../SandboxRepo.js"
 import * as SandboxRuntime from "../SandboxRuntime.js"
 import * as Secret from "../Secret.js"
@@ -66,6 +67,7 @@ export const repositories = Layer.mergeAll(
   FeedbackRepo.layerMemory,
   PlaybookRepo.layerMemory,
   SandboxRepo.layerMemory,
+  RunnerRepo.layerMemory,
   ExecutionRepo.layerMemory,
   AgentRepo.layerMemory,
   AppRepo.layerMemory,

@@ -107,11 +107,14 @@ export const sandboxRepoContract = (
           at("2026-03-01T10:01:00.000Z")
         )
         yield* repo.create(started)
-        const stopped = Sandbox.stop(started, at("2026-03-01T10:30:00.000Z"))
+        const stopped = Sandbox.stop(started, at("2026-03-01T10:30:00.000Z"), "unused for 30m")
         yield* repo.update(stopped)
         expect(encodeOption(yield* repo.get(org.id, started.sandbox_id))).toEqual(Option.some(encode(stopped)))
-        const restarted = Either.getOrThrow(Sandbox.restart(stopped, member.id, at("2026-03-01T12:00:00.000Z")))
+        const restarted = Either.getOrThrow(
+          Sandbox.restart(stopped, member.id, at("2026-03-01T12:00:00.000Z"), { runnerId: "runner-2", libraryRef: "abc" })
+        )
         expect(restarted.released_at).toBeUndefined()
+        expect(restarted.stop_reason).toBeUndefined()
         yield* repo.update(restarted)
         expect(encodeOption(yield* repo.get(org.id, started.sandbox_id))).toEqual(Option.some(encode(restarted)))
         const unknown = make(org.id, member.id, at("2026-03-01T10:00:00.000Z"))
@@ -135,11 +138,55 @@ export const sandboxRepoContract = (
         const now = at("2001-04-01T00:00:00.000Z")
         expect(yield* repo.releaseStale(at("2001-02-01T00:00:00.000Z"), now)).toBe(2)
         const stored = (s: Sandbox.Sandbox) => Effect.map(repo.get(s.organization_id, s.sandbox_id), Option.getOrThrow)
-        expect(encode(yield* stored(silent))).toEqual(encode(Sandbox.stop(silent, now)))
-        expect(encode(yield* stored(elsewhere))).toEqual(encode(Sandbox.stop(elsewhere, now)))
+        expect(encode(yield* stored(silent))).toEqual(encode(Sandbox.stop(silent, now, Sandbox.RUNNER_GONE)))
+        expect(encode(yield* stored(elsewhere))).toEqual(encode(Sandbox.stop(elsewhere, now, Sandbox.RUNNER_GONE)))
         expect(encode(yield* stored(beating))).toEqual(encode(beating))
         expect(encode(yield* stored(stopped))).toEqual(encode(stopped))
         expect(yield* repo.releaseStale(at("2001-02-01T00:00:00.000Z"), now)).toBe(0)
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("keeps a sandbox's runner, use, chat and counts, and releases a runner's sandboxes saying why", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const other = yield* Fixtures.member(org.id)
+        const runner = `runner-${Fixtures.uuid()}`
+        const chatId = ChatId.make(Fixtures.uuid())
+        const t0 = at("2002-01-01T00:00:00.000Z")
+        const placed = (memberId: MemberId, options: { readonly chat?: boolean } = {}) =>
+          Sandbox.make({
+            sandboxId: SandboxId.make(Fixtures.uuid()),
+            organizationId: org.id,
+            memberId,
+            ...(options.chat === true ? { chatId } : {}),
+            runnerId: runner,
+            libraryRef: "0123abcd",
+            at: t0
+          })
+        const forChat = placed(member.id, { chat: true })
+        const plain = placed(member.id)
+        const others = placed(other.id)
+        for (const sandbox of [forChat, plain, others]) yield* repo.create(sandbox)
+        const stored = (s: Sandbox.Sandbox) => Effect.map(repo.get(s.organization_id, s.sandbox_id), Option.getOrThrow)
+        expect(yield* stored(forChat)).toMatchObject({ runner_id: runner, library_ref: "0123abcd" })
+        expect(Option.map(yield* repo.findForChat(org.id, member.id, chatId), (s) => s.sandbox_id)).toEqual(
+          Option.some(forChat.sandbox_id)
+        )
+        expect(yield* repo.findForChat(org.id, other.id, chatId)).toEqual(Option.none())
+        expect(yield* repo.countRunning(org.id, member.id)).toEqual({ organization: 3, member: 2 })
+
+        // Used late: no longer idle at the cutoff; the others are (only this test's rows are looked at).
+        yield* repo.touch(org.id, plain.sandbox_id, at("2002-01-01T02:00:00.000Z"))
+        const idle = (yield* repo.idle(at("2002-01-01T01:00:00.000Z")))
+          .filter((s) => s.organization_id === org.id).map((s) => s.sandbox_id).sort()
+        expect(idle).toEqual([forChat.sandbox_id, others.sandbox_id].sort())
+
+        yield* repo.heartbeatRunner(runner, at("2002-01-01T03:00:00.000Z"))
+        expect((yield* stored(others)).last_seen_at).toEqual(at("2002-01-01T03:00:00.000Z"))
+        expect(yield* repo.releaseRunner(runner, at("2002-01-01T04:00:00.000Z"), "drained")).toBe(3)
+        expect(yield* stored(plain)).toMatchObject({ status: "stopped", stop_reason: "drained" })
+        expect(yield* repo.countRunning(org.id, member.id)).toEqual({ organization: 0, member: 0 })
+        expect(yield* repo.findForChat(org.id, member.id, chatId)).toEqual(Option.none())
+        expect(yield* repo.releaseRunner(runner, at("2002-01-01T05:00:00.000Z"), "again")).toBe(0)
       }).pipe(Effect.provide(layer)))
 
     it.effect("a sandbox of one organization is invisible to every method called for another", () =>
