@@ -69,6 +69,7 @@ import * as McpOAuth from "./McpOAuth.js"
 import * as OAuthTokens from "./OAuthTokens.js"
 import * as Oidc from "./Oidc.js"
 import * as PublicUrl from "./PublicUrl.js"
+import * as SandboxChannel from "./SandboxChannel.js"
 import * as SessionTokens from "./SessionTokens.js"
 
 /**
@@ -335,7 +336,9 @@ const enveloped = <E, R>(
   request: HttpServerRequest.HttpServerRequest
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E | HttpErrors.HttpError, R> => {
   // The Connect surfaces answer every failure in Connect's format and limit their own bodies.
-  if (Connect.isConnectPath(request.url) || Mcp.isMcpPath(request.url)) return app
+  if (Connect.isConnectPath(request.url) || Mcp.isMcpPath(request.url) || SandboxChannel.isChannelPath(request.url)) {
+    return app
+  }
   const length = Number(request.headers["content-length"] ?? "0")
   const limit = BodyLimit.isUpload(request.method, request.url, request.headers["content-type"])
     ? BodyLimit.maxUploadBytes

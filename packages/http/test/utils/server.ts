@@ -14,10 +14,12 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import type * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import * as AssetUrls from "../../src/AssetUrls.js"
 import * as Jwt from "../../src/Jwt.js"
 import * as RateLimit from "../../src/RateLimit.js"
+import * as SandboxChannel from "../../src/SandboxChannel.js"
 import * as Server from "../../src/Server.js"
 import * as Harness from "../../src/TestServer.js"
 
@@ -26,6 +28,8 @@ export interface Options {
   readonly jwt?: Jwt.Options
   readonly corsOrigins?: ReadonlyArray<string>
   readonly rateLimitPerMinute?: number
+  /** Serves the sandbox channel (of the memory runtime) to the holders of this secret. */
+  readonly sandboxChannel?: Redacted.Redacted<string>
   /** Log lines kept here (message and annotations), from `level` up; by default only errors, dropped. */
   readonly logs?: { readonly lines: Array<LogLine>; readonly level: LogLevel.LogLevel }
 }
@@ -53,9 +57,10 @@ const loggerLayer = (options: Options) => {
 const serverLayer = (options: Options) =>
   Server.layerServe.pipe(
     Layer.provideMerge(
-      Layer.merge(
+      Layer.mergeAll(
         Server.layer,
-        options.corsOrigins === undefined ? Layer.empty : Server.layerCors(options.corsOrigins)
+        options.corsOrigins === undefined ? Layer.empty : Server.layerCors(options.corsOrigins),
+        options.sandboxChannel === undefined ? Layer.empty : SandboxChannel.layerServer(options.sandboxChannel)
       ).pipe(
         Layer.provide(Server.layerReadinessAlways),
         Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
