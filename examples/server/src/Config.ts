@@ -33,6 +33,11 @@
  * | `SIGHTLINE_DEMO_CACHE` | the built server's `demo-cache/` | where the DEMO connector's database is kept once built (`off`: built in memory by every process) |
  * | `SIGHTLINE_SANDBOX_TIMEOUT_SECONDS` | 120 | wall-clock limit of one sandbox execution |
  * | `SIGHTLINE_SANDBOX_MAX_PER_MEMBER`, `SIGHTLINE_SANDBOX_MAX_PER_ORGANIZATION` | 3, 10 | sandboxes running at once on this process per member, per organization |
+ * | `SIGHTLINE_ROLES` | `api,worker,sandbox` | what this process does: `api` (the HTTP API, the console, chat answers), `worker` (schedules, playbook, agent and evaluation runs, deliveries), `sandbox` (runs sandboxes); health, readiness and metrics are always served |
+ * | `SIGHTLINE_CLUSTER_SECRET` | unset | the secret of the sandbox channel between processes (32 characters or more, the same on every process): any process then serves every sandbox, whichever runs it |
+ * | `SIGHTLINE_INTERNAL_URL` | `http://<SIGHTLINE_HOST>:<SIGHTLINE_PORT>` (the host name when listening on every address) | where the other processes reach this one's sandbox channel |
+ * | `SIGHTLINE_RUNNER_HEARTBEAT_SECONDS` | 10 | how often a sandbox runner says it is alive; its sandboxes are reported stopped after three missed |
+ * | `SIGHTLINE_RUN_STALE_SECONDS` | 60 | a chat answer whose process says nothing for this long (it died) is ended as failed; its process says it is alive every twelfth of it |
  * | `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `SIGHTLINE_OPENAI_COMPATIBLE_URL`, `SIGHTLINE_MODELS`, ... | unset | model providers (`@sightline/ai` `Providers`) |
  */
 import * as Providers from "@sightline/ai/Providers"
@@ -46,6 +51,8 @@ import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as NodeOs from "node:os"
 import { fileURLToPath } from "node:url"
 import type * as Sightline from "./Sightline.js"
 import * as Telemetry from "./Telemetry.js"
@@ -87,8 +94,45 @@ export const publicBase = (options: Sightline.Options, listen: Listen): string =
       ["127.0.0.1", "0.0.0.0", "::", "::1", "localhost"].includes(listen.host) ? "localhost" : listen.host
     }:${listen.port}`
 
+/** What a process does; each is on unless `SIGHTLINE_ROLES` leaves it out. */
+export const roles: Config.Config<ReadonlyArray<Sightline.Role>> = Config.array(Config.string(), "SIGHTLINE_ROLES")
+  .pipe(
+    Config.withDefault(["api", "worker", "sandbox"]),
+    Config.map((entries) => entries.map((entry) => entry.trim()).filter((entry) => entry !== "")),
+    Config.validate({
+      message: "must list one or more of api, worker, sandbox",
+      validation: (entries) =>
+        entries.length > 0 && entries.every((entry) => ["api", "worker", "sandbox"].includes(entry))
+    }),
+    Config.map((entries) => entries as ReadonlyArray<Sightline.Role>)
+  )
+
+/** Where the other processes reach this one, by default: its listen address (the host name for every address). */
+const internalUrlOf = (listen: Listen): string =>
+  `http://${["0.0.0.0", "::"].includes(listen.host) ? NodeOs.hostname() : listen.host}:${listen.port}`
+
 /** The store and HTTP options of `Sightline.layer`. */
 export const options: Config.Config<Sightline.Options> = Config.all({
+  listen,
+  roles,
+  clusterSecret: Config.option(
+    Config.redacted("SIGHTLINE_CLUSTER_SECRET").pipe(
+      Config.validate({
+        message: "must be 32 characters or more",
+        validation: (secret) => Redacted.value(secret).length >= 32
+      })
+    )
+  ),
+  internalUrl: Config.option(Config.url("SIGHTLINE_INTERNAL_URL")),
+  runStaleSeconds: Config.option(
+    Config.number("SIGHTLINE_RUN_STALE_SECONDS").pipe(
+      Config.validate({ message: "must be a positive number", validation: (n) => n > 0 })
+    )
+  ),
+  runnerHeartbeatSeconds: Config.number("SIGHTLINE_RUNNER_HEARTBEAT_SECONDS").pipe(
+    Config.validate({ message: "must be a positive number", validation: (n) => n > 0 }),
+    Config.withDefault(10)
+  ),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   dataDir: Config.string("SIGHTLINE_DATA_DIR").pipe(Config.withDefault("./.sightline")),
   prefix: Config.option(Config.string("SIGHTLINE_TABLE_PREFIX")),
@@ -165,7 +209,13 @@ export const options: Config.Config<Sightline.Options> = Config.all({
   Config.map((
     {
       assetSecret,
+      clusterSecret,
       connectorAccess,
+      internalUrl,
+      listen,
+      roles,
+      runnerHeartbeatSeconds,
+      runStaleSeconds,
       corsOrigins,
       dataDir,
       databaseUrl,
@@ -216,6 +266,19 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     webhookAllowPrivate,
     connectorAccess,
     trustedProxies,
+    roles,
+    liveness: Option.getOrUndefined(Option.map(runStaleSeconds, (seconds) => ({
+      heartbeatMillis: (seconds * 1000) / 12,
+      staleRunAfterMillis: seconds * 1000
+    }))),
+    cluster: Option.getOrUndefined(Option.map(clusterSecret, (secret) => ({
+      secret,
+      url: Option.match(internalUrl, {
+        onNone: () => internalUrlOf(listen),
+        onSome: (url) => url.toString().replace(/\/+$/, "")
+      }),
+      heartbeatMillis: runnerHeartbeatSeconds * 1000
+    }))),
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },
     files: {
       cacheDirectory: Option.getOrElse(filesDir, () => `${dataDir}/files`),

@@ -22,6 +22,7 @@ import type * as ConnectorFiles from "@sightline/core/ConnectorFiles"
 import * as IdGenerator from "@sightline/core/IdGenerator"
 import * as Metrics from "@sightline/core/Metrics"
 import type * as Organizations from "@sightline/core/Organizations"
+import * as SandboxRunners from "@sightline/core/SandboxRunners"
 import * as SandboxRuntime from "@sightline/core/SandboxRuntime"
 import * as UseCases from "@sightline/core/UseCases"
 import * as Worker from "@sightline/core/Worker"
@@ -38,6 +39,7 @@ import * as Oidc from "@sightline/http/Oidc"
 import * as Passwords from "@sightline/http/Passwords"
 import * as PublicUrl from "@sightline/http/PublicUrl"
 import * as RateLimit from "@sightline/http/RateLimit"
+import * as SandboxChannel from "@sightline/http/SandboxChannel"
 import * as Secrets from "@sightline/http/Secrets"
 import * as Server from "@sightline/http/Server"
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
@@ -70,9 +72,27 @@ export type Store =
   }
   | { readonly _tag: "Postgres"; readonly url: string | Redacted.Redacted }
 
+/**
+ * What a process does: `api` serves the HTTP API and the console (and answers chats), `worker` runs
+ * the background worker, `sandbox` runs sandboxes.
+ */
+export type Role = "api" | "worker" | "sandbox"
+
 /** What the standalone server is made of. */
 export interface Options {
   readonly store: Store
+  /** What this process does (all three when absent); health, readiness and metrics are always served. */
+  readonly roles?: ReadonlyArray<Role> | undefined
+  /**
+   * The processes of a deployment reach each other's sandboxes through the sandbox channel, signed
+   * with `secret`; this process's is at `url`. Absent: each process reaches only its own sandboxes.
+   */
+  readonly cluster?: {
+    readonly secret: Redacted.Redacted<string>
+    readonly url: string
+    /** How often a runner says it is alive (10 s when absent). */
+    readonly heartbeatMillis?: number | undefined
+  } | undefined
   /** The table prefix (default `sightline_`). */
   readonly prefix?: string | undefined
   /** Requests a minute per organization (default 600). */
@@ -220,7 +240,7 @@ export const platform = (options: Options) =>
     // Outbound events, signed as Standard Webhooks, under the same rule.
     EventWebhook.layer({ allowPrivate: options.webhookAllowPrivate }),
     VegaCharts.layer(),
-    options.sandboxes === undefined || options.sandboxes === false
+    options.sandboxes === undefined || options.sandboxes === false || !hasRole(options, "sandbox")
       ? SandboxRuntime.layerUnconfigured
       : BubblewrapRuntime.layerOrUnavailable({
         directory: options.sandboxes.directory,
@@ -229,6 +249,22 @@ export const platform = (options: Options) =>
           : { executionTimeoutMillis: options.sandboxes.executionTimeoutMillis }
       })
   )
+
+/** Whether this process has `role` (every role when none are given). */
+export const hasRole = (options: Options, role: Role): boolean =>
+  options.roles === undefined || options.roles.includes(role)
+
+/**
+ * Where sandboxes run: with a cluster secret, on the runners of the deployment (this process one of
+ * them with the `sandbox` role), reached through the sandbox channel; else each process its own.
+ */
+export const runners = (options: Options) =>
+  options.cluster === undefined
+    ? Layer.empty
+    : SandboxRunners.layer({
+      url: hasRole(options, "sandbox") ? options.cluster.url : undefined,
+      heartbeatMillis: options.cluster.heartbeatMillis
+    }).pipe(Layer.provide(SandboxChannel.layerClient(options.cluster.secret)))
 
 /** What a new organization's library holds unless the options say otherwise. */
 export const defaultStarterLibrary: ReadonlyArray<Organizations.StarterFile> = [{
@@ -243,6 +279,8 @@ export const useCases = (options: Options) =>
     // One process owns an embedded store: the sandboxes it lists as running died with its last run.
     sandboxes: {
       releaseOnStart: options.store._tag === "Pglite" ? "all" : "stale",
+      // Sandboxes say they are alive as often as their runner does, and are let go as soon after it dies.
+      ...(options.cluster?.heartbeatMillis === undefined ? {} : { heartbeatMillis: options.cluster.heartbeatMillis }),
       ...(options.sandboxes === undefined || options.sandboxes === false ? {} : {
         maxRunningPerMember: options.sandboxes.maxRunningPerMember,
         maxRunningPerOrganization: options.sandboxes.maxRunningPerOrganization
@@ -261,8 +299,10 @@ export const useCases = (options: Options) =>
 /** The use cases and ports over the store of `options`, migrated when built. */
 export const core = (options: Options) =>
   useCases(options).pipe(
-    // The platform's delivery reads the store's chat channels.
-    Layer.provideMerge(platform(options).pipe(Layer.provideMerge(SqlStore.layer))),
+    // The platform's delivery reads the store's chat channels; the runners register in the store.
+    Layer.provideMerge(
+      runners(options).pipe(Layer.provideMerge(platform(options).pipe(Layer.provideMerge(SqlStore.layer))))
+    ),
     Layer.provideMerge(client(options)),
     // Defined without spans, as the server runs them (`untraced`, and `Traced.fn` in core), unless
     // traces are exported.
@@ -317,14 +357,38 @@ export const consoleRoutes = (options: Options): Layer.Layer<never> => {
   )
 }
 
+/** What a process without the `api` role answers: health, readiness, metrics and the sandbox channel. */
+const servedWithoutApi = (url: string): boolean =>
+  ["/healthz", "/readyz", "/metrics"].includes(url.split("?")[0]!) || SandboxChannel.isChannelPath(url)
+
+/** On a process without the `api` role, every other route answers 404 saying so. */
+const apiRoleGate = HttpApiBuilder.middleware((app) =>
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) =>
+      servedWithoutApi(request.url) ? app : HttpServerResponse.unsafeJson(
+        {
+          error: {
+            code: "not_found",
+            message: "this server process does not serve the API (its SIGHTLINE_ROLES leave out api)"
+          }
+        },
+        { status: 404 }
+      )
+  )
+)
+
 /** The HTTP application (routes only; a host adds the `HttpServer`) over a ready core. */
 export const http = (options: Options) =>
   Layer.mergeAll(
     Server.layer,
-    consoleRoutes(options),
+    hasRole(options, "api") ? consoleRoutes(options) : apiRoleGate,
     options.corsOrigins === undefined || options.corsOrigins.length === 0
       ? Layer.empty
-      : Server.layerCors(options.corsOrigins)
+      : Server.layerCors(options.corsOrigins),
+    options.cluster !== undefined && hasRole(options, "sandbox")
+      ? SandboxChannel.layerServer(options.cluster.secret)
+      : Layer.empty
   ).pipe(
     Layer.provide(readiness),
     Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
@@ -346,7 +410,7 @@ export const assetUrls = (options: Options): Layer.Layer<AssetUrls.AssetUrls> =>
 
 /** The background worker of this process, unless `options.worker` is `false`. */
 export const worker = (options: Options) =>
-  options.worker === false
+  options.worker === false || !hasRole(options, "worker")
     ? Layer.empty
     : Layer.unwrapEffect(Effect.map(AssetUrls.AssetUrls, ({ sign }) =>
       Worker.layer({

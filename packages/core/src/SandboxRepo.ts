@@ -128,11 +128,13 @@ export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.e
           return stale.length
         })),
       touch: (organizationId, id, at) =>
-        state.run(Ref.update(table, (rows) =>
-          HashMap.modify(rows, id, (row) =>
-            row.organization_id === organizationId && row.status === "running"
-              ? new Sandbox({ ...row, last_used_at: at })
-              : row))),
+        state.run(
+          Ref.update(table, (rows) =>
+            HashMap.modify(rows, id, (row) =>
+              row.organization_id === organizationId && row.status === "running"
+                ? new Sandbox({ ...row, last_used_at: at })
+                : row))
+        ),
       findForChat: (organizationId, memberId, chatId) =>
         state.run(Effect.map(Ref.get(table), (rows) =>
           Option.fromNullable(
@@ -151,8 +153,10 @@ export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.e
           }
         })),
       idle: (before) =>
-        state.run(Effect.map(Ref.get(table), (rows) =>
-          running(rows).filter((row) => DateTime.lessThan(row.last_used_at ?? row.started_at, before)))),
+        state.run(
+          Effect.map(Ref.get(table), (rows) =>
+            running(rows).filter((row) => DateTime.lessThan(row.last_used_at ?? row.started_at, before)))
+        ),
       heartbeatRunner: (runnerId, at) =>
         state.run(Ref.update(table, HashMap.map((row) => row.runner_id === runnerId ? heartbeat(row, at) : row))),
       releaseRunner: (runnerId, at, reason) =>

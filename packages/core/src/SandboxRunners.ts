@@ -70,7 +70,8 @@ export declare namespace SandboxRunners {
  * @category constructors
  */
 export const unreachable = (message: (id: SandboxId) => string): Runtime.SandboxRuntime.Service => {
-  const fail = (sandboxId: SandboxId) => Effect.fail(new Runtime.SandboxNotRunning({ sandboxId, message: message(sandboxId) }))
+  const fail = (sandboxId: SandboxId) =>
+    Effect.fail(new Runtime.SandboxNotRunning({ sandboxId, message: message(sandboxId) }))
   return {
     available: false,
     start: (options) => Effect.fail(new Conflict({ message: message(options.sandboxId) })),
@@ -169,7 +170,11 @@ export const layer = (
           Effect.gen(function*() {
             yield* beat(true)
             const now = yield* DateTime.now
-            yield* sandboxes.releaseRunner(self, now, "its server process was shut down: the kernel's variables and the workspace files are lost (its executions stay listed)")
+            yield* sandboxes.releaseRunner(
+              self,
+              now,
+              "its server process was shut down: the kernel's variables and the workspace files are lost (its executions stay listed)"
+            )
             yield* runners.remove(self)
           }).pipe(Effect.catchAllCause(Effect.logWarning))
         )

@@ -304,8 +304,7 @@ export const makeWith = (options: Options = {}) =>
     const inRuntime = <A, E>(id: SandboxId, effect: Effect.Effect<A, E | Runtime.SandboxNotRunning>) =>
       Effect.catchIf(
         effect,
-        (e): e is Runtime.SandboxNotRunning =>
-          e instanceof Runtime.SandboxNotRunning,
+        (e): e is Runtime.SandboxNotRunning => e instanceof Runtime.SandboxNotRunning,
         (e) =>
           Effect.fail(notRunning(
             id,
@@ -484,7 +483,10 @@ export const makeWith = (options: Options = {}) =>
       yield* enforce(Policy.requirePermission(principal, "sandbox:read"))
       const sandbox = yield* visible(principal, id, true)
       if (sandbox.status === "stopped") {
-        return { status: "stopped" as const, ...(sandbox.stop_reason === undefined ? {} : { message: sandbox.stop_reason }) }
+        return {
+          status: "stopped" as const,
+          ...(sandbox.stop_reason === undefined ? {} : { message: sandbox.stop_reason })
+        }
       }
       const live = yield* Effect.flatMap(runners.runtime(sandbox.runner_id), (runtime) => runtime.status(id))
       // Stored as running, gone from its runner (it restarted, died or cannot be reached now): not
@@ -492,7 +494,8 @@ export const makeWith = (options: Options = {}) =>
       if (live.status === "stopped") {
         return {
           status: "stopped" as const,
-          message: `its server process does not run it (it stopped, died or cannot be reached); restart it with POST /v2/sandcastles {"sandbox_id": "${id}"}`
+          message:
+            `its server process does not run it (it stopped, died or cannot be reached); restart it with POST /v2/sandcastles {"sandbox_id": "${id}"}`
         }
       }
       return {

@@ -290,7 +290,8 @@ export const layerClient = (
                   ...(options.env === undefined ? {} : { env: options.env })
                 })),
             listFiles: (sandboxId, path) =>
-              call(sandboxId, (client) => client.ListFiles({ sandboxId, ...(path === undefined ? {} : { path }) })),
+              call(sandboxId, (client) =>
+                client.ListFiles({ sandboxId, ...(path === undefined ? {} : { path }) })),
             readFile: (sandboxId, path) => call(sandboxId, (client) => client.ReadFile({ sandboxId, path })),
             writeFile: (sandboxId, path, bytes) =>
               call(sandboxId, (client) => client.WriteFile({ sandboxId, path, bytes })),

@@ -80,8 +80,7 @@ describeServer("SandboxChannel over a socket", (server) => {
         expect((yield* runtime.status(sandboxId)).status).toBe("stopped")
         const gone = yield* Effect.flip(runtime.execute(sandboxId, "print(1)"))
         expect(gone._tag).toBe("SandboxNotRunning")
-      })
-    ))
+      })))
 
   it.effect("refuses another secret, a member's key, and no credential at all", () =>
     Effect.gen(function*() {
@@ -95,7 +94,10 @@ describeServer("SandboxChannel over a socket", (server) => {
         const response = yield* Effect.promise(() =>
           fetch(`${server().baseUrl}${SandboxChannel.path}`, {
             method: "POST",
-            headers: { "content-type": "application/msgpack", ...(authorization === undefined ? {} : { authorization }) },
+            headers: {
+              "content-type": "application/msgpack",
+              ...(authorization === undefined ? {} : { authorization })
+            },
             body: new Uint8Array([0x90])
           })
         )

@@ -111,7 +111,10 @@ export const sandboxRepoContract = (
         yield* repo.update(stopped)
         expect(encodeOption(yield* repo.get(org.id, started.sandbox_id))).toEqual(Option.some(encode(stopped)))
         const restarted = Either.getOrThrow(
-          Sandbox.restart(stopped, member.id, at("2026-03-01T12:00:00.000Z"), { runnerId: "runner-2", libraryRef: "abc" })
+          Sandbox.restart(stopped, member.id, at("2026-03-01T12:00:00.000Z"), {
+            runnerId: "runner-2",
+            libraryRef: "abc"
+          })
         )
         expect(restarted.released_at).toBeUndefined()
         expect(restarted.stop_reason).toBeUndefined()

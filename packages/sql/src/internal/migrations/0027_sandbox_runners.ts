@@ -28,5 +28,7 @@ export const migration = (prefix: TablePrefix.Service): Effect.Effect<void, SqlE
       ADD COLUMN last_used_at timestamptz,
       ADD COLUMN stop_reason text`
     // Placement counts the running sandboxes of each runner; the heartbeat and the drain address them.
-    yield* sql`CREATE INDEX ${name("sandboxes_runner_idx")} ON ${name("sandboxes")} (runner_id) WHERE status = 'running'`
+    yield* sql`CREATE INDEX ${name("sandboxes_runner_idx")} ON ${
+      name("sandboxes")
+    } (runner_id) WHERE status = 'running'`
   })
