@@ -21,6 +21,7 @@ import * as Auth from "@sightline/core/Auth"
 import * as Connector from "@sightline/core/Connector"
 import * as Connectors from "@sightline/core/Connectors"
 import * as Organizations from "@sightline/core/Organizations"
+import * as SandboxRunners from "@sightline/core/SandboxRunners"
 import * as Sessions from "@sightline/core/Sessions"
 import * as PublicUrl from "@sightline/http/PublicUrl"
 import * as Server from "@sightline/http/Server"
@@ -32,6 +33,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
 import { parseArgs } from "node:util"
@@ -153,7 +155,14 @@ const serve = Effect.gen(function*() {
   const listen = yield* Config.listen
   const node = yield* drainingNodeServer(listen)
   // Built after the server, so released before it: the drain runs while the handler still answers.
-  const server = Layer.scopedDiscard(Effect.addFinalizer(() => node.drain)).pipe(
+  // A sandbox runner first stops taking new sandboxes, so that none is placed on it while it drains.
+  const server = Layer.scopedDiscard(Effect.flatMap(
+    Effect.serviceOption(SandboxRunners.SandboxRunners),
+    (runners) =>
+      Effect.addFinalizer(() =>
+        Effect.zipRight(Option.match(runners, { onNone: () => Effect.void, onSome: (r) => r.drain }), node.drain)
+      )
+  )).pipe(
     // Links always have a base the operator chose or the documented default, never a request's Host.
     Layer.provideMerge(Server.serve(Sightline.app({ ...options, publicUrl: Config.publicBase(options, listen) }))),
     Layer.provide(node.http)

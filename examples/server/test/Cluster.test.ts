@@ -338,3 +338,93 @@ describe.skipIf(missing !== undefined)("postgres: three processes behind a round
     120_000
   )
 })
+
+describe.skipIf(missing !== undefined)("postgres: processes by role, and a runner that drains", () => {
+  const prefix = randomPrefix()
+  const env: Record<string, string> = {
+    DATABASE_URL: postgresUrl,
+    SIGHTLINE_TABLE_PREFIX: prefix,
+    SIGHTLINE_CLUSTER_SECRET: "the channel secret of this other test deployment",
+    SIGHTLINE_RUNNER_HEARTBEAT_SECONDS: "1"
+  }
+  let api: Awaited<ReturnType<typeof serve>>
+  let runner: Awaited<ReturnType<typeof serve>>
+  let key = ""
+
+  beforeAll(async () => {
+    const created = await cli(
+      ["org", "create", "--name", "Acme", "--admin-email", "admin@acme.test", "--json"],
+      { ...env, SIGHTLINE_DATA_DIR: tempDir() }
+    )
+    if (created.code !== 0) throw new Error(`org create failed: ${created.stderr}`)
+    key = JSON.parse(created.stdout).api_key
+    ;[api, runner] = await Promise.all([
+      serve({ ...env, SIGHTLINE_DATA_DIR: tempDir(), SIGHTLINE_ROLES: "api,worker" }),
+      serve({
+        ...env,
+        SIGHTLINE_DATA_DIR: tempDir(),
+        SIGHTLINE_ROLES: "sandbox",
+        SIGHTLINE_SANDBOX_DIR: mkdtempSync(join(tmpdir(), "sightline-cluster-sandboxes-"))
+      })
+    ])
+  }, 120_000)
+
+  afterAll(async () => {
+    api?.child.kill("SIGKILL")
+    runner?.child.kill("SIGKILL")
+    await dropPrefix(prefix)
+  })
+
+  const call = (base: string, path: string, init: RequestInit = {}) =>
+    fetch(`${base}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(init.headers as object) }
+    })
+
+  it(
+    "a sandbox-only process serves health and the channel, not the API; the API process runs none itself",
+    async () => {
+      const refused = await call(runner.base, "/v2/chats")
+      expect(refused.status).toBe(404)
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
+        "does not serve the API"
+      )
+      expect((await fetch(`${runner.base}/healthz`)).status).toBe(200)
+      expect((await fetch(`${runner.base}/readyz`)).status).toBe(200)
+      // The channel is there, for its token only.
+      expect((await fetch(`${runner.base}/internal/sandboxes`, { method: "POST" })).status).toBe(401)
+      // The API process has no channel of its own (it runs no sandboxes).
+      expect((await call(api.base, "/internal/sandboxes", { method: "POST" })).status).toBe(404)
+
+      const started = await call(api.base, "/v2/sandcastles", { method: "POST", body: "{}" })
+      expect(started.status).toBe(201)
+      const { sandbox_id } = (await started.json()) as { sandbox_id: string }
+      const { rows } = await sql(
+        `SELECT r.url FROM ${prefix}sandboxes s JOIN ${prefix}sandbox_runners r ON r.id = s.runner_id
+       WHERE s.sandbox_id = '${sandbox_id}'`
+      )
+      expect(rows[0].url).toBe(runner.base)
+      const executed = await call(api.base, `/v2/sandcastles/${sandbox_id}/execute`, {
+        method: "POST",
+        body: JSON.stringify({ code: "print(6 * 7)" })
+      })
+      expect(((await executed.json()) as { output: Array<string> }).output).toEqual(["42"])
+
+      // SIGTERM: the runner drains. No new sandbox goes to it, and its sandboxes are stopped saying why.
+      runner.child.kill("SIGTERM")
+      expect(await runner.exited).toBe(0)
+      const listed = await call(api.base, "/v2/sandcastles?status=all")
+      const entry = ((await listed.json()) as { sandboxes: Array<any> }).sandboxes.find((s) =>
+        s.sandbox_id === sandbox_id
+      )
+      expect(entry).toMatchObject({ status: "stopped" })
+      expect(entry.stop_reason).toContain("was shut down")
+      const none = await call(api.base, "/v2/sandcastles", { method: "POST", body: "{}" })
+      expect(none.status).toBe(409)
+      expect(((await none.json()) as { error: { message: string } }).error.message).toContain(
+        "no server process runs sandboxes now"
+      )
+    },
+    120_000
+  )
+})

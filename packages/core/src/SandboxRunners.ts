@@ -18,6 +18,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import { Conflict } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
@@ -60,6 +61,11 @@ export declare namespace SandboxRunners {
     readonly place: Effect.Effect<string, Conflict>
     /** The runtime of the runner that holds a sandbox (this process's own for `self` and for none). */
     readonly runtime: (runnerId: string | undefined) => Effect.Effect<Runtime.SandboxRuntime.Service>
+    /**
+     * Stops taking new sandboxes here, at the start of a shutdown: the sandboxes here keep serving
+     * what is in flight until the process lets them go.
+     */
+    readonly drain: Effect.Effect<void>
   }
 }
 
@@ -112,7 +118,8 @@ export const layerLocal: Layer.Layer<SandboxRunners, never, Runtime.SandboxRunti
       self,
       available: local.available,
       place: Effect.succeed(self),
-      runtime: (runnerId) => Effect.succeed(runnerId === undefined || runnerId === self ? local : elsewhere)
+      runtime: (runnerId) => Effect.succeed(runnerId === undefined || runnerId === self ? local : elsewhere),
+      drain: Effect.void
     })
   })
 )
@@ -155,20 +162,25 @@ export const layer = (
       const heartbeatMillis = options.heartbeatMillis ?? 10_000
       const hosts = local.available && options.url !== undefined
       const aliveSince = Effect.map(DateTime.now, DateTime.subtract({ millis: 3 * heartbeatMillis }))
+      const draining = yield* Ref.make(false)
+      const runner = { id: self, url: options.url ?? "" }
+      const beat = Effect.flatMap(
+        Effect.zip(Ref.get(draining), DateTime.now),
+        ([drains, now]) => runners.heartbeat({ ...runner, draining: drains }, now)
+      )
 
       if (hosts) {
-        const runner = { id: self, url: options.url! }
-        const beat = (draining: boolean) =>
-          Effect.flatMap(DateTime.now, (now) => runners.heartbeat({ ...runner, draining }, now))
-        yield* beat(false)
+        yield* beat
         yield* Effect.forkScoped(
-          Effect.repeat(Effect.catchAllCause(beat(false), Effect.logWarning), Schedule.spaced(heartbeatMillis))
+          Effect.repeat(Effect.catchAllCause(beat, Effect.logWarning), Schedule.spaced(heartbeatMillis))
         )
-        // Draining: no new sandboxes here, then this runner's sandboxes are stopped saying why
-        // (the runtime's own finalizer ends their processes) and the runner is forgotten.
+        // At the end: no new sandboxes here (if the drain did not say so already), then this
+        // runner's sandboxes are stopped saying why (the runtime's own finalizer ends their
+        // processes) and the runner is forgotten.
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
-            yield* beat(true)
+            yield* Ref.set(draining, true)
+            yield* beat
             const now = yield* DateTime.now
             yield* sandboxes.releaseRunner(
               self,
@@ -198,7 +210,10 @@ export const layer = (
             const found = yield* runners.get(runnerId)
             if (Option.isNone(found) || DateTime.lessThan(found.value.lastSeenAt, yield* aliveSince)) return gone
             return channel.connect(found.value.url)
-          })
+          }),
+        drain: hosts
+          ? Ref.set(draining, true).pipe(Effect.zipRight(beat), Effect.catchAllCause(Effect.logWarning))
+          : Effect.void
       })
     })
   )
