@@ -53,6 +53,7 @@ const expectedTables = [
   "playbooks",
   "rate_limits",
   "roles",
+  "sandbox_runners",
   "sandboxes",
   "scim_group_mapping_members",
   "scim_group_mappings",
