@@ -4,8 +4,8 @@
  * the built server over one PostgreSQL, each figure beside the one-process figure of the same run
  * (the floor it scales from).
  *
- * The proxy is nginx when it is installed (`docs/deploy.md`'s configuration: keep-alive upstreams,
- * buffering off), else a small Node.js one. Everything runs on this machine: the load generator,
+ * The proxy is nginx when it is installed (`docs/deploy.md`'s configuration, `test/utils/nginx.ts`),
+ * else a small Node.js one. Everything runs on this machine: the load generator,
  * the proxy, the servers and PostgreSQL share its cores, so the table also gives the CPU each
  * answer costs across all of them, and the answers per second per busy core: what adding processes
  * buys where there are cores to give them.
@@ -13,11 +13,12 @@
  *   pnpm bench:cluster [--seconds 5] [--rounds 3] [--connections 32] [--chats 50] [--url postgres://…]
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import * as http from "node:http"
 import { availableParallelism, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
+import * as Nginx from "../test/utils/nginx.js"
 import { roundRobin } from "../test/utils/proxy.js"
 import { build } from "./builtServer.js"
 import { postgresCpuMs, processCpuMs } from "./cpu.js"
@@ -75,54 +76,6 @@ const serve = async () => {
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new Error("a server did not get ready")
-}
-
-/** nginx in front of `backends` (the configuration of `docs/deploy.md`), or undefined without nginx. */
-const nginx = async (backends: ReadonlyArray<string>) => {
-  if (spawnSync("nginx", ["-v"]).status !== 0) return undefined
-  const port = await freePort()
-  const dir = mkdtempSync(join(work, "nginx-"))
-  writeFileSync(
-    join(dir, "nginx.conf"),
-    `worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  upstream sightline {
-${backends.map((backend) => `    server ${new URL(backend).host} max_fails=1 fail_timeout=5s;`).join("\n")}
-    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 1g;
-    location /internal/ { return 404; }
-    location / {
-      proxy_pass http://sightline;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_buffering off;
-      proxy_request_buffering off;
-      proxy_read_timeout 1h;
-    }
-  }
-}
-`
-  )
-  const child = spawn("nginx", ["-c", join(dir, "nginx.conf"), "-p", dir], { stdio: ["ignore", "ignore", "inherit"] })
-  children.push(child)
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200) break
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return { url, close: async () => void child.kill("SIGKILL") }
 }
 
 const pidsOf = (command: string): Array<string> =>
@@ -242,10 +195,10 @@ try {
   const proxies = []
   for (const count of [1, 2, 3]) {
     const backends = servers.slice(0, count).map((s) => s.base)
-    const proxy = (await nginx(backends)) ?? await roundRobin(backends)
+    const proxy = Nginx.unavailable === undefined ? await Nginx.start(backends) : await roundRobin(backends)
     proxies.push({ count, proxy, pids: servers.slice(0, count).map((s) => s.pid) })
   }
-  const kind = spawnSync("nginx", ["-v"]).status === 0 ? "nginx" : "a Node.js round-robin proxy"
+  const kind = Nginx.unavailable === undefined ? "nginx" : "a Node.js round-robin proxy"
   for (const { pids, proxy } of proxies) await load(proxy.url, key, Number(values.warmup), pids)
   const results = new Map<number, Array<Result>>(proxies.map((p) => [p.count, []]))
   for (let round = 0; round < Number(values.rounds); round++) {

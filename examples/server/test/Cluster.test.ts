@@ -1,7 +1,9 @@
 /**
  * Three server processes over one PostgreSQL behind a round-robin proxy, as an operator runs them
- * (`docs/deploy.md`): every request of the product's flows lands on whichever process the proxy
- * picks, and none of them answers 409 for a sandbox that another process runs. Then one process is
+ * (`docs/deploy.md`): nginx with the guide's configuration where it is installed (`.ci/run`
+ * installs it), else a small proxy of the test's own. Every request of the product's flows lands
+ * on whichever process the proxy picks, and none of them answers 409 for a sandbox that another
+ * process runs. Then one process is
  * killed mid-answer and mid-execution: every answer ends, the killed process's sandboxes say so,
  * and the others go on serving everything.
  */
@@ -12,9 +14,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Nginx from "./utils/nginx.js"
 import { cli, serve, tempDir } from "./utils/process.js"
 import * as Provider from "./utils/provider.js"
-import { type Proxy, roundRobin } from "./utils/proxy.js"
+import { roundRobin } from "./utils/proxy.js"
 import { dropPrefix, postgresProblem, postgresUrl, randomPrefix } from "./utils/server.js"
 import { readEvents } from "./utils/sse.js"
 import { until } from "./utils/wait.js"
@@ -27,6 +30,10 @@ const missing = postgresProblem !== undefined
   : undefined
 if (missing !== undefined && process.env.CI === "true") throw new Error(`cluster: ${missing} (CI=true, so this fails)`)
 if (missing !== undefined) console.warn(`postgres: cluster: ${missing}: skipped`)
+if (Nginx.unavailable !== undefined) {
+  if (process.env.CI === "true") throw new Error(`cluster: ${Nginx.unavailable} (CI=true, so this fails)`)
+  console.warn(`cluster: ${Nginx.unavailable}: a proxy of the test's own stands in for it`)
+}
 
 // The model: what each question asks for, by its words.
 const provider = await Provider.start((request) => {
@@ -71,7 +78,7 @@ describe.skipIf(missing !== undefined)("postgres: three processes behind a round
     SIGHTLINE_MODELS: Provider.catalogue
   }
   let processes: Array<Awaited<ReturnType<typeof serve>>> = []
-  let proxy: Proxy
+  let proxy: { readonly url: string; readonly close: () => Promise<void> }
   let key = ""
   let signInUrl = ""
 
@@ -110,7 +117,8 @@ describe.skipIf(missing !== undefined)("postgres: three processes behind a round
         SIGHTLINE_SANDBOX_DIR: mkdtempSync(join(tmpdir(), "sightline-cluster-sandboxes-"))
       })
     ))
-    proxy = await roundRobin(processes.map((p) => p.base))
+    const bases = processes.map((p) => p.base)
+    proxy = Nginx.unavailable === undefined ? await Nginx.start(bases) : await roundRobin(bases)
   }, 120_000)
 
   afterAll(async () => {
@@ -120,8 +128,12 @@ describe.skipIf(missing !== undefined)("postgres: three processes behind a round
     await dropPrefix(prefix)
   })
 
+  /** How many sandcastle requests each process's access log shows. */
+  const sandcastleRequests = () =>
+    processes.map((p) => p.output.stderr.split("\n").filter((line) => line.includes(`"path":"/v2/sandcastles`)).length)
+
   it("a data scientist's sandcastle session goes to every process, and not one request is refused", async () => {
-    const before = new Map(proxy.served)
+    const before = sandcastleRequests()
     const connector = await ok(
       await post("/v2/connectors", {
         config: { connector_type: "DEMO", name: "Demo retail", demo: {} }
@@ -164,8 +176,16 @@ describe.skipIf(missing !== undefined)("postgres: three processes behind a round
     expect(change.change_id ?? change.id).toBeDefined()
     const runs = await ok(await api(`/v2/sandcastles/${id}/executions`))
     expect(runs.executions.length).toBe(4)
-    // Every process served part of the session.
-    for (const [backend, count] of proxy.served) expect(count - (before.get(backend) ?? 0)).toBeGreaterThan(2)
+    // The channel between the processes is not reachable from the outside (nginx closes it; a
+    // request that reached a process would still need the channel's token).
+    const channel = await fetch(`${proxy.url}/internal/sandboxes`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` }
+    })
+    expect(channel.status).toBe(Nginx.unavailable === undefined ? 404 : 401)
+    // Every process served part of the session (its access log says so).
+    const after = sandcastleRequests()
+    for (const [i, count] of after.entries()) expect(count - before[i]!).toBeGreaterThan(2)
   }, 120_000)
 
   it("a chat's run_python keeps its variables over two questions asked of different processes", async () => {
