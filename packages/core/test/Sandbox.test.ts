@@ -46,7 +46,12 @@ describe("Sandbox lifecycle", () => {
     const stopped = Sandbox.stop(seen, DateTime.add(t0, { hours: 1 }))
     const t2 = DateTime.add(t0, { hours: 2 })
     const restarted = Either.getOrThrow(Sandbox.restart(stopped, owner, t2, { runnerId: "r2", libraryRef: undefined }))
-    expect(restarted).toMatchObject({ status: "running", started_at: t2, sandbox_id: running.sandbox_id, runner_id: "r2" })
+    expect(restarted).toMatchObject({
+      status: "running",
+      started_at: t2,
+      sandbox_id: running.sandbox_id,
+      runner_id: "r2"
+    })
     expect("released_at" in restarted).toBe(false)
     expect("last_seen_at" in restarted).toBe(false)
     expect(restarted.chat_id).toBe(running.chat_id)
