@@ -151,6 +151,15 @@ export const RUNNER_GONE =
   "its server process stopped or died: the kernel's variables and the workspace files are lost (its executions stay listed)"
 
 /**
+ * Why a sandbox stopped when its server process was shut down (it drained).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const RUNNER_SHUT_DOWN =
+  "its server process was shut down: the kernel's variables and the workspace files are lost (its executions stay listed)"
+
+/**
  * Restarts a stopped sandbox for its owner: a fresh `started_at`, no `released_at`, no heartbeat
  * yet. Restarting one's own running sandbox changes nothing; anyone else is denied.
  *

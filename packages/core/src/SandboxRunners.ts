@@ -24,6 +24,7 @@ import { Conflict } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import type { SandboxId } from "./Ids.js"
 import { RunnerRepo } from "./RunnerRepo.js"
+import * as Sandbox from "./Sandbox.js"
 import { SandboxRepo } from "./SandboxRepo.js"
 import * as Runtime from "./SandboxRuntime.js"
 
@@ -182,11 +183,7 @@ export const layer = (
             yield* Ref.set(draining, true)
             yield* beat
             const now = yield* DateTime.now
-            yield* sandboxes.releaseRunner(
-              self,
-              now,
-              "its server process was shut down: the kernel's variables and the workspace files are lost (its executions stay listed)"
-            )
+            yield* sandboxes.releaseRunner(self, now, Sandbox.RUNNER_SHUT_DOWN)
             yield* runners.remove(self)
           }).pipe(Effect.catchAllCause(Effect.logWarning))
         )

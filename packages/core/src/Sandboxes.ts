@@ -441,7 +441,10 @@ export const makeWith = (options: Options = {}) =>
           const runtime = yield* runners.runtime(stored.value.runner_id)
           // Restarting one's own running sandbox is the sandbox as it is; anyone else's is denied.
           if ((yield* runtime.status(id)).status === "running") {
-            return yield* Sandbox.restart(stored.value, principal.memberId, now, { runnerId: "", libraryRef })
+            return yield* Sandbox.restart(stored.value, principal.memberId, now, {
+              runnerId: stored.value.runner_id ?? runners.self,
+              libraryRef: stored.value.library_ref
+            })
           }
         } else {
           yield* slotFor(principal)

@@ -78,8 +78,13 @@ ${configuration(backends.map((backend) => new URL(backend).host), port)}}
   }
   return {
     url,
+    // SIGTERM: the master stops its workers too (a SIGKILLed master leaves them behind).
     close: async () => {
-      child.kill("SIGKILL")
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve))
+        child.kill("SIGTERM")
+        await exited
+      }
       rmSync(dir, { recursive: true, force: true })
     }
   }
