@@ -32,7 +32,7 @@
  * | `SIGHTLINE_PGLITE_TEMPLATE` | the built server's `pglite-template.tar.gz` | a prepared cluster a new data directory starts from (`off`: none) |
  * | `SIGHTLINE_DEMO_CACHE` | the built server's `demo-cache/` | where the DEMO connector's database is kept once built (`off`: built in memory by every process) |
  * | `SIGHTLINE_SANDBOX_TIMEOUT_SECONDS` | 120 | wall-clock limit of one sandbox execution |
- * | `SIGHTLINE_SANDBOX_MAX_PER_MEMBER`, `SIGHTLINE_SANDBOX_MAX_PER_ORGANIZATION` | 3, 10 | sandboxes running at once on this process per member, per organization |
+ * | `SIGHTLINE_SANDBOX_MAX_PER_MEMBER`, `SIGHTLINE_SANDBOX_MAX_PER_ORGANIZATION` | 3, 10 | sandboxes running at once per member, per organization, on every process together |
  * | `SIGHTLINE_ROLES` | `api,worker,sandbox` | what this process does: `api` (the HTTP API, the console, chat answers), `worker` (schedules, playbook, agent and evaluation runs, deliveries), `sandbox` (runs sandboxes); health, readiness and metrics are always served |
  * | `SIGHTLINE_CLUSTER_SECRET` | unset | the secret of the sandbox channel between processes (32 characters or more, the same on every process): any process then serves every sandbox, whichever runs it |
  * | `SIGHTLINE_INTERNAL_URL` | `http://<SIGHTLINE_HOST>:<SIGHTLINE_PORT>` (the host name when listening on every address) | where the other processes reach this one's sandbox channel |
