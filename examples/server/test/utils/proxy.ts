@@ -10,15 +10,12 @@ import type { AddressInfo } from "node:net"
 
 export interface Proxy {
   readonly url: string
-  /** How many requests each backend answered, by its base URL. */
-  readonly served: Map<string, number>
   readonly close: () => Promise<void>
 }
 
 const refused = (error: NodeJS.ErrnoException) => error.code === "ECONNREFUSED" || error.code === "ECONNRESET"
 
 export const roundRobin = async (backends: ReadonlyArray<string>): Promise<Proxy> => {
-  const served = new Map<string, number>(backends.map((backend) => [backend, 0]))
   let next = 0
   const forward = (backend: string, req: http.IncomingMessage, body: Buffer, res: http.ServerResponse) =>
     new Promise<void>((resolve, reject) => {
@@ -30,7 +27,6 @@ export const roundRobin = async (backends: ReadonlyArray<string>): Promise<Proxy
         path: req.url,
         headers: { ...req.headers, host: target.host, "x-forwarded-for": req.socket.remoteAddress ?? "" }
       }, (response) => {
-        served.set(backend, (served.get(backend) ?? 0) + 1)
         res.writeHead(response.statusCode ?? 502, response.headers)
         response.pipe(res)
         response.on("error", () => res.destroy())
@@ -60,7 +56,6 @@ export const roundRobin = async (backends: ReadonlyArray<string>): Promise<Proxy
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    served,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
