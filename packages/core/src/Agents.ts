@@ -268,6 +268,7 @@ export const make = Effect.gen(function*() {
 
   const create = Traced.fn("Agents.create")(function*(principal: Policy.Principal, request: Agent.CreateRequest) {
     yield* enforce(Policy.requirePermission(principal, "agent:write"))
+    yield* enforce(Policy.canRunUnattended(principal))
     const connectorIds = Arr.dedupe(request.connector_ids)
     yield* checkConnectors(principal, connectorIds)
     yield* ChatChannelUse.require(channels, principal.organizationId, request.chat_channel_id)

@@ -35,6 +35,7 @@ import * as AnswerHandlers from "./AnswerHandlers.js"
 import { type RunConnector, systemPrompt } from "./AnswerPrompt.js"
 import * as Asset from "./Asset.js"
 import { AssetStore } from "./AssetStore.js"
+import * as Audience from "./Audience.js"
 import { Auditor } from "./Auditor.js"
 import * as ChartRenderer from "./ChartRenderer.js"
 import * as Chat from "./Chat.js"
@@ -61,7 +62,6 @@ import * as Model from "./Model.js"
 import * as Policy from "./Policy.js"
 import * as Provenance from "./Provenance.js"
 import * as Sandboxes from "./Sandboxes.js"
-import * as Secret from "./Secret.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as Traced from "./Traced.js"
 import * as WebSearch from "./WebSearch.js"
@@ -378,10 +378,9 @@ export const makeWith = (options: Options) =>
         const entry = Option.getOrElse(Model.findById(catalogue, run.model), () => catalogue.defaultModel)
         making.model = { id: entry.id, provider: entry.provider, providerModel: Model.providerModel(entry) }
         const clientAttributesJson = Policy.clientAttributesJson(principal)
-        // A fingerprint, never the attributes: equal attributes of one organization hash alike.
-        if (clientAttributesJson !== "{}") {
-          making.clientAttributesHash = yield* Secret.sha256Hex(`${run.organizationId}\n${clientAttributesJson}`)
-        }
+        // A fingerprint, never the attributes: the caller's audience.
+        const audience = Policy.audienceOf(principal)
+        if (audience !== Audience.none) making.clientAttributesHash = audience
         const records: Array<ConnectorRecord> = []
         if (run.tools.sql) {
           for (const id of run.tools.connectorIds) {

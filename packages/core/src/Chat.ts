@@ -123,6 +123,11 @@ export class ChatRecord extends Schema.Class<ChatRecord>("@sightline/core/ChatRe
   id: ChatId,
   organization_id: OrganizationId,
   creator_id: MemberId,
+  /**
+   * The audience the chat was made in (`Audience`: the fingerprint of the creating key's client
+   * attributes); absent or `""` without attributes. Only callers of that audience reach the chat.
+   */
+  audience: Schema.optional(Schema.String),
   /** The model id (as listed by GET /v2/models) fixed when the chat was created. */
   model: Schema.String,
   /** The chat's title, served as `summary`. */
@@ -596,6 +601,8 @@ export const make = (options: {
   readonly id: ChatId
   readonly organizationId: OrganizationId
   readonly creatorId: MemberId
+  /** The creator's audience (`Policy.audienceOf`); none when absent. */
+  readonly audience?: string | undefined
   readonly model: string
   readonly source: ChatSource
   readonly question: string
@@ -605,6 +612,7 @@ export const make = (options: {
     id: options.id,
     organization_id: options.organizationId,
     creator_id: options.creatorId,
+    ...(options.audience === undefined || options.audience === "" ? {} : { audience: options.audience }),
     model: options.model,
     summary: initialSummary(options.question),
     source: options.source,

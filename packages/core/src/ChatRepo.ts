@@ -42,6 +42,8 @@ export declare namespace ChatRepo {
     readonly sortDirection: Chat.SortDirection
     /** Only the chats this member created. */
     readonly creatorId?: MemberId | undefined
+    /** Only the chats made in this audience (`Audience`; `""` is the audience without attributes). */
+    readonly audience?: string | undefined
   }
 
   /** A listed chat with its preview (the first user message cut to 200 characters, or ""). */
@@ -304,6 +306,7 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
           const matches = Arr.filterMap(Array.from(HashMap.values(tables.chats)), (chat) => {
             if (chat.organization_id !== organizationId) return Option.none()
             if (options.creatorId !== undefined && chat.creator_id !== options.creatorId) return Option.none()
+            if (options.audience !== undefined && (chat.audience ?? "") !== options.audience) return Option.none()
             const first = firstUserMessage(tables, chat.id)
             if (
               term !== "" && !includesFolded(chat.summary, term) &&

@@ -273,6 +273,7 @@ export const makeWith = (options: Chats.Options) =>
               id: ChatId.make(yield* uuid),
               organizationId,
               creatorId: principal.memberId,
+              audience: Policy.audienceOf(principal),
               model,
               source: startOptions?.source ?? "api",
               question: request.question,

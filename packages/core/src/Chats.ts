@@ -3,7 +3,8 @@
  * writes of a run (start it, append its cells and answer, end it) are `ChatRuns`.
  *
  * Visibility: a chat is visible to its creator only, org admins included (a conversation is
- * personal, and roles never replace ownership in the policy engine). Everyone else gets
+ * personal, and roles never replace ownership in the policy engine), and only in the audience it
+ * was made in (the end user behind a key with client attributes, see `Audience`). Everyone else gets
  * `NotFound`, exactly as for a chat that does not exist.
  *
  * `cancel` ends the running run in the store, with its `done` in the log: the run's process may be
@@ -21,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Asset from "./Asset.js"
+import * as Audience from "./Audience.js"
 import { AssetStore, type StoredObject } from "./AssetStore.js"
 import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
@@ -144,7 +146,7 @@ export declare namespace Chats {
 // -----------------------------------------------------------------------------------------------
 
 /**
- * Who may reach a chat: its creator only (no grants, no org-wide visibility).
+ * Who may reach a chat: its creator only, in its audience (no grants, no org-wide visibility).
  *
  * @since 0.1.0
  * @category utils
@@ -152,6 +154,7 @@ export declare namespace Chats {
 export const accessOf = (chat: Chat.ChatRecord): Policy.ObjectAccess => ({
   organizationId: chat.organization_id,
   ownerId: chat.creator_id,
+  audience: chat.audience ?? Audience.none,
   isPublic: false,
   grants: []
 })
@@ -219,7 +222,8 @@ export const makeWith = (options: Options) =>
         searchTerm: query.search_term,
         sortBy: query.sort_by,
         sortDirection: query.sort_direction,
-        creatorId: principal.memberId
+        creatorId: principal.memberId,
+        audience: Policy.audienceOf(principal)
       })
       // Only the caller's own chats are listed, so every creator e-mail is the caller's (which
       // authentication already read, saving a statement on every listing).

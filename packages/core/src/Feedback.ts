@@ -65,7 +65,12 @@ const fields = {
  */
 export class FeedbackRecord extends Schema.Class<FeedbackRecord>("@sightline/core/FeedbackRecord")({
   ...fields,
-  organization_id: OrganizationId
+  organization_id: OrganizationId,
+  /**
+   * The audience of the rated chat (`Audience`); absent or `""` without client attributes. Only
+   * callers of that audience list or promote the rating.
+   */
+  audience: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -83,7 +88,7 @@ export type View = typeof View.Type
  * @since 0.1.0
  * @category utils
  */
-export const toView = (record: FeedbackRecord): View => Struct.omit(record, "organization_id")
+export const toView = (record: FeedbackRecord): View => Struct.omit(record, "organization_id", "audience")
 
 /**
  * The body of `PUT /v2/chats/{chat_id}/messages/{message_id}/feedback`.
@@ -122,6 +127,8 @@ export interface Filters {
   readonly rating?: Rating | undefined
   readonly connectorId?: number | undefined
   readonly model?: string | undefined
+  /** Only ratings of this audience (`Audience`; `""` is the audience without attributes). */
+  readonly audience?: string | undefined
 }
 
 /**
@@ -133,7 +140,8 @@ export interface Filters {
 export const matches = (record: FeedbackRecord, filters: Filters): boolean =>
   (filters.rating === undefined || record.rating === filters.rating) &&
   (filters.connectorId === undefined || record.connector_id === filters.connectorId) &&
-  (filters.model === undefined || record.model === filters.model)
+  (filters.model === undefined || record.model === filters.model) &&
+  (filters.audience === undefined || (record.audience ?? "") === filters.audience)
 
 /**
  * Response of `GET /v2/feedback`, newest first.

@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
 import * as Asset from "./Asset.js"
+import * as Audience from "./Audience.js"
 import * as Change from "./Change.js"
 import { Changes } from "./Changes.js"
 import { ChatRepo } from "./ChatRepo.js"
@@ -136,6 +137,7 @@ export const make = Effect.gen(function*() {
         chat_id: chatId,
         message_id: messageId,
         member_id: principal.memberId,
+        ...(chat.value.audience === undefined || chat.value.audience === "" ? {} : { audience: chat.value.audience }),
         rating: request.rating,
         ...(request.comment === undefined || request.comment.trim() === "" ? {} : { comment: request.comment }),
         question,
@@ -156,7 +158,8 @@ export const make = Effect.gen(function*() {
     const page = yield* repo.list(principal.organizationId, {
       rating: params.rating,
       connectorId: params.connector_id,
-      model: params.model
+      model: params.model,
+      audience: Policy.audienceOf(principal)
     }, { limit: params.limit, after })
     return {
       feedback: page.items.map(Feedback.toView),
@@ -183,7 +186,9 @@ export const make = Effect.gen(function*() {
   ) {
     yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const found = yield* repo.get(principal.organizationId, id)
-    if (Option.isNone(found)) return yield* new NotFound({ message: `feedback ${id} not found` })
+    if (Option.isNone(found) || (found.value.audience ?? Audience.none) !== Policy.audienceOf(principal)) {
+      return yield* new NotFound({ message: `feedback ${id} not found` })
+    }
     const record = found.value
     const question = request.question ?? record.question
     if (question.trim() === "") return yield* new InvalidRequest({ message: "the rated message answered no question" })

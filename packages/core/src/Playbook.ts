@@ -143,6 +143,11 @@ export class PlaybookRecord extends Schema.Class<PlaybookRecord>("@sightline/cor
   id: PlaybookId,
   organization_id: OrganizationId,
   owner_id: MemberId,
+  /**
+   * The audience the playbook was made in (`Audience`: the fingerprint of the creating key's client
+   * attributes); absent or `""` without attributes. Only callers of that audience reach it.
+   */
+  audience: Schema.optional(Schema.String),
   name: Schema.String,
   prompt: Schema.String,
   status: PlaybookStatus,
@@ -347,12 +352,15 @@ export const make = (options: {
   readonly id: PlaybookId
   readonly organizationId: OrganizationId
   readonly ownerId: MemberId
+  /** The creator's audience (`Policy.audienceOf`); none when absent. */
+  readonly audience?: string | undefined
   readonly at: DateTime.Utc
 }): PlaybookRecord =>
   new PlaybookRecord({
     id: options.id,
     organization_id: options.organizationId,
     owner_id: options.ownerId,
+    ...(options.audience === undefined || options.audience === "" ? {} : { audience: options.audience }),
     name: "",
     prompt: "",
     status: "draft",

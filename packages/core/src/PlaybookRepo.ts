@@ -39,6 +39,8 @@ export declare namespace PlaybookRepo {
     readonly sortBy: PlaybookSortField
     readonly sortDirection: SortDirection
     readonly status?: PlaybookStatus | undefined
+    /** Only the playbooks made in this audience (`Audience`; `""` is the audience without attributes). */
+    readonly audience?: string | undefined
   }
 
   /** A page of playbooks and how many match in all. */
@@ -184,6 +186,7 @@ export const layerMemory: Layer.Layer<PlaybookRepo, never, MemoryState> = Layer.
           const matches = Array.from(HashMap.values(tables.playbooks)).filter((p) =>
             p.organization_id === organizationId &&
             (options.status === undefined || p.status === options.status) &&
+            (options.audience === undefined || (p.audience ?? "") === options.audience) &&
             (term === "" || includesFolded(p.name, term) || includesFolded(p.prompt, term))
           )
           const sorted = Arr.sort(matches, playbookOrder(options.sortBy, options.sortDirection))

@@ -6,7 +6,9 @@
  * Who may reach a playbook is the policy engine's (`Policy.canRead`, `canWrite`, `canOwn`) over the
  * access described by `accessOf`: every playbook is visible to its whole organization (members list
  * and read each other's playbooks, as the hosted service shows them), and its creator owns it, so
- * only the creator configures, deploys, runs or deletes it.
+ * only the creator configures, deploys, runs or deletes it. What an end user's key (one with client
+ * attributes) makes is of its audience only (`Audience`), and such a key never deploys: a deployed
+ * playbook fires as its owner, without the attributes.
  *
  * @since 0.1.0
  */
@@ -15,6 +17,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Audience from "./Audience.js"
 import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
@@ -143,8 +146,8 @@ export declare namespace Playbooks {
 // -----------------------------------------------------------------------------------------------
 
 /**
- * Who may reach a playbook: everyone in its organization reads it (org-wide `viewer`), its creator
- * owns it. There are no per-playbook grants, so nobody else can change it.
+ * Who may reach a playbook: everyone in its organization and its audience reads it (org-wide
+ * `viewer`), its creator owns it. There are no per-playbook grants, so nobody else can change it.
  *
  * @since 0.1.0
  * @category utils
@@ -152,6 +155,7 @@ export declare namespace Playbooks {
 export const accessOf = (playbook: Playbook.PlaybookRecord): Policy.ObjectAccess => ({
   organizationId: playbook.organization_id,
   ownerId: playbook.owner_id,
+  audience: playbook.audience ?? Audience.none,
   isPublic: true,
   grants: []
 })
@@ -205,6 +209,7 @@ export const make = Effect.gen(function*() {
       id: PlaybookId.make(yield* ids.uuid),
       organizationId: principal.organizationId,
       ownerId: principal.memberId,
+      audience: Policy.audienceOf(principal),
       at: yield* DateTime.now
     })
     // A fresh UUID that clashes is a broken generator, not something a client can fix.
@@ -217,7 +222,8 @@ export const make = Effect.gen(function*() {
 
   const list = Traced.fn("Playbooks.list")(
     function*(principal: Policy.Principal, query: Playbook.ListPlaybooksQuery) {
-      // Every playbook is visible to the whole organization, so the permission is the only check.
+      // Every playbook is visible to the whole organization in its audience, so the permission and
+      // the audience are the only checks.
       yield* Decision.enforce(Policy.requirePermission(principal, "playbook:read"))
       const page = yield* playbooks.list(principal.organizationId, {
         limit: query.limit,
@@ -225,7 +231,8 @@ export const make = Effect.gen(function*() {
         searchTerm: query.search_term,
         sortBy: query.sort_by,
         sortDirection: query.sort_direction,
-        status: query.status_filter
+        status: query.status_filter,
+        audience: Policy.audienceOf(principal)
       })
       return { playbooks: page.rows.map(Playbook.toPlaybook), total_count: page.totalCount }
     }
@@ -299,7 +306,9 @@ export const make = Effect.gen(function*() {
       yield* Decision.enforce(
         Policy.canWrite(principal, "playbook", accessOf(playbook), now)
       )
-      // A deployed playbook fires on its own: one that could not run is refused here, not at 9 am.
+      // A deployed playbook fires on its own, as its owner: never for an end user's key.
+      yield* Decision.enforce(Policy.canRunUnattended(principal))
+      // One that could not run is refused here, not at 9 am.
       yield* requireRunnable(principal, playbook, now)
       const deployed = Playbook.deploy(playbook, now)
       yield* Effect.orDie(playbooks.update(deployed))

@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Order from "effect/Order"
 import * as Schema from "effect/Schema"
 import type { ListScope } from "./ApiKey.js"
+import * as Audience from "./Audience.js"
 import * as Decision from "./Decision.js"
 import type { ApiKeyId, ChatId, ConnectorId, MemberId, ModelNumber, OrganizationId, RoleId } from "./Ids.js"
 import * as Permission from "./Permission.js"
@@ -136,6 +137,18 @@ export const clientAttributesJson = (principal: Principal): string =>
   principal.auth._tag === "ApiKey" && principal.auth.clientId !== undefined && principal.auth.clientId !== ""
     ? principal.auth.clientId
     : "{}"
+
+/**
+ * The caller's audience (`Audience`): the fingerprint of its key's client attributes, or
+ * `Audience.none` without any. What the caller makes belongs to it, and only it reaches that.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const audienceOf = (principal: Principal): string => {
+  const json = clientAttributesJson(principal)
+  return json === "{}" ? Audience.none : Audience.of(principal.organizationId, json)
+}
 
 /**
  * The authenticated caller: a member of an organization, its live roles, and its credential.
@@ -318,6 +331,25 @@ export const requirePermission = (principal: Principal, permission: Permission.P
     hasPermission(principal, permission)
       ? Decision.allow
       : denied("permission_denied", `permission denied: ${permission} required`)
+  ])
+
+/**
+ * May the caller set up work that runs on its own (a deployed playbook's schedule, an agent's
+ * schedule, webhook and runs)? Such work runs as the member, without client attributes, so a key
+ * with client attributes (an end user's) may not: its rows would escape row-level security.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const canRunUnattended = (principal: Principal): PermissionDecision =>
+  Decision.all([
+    authenticated(principal),
+    clientAttributesJson(principal) === "{}"
+      ? Decision.allow
+      : denied(
+        "permission_denied",
+        "a key with client attributes cannot set up unattended runs: they run as the member, without the attributes"
+      )
   ])
 
 /**
@@ -684,13 +716,19 @@ export interface ObjectAccess {
   /** The access org-wide visibility gives; `viewer` when absent. */
   readonly publicAccessType?: AccessType | undefined
   readonly grants: ReadonlyArray<Grant>
+  /**
+   * For what end users make under one member (chats, playbooks, sandboxes, agent runs, feedback):
+   * the audience it was made in (`Audience.none` without client attributes). Only a caller of the
+   * same audience reaches it, by any source; absent for objects that belong to no audience.
+   */
+  readonly audience?: string | undefined
 }
 
 /**
  * The strongest access the caller has on the object, or none when it cannot see it. Sources:
  * ownership (the owner decides it, whatever the roles), direct member grants (kept by a session or a
  * key with `fullMemberAccess`), role grants through the effective roles, and org-wide visibility.
- * Expired grants and objects of another organization give nothing.
+ * Expired grants, objects of another organization and objects of another audience give nothing.
  *
  * @since 0.1.0
  * @category utils
@@ -701,6 +739,7 @@ export const objectAccess = (
   now: DateTime.Utc
 ): Option.Option<AccessType> => {
   if (!isActive(principal) || object.organizationId !== principal.organizationId) return Option.none()
+  if (object.audience !== undefined && object.audience !== audienceOf(principal)) return Option.none()
   const roles = roleIds(effectiveRoles(principal))
   const memberGrants = keepsMemberGrants(principal)
   const fromGrants = Arr.filterMap(object.grants, (grant) => {
@@ -800,7 +839,9 @@ export interface AgentAccess {
 /**
  * Is the agent visible to the caller? Only when the caller can reach every connector it uses;
  * otherwise it is `not_found`, as the seed's troubleshooting says. A connector id missing from
- * `connectors` (deleted, or of another organization) counts as unreachable.
+ * `connectors` (deleted, or of another organization) counts as unreachable. Agents and their runs
+ * act as their owner without client attributes, so they are of the audience without attributes:
+ * invisible to a key with client attributes.
  *
  * @since 0.1.0
  * @category utils
@@ -814,6 +855,7 @@ export const agentVisible = (
   const auth = authenticated(principal)
   if (Decision.isDeny(auth)) return auth
   if (agent.organizationId !== principal.organizationId) return notFound
+  if (audienceOf(principal) !== Audience.none) return notFound
   const reachable = (id: ConnectorId) =>
     connectors.some((connector) => connector.id === id && Option.isSome(objectAccess(principal, connector, now)))
   return agent.connectorIds.every(reachable) ? Decision.allow : notFound

@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Answers from "./Answers.js"
 import * as Asset from "./Asset.js"
+import * as Audience from "./Audience.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
 import { enforce } from "./Decision.js"
@@ -30,7 +31,6 @@ import { ChatId, ConnectorId, MessageId } from "./Ids.js"
 import { chatAnswer } from "./internal/chatAnswer.js"
 import * as Policy from "./Policy.js"
 import { Provenance } from "./Provenance.js"
-import * as Secret from "./Secret.js"
 import * as Traced from "./Traced.js"
 
 /**
@@ -158,11 +158,8 @@ export const make = Effect.gen(function*() {
         message: "this answer was stored before answers kept their provenance: nothing says how to re-run it"
       })
     }
-    const attributes = Policy.clientAttributesJson(principal)
-    const fingerprint = attributes === "{}"
-      ? undefined
-      : yield* Secret.sha256Hex(`${principal.organizationId}\n${attributes}`)
-    if (fingerprint !== provenance.client_attributes_hash) {
+    const audience = Policy.audienceOf(principal)
+    if ((audience === Audience.none ? undefined : audience) !== provenance.client_attributes_hash) {
       return yield* new PermissionDenied({
         message: provenance.client_attributes_hash === undefined
           ? "permission denied: this answer ran under no client attributes, and your key is bound to some: " +

@@ -47,6 +47,11 @@ export class Sandbox extends Schema.Class<Sandbox>("@sightline/core/Sandbox")({
   organization_id: OrganizationId,
   /** The member who started it: its owner, the only one who may restart it. */
   member_id: MemberId,
+  /**
+   * The audience it was started in (`Audience`: the fingerprint of the starting key's client
+   * attributes); absent or `""` without attributes. Only callers of that audience reach it.
+   */
+  audience: Schema.optional(Schema.String),
   chat_id: Schema.optional(ChatId),
   status: Status,
   /** When it last (re)started. */
@@ -109,6 +114,8 @@ export const make = (options: {
   readonly sandboxId: SandboxId
   readonly organizationId: OrganizationId
   readonly memberId: MemberId
+  /** The starter's audience (`Policy.audienceOf`); none when absent. */
+  readonly audience?: string | undefined
   readonly chatId?: ChatId | undefined
   readonly runnerId?: string | undefined
   readonly libraryRef?: string | undefined
@@ -118,6 +125,7 @@ export const make = (options: {
     sandbox_id: options.sandboxId,
     organization_id: options.organizationId,
     member_id: options.memberId,
+    ...(options.audience === undefined || options.audience === "" ? {} : { audience: options.audience }),
     ...(options.chatId === undefined ? {} : { chat_id: options.chatId }),
     ...(options.runnerId === undefined ? {} : { runner_id: options.runnerId }),
     ...(options.libraryRef === undefined ? {} : { library_ref: options.libraryRef }),

@@ -31,6 +31,8 @@ export declare namespace SandboxRepo {
     readonly status: StatusFilter
     /** Only the sandboxes started by this member; omitted: every member's. */
     readonly memberId?: MemberId | undefined
+    /** Only the sandboxes started in this audience (`Audience`; `""` is the audience without attributes). */
+    readonly audience?: string | undefined
   }
 
   /** Sandbox storage. Sandbox ids are unique across every organization. */
@@ -107,7 +109,8 @@ export const layerMemory: Layer.Layer<SandboxRepo, never, MemoryState> = Layer.e
           const matching = Array.from(HashMap.values(rows)).filter((row) =>
             row.organization_id === organizationId &&
             (options.status === "all" || row.status === options.status) &&
-            (options.memberId === undefined || row.member_id === options.memberId)
+            (options.memberId === undefined || row.member_id === options.memberId) &&
+            (options.audience === undefined || (row.audience ?? "") === options.audience)
           )
           return Pagination.pageInMemory(matching, options, keyset)
         })),

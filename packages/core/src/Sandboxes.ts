@@ -33,6 +33,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
+import * as Audience from "./Audience.js"
 import * as Change from "./Change.js"
 import { Changes } from "./Changes.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -233,6 +234,12 @@ export const defaultOptions = {
 /** Does the caller see every member's sandboxes? */
 const seesAll = (principal: Policy.Principal): boolean => Policy.hasPermission(principal, "organization:read")
 
+// A sandbox of the caller's audience only (`Audience`), and its own, or with `admins` any member's
+// for a caller who sees them all.
+const reachable = (principal: Policy.Principal, sandbox: Sandbox.Sandbox, admins: boolean): boolean =>
+  (sandbox.audience ?? Audience.none) === Policy.audienceOf(principal) &&
+  (sandbox.member_id === principal.memberId || (admins && seesAll(principal)))
+
 const encodeView = Schema.encodeSync(Execution.View)
 const decodeView = Schema.decodeSync(Execution.View)
 
@@ -277,8 +284,7 @@ export const makeWith = (options: Options = {}) =>
     /** The stored sandbox, if the caller may see it (its owner; `organization:read` for `admin` lookups). */
     const visible = (principal: Policy.Principal, id: SandboxId, admins: boolean) =>
       Effect.flatMap(sandboxes.get(principal.organizationId, id), (found) =>
-        Option.isSome(found) &&
-          (found.value.member_id === principal.memberId || (admins && seesAll(principal)))
+        Option.isSome(found) && reachable(principal, found.value, admins)
           ? Effect.succeed(found.value)
           : Effect.fail(new NotFound()))
 
@@ -357,7 +363,8 @@ export const makeWith = (options: Options = {}) =>
         status: params.status,
         limit: params.limit,
         after,
-        ...(seesAll(principal) ? {} : { memberId: principal.memberId })
+        ...(seesAll(principal) ? {} : { memberId: principal.memberId }),
+        audience: Policy.audienceOf(principal)
       })
       const now = yield* DateTime.now
       return {
@@ -420,6 +427,7 @@ export const makeWith = (options: Options = {}) =>
             sandboxId: id,
             organizationId: principal.organizationId,
             memberId: principal.memberId,
+            audience: Policy.audienceOf(principal),
             chatId: startOptions?.chatId,
             runnerId: yield* runners.place,
             libraryRef,
@@ -432,7 +440,7 @@ export const makeWith = (options: Options = {}) =>
         }
         const stored = yield* sandboxes.getForUpdate(principal.organizationId, id)
         // Someone else's sandbox is invisible, except to admins, who are told only its owner restarts it.
-        if (Option.isNone(stored) || (stored.value.member_id !== principal.memberId && !seesAll(principal))) {
+        if (Option.isNone(stored) || !reachable(principal, stored.value, true)) {
           return yield* new NotFound()
         }
         // Running already and alive on its runner: nothing to do. Stored as running but gone from its

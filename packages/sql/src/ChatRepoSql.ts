@@ -169,7 +169,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const lastBatch = (chatId: string, column: "last_id" | "run_start") =>
       sql`SELECT ${sql(column)} FROM ${events} WHERE chat_id = ${chatId} ORDER BY first_id DESC LIMIT 1`
     const chatColumns = sql.literal(
-      "id, organization_id, creator_id, model, summary, source, status, run_traceparent, created_at, updated_at"
+      "id, organization_id, creator_id, audience, model, summary, source, status, run_traceparent, created_at, " +
+        "updated_at"
     )
     const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, provenance, created_at")
     const cellColumns = sql.literal(
@@ -209,12 +210,17 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     interface ListRequest {
       readonly organization_id: OrganizationId
       readonly creator_id?: MemberId | undefined
+      readonly audience?: string | undefined
       readonly pattern?: string | undefined
     }
+    const ownerFilter = (request: ListRequest) => [
+      ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`]),
+      ...(request.audience === undefined ? [] : [sql`audience = ${request.audience}`])
+    ]
     const listFilter = (request: ListRequest) =>
       sql.and([
         sql`organization_id = ${request.organization_id}`,
-        ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`]),
+        ...ownerFilter(request),
         // The same expressions as the trigram indexes, so that PostgreSQL with `pg_trgm` uses them.
         ...(request.pattern === undefined ? [] : [
           sql`(lower(summary) LIKE lower(${request.pattern}) OR lower(first_question) LIKE lower(${request.pattern}))`
@@ -227,7 +233,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         ? sql`SELECT coalesce(sum(n), 0)::int AS total FROM ${counts} WHERE ${
           sql.and([
             sql`organization_id = ${request.organization_id}`,
-            ...(request.creator_id === undefined ? [] : [sql`creator_id = ${request.creator_id}`])
+            ...ownerFilter(request)
           ])
         }`
         : sql`SELECT count(*)::int AS total FROM ${chats} WHERE ${listFilter(request)}`
@@ -238,12 +244,13 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     // chat started between them was counted but missing from the page. The total is the row that is
     // always there and the page joins it (no chat: one row of nulls): a join `ON true` is a nested
     // loop, which keeps the page's index order. One compiled read per shape of the listing (its
-    // sort, and which filters it has); the values (the organization, the creator, the pattern, the
-    // page) are its parameters.
-    const makePageRead = (sort: string, creator: boolean, search: boolean) =>
+    // sort, and which filters it has); the values (the organization, the creator, the audience, the
+    // pattern, the page) are its parameters.
+    const makePageRead = (sort: string, creator: boolean, audience: boolean, search: boolean) =>
       compiledRead((
         organizationId: OrganizationId,
         creatorId: MemberId | undefined,
+        audienceOf: string | undefined,
         pattern: string | undefined,
         limit: number,
         offset: number
@@ -251,6 +258,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         const request: ListRequest = {
           organization_id: organizationId,
           ...(creator ? { creator_id: creatorId } : {}),
+          ...(audience ? { audience: audienceOf } : {}),
           ...(search ? { pattern } : {})
         }
         return sql<{ readonly total: number; readonly id: string | null; readonly preview: string }>`
@@ -267,16 +275,17 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const pageRead = (
       page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection">,
       creator: boolean,
+      audience: boolean,
       search: boolean
     ) => {
       // The expressions of the sort indexes; ties by id in the same direction.
       const key = page.sortBy === "name" ? `lower(summary) COLLATE "C"` : page.sortBy
       const direction = page.sortDirection === "asc" ? "ASC" : "DESC"
       const sort = `${key} ${direction}, id ${direction}`
-      const shape = `${sort}${creator ? " creator" : ""}${search ? " search" : ""}`
+      const shape = `${sort}${creator ? " creator" : ""}${audience ? " audience" : ""}${search ? " search" : ""}`
       let run = pageReads.get(shape)
       if (run === undefined) {
-        run = makePageRead(sort, creator, search)
+        run = makePageRead(sort, creator, audience, search)
         pageReads.set(shape, run)
       }
       return run
@@ -286,9 +295,10 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       page: Pick<ChatRepo.ListOptions, "sortBy" | "sortDirection" | "limit" | "offset">
     ) =>
       Effect.map(
-        pageRead(page, request.creator_id !== undefined, request.pattern !== undefined)(
+        pageRead(page, request.creator_id !== undefined, request.audience !== undefined, request.pattern !== undefined)(
           request.organization_id,
           request.creator_id,
+          request.audience,
           request.pattern,
           page.limit,
           page.offset
@@ -571,6 +581,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         const { rows, total } = yield* Effect.orDie(listPage({
           organization_id: organizationId,
           ...(options.creatorId === undefined ? {} : { creator_id: options.creatorId }),
+          ...(options.audience === undefined ? {} : { audience: options.audience }),
           ...(term === "" ? {} : { pattern: likeContaining(term) })
         }, options))
         return { rows, totalCount: total }

@@ -40,6 +40,7 @@ const PageRequest = Schema.Struct({
   rating: Schema.optional(Schema.String),
   connector_id: Schema.optional(Schema.Number),
   model: Schema.optional(Schema.String),
+  audience: Schema.optional(Schema.String),
   after_at: Schema.optional(Schema.DateFromSelf),
   after_id: Schema.optional(FeedbackId),
   limit: Schema.Int
@@ -59,6 +60,7 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
     const names = [
       "id",
       "organization_id",
+      "audience",
       "chat_id",
       "message_id",
       "member_id",
@@ -78,7 +80,7 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
       Request: FeedbackFromRow,
       Result: FeedbackFromRow,
       execute: (row) =>
-        sql`INSERT INTO ${table} ${sql.insert(RowSql.values(row, names))}
+        sql`INSERT INTO ${table} ${sql.insert({ ...RowSql.values(row, names), audience: row.audience ?? "" })}
             ON CONFLICT (organization_id, message_id, member_id) DO UPDATE SET
               rating = EXCLUDED.rating, comment = EXCLUDED.comment, question = EXCLUDED.question,
               answer = EXCLUDED.answer, model = EXCLUDED.model, connector_id = EXCLUDED.connector_id,
@@ -101,6 +103,7 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
             ...(request.rating === undefined ? [] : [sql`rating = ${request.rating}`]),
             ...(request.connector_id === undefined ? [] : [sql`connector_id = ${request.connector_id}`]),
             ...(request.model === undefined ? [] : [sql`model = ${request.model}`]),
+            ...(request.audience === undefined ? [] : [sql`audience = ${request.audience}`]),
             ...(request.after_at === undefined || request.after_id === undefined
               ? []
               : [sql`(updated_at, id) < (${request.after_at}::timestamptz, ${request.after_id}::uuid)`])
@@ -121,6 +124,7 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
               rating: filters.rating,
               connector_id: filters.connectorId,
               model: filters.model,
+              audience: filters.audience,
               ...position
             }))
         )

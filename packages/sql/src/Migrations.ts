@@ -38,6 +38,7 @@ import { migration as migration0024OAuth } from "./internal/migrations/0024_oaut
 import { migration as migration0025WebhookEndpoints } from "./internal/migrations/0025_webhook_endpoints.js"
 import { migration as migration0026TraceContext } from "./internal/migrations/0026_trace_context.js"
 import { migration as migration0027SandboxRunners } from "./internal/migrations/0027_sandbox_runners.js"
+import { migration as migration0028Audiences } from "./internal/migrations/0028_audiences.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -152,7 +153,8 @@ export const migrations = (
   "0024_oauth": migration0024OAuth(prefix),
   "0025_webhook_endpoints": migration0025WebhookEndpoints(prefix),
   "0026_trace_context": migration0026TraceContext(prefix),
-  "0027_sandbox_runners": migration0027SandboxRunners(prefix)
+  "0027_sandbox_runners": migration0027SandboxRunners(prefix),
+  "0028_audiences": migration0028Audiences(prefix)
 })
 
 /**

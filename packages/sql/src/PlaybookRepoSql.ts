@@ -90,7 +90,8 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
       "created_at",
       "updated_at"
     ]
-    const keyNames = ["id", "organization_id"]
+    // The audience is set when the playbook is made and never changes, so updates leave it alone.
+    const keyNames = ["id", "organization_id", "audience"]
     const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
     const reportNames = [
       "id",
@@ -112,7 +113,9 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
       Request: PlaybookFromRow,
       Result: Written,
       execute: (row) =>
-        sql`INSERT INTO ${playbooks} ${sql.insert(RowSql.values(row, [...keyNames, ...fieldNames]))}
+        sql`INSERT INTO ${playbooks} ${
+          sql.insert({ ...RowSql.values(row, [...keyNames, ...fieldNames]), audience: row.audience ?? "" })
+        }
             ON CONFLICT (id) DO NOTHING RETURNING id`
     })
     const findPlaybook = (lock: "" | "FOR UPDATE") =>
@@ -144,12 +147,14 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     const ListRequest = Schema.Struct({
       organization_id: OrganizationId,
       status: Schema.optional(Schema.String),
+      audience: Schema.optional(Schema.String),
       pattern: Schema.optional(Schema.String)
     })
     const listFilter = (request: typeof ListRequest.Encoded) =>
       sql.and([
         sql`organization_id = ${request.organization_id}`,
         ...(request.status === undefined ? [] : [sql`status = ${request.status}`]),
+        ...(request.audience === undefined ? [] : [sql`audience = ${request.audience}`]),
         // The same expressions as the trigram indexes, so that PostgreSQL with `pg_trgm` uses them.
         ...(request.pattern === undefined ? [] : [
           sql`(lower(name) LIKE lower(${request.pattern}) OR lower(prompt) LIKE lower(${request.pattern}))`
@@ -298,6 +303,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
           const request = {
             organization_id: organizationId,
             ...(options.status === undefined ? {} : { status: options.status }),
+            ...(options.audience === undefined ? {} : { audience: options.audience }),
             ...(term === "" ? {} : { pattern: likeContaining(term) })
           }
           const [rows, count] = yield* Effect.orDie(Effect.all([

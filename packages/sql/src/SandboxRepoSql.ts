@@ -50,6 +50,7 @@ const ListRequest = Schema.Struct({
   organization_id: OrganizationId,
   status: StatusFilter,
   member_id: Schema.optional(MemberId),
+  audience: Schema.optional(Schema.String),
   after_at: Schema.optional(Schema.DateFromSelf),
   after_id: Schema.optional(SandboxId),
   limit: Schema.Int
@@ -78,7 +79,8 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       "last_used_at",
       "stop_reason"
     ]
-    const keyNames = ["sandbox_id", "organization_id"]
+    // The audience is set when the sandbox is made and never changes, so updates leave it alone.
+    const keyNames = ["sandbox_id", "organization_id", "audience"]
     const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
 
     // `ON CONFLICT DO NOTHING` instead of catching the unique violation: no error, so a caller's
@@ -87,7 +89,9 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
       Request: SandboxFromRow,
       Result: Written,
       execute: (row) =>
-        sql`INSERT INTO ${sandboxes} ${sql.insert(RowSql.values(row, [...keyNames, ...fieldNames]))}
+        sql`INSERT INTO ${sandboxes} ${
+          sql.insert({ ...RowSql.values(row, [...keyNames, ...fieldNames]), audience: row.audience ?? "" })
+        }
             ON CONFLICT (sandbox_id) DO NOTHING RETURNING sandbox_id`
     })
     const find = (lock: boolean) =>
@@ -121,6 +125,7 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
             sql`organization_id = ${request.organization_id}`,
             ...(request.status === "all" ? [] : [sql`status = ${request.status}`]),
             ...(request.member_id === undefined ? [] : [sql`member_id = ${request.member_id}`]),
+            ...(request.audience === undefined ? [] : [sql`audience = ${request.audience}`]),
             ...(request.after_at === undefined || request.after_id === undefined
               ? []
               : [sql`(started_at, sandbox_id) < (${request.after_at}::timestamptz, ${request.after_id}::uuid)`])
@@ -183,6 +188,7 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
               organization_id: organizationId,
               status: options.status,
               ...(options.memberId === undefined ? {} : { member_id: options.memberId }),
+              ...(options.audience === undefined ? {} : { audience: options.audience }),
               ...position
             }))
         )
