@@ -209,6 +209,25 @@ describe.skipIf(unavailable !== undefined)(
         expect(own.status).toBe(200)
       })
 
+      it("a sandbox started by an end user's key is its alone: another end user's key and the member's find none", async () => {
+        const org = await server().newOrg()
+        const keyFor = async (clientId: string) =>
+          (await body(await post(server(), org.key, "/v2/api-keys", { inheritAllRoles: true, clientId }))).key as string
+        const [east, west] = [await keyFor("{\"region\":\"East\"}"), await keyFor("{\"region\":\"West\"}")]
+        const id = await start(server(), east)
+        expect((await exec(server(), east, id, "echo east")).stdout).toContain("east")
+        for (const key of [west, org.key]) {
+          expect((await body(await server().request("/v2/sandcastles", { key }))).sandboxes).toEqual([])
+          expect((await server().request(`/v2/sandcastles/${id}`, { key })).status).toBe(404)
+          expect((await post(server(), key, `/v2/sandcastles/${id}/exec`, { command: "echo in" })).status).toBe(404)
+          expect((await post(server(), key, "/v2/sandcastles", { sandbox_id: id })).status).toBe(404)
+          expect((await server().request(`/v2/sandcastles/${id}`, { method: "DELETE", key })).status).toBe(404)
+        }
+        expect((await body(await server().request("/v2/sandcastles", { key: east }))).sandboxes.map((s: any) => s.sandbox_id))
+          .toEqual([id])
+        expect((await server().request(`/v2/sandcastles/${id}`, { method: "DELETE", key: east })).status).toBe(200)
+      })
+
       it("a member may have three sandboxes running at once: the fourth is 409, until one stops", async () => {
         const org = await server().newOrg()
         const ids = [await start(server(), org.key), await start(server(), org.key), await start(server(), org.key)]

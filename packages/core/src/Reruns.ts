@@ -143,8 +143,11 @@ export const make = Effect.gen(function*() {
     yield* enforce(Policy.requirePermission(principal, "chat:write"))
     const chat = yield* chats.get(principal.organizationId, chatId)
     if (Option.isNone(chat)) return yield* new NotFound()
+    // Whoever sees the organization re-runs any member's answer, but only in its own audience.
     if (!Policy.hasPermission(principal, "organization:read")) {
       yield* enforce(Policy.canRead(principal, "chat", Chats.accessOf(chat.value), yield* DateTime.now))
+    } else if ((chat.value.audience ?? Audience.none) !== Policy.audienceOf(principal)) {
+      return yield* new NotFound()
     }
     const { cell: originalCell, message, question, table } = yield* chatAnswer(
       chats,

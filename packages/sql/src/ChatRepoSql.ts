@@ -39,6 +39,7 @@ export const ChatFromRow = Schema.transform(
   Schema.Struct({
     ...ChatRecord.fields,
     run_traceparent: RowSql.nullable(Schema.String),
+    audience: RowSql.nullable(Schema.String),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate
   }),
@@ -169,8 +170,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const lastBatch = (chatId: string, column: "last_id" | "run_start") =>
       sql`SELECT ${sql(column)} FROM ${events} WHERE chat_id = ${chatId} ORDER BY first_id DESC LIMIT 1`
     const chatColumns = sql.literal(
-      "id, organization_id, creator_id, audience, model, summary, source, status, run_traceparent, created_at, " +
-        "updated_at"
+      "id, organization_id, creator_id, nullif(audience, '') AS audience, model, summary, source, status, " +
+        "run_traceparent, created_at, updated_at"
     )
     const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, provenance, created_at")
     const cellColumns = sql.literal(

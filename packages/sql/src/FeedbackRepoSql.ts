@@ -26,6 +26,7 @@ export const FeedbackFromRow = Schema.transform(
   Schema.Struct({
     ...FeedbackRecord.fields,
     comment: RowSql.nullable(Schema.String),
+    audience: RowSql.nullable(Schema.String),
     connector_id: RowSql.nullable(ConnectorId),
     sql: RowSql.nullable(Schema.String),
     created_at: Schema.DateTimeUtcFromDate,
@@ -74,7 +75,7 @@ export const make: Effect.Effect<FeedbackRepo.Service, never, SqlClient.SqlClien
       "created_at",
       "updated_at"
     ]
-    const columns = sql.literal(names.join(", "))
+    const columns = sql.literal(RowSql.selectList(names))
     // A second rating of a message by its member replaces the first, keeping its id and creation.
     const upsert = SqlSchema.single({
       Request: FeedbackFromRow,

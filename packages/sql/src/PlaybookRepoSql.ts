@@ -34,6 +34,7 @@ export const PlaybookFromRow = Schema.transform(
     ...PlaybookRecord.fields,
     cron_string: RowSql.nullable(PlaybookRecord.fields.cron_string.from),
     chat_channel_id: RowSql.nullable(Schema.String),
+    audience: RowSql.nullable(Schema.String),
     deployed_at: RowSql.nullable(Schema.DateTimeUtcFromDate),
     next_run_at: RowSql.nullable(Schema.DateTimeUtcFromDate),
     created_at: Schema.DateTimeUtcFromDate,
@@ -92,7 +93,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     ]
     // The audience is set when the playbook is made and never changes, so updates leave it alone.
     const keyNames = ["id", "organization_id", "audience"]
-    const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
+    const columns = sql.literal(RowSql.selectList([...keyNames, ...fieldNames]))
     const reportNames = [
       "id",
       "organization_id",
@@ -237,7 +238,7 @@ export const make: Effect.Effect<PlaybookRepo.Service, never, SqlClient.SqlClien
     // descriptions `pg` reads on every execution. The aggregate keeps its sorted subquery's order
     // (PostgreSQL's documented behaviour for an aggregate over an ordered subquery), so the index
     // gives the page its order and no sort is added.
-    const playbookColumns = sql.literal([...keyNames, ...fieldNames].map((c) => `p.${c}`).join(", "))
+    const playbookColumns = sql.literal(RowSql.selectList([...keyNames, ...fieldNames], "p."))
     const decodePlaybook = TrustedSchema.decoder(PlaybookFromRow)
     const withReports = compiledRead((organizationId: OrganizationId, id: PlaybookId, limit: number, offset: number) =>
       sql<Record<string, unknown>>`

@@ -30,6 +30,7 @@ export const SandboxFromRow = Schema.transform(
   Schema.Struct({
     ...Sandbox.fields,
     chat_id: Schema.optionalWith(ChatId, { nullable: true }),
+    audience: RowSql.nullable(Schema.String),
     started_at: Schema.DateTimeUtcFromDate,
     released_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
     last_seen_at: Schema.optionalWith(Schema.DateTimeUtcFromDate, { nullable: true }),
@@ -81,7 +82,7 @@ export const make: Effect.Effect<SandboxRepo.Service, never, SqlClient.SqlClient
     ]
     // The audience is set when the sandbox is made and never changes, so updates leave it alone.
     const keyNames = ["sandbox_id", "organization_id", "audience"]
-    const columns = sql.literal([...keyNames, ...fieldNames].join(", "))
+    const columns = sql.literal(RowSql.selectList([...keyNames, ...fieldNames]))
 
     // `ON CONFLICT DO NOTHING` instead of catching the unique violation: no error, so a caller's
     // transaction goes on after a `Conflict` without needing a savepoint.

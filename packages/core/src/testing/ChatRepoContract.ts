@@ -65,7 +65,9 @@ const setup = Effect.gen(function*() {
 const chat = (
   organizationId: OrganizationId,
   creatorId: MemberId,
-  options: Partial<Pick<Chat.ChatRecord, "summary" | "status" | "model" | "source" | "created_at" | "updated_at">> = {}
+  options: Partial<
+    Pick<Chat.ChatRecord, "summary" | "status" | "model" | "source" | "created_at" | "updated_at" | "audience">
+  > = {}
 ): Chat.ChatRecord =>
   new Chat.ChatRecord({
     id: ChatId.make(Fixtures.uuid()),
@@ -361,6 +363,26 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         yield* createAll([mine, theirs])
         expect(yield* listIds(org.id, { creatorId: member.id })).toEqual([mine.id])
         expect(yield* listIds(org.id, { creatorId: colleague.id })).toEqual([theirs.id])
+      }).pipe(Effect.provide(layer)))
+
+    it.effect("list filters by audience, with its total, and a chat keeps its audience", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const east = chat(org.id, member.id, { audience: "a".repeat(64) })
+        const west = chat(org.id, member.id, { audience: "b".repeat(64) })
+        const none = chat(org.id, member.id)
+        yield* createAll([east, west, none])
+        const listed = (audience: string) =>
+          Effect.map(
+            repo.list(org.id, listOptions({ creatorId: member.id, audience })),
+            (page) => ({ ids: page.rows.map((row) => row.chat.id), total: page.totalCount })
+          )
+        expect(yield* listed("a".repeat(64))).toEqual({ ids: [east.id], total: 1 })
+        expect(yield* listed("")).toEqual({ ids: [none.id], total: 1 })
+        expect(yield* listIds(org.id, { creatorId: member.id })).toHaveLength(3)
+        expect(Option.getOrThrow(yield* repo.get(org.id, west.id)).audience).toBe("b".repeat(64))
+        expect(Option.getOrThrow(yield* repo.get(org.id, none.id)).audience).toBeUndefined()
       }).pipe(Effect.provide(layer)))
 
     it.effect("total_count per creator and for the organization follows creates", () =>

@@ -293,6 +293,22 @@ export const playbookRepoContract = (name: string, layer: Layer.Layer<Requiremen
         expect(result.rows.map(encode).sort(byId)).toEqual(mine.map(encode).sort(byId))
       }).pipe(Effect.provide(layer)))
 
+    it.effect("list filters by audience, and a playbook keeps its audience through updates", () =>
+      Effect.gen(function*() {
+        const repo = yield* PlaybookRepo
+        const { member, org } = yield* setup
+        const east = playbook(org.id, member.id, { audience: "a".repeat(64) })
+        const none = playbook(org.id, member.id)
+        yield* createAll([east, none])
+        expect(yield* listIds(org.id, { audience: "a".repeat(64) })).toEqual([east.id])
+        expect(yield* listIds(org.id, { audience: "" })).toEqual([none.id])
+        expect((yield* repo.list(org.id, listOptions({ audience: "b".repeat(64) }))).totalCount).toBe(0)
+        yield* repo.update(new Playbook.PlaybookRecord({ ...east, name: "renamed", updated_at: at(5) }))
+        const stored = Option.getOrThrow(yield* repo.get(org.id, east.id))
+        expect([stored.name, stored.audience]).toEqual(["renamed", "a".repeat(64)])
+        expect(Option.getOrThrow(yield* repo.get(org.id, none.id)).audience).toBeUndefined()
+      }).pipe(Effect.provide(layer)))
+
     it.effect("list sorts by name, created_at and updated_at in both directions, ties broken by id", () =>
       Effect.gen(function*() {
         const { member, org } = yield* setup

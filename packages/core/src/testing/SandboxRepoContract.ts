@@ -228,6 +228,25 @@ export const sandboxRepoContract = (
         expect(yield* list({ status: "stopped", memberId: colleague.id })).toEqual([])
       }).pipe(Effect.provide(layer)))
 
+    it.effect("lists by audience, and a sandbox keeps its audience through updates", () =>
+      Effect.gen(function*() {
+        const { member, org, repo } = yield* setup
+        const east = new Sandbox.Sandbox({
+          ...make(org.id, member.id, at("2026-03-01T10:00:00.000Z")),
+          audience: "a".repeat(64)
+        })
+        const none = make(org.id, member.id, at("2026-03-01T11:00:00.000Z"))
+        for (const sandbox of [east, none]) yield* repo.create(sandbox)
+        const list = (audience: string) =>
+          Effect.map(repo.list(org.id, { status: "all", memberId: member.id, audience, limit: 50 }), ids)
+        expect(yield* list("a".repeat(64))).toEqual([east.sandbox_id])
+        expect(yield* list("")).toEqual([none.sandbox_id])
+        yield* repo.update(Sandbox.stop(east, at("2026-03-01T12:00:00.000Z")))
+        const stored = Option.getOrThrow(yield* repo.get(org.id, east.sandbox_id))
+        expect([stored.status, stored.audience]).toEqual(["stopped", "a".repeat(64)])
+        expect(Option.getOrThrow(yield* repo.get(org.id, none.sandbox_id)).audience).toBeUndefined()
+      }).pipe(Effect.provide(layer)))
+
     it.effect("pages by keyset: ties broken by id, stable under inserts", () =>
       Effect.gen(function*() {
         const { member, org, repo } = yield* setup

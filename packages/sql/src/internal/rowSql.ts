@@ -33,6 +33,13 @@ export const values = (
 }
 
 /** A JSON value as a statement parameter that the statement casts (`::text::jsonb`): its text (see `values`). */
+/**
+ * A select list of `names` (each prefixed with `alias`), reading `audience` (`''` in the row for the
+ * audience without client attributes) as NULL, so that a record made without one reads back without.
+ */
+export const selectList = (names: ReadonlyArray<string>, alias = ""): string =>
+  names.map((name) => name === "audience" ? `nullif(${alias}audience, '') AS audience` : `${alias}${name}`).join(", ")
+
 export const jsonText = (value: unknown): string => JSON.stringify(value)
 
 /**
