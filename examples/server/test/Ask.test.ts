@@ -561,6 +561,31 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     })
   })
 
+  it("a CSV download neutralises cells a spreadsheet would run as formulas, and keeps numbers", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const seen = provider.requests.length
+    const sql = "SELECT '=HYPERLINK(\"https://evil.example\",\"x\")' AS f, '@SUM(A1)' AS a, '+1+2' AS p, " +
+      "'-1+cmd' AS m, -5 AS n, '-12.5' AS t, 'plain' AS s"
+    script = (_, index) =>
+      index === seen
+        ? { toolCalls: [{ name: "run_sql", arguments: { connector_id: connectorId, sql } }] }
+        : { text: "Here it is." }
+    const asked = await server().request("/v2/chats", {
+      method: "POST",
+      key: org.key,
+      json: { question: "Export it", connector_ids: [connectorId] }
+    })
+    expect(asked.status).toBe(200)
+    const chat = await body(await server().request(`/v2/chats/${(await body(asked)).chat_id}`, { key: org.key }))
+    const download = chat.assets.find((asset: any) => asset.type === "download")
+    const csv = await (await fetch(new URL(download.url, server().baseUrl))).text()
+    expect(csv).toBe(
+      "f,a,p,m,n,t,s\r\n" +
+        "\"'=HYPERLINK(\"\"https://evil.example\"\",\"\"x\"\")\",\"'@SUM(A1)\",\"'+1+2\",\"'-1+cmd\",-5,-12.5,plain\r\n"
+    )
+  })
+
   it("query_metrics and a verified query: the reading and the trusted source ride on the SQL cells", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)

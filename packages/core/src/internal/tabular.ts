@@ -28,11 +28,18 @@ export const preview = (
   return [line(columns.map(clip)), ...body.map(line), "", totalLabel].join("\n")
 }
 
+// A spreadsheet reads a cell that begins with one of these as a formula (CSV injection). A plain
+// number (a negative amount) is data and stays as it is.
+const formulaStart = /^[=+\-@\t\r]/
+const plainNumber = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
 const csvField = (value: unknown): string => {
-  const text = cellText(value)
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text
+  const raw = cellText(value)
+  // OWASP's advice: a leading single quote makes the spreadsheet show the text, not evaluate it.
+  const text = formulaStart.test(raw) && !plainNumber.test(raw) ? `'${raw}` : raw
+  return /[",\n\r\t]/.test(text) || text !== raw ? `"${text.replace(/"/g, "\"\"")}"` : text
 }
 
-/** RFC 4180 CSV with a header row and CRLF line ends. */
+/** RFC 4180 CSV with a header row and CRLF line ends; cells that would read as formulas are neutralised. */
 export const csv = (columns: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<unknown>>): string =>
   [columns, ...rows].map((row) => row.map(csvField).join(",")).join("\r\n") + "\r\n"
