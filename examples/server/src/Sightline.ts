@@ -4,6 +4,7 @@
  * model at least), the live data connectors, core's use cases over them, and the HTTP application
  * of `@sightline/http`.
  */
+import * as Headers from "@effect/platform/Headers"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -457,7 +458,11 @@ export const observability = (options: Options): Layer.Layer<never> =>
     options.telemetry === undefined ? Layer.empty : Layer.merge(
       Telemetry.layer(options.telemetry),
       // A span records its request's URL: none for URLs that carry a credential.
-      Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, Server.credentialInUrl)
+      Layer.merge(
+        Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, Server.credentialInUrl),
+        // And its headers: only those that never carry one, the others redacted.
+        Layer.locallyScoped(Headers.currentRedactedNames, [Server.unrecordedHeaders])
+      )
     ),
     options.telemetry === undefined && options.metricsToken === undefined ? Layer.empty : HttpMetrics.layerEnabled
   )

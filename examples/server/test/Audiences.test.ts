@@ -6,12 +6,12 @@
  * its own, as the member and without the attributes (a deployed playbook, an agent), cannot be set up
  * by an end user's key.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Audience from "@sightline/core/Audience"
 import { MemberId, OrganizationId, SandboxId } from "@sightline/core/Ids"
 import * as Sandbox from "@sightline/core/Sandbox"
 import { SandboxRepo } from "@sightline/core/SandboxRepo"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import { afterEach, expect, it } from "vitest"
@@ -28,7 +28,12 @@ const mintKey = async (server: TestServer, org: Org, clientId?: string) => {
   const created = await server.request("/v2/api-keys", {
     method: "POST",
     key: org.key,
-    json: { inheritAllRoles: true, name: "end user", expirySeconds: 3600, ...(clientId === undefined ? {} : { clientId }) }
+    json: {
+      inheritAllRoles: true,
+      name: "end user",
+      expirySeconds: 3600,
+      ...(clientId === undefined ? {} : { clientId })
+    }
   })
   expect(created.status).toBe(201)
   return (await body(created)).key as string
@@ -198,7 +203,13 @@ describeServers("end users behind one member", (server) => {
 
   it("an end user's key neither makes nor sees agents, which run as the member", async () => {
     const { a, connectorId, org } = await endUsers(server())
-    const json = { name: "Nightly", prompt: "Orders", connector_ids: [connectorId], cron_strings: [], email_addresses: [] }
+    const json = {
+      name: "Nightly",
+      prompt: "Orders",
+      connector_ids: [connectorId],
+      cron_strings: [],
+      email_addresses: []
+    }
     const refused = await server().request("/v2/agents", { method: "POST", key: a, json })
     expect(refused.status).toBe(403)
     expect((await body(refused)).error.message).toMatch(/client attributes/)

@@ -223,7 +223,9 @@ describe.skipIf(unavailable !== undefined)(
           expect((await post(server(), key, "/v2/sandcastles", { sandbox_id: id })).status).toBe(404)
           expect((await server().request(`/v2/sandcastles/${id}`, { method: "DELETE", key })).status).toBe(404)
         }
-        expect((await body(await server().request("/v2/sandcastles", { key: east }))).sandboxes.map((s: any) => s.sandbox_id))
+        expect(
+          (await body(await server().request("/v2/sandcastles", { key: east }))).sandboxes.map((s: any) => s.sandbox_id)
+        )
           .toEqual([id])
         expect((await server().request(`/v2/sandcastles/${id}`, { method: "DELETE", key: east })).status).toBe(200)
       })

@@ -133,6 +133,35 @@ describe("traces exported over OTLP", () => {
     expect(exported).not.toContain("signature=")
   }, 60_000)
 
+  it("records no credential header in clear: svc_api_key, authorization or a host's own are redacted", async () => {
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737"
+    const listed = await fetch(`${base}/rpc/public/svc.rpc.public.rbac.RBACService/WhoAmI`, {
+      method: "POST",
+      body: "{}",
+      headers: {
+        "content-type": "application/json",
+        "connect-protocol-version": "1",
+        svc_api_key: adminKey,
+        "x-host-session": "host-session-secret",
+        "user-agent": "telemetry-test",
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`
+      }
+    })
+    expect(listed.status).toBe(200)
+    const span = await until(
+      "the request's span",
+      async () =>
+        spans().find((s) => s.traceId === traceId && s.attributes?.some((a) => a.key === "http.request.method"))
+    )
+    const text = JSON.stringify(span)
+    expect(text).not.toContain(adminKey)
+    expect(text).not.toContain("host-session-secret")
+    const attribute = (key: string) => span.attributes?.find((a) => a.key === key)?.value
+    // Recorded, but redacted; a header that carries no credential stays as it was.
+    expect(attribute("http.request.header.svc_api_key")).toBeDefined()
+    expect(attribute("http.request.header.user-agent")).toEqual({ stringValue: "telemetry-test" })
+  })
+
   it("continues the caller's trace (traceparent) and passes it on to the model's provider", async () => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
     const asked = await fetch(`${base}/v2/chats`, {

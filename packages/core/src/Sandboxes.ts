@@ -310,7 +310,8 @@ export const makeWith = (options: Options = {}) =>
     const inRuntime = <A, E>(id: SandboxId, effect: Effect.Effect<A, E | Runtime.SandboxNotRunning>) =>
       Effect.catchIf(
         effect,
-        (e): e is Runtime.SandboxNotRunning => e instanceof Runtime.SandboxNotRunning,
+        (e): e is Runtime.SandboxNotRunning =>
+          e instanceof Runtime.SandboxNotRunning,
         (e) =>
           Effect.fail(notRunning(
             id,
@@ -353,7 +354,8 @@ export const makeWith = (options: Options = {}) =>
     const mountable = (principal: Policy.Principal) =>
       Effect.map(library.snapshotFor(principal), (view) => ({
         ref: view.ref,
-        files: HashMap.filter(view.files, (_, path) => !Owners.isOwnersFile(path))
+        files: HashMap.filter(view.files, (_, path) =>
+          !Owners.isOwnersFile(path))
       }))
 
     const list = Traced.fn("Sandboxes.list")(function*(principal: Policy.Principal, params: Sandbox.ListParams) {

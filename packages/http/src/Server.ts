@@ -474,6 +474,44 @@ export const layer = Layer.mergeAll(
 )
 
 /**
+ * The request headers a trace may record as they are (`http.request.header.*`): everything else, a
+ * credential header under any name (`authorization`, `svc_api_key`, a host's own), is recorded
+ * redacted. An allow-list, so a credential header nobody thought of stays out of the collector.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const recordedHeaders: ReadonlyArray<string> = [
+  "accept",
+  "accept-encoding",
+  "accept-language",
+  "cache-control",
+  "connect-protocol-version",
+  "content-length",
+  "content-type",
+  "host",
+  "last-event-id",
+  "mcp-protocol-version",
+  "origin",
+  "traceparent",
+  "tracestate",
+  "user-agent",
+  "x-request-id"
+]
+
+/**
+ * Every header name but `recordedHeaders`, for the platform's `Headers.currentRedactedNames`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const unrecordedHeaders = new RegExp(
+  // The names are plain tokens (letters, digits and `-`): nothing in them needs escaping.
+  `^(?!(?:${recordedHeaders.join("|")})$)`,
+  "i"
+)
+
+/**
  * Whether a request's URL carries a credential (a signed asset URL's signature, an identity
  * provider's authorization code): a tracer records the URL, so such requests get no span.
  *
