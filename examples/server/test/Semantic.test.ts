@@ -285,7 +285,8 @@ describeServers("/v2 semantic", (server) => {
       {
         name: `semantic/demo.yaml: connector Demo retail (${connector})`,
         status: "failed",
-        messages: [expect.stringMatching(/^table orders: dimension colour: column "colour" does not exist/)]
+        messages: [expect.stringMatching(/^table orders: dimension colour: column "colour" does not exist/)],
+        connector_id: connector
       }
     ])
     const approved = await approve(server(), org, filed)
@@ -316,6 +317,118 @@ describeServers("/v2 semantic", (server) => {
         messages: ["no DEMO connector that you may use has this model: nothing to check it against"]
       }
     ])
+  })
+
+  it("a verified query is one SELECT or WITH query: ANALYZE, a writing CTE, SET and a second statement are refused", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const yaml = await demoModel(server(), org)
+    const attempts: Record<string, string> = {
+      analyze: "ANALYZE SELECT count(*) FROM __orders",
+      writes: "WITH x AS (INSERT INTO regions (name) VALUES ('Atlantis') RETURNING id) SELECT * FROM x",
+      sets: "SET statement_timeout = 0",
+      second: "SELECT 1; DELETE FROM regions",
+      quoted: "SELECT '\\'; DELETE FROM regions; --' AS a",
+      into: "SELECT * INTO stolen FROM __orders",
+      locks: "SELECT * FROM __orders FOR UPDATE"
+    }
+    const entries = Object.entries(attempts)
+      .map(([name, sql]) => `  - name: ${name}\n    question: ${name}?\n    sql: ${JSON.stringify(sql)}\n`)
+      .join("")
+    const filed = await fileEdit(server(), org, {
+      "semantic/demo.yaml": yaml.replace("verified_queries:\n", `verified_queries:\n${entries}`)
+    })
+    expect(filed.checks).toHaveLength(1)
+    expect(filed.checks[0]).toMatchObject({ name: "semantic/demo.yaml: format", status: "failed" })
+    const messages = filed.checks[0].messages.join("\n")
+    for (const name of Object.keys(attempts)) {
+      expect(messages).toMatch(new RegExp(`verified query ${name}: not one SELECT or WITH query`))
+    }
+    // Nothing ran: the regions are as they were.
+    const atlantis = await handSql(
+      server(),
+      org,
+      connector,
+      "SELECT count(*)::int AS n FROM regions WHERE name = 'Atlantis'"
+    )
+    expect(atlantis.rows).toEqual([[0]])
+  })
+
+  it("a check plans, never runs, and keeps no database words that could hold a value", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const yaml = await demoModel(server(), org)
+    const filed = await fileEdit(server(), org, {
+      "semantic/demo.yaml": yaml.replace(
+        "verified_queries:\n",
+        "verified_queries:\n  - name: cast\n    question: cast?\n    sql: SELECT 'sightline-secret-value'::int AS n\n"
+      )
+    })
+    const live = filed.checks.find((check: any) => check.connector_id === connector)
+    expect(live.status).toBe("failed")
+    expect(live.messages).toEqual([
+      "verified query cast: the database refused it (SQLSTATE 22P02; its message is not shown, as it could hold data)"
+    ])
+    expect(JSON.stringify(filed.checks)).not.toContain("sightline-secret-value")
+  })
+
+  it("a key with client attributes gets no probe run on a connector that does not enforce them", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const minted = await server().request("/v2/api-keys", {
+      method: "POST",
+      key: org.key,
+      json: { inheritAllRoles: true, name: "eu", expirySeconds: 3600, clientId: "{\"region\":\"EU\"}" }
+    })
+    const euKey = (await body(minted)).key as string
+    const yaml = await demoModel(server(), org)
+    const filed = await fileEdit(server(), { ...org, key: euKey }, {
+      "semantic/demo.yaml": yaml.replace(
+        "      - name: status\n",
+        "      - name: colour\n        expr: colour\n      - name: status\n"
+      )
+    })
+    expect(filed.checks[1]).toMatchObject({
+      status: "skipped",
+      connector_id: connector,
+      messages: [expect.stringMatching(/does not enforce this key's client attributes/)]
+    })
+  })
+
+  it("an approver's checks on a connector the author may not use show the author only how they came out", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const member = await newMember(server(), org)
+    const yaml = await demoModel(server(), org)
+    const filed = await fileEdit(server(), { ...org, key: member.key }, {
+      "semantic/demo.yaml": yaml.replace(
+        "      - name: status\n",
+        "      - name: colour\n        expr: colour\n      - name: status\n"
+      )
+    })
+    // The admin approves: the checks run again on what would merge, on the admin's connectors.
+    expect((await approve(server(), org, filed)).merged).toBe(false)
+    const asAdmin = await body(await server().request(`/v2/changes/${filed.id}`, { key: org.key }))
+    expect(asAdmin.checks[1]).toMatchObject({
+      name: `semantic/demo.yaml: connector Demo retail (${connector})`,
+      status: "failed",
+      connector_id: connector
+    })
+    expect(asAdmin.checks[1].messages[0]).toContain("colour")
+    for (
+      const seen of [
+        (await body(await server().request(`/v2/changes/${filed.id}`, { key: member.key }))).checks,
+        (await body(await server().request("/v2/changes", { key: member.key }))).changes
+          .find((change: any) => change.id === filed.id).checks
+      ]
+    ) {
+      expect(seen[1]).toEqual({
+        name: "semantic/demo.yaml: a connector you may not use",
+        status: "failed",
+        messages: []
+      })
+      expect(JSON.stringify(seen)).not.toContain("Demo retail")
+    }
   })
 
   it("names the file and line of a model that does not read, and a passing change merges", async () => {

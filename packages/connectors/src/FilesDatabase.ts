@@ -141,6 +141,14 @@ const checkDelimited = async (connection: DuckDBConnection, table: string, path:
   )
 }
 
+// DuckDB names an error's kind in its message, not in a SQLSTATE: these kinds speak of the
+// statement only (its syntax, its names), the others may quote a value (a failed cast).
+const statementKinds = /^(Parser|Binder|Catalog|Not implemented|Permission|Interrupt) Error: /
+
+/** The SQLSTATE class of a DuckDB error, as PostgreSQL would file it (`42000` or `22000`). */
+const sqlStateOf = (error: unknown): string =>
+  statementKinds.test(String(error instanceof Error ? error.message : error)) ? "42000" : "22000"
+
 /** DuckDB's message without its class prefix and the server's paths. */
 const describe = (error: unknown, path: string, fileName: string): string =>
   String(error instanceof Error ? error.message : error)
@@ -351,7 +359,9 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
           Effect.tryPromise({
             try: () => f(connection),
             catch: (error) =>
-              error instanceof QueryError ? error : new QueryError({ message: describe(error, path, "") })
+              error instanceof QueryError
+                ? error
+                : new QueryError({ message: describe(error, path, ""), sqlState: sqlStateOf(error) })
           }).pipe(
             Effect.timeoutFail({
               duration: timeoutMillis,

@@ -152,7 +152,10 @@ export const clientConfig = (
   stream: Access.pgStream(network)
 })
 
-const queryError = (error: unknown) => new QueryError({ message: Dialect.errorMessage(error) })
+const queryError = (error: unknown) => {
+  const sqlState = Dialect.sqlStateOf(error)
+  return new QueryError({ message: Dialect.errorMessage(error), ...(sqlState === undefined ? {} : { sqlState }) })
+}
 
 // A connection's failure, where a refusal of the network rule says how the operator lifts it.
 const connectError = (host: string) => (error: unknown) =>

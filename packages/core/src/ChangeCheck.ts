@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { ConnectorId } from "./Ids.js"
 
 /**
  * How a check came out: `skipped` when it could not run (it says why), which blocks nothing.
@@ -27,8 +28,26 @@ export class Check extends Schema.Class<Check>("@sightline/core/ChangeCheck/Chec
   name: Schema.String,
   status: CheckStatus,
   /** One line per problem (`semantic/demo.yaml:12: ...`), or why it was skipped. */
-  messages: Schema.Array(Schema.String)
+  messages: Schema.Array(Schema.String),
+  /** The connector it ran against, for a check of a model on one. */
+  connector_id: Schema.optional(ConnectorId)
 }) {}
+
+/**
+ * The check as a reader who may not use its connector sees it: how it came out (it may keep the
+ * change from merging), without the connector's name or what its database said.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const withoutConnector = (check: Check): Check => {
+  const at = check.name.indexOf(": connector ")
+  return new Check({
+    name: `${at < 0 ? check.name : check.name.slice(0, at)}: a connector you may not use`,
+    status: check.status,
+    messages: []
+  })
+}
 
 /**
  * Whether any check failed.

@@ -29,10 +29,12 @@ import * as ChangeCheck from "./ChangeCheck.js"
 import * as ChangeChecks from "./ChangeChecks.js"
 import * as ChangeEvaluation from "./ChangeEvaluation.js"
 import { ChangeRepo } from "./ChangeRepo.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as Decision from "./Decision.js"
 import { Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { ChangeId, type ChatId } from "./Ids.js"
+import * as ConnectorUse from "./internal/connectorUse.js"
 import { JobQueue } from "./JobQueue.js"
 import { Library } from "./Library.js"
 import * as LibraryLib from "./Library.js"
@@ -161,6 +163,28 @@ export const make = Effect.gen(function*() {
     onSome: (service) => service.check
   })
   const jobs = yield* JobQueue
+  const connectors = yield* ConnectorRepo
+
+  // What a reader sees of the checks: those on a connector it may not use say only how they came
+  // out, since their names and messages carry that connector's name and its database's words (the
+  // checks at approval run on the approver's connectors, which the author may not use).
+  const forReader = Effect.fnUntraced(function*(
+    principal: Policy.Principal,
+    records: ReadonlyArray<Change.ChangeRecord>
+  ) {
+    const ids = [...new Set(records.flatMap((r) => r.checks.flatMap((c) => c.connector_id ?? [])))]
+    if (ids.length === 0) return records
+    const hidden = new Set(yield* ConnectorUse.unusable(connectors, principal, ids, yield* DateTime.now))
+    const hides = (check: ChangeCheck.Check) => check.connector_id !== undefined && hidden.has(check.connector_id)
+    return records.map((record) =>
+      record.checks.some(hides)
+        ? new Change.ChangeRecord({
+          ...record,
+          checks: record.checks.map((check) => hides(check) ? ChangeCheck.withoutConnector(check) : check)
+        })
+        : record
+    )
+  })
 
   /** Whether main's OWNERS rules require the change's evaluation check to pass before it merges. */
   const requiresEvaluation = (tree: Owners.OwnersTree, author: Owners.Caller, paths: ReadonlyArray<string>) =>
@@ -438,7 +462,7 @@ export const make = Effect.gen(function*() {
     })
     const counts = yield* repo.counts(principal.organizationId, filter)
     return {
-      changes: page.items.map((record) => Change.toChange(record)),
+      changes: (yield* forReader(principal, page.items)).map((record) => Change.toChange(record)),
       ...(page.nextCursor === undefined ? {} : { next_page_token: page.nextCursor }),
       counts
     } satisfies Change.ListChangesResponse
@@ -475,7 +499,8 @@ export const make = Effect.gen(function*() {
         : change
       // The actions also need `change:write`: a read-only caller is never offered them.
       const mayAct = Policy.hasPermission(principal, "change:write")
-      return Change.toChange(counted, {
+      const [shown] = yield* forReader(principal, [counted])
+      return Change.toChange(shown!, {
         diffs: diff.diffs,
         capabilities: new Change.Capabilities({
           can_approve: open && mayAct && Decision.isAllow(evaluation.canApprove),
@@ -621,5 +646,13 @@ export const make = Effect.gen(function*() {
 export const layer: Layer.Layer<
   Changes,
   never,
-  ChangeRepo | LibraryStore | Library | Transaction | IdGenerator | Auditor | JobQueue | OutboundEvents
+  | ChangeRepo
+  | ConnectorRepo
+  | LibraryStore
+  | Library
+  | Transaction
+  | IdGenerator
+  | Auditor
+  | JobQueue
+  | OutboundEvents
 > = Layer.effect(Changes, make)

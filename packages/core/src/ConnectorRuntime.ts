@@ -186,8 +186,30 @@ export const defaultTimeoutMillis = 30_000
  * @category errors
  */
 export class QueryError extends Schema.TaggedError<QueryError>()("QueryError", {
-  message: Schema.String
+  message: Schema.String,
+  /** The database's SQLSTATE, when it answered one (`42703`, `22P02`): its class says what kind of failure. */
+  sqlState: Schema.optional(Schema.String)
 }) {}
+
+// SQLSTATE classes whose messages speak of the statement only (its syntax, the names it uses, a
+// feature, a cancellation or timeout), never of a value read from a row. Data exceptions (`22`),
+// constraint violations (`23`) and raised errors (`P0`) can carry row values into their text.
+const statementClasses = new Set(["0A", "3F", "42", "57"])
+
+/**
+ * The error's text where it cannot hold data, else only that it failed, with its SQLSTATE: for what
+ * readers who may not see the rows read (a change's checks, traces). A value cast into an error
+ * (`SELECT secret::int`) would otherwise show in the message.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const messageWithoutData = (error: QueryError): string =>
+  error.sqlState !== undefined && statementClasses.has(error.sqlState.slice(0, 2))
+    ? error.message
+    : `the database refused it (${
+      error.sqlState === undefined ? "no SQLSTATE" : `SQLSTATE ${error.sqlState}`
+    }; its message is not shown, as it could hold data)`
 
 /**
  * Runs queries on live connectors.

@@ -1,8 +1,16 @@
 /**
  * The checks of a change that touches semantic models: each touched model reads (YAML, the format,
- * unique names, references), and on every connector it governs in the organization its tables,
- * expressions, relationship keys, metrics and verified queries plan (`EXPLAIN`, read-only, with
- * sample parameters). A connector that cannot be reached skips its check, saying why.
+ * unique names, references, each verified query one SELECT or WITH query), and on every connector it
+ * governs in the organization its tables, expressions, relationship keys, metrics and verified
+ * queries plan (`EXPLAIN`, read-only, with sample parameters). A connector that cannot be reached
+ * skips its check, saying why.
+ *
+ * Nobody has reviewed what a change holds when its checks run, so a probe is planned, never run:
+ * it is wrapped as `EXPLAIN SELECT 1 FROM (<probe>) AS sightline_probe`, where no leading keyword
+ * (`ANALYZE`) can turn the plan into a run; it runs under the client attributes of whoever files or
+ * approves (skipped where a key with attributes may not run written SQL); and a failure's message
+ * is kept only where its SQLSTATE says it cannot hold a row's value
+ * (`ConnectorRuntime.messageWithoutData`).
  *
  * @since 0.1.0
  */
@@ -15,8 +23,9 @@ import * as ChangeCheck from "./ChangeCheck.js"
 import * as ChangeChecks from "./ChangeChecks.js"
 import type * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
-import { ConnectorRuntime } from "./ConnectorRuntime.js"
+import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
+import * as Policy from "./Policy.js"
 import * as SemanticCompiler from "./SemanticCompiler.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as SemanticModel from "./SemanticModel.js"
@@ -30,13 +39,21 @@ const probeTimeoutMillis = 10_000
  * @since 0.1.0
  * @category utils
  */
-export const checker: Effect.Effect<ChangeChecks.Checker, never, ConnectorRepo | ConnectorRuntime> = Effect.gen(
+export const checker: Effect.Effect<
+  ChangeChecks.Checker,
+  never,
+  ConnectorRepo | ConnectorRuntime.ConnectorRuntime
+> = Effect.gen(
   function*() {
     const repo = yield* ConnectorRepo
-    const runtime = yield* ConnectorRuntime
+    const runtime = yield* ConnectorRuntime.ConnectorRuntime
 
     /** What fails to plan on one connector, one line per problem. */
-    const live = (model: SemanticModel.SemanticModel, connector: Connector.ConnectorRecord) =>
+    const live = (
+      model: SemanticModel.SemanticModel,
+      connector: Connector.ConnectorRecord,
+      clientAttributesJson: string
+    ) =>
       Effect.gen(function*() {
         const problems: Array<string> = []
         // A table that fails as a whole makes its parts moot; any failing part makes the verified
@@ -51,14 +68,14 @@ export const checker: Effect.Effect<ChangeChecks.Checker, never, ConnectorRepo |
             continue
           }
           const planned = yield* Effect.either(runtime.query(connector, {
-            sql: `EXPLAIN ${probe.sql}`,
+            sql: `EXPLAIN SELECT 1 FROM (${probe.sql}) AS sightline_probe`,
             params: probe.params,
-            clientAttributesJson: "{}",
+            clientAttributesJson,
             maxRows: 1,
             timeoutMillis: probeTimeoutMillis
           }))
           if (Either.isLeft(planned)) {
-            problems.push(`${probe.subject}: ${planned.left.message}`)
+            problems.push(`${probe.subject}: ${ConnectorRuntime.messageWithoutData(planned.left)}`)
             if (probe.table !== undefined) {
               failingTables.add(probe.table)
               if (probe.subject === `table ${probe.table}`) failedTables.add(probe.table)
@@ -113,21 +130,22 @@ export const checker: Effect.Effect<ChangeChecks.Checker, never, ConnectorRepo |
           }
           for (const connector of governed) {
             const name = `${path}: connector ${connector.config.name} (${connector.id})`
-            const reachable = yield* Effect.either(runtime.introspect(connector))
-            if (Either.isLeft(reachable)) {
-              checks.push(
-                new ChangeCheck.Check({
-                  name,
-                  status: "skipped",
-                  messages: [`could not read the connector's schema: ${reachable.left.message}`]
-                })
-              )
+            const check = (status: ChangeCheck.CheckStatus, messages: ReadonlyArray<string>) =>
+              new ChangeCheck.Check({ name, status, messages, connector_id: connector.id })
+            // The model's SQL is written SQL too: a key with client attributes runs it only where
+            // the database enforces them, as for any SQL written for it.
+            const refusal = ConnectorUse.rawSqlRefusal(subject.principal, connector)
+            if (refusal !== undefined) {
+              checks.push(check("skipped", [refusal]))
               continue
             }
-            const problems = yield* live(model, connector)
-            checks.push(
-              new ChangeCheck.Check({ name, status: problems.length === 0 ? "passed" : "failed", messages: problems })
-            )
+            const reachable = yield* Effect.either(runtime.introspect(connector))
+            if (Either.isLeft(reachable)) {
+              checks.push(check("skipped", [`could not read the connector's schema: ${reachable.left.message}`]))
+              continue
+            }
+            const problems = yield* live(model, connector, Policy.clientAttributesJson(subject.principal))
+            checks.push(check(problems.length === 0 ? "passed" : "failed", problems))
           }
         }
         return checks
@@ -141,7 +159,11 @@ export const checker: Effect.Effect<ChangeChecks.Checker, never, ConnectorRepo |
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ChangeChecks.ChangeChecks, never, ConnectorRepo | ConnectorRuntime> = Layer.effect(
+export const layer: Layer.Layer<
+  ChangeChecks.ChangeChecks,
+  never,
+  ConnectorRepo | ConnectorRuntime.ConnectorRuntime
+> = Layer.effect(
   ChangeChecks.ChangeChecks,
   Effect.map(checker, (semantic) => ChangeChecks.make([semantic]))
 )

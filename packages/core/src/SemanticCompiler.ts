@@ -25,6 +25,7 @@
 import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as SqlStatement from "./internal/sqlStatement.js"
 import * as LibraryContext from "./LibraryContext.js"
 import type * as SemanticModel from "./SemanticModel.js"
 import type { Grain, ResolvedMeasure, SemanticModel as Model, Table } from "./SemanticModel.js"
@@ -1015,6 +1016,9 @@ export const verifiedSql = (
   dialectName: DialectName,
   options: Options = {}
 ): Either.Either<{ readonly sql: string; readonly params: ReadonlyArray<Param> }, CompileError> => {
+  // The model's format check refuses it first; a model read any other way is held to it here.
+  const notOne = SqlStatement.notOneQuery(query.sql)
+  if (notOne !== undefined) return Either.left(new CompileError({ message: `not one SELECT or WITH query: ${notOne}` }))
   const w = new Writer(dialect(dialectName), options.rowFilters ?? true)
   const used = [...new Set([...query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))]
   const ctes: Array<string> = []

@@ -21,6 +21,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
+import * as SqlStatement from "./internal/sqlStatement.js"
 import * as YamlFile from "./internal/yamlFile.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -556,6 +557,8 @@ export const validate = (
   for (const query of file.verified_queries ?? []) {
     if (queryNames.has(query.name)) problems.push(`verified query ${query.name} is defined twice`)
     queryNames.add(query.name)
+    const notOne = SqlStatement.notOneQuery(query.sql)
+    if (notOne !== undefined) problems.push(`verified query ${query.name}: not one SELECT or WITH query: ${notOne}`)
     for (const match of query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)) {
       if (!tableNames.has(match[1]!)) problems.push(`verified query ${query.name}: no table named ${match[1]}`)
     }

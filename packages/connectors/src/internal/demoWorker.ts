@@ -36,8 +36,12 @@ export interface Limits {
   readonly signal?: AbortSignal | undefined
 }
 
-/** The database's failure (PostgreSQL's message), or the worker's end. */
-export class DemoError extends Error {}
+/** The database's failure (PostgreSQL's message and SQLSTATE), or the worker's end. */
+export class DemoError extends Error {
+  constructor(message: string, readonly code?: string | undefined) {
+    super(message)
+  }
+}
 
 /** A started worker holding one PGlite session. */
 export interface DemoWorker {
@@ -93,7 +97,10 @@ parentPort.on("message", async (message) => {
       })
     }
   } catch (error) {
-    parentPort.postMessage({ id: message.id, error: { message: String(error && error.message || error) } })
+    parentPort.postMessage({
+      id: message.id,
+      error: { message: String(error && error.message || error), code: error && typeof error.code === "string" ? error.code : undefined }
+    })
   }
 })
 `
@@ -103,7 +110,7 @@ interface Reply {
   readonly heap: number
   readonly rows?: Rows
   readonly tarball?: Blob
-  readonly error?: { readonly message: string }
+  readonly error?: { readonly message: string; readonly code?: string | undefined }
 }
 
 /** Starts a worker and opens its database (building it may take seconds, off this thread). */
@@ -148,7 +155,7 @@ export const start = async (opening: Opening): Promise<DemoWorker> => {
           settle()
           heap = reply.heap
           if (reply.error === undefined) resolve(reply)
-          else reject(new DemoError(reply.error.message))
+          else reject(new DemoError(reply.error.message, reply.error.code))
         },
         reject: (error) => {
           settle()

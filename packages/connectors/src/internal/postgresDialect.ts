@@ -194,6 +194,15 @@ export const run = async (
   }
 }
 
+/** The SQLSTATE of a database error (five characters), when the driver carries one. */
+export const sqlStateOf = (error: unknown): string | undefined => {
+  if (typeof error !== "object" || error === null) return undefined
+  // `pg` and PGlite answer it as `code`; `mysql2` as `sqlState` (its `code` is a name, `ER_…`).
+  const e = error as { readonly code?: unknown; readonly sqlState?: unknown }
+  const state = typeof e.sqlState === "string" ? e.sqlState : e.code
+  return typeof state === "string" && /^[0-9A-Z]{5}$/.test(state) ? state : undefined
+}
+
 /** The message of a database error, without anything that could carry a secret. */
 export const errorMessage = (error: unknown): string => {
   if (typeof error === "object" && error !== null && "message" in error) {
