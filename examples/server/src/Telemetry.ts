@@ -19,13 +19,16 @@ import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
 import * as Sampler from "./Sampler.js"
 
 /**
@@ -122,6 +125,44 @@ export const fromEnv: Config.Config<Option.Option<Options>> = Config.all({
   }))
 }))
 
+/** A failure as a span records it: its kind and code, never its message. */
+class RecordedFailure extends Error {
+  constructor(error: unknown) {
+    const e = typeof error === "object" && error !== null ? error as Record<string, unknown> : {}
+    const kind = typeof e._tag === "string" ? e._tag : error instanceof Error ? error.name : typeof error
+    const code = typeof e.sqlState === "string" ? e.sqlState : typeof e.code === "string" ? e.code : undefined
+    super(code === undefined ? kind : `${kind} (${code})`)
+    this.name = kind
+    // The frames would be this constructor's, which say nothing of the failure.
+    this.stack = `${kind}: ${this.message}`
+  }
+}
+
+/**
+ * The tracer, whose spans record a failure by its kind and code only (`InvalidRequest
+ * (invalid_request)`, `QueryError (22P02)`): a failure's message can hold what a database said
+ * about a row (`invalid input syntax for type integer: "…"`) or what a member wrote, and the
+ * collector's readers may not see tenants' data. Defects keep their text: they are the server's own
+ * faults, which its operators fix.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const failuresWithoutText = (tracer: Tracer.Tracer): Tracer.Tracer =>
+  Tracer.make({
+    span(name, parent, context, links, startTime, kind, options) {
+      const span = tracer.span(name, parent, context, links, startTime, kind, options)
+      const end = span.end.bind(span)
+      span.end = (endTime, exit) =>
+        end(
+          endTime,
+          Exit.isFailure(exit) ? Exit.failCause(Cause.map(exit.cause, (error) => new RecordedFailure(error))) : exit
+        )
+      return span
+    },
+    context: tracer.context
+  })
+
 /**
  * A tracer exporting every span of the process to the collector, and the process's metrics.
  *
@@ -140,7 +181,7 @@ export const layer = (options: Options): Layer.Layer<never> => {
       }),
       (tracer) =>
         Layer.setTracer(
-          options.sampler === undefined ? tracer : Sampler.sampled(tracer, options.sampler)
+          failuresWithoutText(options.sampler === undefined ? tracer : Sampler.sampled(tracer, options.sampler))
         )
     )),
     options.metricsUrl === undefined ? Layer.empty : OtlpMetrics.layer({

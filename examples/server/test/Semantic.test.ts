@@ -364,7 +364,7 @@ describeServers("/v2 semantic", (server) => {
         "verified_queries:\n  - name: cast\n    question: cast?\n    sql: SELECT 'sightline-secret-value'::int AS n\n"
       )
     })
-    const live = filed.checks.find((check: any) => check.connector_id === connector)
+    const live = filed.checks.find((check: any) => check.connector_id === connector)!
     expect(live.status).toBe("failed")
     expect(live.messages).toEqual([
       "verified query cast: the database refused it (SQLSTATE 22P02; its message is not shown, as it could hold data)"

@@ -162,6 +162,44 @@ describe("traces exported over OTLP", () => {
     expect(attribute("http.request.header.user-agent")).toEqual({ stringValue: "telemetry-test" })
   })
 
+  it("records a failure by its kind and code, never the database's words that carry a row's value", async () => {
+    const traceId = "6bf92f3577b34da6a3ce929d0e0e4738"
+    const called = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "run_sql",
+          arguments: { connector_id: 1, sql: "SELECT name::int FROM regions WHERE code = 'NA'" }
+        }
+      })
+    })
+    // The caller is told what its own query did.
+    expect(await called.text()).toContain("North America")
+    // The tool runs in a trace of its own: found by its statement's shape.
+    const failed = await until(
+      "the query's span",
+      async () =>
+        spans().find((s) =>
+          s.name === "ConnectorRuntime.query" &&
+          JSON.stringify(s.attributes).includes("SELECT name::int FROM regions WHERE code = ?")
+        )
+    )
+    const attribute = (key: string) => failed.attributes?.find((a) => a.key === key)?.value
+    expect(attribute("db.response.status_code")).toEqual({ stringValue: "22P02" })
+    const trace = JSON.stringify(spans().filter((s) => s.traceId === failed.traceId || s.traceId === traceId))
+    expect(trace).not.toContain("North America")
+    expect(trace).not.toContain("invalid input syntax")
+  })
+
   it("continues the caller's trace (traceparent) and passes it on to the model's provider", async () => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
     const asked = await fetch(`${base}/v2/chats`, {
