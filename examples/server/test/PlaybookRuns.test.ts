@@ -268,9 +268,11 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
         org,
         (schema) => [...createSales(`${schema}.sales`), ...regionPolicy(`${schema}.sales`)],
         async ({ connectorId, euKey }) => {
-          const id = await playbook(server(), org, { prompt: "Total amount by region", connector_ids: [connectorId] })
+          const spec = { prompt: "Total amount by region", connector_ids: [connectorId] }
+          // The end user's own playbook (the member's is of another audience to its key), run by hand.
+          const euId = await playbook(server(), { ...org, key: euKey }, spec)
           const byHand = await body(
-            await server().request(`/v2/playbooks/${id}/run`, {
+            await server().request(`/v2/playbooks/${euId}/run`, {
               method: "POST",
               key: euKey,
               json: {}
@@ -280,7 +282,9 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
           expect(byHand.report.summary).toContain("EU")
           expect(byHand.report.summary).not.toMatch(/US|APAC/)
           expect(list?.items ?? []).toEqual(["EU: 15"])
-          // Scheduled, the run acts as the owner's session: no client metadata, so no region's rows.
+          // Scheduled, the member's playbook runs as its owner's session: no client metadata, so no
+          // region's rows (an end user's key may not deploy one: its firing would drop its attributes).
+          const id = await playbook(server(), org, spec)
           await server().request(`/v2/playbooks/${id}`, {
             method: "PATCH",
             key: org.key,
@@ -291,7 +295,7 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
           await dueNow(server(), org, id)
           const scheduled = await until("the scheduled report", async () => {
             const got = await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))
-            return got.total_reports_count > 1 ? got.reports[0] : undefined
+            return got.total_reports_count > 0 ? got.reports[0] : undefined
           })
           expect(JSON.stringify(scheduled.blocks)).not.toMatch(/EU|US|APAC/)
         }
