@@ -316,6 +316,24 @@ describe("traces exported over OTLP", () => {
       fetch(`${base}/metrics`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })
     expect((await scrape()).status).toBe(401)
     expect((await scrape("not-the-token")).status).toBe(401)
+    // Requests no route answers, or answered before any credential was read, make no series of
+    // their own: a 401 on a made-up path, a 501 for an unknown Connect procedure, a 404.
+    const made = `madeup${Math.random().toString(36).slice(2, 10)}`
+    for (
+      const path of [
+        `/v2/${made}/deeper`,
+        `/v2/chats/${made}`,
+        `/rpc/public/svc.rpc.public.${made}.Service/Call`,
+        `/svc.rpc.public.${made}.Service/Call`,
+        `/${made}`
+      ]
+    ) {
+      const answered = await fetch(`${base}${path}`, {
+        method: path.startsWith("/v2/chats/") ? "GET" : "POST",
+        headers: { "content-type": "application/json" }
+      })
+      expect(answered.status).toBeLessThan(600)
+    }
     // What the earlier tests did: answers, and their requests.
     const text = await until("the runs' metrics", async () => {
       const body = await (await scrape("scrape-secret")).text()
@@ -329,6 +347,9 @@ describe("traces exported over OTLP", () => {
     )
     expect(text).toMatch(/sightline_jobs_due \d+\n/)
     expect(text).not.toContain(adminKey)
+    expect(text).not.toContain(made)
+    expect(text).toMatch(/http_server_requests_total\{route="\/v2\/chats\/:id",status="401"\} \d+/)
+    expect(text).toMatch(/http_server_requests_total\{route="unmatched",status="40\d"\} \d+/)
     // A streamed answer is an open stream until it ends.
     const stream = await fetch(`${base}/v2/chats/stream`, {
       method: "POST",

@@ -10,6 +10,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -83,47 +84,92 @@ export const streamOpened = (onClose: (f: () => void) => void): void => {
   onClose(() => openStreams.unsafeModify(-1, []))
 }
 
-// A route's own words (`v2`, `semantic-model`, `.well-known`) stay; numbers, uuids, long tokens and
-// anything else a caller chose become `:id`.
-const isId = (segment: string) =>
-  !/^[a-z.][a-z0-9._-]{0,39}$/.test(segment) || /^\d+$/.test(segment) ||
-  /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(segment) || (/\d/.test(segment) && segment.length > 12)
-
 /**
- * The route of a request as a label: ids (numbers, uuids, anything not a lowercase word) become
- * `:id`, a sandbox file path `:path`, and a path no route answered (404) `unmatched`, so a caller
- * cannot make series without bound.
+ * A label of requests by route: the template of the route that answers a URL (`/v2/chats/:id`),
+ * or `unmatched`. Only the server's own templates become labels, so no caller can make a series.
  *
  * @since 0.1.0
- * @category utils
+ * @category models
  */
-export const routeOf = (url: string, status: number): string => {
-  if (status === 404 || status === 405) return "unmatched"
-  const segments = (url.split("?")[0] ?? "").split("/")
-  const out: Array<string> = []
-  for (const segment of segments.slice(1)) {
-    if (out.at(-1) === "files") {
-      out.push(":path")
-      break
-    }
-    out.push(isId(segment) ? ":id" : segment)
+export type RouteLabels = (url: string) => string
+
+interface Template {
+  readonly path: string
+  readonly segments: ReadonlyArray<string>
+  // How many segments are words of the route: where several templates match
+  // (`/v2/members/me`, `/v2/members/:id`), the most literal one answers, as the router does.
+  readonly literal: number
+}
+
+const matches = (template: Template, segments: ReadonlyArray<string>): boolean => {
+  for (let i = 0; i < template.segments.length; i++) {
+    const part = template.segments[i]!
+    // `*` takes the rest of the path; `/svc.rpc.public.*` any segment that begins so, and the rest.
+    if (part.endsWith("*")) return (segments.slice(i).join("/")).startsWith(part.slice(0, -1))
+    const segment = segments[i]
+    if (segment === undefined) return false
+    if (part.startsWith(":") ? segment === "" : part !== segment) return false
   }
-  return `/${out.join("/")}`
+  return template.segments.length === segments.length
 }
 
 /**
- * Records one answered request.
+ * The labels of the given route templates (the router's paths, in the router's syntax).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const routeLabels = (paths: Iterable<string>): RouteLabels => {
+  const templates: Array<Template> = [...new Set(paths)].map((path) => {
+    const segments = path.split("/")
+    return { path, segments, literal: segments.filter((s) => !s.startsWith(":") && !s.includes("*")).length }
+  }).sort((a, b) => b.literal - a.literal || b.segments.length - a.segments.length)
+  return (url) => {
+    const segments = (url.split("?")[0] ?? "").split("/")
+    return templates.find((template) => matches(template, segments))?.path ?? "unmatched"
+  }
+}
+
+// The labels of the router that serves this process's requests, made once per router.
+const labelsByRouter = new WeakMap<object, RouteLabels>()
+
+/**
+ * The route label of a request, from the routes of the `HttpApiBuilder.Router` in context (the
+ * API's endpoints and every route added beside them); `unmatched` without a router.
  *
  * @since 0.1.0
  * @category utils
  */
-export const record = (url: string, status: number, seconds: number): Effect.Effect<void> => {
-  const route = routeOf(url, status)
-  return Effect.zipRight(
-    Metric.increment(Metric.tagged(Metric.tagged(requests, "route", route), "status", String(status))),
-    Metric.update(Metric.tagged(duration, "route", route), seconds)
-  )
-}
+export const routeOf = (url: string): Effect.Effect<string> =>
+  Effect.flatMap(Effect.serviceOption(HttpApiBuilder.Router), (service) =>
+    Option.match(service, {
+      onNone: () => Effect.succeed("unmatched"),
+      onSome: (tag) =>
+        Effect.map(tag.router, (router) => {
+          let labels = labelsByRouter.get(router)
+          if (labels === undefined) {
+            labels = routeLabels([
+              ...Chunk.toReadonlyArray(router.routes).map((route) => route.path),
+              ...Chunk.toReadonlyArray(router.mounts).map(([path]) => `${path}/*`)
+            ])
+            labelsByRouter.set(router, labels)
+          }
+          return labels(url)
+        })
+    }))
+
+/**
+ * Records one answered request, labelled by its route's template.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const record = (url: string, status: number, seconds: number): Effect.Effect<void> =>
+  Effect.flatMap(routeOf(url), (route) =>
+    Effect.zipRight(
+      Metric.increment(Metric.tagged(Metric.tagged(requests, "route", route), "status", String(status))),
+      Metric.update(Metric.tagged(duration, "route", route), seconds)
+    ))
 
 // Prometheus names: letters, digits, `_` and `:`.
 const nameOf = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_")

@@ -5,15 +5,30 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as HttpMetrics from "../src/HttpMetrics.js"
 
 describe("HttpMetrics", () => {
-  it("labels a request by its route, never by its ids, paths or unmatched URLs", () => {
-    expect(HttpMetrics.routeOf("/v2/chats?limit=5", 200)).toBe("/v2/chats")
-    expect(HttpMetrics.routeOf("/v2/chats/3f1c7c52-2f0e-4f6e-9a51-2b8d7f0e9f11/messages", 200))
-      .toBe("/v2/chats/:id/messages")
-    expect(HttpMetrics.routeOf("/v2/connectors/12/semantic-model", 200)).toBe("/v2/connectors/:id/semantic-model")
-    expect(HttpMetrics.routeOf("/v2/sandcastles/0b9e6a43-1c1e-4d7a-9a55-6c0e0f3b1a22/files/data/out.csv", 200)).toBe(
-      "/v2/sandcastles/:id/files/:path"
-    )
-    expect(HttpMetrics.routeOf("/v2/anything-at-all", 404)).toBe("unmatched")
+  it("labels a request by its route's template, never by its ids, paths or unmatched URLs", () => {
+    const label = HttpMetrics.routeLabels([
+      "/v2/chats",
+      "/v2/chats/:id",
+      "/v2/chats/:id/cells/:cellId",
+      "/v2/members/me",
+      "/v2/members/:id",
+      "/v2/sandcastles/:id/files/*",
+      "/rpc/public/*",
+      "/svc.rpc.public.*",
+      "/mcp"
+    ])
+    expect(label("/v2/chats?limit=5")).toBe("/v2/chats")
+    expect(label("/v2/chats/3f1c7c52-2f0e-4f6e-9a51-2b8d7f0e9f11")).toBe("/v2/chats/:id")
+    expect(label("/v2/chats/3f1c/cells/9a51")).toBe("/v2/chats/:id/cells/:cellId")
+    expect(label("/v2/members/me")).toBe("/v2/members/me")
+    expect(label("/v2/members/12")).toBe("/v2/members/:id")
+    expect(label("/v2/sandcastles/0b9e/files/data/out.csv")).toBe("/v2/sandcastles/:id/files/*")
+    expect(label("/rpc/public/svc.anything.NoSuchService/Whatever")).toBe("/rpc/public/*")
+    expect(label("/svc.rpc.public.app.AppService/GetApp")).toBe("/svc.rpc.public.*")
+    // Words a caller chose are never a label: lowercase segments included.
+    for (const url of ["/v2/anything-at-all", "/v2/chats/a/b/c/d", "/aaaa/bbbb", "/v2", "/", "/mcpx"]) {
+      expect([url, label(url)]).toEqual([url, "unmatched"])
+    }
   })
 
   it.effect("writes counters, gauges and cumulative histograms as Prometheus text", () =>
