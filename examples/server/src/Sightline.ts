@@ -395,6 +395,7 @@ export const http = (options: Options) =>
     Layer.provide(RateLimit.layer(RateLimit.perMinute(options.rateLimitPerMinute ?? RateLimit.defaultPerMinute))),
     Layer.provide(options.jwt === undefined ? Layer.empty : Jwt.layer(options.jwt)),
     Layer.provide(options.publicUrl === undefined ? Layer.empty : PublicUrl.layer(options.publicUrl)),
+    Layer.provide(PublicUrl.layerAllowedOrigins(options.corsOrigins ?? [])),
     Layer.provide(
       options.trustedProxies === undefined ? Layer.empty : ClientAddress.layerTrustedProxies(options.trustedProxies)
     ),

@@ -10,6 +10,7 @@ import {
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as NodeHttp from "node:http"
 import { afterEach, expect, it } from "vitest"
 import { demoConnector } from "./utils/content.js"
 import { scopedKey } from "./utils/members.js"
@@ -535,6 +536,32 @@ describeServers("the MCP server", (server) => {
     expect(foreign.status).toBe(403)
     const own = await post(server(), org.key, listTools, { origin: server().baseUrl })
     expect(own.status).toBe(200)
+    // DNS rebinding: a foreign page whose name now resolves to this server sends its own name as
+    // both `Origin` and `Host`; the origin is still not the deployment's.
+    const port = new URL(server().baseUrl).port
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const sent = JSON.stringify(listTools)
+      const request = NodeHttp.request({
+        host: "127.0.0.1",
+        port,
+        path: "/mcp",
+        method: "POST",
+        headers: {
+          host: `rebound.example:${port}`,
+          origin: `http://rebound.example:${port}`,
+          authorization: `Bearer ${org.key}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "content-length": Buffer.byteLength(sent)
+        }
+      }, (response) => {
+        response.resume()
+        resolve(response.statusCode ?? 0)
+      })
+      request.on("error", reject)
+      request.end(sent)
+    })
+    expect(rebound).toBe(403)
     // Stateless: no server stream to open, no session to end.
     for (const method of ["GET", "DELETE"]) {
       const other = await fetch(`${server().baseUrl}/mcp`, { method, headers: { authorization: `Bearer ${org.key}` } })

@@ -12,8 +12,9 @@
  * the granted scopes. Where OAuth is off, no OAuth metadata is advertised (a client that sees some
  * starts OAuth even with a key configured).
  *
- * A request that carries an `Origin` (a browser's) must come from this server's own origin: another
- * site's page cannot drive a member's agent. Every tool call is in the audit log (`mcp.tool_call`).
+ * A request that carries an `Origin` (a browser's) must come from the deployment's public URL or an
+ * allowed origin (`PublicUrl.originAllowed`): another site's page cannot drive a member's agent, even
+ * under a name rebound to the server's address. Every tool call is in the audit log (`mcp.tool_call`).
  *
  * @since 0.1.0
  */
@@ -134,17 +135,6 @@ const inScope = (principal: Policy.Principal, tool: McpTools.Tool): boolean =>
 const bearer = (headers: Readonly<Record<string, string | undefined>>): string | undefined =>
   /^Bearer[ \t]+(.+)$/i.exec(headers["authorization"] ?? "")?.[1]?.trim()
 
-// A browser sends `Origin`; only a page of this server itself may call it.
-const allowedOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  const origin = request.headers["origin"]
-  if (origin === undefined) return true
-  try {
-    return new URL(origin).host === request.headers["host"]
-  } catch {
-    return false
-  }
-}
-
 const parsed = Option.liftThrowable((text: string): unknown => JSON.parse(text))
 
 // Whether a message (or a batch) is a request carrying a progress token.
@@ -163,6 +153,12 @@ const make = Effect.gen(function*() {
   const auditor = yield* Auditor
   const guarded = yield* makeGuarded
   const auth = yield* Auth.Auth
+  // A browser sends `Origin`: only the deployment's own pages and allowed origins may call.
+  const originAllowed = yield* PublicUrl.originPolicy
+  const allowedOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
+    const origin = request.headers["origin"]
+    return origin === undefined || originAllowed(origin)
+  }
   const oauth = Option.isSome(yield* Effect.serviceOption(McpOAuth.McpOAuth))
     ? Option.some({
       tokens: yield* OAuthTokens.OAuthTokens,
