@@ -4,10 +4,14 @@
  * server's worker; each case's result, the accuracy, the differences of failed cases, and the
  * regressions of a run against the one before; who may start runs, and what is refused.
  */
+import * as ApiKeys from "@sightline/core/ApiKeys"
 import * as Auth from "@sightline/core/Auth"
 import * as Change from "@sightline/core/Change"
 import * as Changes from "@sightline/core/Changes"
+import { RoleId } from "@sightline/core/Ids"
 import * as Library from "@sightline/core/Library"
+import * as Members from "@sightline/core/Members"
+import * as Roles from "@sightline/core/Roles"
 import { Fixtures } from "@sightline/core/testing"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -230,7 +234,25 @@ describeServers("evaluations", (server) => {
     expect((await server().request(`/v2/evals/runs/${run.id}`, { key: other.key })).status).toBe(404)
     expect((await server().request(`/v2/evals/runs/${run.id}/cancel`, { method: "POST", key: other.key })).status)
       .toBe(404)
+    // A member who may manage connectors, but not use this one: no run on it is listed, read,
+    // compared or cancelled, and its cases' rows and SQL stay out of sight.
+    const manager = await server().run(Effect.gen(function*() {
+      const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+      const role = yield* (yield* Roles.Roles).create(admin, {
+        name: `connectors-${crypto.randomUUID().slice(0, 8)}`,
+        permissions: ["connector:read", "connector:write"]
+      })
+      const { memberId } = yield* Fixtures.memberWithKey(org.key)
+      yield* (yield* Members.Members).assignRole(admin, memberId, { roleId: RoleId.make(role.id) })
+      return (yield* (yield* ApiKeys.ApiKeys).bootstrap(admin.organizationId, memberId, "manager")).key
+    }))
+    expect((await body(await server().request("/v2/evals/runs", { key: manager }))).runs).toEqual([])
+    expect((await server().request(`/v2/evals/runs/${run.id}`, { key: manager })).status).toBe(404)
+    expect((await server().request(`/v2/evals/runs/${run.id}/cancel`, { method: "POST", key: manager })).status)
+      .toBe(404)
+    expect((await server().request("/v2/evals/runs", { key: bound })).status).toBe(403)
     const done = await finished(server(), org, run.id)
+    expect((await server().request(`/v2/evals/runs/${done.id}`, { key: manager })).status).toBe(404)
     const again = await server().request(`/v2/evals/runs/${done.id}/cancel`, { method: "POST", key: org.key })
     expect(again.status).toBe(409)
   })

@@ -4,8 +4,9 @@
  *
  * - **Who.** Starting, reading and cancelling runs takes `connector:write` (an administrator's: a
  *   run reads the connector's data for its right answers and spends the model's tokens), and the
- *   connector must be usable by the caller. A run acts as its starter's session: a key bound to
- *   client attributes cannot start one, since its run would not keep to them.
+ *   run's connector must be usable by the caller: a run on any other is not found (its cases hold
+ *   that connector's rows and SQL). A run acts as its starter's session: a key bound to client
+ *   attributes neither starts nor reads one, since its rows do not keep to them.
  * - **Where.** A run is queued with its job in one transaction (`eval.run`); any process's worker
  *   takes it (`execute`), so it survives a process that stops: a run found `running` when its job is
  *   claimed again is failed, never left running.
@@ -41,7 +42,7 @@ import { EvalRunRepo } from "./EvalRunRepo.js"
 import * as EvalSet from "./EvalSet.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { EvalRunId, type OrganizationId } from "./Ids.js"
-import { requireUsable } from "./internal/connectorUse.js"
+import * as ConnectorUse from "./internal/connectorUse.js"
 import { JobQueue } from "./JobQueue.js"
 import { Library } from "./Library.js"
 import { ModelCatalogue } from "./Model.js"
@@ -182,26 +183,38 @@ export const make = Effect.gen(function*() {
   const auditor = yield* Auditor
   const events = yield* OutboundEvents
 
-  const admit = (principal: Policy.Principal) => enforce(Policy.requirePermission(principal, "connector:write"))
-
-  const load = (principal: Policy.Principal, id: EvalRunId) =>
-    Effect.flatMap(
-      repo.get(principal.organizationId, id),
-      Option.match({
-        onNone: () => Effect.fail(new NotFound({ message: `evaluation run ${id} not found` })),
-        onSome: Effect.succeed
-      })
+  const admit = (principal: Policy.Principal) =>
+    Effect.zipRight(
+      enforce(Policy.requirePermission(principal, "connector:write")),
+      Policy.clientAttributesJson(principal) === "{}" ? Effect.void : Effect.fail(
+        new PermissionDenied({
+          message: "permission denied: an evaluation run acts as its starter's session, and a key bound to " +
+            "client attributes neither starts nor reads one (its rows would not keep to them)"
+        })
+      )
     )
+
+  // The runs whose connector the caller may use: the others hold rows and SQL it may not see.
+  const readable = (principal: Policy.Principal, runs: ReadonlyArray<EvalRun.EvalRun>) =>
+    Effect.gen(function*() {
+      const ids = [...new Set(runs.map((run) => run.connector_id))]
+      const hidden = new Set(yield* ConnectorUse.unusable(connectors, principal, ids, yield* DateTime.now))
+      return runs.filter((run) => !hidden.has(run.connector_id))
+    })
+
+  const notFound = (id: EvalRunId) => new NotFound({ message: `evaluation run ${id} not found` })
+
+  const load = (principal: Policy.Principal, id: EvalRunId, forUpdate = false) =>
+    Effect.gen(function*() {
+      const found = yield* (forUpdate ? repo.getForUpdate : repo.get)(principal.organizationId, id)
+      if (Option.isNone(found)) return yield* notFound(id)
+      const [run] = yield* readable(principal, [found.value])
+      return run === undefined ? yield* notFound(id) : run
+    })
 
   const start = Traced.fn("Evals.start")(function*(principal: Policy.Principal, request: EvalRun.StartRequest) {
     yield* admit(principal)
-    if (Policy.clientAttributesJson(principal) !== "{}") {
-      return yield* new PermissionDenied({
-        message: "permission denied: an evaluation run acts as your session, and a key bound to client " +
-          "attributes cannot start one (its run would not keep to them)"
-      })
-    }
-    yield* requireUsable(connectors, principal, [request.connector_id], yield* DateTime.now, "connector_id")
+    yield* ConnectorUse.requireUsable(connectors, principal, [request.connector_id], yield* DateTime.now, "connector_id")
     const catalogue = yield* catalogues.catalogue(principal.organizationId)
     const allowed = Models.modelsFor(principal, catalogue).models
     const model = request.model === undefined
@@ -272,8 +285,10 @@ export const make = Effect.gen(function*() {
     yield* admit(principal)
     const after = params.cursor === undefined ? undefined : yield* Pagination.decodeCursor(params.cursor, Schema.UUID)
     const found = yield* repo.list(principal.organizationId, { limit: params.limit, after }, params.set)
+    // A page may come out shorter than asked, where runs on other connectors were left out; its
+    // cursor still goes on from the last run read.
     return {
-      runs: found.items.map(EvalRun.toView),
+      runs: (yield* readable(principal, found.items)).map(EvalRun.toView),
       ...(found.nextCursor === undefined ? {} : { next_cursor: found.nextCursor })
     }
   })
@@ -301,9 +316,8 @@ export const make = Effect.gen(function*() {
     yield* admit(principal)
     const now = yield* DateTime.now
     return yield* tx.withTransaction(Effect.gen(function*() {
-      const run = yield* repo.getForUpdate(principal.organizationId, id)
-      if (Option.isNone(run)) return yield* new NotFound({ message: `evaluation run ${id} not found` })
-      const cancelled = yield* EvalRun.cancel(run.value, now)
+      const run = yield* load(principal, id, true)
+      const cancelled = yield* EvalRun.cancel(run, now)
       yield* Effect.orDie(repo.update(cancelled))
       return EvalRun.toView(cancelled)
     }))
