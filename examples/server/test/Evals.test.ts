@@ -228,6 +228,16 @@ describeServers("evaluations", (server) => {
     await invalid({ set: "semantic/demo.yaml", connector_id: connectorId, commit: "0".repeat(40) }, "commit")
     await invalid({ set: "semantic/demo.yaml", connector_id: 999_999 }, "connector_id")
     await invalid({ set: "semantic/demo.yaml" }, "connector_id")
+    // A huge value is refused without being echoed.
+    for (const field of ["set", "model", "commit"]) {
+      const huge = await start(server(), org.key, {
+        set: "semantic/demo.yaml",
+        connector_id: connectorId,
+        [field]: `v${"x".repeat(300 * 1024)}`
+      })
+      expect(huge.status).toBe(400)
+      expect((await huge.text()).length).toBeLessThan(2048)
+    }
 
     const run = await body(await start(server(), org.key, { set: "semantic/demo.yaml", connector_id: connectorId }))
     const other = await server().newOrg()

@@ -285,6 +285,11 @@ export const cancel = (run: EvalRun, at: DateTime.Utc) => move(run, "cancelled",
  */
 export const keyset = (run: EvalRun): Pagination.Keyset => ({ at: DateTime.formatIso(run.created_at), id: run.id })
 
+// A set is a library path; a model id and a commit are short names. Longer values are refused by
+// the schema, so that no error echoes them.
+const setMaxLength = 1024
+const nameMaxLength = 200
+
 /**
  * The body of `POST /v2/evals/runs`.
  *
@@ -293,12 +298,12 @@ export const keyset = (run: EvalRun): Pagination.Keyset => ({ at: DateTime.forma
  */
 export const StartRequest = Schema.Struct({
   /** The set's library path: `evals/<name>.yaml`, or a semantic model file for its verified queries. */
-  set: Schema.NonEmptyTrimmedString,
+  set: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(setMaxLength)),
   connector_id: ConnectorId,
   /** The catalogue's model; the organization's default when absent. */
-  model: Schema.optional(Schema.NonEmptyTrimmedString),
+  model: Schema.optional(Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(nameMaxLength))),
   /** The library commit to read the set at; main when absent. */
-  commit: Schema.optional(Schema.NonEmptyTrimmedString)
+  commit: Schema.optional(Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(nameMaxLength)))
 }).annotations({ identifier: "StartEvalRunRequest" })
 export type StartRequest = typeof StartRequest.Type
 

@@ -214,7 +214,13 @@ export const make = Effect.gen(function*() {
 
   const start = Traced.fn("Evals.start")(function*(principal: Policy.Principal, request: EvalRun.StartRequest) {
     yield* admit(principal)
-    yield* ConnectorUse.requireUsable(connectors, principal, [request.connector_id], yield* DateTime.now, "connector_id")
+    yield* ConnectorUse.requireUsable(
+      connectors,
+      principal,
+      [request.connector_id],
+      yield* DateTime.now,
+      "connector_id"
+    )
     const catalogue = yield* catalogues.catalogue(principal.organizationId)
     const allowed = Models.modelsFor(principal, catalogue).models
     const model = request.model === undefined
