@@ -1,7 +1,7 @@
 /**
  * Core's `OAuthClientDocuments` over https: a GET of the client's URL under the same network rule as
  * chat webhooks (public addresses only, checked on the address connected to, unless the operator
- * allows private ones), never redirected, answered within 5 seconds and 64 KiB.
+ * allows private ones), never redirected, answered whole within 5 seconds and 64 KiB.
  *
  * @since 0.1.0
  */
@@ -31,6 +31,8 @@ export interface Options {
  * @category constants
  */
 export const maxBytes = 64 * 1024
+
+const unreadable = "the client's metadata document could not be read: no answer from a public address in time"
 
 /**
  * The reader.
@@ -85,10 +87,16 @@ export const make = (options: Options = {}): OAuthClientDocuments.Service => {
           }
         )
         request.on("timeout", () => request.destroy(new Error(`no answer within ${timeout} ms`)))
-        request.on("error", (error) => {
-          if (!signal.aborted) fail(`the client's metadata document could not be read: ${error.message}`)
+        // One message whatever went wrong on the way (a name that does not resolve, one that resolves
+        // to a private address, a refused connection): a member must not learn which of the server's
+        // network's names exist by naming them.
+        request.on("error", () => {
+          if (!signal.aborted) fail(unreadable)
         })
-      })
+      }).pipe(
+        // A total deadline: a server that answers a byte at a time does not stretch it.
+        Effect.timeoutFail({ duration: timeout, onTimeout: () => new ClientDocumentError({ message: unreadable }) })
+      )
   })
 }
 

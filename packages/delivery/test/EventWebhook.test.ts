@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
+import * as Net from "node:net"
 import type { AddressInfo } from "node:net"
 import { Webhook } from "standardwebhooks"
 import * as EventWebhook from "../src/EventWebhook.js"
@@ -97,6 +98,37 @@ describe("EventWebhook", () => {
       const timedOut = yield* send
       expect(timedOut.status).toBeUndefined()
       expect(timedOut.error).toMatch(/could not be reached: no answer within 300 ms/)
+    }))
+
+  it.live("gives up at its deadline on a receiver that answers a byte at a time", () =>
+    Effect.gen(function*() {
+      const answer = Buffer.from("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+      const server = Net.createServer((socket) => {
+        let sent = 0
+        const drip = setInterval(() => {
+          if (sent < answer.length) socket.write(answer.subarray(sent, ++sent))
+        }, 100)
+        socket.on("close", () => clearInterval(drip))
+        socket.on("error", () => clearInterval(drip))
+      })
+      const port = yield* Effect.async<number>((resume) => {
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
+      })
+      const sender = EventWebhook.make({ allowPrivate: true, timeoutMillis: 300 })
+      const started = Date.now()
+      const result = yield* sender.send({
+        url: `http://127.0.0.1:${port}/hook`,
+        id: "id-2",
+        timestamp: new Date(),
+        body,
+        secrets: [newSecret]
+      })
+      const took = Date.now() - started
+      server.close()
+      expect(result.status).toBeUndefined()
+      expect(result.error).toMatch(/no answer within 300 ms/)
+      // A byte every 100 ms would have taken over 4 s to send the status line and headers.
+      expect(took).toBeLessThan(2_000)
     }))
 
   it.effect("refuses plain http and private addresses unless the operator allows them", () =>

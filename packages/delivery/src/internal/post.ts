@@ -1,7 +1,8 @@
 /**
  * One POST to a URL a tenant named, under the network rule (`guard.ts`): the socket's own lookup
  * refuses private addresses, redirects are not followed (a `3xx` is an answer like any other), and
- * an attempt ends at its timeout. The one home of the request for chat webhooks and outbound events.
+ * an attempt ends at its timeout: a total deadline, which a receiver that answers a byte at a time
+ * does not stretch. The one home of the request for chat webhooks and outbound events.
  *
  * @internal
  */
@@ -51,7 +52,8 @@ export const post = (
       timeout,
       signal
     }, (response) => {
-      response.resume()
+      // The status is the answer: what follows it is not read, nor waited for.
+      response.destroy()
       resume(Effect.succeed({
         status: response.statusCode ?? 0,
         retryAfterMillis: retryAfter(response.headers["retry-after"])
@@ -63,4 +65,10 @@ export const post = (
       resume(Effect.fail({ message: error.message, refused: NetworkAccess.isRefusal(error) }))
     })
     request.end(body)
-  })
+  }).pipe(
+    // Interrupting aborts the request (its `signal`), wherever it is.
+    Effect.timeoutFail({
+      duration: options.timeoutMillis,
+      onTimeout: (): Unanswered => ({ message: `no answer within ${options.timeoutMillis} ms`, refused: false })
+    })
+  )
