@@ -633,3 +633,17 @@ describeServers("the MCP server", (server) => {
     expect(oversized.status).toBe(413)
   })
 })
+
+describeServers("MCP rate limit", (server) => {
+  it("a JSON-RPC batch spends a token of the organization's limit per message, not per request", async () => {
+    const org = await server().newOrg()
+    const batch = (id: number) =>
+      [0, 1, 2].map((i) => ({ jsonrpc: "2.0", id: id + i, method: "tools/list", params: {} }))
+    const first = await post(server(), org.key, batch(1))
+    expect(first.status).toBeLessThan(429)
+    // Four tokens a minute: the first batch took three, so three more calls are one too many.
+    const second = await post(server(), org.key, batch(10))
+    expect(second.status).toBe(429)
+    expect(await second.text()).toMatch(/Rate limit exceeded/)
+  })
+}, { rateLimitPerMinute: 4 })

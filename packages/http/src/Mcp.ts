@@ -41,7 +41,7 @@ import type { Library } from "@sightline/core/Library"
 import type * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import type * as Playbooks from "@sightline/core/Playbooks"
 import * as Policy from "@sightline/core/Policy"
-import type * as RateLimiter from "@sightline/core/RateLimiter"
+import * as RateLimiter from "@sightline/core/RateLimiter"
 import type * as SemanticLayer from "@sightline/core/SemanticLayer"
 import type * as SqlQueries from "@sightline/core/SqlQueries"
 import * as Effect from "effect/Effect"
@@ -61,7 +61,7 @@ import * as McpTools from "./internal/mcpTools.js"
 import * as McpOAuth from "./McpOAuth.js"
 import * as OAuthTokens from "./OAuthTokens.js"
 import * as PublicUrl from "./PublicUrl.js"
-import type * as RateLimit from "./RateLimit.js"
+import * as RateLimit from "./RateLimit.js"
 
 /**
  * The path of the MCP endpoint.
@@ -152,6 +152,8 @@ const make = Effect.gen(function*() {
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const auditor = yield* Auditor
   const guarded = yield* makeGuarded
+  const limiter = yield* RateLimiter.RateLimiter
+  const limitConfig = yield* RateLimit.RateLimitConfig
   const auth = yield* Auth.Auth
   // A browser sends `Origin`: only the deployment's own pages and allowed origins may call.
   const originAllowed = yield* PublicUrl.originPolicy
@@ -362,6 +364,13 @@ const make = Effect.gen(function*() {
     // Read here to see whether the request asks for progress; malformed JSON is left to the SDK,
     // which answers it as JSON-RPC's parse error.
     const body = Option.getOrUndefined(parsed(text.right))
+    // A batch is as many calls as it holds messages: the request's own token paid for the first.
+    if (Array.isArray(body) && body.length > 1) {
+      const limited = yield* Effect.either(
+        RateLimit.enforceWith(limiter, limitConfig)(principal.right.organizationId, body.length - 1)
+      )
+      if (Either.isLeft(limited)) return refusal(429, limited.left.error.message)
+    }
     const web = new Request(
       Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(path, "http://localhost")),
       { method: request.method, headers: new Headers(request.headers as Record<string, string>), body: text.right }

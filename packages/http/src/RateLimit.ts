@@ -97,11 +97,12 @@ export const headers = (result: RateLimiter.Result): Record<string, string> => {
  * @category utils
  */
 export const enforce = (
-  organizationId: OrganizationId
+  organizationId: OrganizationId,
+  cost = 1
 ): Effect.Effect<void, HttpErrors.RateLimitExceeded, RateLimiter.RateLimiter | RateLimitConfig> =>
   Effect.flatMap(
     Effect.all([RateLimiter.RateLimiter, RateLimitConfig]),
-    ([limiter, config]) => enforceWith(limiter, config)(organizationId)
+    ([limiter, config]) => enforceWith(limiter, config)(organizationId, cost)
   )
 
 /**
@@ -112,9 +113,11 @@ export const enforce = (
  */
 export const enforceWith = (limiter: RateLimiter.RateLimiter.Service, config: RateLimiter.BucketConfig) =>
 (
-  organizationId: OrganizationId
+  organizationId: OrganizationId,
+  // Requests that carry several calls (an MCP batch) spend a token per call.
+  cost = 1
 ): Effect.Effect<void, HttpErrors.RateLimitExceeded> =>
-  Effect.flatMap(limiter.consume(`org:${organizationId}`, config), (result) => {
+  Effect.flatMap(limiter.consume(`org:${organizationId}`, config, cost), (result) => {
     const extra = headers(result)
     const withHeaders = HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeaders(response, extra))
