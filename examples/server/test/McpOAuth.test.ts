@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
@@ -191,6 +192,80 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
     })
     expect(bad.status).toBe(400)
     expect((await bad.json() as any).error).toBe("invalid_redirect_uri")
+  })
+
+  it("a code replayed after the grant's first renewal, or a refresh token two renewals old, ends the grant", async () => {
+    const form = (fields: Record<string, string>) =>
+      fetch(`${base}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(fields)
+      })
+    const client = await (await fetch(`${base}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [redirectUrl], client_name: "Replaying agent" })
+    })).json() as any
+    const session = await (await fetch(`${base}/v2/auth/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: memberEmail, password })
+    })).json() as any
+    const verifier = "a-verifier-of-at-least-43-characters-for-the-replay-test"
+    const challenge = createHash("sha256").update(verifier).digest("base64url")
+    // A grant as the consent page makes one, and its first refresh token.
+    const grant = async () => {
+      const decided = await (await fetch(`${base}/v2/oauth/consent`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${session.access_token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          response_type: "code",
+          client_id: client.client_id,
+          redirect_uri: redirectUrl,
+          code_challenge: challenge,
+          code_challenge_method: "S256",
+          scope: "read",
+          resource: `${base}/mcp`,
+          approve: true
+        })
+      })).json() as any
+      const code = new URL(decided.redirect_to).searchParams.get("code")!
+      const exchange = {
+        grant_type: "authorization_code",
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUrl,
+        client_id: client.client_id
+      }
+      const issued = await form(exchange)
+      expect(issued.status).toBe(200)
+      return { exchange, refresh: ((await issued.json()) as any).refresh_token as string }
+    }
+    const renew = async (refreshToken: string) => {
+      const renewed = await form({
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+        client_id: client.client_id
+      })
+      return {
+        status: renewed.status,
+        token: renewed.status === 200 ? ((await renewed.json()) as any).refresh_token : ""
+      }
+    }
+
+    const first = await grant()
+    const second = await renew(first.refresh)
+    expect(second.status).toBe(200)
+    // The code again, after a renewal: someone holds a copy, so the grant ends.
+    expect((await form(first.exchange)).status).toBe(400)
+    expect((await renew(second.token)).status).toBe(400)
+
+    const other = await grant()
+    const a = await renew(other.refresh)
+    const b = await renew(a.token)
+    expect([a.status, b.status]).toEqual([200, 200])
+    expect((await renew(other.refresh)).status).toBe(400)
+    expect((await renew(b.token)).status).toBe(400)
   })
 
   it(

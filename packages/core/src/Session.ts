@@ -223,7 +223,15 @@ export const isOfKind = (session: SessionRecord, kind: RotationKind): boolean =>
  */
 export type Rotation =
   | { readonly _tag: "Rotated"; readonly session: SessionRecord }
-  | { readonly _tag: "Superseded"; readonly session: SessionRecord }
+  | {
+    readonly _tag: "Superseded"
+    readonly session: SessionRecord
+    /**
+     * Whether the presented token is the one replaced last (two renewals racing may present it
+     * twice); an older one, presented again, can only be a copy.
+     */
+    readonly latest: boolean
+  }
   | { readonly _tag: "Unknown" }
 
 /**

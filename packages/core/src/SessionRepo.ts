@@ -46,7 +46,8 @@ export declare namespace SessionRepo {
     /**
      * Renews the live, unexpired session whose current refresh hash is `presented`: its hash becomes
      * `next` and the presented one its previous (`Rotated`). Two renewals with one token cannot both
-     * win. A presented hash that is some session's previous one is `Superseded` (nothing changes).
+     * win. A presented hash that some session had before, however many renewals ago, is
+     * `Superseded` (nothing changes); `latest` when it is the one replaced last.
      * Only a session of `kind` renews (a browser's by default); renewing a grant's code clears its
      * challenge, so the code is spent.
      */
@@ -104,6 +105,8 @@ interface Tables {
   readonly passwords: HashMap.HashMap<MemberId, { readonly organizationId: OrganizationId; readonly hash: string }>
   readonly links: HashMap.HashMap<SecretHash, SignInLinkRecord>
   readonly sessions: HashMap.HashMap<string, SessionRecord>
+  /** Every refresh hash a renewal replaced, and its session. */
+  readonly spent: HashMap.HashMap<SecretHash, string>
   readonly key: Option.Option<string>
   readonly clients: HashMap.HashMap<string, OAuth.Client>
 }
@@ -125,6 +128,7 @@ export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.e
       passwords: HashMap.empty(),
       links: HashMap.empty(),
       sessions: HashMap.empty(),
+      spent: HashMap.empty(),
       key: Option.none(),
       clients: HashMap.empty()
     })
@@ -187,17 +191,22 @@ export const layerMemory: Layer.Layer<SessionRepo, never, MemoryState> = Layer.e
               expires_at: expiresAt
             }
             yield* putSession(session)
+            yield* Ref.update(table, (t) => ({ ...t, spent: HashMap.set(t.spent, presented, session.id) }))
             return { _tag: "Rotated", session } as const
           }
+          const spentBy = HashMap.get(tables.spent, presented)
           return Option.match(
             sessionWhere(
               tables,
               // A spent code is a grant now: the code's replay finds it among grants.
-              (s) => s.previous_hash === presented && isOfKind(s, kind === "code" ? "grant" : kind)
+              (s) =>
+                (s.previous_hash === presented || Option.contains(spentBy, s.id)) &&
+                isOfKind(s, kind === "code" ? "grant" : kind)
             ),
             {
               onNone: () => ({ _tag: "Unknown" }) as const,
-              onSome: (session) => ({ _tag: "Superseded", session }) as const
+              onSome: (session) =>
+                ({ _tag: "Superseded", session, latest: session.previous_hash === presented }) as const
             }
           )
         })),

@@ -239,9 +239,10 @@ export const make = Effect.gen(function*() {
       }
       case "Superseded": {
         const rotatedAt = rotation.session.rotated_at
-        const withinGrace = rotatedAt !== undefined &&
+        // Only the token replaced last has a grace (two renewals racing); an older one, or the last
+        // one replayed after the grace, means someone else holds a copy, so nobody keeps the session.
+        const withinGrace = rotation.latest && rotatedAt !== undefined &&
           DateTime.lessThan(now, DateTime.addDuration(rotatedAt, Session.rotationGrace))
-        // Replayed after the grace: someone else holds a copy of an old token, so nobody keeps it.
         if (!withinGrace) yield* repo.revokeSession(rotation.session.id, now)
         return yield* new Unauthenticated({ message: SESSION_ENDED })
       }

@@ -39,6 +39,7 @@ import { migration as migration0025WebhookEndpoints } from "./internal/migration
 import { migration as migration0026TraceContext } from "./internal/migrations/0026_trace_context.js"
 import { migration as migration0027SandboxRunners } from "./internal/migrations/0027_sandbox_runners.js"
 import { migration as migration0028Audiences } from "./internal/migrations/0028_audiences.js"
+import { migration as migration0029SpentRefreshHashes } from "./internal/migrations/0029_spent_refresh_hashes.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -154,7 +155,8 @@ export const migrations = (
   "0025_webhook_endpoints": migration0025WebhookEndpoints(prefix),
   "0026_trace_context": migration0026TraceContext(prefix),
   "0027_sandbox_runners": migration0027SandboxRunners(prefix),
-  "0028_audiences": migration0028Audiences(prefix)
+  "0028_audiences": migration0028Audiences(prefix),
+  "0029_spent_refresh_hashes": migration0029SpentRefreshHashes(prefix)
 })
 
 /**

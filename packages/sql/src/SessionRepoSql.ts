@@ -94,6 +94,7 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
     const passwords = sql(prefix.name("member_passwords"))
     const links = sql(prefix.name("sign_in_links"))
     const sessions = sql(prefix.name("sessions"))
+    const spentHashes = sql(prefix.name("spent_refresh_hashes"))
     const keys = sql(prefix.name("server_keys"))
     const oauthClients = sql(prefix.name("oauth_clients"))
     const columns = sql.literal(sessionColumns.join(", "))
@@ -117,20 +118,29 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
       }),
       Result: SessionRow,
       // Renewing a code spends it: its challenge goes.
+      // The replaced hash is remembered as spent in the same statement.
       execute: ({ at, expires, kind, next, presented }) =>
-        sql`UPDATE ${sessions}
-            SET previous_hash = refresh_hash, refresh_hash = ${next}, rotated_at = ${at}, expires_at = ${expires},
-                code_challenge = NULL
-            WHERE refresh_hash = ${presented} AND revoked_at IS NULL AND expires_at > ${at}
-              AND ${sql.literal(kindCondition[kind])}
-            RETURNING ${columns}`
+        sql`WITH rotated AS (
+              UPDATE ${sessions}
+              SET previous_hash = refresh_hash, refresh_hash = ${next}, rotated_at = ${at}, expires_at = ${expires},
+                  code_challenge = NULL
+              WHERE refresh_hash = ${presented} AND revoked_at IS NULL AND expires_at > ${at}
+                AND ${sql.literal(kindCondition[kind])}
+              RETURNING ${columns}
+            ), spent AS (
+              INSERT INTO ${spentHashes} (hash, session_id) SELECT previous_hash, id FROM rotated
+              ON CONFLICT (hash) DO NOTHING
+            )
+            SELECT * FROM rotated`
     })
     const byPrevious = SqlSchema.findOne({
       Request: Schema.Struct({ hash: Schema.String, kind: Schema.Literal("session", "code", "grant") }),
       Result: SessionRow,
-      // A spent code is a grant now: the code's replay finds it among grants.
+      // A spent code is a grant now: the code's replay finds it among grants. Hashes replaced
+      // before migration 29 are only the sessions' `previous_hash`.
       execute: ({ hash, kind }) =>
-        sql`SELECT ${columns} FROM ${sessions} WHERE previous_hash = ${hash}
+        sql`SELECT ${columns} FROM ${sessions}
+            WHERE (previous_hash = ${hash} OR id = (SELECT session_id FROM ${spentHashes} WHERE hash = ${hash}))
               AND ${sql.literal(kindCondition[kind === "code" ? "grant" : kind])} LIMIT 1`
     })
     const clientById = SqlSchema.findOne({
@@ -196,7 +206,11 @@ export const make: Effect.Effect<SessionRepo.Service, never, SqlClient.SqlClient
           if (Option.isSome(done)) return { _tag: "Rotated", session: done.value } satisfies Rotation
           return Option.match(yield* byPrevious({ hash: presented, kind }), {
             onNone: (): Rotation => ({ _tag: "Unknown" }),
-            onSome: (session): Rotation => ({ _tag: "Superseded", session })
+            onSome: (session): Rotation => ({
+              _tag: "Superseded",
+              session,
+              latest: session.previous_hash === presented
+            })
           })
         }).pipe(Effect.orDie),
       findByRefresh: (hash) => Effect.orDie(byRefresh(hash)),

@@ -60,6 +60,7 @@ const expectedTables = [
   "server_keys",
   "sessions",
   "sign_in_links",
+  "spent_refresh_hashes",
   "webhook_attempts",
   "webhook_endpoints"
 ]

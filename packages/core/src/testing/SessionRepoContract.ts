@@ -112,8 +112,16 @@ export const sessionRepoContract = (
         const again = yield* repo.rotate(s.refresh_hash, freshHash(), when, later)
         expect(again._tag).toBe("Superseded")
         expect(again._tag === "Superseded" && again.session.id).toBe(s.id)
+        expect(again._tag === "Superseded" && again.latest).toBe(true)
+        // Two renewals on, the first token is still known as spent, and as not the latest.
+        const third = freshHash()
+        expect((yield* repo.rotate(second, third, when, later))._tag).toBe("Rotated")
+        const old = yield* repo.rotate(s.refresh_hash, freshHash(), when, later)
+        expect(old._tag === "Superseded" && [old.session.id, old.latest]).toEqual([s.id, false])
+        const last = yield* repo.rotate(second, freshHash(), when, later)
+        expect(last._tag === "Superseded" && last.latest).toBe(true)
         expect((yield* repo.rotate(freshHash(), freshHash(), when, later))._tag).toBe("Unknown")
-        expect(Option.map(yield* repo.findByRefresh(second), (x) => x.id)).toEqual(Option.some(s.id))
+        expect(Option.map(yield* repo.findByRefresh(third), (x) => x.id)).toEqual(Option.some(s.id))
       }).pipe(Effect.provide(layer)))
 
     it.effect("never renews an expired or revoked session", () =>
