@@ -10,6 +10,7 @@ import { ConnectorId } from "@sightline/core/Ids"
 import * as SqlQueries from "@sightline/core/SqlQueries"
 import * as Effect from "effect/Effect"
 import ExcelJS from "exceljs"
+import JSZip from "jszip"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as NodePath from "node:path"
@@ -250,6 +251,47 @@ describeServers("FILES connectors", (server) => {
     const foreign = await server().request(`/v2/connectors/${connector.id}/semantic-model`, { key: other.key })
     expect(foreign.status).toBe(404)
   }, 60_000)
+
+  it(
+    "keeps the text of a workbook packed in Excel's order; refuses a lying zip bomb, and the next upload works",
+    async () => {
+      const org = await server().newOrg()
+      // Excel's order: the workbook part first, the sheets, the shared strings last.
+      const book = new ExcelJS.Workbook()
+      const sheet = book.addWorksheet("Orders")
+      sheet.addRow(["order", "customer"])
+      for (let i = 1; i <= 250; i++) sheet.addRow([i, `Customer ${i % 60}`])
+      const written = await JSZip.loadAsync(await book.xlsx.writeBuffer())
+      const names = Object.keys(written.files).filter((name) => !written.files[name]!.dir)
+      const last = (name: string) => name === "xl/sharedStrings.xml" ? 2 : name.startsWith("xl/worksheets/") ? 1 : 0
+      const excel = new JSZip()
+      for (const name of names.sort((a, b) => last(a) - last(b))) {
+        excel.file(name, await written.files[name]!.async("nodebuffer"))
+      }
+      const ordered = await upload(server(), org, [["orders.xlsx", await excel.generateAsync({ type: "uint8array" })]])
+      expect(ordered.status).toBe(201)
+      const connector = await body(ordered)
+      const customers = await sql(server(), org, connector.id, "SELECT count(DISTINCT customer) FROM orders")
+      expect(customers._tag === "Right" && customers.right.rows).toEqual([[60]])
+
+      // 40 MB of shared strings in a few kilobytes, with the local header and the directory both
+      // saying it inflates to no more than it takes.
+      const bomb = new JSZip()
+      bomb.file("xl/workbook.xml", "<workbook/>")
+      bomb.file("xl/sharedStrings.xml", `<sst>${"a".repeat(40 * 1024 * 1024)}`)
+      const bytes = Buffer.from(await bomb.generateAsync({ type: "uint8array", compression: "DEFLATE" }))
+      for (let at = 0; at + 30 < bytes.length; at++) {
+        if (bytes.readUInt32LE(at) === 0x04034b50) bytes.writeUInt32LE(bytes.readUInt32LE(at + 18), at + 22)
+        if (bytes.readUInt32LE(at) === 0x02014b50) bytes.writeUInt32LE(bytes.readUInt32LE(at + 20), at + 24)
+      }
+      const refused = await upload(server(), org, [["bomb.xlsx", new Uint8Array(bytes)]])
+      expect(refused.status).toBe(400)
+      expect((await body(refused)).error.message).toMatch(/^bomb\.xlsx: refused: it inflates past \d+ bytes/)
+      const next = await upload(server(), org, [["sales.csv", sales]])
+      expect(next.status).toBe(201)
+    },
+    60_000
+  )
 
   it("answers 400 naming a file that does not load, and keeps nothing of it", async () => {
     const org = await server().newOrg()

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api"
+import { DuckDBConnection, DuckDBInstance, StatementType } from "@duckdb/node-api"
 import * as Connector from "@sightline/core/Connector"
 import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
 import { QueryError } from "@sightline/core/ConnectorRuntime"
@@ -140,6 +140,11 @@ const checkDelimited = async (connection: DuckDBConnection, table: string, path:
     }, header = true, columns = {${columns}}, strict_mode = true)`
   )
 }
+
+// How a query begins, after comments and parentheses: DuckDB's queries (`FROM t` alone is one) and
+// a plan of one.
+const queryStart =
+  /^(?:\s+|--[^\n]*\n?|\/\*[\s\S]*?\*\/|\()*(?:select|with|from|values|table|explain|summarize|describe|pivot|unpivot)\b/i
 
 // DuckDB names an error's kind in its message, not in a SQLSTATE: these kinds speak of the
 // statement only (its syntax, its names), the others may quote a value (a failed cast).
@@ -341,6 +346,8 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
             allow_community_extensions: "false",
             threads: String(options.threads ?? 2),
             memory_limit: options.memoryLimit ?? "512MB",
+            // A query that spills writes here: bounded, so no query fills the disk.
+            max_temp_directory_size: "1GB",
             lock_configuration: "true"
           }),
         catch: (error) => new QueryError({ message: `the files could not be opened: ${describe(error, path, "")}` })
@@ -379,6 +386,19 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
         const statements = await connection.extractStatements(request.sql)
         if (statements.count !== 1) {
           throw new QueryError({ message: "one statement per query" })
+        }
+        // Only queries: `COPY … TO` and `EXPORT DATABASE` write files (the temporary directory is
+        // writable, and external access does not cover it), and nothing else has a place here. A
+        // plan (a change's check) is a query's, never `EXPLAIN ANALYZE`, which runs it.
+        // Preparing some statements already acts (`EXPORT DATABASE` makes its directory), so one
+        // that does not begin as a query is refused before it is prepared.
+        if (!queryStart.test(request.sql)) {
+          throw new QueryError({ message: "only a query (SELECT) runs on files", sqlState: "42000" })
+        }
+        const kind = (await statements.prepare(0)).statementType
+        const plan = kind === StatementType.EXPLAIN && /^\s*explain\s+select\b/i.test(request.sql)
+        if (kind !== StatementType.SELECT && !plan) {
+          throw new QueryError({ message: "only a query (SELECT) runs on files", sqlState: "42000" })
         }
         const reader = await connection.streamAndReadUntil(
           request.sql,

@@ -49,14 +49,77 @@ const workbook = await (async () => {
   return { path, fileName: "Sales.xlsx" }
 })()
 
-const bomb = await (async () => {
+// A zip whose local headers and directory alike say each entry inflates to its compressed size.
+const lyingZip = async (entries: Record<string, string>, fileName: string) => {
   const zip = new JSZip()
-  zip.file("[Content_Types].xml", "<Types/>")
-  zip.file("xl/workbook.xml", "<workbook/>")
-  zip.file("xl/worksheets/sheet1.xml", "0".repeat(40 * 1024 * 1024))
-  const path = NodePath.join(dir, "bomb.xlsx")
-  fs.writeFileSync(path, await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }))
-  return { path, fileName: "bomb.xlsx" }
+  for (const [name, text] of Object.entries(entries)) zip.file(name, text)
+  const bytes = await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" })
+  for (let at = 0; at + 30 < bytes.length; at++) {
+    const signature = bytes.readUInt32LE(at)
+    // Local header: compressed size at 18, uncompressed at 22; directory entry: 20 and 24.
+    if (signature === 0x04034b50) bytes.writeUInt32LE(bytes.readUInt32LE(at + 18), at + 22)
+    if (signature === 0x02014b50) bytes.writeUInt32LE(bytes.readUInt32LE(at + 20), at + 24)
+  }
+  const path = NodePath.join(dir, fileName)
+  fs.writeFileSync(path, bytes)
+  return { path, fileName }
+}
+
+const bombs = await Promise.all([
+  lyingZip({
+    "[Content_Types].xml": "<Types/>",
+    "xl/workbook.xml": "<workbook/>",
+    "xl/worksheets/sheet1.xml": "0".repeat(40 * 1024 * 1024)
+  }, "bomb.xlsx"),
+  lyingZip({
+    "xl/workbook.xml": "<workbook/>",
+    "xl/sharedStrings.xml": "<sst>" + "a".repeat(40 * 1024 * 1024)
+  }, "strings-bomb.xlsx"),
+  lyingZip({
+    "xl/workbook.xml": "<workbook/>",
+    "docProps/unread.xml": "0".repeat(40 * 1024 * 1024)
+  }, "unread-bomb.xlsx")
+])
+
+// A workbook packed as Excel packs it: the workbook part first, then the sheets, then the shared
+// strings. Hundreds of rows and more than fifty distinct strings.
+const excelOrdered = await (async () => {
+  const book = new ExcelJS.Workbook()
+  const sheet = book.addWorksheet("Orders")
+  sheet.addRow(["order", "customer", "amount"])
+  for (let i = 1; i <= 300; i++) sheet.addRow([i, `Customer ${i % 80}`, i * 1.5])
+  const written = await JSZip.loadAsync(await book.xlsx.writeBuffer())
+  const names = Object.keys(written.files).filter((name) => !written.files[name]!.dir)
+  const rank = (name: string) =>
+    name === "[Content_Types].xml" ? 0 : name.startsWith("_rels/") ? 1 : name === "xl/workbook.xml" ?
+      2 :
+      name.startsWith("xl/_rels/")
+      ? 3
+      : name.startsWith("xl/worksheets/")
+      ? 4
+      : name === "xl/sharedStrings.xml"
+      ? 6
+      : 5
+  const repacked = new JSZip()
+  for (const name of [...names].sort((a, b) => rank(a) - rank(b))) {
+    repacked.file(name, await written.files[name]!.async("nodebuffer"))
+  }
+  const order = names.sort((a, b) => rank(a) - rank(b))
+  expect(order.indexOf("xl/sharedStrings.xml")).toBeGreaterThan(order.indexOf("xl/worksheets/sheet1.xml"))
+  const path = NodePath.join(dir, "Excel order.xlsx")
+  fs.writeFileSync(path, await repacked.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }))
+  return { path, fileName: "Excel order.xlsx" }
+})()
+
+// One cell far to the right in the first row: every row would be padded to its width.
+const wide = await (async () => {
+  const book = new ExcelJS.Workbook()
+  const sheet = book.addWorksheet("Wide")
+  sheet.getCell("XFD1").value = "far"
+  for (let i = 2; i <= 50; i++) sheet.getCell(`A${i}`).value = i
+  const path = NodePath.join(dir, "wide.xlsx")
+  await book.xlsx.writeFile(path)
+  return { path, fileName: "wide.xlsx" }
 })()
 
 const request = (sql: string, extra: Partial<{ maxRows: number; timeoutMillis: number }> = {}) => ({
@@ -132,12 +195,33 @@ describe("FilesDatabase", () => {
       expect(rows.rows).toEqual([["2024-01-01", "EU", 100.5, "first, \"quoted\""], ["2024-02-01", "US", 200, null]])
     }))
 
-  it.effect("refuses a zip bomb from its directory, and a file that is no workbook", () =>
+  it.effect("refuses a zip bomb by the bytes it inflates, wherever it sits and whatever its directory says", () =>
     Effect.gen(function*() {
-      const refused = yield* Effect.flip(FilesDatabase.build([bomb], target()))
-      expect(refused.message).toMatch(/^bomb\.xlsx: refused: xl\/worksheets\/sheet1\.xml would inflate \d+ times/)
+      for (const bomb of bombs) {
+        const refused = yield* Effect.flip(FilesDatabase.build([bomb], target()))
+        expect(refused.message).toMatch(new RegExp(`^${bomb.fileName}: refused: it inflates past \\d+ bytes`))
+      }
       const fake = yield* Effect.flip(FilesDatabase.build([write("fake.xlsx", "a,b\n1,2\n")], target()))
       expect(fake.message).toMatch(/^fake\.xlsx: not an Excel workbook/)
+    }))
+
+  it.scoped("keeps the text of a workbook packed in Excel's order, shared strings last", () =>
+    Effect.gen(function*() {
+      const path = target()
+      const [table] = yield* FilesDatabase.build([excelOrdered], path)
+      expect(table!.columns.map((c) => c.name)).toEqual(["order", "customer", "amount"])
+      expect(table!.rows).toBe(300)
+      const db = yield* FilesDatabase.open(path)
+      const rows = yield* db.query(
+        request("SELECT count(DISTINCT customer), min(customer), max(customer) FROM excel_order")
+      )
+      expect(rows.rows).toEqual([[80, "Customer 0", "Customer 9"]])
+    }))
+
+  it.effect("refuses a sheet wider than its column limit instead of padding every row", () =>
+    Effect.gen(function*() {
+      const refused = yield* Effect.flip(FilesDatabase.build([wide], target()))
+      expect(refused.message).toMatch(/^wide\.xlsx: refused: sheet Wide has 16384 columns, past 1024/)
     }))
 
   it.scoped("starts from a base: replaces a table of the same name, adds new ones, drops what it is told", () =>
@@ -202,6 +286,21 @@ describe("FilesDatabase", () => {
         expect(refused._tag, sql).toBe("QueryError")
       }
       expect(fs.existsSync(NodePath.join(dir, "out.csv"))).toBe(false)
+      // Where external access does not reach: the temporary directory and the database's side files.
+      for (
+        const sql of [
+          `COPY sales_2024 TO '${path}.tmp/spilled.csv'`,
+          `COPY (SELECT 1) TO '${path}.wal'`,
+          `EXPORT DATABASE '${path}.tmp/export'`,
+          "EXPLAIN ANALYZE SELECT count(*) FROM sales_2024",
+          "CALL pragma_version()"
+        ]
+      ) {
+        const refused = yield* Effect.flip(db.query(request(sql)))
+        expect([sql, refused.message]).toEqual([sql, "only a query (SELECT) runs on files"])
+      }
+      expect(fs.existsSync(`${path}.tmp/spilled.csv`) || fs.existsSync(`${path}.tmp/export`)).toBe(false)
+      expect((yield* db.query(request("EXPLAIN SELECT count(*) FROM sales_2024"))).rows.length).toBeGreaterThan(0)
       expect((yield* db.query(request("SELECT count(*) FROM sales_2024"))).rows).toEqual([[3]])
     }))
 
