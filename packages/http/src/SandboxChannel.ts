@@ -4,7 +4,10 @@
  * carries file bytes as they are), and `layerClient` is core's `SandboxChannel` over it.
  *
  * The channel is the operator's, never a tenant's: every request carries a token derived from the
- * deployment's channel secret (an HMAC of the time, good for a minute), compared in constant time.
+ * deployment's channel secret, an HMAC of the time and of the request itself (its method, path and
+ * body, which names the call and the sandbox), good for 30 seconds and never dated ahead, compared
+ * in constant time. It is not encryption: between hosts, run the channel over TLS or a private
+ * network (`docs/deploy.md`).
  * A member's key or session does not open it, and a process without the secret does not serve it.
  * Calls that cannot reach the other process read as `SandboxNotRunning` saying so.
  *
@@ -127,25 +130,45 @@ export class SandboxRpcs extends RpcGroup.make(
 ) {}
 
 const tokenScheme = "Sightline-Channel"
-const tokenLifetimeMillis = 60_000
-
-const signature = (secret: Redacted.Redacted<string>, at: string): string =>
-  NodeCrypto.createHmac("sha256", RedactedValue.value(secret)).update(`sightline-sandbox-channel.${at}`).digest(
-    "base64url"
-  )
+// A call is signed as it is sent: the time it may be received in is short, and never ahead of the
+// receiver's clock by more than processes' clocks drift apart.
+const tokenLifetimeMillis = 30_000
+const clockSkewMillis = 5_000
 
 /**
- * The `Authorization` value of a channel request made now.
+ * What a channel token signs: the request's method, path and body (the call and its sandbox are
+ * in the body), so a token works for its own request only.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Signed {
+  readonly method: string
+  readonly path: string
+  readonly body: Uint8Array
+}
+
+const signature = (secret: Redacted.Redacted<string>, at: string, request: Signed): string =>
+  NodeCrypto.createHmac("sha256", RedactedValue.value(secret))
+    .update(
+      `sightline-sandbox-channel.v2\n${at}\n${request.method.toUpperCase()}\n${request.path}\n${
+        NodeCrypto.createHash("sha256").update(request.body).digest("base64url")
+      }`
+    )
+    .digest("base64url")
+
+/**
+ * The `Authorization` value of a channel request sent now.
  *
  * @since 0.1.0
  * @category utils
  */
-export const token = (secret: Redacted.Redacted<string>, now: number = Date.now()): string =>
-  `${tokenScheme} t=${now},v1=${signature(secret, String(now))}`
+export const token = (secret: Redacted.Redacted<string>, request: Signed, now: number = Date.now()): string =>
+  `${tokenScheme} t=${now},v2=${signature(secret, String(now), request)}`
 
 /**
- * Whether an `Authorization` value is a channel token of this secret made within the last minute
- * (either way, for clocks a little apart).
+ * Whether an `Authorization` value is this secret's token of this very request, made in the last
+ * 30 seconds (and not more than 5 seconds ahead of this process's clock).
  *
  * @since 0.1.0
  * @category utils
@@ -153,13 +176,15 @@ export const token = (secret: Redacted.Redacted<string>, now: number = Date.now(
 export const verify = (
   secret: Redacted.Redacted<string>,
   authorization: string | undefined,
+  request: Signed,
   now: number = Date.now()
 ): boolean => {
-  const match = /^Sightline-Channel t=(\d{1,16}),v1=([\w-]{43})$/.exec(authorization ?? "")
+  const match = /^Sightline-Channel t=(\d{1,16}),v2=([\w-]{43})$/.exec(authorization ?? "")
   if (match === null) return false
   const [, at, given] = match
-  if (Math.abs(now - Number(at)) > tokenLifetimeMillis) return false
-  return NodeCrypto.timingSafeEqual(Buffer.from(given!), Buffer.from(signature(secret, at!)))
+  const age = now - Number(at)
+  if (age > tokenLifetimeMillis || age < -clockSkewMillis) return false
+  return NodeCrypto.timingSafeEqual(Buffer.from(given!), Buffer.from(signature(secret, at!, request)))
 }
 
 const refused = HttpServerResponse.unsafeJson(
@@ -199,12 +224,26 @@ export const layerServer = (
       const app = yield* RpcServer.toHttpApp(SandboxRpcs, { disableTracing: true }).pipe(
         Effect.provide(Layer.merge(handlers, RpcSerialization.layerMsgPack))
       )
+      // The body is read (within its limit) to check the token; the protocol then reads the same
+      // bytes, from a request made of them (a Node request's body can be read once).
       yield* router.post(
         path,
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-          verify(secret, request.headers["authorization"])
-            ? HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes))
-            : Effect.succeed(refused))
+          request.arrayBuffer.pipe(
+            HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+            Effect.flatMap((body) => {
+              const signed = { method: request.method, path: request.url.split("?")[0]!, body: new Uint8Array(body) }
+              if (!verify(secret, request.headers["authorization"], signed)) return Effect.succeed(refused)
+              const replayed = HttpServerRequest.fromWeb(
+                new Request(`http://channel${signed.path}`, {
+                  method: request.method,
+                  headers: request.headers,
+                  body: signed.body
+                })
+              )
+              return Effect.provideService(app, HttpServerRequest.HttpServerRequest, replayed)
+            })
+          ))
       )
     })
   )
@@ -231,7 +270,17 @@ export const layerClient = (
       // (The protocol turns every failure of its client into an `RpcClientError`, whatever its type.)
       const signed = <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
         client.pipe(
-          HttpClient.mapRequest((request) => HttpClientRequest.setHeader(request, "authorization", token(secret))),
+          HttpClient.mapRequest((request) =>
+            HttpClientRequest.setHeader(
+              request,
+              "authorization",
+              token(secret, {
+                method: request.method,
+                path: new URL(request.url).pathname,
+                body: request.body._tag === "Uint8Array" ? request.body.body : new Uint8Array()
+              })
+            )
+          ),
           HttpClient.filterStatusOk
         ) as HttpClient.HttpClient.With<E, R>
       // One client per runner, made on first use in the layer's scope.

@@ -31,17 +31,30 @@ const closedPort = () =>
   })
 
 describe("SandboxChannel tokens", () => {
-  it("accepts a token of the secret made within a minute, and nothing else", () => {
+  it("accepts the secret's token of this very request, made in the last 30 seconds, and nothing else", () => {
     const now = Date.now()
-    expect(SandboxChannel.verify(secret, SandboxChannel.token(secret, now), now)).toBe(true)
-    expect(SandboxChannel.verify(secret, SandboxChannel.token(secret, now - 30_000), now)).toBe(true)
-    expect(SandboxChannel.verify(secret, SandboxChannel.token(secret, now - 61_000), now)).toBe(false)
-    expect(SandboxChannel.verify(secret, SandboxChannel.token(Redacted.make("another"), now), now)).toBe(false)
-    expect(SandboxChannel.verify(secret, undefined, now)).toBe(false)
-    expect(SandboxChannel.verify(secret, "Bearer sk_live_whatever", now)).toBe(false)
-    // A token of one time does not pass for another.
-    const forged = SandboxChannel.token(secret, now).replace(`t=${now}`, `t=${now + 1}`)
-    expect(SandboxChannel.verify(secret, forged, now)).toBe(false)
+    const request = { method: "POST", path: SandboxChannel.path, body: new Uint8Array([1, 2, 3]) }
+    const token = (at: number, of = request) => SandboxChannel.token(secret, of, at)
+    expect(SandboxChannel.verify(secret, token(now), request, now)).toBe(true)
+    expect(SandboxChannel.verify(secret, token(now - 20_000), request, now)).toBe(true)
+    expect(SandboxChannel.verify(secret, token(now + 2_000), request, now)).toBe(true)
+    expect(SandboxChannel.verify(secret, token(now - 31_000), request, now)).toBe(false)
+    // Dated ahead past the clocks' drift: a token kept for later.
+    expect(SandboxChannel.verify(secret, token(now + 60_000), request, now)).toBe(false)
+    expect(SandboxChannel.verify(secret, SandboxChannel.token(Redacted.make("another"), request, now), request, now))
+      .toBe(false)
+    expect(SandboxChannel.verify(secret, undefined, request, now)).toBe(false)
+    expect(SandboxChannel.verify(secret, "Bearer sk_live_whatever", request, now)).toBe(false)
+    // A token of one request does not pass for another body, path or method, nor for another time.
+    for (
+      const other of [
+        { ...request, body: new Uint8Array([1, 2, 4]) },
+        { ...request, path: "/internal/other" },
+        { ...request, method: "PUT" }
+      ]
+    ) expect(SandboxChannel.verify(secret, token(now), other, now)).toBe(false)
+    const forged = token(now).replace(`t=${now}`, `t=${now + 1}`)
+    expect(SandboxChannel.verify(secret, forged, request, now)).toBe(false)
   })
 })
 
@@ -90,7 +103,13 @@ describeServer("SandboxChannel over a socket", (server) => {
       expect(wrong).toMatchObject({ _tag: "SandboxNotRunning" })
       expect(wrong.message).toContain("cannot be reached")
       const org = yield* Effect.promise(() => server().newOrg())
-      for (const authorization of [`Bearer ${org.key}`, undefined]) {
+      // A token the secret made for another request's body (a captured one, replayed on another call).
+      const captured = SandboxChannel.token(secret, {
+        method: "POST",
+        path: SandboxChannel.path,
+        body: new Uint8Array([0x91, 0x01])
+      })
+      for (const authorization of [`Bearer ${org.key}`, undefined, captured]) {
         const response = yield* Effect.promise(() =>
           fetch(`${server().baseUrl}${SandboxChannel.path}`, {
             method: "POST",
