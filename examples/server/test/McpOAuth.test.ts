@@ -194,6 +194,34 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
     expect((await bad.json() as any).error).toBe("invalid_redirect_uri")
   })
 
+  it("a console session's token works at /mcp and on the Connect surface, as docs/mcp.md says", async () => {
+    const session = await (await fetch(`${base}/v2/auth/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: memberEmail, password })
+    })).json() as any
+    const listed = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${session.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream"
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+    })
+    expect([listed.status, await listed.text()]).toEqual([200, expect.stringContaining("query_metrics")])
+    const whoami = await fetch(`${base}/rpc/public/svc.rpc.public.rbac.RBACService/WhoAmI`, {
+      method: "POST",
+      headers: {
+        svc_api_key: session.access_token,
+        "content-type": "application/json",
+        "connect-protocol-version": "1"
+      },
+      body: "{}"
+    })
+    expect([whoami.status, await whoami.text()]).toEqual([200, expect.stringContaining(memberEmail)])
+  })
+
   it("a code replayed after the grant's first renewal, or a refresh token two renewals old, ends the grant", async () => {
     const form = (fields: Record<string, string>) =>
       fetch(`${base}/oauth/token`, {

@@ -95,8 +95,15 @@ export const authenticate = (
  * @category constructors
  */
 export const makeGuarded = Effect.gen(function*() {
-  // Only what `authenticate` and the limit read, a JWT verifier where present.
-  const context = Context.pick(Auth.Auth, RateLimiter.RateLimiter, RateLimit.RateLimitConfig, Jwt.JwtVerifier)(
+  // Only what `authenticate` and the limit read: a console session's and a JWT's verifiers where
+  // present, so these routes take every credential /v2 takes.
+  const context = Context.pick(
+    Auth.Auth,
+    RateLimiter.RateLimiter,
+    RateLimit.RateLimitConfig,
+    Jwt.JwtVerifier,
+    SessionTokens.SessionTokens
+  )(
     yield* Effect.context<Auth.Auth | RateLimiter.RateLimiter | RateLimit.RateLimitConfig>()
   )
   const failures = yield* FailedAuthentications.FailedAuthentications

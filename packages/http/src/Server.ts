@@ -467,6 +467,8 @@ export const layer = Layer.mergeAll(
   Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))),
   // One count of failed authentications for /v2 and the Connect surfaces alike.
   Layer.provide(FailedAuthentications.layer),
+  // Console sessions' tokens open MCP and the Connect surfaces too, as they do /v2.
+  Layer.provide(SessionTokens.layer),
   // The MCP endpoint's grant tokens are bound to its URL.
   Layer.provide(
     Layer.unwrapEffect(Effect.map(PublicUrl.base, (base) => OAuthTokens.layer(McpOAuth.urls(base).resource)))
