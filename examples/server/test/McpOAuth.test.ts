@@ -184,14 +184,25 @@ describe.skipIf(skipped !== undefined)("OAuth for the MCP server", () => {
       token_endpoint_auth_methods_supported: ["none"],
       registration_endpoint: `${base}/oauth/register`
     })
-    // Registration refuses a redirect URI a browser could be tricked into.
-    const bad = await fetch(`${base}/oauth/register`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ redirect_uris: ["http://evil.example/callback"] })
-    })
-    expect(bad.status).toBe(400)
-    expect((await bad.json() as any).error).toBe("invalid_redirect_uri")
+    // Registration takes https and loopback http only: nothing else a browser could be sent to.
+    for (
+      const uri of [
+        "http://evil.example/callback",
+        "javascript:alert(1)",
+        "JavaScript:alert(1)",
+        "intent://callback#Intent;scheme=https;end",
+        "ms-settings:display",
+        "com.example.app:/callback",
+        "https://agent.example/cb#fragment"
+      ]
+    ) {
+      const bad = await fetch(`${base}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ redirect_uris: [uri] })
+      })
+      expect([uri, bad.status, (await bad.json() as any).error]).toEqual([uri, 400, "invalid_redirect_uri"])
+    }
   })
 
   it("a console session's token works at /mcp and on the Connect surface, as docs/mcp.md says", async () => {

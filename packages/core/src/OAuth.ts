@@ -62,9 +62,10 @@ export const codeLifetime = Duration.minutes(1)
 export const grantLifetime = Duration.days(30)
 
 /**
- * Whether a redirect URI may be registered: https; http on a loopback address (a native client's
- * local listener, RFC 8252); or an app's own scheme. Never a fragment, nor a scheme a browser would
- * run or read (`javascript:`, `data:`, `file:`).
+ * Whether a redirect URI may be registered: https, or http on a loopback address (a native client's
+ * local listener, RFC 8252 §7.3), and never with a fragment. Only these: a list of schemes to refuse
+ * (`javascript:`, `data:`, …) is always one short, and an app's own scheme can be claimed by any
+ * other app on the device, so native clients use the loopback listener.
  *
  * @since 0.1.0
  * @category utils
@@ -78,13 +79,11 @@ export const redirectUriProblem = (uri: string): string | undefined => {
   }
   if (url.hash !== "") return `${uri}: a redirect URI has no fragment`
   const scheme = url.protocol.slice(0, -1)
-  if (["javascript", "data", "file", "vbscript", "blob", "about"].includes(scheme)) {
-    return `${uri}: the ${scheme} scheme cannot be a redirect URI`
+  if (scheme === "https") return undefined
+  if (scheme === "http") {
+    return isLoopback(url.hostname) ? undefined : `${uri}: http is allowed only on a loopback address (use https)`
   }
-  if (scheme === "http" && !isLoopback(url.hostname)) {
-    return `${uri}: http is allowed only on a loopback address (use https)`
-  }
-  return undefined
+  return `${uri}: a redirect URI is https, or http on a loopback address (not ${scheme}:)`
 }
 
 const isLoopback = (hostname: string) => ["localhost", "127.0.0.1", "[::1]"].includes(hostname)
