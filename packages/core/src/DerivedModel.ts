@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import type * as ConnectorRuntime from "./ConnectorRuntime.js"
+import * as SemanticCompiler from "./SemanticCompiler.js"
 import type * as SemanticModel from "./SemanticModel.js"
 
 /**
@@ -94,6 +95,61 @@ const nameOf = (text: string): string => {
   return /^[a-z_]/.test(cleaned) ? cleaned : `t_${cleaned}`
 }
 
+// Words that cannot stand bare as a column in SQL, and that tables do use as column names.
+const reserved = new Set([
+  "all",
+  "and",
+  "any",
+  "as",
+  "asc",
+  "both",
+  "by",
+  "case",
+  "check",
+  "column",
+  "constraint",
+  "default",
+  "desc",
+  "distinct",
+  "do",
+  "else",
+  "end",
+  "false",
+  "for",
+  "from",
+  "grant",
+  "group",
+  "having",
+  "in",
+  "index",
+  "into",
+  "is",
+  "key",
+  "limit",
+  "not",
+  "null",
+  "offset",
+  "on",
+  "or",
+  "order",
+  "primary",
+  "range",
+  "references",
+  "select",
+  "table",
+  "then",
+  "to",
+  "true",
+  "union",
+  "user",
+  "using",
+  "values",
+  "when",
+  "where",
+  "window",
+  "with"
+])
+
 const split = (qualified: string): { schema?: string; table: string } => {
   const at = qualified.lastIndexOf(".")
   return at < 0 ? { table: qualified } : { schema: qualified.slice(0, at), table: qualified.slice(at + 1) }
@@ -109,6 +165,10 @@ export const derive = (
   connector: string,
   schema: ConnectorRuntime.SchemaInfo
 ): SemanticModel.SemanticModelFile | undefined => {
+  // A column as SQL: bare where it is a plain lowercase name, else quoted as the dialect quotes (a
+  // column's name is the database's, which a tenant chose: it is never pasted into SQL as it is).
+  const quote = SemanticCompiler.dialect(schema.dialect).quote
+  const sqlOf = (column: string) => /^[a-z_][a-z0-9_]*$/.test(column) && !reserved.has(column) ? column : quote(column)
   // Logical names: the table's own name, or schema_table where two schemas share it.
   const short = schema.tables.map((t) => nameOf(split(t.name).table))
   const logical = new Map(
@@ -138,7 +198,7 @@ export const derive = (
       if (column.primaryKey || column.references !== undefined) continue
       const field = nameOf(column.name)
       const description = column.comment === undefined ? {} : { description: column.comment }
-      const expr = field === column.name ? {} : { expr: column.name }
+      const expr = field === sqlOf(column.name) ? {} : { expr: sqlOf(column.name) }
       if (booleanType.test(column.type) || textType.test(column.type)) {
         const values = listed.find((l) => l.column === column)?.values
         dimensions.push({
@@ -160,13 +220,13 @@ export const derive = (
         measures.push({
           name: numericColumns.filter((c) => c === field).length > 1 ? `${name}_${field}` : field,
           agg: "sum",
-          expr: column.name,
+          expr: sqlOf(column.name),
           ...description,
           ...(synonym === undefined || synonym === field.replaceAll("_", " ") ? {} : { synonyms: [synonym] })
         })
       }
     }
-    const primary = table.columns.filter((c) => c.primaryKey).map((c) => c.name)
+    const primary = table.columns.filter((c) => c.primaryKey).map((c) => sqlOf(c.name))
     return {
       name,
       ...(table.comment === undefined ? {} : { description: table.comment }),
@@ -187,7 +247,7 @@ export const derive = (
         left_table: from,
         right_table: target,
         relationship_type: "many_to_one",
-        relationship_columns: [{ left_column: column.name, right_column: column.references!.column }]
+        relationship_columns: [{ left_column: sqlOf(column.name), right_column: sqlOf(column.references!.column) }]
       }]
     })
   )

@@ -59,7 +59,7 @@ describe("DerivedModel.derive", () => {
       "public_customers_total",
       "audit_customers_count"
     ])
-    expect(file.tables[1].time_dimensions).toEqual([{ name: "signed_up", expr: "Signed Up", data_type: "DATE" }])
+    expect(file.tables[1].time_dimensions).toEqual([{ name: "signed_up", expr: "\"Signed Up\"", data_type: "DATE" }])
     expect(file.relationships).toEqual([{
       name: "orders_customer_id",
       left_table: "orders",
@@ -96,6 +96,45 @@ describe("DerivedModel.derive", () => {
     // A comment that says nothing of a name adds none.
     const orders = DerivedModel.derive("Shop DB", schema)!.tables[0]
     expect(orders.measures?.find((m) => m.name === "orders_total")?.synonyms).toBeUndefined()
+  })
+
+  it("quotes every column that is not a plain name, as its dialect quotes, so none is pasted into SQL", () => {
+    const hostile = "x\" FROM secrets --"
+    for (
+      const [dialect, quoted] of [["postgres", (n: string) => `"${n.replaceAll("\"", "\"\"")}"`], [
+        "mysql",
+        (n: string) => `\`${n.replaceAll("`", "``")}\``
+      ]] as const
+    ) {
+      const file = DerivedModel.derive("Shop", {
+        dialect,
+        tables: [{
+          name: "sales",
+          rowEstimate: 1,
+          columns: [
+            column("Order Id", "integer", { primaryKey: true }),
+            column("order", "text"),
+            column(hostile, "text"),
+            column("Amount $", "numeric"),
+            column("region", "text")
+          ]
+        }]
+      })!
+      const [table] = file.tables
+      expect(table.primary_key).toEqual({ columns: [quoted("Order Id")] })
+      expect(table.dimensions?.map((d) => [d.name, d.expr])).toEqual([
+        ["order", quoted("order")],
+        ["x_from_secrets", quoted(hostile)],
+        ["region", undefined]
+      ])
+      expect(table.measures?.find((m) => m.name === "amount")?.expr).toBe(quoted("Amount $"))
+      const model = Either.getOrThrow(SemanticModel.validate("semantic/shop.yaml", file))
+      const compiled = Either.getOrThrow(
+        SemanticCompiler.compile(model, { metrics: ["amount"], dimensions: ["x_from_secrets"] }, dialect)
+      )
+      expect(compiled.sql).toContain(quoted(hostile))
+      expect(compiled.sql).not.toContain(`${hostile},`)
+    }
   })
 
   it("has nothing to derive from a schema without tables", () => {
