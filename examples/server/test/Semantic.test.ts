@@ -50,6 +50,10 @@ const demoModel = (server: TestServer, org: Org) =>
     return new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
   }))
 
+/** The model with a dimension of `orders` on a column the DEMO database does not have. */
+const withColour = (yaml: string) =>
+  yaml.replace("      - name: status\n", "      - name: colour\n        expr: colour\n      - name: status\n")
+
 describeServers("/v2 semantic", (server) => {
   it("answers which channel makes the most money with revenue by channel, its reading and its source", async () => {
     const org = await server().newOrg()
@@ -273,10 +277,7 @@ describeServers("/v2 semantic", (server) => {
     const connector = await demoConnector(server(), org)
     const yaml = await demoModel(server(), org)
     const filed = await fileEdit(server(), org, {
-      "semantic/demo.yaml": yaml.replace(
-        "      - name: status\n",
-        "      - name: colour\n        expr: colour\n      - name: status\n"
-      )
+      "semantic/demo.yaml": withColour(yaml)
     })
     expect(filed.status).toBe("open")
     const got = await body(await server().request(`/v2/changes/${filed.id}`, { key: org.key }))
@@ -304,10 +305,7 @@ describeServers("/v2 semantic", (server) => {
     const yaml = await demoModel(server(), org)
     // The admin's DEMO connector is not the member's: its database's words are not shown to them.
     const filed = await fileEdit(server(), { ...org, key: member.key }, {
-      "semantic/demo.yaml": yaml.replace(
-        "      - name: status\n",
-        "      - name: colour\n        expr: colour\n      - name: status\n"
-      )
+      "semantic/demo.yaml": withColour(yaml)
     })
     expect(filed.checks).toEqual([
       { name: "semantic/demo.yaml: format", status: "passed", messages: [] },
@@ -383,10 +381,7 @@ describeServers("/v2 semantic", (server) => {
     const euKey = (await body(minted)).key as string
     const yaml = await demoModel(server(), org)
     const filed = await fileEdit(server(), { ...org, key: euKey }, {
-      "semantic/demo.yaml": yaml.replace(
-        "      - name: status\n",
-        "      - name: colour\n        expr: colour\n      - name: status\n"
-      )
+      "semantic/demo.yaml": withColour(yaml)
     })
     expect(filed.checks[1]).toMatchObject({
       status: "skipped",
@@ -401,10 +396,7 @@ describeServers("/v2 semantic", (server) => {
     const member = await newMember(server(), org)
     const yaml = await demoModel(server(), org)
     const filed = await fileEdit(server(), { ...org, key: member.key }, {
-      "semantic/demo.yaml": yaml.replace(
-        "      - name: status\n",
-        "      - name: colour\n        expr: colour\n      - name: status\n"
-      )
+      "semantic/demo.yaml": withColour(yaml)
     })
     // The admin approves: the checks run again on what would merge, on the admin's connectors.
     expect((await approve(server(), org, filed)).merged).toBe(false)
