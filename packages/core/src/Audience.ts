@@ -3,10 +3,11 @@
  *
  * A host mints keys of one member for many end users, each with its own client attributes (the
  * key's `clientId`, which row-level security reads). What such a key makes (chats, playbooks,
- * sandboxes, agent runs, feedback) belongs to the member *and* the attributes it was made under:
- * its audience. The policy engine lets only a caller of the same audience reach it, so the key bound
- * to region A never reads what the key bound to region B made, and neither reaches what the member
- * made without attributes.
+ * sandboxes, feedback) belongs to the member *and* the attributes it was made under: its audience.
+ * The policy engine lets only a caller of the same audience reach it, so the key bound to region A
+ * never reads what the key bound to region B made, and neither reaches what the member made without
+ * attributes. Agents and their runs act as their owner without attributes: they are of the audience
+ * without attributes, and such keys neither make nor see them.
  *
  * An audience is a fingerprint, never the attributes: the SHA-256 of the organization and the
  * attributes' canonical JSON (keys sorted, no spaces), so equal attributes written in another key

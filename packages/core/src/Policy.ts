@@ -717,7 +717,7 @@ export interface ObjectAccess {
   readonly publicAccessType?: AccessType | undefined
   readonly grants: ReadonlyArray<Grant>
   /**
-   * For what end users make under one member (chats, playbooks, sandboxes, agent runs, feedback):
+   * For what end users make under one member (chats, playbooks, sandboxes, feedback):
    * the audience it was made in (`Audience.none` without client attributes). Only a caller of the
    * same audience reaches it, by any source; absent for objects that belong to no audience.
    */
