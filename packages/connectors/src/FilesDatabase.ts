@@ -392,10 +392,7 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
         // plan (a change's check) is a query's, never `EXPLAIN ANALYZE`, which runs it.
         // Preparing some statements already acts (`EXPORT DATABASE` makes its directory), so one
         // that does not begin as a query is refused before it is prepared.
-        if (!queryStart.test(request.sql)) {
-          throw new QueryError({ message: "only a query (SELECT) runs on files", sqlState: "42000" })
-        }
-        const kind = (await statements.prepare(0)).statementType
+        const kind = queryStart.test(request.sql) ? (await statements.prepare(0)).statementType : undefined
         const plan = kind === StatementType.EXPLAIN && /^\s*explain\s+select\b/i.test(request.sql)
         if (kind !== StatementType.SELECT && !plan) {
           throw new QueryError({ message: "only a query (SELECT) runs on files", sqlState: "42000" })

@@ -152,14 +152,6 @@ export const clientConfig = (
   stream: Access.pgStream(network)
 })
 
-/** A failed query as its span records it: the SQLSTATE, never the database's words. */
-class TracedQueryError extends Error {
-  constructor(readonly sqlState: string | undefined) {
-    super(`the query failed${sqlState === undefined ? "" : ` (SQLSTATE ${sqlState})`}`)
-    this.name = "QueryError"
-  }
-}
-
 const queryError = (error: unknown) => {
   const sqlState = Dialect.sqlStateOf(error)
   return new QueryError({ message: Dialect.errorMessage(error), ...(sqlState === undefined ? {} : { sqlState }) })
@@ -509,25 +501,16 @@ export const makeWith = (options: Options) =>
           ...(operation === undefined ? {} : { "db.operation.name": operation })
         })
       }).pipe(Effect.ignore)
-      // A database's message can carry a row's value (`invalid input syntax for type integer: "…"`),
-      // and a span records its failure's message: the span fails with the error's SQLSTATE only,
-      // and the caller still gets the whole error after it.
-      let failed: QueryError | undefined
+      // A failure is described by its SQLSTATE (what the exporter records of the failure itself is
+      // the tracer's to decide: the standalone server's records no message, which can quote a row).
       return Effect.zipRight(describe, run).pipe(
-        Effect.tapError((error) =>
-          Effect.sync(() =>
-            failed = error
-          )
-        ),
-        Effect.mapError((error) => new TracedQueryError(error.sqlState)),
         Effect.tapError((error) =>
           Effect.annotateCurrentSpan({
             "error.type": error.sqlState ?? "QueryError",
             ...(error.sqlState === undefined ? {} : { "db.response.status_code": error.sqlState })
           })
         ),
-        Effect.withSpan("ConnectorRuntime.query", { kind: "client", attributes: { connector_id: connector.id } }),
-        Effect.mapError(() => failed!)
+        Effect.withSpan("ConnectorRuntime.query", { kind: "client", attributes: { connector_id: connector.id } })
       )
     }
 

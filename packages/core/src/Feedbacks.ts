@@ -20,7 +20,6 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
 import * as Asset from "./Asset.js"
-import * as Audience from "./Audience.js"
 import * as Change from "./Change.js"
 import { Changes } from "./Changes.js"
 import { ChatRepo } from "./ChatRepo.js"
@@ -186,7 +185,7 @@ export const make = Effect.gen(function*() {
   ) {
     yield* enforce(Policy.requirePermission(principal, "organization:read"))
     const found = yield* repo.get(principal.organizationId, id)
-    if (Option.isNone(found) || (found.value.audience ?? Audience.none) !== Policy.audienceOf(principal)) {
+    if (Option.isNone(found) || !Policy.inAudience(principal, found.value.audience)) {
       return yield* new NotFound({ message: `feedback ${id} not found` })
     }
     const record = found.value

@@ -151,6 +151,16 @@ export const audienceOf = (principal: Principal): string => {
 }
 
 /**
+ * Is a record of this audience (absent: made without client attributes) the caller's? The one rule
+ * of `objectAccess`, for use cases that judge a record without it (a sandbox, a rating, a re-run).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const inAudience = (principal: Principal, audience: string | undefined): boolean =>
+  (audience ?? Audience.none) === audienceOf(principal)
+
+/**
  * The authenticated caller: a member of an organization, its live roles, and its credential.
  *
  * @since 0.1.0
@@ -739,7 +749,7 @@ export const objectAccess = (
   now: DateTime.Utc
 ): Option.Option<AccessType> => {
   if (!isActive(principal) || object.organizationId !== principal.organizationId) return Option.none()
-  if (object.audience !== undefined && object.audience !== audienceOf(principal)) return Option.none()
+  if (object.audience !== undefined && !inAudience(principal, object.audience)) return Option.none()
   const roles = roleIds(effectiveRoles(principal))
   const memberGrants = keepsMemberGrants(principal)
   const fromGrants = Arr.filterMap(object.grants, (grant) => {

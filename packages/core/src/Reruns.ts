@@ -146,7 +146,7 @@ export const make = Effect.gen(function*() {
     // Whoever sees the organization re-runs any member's answer, but only in its own audience.
     if (!Policy.hasPermission(principal, "organization:read")) {
       yield* enforce(Policy.canRead(principal, "chat", Chats.accessOf(chat.value), yield* DateTime.now))
-    } else if ((chat.value.audience ?? Audience.none) !== Policy.audienceOf(principal)) {
+    } else if (!Policy.inAudience(principal, chat.value.audience)) {
       return yield* new NotFound()
     }
     const { cell: originalCell, message, question, table } = yield* chatAnswer(

@@ -33,7 +33,6 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
-import * as Audience from "./Audience.js"
 import * as Change from "./Change.js"
 import { Changes } from "./Changes.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -237,7 +236,7 @@ const seesAll = (principal: Policy.Principal): boolean => Policy.hasPermission(p
 // A sandbox of the caller's audience only (`Audience`), and its own, or with `admins` any member's
 // for a caller who sees them all.
 const reachable = (principal: Policy.Principal, sandbox: Sandbox.Sandbox, admins: boolean): boolean =>
-  (sandbox.audience ?? Audience.none) === Policy.audienceOf(principal) &&
+  Policy.inAudience(principal, sandbox.audience) &&
   (sandbox.member_id === principal.memberId || (admins && seesAll(principal)))
 
 const encodeView = Schema.encodeSync(Execution.View)
