@@ -4,7 +4,8 @@
  * `/sandbox/files`, kept in a directory of the server's choosing (`Options.directory`). A persistent
  * Python kernel answers `execute`; `exec` runs one-shot bash or Python. Resource limits (memory, CPU
  * time, processes, file size) apply to every process, a wall-clock timeout to every execution, and
- * a quota to the workspace. When the server runs as root, each sandbox also runs as its own user.
+ * a quota to the workspace. When the server runs as root, each sandbox also runs as its own user, and
+ * its workspace is a filesystem of its own sized to the quota, which no run can write past.
  *
  * Nothing ever runs unisolated: where bubblewrap is missing or cannot make namespaces, `layer` fails
  * with `SandboxUnavailable` saying what to install, and a host wires
@@ -51,6 +52,7 @@ import * as NodePath from "node:path"
 import * as Isolation from "./internal/isolation.js"
 import { kernelSource } from "./internal/kernel.js"
 import { Kernel, type Outcome, runOnce } from "./internal/processes.js"
+import * as Volume from "./internal/volume.js"
 import * as Workspace from "./internal/workspace.js"
 
 /**
@@ -72,7 +74,10 @@ export interface Limits {
   readonly fileSizeBytes: number
   /** The size of the sandbox's `/tmp` (memory of the host's, which RLIMIT_AS does not count). Default 64 MiB. */
   readonly tmpBytes: number
-  /** The most the workspace may hold, bytes; checked after every execution and upload. Default 1 GiB. */
+  /**
+   * The most the workspace may hold, bytes. Default 1 GiB. A full workspace runs nothing until files
+   * go; as root, the workspace's own filesystem also stops a run at it (plus 1/16 of bookkeeping).
+   */
   readonly workspaceBytes: number
   /** Wall-clock limit of one `execute` or `exec`, milliseconds. Default 120,000. */
   readonly executionTimeoutMillis: number
@@ -161,6 +166,12 @@ const exitReason = (outcome: Extract<Outcome, { _tag: "Exited" }>) => {
 
 const INSTANCE_FILE = "server.pid"
 
+/** Unmounts what is mounted under `dir` (a workspace's filesystem), then removes it. */
+const removeTree = async (dir: string) => {
+  for (const point of await Volume.mountsUnder(dir)) await Volume.unmount(point)
+  await fs.rm(dir, { recursive: true, force: true })
+}
+
 /** Removes the workspaces of runtimes whose process is gone (a crash left them behind). */
 const sweepDeadInstances = async (directory: string) => {
   const entries = await fs.readdir(directory, { withFileTypes: true }).catch(() => [])
@@ -175,7 +186,7 @@ const sweepDeadInstances = async (directory: string) => {
     } catch (error) {
       alive = (error as { code?: string }).code === "EPERM"
     }
-    if (!alive) await fs.rm(dir, { recursive: true, force: true })
+    if (!alive) await removeTree(dir)
   }
 }
 
@@ -206,6 +217,11 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
       await fs.writeFile(NodePath.join(instance, "driver", "kernel.py"), kernelSource, { mode: 0o644 })
     })
     const driverDir = NodePath.join(instance, "driver")
+    // Whether each workspace gets a filesystem of its own (as root, where loop devices work), or why not.
+    const volumeless = yield* Effect.promise(() => Volume.probe(instance))
+    if (volumeless !== undefined && root) {
+      yield* Effect.logWarning(`sandbox workspaces: the quota is checked between runs only, as ${volumeless}`)
+    }
 
     const live = new Map<SandboxId, Live>()
     // The running-sandboxes gauge of this process, set whenever the set of live sandboxes changes.
@@ -289,7 +305,7 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
         sandbox.kernel?.kill()
         for (const child of sandbox.children) child.kill("SIGKILL")
         if (sandbox.owner !== undefined) usedUids.delete(sandbox.owner.uid)
-        await fs.rm(sandbox.home, { recursive: true, force: true })
+        await removeTree(sandbox.home)
       })
 
     /** Runs a kernel request, restarting the kernel when it died or ran out of time (its state is then lost). */
@@ -353,23 +369,38 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
         registry.withPermits(1)(Effect.gen(function*() {
           if (live.has(sandboxId)) return yield* new Conflict({ message: `sandbox ${sandboxId} is already running` })
           const home = NodePath.join(instance, sandboxId)
+          // The workspace and its trash share a directory, which is the workspace's own filesystem when
+          // there is one (a deletion moves into the trash, within one filesystem).
+          const volume = NodePath.join(home, "volume")
           const owner = allocateOwner()
           const sandbox: Live = {
             id: sandboxId,
             home,
-            workspace: NodePath.join(home, "files"),
-            trash: NodePath.join(home, "trash"),
+            workspace: NodePath.join(volume, "files"),
+            trash: NodePath.join(volume, "trash"),
             owner,
             snapshot: libraryFiles,
             kernel: undefined,
             lock: yield* Effect.makeSemaphore(1),
             children: new Set()
           }
-          yield* Effect.promise(async () => {
-            await fs.mkdir(sandbox.workspace, { recursive: true, mode: 0o700 })
-            await fs.chmod(home, 0o700)
-            if (owner !== undefined) await fs.chown(sandbox.workspace, owner.uid, owner.gid)
-          })
+          yield* Effect.tryPromise({
+            try: async () => {
+              await fs.mkdir(volume, { recursive: true, mode: 0o700 })
+              await fs.chmod(home, 0o700)
+              if (volumeless === undefined) {
+                await Volume.mount(NodePath.join(home, "volume.img"), volume, limits.workspaceBytes)
+              }
+              await fs.mkdir(sandbox.workspace, { mode: 0o700 })
+              if (owner !== undefined) await fs.chown(sandbox.workspace, owner.uid, owner.gid)
+            },
+            catch: (error) => error
+          }).pipe(
+            // The host's own words (devices, paths) are for the operator's log, not the tenant.
+            Effect.tapError((error) => Effect.logError("a sandbox's workspace could not be made", error)),
+            Effect.tapError(() => discard(sandbox)),
+            Effect.mapError(() => new Conflict({ message: "the sandbox's workspace could not be made" }))
+          )
           yield* writeLibrary(sandbox, libraryFiles)
           const kernel = yield* Effect.tapError(startKernel(sandbox), () => discard(sandbox))
           sandbox.kernel = kernel
@@ -609,7 +640,7 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
           for (const child of sandbox.children) child.kill("SIGKILL")
         }
         live.clear()
-        await fs.rm(instance, { recursive: true, force: true })
+        await removeTree(instance)
       }).pipe(Effect.zipRight(countLive))
     )
     return runtime
