@@ -28,6 +28,7 @@
  * | `SIGHTLINE_WORKER_CONCURRENCY` | 2 | playbook and agent runs this process executes at once (0: no worker) |
  * | `SIGHTLINE_FILES_DIR` | `$SIGHTLINE_DATA_DIR/files` | this process's copies of FILES connectors' databases |
  * | `SIGHTLINE_FILES_MAX_FILE_MB`, `SIGHTLINE_FILES_MAX_ORGANIZATION_MB` | 200, 2048 | sizes FILES connectors take |
+ * | `SIGHTLINE_FILES_MEMORY_MB` | 2048 | memory the open FILES databases of a process take together |
  * | `SIGHTLINE_SANDBOX_DIR` | `$SIGHTLINE_DATA_DIR/sandboxes` | where sandbox workspaces live (`off`: no sandboxes) |
  * | `SIGHTLINE_PGLITE_TEMPLATE` | the built server's `pglite-template.tar.gz` | a prepared cluster a new data directory starts from (`off`: none) |
  * | `SIGHTLINE_DEMO_CACHE` | the built server's `demo-cache/` | where the DEMO connector's database is kept once built (`off`: built in memory by every process) |
@@ -191,6 +192,10 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(ConnectorFiles.defaultLimits.maxOrganizationBytes / 1024 ** 2)
   ),
+  filesMemoryMb: Config.integer("SIGHTLINE_FILES_MEMORY_MB").pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(2048)
+  ),
   pgliteTemplate: Config.string("SIGHTLINE_PGLITE_TEMPLATE").pipe(Config.withDefault(builtTemplate)),
   demoCache: Config.string("SIGHTLINE_DEMO_CACHE").pipe(Config.withDefault(builtDemoCache)),
   sandboxMaxPerMember: Config.integer("SIGHTLINE_SANDBOX_MAX_PER_MEMBER").pipe(
@@ -223,6 +228,7 @@ export const options: Config.Config<Sightline.Options> = Config.all({
       filesDir,
       filesMaxFileMb,
       filesMaxOrganizationMb,
+      filesMemoryMb,
       jwt,
       mailFrom,
       mcpOAuth,
@@ -282,7 +288,8 @@ export const options: Config.Config<Sightline.Options> = Config.all({
     worker: workerConcurrency === 0 ? false : { concurrency: workerConcurrency },
     files: {
       cacheDirectory: Option.getOrElse(filesDir, () => `${dataDir}/files`),
-      limits: { maxFileBytes: filesMaxFileMb * 1024 ** 2, maxOrganizationBytes: filesMaxOrganizationMb * 1024 ** 2 }
+      limits: { maxFileBytes: filesMaxFileMb * 1024 ** 2, maxOrganizationBytes: filesMaxOrganizationMb * 1024 ** 2 },
+      memoryBytes: filesMemoryMb * 1024 ** 2
     },
     sandboxes: Option.exists(sandboxDir, (directory) => directory === "off") ? false : {
       directory: Option.getOrElse(sandboxDir, () => `${dataDir}/sandboxes`),

@@ -116,6 +116,8 @@ export interface Options {
   readonly files?: {
     readonly cacheDirectory?: string | undefined
     readonly limits?: ConnectorFiles.Limits | undefined
+    /** The memory their open databases may take together (2 GiB when absent). */
+    readonly memoryBytes?: number | undefined
   } | undefined
   /** A SearXNG instance for the agent's `web_search` (not offered when absent). */
   readonly searxngUrl?: string | undefined
@@ -231,7 +233,8 @@ export const platform = (options: Options) =>
       access: options.connectorAccess
     }).pipe(Layer.provideMerge(FilesConnector.layer({
       cacheDirectory: options.files?.cacheDirectory ?? NodePath.join(NodeOs.tmpdir(), `sightline-files-${process.pid}`),
-      limits: options.files?.limits
+      limits: options.files?.limits,
+      memoryBytes: options.files?.memoryBytes
     }))),
     ConnectorsTester.layerWith(options.connectorAccess ?? ConnectorsRuntime.defaultAccess),
     options.searxngUrl === undefined ? Layer.empty : Searxng.layer({ baseUrl: options.searxngUrl }),

@@ -8,7 +8,9 @@
  *   tables for a deployment on PostgreSQL.
  * - **Querying.** A process that has no copy of a prefix's database fetches its parts from the store
  *   into its cache directory, once, then opens it read-only (`FilesDatabase.open`): every process
- *   answers questions on every FILES connector. Open databases stay open while the layer lives.
+ *   answers questions on every FILES connector. Open databases stay open for the next question, as
+ *   many as `Options.memoryBytes` holds of their memory limits; past that, the least recently used
+ *   idle one closes (a query in progress keeps its database open).
  * - **Memory.** Uploads are read from disk, parts go through memory one at a time, and DuckDB pages
  *   the database from its file: no step holds a whole file.
  *
@@ -21,15 +23,14 @@ import { QueryError } from "@sightline/core/ConnectorRuntime"
 import { InvalidRequest } from "@sightline/core/Errors"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
 import { createHash, randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as NodePath from "node:path"
 import * as FilesDatabase from "./FilesDatabase.js"
+import * as LeasedPool from "./internal/leasedPool.js"
 
 /**
  * Options of FILES connectors.
@@ -44,8 +45,13 @@ export interface Options {
   readonly limits?: Limits | undefined
   /** The size of one stored part (default 8 MiB). */
   readonly partBytes?: number | undefined
-  /** DuckDB's settings for queries. */
+  /** DuckDB's settings for queries (each open database's own memory limit among them). */
   readonly database?: FilesDatabase.OpenOptions | undefined
+  /**
+   * The memory that the open databases of this process may take together (default 2 GiB): as many
+   * stay open as their limits fit, and the least recently used idle one closes to make room.
+   */
+  readonly memoryBytes?: number | undefined
 }
 
 /**
@@ -56,7 +62,13 @@ export interface Options {
  */
 export class FilesDatabases extends Context.Tag("@sightline/connectors/FilesConnector/FilesDatabases")<
   FilesDatabases,
-  { readonly open: (settings: FilesSettings) => Effect.Effect<FilesDatabase.Database, QueryError> }
+  {
+    /** Runs `f` on the connector's database, which stays open until `f` ends. */
+    readonly use: <A, E>(
+      settings: FilesSettings,
+      f: (database: FilesDatabase.Database) => Effect.Effect<A, E>
+    ) => Effect.Effect<A, E | QueryError>
+  }
 >() {}
 
 const mimeType = "application/vnd.duckdb"
@@ -71,7 +83,6 @@ const partKey = (prefix: string, index: number) => `${prefix}part-${String(index
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const store = yield* AssetStore
-    const scope = yield* Effect.scope
     const limits = options.limits ?? defaultLimits
     const partBytes = options.partBytes ?? 8 * 1024 * 1024
     yield* Effect.promise(() => fs.mkdir(options.cacheDirectory, { recursive: true }))
@@ -166,8 +177,6 @@ export const make = (options: Options) =>
       })
 
     const exists = (path: string) => Effect.promise(() => fs.access(path).then(() => true, () => false))
-    // Each open database with the scope that closes it (when its connector changes or goes).
-    const open = new Map<string, { readonly database: FilesDatabase.Database; readonly scope: Scope.CloseableScope }>()
     // One fetch at a time: two questions on a new connector fetch it once.
     const fetching = yield* Effect.makeSemaphore(1)
     // This process's copy of a prefix's database, fetched from the store when it has none.
@@ -177,27 +186,18 @@ export const make = (options: Options) =>
         if (!(yield* exists(path))) yield* fetch(settings, path)
         return path
       }))
-    const opening = yield* Effect.makeSemaphore(1)
-
-    const databases = FilesDatabases.of({
+    // The memory budget, in databases of one limit each.
+    const budget = options.memoryBytes ?? 2 * 1024 ** 3
+    const each = Math.min(options.database?.memoryBytes ?? FilesDatabase.defaultMemoryBytes, budget)
+    const open = yield* LeasedPool.make({
+      capacity: Math.floor(budget / each),
+      // A prefix's files never change: a change of files makes a new prefix.
+      identity: (settings: FilesSettings) => settings.storage_prefix,
       open: (settings) =>
-        Effect.suspend(() => {
-          const ready = open.get(settings.storage_prefix)
-          if (ready !== undefined) return Effect.succeed(ready.database)
-          return opening.withPermits(1)(Effect.gen(function*() {
-            const again = open.get(settings.storage_prefix)
-            if (again !== undefined) return again.database
-            const path = yield* local(settings)
-            const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-            const database = yield* FilesDatabase.open(path, options.database).pipe(
-              Scope.extend(own),
-              Effect.tapError(() => Scope.close(own, Exit.void))
-            )
-            open.set(settings.storage_prefix, { database, scope: own })
-            return database
-          }))
-        })
+        Effect.flatMap(local(settings), (path) => FilesDatabase.open(path, { ...options.database, memoryBytes: each }))
     })
+
+    const databases = FilesDatabases.of({ use: (settings, f) => open.use(settings, f) })
 
     // The store lost a database's parts: the caller is told, as a request that cannot be done.
     const asRequest = <A>(effect: Effect.Effect<A, InvalidRequest | QueryError>) =>
@@ -212,11 +212,7 @@ export const make = (options: Options) =>
       remove: (settings) =>
         Effect.gen(function*() {
           yield* store.deletePrefix(settings.storage_prefix)
-          const opened = open.get(settings.storage_prefix)
-          if (opened !== undefined) {
-            open.delete(settings.storage_prefix)
-            yield* Scope.close(opened.scope, Exit.void)
-          }
+          yield* open.invalidate(settings.storage_prefix)
           yield* Effect.promise(() => fs.rm(localPath(settings.storage_prefix), { force: true }))
         })
     })

@@ -311,9 +311,17 @@ export interface Database {
 export interface OpenOptions {
   /** DuckDB's threads for one query (default 2). */
   readonly threads?: number | undefined
-  /** DuckDB's memory limit (default `512MB`); past it, large operators spill to disk or fail. */
-  readonly memoryLimit?: string | undefined
+  /** DuckDB's memory limit, bytes (default `defaultMemoryBytes`); past it, large operators spill to disk or fail. */
+  readonly memoryBytes?: number | undefined
 }
+
+/**
+ * The memory limit of one open database: 512 MiB.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMemoryBytes = 512 * 1024 ** 2
 
 const numericType =
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/
@@ -345,7 +353,7 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
             autoinstall_known_extensions: "false",
             allow_community_extensions: "false",
             threads: String(options.threads ?? 2),
-            memory_limit: options.memoryLimit ?? "512MB",
+            memory_limit: `${Math.max(1, Math.floor((options.memoryBytes ?? defaultMemoryBytes) / 1024 ** 2))}MiB`,
             // A query that spills writes here: bounded, so no query fills the disk.
             max_temp_directory_size: "1GB",
             lock_configuration: "true"

@@ -38,6 +38,7 @@ import type { Pool as MysqlPool, PoolConnection as MysqlConnection } from "mysql
 import pg from "pg"
 import * as DemoDataset from "./DemoDataset.js"
 import * as FilesConnector from "./FilesConnector.js"
+import type * as FilesDatabase from "./FilesDatabase.js"
 import * as Access from "./internal/access.js"
 import * as DemoCache from "./internal/demoCache.js"
 import * as DemoWorker from "./internal/demoWorker.js"
@@ -226,10 +227,13 @@ export const makeWith = (options: Options) =>
     const ttl = Duration.toMillis(options.introspectionTtl)
     // The databases of FILES connectors, where the host provides them (`FilesConnector.layer`).
     const filesDatabases = yield* Effect.serviceOption(FilesConnector.FilesDatabases)
-    const filesDatabase = (settings: Connector.FilesSettings) =>
+    const onFilesDatabase = <A>(
+      settings: Connector.FilesSettings,
+      f: (database: FilesDatabase.Database) => Effect.Effect<A, QueryError>
+    ) =>
       Option.match(filesDatabases, {
         onNone: () => Effect.fail(new QueryError({ message: unconfiguredMessage })),
-        onSome: (databases) => databases.open(settings)
+        onSome: (databases) => databases.use(settings, f)
       })
     // The worker holding the DEMO database (`demoWorker.ts`), and what a new one opens from once a
     // worker was stopped: the snapshot, or, before there is one, the first opening again.
@@ -447,7 +451,7 @@ export const makeWith = (options: Options) =>
         if (cached !== undefined && now - cached.at < ttl) return cached.schema
         const config = connector.config
         const schema = config.connector_type === "FILES"
-          ? yield* Effect.flatMap(filesDatabase(config.files), (database) => database.introspect)
+          ? yield* onFilesDatabase(config.files, (database) => database.introspect)
           : config.connector_type === "MYSQL"
           ? yield* Effect.flatMap(mysqlPoolOf(connector, config.mysql), (entry) =>
             withMysqlConnection(
@@ -471,7 +475,7 @@ export const makeWith = (options: Options) =>
       const isDemo = config.connector_type === "DEMO"
       const run = config.connector_type === "FILES"
         // Read-only whatever the flags say: the database is opened read-only.
-        ? Effect.flatMap(filesDatabase(config.files), (database) => database.query(request))
+        ? onFilesDatabase(config.files, (database) => database.query(request))
         : config.connector_type === "MYSQL"
         ? Effect.flatMap(mysqlPoolOf(connector, config.mysql), (entry) =>
           withMysqlConnection(entry, config.mysql, (connection, lost) =>

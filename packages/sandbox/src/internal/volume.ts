@@ -54,7 +54,8 @@ export const mount = async (image: string, target: string, quotaBytes: number) =
  * Detaches the filesystem at `target`. Lazily: a process of the sandbox that is still dying may hold
  * a file open, and the loop device is freed when the last one goes. Nothing mounted is no error.
  */
-export const unmount = (target: string) => run("umount", ["-l", target], { timeout: 30_000 }).then(() => undefined, () => undefined)
+export const unmount = (target: string) =>
+  run("umount", ["-l", target], { timeout: 30_000 }).then(() => undefined, () => undefined)
 
 /** The mount points at or below `directory` (deepest first), from the kernel's own table. */
 export const mountsUnder = async (directory: string): Promise<ReadonlyArray<string>> => {
