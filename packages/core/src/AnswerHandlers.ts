@@ -58,8 +58,7 @@ import type * as LibraryDiff from "./LibraryDiff.js"
 import type * as Policy from "./Policy.js"
 import * as Report from "./Report.js"
 import type * as Sandboxes from "./Sandboxes.js"
-import * as SemanticCompiler from "./SemanticCompiler.js"
-import type * as SemanticLayer from "./SemanticLayer.js"
+import * as SemanticLayer from "./SemanticLayer.js"
 import type * as SemanticQuery from "./SemanticQuery.js"
 import * as WebSearch from "./WebSearch.js"
 
@@ -316,38 +315,28 @@ export const make = (services: Services, context: RunContext): Handlers => {
       : Effect.succeed(`error: ${refusal}`)
   }
 
-  // The metric definitions of a library model are reviewed: an answer from them is trusted.
-  const trustedFrom = (
-    governing: SemanticLayer.Governing,
-    kind: SemanticQuery.TrustedSource["kind"],
-    name: string
-  ): Partial<ChatRuns.CellInput> =>
-    governing.source.kind === "library" && governing.source.path !== undefined &&
-      governing.source.commit !== undefined
-      ? { trusted_source: { kind, name, path: governing.source.path, commit: governing.source.commit } }
-      : {}
+  // What the plan decided about trust, on the cell.
+  const trustedCell = (trusted: SemanticQuery.TrustedSource | undefined): Partial<ChatRuns.CellInput> =>
+    trusted === undefined ? {} : { trusted_source: trusted }
+  const planFailure = (error: SemanticLayer.PlanRefused | SemanticLayer.PlanInvalid) =>
+    Effect.succeed(`error: ${error._tag === "PlanRefused" ? error.reason : error.message}`)
 
   const queryMetrics = (args: typeof QueryMetricsArguments.Type) => {
     const connector = connectors.find((c) => c.record.id === args.connector_id)
     if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
     if (Either.isLeft(connector.semantic)) return Effect.succeed(`error: ${connector.semantic.left}`)
-    const governing = connector.semantic.right
-    // A derived model was reviewed by nobody: for such keys its SQL is like run_sql's.
-    const refusal = governing.source.kind === "derived"
-      ? ConnectorUse.rawSqlRefusal(principal, connector.record)
-      : undefined
-    if (refusal !== undefined) return Effect.succeed(`error: ${refusal}`)
     const { connector_id: _, ...query } = args
-    const rowFilters = SemanticCompiler.rowFiltersFor(clientAttributesJson)
-    return Either.match(SemanticCompiler.compile(governing.model, query, governing.dialect, { rowFilters }), {
-      onLeft: (error) => Effect.succeed(`error: ${error.message}`),
-      onRight: (compiled) =>
-        executeQuery(connector, "sql", compiled.sql, compiled.params, {
-          reading: compiled.reading,
-          // A list computes nothing a definition could vouch for.
-          ...(query.metrics.length === 0 ? {} : trustedFrom(governing, "metric", query.metrics.join(", ")))
-        }, { reading: compiled.reading.text })
-    })
+    return Either.match(
+      SemanticLayer.plan(principal, connector.record, connector.semantic.right, { _tag: "Metrics", query }),
+      {
+        onLeft: planFailure,
+        onRight: (planned) =>
+          executeQuery(connector, "sql", planned.sql, planned.params, {
+            reading: planned.compiled.reading,
+            ...trustedCell(planned.trusted)
+          }, { reading: planned.compiled.reading.text })
+      }
+    )
   }
 
   const runVerifiedQuery = (args: typeof RunVerifiedQueryArguments.Type) => {
@@ -364,18 +353,21 @@ export const make = (services: Services, context: RunContext): Handlers => {
       return Effect.succeed(`error: several connectors have a verified query ${args.name}: give connector_id`)
     }
     const { connector, governing, query } = candidates[0]!
-    const rowFilters = SemanticCompiler.rowFiltersFor(clientAttributesJson)
     return Either.match(
-      SemanticCompiler.verifiedSql(governing.model, query, args.params ?? {}, governing.dialect, { rowFilters }),
+      SemanticLayer.plan(principal, connector.record, governing, {
+        _tag: "Verified",
+        name: query.name,
+        params: args.params ?? {}
+      }),
       {
-        onLeft: (error) => Effect.succeed(`error: ${error.message}`),
-        onRight: (bound) =>
+        onLeft: planFailure,
+        onRight: (planned) =>
           executeQuery(
             connector,
             "sql",
-            bound.sql,
-            bound.params,
-            { content: query.question, ...trustedFrom(governing, "verified_query", query.name) },
+            planned.sql,
+            planned.params,
+            { content: query.question, ...trustedCell(planned.trusted) },
             { verified_query: query.name, question: query.question }
           )
       }

@@ -351,6 +351,7 @@ export const make = Effect.gen(function*() {
 
   // The right answer's rows, and whether they are in an order that counts.
   const expectedOf = (
+    principal: Policy.Principal,
     connector: Connector.ConnectorRecord,
     testCase: EvalSet.Case,
     model: SemanticModel.SemanticModel | undefined
@@ -358,7 +359,8 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const expected = testCase.expected
       if (expected.kind === "rows") return { rows: expected.rows, ordered: false }
-      // A verified query's SQL reads logical tables: the compiler writes it out, with its defaults.
+      // A verified query's SQL reads logical tables: the compiler writes it out, with its defaults,
+      // as the member who started the run would have it planned (the set's model governs here).
       const query = expected.kind === "verified_query"
         ? model?.verifiedQueries.find((q) => q.name === expected.name)
         : undefined
@@ -368,8 +370,12 @@ export const make = Effect.gen(function*() {
           : model === undefined || query === undefined
           ? yield* Effect.fail(`no verified query ${expected.name}`)
           : yield* Either.mapLeft(
-            SemanticCompiler.verifiedSql(model, query, {}, SemanticLayer.dialectOf(connector)),
-            (error) => error.message
+            SemanticLayer.plan(principal, connector, {
+              model,
+              dialect: SemanticLayer.dialectOf(connector),
+              source: { kind: "library", model: model.file.name }
+            }, { _tag: "Verified", name: query.name, params: {} }),
+            (error) => error._tag === "PlanRefused" ? error.reason : error.message
           )
       const result = yield* Effect.mapError(
         runtime.query(connector, {
@@ -415,7 +421,7 @@ export const make = Effect.gen(function*() {
         const current = yield* repo.get(organizationId, id)
         if (Option.isNone(current) || current.value.status !== "running") return
         const began = yield* Clock.currentTimeMillis
-        const expected = yield* Effect.either(expectedOf(connector.value, testCase, model))
+        const expected = yield* Effect.either(expectedOf(principal.right, connector.value, testCase, model))
         const asked = yield* Effect.either(ask(principal.right, run, testCase.question, sign))
         const latency = (yield* Clock.currentTimeMillis) - began
         const result: EvalRun.CaseResult = Either.isLeft(asked)

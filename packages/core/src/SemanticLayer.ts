@@ -4,6 +4,10 @@
  * (`POST /v2/semantic/query`), the agent's `query_metrics` and a host calling core directly all go
  * through here.
  *
+ * One road: `plan` is the only place that turns a semantic query or a verified query into SQL for a
+ * caller, refuses what the caller may not run, and decides whether the answer is trusted. The
+ * service's operations, the chat's tools and evaluations call it; they only run the statement.
+ *
  * Which model governs a connector: a library file of main whose `connector` names it, else one whose
  * `connector_type` is its type (the shipped DEMO model), else the model derived from its schema.
  * Models are read from main as a whole, not from the caller's pruned view: OWNERS rules decide who
@@ -13,6 +17,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
@@ -110,6 +115,170 @@ export declare namespace SemanticLayer {
       window?: ConnectorRuntime.Window
     ) => Effect.Effect<SemanticQuery.VerifiedQueryResult, Unauthenticated | PermissionDenied | InvalidRequest>
   }
+}
+
+/**
+ * What is asked of a connector's model: a semantic query (metrics by dimensions), or one of its
+ * verified queries with its parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PlanRequest = MetricsRequest | VerifiedRequest
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MetricsRequest {
+  readonly _tag: "Metrics"
+  readonly query: SemanticQuery.SemanticQuery
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface VerifiedRequest {
+  readonly _tag: "Verified"
+  readonly name: string
+  readonly params: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The statement that answers a `PlanRequest` for a caller, and whether its answer is trusted
+ * (computed from definitions the organization reviewed, at a commit).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Plan = MetricsPlan | VerifiedPlan
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MetricsPlan {
+  readonly _tag: "Metrics"
+  readonly sql: string
+  readonly params: ReadonlyArray<SemanticCompiler.Param>
+  /** Its columns and its reading. */
+  readonly compiled: SemanticCompiler.Compiled
+  readonly trusted: SemanticQuery.TrustedSource | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface VerifiedPlan {
+  readonly _tag: "Verified"
+  readonly sql: string
+  readonly params: ReadonlyArray<SemanticCompiler.Param>
+  readonly query: SemanticModel.VerifiedQuery
+  readonly trusted: SemanticQuery.TrustedSource | undefined
+}
+
+/**
+ * The caller may not run what the model would compile: `reason` says why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PlanRefused extends Data.TaggedError("PlanRefused")<{ readonly reason: string }> {}
+
+/**
+ * The request does not compile on the model (an unknown name, a bad filter, a missing parameter).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PlanInvalid extends Data.TaggedError("PlanInvalid")<{ readonly message: string }> {}
+
+// The model's definitions were reviewed at a commit: what is computed from them is trusted.
+const trustedBy = (
+  source: SemanticQuery.ModelSource,
+  kind: SemanticQuery.TrustedSource["kind"],
+  name: string
+): SemanticQuery.TrustedSource | undefined =>
+  source.kind === "library" && source.path !== undefined && source.commit !== undefined
+    ? { kind, name, path: source.path, commit: source.commit }
+    : undefined
+
+/**
+ * Plans a request on the model governing `connector`, for `principal`: row filters by the caller's
+ * client attributes, a derived model refused where raw SQL would be (nobody reviewed it), and trust
+ * decided. Pure: the caller runs the statement.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const plan: {
+  (
+    principal: Policy.Principal,
+    connector: Connector.ConnectorRecord,
+    governing: Governing,
+    request: MetricsRequest
+  ): Either.Either<MetricsPlan, PlanRefused | PlanInvalid>
+  (
+    principal: Policy.Principal,
+    connector: Connector.ConnectorRecord,
+    governing: Governing,
+    request: VerifiedRequest
+  ): Either.Either<VerifiedPlan, PlanRefused | PlanInvalid>
+} = (
+  principal: Policy.Principal,
+  connector: Connector.ConnectorRecord,
+  governing: Governing,
+  request: PlanRequest
+): Either.Either<any, PlanRefused | PlanInvalid> => {
+  const options = { rowFilters: SemanticCompiler.rowFiltersFor(Policy.clientAttributesJson(principal)) }
+  const invalid = (error: SemanticCompiler.CompileError) => new PlanInvalid({ message: error.message })
+  if (request._tag === "Metrics") {
+    // A derived model was reviewed by nobody: for a key whose client attributes the database does
+    // not enforce, it is SQL written for the key like any other (a library model is the org's own).
+    const refusal = governing.source.kind === "derived"
+      ? connectorUse.rawSqlRefusal(principal, connector)
+      : undefined
+    if (refusal !== undefined) return Either.left(new PlanRefused({ reason: refusal }))
+    return Either.map(
+      Either.mapLeft(SemanticCompiler.compile(governing.model, request.query, governing.dialect, options), invalid),
+      (compiled): MetricsPlan => ({
+        _tag: "Metrics",
+        sql: compiled.sql,
+        params: compiled.params,
+        compiled,
+        // A list computes nothing a definition could vouch for.
+        trusted: request.query.metrics.length === 0
+          ? undefined
+          : trustedBy(governing.source, "metric", request.query.metrics.join(", "))
+      })
+    )
+  }
+  // A derived model holds no verified query.
+  const query = governing.source.kind === "library"
+    ? governing.model.verifiedQueries.find((q) => q.name === request.name)
+    : undefined
+  if (query === undefined) {
+    return Either.left(
+      new PlanInvalid({
+        message: `name: the semantic model of connector ${connector.id} has no verified query named ${request.name}`
+      })
+    )
+  }
+  return Either.map(
+    Either.mapLeft(
+      SemanticCompiler.verifiedSql(governing.model, query, request.params, governing.dialect, options),
+      invalid
+    ),
+    (bound): VerifiedPlan => ({
+      _tag: "Verified",
+      sql: bound.sql,
+      params: bound.params,
+      query,
+      trusted: trustedBy(governing.source, "verified_query", query.name)
+    })
+  )
 }
 
 /**
@@ -330,24 +499,19 @@ export const make = Effect.gen(function*() {
       () => new InvalidRequest({ message: connectorUse.unusableMessage("connector_id", [id]) })
     )
 
+  // A plan's failure as the API answers it.
+  const asApi = (error: PlanRefused | PlanInvalid) =>
+    error._tag === "PlanRefused"
+      ? new PermissionDenied({ message: `permission denied: ${error.reason}` })
+      : new InvalidRequest({ message: error.message })
+
   const compileFor = (principal: Policy.Principal, request: SemanticQuery.SemanticQueryRequest) =>
     Effect.gen(function*() {
       const connector = yield* queried(principal, request.connector_id)
       const governing = yield* modelFor(principal, connector)
-      // A derived model was reviewed by nobody: for a key whose client attributes the database does
-      // not enforce, it is SQL written for the key like any other (a library model is the org's own).
-      if (governing.source.kind === "derived") {
-        const refusal = connectorUse.rawSqlRefusal(principal, connector)
-        if (refusal !== undefined) return yield* new PermissionDenied({ message: `permission denied: ${refusal}` })
-      }
       const { connector_id: _, ...query } = request
-      const compiled = yield* Either.mapLeft(
-        SemanticCompiler.compile(governing.model, query, governing.dialect, {
-          rowFilters: SemanticCompiler.rowFiltersFor(Policy.clientAttributesJson(principal))
-        }),
-        (error) => new InvalidRequest({ message: error.message })
-      )
-      return { connector, governing, compiled }
+      const metrics = yield* Either.mapLeft(plan(principal, connector, governing, { _tag: "Metrics", query }), asApi)
+      return { connector, governing, compiled: metrics.compiled }
     })
 
   const runWindow = (
@@ -407,19 +571,17 @@ export const make = Effect.gen(function*() {
   ) {
     const connector = yield* queried(principal, request.connector_id)
     const governing = yield* modelFor(principal, connector)
-    const query = governing.model.verifiedQueries.find((q) => q.name === request.name)
-    const source = governing.source
-    if (query === undefined || source.kind !== "library" || source.commit === undefined) {
+    const bound = yield* Either.mapLeft(
+      plan(principal, connector, governing, { _tag: "Verified", name: request.name, params: request.params ?? {} }),
+      asApi
+    )
+    // The API answers only trusted verified queries: one of a library read at no commit is none.
+    if (bound.trusted === undefined) {
       return yield* new InvalidRequest({
         message: `name: the semantic model of connector ${connector.id} has no verified query named ${request.name}`
       })
     }
-    const bound = yield* Either.mapLeft(
-      SemanticCompiler.verifiedSql(governing.model, query, request.params ?? {}, governing.dialect, {
-        rowFilters: SemanticCompiler.rowFiltersFor(Policy.clientAttributesJson(principal))
-      }),
-      (error) => new InvalidRequest({ message: error.message })
-    )
+    const query = bound.query
     const result = yield* runWindow(connector, {
       sql: bound.sql,
       params: bound.params,
@@ -435,7 +597,7 @@ export const make = Effect.gen(function*() {
       columns: result.columns.map((column) => ({ name: column.name, type: column.type })),
       rows: result.rows,
       truncated: result.truncated,
-      trusted: { kind: "verified_query" as const, name: query.name, path: source.path, commit: source.commit }
+      trusted: bound.trusted
     }
   })
 
