@@ -108,14 +108,20 @@ const textParts = (text: string): ReadonlyArray<LanguageModel.Part> => {
 
 const reply = (text: string) => textParts(`${text}\n\n${signature}`)
 
-const parseResult = (content: string): QueryResult | undefined => {
-  try {
-    const parsed = JSON.parse(content)
-    return Array.isArray(parsed?.columns) && Array.isArray(parsed?.rows) ? parsed : undefined
-  } catch {
-    return undefined
-  }
+// A tool's data travels beside its text (`ToolResult`): read, never parsed back from the text.
+const structuredOf = (message: LanguageModel.Message | undefined): Record<string, unknown> | undefined =>
+  typeof message?.structured === "object" && message.structured !== null
+    ? message.structured as Record<string, unknown>
+    : undefined
+
+const resultOf = (message: LanguageModel.Message | undefined): QueryResult | undefined => {
+  const data = message?.isError === true ? undefined : structuredOf(message)
+  return Array.isArray(data?.columns) && Array.isArray(data?.rows) ? data as unknown as QueryResult : undefined
 }
+
+/** Why a call failed, or `undefined` when it did not. */
+const failureOf = (message: LanguageModel.Message | undefined): string | undefined =>
+  message?.isError === true ? String(structuredOf(message)?.error ?? message.content) : undefined
 
 const toolName = (messages: ReadonlyArray<LanguageModel.Message>, callId: string | undefined): string | undefined => {
   for (const message of messages) {
@@ -158,13 +164,22 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
       title: verified.question,
       chart: true,
       say: (result) => `${Verified.reading(verified)}\n\n${table(result)}`
-    })
+    }, messages.slice(asked + 1).flatMap((m) => m.toolCalls ?? []).find((c) => c.name === "run_verified_query"))
   }
   // The connector's semantic model (the library's, or the one derived from its schema) reads the
   // question into a semantic query, after looking up in the data any word it may name ("Helix Mini").
-  const read = offers("query_metrics")
-    ? Reader.read(question, request.semantic ?? [], now, found(messages, asked))
-    : undefined
+  // The reader may ask the data about a word before it reads the question, round after round: the
+  // model's state is the conversation, so it replays its own reading over the turns it made.
+  const turns = metricTurns(messages, asked)
+  const lookups: Array<LanguageModel.ToolCall> = []
+  let read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now, []) : undefined
+  while (read !== undefined && "lookup" in read && lookups.length < turns.flat().length) {
+    const round = turns.find((calls) => !lookups.includes(calls[0]!))!
+    lookups.push(...round)
+    read = Reader.read(question, request.semantic ?? [], now, found(messages, lookups))
+  }
+  // After the lookups: the query that answers, then the one that finds where the data is.
+  const [main, span] = turns.filter((calls) => !lookups.includes(calls[0]!)).map((calls) => calls[0]!)
   if (read === undefined) {
     // Without a model to read with, causes and forecasts are still declined with their reason.
     const refusal = Refusals.of(question)
@@ -180,7 +195,7 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   if ("declined" in read) return reply(`I can't answer this: ${read.declined}.`)
   if ("lookup" in read) {
     return LanguageModel.callTools(...read.lookup.map((search, i) => ({
-      id: `offline_${turn + 1}${lookupMark}${i}`,
+      id: `offline_${turn + 1}_${i}`,
       name: "query_metrics",
       arguments: {
         connector_id: search.connectorId,
@@ -193,33 +208,43 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   }
   // A period that held nothing: the metric by year over all time says where the data is, so that
   // "nothing in October 2026" does not read as a quiet month when the data ends in 2025.
-  const since = messages.slice(asked + 1)
-  const results = since.filter((m) => m.role === "tool" && toolName(messages, m.toolCallId) === "query_metrics")
-  const main = results.find((m) => !m.toolCallId?.includes(lookupMark) && !m.toolCallId?.includes(spanMark))
-  const span = results.find((m) => m.toolCallId?.includes(spanMark))
-  const mainResult = main === undefined ? undefined : parseResult(main.content)
+  const mainResult = resultOf(resultFor(messages, main))
   const period = read.query.time?.start !== undefined || read.query.time?.end !== undefined
   if (
     mainResult !== undefined && span === undefined && period && read.query.metrics.length > 0 && isEmpty(mainResult)
   ) {
     return LanguageModel.callTools({
-      id: `offline_${turn + 1}${spanMark}`,
+      id: `offline_${turn + 1}`,
       name: "query_metrics",
       arguments: { connector_id: read.connectorId, metrics: [read.query.metrics[0]], time: { grain: "year" } }
     })
   }
-  const years = span === undefined ? undefined : parseResult(span.content)
+  const years = resultOf(resultFor(messages, span))
   return answerWith(request, asked, turn, {
     name: "query_metrics",
     arguments: { connector_id: read.connectorId, ...read.query },
     title: question.trim().split("\n")[0]!,
     chart: read.query.metrics.length > 0 && read.when === undefined,
     say: (result) => `${readAnswer(read, result)}${years === undefined ? "" : whereTheDataIs(read, years)}`
-  })
+  }, main)
 }
 
-// A call that finds where the data is, after a period held nothing.
-const spanMark = "_span_"
+/**
+ * This answer's `query_metrics` calls, turn by turn: the rounds of lookups the reader asked for, then
+ * the query that answers, then the one that finds where the data is after a period held nothing.
+ */
+const metricTurns = (
+  messages: ReadonlyArray<LanguageModel.Message>,
+  asked: number
+): ReadonlyArray<ReadonlyArray<LanguageModel.ToolCall>> =>
+  messages.slice(asked + 1).flatMap((m) => {
+    const calls = m.role === "assistant" ? (m.toolCalls ?? []).filter((c) => c.name === "query_metrics") : []
+    return calls.length === 0 ? [] : [calls]
+  })
+
+/** The `tool` message answering a call. */
+const resultFor = (messages: ReadonlyArray<LanguageModel.Message>, call: LanguageModel.ToolCall | undefined) =>
+  call === undefined ? undefined : messages.find((m) => m.role === "tool" && m.toolCallId === call.id)
 
 /** Whether a result holds nothing: no rows, or one figure that is empty or zero. */
 const isEmpty = (result: QueryResult): boolean =>
@@ -242,35 +267,32 @@ const whereTheDataIs = (read: Reader.Read, years: QueryResult): string => {
   }: ask about a period within it.`
 }
 
-// A lookup's call id holds this mark: its result is what the data holds, not the answer.
-const lookupMark = "_lookup_"
 /** The most values a lookup reads. */
 const lookupLimit = 20
 
 /** What this answer's lookups found: each call's word and dimension, and the values it returned. */
-const found = (messages: ReadonlyArray<LanguageModel.Message>, asked: number): ReadonlyArray<Reader.Found> => {
-  const since = messages.slice(asked + 1)
-  return since.flatMap((message) =>
-    (message.toolCalls ?? []).flatMap((call) => {
-      if (!call.id.includes(lookupMark)) return []
-      const result = since.find((m) => m.role === "tool" && m.toolCallId === call.id)
-      if (result === undefined) return []
-      try {
-        const args = JSON.parse(call.arguments)
-        const rows = parseResult(result.content)?.rows ?? []
-        return [{
-          connectorId: Number(args.connector_id),
-          dimension: String(args.dimensions[0]),
-          word: String(args.filters[0].values[0]),
-          values: rows.map((row) => String(row[0])),
-          ...(result.content.startsWith("error:") ? { failed: result.content.slice("error:".length).trim() } : {})
-        }]
-      } catch {
-        return []
-      }
-    })
-  )
-}
+const found = (
+  messages: ReadonlyArray<LanguageModel.Message>,
+  lookups: ReadonlyArray<LanguageModel.ToolCall>
+): ReadonlyArray<Reader.Found> =>
+  lookups.flatMap((call) => {
+    const result = resultFor(messages, call)
+    if (result === undefined) return []
+    try {
+      // The call's arguments are the offline model's own (JSON it wrote); the result is data.
+      const args = JSON.parse(call.arguments)
+      const failed = failureOf(result)
+      return [{
+        connectorId: Number(args.connector_id),
+        dimension: String(args.dimensions[0]),
+        word: String(args.filters[0].values[0]),
+        values: (resultOf(result)?.rows ?? []).map((row) => String(row[0])),
+        ...(failed === undefined ? {} : { failed })
+      }]
+    } catch {
+      return []
+    }
+  })
 
 /** A tool that answers the question in one call: what to call, and how to say its result. */
 interface OneCall {
@@ -288,19 +310,19 @@ const answerWith = (
   request: LanguageModel.GenerateRequest,
   asked: number,
   turn: number,
-  call: OneCall
+  call: OneCall,
+  // The call already made for it, if any.
+  made: LanguageModel.ToolCall | undefined
 ): ReadonlyArray<LanguageModel.Part> => {
   const messages = request.messages
   const offers = (name: string) => request.tools?.some((tool) => tool.name === name) ?? false
-  const ran = messages.slice(asked + 1).find((m) =>
-    m.role === "tool" && toolName(messages, m.toolCallId) === call.name && !m.toolCallId?.includes(lookupMark) &&
-    !m.toolCallId?.includes(spanMark)
-  )
+  const ran = resultFor(messages, made)
   if (ran === undefined) {
     return LanguageModel.callTools({ id: `offline_${turn + 1}`, name: call.name, arguments: call.arguments })
   }
-  if (ran.content.startsWith("error:")) return reply(`The query failed: ${ran.content.slice("error:".length).trim()}`)
-  const result = parseResult(ran.content) as (QueryResult & { readonly reading?: string }) | undefined
+  const failure = failureOf(ran)
+  if (failure !== undefined) return reply(`The query failed: ${failure}`)
+  const result = resultOf(ran) as (QueryResult & { readonly reading?: string }) | undefined
   if (result === undefined) return reply("The query returned nothing I can read.")
   const title = call.title.slice(0, 200)
   const last = messages.at(-1)
@@ -323,7 +345,7 @@ const answerWith = (
     })
   }
   if (offers("write_report") && lastTool !== "write_report") {
-    const chart = lastTool === "create_chart" ? chartUrl(last?.content ?? "") : undefined
+    const chart = lastTool === "create_chart" ? chartUrl(last) : undefined
     // The summary is what the answer says before its table: the reading, and its figure or leader.
     const paragraphs = plainText(text).split("\n\n")
     const tableAt = paragraphs.findIndex((p) => p.startsWith("|"))
@@ -360,9 +382,8 @@ const answerWith = (
       }
     })
   }
-  if (lastTool === "write_report" && (last?.content ?? "").startsWith("error:")) {
-    return reply(`The report could not be written: ${(last?.content ?? "").slice("error:".length).trim()}`)
-  }
+  const unwritten = lastTool === "write_report" ? failureOf(last) : undefined
+  if (unwritten !== undefined) return reply(`The report could not be written: ${unwritten}`)
   return reply(text)
 }
 
@@ -443,13 +464,9 @@ const table = (result: QueryResult, plain?: ReadonlyArray<string>): string => {
 }
 
 // The `image_url` that `create_chart` answered with (`{"image_url":"chart:1"}`).
-const chartUrl = (content: string): string | undefined => {
-  try {
-    const parsed = JSON.parse(content)
-    return typeof parsed?.image_url === "string" ? parsed.image_url : undefined
-  } catch {
-    return undefined
-  }
+const chartUrl = (message: LanguageModel.Message | undefined): string | undefined => {
+  const url = structuredOf(message)?.image_url
+  return typeof url === "string" ? url : undefined
 }
 
 const plainText = (markdown: string): string => markdown.replace(/\*\*/g, "")

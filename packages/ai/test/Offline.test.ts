@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as LanguageModel from "@sightline/core/LanguageModel"
 import * as SemanticModel from "@sightline/core/SemanticModel"
+import * as ToolResult from "@sightline/core/ToolResult"
 import * as Either from "effect/Either"
 import * as Offline from "../src/Offline.js"
 
@@ -67,6 +68,16 @@ interface Call {
   readonly arguments: Record<string, unknown>
 }
 
+// What a tool of the agent gives back for a scripted answer: `error: …` fails, JSON is data.
+const asToolResult = (text: string): ToolResult.ToolResult => {
+  if (text.startsWith("error: ")) return ToolResult.failed(text.slice("error: ".length))
+  try {
+    return ToolResult.data(JSON.parse(text))
+  } catch {
+    return ToolResult.text(text)
+  }
+}
+
 /**
  * A conversation with the offline model as the agent runs it: each tool call it makes is answered
  * by `answer`, until it replies with text. Returns the calls it made and its reply.
@@ -96,7 +107,7 @@ const converse = (
     for (const part of made) {
       const call = { id: part.id, name: part.name, arguments: JSON.parse(part.arguments) }
       calls.push(call)
-      messages.push({ role: "tool", toolCallId: part.id, content: answer(call) })
+      messages.push(ToolResult.toMessage(asToolResult(answer(call)), part.id))
     }
   }
   throw new Error(`no answer to ${question}`)

@@ -60,6 +60,7 @@ import * as Report from "./Report.js"
 import type * as Sandboxes from "./Sandboxes.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import type * as SemanticQuery from "./SemanticQuery.js"
+import * as ToolResult from "./ToolResult.js"
 import * as WebSearch from "./WebSearch.js"
 
 /**
@@ -157,7 +158,7 @@ export interface RunContext {
  */
 export interface Handlers {
   readonly tools: ReadonlyArray<LanguageModel.Tool>
-  readonly runTool: (call: LanguageModel.ToolCall) => Effect.Effect<string, Conflict>
+  readonly runTool: (call: LanguageModel.ToolCall) => Effect.Effect<ToolResult.ToolResult, Conflict>
 }
 
 /**
@@ -231,7 +232,10 @@ export const make = (services: Services, context: RunContext): Handlers => {
     })
 
   const notEnabled = (id: number) =>
-    `error: connector ${id} is not enabled in this chat (enabled: ${connectors.map((c) => c.record.id).join(", ")})`
+    ToolResult.failed(
+      `connector ${id} is not enabled in this chat (enabled: ${connectors.map((c) => c.record.id).join(", ")})`,
+      "invalid"
+    )
 
   // Runs one statement as a cell of `type`, with its table, CSV and preview.
   const executeQuery = (
@@ -256,7 +260,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
       if (Either.isLeft(result)) {
         yield* endCell(cell, { status: "failed", error: result.left.message, execution_time_ms: elapsed }, [])
-        return `error: ${result.left.message}`
+        return ToolResult.failed(result.left.message)
       }
       const { columns, rows, truncated } = result.right
       const names = columns.map((c) => c.name)
@@ -294,7 +298,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
           : {}),
         execution_time_ms: elapsed
       }, assets)
-      return JSON.stringify({
+      return ToolResult.data({
         ...preamble,
         columns: names,
         rows: rows.slice(0, modelRows),
@@ -312,19 +316,23 @@ export const make = (services: Services, context: RunContext): Handlers => {
     const refusal = ConnectorUse.rawSqlRefusal(principal, connector.record)
     return refusal === undefined
       ? executeQuery(connector, "sql", args.sql, [], {})
-      : Effect.succeed(`error: ${refusal}`)
+      : Effect.succeed(ToolResult.failed(refusal, "refused"))
   }
 
   // What the plan decided about trust, on the cell.
   const trustedCell = (trusted: SemanticQuery.TrustedSource | undefined): Partial<ChatRuns.CellInput> =>
     trusted === undefined ? {} : { trusted_source: trusted }
   const planFailure = (error: SemanticLayer.PlanRefused | SemanticLayer.PlanInvalid) =>
-    Effect.succeed(`error: ${error._tag === "PlanRefused" ? error.reason : error.message}`)
+    Effect.succeed(
+      error._tag === "PlanRefused"
+        ? ToolResult.failed(error.reason, "refused")
+        : ToolResult.failed(error.message, "invalid")
+    )
 
   const queryMetrics = (args: typeof QueryMetricsArguments.Type) => {
     const connector = connectors.find((c) => c.record.id === args.connector_id)
     if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
-    if (Either.isLeft(connector.semantic)) return Effect.succeed(`error: ${connector.semantic.left}`)
+    if (Either.isLeft(connector.semantic)) return Effect.succeed(ToolResult.failed(connector.semantic.left))
     const { connector_id: _, ...query } = args
     return Either.match(
       SemanticLayer.plan(principal, connector.record, connector.semantic.right, { _tag: "Metrics", query }),
@@ -348,9 +356,13 @@ export const make = (services: Services, context: RunContext): Handlers => {
       return governing.model.verifiedQueries.filter((q) => q.name === args.name)
         .map((query) => ({ connector, governing, query }))
     })
-    if (candidates.length === 0) return Effect.succeed(`error: no verified query named ${args.name}`)
+    if (candidates.length === 0) {
+      return Effect.succeed(ToolResult.failed(`no verified query named ${args.name}`, "invalid"))
+    }
     if (candidates.length > 1) {
-      return Effect.succeed(`error: several connectors have a verified query ${args.name}: give connector_id`)
+      return Effect.succeed(
+        ToolResult.failed(`several connectors have a verified query ${args.name}: give connector_id`, "invalid")
+      )
     }
     const { connector, governing, query } = candidates[0]!
     return Either.match(
@@ -383,7 +395,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
         output: hits.length === 0 ? ["no matches"] : hits.map((hit) => hit.path),
         execution_time_ms: 0
       }, [])
-      return JSON.stringify({ hits })
+      return ToolResult.data({ hits })
     })
 
   const readLibraryFile = (args: typeof ReadLibraryFileArguments.Type) =>
@@ -393,27 +405,33 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const cell = yield* newCell("ontology_query", { content: `read: ${args.path}` })
       if (file === undefined) {
         yield* endCell(cell, { status: "failed", error: "no such file", execution_time_ms: 0 }, [])
-        return `error: no library file ${args.path}`
+        return ToolResult.failed(`no library file ${args.path}`, "invalid")
       }
       yield* endCell(cell, {
         status: "completed",
         output: [`${file.text.length} characters`],
         execution_time_ms: 0
       }, [])
-      return file.text.length > maxLibraryFileChars ? `${file.text.slice(0, maxLibraryFileChars)}…` : file.text
+      return ToolResult.text(
+        file.text.length > maxLibraryFileChars ? `${file.text.slice(0, maxLibraryFileChars)}…` : file.text
+      )
     })
 
   const runSavedQuery = (args: typeof RunSavedQueryArguments.Type) => {
     const saved = LibraryContext.savedQueries(files).find((q) => q.path === args.path)
-    if (saved === undefined) return Effect.succeed(`error: no saved query ${args.path}`)
+    if (saved === undefined) return Effect.succeed(ToolResult.failed(`no saved query ${args.path}`, "invalid"))
     const id = args.connector_id ?? saved.connectorId ??
       (connectors.length === 1 ? connectors[0]!.record.id : undefined)
-    if (id === undefined) return Effect.succeed("error: say which connector to run it on (connector_id)")
+    if (id === undefined) {
+      return Effect.succeed(ToolResult.failed("say which connector to run it on (connector_id)", "invalid"))
+    }
     const connector = connectors.find((c) => c.record.id === id)
     if (connector === undefined) return Effect.succeed(notEnabled(id))
     const bound = LibraryContext.bindNamedParams(saved.sql, args.params ?? {})
     if (bound.missing.length > 0) {
-      return Effect.succeed(`error: missing values for parameters: ${bound.missing.join(", ")}`)
+      return Effect.succeed(
+        ToolResult.failed(`missing values for parameters: ${bound.missing.join(", ")}`, "invalid")
+      )
     }
     return executeQuery(connector, "query", bound.text, bound.params, { content: saved.path })
   }
@@ -444,7 +462,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
       if (Either.isLeft(ran)) {
         const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
         yield* endCell(cell, { status: "failed", error: ran.left.message, execution_time_ms: elapsed }, [])
-        return `error: ${ran.left.message}`
+        return ToolResult.failed(ran.left.message)
       }
       const { id, result } = ran.right
       const assets: Array<Asset.Asset> = []
@@ -468,7 +486,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
         execution_time_ms: result.execution_time_ms
       }, assets)
       const output = result.output ?? []
-      return JSON.stringify({
+      return ToolResult.data({
         output: output.length > modelOutputLines
           ? [...output.slice(0, modelOutputLines), `… ${output.length - modelOutputLines} more lines`]
           : output,
@@ -486,21 +504,23 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
       if (Either.isLeft(found)) {
         yield* endCell(cell, { status: "failed", error: found.left.message, execution_time_ms: elapsed }, [])
-        return `error: ${found.left.message}`
+        return ToolResult.failed(found.left.message)
       }
       yield* endCell(cell, {
         status: "completed",
         output: found.right.map((result) => `${result.title} <${result.url}>`),
         execution_time_ms: elapsed
       }, [])
-      return JSON.stringify({ results: found.right })
+      return ToolResult.data({ results: found.right })
     })
 
   const createChart = (args: ChartSpec.ChartRequest) =>
     Effect.gen(function*() {
-      if (lastResult === undefined) return "error: run a query with run_sql before drawing a chart"
+      if (lastResult === undefined) {
+        return ToolResult.failed("run a query with run_sql before drawing a chart", "invalid")
+      }
       const spec = ChartSpec.build(args, lastResult)
-      if (Either.isLeft(spec)) return `error: ${spec.left}`
+      if (Either.isLeft(spec)) return ToolResult.failed(spec.left, "invalid")
       const title = `${args.title ?? `${args.y} by ${args.x}`}`.slice(0, 200)
       const cell = yield* newCell("chart", { content: title })
       const { asset } = yield* addAsset({
@@ -512,7 +532,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
       })
       yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
       charts.push({ title, spec: spec.right })
-      return JSON.stringify({ status: "chart created", image_url: Report.chartRef(charts.length) })
+      return ToolResult.data({ status: "chart created", image_url: Report.chartRef(charts.length) })
     })
 
   const writeReport = (draft: Report.ReportDraft) =>
@@ -527,9 +547,10 @@ export const make = (services: Services, context: RunContext): Handlers => {
       ]
       const missing = numbers.find((n) => n < 1 || n > charts.length)
       if (missing !== undefined) {
-        return `error: there is no chart:${missing} (this run has ${charts.length} chart${
-          charts.length === 1 ? "" : "s"
-        })`
+        return ToolResult.failed(
+          `there is no chart:${missing} (this run has ${charts.length} chart${charts.length === 1 ? "" : "s"})`,
+          "invalid"
+        )
       }
       const cell = yield* newCell("report", { content: draft.subject })
       const images: Array<ReportImage> = []
@@ -562,21 +583,24 @@ export const make = (services: Services, context: RunContext): Handlers => {
         output: [`report with ${draft.blocks.length} blocks`],
         execution_time_ms: 0
       }, assets)
-      return "report saved"
+      return ToolResult.text("report saved")
     })
 
-  const unknownTool = (call: LanguageModel.ToolCall) => Effect.succeed(`error: there is no tool ${call.name}`)
+  const unknownTool = (call: LanguageModel.ToolCall) =>
+    Effect.succeed(ToolResult.failed(`there is no tool ${call.name}`, "invalid"))
+  const invalidArguments = (message: string) =>
+    Effect.succeed(ToolResult.failed(`invalid arguments: ${message}`, "invalid"))
   const withArguments = <A, I>(
     schema: Schema.Schema<A, I>,
     call: LanguageModel.ToolCall,
-    run: (args: A) => Effect.Effect<string, Conflict>
+    run: (args: A) => Effect.Effect<ToolResult.ToolResult, Conflict>
   ) =>
     Either.match(decodeArguments(schema, call.arguments), {
-      onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+      onLeft: invalidArguments,
       onRight: run
     })
 
-  const runTool = (call: LanguageModel.ToolCall): Effect.Effect<string, Conflict> => {
+  const runTool = (call: LanguageModel.ToolCall): Effect.Effect<ToolResult.ToolResult, Conflict> => {
     switch (call.name) {
       case toolNames.queryMetrics:
         return modelled ? withArguments(QueryMetricsArguments, call, queryMetrics) : unknownTool(call)
@@ -584,12 +608,12 @@ export const make = (services: Services, context: RunContext): Handlers => {
         return verified ? withArguments(RunVerifiedQueryArguments, call, runVerifiedQuery) : unknownTool(call)
       case toolNames.runSql:
         return Either.match(decodeArguments(RunSqlArguments, call.arguments), {
-          onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+          onLeft: invalidArguments,
           onRight: runSql
         })
       case toolNames.createChart:
         return Either.match(decodeArguments(ChartSpec.ChartRequest, call.arguments), {
-          onLeft: (message) => Effect.succeed(`error: invalid arguments: ${message}`),
+          onLeft: invalidArguments,
           onRight: createChart
         })
       case toolNames.searchLibrary:

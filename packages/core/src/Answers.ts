@@ -63,6 +63,7 @@ import * as Policy from "./Policy.js"
 import * as Provenance from "./Provenance.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as SemanticLayer from "./SemanticLayer.js"
+import * as ToolResult from "./ToolResult.js"
 import * as Traced from "./Traced.js"
 import * as WebSearch from "./WebSearch.js"
 
@@ -558,7 +559,7 @@ export const makeWith = (options: Options) =>
           messages.push({ role: "assistant", content: text, toolCalls: calls })
           for (const call of calls) {
             const started = yield* Clock.currentTimeMillis
-            const content = yield* runTool(call).pipe(
+            const result = yield* runTool(call).pipe(
               Effect.withSpan(`execute_tool ${call.name}`, {
                 attributes: {
                   "gen_ai.operation.name": "execute_tool",
@@ -569,8 +570,8 @@ export const makeWith = (options: Options) =>
               })
             )
             const durationMs = (yield* Clock.currentTimeMillis) - started
-            making.toolCalls.push(Provenance.toolCall(call, { failed: content.startsWith("error"), durationMs }))
-            messages.push({ role: "tool", toolCallId: call.id, content })
+            making.toolCalls.push(Provenance.toolCall(call, { failed: result._tag === "Failed", durationMs }))
+            messages.push(ToolResult.toMessage(result, call.id))
           }
         }
         return answer

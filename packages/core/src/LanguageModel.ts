@@ -42,7 +42,9 @@ export type ToolCall = typeof ToolCall.Type
 
 /**
  * One message of the conversation. An `assistant` message carries the `toolCalls` it made; a `tool`
- * message carries the result of one call in `content` and names it with `toolCallId`.
+ * message carries the result of one call in `content` and names it with `toolCallId`, with its data
+ * in `structured` (as MCP's `structuredContent`) and `isError` when it failed (`ToolResult`).
+ * Providers send `content`; the data is for readers of the conversation.
  *
  * @since 0.1.0
  * @category schemas
@@ -51,7 +53,9 @@ export const Message = Schema.Struct({
   role: Role,
   content: Schema.String,
   toolCalls: Schema.optional(Schema.Array(ToolCall)),
-  toolCallId: Schema.optional(Schema.String)
+  toolCallId: Schema.optional(Schema.String),
+  structured: Schema.optional(Schema.Unknown),
+  isError: Schema.optional(Schema.Boolean)
 })
 export type Message = typeof Message.Type
 
