@@ -117,7 +117,7 @@ export const outboundEventRepoContract = (
         const delivered = attempt(e, hook, at("2026-03-01T10:00:31.500Z"), { attempt: 2, response_status: 200 })
         yield* repo.recordAttempt(failed)
         yield* repo.recordAttempt(delivered)
-        expect((yield* repo.listAttempts(org.id, hook, { limit: 10 })).map(encodeAttempt)).toEqual(
+        expect((yield* repo.listAttempts(org.id, hook, { limit: 10 })).map((a) => encodeAttempt(a))).toEqual(
           [encodeAttempt(delivered), encodeAttempt(failed)]
         )
       }).pipe(Effect.provide(layer)))
