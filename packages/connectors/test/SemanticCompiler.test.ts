@@ -9,6 +9,7 @@ import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
 import { ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import * as SemanticCompiler from "@sightline/core/SemanticCompiler"
 import * as SemanticModel from "@sightline/core/SemanticModel"
+import * as SemanticProbes from "@sightline/core/SemanticProbes"
 import type * as SemanticQuery from "@sightline/core/SemanticQuery"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -278,7 +279,7 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
   it.effect("every probe a change's check runs plans on the engine (verified queries where they are its dialect)", () =>
     Effect.gen(function*() {
       const model = modelIn(engine().schema)
-      const probes = SemanticCompiler.probes(model, engine().dialect)
+      const probes = SemanticProbes.probes(model, engine().dialect)
         .filter((probe) => engine().dialect === "postgres" || probe.reads === undefined)
       expect(probes.length).toBeGreaterThan(60)
       const failures: Array<string> = []

@@ -26,9 +26,9 @@ import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
 import * as Policy from "./Policy.js"
-import * as SemanticCompiler from "./SemanticCompiler.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as SemanticModel from "./SemanticModel.js"
+import * as SemanticProbes from "./SemanticProbes.js"
 
 /** How long one probe may plan. */
 const probeTimeoutMillis = 10_000
@@ -60,7 +60,7 @@ export const checker: Effect.Effect<
         // queries that read the table moot: the one message says what to fix.
         const failedTables = new Set<string>()
         const failingTables = new Set<string>()
-        for (const probe of SemanticCompiler.probes(model, SemanticLayer.dialectOf(connector))) {
+        for (const probe of SemanticProbes.probes(model, SemanticLayer.dialectOf(connector))) {
           if (probe.table !== undefined && failedTables.has(probe.table)) continue
           if (probe.reads?.some((table) => failingTables.has(table))) continue
           if (probe.error !== undefined) {

@@ -24,12 +24,29 @@
  */
 import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
-import * as Schema from "effect/Schema"
+import {
+  canonical,
+  type Edge,
+  edges,
+  type FieldRef,
+  fieldsOf,
+  filterNamed,
+  measureNamed,
+  projection,
+  reachable,
+  resolveField,
+  resolveMetric,
+  same,
+  tableNamed,
+  Writer
+} from "./internal/semanticSql.js"
+import * as Sql from "./internal/semanticSql.js"
 import * as SqlStatement from "./internal/sqlStatement.js"
 import * as LibraryContext from "./LibraryContext.js"
 import type * as SemanticModel from "./SemanticModel.js"
-import type { Grain, ResolvedMeasure, SemanticModel as Model, Table } from "./SemanticModel.js"
+import type { Grain, ResolvedMeasure, SemanticModel as Model } from "./SemanticModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
+import * as SemanticReading from "./SemanticReading.js"
 
 /**
  * Why a query cannot be compiled against a model, in words a model or a person can act on.
@@ -37,9 +54,13 @@ import * as SemanticQuery from "./SemanticQuery.js"
  * @since 0.1.0
  * @category errors
  */
-export class CompileError extends Schema.TaggedError<CompileError>()("CompileError", {
-  message: Schema.String
-}) {}
+export const CompileError = Sql.CompileError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type CompileError = Sql.CompileError
 
 /**
  * The SQL dialects the compiler writes.
@@ -47,7 +68,7 @@ export class CompileError extends Schema.TaggedError<CompileError>()("CompileErr
  * @since 0.1.0
  * @category models
  */
-export type DialectName = "postgres" | "mysql"
+export type DialectName = Sql.DialectName
 
 /**
  * A value bound to a placeholder.
@@ -55,7 +76,23 @@ export type DialectName = "postgres" | "mysql"
  * @since 0.1.0
  * @category models
  */
-export type Param = string | number | boolean | null
+export type Param = Sql.Param
+
+/**
+ * How the compiler writes one SQL dialect.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Dialect = Sql.Dialect
+
+/**
+ * The dialect of a connector's SQL.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const dialect: (name: DialectName) => Dialect = Sql.dialect
 
 /**
  * A result column and what it is.
@@ -83,208 +120,6 @@ export interface Compiled {
   readonly reading: SemanticQuery.Reading
 }
 
-// ---------------------------------------------------------------------------------------------
-// Dialects
-// ---------------------------------------------------------------------------------------------
-
-/**
- * How the compiler writes one SQL dialect.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Dialect {
-  readonly name: DialectName
-  readonly quote: (identifier: string) => string
-  /** A point in time as local time in `zone` (a `DATE` stays a day). */
-  readonly local: (expr: string, isDate: boolean, zone: string) => string
-  readonly truncate: (grain: Grain, local: string) => string
-  readonly shift: (local: string, count: number, unit: Grain) => string
-  /** Exact division of two aggregates (never integer division), null on a zero denominator. */
-  readonly divide: (numerator: string, denominator: string) => string
-  /** A measure another stacked subquery computes (typed, so the stack's column types agree). */
-  readonly absent: string
-  /** An ordering key with rows that have no value last, either way: a ranking never leads with them. */
-  readonly orderKey: (expr: string, direction: "asc" | "desc") => string
-}
-
-const postgres: Dialect = {
-  name: "postgres",
-  quote: (identifier) => `"${identifier.replaceAll("\"", "\"\"")}"`,
-  local: (expr, isDate, zone) =>
-    isDate ? `CAST(${expr} AS date)` : `(CAST(${expr} AS timestamptz) AT TIME ZONE '${zone}')`,
-  truncate: (grain, local) => `CAST(date_trunc('${grain}', ${local}) AS date)`,
-  shift: (local, count, unit) => `(${local} + INTERVAL '${count} ${unit}')`,
-  divide: (numerator, denominator) => `CAST(${numerator} AS numeric) / NULLIF(${denominator}, 0)`,
-  absent: "CAST(NULL AS numeric)",
-  orderKey: (expr, direction) => `${expr} ${direction === "asc" ? "ASC" : "DESC"} NULLS LAST`
-}
-
-const mysql: Dialect = {
-  name: "mysql",
-  quote: (identifier) => `\`${identifier.replaceAll("`", "``")}\``,
-  local: (expr, isDate, zone) =>
-    isDate ? `CAST(${expr} AS DATE)` : zone === "UTC" ? expr : `CONVERT_TZ(${expr}, '+00:00', '${zone}')`,
-  truncate: (grain, local) => {
-    switch (grain) {
-      case "day":
-        return `DATE(${local})`
-      case "week":
-        return `DATE_SUB(DATE(${local}), INTERVAL WEEKDAY(${local}) DAY)`
-      case "month":
-        return `CAST(DATE_FORMAT(${local}, '%Y-%m-01') AS DATE)`
-      case "quarter":
-        return `DATE_ADD(MAKEDATE(YEAR(${local}), 1), INTERVAL QUARTER(${local}) - 1 QUARTER)`
-      case "year":
-        return `MAKEDATE(YEAR(${local}), 1)`
-    }
-  },
-  shift: (local, count, unit) => `(${local} + INTERVAL ${count} ${unit.toUpperCase()})`,
-  // Decimal division keeps only `div_precision_increment` (4) more digits: 0.0425 for 0.04255.
-  // A double (`1e0` is one) keeps them all.
-  divide: (numerator, denominator) => `${numerator} * 1e0 / NULLIF(${denominator}, 0)`,
-  absent: "NULL",
-  // MySQL has no NULLS LAST, and sorts them first going up.
-  orderKey: (expr, direction) => `${expr} IS NULL, ${expr} ${direction === "asc" ? "ASC" : "DESC"}`
-}
-
-/**
- * The dialect of a connector's SQL.
- *
- * @since 0.1.0
- * @category utils
- */
-export const dialect = (name: DialectName): Dialect => name === "mysql" ? mysql : postgres
-
-// ---------------------------------------------------------------------------------------------
-// Resolving names
-// ---------------------------------------------------------------------------------------------
-
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
-
-interface FieldRef {
-  readonly table: Table
-  readonly kind: "dimension" | "time"
-  readonly name: string
-  readonly expr: string
-  readonly isDate: boolean
-  /** The grains a time dimension may be grouped by (any when absent). */
-  readonly grains?: ReadonlyArray<Grain> | undefined
-  readonly description?: string | undefined
-  readonly values?: ReadonlyArray<SemanticModel.DimensionValue> | undefined
-}
-
-const fieldsOf = (table: Table): ReadonlyArray<FieldRef> => [
-  ...(table.dimensions ?? []).map((d): FieldRef => ({
-    table,
-    kind: "dimension",
-    name: d.name,
-    expr: d.expr ?? d.name,
-    isDate: false,
-    description: d.description,
-    values: d.values
-  })),
-  ...(table.time_dimensions ?? []).map((d): FieldRef => ({
-    table,
-    kind: "time",
-    name: d.name,
-    expr: d.expr ?? d.name,
-    isDate: /^date$/i.test(d.data_type ?? ""),
-    grains: d.grains,
-    description: d.description
-  }))
-]
-
-const resolveField = (model: Model, reference: string): Either.Either<FieldRef, CompileError> => {
-  const [tableName, fieldName] = reference.includes(".")
-    ? reference.split(".", 2) as [string, string]
-    : [undefined, reference]
-  const candidates = model.tables
-    .filter((t) => tableName === undefined || same(t.name, tableName))
-    .flatMap(fieldsOf)
-    .filter((f) => same(f.name, fieldName))
-  if (candidates.length === 1) return Either.right(candidates[0]!)
-  if (candidates.length === 0) {
-    return Either.left(new CompileError({ message: `no dimension named ${reference} in model ${model.file.name}` }))
-  }
-  return Either.left(
-    new CompileError({
-      message: `${reference} names a dimension of ${candidates.map((c) => c.table.name).join(" and ")}: say which (${
-        candidates.map((c) => `${c.table.name}.${c.name}`).join(", ")
-      })`
-    })
-  )
-}
-
-type MetricRef =
-  | { readonly kind: "measure"; readonly measure: ResolvedMeasure }
-  | { readonly kind: "derived"; readonly metric: SemanticModel.DerivedMetric }
-
-const resolveMetric = (model: Model, name: string): Either.Either<MetricRef, CompileError> => {
-  const measure = model.measures.find((m) => same(m.name, name))
-  if (measure !== undefined) return Either.right({ kind: "measure", measure })
-  const metric = model.metrics.find((m) => same(m.name, name))
-  if (metric !== undefined) return Either.right({ kind: "derived", metric })
-  return Either.left(new CompileError({ message: `no metric named ${name} in model ${model.file.name}` }))
-}
-
-const measureNamed = (model: Model, name: string): ResolvedMeasure => model.measures.find((m) => m.name === name)!
-
-const filterNamed = (model: Model, name: string) => {
-  for (const table of model.tables) {
-    const filter = (table.filters ?? []).find((f) => same(f.name, name))
-    if (filter !== undefined) return { table, filter }
-  }
-  return undefined
-}
-
-const tableNamed = (model: Model, name: string): Table => model.tables.find((t) => t.name === name)!
-
-// ---------------------------------------------------------------------------------------------
-// The join graph: many-to-one (and one-to-one) edges only
-// ---------------------------------------------------------------------------------------------
-
-interface Edge {
-  readonly from: string
-  readonly to: string
-  readonly columns: ReadonlyArray<readonly [from: string, to: string]>
-}
-
-const edges = (model: Model): ReadonlyArray<Edge> =>
-  model.relationships.flatMap((r) => {
-    const forward: Edge = {
-      from: r.left_table,
-      to: r.right_table,
-      columns: r.relationship_columns.map((c) => [c.left_column, c.right_column] as const)
-    }
-    if (r.relationship_type !== "one_to_one") return [forward]
-    return [forward, {
-      from: r.right_table,
-      to: r.left_table,
-      columns: forward.columns.map(([a, b]) => [b, a] as const)
-    }]
-  })
-
-/** The tables reachable from `root` along many-to-one edges, each with the edge that reaches it first. */
-const reachable = (model: Model, root: string): ReadonlyMap<string, Edge | undefined> => {
-  const all = edges(model)
-  const parents = new Map<string, Edge | undefined>([[root, undefined]])
-  const queue = [root]
-  while (queue.length > 0) {
-    const at = queue.shift()!
-    for (const edge of all) {
-      if (edge.from !== at || parents.has(edge.to)) continue
-      parents.set(edge.to, edge)
-      queue.push(edge.to)
-    }
-  }
-  return parents
-}
-
-// ---------------------------------------------------------------------------------------------
-// Projections: a logical table as the caller may read it
-// ---------------------------------------------------------------------------------------------
-
 /**
  * How a query is compiled for its caller.
  *
@@ -307,72 +142,6 @@ export interface Options {
  * @category utils
  */
 export const rowFiltersFor = (clientAttributesJson: string): boolean => clientAttributesJson !== "{}"
-
-class Writer {
-  readonly params: Array<Param> = []
-  constructor(readonly dialect: Dialect, readonly rowFilters: boolean = true) {}
-  bind(value: Param): string {
-    this.params.push(value)
-    return `$${this.params.length}`
-  }
-  q(identifier: string): string {
-    return this.dialect.quote(identifier)
-  }
-}
-
-const baseTableSql = (w: Writer, table: Table): string => {
-  const { database, schema, table: name } = table.base_table
-  const qualifier = w.dialect.name === "mysql" ? schema ?? database : schema
-  return qualifier === undefined ? w.q(name) : `${w.q(qualifier)}.${w.q(name)}`
-}
-
-/**
- * `(SELECT <columns> FROM <base> WHERE <row filters>)`: the table's rows the caller may read, with
- * the given output columns. Facts are computed in an inner layer so expressions can name them.
- */
-const projection = (
-  w: Writer,
-  model: Model,
-  table: Table,
-  columns: ReadonlyArray<readonly [expr: string, alias: string]>,
-  visiting: ReadonlySet<string> = new Set()
-): string => {
-  // A fact that only names a column of its table is that column already.
-  const facts = (table.facts ?? []).filter((f) => f.expr.trim() !== f.name)
-  const from = facts.length === 0
-    ? `${baseTableSql(w, table)} AS ${w.q("b")}`
-    : `(SELECT ${w.q("b")}.*, ${facts.map((f) => `(${f.expr}) AS ${w.q(f.name)}`).join(", ")} FROM ${
-      baseTableSql(w, table)
-    } AS ${w.q("b")}) AS ${w.q("b")}`
-  const conditions: Array<string> = []
-  if (w.rowFilters && table.row_filter !== undefined) conditions.push(`(${table.row_filter})`)
-  // Parents with row filters (directly or further up) limit this table's rows too.
-  const inside = new Set([...visiting, table.name])
-  for (const edge of w.rowFilters ? edges(model) : []) {
-    if (edge.from !== table.name || inside.has(edge.to)) continue
-    if (!hasRowFilterAbove(model, edge.to, inside)) continue
-    const parent = tableNamed(model, edge.to)
-    const keys = edge.columns.map(([, to]) => [to, `k__${to}`] as const)
-    const own = edge.columns.map(([from]) => `${w.q("b")}.${w.q(from)}`)
-    const tuple = own.length === 1 ? own[0]! : `(${own.join(", ")})`
-    conditions.push(
-      `${tuple} IN (SELECT ${keys.map(([, alias]) => w.q(alias)).join(", ")} FROM ${
-        projection(w, model, parent, keys, inside)
-      } AS ${w.q("p")})`
-    )
-  }
-  const list = columns.length === 0
-    ? "1 AS one"
-    : columns.map(([expr, alias]) => `(${expr}) AS ${w.q(alias)}`).join(", ")
-  return `(SELECT ${list} FROM ${from}${conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`})`
-}
-
-const hasRowFilterAbove = (model: Model, name: string, visiting: ReadonlySet<string>): boolean => {
-  const table = tableNamed(model, name)
-  if (table.row_filter !== undefined) return true
-  const inside = new Set([...visiting, name])
-  return edges(model).some((e) => e.from === name && !inside.has(e.to) && hasRowFilterAbove(model, e.to, inside))
-}
 
 // ---------------------------------------------------------------------------------------------
 // Compiling
@@ -767,7 +536,16 @@ export const compile = (
         ...(timeAlias === undefined ? [] : [{ name: timeAlias, kind: "time" as const }]),
         ...outputs.map((o): OutputColumn => ({ name: o.name, kind: "metric", format: o.format }))
       ],
-      reading: reading(model, query, metrics, dimensions.map((d) => d.field), namedTime, filters, segments, order)
+      reading: SemanticReading.ofQuery(
+        model,
+        query,
+        metrics,
+        dimensions.map((d) => d.field),
+        namedTime,
+        filters,
+        segments,
+        order
+      )
     }
   })
 
@@ -775,16 +553,6 @@ const depth = (reach: ReadonlyMap<string, Edge | undefined>, table: string): num
   let n = 0
   for (let at = reach.get(table); at !== undefined; at = reach.get(at.from)) n++
   return n
-}
-
-/** A filter value as the model stores it: a listed value's synonym ("APAC") becomes the value. */
-const canonical = (field: FieldRef, value: string | number | boolean): string | number | boolean => {
-  if (typeof value !== "string") return value
-  for (const listed of field.values ?? []) {
-    if (String(listed.value).toLowerCase() === value.toLowerCase()) return listed.value
-    if ((listed.synonyms ?? []).some((s) => same(s, value))) return listed.value
-  }
-  return value
 }
 
 const condition = (
@@ -814,185 +582,6 @@ const condition = (
       return `${value} BETWEEN ${w.bind(values[0]!)} AND ${w.bind(values[1] ?? values[0]!)}`
     case "contains":
       return `LOWER(${value}) LIKE ${w.bind(`%${String(values[0]).toLowerCase().replace(/[\\%_]/g, "\\$&")}%`)}`
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The reading
-// ---------------------------------------------------------------------------------------------
-
-const words = (name: string) => name.replaceAll("_", " ")
-
-const aggregationWords: Record<SemanticModel.Aggregation, string> = {
-  sum: "sum of",
-  count: "count of",
-  count_distinct: "number of distinct",
-  avg: "average of",
-  min: "smallest",
-  max: "largest"
-}
-
-/**
- * A measure's definition in words: its description, or its aggregation and filters.
- *
- * @since 0.1.0
- * @category utils
- */
-export const definition = (model: Model, measure: ResolvedMeasure): string => {
-  if (measure.description !== undefined) return measure.description
-  const what = measure.expr === undefined ? `${words(measure.table)} rows` : words(measure.expr)
-  // A filter's description says it whole ("cancelled orders excluded"); a bare name reads "only paid".
-  const conditions = (measure.filters ?? []).map((name) =>
-    filterNamed(model, name)?.filter.description ?? `only ${words(name)}`
-  )
-  return `${aggregationWords[measure.agg]} ${what}${conditions.length === 0 ? "" : `, ${conditions.join(" and ")}`}`
-}
-
-const metricDefinition = (model: Model, ref: MetricRef): string => {
-  if (ref.kind === "measure") return definition(model, ref.measure)
-  const metric = ref.metric
-  if (metric.description !== undefined) return metric.description
-  switch (metric.type) {
-    case "ratio":
-      return `${words(metric.numerator)} divided by ${words(metric.denominator)}`
-    case "share":
-      return `${words(metric.measure)} as a share of the total`
-    case "period_over_period":
-      return `${words(metric.measure)} against ${metric.offset} earlier (${metric.calculation ?? "growth"})`
-  }
-}
-
-const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
-
-const monthNames = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December"
-]
-
-/**
- * A period in words: "2025", "March 2025", "Q1 2025", "2025-01-05 to 2025-02-10", "all time".
- *
- * @since 0.1.0
- * @category utils
- */
-export const periodWords = (start: string | undefined, end: string | undefined): string => {
-  if (start === undefined && end === undefined) return "all time"
-  if (start === undefined) return `before ${end}`
-  if (end === undefined) return `since ${start}`
-  const [sy, sm, sd] = start.split("-").map(Number) as [number, number, number]
-  const [ey, em, ed] = end.split("-").map(Number) as [number, number, number]
-  const months = (ey - sy) * 12 + (em - sm)
-  if (sd === 1 && ed === 1) {
-    if (sm === 1 && months === 12) return `${sy}`
-    if (months === 1) return `${monthNames[sm - 1]} ${sy}`
-    if (months === 3 && (sm - 1) % 3 === 0) return `Q${(sm + 2) / 3} ${sy}`
-  }
-  const last = new Date(Date.UTC(ey, em - 1, ed) - 86_400_000).toISOString().slice(0, 10)
-  return last === start ? `on ${start}` : `${start} to ${last}`
-}
-
-const operatorWords: Record<SemanticQuery.Operator, string> = {
-  "=": "is",
-  in: "is",
-  "!=": "is not",
-  not_in: "is not",
-  ">": "is above",
-  ">=": "is at least",
-  "<": "is below",
-  "<=": "is at most",
-  between: "is between",
-  contains: "contains"
-}
-
-const reading = (
-  model: Model,
-  query: SemanticQuery.SemanticQuery,
-  metrics: ReadonlyArray<MetricRef>,
-  dimensions: ReadonlyArray<FieldRef>,
-  namedTime: FieldRef | undefined,
-  filters: ReadonlyArray<{ readonly filter: SemanticQuery.DimensionFilter; readonly field: FieldRef }>,
-  segments: ReadonlyArray<{ readonly filter: SemanticModel.Filter }>,
-  order: ReadonlyArray<SemanticQuery.OrderBy>
-): SemanticQuery.Reading => {
-  const readingMetrics = metrics.map((ref) => ({
-    name: ref.kind === "measure" ? ref.measure.name : ref.metric.name,
-    definition: metricDefinition(model, ref)
-  }))
-  const filterWords = [
-    ...filters.map(({ field, filter }) => {
-      const values = filter.values.map((v) => String(canonical(field, v)))
-      const joined = filter.operator === "between"
-        ? values.join(" and ")
-        : values.length > 1
-        ? `${values.slice(0, -1).join(", ")} or ${values.at(-1)}`
-        : values[0]!
-      const negated = filter.operator === "not_in" || filter.operator === "!="
-      return `${words(field.name)} ${
-        values.length > 1 && !negated && filter.operator !== "between" ? "is one of" : operatorWords[filter.operator]
-      } ${joined}`
-    }),
-    ...segments.map(({ filter }) => filter.description ?? words(filter.name))
-  ]
-  const grain = query.time?.grain
-  const period = periodWords(query.time?.start, query.time?.end)
-  const first = order[0]
-  const orderWords = first === undefined
-    ? readingMetrics.length === 0 && dimensions.length > 0
-      ? `in ${words(dimensions[0]!.name)} order`
-      : "in no particular order"
-    : first.by === "time" || (namedTime !== undefined && same(first.by, namedTime.name))
-    ? first.direction === "desc" ? "latest first" : "earliest first"
-    : readingMetrics.some((m) => same(m.name, first.by))
-    ? first.direction === "asc" ? "lowest first" : "highest first" // unsaid: highest first, as the SQL orders it
-    : `by ${words(first.by)}${first.direction === "desc" ? ", descending" : ""}`
-  const by = [...dimensions.map((d) => words(d.name)), ...(grain === undefined ? [] : [grain])]
-  // A list says what it lists.
-  const listed = dimensions.map((d) => words(d.name)).join(" and ")
-  const table = dimensions.length === 0 ? "" : words(dimensions[0]!.table.name)
-  const metricText = readingMetrics.length === 0
-    // "Every product", "every region of customers".
-    ? `Every ${listed}${table.startsWith(words(dimensions[0]!.name)) ? "" : ` of ${table}`}`
-    : readingMetrics.map((m) => `${capitalized(words(m.name))} (${m.definition})`).join(" and ")
-  const text = [
-    // The rows a limit keeps are the first of the order: the lowest ones when it goes up.
-    query.limit !== undefined && readingMetrics.length === 0
-      ? `The first ${query.limit}: `
-      : query.limit !== undefined && by.length > 0
-      ? `${orderWords === "lowest first" ? "Bottom" : "Top"} ${query.limit}: `
-      : "",
-    metricText,
-    by.length === 0 || readingMetrics.length === 0 ? "" : ` by ${by.join(" and ")}`,
-    readingMetrics.length === 0
-      ? ""
-      : period === "all time"
-      ? ", over all time"
-      : /^\d{4}$|^[A-Z]/.test(period)
-      ? ` in ${period}`
-      : period.startsWith("on ")
-      ? ` ${period}`
-      : `, ${period}`,
-    filterWords.length === 0 ? "" : `, where ${filterWords.join(" and ")}`,
-    by.length === 0 ? "" : `, ${orderWords}`
-  ].join("")
-  return {
-    text,
-    metrics: readingMetrics,
-    dimensions: dimensions.map((d) => d.name),
-    filters: filterWords,
-    period,
-    ...(grain === undefined ? {} : { grain }),
-    order: orderWords,
-    ...(query.limit === undefined ? {} : { limit: query.limit })
   }
 }
 
@@ -1058,122 +647,4 @@ export const verifiedSql = (
     ? `WITH ${ctes.join(",\n")}\n${bound.text}`
     : `WITH ${ctes.join(",\n")},\n${bound.text.slice(own[0].length)}`
   return Either.right({ sql, params: [...w.params, ...bound.params] })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Probes: what a change's check runs against the connector
-// ---------------------------------------------------------------------------------------------
-
-/**
- * A statement that exercises one part of a model; the database planning it is the check.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Probe {
-  /** What it checks, as a check's message names it: `table orders: dimension channel`. */
-  readonly subject: string
-  readonly sql: string
-  readonly params: ReadonlyArray<Param>
-  /** The table whose part it checks (when the table itself fails, its parts are moot). */
-  readonly table?: string | undefined
-  /** The logical tables a verified query reads (when one of them fails, so would it). */
-  readonly reads?: ReadonlyArray<string> | undefined
-  /** Why no statement could be written for it (a metric that does not compile). */
-  readonly error?: string | undefined
-}
-
-/** A value to plan a verified query's parameter with, by its type. */
-const sampleOf = (parameter: SemanticModel.Parameter): Param =>
-  parameter.default ?? (parameter.type === "number"
-    ? 1
-    : parameter.type === "date"
-    ? "2000-01-01"
-    : parameter.type === "boolean"
-    ? true
-    : parameter.type === "string"
-    ? "x"
-    : null)
-
-/**
- * The probes of a model: each table's row filter, each expression of each table (through its
- * projection), each metric compiled alone, and each verified query with sample parameters. A
- * table whose row filter fails is not probed further (every other probe of it would fail alike).
- *
- * @since 0.1.0
- * @category utils
- */
-export const probes = (model: Model, dialectName: DialectName): ReadonlyArray<Probe> => {
-  const out: Array<Probe> = []
-  const of = (subject: string, build: (w: Writer) => string, table?: string) => {
-    const w = new Writer(dialect(dialectName))
-    const sql = build(w)
-    out.push({ subject, sql, params: w.params, ...(table === undefined ? {} : { table }) })
-  }
-  for (const table of model.tables) {
-    const parts: Array<readonly [string, string]> = [
-      ...fieldsOf(table).map((f) =>
-        [`${f.kind === "time" ? "time dimension" : "dimension"} ${f.name}`, f.expr] as const
-      ),
-      ...(table.facts ?? []).map((f) => [`fact ${f.name}`, f.name] as const),
-      ...(table.filters ?? []).map((f) => [`filter ${f.name}`, f.expr] as const),
-      ...model.measures.filter((m) => m.table === table.name && m.expr !== undefined)
-        .map((m) => [`measure ${m.name}`, m.expr!] as const),
-      ...(table.primary_key?.columns ?? []).map((c) => [`primary key ${c}`, c] as const)
-    ]
-    of(`table ${table.name}`, (w) => `SELECT 1 FROM ${projection(w, model, table, [])} AS ${w.q("probe")}`, table.name)
-    for (const [what, expr] of parts) {
-      of(
-        `table ${table.name}: ${what}`,
-        (w) => `SELECT * FROM ${projection(w, model, table, [[expr, "probe"]])} AS ${w.q("probe")}`,
-        table.name
-      )
-    }
-  }
-  for (const relationship of model.relationships) {
-    const left = tableNamed(model, relationship.left_table)
-    const right = tableNamed(model, relationship.right_table)
-    of(
-      `relationship ${relationship.name}`,
-      (w) =>
-        `SELECT 1 FROM ${
-          projection(w, model, left, relationship.relationship_columns.map((c, i) => [c.left_column, `l${i}`] as const))
-        } AS ${w.q("l")} JOIN ${
-          projection(
-            w,
-            model,
-            right,
-            relationship.relationship_columns.map((c, i) => [c.right_column, `r${i}`] as const)
-          )
-        } AS ${w.q("r")} ON ${
-          relationship.relationship_columns.map((_, i) => `${w.q("l")}.${w.q(`l${i}`)} = ${w.q("r")}.${w.q(`r${i}`)}`)
-            .join(" AND ")
-        }`
-    )
-  }
-  for (const name of [...model.measures.map((m) => m.name), ...model.metrics.map((m) => m.name)]) {
-    const metric = model.metrics.find((m) => m.name === name)
-    const query: SemanticQuery.SemanticQuery = metric?.type === "period_over_period"
-      ? { metrics: [name], time: { grain: "year" } }
-      : { metrics: [name] }
-    Either.match(compile(model, query, dialectName), {
-      onLeft: (error) => out.push({ subject: `metric ${name}`, sql: "", params: [], error: error.message }),
-      onRight: (compiled) => out.push({ subject: `metric ${name}`, sql: compiled.sql, params: compiled.params })
-    })
-  }
-  for (const query of model.verifiedQueries) {
-    const values = Object.fromEntries((query.parameters ?? []).map((p) => [p.name, sampleOf(p)]))
-    Either.match(verifiedSql(model, query, values, dialectName), {
-      onLeft: (error) =>
-        out.push({ subject: `verified query ${query.name}`, sql: "", params: [], error: error.message }),
-      onRight: (bound) =>
-        out.push({
-          subject: `verified query ${query.name}`,
-          sql: bound.sql,
-          params: bound.params,
-          reads: [...new Set([...query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))]
-        })
-    })
-  }
-  return out
 }

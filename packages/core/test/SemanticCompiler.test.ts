@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import * as SemanticCompiler from "../src/SemanticCompiler.js"
 import * as SemanticModel from "../src/SemanticModel.js"
 import type * as SemanticQuery from "../src/SemanticQuery.js"
+import * as SemanticReading from "../src/SemanticReading.js"
 
 const model = Either.getOrThrow(SemanticModel.parse(
   "semantic/shop.yaml",
@@ -157,10 +158,10 @@ describe("SemanticCompiler.compile", () => {
       "Top 3: Revenue (sum of amount, paid orders only) and Aov (revenue divided by orders) by channel in 2025, where region is North, highest first"
     )
     expect(reading).toMatchObject({ dimensions: ["channel"], period: "2025", order: "highest first", limit: 3 })
-    expect(SemanticCompiler.periodWords("2025-03-01", "2025-04-01")).toBe("March 2025")
-    expect(SemanticCompiler.periodWords("2025-04-01", "2025-07-01")).toBe("Q2 2025")
-    expect(SemanticCompiler.periodWords("2025-01-05", "2025-02-10")).toBe("2025-01-05 to 2025-02-09")
-    expect(SemanticCompiler.periodWords("2025-02-14", "2025-02-15")).toBe("on 2025-02-14")
+    expect(SemanticReading.periodWords("2025-03-01", "2025-04-01")).toBe("March 2025")
+    expect(SemanticReading.periodWords("2025-04-01", "2025-07-01")).toBe("Q2 2025")
+    expect(SemanticReading.periodWords("2025-01-05", "2025-02-10")).toBe("2025-01-05 to 2025-02-09")
+    expect(SemanticReading.periodWords("2025-02-14", "2025-02-15")).toBe("on 2025-02-14")
     // A limit over an ascending order keeps the lowest rows, and says so.
     const bottom = Either.getOrThrow(compile({
       metrics: ["revenue"],

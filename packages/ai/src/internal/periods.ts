@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as SemanticReading from "@sightline/core/SemanticReading"
 
 /** A time bucket. */
 export type Grain = "day" | "week" | "month" | "quarter" | "year"
@@ -23,21 +24,8 @@ export interface Unreadable {
 
 const isoDate = (d: Date) => d.toISOString().slice(0, 10)
 
-/** The months' names, January first. */
-export const monthNames = [
-  "january",
-  "february",
-  "march",
-  "april",
-  "may",
-  "june",
-  "july",
-  "august",
-  "september",
-  "october",
-  "november",
-  "december"
-]
+/** The months' names, January first, as the reader matches them: the compiler's own, in lower case. */
+export const monthNames = SemanticReading.monthNames.map((month) => month.toLowerCase())
 // A month's name or its three-letter abbreviation ("sept" too); "may" only as a whole name.
 const monthPattern = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" +
   "oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"

@@ -1,0 +1,320 @@
+/**
+ * The semantic model as SQL, shared by the compiler (`SemanticCompiler`), its reading
+ * (`SemanticReading`) and the checks' probes (`SemanticProbes`): the dialects, names resolved to
+ * fields and metrics, the join graph of many-to-one relationships, and projections (a logical
+ * table as the caller may read it, row filters travelling along relationships).
+ *
+ * @internal
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import type * as SemanticModel from "../SemanticModel.js"
+import type { Grain, ResolvedMeasure, SemanticModel as Model, Table } from "../SemanticModel.js"
+
+/**
+ * Why a query cannot be compiled against a model, in words a model or a person can act on.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CompileError extends Schema.TaggedError<CompileError>()("CompileError", {
+  message: Schema.String
+}) {}
+
+/**
+ * The SQL dialects the compiler writes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DialectName = "postgres" | "mysql"
+
+/**
+ * A value bound to a placeholder.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Param = string | number | boolean | null
+
+// ---------------------------------------------------------------------------------------------
+// Dialects
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How the compiler writes one SQL dialect.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Dialect {
+  readonly name: DialectName
+  readonly quote: (identifier: string) => string
+  /** A point in time as local time in `zone` (a `DATE` stays a day). */
+  readonly local: (expr: string, isDate: boolean, zone: string) => string
+  readonly truncate: (grain: Grain, local: string) => string
+  readonly shift: (local: string, count: number, unit: Grain) => string
+  /** Exact division of two aggregates (never integer division), null on a zero denominator. */
+  readonly divide: (numerator: string, denominator: string) => string
+  /** A measure another stacked subquery computes (typed, so the stack's column types agree). */
+  readonly absent: string
+  /** An ordering key with rows that have no value last, either way: a ranking never leads with them. */
+  readonly orderKey: (expr: string, direction: "asc" | "desc") => string
+}
+
+export const postgres: Dialect = {
+  name: "postgres",
+  quote: (identifier) => `"${identifier.replaceAll("\"", "\"\"")}"`,
+  local: (expr, isDate, zone) =>
+    isDate ? `CAST(${expr} AS date)` : `(CAST(${expr} AS timestamptz) AT TIME ZONE '${zone}')`,
+  truncate: (grain, local) => `CAST(date_trunc('${grain}', ${local}) AS date)`,
+  shift: (local, count, unit) => `(${local} + INTERVAL '${count} ${unit}')`,
+  divide: (numerator, denominator) => `CAST(${numerator} AS numeric) / NULLIF(${denominator}, 0)`,
+  absent: "CAST(NULL AS numeric)",
+  orderKey: (expr, direction) => `${expr} ${direction === "asc" ? "ASC" : "DESC"} NULLS LAST`
+}
+
+export const mysql: Dialect = {
+  name: "mysql",
+  quote: (identifier) => `\`${identifier.replaceAll("`", "``")}\``,
+  local: (expr, isDate, zone) =>
+    isDate ? `CAST(${expr} AS DATE)` : zone === "UTC" ? expr : `CONVERT_TZ(${expr}, '+00:00', '${zone}')`,
+  truncate: (grain, local) => {
+    switch (grain) {
+      case "day":
+        return `DATE(${local})`
+      case "week":
+        return `DATE_SUB(DATE(${local}), INTERVAL WEEKDAY(${local}) DAY)`
+      case "month":
+        return `CAST(DATE_FORMAT(${local}, '%Y-%m-01') AS DATE)`
+      case "quarter":
+        return `DATE_ADD(MAKEDATE(YEAR(${local}), 1), INTERVAL QUARTER(${local}) - 1 QUARTER)`
+      case "year":
+        return `MAKEDATE(YEAR(${local}), 1)`
+    }
+  },
+  shift: (local, count, unit) => `(${local} + INTERVAL ${count} ${unit.toUpperCase()})`,
+  // Decimal division keeps only `div_precision_increment` (4) more digits: 0.0425 for 0.04255.
+  // A double (`1e0` is one) keeps them all.
+  divide: (numerator, denominator) => `${numerator} * 1e0 / NULLIF(${denominator}, 0)`,
+  absent: "NULL",
+  // MySQL has no NULLS LAST, and sorts them first going up.
+  orderKey: (expr, direction) => `${expr} IS NULL, ${expr} ${direction === "asc" ? "ASC" : "DESC"}`
+}
+
+/**
+ * The dialect of a connector's SQL.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const dialect = (name: DialectName): Dialect => name === "mysql" ? mysql : postgres
+
+// ---------------------------------------------------------------------------------------------
+// Resolving names
+// ---------------------------------------------------------------------------------------------
+
+export const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+
+export interface FieldRef {
+  readonly table: Table
+  readonly kind: "dimension" | "time"
+  readonly name: string
+  readonly expr: string
+  readonly isDate: boolean
+  /** The grains a time dimension may be grouped by (any when absent). */
+  readonly grains?: ReadonlyArray<Grain> | undefined
+  readonly description?: string | undefined
+  readonly values?: ReadonlyArray<SemanticModel.DimensionValue> | undefined
+}
+
+export const fieldsOf = (table: Table): ReadonlyArray<FieldRef> => [
+  ...(table.dimensions ?? []).map((d): FieldRef => ({
+    table,
+    kind: "dimension",
+    name: d.name,
+    expr: d.expr ?? d.name,
+    isDate: false,
+    description: d.description,
+    values: d.values
+  })),
+  ...(table.time_dimensions ?? []).map((d): FieldRef => ({
+    table,
+    kind: "time",
+    name: d.name,
+    expr: d.expr ?? d.name,
+    isDate: /^date$/i.test(d.data_type ?? ""),
+    grains: d.grains,
+    description: d.description
+  }))
+]
+
+export const resolveField = (model: Model, reference: string): Either.Either<FieldRef, CompileError> => {
+  const [tableName, fieldName] = reference.includes(".")
+    ? reference.split(".", 2) as [string, string]
+    : [undefined, reference]
+  const candidates = model.tables
+    .filter((t) => tableName === undefined || same(t.name, tableName))
+    .flatMap(fieldsOf)
+    .filter((f) => same(f.name, fieldName))
+  if (candidates.length === 1) return Either.right(candidates[0]!)
+  if (candidates.length === 0) {
+    return Either.left(new CompileError({ message: `no dimension named ${reference} in model ${model.file.name}` }))
+  }
+  return Either.left(
+    new CompileError({
+      message: `${reference} names a dimension of ${candidates.map((c) => c.table.name).join(" and ")}: say which (${
+        candidates.map((c) => `${c.table.name}.${c.name}`).join(", ")
+      })`
+    })
+  )
+}
+
+export type MetricRef =
+  | { readonly kind: "measure"; readonly measure: ResolvedMeasure }
+  | { readonly kind: "derived"; readonly metric: SemanticModel.DerivedMetric }
+
+export const resolveMetric = (model: Model, name: string): Either.Either<MetricRef, CompileError> => {
+  const measure = model.measures.find((m) => same(m.name, name))
+  if (measure !== undefined) return Either.right({ kind: "measure", measure })
+  const metric = model.metrics.find((m) => same(m.name, name))
+  if (metric !== undefined) return Either.right({ kind: "derived", metric })
+  return Either.left(new CompileError({ message: `no metric named ${name} in model ${model.file.name}` }))
+}
+
+export const measureNamed = (model: Model, name: string): ResolvedMeasure =>
+  model.measures.find((m) => m.name === name)!
+
+export const filterNamed = (model: Model, name: string) => {
+  for (const table of model.tables) {
+    const filter = (table.filters ?? []).find((f) => same(f.name, name))
+    if (filter !== undefined) return { table, filter }
+  }
+  return undefined
+}
+
+export const tableNamed = (model: Model, name: string): Table => model.tables.find((t) => t.name === name)!
+
+// ---------------------------------------------------------------------------------------------
+// The join graph: many-to-one (and one-to-one) edges only
+// ---------------------------------------------------------------------------------------------
+
+export interface Edge {
+  readonly from: string
+  readonly to: string
+  readonly columns: ReadonlyArray<readonly [from: string, to: string]>
+}
+
+export const edges = (model: Model): ReadonlyArray<Edge> =>
+  model.relationships.flatMap((r) => {
+    const forward: Edge = {
+      from: r.left_table,
+      to: r.right_table,
+      columns: r.relationship_columns.map((c) => [c.left_column, c.right_column] as const)
+    }
+    if (r.relationship_type !== "one_to_one") return [forward]
+    return [forward, {
+      from: r.right_table,
+      to: r.left_table,
+      columns: forward.columns.map(([a, b]) => [b, a] as const)
+    }]
+  })
+
+/** The tables reachable from `root` along many-to-one edges, each with the edge that reaches it first. */
+export const reachable = (model: Model, root: string): ReadonlyMap<string, Edge | undefined> => {
+  const all = edges(model)
+  const parents = new Map<string, Edge | undefined>([[root, undefined]])
+  const queue = [root]
+  while (queue.length > 0) {
+    const at = queue.shift()!
+    for (const edge of all) {
+      if (edge.from !== at || parents.has(edge.to)) continue
+      parents.set(edge.to, edge)
+      queue.push(edge.to)
+    }
+  }
+  return parents
+}
+
+// ---------------------------------------------------------------------------------------------
+// Projections: a logical table as the caller may read it
+// ---------------------------------------------------------------------------------------------
+
+export class Writer {
+  readonly params: Array<Param> = []
+  constructor(readonly dialect: Dialect, readonly rowFilters: boolean = true) {}
+  bind(value: Param): string {
+    this.params.push(value)
+    return `$${this.params.length}`
+  }
+  q(identifier: string): string {
+    return this.dialect.quote(identifier)
+  }
+}
+
+export const baseTableSql = (w: Writer, table: Table): string => {
+  const { database, schema, table: name } = table.base_table
+  const qualifier = w.dialect.name === "mysql" ? schema ?? database : schema
+  return qualifier === undefined ? w.q(name) : `${w.q(qualifier)}.${w.q(name)}`
+}
+
+/**
+ * `(SELECT <columns> FROM <base> WHERE <row filters>)`: the table's rows the caller may read, with
+ * the given output columns. Facts are computed in an inner layer so expressions can name them.
+ */
+export const projection = (
+  w: Writer,
+  model: Model,
+  table: Table,
+  columns: ReadonlyArray<readonly [expr: string, alias: string]>,
+  visiting: ReadonlySet<string> = new Set()
+): string => {
+  // A fact that only names a column of its table is that column already.
+  const facts = (table.facts ?? []).filter((f) => f.expr.trim() !== f.name)
+  const from = facts.length === 0
+    ? `${baseTableSql(w, table)} AS ${w.q("b")}`
+    : `(SELECT ${w.q("b")}.*, ${facts.map((f) => `(${f.expr}) AS ${w.q(f.name)}`).join(", ")} FROM ${
+      baseTableSql(w, table)
+    } AS ${w.q("b")}) AS ${w.q("b")}`
+  const conditions: Array<string> = []
+  if (w.rowFilters && table.row_filter !== undefined) conditions.push(`(${table.row_filter})`)
+  // Parents with row filters (directly or further up) limit this table's rows too.
+  const inside = new Set([...visiting, table.name])
+  for (const edge of w.rowFilters ? edges(model) : []) {
+    if (edge.from !== table.name || inside.has(edge.to)) continue
+    if (!hasRowFilterAbove(model, edge.to, inside)) continue
+    const parent = tableNamed(model, edge.to)
+    const keys = edge.columns.map(([, to]) => [to, `k__${to}`] as const)
+    const own = edge.columns.map(([from]) => `${w.q("b")}.${w.q(from)}`)
+    const tuple = own.length === 1 ? own[0]! : `(${own.join(", ")})`
+    conditions.push(
+      `${tuple} IN (SELECT ${keys.map(([, alias]) => w.q(alias)).join(", ")} FROM ${
+        projection(w, model, parent, keys, inside)
+      } AS ${w.q("p")})`
+    )
+  }
+  const list = columns.length === 0
+    ? "1 AS one"
+    : columns.map(([expr, alias]) => `(${expr}) AS ${w.q(alias)}`).join(", ")
+  return `(SELECT ${list} FROM ${from}${conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`})`
+}
+
+export const hasRowFilterAbove = (model: Model, name: string, visiting: ReadonlySet<string>): boolean => {
+  const table = tableNamed(model, name)
+  if (table.row_filter !== undefined) return true
+  const inside = new Set([...visiting, name])
+  return edges(model).some((e) => e.from === name && !inside.has(e.to) && hasRowFilterAbove(model, e.to, inside))
+}
+
+/** A filter value as the model stores it: a listed value's synonym ("APAC") becomes the value. */
+export const canonical = (field: FieldRef, value: string | number | boolean): string | number | boolean => {
+  if (typeof value !== "string") return value
+  for (const listed of field.values ?? []) {
+    if (String(listed.value).toLowerCase() === value.toLowerCase()) return listed.value
+    if ((listed.synonyms ?? []).some((s) => same(s, value))) return listed.value
+  }
+  return value
+}
+
+/** A name as words: `order_lines` is "order lines". */
+export const words = (name: string) => name.replaceAll("_", " ")
