@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { DuckDBConnection, DuckDBInstance, StatementType } from "@duckdb/node-api"
+import type { DuckDBConnection } from "@duckdb/node-api"
 import * as Connector from "@sightline/core/Connector"
 import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
 import { QueryError } from "@sightline/core/ConnectorRuntime"
@@ -24,7 +24,11 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs/promises"
 import * as NodePath from "node:path"
-import * as Xlsx from "./internal/xlsx.js"
+
+// DuckDB (a native addon) and the workbook reader (exceljs and its zip libraries) load when a FILES
+// connector is first built or queried, not when a server that may never have one starts.
+const duckdb = () => import("@duckdb/node-api")
+const xlsx = () => import("./internal/xlsx.js")
 
 /**
  * The formats a FILES connector reads.
@@ -193,6 +197,7 @@ export const build = (
   Effect.tryPromise({
     try: async () => {
       if (options.base !== undefined) await fs.copyFile(options.base, target)
+      const { DuckDBConnection, DuckDBInstance } = await duckdb()
       // Bounded as a query is: a large file spills to disk rather than taking the server's memory.
       const instance = await DuckDBInstance.create(target, {
         enable_external_access: "true",
@@ -257,6 +262,7 @@ export const build = (
             continue
           }
           const directory = await fs.mkdtemp(NodePath.join(scratch, "book-"))
+          const Xlsx = await xlsx()
           const sheets = await Xlsx.sheets(file.path, directory).catch((error) => {
             throw new FileError({
               fileName: file.fileName,
@@ -343,6 +349,7 @@ const jsonValue = (value: unknown, type: string): unknown => {
  */
 export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Database, QueryError, Scope.Scope> =>
   Effect.gen(function*() {
+    const { DuckDBConnection, DuckDBInstance, StatementType } = yield* Effect.promise(duckdb)
     const instance = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
