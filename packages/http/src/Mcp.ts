@@ -22,17 +22,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import {
-  type AuthInfo,
-  type CallToolResult,
-  createMcpHandler,
-  isLegacyRequest,
-  ProtocolError,
-  ProtocolErrorCode,
-  Server as McpSdkServer,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  WebStandardStreamableHTTPServerTransport
-} from "@modelcontextprotocol/server"
+import type { AuthInfo, CallToolResult } from "@modelcontextprotocol/server"
 import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
 import * as Auth from "@sightline/core/Auth"
@@ -87,7 +77,20 @@ export const statelessRevision = "2026-07-28"
  * @since 0.1.0
  * @category constants
  */
-export const protocolVersions: ReadonlyArray<string> = [statelessRevision, ...SUPPORTED_PROTOCOL_VERSIONS]
+export const protocolVersions: Effect.Effect<ReadonlyArray<string>> = Effect.map(
+  Effect.promise(() => sdk()),
+  (mcp) => [statelessRevision, ...mcp.SUPPORTED_PROTOCOL_VERSIONS]
+)
+
+type Sdk = typeof import("@modelcontextprotocol/server")
+let loading: Promise<Sdk> | undefined
+// The SDK (and zod under it, more than a third of the server's code) loads at the first MCP request,
+// not when a server that may never be asked over MCP starts. Once: a module is loaded once anyway.
+const sdk = (): Promise<Sdk> => (loading ??= import("@modelcontextprotocol/server"))
+
+// JSON-RPC 2.0's "Invalid Request" (the SDK's `ProtocolErrorCode.InvalidRequest`): a refusal is
+// answered before, and without, the SDK.
+const invalidRequest = -32600
 
 /**
  * The largest request body the endpoint reads.
@@ -109,7 +112,7 @@ export const isMcpPath = (url: string): boolean => url.split("?")[0] === path
 const refusal = (status: number, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson({
     jsonrpc: "2.0",
-    error: { code: ProtocolErrorCode.InvalidRequest, message },
+    error: { code: invalidRequest, message },
     id: null
   }, {
     status,
@@ -243,8 +246,8 @@ const make = Effect.gen(function*() {
     )
 
   // One SDK server per request: nothing is kept between requests.
-  const newServer = (principal: Policy.Principal) => {
-    const server = new McpSdkServer(
+  const newServer = (mcp: Sdk, principal: Policy.Principal) => {
+    const server = new mcp.Server(
       { name: "sightline", version: "0.1.0" },
       {
         capabilities: { tools: {} },
@@ -266,7 +269,7 @@ const make = Effect.gen(function*() {
     server.setRequestHandler("tools/call", (request, ctx) => {
       // A tool that does not exist is the request's error, not the tool's.
       if (!byName.has(request.params.name)) {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
+        throw new mcp.ProtocolError(mcp.ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
       }
       const token = request.params._meta?.progressToken
       let step = 0
@@ -295,14 +298,19 @@ const make = Effect.gen(function*() {
 
   // The stateless revision: the SDK's per-request handler (JSON, or an event stream once a tool
   // sends a notification before its result).
-  const modern = createMcpHandler((ctx) => newServer(principalOf(ctx.authInfo)), {
-    legacy: "reject",
-    responseMode: "auto",
-    maxRequestBodySize: maxBodyBytes
-  })
+  const modernOf = (mcp: Sdk) =>
+    mcp.createMcpHandler((ctx) => newServer(mcp, principalOf(ctx.authInfo)), {
+      legacy: "reject",
+      responseMode: "auto",
+      maxRequestBodySize: maxBodyBytes
+    })
+
+  let modern: ReturnType<typeof modernOf> | undefined
 
   const serve = async (request: Request, body: unknown, principal: Policy.Principal): Promise<Response> => {
-    if (!(await isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes }))) {
+    const mcp = await sdk()
+    if (!(await mcp.isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes }))) {
+      modern ??= modernOf(mcp)
       return modern.fetch(request, {
         authInfo: authInfo(principal),
         ...(body === undefined ? {} : { parsedBody: body })
@@ -310,10 +318,10 @@ const make = Effect.gen(function*() {
     }
     // A 2025 revision, each request on its own: a request that asks for progress is answered as an
     // event stream, which carries the notifications before the result; any other as one JSON response.
-    const server = newServer(principal)
+    const server = newServer(mcp, principal)
     const streamed = wantsProgress(body)
     // No `sessionIdGenerator`: stateless, so no session ties a client to this process.
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed })
+    const transport = new mcp.WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streamed })
     await server.connect(transport)
     const response = await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body })
     // A stream is still being written: the server goes once its request is answered (nothing else
