@@ -217,11 +217,17 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
       await fs.writeFile(NodePath.join(instance, "driver", "kernel.py"), kernelSource, { mode: 0o644 })
     })
     const driverDir = NodePath.join(instance, "driver")
-    // Whether each workspace gets a filesystem of its own (as root, where loop devices work), or why not.
-    const volumeless = yield* Effect.promise(() => Volume.probe(instance))
-    if (volumeless !== undefined && root) {
-      yield* Effect.logWarning(`sandbox workspaces: the quota is checked between runs only, as ${volumeless}`)
-    }
+    // Whether each workspace gets a filesystem of its own (as root, where loop devices work), or why
+    // not: found out once, at the first sandbox's start rather than at the server's.
+    const volumeless = yield* Effect.cached(
+      Effect.promise(() => Volume.probe(instance)).pipe(
+        Effect.tap((reason) =>
+          reason !== undefined && root
+            ? Effect.logWarning(`sandbox workspaces: the quota is checked between runs only, as ${reason}`)
+            : Effect.void
+        )
+      )
+    )
 
     const live = new Map<SandboxId, Live>()
     // The running-sandboxes gauge of this process, set whenever the set of live sandboxes changes.
@@ -384,11 +390,12 @@ export const make = (options: Options): Effect.Effect<SandboxRuntime.Service, Sa
             lock: yield* Effect.makeSemaphore(1),
             children: new Set()
           }
+          const unmountable = yield* volumeless
           yield* Effect.tryPromise({
             try: async () => {
               await fs.mkdir(volume, { recursive: true, mode: 0o700 })
               await fs.chmod(home, 0o700)
-              if (volumeless === undefined) {
+              if (unmountable === undefined) {
                 await Volume.mount(NodePath.join(home, "volume.img"), volume, limits.workspaceBytes)
               }
               await fs.mkdir(sandbox.workspace, { mode: 0o700 })
