@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import * as Agent from "./Agent.js"
 import { AgentRepo } from "./AgentRepo.js"
 import * as AgentRun from "./AgentRun.js"
+import * as AgentTrigger from "./AgentTrigger.js"
 import { Auditor } from "./Auditor.js"
 import { ChatChannelRepo } from "./ChatChannelRepo.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
@@ -36,7 +37,6 @@ import type * as Permission from "./Permission.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
-import * as Webhook from "./Webhook.js"
 
 /**
  * The agents use cases.
@@ -98,8 +98,8 @@ export declare namespace Agents {
      */
     readonly trigger: (
       principal: Policy.Principal,
-      request: Webhook.TriggerRequest
-    ) => Effect.Effect<Webhook.TriggerResponse, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
+      request: AgentTrigger.TriggerRequest
+    ) => Effect.Effect<AgentTrigger.TriggerResponse, Unauthenticated | PermissionDenied | NotFound | InvalidRequest>
     /** Queues a manual run (`agent:write`) and returns it, `queued`. */
     readonly runNow: (
       principal: Policy.Principal,
@@ -347,30 +347,32 @@ export const make = Effect.gen(function*() {
     return AgentRun.toView(run.value)
   })
 
-  const trigger = Traced.fn("Agents.trigger")(function*(principal: Policy.Principal, request: Webhook.TriggerRequest) {
-    // The schema already holds the limit; checked again because nothing may be queued past it,
-    // whoever built the request.
-    if (request.payload !== undefined) {
-      const size = Webhook.serializedSize(request.payload)
-      if (size > Webhook.MAX_PAYLOAD_BYTES) {
-        return yield* new InvalidRequest({
-          message:
-            `payload is ${size} bytes after JSON serialization; at most ${Webhook.MAX_PAYLOAD_BYTES} are accepted`
-        })
+  const trigger = Traced.fn("Agents.trigger")(
+    function*(principal: Policy.Principal, request: AgentTrigger.TriggerRequest) {
+      // The schema already holds the limit; checked again because nothing may be queued past it,
+      // whoever built the request.
+      if (request.payload !== undefined) {
+        const size = AgentTrigger.serializedSize(request.payload)
+        if (size > AgentTrigger.MAX_PAYLOAD_BYTES) {
+          return yield* new InvalidRequest({
+            message:
+              `payload is ${size} bytes after JSON serialization; at most ${AgentTrigger.MAX_PAYLOAD_BYTES} are accepted`
+          })
+        }
       }
+      // Authorized and queued in one transaction with the agent locked: a concurrent delete of the
+      // agent or change of its connectors cannot slip between the check and the queued run.
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const found = yield* agents.getByTriggerId(principal.organizationId, request.triggerId)
+        if (Option.isNone(found)) return yield* new NotFound()
+        const agent = yield* agents.getForUpdate(principal.organizationId, found.value.id)
+        if (Option.isNone(agent)) return yield* new NotFound()
+        yield* authorize(principal, agent.value, "write")
+        yield* queue(principal, agent.value, "webhook", request.payload)
+        return AgentTrigger.queued
+      }))
     }
-    // Authorized and queued in one transaction with the agent locked: a concurrent delete of the
-    // agent or change of its connectors cannot slip between the check and the queued run.
-    return yield* tx.withTransaction(Effect.gen(function*() {
-      const found = yield* agents.getByTriggerId(principal.organizationId, request.triggerId)
-      if (Option.isNone(found)) return yield* new NotFound()
-      const agent = yield* agents.getForUpdate(principal.organizationId, found.value.id)
-      if (Option.isNone(agent)) return yield* new NotFound()
-      yield* authorize(principal, agent.value, "write")
-      yield* queue(principal, agent.value, "webhook", request.payload)
-      return Webhook.queued
-    }))
-  })
+  )
 
   const runNow = Traced.fn("Agents.runNow")(function*(principal: Policy.Principal, agentId: AgentId) {
     return yield* tx.withTransaction(Effect.gen(function*() {

@@ -159,7 +159,7 @@ export const toModelsResponse = (
  * @since 0.1.0
  * @category services
  */
-export class ModelCatalogue extends Context.Tag("@sightline/core/ModelCatalogue")<
+export class ModelCatalogue extends Context.Tag("@sightline/core/Model/ModelCatalogue")<
   ModelCatalogue,
   ModelCatalogue.Service
 >() {}

@@ -35,7 +35,7 @@ import * as Runtime from "./SandboxRuntime.js"
  * @since 0.1.0
  * @category services
  */
-export class SandboxChannel extends Context.Tag("@sightline/core/SandboxChannel")<
+export class SandboxChannel extends Context.Tag("@sightline/core/SandboxRunners/SandboxChannel")<
   SandboxChannel,
   { readonly connect: (url: string) => Runtime.SandboxRuntime.Service }
 >() {}

@@ -8,6 +8,7 @@ import * as Agent from "../src/Agent.js"
 import * as AgentRepo from "../src/AgentRepo.js"
 import * as AgentRun from "../src/AgentRun.js"
 import * as Agents from "../src/Agents.js"
+import * as AgentTrigger from "../src/AgentTrigger.js"
 import * as AuditLogRepo from "../src/AuditLogRepo.js"
 import * as Auditor from "../src/Auditor.js"
 import * as Auth from "../src/Auth.js"
@@ -38,7 +39,6 @@ import * as Role from "../src/Role.js"
 import * as RoleRepo from "../src/RoleRepo.js"
 import * as Fixtures from "../src/testing/Fixtures.js"
 import * as Transaction from "../src/Transaction.js"
-import * as Webhook from "../src/Webhook.js"
 
 // The memory ports these services need, built directly (testing/Memory.ts pulls in modules others
 // are still writing). The queue is a parameter so one test can break it.
@@ -410,10 +410,10 @@ describe("Agents.trigger", () => {
       const agents = yield* Agents.Agents
       const created = yield* agents.create(ann, createRequest([shared]))
       // `{"d":"…"}` is 8 bytes plus the string: exactly at the limit, then one byte over.
-      const atLimit = { d: "x".repeat(Webhook.MAX_PAYLOAD_BYTES - 8) }
-      expect(Webhook.serializedSize(atLimit)).toBe(Webhook.MAX_PAYLOAD_BYTES)
+      const atLimit = { d: "x".repeat(AgentTrigger.MAX_PAYLOAD_BYTES - 8) }
+      expect(AgentTrigger.serializedSize(atLimit)).toBe(AgentTrigger.MAX_PAYLOAD_BYTES)
       yield* agents.trigger(ann, { triggerId: created.webhook_trigger_id, payload: atLimit })
-      const over = { d: "x".repeat(Webhook.MAX_PAYLOAD_BYTES - 7) }
+      const over = { d: "x".repeat(AgentTrigger.MAX_PAYLOAD_BYTES - 7) }
       const error = yield* Effect.flip(agents.trigger(ann, { triggerId: created.webhook_trigger_id, payload: over }))
       expect(error).toMatchObject({
         _tag: "InvalidRequest",

@@ -33,7 +33,7 @@ import * as SessionTokens from "./SessionTokens.js"
  * @since 0.1.0
  * @category services
  */
-export class CurrentPrincipal extends Context.Tag("@sightline/http/CurrentPrincipal")<
+export class CurrentPrincipal extends Context.Tag("@sightline/http/Authentication/CurrentPrincipal")<
   CurrentPrincipal,
   Policy.Principal
 >() {}

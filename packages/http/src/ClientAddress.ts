@@ -22,7 +22,7 @@ import * as Option from "effect/Option"
  * @category services
  */
 export class TrustedProxies
-  extends Context.Tag("@sightline/http/TrustedProxies")<TrustedProxies, ReadonlyArray<string>>()
+  extends Context.Tag("@sightline/http/ClientAddress/TrustedProxies")<TrustedProxies, ReadonlyArray<string>>()
 {}
 
 /**

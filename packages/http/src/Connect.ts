@@ -10,13 +10,13 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Agents from "@sightline/core/Agents"
+import * as AgentTrigger from "@sightline/core/AgentTrigger"
 import * as App from "@sightline/core/App"
 import * as Apps from "@sightline/core/Apps"
 import * as Auth from "@sightline/core/Auth"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as ScimGroupMapping from "@sightline/core/ScimGroupMapping"
 import * as ScimMappings from "@sightline/core/ScimMappings"
-import * as Webhook from "@sightline/core/Webhook"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -148,8 +148,8 @@ const make = Effect.gen(function*() {
     name: webhookPath,
     credential: bearer,
     missingCredential: "Authentication required: send Authorization: Bearer <API key or JWT>",
-    request: Webhook.TriggerRequest,
-    response: Webhook.TriggerResponse,
+    request: AgentTrigger.TriggerRequest,
+    response: AgentTrigger.TriggerResponse,
     // The schema refuses a payload over 16 KB, so an oversized one never reaches the queue.
     handle: agents.trigger
   }, identify)

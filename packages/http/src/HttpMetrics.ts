@@ -233,7 +233,7 @@ export const prometheusText = (pairs: ReadonlyArray<MetricPair.MetricPair.Untype
  * @since 0.1.0
  * @category services
  */
-export class MetricsToken extends Context.Tag("@sightline/http/MetricsToken")<
+export class MetricsToken extends Context.Tag("@sightline/http/HttpMetrics/MetricsToken")<
   MetricsToken,
   Redacted.Redacted<string>
 >() {}

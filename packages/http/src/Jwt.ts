@@ -77,7 +77,7 @@ export interface Claims {
  * @since 0.1.0
  * @category services
  */
-export class JwtVerifier extends Context.Tag("@sightline/http/JwtVerifier")<JwtVerifier, JwtVerifier.Service>() {}
+export class JwtVerifier extends Context.Tag("@sightline/http/Jwt/JwtVerifier")<JwtVerifier, JwtVerifier.Service>() {}
 
 export declare namespace JwtVerifier {
   /** Token verification. */

@@ -22,7 +22,7 @@ import * as HttpErrors from "./HttpErrors.js"
  * @since 0.1.0
  * @category services
  */
-export class RateLimitConfig extends Context.Tag("@sightline/http/RateLimitConfig")<
+export class RateLimitConfig extends Context.Tag("@sightline/http/RateLimit/RateLimitConfig")<
   RateLimitConfig,
   RateLimiter.BucketConfig
 >() {}

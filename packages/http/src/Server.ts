@@ -78,7 +78,7 @@ import * as SessionTokens from "./SessionTokens.js"
  * @since 0.1.0
  * @category services
  */
-export class Readiness extends Context.Tag("@sightline/http/Readiness")<
+export class Readiness extends Context.Tag("@sightline/http/Server/Readiness")<
   Readiness,
   { readonly check: Effect.Effect<void, unknown> }
 >() {}

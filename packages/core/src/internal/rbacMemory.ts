@@ -32,7 +32,7 @@ export type Assignment = readonly [member: MemberId, role: RoleId]
 export const assignment = (member: MemberId, role: RoleId): Assignment => Data.tuple(member, role)
 
 /** The shared memory tables. */
-export class RbacTables extends Context.Tag("@sightline/core/internal/RbacTables")<
+export class RbacTables extends Context.Tag("@sightline/core/internal/rbacMemory/RbacTables")<
   RbacTables,
   RbacTables.Service
 >() {}

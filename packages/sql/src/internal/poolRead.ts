@@ -33,7 +33,7 @@ export interface Pool {
 }
 
 /** The direct reads of the store under the `SqlClient` (both clients of this package provide it). */
-export class PoolReads extends Context.Tag("@sightline/sql/PoolReads")<PoolReads, Pool>() {}
+export class PoolReads extends Context.Tag("@sightline/sql/internal/poolRead/PoolReads")<PoolReads, Pool>() {}
 
 /** `pg.Pool`'s `query`, with a callback, as the direct reads of `PoolReads`. */
 export const fromPgPool = (pool: {

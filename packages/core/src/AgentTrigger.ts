@@ -1,7 +1,8 @@
 /**
- * The agent webhook trigger (`POST /v1/agents/webhook/trigger`, Connect protocol, camelCase): an
- * external system queues a run of the agent that owns `triggerId`, with an optional JSON payload
- * of at most 16 KB after serialization.
+ * The agent webhook trigger, inbound (`POST /v1/agents/webhook/trigger`, Connect protocol,
+ * camelCase): an external system queues a run of the agent that owns `triggerId`, with an optional
+ * JSON payload of at most 16 KB after serialization. The webhooks Sightline sends are
+ * `WebhookEndpoint`'s.
  *
  * @since 0.1.0
  */
