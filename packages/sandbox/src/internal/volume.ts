@@ -4,9 +4,9 @@
  * however many files it writes: the quota holds while the code runs, not only between runs.
  *
  * Mounting needs root (the server then also gives each sandbox its own user); as any other user the
- * workspace stays a plain directory and the quota is checked between runs. `probe` tells at start
- * which it is, so a host that cannot mount (no loop devices in a container, no `mkfs.ext4`) says so
- * once rather than at every sandbox.
+ * workspace stays a plain directory and the quota is checked between runs. `probe` tells once (at
+ * the first sandbox) which it is, so a host that cannot mount (no loop devices in a container, no
+ * `mkfs.ext4`) says so once rather than at every sandbox.
  *
  * The image has no journal (a workspace is scratch, discarded with its sandbox) and is mounted with
  * `discard`, so deleted files give their blocks back to the host's disk.
