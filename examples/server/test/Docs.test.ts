@@ -11,12 +11,12 @@
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as Option from "effect/Option"
 import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { serve, tempDir } from "./utils/process.js"
+import { removeDataDir, serve, tempDir } from "./utils/process.js"
 
 const root = new URL("../../..", import.meta.url).pathname
 const documented = "http://127.0.0.1:8787"
@@ -72,7 +72,7 @@ describe("the documented shell commands against a started server", () => {
 
   afterAll(() => {
     server?.child.kill("SIGTERM")
-    rmSync(work, { recursive: true, force: true })
+    removeDataDir(work)
   })
 
   it("finds the blocks: the README's, and those of the docs that ask, query, run playbooks and sandcastles, and register webhooks", () => {

@@ -3,8 +3,8 @@
  * by `globalSetup.ts`): for the CLI tests and for tests that kill a server mid-run. Every process
  * started here is killed after the test file.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -16,8 +16,23 @@ const dirs: Array<string> = []
 const children: Array<ChildProcess> = []
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL")
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  for (const dir of dirs) removeDataDir(dir)
 })
+
+/**
+ * Removes a data directory a killed server used. Run as root, a server mounts each sandbox's
+ * workspace, and a server killed mid-run leaves those mounts (its next start over the directory
+ * sweeps them): they are detached first, or the removal fails on them.
+ */
+export const removeDataDir = (dir: string) => {
+  const prefix = `${dir}/`
+  const points = readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((line) => line.split(" ")[4] ?? "")
+    .filter((point) => point.startsWith(prefix))
+  for (const point of points.sort((a, b) => b.length - a.length)) {
+    execFileSync("umount", ["-l", point], { stdio: "ignore" })
+  }
+  rmSync(dir, { recursive: true, force: true })
+}
 
 /** A temporary data directory, removed after the test file. */
 export const tempDir = () => {
