@@ -9,9 +9,6 @@
  */
 import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as Option from "effect/Option"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import * as Pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Nginx from "./utils/nginx.js"
@@ -114,7 +111,7 @@ describe.skipIf(missing !== undefined)("postgres: three processes behind a round
       serve({
         ...env,
         SIGHTLINE_DATA_DIR: tempDir(),
-        SIGHTLINE_SANDBOX_DIR: mkdtempSync(join(tmpdir(), "sightline-cluster-sandboxes-"))
+        SIGHTLINE_SANDBOX_DIR: tempDir()
       })
     ))
     const bases = processes.map((p) => p.base)
@@ -384,7 +381,7 @@ describe.skipIf(missing !== undefined)("postgres: processes by role, and a runne
         ...env,
         SIGHTLINE_DATA_DIR: tempDir(),
         SIGHTLINE_ROLES: "sandbox",
-        SIGHTLINE_SANDBOX_DIR: mkdtempSync(join(tmpdir(), "sightline-cluster-sandboxes-"))
+        SIGHTLINE_SANDBOX_DIR: tempDir()
       })
     ])
   }, 120_000)
