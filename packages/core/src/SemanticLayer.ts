@@ -213,25 +213,24 @@ const trustedBy = (
  * @since 0.1.0
  * @category utils
  */
-export const plan: {
-  (
-    principal: Policy.Principal,
-    connector: Connector.ConnectorRecord,
-    governing: Governing,
-    request: MetricsRequest
-  ): Either.Either<MetricsPlan, PlanRefused | PlanInvalid>
-  (
-    principal: Policy.Principal,
-    connector: Connector.ConnectorRecord,
-    governing: Governing,
-    request: VerifiedRequest
-  ): Either.Either<VerifiedPlan, PlanRefused | PlanInvalid>
-} = (
+export function plan(
+  principal: Policy.Principal,
+  connector: Connector.ConnectorRecord,
+  governing: Governing,
+  request: MetricsRequest
+): Either.Either<MetricsPlan, PlanRefused | PlanInvalid>
+export function plan(
+  principal: Policy.Principal,
+  connector: Connector.ConnectorRecord,
+  governing: Governing,
+  request: VerifiedRequest
+): Either.Either<VerifiedPlan, PlanRefused | PlanInvalid>
+export function plan(
   principal: Policy.Principal,
   connector: Connector.ConnectorRecord,
   governing: Governing,
   request: PlanRequest
-): Either.Either<any, PlanRefused | PlanInvalid> => {
+): Either.Either<Plan, PlanRefused | PlanInvalid> {
   const options = { rowFilters: SemanticCompiler.rowFiltersFor(Policy.clientAttributesJson(principal)) }
   const invalid = (error: SemanticCompiler.CompileError) => new PlanInvalid({ message: error.message })
   if (request._tag === "Metrics") {
