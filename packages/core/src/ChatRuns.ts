@@ -31,6 +31,7 @@ import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
+import type { ConnectorRecord } from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import { enforce, toError } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
@@ -101,6 +102,13 @@ export interface Run {
 export interface Started {
   readonly run: Run
   readonly metadata: Chat.RunMetadata
+  /** The chat's messages as the run starts, its question last: the conversation the model is given. */
+  readonly history: ReadonlyArray<Chat.MessageRecord>
+  /**
+   * The connectors the run answers from, as `start` checked them, in the request's order: those of
+   * `tools.connectorIds` when SQL is on, none otherwise.
+   */
+  readonly connectors: ReadonlyArray<ConnectorRecord>
 }
 
 /**
@@ -352,7 +360,11 @@ export const makeWith = (options: Chats.Options) =>
             events: [{ id: firstEventId, event: { type: "metadata", ...metadata } }]
           })
           if (!logged) return yield* Effect.dieMessage(`chat ${chat.id}: the log refused the start of its run`)
-          return { run, metadata }
+          const history = yield* chats.listMessages(organizationId, chat.id)
+          const records = tools.sql
+            ? Arr.getSomes(yield* Effect.forEach(tools.connectorIds, (id) => connectors.get(organizationId, id)))
+            : []
+          return { run, metadata, history, connectors: records }
         }))
       }
     )

@@ -11,14 +11,110 @@
  * stale-run sweep): the writer then reads the end they wrote and hands it on instead, and drops
  * whatever the run emits afterwards.
  *
+ * The readers are the run's `Broadcast`: it keeps every published event for the run's lifetime, so
+ * that a reader who comes late (or reads slowly) still has the whole run from `metadata`, at its own
+ * pace, and it ends with the run's `done`.
+ *
  * @internal
  */
 import type * as Arr from "effect/Array"
+import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import type * as ChatEvent from "../ChatEvent.js"
+import * as Stream from "effect/Stream"
+import * as ChatEvent from "../ChatEvent.js"
+
+/** A run's readers, in this process. */
+export interface Broadcast {
+  /**
+   * Hands a batch to every reader, up to and including the run's `done` (what the log holds after
+   * it belongs to a newer run, not this one), then announces the append with `announce`.
+   */
+  readonly publish: (batch: ReadonlyArray<ChatEvent.Sequenced>) => Effect.Effect<void>
+  /**
+   * Hands `listener` every event so far, at once, then each batch as it is published,
+   * synchronously; returns what stops it. A listener that throws is dropped.
+   */
+  readonly listen: (listener: (events: ReadonlyArray<ChatEvent.Sequenced>) => void) => () => void
+  /** Every event from the first, then live, ending with `done`. Each read starts over. */
+  readonly events: Stream.Stream<ChatEvent.Sequenced>
+  /** Waits for the run's `done`. */
+  readonly done: Effect.Effect<ChatEvent.Done>
+  /** Whether the run's `done` was published. */
+  readonly ended: Effect.Effect<boolean>
+}
+
+/** A run's broadcast; `announce` tells other processes (the chat's event bus) the last id published. */
+export const broadcast = (announce: (lastId: number) => Effect.Effect<void>): Effect.Effect<Broadcast> =>
+  Effect.map(Deferred.make<ChatEvent.Done>(), (done) => {
+    const published: Array<ChatEvent.Sequenced> = []
+    const listeners = new Set<(events: ReadonlyArray<ChatEvent.Sequenced>) => void>()
+    let ended = false
+    const publish = (batch: ReadonlyArray<ChatEvent.Sequenced>) =>
+      Effect.suspend(() => {
+        if (batch.length === 0) return Effect.void
+        let broken: unknown
+        // This batch's `done`, if the run ends with it.
+        let end: ChatEvent.Done | undefined
+        if (!ended) {
+          let told = batch
+          for (let i = 0; i < batch.length; i++) {
+            const event = batch[i]!.event
+            if (ChatEvent.isDone(event)) {
+              ended = true
+              end = event
+              told = batch.slice(0, i + 1)
+              break
+            }
+          }
+          for (const sequenced of told) published.push(sequenced)
+          // A listener that throws is dropped, and the run and its other listeners go on.
+          for (const listener of listeners) {
+            try {
+              listener(told)
+            } catch (defect) {
+              listeners.delete(listener)
+              broken = defect
+            }
+          }
+        }
+        return Effect.zipRight(
+          end === undefined ? Effect.void : Deferred.succeed(done, end),
+          announce(batch[batch.length - 1]!.id)
+        ).pipe(
+          Effect.zipLeft(broken === undefined ? Effect.void : Effect.logError("a listener of a run failed", broken))
+        )
+      })
+    const listen = (listener: (events: ReadonlyArray<ChatEvent.Sequenced>) => void) => {
+      if (published.length > 0) listener(published.slice())
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    }
+    return {
+      publish,
+      listen,
+      // Unbounded: every event, however slowly it is read (a bounded buffer would drop some).
+      events: Stream.asyncPush<ChatEvent.Sequenced>(
+        (emit) =>
+          Effect.acquireRelease(
+            Effect.sync(() =>
+              listen((events) => {
+                void emit.chunk(Chunk.unsafeFromArray(events))
+                if (ChatEvent.isDone(events[events.length - 1]!.event)) void emit.end()
+              })
+            ),
+            (stop) => Effect.sync(stop)
+          ),
+        { bufferSize: "unbounded" }
+      ),
+      done: Deferred.await(done),
+      ended: Deferred.isDone(done)
+    }
+  })
 
 /** What the writer works with. */
 export interface Options {

@@ -1,5 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as AnswerContext from "@sightline/core/AnswerContext"
 import * as Answers from "@sightline/core/Answers"
 import type * as Asset from "@sightline/core/Asset"
 import * as Chat from "@sightline/core/Chat"
@@ -104,7 +105,7 @@ const followResponse = (subscription: ChatStreams.Subscription) =>
   })
 
 // The files of a multipart question; reading them again can only fail on a broken temporary file.
-const withFiles = <A, E, R>(f: (files: ReadonlyArray<Answers.UploadedFile>) => Effect.Effect<A, E, R>) =>
+const withFiles = <A, E, R>(f: (files: ReadonlyArray<AnswerContext.UploadedFile>) => Effect.Effect<A, E, R>) =>
   Effect.flatMap(
     Effect.catchAll(
       uploadedFiles,
