@@ -1,0 +1,37 @@
+/**
+ * Phase 2, the period: the window the question keeps to ("last quarter", "in 2024") and the grain
+ * it is read at ("by month", "which month"). With either, the words of periods are accounted for;
+ * a period that has not begun is declined, since the data records only what happened.
+ *
+ * @internal
+ */
+import * as Periods from "../periods.js"
+import { cover, type Dated, decline, type Phrased, positions, type Refused } from "./reading.js"
+import * as Words from "./words.js"
+
+/** The period and the grain, or a decline. */
+export const read = (phrased: Phrased): Dated | Refused => {
+  const { now, text, tokens } = phrased
+  const years = Periods.yearsOf(text)
+  const window = years ?? Periods.windowOf(text, now)
+  if (window !== undefined && "unreadable" in window) return decline(window.unreadable)
+  if (window?.from !== undefined && window.from > now.toISOString().slice(0, 10)) {
+    return decline(`it asks about a period that has not begun (${window.label}), and I only read what the data records`)
+  }
+  // "Which month had the most": each month's figure, ranked.
+  const askedUnit = /\b(?:which|what)\s+(day|week|month|quarter|year)\b/.exec(text)?.[1] as Periods.Grain | undefined
+  const grain = Periods.grainOf(text) ?? askedUnit ?? (years === undefined ? undefined : "year")
+  const dated = { ...phrased, years, window, askedUnit, grain }
+  if (window === undefined && grain === undefined) return dated
+  const ranking = /\b(top|bottom) \d/.test(text)
+  return {
+    ...dated,
+    covered: cover(
+      phrased.covered,
+      positions(tokens, (token) =>
+        Words.periodish.has(token.stem) || Periods.periodWords.has(token.word) ||
+        (window !== undefined && /^(19|20)\d{2}$/.test(token.word)) ||
+        (window !== undefined && /^\d{1,3}$/.test(token.word) && !ranking))
+    )
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * The record the reader's phases thread, one stage per phase: each phase takes the stage before it
+ * and returns the next, or stops the reading (`Stop`: a decline, or words to look up in the data).
+ * The words of the question are fixed; what is accounted for grows as a set of their positions
+ * (`covered`), which each phase extends and none changes in place.
+ *
+ * @internal
+ */
+import type * as SemanticQuery from "@sightline/core/SemanticQuery"
+import type * as Periods from "../periods.js"
+import * as Vocabulary from "../vocabulary.js"
+import * as Words from "./words.js"
+
+/** A question read into a query of one connector's model. */
+export interface Read {
+  readonly connectorId: number
+  readonly query: SemanticQuery.SemanticQuery
+  /** Words read as others ("reveune" as "revenue", "priya" as "Priya Okafor"), said in the answer. */
+  readonly corrections: ReadonlyArray<readonly [said: string, read: string]>
+  /** "When was the last order": the query's one row is the day of the first or the last. */
+  readonly when?: "first" | "last" | undefined
+  /**
+   * A name kept to ("orders of Priya Okafor") that rows may share: the query groups by what tells
+   * them apart, and the answer says how many there are.
+   */
+  readonly named?: { readonly value: string; readonly dimension: string; readonly identifier: string } | undefined
+  /** The dimensions of the query that tell rows apart (a customer's number): said as they are, not as amounts. */
+  readonly identifiers?: ReadonlyArray<string> | undefined
+  /** The metric a ranking that named none ranks by ("our biggest customers": revenue), said in the answer. */
+  readonly assumed?: string | undefined
+}
+
+/** A question the reader will not answer, and why (in words that can follow "I can't answer this: "). */
+export interface Declined {
+  readonly declined: string
+}
+
+/** A word of the question to look up in a dimension's values before it is read: it may be a name. */
+export interface Search {
+  readonly connectorId: number
+  readonly word: string
+  readonly dimension: string
+}
+
+/** Words to look up in the data: the question is read again with what they found (`Found`). */
+export interface Lookup {
+  readonly lookup: ReadonlyArray<Search>
+}
+
+/** What a lookup found: the values of the dimension that hold the word, or why it failed. */
+export interface Found extends Search {
+  readonly values: ReadonlyArray<string>
+  readonly failed?: string | undefined
+}
+
+/** A decline of one model's reading, with how many words it could not place (the best model wins). */
+export interface Refused {
+  readonly declined: Declined
+  readonly unknown: number
+}
+
+/** Where a phase stops the reading. */
+export type Stop = Refused | Lookup
+
+/** A decline placing `unknown` words. */
+export const decline = (declined: string, unknown = 0): Refused => ({ declined: { declined }, unknown })
+
+/** Whether a phase stopped the reading. */
+export const isStop = (step: object): step is Stop => "declined" in step || "lookup" in step
+
+/** A word of the question. */
+export interface Token {
+  readonly word: string
+  readonly stem: string
+}
+
+/** A phrase of the model at positions `start` to `end` (exclusive) of the question. */
+export interface Match {
+  readonly start: number
+  readonly end: number
+  readonly terms: ReadonlyArray<Vocabulary.Term>
+}
+
+/** What the question is, before any phase. */
+export interface Question {
+  /** The question, normalized (`words.normalize`). */
+  readonly text: string
+  readonly tokens: ReadonlyArray<Token>
+  readonly connectorId: number
+  readonly now: Date
+  /** The model's vocabulary, with the values a lookup found. */
+  readonly vocabulary: Vocabulary.Vocabulary
+  /** What lookups found on this connector. */
+  readonly found: ReadonlyArray<Found>
+  /** The found values that name something (`also`: the word alone names the value). */
+  readonly foundValues: ReadonlyArray<{ readonly dimension: string; readonly value: string; readonly also?: string }>
+  /** "List the categories": the rows themselves. */
+  readonly listed: boolean
+  /** "When was the last order": `last`, `first`, or `""` for another "when". */
+  readonly when: "first" | "last" | "" | undefined
+  /** The positions of the words accounted for. */
+  readonly covered: ReadonlySet<number>
+}
+
+/**
+ * The found values that name something: each value that holds a word as a whole word, and the word
+ * itself for the one value that holds it where no other does ("priya" for "Priya Okafor").
+ */
+const valuesFound = (found: ReadonlyArray<Found>) => {
+  const values: Array<{ dimension: string; value: string; also?: string }> = []
+  for (const search of found) {
+    const holding = search.values.filter((value) => Vocabulary.wordsOf(value).includes(search.word))
+    for (const value of holding) {
+      const only = found.every((other) =>
+        other.word !== search.word ||
+        other.values.every((v) => v === value || !Vocabulary.wordsOf(v).includes(search.word))
+      )
+      values.push({ dimension: search.dimension, value, ...(only ? { also: search.word } : {}) })
+    }
+  }
+  return values
+}
+
+/**
+ * A normalized question (`Words.normalize`) to read against one connector's model, with what the
+ * lookups so far found (those of other connectors are left out).
+ */
+export const question = (
+  text: string,
+  modelVocabulary: Vocabulary.Vocabulary,
+  connectorId: number,
+  now: Date,
+  allFound: ReadonlyArray<Found>
+): Question => {
+  const found = allFound.filter((f) => f.connectorId === connectorId)
+  const foundValues = valuesFound(found)
+  return {
+    text,
+    tokens: Vocabulary.wordsOf(text).map((word) => ({ word, stem: Vocabulary.stem(word) })),
+    connectorId,
+    now,
+    vocabulary: foundValues.length === 0 ? modelVocabulary : Vocabulary.withValues(modelVocabulary, foundValues),
+    found,
+    foundValues,
+    listed: Words.listing.test(text) && !Words.counting.test(text),
+    when: Words.whenAsked.test(text)
+      ? Words.lastWords.test(text) ? "last" : Words.firstWords.test(text) ? "first" : ""
+      : undefined,
+    covered: new Set()
+  }
+}
+
+/** After the phrases: what the model's phrases matched, and the words read as others. */
+export interface Phrased extends Question {
+  readonly matches: ReadonlyArray<Match>
+  readonly corrections: ReadonlyArray<readonly [said: string, read: string]>
+  /** Metrics named by words apart ("orders were cancelled"), the most specific of each. */
+  readonly specific: ReadonlyArray<Vocabulary.Term>
+}
+
+/** After the period: the window and the grain. */
+export interface Dated extends Phrased {
+  readonly years: Periods.Window | undefined
+  readonly window: Periods.Window | undefined
+  /** "Which month had the most": the unit asked for. */
+  readonly askedUnit: Periods.Grain | undefined
+  readonly grain: Periods.Grain | undefined
+}
+
+/** After the shape: how many rows, in which order, and whether the rows themselves are asked for. */
+export interface Shaped extends Dated {
+  readonly limit: number | undefined
+  readonly direction: "asc" | "desc" | undefined
+  readonly asList: boolean
+}
+
+/** After the roles: what each phrase names. */
+export interface Roled extends Shaped {
+  readonly metrics: ReadonlyArray<string>
+  readonly dimensions: ReadonlyArray<string>
+  readonly filters: ReadonlyMap<string, ReadonlyArray<string | number | boolean>>
+  readonly segments: ReadonlyArray<string>
+  readonly timeDimension: string | undefined
+}
+
+/** After the measure: the metrics to compute, or a list of values. */
+export interface Measured extends Roled {
+  /** The metric a ranking that named none ranks by. */
+  readonly assumed: string | undefined
+  /** The values themselves, no measure. */
+  readonly list: boolean
+}
+
+/** `covered` with more positions. */
+export const cover = (covered: ReadonlySet<number>, positions: Iterable<number>): ReadonlySet<number> => {
+  const next = new Set(covered)
+  for (const i of positions) next.add(i)
+  return next
+}
+
+/** The positions of `tokens` that `keep` keeps. */
+export const positions = (tokens: ReadonlyArray<Token>, keep: (token: Token, i: number) => boolean) =>
+  tokens.flatMap((token, i) => keep(token, i) ? [i] : [])

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Measure from "../src/internal/reader/measure.js"
+import * as Period from "../src/internal/reader/period.js"
+import * as Phrases from "../src/internal/reader/phrases.js"
+import * as Query from "../src/internal/reader/query.js"
+import * as Reading from "../src/internal/reader/reading.js"
+import * as Roles from "../src/internal/reader/roles.js"
+import * as Shape from "../src/internal/reader/shape.js"
+import * as Words from "../src/internal/reader/words.js"
+import * as Vocabulary from "../src/internal/vocabulary.js"
+import { now, semantic } from "./utils/shop.js"
+
+// Each phase is read alone: the stages before it are built by the phases before it, and the
+// phase's own output is what is asserted.
+const vocabulary = Vocabulary.of(semantic[0]!.model, false)
+const question = (text: string, found: ReadonlyArray<Reading.Found> = []) =>
+  Reading.question(Words.normalize(text), vocabulary, 7, now, found)
+const go = <A extends object>(step: A | Reading.Stop): A => {
+  if (Reading.isStop(step)) throw new Error(`stopped: ${JSON.stringify(step)}`)
+  return step as A
+}
+const phrased = (text: string) => Phrases.read(question(text))
+const dated = (text: string) => go(Period.read(phrased(text)))
+const shaped = (text: string) => go(Shape.read(dated(text)))
+const roled = (text: string) => go(Roles.read(shaped(text)))
+const measured = (text: string) => go(Measure.read(roled(text)))
+const words = (stage: Reading.Question) => [...stage.covered].sort((a, b) => a - b).map((i) => stage.tokens[i]!.word)
+
+describe("the reader's phases", () => {
+  it("phrases: matches the model's phrases, corrects a misspelt word, and finds a metric named by words apart", () => {
+    const stage = phrased("top 5 customers by reveune")
+    expect(stage.matches.map((m) => m.terms[0]!.said)).toEqual(["customer", "revenue"])
+    expect(stage.corrections).toEqual([["reveune", "revenue"]])
+    expect(words(stage)).toEqual(["customers", "reveune"])
+    const apart = phrased("how many orders were cancelled")
+    expect(apart.specific.map((t) => t.target.kind === "metric" ? t.target.name : "")).toEqual(["cancelled_orders"])
+    expect(words(apart)).toEqual(expect.arrayContaining(["orders", "cancelled"]))
+    // Only the phrases: no filler is accounted for yet.
+    expect(words(apart)).not.toContain("how")
+  })
+
+  it("period: reads the window and the grain, accounts for their words, and declines a period not begun", () => {
+    const stage = dated("monthly revenue last year")
+    expect(stage.window).toMatchObject({ from: "2025-01-01", to: "2026-01-01" })
+    expect(stage.grain).toBe("month")
+    expect(words(stage)).toEqual(["monthly", "revenue", "last", "year"])
+    expect(dated("revenue").covered).toEqual(phrased("revenue").covered)
+    expect(Period.read(phrased("revenue in 2027"))).toMatchObject({
+      declined: { declined: expect.stringContaining("has not begun") }
+    })
+  })
+
+  it("shape: reads the count, the order and a list, and stops at a word no phase placed", () => {
+    expect(shaped("top 5 customers by revenue")).toMatchObject({ limit: 5, direction: "desc", asList: false })
+    expect(shaped("which customers have the lowest revenue")).toMatchObject({ limit: undefined, direction: "asc" })
+    expect(shaped("list the regions")).toMatchObject({ asList: true })
+    // An unknown word is looked up in the data first, then declined by name.
+    const lookup = Shape.read(dated("revenue by planet"))
+    expect(lookup).toEqual({
+      lookup: vocabulary.searchable.map((dimension) => ({ connectorId: 7, word: "planet", dimension }))
+    })
+    const found = vocabulary.searchable.map((dimension) => ({ connectorId: 7, word: "planet", dimension, values: [] }))
+    expect(Shape.read(go(Period.read(Phrases.read(question("revenue by planet", found)))))).toMatchObject({
+      declined: { declined: expect.stringContaining(`"planet"`) },
+      unknown: 1
+    })
+  })
+
+  it("roles: tells a grouping from a filter, and the specific metric from the broad one", () => {
+    expect(roled("revenue by region in Europe")).toMatchObject({
+      metrics: ["revenue"],
+      dimensions: ["region"],
+      filters: new Map([["region", ["Europe"]]])
+    })
+    const apart = roled("how many orders were cancelled")
+    expect(apart.metrics).toEqual(["cancelled_orders"])
+    expect([...apart.filters.keys()]).toEqual([])
+    expect(Roles.read(shaped("revenue per orders"))).toMatchObject({
+      declined: { declined: expect.stringContaining("no dimension for") }
+    })
+  })
+
+  it("measure: takes a measure from a verb or a ranking, and declines what one query cannot give", () => {
+    expect(measured("what did Europe spend").metrics).toEqual(["revenue"])
+    expect(measured("our biggest customers")).toMatchObject({ metrics: ["revenue"], assumed: "revenue" })
+    expect(measured("list the regions")).toMatchObject({ metrics: [], list: true })
+    expect(Measure.read(roled("top 2 customers per region"))).toMatchObject({
+      declined: { declined: expect.stringContaining("a ranking within each group") }
+    })
+  })
+
+  it("query: compares values, splits a name by what tells its rows apart, and orders a ranking", () => {
+    expect(Query.read(measured("web vs store revenue")).query).toEqual({
+      metrics: ["revenue"],
+      dimensions: ["channel"],
+      filters: [{ dimension: "channel", operator: "in", values: ["web", "store"] }]
+    })
+    expect(Query.read(measured("top 3 customers by orders"))).toMatchObject({
+      query: {
+        metrics: ["orders"],
+        dimensions: ["customer", "customer_number"],
+        order: [{ by: "orders", direction: "desc" }],
+        limit: 3
+      },
+      identifiers: ["customer_number"]
+    })
+  })
+})
