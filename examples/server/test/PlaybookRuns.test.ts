@@ -214,6 +214,24 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     expect(mine[0]).toMatchObject({ actor_id: org.memberId, details: { trigger: "manual", dry_run: false } })
   })
 
+  it("reads a prompt that says how to present the answer: the instructions are no words it cannot place", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const id = await playbook(server(), org, {
+      name: "Regions",
+      prompt: "Revenue by region last year. Write a short report with a chart.",
+      connector_ids: [connectorId]
+    })
+    const response = await run(server(), org, id)
+    expect(response.status).toBe(200)
+    const report = (await body(response)).report
+    expect(report.subject).toBe("Revenue by region last year.")
+    expect(report.summary).toMatch(/^I read this as: Revenue \(sum of order line totals/)
+    expect(report.summary).toContain(`I took "Write a short report", "with a chart" as how to present the answer.`)
+    // The chart it was asked for is in the report.
+    expect(report.blocks.map((b: any) => b.type)).toContain("image")
+  })
+
   it("registers a chat channel (its URL write-only) and posts the report there once, through two failures", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)

@@ -24,6 +24,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Periods from "./internal/periods.js"
 import * as Reader from "./internal/reader.js"
+import * as Directives from "./internal/reader/directives.js"
 import * as Refusals from "./internal/refusals.js"
 import * as Verified from "./internal/verified.js"
 
@@ -223,7 +224,8 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   return answerWith(request, asked, turn, {
     name: "query_metrics",
     arguments: { connector_id: read.connectorId, ...read.query },
-    title: question.trim().split("\n")[0]!,
+    // The question without its instructions ("… Write a short report."): a report's subject.
+    title: Directives.split(question).question.trim().split("\n")[0]!,
     chart: read.query.metrics.length > 0 && read.when === undefined,
     say: (result) => `${readAnswer(read, result)}${years === undefined ? "" : whereTheDataIs(read, years)}`
   }, main)
@@ -398,7 +400,10 @@ const readAnswer = (read: Reader.Read, result: QueryResult & { readonly reading?
   const assumed = read.assumed === undefined
     ? ""
     : ` (The question names no measure: I ranked by ${read.assumed.replaceAll("_", " ")}.)`
-  const reading = `I read this as: ${result.reading ?? "the semantic query shown"}.${corrected}${assumed}`
+  const directed = read.directives === undefined
+    ? ""
+    : ` (I took ${read.directives.map((d) => `"${d}"`).join(", ")} as how to present the answer.)`
+  const reading = `I read this as: ${result.reading ?? "the semantic query shown"}.${corrected}${assumed}${directed}`
   if (result.rows.length === 0) return `${reading}\n\nNothing matched.`
   const formats = columnFormats(result, read.identifiers)
   const first = result.rows[0]!

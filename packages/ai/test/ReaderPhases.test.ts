@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Reader from "../src/internal/reader.js"
+import * as Directives from "../src/internal/reader/directives.js"
 import * as Measure from "../src/internal/reader/measure.js"
 import * as Period from "../src/internal/reader/period.js"
 import * as Phrases from "../src/internal/reader/phrases.js"
@@ -103,6 +105,39 @@ describe("the reader's phases", () => {
         limit: 3
       },
       identifiers: ["customer_number"]
+    })
+  })
+})
+
+describe("instructions about the answer", () => {
+  it("are taken out of the question, in the order written, and the rest is read", () => {
+    expect(Directives.split("Top 5 products by revenue last year. Write a short report with a chart.")).toEqual({
+      question: "Top 5 products by revenue last year.",
+      directives: ["Write a short report", "with a chart"]
+    })
+    expect(Directives.split("Summarise weekly orders in bullet points, and e-mail it to the team")).toEqual({
+      question: "weekly orders",
+      directives: ["Summarise", "in bullet points", "and e-mail it to the team"]
+    })
+    expect(Directives.split("Give me a quick summary of revenue by region as a table").question).toBe(
+      "revenue by region"
+    )
+    // Words of content stay: a verb of money, a list, a dimension that happens to be called "table".
+    for (const question of ["what did we make last year", "list the regions", "orders by customer and table"]) {
+      expect(Directives.split(question)).toEqual({ question, directives: [] })
+    }
+  })
+
+  it("never decline a question, and the reading says it took them as instructions", () => {
+    const read = Reader.read("Revenue by region last year. Write a short report with a chart.", semantic, now)
+    expect(read).toMatchObject({
+      query: { metrics: ["revenue"], dimensions: ["region"], time: { start: "2025-01-01", end: "2026-01-01" } },
+      directives: ["Write a short report", "with a chart"]
+    })
+    expect(Reader.read("Revenue by region last year", semantic, now)).not.toHaveProperty("directives")
+    // Instructions alone ask for nothing to measure, and say so.
+    expect(Reader.read("Write the weekly report", semantic, now)).toMatchObject({
+      declined: expect.stringContaining("I could not tell what to measure")
     })
   })
 })

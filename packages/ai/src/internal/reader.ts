@@ -8,11 +8,13 @@
  *
  * The reading goes in phases, one module each under `reader/`, threading one record
  * (`reader/reading.ts`): phrases → period → shape → roles → measure → query. Any phase may stop it
- * with a decline, or with words to look up in the data first.
+ * with a decline, or with words to look up in the data first. Instructions about the answer ("write
+ * a short report with a chart") are taken out before any phase (`reader/directives.ts`).
  *
  * @internal
  */
 import type * as LanguageModel from "@sightline/core/LanguageModel"
+import * as Directives from "./reader/directives.js"
 import * as Measure from "./reader/measure.js"
 import * as Period from "./reader/period.js"
 import * as Phrases from "./reader/phrases.js"
@@ -40,7 +42,9 @@ export const read = (
   if (contexts.length === 0) return undefined
   const refusal = Refusals.of(question)
   if (refusal !== undefined) return { declined: refusal.reason }
-  const text = Words.normalize(question)
+  // "… Write a short report with a chart": how to present the answer, not what to answer.
+  const { directives, question: asked } = Directives.split(question)
+  const text = Words.normalize(asked)
   let best: { readonly result: Read | Declined | Lookup; readonly unknown: number } | undefined
   for (const context of contexts) {
     const vocabulary = Vocabulary.of(context.model, !context.reviewed)
@@ -50,7 +54,8 @@ export const read = (
       best = { result: "unknown" in result ? result.declined : result, unknown }
     }
   }
-  return best!.result
+  const result = best!.result
+  return directives.length > 0 && "query" in result ? { ...result, directives } : result
 }
 
 /** Reads the normalized question against one model, or says why not (with how many words it could not place). */

@@ -28,6 +28,8 @@ export interface Read {
   readonly identifiers?: ReadonlyArray<string> | undefined
   /** The metric a ranking that named none ranks by ("our biggest customers": revenue), said in the answer. */
   readonly assumed?: string | undefined
+  /** Instructions about the answer taken out of the question ("write a short report"), said in the answer. */
+  readonly directives?: ReadonlyArray<string> | undefined
 }
 
 /** A question the reader will not answer, and why (in words that can follow "I can't answer this: "). */
