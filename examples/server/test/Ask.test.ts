@@ -168,6 +168,37 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(chat.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "user", "assistant"])
   })
 
+  it("a follow-up that names no connectors answers from the chat's; one deleted since is named, not dropped", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const chats = (json: unknown) => server().request("/v2/chats", { method: "POST", key: org.key, json })
+    const first = await body(
+      await chats({ question: "How many orders were placed last year?", connector_ids: [connectorId] })
+    )
+    const followUp = await chats({ question: "Revenue by region last year", chat_id: first.chat_id })
+    expect(followUp.status).toBe(200)
+    const answer = await body(followUp)
+    expect(answer.response).toMatch(/^I read this as: Revenue .* by region in \d{4}/)
+    expect(answer.response).not.toContain("no data connector")
+    // Named connectors replace the kept ones, and are kept in turn.
+    const second = await demoConnector(server(), org)
+    const switched = await body(
+      await chats({ question: "Units last year", chat_id: first.chat_id, connector_ids: [second] })
+    )
+    expect(switched.response).toContain("I read this as: Units")
+    const deleted = await server().request(`/v2/connectors/${second}`, { method: "DELETE", key: org.key })
+    expect(deleted.status).toBeLessThan(300)
+    const orphaned = await chats({ question: "Units last year", chat_id: first.chat_id })
+    expect(orphaned.status).toBe(400)
+    expect((await body(orphaned)).error).toEqual({
+      code: "invalid_request",
+      message:
+        `the chat's connectors (name connector_ids to replace them): connector ${second} not found or not accessible`
+    })
+    const renamed = await chats({ question: "Units last year", chat_id: first.chat_id, connector_ids: [connectorId] })
+    expect(renamed.status).toBe(200)
+  })
+
   it("\"which … the most\" answers with the ranking, its first row matching SQL by hand", async () => {
     const { ask, hand } = await demoOrg(server())
     const region = await ask("Which region had the highest revenue last year?")

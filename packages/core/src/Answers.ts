@@ -289,7 +289,7 @@ export const makeWith = (options: Options) =>
             principal,
             tables.map((file) => ({ path: file.path!, fileName: file.name, sizeBytes: file.bytes.length }))
           )
-          request = { ...request, connector_ids: [...(request.connector_ids ?? []), made.id] }
+          askOptions = { ...askOptions, alsoConnectorIds: [...(askOptions.alsoConnectorIds ?? []), made.id] }
         }
       }
       if (askOptions.commit !== undefined) {

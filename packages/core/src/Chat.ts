@@ -139,6 +139,11 @@ export class ChatRecord extends Schema.Class<ChatRecord>("@sightline/core/ChatRe
    * traced: whoever follows or resumes the run links its trace to it.
    */
   run_traceparent: Schema.optional(Schema.String),
+  /**
+   * The connectors of the chat's latest run: a follow-up that names none answers from them. Absent
+   * for a chat whose runs named none (and for chats from before the chat kept them).
+   */
+  connector_ids: Schema.optional(Schema.Array(ConnectorId)),
   created_at: Schema.DateTimeUtc,
   updated_at: Schema.DateTimeUtc
 }) {}
@@ -524,6 +529,16 @@ export interface ResolvedTools {
  */
 export const connectorIds = (request: Pick<StreamChatRequest, "tools" | "connector_ids">): ReadonlyArray<ConnectorId> =>
   Arr.dedupe([...(request.tools?.connector_ids ?? []), ...(request.connector_ids ?? [])])
+
+/**
+ * Whether a request names its connectors (even none, with an empty list). A follow-up that does
+ * not answers from the connectors its chat kept.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const namesConnectors = (request: Pick<StreamChatRequest, "tools" | "connector_ids">): boolean =>
+  request.connector_ids !== undefined || request.tools?.connector_ids !== undefined
 
 /**
  * The tools of a run. Unset flags default to what answers a data question without reaching

@@ -104,8 +104,8 @@ export declare namespace ChatRepo {
     /** A page of the organization's chats with the total number of matches. */
     readonly list: (organizationId: OrganizationId, options: ListOptions) => Effect.Effect<ListResult>
     /**
-     * Writes the mutable fields of a chat: `summary`, `status` and `updated_at` (its creator, model,
-     * source and creation time never change). `NotFound` when the organization has no such chat.
+     * Writes the mutable fields of a chat: `summary`, `status`, `connector_ids` and `updated_at` (its
+     * creator, model, source and creation time never change). `NotFound` when the organization has no such chat.
      */
     readonly update: (chat: Chat.ChatRecord) => Effect.Effect<void, NotFound>
 
@@ -204,6 +204,9 @@ const chatOrder = (sortBy: Chat.ChatSortField, direction: Chat.SortDirection): O
   const order = Order.combine(key, Order.mapInput(Order.string, (chat: Chat.ChatRecord) => chat.id))
   return direction === "asc" ? order : Order.reverse(order)
 }
+
+// A stored chat's fields but its connectors, which `update` writes (absent: none).
+const omitConnectors = ({ connector_ids: _, ...rest }: Chat.ChatRecord) => rest
 
 const includesFolded = (text: string, term: string) => text.toLowerCase().includes(term.toLowerCase())
 
@@ -336,9 +339,10 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
                     tables.chats,
                     chat.id,
                     new Chat.ChatRecord({
-                      ...stored,
+                      ...omitConnectors(stored),
                       summary: chat.summary,
                       status: chat.status,
+                      ...(chat.connector_ids === undefined ? {} : { connector_ids: chat.connector_ids }),
                       updated_at: chat.updated_at
                     })
                   )

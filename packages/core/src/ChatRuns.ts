@@ -37,7 +37,7 @@ import { enforce, toError } from "./Decision.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
-import { CellId, ChatId, type MemberId, MessageId, type OrganizationId } from "./Ids.js"
+import { CellId, ChatId, type ConnectorId, type MemberId, MessageId, type OrganizationId } from "./Ids.js"
 import * as RunLog from "./internal/chatRunLog.js"
 import { requireUsable } from "./internal/connectorUse.js"
 import * as Metrics from "./Metrics.js"
@@ -143,6 +143,11 @@ export declare namespace ChatRuns {
   export interface StartOptions {
     /** Where a new chat comes from (`api` by default; `playbook` and `agent` for their runs). */
     readonly source?: Chat.ChatSource | undefined
+    /**
+     * Connectors the run answers from besides those the request names or the chat kept: the
+     * tables uploaded with the question (`Connectors.createForChat`). The chat keeps them too.
+     */
+    readonly alsoConnectorIds?: ReadonlyArray<ConnectorId> | undefined
   }
 
   /** The run operations: `start` checks the caller; every later write takes the run's handle. */
@@ -246,19 +251,34 @@ export const makeWith = (options: Chats.Options) =>
           catalogue
         )
         if (resolved._tag === "Deny") return yield* toError(resolved)
-        const tools = Chat.resolveTools(request)
+        const requested = Chat.resolveTools(request)
+        // The connectors of the run: those the request names, or else those the chat kept from its
+        // latest run; and those made for this question (its uploaded tables) in either case.
+        const withConnectors = (ids: ReadonlyArray<ConnectorId>): Chat.ResolvedTools => ({
+          ...requested,
+          connectorIds: Arr.dedupe([...ids, ...(startOptions?.alsoConnectorIds ?? [])])
+        })
+        const named = Chat.namesConnectors(request)
 
         return yield* tx.withTransaction(Effect.gen(function*() {
           const now = yield* DateTime.now
-          const checkTools = requireUsable(connectors, principal, tools.connectorIds, now, "invalid connector_ids")
+          const checkTools = (tools: Chat.ResolvedTools, field: string) =>
+            requireUsable(connectors, principal, tools.connectorIds, now, field)
           let chat: Chat.ChatRecord
+          let tools = withConnectors(requested.connectorIds)
           if (request.chat_id !== undefined) {
             const found = yield* chats.getForUpdate(organizationId, request.chat_id)
             if (Option.isNone(found)) return yield* new Errors.NotFound()
             yield* enforce(
               Policy.canWrite(principal, "chat", Chats.accessOf(found.value), now)
             )
-            yield* checkTools
+            if (named) yield* checkTools(tools, "invalid connector_ids")
+            else {
+              // A kept connector deleted or closed to the caller since is named, so that the asker
+              // names the connectors to use instead: a follow-up never loses one silently.
+              tools = withConnectors(found.value.connector_ids ?? [])
+              yield* checkTools(tools, "the chat's connectors (name connector_ids to replace them)")
+            }
             // A run whose process died never finishes; past the stale limit it counts as failed, so
             // the chat takes questions again instead of answering `Conflict` forever.
             let previous = found.value
@@ -272,7 +292,7 @@ export const makeWith = (options: Chats.Options) =>
             }
             chat = yield* Chat.startRun(previous, now)
           } else {
-            yield* checkTools
+            yield* checkTools(tools, "invalid connector_ids")
             const model = yield* Option.match(resolved.model, {
               onNone: () => Effect.dieMessage("a new chat always resolves a model"),
               onSome: (entry) => Effect.succeed(entry.id)
@@ -288,15 +308,15 @@ export const makeWith = (options: Chats.Options) =>
               at: now
             })
           }
-          // The trace that started the run, for its followers (only a traced request has one).
+          // The trace that started the run, for its followers (only a traced request has one), and
+          // the connectors it answers from, which the chat keeps for the next question.
           const traceparent = yield* Traced.traceparent
-          if (traceparent !== undefined || chat.run_traceparent !== undefined) {
-            const { run_traceparent: _, ...rest } = chat
-            chat = new Chat.ChatRecord({
-              ...rest,
-              ...(traceparent === undefined ? {} : { run_traceparent: traceparent })
-            })
-          }
+          const { connector_ids: _kept, run_traceparent: _, ...rest } = chat
+          chat = new Chat.ChatRecord({
+            ...rest,
+            ...(traceparent === undefined ? {} : { run_traceparent: traceparent }),
+            ...(tools.connectorIds.length === 0 ? {} : { connector_ids: tools.connectorIds })
+          })
           if (request.chat_id !== undefined) yield* Effect.orDie(chats.update(chat))
           else yield* Effect.orDie(chats.create(chat))
           const userMessageId = MessageId.make(yield* uuid)

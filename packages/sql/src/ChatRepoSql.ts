@@ -15,7 +15,7 @@ import { CellRecord, ChatRecord, MessageRecord } from "@sightline/core/Chat"
 import * as ChatEvent from "@sightline/core/ChatEvent"
 import { ChatRepo } from "@sightline/core/ChatRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
-import { AssetId, CellId, ChatId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import { AssetId, CellId, ChatId, ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
 import { Provenance } from "@sightline/core/Provenance"
 import * as Traced from "@sightline/core/Traced"
 import * as TrustedSchema from "@sightline/core/TrustedSchema"
@@ -39,6 +39,7 @@ export const ChatFromRow = Schema.transform(
   Schema.Struct({
     ...ChatRecord.fields,
     run_traceparent: RowSql.nullable(Schema.String),
+    connector_ids: RowSql.nullable(Schema.Array(ConnectorId)),
     audience: RowSql.nullable(Schema.String),
     created_at: Schema.DateTimeUtcFromDate,
     updated_at: Schema.DateTimeUtcFromDate
@@ -171,7 +172,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       sql`SELECT ${sql(column)} FROM ${events} WHERE chat_id = ${chatId} ORDER BY first_id DESC LIMIT 1`
     const chatColumns = sql.literal(
       "id, organization_id, creator_id, nullif(audience, '') AS audience, model, summary, source, status, " +
-        "run_traceparent, created_at, updated_at"
+        "run_traceparent, connector_ids, created_at, updated_at"
     )
     const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, provenance, created_at")
     const cellColumns = sql.literal(
@@ -204,7 +205,8 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       Result: Schema.Struct({ id: ChatId }),
       execute: (row) =>
         sql`UPDATE ${chats} SET summary = ${row.summary}, status = ${row.status},
-              run_traceparent = ${row.run_traceparent ?? null}, updated_at = ${row.updated_at}
+              run_traceparent = ${row.run_traceparent ?? null}, connector_ids = ${row.connector_ids ?? null},
+              updated_at = ${row.updated_at}
             WHERE organization_id = ${row.organization_id} AND id = ${row.id} RETURNING id`
     })
 

@@ -40,6 +40,7 @@ import { migration as migration0026TraceContext } from "./internal/migrations/00
 import { migration as migration0027SandboxRunners } from "./internal/migrations/0027_sandbox_runners.js"
 import { migration as migration0028Audiences } from "./internal/migrations/0028_audiences.js"
 import { migration as migration0029SpentRefreshHashes } from "./internal/migrations/0029_spent_refresh_hashes.js"
+import { migration as migration0030ChatConnectors } from "./internal/migrations/0030_chat_connectors.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -156,7 +157,8 @@ export const migrations = (
   "0026_trace_context": migration0026TraceContext(prefix),
   "0027_sandbox_runners": migration0027SandboxRunners(prefix),
   "0028_audiences": migration0028Audiences(prefix),
-  "0029_spent_refresh_hashes": migration0029SpentRefreshHashes(prefix)
+  "0029_spent_refresh_hashes": migration0029SpentRefreshHashes(prefix),
+  "0030_chat_connectors": migration0030ChatConnectors(prefix)
 })
 
 /**

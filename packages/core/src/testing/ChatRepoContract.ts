@@ -214,16 +214,22 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         expect(Option.map(yield* repo.get(org.id, original.id), (c) => c.summary)).toEqual(Option.some("original"))
       }).pipe(Effect.provide(layer)))
 
-    it.effect("update writes summary, status and updated_at, and nothing else", () =>
+    it.effect("update writes summary, status, connector_ids and updated_at, and nothing else", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         const { member, org } = yield* setup
-        const record = chat(org.id, member.id, { status: "running" })
+        const connectorIds = [ConnectorId.make(5), ConnectorId.make(3)]
+        const record = new Chat.ChatRecord({
+          ...chat(org.id, member.id, { status: "running" }),
+          connector_ids: connectorIds
+        })
         yield* repo.create(record)
+        expect(Option.map(yield* repo.get(org.id, record.id), encodeChat)).toEqual(Option.some(encodeChat(record)))
         const finished = new Chat.ChatRecord({
           ...record,
           summary: "Renamed",
           status: "completed",
+          connector_ids: [ConnectorId.make(7)],
           updated_at: at(60),
           model: "tampered",
           source: "agent",
@@ -233,9 +239,19 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         const stored = yield* repo.get(org.id, record.id)
         expect(Option.map(stored, encodeChat)).toEqual(
           Option.some(encodeChat(
-            new Chat.ChatRecord({ ...record, summary: "Renamed", status: "completed", updated_at: at(60) })
+            new Chat.ChatRecord({
+              ...record,
+              summary: "Renamed",
+              status: "completed",
+              connector_ids: [ConnectorId.make(7)],
+              updated_at: at(60)
+            })
           ))
         )
+        // A chat whose latest run named no connectors keeps none.
+        const { connector_ids: _, ...without } = finished
+        yield* repo.update(new Chat.ChatRecord(without))
+        expect(Option.map(yield* repo.get(org.id, record.id), (c) => c.connector_ids)).toEqual(Option.some(undefined))
       }).pipe(Effect.provide(layer)))
 
     it.effect("update of a chat that is absent or in another organization is NotFound and changes nothing", () =>
