@@ -199,6 +199,44 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(renamed.status).toBe(200)
   })
 
+  it("holds a conversation: a breakdown, then a narrowing, each saying what it kept; a new subject keeps nothing", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const chats = async (json: unknown) => {
+      const response = await server().request("/v2/chats", { method: "POST", key: org.key, json })
+      expect(response.status).toBe(200)
+      return body(response)
+    }
+    const first = await chats({ question: "Units by region last year", connector_ids: [connectorId] })
+    expect(first.response).not.toContain("Keeping")
+    const perChannel = await chats({ question: "and per channel?", chat_id: first.chat_id })
+    expect(perChannel.response).toMatch(/^I read this as: Units .* by channel in \d{4}\b/)
+    expect(perChannel.response).toContain(
+      `(Keeping units, ${lastYear}; now by channel, from "Units by region last year".)`
+    )
+    const stores = await chats({ question: "just the stores", chat_id: first.chat_id })
+    expect(stores.response).toContain(
+      `(Keeping units, by channel, ${lastYear}; now channel store, from "and per channel?".)`
+    )
+    const units = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT sum(oi.quantity) FROM order_items oi JOIN orders o ON o.id = oi.order_id
+       WHERE o.channel = 'store' AND ${notCancelled}
+         AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
+    )
+    expect(stores.response).toContain(Number(units.rows[0]![0]).toLocaleString("en-US"))
+    // A question complete in itself: no store filter, no period, no channel carried over.
+    const fresh = await chats({ question: "How many orders were placed?", chat_id: first.chat_id })
+    expect(fresh.response).toMatch(
+      /^I read this as: All orders \(number of orders, cancelled ones included\), over all time\./
+    )
+    expect(fresh.response).not.toContain("Keeping")
+    const all = await handSql(server(), org, connectorId, "SELECT count(*) FROM orders")
+    expect(fresh.response).toContain(`**${Number(all.rows[0]![0]).toLocaleString("en-US")}**`)
+  })
+
   it("\"which … the most\" answers with the ranking, its first row matching SQL by hand", async () => {
     const { ask, hand } = await demoOrg(server())
     const region = await ask("Which region had the highest revenue last year?")

@@ -173,11 +173,13 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   // model's state is the conversation, so it replays its own reading over the turns it made.
   const turns = metricTurns(messages, asked)
   const lookups: Array<LanguageModel.ToolCall> = []
-  let read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now, []) : undefined
+  // The conversation's earlier questions: a follow-up is read against the latest one read.
+  const previous = messages.slice(0, Math.max(asked, 0)).flatMap((m) => m.role === "user" ? [m.content] : [])
+  let read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now, [], previous) : undefined
   while (read !== undefined && "lookup" in read && lookups.length < turns.flat().length) {
     const round = turns.find((calls) => !lookups.includes(calls[0]!))!
     lookups.push(...round)
-    read = Reader.read(question, request.semantic ?? [], now, found(messages, lookups))
+    read = Reader.read(question, request.semantic ?? [], now, found(messages, lookups), previous)
   }
   // After the lookups: the query that answers, then the one that finds where the data is.
   const [main, span] = turns.filter((calls) => !lookups.includes(calls[0]!)).map((calls) => calls[0]!)
@@ -389,6 +391,14 @@ const answerWith = (
   return reply(text)
 }
 
+/** What a follow-up kept of the reading before it and what it changed: "Keeping units and 2024; now by category." */
+const followedWords = (followed: Reader.Followed): string => {
+  const kept = followed.kept.length === 0 ? "" : `Keeping ${followed.kept.join(", ")}`
+  const changed = followed.changed.length === 0 ? "" : `now ${followed.changed.join(", ")}`
+  const said = [kept, changed].filter((part) => part !== "").join("; ")
+  return `${said.charAt(0).toUpperCase()}${said.slice(1)}, from "${followed.question}".`
+}
+
 /**
  * The answer to a question read into a semantic query: the reading first (and any word taken for
  * another), the leader of a ranking, then the figures.
@@ -403,7 +413,10 @@ const readAnswer = (read: Reader.Read, result: QueryResult & { readonly reading?
   const directed = read.directives === undefined
     ? ""
     : ` (I took ${read.directives.map((d) => `"${d}"`).join(", ")} as how to present the answer.)`
-  const reading = `I read this as: ${result.reading ?? "the semantic query shown"}.${corrected}${assumed}${directed}`
+  const followed = read.followed === undefined ? "" : ` (${followedWords(read.followed)})`
+  const reading = `I read this as: ${
+    result.reading ?? "the semantic query shown"
+  }.${followed}${corrected}${assumed}${directed}`
   if (result.rows.length === 0) return `${reading}\n\nNothing matched.`
   const formats = columnFormats(result, read.identifiers)
   const first = result.rows[0]!

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as FastCheck from "effect/FastCheck"
 import * as Reader from "../src/internal/reader.js"
 import * as Directives from "../src/internal/reader/directives.js"
 import * as Measure from "../src/internal/reader/measure.js"
@@ -140,4 +141,82 @@ describe("instructions about the answer", () => {
       declined: expect.stringContaining("I could not tell what to measure")
     })
   })
+})
+
+describe("follow-ups", () => {
+  const conversation = (...questions: ReadonlyArray<string>) =>
+    questions.map((question, i) => Reader.read(question, semantic, now, [], questions.slice(0, i)))
+
+  it("merge a fragment with the reading before it, and say what they kept and changed", () => {
+    const [, perChannel, stores, top] = conversation(
+      "revenue by region last year",
+      "and per channel?",
+      "just the stores",
+      "top 3"
+    )
+    expect(perChannel).toMatchObject({
+      query: { metrics: ["revenue"], dimensions: ["channel"], time: { start: "2025-01-01", end: "2026-01-01" } },
+      followed: { question: "revenue by region last year", kept: ["revenue", "2025"], changed: ["by channel"] }
+    })
+    expect(stores).toMatchObject({
+      query: { dimensions: ["channel"], filters: [{ dimension: "channel", operator: "=", values: ["store"] }] },
+      followed: { kept: ["revenue", "by channel", "2025"], changed: ["channel store"] }
+    })
+    expect(top).toMatchObject({
+      query: { metrics: ["revenue"], order: [{ by: "revenue", direction: "desc" }], limit: 3 },
+      followed: { changed: ["the top 3"] }
+    })
+    // "Too" adds a breakdown; "instead" with a grain takes the breakdown's place.
+    expect(conversation("revenue by region last year", "by channel too")[1]).toMatchObject({
+      query: { dimensions: ["region", "channel"] }
+    })
+    const [, , quarterly] = conversation("revenue by region last year", "what about orders?", "by quarter instead")
+    expect(quarterly).toMatchObject({ query: { metrics: ["orders"], time: { grain: "quarter" } } })
+    expect(quarterly).not.toHaveProperty("query.dimensions")
+  })
+
+  it("never carry anything into a complete question, and decline a fragment of an answer that was not read", () => {
+    const [, fresh] = conversation("revenue by region in Europe last year", "orders by channel")
+    expect(fresh).toEqual({ connectorId: 7, query: { metrics: ["orders"], dimensions: ["channel"] }, corrections: [] })
+    expect(conversation("why did revenue drop", "and per channel?")[1]).toEqual({
+      declined: expect.stringContaining("follows on from an earlier question that I could not read")
+    })
+    // Without a conversation, the small words of one are words it cannot place: looked up in the data.
+    expect(Reader.read("and per channel instead", semantic, now)).toMatchObject({
+      lookup: [expect.objectContaining({ word: "instead" })]
+    })
+  })
+
+  // Reading Q and then a fragment F gives the query that Q with F written into it gives.
+  const metric = FastCheck.constantFrom("revenue", "orders")
+  const dimension = FastCheck.constantFrom("channel", "region")
+  const period = FastCheck.constantFrom("last year", "in 2024", "last month")
+  const value = FastCheck.constantFrom("online", "Europe", "APAC")
+  const fragment = FastCheck.oneof(
+    FastCheck.record({ kind: FastCheck.constant("breakdown" as const), to: dimension }),
+    FastCheck.record({ kind: FastCheck.constant("measure" as const), to: metric }),
+    FastCheck.record({ kind: FastCheck.constant("period" as const), to: period }),
+    FastCheck.record({ kind: FastCheck.constant("filter" as const), to: value }),
+    FastCheck.record({ kind: FastCheck.constant("top" as const), to: FastCheck.integer({ min: 2, max: 9 }) })
+  )
+  it.prop(
+    "a fragment read after a question reads as the question with the fragment written in",
+    [metric, dimension, period, fragment],
+    ([m, d, p, f]) => {
+      const question = `${m} by ${d} ${p}`
+      const [said, full] = f.kind === "breakdown"
+        ? [`and per ${f.to}?`, `${m} by ${f.to} ${p}`]
+        : f.kind === "measure"
+        ? [`what about ${f.to}?`, `${f.to} by ${d} ${p}`]
+        : f.kind === "period"
+        ? [`same for ${f.to}`, `${m} by ${d} ${f.to}`]
+        : f.kind === "filter"
+        ? [`just ${f.to}`, `${m} by ${d} ${p} for ${f.to}`]
+        : [`top ${f.to}`, `top ${f.to} ${d} by ${m} ${p}`]
+      const followed = Reader.read(said, semantic, now, [], [question])
+      const written = Reader.read(full, semantic, now)
+      expect(written).toHaveProperty("query")
+      expect(followed).toHaveProperty("query", (written as Reader.Read).query)
+    }
+  )
 })

@@ -15,46 +15,85 @@
  */
 import type * as LanguageModel from "@sightline/core/LanguageModel"
 import * as Directives from "./reader/directives.js"
+import * as FollowUp from "./reader/followUp.js"
 import * as Measure from "./reader/measure.js"
 import * as Period from "./reader/period.js"
 import * as Phrases from "./reader/phrases.js"
 import * as Query from "./reader/query.js"
-import { type Declined, type Found, isStop, type Lookup, question, type Read, type Refused } from "./reader/reading.js"
+import {
+  type Declined,
+  type Found,
+  isStop,
+  type Lookup,
+  type Prior,
+  question,
+  type Read,
+  type Refused
+} from "./reader/reading.js"
 import * as Roles from "./reader/roles.js"
 import * as Shape from "./reader/shape.js"
 import * as Words from "./reader/words.js"
 import * as Refusals from "./refusals.js"
 import * as Vocabulary from "./vocabulary.js"
 
-export type { Declined, Found, Lookup, Read, Search } from "./reader/reading.js"
+export type { Declined, Followed, Found, Lookup, Read, Search } from "./reader/reading.js"
+
+/** The most earlier questions of a conversation read again for a follow-up. */
+const remembered = 6
 
 /**
  * Reads `question` against the chat's semantic models (the library's, or ones derived from a
- * schema), or declines; undefined when it has no model to read against.
+ * schema), or declines; undefined when it has no model to read against. `previous` are the
+ * conversation's earlier questions, oldest first: a question that follows on from the latest one
+ * read is merged with its reading (`reader/followUp.ts`). They are read again, deterministically;
+ * a lookup one of them needs is asked for first.
  */
 export const read = (
   question: string,
   semantic: ReadonlyArray<LanguageModel.SemanticContext>,
   now: Date,
-  found: ReadonlyArray<Found> = []
+  found: ReadonlyArray<Found> = [],
+  previous: ReadonlyArray<string> = []
 ): Read | Declined | Lookup | undefined => {
   const contexts = semantic
   if (contexts.length === 0) return undefined
   const refusal = Refusals.of(question)
   if (refusal !== undefined) return { declined: refusal.reason }
+  // The latest earlier question that was read: what this one may follow on from.
+  let prior: Prior | undefined
+  const earlier = previous.slice(-remembered)
+  for (let i = earlier.length - 1; i >= 0 && prior === undefined; i--) {
+    const before = read(earlier[i]!, semantic, now, found, earlier.slice(0, i))
+    if (before !== undefined && "lookup" in before) return before
+    if (before !== undefined && "query" in before) prior = { question: earlier[i]!, read: before }
+  }
   // "… Write a short report with a chart": how to present the answer, not what to answer.
   const { directives, question: asked } = Directives.split(question)
   const text = Words.normalize(asked)
   let best: { readonly result: Read | Declined | Lookup; readonly unknown: number } | undefined
   for (const context of contexts) {
     const vocabulary = Vocabulary.of(context.model, !context.reviewed)
-    const result = readWith(text, vocabulary, context.connector_id, now, found)
+    const result = readWith(
+      text,
+      vocabulary,
+      context.connector_id,
+      now,
+      found,
+      prior?.read.connectorId === context.connector_id ? prior : undefined
+    )
     const unknown = "unknown" in result ? result.unknown : 0
     if (best === undefined || unknown < best.unknown) {
       best = { result: "unknown" in result ? result.declined : result, unknown }
     }
   }
   const result = best!.result
+  // A reply to an answer that was not read ("and per channel?" after a decline) has nothing to follow.
+  if ("declined" in result && prior === undefined && earlier.length > 0 && Words.followUpCue.test(text)) {
+    return {
+      declined: "it follows on from an earlier question that I could not read, so I cannot tell what it changes: " +
+        "ask it in full"
+    }
+  }
   return directives.length > 0 && "query" in result ? { ...result, directives } : result
 }
 
@@ -64,16 +103,17 @@ const readWith = (
   modelVocabulary: Vocabulary.Vocabulary,
   connectorId: number,
   now: Date,
-  allFound: ReadonlyArray<Found>
+  allFound: ReadonlyArray<Found>,
+  prior: Prior | undefined
 ): Read | Lookup | Refused => {
-  const phrased = Phrases.read(question(text, modelVocabulary, connectorId, now, allFound))
+  const phrased = Phrases.read(question(text, modelVocabulary, connectorId, now, allFound, prior))
   const dated = Period.read(phrased)
   if (isStop(dated)) return dated
   const shaped = Shape.read(dated)
   if (isStop(shaped)) return shaped
   const roled = Roles.read(shaped)
   if (isStop(roled)) return roled
-  const measured = Measure.read(roled)
+  const measured = Measure.read(FollowUp.follows(roled, prior) ? FollowUp.read(roled, prior) : roled)
   if (isStop(measured)) return measured
   return Query.read(measured)
 }

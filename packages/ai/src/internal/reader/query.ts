@@ -77,6 +77,7 @@ export const read = (measured: Measured): Read => {
     ...(when === undefined || when === "" ? {} : { when }),
     ...(named === undefined ? {} : { named }),
     ...(assumed === undefined ? {} : { assumed }),
+    ...(measured.followed === undefined ? {} : { followed: measured.followed }),
     ...(dimensions.some((d) => unique.has(d)) ? { identifiers: dimensions.filter((d) => unique.has(d)) } : {})
   }
 }

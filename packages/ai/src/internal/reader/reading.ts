@@ -30,6 +30,24 @@ export interface Read {
   readonly assumed?: string | undefined
   /** Instructions about the answer taken out of the question ("write a short report"), said in the answer. */
   readonly directives?: ReadonlyArray<string> | undefined
+  /** A follow-up: the reading it followed on from, what it kept of it and what it changed, said in the answer. */
+  readonly followed?: Followed | undefined
+}
+
+/** The reading a follow-up follows on from: the earlier question, as it was read. */
+export interface Prior {
+  readonly question: string
+  readonly read: Read
+}
+
+/** How a follow-up was read against the reading before it. */
+export interface Followed {
+  /** The earlier question. */
+  readonly question: string
+  /** What it kept of that reading, in words ("revenue", "by region", "2025"). */
+  readonly kept: ReadonlyArray<string>
+  /** What it changed, in words ("by channel", "channel store", "the top 3"). */
+  readonly changed: ReadonlyArray<string>
 }
 
 /** A question the reader will not answer, and why (in words that can follow "I can't answer this: "). */
@@ -100,6 +118,8 @@ export interface Question {
   readonly listed: boolean
   /** "When was the last order": `last`, `first`, or `""` for another "when". */
   readonly when: "first" | "last" | "" | undefined
+  /** The reading of the conversation's latest question this one may follow on from. */
+  readonly prior: Prior | undefined
   /** The positions of the words accounted for. */
   readonly covered: ReadonlySet<number>
 }
@@ -132,7 +152,8 @@ export const question = (
   modelVocabulary: Vocabulary.Vocabulary,
   connectorId: number,
   now: Date,
-  allFound: ReadonlyArray<Found>
+  allFound: ReadonlyArray<Found>,
+  prior?: Prior | undefined
 ): Question => {
   const found = allFound.filter((f) => f.connectorId === connectorId)
   const foundValues = valuesFound(found)
@@ -148,6 +169,7 @@ export const question = (
     when: Words.whenAsked.test(text)
       ? Words.lastWords.test(text) ? "last" : Words.firstWords.test(text) ? "first" : ""
       : undefined,
+    prior,
     covered: new Set()
   }
 }
@@ -183,6 +205,8 @@ export interface Roled extends Shaped {
   readonly filters: ReadonlyMap<string, ReadonlyArray<string | number | boolean>>
   readonly segments: ReadonlyArray<string>
   readonly timeDimension: string | undefined
+  /** Set when the question followed on from the one before (`followUp.ts`). */
+  readonly followed?: Followed | undefined
 }
 
 /** After the measure: the metrics to compute, or a list of values. */

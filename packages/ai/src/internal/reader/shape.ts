@@ -40,7 +40,8 @@ export const read = (dated: Dated): Shaped | Lookup | Refused => {
       Words.fillers.has(token.stem) || Words.ourselves.has(token.stem) ||
       (when !== undefined &&
         (token.word === "when" || /^(?:first|earliest|oldest|last|latest|recent|newest|final)$/.test(token.word))) ||
-      (dated.listed && /^(?:list|who|name|show)$/.test(token.word)))
+      (dated.listed && /^(?:list|who|name|show)$/.test(token.word)) ||
+      (dated.prior !== undefined && Words.conversationWords.has(token.stem)))
   )
   const shaped: Shaped = { ...dated, limit, direction, asList, covered }
   return unplaced(shaped) ?? shaped

@@ -85,3 +85,23 @@ export const quote = (words: ReadonlyArray<string>) => words.map((w) => `"${w}"`
 /** `a, b or c`. */
 export const listOr = (items: ReadonlyArray<string>) =>
   items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`
+
+/**
+ * A question that follows on from the one before: it starts as a reply does ("and per channel?",
+ * "what about units?", "just the stores") or says so ("by quarter instead", "same for last year").
+ * "Only" and "just" count only at the start: "revenue by region for web orders only" is complete.
+ */
+export const followUpCue =
+  /^\s*(?:and|also|what about|how about|now|same|ok(?:ay)?|then|but|just|only|instead)\b|\b(?:instead|too|as well|same|again)\b/
+
+/** A follow-up that replaces the breakdown with what it names, a grain too ("by quarter instead"). */
+export const replacesCue = /\binstead\b/
+
+/** A follow-up that adds a breakdown to the one before rather than replacing it ("by channel too"). */
+export const addsCue = /\b(?:also|too|as well|additionally)\b/
+
+/** The small words of conversation, placed only when the question follows on from another. */
+export const conversationWords = stems([
+  "and also what about how now same ok okay then but just only instead too as well again thing things one ones",
+  "there additionally"
+])
