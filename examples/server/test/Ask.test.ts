@@ -199,7 +199,7 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(renamed.status).toBe(200)
   })
 
-  it("holds a conversation: a breakdown, then a narrowing, each saying what it kept; a new subject keeps nothing", async () => {
+  it("holds a conversation: a breakdown, a narrowing, a new subject that keeps nothing, and a row of an answer", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
     const chats = async (json: unknown) => {
@@ -235,6 +235,37 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(fresh.response).not.toContain("Keeping")
     const all = await handSql(server(), org, connectorId, "SELECT count(*) FROM orders")
     expect(fresh.response).toContain(`**${Number(all.rows[0]![0]).toLocaleString("en-US")}**`)
+
+    // A row of an answer: "the second one" is the second product of the ranking, named in the answer.
+    const top = await chats({ question: "Top 3 products by revenue last year", chat_id: first.chat_id })
+    const ranked = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT p.name FROM order_items oi JOIN orders o ON o.id = oi.order_id JOIN products p ON p.id = oi.product_id
+       WHERE o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01' AND ${notCancelled}
+       GROUP BY p.name ORDER BY sum(oi.line_total) DESC, p.name LIMIT 3`
+    )
+    expect(top.response).toContain(String(ranked.rows[1]![0]))
+    const second = await chats({ question: "units of the second one by channel", chat_id: first.chat_id })
+    const name = String(ranked.rows[1]![0])
+    expect(second.response).toContain(`(I took "second one" for "${name}".)`)
+    expect(second.response).toContain(
+      `now units, by channel, product ${name}, from "Top 3 products by revenue last year"`
+    )
+    const byChannel = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT o.channel, sum(oi.quantity) FROM order_items oi JOIN orders o ON o.id = oi.order_id
+       JOIN products p ON p.id = oi.product_id
+       WHERE p.name = '${name.replaceAll("'", "''")}' AND ${notCancelled}
+         AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
+       GROUP BY o.channel ORDER BY 2 DESC`
+    )
+    for (const [channel, units] of byChannel.rows) {
+      expect(second.response).toContain(`| ${channel} | ${Number(units).toLocaleString("en-US")} |`)
+    }
   })
 
   it("\"which … the most\" answers with the ranking, its first row matching SQL by hand", async () => {
@@ -628,6 +659,41 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
       role: "tool",
       content: expect.stringMatching(/^error: .*read-only transaction/)
     })
+  })
+
+  it("a follow-up gives the model the earlier answer as data: its question, its SQL and its first rows", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const seen = provider.requests.length
+    const sql = "SELECT channel, count(*) AS n FROM orders GROUP BY channel ORDER BY n DESC, channel"
+    script = (_, index) =>
+      index === seen
+        ? { toolCalls: [{ name: "run_sql", arguments: { connector_id: connectorId, sql } }] }
+        : { text: "Orders by channel." }
+    const chats = async (json: unknown) => {
+      const response = await server().request("/v2/chats", { method: "POST", key: org.key, json })
+      expect(response.status).toBe(200)
+      return body(response)
+    }
+    const first = await chats({ question: "Orders per channel", connector_ids: [connectorId] })
+    const firstSystem = provider.requests[seen].messages[0].content
+    expect(firstSystem).not.toContain("## Earlier answers in this chat")
+    const asked = provider.requests.length
+    await chats({ question: "and the second one by month?", chat_id: first.chat_id })
+    const system: string = provider.requests[asked].messages[0].content
+    expect(system).toContain("## Earlier answers in this chat")
+    const json = /## Earlier answers in this chat\n[^\n]*\n```json\n([\s\S]*?)\n```/.exec(system)?.[1]
+    const expected = await handSql(server(), org, connectorId, sql)
+    expect(JSON.parse(json!)).toEqual([{
+      question: "Orders per channel",
+      sql,
+      connector_id: connectorId,
+      columns: ["channel", "n"],
+      rows: expected.rows,
+      row_count: expected.rows.length
+    }])
+    // The chat kept its connector: the follow-up is offered the SQL tools.
+    expect(provider.requests[asked].tools.map((t: any) => t.function.name)).toContain("run_sql")
   })
 
   it("a CSV download neutralises cells a spreadsheet would run as formulas, and keeps numbers", async () => {

@@ -174,12 +174,15 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   const turns = metricTurns(messages, asked)
   const lookups: Array<LanguageModel.ToolCall> = []
   // The conversation's earlier questions: a follow-up is read against the latest one read.
-  const previous = messages.slice(0, Math.max(asked, 0)).flatMap((m) => m.role === "user" ? [m.content] : [])
-  let read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now, [], previous) : undefined
+  const conversation = {
+    questions: messages.slice(0, Math.max(asked, 0)).flatMap((m) => m.role === "user" ? [m.content] : []),
+    answers: request.earlier ?? []
+  }
+  let read = offers("query_metrics") ? Reader.read(question, request.semantic ?? [], now, [], conversation) : undefined
   while (read !== undefined && "lookup" in read && lookups.length < turns.flat().length) {
     const round = turns.find((calls) => !lookups.includes(calls[0]!))!
     lookups.push(...round)
-    read = Reader.read(question, request.semantic ?? [], now, found(messages, lookups), previous)
+    read = Reader.read(question, request.semantic ?? [], now, found(messages, lookups), conversation)
   }
   // After the lookups: the query that answers, then the one that finds where the data is.
   const [main, span] = turns.filter((calls) => !lookups.includes(calls[0]!)).map((calls) => calls[0]!)

@@ -22,7 +22,7 @@ const go = <A extends object>(step: A | Reading.Stop): A => {
   if (Reading.isStop(step)) throw new Error(`stopped: ${JSON.stringify(step)}`)
   return step as A
 }
-const phrased = (text: string) => Phrases.read(question(text))
+const phrased = (text: string) => go(Phrases.read(question(text)))
 const dated = (text: string) => go(Period.read(phrased(text)))
 const shaped = (text: string) => go(Shape.read(dated(text)))
 const roled = (text: string) => go(Roles.read(shaped(text)))
@@ -63,7 +63,7 @@ describe("the reader's phases", () => {
       lookup: vocabulary.searchable.map((dimension) => ({ connectorId: 7, word: "planet", dimension }))
     })
     const found = vocabulary.searchable.map((dimension) => ({ connectorId: 7, word: "planet", dimension, values: [] }))
-    expect(Shape.read(go(Period.read(Phrases.read(question("revenue by planet", found)))))).toMatchObject({
+    expect(Shape.read(go(Period.read(go(Phrases.read(question("revenue by planet", found))))))).toMatchObject({
       declined: { declined: expect.stringContaining(`"planet"`) },
       unknown: 1
     })
@@ -145,7 +145,9 @@ describe("instructions about the answer", () => {
 
 describe("follow-ups", () => {
   const conversation = (...questions: ReadonlyArray<string>) =>
-    questions.map((question, i) => Reader.read(question, semantic, now, [], questions.slice(0, i)))
+    questions.map((question, i) =>
+      Reader.read(question, semantic, now, [], { questions: questions.slice(0, i), answers: [] })
+    )
 
   it("merge a fragment with the reading before it, and say what they kept and changed", () => {
     const [, perChannel, stores, top] = conversation(
@@ -187,6 +189,47 @@ describe("follow-ups", () => {
     })
   })
 
+  it("read \"the second one\" and \"it\" as rows of the answer before, naming the value they took", () => {
+    const top = "top 3 customers by revenue last year"
+    const answers = [{
+      question: top,
+      columns: ["customer", "customer_number", "revenue"],
+      rows: [["Priya Okafor", 1042, 900], ["Ann Lee", 7, 800], ["Bo Chen", 12, 700]],
+      row_count: 3
+    }]
+    const second = Reader.read("split the second one by channel", semantic, now, [], { questions: [top], answers })
+    expect(second).toMatchObject({
+      query: {
+        metrics: ["revenue"],
+        dimensions: ["channel"],
+        time: { start: "2025-01-01", end: "2026-01-01" },
+        filters: [
+          { dimension: "customer", operator: "=", values: ["Ann Lee"] },
+          { dimension: "customer_number", operator: "=", values: ["7"] }
+        ]
+      },
+      corrections: [["second one", "Ann Lee"]]
+    })
+    // The ranking picked the row; it ranks nothing now.
+    expect(second).not.toHaveProperty("query.limit")
+    expect(second).not.toHaveProperty("query.order")
+    // "It" after three rows could be any of them.
+    expect(Reader.read("how many orders did it place?", semantic, now, [], { questions: [top], answers })).toEqual({
+      declined: expect.stringContaining(`"it" could be any of the 3 rows of the last answer`)
+    })
+    // After one row, "it" is that row, and the question follows on even though it names its measure.
+    const one = [{ ...answers[0]!, rows: answers[0]!.rows.slice(0, 1), row_count: 1 }]
+    expect(Reader.read("how many orders did it place?", semantic, now, [], { questions: [top], answers: one }))
+      .toMatchObject({
+        query: {
+          metrics: ["orders"],
+          time: { start: "2025-01-01", end: "2026-01-01" },
+          filters: [{ dimension: "customer", values: ["Priya Okafor"] }, { dimension: "customer_number" }]
+        },
+        corrections: [["it", "Priya Okafor"]]
+      })
+  })
+
   // Reading Q and then a fragment F gives the query that Q with F written into it gives.
   const metric = FastCheck.constantFrom("revenue", "orders")
   const dimension = FastCheck.constantFrom("channel", "region")
@@ -213,7 +256,7 @@ describe("follow-ups", () => {
         : f.kind === "filter"
         ? [`just ${f.to}`, `${m} by ${d} ${p} for ${f.to}`]
         : [`top ${f.to}`, `top ${f.to} ${d} by ${m} ${p}`]
-      const followed = Reader.read(said, semantic, now, [], [question])
+      const followed = Reader.read(said, semantic, now, [], { questions: [question], answers: [] })
       const written = Reader.read(full, semantic, now)
       expect(written).toHaveProperty("query")
       expect(followed).toHaveProperty("query", (written as Reader.Read).query)

@@ -35,7 +35,6 @@ import * as Policy from "./Policy.js"
 import type * as Provenance from "./Provenance.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as SemanticLayer from "./SemanticLayer.js"
-import type * as SemanticQuery from "./SemanticQuery.js"
 import type * as ToolResult from "./ToolResult.js"
 import * as WebSearch from "./WebSearch.js"
 
@@ -148,10 +147,11 @@ export interface AnswerContext {
   /** The semantic models of the run's connectors, for a model that reads them (the offline one). */
   readonly semantic: ReadonlyArray<LanguageModel.SemanticContext>
   /**
-   * How the conversation's earlier answers read their questions, the latest last: what a
-   * follow-up's words ("the second one", "and by region?") refer to. Empty for now.
+   * The conversation's earlier answers that showed a table, the latest last: how each read its
+   * question and its first rows, which a follow-up's words ("the second one", "and by region?")
+   * refer to. In the prompt for language models, and as data for the offline model.
    */
-  readonly previousReadings: ReadonlyArray<SemanticQuery.Reading>
+  readonly earlier: ReadonlyArray<LanguageModel.EarlierAnswer>
   /** What the run read, for its provenance. */
   readonly basis: RunLedger.Basis
 }
@@ -274,7 +274,8 @@ export const make = (limits: Limits) =>
           maxRows: limits.maxRows,
           library: HashMap.size(files) > 0 ? LibraryContext.render(files) : undefined,
           report: asked.report,
-          context: asked.context
+          context: asked.context,
+          earlier: input.started.earlier
         })
         const { runTool, tools } = AnswerHandlers.make({ runs, runtime, assetStore, ids, renderer }, {
           principal,
@@ -312,7 +313,7 @@ export const make = (limits: Limits) =>
               }]
               : []
           ),
-          previousReadings: [],
+          earlier: input.started.earlier,
           basis: {
             model: { id: entry.id, provider: entry.provider, providerModel: Model.providerModel(entry) },
             libraryCommit,

@@ -77,7 +77,8 @@ export const loop = (
           // A copy: the loop goes on appending, and the request must stay what was sent.
           messages: [...messages],
           ...(tools.length > 0 ? { tools } : {}),
-          ...(context.semantic.length > 0 ? { semantic: context.semantic } : {})
+          ...(context.semantic.length > 0 ? { semantic: context.semantic } : {}),
+          ...(context.earlier.length > 0 ? { earlier: context.earlier } : {})
         }),
         (part) => {
           if (part._tag === "TextDelta") {

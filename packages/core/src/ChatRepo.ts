@@ -184,8 +184,15 @@ export declare namespace ChatRepo {
 
     /** Stores an asset; an existing asset id is a `Conflict`. */
     readonly addAsset: (asset: AssetRecord) => Effect.Effect<void, NotFound | Conflict>
-    /** A chat's assets, oldest first (`created_at`, then the order they were added). */
-    readonly listAssets: (organizationId: OrganizationId, chatId: ChatId) => Effect.Effect<ReadonlyArray<AssetRecord>>
+    /**
+     * A chat's assets, oldest first (`created_at`, then the order they were added); with
+     * `messageCellIds`, only those of these answers (`message_cell_id`).
+     */
+    readonly listAssets: (
+      organizationId: OrganizationId,
+      chatId: ChatId,
+      messageCellIds?: ReadonlyArray<CellId>
+    ) => Effect.Effect<ReadonlyArray<AssetRecord>>
     readonly getAsset: (organizationId: OrganizationId, id: AssetId) => Effect.Effect<Option.Option<AssetRecord>>
     /**
      * The asset with this id in whichever organization it lives. Only for serving a signed asset URL,
@@ -489,10 +496,14 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
             ? Effect.fail(new Conflict({ message: `asset ${asset.id} already exists` }))
             : Ref.set(table, { ...tables, assets: [...tables.assets, asset] })),
 
-      listAssets: (organizationId, chatId) =>
+      listAssets: (organizationId, chatId, messageCellIds) =>
         state.run(Effect.map(Ref.get(table), (tables) =>
           Arr.sort(
-            tables.assets.filter((a) => a.organization_id === organizationId && a.chat_id === chatId),
+            tables.assets.filter((a) =>
+              a.organization_id === organizationId && a.chat_id === chatId &&
+              (messageCellIds === undefined ||
+                (a.message_cell_id !== undefined && messageCellIds.includes(a.message_cell_id)))
+            ),
             Order.mapInput(DateTime.Order, (asset: AssetRecord) => asset.created_at)
           ))),
 

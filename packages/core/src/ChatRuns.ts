@@ -40,6 +40,8 @@ import { IdGenerator } from "./IdGenerator.js"
 import { CellId, ChatId, type ConnectorId, type MemberId, MessageId, type OrganizationId } from "./Ids.js"
 import * as RunLog from "./internal/chatRunLog.js"
 import { requireUsable } from "./internal/connectorUse.js"
+import * as EarlierAnswers from "./internal/earlierAnswers.js"
+import type * as LanguageModel from "./LanguageModel.js"
 import * as Metrics from "./Metrics.js"
 import * as Model from "./Model.js"
 import * as Models from "./Models.js"
@@ -109,6 +111,8 @@ export interface Started {
    * `tools.connectorIds` when SQL is on, none otherwise.
    */
   readonly connectors: ReadonlyArray<ConnectorRecord>
+  /** The chat's latest answers that showed a table, oldest first: what a follow-up refers to. */
+  readonly earlier: ReadonlyArray<LanguageModel.EarlierAnswer>
 }
 
 /**
@@ -384,7 +388,8 @@ export const makeWith = (options: Chats.Options) =>
           const records = tools.sql
             ? Arr.getSomes(yield* Effect.forEach(tools.connectorIds, (id) => connectors.get(organizationId, id)))
             : []
-          return { run, metadata, history, connectors: records }
+          const earlier = yield* EarlierAnswers.read(chats, organizationId, chat.id, history)
+          return { run, metadata, history, connectors: records, earlier }
         }))
       }
     )

@@ -109,6 +109,30 @@ export const SemanticContext = Schema.Struct({
 export type SemanticContext = typeof SemanticContext.Type
 
 /**
+ * An earlier answer of the chat, as data: the question, how its last table's query read it (or its
+ * SQL), and that table's first rows. A follow-up's "the second one" or "it" names one of these rows,
+ * and "and per channel?" refines that reading. The offline model reads it; language models read the
+ * prompt's rendering of it (`AnswerPrompt`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EarlierAnswer = Schema.Struct({
+  question: Schema.String,
+  /** The reading of its last table's query, when it ran a semantic query. */
+  reading: Schema.optional(Schema.String),
+  /** That query's SQL. */
+  sql: Schema.optional(Schema.String),
+  connector_id: Schema.optional(Schema.Int),
+  columns: Schema.Array(Schema.String),
+  /** The first rows of the table (at most `earlierRows`). */
+  rows: Schema.Array(Schema.Array(Schema.Unknown)),
+  /** How many rows the query returned. */
+  row_count: Schema.Number
+})
+export type EarlierAnswer = typeof EarlierAnswer.Type
+
+/**
  * A generation request.
  *
  * @since 0.1.0
@@ -124,7 +148,9 @@ export const GenerateRequest = Schema.Struct({
   tools: Schema.optional(Schema.Array(Tool)),
   maxTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
   /** The chat's connectors' semantic models, as data. */
-  semantic: Schema.optional(Schema.Array(SemanticContext))
+  semantic: Schema.optional(Schema.Array(SemanticContext)),
+  /** The chat's earlier answers that showed a table, oldest first, as data. */
+  earlier: Schema.optional(Schema.Array(EarlierAnswer))
 })
 export type GenerateRequest = typeof GenerateRequest.Type
 

@@ -538,6 +538,15 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         read(sql`SELECT ${assetColumns} FROM ${assets}
             WHERE organization_id = ${organization_id} AND chat_id = ${chat_id} ORDER BY created_at, seq`)
     })
+    const findAssetsOf = RowSql.trustedAll({
+      Request: Schema.Struct({ ...ChildKey.fields, message_cell_ids: Schema.Array(CellId) }),
+      Result: AssetFromRow,
+      execute: ({ chat_id, message_cell_ids, organization_id }) =>
+        read(sql`SELECT ${assetColumns} FROM ${assets}
+            WHERE organization_id = ${organization_id} AND chat_id = ${chat_id}
+              AND message_cell_id IN ${sql.in(message_cell_ids)}
+            ORDER BY created_at, seq`)
+    })
     const findAsset = SqlSchema.findOne({
       Request: Schema.Struct({ organization_id: OrganizationId, id: AssetId }),
       Result: AssetFromRow,
@@ -704,8 +713,14 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           outcome(asset.chat_id, () => new Conflict({ message: `asset ${asset.id} already exists` }))
         )
       ),
-      listAssets: Traced.fn("ChatRepoSql.listAssets")((organizationId, chatId) =>
-        Effect.orDie(findAssets({ organization_id: organizationId, chat_id: chatId }))
+      listAssets: Traced.fn("ChatRepoSql.listAssets")((organizationId, chatId, messageCellIds) =>
+        messageCellIds === undefined
+          ? Effect.orDie(findAssets({ organization_id: organizationId, chat_id: chatId }))
+          : messageCellIds.length === 0
+          ? Effect.succeed([])
+          : Effect.orDie(
+            findAssetsOf({ organization_id: organizationId, chat_id: chatId, message_cell_ids: messageCellIds })
+          )
       ),
       getAsset: Traced.fn("ChatRepoSql.getAsset")((organizationId, id) =>
         Effect.orDie(findAsset({ organization_id: organizationId, id }))

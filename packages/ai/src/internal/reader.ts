@@ -14,6 +14,8 @@
  * @internal
  */
 import type * as LanguageModel from "@sightline/core/LanguageModel"
+import * as Arr from "effect/Array"
+import * as Option from "effect/Option"
 import * as Directives from "./reader/directives.js"
 import * as FollowUp from "./reader/followUp.js"
 import * as Measure from "./reader/measure.js"
@@ -38,6 +40,13 @@ import * as Vocabulary from "./vocabulary.js"
 
 export type { Declined, Followed, Found, Lookup, Read, Search } from "./reader/reading.js"
 
+/** The conversation before the question: its questions, and the answers that showed a table. */
+export interface Conversation {
+  /** The earlier questions, oldest first. */
+  readonly questions: ReadonlyArray<string>
+  readonly answers: ReadonlyArray<LanguageModel.EarlierAnswer>
+}
+
 /** The most earlier questions of a conversation read again for a follow-up. */
 const remembered = 6
 
@@ -53,8 +62,9 @@ export const read = (
   semantic: ReadonlyArray<LanguageModel.SemanticContext>,
   now: Date,
   found: ReadonlyArray<Found> = [],
-  previous: ReadonlyArray<string> = []
+  conversation: Conversation = { questions: [], answers: [] }
 ): Read | Declined | Lookup | undefined => {
+  const previous = conversation.questions
   const contexts = semantic
   if (contexts.length === 0) return undefined
   const refusal = Refusals.of(question)
@@ -63,9 +73,17 @@ export const read = (
   let prior: Prior | undefined
   const earlier = previous.slice(-remembered)
   for (let i = earlier.length - 1; i >= 0 && prior === undefined; i--) {
-    const before = read(earlier[i]!, semantic, now, found, earlier.slice(0, i))
+    const before = read(earlier[i]!, semantic, now, found, { ...conversation, questions: earlier.slice(0, i) })
     if (before !== undefined && "lookup" in before) return before
-    if (before !== undefined && "query" in before) prior = { question: earlier[i]!, read: before }
+    if (before !== undefined && "query" in before) {
+      // The rows that answer showed, for "the second one".
+      const shown = Arr.findLast(conversation.answers, (answer) => answer.question === earlier[i])
+      prior = {
+        question: earlier[i]!,
+        read: before,
+        ...Option.match(shown, { onNone: () => ({}), onSome: ({ columns, rows }) => ({ rows: { columns, rows } }) })
+      }
+    }
   }
   // "… Write a short report with a chart": how to present the answer, not what to answer.
   const { directives, question: asked } = Directives.split(question)
@@ -107,6 +125,7 @@ const readWith = (
   prior: Prior | undefined
 ): Read | Lookup | Refused => {
   const phrased = Phrases.read(question(text, modelVocabulary, connectorId, now, allFound, prior))
+  if (isStop(phrased)) return phrased
   const dated = Period.read(phrased)
   if (isStop(dated)) return dated
   const shaped = Shape.read(dated)

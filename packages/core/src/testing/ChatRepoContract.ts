@@ -777,6 +777,12 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         )
         expect(Option.isNone(yield* repo.getAsset(other.org.id, stored.id))).toBe(true)
         expect(yield* repo.listAssets(other.org.id, record.id)).toEqual([])
+        // Those of some answers only.
+        expect((yield* repo.listAssets(org.id, record.id, [stored.message_cell_id!])).map((a) => a.id)).toEqual([
+          stored.id
+        ])
+        expect(yield* repo.listAssets(org.id, record.id, [])).toEqual([])
+        expect(yield* repo.listAssets(other.org.id, record.id, [stored.message_cell_id!])).toEqual([])
         expect(Option.map(yield* repo.findAssetForSignedUrl(stored.id), encodeAsset)).toEqual(
           Option.some(encodeAsset(stored))
         )

@@ -6,7 +6,8 @@
  * name is kept; a breakdown is added rather than replaced when it says "too" or "also".
  *
  * A complete question starts afresh, and nothing of the reading before leaks into it: one that
- * names its own measure and does not start or end as a reply does, a list, or "when was …".
+ * names its own measure, names no row of the answer before ("the second one", "it") and does not
+ * start or end as a reply does; a list; or "when was …".
  *
  * @internal
  */
@@ -17,7 +18,7 @@ import * as Words from "./words.js"
 /** Whether the question follows on from `prior` rather than starting afresh. */
 export const follows = (roled: Roled, prior: Prior | undefined): prior is Prior =>
   prior !== undefined && prior.read.when === undefined && !roled.asList && roled.when === undefined &&
-  (roled.metrics.length === 0 || Words.followUpCue.test(roled.text))
+  (roled.metrics.length === 0 || roled.referred.size > 0 || Words.followUpCue.test(roled.text))
 
 const words = (name: string) => name.replace(/[._]/g, " ")
 const filterWords = (dimension: string, values: ReadonlyArray<string | number | boolean>) =>
@@ -34,8 +35,12 @@ export const read = (roled: Roled, prior: Prior): Roled => {
   if (roled.metrics.length > 0) changed.push(roled.metrics.map(words).join(" and "))
   else kept.push(before.metrics.map(words).join(" and "))
 
-  // The breakdown: what tells rows apart is added again by the query where it belongs.
-  const priorDimensions = (before.dimensions ?? []).filter((d) => !identifiers.has(d))
+  // The breakdown: what tells rows apart is added again by the query where it belongs, and a row
+  // picked out of the answer before ("the second one") is no longer broken down by.
+  const picked = roled.referred.size > 0
+  const priorDimensions = (before.dimensions ?? []).filter((d) =>
+    !identifiers.has(d) && !(picked && roled.filters.get(d)?.length === 1)
+  )
   const adds = Words.addsCue.test(roled.text)
   // "By quarter instead": the grain takes the breakdown's place.
   const regrouped = roled.dimensions.length === 0 && roled.grain !== undefined && Words.replacesCue.test(roled.text)
@@ -77,13 +82,13 @@ export const read = (roled: Roled, prior: Prior): Roled => {
   if (roled.grain !== undefined) changed.push(`by ${roled.grain}`)
   else if (time?.grain !== undefined) kept.push(`by ${time.grain}`)
 
-  // The order and the count.
-  const ranking = before.order?.find((o) => o.by !== "time")
+  // The order and the count, unless the question picked one of the rows they ranked.
+  const ranking = picked ? undefined : before.order?.find((o) => o.by !== "time")
   const direction = roled.direction ?? ranking?.direction
-  const limit = roled.limit ?? before.limit
+  const limit = roled.limit ?? (picked ? undefined : before.limit)
   if (roled.limit !== undefined) changed.push(`the ${roled.direction === "asc" ? "bottom" : "top"} ${roled.limit}`)
   else if (roled.direction !== undefined) changed.push(roled.direction === "asc" ? "lowest first" : "highest first")
-  else if (before.limit !== undefined) kept.push(`the ${direction === "asc" ? "bottom" : "top"} ${before.limit}`)
+  else if (limit !== undefined) kept.push(`the ${direction === "asc" ? "bottom" : "top"} ${limit}`)
 
   return {
     ...roled,

@@ -7,15 +7,31 @@
  * @internal
  */
 import * as Vocabulary from "../vocabulary.js"
-import { cover, type Match, type Phrased, type Question } from "./reading.js"
+import { cover, isStop, type Match, type Phrased, type Question, type Refused } from "./reading.js"
+import * as References from "./references.js"
 import * as Words from "./words.js"
 
-/** The phrases of the model, and the words they account for. */
-export const read = (question: Question): Phrased => {
+/** The phrases of the model and the rows the question refers to, and the words they account for; or a decline. */
+export const read = (question: Question): Phrased | Refused => {
   const { foundValues, tokens, vocabulary } = question
+  const references = References.find(question)
+  if (isStop(references)) return references
   const matches: Array<Match> = []
   const corrections: Array<readonly [string, string]> = []
+  // "The second one" as the value it picks out, said in the answer.
+  const referred = new Set(references.flatMap(({ end, start }) => range(start, end)))
+  for (const reference of references) corrections.push([reference.said, reference.value])
   for (let i = 0; i < tokens.length;) {
+    const reference = references.find(({ start }) => start === i)
+    if (reference !== undefined) {
+      matches.push(...reference.matches)
+      i = reference.end
+      continue
+    }
+    if (referred.has(i)) {
+      i++
+      continue
+    }
     let matched = false
     for (let n = Math.min(vocabulary.longest, tokens.length - i); n >= 1 && !matched; n--) {
       const terms = vocabulary.terms.get(tokens.slice(i, i + n).map((t) => t.stem).join(" "))
@@ -57,8 +73,10 @@ export const read = (question: Question): Phrased => {
         : []
     )
   )
-  return { ...question, matches, corrections, specific, covered }
+  return { ...question, matches, corrections, specific, covered, referred }
 }
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i)
 
 /**
  * The metrics named by words apart: the most specific metric whose name or synonym the question

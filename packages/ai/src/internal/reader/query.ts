@@ -35,7 +35,11 @@ export const read = (measured: Measured): Read => {
   let named: Read["named"]
   for (const filter of queryFilters) {
     const identifier = vocabulary.identifiers.get(filter.dimension)
-    if (identifier === undefined || filter.values.length > 1 || dimensions.includes(identifier) || when !== undefined) {
+    if (
+      identifier === undefined || filter.values.length > 1 || dimensions.includes(identifier) || when !== undefined ||
+      // Kept to one row already ("the second one": its name and its number).
+      measured.filters.has(identifier)
+    ) {
       continue
     }
     dimensions.push(identifier)

@@ -38,6 +38,8 @@ export interface Read {
 export interface Prior {
   readonly question: string
   readonly read: Read
+  /** The rows that answer showed (its first ones), when it showed a table. */
+  readonly rows?: { readonly columns: ReadonlyArray<string>; readonly rows: ReadonlyArray<ReadonlyArray<unknown>> }
 }
 
 /** How a follow-up was read against the reading before it. */
@@ -176,6 +178,8 @@ export const question = (
 
 /** After the phrases: what the model's phrases matched, and the words read as others. */
 export interface Phrased extends Question {
+  /** The positions of the words that name a row of the answer before ("the second one"). */
+  readonly referred: ReadonlySet<number>
   readonly matches: ReadonlyArray<Match>
   readonly corrections: ReadonlyArray<readonly [said: string, read: string]>
   /** Metrics named by words apart ("orders were cancelled"), the most specific of each. */

@@ -26,9 +26,11 @@ export const read = (dated: Dated): Shaped | Lookup | Refused => {
     /\b(?:top|bottom|first|best|worst|biggest|largest|smallest|highest|lowest|which|what)\s+(\d{1,4})\b/.exec(text) ??
       /\b(\d{1,4})\s+(?:best|worst|biggest|largest|smallest|highest|lowest|top|bottom|most|least)\b/.exec(text)
   const limit = limitFound === null ? undefined : Number(limitFound[1])
-  const direction = tokens.some((t) => Words.ascending.has(t.stem))
+  // "The top one" picks a row of the answer before: it ranks nothing.
+  const ranking = tokens.filter((_, i) => !dated.referred.has(i))
+  const direction = ranking.some((t) => Words.ascending.has(t.stem))
     ? "asc"
-    : tokens.some((t) => Words.descending.has(t.stem))
+    : ranking.some((t) => Words.descending.has(t.stem))
     ? "desc"
     : undefined
   // "Who are our top 10 customers" ranks them by a figure: no list.
