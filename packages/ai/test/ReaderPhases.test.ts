@@ -57,6 +57,12 @@ describe("the reader's phases", () => {
     expect(shaped("top 5 customers by revenue")).toMatchObject({ limit: 5, direction: "desc", asList: false })
     expect(shaped("which customers have the lowest revenue")).toMatchObject({ limit: undefined, direction: "asc" })
     expect(shaped("list the regions")).toMatchObject({ asList: true })
+    // One thing ranked first in the singular is the first row; a plural, or "the most", the ranking.
+    expect(shaped("our biggest customer last year")).toMatchObject({ limit: 1, direction: "desc" })
+    expect(shaped("our biggest customers last year")).toMatchObject({ limit: undefined })
+    expect(shaped("which customer has the most revenue")).toMatchObject({ limit: undefined })
+    // "Lowest first" is an order.
+    expect(shaped("revenue by region lowest first")).toMatchObject({ direction: "asc", limit: undefined })
     // An unknown word is looked up in the data first, then declined by name.
     const lookup = Shape.read(dated("revenue by planet"))
     expect(lookup).toEqual({

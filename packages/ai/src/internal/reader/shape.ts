@@ -25,7 +25,9 @@ export const read = (dated: Dated): Shaped | Lookup | Refused => {
   const limitFound =
     /\b(?:top|bottom|first|best|worst|biggest|largest|smallest|highest|lowest|which|what)\s+(\d{1,4})\b/.exec(text) ??
       /\b(\d{1,4})\s+(?:best|worst|biggest|largest|smallest|highest|lowest|top|bottom|most|least)\b/.exec(text)
-  const limit = limitFound === null ? undefined : Number(limitFound[1])
+  // "Our best selling category", "the top product": one thing ranked first, not the ranking.
+  const singular = limitFound === null && !dated.listed ? onlyFirst(dated) : false
+  const limit = limitFound === null ? singular ? 1 : undefined : Number(limitFound[1])
   // "The top one" picks a row of the answer before: it ranks nothing.
   const ranking = tokens.filter((_, i) => !dated.referred.has(i))
   const direction = ranking.some((t) => Words.ascending.has(t.stem))
@@ -37,17 +39,36 @@ export const read = (dated: Dated): Shaped | Lookup | Refused => {
   const asList = dated.listed && direction === undefined
   const covered = cover(
     dated.covered,
-    positions(tokens, (token) =>
+    positions(tokens, (token, i) =>
       (limitFound !== null && token.word === limitFound[1]) ||
       Words.fillers.has(token.stem) || Words.ourselves.has(token.stem) ||
       (when !== undefined &&
         (token.word === "when" || /^(?:first|earliest|oldest|last|latest|recent|newest|final)$/.test(token.word))) ||
       (dated.listed && /^(?:list|who|name|show)$/.test(token.word)) ||
-      (dated.prior !== undefined && Words.conversationWords.has(token.stem)))
+      (dated.prior !== undefined && Words.conversationWords.has(token.stem)) ||
+      // "Lowest first", "biggest first": an order.
+      (token.word === "first" && i > 0 && rankWord(tokens[i - 1]!.stem)))
   )
   const shaped: Shaped = { ...dated, limit, direction, asList, covered }
   return unplaced(shaped) ?? shaped
 }
+
+const rankWord = (stem: string) => Words.descending.has(stem) || Words.ascending.has(stem)
+
+/**
+ * Whether a ranking word is followed by one thing named in the singular ("best selling category",
+ * "the top product", "our biggest customer"), which asks for the first row only. A plural ("top
+ * products"), or "which … the most" (every row, ranked), asks for the ranking.
+ */
+const onlyFirst = ({ matches, referred, tokens }: Dated): boolean =>
+  tokens.some((token, i) => {
+    if (referred.has(i) || !rankWord(token.stem) || /^(?:most|least)$/.test(token.word)) return false
+    // The thing ranked: the next word, past a verb of selling or performing.
+    const at = /^(?:selling|performing|earning|grossing)$/.test(tokens[i + 1]?.word ?? "") ? i + 2 : i + 1
+    const thing = matches.find((m) => m.start === at && m.end === at + 1)
+    return thing !== undefined && thing.terms.some((t) => t.target.kind === "dimension") &&
+      tokens[at]!.word === tokens[at]!.stem && !tokens[at]!.word.endsWith("s")
+  })
 
 /**
  * The words no phase placed: each run of them is looked up (its longest word) in the values the
