@@ -89,7 +89,7 @@ describe("Periods", () => {
     expect(window("revenue in the past year")).toMatchObject({ from: "2025-11-24", label: "in the last year" })
   })
 
-  it("reads a range that starts or ends with a period, and declines one between two", () => {
+  it("reads a range that starts or ends with a period, or runs between two", () => {
     expect(window("Revenue since March 2025")).toEqual({
       from: "2025-03-01",
       to: "2026-11-24",
@@ -107,8 +107,15 @@ describe("Periods", () => {
     expect(window("revenue after returns")).toBeUndefined()
     expect(window("revenue from web and store in 2025")).toMatchObject({ from: "2025-01-01", to: "2026-01-01" })
     // An open side has no condition.
-    expect(unreadable("Revenue between January and March 2025")).toContain("not a range between two")
-    expect(unreadable("Revenue from January to March 2025")).toContain("not a range between two")
+    // A range between two periods runs from the first's start to the second's end, the first in the
+    // second's year when it names none.
+    expect(window("Revenue between January and March 2025")).toEqual({
+      from: "2025-01-01",
+      to: "2025-04-01",
+      label: "from January 2025 to March 2025"
+    })
+    expect(window("Revenue from 2024-03-05 to 2024-03-09")).toMatchObject({ from: "2024-03-05", to: "2024-03-10" })
+    expect(unreadable("Revenue between May and March 2025")).toContain("starts (May 2025) after it ends (March 2025)")
     expect(unreadable("Revenue in 2025 before March")).toContain("one period at a time")
     expect(unreadable("Revenue for Q4 vs Q3 2025")).toContain("two to compare")
     // Part of a period was answered for all of it; its word is no name either ("late", "mid-").

@@ -269,3 +269,26 @@ describe("follow-ups", () => {
     }
   )
 })
+
+describe("words", () => {
+  const queryOf = (question: string) => (Reader.read(question, semantic, now) as Reader.Read).query
+  it("spells out contractions and short forms, and places the words that mean a count is distinct", () => {
+    expect(Words.normalize("They're what's haven't won't CNT")).toBe("they are what have not will not count")
+    expect(queryOf("what's the cnt of orders by channel")).toEqual({ metrics: ["orders"], dimensions: ["channel"] })
+    expect(queryOf("how many orders have we handled altogether")).toEqual({ metrics: ["orders"] })
+    expect(queryOf("how many different orders last year")).toMatchObject({ metrics: ["orders"] })
+    // "Not" is read as a word to place, never skipped: it would answer the opposite question.
+    expect(Reader.read("which regions haven't had orders", semantic, now)).toMatchObject({
+      lookup: [expect.objectContaining({ word: "not" })]
+    })
+    // A verb of money asks for money, even where the words would list the regions.
+    expect(queryOf("what they're spending by region")).toEqual({ metrics: ["revenue"], dimensions: ["region"] })
+  })
+
+  it("reads a range between two periods", () => {
+    expect(queryOf("revenue between march and may last year")).toEqual({
+      metrics: ["revenue"],
+      time: { start: "2025-03-01", end: "2025-06-01" }
+    })
+  })
+})

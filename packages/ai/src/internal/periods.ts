@@ -72,14 +72,17 @@ const someOf = new RegExp(
 )
 
 /** A period's label without its preposition: "in March 2025" → "March 2025". */
+// The words that name a year: what the first end of a range takes from the second.
+const yearWords = /\b(?:last year|this year|previous year|(?:19|20)\d{2})\b/
+
 const bare = (window: Window) => window.label.replace(/^(?:in|on) /, "")
 
 /**
  * Reads a time window, as `periodOf` does, or a range around a period: "since March 2025" and
  * "after 2024" run to today, "before 2025" and "until Q2 2025" from the first row. A range between
- * two periods ("between January and March 2025"), two periods compared ("Q4 vs Q3 2025"), or a
- * range and a period ("in 2025 before March"), is not read: answered as one of its ends, it was
- * another question.
+ * two periods ("between January and March 2025") runs from the first's start to the second's end.
+ * Two periods compared ("Q4 vs Q3 2025"), or a range and a period ("in 2025 before March"), is not
+ * read: answered as one of its ends, it was another question.
  */
 export const windowOf = (question: string, now: Date): Window | Unreadable | undefined => {
   const q = question.toLowerCase()
@@ -93,9 +96,26 @@ export const windowOf = (question: string, now: Date): Window | Unreadable | und
   }
   // "February 30" is no day; its year alone was read.
   if (dayOf(q, now) === null) return { unreadable: "the day the question names is not in the calendar" }
-  // Two periods, each read as "in …" (which a month alone needs): "from web and store in 2025" is none.
-  const two = /\b(?:between|from)\s+(.+?)\s+(?:and|to|until|till|through)\s+(.+)/.exec(q) ??
-    /^(.+?)\s+(?:vs\.?|versus|compared (?:to|with)|against)\s+(.+)/.exec(q)
+  // A range between two periods, each read as "in …" (which a month alone needs), the first in the
+  // second's year when it names none ("between March and May last year"): from the start of the
+  // first to the end of the second. "From web and store in 2025" names no period on its left.
+  const between = /\b(?:between|from)\s+(.+?)\s+(?:and|to|until|till|through)\s+(.+)/.exec(q)
+  if (between !== null) {
+    const year = yearWords.exec(between[2]!)?.[0]
+    const first = periodOf(
+      `in ${between[1]}${year === undefined || yearWords.test(between[1]!) ? "" : ` ${year}`}`,
+      now
+    )
+    const last = periodOf(`in ${between[2]}`, now)
+    if (first?.from !== undefined && last?.to !== undefined) {
+      if (first.from >= last.to) {
+        return { unreadable: `the range starts (${bare(first)}) after it ends (${bare(last)})` }
+      }
+      return { from: first.from, to: last.to, label: `from ${bare(first)} to ${bare(last)}` }
+    }
+  }
+  // Two periods to compare, each read as "in …".
+  const two = /^(.+?)\s+(?:vs\.?|versus|compared (?:to|with)|against)\s+(.+)/.exec(q)
   if (two !== null && periodOf(`in ${two[1]}`, now) !== undefined && periodOf(`in ${two[2]}`, now) !== undefined) {
     return {
       unreadable: "I read one period, or a range that starts or ends with one (\"since March 2025\", " +

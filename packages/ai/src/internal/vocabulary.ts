@@ -88,6 +88,7 @@ export const shortForms: ReadonlyMap<string, string> = new Map([
   ["qtys", "quantity"],
   ["avg", "average"],
   ["amt", "amount"],
+  ["cnt", "count"],
   ["yr", "year"],
   ["yrs", "years"],
   ["yoy", "year over year"],

@@ -145,6 +145,9 @@ const valuesFound = (found: ReadonlyArray<Found>) => {
   return values
 }
 
+// The verbs of money that a list ("what do we buy") never takes.
+const spendVerbs = new Set([...Words.moneyVerbs].filter((stem) => !/^(?:buy|bought|purchas)/.test(stem)))
+
 /**
  * A normalized question (`Words.normalize`) to read against one connector's model, with what the
  * lookups so far found (those of other connectors are left out).
@@ -167,7 +170,9 @@ export const question = (
     vocabulary: foundValues.length === 0 ? modelVocabulary : Vocabulary.withValues(modelVocabulary, foundValues),
     found,
     foundValues,
-    listed: Words.listing.test(text) && !Words.counting.test(text),
+    // "What they are spending by region" asks for money, not a list of regions.
+    listed: Words.listing.test(text) && !Words.counting.test(text) &&
+      !Vocabulary.wordsOf(text).some((word) => spendVerbs.has(Vocabulary.stem(word))),
     when: Words.whenAsked.test(text)
       ? Words.lastWords.test(text) ? "last" : Words.firstWords.test(text) ? "first" : ""
       : undefined,

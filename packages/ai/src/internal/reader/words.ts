@@ -21,7 +21,10 @@ export const fillers = stems([
   "breakdown break broken down split grouped group into among between far anything everything here sum summed",
   "make made makes making earn earned earns earning bring brought generate generated spend spent spending pay paid",
   "sell sold selling sells buy bought buying purchase purchased come came comes out into under within during current",
-  "kind type like whole entire place placed &"
+  "kind type like whole entire place placed &",
+  // "How many orders have we handled altogether", "how many different customers": a count is of
+  // distinct things already.
+  "altogether combined handle handled handling process processed different distinct individual unique separate"
 ])
 
 /** "The shop", "the company": the business asking, which every figure is of already. */
@@ -40,7 +43,8 @@ export const sellVerbs = stems(["sell sold selling"])
 
 /** Verbs of money: "what did Europe spend" measures revenue. */
 export const moneyVerbs = stems([
-  "make made earn earned bring brought generate generated spend spent buy bought purchase purchased"
+  "make made making earn earned earning bring brought bringing generate generated generating spend spent spending",
+  "buy bought purchase purchased"
 ])
 
 /** Words that rank from the top. */
@@ -70,9 +74,25 @@ export const whenAsked = /^\s*when\b/
 export const lastWords = /\b(?:last|latest|most recent|newest|recent|final)\b/
 export const firstWords = /\b(?:first|earliest|oldest)\b/
 
-/** The question as words: short forms spelt out, apostrophes and currency signs read. */
+// Contractions spelt out: "haven't" is "have not" (a "not" that a reading must place, not skip),
+// "they're" is "they are".
+const contractions: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\bwon't\b/g, "will not"],
+  [/\bcan't\b/g, "can not"],
+  [/n't\b/g, " not"],
+  [/'re\b/g, " are"],
+  [/'ve\b/g, " have"],
+  [/'ll\b/g, " will"],
+  [/'d\b/g, " would"],
+  [/\bi'm\b/g, "i am"]
+]
+
+/** The question as words: short forms and contractions spelt out, apostrophes and currency signs read. */
 export const normalize = (question: string): string =>
-  question.replace(/[’‘]/g, "'").replace(/\$/g, " dollars ").replace(/#/g, " number ").replace(/'s\b/g, "")
+  contractions.reduce(
+    (text, [pattern, long]) => text.replace(pattern, long),
+    question.replace(/[’‘]/g, "'").toLowerCase()
+  ).replace(/\$/g, " dollars ").replace(/#/g, " number ").replace(/'s\b/g, "")
     .split(/(\s+)/).map((part) => {
       const bare = part.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "")
       const long = Vocabulary.shortForms.get(bare)
