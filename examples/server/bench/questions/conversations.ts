@@ -21,7 +21,7 @@ export interface Conversation {
 export const conversations = (lastYear: number): ReadonlyArray<Conversation> => {
   const LY = lastYear
   const PY = LY - 1
-  const { inYear, lines, notCancelled, toCategory, toRegion } = sqlOf(lastYear)
+  const { inYear, lines, notCancelled, toCategory, toRegion } = sqlOf()
   const toCustomer = "JOIN customers c ON c.id = o.customer_id"
   const measures = {
     revenue: "SUM(i.line_total)",
