@@ -696,6 +696,80 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     expect(provider.requests[asked].tools.map((t: any) => t.function.name)).toContain("run_sql")
   })
 
+  it("query_metrics refines an earlier answer's query by its cell (based_on), which the refining cell records", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const seen = provider.requests.length
+    const earlierOf = (request: any) => {
+      const json = /```json\n([\s\S]*?)\n```/.exec(request.messages[0].content)?.[1]
+      return json === undefined ? [] : JSON.parse(json)
+    }
+    const period = { start: `${lastYear}-01-01`, end: `${lastYear + 1}-01-01` }
+    script = (request, index) =>
+      index === seen
+        ? {
+          toolCalls: [{
+            name: "query_metrics",
+            arguments: { connector_id: connectorId, metrics: ["revenue"], dimensions: ["channel"], time: period }
+          }]
+        }
+        : index === seen + 2
+        ? {
+          toolCalls: [{
+            name: "query_metrics",
+            arguments: { connector_id: connectorId, based_on: earlierOf(request)[0].cell_id, dimensions: ["region"] }
+          }]
+        }
+        : { text: "Done." }
+    const chats = async (json: unknown) => {
+      const response = await server().request("/v2/chats/stream", { method: "POST", key: org.key, json })
+      expect(response.status).toBe(200)
+      return readEvents(response)
+    }
+    const first = await chats({ question: "Revenue per channel last year", connector_ids: [connectorId] })
+    const chatId = first[0]!.data.chat_id
+    const firstCell = first.filter((e) => e.data.type === "cell").map((e) => e.data.cell).at(-1)
+    expect(firstCell.semantic_query).toEqual({ metrics: ["revenue"], dimensions: ["channel"], time: period })
+    const asked = provider.requests.length
+    const second = await chats({ question: "and by region?", chat_id: chatId })
+    expect(earlierOf(provider.requests[asked])[0]).toMatchObject({
+      cell_id: firstCell.id,
+      semantic_query: { metrics: ["revenue"], dimensions: ["channel"] }
+    })
+    const cell = second.filter((e) => e.data.type === "cell").map((e) => e.data.cell).at(-1)
+    expect(cell).toMatchObject({
+      status: "completed",
+      based_on_cell_id: firstCell.id,
+      semantic_query: { metrics: ["revenue"], dimensions: ["region"], time: period }
+    })
+    const table = second.find((e) => e.data.type === "asset" && e.data.asset.type === "table")!.data.asset
+    const expected = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT r.name, round(sum(oi.line_total)::numeric, 2) FROM order_items oi JOIN orders o ON o.id = oi.order_id
+       JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
+       WHERE ${notCancelled} AND o.ordered_at >= '${period.start}' AND o.ordered_at < '${period.end}'
+       GROUP BY 1 ORDER BY 2 DESC`
+    )
+    expect(JSON.parse(table.content).rows.map((row: Array<unknown>) => [row[0], Number(row[1]).toFixed(2)])).toEqual(
+      expected.rows.map((row) => [row[0], Number(row[1]).toFixed(2)])
+    )
+    // A cell that is no semantic query of this chat is refused, and the model is told why.
+    const third = provider.requests.length
+    script = (_, index) =>
+      index === third
+        ? {
+          toolCalls: [{
+            name: "query_metrics",
+            arguments: { connector_id: connectorId, based_on: crypto.randomUUID(), dimensions: ["region"] }
+          }]
+        }
+        : { text: "Done." }
+    await chats({ question: "and by category?", chat_id: chatId })
+    expect(provider.requests[third + 1].messages.at(-1).content).toMatch(/^error: based_on: .* is not the cell/)
+  })
+
   it("a CSV download neutralises cells a spreadsheet would run as formulas, and keeps numbers", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)

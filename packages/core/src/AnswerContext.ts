@@ -292,7 +292,8 @@ export const make = (limits: Limits) =>
           queryTimeoutMillis: limits.queryTimeoutMillis,
           search,
           python,
-          sandboxId
+          sandboxId,
+          earlier: input.started.earlier
         })
         // A fingerprint, never the attributes: the caller's audience.
         const audience = Policy.audienceOf(principal)

@@ -148,6 +148,8 @@ export interface RunContext {
   readonly python: Sandboxes.Sandboxes.Service | undefined
   /** The chat's sandbox, when the question's uploads started it. */
   readonly sandboxId: SandboxId | undefined
+  /** The chat's earlier answers: the queries `query_metrics` may refine with `based_on`. */
+  readonly earlier: ReadonlyArray<LanguageModel.EarlierAnswer>
 }
 
 /**
@@ -189,6 +191,14 @@ export const make = (services: Services, context: RunContext): Handlers => {
   ]
   let sandboxId = context.sandboxId
   let lastResult: LastResult | undefined
+  // The semantic queries `based_on` may name: the earlier answers', then this run's own.
+  const refinable = new Map<string, { readonly connectorId: number; readonly query: SemanticQuery.SemanticQuery }>(
+    context.earlier.flatMap((answer) =>
+      answer.cell_id !== undefined && answer.semantic_query !== undefined && answer.connector_id !== undefined
+        ? [[answer.cell_id, { connectorId: answer.connector_id, query: answer.semantic_query }]]
+        : []
+    )
+  )
   let queries = 0
   const charts: Array<{ readonly title: string; readonly spec: unknown }> = []
 
@@ -249,6 +259,11 @@ export const make = (services: Services, context: RunContext): Handlers => {
   ) =>
     Effect.gen(function*() {
       const cell = yield* newCell(type, { query: sql, connector_id: connector.record.id, ...fields })
+      // A semantic query can be refined later in the run, by its cell's id, which the model is told.
+      const refinableCell = fields.semantic_query === undefined ? {} : { cell_id: cell.id }
+      if (fields.semantic_query !== undefined) {
+        refinable.set(cell.id, { connectorId: connector.record.id, query: fields.semantic_query })
+      }
       const started = yield* Clock.currentTimeMillis
       const result = yield* Effect.either(runtime.query(connector.record, {
         sql,
@@ -300,6 +315,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
       }, assets)
       return ToolResult.data({
         ...preamble,
+        ...refinableCell,
         columns: names,
         rows: rows.slice(0, modelRows),
         row_count: rows.length,
@@ -333,7 +349,21 @@ export const make = (services: Services, context: RunContext): Handlers => {
     const connector = connectors.find((c) => c.record.id === args.connector_id)
     if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
     if (Either.isLeft(connector.semantic)) return Effect.succeed(ToolResult.failed(connector.semantic.left))
-    const { connector_id: _, ...query } = args
+    const { based_on, connector_id: _, ...given } = args
+    // The query refined, with each field given in its place.
+    const base = based_on === undefined ? undefined : refinable.get(based_on)
+    if (based_on !== undefined && (base === undefined || base.connectorId !== args.connector_id)) {
+      return Effect.succeed(ToolResult.failed(
+        `based_on: ${based_on} is not the cell of a semantic query on connector ${args.connector_id} in this ` +
+          "chat's earlier answers or this answer",
+        "invalid"
+      ))
+    }
+    const metrics = given.metrics ?? base?.query.metrics
+    if (metrics === undefined) {
+      return Effect.succeed(ToolResult.failed("metrics: required without based_on", "invalid"))
+    }
+    const query: SemanticQuery.SemanticQuery = { ...base?.query, ...given, metrics }
     return Either.match(
       SemanticLayer.plan(principal, connector.record, connector.semantic.right, { _tag: "Metrics", query }),
       {
@@ -341,7 +371,9 @@ export const make = (services: Services, context: RunContext): Handlers => {
         onRight: (planned) =>
           executeQuery(connector, "sql", planned.sql, planned.params, {
             reading: planned.compiled.reading,
-            ...trustedCell(planned.trusted)
+            ...trustedCell(planned.trusted),
+            semantic_query: query,
+            ...(based_on === undefined ? {} : { based_on_cell_id: based_on })
           }, { reading: planned.compiled.reading.text })
       }
     )

@@ -10,7 +10,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as ChartSpec from "./ChartSpec.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
-import { ConnectorId } from "./Ids.js"
+import { CellId, ConnectorId } from "./Ids.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 
@@ -72,7 +72,15 @@ const nonEmpty = (what: string) =>
  */
 export const QueryMetricsArguments = Schema.Struct({
   connector_id: ConnectorId.annotations({ description: "The connector whose semantic model to query" }),
-  ...SemanticQuery.SemanticQuery.fields
+  based_on: Schema.optional(CellId.annotations({
+    description: "The cell_id of an earlier answer's query (see the earlier answers) that this query refines: " +
+      "its query is taken, and each field given here replaces that field"
+  })),
+  ...SemanticQuery.SemanticQuery.fields,
+  metrics: Schema.optional(SemanticQuery.SemanticQuery.fields.metrics.annotations({
+    description: "Names of the model's metrics; none lists the distinct values of the dimensions. Required " +
+      "without based_on"
+  }))
 })
 
 /**

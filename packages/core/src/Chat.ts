@@ -184,7 +184,11 @@ const cellFields = {
   /** How a semantic query read the question (the metric and its definition, dimensions, filters, period, order). */
   reading: Schema.optional(SemanticQuery.Reading),
   /** The reviewed definition the result was computed from: a trusted answer. */
-  trusted_source: Schema.optional(SemanticQuery.TrustedSource)
+  trusted_source: Schema.optional(SemanticQuery.TrustedSource),
+  /** The semantic query the step ran (`query_metrics`): what a follow-up refines with `based_on`. */
+  semantic_query: Schema.optional(SemanticQuery.SemanticQuery),
+  /** The earlier cell whose semantic query this one refined (`query_metrics` with `based_on`). */
+  based_on_cell_id: Schema.optional(CellId)
 }
 
 /**

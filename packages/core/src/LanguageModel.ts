@@ -17,6 +17,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SemanticModel from "./SemanticModel.js"
+import * as SemanticQuery from "./SemanticQuery.js"
 
 /**
  * Who speaks in a message.
@@ -119,6 +120,10 @@ export type SemanticContext = typeof SemanticContext.Type
  */
 export const EarlierAnswer = Schema.Struct({
   question: Schema.String,
+  /** The cell of its last table's query: what `query_metrics` refines with `based_on`. */
+  cell_id: Schema.optional(Schema.String),
+  /** That query, when it was a semantic query. */
+  semantic_query: Schema.optional(SemanticQuery.SemanticQuery),
   /** The reading of its last table's query, when it ran a semantic query. */
   reading: Schema.optional(Schema.String),
   /** That query's SQL. */

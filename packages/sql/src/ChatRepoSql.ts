@@ -88,7 +88,9 @@ export const CellFromRow = Schema.transform(
     dataframe_preview: RowSql.nullable(Schema.String),
     execution_time_ms: RowSql.nullable(CellRecord.fields.execution_time_ms.from),
     reading: RowSql.nullable(CellRecord.fields.reading.from),
-    trusted_source: RowSql.nullable(CellRecord.fields.trusted_source.from)
+    trusted_source: RowSql.nullable(CellRecord.fields.trusted_source.from),
+    semantic_query: RowSql.nullable(CellRecord.fields.semantic_query.from),
+    based_on_cell_id: RowSql.nullable(CellId)
   }),
   Schema.typeSchema(CellRecord),
   { strict: true, decode: (row) => TrustedSchema.make(CellRecord, row), encode: (cell) => cell }
@@ -140,11 +142,13 @@ const cellFields = [
   "dataframe_preview",
   "execution_time_ms",
   "reading",
-  "trusted_source"
+  "trusted_source",
+  "semantic_query",
+  "based_on_cell_id"
 ] as const
 type CellField = typeof cellFields[number]
 // The cell's JSON columns, which go as their JSON text (`RowSql.values`).
-const cellJsonFields: ReadonlyArray<CellField> = ["reading", "trusted_source"]
+const cellJsonFields: ReadonlyArray<CellField> = ["reading", "trusted_source", "semantic_query"]
 
 /**
  * The chat repository over the `SqlClient` in context.
@@ -177,7 +181,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
     const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, provenance, created_at")
     const cellColumns = sql.literal(
       "id, organization_id, chat_id, type, status, created_at, error, role, content, code, query, connector_id, " +
-        "output, dataframe_preview, execution_time_ms, reading, trusted_source"
+        "output, dataframe_preview, execution_time_ms, reading, trusted_source, semantic_query, based_on_cell_id"
     )
     // `size_bytes` is a bigint, which `pg` returns as a string: float8 is exact for any file size.
     const assetColumns = sql.literal(
@@ -346,14 +350,16 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
                  ${c.content ?? null}::text, ${c.code ?? null}::text, ${c.query ?? null}::text,
                  ${c.connector_id ?? null}::integer, ${c.output ?? null}::text[],
                  ${c.dataframe_preview ?? null}::text, ${c.execution_time_ms ?? null}::integer,
-                 ${c.reading ?? null}::text::jsonb, ${c.trusted_source ?? null}::text::jsonb
+                 ${c.reading ?? null}::text::jsonb, ${c.trusted_source ?? null}::text::jsonb,
+                 ${c.semantic_query ?? null}::text::jsonb, ${c.based_on_cell_id ?? null}::uuid
           FROM ${sql.literal(from)}
           ON CONFLICT (id) DO UPDATE SET
             type = excluded.type, status = excluded.status, created_at = excluded.created_at,
             error = excluded.error, role = excluded.role, content = excluded.content, code = excluded.code,
             query = excluded.query, connector_id = excluded.connector_id, output = excluded.output,
             dataframe_preview = excluded.dataframe_preview, execution_time_ms = excluded.execution_time_ms,
-            reading = excluded.reading, trusted_source = excluded.trusted_source
+            reading = excluded.reading, trusted_source = excluded.trusted_source,
+            semantic_query = excluded.semantic_query, based_on_cell_id = excluded.based_on_cell_id
           WHERE cell.organization_id = excluded.organization_id AND cell.chat_id = excluded.chat_id`
 
     // A batch of a run's events, appended right after the log's last event, while the chat is running

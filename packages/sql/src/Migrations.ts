@@ -41,6 +41,7 @@ import { migration as migration0027SandboxRunners } from "./internal/migrations/
 import { migration as migration0028Audiences } from "./internal/migrations/0028_audiences.js"
 import { migration as migration0029SpentRefreshHashes } from "./internal/migrations/0029_spent_refresh_hashes.js"
 import { migration as migration0030ChatConnectors } from "./internal/migrations/0030_chat_connectors.js"
+import { migration as migration0031CellRefinements } from "./internal/migrations/0031_cell_refinements.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -158,7 +159,8 @@ export const migrations = (
   "0027_sandbox_runners": migration0027SandboxRunners(prefix),
   "0028_audiences": migration0028Audiences(prefix),
   "0029_spent_refresh_hashes": migration0029SpentRefreshHashes(prefix),
-  "0030_chat_connectors": migration0030ChatConnectors(prefix)
+  "0030_chat_connectors": migration0030ChatConnectors(prefix),
+  "0031_cell_refinements": migration0031CellRefinements(prefix)
 })
 
 /**

@@ -49,6 +49,8 @@ export const read = (
       const query = Option.getOrUndefined(cell)
       earlier.push({
         question: question.content,
+        cell_id: table.cell_id,
+        ...(query?.semantic_query === undefined ? {} : { semantic_query: query.semantic_query }),
         ...(query?.reading === undefined ? {} : { reading: query.reading.text }),
         ...(query?.query === undefined ? {} : { sql: query.query }),
         ...(query?.connector_id === undefined ? {} : { connector_id: query.connector_id }),

@@ -674,7 +674,16 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
           dataframe_preview: "a | b\n1 | 2",
           execution_time_ms: 1534,
           role: "assistant",
-          content: "Tried a query"
+          content: "Tried a query",
+          semantic_query: {
+            metrics: ["revenue"],
+            dimensions: ["channel"],
+            time: { grain: "month", start: "2025-01-01", end: "2026-01-01" },
+            filters: [{ dimension: "region", operator: "in", values: ["Europe", "APAC"] }],
+            order: [{ by: "revenue", direction: "desc" }],
+            limit: 5
+          },
+          based_on_cell_id: earlier.id
         })
         yield* repo.upsertCell(finished)
         expect(Option.map(yield* repo.getCell(org.id, record.id, started.id), encodeCell)).toEqual(
