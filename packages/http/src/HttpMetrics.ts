@@ -22,6 +22,7 @@ import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as NodeCrypto from "node:crypto"
+import type { Metric as PromMetric } from "prom-client"
 
 /**
  * Whether the request fibers record request metrics (off: nothing is recorded per request).
@@ -173,59 +174,71 @@ export const record = (url: string, status: number, seconds: number): Effect.Eff
 
 // Prometheus names: letters, digits, `_` and `:`.
 const nameOf = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_")
-const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
-const labelsOf = (pair: MetricPair.MetricPair.Untyped, extra: ReadonlyArray<readonly [string, string]> = []) => {
-  const labels = [...pair.metricKey.tags.map((tag) => [tag.key, tag.value] as const), ...extra]
-  return labels.length === 0 ? "" : `{${labels.map(([k, v]) => `${nameOf(k)}="${escape(v)}"`).join(",")}}`
+const labelsOf = (pair: MetricPair.MetricPair.Untyped, extra: ReadonlyArray<readonly [string, string]> = []) =>
+  Object.fromEntries([...pair.metricKey.tags.map((tag) => [nameOf(tag.key), tag.value] as const), ...extra])
+const number = (value: number | bigint) => typeof value === "bigint" ? Number(value) : value
+const boundary = (value: number) => Number.isFinite(value) ? String(value) : value > 0 ? "+Inf" : "-Inf"
+
+/** One family of the exposition, as prom-client's registry reads a metric (`get`). */
+interface Family {
+  readonly name: string
+  readonly help: string
+  readonly type: "counter" | "gauge" | "histogram"
+  readonly aggregator: "sum"
+  readonly values: Array<{ value: number; labels: Record<string, string>; metricName?: string }>
 }
-const number = (value: number | bigint) =>
-  typeof value === "bigint" ? value.toString() : Number.isFinite(value) ? String(value) : value > 0 ? "+Inf" : "-Inf"
 
 /**
  * The Prometheus text exposition (version 0.0.4) of metric pairs: counters, gauges and histograms
- * (frequencies and summaries are left out).
+ * (frequencies and summaries are left out), written by prom-client's registry from a snapshot of
+ * Effect's metrics, so that the format (escaping, `+Inf`, families) is a maintained writer's.
  *
  * @since 0.1.0
  * @category utils
  */
-export const prometheusText = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
-  const families = new Map<string, { type: string; help: string; lines: Array<string> }>()
-  for (const pair of pairs) {
-    const name = nameOf(pair.metricKey.name)
-    const state: unknown = pair.metricState
-    const type = MetricState.isCounterState(state)
-      ? "counter"
-      : MetricState.isGaugeState(state)
-      ? "gauge"
-      : MetricState.isHistogramState(state)
-      ? "histogram"
-      : undefined
-    if (type === undefined) continue
-    const family = families.get(name) ?? {
-      type,
-      help: Option.getOrElse(pair.metricKey.description, () => name),
-      lines: []
-    }
-    families.set(name, family)
-    if (MetricState.isCounterState(state) || MetricState.isGaugeState(state)) {
-      family.lines.push(
-        `${name}${labelsOf(pair)} ${number(MetricState.isCounterState(state) ? state.count : state.value)}`
-      )
-    } else if (MetricState.isHistogramState(state)) {
-      for (const [boundary, count] of state.buckets) {
-        family.lines.push(`${name}_bucket${labelsOf(pair, [["le", number(boundary)]])} ${count}`)
+export const prometheusText = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Effect.Effect<string> =>
+  Effect.promise(async () => {
+    // A CommonJS module: where it is bundled, its exports are the namespace's default.
+    const loaded = await import("prom-client")
+    const { Registry } = typeof loaded.Registry === "function"
+      ? loaded
+      : (loaded as unknown as { readonly default: typeof loaded }).default
+    const families = new Map<string, Family>()
+    for (const pair of pairs) {
+      const name = nameOf(pair.metricKey.name)
+      const state: unknown = pair.metricState
+      const type = MetricState.isCounterState(state)
+        ? "counter"
+        : MetricState.isGaugeState(state)
+        ? "gauge"
+        : MetricState.isHistogramState(state)
+        ? "histogram"
+        : undefined
+      if (type === undefined) continue
+      const family = families.get(name) ??
+        { name, help: Option.getOrElse(pair.metricKey.description, () => name), type, aggregator: "sum", values: [] }
+      families.set(name, family)
+      if (MetricState.isCounterState(state) || MetricState.isGaugeState(state)) {
+        family.values.push({
+          value: number(MetricState.isCounterState(state) ? state.count : state.value),
+          labels: labelsOf(pair)
+        })
+      } else if (MetricState.isHistogramState(state)) {
+        const bucket = (le: string, value: number) =>
+          family.values.push({ value, labels: labelsOf(pair, [["le", le]]), metricName: `${name}_bucket` })
+        for (const [edge, count] of state.buckets) bucket(boundary(edge), count)
+        if (!state.buckets.some(([edge]) => edge === Number.POSITIVE_INFINITY)) bucket("+Inf", state.count)
+        family.values.push({ value: state.sum, labels: labelsOf(pair), metricName: `${name}_sum` })
+        family.values.push({ value: state.count, labels: labelsOf(pair), metricName: `${name}_count` })
       }
-      if (!state.buckets.some(([boundary]) => boundary === Number.POSITIVE_INFINITY)) {
-        family.lines.push(`${name}_bucket${labelsOf(pair, [["le", "+Inf"]])} ${state.count}`)
-      }
-      family.lines.push(`${name}_sum${labelsOf(pair)} ${number(state.sum)}`)
-      family.lines.push(`${name}_count${labelsOf(pair)} ${state.count}`)
     }
-  }
-  return [...families.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, family]) =>
-    [`# HELP ${name} ${family.help.replace(/\n/g, " ")}`, `# TYPE ${name} ${family.type}`, ...family.lines].join("\n")
-  ).join("\n") + "\n"
-}
+    const registry = new Registry()
+    for (const family of [...families.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      // A metric as the registry reads it: its `get` gives the family's values, already counted.
+      registry.registerMetric({ ...family, get: () => Promise.resolve(family) } as unknown as PromMetric<string>)
+    }
+    return registry.metrics()
+  })
 
 /**
  * The scrape token of `GET /metrics`; the route is served only where it is provided.
@@ -266,7 +279,7 @@ export const route: Layer.Layer<never> = HttpApiBuilder.Router.use((router) =>
             headers: { "www-authenticate": "Bearer realm=\"metrics\"" }
           })
         }
-        return HttpServerResponse.text(prometheusText(yield* Metric.snapshot), {
+        return HttpServerResponse.text(yield* prometheusText(yield* Metric.snapshot), {
           contentType: "text/plain; version=0.0.4; charset=utf-8",
           headers: { "cache-control": "no-store" }
         })

@@ -40,8 +40,9 @@ describe("HttpMetrics", () => {
       yield* Metric.set(gauge, 7)
       const histogram = Metric.histogram(`${name}_seconds`, MetricBoundaries.fromIterable([0.1, 1]))
       for (const value of [0.05, 0.5, 0.7, 5]) yield* Metric.update(histogram, value)
-      const text = HttpMetrics.prometheusText(yield* Metric.snapshot)
-      expect(text).toContain(`# HELP ${name}_total Things counted\n# TYPE ${name}_total counter\n`)
+      const text = yield* HttpMetrics.prometheusText(yield* Metric.snapshot)
+      // A new line in the help is written as the format escapes it.
+      expect(text).toContain(`# HELP ${name}_total Things\\ncounted\n# TYPE ${name}_total counter\n`)
       expect(text).toContain(`${name}_total{kind="a \\"quoted\\" one"} 3\n`)
       expect(text).toContain(`# TYPE ${name}_gauge gauge\n${name}_gauge 7\n`)
       expect(text).toContain(`${name}_seconds_bucket{le="0.1"} 1\n`)
