@@ -686,6 +686,7 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     const expected = await handSql(server(), org, connectorId, sql)
     expect(JSON.parse(json!)).toEqual([{
       question: "Orders per channel",
+      cell_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       sql,
       connector_id: connectorId,
       columns: ["channel", "n"],
@@ -856,9 +857,10 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     // Declared from its Effect schema: the JSON Schema names every field of a semantic query.
     const tool = first.tools.find((t: any) => t.function.name === "query_metrics").function
     expect(Object.keys(tool.parameters.properties)).toEqual(
-      ["connector_id", "metrics", "dimensions", "time", "filters", "segments", "order", "limit"]
+      ["connector_id", "based_on", "metrics", "dimensions", "time", "filters", "segments", "order", "limit"]
     )
-    expect(tool.parameters.required).toEqual(["connector_id", "metrics"])
+    // Metrics may come from the query it refines (`based_on`).
+    expect(tool.parameters.required).toEqual(["connector_id"])
     expect(JSON.stringify(tool.parameters)).not.toContain("$ref")
     // The prompt carries the model, the relevant part first, and offers the verified query like the question.
     expect(first.messages[0].content).toContain("## Semantic models")
