@@ -199,6 +199,7 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
     )
   }
   if ("declined" in read) return reply(`I can't answer this: ${read.declined}.`)
+  if ("clarify" in read) return clarifying(request, messages.slice(asked + 1), turn, read)
   if ("lookup" in read) {
     return LanguageModel.callTools(...read.lookup.map((search, i) => ({
       id: `offline_${turn + 1}_${i}`,
@@ -234,6 +235,38 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
     chart: read.query.metrics.length > 0 && read.when === undefined,
     say: (result) => `${readAnswer(read, result)}${years === undefined ? "" : whereTheDataIs(read, years)}`
   }, main)
+}
+
+/**
+ * A question that could mean several things: asked back with `ask_clarification` (each choice a
+ * complete question), then said in a sentence with the choices. A run with no one to answer (no
+ * such tool) declines, saying what is unclear; it never picks a choice itself.
+ */
+const clarifying = (
+  request: LanguageModel.GenerateRequest,
+  // The messages of this answer, after its question.
+  since: ReadonlyArray<LanguageModel.Message>,
+  turn: number,
+  read: Reader.Clarify
+): ReadonlyArray<LanguageModel.Part> => {
+  const { choices, declined, question } = read.clarify
+  if (!(request.tools?.some((tool) => tool.name === "ask_clarification") ?? false)) {
+    return reply(`I can't answer this: ${declined}.`)
+  }
+  const asked = since.flatMap((m) => m.toolCalls ?? []).find((c) => c.name === "ask_clarification")
+  const result = resultFor(since, asked)
+  if (asked === undefined || result === undefined) {
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "ask_clarification",
+      arguments: { question, choices }
+    })
+  }
+  const failure = failureOf(result)
+  if (failure !== undefined) return reply(`I can't answer this: ${declined}.`)
+  return reply(`${question} ${
+    choices.map((choice, i) => `(${i + 1}) ${choice.label}`).join(", ")
+  }: pick one, or ask in your own words.`)
 }
 
 /**

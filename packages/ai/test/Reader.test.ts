@@ -174,11 +174,11 @@ describe("Reader", () => {
       identifiers: ["customer_number"]
     })
     // A word of one name only (as a whole word) is that name, said as taken; of several, the question
-    // says which.
+    // asks which (Clarifications.test.ts).
     expect(readFinding("orders from priya", { priya: { customer: ["Priya Okafor", "Priyanka Shah"] } }))
       .toMatchObject({ query: { filters: [{ values: ["Priya Okafor"] }] }, corrections: [["priya", "Priya Okafor"]] })
-    expect(readFinding("orders from okafor", { okafor: { customer: ["Priya Okafor", "Sam Okafor"] } })).toEqual({
-      declined: "\"okafor\" is part of \"Priya Okafor\" or \"Sam Okafor\": say which"
+    expect(readFinding("orders from okafor", { okafor: { customer: ["Priya Okafor", "Sam Okafor"] } })).toMatchObject({
+      clarify: { choices: [{ label: "Priya Okafor" }, { label: "Sam Okafor" }] }
     })
     expect(readFinding("revenue from atlantis")).toEqual({
       declined: expect.stringMatching(/"atlantis" picks out .* and no customer in the data is called so/)

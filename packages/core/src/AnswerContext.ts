@@ -19,6 +19,7 @@ import { AssetStore } from "./AssetStore.js"
 import * as Audience from "./Audience.js"
 import * as ChartRenderer from "./ChartRenderer.js"
 import type * as Chat from "./Chat.js"
+import type * as Clarification from "./Clarification.js"
 import type * as ChatEvent from "./ChatEvent.js"
 import * as ChatRuns from "./ChatRuns.js"
 import type * as Chats from "./Chats.js"
@@ -125,6 +126,8 @@ export interface Input {
   readonly emit: (event: ChatEvent.ChatEvent) => Effect.Effect<void>
   /** Where `write_report` hands its report. */
   readonly onReport: (report: AnswerHandlers.WrittenReport) => void
+  /** Where `ask_clarification` hands what it asked. */
+  readonly onClarification: (clarification: Clarification.Clarification) => void
 }
 
 /**
@@ -285,6 +288,9 @@ export const make = (limits: Limits) =>
           source: asked.source,
           report: asked.report === true,
           onReport: input.onReport,
+          // Only a person can answer a clarification: a playbook, an agent or an evaluation cannot.
+          clarify: asked.report !== true && (asked.source === undefined || asked.source === "api" || asked.source === "ui"),
+          onClarification: input.onClarification,
           connectors,
           files,
           clientAttributesJson,

@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import type { RunConnector } from "./AnswerPrompt.js"
 import {
+  askClarificationTool,
   createChartTool,
   decodeArguments,
   lastResultDataframe,
@@ -42,6 +43,7 @@ import type { AssetStore } from "./AssetStore.js"
 import type * as ChartRenderer from "./ChartRenderer.js"
 import * as ChartSpec from "./ChartSpec.js"
 import * as Chat from "./Chat.js"
+import * as Clarification from "./Clarification.js"
 import type * as ChatEvent from "./ChatEvent.js"
 import type * as ChatRuns from "./ChatRuns.js"
 import type * as Chats from "./Chats.js"
@@ -138,6 +140,9 @@ export interface RunContext {
   /** Offer `write_report`; what it wrote goes to `onReport`. */
   readonly report: boolean
   readonly onReport: (report: WrittenReport) => void
+  /** Offer `ask_clarification` (a person asked, who can answer); what it asked goes to `onClarification`. */
+  readonly clarify: boolean
+  readonly onClarification: (clarification: Clarification.Clarification) => void
   readonly connectors: ReadonlyArray<RunConnector>
   /** The library as the caller may read it (empty without the ontology). */
   readonly files: LibraryDiff.Files
@@ -187,7 +192,8 @@ export const make = (services: Services, context: RunContext): Handlers => {
       : []),
     ...(search === undefined ? [] : [webSearchTool]),
     ...(python === undefined ? [] : [runPythonTool]),
-    ...(context.report ? [writeReportTool] : [])
+    ...(context.report ? [writeReportTool] : []),
+    ...(context.clarify ? [askClarificationTool] : [])
   ]
   let sandboxId = context.sandboxId
   let lastResult: LastResult | undefined
@@ -618,6 +624,19 @@ export const make = (services: Services, context: RunContext): Handlers => {
       return ToolResult.text("report saved")
     })
 
+  // The question goes out on the stream at once; the answer's message keeps it (the last one asked).
+  const askClarification = (input: Clarification.ClarificationInput) =>
+    Effect.gen(function*() {
+      const clarification = Clarification.fromInput(input)
+      context.onClarification(clarification)
+      yield* emit({ type: "clarification", ...clarification })
+      return ToolResult.data({
+        asked: true,
+        choices: clarification.choices.length,
+        next: "end your turn now, restating the question in one sentence; do not answer any choice"
+      })
+    })
+
   const unknownTool = (call: LanguageModel.ToolCall) =>
     Effect.succeed(ToolResult.failed(`there is no tool ${call.name}`, "invalid"))
   const invalidArguments = (message: string) =>
@@ -666,6 +685,10 @@ export const make = (services: Services, context: RunContext): Handlers => {
           : withArguments(RunPythonArguments, call, (args) => runPython(python, args))
       case toolNames.writeReport:
         return context.report ? withArguments(Report.ReportDraft, call, writeReport) : unknownTool(call)
+      case toolNames.askClarification:
+        return context.clarify
+          ? withArguments(Clarification.ClarificationInput, call, askClarification)
+          : unknownTool(call)
       default:
         return unknownTool(call)
     }

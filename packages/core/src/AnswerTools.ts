@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as ChartSpec from "./ChartSpec.js"
+import * as Clarification from "./Clarification.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import { CellId, ConnectorId } from "./Ids.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -30,7 +31,8 @@ export const toolNames = {
   runSavedQuery: "run_saved_query",
   webSearch: "web_search",
   writeReport: "write_report",
-  runPython: "run_python"
+  runPython: "run_python",
+  askClarification: "ask_clarification"
 } as const
 
 /**
@@ -314,6 +316,23 @@ export const writeReportTool: LanguageModel.Tool = {
     additionalProperties: false
   }
 }
+
+/**
+ * `ask_clarification`: offered to runs a person asked, who can answer.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const askClarificationTool = LanguageModel.toolOf(
+  toolNames.askClarification,
+  "Asks the person instead of answering, when the question could mean several things the data can " +
+    "answer (a name several rows share, a word that names more than one metric or dimension, an " +
+    "unclear period) and nothing in the conversation tells which. Give a short question and 2 to " +
+    `${Clarification.maxChoices} choices, each a complete question you could answer as it stands. ` +
+    "Never ask when one reading is clearly meant, and never answer one of the choices yourself: " +
+    "after this call, end your turn by restating the question in one sentence.",
+  Clarification.ClarificationInput
+)
 
 /**
  * A tool call's arguments decoded with its schema, or why they do not decode (for the model to correct).

@@ -31,6 +31,7 @@ import * as AnswerLoop from "./AnswerLoop.js"
 import * as Asset from "./Asset.js"
 import { Auditor } from "./Auditor.js"
 import type * as Chat from "./Chat.js"
+import type * as Clarification from "./Clarification.js"
 import * as ChatEvent from "./ChatEvent.js"
 import * as ChatEventBus from "./ChatEventBus.js"
 import * as ChatRuns from "./ChatRuns.js"
@@ -130,6 +131,8 @@ export interface Answered {
   readonly text: string
   /** Its last chart: the title and the Vega-Lite spec (JSON text); none when it drew none. */
   readonly chart: { readonly title: string; readonly spec: string } | undefined
+  /** What it asked instead of answering, with the choices to answer with; none when it answered. */
+  readonly clarification: Clarification.Clarification | undefined
   readonly done: ChatEvent.Done | undefined
 }
 
@@ -148,6 +151,7 @@ export const answered = (
     const cells = new Map<string, Chat.ChatCell>()
     let last: { readonly cellId: string; readonly content: string } | undefined
     let chart: Answered["chart"]
+    let clarification: Answered["clarification"]
     let text = ""
     let done: ChatEvent.Done | undefined
     return Stream.runForEach(handle.events, ({ event }) =>
@@ -157,6 +161,7 @@ export const answered = (
           if (event.asset.type === "table") last = { cellId: event.asset.cell_id, content: event.asset.content }
           if (event.asset.type === "chart") chart = { title: event.asset.name, spec: event.asset.content }
         }
+        if (event.type === "clarification") clarification = { question: event.question, choices: event.choices }
         if (ChatEvent.isDone(event)) done = event
         if (event.type !== "cell") return Effect.void
         cells.set(event.cell.id, event.cell)
@@ -167,6 +172,7 @@ export const answered = (
         reading: last === undefined ? undefined : cells.get(last.cellId)?.reading?.text,
         text,
         chart,
+        clarification,
         done
       })))
   })
@@ -302,6 +308,8 @@ export const makeWith = (options: Options) =>
       const started = yield* runs.start(principal, request, askOptions)
       const { metadata, run } = started
       let report: AnswerHandlers.WrittenReport | undefined
+      // The clarification the run asked, kept on its answer's message.
+      let clarification: Clarification.Clarification | undefined
       const readers = yield* RunEvents.broadcast((lastId) =>
         bus.publish(ChatEventBus.Announcement.Appended({ chatId: run.chatId, lastId }))
       )
@@ -367,7 +375,7 @@ export const makeWith = (options: Options) =>
         const complete = (answer: string) =>
           Effect.flatMap(writer.take, (events) =>
             Effect.flatMap(
-              runs.complete(run, answer, events, RunLedger.provenance(ledger)),
+              runs.complete(run, answer, events, { provenance: RunLedger.provenance(ledger), clarification }),
               (stored) => writer.stored(Arr.append(events, stored.done))
             )).pipe(
               Effect.zipRight(Effect.sync(() => {
@@ -385,6 +393,9 @@ export const makeWith = (options: Options) =>
             emit: writer.emit,
             onReport: (written) => {
               report = written
+            },
+            onClarification: (asked) => {
+              clarification = asked
             }
           }).pipe(
             Effect.flatMap((context) => {

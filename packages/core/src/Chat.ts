@@ -13,6 +13,7 @@ import type * as DateTime from "effect/DateTime"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { Asset } from "./Asset.js"
+import { Clarification } from "./Clarification.js"
 import { Conflict } from "./Errors.js"
 import { CellId, ChatId, ConnectorId, MemberId, MessageId, OrganizationId } from "./Ids.js"
 import { limitParam, offsetParam } from "./Pagination.js"
@@ -163,6 +164,8 @@ export class MessageRecord extends Schema.Class<MessageRecord>("@sightline/core/
   cell_id: CellId,
   /** How an assistant's answer was made (answers stored before provenance was kept have none). */
   provenance: Schema.optional(Provenance),
+  /** The question an assistant's answer asked back, with its choices, when it asked instead of answering. */
+  clarification: Schema.optional(Clarification),
   created_at: Schema.DateTimeUtc
 }) {}
 
@@ -256,7 +259,9 @@ export const AssistantMessage = Schema.Struct({
   id: MessageId,
   ...messageFields,
   assets: Schema.Array(Asset),
-  provenance: Schema.optional(Provenance)
+  provenance: Schema.optional(Provenance),
+  /** When the answer asked instead of answering: its question and choices (answer with `choice`). */
+  clarification: Schema.optional(Clarification)
 })
 export type AssistantMessage = typeof AssistantMessage.Type
 
@@ -341,7 +346,9 @@ export const CreateChatResponse = Schema.Struct({
   /** The answer as Markdown. */
   response: Schema.String,
   chat_id: ChatId,
-  assets: Schema.Array(Asset)
+  assets: Schema.Array(Asset),
+  /** When the answer asked instead of answering: its question and choices (answer with `choice`). */
+  clarification: Schema.optional(Clarification)
 })
 export type CreateChatResponse = typeof CreateChatResponse.Type
 
@@ -474,21 +481,51 @@ export type Tools = typeof Tools.Type
 export const modelWithChatIdMessage = "model is valid only on new chats: omit model when chat_id is set"
 
 /**
+ * The message of the 400 for `choice` sent without `chat_id`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const choiceWithoutChatMessage = "choice answers a chat's clarification: send it with that chat_id"
+
+/**
  * The body of POST /v2/chats/stream and POST /v2/chats (JSON, or the fields of the multipart form).
  *
  * @since 0.1.0
  * @category schemas
  */
 export const StreamChatRequest = Schema.Struct({
-  question: Schema.String.pipe(
+  /** Required, unless `choice` answers the chat's clarification. */
+  question: Schema.optional(Schema.String.pipe(
     Schema.filter((q) => q.trim().length > 0 || "question must not be empty", { jsonSchema: { pattern: "\\S" } })
-  ),
+  )),
   chat_id: Schema.optional(ChatId),
+  /**
+   * The id of a choice of the chat's last answer, when it asked a clarification: the run answers
+   * that choice's question. Needs `chat_id`, and takes the place of `question`.
+   */
+  choice: Schema.optional(Schema.NonEmptyTrimmedString),
   model: Schema.optional(Schema.NonEmptyTrimmedString),
   tools: Schema.optional(Tools),
   /** Shorthand for `tools.connector_ids`; both lists are merged. */
   connector_ids: Schema.optional(Schema.Array(ConnectorId))
 }).pipe(
+  Schema.filter(
+    (body) =>
+      body.choice === undefined
+        ? body.question !== undefined || { path: ["question"], message: "question is required" }
+        : body.question === undefined
+        ? body.chat_id !== undefined || { path: ["chat_id"], message: choiceWithoutChatMessage }
+        : { path: ["choice"], message: "send either question or choice, not both" },
+    {
+      jsonSchema: {
+        oneOf: [
+          { required: ["question"], not: { required: ["choice"] } },
+          { required: ["choice", "chat_id"], not: { required: ["question"] } }
+        ]
+      }
+    }
+  ),
   Schema.filter(
     (body) =>
       body.model === undefined || body.chat_id === undefined || { path: ["model"], message: modelWithChatIdMessage },
@@ -685,7 +722,8 @@ export const toChatMessage = (record: MessageRecord, assets: ReadonlyArray<Asset
       created_at: record.created_at,
       cell_id: record.cell_id,
       assets,
-      ...(record.provenance === undefined ? {} : { provenance: record.provenance })
+      ...(record.provenance === undefined ? {} : { provenance: record.provenance }),
+      ...(record.clarification === undefined ? {} : { clarification: record.clarification })
     }
     : { role: "user", content: record.content, created_at: record.created_at, cell_id: record.cell_id }
 

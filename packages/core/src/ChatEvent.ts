@@ -1,6 +1,6 @@
 /**
  * The events of a chat run, as `POST /v2/chats/stream` sends them: each event's data is JSON with a
- * `type` field (`metadata`, `text`, `cell`, `asset`, `done`), and each carries an id (the SSE
+ * `type` field (`metadata`, `text`, `cell`, `asset`, `clarification`, `done`), and each carries an id (the SSE
  * `id:`) that increases within the run and across the chat's runs, so a client can say where it
  * stopped (`GET /v2/chats/{id}/stream` with `Last-Event-ID`).
  *
@@ -9,6 +9,7 @@
 import * as Schema from "effect/Schema"
 import { Asset } from "./Asset.js"
 import { ChatCell, RunMetadata } from "./Chat.js"
+import * as Clarification from "./Clarification.js"
 
 /**
  * The first event: the run's description.
@@ -47,6 +48,20 @@ export const AssetEvent = Schema.Struct({ type: Schema.Literal("asset"), asset: 
 export type AssetEvent = typeof AssetEvent.Type
 
 /**
+ * The run asks instead of answering: the question could mean several things. Its choices are
+ * complete questions; the asker answers with one's id (`choice`) or with their own words. It comes
+ * before the `done` of a completed run, and the answer's message keeps it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ClarificationEvent = Schema.Struct({
+  type: Schema.Literal("clarification"),
+  ...Clarification.Clarification.fields
+})
+export type ClarificationEvent = typeof ClarificationEvent.Type
+
+/**
  * How a run ended on the stream: `failed` also covers a cancelled run (its `error` says so).
  *
  * @since 0.1.0
@@ -74,7 +89,7 @@ export type Done = typeof Done.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ChatEvent = Schema.Union(Metadata, Text, Cell, AssetEvent, Done)
+export const ChatEvent = Schema.Union(Metadata, Text, Cell, AssetEvent, ClarificationEvent, Done)
 export type ChatEvent = typeof ChatEvent.Type
 
 /**

@@ -29,6 +29,7 @@ import * as Option from "effect/Option"
 import * as Asset from "./Asset.js"
 import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
+import * as Clarification from "./Clarification.js"
 import { ChatRepo } from "./ChatRepo.js"
 import * as Chats from "./Chats.js"
 import type { ConnectorRecord } from "./Connector.js"
@@ -124,6 +125,17 @@ export interface Started {
 export type FinishOutcome = "completed" | "failed"
 
 /**
+ * What an answer keeps beside its text: how it was made, and the clarification it asked, if it asked one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Made {
+  readonly provenance?: Provenance.Provenance | undefined
+  readonly clarification?: Clarification.Clarification | undefined
+}
+
+/**
  * What `complete` stored: the answer and the `done` event it logged.
  *
  * @since 0.1.0
@@ -187,7 +199,7 @@ export declare namespace ChatRuns {
       run: Run,
       content: string,
       events: ReadonlyArray<ChatEvent.Sequenced>,
-      provenance?: Provenance.Provenance | undefined
+      made?: Made | undefined
     ) => Effect.Effect<Completed, Conflict>
     /**
      * Ends the run as `completed` or `failed` (`error` is logged, and is the `done` event's) and
@@ -241,6 +253,28 @@ export const makeWith = (options: Chats.Options) =>
 
     const uuid = ids.uuid
 
+    // The question a choice stands for: a choice of the clarification the chat's last answer asked.
+    const chosen = (organizationId: OrganizationId, chatId: ChatId, id: string) =>
+      Effect.gen(function*() {
+        const messages = yield* chats.listMessages(organizationId, chatId)
+        const last = Arr.findLast(messages, (message) => message.role === "assistant")
+        const clarification = Option.flatMapNullable(last, (message) => message.clarification)
+        if (Option.isNone(clarification)) {
+          return yield* new Errors.InvalidRequest({
+            message: `choice ${id}: the chat's last answer asked no clarification to choose from`
+          })
+        }
+        return yield* Option.match(Clarification.choice(clarification.value, id), {
+          onNone: () =>
+            new Errors.InvalidRequest({
+              message: `choice ${id} is not one of the clarification's choices (${
+                clarification.value.choices.map((c) => c.id).join(", ")
+              })`
+            }),
+          onSome: (c) => Effect.succeed(c.question)
+        })
+      })
+
     const start = Traced.fn("ChatRuns.start")(
       function*(principal: Policy.Principal, request: Chat.StreamChatRequest, startOptions?: ChatRuns.StartOptions) {
         const organizationId = principal.organizationId
@@ -264,18 +298,26 @@ export const makeWith = (options: Chats.Options) =>
         })
         const named = Chat.namesConnectors(request)
 
-        return yield* tx.withTransaction(Effect.gen(function*() {
+        const { metadata, run } = yield* tx.withTransaction(Effect.gen(function*() {
           const now = yield* DateTime.now
           const checkTools = (tools: Chat.ResolvedTools, field: string) =>
             requireUsable(connectors, principal, tools.connectorIds, now, field)
           let chat: Chat.ChatRecord
           let tools = withConnectors(requested.connectorIds)
+          // The question, or the one the chosen choice of the chat's clarification stands for.
+          let question = request.question ?? ""
+          if (request.question === undefined && (request.choice === undefined || request.chat_id === undefined)) {
+            return yield* new Errors.InvalidRequest({ message: "question is required" })
+          }
           if (request.chat_id !== undefined) {
             const found = yield* chats.getForUpdate(organizationId, request.chat_id)
             if (Option.isNone(found)) return yield* new Errors.NotFound()
             yield* enforce(
               Policy.canWrite(principal, "chat", Chats.accessOf(found.value), now)
             )
+            if (request.choice !== undefined) {
+              question = yield* chosen(organizationId, found.value.id, request.choice)
+            }
             if (named) yield* checkTools(tools, "invalid connector_ids")
             else {
               // A kept connector deleted or closed to the caller since is named, so that the asker
@@ -308,7 +350,7 @@ export const makeWith = (options: Chats.Options) =>
               audience: Policy.audienceOf(principal),
               model,
               source: startOptions?.source ?? "api",
-              question: request.question,
+              question,
               at: now
             })
           }
@@ -335,7 +377,7 @@ export const makeWith = (options: Chats.Options) =>
               type: "markdown",
               status: "completed",
               role: "user",
-              content: request.question,
+              content: question,
               created_at: now
             })
           ))
@@ -345,7 +387,7 @@ export const makeWith = (options: Chats.Options) =>
               organization_id: organizationId,
               chat_id: chat.id,
               role: "user",
-              content: request.question,
+              content: question,
               cell_id: userCellId,
               created_at: now
             })
@@ -362,7 +404,7 @@ export const makeWith = (options: Chats.Options) =>
             messageId: MessageId.make(yield* uuid),
             messageCellId: CellId.make(yield* uuid),
             userMessageId,
-            question: request.question,
+            question,
             model: chat.model,
             tools,
             isContinuation: request.chat_id !== undefined,
@@ -384,13 +426,16 @@ export const makeWith = (options: Chats.Options) =>
             events: [{ id: firstEventId, event: { type: "metadata", ...metadata } }]
           })
           if (!logged) return yield* Effect.dieMessage(`chat ${chat.id}: the log refused the start of its run`)
-          const history = yield* chats.listMessages(organizationId, chat.id)
-          const records = tools.sql
-            ? Arr.getSomes(yield* Effect.forEach(tools.connectorIds, (id) => connectors.get(organizationId, id)))
-            : []
-          const earlier = yield* EarlierAnswers.read(chats, organizationId, chat.id, history)
-          return { run, metadata, history, connectors: records, earlier }
+          return { run, metadata }
         }))
+        // What the run reads is read after the chat's row lock is released: the chat is `running`,
+        // so no other run appends to it meanwhile, and the lock is held only for the writes.
+        const history = yield* chats.listMessages(organizationId, run.chatId)
+        const records = run.tools.sql
+          ? Arr.getSomes(yield* Effect.forEach(run.tools.connectorIds, (id) => connectors.get(organizationId, id)))
+          : []
+        const earlier = yield* EarlierAnswers.read(chats, organizationId, run.chatId, history)
+        return { run, metadata, history, connectors: records, earlier }
       }
     )
 
@@ -433,7 +478,7 @@ export const makeWith = (options: Chats.Options) =>
     // The answer's message and its `markdown` cell, built from the run's own typed values without
     // checking them again: they are on the path of every answer's end, where the check cost about
     // 60 µs a pair.
-    const answerMessage = (run: Run, content: string, now: DateTime.Utc, provenance?: Provenance.Provenance) =>
+    const answerMessage = (run: Run, content: string, now: DateTime.Utc, made: Made) =>
       new Chat.MessageRecord({
         id: run.messageId,
         organization_id: run.organizationId,
@@ -441,7 +486,8 @@ export const makeWith = (options: Chats.Options) =>
         role: "assistant",
         content,
         cell_id: run.messageCellId,
-        ...(provenance === undefined ? {} : { provenance }),
+        ...(made.provenance === undefined ? {} : { provenance: made.provenance }),
+        ...(made.clarification === undefined ? {} : { clarification: made.clarification }),
         created_at: now
       }, true)
     const answerCell = (run: Run, content: string, now: DateTime.Utc) =>
@@ -461,10 +507,10 @@ export const makeWith = (options: Chats.Options) =>
       run: Run,
       content: string,
       events: ReadonlyArray<ChatEvent.Sequenced>,
-      provenance?: Provenance.Provenance
+      made?: Made
     ) {
       const now = yield* DateTime.now
-      const message = answerMessage(run, content, now, provenance)
+      const message = answerMessage(run, content, now, made ?? {})
       const done: ChatEvent.Done = { type: "done", status: "completed" }
       const stored = yield* chats.completeRun({
         message,

@@ -40,7 +40,8 @@ export class ChatsApi extends HttpApiGroup.make("chats")
       .annotate(
         OpenApi.Description,
         "Server-Sent Events, each `id:` increasing (across the chat's runs) and `data:` a JSON object with `type`: " +
-          "`metadata`, `text`, `cell` (when a step starts and when it ends), `asset`, then `done` " +
+          "`metadata`, `text`, `cell` (when a step starts and when it ends), `asset`, `clarification` (the " +
+          "answer asks which of its `choices` is meant; answer with `chat_id` and `choice`), then `done` " +
           "(`status` completed or failed, `error` when failed). A comment line is sent every 15 s. " +
           "Disconnecting does not stop the run: its answer is stored, and `GET /v2/chats/{id}/stream` " +
           "resumes it with `Last-Event-ID`."

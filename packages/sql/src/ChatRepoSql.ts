@@ -16,6 +16,7 @@ import * as ChatEvent from "@sightline/core/ChatEvent"
 import { ChatRepo } from "@sightline/core/ChatRepo"
 import { Conflict, NotFound } from "@sightline/core/Errors"
 import { AssetId, CellId, ChatId, ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import { Clarification } from "@sightline/core/Clarification"
 import { Provenance } from "@sightline/core/Provenance"
 import * as Traced from "@sightline/core/Traced"
 import * as TrustedSchema from "@sightline/core/TrustedSchema"
@@ -58,6 +59,7 @@ export const MessageFromRow = Schema.transform(
   Schema.Struct({
     ...MessageRecord.fields,
     provenance: RowSql.nullable(Provenance),
+    clarification: RowSql.nullable(Clarification),
     created_at: Schema.DateTimeUtcFromDate
   }),
   Schema.typeSchema(MessageRecord),
@@ -67,6 +69,10 @@ export const MessageFromRow = Schema.transform(
 /** A message's provenance as a `jsonb` parameter; NULL when it has none. */
 const provenanceText = (row: typeof MessageFromRow.Encoded): string | null =>
   row.provenance === undefined || row.provenance === null ? null : RowSql.jsonText(row.provenance)
+
+/** A message's clarification as a `jsonb` parameter; NULL when it asked none. */
+const clarificationText = (row: typeof MessageFromRow.Encoded): string | null =>
+  row.clarification === undefined || row.clarification === null ? null : RowSql.jsonText(row.clarification)
 
 /**
  * A row of `<prefix>chat_cells` ↔ a `CellRecord`: NULL columns are absent optional fields.
@@ -178,7 +184,9 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       "id, organization_id, creator_id, nullif(audience, '') AS audience, model, summary, source, status, " +
         "run_traceparent, connector_ids, created_at, updated_at"
     )
-    const messageColumns = sql.literal("id, organization_id, chat_id, role, content, cell_id, provenance, created_at")
+    const messageColumns = sql.literal(
+      "id, organization_id, chat_id, role, content, cell_id, provenance, clarification, created_at"
+    )
     const cellColumns = sql.literal(
       "id, organization_id, chat_id, type, status, created_at, error, role, content, code, query, connector_id, " +
         "output, dataframe_preview, execution_time_ms, reading, trusted_source, semantic_query, based_on_cell_id"
@@ -326,9 +334,11 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
               SELECT id FROM ${chats} WHERE organization_id = ${m.organization_id} AND id = ${m.chat_id}
               FOR NO KEY UPDATE
             ), inserted AS (
-              INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, provenance, created_at)
+              INSERT INTO ${messages}
+                (id, organization_id, chat_id, role, content, cell_id, provenance, clarification, created_at)
               SELECT ${m.id}::uuid, ${m.organization_id}::uuid, chat.id, ${m.role}::text, ${m.content}::text,
-                     ${m.cell_id}::uuid, ${provenanceText(m)}::jsonb, ${m.created_at}::timestamptz
+                     ${m.cell_id}::uuid, ${provenanceText(m)}::jsonb, ${clarificationText(m)}::jsonb,
+                     ${m.created_at}::timestamptz
               FROM chat
               ON CONFLICT (id) DO NOTHING
               RETURNING role, content
@@ -410,6 +420,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
       content: string,
       messageCellId: string,
       provenance: string | null,
+      clarification: string | null,
       messageCreatedAt: Date,
       ...cell: ReadonlyArray<unknown>
     ) =>
@@ -431,9 +442,11 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           ON CONFLICT (chat_id, first_id) DO NOTHING
           RETURNING last_id
         ), message AS (
-          INSERT INTO ${messages} (id, organization_id, chat_id, role, content, cell_id, provenance, created_at)
+          INSERT INTO ${messages}
+            (id, organization_id, chat_id, role, content, cell_id, provenance, clarification, created_at)
           SELECT ${messageId}::uuid, ${organizationId}::uuid, chat.id, ${role}::text, ${content}::text,
-                 ${messageCellId}::uuid, ${provenance}::jsonb, ${messageCreatedAt}::timestamptz
+                 ${messageCellId}::uuid, ${provenance}::jsonb, ${clarification}::jsonb,
+                 ${messageCreatedAt}::timestamptz
           FROM chat, logged
           ON CONFLICT (id) DO NOTHING
           RETURNING chat_id
@@ -474,6 +487,7 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
           m.content,
           m.cell_id,
           provenanceText(m),
+          clarificationText(m),
           m.created_at,
           ...Object.values(RowSql.values(cell, cellFields, cellJsonFields))
         )

@@ -42,6 +42,7 @@ import { migration as migration0028Audiences } from "./internal/migrations/0028_
 import { migration as migration0029SpentRefreshHashes } from "./internal/migrations/0029_spent_refresh_hashes.js"
 import { migration as migration0030ChatConnectors } from "./internal/migrations/0030_chat_connectors.js"
 import { migration as migration0031CellRefinements } from "./internal/migrations/0031_cell_refinements.js"
+import { migration as migration0032MessageClarifications } from "./internal/migrations/0032_message_clarifications.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -160,7 +161,8 @@ export const migrations = (
   "0028_audiences": migration0028Audiences(prefix),
   "0029_spent_refresh_hashes": migration0029SpentRefreshHashes(prefix),
   "0030_chat_connectors": migration0030ChatConnectors(prefix),
-  "0031_cell_refinements": migration0031CellRefinements(prefix)
+  "0031_cell_refinements": migration0031CellRefinements(prefix),
+  "0032_message_clarifications": migration0032MessageClarifications(prefix)
 })
 
 /**

@@ -23,6 +23,8 @@ import * as Period from "./reader/period.js"
 import * as Phrases from "./reader/phrases.js"
 import * as Query from "./reader/query.js"
 import {
+  type Ambiguous,
+  type Clarify,
   type Declined,
   type Found,
   isStop,
@@ -38,7 +40,7 @@ import * as Words from "./reader/words.js"
 import * as Refusals from "./refusals.js"
 import * as Vocabulary from "./vocabulary.js"
 
-export type { Declined, Followed, Found, Lookup, Read, Search } from "./reader/reading.js"
+export type { Clarify, Declined, Followed, Found, Lookup, Read, Search } from "./reader/reading.js"
 
 /** The conversation before the question: its questions, and the answers that showed a table. */
 export interface Conversation {
@@ -63,7 +65,7 @@ export const read = (
   now: Date,
   found: ReadonlyArray<Found> = [],
   conversation: Conversation = { questions: [], answers: [] }
-): Read | Declined | Lookup | undefined => {
+): Read | Declined | Lookup | Clarify | undefined => {
   const previous = conversation.questions
   const contexts = semantic
   if (contexts.length === 0) return undefined
@@ -88,7 +90,7 @@ export const read = (
   // "… Write a short report with a chart": how to present the answer, not what to answer.
   const { directives, question: asked } = Directives.split(question)
   const text = Words.normalize(asked)
-  let best: { readonly result: Read | Declined | Lookup; readonly unknown: number } | undefined
+  let best: { readonly result: Read | Declined | Lookup | Ambiguous; readonly unknown: number } | undefined
   for (const context of contexts) {
     const vocabulary = Vocabulary.of(context.model, !context.reviewed)
     const result = readWith(
@@ -101,10 +103,12 @@ export const read = (
     )
     const unknown = "unknown" in result ? result.unknown : 0
     if (best === undefined || unknown < best.unknown) {
-      best = { result: "unknown" in result ? result.declined : result, unknown }
+      best = { result: "declined" in result ? result.declined : result, unknown }
     }
   }
-  const result = best!.result
+  const result = "ambiguous" in best!.result
+    ? clarify(best!.result, question, semantic, now, found, conversation)
+    : best!.result
   // A reply to an answer that was not read ("and per channel?" after a decline) has nothing to follow.
   if ("declined" in result && prior === undefined && earlier.length > 0 && Words.followUpCue.test(text)) {
     return {
@@ -115,6 +119,35 @@ export const read = (
   return directives.length > 0 && "query" in result ? { ...result, directives } : result
 }
 
+/**
+ * A clarification of words that could mean several things: each option written into the question,
+ * kept when the question then reads (or needs only a lookup of the name it now holds); a decline
+ * when fewer than two do. No option is ever read on the asker's behalf.
+ */
+const clarify = (
+  ambiguous: Ambiguous,
+  question: string,
+  semantic: ReadonlyArray<LanguageModel.SemanticContext>,
+  now: Date,
+  found: ReadonlyArray<Found>,
+  conversation: Conversation
+): Clarify | Declined => {
+  const { declined, options, said } = ambiguous.ambiguous
+  const choices: Array<{ readonly label: string; readonly question: string }> = []
+  for (const option of options) {
+    const rewritten = Words.replacePhrase(question, said, option.words) ??
+      Words.replacePhrase(Words.normalize(question), said, option.words)
+    if (rewritten === undefined || choices.some((choice) => choice.question === rewritten)) continue
+    const reread = read(rewritten, semantic, now, found, conversation)
+    if (reread !== undefined && ("query" in reread || "lookup" in reread)) {
+      choices.push({ label: option.label, question: rewritten })
+    }
+  }
+  return choices.length >= 2
+    ? { clarify: { question: ambiguous.ambiguous.question, choices, declined } }
+    : { declined }
+}
+
 /** Reads the normalized question against one model, or says why not (with how many words it could not place). */
 const readWith = (
   text: string,
@@ -123,7 +156,7 @@ const readWith = (
   now: Date,
   allFound: ReadonlyArray<Found>,
   prior: Prior | undefined
-): Read | Lookup | Refused => {
+): Read | Lookup | Refused | Ambiguous => {
   const phrased = Phrases.read(question(text, modelVocabulary, connectorId, now, allFound, prior))
   if (isStop(phrased)) return phrased
   const dated = Period.read(phrased)

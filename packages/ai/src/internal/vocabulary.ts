@@ -278,21 +278,29 @@ const distance = (a: string, b: string, cap: number): number => {
  * corrected: "rev" and "red" are both words.
  */
 export const correct = (vocabulary: Vocabulary, word: string): string | undefined => {
-  if (word.length < 5 || /\d/.test(word)) return undefined
+  const near = nearest(vocabulary, word)
+  return near.length === 1 ? near[0] : undefined
+}
+
+/**
+ * The known words (stems) nearest to a word of five letters or more, by edit distance: one edit, or
+ * two for a word of nine letters or more; none when none is that near. More than one is a tie, which
+ * `correct` does not break: the reader asks which is meant.
+ */
+export const nearest = (vocabulary: Vocabulary, word: string): ReadonlyArray<string> => {
+  if (word.length < 5 || /\d/.test(word)) return []
   const cap = word.length >= 9 ? 2 : 1
-  let found: string | undefined
   let best = cap + 1
-  let ties = 0
+  let found: Array<string> = []
   for (const known of vocabulary.known) {
     if (known.length < 4) continue
     const d = distance(word, known, cap)
     if (d < best) {
       best = d
-      found = known
-      ties = 1
+      found = [known]
     } else if (d === best) {
-      ties++
+      found.push(known)
     }
   }
-  return best <= cap && ties === 1 ? found : undefined
+  return best <= cap ? found : []
 }

@@ -11,7 +11,14 @@ export type ChatEvent =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "cell"; readonly cell: Cell }
   | { readonly type: "asset"; readonly asset: Asset }
+  | ({ readonly type: "clarification" } & Clarification)
   | { readonly type: "done"; readonly status: "completed" | "failed" | "cancelled"; readonly error?: string }
+
+/** A question the answer asked back, with the choices to answer it by (`choice`). */
+export interface Clarification {
+  readonly question: string
+  readonly choices: ReadonlyArray<{ readonly id: string; readonly label: string; readonly question: string }>
+}
 
 export interface Cell {
   readonly id: string
@@ -84,7 +91,7 @@ const formOf = (
   files: ReadonlyArray<File>
 ): FormData => {
   const form = new FormData()
-  form.set("question", body.question)
+  if (body.question !== undefined) form.set("question", body.question)
   if (body.chat_id !== undefined) form.set("chat_id", body.chat_id)
   if (body.model !== undefined) form.set("model", body.model)
   if (body.tools !== undefined) form.set("tools", JSON.stringify(body.tools))
@@ -95,10 +102,12 @@ const formOf = (
   return form
 }
 
-/** Asks a question (with files, as a form) and streams the answer. */
+/** Asks a question (with files, as a form), or answers a clarification by a choice, and streams the answer. */
 export const ask = async (
   body: {
-    readonly question: string
+    readonly question?: string
+    /** A choice of the chat's clarification, in place of the question. */
+    readonly choice?: string
     readonly chat_id?: string
     readonly connector_ids?: ReadonlyArray<number>
     readonly model?: string

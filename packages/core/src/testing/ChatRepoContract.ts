@@ -505,7 +505,15 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
           client_attributes_hash: "b".repeat(64)
         }
         const plain = answer("New answer")
-        const fresh = { ...plain, message: new Chat.MessageRecord({ ...plain.message, provenance }) }
+        // And the clarification it asked, when it asked instead of answering.
+        const clarification = {
+          question: "Which Priya do you mean?",
+          choices: [
+            { id: "1", label: "Priya Okafor", question: "Orders of Priya Okafor" },
+            { id: "2", label: "Priya Shah", question: "Orders of Priya Shah" }
+          ]
+        }
+        const fresh = { ...plain, message: new Chat.MessageRecord({ ...plain.message, provenance, clarification }) }
         // The `done` event takes the log's next id, in the same step.
         expect(
           yield* repo.completeRun({ ...fresh, userMessageId: second.id, at: at(6), runStart: 1, events: [], done })
@@ -524,6 +532,8 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         ])
         expect((yield* repo.listMessages(org.id, running.id))[2]!.provenance).toEqual(provenance)
         expect((yield* repo.listMessages(org.id, running.id))[0]!.provenance).toBeUndefined()
+        expect((yield* repo.listMessages(org.id, running.id))[2]!.clarification).toEqual(clarification)
+        expect((yield* repo.listMessages(org.id, running.id))[0]!.clarification).toBeUndefined()
         expect(Option.map(yield* repo.getCell(org.id, running.id, fresh.cell.id), encodeCell))
           .toEqual(Option.some(encodeCell(fresh.cell)))
         expect(yield* repo.getCell(org.id, running.id, stale.cell.id)).toEqual(Option.none())

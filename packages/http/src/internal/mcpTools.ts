@@ -87,16 +87,28 @@ const DescribeData = Schema.Struct({
 })
 
 const Ask = Schema.Struct({
-  question: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)).annotations({
-    description: "The question, in the caller's words"
-  }),
+  question: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)).annotations({
+    description: "The question, in the caller's words (or choice, to answer a clarification)"
+  })),
   connector_ids: Schema.optional(
     Schema.Array(ConnectorId).annotations({ description: "The connectors to answer from (list_connectors)" })
   ),
   chat_id: Schema.optional(
     Schema.UUID.annotations({ description: "Continue this chat (a previous ask's chat_id) instead of a new one" })
+  ),
+  choice: Schema.optional(
+    Schema.NonEmptyTrimmedString.annotations({
+      description: "When the previous ask of chat_id answered with a clarification: the id of the choice meant"
+    })
   )
-})
+}).pipe(
+  Schema.filter((args) =>
+    args.choice === undefined
+      ? args.question !== undefined || "give the question"
+      : args.question === undefined && args.chat_id !== undefined ||
+        "choice answers the clarification of chat_id: send it with chat_id and without question"
+  )
+)
 
 const ListPlaybooks = Schema.Struct({
   search_term: Schema.optional(Schema.String.annotations({ description: "Part of a playbook's name or prompt" }))
@@ -361,14 +373,17 @@ export const make = Effect.gen(function*() {
       name: "ask",
       title: "Ask Sightline",
       description: "Asks Sightline's own analyst a question in natural language. It answers with how it read the " +
-        "question, the SQL it ran and the rows, or says which word it could not place.",
+        "question, the SQL it ran and the rows, or says which word it could not place. When the question could " +
+        "mean several things it answers with a clarification instead: ask again with chat_id and the id of the " +
+        "choice meant (choice), or with a question of your own.",
       arguments: Ask,
       readOnly: false,
       scope: "ask",
       call: (principal, args: typeof Ask.Type, progress) =>
         Effect.gen(function*() {
           const handle = yield* answers.ask(principal, {
-            question: args.question,
+            ...(args.question === undefined ? {} : { question: args.question }),
+            ...(args.choice === undefined ? {} : { choice: args.choice }),
             ...(args.connector_ids === undefined ? {} : { connector_ids: args.connector_ids }),
             ...(args.chat_id === undefined ? {} : { chat_id: args.chat_id as ChatId })
           }, sign)
@@ -388,7 +403,9 @@ export const make = Effect.gen(function*() {
             ...(answered.reading === undefined ? {} : { reading: answered.reading }),
             ...(answered.sql === undefined ? {} : { sql: answered.sql }),
             ...(answered.rows === undefined ? {} : { rows: answered.rows }),
-            ...(answered.chart === undefined ? {} : { chart: { title: answered.chart.title } })
+            ...(answered.chart === undefined ? {} : { chart: { title: answered.chart.title } }),
+            // Asked instead of answering: ask again with chat_id and one of these choices' ids.
+            ...(answered.clarification === undefined ? {} : { clarification: answered.clarification })
           }
           return answered.chart === undefined
             ? structured

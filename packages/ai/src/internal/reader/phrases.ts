@@ -7,12 +7,12 @@
  * @internal
  */
 import * as Vocabulary from "../vocabulary.js"
-import { cover, isStop, type Match, type Phrased, type Question, type Refused } from "./reading.js"
+import { type Ambiguous, cover, isStop, type Match, type Phrased, type Question } from "./reading.js"
 import * as References from "./references.js"
 import * as Words from "./words.js"
 
 /** The phrases of the model and the rows the question refers to, and the words they account for; or a decline. */
-export const read = (question: Question): Phrased | Refused => {
+export const read = (question: Question): Phrased | Ambiguous => {
   const { foundValues, tokens, vocabulary } = question
   const references = References.find(question)
   if (isStop(references)) return references

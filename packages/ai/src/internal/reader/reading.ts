@@ -81,14 +81,58 @@ export interface Refused {
   readonly unknown: number
 }
 
+/** A way to read words of the question that could mean several things: what to put in their place. */
+export interface Option {
+  /** What the choice says ("Priya Okafor", "the orders metric"). */
+  readonly label: string
+  /** The words that replace the ambiguous ones in the question, to make it mean this. */
+  readonly words: string
+}
+
+/**
+ * Words that could mean several things the model knows, and nothing in the question tells which: the
+ * reader asks instead of guessing (`reader.ts` writes each option into the question and keeps those
+ * that then read). `declined` is said instead when fewer than two options read.
+ */
+export interface Ambiguous {
+  readonly ambiguous: {
+    /** The words of the question, as normalized, that could mean several things. */
+    readonly said: string
+    /** What to ask ("Which Priya do you mean?"). */
+    readonly question: string
+    readonly options: ReadonlyArray<Option>
+    readonly declined: string
+  }
+  readonly unknown: number
+}
+
+/** A question that could mean several things: what to ask, and the complete questions to choose from. */
+export interface Clarify {
+  readonly clarify: {
+    readonly question: string
+    readonly choices: ReadonlyArray<{ readonly label: string; readonly question: string }>
+    /** The decline a run with no one to answer says instead. */
+    readonly declined: string
+  }
+}
+
 /** Where a phase stops the reading. */
-export type Stop = Refused | Lookup
+export type Stop = Refused | Lookup | Ambiguous
 
 /** A decline placing `unknown` words. */
 export const decline = (declined: string, unknown = 0): Refused => ({ declined: { declined }, unknown })
 
+/** Words to ask about, with the options to offer and the decline if none reads. */
+export const ask = (
+  said: string,
+  question: string,
+  options: ReadonlyArray<Option>,
+  declined: string,
+  unknown = 0
+): Ambiguous => ({ ambiguous: { said, question, options, declined }, unknown })
+
 /** Whether a phase stopped the reading. */
-export const isStop = (step: object): step is Stop => "declined" in step || "lookup" in step
+export const isStop = (step: object): step is Stop => "declined" in step || "lookup" in step || "ambiguous" in step
 
 /** A word of the question. */
 export interface Token {

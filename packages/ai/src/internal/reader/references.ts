@@ -2,13 +2,13 @@
  * References to the rows of the answer before: "the second one", "the top product", "the last one",
  * and "it" or "that one" when that answer had one row. Each is read as the value of the row's first
  * dimension (with what tells rows of one name apart, when the answer showed it), and the answer says
- * which value it took. "It" after an answer of several rows picks out none of them, and is declined
- * as such: a reading that skipped it would answer for all of them.
+ * which value it took. "It" after an answer of several rows picks out none of them: the reader asks
+ * which (a reading that skipped it would answer for all of them).
  *
  * @internal
  */
 import type * as Vocabulary from "../vocabulary.js"
-import { decline, type Match, type Question, type Refused } from "./reading.js"
+import { type Ambiguous, ask, type Match, type Question } from "./reading.js"
 
 const ordinals: ReadonlyMap<string, number> = new Map([
   ["first", 1],
@@ -26,6 +26,9 @@ const ordinals: ReadonlyMap<string, number> = new Map([
   ["bottom", -1]
 ])
 
+// The rows a clarification offers, as a reference says them.
+const ordinalWords = ["first", "second", "third", "fourth", "fifth"]
+
 /**
  * A reference found: the words it spans, as one match per value it picked (the row's name, and what
  * tells rows of one name apart), and the words said for the answer.
@@ -39,7 +42,7 @@ export interface Reference {
 }
 
 /** The references of the question to the rows of the answer before; a decline for an "it" that picks out none. */
-export const find = (question: Question): ReadonlyArray<Reference> | Refused => {
+export const find = (question: Question): ReadonlyArray<Reference> | Ambiguous => {
   const prior = question.prior
   const table = prior?.rows
   const dimension = prior?.read.query.dimensions?.[0]
@@ -94,9 +97,15 @@ export const find = (question: Question): ReadonlyArray<Reference> | Refused => 
       ((word === "that" || word === "this") && (tokens[i + 1]?.word === "one" || names(i + 1)))
     if (!pronoun) continue
     if (table.rows.length > 1) {
-      return decline(
-        `"${word === "it" ? "it" : `${word} ${tokens[i + 1]!.word}`}" could be any of the ${table.rows.length} rows ` +
-          `of the last answer: say which (for example "the first one", or its name)`,
+      const said = word === "it" ? "it" : `${word} ${tokens[i + 1]!.word}`
+      // Which of the rows, the first five: each named, and written as the row it is ("the second
+      // one"), so that the chosen question still follows on from the answer before.
+      return ask(
+        said,
+        `Which ${dimension.replace(/^.*\./, "").replaceAll("_", " ")} do you mean by "${said}"?`,
+        table.rows.slice(0, 5).map((r, n) => ({ label: String(r[column]), words: `the ${ordinalWords[n]!} one` })),
+        `"${said}" could be any of the ${table.rows.length} rows of the last answer: say which (for example ` +
+          `"the first one", or its name)`,
         1
       )
     }

@@ -1,18 +1,18 @@
 /**
  * Phase 4, the roles: what each phrase names, from its neighbours. "By customer" groups, "how many
  * customers" counts, "top 10 customers by revenue" ranks customers, "which region has the most
- * customers" counts them. A phrase that could name two things of one kind is declined ("say
- * which"). Last, the most specific metric the words name replaces a broader one: "orders were
+ * customers" counts them. A phrase that could name two things of one kind is asked about
+ * (which one). Last, the most specific metric the words name replaces a broader one: "orders were
  * cancelled" asks for cancelled_orders, not orders kept to cancelled ones.
  *
  * @internal
  */
 import * as Vocabulary from "../vocabulary.js"
-import { decline, type Match, type Refused, type Roled, type Shaped } from "./reading.js"
+import { type Ambiguous, ask, decline, type Match, type Refused, type Roled, type Shaped } from "./reading.js"
 import * as Words from "./words.js"
 
 /** The role of each phrase, or a decline. */
-export const read = (shaped: Shaped): Roled | Refused => {
+export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
   const { asList, grain, matches, specific, tokens, window } = shaped
   const before = (match: Match, back = 1) => tokens[match.start - back]?.stem ?? ""
   const ranks = (stem: string) => Words.descending.has(stem) || Words.ascending.has(stem) || /^\d+$/.test(stem)
@@ -77,11 +77,35 @@ export const read = (shaped: Shaped): Roled | Refused => {
       )
       if (own.length === 1) targets.splice(0, targets.length, own[0]!)
     }
+    // "Web channel" where sources have a web too: the value of the dimension said after it.
+    if (targets.length > 1) {
+      const said = targets.filter((t) =>
+        t.kind === "value" && matches.some((m) =>
+          m.start === match.end &&
+          m.terms.some((own) => own.target.kind === "dimension" && own.target.name === t.dimension)
+        )
+      )
+      if (said.length === 1) targets.splice(0, targets.length, said[0]!)
+    }
     if (targets.length > 1) {
       const names = targets.map((t) =>
         "name" in t ? t.name : "dimension" in t ? `${t.dimension} ${String(t.value)}` : ""
       )
-      return decline(`"${said(match)}" could mean ${names.join(" or ")}: say which`)
+      // Each meaning in words the model knows: its name, or the value with its dimension.
+      const options = targets.slice(0, 5).map((t) => {
+        const words = "name" in t
+          ? t.name.replace(/[._]/g, " ")
+          : "dimension" in t && "value" in t
+          ? `${String(t.value)} ${t.dimension.replace(/^.*\./, "").replaceAll("_", " ")}`
+          : ""
+        return { label: words, words }
+      })
+      return ask(
+        said(match),
+        `What do you mean by "${said(match)}"?`,
+        options,
+        `"${said(match)}" could mean ${names.join(" or ")}: say which`
+      )
     }
     const target = targets[0]!
     switch (target.kind) {

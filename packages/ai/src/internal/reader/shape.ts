@@ -2,12 +2,15 @@
  * Phase 3, the shape: a count of rows to keep ("top 5"), the order ("most", "lowest"), whether the
  * rows themselves are asked for ("list the categories"). Then every word must be accounted for: a
  * word that is not is looked up in the data (it may be a name, "Helix Mini"), and once looked up,
- * declines the question, naming it.
+ * declines the question, naming it; or, when it is part of several names or as near to several
+ * known words, asks which is meant.
  *
  * @internal
  */
 import * as Vocabulary from "../vocabulary.js"
 import {
+  type Ambiguous,
+  ask,
   cover,
   type Dated,
   decline,
@@ -20,7 +23,7 @@ import {
 import * as Words from "./words.js"
 
 /** The shape of the question, once every word is accounted for; or words to look up, or a decline. */
-export const read = (dated: Dated): Shaped | Lookup | Refused => {
+export const read = (dated: Dated): Shaped | Lookup | Refused | Ambiguous => {
   const { text, tokens, when } = dated
   const limitFound =
     /\b(?:top|bottom|first|best|worst|biggest|largest|smallest|highest|lowest|which|what)\s+(\d{1,4})\b/.exec(text) ??
@@ -75,7 +78,7 @@ const onlyFirst = ({ matches, referred, tokens }: Dated): boolean =>
  * model does not list, and the question read again with what was found; once looked up, a decline
  * that names them, or that asks which of the values holding one is meant.
  */
-const unplaced = (shaped: Shaped): Lookup | Refused | undefined => {
+const unplaced = (shaped: Shaped): Lookup | Refused | Ambiguous | undefined => {
   const { connectorId, covered, found, tokens, vocabulary } = shaped
   const unknown = [...new Set(tokens.filter((_, i) => !covered.has(i)).map((t) => t.word))]
   if (unknown.length === 0) return undefined
@@ -101,12 +104,35 @@ const unplaced = (shaped: Shaped): Lookup | Refused | undefined => {
   const holding = found.filter((f) => unknown.includes(f.word))
     .flatMap((f) => f.values.filter((v) => Vocabulary.wordsOf(v).includes(f.word)).map((value) => ({ ...f, value })))
   const notFound = found.some((f) => unknown.includes(f.word)) && holding.length === 0
+  if (holding.length > 0) {
+    // "Orders of Priya" where several customers are called Priya: which one is meant.
+    const word = holding[0]!.word
+    const values = [...new Set(holding.filter((f) => f.word === word).map((f) => f.value))]
+    const declined = `"${word}" is part of ${Words.listOr(values.slice(0, 5).map((v) => `"${v}"`))}: say which`
+    return ask(
+      word,
+      `Which "${word}" do you mean?`,
+      values.slice(0, 5).map((value) => ({ label: value, words: value })),
+      declined,
+      unknown.length - 1
+    )
+  }
+  // A misspelling as near to several known words ("ordres": orders or order date): which one.
+  const near = unknown.length === 1 ? Vocabulary.nearest(vocabulary, Vocabulary.stem(unknown[0]!)) : []
+  // Only the known words that name something alone can stand in its place.
+  const said = [...new Set(near.flatMap((stem) => vocabulary.terms.get(stem)?.slice(0, 1).map((t) => t.said) ?? []))]
+  if (said.length > 1) {
+    const word = unknown[0]!
+    return ask(
+      word,
+      `What did you mean by "${word}"?`,
+      said.map((words) => ({ label: words, words })),
+      `"${word}" is as near to ${Words.listOr(said.map((w) => `"${w}"`))}: say which`,
+      1
+    )
+  }
   return decline(
-    holding.length > 0
-      ? `"${holding[0]!.word}" is part of ${
-        Words.listOr([...new Set(holding.map((f) => f.value))].slice(0, 5).map((v) => `"${v}"`))
-      }: say which`
-      : `I don't know what ${Words.quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic ` +
+    `I don't know what ${Words.quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic ` +
         `model has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}` +
         `${
           notFound

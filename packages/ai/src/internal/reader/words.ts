@@ -102,6 +102,17 @@ export const normalize = (question: string): string =>
 /** `"a", "b"`. */
 export const quote = (words: ReadonlyArray<string>) => words.map((w) => `"${w}"`).join(", ")
 
+/**
+ * `text` with the first whole-word occurrence of `phrase` (words apart by spaces) replaced by
+ * `words`, ignoring case and the punctuation between its words; undefined when it holds none.
+ */
+export const replacePhrase = (text: string, phrase: string, words: string): string | undefined => {
+  const escaped = phrase.split(" ").map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${escaped.join("[^\\p{L}\\p{N}]+")}(?![\\p{L}\\p{N}])`, "iu")
+  const at = pattern.exec(text)
+  return at === null ? undefined : `${text.slice(0, at.index)}${words}${text.slice(at.index + at[0].length)}`
+}
+
 /** `a, b or c`. */
 export const listOr = (items: ReadonlyArray<string>) =>
   items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`

@@ -1,4 +1,4 @@
-import type { Asset, Cell, ChatEvent } from "../stream.js"
+import type { Asset, Cell, ChatEvent, Clarification } from "../stream.js"
 import { Chart } from "./Chart.js"
 import { Markdown } from "./Markdown.js"
 import { Table } from "./Table.js"
@@ -15,6 +15,10 @@ export type Item =
     readonly provenance?: Provenance | undefined
   }
   | { readonly kind: "status"; readonly key: string; readonly status: string; readonly error?: string | undefined }
+  | ({ readonly kind: "clarification"; readonly key: string } & Clarification)
+
+/** A choice of a clarification, as the asker picks it. */
+export type Choice = Clarification["choices"][number]
 
 /** Folds one streamed event into the items of the current run. */
 export const applyEvent = (items: ReadonlyArray<Item>, event: ChatEvent, runKey: string): ReadonlyArray<Item> => {
@@ -41,6 +45,13 @@ export const applyEvent = (items: ReadonlyArray<Item>, event: ChatEvent, runKey:
       }
       return [...items, { kind: "answer", key: `${runKey}:asset:${items.length}`, text: "", assets: [event.asset] }]
     }
+    case "clarification":
+      return [...items, {
+        kind: "clarification",
+        key: `${runKey}:clarification:${items.length}`,
+        question: event.question,
+        choices: event.choices
+      }]
     case "done":
       return [...items, { kind: "status", key: `${runKey}:done`, status: event.status, error: event.error }]
   }
@@ -169,12 +180,37 @@ function ProvenanceView({ provenance }: { readonly provenance: Provenance }) {
   )
 }
 
-/** A conversation: questions, steps with their SQL or code, tables, charts and the answers. */
-export function Timeline({ items }: { readonly items: ReadonlyArray<Item> }) {
+/**
+ * A conversation: questions, steps with their SQL or code, tables, charts and the answers. The
+ * choices of the latest clarification, while no question has followed it, are buttons (`onChoose`).
+ */
+export function Timeline(
+  { items, onChoose }: { readonly items: ReadonlyArray<Item>; readonly onChoose?: ((choice: Choice) => void) | undefined }
+) {
+  const open = items.map((item) => item.kind).lastIndexOf("clarification")
+  const answerable = open >= 0 && !items.slice(open).some((item) => item.kind === "user")
   return (
     <ol className="timeline">
-      {items.map((item) => {
+      {items.map((item, i) => {
         switch (item.kind) {
+          case "clarification":
+            return (
+              <li key={item.key} className="clarification">
+                <div role="group" aria-label={item.question} className="choices">
+                  {item.choices.map((choice) => (
+                    <button
+                      key={choice.id}
+                      type="button"
+                      title={choice.question}
+                      disabled={onChoose === undefined || !answerable || i !== open}
+                      onClick={() => onChoose?.(choice)}
+                    >
+                      {choice.label}
+                    </button>
+                  ))}
+                </div>
+              </li>
+            )
           case "user":
             return (
               <li key={item.key} className="bubble user">

@@ -1,8 +1,8 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from "react"
 import { json } from "../api.js"
 import { CheckSet } from "../components/CheckSet.js"
-import { applyEvent, type Item, type Provenance, Timeline } from "../components/Timeline.js"
-import { ask, type Asset, type Cell, type ChatEvent, follow, lastEventId } from "../stream.js"
+import { applyEvent, type Choice, type Item, type Provenance, Timeline } from "../components/Timeline.js"
+import { ask, type Asset, type Cell, type ChatEvent, type Clarification, follow, lastEventId } from "../stream.js"
 
 interface ChatSummary {
   readonly id: string
@@ -49,6 +49,7 @@ interface StoredMessage {
   readonly role: string
   readonly cell_id: string
   readonly provenance?: Provenance
+  readonly clarification?: Clarification
 }
 
 /** How the chat's last answer was made. */
@@ -72,13 +73,23 @@ const loadHistory = async (chatId: string): Promise<Array<Item>> => {
   ])
   const ordered = [...cells.cells].sort((a, b) => a.created_at.localeCompare(b.created_at))
   const assetsOf = (cellId: string) => chat.assets.filter((asset) => asset.cell_id === cellId)
-  return ordered.map((cell): Item => {
-    if (cell.role === "user") return { kind: "user", key: cell.id, text: cell.content ?? "" }
+  return ordered.flatMap((cell): Array<Item> => {
+    if (cell.role === "user") return [{ kind: "user", key: cell.id, text: cell.content ?? "" }]
     if (cell.role === "assistant") {
-      const provenance = chat.messages.find((m) => m.cell_id === cell.id)?.provenance
-      return { kind: "answer", key: cell.id, text: cell.content ?? "", assets: [], provenance }
+      const message = chat.messages.find((m) => m.cell_id === cell.id)
+      const answer: Item = {
+        kind: "answer",
+        key: cell.id,
+        text: cell.content ?? "",
+        assets: [],
+        provenance: message?.provenance
+      }
+      // An answer that asked back keeps its choices.
+      return message?.clarification === undefined
+        ? [answer]
+        : [answer, { kind: "clarification", key: `${cell.id}:clarification`, ...message.clarification }]
     }
-    return { kind: "cell", key: cell.id, cell, assets: assetsOf(cell.id) }
+    return [{ kind: "cell", key: cell.id, cell, assets: assetsOf(cell.id) }]
   })
 }
 
@@ -191,6 +202,20 @@ export function ChatPage(
     setQuestion("")
     const files = attached
     setAttached([])
+    await send({ question: text }, text, files)
+  }
+
+  // A choice of the clarification: the run answers the complete question it stands for.
+  const choose = (choice: Choice) => {
+    if (running || chatId === undefined) return
+    void send({ choice: choice.id }, choice.question, [])
+  }
+
+  const send = async (
+    asked: { readonly question: string } | { readonly choice: string },
+    text: string,
+    files: ReadonlyArray<File>
+  ) => {
     setError(undefined)
     abort.current?.abort()
     const controller = new AbortController()
@@ -203,7 +228,7 @@ export function ChatPage(
     try {
       await ask(
         {
-          question: text,
+          ...asked,
           ...(chatId === undefined ? {} : { chat_id: chatId }),
           ...(chatId === undefined && model !== "" ? { model } : {}),
           connector_ids: [...selected],
@@ -285,7 +310,7 @@ export function ChatPage(
       </aside>
       <section className="conversation" aria-label="Conversation">
         {items.length === 0 ? <p className="muted empty">Ask a question about your data.</p> : null}
-        <Timeline items={items} />
+        <Timeline items={items} onChoose={running ? undefined : choose} />
         {error === undefined ? null : <p className="error" role="alert">{error}</p>}
         <form
           className="ask"

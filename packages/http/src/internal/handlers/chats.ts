@@ -7,6 +7,7 @@ import * as Chat from "@sightline/core/Chat"
 import * as ChatEvent from "@sightline/core/ChatEvent"
 import * as Chats from "@sightline/core/Chats"
 import * as ChatStreams from "@sightline/core/ChatStreams"
+import type * as Clarification from "@sightline/core/Clarification"
 import * as Errors from "@sightline/core/Errors"
 import * as Models from "@sightline/core/Models"
 import * as Reruns from "@sightline/core/Reruns"
@@ -135,14 +136,21 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
           Effect.flatMap((handle) =>
             Stream.runFold(
               handle.events,
-              { text: "", assets: [] as Array<Asset.Asset>, done: undefined as ChatEvent.Done | undefined },
+              {
+                text: "",
+                assets: [] as Array<Asset.Asset>,
+                clarification: undefined as Clarification.Clarification | undefined,
+                done: undefined as ChatEvent.Done | undefined
+              },
               (answer, { event }) => {
                 if (event.type === "text") answer.text += event.text
                 else if (event.type === "asset") answer.assets.push(event.asset)
-                else if (event.type === "done") answer.done = event
+                else if (event.type === "clarification") {
+                  answer.clarification = { question: event.question, choices: event.choices }
+                } else if (event.type === "done") answer.done = event
                 return answer
               }
-            ).pipe(Effect.flatMap(({ assets, done, text }) => {
+            ).pipe(Effect.flatMap(({ assets, clarification, done, text }) => {
               if (done?.status === "completed") {
                 return Effect.succeed({
                   id: handle.metadata.id,
@@ -150,7 +158,8 @@ export const layer = HttpApiBuilder.group(SightlineApi, "chats", (handlers) =>
                   model: handle.metadata.model,
                   response: text,
                   chat_id: handle.metadata.chat_id,
-                  assets
+                  assets,
+                  ...(clarification === undefined ? {} : { clarification })
                 })
               }
               const error = done?.error ?? Errors.defaultMessage.execution_failed
