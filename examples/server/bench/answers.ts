@@ -22,19 +22,11 @@
  *   pnpm bench:answers [--model offline] [--only demo|saas] [--verbose: the rows of each answer that is not correct]
  *     [--database postgres://postgres@127.0.0.1:5432/postgres: where the SaaS database is made, and dropped after]
  */
-import { parseArgs } from "node:util"
-import { declined as isDecline, matches, withAsking } from "./asking.js"
+import { declined as isDecline, matches, options, withAsking } from "./asking.js"
 import * as DemoQuestions from "./questions/demo.js"
 import * as SaasQuestions from "./questions/saas.js"
 
-const { values } = parseArgs({
-  options: {
-    model: { type: "string" },
-    only: { type: "string" },
-    verbose: { type: "boolean", default: false },
-    database: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" }
-  }
-})
+const values = options()
 const lastYear = new Date().getUTCFullYear() - 1
 
 await withAsking(

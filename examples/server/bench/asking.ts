@@ -12,6 +12,7 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { createParser } from "eventsource-parser"
+import { parseArgs } from "node:util"
 import pg from "pg"
 import * as BuiltServer from "./builtServer.js"
 import * as SaasQuestions from "./questions/saas.js"
@@ -47,6 +48,17 @@ export interface Answer {
 /** Whether an answer declined: no table, or a text that says so (a decline may come after a lookup). */
 export const declined = (answer: Answer): boolean =>
   answer.rows === undefined || /^I (?:could not|can't|cannot)\b/.test(answer.text)
+
+/** The options both asking benches take: `--model`, `--only demo|saas`, `--verbose`, `--database`. */
+export const options = () =>
+  parseArgs({
+    options: {
+      model: { type: "string" },
+      only: { type: "string" },
+      verbose: { type: "boolean", default: false },
+      database: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" }
+    }
+  }).values
 
 /** The server, its two connectors, and the hand SQL on each. */
 export interface Asking {

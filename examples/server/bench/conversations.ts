@@ -14,18 +14,10 @@
  *   pnpm bench:conversations [--model offline] [--only demo|saas] [--verbose]
  *     [--database postgres://postgres@127.0.0.1:5432/postgres]
  */
-import { parseArgs } from "node:util"
-import { declined as isDecline, matches, withAsking } from "./asking.js"
+import { declined as isDecline, matches, options, withAsking } from "./asking.js"
 import * as Conversations from "./questions/conversations.js"
 
-const { values } = parseArgs({
-  options: {
-    model: { type: "string" },
-    only: { type: "string" },
-    verbose: { type: "boolean", default: false },
-    database: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" }
-  }
-})
+const values = options()
 const lastYear = new Date().getUTCFullYear() - 1
 
 await withAsking({ port: 18_799, database: values.database }, async (asking) => {

@@ -268,6 +268,91 @@ describeServers("asking with the offline model over the DEMO connector", (server
     }
   })
 
+  it("asks which customer a shared name means, keeps the choices on the message, and answers the one chosen", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    // A last name several customers share (and no product or other value holds).
+    const shared = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT substring(name from '[^ ]+$') AS last FROM customers GROUP BY 1 HAVING count(DISTINCT name) >= 2
+       ORDER BY count(DISTINCT name) DESC, 1 LIMIT 1`
+    )
+    const last = String(shared.rows[0]![0])
+    const holders = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT DISTINCT name FROM customers WHERE name ~* '(^|[^[:alnum:]])${last}($|[^[:alnum:]])' ORDER BY name`
+    )
+    const names = holders.rows.map((row) => String(row[0]))
+    const question = `How much revenue came from ${last} last year?`
+    const response = await ask(server(), org, { question, connector_ids: [connectorId] })
+    expect(response.status).toBe(200)
+    const events = await readEvents(response)
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    const asked = events.filter((e) => e.data.type === "clarification")
+    expect(asked).toHaveLength(1)
+    const clarification = asked[0]!.data
+    expect(clarification.question).toBe(`Which "${last.toLowerCase()}" do you mean?`)
+    // Up to five of the names, each a complete question; nothing was answered on the asker's behalf.
+    expect(clarification.choices).toHaveLength(Math.min(5, names.length))
+    clarification.choices.forEach((choice: any, i: number) => {
+      expect(choice.id).toBe(String(i + 1))
+      expect(names).toContain(choice.label)
+      expect(choice.question).toBe(`How much revenue came from ${choice.label} last year?`)
+    })
+    expect(events.some((e) => e.data.type === "cell" && e.data.cell.type === "sql")).toBe(false)
+    const text = events.filter((e) => e.data.type === "text").map((e) => e.data.text).join("")
+    expect(text).toContain(`${clarification.question} (1) ${clarification.choices[0].label}`)
+    const chatId = events[0]!.data.chat_id
+    const stored = await body(await server().request(`/v2/chats/${chatId}`, { key: org.key }))
+    expect(stored.messages.at(-1)).toMatchObject({ role: "assistant", clarification: {
+      question: clarification.question,
+      choices: clarification.choices
+    } })
+
+    // What cannot be chosen is a 400 that says why; nothing is asked.
+    const refusals = [
+      [{ choice: "1" }, /choice answers a chat's clarification/],
+      [{ choice: "1", question, chat_id: chatId }, /either question or choice/],
+      [{ choice: "9", chat_id: chatId }, /choice 9 is not one of the clarification's choices/]
+    ] as const
+    for (const [json, message] of refusals) {
+      const refused = await server().request("/v2/chats", { method: "POST", key: org.key, json })
+      expect(refused.status).toBe(400)
+      expect((await body(refused)).error.message).toMatch(message)
+    }
+
+    // The second choice is answered as its question: revenue of that customer, matching SQL by hand.
+    const chosen = clarification.choices[1]
+    const answer = await body(
+      await server().request("/v2/chats", { method: "POST", key: org.key, json: { chat_id: chatId, choice: "2" } })
+    )
+    expect(answer.clarification).toBeUndefined()
+    expect(answer.response).toMatch(/^I read this as: Revenue/)
+    expect(answer.response).toContain(chosen.label)
+    // Per customer of that name (customers may share a whole name too; the answer tells them apart).
+    const revenue = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT round(sum(i.line_total)::numeric, 2) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN customers c ON c.id = o.customer_id
+       WHERE c.name = '${chosen.label.replaceAll("'", "''")}' AND ${notCancelled}
+         AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
+       GROUP BY c.id`
+    )
+    for (const [sum] of revenue.rows) expect(answer.response).toContain(amount(sum))
+    const after = await body(await server().request(`/v2/chats/${chatId}`, { key: org.key }))
+    expect(after.messages.map((m: any) => [m.role, m.content.slice(0, 60)]).slice(-2)[0]).toEqual(["user", chosen.question])
+    // The answered clarification is no longer one to choose from.
+    const again = await server().request("/v2/chats", { method: "POST", key: org.key, json: { chat_id: chatId, choice: "1" } })
+    expect(again.status).toBe(400)
+    expect((await body(again)).error.message).toMatch(/asked no clarification to choose from/)
+  })
+
   it("\"which … the most\" answers with the ranking, its first row matching SQL by hand", async () => {
     const { ask, hand } = await demoOrg(server())
     const region = await ask("Which region had the highest revenue last year?")

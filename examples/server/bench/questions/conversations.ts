@@ -332,7 +332,8 @@ export const conversations = (lastYear: number): ReadonlyArray<Conversation> => 
       on: "DEMO",
       turns: [
         ["top 3 regions by revenue last year", q("revenue", ["region"], [ly], "ORDER BY 2 DESC LIMIT 3")],
-        [`how many orders did it get in ${PY}?`, null, /could be any of the 3 rows/]
+        // Asked about, not answered: which of the three regions.
+        [`how many orders did it get in ${PY}?`, null, /^Which region do you mean by "it"\? \(1\) /]
       ]
     },
     {
