@@ -308,10 +308,13 @@ describeServers("asking with the offline model over the DEMO connector", (server
     expect(text).toContain(`${clarification.question} (1) ${clarification.choices[0].label}`)
     const chatId = events[0]!.data.chat_id
     const stored = await body(await server().request(`/v2/chats/${chatId}`, { key: org.key }))
-    expect(stored.messages.at(-1)).toMatchObject({ role: "assistant", clarification: {
-      question: clarification.question,
-      choices: clarification.choices
-    } })
+    expect(stored.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      clarification: {
+        question: clarification.question,
+        choices: clarification.choices
+      }
+    })
 
     // What cannot be chosen is a 400 that says why; nothing is asked.
     const refusals = [
@@ -346,9 +349,16 @@ describeServers("asking with the offline model over the DEMO connector", (server
     )
     for (const [sum] of revenue.rows) expect(answer.response).toContain(amount(sum))
     const after = await body(await server().request(`/v2/chats/${chatId}`, { key: org.key }))
-    expect(after.messages.map((m: any) => [m.role, m.content.slice(0, 60)]).slice(-2)[0]).toEqual(["user", chosen.question])
+    expect(after.messages.map((m: any) => [m.role, m.content.slice(0, 60)]).slice(-2)[0]).toEqual([
+      "user",
+      chosen.question
+    ])
     // The answered clarification is no longer one to choose from.
-    const again = await server().request("/v2/chats", { method: "POST", key: org.key, json: { chat_id: chatId, choice: "1" } })
+    const again = await server().request("/v2/chats", {
+      method: "POST",
+      key: org.key,
+      json: { chat_id: chatId, choice: "1" }
+    })
     expect(again.status).toBe(400)
     expect((await body(again)).error.message).toMatch(/asked no clarification to choose from/)
   })

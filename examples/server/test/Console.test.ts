@@ -234,6 +234,48 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await context.close()
   }, 150_000)
 
+  it(
+    "holds a conversation: a follow-up says what it kept, and a clarification's choices are buttons that answer",
+    async () => {
+      const { context } = await newContext()
+      const page = await context.newPage()
+      await signIn(page)
+      await ask(page, "Top 3 regions by revenue last year")
+      await page.locator(".answer-text").filter({ hasText: "offline model" }).first().waitFor({ timeout: 90_000 })
+      const regions = await page.getByRole("region", { name: /^Table / }).first().locator("tbody tr td:first-child")
+        .allTextContents()
+      expect(regions).toHaveLength(3)
+      // "It" after three rows: the console shows the question's choices as buttons, one per row.
+      await ask(page, "how many orders did it get last year?")
+      const choices = page.getByRole("group", { name: "Which region do you mean by \"it\"?" })
+      await choices.waitFor({ timeout: 60_000 })
+      expect(await choices.getByRole("button").allTextContents()).toEqual(regions)
+      await page.getByRole("button", { name: "Ask" }).waitFor()
+      await screenshot(page, "clarification")
+      await choices.getByRole("button", { name: regions[1]! }).click()
+      // The chosen question is asked, and answered for that region.
+      await page.locator(".bubble.user").filter({ hasText: "how many orders did the second one get last year?" })
+        .waitFor({ timeout: 30_000 })
+      const chosen = page.locator(".answer-text").filter({ hasText: `I took "second one" for "${regions[1]}"` })
+      await chosen.waitFor({ timeout: 60_000 })
+      // An answered clarification's buttons no longer choose.
+      expect(await choices.getByRole("button").first().isDisabled()).toBe(true)
+      // A follow-up says what it kept and what it changed.
+      await ask(page, "and per channel?")
+      await page.locator(".answer-text").filter({ hasText: "Keeping" }).filter({ hasText: "now by channel" })
+        .waitFor({ timeout: 60_000 })
+      // After a reload the stored conversation shows the choices again, answered.
+      await page.reload()
+      await page.getByRole("group", { name: "Which region do you mean by \"it\"?" }).waitFor({ timeout: 30_000 })
+      expect(
+        await page.getByRole("group", { name: "Which region do you mean by \"it\"?" }).getByRole("button").first()
+          .isDisabled()
+      ).toBe(true)
+      await context.close()
+    },
+    240_000
+  )
+
   it("shows a metric's reading and its trusted badge", async () => {
     const { context } = await newContext()
     const page = await context.newPage()

@@ -166,6 +166,33 @@ describeServers("the MCP server", (server) => {
     )
     expect(declined.answer).toMatch(/unicorn/i)
 
+    // A question that could mean several rows asks back: its choices are in the structured result,
+    // and `choice` with the chat answers the one meant.
+    const top = structured(
+      await client.callTool({
+        name: "ask",
+        arguments: { question: "Top 3 regions by revenue last year", connector_ids: [connectorId] }
+      })
+    )
+    const unclear = structured(
+      await client.callTool({
+        name: "ask",
+        arguments: { question: "how many orders did it get last year?", chat_id: top.chat_id }
+      })
+    )
+    expect(unclear.clarification.question).toBe("Which region do you mean by \"it\"?")
+    expect(unclear.clarification.choices.map((choice: any) => choice.label)).toEqual(
+      top.rows.map((row: ReadonlyArray<unknown>) => row[0])
+    )
+    expect(unclear.rows).toBeUndefined()
+    const chosen = structured(
+      await client.callTool({ name: "ask", arguments: { chat_id: top.chat_id, choice: "3" } })
+    )
+    expect(chosen.answer).toContain(`I took "third one" for "${top.rows[2][0]}"`)
+    expect(chosen.rows).toHaveLength(1)
+    expect(errorText(await client.callTool({ name: "ask", arguments: { choice: "1" } })))
+      .toMatch(/choice answers the clarification of chat_id/)
+
     // The Context Library, as the caller may read it.
     const searched = structured(await client.callTool({ name: "search_library", arguments: { query: "revenue" } }))
     expect(searched.files.map((file: any) => file.path)).toContain("semantic/demo.yaml")

@@ -208,7 +208,11 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
         connector_id: search.connectorId,
         metrics: [],
         dimensions: [search.dimension],
-        filters: [{ dimension: search.dimension, operator: "contains", values: [search.word] }],
+        filters: [search.word, ...(search.with ?? [])].map((word) => ({
+          dimension: search.dimension,
+          operator: "contains",
+          values: [word]
+        })),
         limit: lookupLimit
       }
     })))
@@ -264,9 +268,11 @@ const clarifying = (
   }
   const failure = failureOf(result)
   if (failure !== undefined) return reply(`I can't answer this: ${declined}.`)
-  return reply(`${question} ${
-    choices.map((choice, i) => `(${i + 1}) ${choice.label}`).join(", ")
-  }: pick one, or ask in your own words.`)
+  return reply(
+    `${question} ${
+      choices.map((choice, i) => `(${i + 1}) ${choice.label}`).join(", ")
+    }: pick one, or ask in your own words.`
+  )
 }
 
 /**
@@ -322,10 +328,13 @@ const found = (
       // The call's arguments are the offline model's own (JSON it wrote); the result is data.
       const args = JSON.parse(call.arguments)
       const failed = failureOf(result)
+      const words = (args.filters as ReadonlyArray<{ readonly values: ReadonlyArray<unknown> }>)
+        .map((filter) => String(filter.values[0]))
       return [{
         connectorId: Number(args.connector_id),
         dimension: String(args.dimensions[0]),
-        word: String(args.filters[0].values[0]),
+        word: words[0]!,
+        ...(words.length > 1 ? { with: words.slice(1) } : {}),
         values: (resultOf(result)?.rows ?? []).map((row) => String(row[0])),
         ...(failed === undefined ? {} : { failed })
       }]

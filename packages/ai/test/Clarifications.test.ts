@@ -133,6 +133,26 @@ describe("Clarifications", () => {
     })
   })
 
+  it("reads a full name held by one customer, even when more than a lookup's worth share its surname", () => {
+    // The surname alone finds the first 20 of many Okafors, without Priya; all the name's words find her.
+    const others = Array.from({ length: 20 }, (_, i) => `Customer${i} Okafor`)
+    const found: Array<Reader.Found> = []
+    let result = Reader.read("revenue from priya okafor last year", semantic, now, found)
+    while (result !== undefined && "lookup" in result) {
+      for (const search of result.lookup) {
+        const values = search.with === undefined ?
+          others :
+          [...others, "Priya Okafor"].filter((v) => search.with!.every((word) => v.toLowerCase().includes(word)))
+        found.push({ ...search, values })
+      }
+      result = Reader.read("revenue from priya okafor last year", semantic, now, found)
+    }
+    expect(result).toMatchObject({
+      query: { metrics: ["revenue"], filters: [{ dimension: "customer", operator: "=", values: ["Priya Okafor"] }] },
+      named: { value: "Priya Okafor" }
+    })
+  })
+
   it("declines as before when there are no candidates, or when fewer than two choices read", () => {
     expect(readFinding("revenue from atlantis").result).toEqual({
       declined: expect.stringMatching(/"atlantis" picks out/)

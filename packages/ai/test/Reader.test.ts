@@ -147,7 +147,10 @@ describe("Reader", () => {
     expect(of("accounts by status")).toMatchObject({ query: { dimensions: ["accounts.status"] } })
     // Words the schema lacks are looked up in the names the model does not list, then declined, named.
     expect(Reader.read("invoices of Acme Corp", derived as never, now)).toEqual({
-      lookup: [{ connectorId: 9, word: "acme", dimension: "name" }]
+      lookup: [
+        { connectorId: 9, word: "acme", dimension: "name" },
+        { connectorId: 9, word: "acme", dimension: "name", with: ["corp"] }
+      ]
     })
     expect(of("churned accounts")).toEqual({
       declined: expect.stringMatching(/"churned" picks out .* and no name in the data is called so/)
@@ -155,9 +158,13 @@ describe("Reader", () => {
   })
 
   it("looks a word the model lacks up in the data, and reads the name it finds", () => {
-    // Only dimensions whose values the model does not list, and which tell no rows apart.
+    // Only dimensions whose values the model does not list, and which tell no rows apart: the run's
+    // longest word, and the values holding all its words (a full name among many sharing a surname).
     expect(Reader.read("revenue from priya okafor", semantic, now)).toEqual({
-      lookup: [{ connectorId: 7, word: "okafor", dimension: "customer" }]
+      lookup: [
+        { connectorId: 7, word: "okafor", dimension: "customer" },
+        { connectorId: 7, word: "okafor", dimension: "customer", with: ["priya"] }
+      ]
     })
     const okafor = { okafor: { customer: ["Priya Okafor"] } }
     // A name rows may share is split by what tells them apart, and said.

@@ -19,10 +19,10 @@ import { AssetStore } from "./AssetStore.js"
 import * as Audience from "./Audience.js"
 import * as ChartRenderer from "./ChartRenderer.js"
 import type * as Chat from "./Chat.js"
-import type * as Clarification from "./Clarification.js"
 import type * as ChatEvent from "./ChatEvent.js"
 import * as ChatRuns from "./ChatRuns.js"
 import type * as Chats from "./Chats.js"
+import type * as Clarification from "./Clarification.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import type { Conflict } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
@@ -289,7 +289,8 @@ export const make = (limits: Limits) =>
           report: asked.report === true,
           onReport: input.onReport,
           // Only a person can answer a clarification: a playbook, an agent or an evaluation cannot.
-          clarify: asked.report !== true && (asked.source === undefined || asked.source === "api" || asked.source === "ui"),
+          clarify: asked.report !== true &&
+            (asked.source === undefined || asked.source === "api" || asked.source === "ui"),
           onClarification: input.onClarification,
           connectors,
           files,

@@ -87,9 +87,11 @@ const DescribeData = Schema.Struct({
 })
 
 const Ask = Schema.Struct({
-  question: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)).annotations({
-    description: "The question, in the caller's words (or choice, to answer a clarification)"
-  })),
+  question: Schema.optional(
+    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(10_000)).annotations({
+      description: "The question, in the caller's words (or choice, to answer a clarification)"
+    })
+  ),
   connector_ids: Schema.optional(
     Schema.Array(ConnectorId).annotations({ description: "The connectors to answer from (list_connectors)" })
   ),

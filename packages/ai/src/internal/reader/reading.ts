@@ -62,6 +62,11 @@ export interface Search {
   readonly connectorId: number
   readonly word: string
   readonly dimension: string
+  /**
+   * The other words of its run, which the values must hold too ("priya" with "okafor"): a full name
+   * is found among more values that share its longest word than one lookup returns.
+   */
+  readonly with?: ReadonlyArray<string> | undefined
 }
 
 /** Words to look up in the data: the question is read again with what they found (`Found`). */

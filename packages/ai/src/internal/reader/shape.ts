@@ -90,12 +90,16 @@ const unplaced = (shaped: Shaped): Lookup | Refused | Ambiguous | undefined => {
   })
   const words = runs.map((run) => run.reduce((a, b) => b.length > a.length ? b : a))
     .filter((word) => word.length >= 3 && !/^\d+$/.test(word))
+  // Each run's longest word; and, for a run of several words, the values holding all of them too.
   const searches: ReadonlyArray<Search> = words.length === runs.length && runs.length <= 2
-    ? words.flatMap((word) =>
-      found.some((f) => f.word === word)
-        ? []
-        : vocabulary.searchable.map((dimension) => ({ connectorId, word, dimension }))
-    )
+    ? words.flatMap((word, r) => {
+      if (found.some((f) => f.word === word)) return []
+      const others = runs[r]!.filter((w) => w !== word && w.length >= 3 && !/^\d+$/.test(w))
+      return vocabulary.searchable.flatMap((dimension) => [
+        { connectorId, word, dimension },
+        ...(others.length === 0 ? [] : [{ connectorId, word, dimension, with: others }])
+      ])
+    })
     : []
   if (searches.length > 0) return { lookup: searches }
   // What a lookup found that the question did not name in full.
@@ -133,14 +137,14 @@ const unplaced = (shaped: Shaped): Lookup | Refused | Ambiguous | undefined => {
   }
   return decline(
     `I don't know what ${Words.quote(unknown)} ${unknown.length === 1 ? "picks" : "pick"} out here: the semantic ` +
-        `model has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}` +
-        `${
-          notFound
-            ? `, and no ${
-              Words.listOr(vocabulary.searchable.map((d) => d.replace(/[._]/g, " ")))
-            } in the data is called so`
-            : ""
-        }. It knows, for example: ${vocabulary.metrics.slice(0, 8).join(", ")}`,
+      `model has no metric, dimension, value or filter by ${unknown.length === 1 ? "that name" : "those names"}` +
+      `${
+        notFound
+          ? `, and no ${
+            Words.listOr(vocabulary.searchable.map((d) => d.replace(/[._]/g, " ")))
+          } in the data is called so`
+          : ""
+      }. It knows, for example: ${vocabulary.metrics.slice(0, 8).join(", ")}`,
     unknown.length
   )
 }

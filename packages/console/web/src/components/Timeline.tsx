@@ -185,7 +185,10 @@ function ProvenanceView({ provenance }: { readonly provenance: Provenance }) {
  * choices of the latest clarification, while no question has followed it, are buttons (`onChoose`).
  */
 export function Timeline(
-  { items, onChoose }: { readonly items: ReadonlyArray<Item>; readonly onChoose?: ((choice: Choice) => void) | undefined }
+  { items, onChoose }: {
+    readonly items: ReadonlyArray<Item>
+    readonly onChoose?: ((choice: Choice) => void) | undefined
+  }
 ) {
   const open = items.map((item) => item.kind).lastIndexOf("clarification")
   const answerable = open >= 0 && !items.slice(open).some((item) => item.kind === "user")
