@@ -343,6 +343,19 @@ metrics:
     description: revenue of the same period a year earlier
     synonyms: [last year's revenue, prior year revenue]
 
+periods:
+  - name: back_to_school
+    synonyms: [back-to-school, back to school season]
+    description: the back-to-school shopping season
+    every_year: { from: "07-15", to: "09-10" }
+  - name: holiday_season
+    synonyms: [holidays, holiday shopping, the holidays]
+    description: the year-end holiday shopping season
+    every_year: { from: "11-20", to: "12-31" }
+  - name: summer
+    synonyms: [summer season]
+    every_year: { from: "06-01", to: "08-31" }
+
 verified_queries:
   - name: revenue_by_channel
     question: Which sales channel makes us the most money?

@@ -348,6 +348,32 @@ export const VerifiedQuery = Schema.Struct({
 })
 export type VerifiedQuery = typeof VerifiedQuery.Type
 
+const isoDay = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "a date as YYYY-MM-DD" })
+)
+const monthDay = Schema.String.pipe(
+  Schema.pattern(/^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, { message: () => "a day of the year as MM-DD" })
+)
+
+/**
+ * A period the business names ("back to school", "the spring sale"): the days it spans, both
+ * included, either once (`from`, `to` as YYYY-MM-DD) or every year (`every_year`, MM-DD to MM-DD; a
+ * range that ends before it starts runs into the next year). A question that names it without a
+ * year reads its latest occurrence that has begun.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const NamedPeriod = Schema.Struct({
+  name: Name,
+  synonyms: Synonyms,
+  description: Description,
+  from: Schema.optional(isoDay),
+  to: Schema.optional(isoDay),
+  every_year: Schema.optional(Schema.Struct({ from: monthDay, to: monthDay }))
+})
+export type NamedPeriod = typeof NamedPeriod.Type
+
 /**
  * A semantic model file.
  *
@@ -367,6 +393,8 @@ export const SemanticModelFile = Schema.Struct({
   relationships: Schema.optional(Schema.Array(Relationship)),
   metrics: Schema.optional(Schema.Array(DerivedMetric)),
   verified_queries: Schema.optional(Schema.Array(VerifiedQuery)),
+  /** The periods the business names, which questions may use. */
+  periods: Schema.optional(Schema.Array(NamedPeriod)),
   custom_instructions: Schema.optional(Schema.String),
   module_custom_instructions: Schema.optional(Schema.Struct({
     sql_generation: Schema.optional(Schema.String),
@@ -561,6 +589,19 @@ export const validate = (
     if (notOne !== undefined) problems.push(`verified query ${query.name}: not one SELECT or WITH query: ${notOne}`)
     for (const match of query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)) {
       if (!tableNames.has(match[1]!)) problems.push(`verified query ${query.name}: no table named ${match[1]}`)
+    }
+  }
+  const periodNames = new Set<string>()
+  for (const period of file.periods ?? []) {
+    if (periodNames.has(period.name)) problems.push(`period ${period.name} is defined twice`)
+    periodNames.add(period.name)
+    const once = period.from !== undefined || period.to !== undefined
+    if (once === (period.every_year !== undefined)) {
+      problems.push(`period ${period.name}: give either from and to (once) or every_year (each year)`)
+    } else if (once && (period.from === undefined || period.to === undefined)) {
+      problems.push(`period ${period.name}: give both from and to`)
+    } else if (once && period.from! > period.to!) {
+      problems.push(`period ${period.name}: from ${period.from} is after to ${period.to}`)
     }
   }
   const timeZone = file.time_zone ?? "UTC"

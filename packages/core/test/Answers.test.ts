@@ -369,7 +369,9 @@ describe("Answers.ask", () => {
         "create_chart",
         "search_library",
         "read_library_file",
-        "run_saved_query"
+        "run_saved_query",
+        // A person asked: the run may ask back.
+        "ask_clarification"
       ])
       const results = requests.slice(1).map((r) => r.messages.at(-1)!.content)
       expect(JSON.parse(results[0]!).hits.map((h: { path: string }) => h.path)).toEqual([
@@ -412,7 +414,12 @@ describe("Answers.ask", () => {
       const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
       expect(requests[0]!.system).not.toContain("A note")
       // The connector's schema gives a derived model: query_metrics comes with any readable connector.
-      expect(requests[0]!.tools!.map((t) => t.name)).toEqual(["query_metrics", "run_sql", "create_chart"])
+      expect(requests[0]!.tools!.map((t) => t.name)).toEqual([
+        "query_metrics",
+        "run_sql",
+        "create_chart",
+        "ask_clarification"
+      ])
       expect(requests[1]!.messages.at(-1)!.content).toBe("error: there is no tool search_library")
     }).pipe(Effect.provide(layerWith([
       LanguageModel.callTools({ name: "search_library", arguments: { query: "note" } }),
@@ -426,7 +433,7 @@ describe("Answers.ask", () => {
       const handle = yield* answers.ask(principal, { question: "news", tools: { web_search_enabled: true } }, sign)
       const events = yield* collect(handle)
       const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
-      expect(requests[0]!.tools!.map((t) => t.name)).toEqual(["web_search"])
+      expect(requests[0]!.tools!.map((t) => t.name)).toEqual(["web_search", "ask_clarification"])
       expect(JSON.parse(requests[1]!.messages.at(-1)!.content).results[0]).toEqual({
         title: "Sightline",
         url: "https://example.test/sightline",
@@ -438,7 +445,7 @@ describe("Answers.ask", () => {
       const off = yield* answers.ask(principal, { question: "news", chat_id: handle.metadata.chat_id }, sign)
       yield* off.done
       const later = yield* (yield* LanguageModel.MemoryLanguageModel).requests
-      expect(later[2]!.tools ?? []).toEqual([])
+      expect((later[2]!.tools ?? []).map((t) => t.name)).toEqual(["ask_clarification"])
       expect(later[3]!.messages.at(-1)!.content).toBe("error: there is no tool web_search")
     }).pipe(Effect.provide(
       layerWith([
@@ -450,4 +457,49 @@ describe("Answers.ask", () => {
         { title: "Sightline", url: "https://example.test/sightline", snippet: "An analytics chat" }
       ])))
     )))
+  it.effect("ask_clarification: the event goes out, the message keeps it, and a choice is asked as its question", () =>
+    Effect.gen(function*() {
+      const { principal } = yield* setup
+      const answers = yield* Answers.Answers
+      const handle = yield* answers.ask(principal, { question: "revenue from web" }, sign)
+      const events = yield* collect(handle)
+      const asked = events.flatMap((e) => e.event.type === "clarification" ? [e.event] : [])
+      expect(asked).toEqual([{
+        type: "clarification",
+        question: "Which web?",
+        choices: [
+          { id: "1", label: "the web channel", question: "revenue from the web channel" },
+          { id: "2", label: "the web source", question: "revenue from the web source" }
+        ]
+      }])
+      expect(events.at(-1)!.event).toEqual({ type: "done", status: "completed" })
+      const chatId = handle.metadata.chat_id
+      const messages = yield* (yield* ChatRepo).listMessages(principal.organizationId, chatId)
+      expect(messages.at(-1)!.clarification).toEqual({ question: asked[0]!.question, choices: asked[0]!.choices })
+      // A choice is asked as its question, stored as the asker's message.
+      const chosen = yield* answers.ask(principal, { chat_id: chatId, choice: "2" }, sign)
+      yield* chosen.done
+      const requests = yield* (yield* LanguageModel.MemoryLanguageModel).requests
+      expect(requests.at(-1)!.messages.at(-1)).toMatchObject({ role: "user", content: "revenue from the web source" })
+      // Only the last answer's clarification can be chosen from, by a choice it offers.
+      const refused = yield* Effect.flip(answers.ask(principal, { chat_id: chatId, choice: "1" }, sign))
+      expect(refused).toMatchObject({
+        _tag: "InvalidRequest",
+        message: expect.stringMatching(/asked no clarification/)
+      })
+    }).pipe(Effect.provide(layerWith([
+      LanguageModel.callTools({
+        name: "ask_clarification",
+        arguments: {
+          question: "Which web?",
+          choices: [
+            { label: "the web channel", question: "revenue from the web channel" },
+            { label: "the web source", question: "revenue from the web source" },
+            { label: "again", question: "revenue from the web channel" }
+          ]
+        }
+      }),
+      LanguageModel.reply("Which web? The channel or the source?"),
+      LanguageModel.reply("Web source revenue is 10.")
+    ]))))
 })

@@ -314,6 +314,34 @@ const dayOf = (q: string, now: Date): Date | null | undefined => {
   return null
 }
 
+/**
+ * The window of a period the model names ("back to school"): its days once, or its occurrence in the
+ * year the question names, or else the latest that has begun. The label says which days.
+ */
+export const namedWindow = (
+  said: string,
+  period: {
+    readonly from?: string | undefined
+    readonly to?: string | undefined
+    readonly every_year?: { readonly from: string; readonly to: string } | undefined
+  },
+  question: string,
+  now: Date
+): Window => {
+  const dayAfter = (day: string) => isoDate(new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000))
+  if (period.every_year === undefined) {
+    return { from: period.from!, to: dayAfter(period.to!), label: `in ${said} (${period.from} to ${period.to})` }
+  }
+  const { from, to } = period.every_year
+  const today = isoDate(now)
+  const named = namedYearOf(question.toLowerCase(), now)
+  const year = named ?? (`${now.getUTCFullYear()}-${from}` <= today ? now.getUTCFullYear() : now.getUTCFullYear() - 1)
+  // A range that ends before it starts ("12-20" to "01-05") runs into the next year.
+  const start = `${year}-${from}`
+  const end = `${to < from ? year + 1 : year}-${to}`
+  return { from: start, to: dayAfter(end), label: `in ${said} ${year} (${start} to ${end})` }
+}
+
 /** The year the question names, if any, for a quarter, a month or a day in it. */
 const namedYearOf = (q: string, now: Date): number | undefined =>
   /\b(?:last|previous) year\b/.test(q)

@@ -20,6 +20,8 @@ export type Target =
   | { readonly kind: "value"; readonly dimension: string; readonly value: string | number | boolean }
   | { readonly kind: "segment"; readonly name: string }
   | { readonly kind: "time"; readonly name: string }
+  /** A period the model names ("back to school"): its days, read by the period phase. */
+  | { readonly kind: "period"; readonly name: string; readonly period: SemanticModel.NamedPeriod }
 
 /** A phrase (as stems) and what it names. */
 export interface Term {
@@ -209,6 +211,11 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
       const said = table.name.replaceAll("_", " ")
       if (count !== undefined) add(terms, said, { kind: "metric", name: count.name, table: table.name })
       if (label !== undefined) add(terms, said, { kind: "dimension", name: qualified(table.name, label.name) })
+    }
+  }
+  for (const period of file.periods ?? []) {
+    for (const said of [period.name.replaceAll("_", " "), ...(period.synonyms ?? [])]) {
+      add(terms, said, { kind: "period", name: period.name, period })
     }
   }
   // General words name what their first meaning names, where the model has not used them itself.

@@ -1,5 +1,6 @@
 /**
- * Phase 2, the period: the window the question keeps to ("last quarter", "in 2024") and the grain
+ * Phase 2, the period: the window the question keeps to ("last quarter", "in 2024", a period the
+ * model names such as "back to school") and the grain
  * it is read at ("by month", "which month"). With either, the words of periods are accounted for;
  * a period that has not begun is declined, since the data records only what happened.
  *
@@ -11,9 +12,19 @@ import * as Words from "./words.js"
 
 /** The period and the grain, or a decline. */
 export const read = (phrased: Phrased): Dated | Refused => {
-  const { now, text, tokens } = phrased
-  const years = Periods.yearsOf(text)
-  const window = years ?? Periods.windowOf(text, now)
+  const { matches, now, text, tokens } = phrased
+  // A period the model names ("back to school 2024") is read from the model, not the calendar.
+  const named =
+    matches.flatMap((m) => m.terms.flatMap((t) => t.target.kind === "period" ? [{ term: t, match: m }] : []))[0]
+  const years = named === undefined ? Periods.yearsOf(text) : undefined
+  const window = named !== undefined && named.term.target.kind === "period"
+    ? Periods.namedWindow(
+      tokens.slice(named.match.start, named.match.end).map((t) => t.word).join(" "),
+      named.term.target.period,
+      text,
+      now
+    )
+    : years ?? Periods.windowOf(text, now)
   if (window !== undefined && "unreadable" in window) return decline(window.unreadable)
   if (window?.from !== undefined && window.from > now.toISOString().slice(0, 10)) {
     return decline(`it asks about a period that has not begun (${window.label}), and I only read what the data records`)
