@@ -4,6 +4,8 @@ export default defineProject({
   resolve: { conditions: ["@sightline/source"] },
   test: {
     name: "core",
-    include: ["test/**/*.test.ts"]
+    include: ["test/**/*.test.ts"],
+    // Property tests take seconds, more while another file runs beside them (vitest.config.ts).
+    testTimeout: 30_000
   }
 })

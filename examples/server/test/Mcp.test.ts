@@ -85,7 +85,15 @@ describeServers("the MCP server", (server) => {
       ]
     )
     const askTool = tools.find((tool) => tool.name === "ask")!
-    expect(askTool.inputSchema).toMatchObject({ type: "object", required: ["question"] })
+    // A question, or the choice of a clarification (with its chat).
+    expect(askTool.inputSchema).toMatchObject({ type: "object" })
+    expect(Object.keys((askTool.inputSchema as any).properties)).toEqual([
+      "question",
+      "connector_ids",
+      "chat_id",
+      "choice"
+    ])
+    expect((askTool.inputSchema as any).required ?? []).toEqual([])
     expect(JSON.stringify(tools)).not.toContain("$ref")
 
     const listed = structured(await client.callTool({ name: "list_connectors", arguments: {} }))
@@ -227,8 +235,8 @@ describeServers("the MCP server", (server) => {
     const calls = audit.entries.filter((entry: any) => entry.action === "mcp.tool_call")
     expect(calls.map((entry: any) => entry.details.tool).sort()).toEqual(
       [
-        "ask",
-        "ask",
+        // Two questions, the conversation with its clarification and choice, and the refused choice.
+        ...Array.from({ length: 6 }, () => "ask"),
         "describe_data",
         "list_connectors",
         "list_playbooks",

@@ -510,26 +510,26 @@ export const StreamChatRequest = Schema.Struct({
   /** Shorthand for `tools.connector_ids`; both lists are merged. */
   connector_ids: Schema.optional(Schema.Array(ConnectorId))
 }).pipe(
+  // The annotation says it with `allOf`: a top-level `oneOf` or `anyOf` would replace the struct's
+  // JSON Schema instead of adding to it.
   Schema.filter(
     (body) =>
-      body.choice === undefined
+      body.model !== undefined && body.chat_id !== undefined
+        ? { path: ["model"], message: modelWithChatIdMessage }
+        : body.choice === undefined
         ? body.question !== undefined || { path: ["question"], message: "question is required" }
         : body.question === undefined
         ? body.chat_id !== undefined || { path: ["chat_id"], message: choiceWithoutChatMessage }
         : { path: ["choice"], message: "send either question or choice, not both" },
     {
       jsonSchema: {
-        oneOf: [
-          { required: ["question"], not: { required: ["choice"] } },
-          { required: ["choice", "chat_id"], not: { required: ["question"] } }
+        allOf: [
+          { not: { required: ["model", "chat_id"] } },
+          { not: { required: ["question", "choice"] } },
+          { anyOf: [{ required: ["question"] }, { required: ["choice", "chat_id"] }] }
         ]
       }
     }
-  ),
-  Schema.filter(
-    (body) =>
-      body.model === undefined || body.chat_id === undefined || { path: ["model"], message: modelWithChatIdMessage },
-    { jsonSchema: { not: { required: ["model", "chat_id"] } } }
   )
 )
 export type StreamChatRequest = typeof StreamChatRequest.Type

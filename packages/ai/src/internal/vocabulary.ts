@@ -36,7 +36,7 @@ export interface Vocabulary {
   readonly terms: ReadonlyMap<string, ReadonlyArray<Term>>
   /** The longest term, in words. */
   readonly longest: number
-  /** Every stem of every term: what a misspelt word may be corrected to. */
+  /** Every stem of every term but the periods': what a misspelt word may be corrected to. */
   readonly known: ReadonlySet<string>
   /** The names of the model's measures and derived metrics, as a decline offers them. */
   readonly metrics: ReadonlyArray<string>
@@ -238,7 +238,9 @@ const indexed = (
   let longest = 1
   for (const list of terms.values()) {
     for (const term of list) {
-      for (const s of term.stems) known.add(s)
+      // A period's name is read as said: its small words ("back to school", "the holidays") would
+      // otherwise count as words of the model, which words apart may not cross.
+      if (term.target.kind !== "period") for (const s of term.stems) known.add(s)
       longest = Math.max(longest, term.stems.length)
     }
   }

@@ -115,6 +115,11 @@ export function ChatPage(
   current.current = chatId
   // The chat whose answer is running in this view (a new chat has its id only once the run starts).
   const runningChat = useRef<string | undefined>(undefined)
+  // The chat this view created, until the address names it: a follow-up asked before then goes to it.
+  const created = useRef<string | undefined>(undefined)
+  // Whether this view is sending a question now (set before the request, so a navigation to the
+  // chat it created does not cancel it).
+  const sending = useRef(false)
 
   const loadChats = useCallback(async (term: string) => {
     const query = term === "" ? "" : `&search_term=${encodeURIComponent(term)}`
@@ -150,6 +155,10 @@ export function ChatPage(
 
   // Opening a chat: its stored conversation, then the run still going on, resumed where this tab left it.
   useEffect(() => {
+    // The address caught up with the chat this view created while it asks that chat again: the view
+    // already shows it, live.
+    if (chatId !== undefined && chatId === created.current && sending.current) return
+    if (chatId !== created.current) created.current = undefined
     abort.current?.abort()
     setError(undefined)
     if (chatId === undefined) {
@@ -207,7 +216,7 @@ export function ChatPage(
 
   // A choice of the clarification: the run answers the complete question it stands for.
   const choose = (choice: Choice) => {
-    if (running || chatId === undefined) return
+    if (running || (chatId ?? created.current) === undefined) return
     void send({ choice: choice.id }, choice.question, [])
   }
 
@@ -220,7 +229,10 @@ export function ChatPage(
     abort.current?.abort()
     const controller = new AbortController()
     abort.current = controller
-    let newChat = chatId
+    sending.current = true
+    // The chat to ask: the one shown, or the one this view just created.
+    const chat = chatId ?? created.current
+    let newChat = chat
     const base: ReadonlyArray<Item> = [...items, { kind: "user", key: `q:${Date.now()}`, text }]
     setItems(base)
     setRunning(true)
@@ -229,8 +241,8 @@ export function ChatPage(
       await ask(
         {
           ...asked,
-          ...(chatId === undefined ? {} : { chat_id: chatId }),
-          ...(chatId === undefined && model !== "" ? { model } : {}),
+          ...(chat === undefined ? {} : { chat_id: chat }),
+          ...(chat === undefined && model !== "" ? { model } : {}),
           connector_ids: [...selected],
           tools
         },
@@ -238,6 +250,7 @@ export function ChatPage(
           if (e.type === "metadata") runningChat.current = e.chat_id
           if (e.type === "metadata" && newChat === undefined) {
             newChat = e.chat_id
+            created.current = e.chat_id
             current.current = e.chat_id
             // The address names the chat, so a reload comes back to it (the hash change must not restart it).
             history.replaceState(null, "", `#/chats/${e.chat_id}`)
@@ -250,6 +263,7 @@ export function ChatPage(
     } catch (e) {
       if (!controller.signal.aborted) setError((e as Error).message)
     } finally {
+      sending.current = false
       setRunning(false)
       void loadChats(search)
       // The connector its files became is one to ask again.
@@ -271,7 +285,7 @@ export function ChatPage(
           }
         }).catch(() => undefined)
       }
-      if (newChat !== undefined && newChat !== chatId) navigate(`#/chats/${newChat}`)
+      if (newChat !== undefined && newChat !== chat) navigate(`#/chats/${newChat}`)
     }
   }
 
@@ -284,7 +298,18 @@ export function ChatPage(
   return (
     <div className="chat-layout">
       <aside className="chat-list" aria-label="Chats">
-        <button type="button" className="primary" onClick={() => navigate("#/chats")}>New chat</button>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => {
+            // A chat this view created is left, even before the address named it.
+            created.current = undefined
+            if (chatId === undefined) setItems([])
+            navigate("#/chats")
+          }}
+        >
+          New chat
+        </button>
         <label className="field">
           <span>Search chats</span>
           <input
