@@ -240,7 +240,7 @@ const indexed = (
     for (const term of list) {
       // A period's name is read as said: its small words ("back to school", "the holidays") would
       // otherwise count as words of the model, which words apart may not cross.
-      if (term.target.kind !== "period") for (const s of term.stems) known.add(s)
+      if (term.target.kind !== "period") { for (const s of term.stems) known.add(s) }
       longest = Math.max(longest, term.stems.length)
     }
   }
