@@ -606,7 +606,8 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await page.getByLabel("Files to upload").setInputFiles(file)
     await page.getByRole("form", { name: "Upload files" }).getByRole("button", { name: "Upload", exact: true }).click()
     const tables = page.getByRole("region", { name: "Tables of sales.xlsx" })
-    await tables.waitFor({ timeout: 30_000 })
+    // The upload builds the connector's DuckDB database: seconds alone, longer beside another file's tests.
+    await tables.waitFor({ timeout: 90_000 })
     expect(await tables.getByRole("heading", { name: /^sales / }).textContent()).toBe(
       "sales (4 rows, from sales.xlsx, sheet Orders)"
     )
@@ -632,7 +633,7 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await screenshot(page, "chat-files")
     expect(external).toEqual([])
     await context.close()
-  }, 120_000)
+  }, 200_000)
 
   it("fits a phone's width, and the menu opens from the keyboard", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
