@@ -53,12 +53,14 @@ export function ConsentPage({ query }: { readonly query: string }) {
     }
   }, [query, granted])
 
-  const toggle = (scope: string, on: boolean) => {
-    const next = new Set(granted)
-    if (on) next.add(scope)
-    else next.delete(scope)
-    setGranted(next)
-  }
+  // From the current set, not this render's: two changes before a render must both count.
+  const toggle = (scope: string, on: boolean) =>
+    setGranted((current) => {
+      const next = new Set(current)
+      if (on) next.add(scope)
+      else next.delete(scope)
+      return next
+    })
 
   return (
     <main className="page consent" aria-labelledby="consent-title">
