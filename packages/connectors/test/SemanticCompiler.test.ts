@@ -177,18 +177,27 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
       expect(share.result.rows.reduce((sum, row) => sum + Number(row[2]), 0)).toBeCloseTo(1, 9)
     }))
 
-  it.effect("every grain and period over period, against the lines bucketed by hand", () =>
-    Effect.gen(function*() {
-      const lines = (yield* run(
+  /** The revenue lines of orders that were not cancelled, with when they were ordered (UTC). */
+  const revenueLines = Effect.map(
+    Effect.suspend(() =>
+      run(
         `SELECT o.ordered_at, i.line_total FROM ${t("order_items")} i JOIN ${t("orders")} o ON o.id = i.order_id
          WHERE o.status <> 'cancelled'`
-      )).rows.map((row) => {
+      )
+    ),
+    (result) =>
+      result.rows.map((row) => {
         const text = String(row[0])
         return {
           at: new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(" ", "T")}Z`),
           total: Number(row[1])
         }
       })
+  )
+
+  it.effect("every grain and period over period, against the lines bucketed by hand", () =>
+    Effect.gen(function*() {
+      const lines = yield* revenueLines
       const bucket = (date: Date, grain: SemanticModel.Grain): string => {
         const y = date.getUTCFullYear()
         const m = date.getUTCMonth()
@@ -227,6 +236,60 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
         expect(Number(row[2])).toBeCloseTo((Number(row[1]) - previous) / previous, 9)
       }
       expect(growth.compiled.reading.text).toContain("by quarter in " + lastYear)
+    }))
+
+  it.effect("several periods read as one row each, or each by its months; nothing between them is read", () =>
+    Effect.gen(function*() {
+      const lines = yield* revenueLines
+      const sum = (from: string, to: string) =>
+        lines.filter((l) => l.at >= new Date(from) && l.at < new Date(to)).reduce((s, l) => s + l.total, 0)
+      const periods = [
+        { start: `${lastYear - 1}-01-01`, end: `${lastYear - 1}-04-01` },
+        { start: `${lastYear}-01-01`, end: `${lastYear}-04-01` }
+      ]
+      const { compiled, result } = yield* semantic({ metrics: ["revenue"], time: { periods } })
+      expectSameNumbers(
+        byKey(result.rows.map((row) => [String(row[0]).slice(0, 10), row[1]])),
+        Object.fromEntries(periods.map((p) => [p.start, [sum(p.start, p.end)]]))
+      )
+      expect(result.rows.map((row) => String(row[0]).slice(0, 10))).toEqual(periods.map((p) => p.start))
+      expect(compiled.reading.text).toContain(`by period in Q1 ${lastYear - 1} and Q1 ${lastYear}`)
+      const monthly = yield* semantic({ metrics: ["revenue"], time: { grain: "month", periods } })
+      expect(monthly.result.rows.map((row) => String(row[0]).slice(0, 7))).toEqual(
+        [lastYear - 1, lastYear].flatMap((y) => ["01", "02", "03"].map((m) => `${y}-${m}`))
+      )
+      expect(monthly.result.rows.reduce((s, row) => s + Number(row[1]), 0)).toBeCloseTo(
+        periods.reduce((s, p) => s + sum(p.start, p.end), 0),
+        4
+      )
+    }))
+
+  it.effect("a ranking within groups keeps each group's first rows; a share is still of all rows", () =>
+    Effect.gen(function*() {
+      const all = (yield* semantic({ metrics: ["revenue"], dimensions: ["region", "category"] })).result.rows
+      const { compiled, result } = yield* semantic({
+        metrics: ["revenue", "revenue_share"],
+        dimensions: ["region", "category"],
+        limit_per: { dimensions: ["region"], limit: 2 }
+      })
+      const total = all.reduce((s, row) => s + Number(row[2]), 0)
+      const expected = [...new Set(all.map((row) => String(row[0])))].sort().flatMap((region) =>
+        all.filter((row) => row[0] === region).sort((a, b) => Number(b[2]) - Number(a[2])).slice(0, 2)
+      )
+      expect(result.rows.map((row) => [row[0], row[1]])).toEqual(expected.map((row) => [row[0], row[1]]))
+      for (const [i, row] of result.rows.entries()) {
+        expect(Number(row[2])).toBeCloseTo(Number(expected[i]![2]), 6)
+        expect(Number(row[3])).toBeCloseTo(Number(row[2]) / total, 9)
+      }
+      expect(compiled.reading.text).toMatch(/^Top 2 category in each region: Revenue/)
+      const bottom = yield* semantic({
+        metrics: ["units"],
+        dimensions: ["channel", "product"],
+        order: [{ by: "units", direction: "asc" }],
+        limit_per: { dimensions: ["channel"], limit: 1 }
+      })
+      expect(bottom.result.rows.map((row) => row[0])).toEqual(["partner", "store", "web"])
+      expect(bottom.compiled.reading.text).toMatch(/^Bottom 1 product in each channel: /)
     }))
 
   it.effect("each additive measure by each dimension it reaches adds up to its total", () =>

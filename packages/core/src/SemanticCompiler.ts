@@ -243,12 +243,25 @@ export const compile = (
       return yield* Either.left(new CompileError({ message: `${time!.dimension} is not a time dimension` }))
     }
     const grain = time?.grain
-    const timeAlias = grain === undefined ? undefined : `${namedTime?.name ?? "period"}_${grain}`
-    const hasPeriod = time?.start !== undefined || time?.end !== undefined
-    if (time?.start !== undefined && time.end !== undefined && time.start >= time.end) {
-      return yield* Either.left(
-        new CompileError({ message: `the period's start ${time.start} is not before its end ${time.end}` })
-      )
+    const periods = time?.periods
+    // Several periods with no grain are one row each, named by the day each starts.
+    const timeAlias = grain !== undefined
+      ? `${namedTime?.name ?? "period"}_${grain}`
+      : periods === undefined
+      ? undefined
+      : namedTime === undefined
+      ? "period"
+      : `${namedTime.name}_period`
+    const hasPeriod = time?.start !== undefined || time?.end !== undefined || time?.periods !== undefined
+    if (time?.periods !== undefined && (time.start !== undefined || time.end !== undefined)) {
+      return yield* Either.left(new CompileError({ message: "give one period (start, end) or several (periods), not both" }))
+    }
+    for (const period of [...(time?.periods ?? []), ...(time === undefined ? [] : [time])]) {
+      if (period.start !== undefined && period.end !== undefined && period.start >= period.end) {
+        return yield* Either.left(
+          new CompileError({ message: `the period's start ${period.start} is not before its end ${period.end}` })
+        )
+      }
     }
     const filters = yield* Either.all(
       (query.filters ?? []).map((filter) =>
@@ -416,13 +429,25 @@ export const compile = (
         const ref = column(group.time.table.name, group.time.expr, `t__${group.time.name}`)
         local = w.dialect.local(ref, group.time.isDate, zone)
         if (group.shift !== undefined) local = w.dialect.shift(local, group.shift.count, group.shift.unit)
+        const at = local
+        const within = (p: { readonly start: string; readonly end: string }) =>
+          `${at} >= ${w.bind(p.start)} AND ${at} < ${w.bind(p.end)}`
         if (grain !== undefined) {
           const truncated = w.dialect.truncate(grain, local)
           select.push(`${truncated} AS ${w.q(timeAlias!)}`)
           groupBy.push(truncated)
+        } else if (periods !== undefined) {
+          select.push(
+            `CASE ${periods.map((p) => `WHEN ${within(p)} THEN ${w.bind(p.start)}`).join(" ")} END AS ${
+              w.q(timeAlias!)
+            }`
+          )
+          // By position: the expression's placeholders differ from the select's, so it is not the same text.
+          groupBy.push(String(select.length))
         }
         if (time?.start !== undefined) where.push(`${local} >= ${w.bind(time.start)}`)
         if (time?.end !== undefined) where.push(`${local} < ${w.bind(time.end)}`)
+        if (periods !== undefined) where.push(`(${periods.map(within).join(" OR ")})`)
       }
       for (const { field, filter } of filters) {
         yield* need(field.table.name, field.name)
@@ -497,6 +522,8 @@ export const compile = (
       ? []
       : [{ by: outputs[0]!.name, direction: "desc" as const }])
     const orderSql: Array<string> = []
+    // What each key of `orderSql` orders by.
+    const orderedBy: Array<string> = []
     for (const o of order) {
       const target = o.by === "time" && timeAlias !== undefined ? timeAlias : outputNames.find((n) => same(n, o.by))
       if (target === undefined) {
@@ -508,22 +535,58 @@ export const compile = (
       orderSql.push(
         w.dialect.orderKey(w.q(target), o.direction ?? (outputs.some((x) => same(x.name, o.by)) ? "desc" : "asc"))
       )
+      orderedBy.push(target)
     }
     // Ties (and a missing order) still give one order: every dimension after the requested keys.
     for (const alias of dimensionAliases) {
       if (!order.some((o) => o.by === alias || (o.by === "time" && alias === timeAlias))) {
         orderSql.push(`${w.q(alias)} ASC`)
+        orderedBy.push(alias)
       }
     }
     const limit = query.limit ?? SemanticQuery.maxLimit
-    const sql = `SELECT ${
+    const selected = `SELECT ${
       [
         ...dimensionAliases.map((a) => w.q(a)),
         ...outputs.map((o) => `${o.expr} AS ${w.q(o.name)}`)
       ].join(", ")
-    }\nFROM (\n  ${inner}\n) AS ${w.q("q")}${
-      orderSql.length === 0 ? "" : `\nORDER BY ${orderSql.join(", ")}`
-    }\nLIMIT ${limit}`
+    }\nFROM (\n  ${inner}\n) AS ${w.q("q")}`
+    let sql: string
+    if (query.limit_per === undefined) {
+      sql = `${selected}${orderSql.length === 0 ? "" : `\nORDER BY ${orderSql.join(", ")}`}\nLIMIT ${limit}`
+    } else {
+      // A ranking within groups: each row numbered in the query's order within its group, over the
+      // computed columns (a share is still of all rows), and the first of each group kept.
+      const per: Array<string> = []
+      for (const name of query.limit_per.dimensions) {
+        const alias = name === "time" && timeAlias !== undefined
+          ? timeAlias
+          : dimensions.find((d) => same(d.alias, name) || same(d.field.name, name))?.alias
+        if (alias === undefined) {
+          return yield* Either.left(
+            new CompileError({ message: `cannot rank within ${name}: it is not one of ${dimensionAliases.join(", ")}` })
+          )
+        }
+        if (!per.includes(alias)) per.push(alias)
+      }
+      if (per.length >= dimensionAliases.length || outputs.length === 0) {
+        return yield* Either.left(
+          new CompileError({
+            message: "a ranking within groups needs a metric, and a dimension to rank besides the groups' own"
+          })
+        )
+      }
+      const within = orderSql.filter((_, i) => !per.includes(orderedBy[i]!))
+      const names = [...dimensionAliases, ...outputs.map((o) => o.name)].map((a) => w.q(a)).join(", ")
+      const rank = w.q("rank__")
+      sql = `SELECT ${names}\nFROM (\n  SELECT ${names}, ROW_NUMBER() OVER (PARTITION BY ${
+        per.map((a) => w.q(a)).join(", ")
+      } ORDER BY ${within.join(", ")}) AS ${rank}\n  FROM (\n  ${selected}\n  ) AS ${w.q("o")}\n) AS ${
+        w.q("r")
+      }\nWHERE ${rank} <= ${query.limit_per.limit}\nORDER BY ${
+        [...per.map((a) => `${w.q(a)} ASC`), ...within].join(", ")
+      }\nLIMIT ${limit}`
+    }
 
     return {
       sql,

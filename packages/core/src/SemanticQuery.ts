@@ -59,7 +59,15 @@ export const TimeSelection = Schema.Struct({
   grain: Schema.optional(Grain),
   start: Schema.optional(CalendarDate),
   /** The first day after the period. */
-  end: Schema.optional(CalendarDate)
+  end: Schema.optional(CalendarDate),
+  /**
+   * Several periods instead of one ("Q1 2024 vs Q1 2025"): a row is in one of them. Grouped by a
+   * grain, each period's buckets are rows of their own; nothing between the periods is read.
+   */
+  periods: Schema.optional(
+    Schema.Array(Schema.Struct({ start: CalendarDate, end: CalendarDate })).pipe(Schema.minItems(2), Schema.maxItems(12))
+      .annotations({ description: "Two to twelve periods (start ≤ t < end) to read instead of start and end" })
+  )
 })
 export type TimeSelection = typeof TimeSelection.Type
 
@@ -83,6 +91,20 @@ export type OrderBy = typeof OrderBy.Type
  * @category constants
  */
 export const maxLimit = 10_000
+
+/**
+ * A ranking within groups: the first `limit` rows, in the query's order, of each value of
+ * `dimensions` ("the top 3 products in each region": `dimensions: ["region"]`, `limit: 3`). The
+ * dimensions are some, never all, of the query's.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const LimitPer = Schema.Struct({
+  dimensions: Schema.NonEmptyArray(Schema.String),
+  limit: Schema.Int.pipe(Schema.between(1, 1_000))
+})
+export type LimitPer = typeof LimitPer.Type
 
 /**
  * A semantic query. With no metrics it lists the distinct values of its dimensions (the products
@@ -114,6 +136,12 @@ export const SemanticQuery = Schema.Struct({
   ),
   limit: Schema.optional(
     Schema.Int.pipe(Schema.between(1, maxLimit)).annotations({ description: "The most rows to return" })
+  ),
+  /** "The top 3 products in each region": a ranking within each group, not over all rows. */
+  limit_per: Schema.optional(
+    LimitPer.annotations({
+      description: "Keep the first `limit` rows, in the query's order, within each value of these dimensions"
+    })
   )
 }).annotations({ identifier: "SemanticQuery" })
 export type SemanticQuery = typeof SemanticQuery.Type
@@ -147,7 +175,9 @@ export const Reading = Schema.Struct({
   period: Schema.String,
   grain: Schema.optional(Grain),
   order: Schema.String,
-  limit: Schema.optional(Schema.Number)
+  limit: Schema.optional(Schema.Number),
+  /** A ranking within groups: the first rows of each group. */
+  limit_per: Schema.optional(LimitPer)
 }).annotations({ identifier: "Reading" })
 export type Reading = typeof Reading.Type
 

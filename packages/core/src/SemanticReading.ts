@@ -94,6 +94,7 @@ export const periodWords = (start: string | undefined, end: string | undefined):
     if (sm === 1 && months === 12) return `${sy}`
     if (months === 1) return `${monthNames[sm - 1]} ${sy}`
     if (months === 3 && (sm - 1) % 3 === 0) return `Q${(sm + 2) / 3} ${sy}`
+    if (months === 6 && (sm - 1) % 6 === 0) return `H${(sm + 5) / 6} ${sy}`
   }
   const last = new Date(Date.UTC(ey, em - 1, ed) - 86_400_000).toISOString().slice(0, 10)
   return last === start ? `on ${start}` : `${start} to ${last}`
@@ -148,7 +149,10 @@ export const ofQuery = (
     ...segments.map(({ filter }) => filter.description ?? words(filter.name))
   ]
   const grain = query.time?.grain
-  const period = periodWords(query.time?.start, query.time?.end)
+  const periods = query.time?.periods
+  const period = periods === undefined
+    ? periodWords(query.time?.start, query.time?.end)
+    : periods.map((p) => periodWords(p.start, p.end)).join(" and ")
   const first = order[0]
   const orderWords = first === undefined
     ? readingMetrics.length === 0 && dimensions.length > 0
@@ -159,7 +163,10 @@ export const ofQuery = (
     : readingMetrics.some((m) => same(m.name, first.by))
     ? first.direction === "asc" ? "lowest first" : "highest first" // unsaid: highest first, as the SQL orders it
     : `by ${words(first.by)}${first.direction === "desc" ? ", descending" : ""}`
-  const by = [...dimensions.map((d) => words(d.name)), ...(grain === undefined ? [] : [grain])]
+  const by = [
+    ...dimensions.map((d) => words(d.name)),
+    ...(grain !== undefined ? [grain] : periods === undefined ? [] : ["period"])
+  ]
   // A list says what it lists.
   const listed = dimensions.map((d) => words(d.name)).join(" and ")
   const table = dimensions.length === 0 ? "" : words(dimensions[0]!.table.name)
@@ -169,7 +176,12 @@ export const ofQuery = (
     : readingMetrics.map((m) => `${capitalized(words(m.name))} (${m.definition})`).join(" and ")
   const text = [
     // The rows a limit keeps are the first of the order: the lowest ones when it goes up.
-    query.limit !== undefined && readingMetrics.length === 0
+    query.limit_per !== undefined
+      ? `${orderWords === "lowest first" ? "Bottom" : "Top"} ${query.limit_per.limit} ${
+        dimensions.filter((d) => !query.limit_per!.dimensions.some((p) => same(p, d.name))).map((d) => words(d.name))
+          .join(" and ")
+      } in each ${query.limit_per.dimensions.map(words).join(" and ")}: `
+      : query.limit !== undefined && readingMetrics.length === 0
       ? `The first ${query.limit}: `
       : query.limit !== undefined && by.length > 0
       ? `${orderWords === "lowest first" ? "Bottom" : "Top"} ${query.limit}: `
@@ -196,6 +208,7 @@ export const ofQuery = (
     period,
     ...(grain === undefined ? {} : { grain }),
     order: orderWords,
-    ...(query.limit === undefined ? {} : { limit: query.limit })
+    ...(query.limit === undefined ? {} : { limit: query.limit }),
+    ...(query.limit_per === undefined ? {} : { limit_per: query.limit_per })
   }
 }

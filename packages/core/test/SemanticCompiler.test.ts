@@ -144,6 +144,15 @@ describe("SemanticCompiler.compile", () => {
       .toBe("ordered cannot be read by year: its grains are day, week, month, quarter")
     expect(failure({ metrics: ["orders"], time: { start: "2025-02-01", end: "2025-01-01" } }))
       .toBe("the period's start 2025-02-01 is not before its end 2025-01-01")
+    const two = [{ start: "2024-01-01", end: "2024-04-01" }, { start: "2025-01-01", end: "2025-04-01" }]
+    expect(failure({ metrics: ["orders"], time: { start: "2024-01-01", periods: two } }))
+      .toBe("give one period (start, end) or several (periods), not both")
+    expect(failure({ metrics: ["orders"], time: { periods: [two[0]!, { start: "2025-04-01", end: "2025-01-01" }] } }))
+      .toBe("the period's start 2025-04-01 is not before its end 2025-01-01")
+    expect(failure({ metrics: ["aov"], dimensions: ["region"], limit_per: { dimensions: ["channel"], limit: 2 } }))
+      .toBe("cannot rank within channel: it is not one of region")
+    expect(failure({ metrics: ["aov"], dimensions: ["region"], limit_per: { dimensions: ["region"], limit: 2 } }))
+      .toBe("a ranking within groups needs a metric, and a dimension to rank besides the groups' own")
   })
 
   it("states its reading in words and as data", () => {
