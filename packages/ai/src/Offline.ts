@@ -220,7 +220,8 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   // A period that held nothing: the metric by year over all time says where the data is, so that
   // "nothing in October 2026" does not read as a quiet month when the data ends in 2025.
   const mainResult = resultOf(resultFor(messages, main))
-  const period = read.query.time?.start !== undefined || read.query.time?.end !== undefined
+  const period = read.query.time?.start !== undefined || read.query.time?.end !== undefined ||
+    read.query.time?.periods !== undefined
   if (
     mainResult !== undefined && span === undefined && period && read.query.metrics.length > 0 && isEmpty(mainResult)
   ) {
@@ -459,9 +460,10 @@ const readAnswer = (read: Reader.Read, result: QueryResult & { readonly reading?
     ? ""
     : ` (I took ${read.directives.map((d) => `"${d}"`).join(", ")} as how to present the answer.)`
   const followed = read.followed === undefined ? "" : ` (${followedWords(read.followed)})`
+  const noted = (read.notes ?? []).map((note) => ` (${note}.)`).join("")
   const reading = `I read this as: ${
     result.reading ?? "the semantic query shown"
-  }.${followed}${corrected}${assumed}${directed}`
+  }.${followed}${corrected}${assumed}${noted}${directed}`
   if (result.rows.length === 0) return `${reading}\n\nNothing matched.`
   const formats = columnFormats(result, read.identifiers)
   const first = result.rows[0]!

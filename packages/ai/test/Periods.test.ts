@@ -118,6 +118,29 @@ describe("Periods", () => {
     expect(unreadable("Revenue between May and March 2025")).toContain("starts (May 2025) after it ends (March 2025)")
     expect(unreadable("Revenue in 2025 before March")).toContain("one period at a time")
     expect(unreadable("Revenue for Q4 vs Q3 2025")).toContain("two to compare")
+  })
+
+  it("reads periods compared as those periods, earliest first, a part with no year taking the last's", () => {
+    const compared = (question: string) => Periods.comparedOf(question, now)
+    expect(compared("revenue for Q4 vs Q3 2025")).toEqual([
+      { from: "2025-07-01", to: "2025-10-01", label: "Q3 2025" },
+      { from: "2025-10-01", to: "2026-01-01", label: "Q4 2025" }
+    ])
+    expect(compared("march 2025 vs march 2024 revenue")).toMatchObject([
+      { from: "2024-03-01", to: "2024-04-01" },
+      { from: "2025-03-01", to: "2025-04-01" }
+    ])
+    expect(compared("how did q4 compare to q3 last year")).toMatchObject([{ label: "Q3 2025" }, { label: "Q4 2025" }])
+    expect(compared("compare revenue in H1 and H2 2025")).toMatchObject([{ label: "H1 2025" }, { label: "H2 2025" }])
+    expect(compared("revenue in january vs february vs march 2025")).toHaveLength(3)
+    // "And" joins periods only in a question that says it compares; what has no period is no comparison.
+    expect(compared("revenue and units in Q1 2025")).toBeUndefined()
+    expect(compared("web vs store revenue in 2025")).toBeUndefined()
+    // A part that names a period it cannot read, or periods that overlap, is said, not half-read.
+    expect(compared("revenue last quarter versus the quarter before")).toMatchObject({
+      unreadable: expect.stringContaining(`"the quarter before"`)
+    })
+    expect(compared("revenue in 2025 vs Q1 2025")).toMatchObject({ unreadable: expect.stringContaining("overlap") })
     // Part of a period was answered for all of it; its word is no name either ("late", "mid-").
     for (const part of ["How many orders in late 2025?", "Revenue in mid-2025", "Orders since early 2025"]) {
       expect(unreadable(part)).toContain("not the early, middle or late part of one")

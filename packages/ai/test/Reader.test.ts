@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as SemanticModel from "@sightline/core/SemanticModel"
+import * as Either from "effect/Either"
 import * as Reader from "../src/internal/reader.js"
 import { now, semantic } from "./utils/shop.js"
 
@@ -57,6 +59,92 @@ describe("Reader", () => {
     }
   })
 
+  it("compares periods as those periods, never the years around them, and keeps them in a follow-up", () => {
+    expect(queryOf("revenue in Q1 2025 vs Q1 2024")).toEqual({
+      metrics: ["revenue"],
+      time: { periods: [{ start: "2024-01-01", end: "2024-04-01" }, { start: "2025-01-01", end: "2025-04-01" }] }
+    })
+    expect(queryOf("how did q4 compare to q3 last year in revenue by month")).toEqual({
+      metrics: ["revenue"],
+      time: {
+        grain: "month",
+        periods: [{ start: "2025-07-01", end: "2025-10-01" }, { start: "2025-10-01", end: "2026-01-01" }]
+      }
+    })
+    // Whole years in a row stay a series by year.
+    expect(queryOf("revenue 2024 vs 2025")).toMatchObject({ time: { grain: "year", start: "2024-01-01" } })
+    expect(read("revenue last quarter versus the quarter before")).toMatchObject({
+      declined: expect.stringContaining(`"the quarter before"`)
+    })
+    const followUp = Reader.read("and by channel?", semantic, now, [], {
+      questions: ["revenue in Q1 2025 vs Q1 2024"],
+      answers: []
+    })
+    expect(followUp).toMatchObject({
+      query: { dimensions: ["channel"], time: { periods: [{ start: "2024-01-01" }, { start: "2025-01-01" }] } },
+      followed: { kept: ["revenue", "Q1 2024 and Q1 2025"] }
+    })
+  })
+
+  it("ranks what a value classifies, and takes a share of the whole, not of the slice", () => {
+    const parsed = SemanticModel.parse(
+      "semantic/catalogue.yaml",
+      `name: catalogue
+tables:
+  - name: sales
+    base_table: { table: sales }
+    primary_key: { columns: [id] }
+    dimensions:
+      - name: channel
+        values: [{ value: web }, { value: store }]
+    time_dimensions: [{ name: sold_at, data_type: TIMESTAMP_TZ }]
+    measures:
+      - { name: revenue, agg: sum, expr: amount }
+      - { name: units, agg: sum, expr: quantity, synonyms: [units sold] }
+  - name: products
+    base_table: { table: products }
+    primary_key: { columns: [id] }
+    dimensions: [{ name: product, expr: name }]
+  - name: categories
+    base_table: { table: categories }
+    primary_key: { columns: [id] }
+    dimensions:
+      - name: category
+        expr: name
+        values: [{ value: Laptops, synonyms: [laptop] }, { value: Phones, synonyms: [phone] }]
+relationships:
+  - { name: sales_products, left_table: sales, right_table: products, relationship_columns: [{ left_column: product_id, right_column: id }] }
+  - { name: products_categories, left_table: products, right_table: categories, relationship_columns: [{ left_column: category_id, right_column: id }] }
+metrics:
+  - { name: revenue_share, type: share, measure: revenue, synonyms: [share of revenue] }
+`
+    )
+    if (Either.isLeft(parsed)) throw new Error(parsed.left.map(SemanticModel.formatProblem).join("\n"))
+    const catalogue = [{ connector_id: 3, model: parsed.right.file, reviewed: true }]
+    const catalogueQuery = (question: string) => {
+      const result = readFinding(question, {}, catalogue)
+      return result !== undefined && "query" in result ? result.query : result
+    }
+    // Laptops classify products: "the best selling laptop" is the first of them, not the category's total.
+    expect(catalogueQuery("what is the best selling laptop")).toEqual({
+      metrics: ["units"],
+      dimensions: ["product"],
+      filters: [{ dimension: "category", operator: "=", values: ["Laptops"] }],
+      order: [{ by: "units", direction: "desc" }],
+      limit: 1
+    })
+    expect(catalogueQuery("our top 3 phones by revenue")).toMatchObject({ dimensions: ["product"], limit: 3 })
+    expect(catalogueQuery("top laptops")).toMatchObject({ dimensions: ["product"], metrics: ["revenue"] })
+    expect(catalogueQuery("top laptops")).not.toHaveProperty("limit")
+    // A share of the web's revenue is of all revenue: every channel shown, the web among them.
+    const share = readFinding("what share of revenue came from the web", {}, catalogue)
+    expect(share).toMatchObject({
+      query: { metrics: ["revenue_share"], dimensions: ["channel"] },
+      notes: ["A share is of the whole: every channel is shown, web among them"]
+    })
+    expect((share as Reader.Read).query).not.toHaveProperty("filters")
+  })
+
   it("takes the most specific metric the words name", () => {
     expect(queryOf("how many orders were cancelled in 2025")).toEqual({
       metrics: ["cancelled_orders"],
@@ -90,10 +178,21 @@ describe("Reader", () => {
     })
   })
 
-  it("declines a ranking within groups and a metric where a dimension belongs", () => {
-    expect(read("top 2 customers by revenue per region")).toMatchObject({
-      declined: expect.stringContaining("within each group")
+  it("ranks within groups, and declines a metric where a dimension belongs", () => {
+    expect(queryOf("top 2 customers by revenue per region")).toEqual({
+      metrics: ["revenue"],
+      dimensions: ["region", "customer", "customer_number"],
+      order: [{ by: "revenue", direction: "desc" }],
+      limit_per: { dimensions: ["region"], limit: 2 }
     })
+    // The ranked said in the singular is the first of each group; in the plural with no count, all
+    // of them, ranked within their group.
+    expect(queryOf("the biggest customer in each region")).toMatchObject({ limit_per: { limit: 1 } })
+    expect(queryOf("biggest customers within each region")).toMatchObject({
+      dimensions: ["region", "customer", "customer_number"],
+      order: [{ by: "region" }, { by: "revenue", direction: "desc" }]
+    })
+    expect(queryOf("biggest customers within each region")).not.toHaveProperty("limit_per")
     expect(read("revenue per order")).toMatchObject({ declined: expect.stringContaining("no dimension for \"order\"") })
   })
 

@@ -94,7 +94,9 @@ describe("the reader's phases", () => {
     expect(measured("our biggest customers")).toMatchObject({ metrics: ["revenue"], assumed: "revenue" })
     expect(measured("list the regions")).toMatchObject({ metrics: [], list: true })
     expect(Measure.read(roled("top 2 customers per region"))).toMatchObject({
-      declined: { declined: expect.stringContaining("a ranking within each group") }
+      dimensions: ["region", "customer"],
+      per: { dimension: "region", limit: 2 },
+      limit: undefined
     })
   })
 

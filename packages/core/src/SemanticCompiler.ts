@@ -254,7 +254,9 @@ export const compile = (
       : `${namedTime.name}_period`
     const hasPeriod = time?.start !== undefined || time?.end !== undefined || time?.periods !== undefined
     if (time?.periods !== undefined && (time.start !== undefined || time.end !== undefined)) {
-      return yield* Either.left(new CompileError({ message: "give one period (start, end) or several (periods), not both" }))
+      return yield* Either.left(
+        new CompileError({ message: "give one period (start, end) or several (periods), not both" })
+      )
     }
     for (const period of [...(time?.periods ?? []), ...(time === undefined ? [] : [time])]) {
       if (period.start !== undefined && period.end !== undefined && period.start >= period.end) {

@@ -65,7 +65,10 @@ export const TimeSelection = Schema.Struct({
    * grain, each period's buckets are rows of their own; nothing between the periods is read.
    */
   periods: Schema.optional(
-    Schema.Array(Schema.Struct({ start: CalendarDate, end: CalendarDate })).pipe(Schema.minItems(2), Schema.maxItems(12))
+    Schema.Array(Schema.Struct({ start: CalendarDate, end: CalendarDate })).pipe(
+      Schema.minItems(2),
+      Schema.maxItems(12)
+    )
       .annotations({ description: "Two to twelve periods (start ≤ t < end) to read instead of start and end" })
   )
 })

@@ -363,6 +363,50 @@ export const grainOf = (question: string): Grain | undefined => {
   return undefined
 }
 
+// What joins periods compared: "Q1 vs Q2", "March compared to April"; "and" and "or" only in a
+// question that says it compares ("compare H1 and H2"), else "revenue and units" would split.
+const comparing = /\s+(?:vs\.?|versus|compared? (?:to|with)|against|and|or)\s+/g
+const saysCompare = /\bcompar(?:e|es|ed|ing|ison)\b|\bdifference\b/
+// A period of a part's own, as opposed to a year it takes from the last part.
+const ownPeriod = new RegExp(
+  `\\b(?:q[1-4]|h[12]|(?:19|20)\\d{2}|${monthPattern}|quarter|half|week|month|year|today|yesterday)\\b`
+)
+
+/**
+ * Two or more periods compared ("Q1 2025 vs Q1 2024", "January vs February 2025", "compare H1 and
+ * H2 last year"), each read as "in …", a part that names no year taking the last part's: the
+ * periods themselves, earliest first, and nothing between them. Undefined unless every part after
+ * the first with a period names one of its own, and no two are the same.
+ */
+export const comparedOf = (question: string, now: Date): ReadonlyArray<Window> | Unreadable | undefined => {
+  const q = question.toLowerCase()
+  const parts = q.split(comparing)
+  if (parts.length < 2) return undefined
+  if (!saysCompare.test(q) && !/\s(?:vs\.?|versus|against)\s/.test(q)) return undefined
+  const first = parts.findIndex((part) => ownPeriod.test(part))
+  if (first === -1 || first === parts.length - 1) return undefined
+  const year = yearWords.exec(parts.at(-1)!)?.[0]
+  const periods: Array<Window> = []
+  for (const part of parts.slice(first)) {
+    if (!ownPeriod.test(part)) return undefined
+    const period = periodOf(`in ${part}${year === undefined || yearWords.test(part) ? "" : ` ${year}`}`, now)
+    // Answered as the one period that reads, it would be another question.
+    if (period?.from === undefined || period.to === undefined) {
+      return {
+        unreadable: `I could not read "${part.trim()}" as a period to compare: name each one, for example ` +
+          `"revenue in Q3 2025 vs Q2 2025"`
+      }
+    }
+    if (periods.some((p) => p.from! < period.to! && period.from! < p.to!)) {
+      return {
+        unreadable: `the periods compared overlap (${bare(period)}): name periods apart, for example "Q1 vs Q2 2025"`
+      }
+    }
+    periods.push({ ...period, label: bare(period) })
+  }
+  return periods.sort((a, b) => (a.from! < b.from! ? -1 : 1))
+}
+
 /** Two or more years named ("2024 vs 2025"): the window from the first to the last, compared by year. */
 export const yearsOf = (question: string): Window | undefined => {
   const years = [...new Set([...question.matchAll(/\b(20\d{2}|19\d{2})\b/g)].map((m) => Number(m[1])))].sort()

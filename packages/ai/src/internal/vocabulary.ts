@@ -47,6 +47,13 @@ export interface Vocabulary {
    * word the model does not know may be a value: the offline model looks it up in them.
    */
   readonly searchable: ReadonlyArray<string>
+  /**
+   * For each dimension (as a query names it), the dimension naming the rows of the table below it
+   * that its values classify (category → product): what "the best selling laptop" ranks.
+   */
+  readonly members: ReadonlyMap<string, string>
+  /** The metrics that are a share of the total of the rows shown (`type: share`). */
+  readonly shares: ReadonlySet<string>
 }
 
 /** The most dimensions a word is looked up in. */
@@ -227,12 +234,30 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
       for (const term of meaning) add(terms, said, term.target)
     }
   }
-  return indexed(terms, { metrics, identifiers, searchable: searchable.slice(0, searchLimit) })
+  const members = new Map<string, string>()
+  for (const relationship of file.relationships ?? []) {
+    const below = file.tables.find((t) => t.name === relationship.left_table)
+    const above = file.tables.find((t) => t.name === relationship.right_table)
+    // The rows' own name: a dimension whose values the model does not list, and that is not a number.
+    const name = (below?.dimensions ?? []).find((d) => d.unique !== true && d.values === undefined)
+    if (below === undefined || above === undefined || name === undefined) continue
+    for (const dimension of above.dimensions ?? []) {
+      const key = qualified(above.name, dimension.name)
+      if (!members.has(key)) members.set(key, qualified(below.name, name.name))
+    }
+  }
+  const shares = new Set(
+    [...file.tables.flatMap((t) => t.metrics ?? []), ...(file.metrics ?? [])].filter((m) =>
+      "type" in m && m.type === "share"
+    )
+      .map((m) => m.name)
+  )
+  return indexed(terms, { metrics, identifiers, members, shares, searchable: searchable.slice(0, searchLimit) })
 }
 
 const indexed = (
   terms: Map<string, Array<Term>>,
-  rest: Pick<Vocabulary, "metrics" | "identifiers" | "searchable">
+  rest: Pick<Vocabulary, "metrics" | "identifiers" | "members" | "shares" | "searchable">
 ): Vocabulary => {
   const known = new Set<string>()
   let longest = 1
@@ -244,7 +269,8 @@ const indexed = (
       longest = Math.max(longest, term.stems.length)
     }
   }
-  return { metrics: rest.metrics, identifiers: rest.identifiers, searchable: rest.searchable, terms, longest, known }
+  const { identifiers, members, metrics, searchable, shares } = rest
+  return { metrics, identifiers, members, shares, searchable, terms, longest, known }
 }
 
 /**

@@ -69,12 +69,19 @@ export const read = (roled: Roled, prior: Prior): Roled => {
 
   // The period and the grain.
   const time = before.time
-  const window = roled.window ??
-    (time?.start === undefined && time?.end === undefined
-      ? undefined
-      : { from: time.start, to: time.end, label: SemanticReading.periodWords(time.start, time.end) })
+  // Periods compared before ("Q1 vs Q2") are kept as they were, unless the question names its own.
+  const periods = roled.window !== undefined ? roled.periods : time?.periods?.map((p) => ({
+    from: p.start,
+    to: p.end,
+    label: SemanticReading.periodWords(p.start, p.end)
+  }))
+  const window = roled.window ?? (periods !== undefined
+    ? { from: periods[0]!.from, to: periods.at(-1)!.to, label: periods.map((p) => p.label).join(" and ") }
+    : time?.start === undefined && time?.end === undefined
+    ? undefined
+    : { from: time.start, to: time.end, label: SemanticReading.periodWords(time.start, time.end) })
   if (window !== undefined) {
-    const label = SemanticReading.periodWords(window.from, window.to)
+    const label = periods !== undefined ? window.label : SemanticReading.periodWords(window.from, window.to)
     if (roled.window !== undefined) changed.push(label)
     else kept.push(label)
   }
@@ -97,6 +104,7 @@ export const read = (roled: Roled, prior: Prior): Roled => {
     filters,
     segments,
     window,
+    periods,
     grain,
     timeDimension: roled.timeDimension ?? time?.dimension,
     direction,

@@ -6,13 +6,51 @@
  *
  * @internal
  */
+import type * as Vocabulary from "../vocabulary.js"
 import { decline, type Measured, type Refused, type Roled } from "./reading.js"
 import * as Words from "./words.js"
 
 /** What to measure, or a decline. */
 export const read = (roled: Roled): Measured | Refused => {
-  const { dimensions, direction, filters, grain, limit, text, tokens, vocabulary, when, window } = roled
+  const { direction, grain, text, tokens, vocabulary, when, window } = roled
   const metrics = [...roled.metrics]
+  const dimensions = [...roled.dimensions]
+  const filters = new Map(roled.filters)
+  let limit = roled.limit
+  const notes: Array<string> = []
+  // "The best selling laptop", "our top 3 phones": a ranking of what a value classifies (the
+  // products of a category), not the value's total.
+  if (
+    direction !== undefined && dimensions.length === 0 && grain === undefined && roled.askedUnit === undefined &&
+    when === undefined
+  ) {
+    const classified = [...filters].filter(([d, values]) => values.length === 1 && vocabulary.members.has(d))
+    if (classified.length === 1) {
+      const [dimension] = classified[0]!
+      const member = vocabulary.members.get(dimension)!
+      dimensions.push(member)
+      // One when what is ranked is said in the singular: "the top customer in Europe", "the best laptop".
+      const named = roled.matches.some((m) =>
+        m.terms.some((t) => t.target.kind === "dimension" && t.target.name === member)
+      )
+      limit ??= singular(
+          roled,
+          (t) => named ? t.kind === "dimension" && t.name === member : t.kind === "value" && t.dimension === dimension
+        )
+        ? 1
+        : undefined
+      // "Top 5 customers in Europe": the words that name what is ranked measure nothing (a count of
+      // customers per customer); the ranking names no measure.
+      for (const match of roled.matches) {
+        if (!match.terms.some((t) => t.target.kind === "dimension" && t.target.name === member)) continue
+        for (const term of match.terms) {
+          if (term.target.kind === "metric" && metrics.includes(term.target.name)) {
+            metrics.splice(metrics.indexOf(term.target.name), 1)
+          }
+        }
+      }
+    }
+  }
   if (metrics.length === 0) {
     // "How many phones did we sell", "which product sold the most": units; "what do we sell" is a
     // list, no measure.
@@ -55,11 +93,35 @@ export const read = (roled: Roled): Measured | Refused => {
         `"${metrics.length === 0 ? "orders" : metrics[0]} by ${dimensions[0]} last year"`
     )
   }
-  // "Top 2 products per region": a ranking within each group is more than one semantic query.
+  // "Top 2 products per region", "the best selling product in each category": a ranking within the
+  // group named after "per", "each" or "within", the first of each when the ranked is one.
+  let per: Measured["per"]
   if (direction !== undefined && dimensions.length > 1 && /\b(?:per|each|every|within)\s+\w+/.test(text)) {
-    return decline(
-      "it asks for a ranking within each group, which one semantic query does not give: ask for one group at a " +
-        `time, or for the figure by both (for example "${metrics[0]} by ${dimensions.join(" and ")}")`
+    const group = groupNamed(roled, dimensions)
+    if (group === undefined) {
+      return decline(
+        "it asks for a ranking within each group, and I could not tell which group: name it after \"each\", for " +
+          `example "top 3 ${dimensions[0]} in each ${dimensions[1]}"`
+      )
+    }
+    const ranked = dimensions.filter((d) => d !== group)
+    per = {
+      dimension: group,
+      limit: limit ?? (singular(roled, (t) => t.kind === "dimension" && t.name === ranked[0]) ? 1 : undefined)
+    }
+    dimensions.splice(0, dimensions.length, group, ...ranked)
+    limit = undefined
+  }
+  // "What share of revenue came from the web": a share of the whole, each value shown beside the
+  // others; within the slice alone, the share would be all of it.
+  if (metrics.some((m) => vocabulary.shares.has(m)) && dimensions.length === 0 && filters.size > 0) {
+    const sliced = [...filters]
+    filters.clear()
+    for (const [dimension] of sliced) dimensions.push(dimension)
+    notes.push(
+      `A share is of the whole: every ${sliced.map(([d]) => d.replace(/[._]/g, " ")).join(" and ")} is shown, ${
+        sliced.map(([, values]) => values.map(String).join(" or ")).join(" and ")
+      } among them`
     )
   }
   if (when === "") {
@@ -80,5 +142,37 @@ export const read = (roled: Roled): Measured | Refused => {
       `I could not tell what to rank the top ${limit} of: name a dimension, for example "top ${limit} products by revenue"`
     )
   }
-  return { ...roled, metrics, assumed, list }
+  return {
+    ...roled,
+    metrics,
+    dimensions,
+    filters,
+    limit,
+    assumed,
+    list,
+    ...(per === undefined ? {} : { per }),
+    ...(notes.length === 0 ? {} : { notes })
+  }
+}
+
+/** The dimension of `dimensions` named right after "per", "each", "every" or "within" ("in each region"). */
+const groupNamed = (roled: Roled, dimensions: ReadonlyArray<string>): string | undefined => {
+  const { matches, tokens } = roled
+  for (const [i, token] of tokens.entries()) {
+    if (!/^(?:per|each|every|within)$/.test(token.word)) continue
+    // "Within each region", "per every store".
+    const at = /^(?:each|every)$/.test(tokens[i + 1]?.word ?? "") ? i + 2 : i + 1
+    for (const match of matches) {
+      if (match.start !== at) continue
+      const term = match.terms.find((t) => t.target.kind === "dimension" && dimensions.includes(t.target.name))
+      if (term?.target.kind === "dimension") return term.target.name
+    }
+  }
+  return undefined
+}
+
+/** Whether the words that name a target (the first phrase naming it) are singular: "laptop", not "laptops". */
+const singular = (roled: Roled, names: (target: Vocabulary.Target) => boolean): boolean => {
+  const match = roled.matches.find((m) => m.terms.some((t) => names(t.target)))
+  return match !== undefined && roled.tokens.slice(match.start, match.end).every((t) => t.word === t.stem)
 }

@@ -16,8 +16,18 @@ export const read = (phrased: Phrased): Dated | Refused => {
   // A period the model names ("back to school 2024") is read from the model, not the calendar.
   const named =
     matches.flatMap((m) => m.terms.flatMap((t) => t.target.kind === "period" ? [{ term: t, match: m }] : []))[0]
-  const years = named === undefined ? Periods.yearsOf(text) : undefined
-  const window = named !== undefined && named.term.target.kind === "period"
+  // "Q1 2025 vs Q1 2024": the two quarters, not the years between them. Whole years in a row stay
+  // a series by year ("2024 vs 2025").
+  const compared = named === undefined ? Periods.comparedOf(text, now) : undefined
+  if (compared !== undefined && "unreadable" in compared) return decline(compared.unreadable)
+  const periods = compared !== undefined &&
+      !compared.every((p, i) => /^\d{4}$/.test(p.label) && (i === 0 || compared[i - 1]!.to === p.from))
+    ? compared
+    : undefined
+  const years = named === undefined && periods === undefined ? Periods.yearsOf(text) : undefined
+  const window = periods !== undefined
+    ? { from: periods[0]!.from, to: periods.at(-1)!.to, label: periods.map((p) => p.label).join(" and ") }
+    : named !== undefined && named.term.target.kind === "period"
     ? Periods.namedWindow(
       tokens.slice(named.match.start, named.match.end).map((t) => t.word).join(" "),
       named.term.target.period,
@@ -26,13 +36,18 @@ export const read = (phrased: Phrased): Dated | Refused => {
     )
     : years ?? Periods.windowOf(text, now)
   if (window !== undefined && "unreadable" in window) return decline(window.unreadable)
-  if (window?.from !== undefined && window.from > now.toISOString().slice(0, 10)) {
-    return decline(`it asks about a period that has not begun (${window.label}), and I only read what the data records`)
+  const unbegun = (periods ?? (window === undefined ? [] : [window])).find((p) =>
+    p.from !== undefined && p.from > now.toISOString().slice(0, 10)
+  )
+  if (unbegun !== undefined) {
+    return decline(
+      `it asks about a period that has not begun (${unbegun.label}), and I only read what the data records`
+    )
   }
   // "Which month had the most": each month's figure, ranked.
   const askedUnit = /\b(?:which|what)\s+(day|week|month|quarter|year)\b/.exec(text)?.[1] as Periods.Grain | undefined
   const grain = Periods.grainOf(text) ?? askedUnit ?? (years === undefined ? undefined : "year")
-  const dated = { ...phrased, years, window, askedUnit, grain }
+  const dated = { ...phrased, years, window, periods, askedUnit, grain }
   if (window === undefined && grain === undefined) return dated
   const ranking = /\b(top|bottom) \d/.test(text)
   return {

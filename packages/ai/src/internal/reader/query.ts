@@ -45,10 +45,14 @@ export const read = (measured: Measured): Read => {
     dimensions.push(identifier)
     named = { value: String(filter.values[0]), dimension: filter.dimension, identifier }
   }
-  const range = window === undefined ? {} : {
-    ...(window.from === undefined ? {} : { start: window.from }),
-    ...(window.to === undefined ? {} : { end: window.to })
-  }
+  const range = measured.periods !== undefined
+    ? { periods: measured.periods.map((p) => ({ start: p.from!, end: p.to! })) }
+    : window === undefined
+    ? {}
+    : {
+      ...(window.from === undefined ? {} : { start: window.from }),
+      ...(window.to === undefined ? {} : { end: window.to })
+    }
   // "When was the last order": the days with one, latest first, and the first of them.
   const dayGrain = when === undefined ? grain : "day"
   const time = window !== undefined || dayGrain !== undefined || timeDimension !== undefined
@@ -60,10 +64,15 @@ export const read = (measured: Measured): Read => {
     : undefined
   const ranked = direction !== undefined && metrics.length > 0 &&
     (dimensions.length > 0 || limit !== undefined || askedUnit !== undefined)
+  const { notes, per } = measured
   const order: Array<SemanticQuery.OrderBy> | undefined = when !== undefined
     ? [{ by: "time", direction: when === "last" ? "desc" as const : "asc" as const }]
     : ranked
-    ? [{ by: metrics[0]!, direction: direction! }]
+    // "Best selling products per region", with no count: every row, ranked within its group.
+    ? [...(per !== undefined && per.limit === undefined ? [{ by: per.dimension }] : []), {
+      by: metrics[0]!,
+      direction: direction!
+    }]
     : undefined
   const query: SemanticQuery.SemanticQuery = {
     metrics,
@@ -72,7 +81,8 @@ export const read = (measured: Measured): Read => {
     ...(queryFilters.length === 0 ? {} : { filters: queryFilters }),
     ...(segments.length === 0 ? {} : { segments }),
     ...(order === undefined ? {} : { order }),
-    ...(when !== undefined ? { limit: 1 } : limit === undefined ? {} : { limit })
+    ...(when !== undefined ? { limit: 1 } : limit === undefined ? {} : { limit }),
+    ...(per?.limit === undefined ? {} : { limit_per: { dimensions: [per.dimension], limit: per.limit } })
   }
   return {
     connectorId,
@@ -82,6 +92,7 @@ export const read = (measured: Measured): Read => {
     ...(named === undefined ? {} : { named }),
     ...(assumed === undefined ? {} : { assumed }),
     ...(measured.followed === undefined ? {} : { followed: measured.followed }),
+    ...(notes === undefined ? {} : { notes }),
     ...(dimensions.some((d) => unique.has(d)) ? { identifiers: dimensions.filter((d) => unique.has(d)) } : {})
   }
 }

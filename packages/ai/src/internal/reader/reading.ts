@@ -32,6 +32,8 @@ export interface Read {
   readonly directives?: ReadonlyArray<string> | undefined
   /** A follow-up: the reading it followed on from, what it kept of it and what it changed, said in the answer. */
   readonly followed?: Followed | undefined
+  /** How the question was read where the reading alone would not say it ("the share is of all ..."). */
+  readonly notes?: ReadonlyArray<string> | undefined
 }
 
 /** The reading a follow-up follows on from: the earlier question, as it was read. */
@@ -244,6 +246,8 @@ export interface Phrased extends Question {
 export interface Dated extends Phrased {
   readonly years: Periods.Window | undefined
   readonly window: Periods.Window | undefined
+  /** Periods compared ("Q1 2025 vs Q1 2024"), earliest first; `window` then spans them. */
+  readonly periods?: ReadonlyArray<Periods.Window> | undefined
   /** "Which month had the most": the unit asked for. */
   readonly askedUnit: Periods.Grain | undefined
   readonly grain: Periods.Grain | undefined
@@ -273,6 +277,10 @@ export interface Measured extends Roled {
   readonly assumed: string | undefined
   /** The values themselves, no measure. */
   readonly list: boolean
+  /** "The top 3 products in each region": the group each ranking is within, and how many of each. */
+  readonly per?: { readonly dimension: string; readonly limit: number | undefined } | undefined
+  /** What the answer must say about how the question was read ("the share is of all ..."). */
+  readonly notes?: ReadonlyArray<string> | undefined
 }
 
 /** `covered` with more positions. */
