@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as Either from "effect/Either"
 import * as Reader from "../src/internal/reader.js"
-import { now, semantic } from "./utils/shop.js"
+import { now, semantic, yaml as shopYaml } from "./utils/shop.js"
 
 /**
  * The reading of a question once the data answered its lookups: `data` holds, for a word, the
@@ -143,6 +143,30 @@ metrics:
       notes: ["A share is of the whole: every channel is shown, web among them"]
     })
     expect((share as Reader.Read).query).not.toHaveProperty("filters")
+  })
+
+  it("reads a measure's unfiltered sibling where its own filter would remove groups, or says it does", () => {
+    const withSibling = SemanticModel.parse(
+      "semantic/shop.yaml",
+      shopYaml.replace(
+        "      - { name: orders, agg: count, filters: [not_cancelled] }",
+        "      - { name: orders, agg: count, filters: [not_cancelled], unfiltered: all_orders }\n" +
+          "      - { name: all_orders, agg: count }"
+      )
+    )
+    if (Either.isLeft(withSibling)) throw new Error(withSibling.left.map(SemanticModel.formatProblem).join("\n"))
+    const shop = [{ connector_id: 7, model: withSibling.right.file, reviewed: true }]
+    expect(readFinding("orders by status", {}, shop)).toMatchObject({
+      query: { metrics: ["all_orders"], dimensions: ["status"] },
+      notes: [expect.stringContaining("for the breakdown by status I read all orders")]
+    })
+    expect(readFinding("orders by channel", {}, shop)).toMatchObject({ query: { metrics: ["orders"] } })
+    expect(readFinding("orders by channel", {}, shop)).not.toHaveProperty("notes")
+    // With no sibling, the answer says what the filter removes.
+    expect(read("revenue by status")).toMatchObject({
+      query: { metrics: ["revenue"], dimensions: ["status"] },
+      notes: [expect.stringMatching(/^Revenue is defined with not cancelled, so for the breakdown by status/)]
+    })
   })
 
   it("takes the most specific metric the words name", () => {

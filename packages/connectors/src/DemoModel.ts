@@ -123,6 +123,7 @@ tables:
         expr: order_id
         filters: [not_cancelled]
         time_dimension: orders.order_date
+        unfiltered: all_orders
         format: integer
         description: number of orders, cancelled orders excluded
         synonyms: [order count, number of orders, purchases]

@@ -160,6 +160,12 @@ export const Measure = Schema.Struct({
    * names one of a table it reaches.
    */
   time_dimension: Schema.optional(Schema.String),
+  /**
+   * The measure that also counts what this one's filters leave out (`orders` → `all_orders`): a
+   * breakdown or a filter by a dimension those filters constrain (orders by status) reads it
+   * instead, so the groups they remove do not silently vanish.
+   */
+  unfiltered: Schema.optional(Name),
   format: Schema.optional(Format),
   /** The currency or unit (`USD`, `units`). */
   unit: Schema.optional(Schema.String),
@@ -565,6 +571,9 @@ export const validate = (
   for (const measure of measures) {
     for (const filter of measure.filters ?? []) {
       if (!filterNames.has(filter)) problems.push(`measure ${measure.name}: no filter named ${filter}`)
+    }
+    if (measure.unfiltered !== undefined && (measure.unfiltered === measure.name || !measureNames.has(measure.unfiltered))) {
+      problems.push(`measure ${measure.name}: its unfiltered measure ${measure.unfiltered} is not another measure`)
     }
   }
   for (const metric of file.metrics ?? []) {

@@ -134,7 +134,10 @@ const items = (model: SemanticModel.SemanticModel, question: string): ReadonlyAr
         ? undefined
         : measure.unit === undefined
         ? measure.format
-        : `${measure.format} ${measure.unit}`
+        : `${measure.format} ${measure.unit}`,
+      measure.unfiltered === undefined
+        ? undefined
+        : `by or filtered on what its filters constrain, use ${measure.unfiltered}`
     ].filter((part) => part !== undefined).join("; ")
     add("Metrics", measure.name, `- ${measure.name}: ${about || `${measure.agg} of ${measure.expr ?? "rows"}`}`, about)
   }

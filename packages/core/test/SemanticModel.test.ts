@@ -57,7 +57,7 @@ describe("SemanticModel.parse", () => {
         [
           "- { name: orders, agg: count, filters: [paid] }",
           "      - { name: revenue, agg: sum }",
-          "      - { name: late, agg: count, time_dimension: shipped }"
+          "      - { name: late, agg: count, time_dimension: shipped, unfiltered: visits }"
         ].join("\n")
       ) +
       [
@@ -70,6 +70,7 @@ describe("SemanticModel.parse", () => {
         "  - { name: q, question: Q?, sql: select * from __payments }"
       ].join("\n")
     expect(problemsOf(broken).sort()).toEqual([
+      "semantic/shop.yaml: measure late: its unfiltered measure visits is not another measure",
       "semantic/shop.yaml: measure late: no time dimension named shipped",
       "semantic/shop.yaml: measure orders: no filter named paid",
       "semantic/shop.yaml: measure revenue: a sum needs an expr",

@@ -54,6 +54,19 @@ export interface Vocabulary {
   readonly members: ReadonlyMap<string, string>
   /** The metrics that are a share of the total of the rows shown (`type: share`). */
   readonly shares: ReadonlySet<string>
+  /**
+   * For each measure with filters, the dimensions its filters constrain ("orders": status, by
+   * "cancelled orders excluded"), and the measure that counts what they leave out, if the model names one.
+   */
+  readonly constrained: ReadonlyMap<string, Constrained>
+}
+
+/** What a measure's own filters constrain. */
+export interface Constrained {
+  readonly dimensions: ReadonlyArray<string>
+  /** The filters, in words ("cancelled orders excluded"). */
+  readonly filters: ReadonlyArray<string>
+  readonly unfiltered?: string | undefined
 }
 
 /** The most dimensions a word is looked up in. */
@@ -252,12 +265,42 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
     )
       .map((m) => m.name)
   )
-  return indexed(terms, { metrics, identifiers, members, shares, searchable: searchable.slice(0, searchLimit) })
+  // A filter constrains a dimension of its table whose column it names ("status <> 'cancelled'").
+  const constrained = new Map<string, Constrained>()
+  for (const table of file.tables) {
+    for (const measure of table.measures ?? []) {
+      const dimensions = new Set<string>()
+      const filters: Array<string> = []
+      for (const name of measure.filters ?? []) {
+        const owner = file.tables.find((t) => (t.filters ?? []).some((f) => f.name === name))
+        const filter = owner?.filters?.find((f) => f.name === name)
+        if (owner === undefined || filter === undefined) continue
+        filters.push(filter.description ?? name.replaceAll("_", " "))
+        for (const dimension of owner.dimensions ?? []) {
+          const column = dimension.expr ?? dimension.name
+          if (/^\w+$/.test(column) && new RegExp(`\\b${column}\\b`, "i").test(filter.expr)) {
+            dimensions.add(qualified(owner.name, dimension.name))
+          }
+        }
+      }
+      if (dimensions.size > 0) {
+        constrained.set(measure.name, { dimensions: [...dimensions], filters, unfiltered: measure.unfiltered })
+      }
+    }
+  }
+  return indexed(terms, {
+    metrics,
+    identifiers,
+    members,
+    shares,
+    constrained,
+    searchable: searchable.slice(0, searchLimit)
+  })
 }
 
 const indexed = (
   terms: Map<string, Array<Term>>,
-  rest: Pick<Vocabulary, "metrics" | "identifiers" | "members" | "shares" | "searchable">
+  rest: Pick<Vocabulary, "metrics" | "identifiers" | "members" | "shares" | "constrained" | "searchable">
 ): Vocabulary => {
   const known = new Set<string>()
   let longest = 1
@@ -269,8 +312,7 @@ const indexed = (
       longest = Math.max(longest, term.stems.length)
     }
   }
-  const { identifiers, members, metrics, searchable, shares } = rest
-  return { metrics, identifiers, members, shares, searchable, terms, longest, known }
+  return { ...rest, terms, longest, known }
 }
 
 /**

@@ -142,6 +142,23 @@ export const read = (roled: Roled): Measured | Refused => {
       `I could not tell what to rank the top ${limit} of: name a dimension, for example "top ${limit} products by revenue"`
     )
   }
+  // "Orders by status": a measure whose own filters remove some of the groups reads the measure
+  // that counts them too, where the model names one; else the answer says the groups are removed.
+  for (const metric of [...metrics]) {
+    const constraint = vocabulary.constrained.get(metric)
+    const hit = constraint?.dimensions.find((d) => dimensions.includes(d) || filters.has(d))
+    if (constraint === undefined || hit === undefined) continue
+    const by = filters.has(hit)
+      ? `${hit.replace(/[._]/g, " ")} ${filters.get(hit)!.map(String).join(" or ")}`
+      : `the breakdown by ${hit.replace(/[._]/g, " ")}`
+    const defined = `${words(metric)} is defined with ${constraint.filters.join(" and ")}`
+    if (constraint.unfiltered === undefined) {
+      notes.push(`${defined}, so for ${by} what those filters remove is not among the rows`)
+      continue
+    }
+    metrics.splice(metrics.indexOf(metric), 1, ...(metrics.includes(constraint.unfiltered) ? [] : [constraint.unfiltered]))
+    notes.push(`${defined}: for ${by} I read ${constraint.unfiltered.replace(/[._]/g, " ")}, which counts what they remove too`)
+  }
   return {
     ...roled,
     metrics,
@@ -153,6 +170,11 @@ export const read = (roled: Roled): Measured | Refused => {
     ...(per === undefined ? {} : { per }),
     ...(notes.length === 0 ? {} : { notes })
   }
+}
+
+const words = (name: string) => {
+  const said = name.replace(/[._]/g, " ")
+  return `${said.charAt(0).toUpperCase()}${said.slice(1)}`
 }
 
 /** The dimension of `dimensions` named right after "per", "each", "every" or "within" ("in each region"). */
