@@ -27,6 +27,45 @@ const queryOf = (question: string) => {
   return result.query
 }
 
+/** A catalogue: sales of products, which categories classify; products have a price and a launch date. */
+const parsed = SemanticModel.parse(
+  "semantic/catalogue.yaml",
+  `name: catalogue
+tables:
+  - name: sales
+    base_table: { table: sales }
+    primary_key: { columns: [id] }
+    dimensions:
+      - name: channel
+        values: [{ value: web }, { value: store }]
+    time_dimensions: [{ name: sold_at, data_type: TIMESTAMP_TZ }]
+    measures:
+      - { name: revenue, agg: sum, expr: amount }
+      - { name: units, agg: sum, expr: quantity, synonyms: [units sold] }
+  - name: products
+    base_table: { table: products }
+    primary_key: { columns: [id] }
+    dimensions:
+      - { name: product, expr: name }
+      - { name: list_price, expr: price, data_type: NUMBER, synonyms: [price, cost] }
+    time_dimensions: [{ name: launch_date, expr: launched_on, data_type: DATE, synonyms: [launch, launched] }]
+  - name: categories
+    base_table: { table: categories }
+    primary_key: { columns: [id] }
+    dimensions:
+      - name: category
+        expr: name
+        values: [{ value: Laptops, synonyms: [laptop] }, { value: Phones, synonyms: [phone] }]
+relationships:
+  - { name: sales_products, left_table: sales, right_table: products, relationship_columns: [{ left_column: product_id, right_column: id }] }
+  - { name: products_categories, left_table: products, right_table: categories, relationship_columns: [{ left_column: category_id, right_column: id }] }
+metrics:
+  - { name: revenue_share, type: share, measure: revenue, synonyms: [share of revenue] }
+`
+)
+if (Either.isLeft(parsed)) throw new Error(parsed.left.map(SemanticModel.formatProblem).join("\n"))
+const catalogue = [{ connector_id: 3, model: parsed.right.file, reviewed: true }]
+
 describe("Reader", () => {
   it("reads measures, groups, periods and rankings, with short forms and a misspelt word", () => {
     expect(queryOf("top 5 customers by rev last yr")).toEqual({
@@ -87,40 +126,6 @@ describe("Reader", () => {
   })
 
   it("ranks what a value classifies, and takes a share of the whole, not of the slice", () => {
-    const parsed = SemanticModel.parse(
-      "semantic/catalogue.yaml",
-      `name: catalogue
-tables:
-  - name: sales
-    base_table: { table: sales }
-    primary_key: { columns: [id] }
-    dimensions:
-      - name: channel
-        values: [{ value: web }, { value: store }]
-    time_dimensions: [{ name: sold_at, data_type: TIMESTAMP_TZ }]
-    measures:
-      - { name: revenue, agg: sum, expr: amount }
-      - { name: units, agg: sum, expr: quantity, synonyms: [units sold] }
-  - name: products
-    base_table: { table: products }
-    primary_key: { columns: [id] }
-    dimensions: [{ name: product, expr: name }]
-  - name: categories
-    base_table: { table: categories }
-    primary_key: { columns: [id] }
-    dimensions:
-      - name: category
-        expr: name
-        values: [{ value: Laptops, synonyms: [laptop] }, { value: Phones, synonyms: [phone] }]
-relationships:
-  - { name: sales_products, left_table: sales, right_table: products, relationship_columns: [{ left_column: product_id, right_column: id }] }
-  - { name: products_categories, left_table: products, right_table: categories, relationship_columns: [{ left_column: category_id, right_column: id }] }
-metrics:
-  - { name: revenue_share, type: share, measure: revenue, synonyms: [share of revenue] }
-`
-    )
-    if (Either.isLeft(parsed)) throw new Error(parsed.left.map(SemanticModel.formatProblem).join("\n"))
-    const catalogue = [{ connector_id: 3, model: parsed.right.file, reviewed: true }]
     const catalogueQuery = (question: string) => {
       const result = readFinding(question, {}, catalogue)
       return result !== undefined && "query" in result ? result.query : result
@@ -143,6 +148,30 @@ metrics:
       notes: ["A share is of the whole: every channel is shown, web among them"]
     })
     expect((share as Reader.Read).query).not.toHaveProperty("filters")
+  })
+
+  it("reads an attribute of what a name picks out as the attribute beside the name, with no measure", () => {
+    const aero = { aero: { product: ["Aero Pro"] } }
+    for (
+      const [question, attribute] of [
+        ["what does the Aero Pro cost", "list_price"],
+        ["how much does the aero pro cost?", "list_price"],
+        ["when did the Aero Pro launch", "launch_date"],
+        ["which category is the Aero Pro in", "category"]
+      ] as const
+    ) {
+      expect(readFinding(question, aero, catalogue)).toMatchObject({
+        query: {
+          metrics: [],
+          dimensions: ["product", attribute],
+          filters: [{ dimension: "product", operator: "=", values: ["Aero Pro"] }]
+        }
+      })
+    }
+    // A date with no name to be of is still no period.
+    expect(readFinding("when did we launch", {}, catalogue)).toMatchObject({
+      declined: expect.stringContaining("names the dates a period is read on")
+    })
   })
 
   it("reads a measure's unfiltered sibling where its own filter would remove groups, or says it does", () => {

@@ -157,6 +157,11 @@ tables:
         expr: regexp_replace(name, ' [^ ]+$', '')
         description: The product line, the name without its variant ("Aero").
         synonyms: [line, model, range, family]
+      - name: list_price
+        expr: unit_price
+        data_type: NUMBER
+        description: The product's list price in USD, before any discount.
+        synonyms: [price, list price, cost, costs, retail price, msrp, unit price, price tag]
       - name: variant
         expr: regexp_replace(name, '^.* ', '')
         description: Mini, Lite, Plus, Pro or Max.
@@ -171,7 +176,7 @@ tables:
         expr: launched_on
         data_type: DATE
         description: When the product was launched.
-        synonyms: [launched]
+        synonyms: [launched, launch, release date, released, came out]
 
   - name: categories
     description: Product categories.
@@ -216,7 +221,7 @@ tables:
         expr: created_at
         data_type: TIMESTAMP_TZ
         description: When the customer signed up.
-        synonyms: [joined, sign-up date, registration date, created]
+        synonyms: [joined, sign-up date, registration date, created, signed up, sign up, registered]
     measures:
       - name: customers
         agg: count

@@ -264,6 +264,24 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
       )
     }))
 
+  it.effect("a product's attributes: its list price, launch date and category, beside its name", () =>
+    Effect.gen(function*() {
+      const hand = (yield* run(
+        `SELECT p.name, p.unit_price, p.launched_on, c.name FROM ${t("products")} p
+         JOIN ${t("categories")} c ON c.id = p.category_id ORDER BY p.id LIMIT 1`
+      )).rows[0]!
+      const { compiled, result } = yield* semantic({
+        metrics: [],
+        dimensions: ["product", "list_price", "launch_date", "category"],
+        filters: [{ dimension: "product", operator: "=", values: [String(hand[0])] }]
+      })
+      expect(result.rows).toHaveLength(1)
+      const [name, price, launched, category] = result.rows[0]!
+      expect([name, Number(price), category]).toEqual([hand[0], Number(hand[1]), hand[3]])
+      expect(String(launched).slice(0, 10)).toBe(String(hand[2]).slice(0, 10))
+      expect(compiled.reading.text).toMatch(/^Every product and list price and launch date and category/)
+    }))
+
   it.effect("a ranking within groups keeps each group's first rows; a share is still of all rows", () =>
     Effect.gen(function*() {
       const all = (yield* semantic({ metrics: ["revenue"], dimensions: ["region", "category"] })).result.rows

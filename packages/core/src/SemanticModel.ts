@@ -572,7 +572,9 @@ export const validate = (
     for (const filter of measure.filters ?? []) {
       if (!filterNames.has(filter)) problems.push(`measure ${measure.name}: no filter named ${filter}`)
     }
-    if (measure.unfiltered !== undefined && (measure.unfiltered === measure.name || !measureNames.has(measure.unfiltered))) {
+    if (
+      measure.unfiltered !== undefined && (measure.unfiltered === measure.name || !measureNames.has(measure.unfiltered))
+    ) {
       problems.push(`measure ${measure.name}: its unfiltered measure ${measure.unfiltered} is not another measure`)
     }
   }

@@ -8,6 +8,7 @@
  */
 import type * as Vocabulary from "../vocabulary.js"
 import { decline, type Measured, type Refused, type Roled } from "./reading.js"
+import * as Roles from "./roles.js"
 import * as Words from "./words.js"
 
 /** What to measure, or a decline. */
@@ -18,6 +19,24 @@ export const read = (roled: Roled): Measured | Refused => {
   const filters = new Map(roled.filters)
   let limit = roled.limit
   const notes: Array<string> = []
+  // "What does the Aero Pro cost", "when did it launch", "which category is it in": attributes of
+  // the rows a name picks out, no measure: the name beside each attribute.
+  const picked = [...filters.keys()].filter((d) => Roles.picksOut(vocabulary, d))
+  if (metrics.length === 0 && picked.length > 0 && dimensions.some((d) => !filters.has(d))) {
+    const attributes = dimensions.filter((d) => !picked.includes(d))
+    dimensions.splice(0, dimensions.length, ...picked, ...attributes)
+    return {
+      ...roled,
+      metrics,
+      dimensions,
+      filters,
+      limit: undefined,
+      direction: undefined,
+      when: undefined,
+      assumed: undefined,
+      list: true
+    }
+  }
   // "The best selling laptop", "our top 3 phones": a ranking of what a value classifies (the
   // products of a category), not the value's total.
   if (
@@ -156,8 +175,14 @@ export const read = (roled: Roled): Measured | Refused => {
       notes.push(`${defined}, so for ${by} what those filters remove is not among the rows`)
       continue
     }
-    metrics.splice(metrics.indexOf(metric), 1, ...(metrics.includes(constraint.unfiltered) ? [] : [constraint.unfiltered]))
-    notes.push(`${defined}: for ${by} I read ${constraint.unfiltered.replace(/[._]/g, " ")}, which counts what they remove too`)
+    metrics.splice(
+      metrics.indexOf(metric),
+      1,
+      ...(metrics.includes(constraint.unfiltered) ? [] : [constraint.unfiltered])
+    )
+    notes.push(
+      `${defined}: for ${by} I read ${constraint.unfiltered.replace(/[._]/g, " ")}, which counts what they remove too`
+    )
   }
   return {
     ...roled,

@@ -57,6 +57,8 @@ export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
   const filters = new Map<string, ReadonlyArray<string | number | boolean>>()
   const segments: Array<string> = []
   let timeDimension: string | undefined
+  // A time dimension asked "when" of, with no period: an attribute, if a name picks out the rows.
+  let undatedTime: { readonly name: string; readonly said: string } | undefined
   // The tables of the metrics the question names, for names that two tables share.
   const metricTables = matches.flatMap((m) =>
     m.terms.flatMap((t) => t.target.kind === "metric" && t.target.table !== undefined ? [t.target.table] : [])
@@ -134,8 +136,13 @@ export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
         break
       case "time":
         // "returned", "signed up": a time dimension says which dates a period reads; with no period
-        // it would qualify the rows in a way a semantic query cannot.
+        // it would qualify the rows in a way a semantic query cannot, unless it is asked of rows a
+        // name picks out ("when did the Aero Pro launch": an attribute, below).
         if (window === undefined && grain === undefined) {
+          if (shaped.when !== undefined && undatedTime === undefined) {
+            undatedTime = { name: target.name, said: said(match) }
+            break
+          }
           return decline(
             `"${said(match)}" names the dates a period is read on (${target.name.replaceAll("_", " ")}), and the ` +
               "question gives no period: it cannot keep to rows by it alone",
@@ -145,6 +152,18 @@ export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
         timeDimension = target.name
         break
     }
+  }
+  if (undatedTime !== undefined) {
+    // "When did the Aero Pro launch": the date is an attribute of the rows the name picks out.
+    if (metrics.length > 0 || ![...filters.keys()].some((d) => picksOut(shaped.vocabulary, d))) {
+      return decline(
+        `"${undatedTime.said}" names the dates a period is read on (${
+          undatedTime.name.replaceAll("_", " ")
+        }), and the question gives no period: it cannot keep to rows by it alone`,
+        1
+      )
+    }
+    dimensions.push(undatedTime.name)
   }
 
   // The most specific metric the question's words name: "orders were cancelled" asks for
@@ -166,3 +185,7 @@ export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
   }
   return { ...shaped, metrics, dimensions, filters, segments, timeDimension }
 }
+
+/** Whether a dimension's values name rows (products, customers): a filter on it picks rows out. */
+export const picksOut = (vocabulary: Vocabulary.Vocabulary, dimension: string): boolean =>
+  vocabulary.searchable.includes(dimension) || vocabulary.identifiers.has(dimension)
