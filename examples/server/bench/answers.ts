@@ -44,6 +44,8 @@ await withAsking(
     const wrongs: Array<string> = []
     const wrongReasons: Array<string> = []
     const floors: Array<string> = []
+    // Answerable questions whose hand SQL returned no rows: a mistake in the SQL, or in the data.
+    const empties: Array<string> = []
     const started = Date.now()
     for (const group of groups) {
       const answerable = empty()
@@ -52,6 +54,7 @@ await withAsking(
       for (const [i, [question, sql, reason]] of group.questions.entries()) {
         const expected = sql === null ? undefined : await group.rows(sql)
         if (expected !== undefined && expected.length > 0) floor += 1
+        if (expected !== undefined && expected.length === 0) empties.push(`${group.name} ${i + 1}. ${question}`)
         const answer = await ask(question, { connectorId: group.connectorId }, values.model)
         const { rows, text } = answer
         const verdict = isDecline(answer)
@@ -96,6 +99,7 @@ await withAsking(
       )
     }
     console.log(`\nfloor: ${floors.join("; ")}`)
+    if (empties.length > 0) console.log(`hand SQL with no rows: ${empties.join("; ")}`)
     console.log(`(${((Date.now() - started) / 1000).toFixed(1)} s to ask them all)`)
     if (wrongs.length > 0) console.log(`\nWrong answers, with what they read:\n${wrongs.join("\n")}`)
     if (wrongReasons.length > 0) console.log(`\nDeclines for another reason:\n${wrongReasons.join("\n")}`)

@@ -43,11 +43,17 @@ export interface Answer {
   readonly rows: ReadonlyArray<Row> | undefined
   readonly text: string
   readonly chatId: string | undefined
+  /** It asked which of several readings was meant (a clarification), instead of answering. */
+  readonly asked: boolean
 }
 
-/** Whether an answer declined: no table, or a text that says so (a decline may come after a lookup). */
+/**
+ * Whether an answer declined: no table, or a text that says so (a decline may come after a lookup),
+ * or a clarification that asks which reading was meant: no answer either, and its question must name
+ * the true reason too.
+ */
 export const declined = (answer: Answer): boolean =>
-  answer.rows === undefined || /^I (?:could not|can't|cannot)\b/.test(answer.text)
+  answer.asked || answer.rows === undefined || /^I (?:could not|can't|cannot)\b/.test(answer.text)
 
 /** The options both asking benches take: `--model`, `--only demo|saas`, `--verbose`, `--database`. */
 export const options = () =>
@@ -137,10 +143,12 @@ export const withAsking = async <A>(
       let rows: ReadonlyArray<Row> | undefined
       let text = ""
       let chatId: string | undefined
+      let asked = false
       const parser = createParser({
         onEvent: (message) => {
           const event = JSON.parse(message.data)
           if (event.type === "metadata") chatId = event.chat_id
+          if (event.type === "clarification") asked = true
           if (event.type === "asset" && event.asset.type === "table" && event.asset.content !== undefined) {
             rows = JSON.parse(event.asset.content).rows
           }
@@ -149,7 +157,7 @@ export const withAsking = async <A>(
       })
       const decoder = new TextDecoder()
       for await (const chunk of response.body!) parser.feed(decoder.decode(chunk, { stream: true }))
-      return { rows, text, chatId }
+      return { rows, text, chatId, asked }
     }
 
     const at = DateTime.unsafeMake(0)

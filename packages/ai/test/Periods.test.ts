@@ -141,6 +141,10 @@ describe("Periods", () => {
       unreadable: expect.stringContaining(`"the quarter before"`)
     })
     expect(compared("revenue in 2025 vs Q1 2025")).toMatchObject({ unreadable: expect.stringContaining("overlap") })
+    expect(compared("revenue last quarter versus the one before")).toMatchObject({
+      unreadable: expect.stringContaining(`"the one before"`)
+    })
+    expect(compared("revenue in 2025 for web vs store")).toBeUndefined()
     // Part of a period was answered for all of it; its word is no name either ("late", "mid-").
     for (const part of ["How many orders in late 2025?", "Revenue in mid-2025", "Orders since early 2025"]) {
       expect(unreadable(part)).toContain("not the early, middle or late part of one")

@@ -40,6 +40,7 @@ export const setup: ReadonlyArray<string> = [
 
 export const questions = (lastYear: number): ReadonlyArray<Question> => {
   const LY = lastYear
+  const PY = LY - 1
   const inYear = (column: string) => `${column} >= '${LY}-01-01' AND ${column} < '${LY + 1}-01-01'`
   const toAccount = "JOIN accounts a ON a.id = s.account_id"
   return [
@@ -109,6 +110,56 @@ export const questions = (lastYear: number): ReadonlyArray<Question> => {
        WHERE p.name IN ('Growth', 'Starter') GROUP BY 1`
     ],
 
+    // Written fresh for the shapes of issue 64, on the derived model.
+    [
+      `invoice amount h1 vs h2 ${PY}`,
+      `SELECT CASE WHEN issued_at < '${PY}-07-01' THEN '${PY}-01-01' ELSE '${PY}-07-01' END, sum(amount) FROM invoices
+       WHERE issued_at >= '${PY}-01-01' AND issued_at < '${LY}-01-01' GROUP BY 1`
+    ],
+    [
+      `paid invoices in march ${LY} compared to march ${PY}`,
+      `SELECT to_char(date_trunc('month', issued_at), 'YYYY-MM-DD'), count(*) FROM invoices WHERE status = 'paid' AND
+       ((issued_at >= '${PY}-03-01' AND issued_at < '${PY}-04-01') OR (issued_at >= '${LY}-03-01' AND issued_at < '${LY}-04-01'))
+       GROUP BY 1`
+    ],
+    [
+      "top 2 industries per country by mrr",
+      `SELECT country, industry, m FROM (SELECT a.country, a.industry, sum(s.mrr) AS m,
+         ROW_NUMBER() OVER (PARTITION BY a.country ORDER BY sum(s.mrr) DESC, a.industry) AS n
+       FROM subscriptions s ${toAccount} GROUP BY 1, 2) AS x WHERE n <= 2`
+    ],
+    [
+      "the biggest industry in each country by invoice amount",
+      `SELECT country, industry, m FROM (SELECT a.country, a.industry, sum(i.amount) AS m,
+         ROW_NUMBER() OVER (PARTITION BY a.country ORDER BY sum(i.amount) DESC, a.industry) AS n
+       FROM invoices i JOIN accounts a ON a.id = i.account_id GROUP BY 1, 2) AS x WHERE n <= 1`
+    ],
+    ["monthly price of the growth plan", `SELECT monthly_price FROM plans WHERE name = 'Growth'`],
+    ["accounts per industry in the US", `SELECT industry, count(*) FROM accounts WHERE country = 'US' GROUP BY 1`],
+    [
+      `open invoices by month in ${LY}`,
+      `SELECT date_trunc('month', issued_at)::date, count(*) FROM invoices WHERE status = 'open' AND ${
+        inYear("issued_at")
+      } GROUP BY 1`
+    ],
+    [
+      "cancelled subscriptions by plan",
+      `SELECT p.name, count(*) FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE s.status = 'cancelled' GROUP BY 1`
+    ],
+    [`how many accounts were created in ${LY}`, `SELECT count(*) FROM accounts WHERE ${inYear("created_at")}`],
+    [
+      "mrr per plan for retail accounts",
+      `SELECT p.name, sum(s.mrr) FROM subscriptions s JOIN plans p ON p.id = s.plan_id ${toAccount} WHERE a.industry = 'Retail' GROUP BY 1`
+    ],
+    [
+      `void invoice amount in ${LY}`,
+      `SELECT sum(amount) FROM invoices WHERE status = 'void' AND ${inYear("issued_at")}`
+    ],
+    [
+      "subscriptions per status for the starter plan",
+      `SELECT s.status, count(*) FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE p.name = 'Starter' GROUP BY 1`
+    ],
+
     ["why did mrr drop", null, /asks for a cause/],
     ["forecast mrr for next year", null, /about the future/],
     ["churn rate by plan", null, /"churn"/],
@@ -120,6 +171,8 @@ export const questions = (lastYear: number): ReadonlyArray<Question> => {
     ["average seats per account", null, /"seats"/],
     ["support tickets last month", null, /"tickets"/],
     ["mrr by acquisition channel", null, /"acquisition"/],
-    ["discounts by plan", null, /"discounts"/]
+    ["discounts by plan", null, /"discounts"/],
+    ["mrr this quarter compared to the same period last year", null, /could not read "the same period last year"/],
+    ["top 3 accounts per sales territory", null, /"territory"/]
   ]
 }

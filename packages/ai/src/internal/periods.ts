@@ -367,6 +367,8 @@ export const grainOf = (question: string): Grain | undefined => {
 // question that says it compares ("compare H1 and H2"), else "revenue and units" would split.
 const comparing = /\s+(?:vs\.?|versus|compared? (?:to|with)|against|and|or)\s+/g
 const saysCompare = /\bcompar(?:e|es|ed|ing|ison)\b|\bdifference\b/
+// A period said relative to the one compared with ("the one before", "the same time a year earlier").
+const relative = /\b(?:before|previous|prior|earlier|preceding|same (?:period|time))\b/
 // A period of a part's own, as opposed to a year it takes from the last part.
 const ownPeriod = new RegExp(
   `\\b(?:q[1-4]|h[12]|(?:19|20)\\d{2}|${monthPattern}|quarter|half|week|month|year|today|yesterday)\\b`
@@ -388,6 +390,14 @@ export const comparedOf = (question: string, now: Date): ReadonlyArray<Window> |
   const year = yearWords.exec(parts.at(-1)!)?.[0]
   const periods: Array<Window> = []
   for (const part of parts.slice(first)) {
+    // "Last quarter versus the one before", "the same period last year": a period said relative to
+    // another, which is not read.
+    if (relative.test(part)) {
+      return {
+        unreadable: `I could not read "${part.trim()}" as a period to compare: name each one, for example ` +
+          `"revenue in Q3 2025 vs Q2 2025"`
+      }
+    }
     if (!ownPeriod.test(part)) return undefined
     const period = periodOf(`in ${part}${year === undefined || yearWords.test(part) ? "" : ` ${year}`}`, now)
     // Answered as the one period that reads, it would be another question.

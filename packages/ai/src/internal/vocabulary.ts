@@ -196,7 +196,11 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
     }
     for (const time of table.time_dimensions ?? []) {
       const name = qualified(table.name, time.name)
-      for (const said of [time.name, ...(time.synonyms ?? [])]) add(terms, said, { kind: "time", name })
+      // A derived model's "created_at" is said "created" ("accounts created in 2025").
+      const bare = derived ? /^(.+)_(?:at|on|date)$/.exec(time.name)?.[1] : undefined
+      for (const said of [time.name, ...(bare === undefined ? [] : [bare]), ...(time.synonyms ?? [])]) {
+        add(terms, said, { kind: "time", name })
+      }
     }
     for (const measure of table.measures ?? []) {
       metrics.push(measure.name)

@@ -37,6 +37,17 @@ export const read = (roled: Roled): Measured | Refused => {
       list: true
     }
   }
+  // "The biggest customer in each region": what a ranking word picks is ranked, not counted.
+  if (direction !== undefined && dimensions.length === 1 && groupNamed(roled, dimensions) !== undefined) {
+    for (const match of roled.matches) {
+      if (!Words.rankWords.has(roled.tokens[match.start - 1]?.stem ?? "")) continue
+      const dimension = match.terms.find((t) => t.target.kind === "dimension" && !dimensions.includes(t.target.name))
+      const metric = match.terms.find((t) => t.target.kind === "metric" && metrics.includes(t.target.name))
+      if (dimension?.target.kind !== "dimension" || metric?.target.kind !== "metric") continue
+      metrics.splice(metrics.indexOf(metric.target.name), 1)
+      dimensions.push(dimension.target.name)
+    }
+  }
   // "The best selling laptop", "our top 3 phones": a ranking of what a value classifies (the
   // products of a category), not the value's total.
   if (
@@ -172,7 +183,7 @@ export const read = (roled: Roled): Measured | Refused => {
       : `the breakdown by ${hit.replace(/[._]/g, " ")}`
     const defined = `${words(metric)} is defined with ${constraint.filters.join(" and ")}`
     if (constraint.unfiltered === undefined) {
-      notes.push(`${defined}, so for ${by} what those filters remove is not among the rows`)
+      notes.push(`${defined}, so for ${by} what those filters remove has no figure`)
       continue
     }
     metrics.splice(

@@ -46,7 +46,11 @@ export const read = (phrased: Phrased): Dated | Refused => {
   }
   // "Which month had the most": each month's figure, ranked.
   const askedUnit = /\b(?:which|what)\s+(day|week|month|quarter|year)\b/.exec(text)?.[1] as Periods.Grain | undefined
-  const grain = Periods.grainOf(text) ?? askedUnit ?? (years === undefined ? undefined : "year")
+  // "Monthly price" names a measure of the model, not a series by month.
+  const unnamed = tokens.filter((_, i) =>
+    !matches.some((m) => i >= m.start && i < m.end && m.terms.some((t) => t.target.kind !== "period"))
+  ).map((t) => t.word).join(" ")
+  const grain = Periods.grainOf(unnamed) ?? askedUnit ?? (years === undefined ? undefined : "year")
   const dated = { ...phrased, years, window, periods, askedUnit, grain }
   if (window === undefined && grain === undefined) return dated
   const ranking = /\b(top|bottom) \d/.test(text)

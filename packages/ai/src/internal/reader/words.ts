@@ -53,6 +53,12 @@ export const descending = stems(["top best biggest largest most highest greatest
 /** Words that rank from the bottom. */
 export const ascending = stems(["bottom worst smallest least lowest fewest min minimum"])
 
+/**
+ * Ranking words that pick rows rather than count them: "the biggest customer in each region" ranks
+ * customers, where "the most customers" counts them.
+ */
+export const rankWords = stems(["top best biggest largest leading bottom worst smallest"])
+
 /** Words before a phrase that group by it ("by customer", "which region"). */
 export const groupWords = stems(["by per each every across which what among"])
 
