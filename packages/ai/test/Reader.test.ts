@@ -123,6 +123,24 @@ describe("Reader", () => {
       query: { dimensions: ["channel"], time: { periods: [{ start: "2024-01-01" }, { start: "2025-01-01" }] } },
       followed: { kept: ["revenue", "Q1 2024 and Q1 2025"] }
     })
+    // "Vs Q1 2024" after a question about Q1 2025 compares the two.
+    expect(Reader.read("vs Q1 2024", semantic, now, [], { questions: ["revenue by channel in Q1 2025"], answers: [] }))
+      .toMatchObject({
+        query: {
+          dimensions: ["channel"],
+          time: { periods: [{ start: "2024-01-01", end: "2024-04-01" }, { start: "2025-01-01", end: "2025-04-01" }] }
+        },
+        followed: { kept: ["revenue", "by channel", "Q1 2025"], changed: ["compared with Q1 2024"] }
+      })
+    // A ranking within groups is kept while its group is.
+    expect(Reader.read("just last year", semantic, now, [], { questions: ["top 2 customers per region"], answers: [] }))
+      .toMatchObject({
+        query: {
+          dimensions: ["region", "customer", "customer_number"],
+          time: { start: "2025-01-01", end: "2026-01-01" },
+          limit_per: { dimensions: ["region"], limit: 2 }
+        }
+      })
   })
 
   it("ranks what a value classifies, and takes a share of the whole, not of the slice", () => {

@@ -69,6 +69,53 @@ export const conversations = (lastYear: number): ReadonlyArray<Conversation> => 
     `(SELECT ${groups[by]} FROM ${lines} ${by === "region" ? toRegion : toCategory} WHERE ${notCancelled} AND ${year}
       GROUP BY 1 ORDER BY ${measures[measure]} DESC, 1 LIMIT 1 OFFSET ${place - 1})`
 
+  /** The first `n` of `ranked` by a measure within each `group`, ties by name. */
+  const perGroup = (
+    group: keyof typeof groups | "customer",
+    ranked: keyof typeof groups | "customer",
+    measure: keyof typeof measures,
+    where: ReadonlyArray<string>,
+    n: number
+  ) => {
+    // A customer is named with its number: two customers may share a name.
+    const expr = (g: keyof typeof groups | "customer") => g === "customer" ? "c.name" : groups[g]
+    const id = ranked === "customer" ? "c.id" : "NULL"
+    const joins = [group, ranked].some((g) => g === "region") ? toRegion : ""
+    const joined = [group, ranked].includes("customer") && joins === "" ? toCustomer : joins
+    const products = [group, ranked].some((g) => g === "category")
+      ? toCategory
+      : [group, ranked].includes("product")
+      ? "JOIN products p ON p.id = i.product_id"
+      : ""
+    return `SELECT g, k, id, v FROM (SELECT g, k, id, v, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, k, id) AS n
+      FROM (SELECT ${expr(group)} AS g, ${expr(ranked)} AS k, ${id} AS id, ${measures[measure]} AS v
+      FROM ${lines} ${joined} ${products} WHERE ${[notCancelled, ...where].join(" AND ")} GROUP BY 1, 2, 3) AS x) AS y
+      WHERE n <= ${n}`
+  }
+  const q1 = (year: number) => [`${year}-01-01`, `${year}-04-01`] as const
+  const month = (year: number, m: number) =>
+    `o.ordered_at >= '${year}-${String(m).padStart(2, "0")}-01' AND o.ordered_at < '${
+      m === 12 ? `${year + 1}-01` : `${year}-${String(m + 1).padStart(2, "0")}`
+    }-01'`
+  /** A measure by groups in each of several periods (named by their first day), nothing between them. */
+  const periods = (
+    measure: keyof typeof measures,
+    by: ReadonlyArray<keyof typeof groups>,
+    where: ReadonlyArray<string>,
+    spans: ReadonlyArray<readonly [string, string]>
+  ) => {
+    const within = ([from, to]: readonly [string, string]) => `o.ordered_at >= '${from}' AND o.ordered_at < '${to}'`
+    const bucket = `CASE ${spans.map((p) => `WHEN ${within(p)} THEN '${p[0]}'`).join(" ")} END`
+    const base = q(measure, by, [...where, `(${spans.map(within).join(" OR ")})`])
+    return base.replace(/^SELECT /, `SELECT ${bucket}, `).replace(
+      /GROUP BY ([\d, ]+)/,
+      (_, list: string) => `GROUP BY ${list.split(", ").map((n) => Number(n) + 1).join(", ")}, 1`
+    ).replace(/WHERE ((?:(?!GROUP BY).)*)\s*$/s, (all) => all.includes("GROUP BY") ? all : `${all} GROUP BY 1`)
+  }
+  /** Revenue's share of all revenue by a group, each value shown. */
+  const shareBy = (by: keyof typeof groups, where: ReadonlyArray<string>) =>
+    q("revenue", [by], where).replace("SUM(i.line_total)", "SUM(i.line_total) / SUM(SUM(i.line_total)) OVER ()")
+
   const saasInYear = (column: string, year: number) =>
     `${column} >= '${year}-01-01' AND ${column} < '${year + 1}-01-01'`
   const plans = "subscriptions s JOIN plans p ON p.id = s.plan_id"
@@ -419,6 +466,184 @@ export const conversations = (lastYear: number): ReadonlyArray<Conversation> => 
       turns: [
         ["churn rate by plan", null, /"churn"/],
         ["and by country?", null, /could not read/]
+      ]
+    },
+
+    // Written fresh for the shapes of issue 64: periods compared, rankings within groups, shares of
+    // the whole, the top of what a value classifies, attributes, a measure's unfiltered sibling.
+    {
+      on: "DEMO",
+      turns: [
+        ["top 3 products in each region by revenue", perGroup("region", "product", "revenue", [], 3)],
+        ["just last year", perGroup("region", "product", "revenue", [ly], 3)]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        ["the biggest customer in each region", perGroup("region", "customer", "revenue", [], 1)],
+        [`only ${PY}`, perGroup("region", "customer", "revenue", [py], 1)]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        [`revenue in q1 ${LY} vs q1 ${PY}`, periods("revenue", [], [], [q1(PY), q1(LY)])],
+        ["by channel", periods("revenue", ["channel"], [], [q1(PY), q1(LY)])],
+        ["online only", periods("revenue", ["channel"], [web], [q1(PY), q1(LY)])]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        [`units by category in march ${LY}`, q("units", ["category"], [month(LY, 3)])],
+        [
+          `vs march ${PY}`,
+          periods("units", ["category"], [], [[`${PY}-03-01`, `${PY}-04-01`], [`${LY}-03-01`, `${LY}-04-01`]])
+        ]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        [`orders in ${LY}`, q("orders", [], [ly])],
+        [
+          `compared to ${PY}?`,
+          periods("orders", [], [], [[`${PY}-01-01`, `${LY}-01-01`], [`${LY}-01-01`, `${LY + 1}-01-01`]])
+        ],
+        [
+          "and per segment",
+          periods("orders", ["segment"], [], [[`${PY}-01-01`, `${LY}-01-01`], [`${LY}-01-01`, `${LY + 1}-01-01`]])
+        ]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        ["what share of revenue comes from the web", shareBy("channel", [])],
+        ["and last year?", shareBy("channel", [ly])]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        [
+          "best selling laptop last year",
+          q("units", ["product"], [ly, category("Laptops")], "ORDER BY 2 DESC LIMIT 1")
+        ],
+        ["and phones?", q("units", ["product"], [ly, category("Phones")], "ORDER BY 2 DESC LIMIT 1")]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        ["what does the vista pro cost", `SELECT name, unit_price FROM products WHERE name = 'Vista Pro'`],
+        [
+          "which category is it in?",
+          `SELECT p.name, ca.name FROM products p JOIN categories ca ON ca.id = p.category_id WHERE p.name = 'Vista Pro'`
+        ]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        ["orders by status", "SELECT status, COUNT(*) FROM orders GROUP BY 1"],
+        ["last year", `SELECT status, COUNT(*) FROM orders o WHERE ${ly} GROUP BY 1`]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        [`top 2 categories per channel in ${LY}`, perGroup("channel", "category", "revenue", [ly], 2)],
+        ["by units instead", perGroup("channel", "category", "units", [ly], 2)]
+      ]
+    },
+    {
+      on: "DEMO",
+      changesSubject: true,
+      turns: [
+        ["top 3 products in each region by revenue", perGroup("region", "product", "revenue", [], 3)],
+        ["how many customers do we have", "SELECT COUNT(*) FROM customers"]
+      ]
+    },
+    {
+      on: "DEMO",
+      changesSubject: true,
+      turns: [
+        [`revenue in q1 ${LY} vs q1 ${PY}`, periods("revenue", [], [], [q1(PY), q1(LY)])],
+        ["refunds by return reason", "SELECT reason, SUM(refund_amount) FROM returns GROUP BY 1"]
+      ]
+    },
+    {
+      on: "DEMO",
+      changesSubject: true,
+      turns: [
+        ["what share of revenue comes from partners", shareBy("channel", [])],
+        ["units by category last year", q("units", ["category"], [ly])]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        ["revenue by region last year", q("revenue", ["region"], [ly])],
+        ["versus the year before?", null, /could not read|"before"/]
+      ]
+    },
+    {
+      on: "DEMO",
+      turns: [
+        ["units by channel", q("units", ["channel"], [])],
+        ["and by warehouse?", null, /"warehouse"/]
+      ]
+    },
+    {
+      on: "SaaS",
+      turns: [
+        [
+          `invoice amount by status in ${LY}`,
+          `SELECT status, sum(amount) FROM invoices WHERE ${saasInYear("issued_at", LY)} GROUP BY 1`
+        ],
+        [
+          `vs ${PY}`,
+          `SELECT status, CASE WHEN issued_at < '${LY}-01-01' THEN '${PY}-01-01' ELSE '${LY}-01-01' END, sum(amount)
+           FROM invoices WHERE issued_at >= '${PY}-01-01' AND issued_at < '${LY + 1}-01-01' GROUP BY 1, 2`
+        ]
+      ]
+    },
+    {
+      on: "SaaS",
+      turns: [
+        [
+          `paid invoices h1 vs h2 ${PY}`,
+          `SELECT CASE WHEN issued_at < '${PY}-07-01' THEN '${PY}-01-01' ELSE '${PY}-07-01' END, count(*) FROM invoices
+           WHERE status = 'paid' AND issued_at >= '${PY}-01-01' AND issued_at < '${LY}-01-01' GROUP BY 1`
+        ],
+        [
+          "just the uk",
+          `SELECT CASE WHEN i.issued_at < '${PY}-07-01' THEN '${PY}-01-01' ELSE '${PY}-07-01' END, count(*)
+           FROM invoices i JOIN accounts a ON a.id = i.account_id WHERE i.status = 'paid' AND a.country = 'UK'
+           AND i.issued_at >= '${PY}-01-01' AND i.issued_at < '${LY}-01-01' GROUP BY 1`
+        ]
+      ]
+    },
+    {
+      on: "SaaS",
+      changesSubject: true,
+      turns: [
+        [
+          "top 2 industries per country by mrr",
+          `SELECT country, industry, m FROM (SELECT a.country, a.industry, sum(s.mrr) AS m,
+             ROW_NUMBER() OVER (PARTITION BY a.country ORDER BY sum(s.mrr) DESC, a.industry) AS n
+           FROM ${subscribed} GROUP BY 1, 2) AS x WHERE n <= 2`
+        ],
+        ["how many trialing subscriptions", `SELECT count(*) FROM subscriptions WHERE status = 'trialing'`]
+      ]
+    },
+    {
+      on: "SaaS",
+      turns: [
+        ["mrr by plan", `SELECT p.name, sum(s.mrr) FROM ${plans} GROUP BY 1`],
+        ["what share of it comes from enterprise", null, /"share"/]
       ]
     }
   ]

@@ -70,17 +70,33 @@ export const read = (roled: Roled, prior: Prior): Roled => {
   // The period and the grain.
   const time = before.time
   // Periods compared before ("Q1 vs Q2") are kept as they were, unless the question names its own.
-  const periods = roled.window !== undefined ? roled.periods : time?.periods?.map((p) => ({
+  const priorPeriods = time?.periods?.map((p) => ({
     from: p.start,
     to: p.end,
     label: SemanticReading.periodWords(p.start, p.end)
-  }))
-  const window = roled.window ?? (periods !== undefined
+  })) ?? (time?.start !== undefined && time.end !== undefined
+    ? [{ from: time.start, to: time.end, label: SemanticReading.periodWords(time.start, time.end) }]
+    : undefined)
+  // "Vs Q1 2024": the period before, compared with the one named, when they do not overlap.
+  const compared = Words.comparesCue.test(roled.text) && roled.window?.from !== undefined &&
+      roled.window.to !== undefined && roled.periods === undefined && priorPeriods !== undefined &&
+      !priorPeriods.some((p) => p.from < roled.window!.to! && roled.window!.from! < p.to)
+    ? [...priorPeriods, { from: roled.window.from, to: roled.window.to, label: roled.window.label }].sort((a, b) =>
+      a.from < b.from ? -1 : 1
+    )
+    : undefined
+  const periods = compared ?? (roled.window !== undefined ? roled.periods : time?.periods === undefined
+    ? undefined
+    : priorPeriods)
+  const window = (compared === undefined ? roled.window : undefined) ?? (periods !== undefined
     ? { from: periods[0]!.from, to: periods.at(-1)!.to, label: periods.map((p) => p.label).join(" and ") }
     : time?.start === undefined && time?.end === undefined
     ? undefined
     : { from: time.start, to: time.end, label: SemanticReading.periodWords(time.start, time.end) })
-  if (window !== undefined) {
+  if (compared !== undefined) {
+    kept.push(priorPeriods!.map((p) => p.label).join(" and "))
+    changed.push(`compared with ${SemanticReading.periodWords(roled.window!.from, roled.window!.to)}`)
+  } else if (window !== undefined) {
     const label = periods !== undefined ? window.label : SemanticReading.periodWords(window.from, window.to)
     if (roled.window !== undefined) changed.push(label)
     else kept.push(label)
@@ -97,10 +113,19 @@ export const read = (roled: Roled, prior: Prior): Roled => {
   else if (roled.direction !== undefined) changed.push(roled.direction === "asc" ? "lowest first" : "highest first")
   else if (limit !== undefined) kept.push(`the ${direction === "asc" ? "bottom" : "top"} ${limit}`)
 
+  // A ranking within groups is kept while its group is ("the top 3 in each region", then "last year").
+  const per = before.limit_per
+  const keptPer = per !== undefined && dimensions.includes(per.dimensions[0]!) && dimensions.length > 1
+    ? { dimension: per.dimensions[0]!, limit: roled.limit ?? per.limit }
+    : undefined
+  if (keptPer !== undefined && roled.limit === undefined) {
+    kept.push(`the top ${keptPer.limit} in each ${words(keptPer.dimension)}`)
+  }
   return {
     ...roled,
     metrics,
     dimensions,
+    ...(keptPer === undefined ? {} : { keptPer }),
     filters,
     segments,
     window,

@@ -141,6 +141,10 @@ export const read = (roled: Roled): Measured | Refused => {
     }
     dimensions.splice(0, dimensions.length, group, ...ranked)
     limit = undefined
+  } else if (roled.keptPer !== undefined && dimensions.includes(roled.keptPer.dimension)) {
+    per = roled.keptPer
+    dimensions.splice(0, dimensions.length, per.dimension, ...dimensions.filter((d) => d !== per!.dimension))
+    limit = undefined
   }
   // "What share of revenue came from the web": a share of the whole, each value shown beside the
   // others; within the slice alone, the share would be all of it.

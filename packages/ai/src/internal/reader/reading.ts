@@ -267,6 +267,8 @@ export interface Roled extends Shaped {
   readonly filters: ReadonlyMap<string, ReadonlyArray<string | number | boolean>>
   readonly segments: ReadonlyArray<string>
   readonly timeDimension: string | undefined
+  /** A ranking within groups kept from the reading a follow-up follows on from (`followUp.ts`). */
+  readonly keptPer?: { readonly dimension: string; readonly limit: number } | undefined
   /** Set when the question followed on from the one before (`followUp.ts`). */
   readonly followed?: Followed | undefined
 }

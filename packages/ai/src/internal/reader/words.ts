@@ -131,6 +131,9 @@ export const listOr = (items: ReadonlyArray<string>) =>
 export const followUpCue =
   /^\s*(?:and|also|what about|how about|now|same|ok(?:ay)?|then|but|just|only|instead)\b|\b(?:instead|too|as well|same|again)\b/
 
+/** A follow-up that compares the reading before with the period it names ("vs Q1 2024", "compared to 2024"). */
+export const comparesCue = /^\s*(?:and\s+)?(?:vs\.?|versus|compared? (?:to|with)|against)\b/
+
 /** A follow-up that replaces the breakdown with what it names, a grain too ("by quarter instead"). */
 export const replacesCue = /\binstead\b/
 
