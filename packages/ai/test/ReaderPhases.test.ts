@@ -249,7 +249,8 @@ describe("follow-ups", () => {
     FastCheck.record({ kind: FastCheck.constant("measure" as const), to: metric }),
     FastCheck.record({ kind: FastCheck.constant("period" as const), to: period }),
     FastCheck.record({ kind: FastCheck.constant("filter" as const), to: value }),
-    FastCheck.record({ kind: FastCheck.constant("top" as const), to: FastCheck.integer({ min: 2, max: 9 }) })
+    FastCheck.record({ kind: FastCheck.constant("top" as const), to: FastCheck.integer({ min: 2, max: 9 }) }),
+    FastCheck.record({ kind: FastCheck.constant("compare" as const), to: FastCheck.constantFrom("2024", "q1 2025") })
   )
   it.prop(
     "a fragment read after a question reads as the question with the fragment written in",
@@ -264,7 +265,13 @@ describe("follow-ups", () => {
         ? [`same for ${f.to}`, `${m} by ${d} ${f.to}`]
         : f.kind === "filter"
         ? [`just ${f.to}`, `${m} by ${d} ${p} for ${f.to}`]
-        : [`top ${f.to}`, `top ${f.to} ${d} by ${m} ${p}`]
+        : f.kind === "top"
+        ? [`top ${f.to}`, `top ${f.to} ${d} by ${m} ${p}`]
+        // "Vs 2024": the period before compared with the one named.
+        : [`vs ${f.to}`, `${m} by ${d} ${p} vs ${f.to}`]
+      // Periods that overlap are no comparison: written in full it is declined, as a fragment the
+      // period it names replaces the one before, which the answer says.
+      if (f.kind === "compare" && (p === "in 2024" ? f.to === "2024" : p === "last year" && f.to === "q1 2025")) return
       const followed = Reader.read(said, semantic, now, [], { questions: [question], answers: [] })
       const written = Reader.read(full, semantic, now)
       expect(written).toHaveProperty("query")

@@ -399,7 +399,9 @@ export const comparedOf = (question: string, now: Date): ReadonlyArray<Window> |
       }
     }
     if (!ownPeriod.test(part)) return undefined
-    const period = periodOf(`in ${part}${year === undefined || yearWords.test(part) ? "" : ` ${year}`}`, now)
+    // "January vs February 2025": January takes 2025; "last month" is already a period of its own.
+    const borrows = year !== undefined && !yearWords.test(part) && !/\b(?:last|this|previous|past)\b/.test(part)
+    const period = periodOf(`in ${part}${borrows ? ` ${year}` : ""}`, now)
     // Answered as the one period that reads, it would be another question.
     if (period?.from === undefined || period.to === undefined) {
       return {
@@ -416,6 +418,22 @@ export const comparedOf = (question: string, now: Date): ReadonlyArray<Window> |
   }
   return periods.sort((a, b) => (a.from! < b.from! ? -1 : 1))
 }
+
+/**
+ * Whole years in a row, compared ("2024 vs 2025"), read as one series by year over them, as a
+ * question that names them reads; undefined for other periods, which are read as themselves.
+ */
+export const yearSeries = (periods: ReadonlyArray<Window>): Window | undefined =>
+  periods.every((p, i) =>
+      p.from !== undefined && p.to !== undefined && p.from.endsWith("-01-01") && p.to.endsWith("-01-01") &&
+      Number(p.to.slice(0, 4)) === Number(p.from.slice(0, 4)) + 1 && (i === 0 || periods[i - 1]!.to === p.from)
+    )
+    ? {
+      from: periods[0]!.from,
+      to: periods.at(-1)!.to,
+      label: `from ${periods[0]!.from!.slice(0, 4)} to ${periods.at(-1)!.from!.slice(0, 4)}`
+    }
+    : undefined
 
 /** Two or more years named ("2024 vs 2025"): the window from the first to the last, compared by year. */
 export const yearsOf = (question: string): Window | undefined => {

@@ -12,6 +12,7 @@
  * @internal
  */
 import * as SemanticReading from "@sightline/core/SemanticReading"
+import * as Periods from "../periods.js"
 import type { Prior, Roled } from "./reading.js"
 import * as Words from "./words.js"
 
@@ -85,10 +86,14 @@ export const read = (roled: Roled, prior: Prior): Roled => {
       a.from < b.from ? -1 : 1
     )
     : undefined
-  const periods = compared ?? (roled.window !== undefined ? roled.periods : time?.periods === undefined
+  // Whole years in a row are a series by year, as the question written in full reads them.
+  const series = compared === undefined ? undefined : Periods.yearSeries(compared)
+  const periods = series !== undefined ? undefined : compared ?? (roled.window !== undefined
+    ? roled.periods
+    : time?.periods === undefined
     ? undefined
     : priorPeriods)
-  const window = (compared === undefined ? roled.window : undefined) ?? (periods !== undefined
+  const window = series ?? (compared === undefined ? roled.window : undefined) ?? (periods !== undefined
     ? { from: periods[0]!.from, to: periods.at(-1)!.to, label: periods.map((p) => p.label).join(" and ") }
     : time?.start === undefined && time?.end === undefined
     ? undefined
@@ -101,7 +106,7 @@ export const read = (roled: Roled, prior: Prior): Roled => {
     if (roled.window !== undefined) changed.push(label)
     else kept.push(label)
   }
-  const grain = roled.grain ?? time?.grain
+  const grain = roled.grain ?? (series === undefined ? undefined : "year") ?? time?.grain
   if (roled.grain !== undefined) changed.push(`by ${roled.grain}`)
   else if (time?.grain !== undefined) kept.push(`by ${time.grain}`)
 

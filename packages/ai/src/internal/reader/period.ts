@@ -20,11 +20,9 @@ export const read = (phrased: Phrased): Dated | Refused => {
   // a series by year ("2024 vs 2025").
   const compared = named === undefined ? Periods.comparedOf(text, now) : undefined
   if (compared !== undefined && "unreadable" in compared) return decline(compared.unreadable)
-  const periods = compared !== undefined &&
-      !compared.every((p, i) => /^\d{4}$/.test(p.label) && (i === 0 || compared[i - 1]!.to === p.from))
-    ? compared
-    : undefined
-  const years = named === undefined && periods === undefined ? Periods.yearsOf(text) : undefined
+  const series = compared === undefined ? undefined : Periods.yearSeries(compared)
+  const periods = series === undefined ? compared : undefined
+  const years = named === undefined && periods === undefined ? series ?? Periods.yearsOf(text) : undefined
   const window = periods !== undefined
     ? { from: periods[0]!.from, to: periods.at(-1)!.to, label: periods.map((p) => p.label).join(" and ") }
     : named !== undefined && named.term.target.kind === "period"
