@@ -397,6 +397,44 @@ describeServers("asking with the offline model over the DEMO connector", (server
     }
   })
 
+  it("ranks within groups, compares periods, reads attributes and a measure's unfiltered sibling, matching SQL by hand", async () => {
+    const { ask, hand } = await demoOrg(server())
+    const perCategory = await ask("the best selling product in each category last year")
+    expect(perCategory.response).toContain("I read this as: Top 1 product in each category: Units")
+    const best = await hand(
+      `SELECT g, k, v FROM (SELECT ca.name AS g, p.name AS k, sum(i.quantity) AS v,
+         ROW_NUMBER() OVER (PARTITION BY ca.name ORDER BY sum(i.quantity) DESC, p.name) AS n
+       FROM order_items i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = i.product_id
+       JOIN categories ca ON ca.id = p.category_id
+       WHERE ${notCancelled} AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'
+       GROUP BY 1, 2) AS x WHERE n = 1 ORDER BY g`
+    )
+    expect(best.rows).toHaveLength(8)
+    for (const [category, product, units] of best.rows) {
+      expect(perCategory.response).toContain(`| ${category} | ${product} | ${Number(units).toLocaleString("en-US")} |`)
+    }
+    const compared = await ask(`revenue in q1 ${lastYear} vs q1 ${lastYear - 1}`)
+    expect(compared.response).toContain(`by period in Q1 ${lastYear - 1} and Q1 ${lastYear}`)
+    const quarters = await hand(
+      `SELECT extract(year FROM o.ordered_at)::int, round(sum(i.line_total), 2) FROM order_items i
+       JOIN orders o ON o.id = i.order_id WHERE ${notCancelled} AND extract(quarter FROM o.ordered_at) = 1
+       AND o.ordered_at >= '${lastYear - 1}-01-01' GROUP BY 1 ORDER BY 1`
+    )
+    for (const [year, revenue] of quarters.rows) {
+      expect(compared.response).toContain(`| ${year}-01-01 | ${amount(revenue)} |`)
+    }
+    const product = (await hand("SELECT name, unit_price FROM products ORDER BY id LIMIT 1")).rows[0]!
+    const cost = await ask(`what does the ${String(product[0])} cost`)
+    expect(cost.response).toContain(`I read this as: Every product and list price, where product is ${product[0]}`)
+    expect(cost.response).toContain(`| ${product[0]} | ${amount(product[1])} |`)
+    const byStatus = await ask("orders by status")
+    expect(byStatus.response).toContain("for the breakdown by status I read all orders")
+    const statuses = await hand("SELECT status, count(*) FROM orders GROUP BY 1")
+    for (const [status, count] of statuses.rows) {
+      expect(byStatus.response).toContain(`| ${status} | ${Number(count).toLocaleString("en-US")} |`)
+    }
+  })
+
   it("keeps to a value the demo's comments list, and ranks months, matching SQL by hand", async () => {
     const { ask, hand } = await demoOrg(server())
     const cancelled = await ask("How many orders were cancelled last year?")
