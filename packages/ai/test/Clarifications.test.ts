@@ -153,6 +153,26 @@ describe("Clarifications", () => {
     })
   })
 
+  it("asks which day a date written in an order that differs by country is, and reads one that can only be one", () => {
+    expect(Reader.read("revenue on 12/11/2025", semantic, now)).toEqual({
+      clarify: {
+        question: `Which day do you mean by "12/11/2025"?`,
+        choices: [
+          { label: "11 December 2025", question: "revenue on 2025-12-11" },
+          { label: "12 November 2025", question: "revenue on 2025-11-12" }
+        ],
+        declined: expect.stringContaining("whose order differs by country")
+      }
+    })
+    // The 25th month is no month: the 25th of December.
+    expect(Reader.read("orders on 25/12/2025", semantic, now)).toMatchObject({
+      query: { metrics: ["orders"], time: { start: "2025-12-25", end: "2025-12-26" } }
+    })
+    expect(Reader.read("revenue on 31/02/2025", semantic, now)).toMatchObject({
+      declined: expect.stringContaining("not in the calendar")
+    })
+  })
+
   it("declines as before when there are no candidates, or when fewer than two choices read", () => {
     expect(readFinding("revenue from atlantis").result).toEqual({
       declined: expect.stringMatching(/"atlantis" picks out/)

@@ -78,6 +78,30 @@ const yearWords = /\b(?:last year|this year|previous year|(?:19|20)\d{2})\b/
 const bare = (window: Window) => window.label.replace(/^(?:in|on) /, "")
 
 /**
+ * A day written with its parts in an order that differs by country ("12/11/2025"): the days it can
+ * be, as ISO dates with their labels; one when the other order is no day ("25/12/2025").
+ */
+export const dayOrders = (
+  question: string
+):
+  | { readonly said: string; readonly days: ReadonlyArray<{ readonly iso: string; readonly label: string }> }
+  | undefined =>
+{
+  const found = /(?<![\d/.])(\d{1,2})[/.](\d{1,2})[/.](\d{4}|\d{2})(?![\d/.])/.exec(question)
+  if (found === null) return undefined
+  const [, a, b, y] = found
+  const year = y!.length === 2 ? 2000 + Number(y) : Number(y)
+  const days: Array<{ iso: string; label: string }> = []
+  for (const [month, date] of [[Number(a), Number(b)], [Number(b), Number(a)]] as const) {
+    const day = new Date(Date.UTC(year, month - 1, date))
+    if (month < 1 || month > 12 || day.getUTCMonth() !== month - 1 || day.getUTCDate() !== date) continue
+    const iso = isoDate(day)
+    if (!days.some((d) => d.iso === iso)) days.push({ iso, label: `${date} ${monthLabel(month - 1, year)}` })
+  }
+  return { said: found[0], days }
+}
+
+/**
  * Reads a time window, as `periodOf` does, or a range around a period: "since March 2025" and
  * "after 2024" run to today, "before 2025" and "until Q2 2025" from the first row. A range between
  * two periods ("between January and March 2025") runs from the first's start to the second's end.

@@ -7,12 +7,29 @@
  * @internal
  */
 import * as Periods from "../periods.js"
-import { cover, type Dated, decline, type Phrased, positions, type Refused } from "./reading.js"
+import * as Vocabulary from "../vocabulary.js"
+import { type Ambiguous, ask, cover, type Dated, decline, type Phrased, positions, type Refused } from "./reading.js"
 import * as Words from "./words.js"
 
 /** The period and the grain, or a decline. */
-export const read = (phrased: Phrased): Dated | Refused => {
-  const { matches, now, text, tokens } = phrased
+export const read = (phrased: Phrased): Dated | Refused | Ambiguous => {
+  const { matches, now, tokens } = phrased
+  // "12/11/2025" is the 12th of November in some countries and the 11th of December in others: asked
+  // which; "25/12/2025" can only be one of them.
+  const orders = Periods.dayOrders(phrased.text)
+  if (orders !== undefined && orders.days.length > 1) {
+    const said = Vocabulary.wordsOf(orders.said).join(" ")
+    return ask(
+      said,
+      `Which day do you mean by "${orders.said}"?`,
+      orders.days.map((day) => ({ label: day.label, words: day.iso })),
+      "I read a day written as 2025-12-24 or December 24, 2025, not 12/24/2025, whose order differs by country"
+    )
+  }
+  if (orders !== undefined && orders.days.length === 0) {
+    return decline(`the day the question names (${orders.said}) is not in the calendar, whichever its order`)
+  }
+  const text = orders?.days.length === 1 ? phrased.text.replace(orders.said, orders.days[0]!.iso) : phrased.text
   // A period the model names ("back to school 2024") is read from the model, not the calendar.
   const named =
     matches.flatMap((m) => m.terms.flatMap((t) => t.target.kind === "period" ? [{ term: t, match: m }] : []))[0]
