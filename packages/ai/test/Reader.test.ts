@@ -285,7 +285,8 @@ describe("Reader", () => {
               { name: "industry", values: [{ value: "Retail" }, { value: "Finance" }] },
               { name: "status", values: [{ value: "active" }, { value: "closed" }] }
             ],
-            measures: [{ name: "accounts_count", agg: "count" as const }]
+            time_dimensions: [{ name: "created_at" }],
+            measures: [{ name: "accounts_count", agg: "count" as const }, { name: "seats", agg: "sum" as const }]
           },
           {
             name: "invoices",
@@ -326,6 +327,23 @@ describe("Reader", () => {
     })
     expect(of("churned accounts")).toEqual({
       declined: expect.stringMatching(/"churned" picks out .* and no name in the data is called so/)
+    })
+    // Every column is an attribute of the row a name picks out: a text or a date beside the name, a
+    // number as its measure over that one row.
+    const acme = { acme: { name: ["Acme"] } }
+    const attribute = (question: string) => {
+      const result = readFinding(question, acme, derived as never)
+      return result !== undefined && "query" in result ? result.query : result
+    }
+    expect(attribute("what industry is acme in")).toEqual({
+      metrics: [],
+      dimensions: ["name", "industry"],
+      filters: [{ dimension: "name", operator: "=", values: ["Acme"] }]
+    })
+    expect(attribute("when was acme created")).toMatchObject({ metrics: [], dimensions: ["name", "created_at"] })
+    expect(attribute("how many seats does acme have")).toMatchObject({
+      metrics: ["seats"],
+      filters: [{ dimension: "name", operator: "=", values: ["Acme"] }]
     })
   })
 
