@@ -327,6 +327,7 @@ metrics:
     numerator: returned_lines
     denominator: order_lines
     format: percent
+    drivers: [category, channel, region]
     description: order lines later returned, divided by order lines, cancelled orders excluded
     synonyms: [returns rate, rate of returns, share returned]
   - name: revenue_share
@@ -348,6 +349,9 @@ metrics:
     calculation: previous
     description: revenue of the same period a year earlier
     synonyms: [last year's revenue, prior year revenue]
+
+# What an investigation breaks a change down by, in this order: "Europe, mostly Laptops".
+drivers: [region, category, channel, segment]
 
 periods:
   - name: back_to_school

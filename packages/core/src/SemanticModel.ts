@@ -166,6 +166,11 @@ export const Measure = Schema.Struct({
    * instead, so the groups they remove do not silently vanish.
    */
   unfiltered: Schema.optional(Name),
+  /**
+   * The dimensions an investigation breaks this metric's change down by, in order (the model's
+   * `drivers` when absent): region before category reads "Europe, mostly Laptops".
+   */
+  drivers: Schema.optional(Schema.Array(Schema.String)),
   format: Schema.optional(Format),
   /** The currency or unit (`USD`, `units`). */
   unit: Schema.optional(Schema.String),
@@ -270,6 +275,11 @@ export const RatioMetric = Schema.Struct({
   type: Schema.Literal("ratio"),
   numerator: Name,
   denominator: Name,
+  /**
+   * The dimensions an investigation breaks this metric's change down by, in order (the model's
+   * `drivers` when absent): region before category reads "Europe, mostly Laptops".
+   */
+  drivers: Schema.optional(Schema.Array(Schema.String)),
   format: Schema.optional(Format),
   description: Description,
   synonyms: Synonyms
@@ -401,6 +411,8 @@ export const SemanticModelFile = Schema.Struct({
   verified_queries: Schema.optional(Schema.Array(VerifiedQuery)),
   /** The periods the business names, which questions may use. */
   periods: Schema.optional(Schema.Array(NamedPeriod)),
+  /** The dimensions an investigation breaks a metric's change down by, in order, where a metric names none. */
+  drivers: Schema.optional(Schema.Array(Schema.String)),
   custom_instructions: Schema.optional(Schema.String),
   module_custom_instructions: Schema.optional(Schema.Struct({
     sql_generation: Schema.optional(Schema.String),
@@ -578,6 +590,18 @@ export const validate = (
       problems.push(`measure ${measure.name}: its unfiltered measure ${measure.unfiltered} is not another measure`)
     }
   }
+  // Drivers name dimensions (`table.name` where two tables share one); a time dimension is no driver.
+  const dimensionNames = new Set(
+    file.tables.flatMap((t) => (t.dimensions ?? []).flatMap((d) => [d.name, `${t.name}.${d.name}`]))
+  )
+  const driverProblems = (owner: string, drivers: ReadonlyArray<string> | undefined) => {
+    for (const driver of drivers ?? []) {
+      if (!dimensionNames.has(driver)) problems.push(`${owner}: driver ${driver} is not a dimension`)
+    }
+  }
+  driverProblems("drivers", file.drivers)
+  for (const measure of measures) driverProblems(`measure ${measure.name}`, measure.drivers)
+  for (const metric of file.metrics ?? []) if (metric.type === "ratio") driverProblems(`metric ${metric.name}`, metric.drivers)
   for (const metric of file.metrics ?? []) {
     const inputs = metric.type === "ratio" ? [metric.numerator, metric.denominator] : [metric.measure]
     for (const input of inputs) {

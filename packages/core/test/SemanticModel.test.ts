@@ -67,9 +67,11 @@ describe("SemanticModel.parse", () => {
         "  - { name: aov, type: ratio, numerator: revenue, denominator: visits }",
         "  - { name: orders, type: share, measure: orders }",
         "verified_queries:",
-        "  - { name: q, question: Q?, sql: select * from __payments }"
+        "  - { name: q, question: Q?, sql: select * from __payments }",
+        "drivers: [channel, planet]"
       ].join("\n")
     expect(problemsOf(broken).sort()).toEqual([
+      "semantic/shop.yaml: drivers: driver planet is not a dimension",
       "semantic/shop.yaml: measure late: its unfiltered measure visits is not another measure",
       "semantic/shop.yaml: measure late: no time dimension named shipped",
       "semantic/shop.yaml: measure orders: no filter named paid",
