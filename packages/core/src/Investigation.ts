@@ -1,0 +1,320 @@
+/**
+ * An investigation: "why did revenue drop in March", "where are returns coming from", planned as
+ * semantic queries that the compiler writes and the caller's row-level security bounds, then
+ * explained from their rows (`Decomposition`). Nothing here runs a query: `plan` gives the first
+ * steps, `drill` the step one level deeper from a level's result, and `breakdown` reads a step's
+ * rows. Every figure of the answer comes from a step's rows, and the words say where a change is,
+ * never why it happened.
+ *
+ * - **A change** between two periods: the metric in both, then its change split along each driver
+ *   dimension, the values that drove it first; the top value of the first driver is broken down by
+ *   the next, up to three levels.
+ * - **A contribution** at one time: the metric's shares by each driver, beside its base's (a
+ *   ratio's denominator: returns beside the lines sold).
+ *
+ * A sum or a count splits exactly; a ratio of two of them splits into rate and mix. Other metrics
+ * (a distinct count, an average, a share, a period over period) have parts that do not add up, and
+ * are not investigated.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Decomposition from "./Decomposition.js"
+import { ConnectorId } from "./Ids.js"
+import { reachable } from "./internal/semanticSql.js"
+import type { SemanticModel as Model } from "./SemanticModel.js"
+import * as SemanticQuery from "./SemanticQuery.js"
+import * as SemanticReading from "./SemanticReading.js"
+
+/**
+ * A period: `start` ≤ t < `end`, calendar dates in the model's time zone.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Period = Schema.Struct({ start: SemanticQuery.CalendarDate, end: SemanticQuery.CalendarDate })
+export type Period = typeof Period.Type
+
+/**
+ * What to investigate: a metric over a period, compared with another (a change) or on its own (a
+ * contribution), along drivers (the model's when absent), kept to filters.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const InvestigationRequest = Schema.Struct({
+  connector_id: ConnectorId,
+  metric: Schema.String.annotations({ description: "A sum, a count, or a ratio of two of them" }),
+  period: Period.annotations({ description: "The period investigated" }),
+  compared_with: Schema.optional(
+    Period.annotations({
+      description: "The period it is compared with (usually the one before); absent: where the total comes from"
+    })
+  ),
+  drivers: Schema.optional(
+    Schema.Array(Schema.String).pipe(Schema.maxItems(6)).annotations({
+      description: "Dimensions to break it down by, in order; the model's drivers when absent"
+    })
+  ),
+  filters: Schema.optional(Schema.Array(SemanticQuery.DimensionFilter)),
+  depth: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, 3)).annotations({ description: "Levels to drill into the top contributor (2)" })
+  )
+}).annotations({ identifier: "InvestigationRequest" })
+export type InvestigationRequest = typeof InvestigationRequest.Type
+
+/**
+ * One step of the plan: a semantic query, at a level (0: the totals; 1: by each driver; 2 and 3:
+ * the top contributor of the level above, by the next driver).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Step = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  level: Schema.Int,
+  /** The driver it breaks down by (none for the totals). */
+  dimension: Schema.optional(Schema.String),
+  /** The values of the levels above it keeps to ("Europe", then "Laptops"). */
+  within: Schema.Array(Schema.Struct({ dimension: Schema.String, value: Decomposition.Value })),
+  query: SemanticQuery.SemanticQuery
+}).annotations({ identifier: "InvestigationStep" })
+export type Step = typeof Step.Type
+
+/**
+ * The plan: how the metric is split, the drivers in order, and the steps known before any runs (the
+ * drill-down steps follow from their level's result).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Plan {
+  readonly request: InvestigationRequest
+  readonly kind: "change" | "contribution"
+  readonly split: Decomposition.Breakdown["kind"]
+  /** The measures each step reads: the metric, or a ratio's numerator and denominator. */
+  readonly measures: ReadonlyArray<string>
+  readonly drivers: ReadonlyArray<string>
+  readonly depth: number
+  readonly steps: ReadonlyArray<Step>
+}
+
+/**
+ * A metric that an investigation cannot split honestly, or drivers it cannot use: `message` says why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Uninvestigable extends Schema.TaggedError<Uninvestigable>()("Uninvestigable", {
+  message: Schema.String
+}) {}
+
+const additive = new Set(["sum", "count"])
+const words = (name: string) => name.replace(/[._]/g, " ")
+
+/**
+ * The plan of an investigation on a model: the totals, then the metric by each driver.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const plan = (model: Model, request: InvestigationRequest): Either.Either<Plan, Uninvestigable> =>
+  Either.gen(function*() {
+    const measure = model.measures.find((m) => m.name === request.metric)
+    const derived = model.metrics.find((m) => m.name === request.metric)
+    const of = (name: string) => model.measures.find((m) => m.name === name)
+    const split = measure !== undefined && additive.has(measure.agg)
+      ? { kind: "sum" as const, measures: [measure.name], tables: [measure.table], drivers: measure.drivers }
+      : derived?.type === "ratio" && additive.has(of(derived.numerator)?.agg ?? "") &&
+          additive.has(of(derived.denominator)?.agg ?? "")
+      ? {
+        kind: "ratio" as const,
+        measures: [derived.numerator, derived.denominator],
+        tables: [of(derived.numerator)!.table, of(derived.denominator)!.table],
+        drivers: derived.drivers
+      }
+      : undefined
+    if (split === undefined) {
+      return yield* Either.left(
+        new Uninvestigable({
+          message: measure === undefined && derived === undefined
+            ? `no metric named ${request.metric} in model ${model.file.name}`
+            : `${words(request.metric)} is not a sum, a count or a ratio of two of them: its parts by a dimension ` +
+              "would not add up to its change"
+        })
+      )
+    }
+    const kind = request.compared_with === undefined ? "contribution" as const : "change" as const
+    if (kind === "change" && overlap(request.period, request.compared_with!)) {
+      return yield* Either.left(new Uninvestigable({ message: "the periods compared overlap: name periods apart" }))
+    }
+    // Dimensions every measure reaches along many-to-one relationships, their listed values (the
+    // few a driver has) first: what the model declares, or else those.
+    const reaches = split.tables.map((table) => new Set(reachable(model, table).keys()))
+    const reached = model.tables.filter((t) => reaches.every((r) => r.has(t.name)))
+    const qualified = (table: string, name: string) =>
+      model.tables.filter((t) => (t.dimensions ?? []).some((d) => d.name === name)).length > 1
+        ? `${table}.${name}`
+        : name
+    const reachable_ = new Set(
+      reached.flatMap((t) => (t.dimensions ?? []).flatMap((d) => [d.name, `${t.name}.${d.name}`]))
+    )
+    const declared = request.drivers ?? split.drivers ?? model.file.drivers
+    const drivers = declared !== undefined
+      ? declared
+      : reached.flatMap((t) =>
+        (t.dimensions ?? []).filter((d) => d.values !== undefined).map((d) => qualified(t.name, d.name))
+      )
+    const unreached = drivers.filter((d) => !reachable_.has(d))
+    if (request.drivers !== undefined && unreached.length > 0) {
+      return yield* Either.left(
+        new Uninvestigable({
+          message: `${words(request.metric)} cannot be broken down by ${unreached.join(", ")}: no many-to-one ` +
+            "relationship leads there"
+        })
+      )
+    }
+    // A model's drivers are for all its metrics: those a metric cannot reach are left out.
+    const usable = drivers.filter((d) => reachable_.has(d))
+    if (usable.length === 0) {
+      return yield* Either.left(
+        new Uninvestigable({ message: `the model names no dimension to break ${words(request.metric)} down by` })
+      )
+    }
+    const base = queryOf(split.measures, request, kind, [], undefined)
+    const period = SemanticReading.periodWords(request.period.start, request.period.end)
+    const before = request.compared_with === undefined
+      ? undefined
+      : SemanticReading.periodWords(request.compared_with.start, request.compared_with.end)
+    const steps: Array<Step> = [
+      {
+        id: "total",
+        title: `${capitalized(words(request.metric))} ${
+          before === undefined ? `in ${period}` : `in ${before} and ${period}`
+        }`,
+        level: 0,
+        within: [],
+        query: base
+      },
+      ...usable.map((dimension): Step => ({
+        id: `by_${dimension.replace(/\./g, "_")}`,
+        title: `By ${words(dimension)}`,
+        level: 1,
+        dimension,
+        within: [],
+        query: queryOf(split.measures, request, kind, [], dimension)
+      }))
+    ]
+    return {
+      request,
+      kind,
+      split: split.kind,
+      measures: split.measures,
+      drivers: usable,
+      depth: request.depth ?? 2,
+      steps
+    }
+  })
+
+/**
+ * The step one level below `step`: the value that drove its change most (or, at one time, the
+ * largest contributor) broken down by the next driver; none past the plan's depth or drivers.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const drill = (investigation: Plan, step: Step, breakdown: Decomposition.Breakdown): Step | undefined => {
+  if (step.dimension === undefined || step.level >= investigation.depth) return undefined
+  const used = new Set([...step.within.map((w) => w.dimension), step.dimension])
+  const next = investigation.drivers.find((d) => !used.has(d))
+  const top = breakdown.parts[0]
+  if (next === undefined || top === undefined || (investigation.kind === "change" && top.change === 0)) return undefined
+  const within = [...step.within, { dimension: step.dimension, value: top.value }]
+  return {
+    id: `${step.id}_${String(top.value).toLowerCase().replace(/[^a-z0-9]+/g, "_")}_by_${next.replace(/\./g, "_")}`,
+    title: `${within.map((w) => String(w.value)).join(", ")} by ${words(next)}`,
+    level: step.level + 1,
+    dimension: next,
+    within,
+    query: queryOf(investigation.measures, investigation.request, investigation.kind, within, next)
+  }
+}
+
+/**
+ * A step's rows (in the compiler's columns: its dimension, the period when two are compared, then
+ * the measures) read as the metric's change split by the step's dimension, or at one time as each
+ * value against the total (a contribution: `before` is the base's share there).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const breakdown = (
+  investigation: Plan,
+  step: Step,
+  columns: ReadonlyArray<{ readonly name: string; readonly kind: string }>,
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+): Decomposition.Breakdown => {
+  const valueAt = step.dimension === undefined ? -1 : columns.findIndex((c) => c.kind === "dimension")
+  const periodAt = columns.findIndex((c) => c.kind === "time")
+  const measureAt = investigation.measures.map((m) => columns.findIndex((c) => c.name === m))
+  const value = (row: ReadonlyArray<unknown>): Decomposition.Value =>
+    valueAt < 0 ? null : (row[valueAt] ?? null) as Decomposition.Value
+  const numbers = (row: ReadonlyArray<unknown>) => measureAt.map((i) => (row[i] === null ? 0 : Number(row[i])))
+  // The period column holds each period's first day; a row of the period investigated is "after".
+  const isAfter = (row: ReadonlyArray<unknown>) =>
+    investigation.kind === "contribution" || String(row[periodAt]).slice(0, 10) === investigation.request.period.start
+  const dimension = step.dimension ?? "total"
+  if (investigation.split === "sum") {
+    return Decomposition.sum(
+      dimension,
+      rows.map((row) => {
+        const [figure] = numbers(row)
+        return isAfter(row)
+          ? { value: value(row), before: investigation.kind === "contribution" ? figure : 0, after: figure }
+          : { value: value(row), before: figure, after: 0 }
+      })
+    )
+  }
+  return Decomposition.ratio(
+    dimension,
+    rows.map((row) => {
+      const [numerator, denominator] = numbers(row)
+      const side = { numerator, denominator }
+      const none = { numerator: 0, denominator: 0 }
+      return isAfter(row)
+        ? { value: value(row), before: investigation.kind === "contribution" ? side : none, after: side }
+        : { value: value(row), before: side, after: none }
+    })
+  )
+}
+
+const queryOf = (
+  measures: ReadonlyArray<string>,
+  request: InvestigationRequest,
+  kind: Plan["kind"],
+  within: ReadonlyArray<{ readonly dimension: string; readonly value: Decomposition.Value }>,
+  dimension: string | undefined
+): SemanticQuery.SemanticQuery => {
+  const filters = [
+    ...(request.filters ?? []),
+    ...within.map((w): SemanticQuery.DimensionFilter => ({
+      dimension: w.dimension,
+      operator: "=",
+      values: [w.value === null ? "" : w.value]
+    }))
+  ]
+  return {
+    metrics: measures,
+    ...(dimension === undefined ? {} : { dimensions: [dimension] }),
+    time: kind === "change"
+      ? { periods: [request.compared_with!, request.period].sort((a, b) => (a.start < b.start ? -1 : 1)) }
+      : { start: request.period.start, end: request.period.end },
+    ...(filters.length === 0 ? {} : { filters })
+  }
+}
+
+const overlap = (a: Period, b: Period) => a.start < b.end && b.start < a.end
+
+const capitalized = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`
