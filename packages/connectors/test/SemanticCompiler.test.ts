@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it, type Vitest } from "@effect/vitest"
 import * as Connector from "@sightline/core/Connector"
 import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
+import type * as Decomposition from "@sightline/core/Decomposition"
 import { ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
+import * as Investigation from "@sightline/core/Investigation"
 import * as SemanticCompiler from "@sightline/core/SemanticCompiler"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as SemanticProbes from "@sightline/core/SemanticProbes"
@@ -308,6 +310,94 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
       })
       expect(bottom.result.rows.map((row) => row[0])).toEqual(["partner", "store", "web"])
       expect(bottom.compiled.reading.text).toMatch(/^Bottom 1 product in each channel: /)
+    }))
+
+  it.effect("an investigation's parts add up to each change, for every metric and driver, and match SQL by hand", () =>
+    Effect.gen(function*() {
+      const model = modelIn(engine().schema)
+      const years = {
+        period: { start: `${lastYear}-01-01`, end: `${lastYear + 1}-01-01` },
+        compared_with: { start: `${lastYear - 1}-01-01`, end: `${lastYear}-01-01` }
+      }
+      const breakdownOf = (plan: Investigation.Plan, step: Investigation.Step) =>
+        Effect.map(
+          semantic(step.query),
+          ({ compiled, result }) => Investigation.breakdown(plan, step, compiled.columns, result.rows)
+        )
+      const addsUp = (breakdown: Decomposition.Breakdown) =>
+        expect(breakdown.parts.reduce((t, p) => t + p.change, 0)).toBeCloseTo(breakdown.change, 6)
+      let checked = 0
+      for (const metric of [...model.measures, ...model.metrics].map((m) => m.name)) {
+        const planned = Investigation.plan(model, { connector_id: ConnectorId.make(1), metric, ...years })
+        if (Either.isLeft(planned)) {
+          expect(planned.left.message).toMatch(/is not a sum, a count or a ratio of two of them/)
+          continue
+        }
+        const plan = planned.right
+        const total = yield* breakdownOf(plan, plan.steps[0]!)
+        for (const step of plan.steps.slice(1)) {
+          const breakdown = yield* breakdownOf(plan, step)
+          expect(breakdown.before).toBeCloseTo(total.before, 6)
+          expect(breakdown.after).toBeCloseTo(total.after, 6)
+          addsUp(breakdown)
+          const deeper = Investigation.drill(plan, step, breakdown)
+          if (deeper !== undefined) {
+            const within = yield* breakdownOf(plan, deeper)
+            addsUp(within)
+            if (plan.split === "sum") expect(within.change).toBeCloseTo(breakdown.parts[0]!.change, 6)
+          }
+          checked++
+        }
+      }
+      expect(checked).toBeGreaterThan(20)
+      // Revenue's change by region, against the sums written by hand.
+      const plan = Either.getOrThrow(
+        Investigation.plan(model, {
+          connector_id: ConnectorId.make(1),
+          metric: "revenue",
+          drivers: ["region"],
+          ...years
+        })
+      )
+      const byRegion = yield* breakdownOf(plan, plan.steps[1]!)
+      const hand = (yield* run(
+        `SELECT r.name, SUM(CASE WHEN o.ordered_at < '${lastYear}-01-01' THEN i.line_total ELSE 0 END),
+           SUM(CASE WHEN o.ordered_at >= '${lastYear}-01-01' THEN i.line_total ELSE 0 END)
+         FROM ${t("order_items")} i JOIN ${t("orders")} o ON o.id = i.order_id JOIN ${
+          t("customers")
+        } c ON c.id = o.customer_id
+         JOIN ${t("regions")} r ON r.id = c.region_id
+         WHERE o.status <> 'cancelled' AND o.ordered_at >= '${lastYear - 1}-01-01' AND o.ordered_at < '${
+          lastYear + 1
+        }-01-01'
+         GROUP BY r.name`
+      )).rows
+      expect(byRegion.parts).toHaveLength(hand.length)
+      for (const [region, before, after] of hand) {
+        const part = byRegion.parts.find((p) => p.value === region)!
+        expect(part.before).toBeCloseTo(Number(before), 6)
+        expect(part.change).toBeCloseTo(Number(after) - Number(before), 6)
+      }
+      // The return rate's parts: each category's own rate in each year.
+      const rates = Either.getOrThrow(
+        Investigation.plan(model, { connector_id: ConnectorId.make(1), metric: "return_rate", ...years })
+      )
+      expect(rates.drivers[0]).toBe("category")
+      const byCategory = yield* breakdownOf(rates, rates.steps[1]!)
+      const handRates = (yield* run(
+        `SELECT ca.name, COUNT(rt.id) * 1e0 / COUNT(*) FROM ${t("order_items")} i JOIN ${
+          t("orders")
+        } o ON o.id = i.order_id
+         JOIN ${t("products")} p ON p.id = i.product_id JOIN ${t("categories")} ca ON ca.id = p.category_id
+         LEFT JOIN ${t("returns")} rt ON rt.order_item_id = i.id
+         WHERE o.status <> 'cancelled' AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${
+          lastYear + 1
+        }-01-01'
+         GROUP BY ca.name`
+      )).rows
+      for (const [category, rate] of handRates) {
+        expect(byCategory.parts.find((p) => p.value === category)!.after).toBeCloseTo(Number(rate), 9)
+      }
     }))
 
   it.effect("each additive measure by each dimension it reaches adds up to its total", () =>
