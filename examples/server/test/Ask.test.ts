@@ -509,11 +509,10 @@ describeServers("asking with the offline model over the DEMO connector", (server
     const perOrder = (await ask("Average number of items per order last year")).response
     expect(perOrder).toMatch(/^I read this as: Lines per order \(/)
     expect(perOrder).toContain(`\n\n**${amount(lines.rows[0]![0])}**`)
-    // A ranking within each group is no one semantic query: declined, with a question it reads.
+    // A ranking within each group is one semantic query (a window over the grouped result).
     const perRegion = await ask("Top 2 products by revenue per region last year")
-    expect(perRegion.response).toContain("I can't answer this: it asks for a ranking within each group")
-    expect(perRegion.response).toContain("\"revenue by product and region\"")
-    expect(perRegion.assets).toEqual([])
+    expect(perRegion.response).toContain(`I read this as: Top 2 product in each region: Revenue`)
+    expect(perRegion.response).toContain(`by region and product in ${lastYear}, highest first`)
     // Orders kept to a return date with no period: no query keeps to rows by it.
     expect((await ask("How many orders were returned?")).response).toContain(
       "I can't answer this: \"returned\" names the dates a period is read on (return date)"
@@ -608,9 +607,9 @@ describeServers("asking with the offline model over the DEMO connector", (server
         categories.rows.map(([name]) => `| ${name} |`).join("\n")
       }`
     )
-    // The top product of each category is a ranking within groups: declined, never one list.
+    // The top product of each category is a ranking within groups: the first of each, never one list.
     expect((await ask("Top product in each category by revenue last year")).response).toContain(
-      "ranking within each group"
+      "I read this as: Top 1 product in each category: Revenue"
     )
     // The most popular product sold the most units.
     const popular = await hand(
@@ -994,7 +993,7 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     // Declared from its Effect schema: the JSON Schema names every field of a semantic query.
     const tool = first.tools.find((t: any) => t.function.name === "query_metrics").function
     expect(Object.keys(tool.parameters.properties)).toEqual(
-      ["connector_id", "based_on", "metrics", "dimensions", "time", "filters", "segments", "order", "limit"]
+      ["connector_id", "based_on", "metrics", "dimensions", "time", "filters", "segments", "order", "limit", "limit_per"]
     )
     // Metrics may come from the query it refines (`based_on`).
     expect(tool.parameters.required).toEqual(["connector_id"])
