@@ -18,6 +18,8 @@ import {
   askClarificationTool,
   createChartTool,
   decodeArguments,
+  InvestigateArguments,
+  investigateTool,
   lastResultDataframe,
   libraryTools,
   maxLibraryFileChars,
@@ -54,6 +56,7 @@ import { AssetId, CellId, type SandboxId } from "./Ids.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
 import * as Tabular from "./internal/tabular.js"
 import * as Utf8 from "./internal/utf8.js"
+import * as Investigation from "./Investigation.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as LibraryContext from "./LibraryContext.js"
 import type * as LibraryDiff from "./LibraryDiff.js"
@@ -184,7 +187,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
     c.semantic.right.model.verifiedQueries.length > 0
   )
   const tools = [
-    ...(modelled ? [queryMetricsTool] : []),
+    ...(modelled ? [queryMetricsTool, investigateTool] : []),
     ...(verified ? [runVerifiedQueryTool] : []),
     ...(connectors.length > 0 ? [runSqlTool, createChartTool] : []),
     ...(hasLibrary
@@ -253,8 +256,18 @@ export const make = (services: Services, context: RunContext): Handlers => {
       "invalid"
     )
 
-  // Runs one statement as a cell of `type`, with its table, CSV and preview.
+  // Runs one statement as a cell of `type`, with its table, CSV and preview: what the model is told,
+  // and the cell's rows for a tool that reads them further (an investigation).
   const executeQuery = (
+    connector: RunConnector,
+    type: string,
+    sql: string,
+    params: ReadonlyArray<string | number | boolean | null>,
+    fields: Partial<ChatRuns.CellInput>,
+    preamble: Readonly<Record<string, unknown>> = {}
+  ) => Effect.map(statement(connector, type, sql, params, fields, preamble), (ran) => ran.result)
+
+  const statement = (
     connector: RunConnector,
     type: string,
     sql: string,
@@ -281,7 +294,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
       if (Either.isLeft(result)) {
         yield* endCell(cell, { status: "failed", error: result.left.message, execution_time_ms: elapsed }, [])
-        return ToolResult.failed(result.left.message)
+        return { result: ToolResult.failed(result.left.message), cellId: cell.id, table: undefined }
       }
       const { columns, rows, truncated } = result.right
       const names = columns.map((c) => c.name)
@@ -319,15 +332,19 @@ export const make = (services: Services, context: RunContext): Handlers => {
           : {}),
         execution_time_ms: elapsed
       }, assets)
-      return ToolResult.data({
-        ...preamble,
-        ...refinableCell,
-        columns: names,
-        rows: rows.slice(0, modelRows),
-        row_count: rows.length,
-        truncated,
-        ...(result.right.affectedRows === undefined ? {} : { affected_rows: result.right.affectedRows })
-      })
+      return {
+        result: ToolResult.data({
+          ...preamble,
+          ...refinableCell,
+          columns: names,
+          rows: rows.slice(0, modelRows),
+          row_count: rows.length,
+          truncated,
+          ...(result.right.affectedRows === undefined ? {} : { affected_rows: result.right.affectedRows })
+        }),
+        cellId: cell.id,
+        table: { columns, rows }
+      }
     })
 
   const runSql = (args: typeof RunSqlArguments.Type) => {
@@ -383,6 +400,70 @@ export const make = (services: Services, context: RunContext): Handlers => {
           }, { reading: planned.compiled.reading.text })
       }
     )
+  }
+
+  // An investigation: its plan announced, its steps run as cells (four at once), the top
+  // contributor of the first driver drilled into, and what they found.
+  const investigate = (args: typeof InvestigateArguments.Type) => {
+    const connector = connectors.find((c) => c.record.id === args.connector_id)
+    if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
+    if (Either.isLeft(connector.semantic)) return Effect.succeed(ToolResult.failed(connector.semantic.left))
+    const governing = connector.semantic.right
+    const planned = Investigation.plan(governing.model, args)
+    if (Either.isLeft(planned)) return Effect.succeed(ToolResult.failed(planned.left.message, "invalid"))
+    const investigation = planned.right
+    const steps = [...investigation.steps]
+    const announce = emit({
+      type: "plan",
+      title: steps[0]!.title,
+      steps: steps.map(({ id, level, title }) => ({ id, title, level }))
+    })
+    const runStep = (step: Investigation.Step): Effect.Effect<Investigation.Ran, Conflict> =>
+      Either.match(
+        SemanticLayer.plan(principal, connector.record, governing, { _tag: "Metrics", query: step.query }),
+        {
+          onLeft: (error) =>
+            Effect.succeed({ step, failed: error._tag === "PlanRefused" ? error.reason : error.message }),
+          onRight: (compiled) =>
+            Effect.map(
+              statement(connector, "sql", compiled.sql, compiled.params, {
+                content: step.title,
+                reading: compiled.compiled.reading,
+                ...trustedCell(compiled.trusted),
+                semantic_query: step.query
+              }),
+              (ran): Investigation.Ran =>
+                ran.table === undefined
+                  ? { step, cellId: ran.cellId, failed: "the query failed" }
+                  : {
+                    step,
+                    cellId: ran.cellId,
+                    breakdown: Investigation.breakdown(investigation, step, compiled.compiled.columns, ran.table.rows)
+                  }
+            )
+        }
+      )
+    return Effect.gen(function*() {
+      yield* announce
+      const ran = [...yield* Effect.forEach(steps, runStep, { concurrency: 4 })]
+      // One level deeper at a time, along the first driver: each level needs the one above it.
+      let at = ran.find((r) => r.step.level === 1 && r.step.dimension === investigation.drivers[0])
+      for (;;) {
+        const deeper = at?.breakdown === undefined
+          ? undefined
+          : Investigation.drill(investigation, at.step, at.breakdown)
+        if (deeper === undefined) break
+        steps.push(deeper)
+        yield* emit({
+          type: "plan",
+          title: steps[0]!.title,
+          steps: steps.map(({ id, level, title }) => ({ id, title, level }))
+        })
+        at = yield* runStep(deeper)
+        ran.push(at)
+      }
+      return ToolResult.data(Investigation.findings(investigation, ran))
+    })
   }
 
   const runVerifiedQuery = (args: typeof RunVerifiedQueryArguments.Type) => {
@@ -655,6 +736,8 @@ export const make = (services: Services, context: RunContext): Handlers => {
     switch (call.name) {
       case toolNames.queryMetrics:
         return modelled ? withArguments(QueryMetricsArguments, call, queryMetrics) : unknownTool(call)
+      case toolNames.investigate:
+        return modelled ? withArguments(InvestigateArguments, call, investigate) : unknownTool(call)
       case toolNames.runVerifiedQuery:
         return verified ? withArguments(RunVerifiedQueryArguments, call, runVerifiedQuery) : unknownTool(call)
       case toolNames.runSql:

@@ -12,6 +12,7 @@ import * as ChartSpec from "./ChartSpec.js"
 import * as Clarification from "./Clarification.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import { CellId, ConnectorId } from "./Ids.js"
+import * as Investigation from "./Investigation.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 
@@ -32,7 +33,8 @@ export const toolNames = {
   webSearch: "web_search",
   writeReport: "write_report",
   runPython: "run_python",
-  askClarification: "ask_clarification"
+  askClarification: "ask_clarification",
+  investigate: "investigate"
 } as const
 
 /**
@@ -99,6 +101,30 @@ export const queryMetricsTool = LanguageModel.toolOf(
     "is written for you from the model's definitions. Returns how the question was read, the columns, the " +
     `first ${modelRows} rows and the row count.`,
   QueryMetricsArguments
+)
+
+/**
+ * The arguments of `investigate`: a metric over a period, compared with another or on its own.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const InvestigateArguments = Investigation.InvestigationRequest
+
+/**
+ * `investigate`: where a change is (or where a total comes from), as a plan of semantic queries.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const investigateTool = LanguageModel.toolOf(
+  toolNames.investigate,
+  "Finds where a metric changed between two periods (compared_with, usually the period before) or where its " +
+    "total comes from (no compared_with): the totals, the change by each driver dimension with each value's " +
+    "part (a ratio's split into rate and mix), and the top contributor broken down one level deeper. Use it " +
+    "for why, what drove, which are behind and where-from questions. Its parts say where the change is, " +
+    "never why it happened: add only what the figures support, and cite the steps' cells.",
+  InvestigateArguments
 )
 
 /**

@@ -62,6 +62,22 @@ export const ClarificationEvent = Schema.Struct({
 export type ClarificationEvent = typeof ClarificationEvent.Type
 
 /**
+ * An investigation's plan, before its steps run: each step is a semantic query whose cell follows
+ * (its `content` is the step's title). A later `plan` event of the same investigation replaces it,
+ * with the steps one level deeper that the first results chose.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PlanEvent = Schema.Struct({
+  type: Schema.Literal("plan"),
+  /** What is investigated ("Revenue in February 2025 and March 2025"). */
+  title: Schema.String,
+  steps: Schema.Array(Schema.Struct({ id: Schema.String, title: Schema.String, level: Schema.Int }))
+})
+export type PlanEvent = typeof PlanEvent.Type
+
+/**
  * How a run ended on the stream: `failed` also covers a cancelled run (its `error` says so).
  *
  * @since 0.1.0
@@ -89,7 +105,7 @@ export type Done = typeof Done.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ChatEvent = Schema.Union(Metadata, Text, Cell, AssetEvent, ClarificationEvent, Done)
+export const ChatEvent = Schema.Union(Metadata, Text, Cell, AssetEvent, ClarificationEvent, PlanEvent, Done)
 export type ChatEvent = typeof ChatEvent.Type
 
 /**

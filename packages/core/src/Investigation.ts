@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as Decomposition from "./Decomposition.js"
 import { ConnectorId } from "./Ids.js"
 import { reachable } from "./internal/semanticSql.js"
+import type * as SemanticModel from "./SemanticModel.js"
 import type { SemanticModel as Model } from "./SemanticModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 import * as SemanticReading from "./SemanticReading.js"
@@ -94,6 +95,8 @@ export interface Plan {
   readonly request: InvestigationRequest
   readonly kind: "change" | "contribution"
   readonly split: Decomposition.Breakdown["kind"]
+  /** How the metric's figures are written (a percent, a currency). */
+  readonly format: SemanticModel.Format | undefined
   /** The measures each step reads: the metric, or a ratio's numerator and denominator. */
   readonly measures: ReadonlyArray<string>
   readonly drivers: ReadonlyArray<string>
@@ -211,6 +214,7 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
       request,
       kind,
       split: split.kind,
+      format: measure?.format ?? derived?.format,
       measures: split.measures,
       drivers: usable,
       depth: request.depth ?? 2,
@@ -289,6 +293,148 @@ export const breakdown = (
     })
   )
 }
+
+/**
+ * A step as it ran: its cell, and its rows read as a breakdown, or why it failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Ran {
+  readonly step: Step
+  readonly cellId?: string | undefined
+  readonly breakdown?: Decomposition.Breakdown | undefined
+  readonly failed?: string | undefined
+}
+
+/**
+ * The most values of a step that findings list (the rest are counted).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const partsShown = 5
+
+/**
+ * What an investigation found, as data and in words: the totals, each step's largest parts with
+ * its cell, and a summary that says where the change is (never why), citing the steps it uses.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>) => {
+  const { request } = investigation
+  const total = ran.find((r) => r.step.level === 0)?.breakdown
+  const figure = (n: number) => formatted(n, investigation.format)
+  const steps = ran.map((r) => ({
+    id: r.step.id,
+    title: r.step.title,
+    ...(r.cellId === undefined ? {} : { cell_id: r.cellId }),
+    ...(r.step.dimension === undefined ? {} : { dimension: r.step.dimension }),
+    within: r.step.within,
+    ...(r.failed === undefined ? {} : { failed: r.failed }),
+    ...(r.breakdown === undefined ? {} : {
+      parts: r.breakdown.parts.slice(0, partsShown),
+      ...(r.breakdown.parts.length > partsShown ? { more_parts: r.breakdown.parts.length - partsShown } : {})
+    })
+  }))
+  const metric = capitalized(words(request.metric))
+  const period = SemanticReading.periodWords(request.period.start, request.period.end)
+  const sentences: Array<string> = []
+  if (total === undefined) {
+    sentences.push(`${metric} could not be read: ${ran.find((r) => r.step.level === 0)?.failed ?? "no rows"}.`)
+  } else if (investigation.kind === "change") {
+    const before = SemanticReading.periodWords(request.compared_with!.start, request.compared_with!.end)
+    const direction = total.change > 0 ? "rose" : total.change < 0 ? "fell" : undefined
+    const noun = total.change > 0 ? "rise" : "fall"
+    sentences.push(
+      direction === undefined
+        ? `${metric} did not change from ${before} to ${period} (${figure(total.after)}).`
+        : `${metric} ${direction}${
+          total.relative === undefined ? "" : ` ${percent(Math.abs(total.relative))}`
+        } from ${before} to ${period} (${figure(total.before)} to ${figure(total.after)}).`
+    )
+    if (direction !== undefined) {
+      // The first driver, then as deep as it was drilled: "71% of the fall is in Europe, mostly Laptops".
+      const chain = ran.filter((r) =>
+        r.step.level >= 1 && r.breakdown !== undefined &&
+        (r.step.level === 1 ? r.step.dimension === investigation.drivers[0] : true)
+      ).sort((a, b) => a.step.level - b.step.level)
+      const [first, ...deeper] = chain
+      const top = first?.breakdown?.parts[0]
+      if (first !== undefined && top !== undefined && top.share !== undefined && top.share > 0) {
+        const mostly = deeper.flatMap((r) => {
+          const part = r.breakdown!.parts[0]
+          return part === undefined || r.breakdown!.change === 0 || part.change / r.breakdown!.change <= 0.5
+            ? []
+            : [`${String(part.value)}`]
+        })
+        sentences.push(
+          `${percent(top.share)} of the ${noun} is in ${String(top.value)}${
+            mostly.length === 0 ? "" : `, mostly ${mostly.join(", then ")}`
+          } (${[first, ...deeper.slice(0, mostly.length)].map((r) => `step ${r.step.id}`).join(", ")}).`
+        )
+      }
+      for (const r of ran.filter((r) => r.step.level === 1 && r !== first && r.breakdown !== undefined)) {
+        const part = r.breakdown!.parts[0]
+        if (part?.share === undefined || part.share <= 0) continue
+        sentences.push(
+          `By ${words(r.step.dimension!)}, ${String(part.value)} has ${percent(part.share)} of it (step ${r.step.id}).`
+        )
+      }
+    }
+  } else {
+    sentences.push(`${metric} in ${period}: ${figure(total.after)}.`)
+    for (const r of ran.filter((r) => r.step.level === 1 && r.breakdown !== undefined)) {
+      const contributions = Decomposition.contribution(
+        r.breakdown!.parts.map((p) => ({ value: p.value, figure: p.after }))
+      )
+      const largest = contributions[0]
+      if (largest === undefined) continue
+      sentences.push(
+        investigation.split === "ratio"
+          ? `By ${words(r.step.dimension!)}, ${
+            String([...r.breakdown!.parts].sort((a, b) => b.after - a.after)[0]!.value)
+          } ` +
+            `is highest (${
+              figure([...r.breakdown!.parts].sort((a, b) => b.after - a.after)[0]!.after)
+            }; step ${r.step.id}).`
+          : `By ${words(r.step.dimension!)}, ${String(largest.value)} gives ${
+            percent(largest.share)
+          } (step ${r.step.id}).`
+      )
+    }
+  }
+  sentences.push("These figures say where; the data does not say why.")
+  return {
+    metric: request.metric,
+    kind: investigation.kind,
+    period: request.period,
+    ...(request.compared_with === undefined ? {} : { compared_with: request.compared_with }),
+    ...(total === undefined ? {} : {
+      total: {
+        before: total.before,
+        after: total.after,
+        change: total.change,
+        ...(total.relative === undefined ? {} : { relative: total.relative })
+      }
+    }),
+    steps,
+    summary: sentences.join(" ")
+  }
+}
+
+const percent = (share: number) => `${(share * 100).toFixed(share >= 0.1 ? 0 : 1)}%`
+
+const formatted = (n: number, format: SemanticModel.Format | undefined) =>
+  format === "percent"
+    ? `${(n * 100).toFixed(2)}%`
+    : format === "integer"
+    ? Math.round(n).toLocaleString("en-US")
+    : n.toLocaleString("en-US", {
+      minimumFractionDigits: format === "currency" ? 2 : 0,
+      maximumFractionDigits: 2
+    })
 
 const queryOf = (
   measures: ReadonlyArray<string>,

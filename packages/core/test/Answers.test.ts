@@ -365,6 +365,7 @@ describe("Answers.ask", () => {
       expect(system).not.toContain("Salaries")
       expect(requests[0]!.tools!.map((t) => t.name)).toEqual([
         "query_metrics",
+        "investigate",
         "run_sql",
         "create_chart",
         "search_library",
@@ -416,6 +417,7 @@ describe("Answers.ask", () => {
       // The connector's schema gives a derived model: query_metrics comes with any readable connector.
       expect(requests[0]!.tools!.map((t) => t.name)).toEqual([
         "query_metrics",
+        "investigate",
         "run_sql",
         "create_chart",
         "ask_clarification"
