@@ -47,7 +47,9 @@ export type Period = typeof Period.Type
 export const InvestigationRequest = Schema.Struct({
   connector_id: ConnectorId,
   metric: Schema.String.annotations({ description: "A sum, a count, or a ratio of two of them" }),
-  period: Period.annotations({ description: "The period investigated" }),
+  period: Schema.optional(
+    Period.annotations({ description: "The period investigated; required with compared_with, all time without" })
+  ),
   compared_with: Schema.optional(
     Period.annotations({
       description: "The period it is compared with (usually the one before); absent: where the total comes from"
@@ -128,14 +130,29 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
     const measure = model.measures.find((m) => m.name === request.metric)
     const derived = model.metrics.find((m) => m.name === request.metric)
     const of = (name: string) => model.measures.find((m) => m.name === name)
-    const split = measure !== undefined && additive.has(measure.agg)
-      ? { kind: "sum" as const, measures: [measure.name], tables: [measure.table], drivers: measure.drivers }
-      : derived?.type === "ratio" && additive.has(of(derived.numerator)?.agg ?? "") &&
-          additive.has(of(derived.denominator)?.agg ?? "")
+    // The table whose rows a measure counts once each: its own, or for a distinct count of a key to
+    // another table (lines counting their orders), that table. Along what it reaches, each row has
+    // one value, so the parts add up: an order has one region, but may hold lines of two categories.
+    const countedIn = (m: SemanticModel.ResolvedMeasure | undefined): string | undefined =>
+      m === undefined
+        ? undefined
+        : additive.has(m.agg)
+        ? m.table
+        : m.agg === "count_distinct"
+        ? model.relationships.find((r) =>
+          r.left_table === m.table && r.relationship_columns.length === 1 &&
+          r.relationship_columns[0]!.left_column === m.expr?.trim()
+        )?.right_table
+        : undefined
+    const numerator = derived?.type === "ratio" ? of(derived.numerator) : undefined
+    const denominator = derived?.type === "ratio" ? of(derived.denominator) : undefined
+    const split = countedIn(measure) !== undefined
+      ? { kind: "sum" as const, measures: [measure!.name], tables: [countedIn(measure)!], drivers: measure!.drivers }
+      : derived?.type === "ratio" && countedIn(numerator) !== undefined && countedIn(denominator) !== undefined
       ? {
         kind: "ratio" as const,
         measures: [derived.numerator, derived.denominator],
-        tables: [of(derived.numerator)!.table, of(derived.denominator)!.table],
+        tables: [countedIn(numerator)!, countedIn(denominator)!],
         drivers: derived.drivers
       }
       : undefined
@@ -144,13 +161,16 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
         new Uninvestigable({
           message: measure === undefined && derived === undefined
             ? `no metric named ${request.metric} in model ${model.file.name}`
-            : `${words(request.metric)} is not a sum, a count or a ratio of two of them: its parts by a dimension ` +
-              "would not add up to its change"
+            : `${words(request.metric)} is not a sum, a count (or a distinct count of another table's rows) or a ` +
+              "ratio of two of them: its parts by a dimension would not add up to its change"
         })
       )
     }
     const kind = request.compared_with === undefined ? "contribution" as const : "change" as const
-    if (kind === "change" && overlap(request.period, request.compared_with!)) {
+    if (kind === "change" && request.period === undefined) {
+      return yield* Either.left(new Uninvestigable({ message: "a change needs the period it is in (period)" }))
+    }
+    if (kind === "change" && overlap(request.period!, request.compared_with!)) {
       return yield* Either.left(new Uninvestigable({ message: "the periods compared overlap: name periods apart" }))
     }
     // Dimensions every measure reaches along many-to-one relationships, their listed values (the
@@ -187,7 +207,7 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
       )
     }
     const base = queryOf(split.measures, request, kind, [], undefined)
-    const period = SemanticReading.periodWords(request.period.start, request.period.end)
+    const period = SemanticReading.periodWords(request.period?.start, request.period?.end)
     const before = request.compared_with === undefined
       ? undefined
       : SemanticReading.periodWords(request.compared_with.start, request.compared_with.end)
@@ -195,7 +215,7 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
       {
         id: "total",
         title: `${capitalized(words(request.metric))} ${
-          before === undefined ? `in ${period}` : `in ${before} and ${period}`
+          before === undefined ? period === "all time" ? "over all time" : `in ${period}` : `in ${before} and ${period}`
         }`,
         level: 0,
         within: [],
@@ -268,7 +288,7 @@ export const breakdown = (
   const numbers = (row: ReadonlyArray<unknown>) => measureAt.map((i) => (row[i] === null ? 0 : Number(row[i])))
   // The period column holds each period's first day; a row of the period investigated is "after".
   const isAfter = (row: ReadonlyArray<unknown>) =>
-    investigation.kind === "contribution" || String(row[periodAt]).slice(0, 10) === investigation.request.period.start
+    investigation.kind === "contribution" || String(row[periodAt]).slice(0, 10) === investigation.request.period!.start
   const dimension = step.dimension ?? "total"
   if (investigation.split === "sum") {
     return Decomposition.sum(
@@ -339,7 +359,7 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>) => {
     })
   }))
   const metric = capitalized(words(request.metric))
-  const period = SemanticReading.periodWords(request.period.start, request.period.end)
+  const period = SemanticReading.periodWords(request.period?.start, request.period?.end)
   const sentences: Array<string> = []
   if (total === undefined) {
     sentences.push(`${metric} could not be read: ${ran.find((r) => r.step.level === 0)?.failed ?? "no rows"}.`)
@@ -384,7 +404,7 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>) => {
       }
     }
   } else {
-    sentences.push(`${metric} in ${period}: ${figure(total.after)}.`)
+    sentences.push(`${metric} ${period === "all time" ? "over all time" : `in ${period}`}: ${figure(total.after)}.`)
     for (const r of ran.filter((r) => r.step.level === 1 && r.breakdown !== undefined)) {
       const contributions = Decomposition.contribution(
         r.breakdown!.parts.map((p) => ({ value: p.value, figure: p.after }))
@@ -454,9 +474,11 @@ const queryOf = (
   return {
     metrics: measures,
     ...(dimension === undefined ? {} : { dimensions: [dimension] }),
-    time: kind === "change"
-      ? { periods: [request.compared_with!, request.period].sort((a, b) => (a.start < b.start ? -1 : 1)) }
-      : { start: request.period.start, end: request.period.end },
+    ...(kind === "change"
+      ? { time: { periods: [request.compared_with!, request.period!].sort((a, b) => (a.start < b.start ? -1 : 1)) } }
+      : request.period === undefined
+      ? {}
+      : { time: { start: request.period.start, end: request.period.end } }),
     ...(filters.length === 0 ? {} : { filters })
   }
 }

@@ -19,6 +19,7 @@ tables:
     measures:
       - { name: orders, agg: count }
       - { name: buyers, agg: count_distinct, expr: customer_id }
+      - { name: basket, agg: avg, expr: amount }
   - name: lines
     base_table: { table: order_lines }
     measures:
@@ -82,10 +83,13 @@ describe("Investigation", () => {
   })
 
   it("refuses what would not add up, drivers it cannot reach, and periods that overlap, saying why", () => {
-    expect(refusal({ metric: "buyers" })).toBe(
-      "buyers is not a sum, a count or a ratio of two of them: its parts by a dimension would not add up to its change"
+    expect(refusal({ metric: "basket" })).toBe(
+      "basket is not a sum, a count (or a distinct count of another table's rows) or a ratio of two of them: its " +
+        "parts by a dimension would not add up to its change"
     )
-    expect(refusal({ metric: "revenue_share" })).toContain("is not a sum, a count or a ratio")
+    expect(refusal({ metric: "revenue_share" })).toContain("is not a sum, a count")
+    // A distinct count of customers adds up along what a customer has one of (a region), not a channel.
+    expect(planOf({ metric: "buyers" }).drivers).toEqual(["region"])
     expect(refusal({ metric: "margin" })).toBe("no metric named margin in model shop")
     expect(refusal({ drivers: ["planet"] })).toBe(
       "revenue cannot be broken down by planet: no many-to-one relationship leads there"
