@@ -16,6 +16,7 @@
  * @since 0.1.0
  */
 import * as LanguageModel from "@sightline/core/LanguageModel"
+import * as SemanticReading from "@sightline/core/SemanticReading"
 import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -200,6 +201,7 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
   }
   if ("declined" in read) return reply(`I can't answer this: ${read.declined}.`)
   if ("clarify" in read) return clarifying(request, messages.slice(asked + 1), turn, read)
+  if ("investigate" in read) return investigating(request, messages.slice(asked + 1), turn, read, question)
   if ("lookup" in read) {
     return LanguageModel.callTools(...read.lookup.map((search, i) => ({
       id: `offline_${turn + 1}_${i}`,
@@ -274,6 +276,117 @@ const clarifying = (
       choices.map((choice, i) => `(${i + 1}) ${choice.label}`).join(", ")
     }: pick one, or ask in your own words.`
   )
+}
+
+/**
+ * A question of change or contribution: run as an investigation (`investigate`), then said in its
+ * findings' words, where the change is and never why, with the first driver's parts as a table. A
+ * run without the tool declines as a cause, as before.
+ */
+const investigating = (
+  request: LanguageModel.GenerateRequest,
+  since: ReadonlyArray<LanguageModel.Message>,
+  turn: number,
+  read: Reader.Investigate,
+  question: string
+): ReadonlyArray<LanguageModel.Part> => {
+  const { connectorId, expected, request: asked } = read.investigate
+  if (!(request.tools?.some((tool) => tool.name === "investigate") ?? false)) {
+    return reply(
+      `I can't answer this: ${
+        Refusals.of(question)?.reason ?? "it needs an investigation, which this run cannot make"
+      }.`
+    )
+  }
+  const call = since.flatMap((m) => m.toolCalls ?? []).find((c) => c.name === "investigate")
+  const result = resultFor(since, call)
+  if (call === undefined || result === undefined) {
+    return LanguageModel.callTools({
+      id: `offline_${turn + 1}`,
+      name: "investigate",
+      arguments: { connector_id: connectorId, ...asked }
+    })
+  }
+  const failure = failureOf(result)
+  if (failure !== undefined) return reply(`I can't answer this: ${failure}.`)
+  const found = structuredOf(result) as unknown as Findings
+  const words = (name: string) => name.replaceAll("_", " ")
+  const period = (p: { readonly start: string; readonly end: string } | undefined) =>
+    p === undefined ? "all time" : SemanticReading.periodWords(p.start, p.end)
+  const kept = (asked.filters ?? []).map((f) => `${words(f.dimension)} ${f.values.map(String).join(" or ")}`)
+  const drivers = [
+    ...new Set(found.steps.flatMap((s) => (s.level ?? 1) === 1 && s.dimension !== undefined ? [s.dimension] : []))
+  ]
+  const reading = `I read this as: where ${words(asked.metric)} ${
+    found.kind === "change"
+      ? `changed from ${period(asked.compared_with)} to ${period(asked.period)}`
+      : `comes from in ${period(asked.period)}`
+  }${kept.length === 0 ? "" : `, where ${kept.join(" and ")}`}, by ${drivers.map(words).join(", then ")}.`
+  // Periods the data holds nothing in ("March" of this year, when the data ends last year) have no
+  // change to find.
+  if (found.total !== undefined && found.total.before === 0 && found.total.after === 0) {
+    return reply(
+      `I can't answer this: the data holds no ${words(asked.metric)} in ${period(asked.period)}${
+        found.kind === "change" ? ` or ${period(asked.compared_with)}` : ""
+      }, so there is no change to find: name a period it covers.`
+    )
+  }
+  // "Why did revenue drop" when it rose: the answer says so first.
+  const change = found.total?.change ?? 0
+  const contrary = expected === "down" && change > 0
+    ? "It did not fall. "
+    : expected === "up" && change < 0
+    ? "It did not rise. "
+    : ""
+  const first = found.steps.find((s) =>
+    s.level === 1 && s.dimension !== undefined && s.dimension === drivers[0] && s.parts !== undefined
+  )
+  const table = first === undefined ? "" : `\n\n${partsTable(found.kind, first.dimension!, first.parts!)}`
+  return reply(`${reading}\n\n${contrary}${found.summary}${table}`)
+}
+
+/** What `investigate` returned, as the offline model reads it. */
+interface Findings {
+  readonly kind: "change" | "contribution"
+  readonly total?: { readonly before: number; readonly after: number; readonly change: number }
+  readonly summary: string
+  readonly steps: ReadonlyArray<{
+    readonly id: string
+    readonly level?: number
+    readonly dimension?: string
+    readonly within: ReadonlyArray<unknown>
+    readonly parts?: ReadonlyArray<{
+      readonly value: unknown
+      readonly before: number
+      readonly after: number
+      readonly change: number
+      readonly share?: number
+    }>
+  }>
+}
+
+const partsTable = (
+  kind: Findings["kind"],
+  dimension: string,
+  parts: NonNullable<Findings["steps"][number]["parts"]>
+) => {
+  const decimals = parts.some((p) => !Number.isInteger(p.before) || !Number.isInteger(p.after)) ? 2 : 0
+  const share = (p: { readonly share?: number }) => p.share === undefined ? "—" : `${(p.share * 100).toFixed(1)}%`
+  return kind === "change"
+    ? [
+      `| ${dimension.replaceAll("_", " ")} | before | after | change | share of the change |`,
+      "| --- | --- | --- | --- | --- |",
+      ...parts.map((p) =>
+        `| ${format(p.value)} | ${format(p.before, decimals)} | ${format(p.after, decimals)} | ${
+          format(p.change, decimals)
+        } | ${share(p)} |`
+      )
+    ].join("\n")
+    : [
+      `| ${dimension.replaceAll("_", " ")} | figure |`,
+      "| --- | --- |",
+      ...parts.map((p) => `| ${format(p.value)} | ${format(p.after, decimals)} |`)
+    ].join("\n")
 }
 
 /**

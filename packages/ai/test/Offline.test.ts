@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Investigation from "@sightline/core/Investigation"
 import * as LanguageModel from "@sightline/core/LanguageModel"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as ToolResult from "@sightline/core/ToolResult"
@@ -281,6 +282,79 @@ describe("Offline model", () => {
     )
     expect(quiet.text).toContain("**0**\n\n")
     expect(quiet.text).not.toContain("The data has")
+  })
+
+  it("answers where a change is with an investigation, saying where and never why, with the first driver's parts", () => {
+    const investigate = [...tools, tool("investigate")]
+    const { calls, text } = converse("Why did revenue drop in March 2025?", (call) => {
+      // The investigation core plans and reads, on rows made up for the steps it would run.
+      const plan = Either.getOrThrow(
+        Investigation.plan(parsed.right, call.arguments as unknown as Investigation.InvestigationRequest)
+      )
+      const rows: Record<string, ReadonlyArray<ReadonlyArray<unknown>>> = {
+        total: [["2025-02-01", 1000], ["2025-03-01", 800]],
+        by_channel: [["web", "2025-02-01", 600], ["web", "2025-03-01", 420], ["store", "2025-02-01", 400], [
+          "store",
+          "2025-03-01",
+          380
+        ]],
+        by_category: [["Laptops", "2025-02-01", 700], ["Laptops", "2025-03-01", 560], ["Phones", "2025-02-01", 300], [
+          "Phones",
+          "2025-03-01",
+          240
+        ]],
+        by_region: [["Europe", "2025-02-01", 1000], ["Europe", "2025-03-01", 800]]
+      }
+      const columnsOf = (step: Investigation.Step) => [
+        ...(step.dimension === undefined ? [] : [{ name: step.dimension, kind: "dimension" }]),
+        { name: "period", kind: "time" },
+        { name: "revenue", kind: "metric" }
+      ]
+      const ran = plan.steps.map((step) => ({
+        step,
+        cellId: `cell-${step.id}`,
+        breakdown: Investigation.breakdown(plan, step, columnsOf(step), rows[step.id] ?? [])
+      }))
+      return JSON.stringify(Investigation.findings(plan, ran))
+    }, { tools: investigate })
+    expect(calls.map((c) => [c.name, c.arguments])).toEqual([[
+      "investigate",
+      {
+        connector_id: 7,
+        metric: "revenue",
+        period: { start: "2025-03-01", end: "2025-04-01" },
+        compared_with: { start: "2025-02-01", end: "2025-03-01" }
+      }
+    ]])
+    expect(text).toContain(
+      "I read this as: where revenue changed from February 2025 to March 2025, by channel, then category, then region."
+    )
+    expect(text).toContain("Revenue fell 20% from February 2025 to March 2025 (1,000 to 800).")
+    expect(text).toContain("90% of the fall is in web")
+    expect(text).toContain("the data does not say why")
+    expect(text).toContain("| web | 600 | 420 | -180 | 90.0% |")
+    // Asked why it rose, when it fell: said first.
+    expect(
+      converse("Why did revenue rise in March 2025?", (call) => {
+        const plan = Either.getOrThrow(
+          Investigation.plan(parsed.right, call.arguments as unknown as Investigation.InvestigationRequest)
+        )
+        return JSON.stringify(Investigation.findings(plan, [{
+          step: plan.steps[0]!,
+          breakdown: Investigation.breakdown(plan, plan.steps[0]!, [{ name: "period", kind: "time" }, {
+            name: "revenue",
+            kind: "metric"
+          }], [["2025-02-01", 1000], ["2025-03-01", 800]])
+        }]))
+      }, { tools: investigate }).text
+    ).toContain("It did not rise. Revenue fell 20%")
+    // Without the tool, a cause is declined as before; without a period, it says to name one.
+    expect(converse("Why did revenue drop in March 2025?", () => "").text).toMatch(
+      /^I can't answer this: it asks for a cause/
+    )
+    expect(converse("Why did revenue drop?", () => "", { tools: investigate }).text).toContain(
+      "names no period to compare with the one before"
+    )
   })
 
   it("says what it cannot do instead of guessing", () => {

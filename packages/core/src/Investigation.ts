@@ -349,6 +349,7 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>) => {
   const steps = ran.map((r) => ({
     id: r.step.id,
     title: r.step.title,
+    level: r.step.level,
     ...(r.cellId === undefined ? {} : { cell_id: r.cellId }),
     ...(r.step.dimension === undefined ? {} : { dimension: r.step.dimension }),
     within: r.step.within,

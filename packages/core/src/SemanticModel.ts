@@ -601,7 +601,9 @@ export const validate = (
   }
   driverProblems("drivers", file.drivers)
   for (const measure of measures) driverProblems(`measure ${measure.name}`, measure.drivers)
-  for (const metric of file.metrics ?? []) if (metric.type === "ratio") driverProblems(`metric ${metric.name}`, metric.drivers)
+  for (const metric of file.metrics ?? []) {
+    if (metric.type === "ratio") driverProblems(`metric ${metric.name}`, metric.drivers)
+  }
   for (const metric of file.metrics ?? []) {
     const inputs = metric.type === "ratio" ? [metric.numerator, metric.denominator] : [metric.measure]
     for (const input of inputs) {

@@ -371,7 +371,7 @@ export const conversations = (lastYear: number): ReadonlyArray<Conversation> => 
     {
       on: "DEMO",
       turns: [
-        ["why did revenue fall last year", null, /asks for a cause/],
+        ["why do customers send laptops back", null, /asks for a cause/],
         ["and by region?", null, /could not read/]
       ]
     },

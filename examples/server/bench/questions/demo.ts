@@ -339,7 +339,8 @@ export const questions = (lastYear: number): ReadonlyArray<Question> => {
     ["how much did asia pacific buy last year", revenue(toRegion, `r.code = 'APAC' AND ${inYear(LY)}`)],
 
     // Declined: causes, forecasts, more than one query, and words the data has nothing for.
-    ["why did revenue drop in march", null, /asks for a cause/],
+    // March is this year's, which the data does not reach: no change to find.
+    ["why did revenue drop in march", null, /holds no revenue in March \d{4} or February \d{4}/],
     ["forecast revenue for next year", null, /about the future/],
     ["what will sales be next quarter", null, /about the future/],
     ["customers who bought both laptops and phones", null, /have both of two things/],
@@ -375,7 +376,7 @@ export const questions = (lastYear: number): ReadonlyArray<Question> => {
     ["tax collected last year", null, /"tax"/],
     ["top products by profit margin", null, /"profit", "margin"/],
     ["revenue by customer age", null, /"age"/],
-    ["explain the drop in orders", null, /asks for a cause/],
+    ["explain the drop in orders", null, /names no period to compare/],
     ["revenue by sales rep", null, /"rep"/],
     ["employee count", null, /"employee"/],
     ["how many support tickets did we get", null, /"support", "tickets"/],

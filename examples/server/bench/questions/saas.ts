@@ -160,7 +160,7 @@ export const questions = (lastYear: number): ReadonlyArray<Question> => {
       `SELECT s.status, count(*) FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE p.name = 'Starter' GROUP BY 1`
     ],
 
-    ["why did mrr drop", null, /asks for a cause/],
+    ["why did mrr drop", null, /names no period to compare/],
     ["forecast mrr for next year", null, /about the future/],
     ["churn rate by plan", null, /"churn"/],
     ["customer lifetime value by industry", null, /"lifetime"/],

@@ -444,6 +444,21 @@ export const comparedOf = (question: string, now: Date): ReadonlyArray<Window> |
 }
 
 /**
+ * The period just before one, of the same length: March 2025 → February 2025, Q1 2025 → Q4 2024,
+ * 2025 → 2024 (whole months shift by months); other spans shift by their days.
+ */
+export const previous = (period: { readonly start: string; readonly end: string }): { start: string; end: string } => {
+  const [sy, sm, sd] = period.start.split("-").map(Number) as [number, number, number]
+  const [ey, em, ed] = period.end.split("-").map(Number) as [number, number, number]
+  if (sd === 1 && ed === 1) {
+    const months = (ey - sy) * 12 + (em - sm)
+    return { start: isoDate(new Date(Date.UTC(sy, sm - 1 - months, 1))), end: period.start }
+  }
+  const days = Math.round((Date.UTC(ey, em - 1, ed) - Date.UTC(sy, sm - 1, sd)) / 86_400_000)
+  return { start: isoDate(new Date(Date.UTC(sy, sm - 1, sd - days))), end: period.start }
+}
+
+/**
  * Whole years in a row, compared ("2024 vs 2025"), read as one series by year over them, as a
  * question that names them reads; undefined for other periods, which are read as themselves.
  */

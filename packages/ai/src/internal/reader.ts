@@ -16,6 +16,7 @@
 import type * as LanguageModel from "@sightline/core/LanguageModel"
 import * as Arr from "effect/Array"
 import * as Option from "effect/Option"
+import * as Change from "./reader/change.js"
 import * as Directives from "./reader/directives.js"
 import * as FollowUp from "./reader/followUp.js"
 import * as Measure from "./reader/measure.js"
@@ -40,6 +41,7 @@ import * as Words from "./reader/words.js"
 import * as Refusals from "./refusals.js"
 import * as Vocabulary from "./vocabulary.js"
 
+export type { Investigate } from "./reader/change.js"
 export type { Clarify, Declined, Followed, Found, Lookup, Read, Search } from "./reader/reading.js"
 
 /** The conversation before the question: its questions, and the answers that showed a table. */
@@ -65,10 +67,18 @@ export const read = (
   now: Date,
   found: ReadonlyArray<Found> = [],
   conversation: Conversation = { questions: [], answers: [] }
-): Read | Declined | Lookup | Clarify | undefined => {
+): Read | Declined | Lookup | Clarify | Change.Investigate | undefined => {
   const previous = conversation.questions
   const contexts = semantic
   if (contexts.length === 0) return undefined
+  // "Why did revenue drop in March": where the change is, read from the rest of the question. A
+  // rest that does not read is declined as a cause, as before.
+  const change = Change.of(question)
+  if (change !== undefined) {
+    const rest = read(change.rest, semantic, now, found)
+    if (rest !== undefined && "lookup" in rest) return rest
+    if (rest !== undefined && "query" in rest) return Change.investigation(change, rest, semantic)
+  }
   const refusal = Refusals.of(question)
   if (refusal !== undefined) return { declined: refusal.reason }
   // The latest earlier question that was read: what this one may follow on from.
