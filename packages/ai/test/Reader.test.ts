@@ -244,11 +244,45 @@ describe("Reader", () => {
   })
 
   it("declines causes, forecasts and intersections with their reason, whatever the words", () => {
-    expect(read("why did revenue drop in march")).toMatchObject({ declined: expect.stringContaining("cause") })
+    expect(read("why do customers cancel")).toMatchObject({ declined: expect.stringContaining("cause") })
     expect(read("forecast revenue for next year")).toMatchObject({ declined: expect.stringContaining("future") })
     expect(read("customers who bought both web and store")).toMatchObject({
       declined: expect.stringContaining("both")
     })
+  })
+
+  it("reads where a change is as an investigation: the period against the one before, its filters and breakdown", () => {
+    expect(read("why did revenue drop in march 2025?")).toEqual({
+      investigate: {
+        connectorId: 7,
+        request: {
+          metric: "revenue",
+          period: { start: "2025-03-01", end: "2025-04-01" },
+          compared_with: { start: "2025-02-01", end: "2025-03-01" }
+        },
+        expected: "down"
+      }
+    })
+    // Two periods compared are those two; a breakdown is the drivers; a value keeps to its rows.
+    expect(read("what drove the growth in orders from Q1 to Q2 2025 online by region")).toMatchObject({
+      investigate: {
+        request: {
+          metric: "orders",
+          period: { start: "2025-04-01" },
+          compared_with: { start: "2025-01-01" },
+          drivers: ["region"],
+          filters: [{ dimension: "channel", values: ["web"] }]
+        },
+        expected: "up"
+      }
+    })
+    expect(read("where is revenue coming from in 2025")).toEqual({
+      investigate: {
+        connectorId: 7,
+        request: { metric: "revenue", period: { start: "2025-01-01", end: "2026-01-01" } }
+      }
+    })
+    expect(read("why did revenue drop")).toMatchObject({ declined: expect.stringContaining("names no period") })
   })
 
   it("ranks within groups, and declines a metric where a dimension belongs", () => {

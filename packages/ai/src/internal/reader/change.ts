@@ -57,16 +57,28 @@ const direction = (word: string): "up" | "down" | undefined =>
     ? "up"
     : undefined
 
+// "From Q1 to Q2", "between March and April" in a question of change compares the two, not the
+// range that runs through them.
+const fromTo = new RegExp(
+  "\\b(?:from|between)\\s+((?:q[1-4]|h[12]|jan\\w*|feb\\w*|mar\\w*|apr\\w*|may|jun\\w*|jul\\w*|aug\\w*|" +
+    "sep\\w*|oct\\w*|nov\\w*|dec\\w*|(?:19|20)\\d{2}|(?:last|this|previous) \\w+)(?:\\s+(?:19|20)\\d{2})?)\\s+(?:to|and)\\s+"
+)
+const compared = (rest: string) => rest.replace(fromTo, "$1 vs ")
+
 /** The question of change or contribution a question asks, if any. */
 export const of = (question: string): Asked | undefined => {
   const q = question.toLowerCase().replace(/[’‘]/g, "'").replace(/[?!.]+\s*$/, "").trim()
   const byVerb = verb.exec(q)
   if (byVerb !== null) {
-    return { rest: `${byVerb[1]}${byVerb[3]}`.trim(), kind: "change", expected: direction(byVerb[2]!) }
+    return { rest: compared(`${byVerb[1]}${byVerb[3]}`.trim()), kind: "change", expected: direction(byVerb[2]!) }
   }
   const byDriver = driven.exec(q)
   if (byDriver !== null) {
-    return { rest: `${byDriver[1] ?? ""} ${byDriver[3]}`.trim(), kind: "change", expected: direction(byDriver[2]!) }
+    return {
+      rest: compared(`${byDriver[1] ?? ""} ${byDriver[3]}`.trim()),
+      kind: "change",
+      expected: direction(byDriver[2]!)
+    }
   }
   const byOrigin = from.exec(q)
   if (byOrigin !== null) return { rest: `${byOrigin[1]}${byOrigin[2]}`.trim(), kind: "contribution" }
