@@ -435,6 +435,67 @@ describeServers("asking with the offline model over the DEMO connector", (server
     }
   })
 
+  it("a why-question streams its plan, then each step as a cell, then where the change is, matching SQL by hand", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const response = await ask(server(), org, {
+      question: `Why did revenue drop in March ${lastYear}?`,
+      connector_ids: [connectorId]
+    })
+    const events = await readEvents(response)
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    const plans = events.filter((e) => e.data.type === "plan").map((e) => e.data)
+    // The plan before any step runs: the totals, then each of the model's drivers; then one level deeper.
+    expect(plans[0]).toEqual({
+      type: "plan",
+      title: `Revenue in February ${lastYear} and March ${lastYear}`,
+      steps: [
+        { id: "total", title: `Revenue in February ${lastYear} and March ${lastYear}`, level: 0 },
+        { id: "by_region", title: "By region", level: 1 },
+        { id: "by_category", title: "By category", level: 1 },
+        { id: "by_channel", title: "By channel", level: 1 },
+        { id: "by_segment", title: "By segment", level: 1 }
+      ]
+    })
+    expect(plans.at(-1)!.steps).toHaveLength(6)
+    expect(plans.at(-1)!.steps[5]).toMatchObject({ level: 2, title: expect.stringMatching(/ by category$/) })
+    expect(events.findIndex((e) => e.data.type === "plan")).toBeLessThan(
+      events.findIndex((e) => e.data.type === "cell")
+    )
+    // Each step is a cell of its own, with its SQL and its reading.
+    const cells = events.flatMap((e) =>
+      e.data.type === "cell" && e.data.cell.status === "completed" ? [e.data.cell] : []
+    )
+    expect(cells.map((c) => c.content).sort()).toEqual(
+      plans.at(-1)!.steps.map((s: { title: string }) => s.title).sort()
+    )
+    for (const cell of cells) expect(cell.reading.text).toMatch(/^(Top|Revenue)/)
+    const byRegion = cells.find((c) => c.content === "By region")!
+    expect(byRegion.query).toContain("OR")
+    const text = events.filter((e) => e.data.type === "text").map((e) => e.data.text).join("")
+    expect(text).toContain(
+      `I read this as: where revenue changed from February ${lastYear} to March ${lastYear}, by region`
+    )
+    const totals = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT extract(month FROM o.ordered_at)::int, round(sum(i.line_total), 2) FROM order_items i
+       JOIN orders o ON o.id = i.order_id WHERE ${notCancelled}
+       AND o.ordered_at >= '${lastYear}-02-01' AND o.ordered_at < '${lastYear}-04-01' GROUP BY 1 ORDER BY 1`
+    )
+    const [february, march] = totals.rows.map((row) => Number(row[1]))
+    const direction = march! < february! ? "fell" : "rose"
+    expect(text).toContain(
+      `Revenue ${direction} ${
+        Math.round(Math.abs(march! - february!) / february! * 100)
+      }% from February ${lastYear} to ` +
+        `March ${lastYear} (${amount(february)} to ${amount(march)}).`
+    )
+    expect(text).toContain("the data does not say why")
+    if (direction === "rose") expect(text).toContain("It did not fall.")
+  })
+
   it("keeps to a value the demo's comments list, and ranks months, matching SQL by hand", async () => {
     const { ask, hand } = await demoOrg(server())
     const cancelled = await ask("How many orders were cancelled last year?")
@@ -993,7 +1054,18 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     // Declared from its Effect schema: the JSON Schema names every field of a semantic query.
     const tool = first.tools.find((t: any) => t.function.name === "query_metrics").function
     expect(Object.keys(tool.parameters.properties)).toEqual(
-      ["connector_id", "based_on", "metrics", "dimensions", "time", "filters", "segments", "order", "limit", "limit_per"]
+      [
+        "connector_id",
+        "based_on",
+        "metrics",
+        "dimensions",
+        "time",
+        "filters",
+        "segments",
+        "order",
+        "limit",
+        "limit_per"
+      ]
     )
     // Metrics may come from the query it refines (`based_on`).
     expect(tool.parameters.required).toEqual(["connector_id"])
