@@ -486,10 +486,10 @@ describeServers("asking with the offline model over the DEMO connector", (server
     )
     const [february, march] = totals.rows.map((row) => Number(row[1]))
     const direction = march! < february! ? "fell" : "rose"
+    // Whole percents from 10%, one decimal below.
+    const percent = (share: number) => `${(share * 100).toFixed(share >= 0.1 ? 0 : 1)}%`
     expect(text).toContain(
-      `Revenue ${direction} ${
-        Math.round(Math.abs(march! - february!) / february! * 100)
-      }% from February ${lastYear} to ` +
+      `Revenue ${direction} ${percent(Math.abs(march! - february!) / february!)} from February ${lastYear} to ` +
         `March ${lastYear} (${amount(february)} to ${amount(march)}).`
     )
     expect(text).toContain("the data does not say why")
