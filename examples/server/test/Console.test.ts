@@ -276,6 +276,23 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     240_000
   )
 
+  it("shows an investigation's plan as a checklist that fills in as its steps finish", async () => {
+    const { context } = await newContext()
+    const page = await context.newPage()
+    await signIn(page)
+    const year = new Date().getUTCFullYear() - 1
+    await ask(page, `Why did revenue drop in March ${year}?`)
+    await page.locator(".answer-text").filter({ hasText: "the data does not say why" }).waitFor({ timeout: 90_000 })
+    const plan = page.getByRole("region", { name: `Plan: Revenue in February ${year} and March ${year}` })
+    // The totals, the four drivers, and one level deeper, each done once its cell is.
+    expect(await plan.getByRole("listitem").count()).toBe(6)
+    expect(await plan.getByRole("listitem", { name: "By region, done" }).count()).toBe(1)
+    expect(await plan.locator(".step-pending").count()).toBe(0)
+    expect(await plan.locator(".step.level-2").count()).toBe(1)
+    await screenshot(page, "investigation")
+    await context.close()
+  }, 120_000)
+
   it("shows a metric's reading and its trusted badge", async () => {
     const { context } = await newContext()
     const page = await context.newPage()

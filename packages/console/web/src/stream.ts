@@ -12,7 +12,14 @@ export type ChatEvent =
   | { readonly type: "cell"; readonly cell: Cell }
   | { readonly type: "asset"; readonly asset: Asset }
   | ({ readonly type: "clarification" } & Clarification)
+  | ({ readonly type: "plan" } & Plan)
   | { readonly type: "done"; readonly status: "completed" | "failed" | "cancelled"; readonly error?: string }
+
+/** An investigation's plan: its steps, each a cell whose content is the step's title. */
+export interface Plan {
+  readonly title: string
+  readonly steps: ReadonlyArray<{ readonly id: string; readonly title: string; readonly level: number }>
+}
 
 /** A question the answer asked back, with the choices to answer it by (`choice`). */
 export interface Clarification {

@@ -1,4 +1,4 @@
-import type { Asset, Cell, ChatEvent, Clarification } from "../stream.js"
+import type { Asset, Cell, ChatEvent, Clarification, Plan } from "../stream.js"
 import { Chart } from "./Chart.js"
 import { Markdown } from "./Markdown.js"
 import { Table } from "./Table.js"
@@ -16,6 +16,7 @@ export type Item =
   }
   | { readonly kind: "status"; readonly key: string; readonly status: string; readonly error?: string | undefined }
   | ({ readonly kind: "clarification"; readonly key: string } & Clarification)
+  | ({ readonly kind: "plan"; readonly key: string } & Plan)
 
 /** A choice of a clarification, as the asker picks it. */
 export type Choice = Clarification["choices"][number]
@@ -52,6 +53,12 @@ export const applyEvent = (items: ReadonlyArray<Item>, event: ChatEvent, runKey:
         question: event.question,
         choices: event.choices
       }]
+    case "plan": {
+      // A later plan of the run (the steps one level deeper) replaces the one before, in its place.
+      const plan: Item = { kind: "plan", key: `${runKey}:plan`, title: event.title, steps: event.steps }
+      const at = items.findIndex((item) => item.key === plan.key)
+      return at === -1 ? [...items, plan] : items.map((item, i) => (i === at ? plan : item))
+    }
     case "done":
       return [...items, { kind: "status", key: `${runKey}:done`, status: event.status, error: event.error }]
   }
@@ -214,6 +221,32 @@ export function Timeline(
                 </div>
               </li>
             )
+          case "plan": {
+            // A step is done when its cell is: the cell's content is the step's title.
+            const cells = items.slice(i + 1).flatMap((other) => other.kind === "cell" ? [other.cell] : [])
+            const state = (title: string) => {
+              const cell = cells.find((c) => c.content === title)
+              return cell === undefined ? "pending" : cell.status === "completed" ? "done" : cell.status
+            }
+            return (
+              <li key={item.key} className="plan">
+                <section aria-label={`Plan: ${item.title}`}>
+                  <p className="plan-title">Plan: {item.title}</p>
+                  <ul className="checklist">
+                    {item.steps.map((step) => (
+                      <li
+                        key={step.id}
+                        className={`step step-${state(step.title)} level-${step.level}`}
+                        aria-label={`${step.title}, ${state(step.title)}`}
+                      >
+                        <span aria-hidden="true">{state(step.title) === "done" ? "☑" : "☐"}</span> {step.title}
+                      </li>
+                    ))}
+                  </ul>
+                </section>
+              </li>
+            )
+          }
           case "user":
             return (
               <li key={item.key} className="bubble user">
