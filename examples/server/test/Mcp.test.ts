@@ -75,6 +75,7 @@ describeServers("the MCP server", (server) => {
         "list_connectors",
         "describe_data",
         "query_metrics",
+        "investigate",
         "run_verified_query",
         "run_sql",
         "search_library",
@@ -123,6 +124,49 @@ describeServers("the MCP server", (server) => {
     )
     expect(queried.rows).toEqual(semantic.rows)
     expect(queried.rows.length).toBeGreaterThan(1)
+
+    // Where revenue changed from one year to the next: its totals are the semantic query's, by year.
+    const year = new Date().getUTCFullYear() - 1
+    const investigated = structured(
+      await client.callTool({
+        name: "investigate",
+        arguments: {
+          connector_id: connectorId,
+          metric: "revenue",
+          period: { start: `${year}-01-01`, end: `${year + 1}-01-01` },
+          compared_with: { start: `${year - 1}-01-01`, end: `${year}-01-01` },
+          drivers: ["region", "channel"]
+        }
+      })
+    )
+    const yearly = await body(
+      await server().request("/v2/semantic/query", {
+        method: "POST",
+        key: org.key,
+        json: { connector_id: connectorId, metrics: ["revenue"], time: { grain: "year", start: `${year - 1}-01-01` } }
+      })
+    )
+    expect(investigated.total.before).toBeCloseTo(Number(yearly.rows[0][1]), 2)
+    expect(investigated.total.after).toBeCloseTo(Number(yearly.rows[1][1]), 2)
+    expect(investigated.steps.map((step: any) => step.id)).toEqual(
+      expect.arrayContaining(["total", "by_region", "by_channel"])
+    )
+    const byRegion = investigated.steps.find((step: any) => step.id === "by_region")
+    expect(byRegion.parts.reduce((sum: number, part: any) => sum + part.change, 0)).toBeCloseTo(
+      investigated.total.change,
+      2
+    )
+    expect(investigated.summary).toContain("the data does not say why")
+    expect(errorText(
+      await client.callTool({
+        name: "investigate",
+        arguments: {
+          connector_id: connectorId,
+          metric: "revenue_share",
+          period: { start: `${year}-01-01`, end: `${year + 1}-01-01` }
+        }
+      })
+    )).toContain("is not a sum, a count")
 
     const ran = structured(
       await client.callTool({
@@ -238,6 +282,8 @@ describeServers("the MCP server", (server) => {
         // Two questions, the conversation with its clarification and choice, and the refused choice.
         ...Array.from({ length: 6 }, () => "ask"),
         "describe_data",
+        "investigate",
+        "investigate",
         "list_connectors",
         "list_playbooks",
         "query_metrics",

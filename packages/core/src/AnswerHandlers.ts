@@ -412,12 +412,6 @@ export const make = (services: Services, context: RunContext): Handlers => {
     const planned = Investigation.plan(governing.model, args)
     if (Either.isLeft(planned)) return Effect.succeed(ToolResult.failed(planned.left.message, "invalid"))
     const investigation = planned.right
-    const steps = [...investigation.steps]
-    const announce = emit({
-      type: "plan",
-      title: steps[0]!.title,
-      steps: steps.map(({ id, level, title }) => ({ id, title, level }))
-    })
     const runStep = (step: Investigation.Step): Effect.Effect<Investigation.Ran, Conflict> =>
       Either.match(
         SemanticLayer.plan(principal, connector.record, governing, { _tag: "Metrics", query: step.query }),
@@ -443,27 +437,15 @@ export const make = (services: Services, context: RunContext): Handlers => {
             )
         }
       )
-    return Effect.gen(function*() {
-      yield* announce
-      const ran = [...yield* Effect.forEach(steps, runStep, { concurrency: 4 })]
-      // One level deeper at a time, along the first driver: each level needs the one above it.
-      let at = ran.find((r) => r.step.level === 1 && r.step.dimension === investigation.drivers[0])
-      for (;;) {
-        const deeper = at?.breakdown === undefined
-          ? undefined
-          : Investigation.drill(investigation, at.step, at.breakdown)
-        if (deeper === undefined) break
-        steps.push(deeper)
-        yield* emit({
+    return Effect.map(
+      Investigation.run(investigation, runStep, (steps) =>
+        emit({
           type: "plan",
           title: steps[0]!.title,
           steps: steps.map(({ id, level, title }) => ({ id, title, level }))
-        })
-        at = yield* runStep(deeper)
-        ran.push(at)
-      }
-      return ToolResult.data(Investigation.findings(investigation, ran))
-    })
+        })),
+      (ran) => ToolResult.data(Investigation.findings(investigation, ran))
+    )
   }
 
   const runVerifiedQuery = (args: typeof RunVerifiedQueryArguments.Type) => {

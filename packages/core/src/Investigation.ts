@@ -18,6 +18,7 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Decomposition from "./Decomposition.js"
@@ -326,6 +327,34 @@ export interface Ran {
   readonly breakdown?: Decomposition.Breakdown | undefined
   readonly failed?: string | undefined
 }
+
+/**
+ * Runs an investigation's steps with `runStep`: the totals and each driver four at once, then one
+ * level deeper at a time along the first driver (each level needs the one above it). `announce` is
+ * told the steps before they run, and again whenever a deeper step joins them.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const run = <E, R>(
+  investigation: Plan,
+  runStep: (step: Step) => Effect.Effect<Ran, E, R>,
+  announce: (steps: ReadonlyArray<Step>) => Effect.Effect<void, E, R> = () => Effect.void
+): Effect.Effect<ReadonlyArray<Ran>, E, R> =>
+  Effect.gen(function*() {
+    const steps = [...investigation.steps]
+    yield* announce(steps)
+    const ran = [...yield* Effect.forEach(steps, runStep, { concurrency: 4 })]
+    let at = ran.find((r) => r.step.level === 1 && r.step.dimension === investigation.drivers[0])
+    for (;;) {
+      const deeper = at?.breakdown === undefined ? undefined : drill(investigation, at.step, at.breakdown)
+      if (deeper === undefined) return ran
+      steps.push(deeper)
+      yield* announce(steps)
+      at = yield* runStep(deeper)
+      ran.push(at)
+    }
+  })
 
 /**
  * The most values of a step that findings list (the rest are counted).

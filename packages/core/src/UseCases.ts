@@ -24,6 +24,7 @@ import * as Connectors from "./Connectors.js"
 import * as Evals from "./Evals.js"
 import * as Feedbacks from "./Feedbacks.js"
 import * as IdGenerator from "./IdGenerator.js"
+import * as Investigations from "./Investigations.js"
 import * as Library from "./Library.js"
 import * as Members from "./Members.js"
 import * as Models from "./Models.js"
@@ -90,7 +91,7 @@ export const layerWith = (options: Options) => {
     Layer.merge(
       options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
       // Evaluations ask their questions through the agent loop; feedback files library changes.
-      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer)
+      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer)
     ).pipe(
       Layer.provideMerge(Layer.merge(
         options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),

@@ -27,6 +27,7 @@ import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
 import * as Auth from "@sightline/core/Auth"
 import type * as Connectors from "@sightline/core/Connectors"
+import type * as Investigations from "@sightline/core/Investigations"
 import type { Library } from "@sightline/core/Library"
 import type * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import type * as Playbooks from "@sightline/core/Playbooks"
@@ -399,6 +400,7 @@ export const layer: Layer.Layer<
   | Answers.Answers
   | Connectors.Connectors
   | SemanticLayer.SemanticLayer
+  | Investigations.Investigations
   | SqlQueries.SqlQueries
   | Library
   | Playbooks.Playbooks

@@ -12,6 +12,8 @@ import * as ChartSpec from "@sightline/core/ChartSpec"
 import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as Connectors from "@sightline/core/Connectors"
 import { type ChatId, ConnectorId, PlaybookId } from "@sightline/core/Ids"
+import * as Investigation from "@sightline/core/Investigation"
+import * as Investigations from "@sightline/core/Investigations"
 import { Library } from "@sightline/core/Library"
 import type * as OAuth from "@sightline/core/OAuth"
 import * as Playbook from "@sightline/core/Playbook"
@@ -200,6 +202,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: false })
 export const make = Effect.gen(function*() {
   const connectors = yield* Connectors.Connectors
   const semantic = yield* SemanticLayer.SemanticLayer
+  const investigations = yield* Investigations.Investigations
   const answers = yield* Answers.Answers
   const sql = yield* SqlQueries.SqlQueries
   const playbooks = yield* Playbooks.Playbooks
@@ -265,6 +268,19 @@ export const make = Effect.gen(function*() {
             (result) => Effect.orDie(Schema.encode(SemanticQuery.SemanticQueryResult)(result))
           )
       )
+    },
+    {
+      name: "investigate",
+      title: "Investigate a change",
+      description: "Finds where a metric changed between two periods (compared_with, usually the period before), " +
+        "or where its total comes from (no compared_with): the totals, each driver dimension's parts of the " +
+        "change (a ratio's split into rate and mix), and the top contributor one level deeper, each step a " +
+        "semantic query with the caller's row-level security. Its summary says where the change is, never why.",
+      arguments: Investigation.InvestigationRequest,
+      readOnly: true,
+      scope: "query",
+      call: (principal, args: typeof Investigation.InvestigationRequest.Type) =>
+        investigations.investigate(principal, args)
     },
     {
       name: "run_verified_query",
