@@ -492,7 +492,7 @@ describeServers("the MCP server", (server) => {
   }, 60_000)
 
   it.skipIf(postgresProblem !== undefined)(
-    "a key with clientId {\"region\":\"EU\"} sees EU rows only, through query_metrics, run_sql and ask",
+    "a key with clientId {\"region\":\"EU\"} sees EU rows only, through query_metrics, investigate, run_sql and ask",
     async () => {
       const org = await server().newOrg()
       await withWarehouse(
@@ -516,6 +516,19 @@ describeServers("the MCP server", (server) => {
             })
           )
           expect(queried.rows).toEqual([["EU", 15]])
+          // An investigation sees the key's region only: its parts and its total are EU's.
+          const investigated = structured(
+            await client.callTool({
+              name: "investigate",
+              arguments: { connector_id: connectorId, metric: "amount", drivers: ["region"] }
+            })
+          )
+          expect(investigated.total.after).toBe(15)
+          expect(
+            investigated.steps.find((step: any) => step.id === "by_region").parts.map((
+              part: any
+            ) => [part.value, part.after])
+          ).toEqual([["EU", 15]])
           expect(
             structured(
               await client.callTool({
