@@ -843,6 +843,7 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     // The library holds the DEMO model from the start: its tools come with it.
     expect(first.tools.map((t: any) => t.function.name)).toEqual([
       "query_metrics",
+      "investigate",
       "run_verified_query",
       "run_sql",
       "create_chart",
@@ -856,6 +857,57 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
       role: "tool",
       content: expect.stringMatching(/^error: .*read-only transaction/)
     })
+  })
+
+  it("investigate streams its plan and a cell per step, and gives the model the decomposition, adding up", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const seen = provider.requests.length
+    script = (_, index) =>
+      index === seen
+        ? {
+          toolCalls: [{
+            name: "investigate",
+            arguments: {
+              connector_id: connectorId,
+              metric: "average_order_value",
+              period: { start: `${lastYear}-01-01`, end: `${lastYear + 1}-01-01` },
+              compared_with: { start: `${lastYear - 1}-01-01`, end: `${lastYear}-01-01` },
+              drivers: ["channel", "region"],
+              depth: 1
+            }
+          }]
+        }
+        : { text: "Average order value moved; see the steps." }
+    const events = await readEvents(
+      await ask(server(), org, { question: "What drove average order value last year?", connector_ids: [connectorId] })
+    )
+    expect(events.at(-1)!.data).toEqual({ type: "done", status: "completed" })
+    const plan = events.find((e) => e.data.type === "plan")!.data
+    expect(plan.steps.map((s: { id: string }) => s.id)).toEqual(["total", "by_channel", "by_region"])
+    const cells = events.flatMap((e) =>
+      e.data.type === "cell" && e.data.cell.status === "completed" ? [e.data.cell] : []
+    )
+    expect(cells.map((c) => c.content).sort()).toEqual(plan.steps.map((s: { title: string }) => s.title).sort())
+    // What the model got back: a ratio's change split by channel into rate and mix, adding up.
+    const result = JSON.parse(provider.requests[seen + 1].messages.at(-1).content)
+    const byChannel = result.steps.find((step: { id: string }) => step.id === "by_channel")
+    expect(byChannel.parts).toHaveLength(3)
+    for (const part of byChannel.parts) expect(part.rate + part.mix).toBeCloseTo(part.change, 9)
+    expect(byChannel.parts.reduce((sum: number, part: { change: number }) => sum + part.change, 0)).toBeCloseTo(
+      result.total.change,
+      9
+    )
+    const aov = await handSql(
+      server(),
+      org,
+      connectorId,
+      `SELECT extract(year FROM o.ordered_at)::int, sum(i.line_total) / count(DISTINCT o.id) FROM order_items i
+       JOIN orders o ON o.id = i.order_id WHERE ${notCancelled} AND o.ordered_at >= '${lastYear - 1}-01-01'
+       AND o.ordered_at < '${lastYear + 1}-01-01' GROUP BY 1 ORDER BY 1`
+    )
+    expect(result.total.before).toBeCloseTo(Number(aov.rows[0]![1]), 6)
+    expect(result.total.after).toBeCloseTo(Number(aov.rows[1]![1]), 6)
   })
 
   it("a follow-up gives the model the earlier answer as data: its question, its SQL and its first rows", async () => {

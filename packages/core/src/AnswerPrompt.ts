@@ -92,7 +92,10 @@ export const systemPrompt = (options: {
           "its definitions are the organization's. Use run_sql only for what the model cannot express.",
         "Begin your reply with how you read the question, as query_metrics states it (the metric and its " +
           "definition, the dimensions, filters, period and order). When a word of the question names nothing " +
-          "in the model or the data, say so instead of answering another question."
+          "in the model or the data, say so instead of answering another question.",
+        "For why, what-drove, which-are-behind and where-from questions, call investigate: it finds where a " +
+          "change is, step by step. Say where the change is and cite its steps; never claim a cause the figures " +
+          "do not show."
       )
     }
     lines.push(
