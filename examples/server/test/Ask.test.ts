@@ -463,13 +463,21 @@ describeServers("asking with the offline model over the DEMO connector", (server
       events.findIndex((e) => e.data.type === "cell")
     )
     // Each step is a cell of its own, with its SQL and its reading.
-    const cells = events.flatMap((e) =>
+    const completed = events.flatMap((e) =>
       e.data.type === "cell" && e.data.cell.status === "completed" ? [e.data.cell] : []
     )
+    const cells = completed.filter((c) => c.type === "sql")
     expect(cells.map((c) => c.content).sort()).toEqual(
       plans.at(-1)!.steps.map((s: { title: string }) => s.title).sort()
     )
     for (const cell of cells) expect(cell.reading.text).toMatch(/^(Top|Revenue)/)
+    // The bridge from February to March by region: a waterfall whose last bars end at March's total.
+    const chart = completed.find((c) => c.type === "chart")!
+    expect(chart.content).toBe(`revenue from February ${lastYear} to March ${lastYear} by region`)
+    const spec = JSON.parse(
+      events.find((e) => e.data.type === "asset" && e.data.asset.cell_id === chart.id)!.data.asset.content
+    )
+    expect(spec.encoding.y2).toEqual({ field: "end" })
     const byRegion = cells.find((c) => c.content === "By region")!
     expect(byRegion.query).toContain("OR")
     const text = events.filter((e) => e.data.type === "text").map((e) => e.data.text).join("")
@@ -485,6 +493,8 @@ describeServers("asking with the offline model over the DEMO connector", (server
        AND o.ordered_at >= '${lastYear}-02-01' AND o.ordered_at < '${lastYear}-04-01' GROUP BY 1 ORDER BY 1`
     )
     const [february, march] = totals.rows.map((row) => Number(row[1]))
+    expect(spec.data.values.at(-1).end).toBeCloseTo(march!, 2)
+    expect(spec.data.values.at(-2).end).toBeCloseTo(march!, 2)
     const direction = march! < february! ? "fell" : "rose"
     // Whole percents from 10%, one decimal below.
     const percent = (share: number) => `${(share * 100).toFixed(share >= 0.1 ? 0 : 1)}%`
@@ -886,7 +896,7 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
     const plan = events.find((e) => e.data.type === "plan")!.data
     expect(plan.steps.map((s: { id: string }) => s.id)).toEqual(["total", "by_channel", "by_region"])
     const cells = events.flatMap((e) =>
-      e.data.type === "cell" && e.data.cell.status === "completed" ? [e.data.cell] : []
+      e.data.type === "cell" && e.data.cell.status === "completed" && e.data.cell.type === "sql" ? [e.data.cell] : []
     )
     expect(cells.map((c) => c.content).sort()).toEqual(plan.steps.map((s: { title: string }) => s.title).sort())
     // What the model got back: a ratio's change split by channel into rate and mix, adding up.

@@ -342,12 +342,46 @@ const investigating = (
     s.level === 1 && s.dimension !== undefined && s.dimension === drivers[0] && s.parts !== undefined
   )
   const table = first === undefined ? "" : `\n\n${partsTable(found.kind, first.dimension!, first.parts!)}`
+  // A playbook run: a report of it, its waterfall and the first driver's parts.
+  const report = since.flatMap((m) => m.toolCalls ?? []).find((c) => c.name === "write_report")
+  if (request.tools?.some((tool) => tool.name === "write_report") === true) {
+    if (report === undefined) {
+      const title = Directives.split(question).question.trim().split("\n")[0]!.slice(0, 120)
+      return LanguageModel.callTools({
+        id: `offline_${turn + 1}`,
+        name: "write_report",
+        arguments: {
+          subject: title,
+          summary: `${contrary}${found.summary}`,
+          blocks: [
+            { type: "hero", heading: title, content: `${plainText(reading)} ${contrary}${found.summary}` },
+            ...(found.chart === undefined
+              ? []
+              : [{ type: "image", image_url: found.chart.image_url, image_alt: found.chart.title }]),
+            ...(first?.parts === undefined ? [] : [{
+              type: "list",
+              heading: `By ${first.dimension!.replaceAll("_", " ")}`,
+              items: first.parts.map((p) =>
+                `${format(p.value)}: ${format(p.before, 2)} to ${format(p.after, 2)} (${format(p.change, 2)})`
+              )
+            }]),
+            { type: "divider" },
+            { type: "text", content: plainText(signature).replace(/_/g, "") }
+          ]
+        }
+      })
+    }
+    const unwritten = failureOf(resultFor(since, report))
+    if (unwritten !== undefined) return reply(`The report could not be written: ${unwritten}`)
+  }
   return reply(`${reading}\n\n${contrary}${found.summary}${table}`)
 }
 
 /** What `investigate` returned, as the offline model reads it. */
 interface Findings {
   readonly kind: "change" | "contribution"
+  /** The waterfall the run drew, for a report. */
+  readonly chart?: { readonly title: string; readonly image_url: string }
   readonly total?: { readonly before: number; readonly after: number; readonly change: number }
   readonly summary: string
   readonly steps: ReadonlyArray<{

@@ -348,6 +348,40 @@ describe("Offline model", () => {
         }]))
       }, { tools: investigate }).text
     ).toContain("It did not rise. Revenue fell 20%")
+    // A playbook run writes a report of it: the summary, the waterfall the run drew, the first driver's parts.
+    const reported = converse("Why did revenue drop in March 2025?", (call) => {
+      if (call.name === "write_report") return JSON.stringify({ status: "report written" })
+      const plan = Either.getOrThrow(
+        Investigation.plan(parsed.right, call.arguments as unknown as Investigation.InvestigationRequest)
+      )
+      const columns = [{ name: "channel", kind: "dimension" }, { name: "period", kind: "time" }, {
+        name: "revenue",
+        kind: "metric"
+      }]
+      const found = Investigation.findings(plan, [
+        {
+          step: plan.steps[0]!,
+          breakdown: Investigation.breakdown(plan, plan.steps[0]!, columns.slice(1), [["2025-02-01", 1000], [
+            "2025-03-01",
+            800
+          ]])
+        },
+        {
+          step: plan.steps[1]!,
+          breakdown: Investigation.breakdown(plan, plan.steps[1]!, columns, [["web", "2025-02-01", 1000], [
+            "web",
+            "2025-03-01",
+            800
+          ]])
+        }
+      ])
+      return JSON.stringify({ ...found, chart: { title: "revenue by channel", image_url: "chart:1" } })
+    }, { tools: [...investigate, tool("write_report")] })
+    const report = reported.calls.find((c) => c.name === "write_report")!.arguments as any
+    expect(report.summary).toContain("Revenue fell 20%")
+    expect(report.blocks.map((b: any) => b.type)).toEqual(["hero", "image", "list", "divider", "text"])
+    expect(report.blocks[1]).toMatchObject({ image_url: "chart:1" })
+    expect(report.blocks[2].items).toEqual(["web: 1,000.00 to 800.00 (-200.00)"])
     // Without the tool, a cause is declined as before; without a period, it says to name one.
     expect(converse("Why did revenue drop in March 2025?", () => "").text).toMatch(
       /^I can't answer this: it asks for a cause/

@@ -65,6 +65,7 @@ import * as Report from "./Report.js"
 import type * as Sandboxes from "./Sandboxes.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import type * as SemanticQuery from "./SemanticQuery.js"
+import * as SemanticReading from "./SemanticReading.js"
 import * as ToolResult from "./ToolResult.js"
 import * as WebSearch from "./WebSearch.js"
 
@@ -170,6 +171,9 @@ export interface Handlers {
   readonly tools: ReadonlyArray<LanguageModel.Tool>
   readonly runTool: (call: LanguageModel.ToolCall) => Effect.Effect<ToolResult.ToolResult, Conflict>
 }
+
+/** The parts a waterfall shows before the rest are one bar ("all others"). */
+const waterfallParts = 8
 
 /**
  * The tools of one run.
@@ -437,15 +441,48 @@ export const make = (services: Services, context: RunContext): Handlers => {
             )
         }
       )
-    return Effect.map(
-      Investigation.run(investigation, runStep, (steps) =>
+    return Effect.gen(function*() {
+      const ran = yield* Investigation.run(investigation, runStep, (steps) =>
         emit({
           type: "plan",
           title: steps[0]!.title,
           steps: steps.map(({ id, level, title }) => ({ id, title, level }))
-        })),
-      (ran) => ToolResult.data(Investigation.findings(investigation, ran))
-    )
+        }))
+      const found = Investigation.findings(investigation, ran)
+      // The bridge from one period to the other by the first driver's parts, as a chart a report may show.
+      const first = ran.find((r) => r.step.level === 1 && r.step.dimension === investigation.drivers[0])?.breakdown
+      const { compared_with, metric, period } = investigation.request
+      if (first === undefined || compared_with === undefined || period === undefined || first.parts.length === 0) {
+        return ToolResult.data(found)
+      }
+      const label = (p: { readonly start: string; readonly end: string }) => SemanticReading.periodWords(p.start, p.end)
+      const shown = first.parts.slice(0, waterfallParts)
+      const rest = first.parts.slice(waterfallParts).reduce((sum, part) => sum + part.change, 0)
+      const title = `${metric.replaceAll("_", " ")} from ${label(compared_with)} to ${label(period)} by ${
+        first.dimension.replaceAll("_", " ")
+      }`.slice(0, 200)
+      const spec = ChartSpec.waterfall(
+        title,
+        metric.replaceAll("_", " "),
+        { label: label(compared_with), value: first.before },
+        [
+          ...shown.map((part) => ({ label: String(part.value), change: part.change })),
+          ...(first.parts.length > waterfallParts ? [{ label: "all others", change: rest }] : [])
+        ],
+        { label: label(period), value: first.after }
+      )
+      const cell = yield* newCell("chart", { content: title })
+      const { asset } = yield* addAsset({
+        cell_id: cell.id,
+        name: title,
+        type: "chart",
+        mime_type: ChartSpec.mimeType,
+        content: JSON.stringify(spec)
+      })
+      yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
+      charts.push({ title, spec })
+      return ToolResult.data({ ...found, chart: { title, image_url: Report.chartRef(charts.length) } })
+    })
   }
 
   const runVerifiedQuery = (args: typeof RunVerifiedQueryArguments.Type) => {

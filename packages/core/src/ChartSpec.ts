@@ -66,6 +66,8 @@ export const VegaLiteSpec = Schema.Struct({
   encoding: Schema.Struct({
     x: Schema.optional(Channel),
     y: Schema.optional(Channel),
+    /** Where a bar ends, when it does not start at zero (a waterfall's steps). */
+    y2: Schema.optional(Schema.Struct({ field: Schema.String })),
     theta: Schema.optional(Channel),
     color: Schema.optional(Channel)
   })
@@ -141,4 +143,43 @@ export const build = (request: ChartRequest, data: Data): Either.Either<VegaLite
     Schema.decodeUnknownEither(VegaLiteSpec)(spec),
     (error) => `invalid chart: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
   )
+}
+
+/**
+ * A waterfall: the bridge from one total to another by each part of the change, each bar starting
+ * where the one before ended (the totals from zero), coloured by whether it rose or fell.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const waterfall = (
+  title: string,
+  measure: string,
+  from: { readonly label: string; readonly value: number },
+  parts: ReadonlyArray<{ readonly label: string; readonly change: number }>,
+  to: { readonly label: string; readonly value: number }
+): VegaLiteSpec => {
+  let at = from.value
+  const values = [
+    { step: from.label, start: 0, end: from.value, kind: "total" },
+    ...parts.map((part) => {
+      const start = at
+      at += part.change
+      return { step: part.label, start, end: at, kind: part.change < 0 ? "fell" : "rose" }
+    }),
+    { step: to.label, start: 0, end: to.value, kind: "total" }
+  ]
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title,
+    width: "container",
+    data: { values },
+    mark: { type: "bar", tooltip: true },
+    encoding: {
+      x: { field: "step", type: "nominal", sort: null, title: "" },
+      y: { field: "start", type: "quantitative", title: measure },
+      y2: { field: "end" },
+      color: { field: "kind", type: "nominal", title: "" }
+    }
+  }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import * as ChartSpec from "../src/ChartSpec.js"
 
 describe("ChartSpec.build", () => {
@@ -23,5 +24,21 @@ describe("ChartSpec.build", () => {
     expect(line.encoding.x).toEqual({ field: "month", type: "temporal" })
     expect(ChartSpec.build({ mark: "bar", x: "revenue", y: "product" }, ranked))
       .toEqual(Either.left("column product is not numeric: it cannot size the marks"))
+  })
+})
+
+describe("ChartSpec.waterfall", () => {
+  it("bridges one total to the other, each part starting where the one before ended, and is a valid spec", () => {
+    const spec = ChartSpec.waterfall("revenue by region", "revenue", { label: "2024", value: 1000 }, [
+      { label: "Europe", change: -200 },
+      { label: "Asia", change: 50 }
+    ], { label: "2025", value: 850 })
+    expect(spec.data.values).toEqual([
+      { step: "2024", start: 0, end: 1000, kind: "total" },
+      { step: "Europe", start: 1000, end: 800, kind: "fell" },
+      { step: "Asia", start: 800, end: 850, kind: "rose" },
+      { step: "2025", start: 0, end: 850, kind: "total" }
+    ])
+    expect(Schema.decodeUnknownEither(ChartSpec.VegaLiteSpec)(spec)._tag).toBe("Right")
   })
 })

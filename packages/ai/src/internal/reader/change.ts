@@ -47,6 +47,9 @@ const driven = new RegExp(
     `were behind|are behind|led to|leads to)|explain|break down)\\s+(?:the\\s+|our\\s+|this\\s+|that\\s+)?(?:(.+?)\\s+)?` +
     `(${downNouns}|${upNouns}|${movedNouns})s?\\b(?:\\s+(?:in|of))?(.*)$`
 )
+// "What changed in revenue last week", "how did orders change in Q3": a change with no direction.
+const changedIn =
+  /^(?:what\s+changed\s+(?:in|for|with)\s+(.+)|how\s+(?:did|has|have|do|does)\s+(.+?)\s+change[sd]?\b(.*))$/
 const from =
   /^where\s+(?:are|is|do|does|did|were|was)\s+(?:our\s+|the\s+|all\s+)?(.+?)\s+(?:coming|come|came)\s+from\b(.*)$/
 
@@ -79,6 +82,10 @@ export const of = (question: string): Asked | undefined => {
       kind: "change",
       expected: direction(byDriver[2]!)
     }
+  }
+  const changed = changedIn.exec(q)
+  if (changed !== null) {
+    return { rest: compared((changed[1] ?? `${changed[2]}${changed[3]}`).trim()), kind: "change" }
   }
   const byOrigin = from.exec(q)
   if (byOrigin !== null) return { rest: `${byOrigin[1]}${byOrigin[2]}`.trim(), kind: "contribution" }
