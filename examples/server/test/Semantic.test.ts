@@ -213,6 +213,37 @@ describeServers("/v2 semantic", (server) => {
        WHERE o.status <> 'cancelled' AND r.code = 'EU'`
     )
     expect(eu.rows).toEqual(hand.rows)
+    // An investigation with the key is of EU's rows only: its one region, and totals that are EU's.
+    const year = new Date().getUTCFullYear() - 1
+    const investigated = await body(
+      await server().request("/v2/semantic/investigate", {
+        method: "POST",
+        key: minted.key,
+        json: {
+          connector_id: connector,
+          metric: "revenue",
+          period: { start: `${year}-01-01`, end: `${year + 1}-01-01` },
+          compared_with: { start: `${year - 1}-01-01`, end: `${year}-01-01` },
+          drivers: ["region", "channel"]
+        }
+      })
+    )
+    const yearly = await handSql(
+      server(),
+      org,
+      connector,
+      `SELECT extract(year FROM o.ordered_at)::int, SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id
+       JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
+       WHERE o.status <> 'cancelled' AND r.code = 'EU' AND o.ordered_at >= '${year - 1}-01-01'
+       AND o.ordered_at < '${year + 1}-01-01' GROUP BY 1 ORDER BY 1`
+    )
+    expect(investigated.total.before).toBeCloseTo(Number(yearly.rows[0]![1]), 2)
+    expect(investigated.total.after).toBeCloseTo(Number(yearly.rows[1]![1]), 2)
+    const byRegion = investigated.steps.find((step: { id: string }) => step.id === "by_region")
+    expect(byRegion.parts.map((part: { value: string }) => part.value)).toEqual(["Europe"])
+    const byChannel = investigated.steps.find((step: { id: string }) => step.id === "by_channel")
+    expect(byChannel.parts.reduce((sum: number, part: { change: number }) => sum + part.change, 0))
+      .toBeCloseTo(investigated.total.change, 2)
     // A key handed to an end user without a region sees nothing rather than everything.
     const other = await body(
       await server().request("/v2/api-keys", {
@@ -248,7 +279,14 @@ describeServers("/v2 semantic", (server) => {
         ["POST", "/v2/semantic/query", { ...base, limit: 0 }],
         ["POST", "/v2/semantic/query", { ...base, extra: true }],
         ["POST", "/v2/semantic/compile", { ...base, metrics: ["all_orders"], dimensions: ["category"] }],
-        ["GET", "/v2/connectors/999999/semantic-model"]
+        ["GET", "/v2/connectors/999999/semantic-model"],
+        ["POST", "/v2/semantic/investigate", { connector_id: connector, metric: "revenue_share" }],
+        ["POST", "/v2/semantic/investigate", { connector_id: connector, metric: "revenue", depth: 9 }],
+        ["POST", "/v2/semantic/investigate", {
+          connector_id: connector,
+          metric: "revenue",
+          compared_with: { start: "2025-01-01", end: "2025-02-01" }
+        }]
       ])
     ).toEqual([
       ["POST", "/v2/semantic/query", 400, "invalid_request"],
@@ -258,8 +296,20 @@ describeServers("/v2 semantic", (server) => {
       ["POST", "/v2/semantic/query", 400, "invalid_request"],
       ["POST", "/v2/semantic/query", 400, "invalid_request"],
       ["POST", "/v2/semantic/compile", 400, "invalid_request"],
-      ["GET", "/v2/connectors/999999/semantic-model", 404, "not_found"]
+      ["GET", "/v2/connectors/999999/semantic-model", 404, "not_found"],
+      ["POST", "/v2/semantic/investigate", 400, "invalid_request"],
+      ["POST", "/v2/semantic/investigate", 400, "invalid_request"],
+      ["POST", "/v2/semantic/investigate", 400, "invalid_request"]
     ])
+    const elsewhere = await server().request("/v2/semantic/investigate", {
+      method: "POST",
+      key: other.key,
+      json: { connector_id: connector, metric: "revenue" }
+    })
+    expect(elsewhere.status).toBe(400)
+    expect((await body(elsewhere)).error.message).toBe(
+      `connector_id: connector ${connector} not found or not accessible`
+    )
     const foreign = await query(server(), other.key, base)
     expect(foreign.status).toBe(400)
     expect((await body(foreign)).error.message).toBe(`connector_id: connector ${connector} not found or not accessible`)

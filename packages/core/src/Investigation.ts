@@ -357,6 +357,49 @@ export const run = <E, R>(
   })
 
 /**
+ * A step as findings give it: what it read, its cell in a chat, and its largest parts.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FindingsStep = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  level: Schema.Int,
+  cell_id: Schema.optional(Schema.String),
+  dimension: Schema.optional(Schema.String),
+  within: Schema.Array(Schema.Struct({ dimension: Schema.String, value: Decomposition.Value })),
+  query: SemanticQuery.SemanticQuery,
+  failed: Schema.optional(Schema.String),
+  parts: Schema.optional(Schema.Array(Decomposition.Part)),
+  /** How many more values the step has than `parts` lists. */
+  more_parts: Schema.optional(Schema.Int)
+})
+
+/**
+ * What an investigation found: the totals, each step's largest parts, and a summary that says where
+ * the change is (never why), citing the steps.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Findings = Schema.Struct({
+  metric: Schema.String,
+  kind: Schema.Literal("change", "contribution"),
+  period: Schema.optional(Period),
+  compared_with: Schema.optional(Period),
+  total: Schema.optional(Schema.Struct({
+    before: Schema.Number,
+    after: Schema.Number,
+    change: Schema.Number,
+    relative: Schema.optional(Schema.Number)
+  })),
+  steps: Schema.Array(FindingsStep),
+  summary: Schema.String
+}).annotations({ identifier: "InvestigationFindings" })
+export type Findings = typeof Findings.Type
+
+/**
  * The most values of a step that findings list (the rest are counted).
  *
  * @since 0.1.0
@@ -371,7 +414,7 @@ export const partsShown = 5
  * @since 0.1.0
  * @category constructors
  */
-export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>) => {
+export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>): Findings => {
   const { request } = investigation
   const total = ran.find((r) => r.step.level === 0)?.breakdown
   const figure = (n: number) => formatted(n, investigation.format)
@@ -382,6 +425,7 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>) => {
     ...(r.cellId === undefined ? {} : { cell_id: r.cellId }),
     ...(r.step.dimension === undefined ? {} : { dimension: r.step.dimension }),
     within: r.step.within,
+    query: r.step.query,
     ...(r.failed === undefined ? {} : { failed: r.failed }),
     ...(r.breakdown === undefined ? {} : {
       parts: r.breakdown.parts.slice(0, partsShown),
@@ -459,7 +503,7 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>) => {
   return {
     metric: request.metric,
     kind: investigation.kind,
-    period: request.period,
+    ...(request.period === undefined ? {} : { period: request.period }),
     ...(request.compared_with === undefined ? {} : { compared_with: request.compared_with }),
     ...(total === undefined ? {} : {
       total: {

@@ -10,7 +10,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { Connectors } from "./Connectors.js"
-import { InvalidRequest, type NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { InvalidRequest, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import * as connectorUse from "./internal/connectorUse.js"
 import * as Investigation from "./Investigation.js"
 import type * as Policy from "./Policy.js"
 import { SemanticLayer } from "./SemanticLayer.js"
@@ -34,16 +35,13 @@ export declare namespace Investigations {
   export interface Service {
     /**
      * Where a metric changed between two periods, or where its total comes from: the steps' rows
-     * read into what they found. A metric that would not add up, or a driver it cannot reach, is
-     * `InvalidRequest` with the reason; a connector the caller may not use is `NotFound`.
+     * read into what they found. A metric that would not add up, a driver it cannot reach, or a
+     * connector the caller may not use is `InvalidRequest` with the reason.
      */
     readonly investigate: (
       principal: Policy.Principal,
       request: Investigation.InvestigationRequest
-    ) => Effect.Effect<
-      ReturnType<typeof Investigation.findings>,
-      InvalidRequest | PermissionDenied | NotFound | Unauthenticated
-    >
+    ) => Effect.Effect<Investigation.Findings, InvalidRequest | PermissionDenied | Unauthenticated>
   }
 }
 
@@ -57,7 +55,12 @@ export const make = Effect.gen(function*() {
   return Investigations.of({
     investigate: (principal, request) =>
       Effect.gen(function*() {
-        const [connector] = yield* connectors.resolveForUse(principal, [request.connector_id])
+        // A connector the caller may not use is the request's mistake, named, as a query's is.
+        const [connector] = yield* Effect.catchTag(
+          connectors.resolveForUse(principal, [request.connector_id]),
+          "NotFound",
+          () => new InvalidRequest({ message: connectorUse.unusableMessage("connector_id", [request.connector_id]) })
+        )
         const governing = yield* semantic.modelFor(principal, connector!)
         const planned = Investigation.plan(governing.model, request)
         if (Either.isLeft(planned)) return yield* new InvalidRequest({ message: planned.left.message })

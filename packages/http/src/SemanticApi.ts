@@ -1,7 +1,8 @@
 /**
  * The Semantic group of /v2: the metrics API. A semantic query names metrics, dimensions, filters
  * and a period of a connector's semantic model; the server compiles it (`compile` returns the SQL
- * without running it) and runs it read-only with the caller's row-level security (`query`).
+ * without running it) and runs it read-only with the caller's row-level security (`query`). An
+ * investigation (`investigate`) is a plan of such queries: where a metric changed, and by what.
  *
  * @since 0.1.0
  */
@@ -10,6 +11,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ConnectorId } from "@sightline/core/Ids"
+import * as Investigation from "@sightline/core/Investigation"
 import * as SemanticQuery from "@sightline/core/SemanticQuery"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
@@ -41,6 +43,16 @@ export class SemanticApi extends HttpApiGroup.make("semantic")
         OpenApi.Summary,
         "Run a verified query of a connector's library model with values for its parameters: read-only, with the " +
           "caller's row-level security"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("investigate", "/v2/semantic/investigate")
+      .setPayload(strict(Investigation.InvestigationRequest))
+      .addSuccess(Investigation.Findings)
+      .annotate(
+        OpenApi.Summary,
+        "Find where a metric changed between two periods, or where its total comes from: each step a semantic query " +
+          "with the caller's row-level security, the parts of the change by each driver, and a summary that says where"
       )
   )
   .add(

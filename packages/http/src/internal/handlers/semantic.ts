@@ -1,4 +1,5 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Investigations from "@sightline/core/Investigations"
 import * as SemanticLayer from "@sightline/core/SemanticLayer"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as Effect from "effect/Effect"
@@ -10,9 +11,12 @@ import { only } from "../only.js"
 export const layer = HttpApiBuilder.group(SightlineApi, "semantic", (handlers) =>
   Effect.gen(function*() {
     const semantic = yield* SemanticLayer.SemanticLayer
+    const investigations = yield* Investigations.Investigations
     return handlers
       .handle("query", ({ payload }) => withPrincipal((principal) => semantic.query(principal, payload)))
       .handle("verified", ({ payload }) => withPrincipal((principal) => semantic.runVerified(principal, payload)))
+      .handle("investigate", ({ payload }) =>
+        withPrincipal((principal) => investigations.investigate(principal, payload)))
       .handle("compile", ({ payload }) => withPrincipal((principal) => semantic.compile(principal, payload)))
       .handle("model", ({ path }) =>
         withPrincipal((principal) =>
@@ -23,4 +27,4 @@ export const layer = HttpApiBuilder.group(SightlineApi, "semantic", (handlers) =
                 : "Derived from the connector's schema: refine it and file it as semantic/<name>.yaml."
             }\n${SemanticModel.stringify(file)}`)
         ))
-  })).pipe(only(Authentication, SemanticLayer.SemanticLayer))
+  })).pipe(only(Authentication, SemanticLayer.SemanticLayer, Investigations.Investigations))
