@@ -457,16 +457,18 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>): Findings
       const [first, ...deeper] = chain
       const top = first?.breakdown?.parts[0]
       if (first !== undefined && top !== undefined && top.share !== undefined && top.share > 0) {
-        const mostly = deeper.flatMap((r) => {
+        // "Mostly" as deep as each level's top value holds more than half of its level's change: a
+        // deeper level is within the value above it, so the chain stops at the first that does not.
+        const mostly: Array<{ readonly value: string; readonly step: string }> = []
+        for (const r of deeper) {
           const part = r.breakdown!.parts[0]
-          return part === undefined || r.breakdown!.change === 0 || part.change / r.breakdown!.change <= 0.5
-            ? []
-            : [`${String(part.value)}`]
-        })
+          if (part === undefined || r.breakdown!.change === 0 || part.change / r.breakdown!.change <= 0.5) break
+          mostly.push({ value: String(part.value), step: r.step.id })
+        }
         sentences.push(
           `${percent(top.share)} of the ${noun} is in ${String(top.value)}${
-            mostly.length === 0 ? "" : `, mostly ${mostly.join(", then ")}`
-          } (${[first, ...deeper.slice(0, mostly.length)].map((r) => `step ${r.step.id}`).join(", ")}).`
+            mostly.length === 0 ? "" : `, mostly ${mostly.map((m) => m.value).join(", then ")}`
+          } (${[first.step.id, ...mostly.map((m) => m.step)].map((id) => `step ${id}`).join(", ")}).`
         )
       }
       for (const r of ran.filter((r) => r.step.level === 1 && r !== first && r.breakdown !== undefined)) {

@@ -1,0 +1,184 @@
+/**
+ * `pnpm bench:investigations`: the time to a complete three-level investigation, beside the floor of
+ * its slowest step run alone, on two data sets:
+ * - the DEMO retail data on the embedded PGlite: revenue last year against the year before;
+ * - `--lines` order lines (10 million by default) on the local PostgreSQL, in a database of their own
+ *   read through the model derived from its schema: the amount of one year against the one before.
+ *
+ * The built server runs as a process of its own on a fresh data directory. Each investigation is
+ * `POST /v2/semantic/investigate` (its steps four at once, then one level deeper at a time); the
+ * floor is each of its steps as `POST /v2/semantic/query` alone, the slowest one. Each figure is the
+ * median of `--runs` runs after one to warm the caches. The goal is an investigation within twice
+ * its slowest step.
+ *
+ *   pnpm bench:investigations [--lines 10000000] [--runs 3] [--database postgres://postgres@127.0.0.1:5432/postgres]
+ */
+import { parseArgs } from "node:util"
+import pg from "pg"
+import * as BuiltServer from "./builtServer.js"
+
+const { values } = parseArgs({
+  options: {
+    lines: { type: "string", default: "10000000" },
+    runs: { type: "string", default: "3" },
+    database: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" }
+  }
+})
+const lines = Number(values.lines)
+const runs = Number(values.runs)
+const lastYear = new Date().getUTCFullYear() - 1
+const years = {
+  period: { start: `${lastYear}-01-01`, end: `${lastYear + 1}-01-01` },
+  compared_with: { start: `${lastYear - 1}-01-01`, end: `${lastYear}-01-01` }
+}
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+/** The large data set: regions, customers, products and `lines` order lines over the two years. */
+const setup = (name: string): ReadonlyArray<string> => [
+  `CREATE UNLOGGED TABLE regions (id int PRIMARY KEY, name text NOT NULL)`,
+  `COMMENT ON TABLE regions IS 'Sales regions; name is North, South, East or West'`,
+  `INSERT INTO regions VALUES (1, 'North'), (2, 'South'), (3, 'East'), (4, 'West')`,
+  `CREATE UNLOGGED TABLE customers (id int PRIMARY KEY, region_id int NOT NULL REFERENCES regions, segment text NOT NULL)`,
+  `COMMENT ON TABLE customers IS 'Customers; segment is Consumer or Business'`,
+  `INSERT INTO customers SELECT i, 1 + i % 4, CASE WHEN i % 3 = 0 THEN 'Business' ELSE 'Consumer' END
+   FROM generate_series(1, 100000) AS i`,
+  `CREATE UNLOGGED TABLE products (id int PRIMARY KEY, category text NOT NULL)`,
+  `COMMENT ON TABLE products IS 'Products; category is Laptops, Phones, Audio or Monitors'`,
+  `INSERT INTO products SELECT i, (ARRAY['Laptops', 'Phones', 'Audio', 'Monitors'])[1 + i % 4]
+   FROM generate_series(1, 400) AS i`,
+  `CREATE UNLOGGED TABLE lines (id bigint NOT NULL, customer_id int NOT NULL, product_id int NOT NULL,
+     channel text NOT NULL, ordered_at timestamptz NOT NULL, amount numeric(12,2) NOT NULL)`,
+  `COMMENT ON TABLE lines IS 'Order lines; channel is web, store or partner'`,
+  // The second year sells a little more in some places than others: a change with parts to find.
+  `INSERT INTO lines SELECT i, 1 + (i * 7919) % 100000, 1 + (i * 104729) % 400,
+     (ARRAY['web', 'store', 'partner'])[1 + i % 3],
+     timestamptz '${lastYear - 1}-01-01' + ((i * 37) % 730) * interval '1 day' + (i % 86400) * interval '1 second',
+     round((((i * 7919) % 100000) / 100.0 * CASE WHEN (i * 37) % 730 >= 365 AND i % 4 = 0 THEN 1.3 ELSE 1 END)::numeric, 2)
+   FROM generate_series(1::bigint, ${lines}) AS i`,
+  `ALTER TABLE lines ADD PRIMARY KEY (id)`,
+  // Declared, not checked again: the rows were made to hold them.
+  `ALTER TABLE lines ADD FOREIGN KEY (customer_id) REFERENCES customers NOT VALID`,
+  `ALTER TABLE lines ADD FOREIGN KEY (product_id) REFERENCES products NOT VALID`,
+  `ANALYZE`,
+  `GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${name}`
+]
+
+interface Measured {
+  readonly name: string
+  readonly steps: number
+  readonly investigation: number
+  readonly floor: number
+  readonly slowest: string
+  /** Every step alone, one after another: what running them at once saves. */
+  readonly sum: number
+}
+
+const measure = async (
+  server: BuiltServer.BuiltServer,
+  name: string,
+  connectorId: number,
+  metric: string
+): Promise<Measured> => {
+  const post = async (path: string, json: unknown) => {
+    const started = performance.now()
+    const response = await fetch(`${server.base}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json" },
+      body: JSON.stringify(json)
+    })
+    const body = await response.json() as any
+    if (response.status !== 200) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`)
+    return { body, millis: performance.now() - started }
+  }
+  const request = { connector_id: connectorId, metric, ...years, depth: 3 }
+  const warm = await post("/v2/semantic/investigate", request)
+  const steps = warm.body.steps as ReadonlyArray<{ id: string; query: Record<string, unknown> }>
+  const timings: Array<number> = []
+  for (let i = 0; i < runs; i++) timings.push((await post("/v2/semantic/investigate", request)).millis)
+  let floor = 0
+  let slowest = ""
+  let sum = 0
+  for (const step of steps) {
+    await post("/v2/semantic/query", { connector_id: connectorId, ...step.query })
+    const alone: Array<number> = []
+    for (let i = 0; i < runs; i++) {
+      alone.push((await post("/v2/semantic/query", { connector_id: connectorId, ...step.query })).millis)
+    }
+    sum += median(alone)
+    if (median(alone) > floor) {
+      floor = median(alone)
+      slowest = step.id
+    }
+  }
+  console.log(`${name}: ${warm.body.summary}`)
+  return { name, steps: steps.length, investigation: median(timings), floor, slowest, sum }
+}
+
+const benchName = `sl_bench_inv_${process.pid}`
+const admin = new pg.Client({ connectionString: values.database })
+await admin.connect()
+await admin.query(`CREATE DATABASE ${benchName}`)
+await admin.query(`CREATE ROLE ${benchName} LOGIN`)
+const url = new URL(values.database)
+url.pathname = `/${benchName}`
+let server: BuiltServer.BuiltServer | undefined
+try {
+  const data = new pg.Client({ connectionString: url.toString() })
+  // Dropping the database at the end ends this connection too, if a failure left it open.
+  data.on("error", () => {})
+  await data.connect()
+  const loading = performance.now()
+  console.log(`loading ${lines.toLocaleString("en-US")} order lines into ${benchName}…`)
+  for (const statement of setup(benchName)) await data.query(statement)
+  console.log(`loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s`)
+  await data.end()
+
+  BuiltServer.build()
+  server = await BuiltServer.start(18_797, { SIGHTLINE_SANDBOX_DIR: "off", SIGHTLINE_CONNECTOR_ALLOW_PRIVATE: "1" })
+  const create = async (config: unknown) => {
+    const response = await fetch(`${server!.base}/v2/connectors`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server!.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ config })
+    })
+    return ((await response.json()) as { id: number }).id
+  }
+  const demo = await create({ connector_type: "DEMO", name: "Demo", demo: { dataset: "retail" } })
+  const large = await create({
+    connector_type: "POSTGRES",
+    name: "Lines",
+    postgres: {
+      host: url.hostname,
+      port: Number(url.port || 5432),
+      user: benchName,
+      password: "",
+      database: benchName,
+      ssl_mode: "disable"
+    }
+  })
+  const results = [
+    await measure(server, "DEMO (PGlite)", demo, "revenue"),
+    await measure(server, `${lines.toLocaleString("en-US")} lines (PostgreSQL)`, large, "amount")
+  ]
+  console.log(
+    "\n| data | steps | investigation (ms) | floor: slowest step alone (ms) | × floor | every step alone, in turn (ms) |"
+  )
+  console.log("|---|---:|---:|---:|---:|---:|")
+  for (const r of results) {
+    console.log(
+      `| ${r.name} | ${r.steps} | ${r.investigation.toFixed(0)} | ${r.floor.toFixed(0)} (${r.slowest}) | ${
+        (r.investigation / r.floor).toFixed(2)
+      } | ${r.sum.toFixed(0)} |`
+    )
+  }
+  console.log("\ngoal: at most 2× the floor")
+} catch (error) {
+  console.error(error)
+  process.exitCode = 1
+} finally {
+  server?.stop()
+  await admin.query(`DROP DATABASE IF EXISTS ${benchName} WITH (FORCE)`)
+  await admin.query(`DROP ROLE IF EXISTS ${benchName}`)
+  await admin.end()
+}
