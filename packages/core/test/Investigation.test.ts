@@ -127,6 +127,56 @@ describe("Investigation", () => {
     expect(Investigation.drill(planOf({ depth: 1 }), byRegion, breakdown)).toBeUndefined()
   })
 
+  it("says where the change is, as deep as each level's top value holds most of it, citing the steps, never why", () => {
+    const plan = planOf({ depth: 2 })
+    const columns = (dimension: string | undefined) => [
+      ...(dimension === undefined ? [] : [{ name: dimension, kind: "dimension" }]),
+      { name: "period", kind: "time" },
+      { name: "revenue", kind: "metric" }
+    ]
+    const read = (step: Investigation.Step, rows: ReadonlyArray<ReadonlyArray<unknown>>): Investigation.Ran => ({
+      step,
+      cellId: `cell-${step.id}`,
+      breakdown: Investigation.breakdown(plan, step, columns(step.dimension), rows)
+    })
+    const total = read(plan.steps[0]!, [["2025-02-01", 1000], ["2025-03-01", 800]])
+    const byRegion = read(plan.steps[1]!, [
+      ["Europe", "2025-02-01", 600],
+      ["Europe", "2025-03-01", 420],
+      ["Asia", "2025-02-01", 400],
+      ["Asia", "2025-03-01", 380]
+    ])
+    const byChannel = read(plan.steps[2]!, [
+      ["web", "2025-02-01", 500],
+      ["web", "2025-03-01", 450],
+      ["store", "2025-02-01", 500],
+      ["store", "2025-03-01", 350]
+    ])
+    const deeper = Investigation.drill(plan, byRegion.step, byRegion.breakdown!)!
+    // Europe's fall of 180 is mostly its stores'.
+    const inEurope = read(deeper, [
+      ["web", "2025-02-01", 300],
+      ["web", "2025-03-01", 280],
+      ["store", "2025-02-01", 300],
+      ["store", "2025-03-01", 140]
+    ])
+    const found = Investigation.findings(plan, [total, byRegion, byChannel, inEurope])
+    expect(found.summary).toBe(
+      "Revenue fell 20% from February 2025 to March 2025 (1,000 to 800). 90% of the fall is in Europe, mostly " +
+        "store (step by_region, step by_region_europe_by_channel). By channel, store has 75% of it (step by_channel). " +
+        "These figures say where; the data does not say why."
+    )
+    expect(found.total).toEqual({ before: 1000, after: 800, change: -200, relative: -0.2 })
+    expect(found.steps.map((s) => [s.id, s.cell_id, s.parts?.[0]?.value])).toEqual([
+      ["total", "cell-total", null],
+      ["by_region", "cell-by_region", "Europe"],
+      ["by_channel", "cell-by_channel", "store"],
+      ["by_region_europe_by_channel", "cell-by_region_europe_by_channel", "store"]
+    ])
+    // Each step carries its query, to run again and check.
+    expect(found.steps[3]!.query.filters).toEqual([{ dimension: "region", operator: "=", values: ["Europe"] }])
+  })
+
   it("at one time, reads a ratio's rows as each value's numerator against its denominator", () => {
     const plan = planOf({ metric: "aov", compared_with: undefined })
     expect(plan.steps[1]!.query.time).toEqual({ start: march.start, end: march.end })
