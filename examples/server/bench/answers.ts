@@ -25,6 +25,38 @@
 import { declined as isDecline, matches, options, withAsking } from "./asking.js"
 import * as DemoQuestions from "./questions/demo.js"
 import * as SaasQuestions from "./questions/saas.js"
+import * as WhyQuestions from "./questions/why.js"
+
+/**
+ * What a correct answer to a question of change says, from its first driver's hand figures: the
+ * direction of the total change and the value that drove most of it ("fell", "of the fall is in
+ * Europe"), or at one time the largest contributor ("Europe gives").
+ */
+const expectedOf = (
+  kind: "sum" | "ratio" | "share",
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+): ReadonlyArray<string> => {
+  const n = (v: unknown) => (v === null || v === undefined ? 0 : Number(v))
+  if (kind === "share") {
+    const top = [...rows].sort((a, b) => n(b[1]) - n(a[1]))[0]!
+    return [`, ${String(top[0])} gives`]
+  }
+  let parts: Array<{ value: string; change: number }>
+  let change: number
+  if (kind === "sum") {
+    parts = rows.map((row) => ({ value: String(row[0]), change: n(row[2]) - n(row[1]) }))
+    change = parts.reduce((t, p) => t + p.change, 0)
+  } else {
+    // Each value's w1·r1 − w0·r0, its weight the share of the denominator: the parts of a ratio's change.
+    const d0 = rows.reduce((t, row) => t + n(row[2]), 0)
+    const d1 = rows.reduce((t, row) => t + n(row[4]), 0)
+    parts = rows.map((row) => ({ value: String(row[0]), change: n(row[3]) / d1 - n(row[1]) / d0 }))
+    change = rows.reduce((t, row) => t + n(row[3]), 0) / d1 - rows.reduce((t, row) => t + n(row[1]), 0) / d0
+  }
+  const top = [...parts].sort((a, b) => (change < 0 ? a.change - b.change : b.change - a.change))[0]!
+  const noun = change > 0 ? "rise" : "fall"
+  return [`${change > 0 ? "rose" : "fell"}`, `of the ${noun} is in ${top.value}`]
+}
 
 const values = options()
 const lastYear = new Date().getUTCFullYear() - 1
@@ -87,6 +119,43 @@ await withAsking(
       }
       const count = group.questions.filter(([, sql]) => sql !== null).length
       floors.push(`${group.name}: the hand SQL answers ${floor} of ${count} answerable questions`)
+    }
+    // Questions of change: correct when the answer says which way the change went and the value that
+    // drove most of it, as the hand figures of its first driver say.
+    if (values.only === undefined || values.only === "demo") {
+      const answerable = empty()
+      const unanswerable = empty()
+      for (const [i, why] of WhyQuestions.questions(lastYear).entries()) {
+        const answer = await ask(why.question, { connectorId: demoConnector }, values.model)
+        const expected = why.kind === "decline" ? undefined : expectedOf(why.kind, await demoRows(why.sql))
+        const verdict = expected === undefined
+          ? isDecline(answer) ? "declined" : "wrong"
+          : isDecline(answer)
+          ? "declined"
+          : expected.every((words) => answer.text.includes(words))
+          ? "correct"
+          : "wrong"
+        ;(expected === undefined ? unanswerable : answerable)[verdict] += 1
+        console.log(`why ${String(i + 1).padStart(3)}. ${verdict.padEnd(8)} ${why.question}`)
+        const said = answer.text.split("\n\n").slice(0, 2).join(" ").slice(0, 400)
+        if (verdict === "wrong") {
+          wrongs.push(`why ${i + 1}. ${why.question} (expected ${expected?.join("; ")})\n    read: ${said}`)
+        }
+        if (verdict === "declined" && why.kind === "decline" && !why.reason.test(answer.text)) {
+          unanswerable.wrongReason += 1
+          wrongReasons.push(`why ${i + 1}. ${why.question} (expected ${why.reason})\n    said: ${said}`)
+        }
+        if (values.verbose && verdict !== "correct") {
+          console.log(`    said ${said}\n    expected ${expected?.join("; ")}`)
+        }
+      }
+      table.push(["why, what drove, where from (DEMO)", answerable], ["why, to decline (DEMO)", unanswerable])
+      for (const o of [answerable, unanswerable]) {
+        total.correct += o.correct
+        total.declined += o.declined
+        total.wrong += o.wrong
+        total.wrongReason += o.wrongReason
+      }
     }
     console.log("")
     console.log("| group | questions | correct | declined | of which for another reason | wrong |")

@@ -71,12 +71,12 @@ export const read = (
   const previous = conversation.questions
   const contexts = semantic
   if (contexts.length === 0) return undefined
-  // "Why did revenue drop in March": where the change is, read from the rest of the question. A
-  // rest that does not read is declined as a cause, as before.
+  // "Why did revenue drop in March": where the change is, read from the rest of the question; a
+  // rest that does not read is declined for its own reason ("median" picks out nothing).
   const change = Change.of(question)
   if (change !== undefined) {
     const rest = read(change.rest, semantic, now, found)
-    if (rest !== undefined && "lookup" in rest) return rest
+    if (rest !== undefined && ("lookup" in rest || "declined" in rest)) return rest
     if (rest !== undefined && "query" in rest) return Change.investigation(change, rest, semantic)
   }
   const refusal = Refusals.of(question)

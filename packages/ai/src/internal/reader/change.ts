@@ -93,8 +93,8 @@ export const of = (question: string): Asked | undefined => {
 }
 
 /**
- * The investigation a reading of the rest comes to: its first metric (a derived metric's measure
- * where it is a share or a comparison of periods), its filters, its breakdown as the drivers, and
+ * The investigation a reading of the rest comes to: its first metric (the measure of a comparison
+ * of periods: "growth in revenue" is revenue's change), its filters, its breakdown as the drivers, and
  * its period against the one before it (of the same length; two periods compared are those two).
  */
 export const investigation = (
@@ -111,8 +111,9 @@ export const investigation = (
     }
   }
   const model = semantic.find((c) => c.connector_id === read.connectorId)?.model
+  // "Revenue growth" changes as revenue does; a share is investigated as itself (and refused).
   const derived = model?.metrics?.find((m) => m.name === named)
-  const metric = derived !== undefined && derived.type !== "ratio" ? derived.measure : named
+  const metric = derived?.type === "period_over_period" ? derived.measure : named
   const time = query.time
   const periods = time?.periods
   const window = periods !== undefined
