@@ -41,7 +41,8 @@ export class ChatsApi extends HttpApiGroup.make("chats")
         OpenApi.Description,
         "Server-Sent Events, each `id:` increasing (across the chat's runs) and `data:` a JSON object with `type`: " +
           "`metadata`, `text`, `cell` (when a step starts and when it ends), `asset`, `clarification` (the " +
-          "answer asks which of its `choices` is meant; answer with `chat_id` and `choice`), then `done` " +
+          "answer asks which of its `choices` is meant; answer with `chat_id` and `choice`), `plan` (an " +
+          "investigation's steps before they run, again when a deeper step joins them), then `done` " +
           "(`status` completed or failed, `error` when failed). A comment line is sent every 15 s. " +
           "Disconnecting does not stop the run: its answer is stored, and `GET /v2/chats/{id}/stream` " +
           "resumes it with `Last-Event-ID`."
