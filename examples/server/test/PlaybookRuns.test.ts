@@ -232,6 +232,29 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     expect(report.blocks.map((b: any) => b.type)).toContain("image")
   })
 
+  it("a playbook that asks what changed runs an investigation, and its report holds the waterfall as a PNG", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const year = new Date().getUTCFullYear() - 1
+    const id = await playbook(server(), org, {
+      name: "What changed",
+      prompt: `What changed in revenue in March ${year}?`,
+      connector_ids: [connectorId]
+    })
+    const response = await run(server(), org, id)
+    expect(response.status).toBe(200)
+    const report = (await body(response)).report
+    expect(report.subject).toBe(`What changed in revenue in March ${year}?`)
+    expect(report.summary).toMatch(new RegExp(`^Revenue (rose|fell) [\\d.]+% from February ${year} to March ${year}`))
+    expect(report.summary).toContain("the data does not say why")
+    expect(report.blocks.map((b: any) => b.type)).toEqual(["hero", "image", "list", "divider", "text"])
+    expect(report.blocks[2].heading).toBe("By region")
+    expect(report.blocks[2].items).toHaveLength(5)
+    const png = await server().request(report.blocks[1].image_url)
+    expect(png.headers.get("content-type")).toBe("image/png")
+    expect([...new Uint8Array(await png.arrayBuffer()).slice(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47])
+  })
+
   it("registers a chat channel (its URL write-only) and posts the report there once, through two failures", async () => {
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
