@@ -17,7 +17,8 @@ export const layer = HttpApiBuilder.group(SightlineApi, "semantic", (handlers) =
       .handle("verified", ({ payload }) => withPrincipal((principal) => semantic.runVerified(principal, payload)))
       .handle("investigate", ({ payload }) =>
         withPrincipal((principal) => investigations.investigate(principal, payload)))
-      .handle("compile", ({ payload }) => withPrincipal((principal) => semantic.compile(principal, payload)))
+      .handle("compile", ({ payload }) =>
+        withPrincipal((principal) => semantic.compile(principal, payload)))
       .handle("model", ({ path }) =>
         withPrincipal((principal) =>
           Effect.map(semantic.modelFile(principal, path.id), ({ file, source }) =>
