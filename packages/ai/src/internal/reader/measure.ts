@@ -1,8 +1,12 @@
 /**
  * Phase 5, the measure: a metric from a verb when no phrase named one ("what did Europe spend",
  * "which products sold most"), revenue for a ranking that names no measure ("our biggest
- * customers", said in the answer), or the values themselves ("what categories do we sell"). Then
- * the shapes one semantic query cannot give are declined, each saying what to ask instead.
+ * customers", said in the answer), or the values themselves ("what categories do we sell"). The
+ * shapes a measure takes are settled here too: an attribute of a named row ("what does the Aero
+ * Plus cost": no measure), the top of what a value classifies ("the best selling laptop"), a
+ * ranking within groups ("top 3 in each region"), a share of the whole rather than of a slice, and
+ * a measure's unfiltered sibling where its own filter would remove the groups asked for. The shapes
+ * one semantic query cannot give are declined, each saying what to ask instead.
  *
  * @internal
  */
