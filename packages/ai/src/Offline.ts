@@ -15,6 +15,7 @@
  *
  * @since 0.1.0
  */
+import type * as Investigation from "@sightline/core/Investigation"
 import * as LanguageModel from "@sightline/core/LanguageModel"
 import * as SemanticReading from "@sightline/core/SemanticReading"
 import * as Arr from "effect/Array"
@@ -315,7 +316,7 @@ const investigating = (
     p === undefined ? "all time" : SemanticReading.periodWords(p.start, p.end)
   const kept = (asked.filters ?? []).map((f) => `${words(f.dimension)} ${f.values.map(String).join(" or ")}`)
   const drivers = [
-    ...new Set(found.steps.flatMap((s) => (s.level ?? 1) === 1 && s.dimension !== undefined ? [s.dimension] : []))
+    ...new Set(found.steps.flatMap((s) => s.level === 1 && s.dimension !== undefined ? [s.dimension] : []))
   ]
   const reading = `I read this as: where ${words(asked.metric)} ${
     found.kind === "change"
@@ -377,27 +378,8 @@ const investigating = (
   return reply(`${reading}\n\n${contrary}${found.summary}${table}`)
 }
 
-/** What `investigate` returned, as the offline model reads it. */
-interface Findings {
-  readonly kind: "change" | "contribution"
-  /** The waterfall the run drew, for a report. */
-  readonly chart?: { readonly title: string; readonly image_url: string }
-  readonly total?: { readonly before: number; readonly after: number; readonly change: number }
-  readonly summary: string
-  readonly steps: ReadonlyArray<{
-    readonly id: string
-    readonly level?: number
-    readonly dimension?: string
-    readonly within: ReadonlyArray<unknown>
-    readonly parts?: ReadonlyArray<{
-      readonly value: unknown
-      readonly before: number
-      readonly after: number
-      readonly change: number
-      readonly share?: number
-    }>
-  }>
-}
+/** What `investigate` returned: its findings, and the waterfall the run drew for a report. */
+type Findings = Investigation.Findings & { readonly chart?: { readonly title: string; readonly image_url: string } }
 
 const partsTable = (
   kind: Findings["kind"],
@@ -405,7 +387,8 @@ const partsTable = (
   parts: NonNullable<Findings["steps"][number]["parts"]>
 ) => {
   const decimals = parts.some((p) => !Number.isInteger(p.before) || !Number.isInteger(p.after)) ? 2 : 0
-  const share = (p: { readonly share?: number }) => p.share === undefined ? "—" : `${(p.share * 100).toFixed(1)}%`
+  const share = (p: { readonly share?: number | undefined }) =>
+    p.share === undefined ? "—" : `${(p.share * 100).toFixed(1)}%`
   return kind === "change"
     ? [
       `| ${dimension.replaceAll("_", " ")} | before | after | change | share of the change |`,

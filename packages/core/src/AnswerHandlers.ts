@@ -261,16 +261,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
     )
 
   // Runs one statement as a cell of `type`, with its table, CSV and preview: what the model is told,
-  // and the cell's rows for a tool that reads them further (an investigation).
-  const executeQuery = (
-    connector: RunConnector,
-    type: string,
-    sql: string,
-    params: ReadonlyArray<string | number | boolean | null>,
-    fields: Partial<ChatRuns.CellInput>,
-    preamble: Readonly<Record<string, unknown>> = {}
-  ) => Effect.map(statement(connector, type, sql, params, fields, preamble), (ran) => ran.result)
-
+  // and the cell's rows for a tool that reads them further (an investigation), or why it failed.
   const statement = (
     connector: RunConnector,
     type: string,
@@ -298,7 +289,12 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
       if (Either.isLeft(result)) {
         yield* endCell(cell, { status: "failed", error: result.left.message, execution_time_ms: elapsed }, [])
-        return { result: ToolResult.failed(result.left.message), cellId: cell.id, table: undefined }
+        return {
+          result: ToolResult.failed(result.left.message),
+          cellId: cell.id,
+          table: undefined,
+          error: result.left.message
+        }
       }
       const { columns, rows, truncated } = result.right
       const names = columns.map((c) => c.name)
@@ -350,6 +346,8 @@ export const make = (services: Services, context: RunContext): Handlers => {
         table: { columns, rows }
       }
     })
+
+  const executeQuery = (...args: Parameters<typeof statement>) => Effect.map(statement(...args), (ran) => ran.result)
 
   const runSql = (args: typeof RunSqlArguments.Type) => {
     const connector = connectors.find((c) => c.record.id === args.connector_id)
@@ -432,7 +430,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
               }),
               (ran): Investigation.Ran =>
                 ran.table === undefined
-                  ? { step, cellId: ran.cellId, failed: "the query failed" }
+                  ? { step, cellId: ran.cellId, failed: ran.error ?? "the query returned no table" }
                   : {
                     step,
                     cellId: ran.cellId,

@@ -147,13 +147,15 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
         : undefined
     const numerator = derived?.type === "ratio" ? of(derived.numerator) : undefined
     const denominator = derived?.type === "ratio" ? of(derived.denominator) : undefined
-    const split = countedIn(measure) !== undefined
-      ? { kind: "sum" as const, measures: [measure!.name], tables: [countedIn(measure)!], drivers: measure!.drivers }
-      : derived?.type === "ratio" && countedIn(numerator) !== undefined && countedIn(denominator) !== undefined
+    const counted = countedIn(measure)
+    const [over, under] = [countedIn(numerator), countedIn(denominator)]
+    const split = counted !== undefined
+      ? { kind: "sum" as const, measures: [measure!.name], tables: [counted], drivers: measure!.drivers }
+      : derived?.type === "ratio" && over !== undefined && under !== undefined
       ? {
         kind: "ratio" as const,
         measures: [derived.numerator, derived.denominator],
-        tables: [countedIn(numerator)!, countedIn(denominator)!],
+        tables: [over, under],
         drivers: derived.drivers
       }
       : undefined
@@ -174,15 +176,15 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
     if (kind === "change" && overlap(request.period!, request.compared_with!)) {
       return yield* Either.left(new Uninvestigable({ message: "the periods compared overlap: name periods apart" }))
     }
-    // Dimensions every measure reaches along many-to-one relationships, their listed values (the
-    // few a driver has) first: what the model declares, or else those.
+    // The dimensions every measure reaches along many-to-one relationships; the drivers are what
+    // the model declares, or else those of them whose values it lists (the few a driver has).
     const reaches = split.tables.map((table) => new Set(reachable(model, table).keys()))
     const reached = model.tables.filter((t) => reaches.every((r) => r.has(t.name)))
     const qualified = (table: string, name: string) =>
       model.tables.filter((t) => (t.dimensions ?? []).some((d) => d.name === name)).length > 1
         ? `${table}.${name}`
         : name
-    const reachable_ = new Set(
+    const reachedNames = new Set(
       reached.flatMap((t) => (t.dimensions ?? []).flatMap((d) => [d.name, `${t.name}.${d.name}`]))
     )
     const declared = request.drivers ?? split.drivers ?? model.file.drivers
@@ -191,7 +193,7 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
       : reached.flatMap((t) =>
         (t.dimensions ?? []).filter((d) => d.values !== undefined).map((d) => qualified(t.name, d.name))
       )
-    const unreached = drivers.filter((d) => !reachable_.has(d))
+    const unreached = drivers.filter((d) => !reachedNames.has(d))
     if (request.drivers !== undefined && unreached.length > 0) {
       return yield* Either.left(
         new Uninvestigable({
@@ -201,7 +203,7 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
       )
     }
     // A model's drivers are for all its metrics: those a metric cannot reach are left out.
-    const usable = drivers.filter((d) => reachable_.has(d))
+    const usable = drivers.filter((d) => reachedNames.has(d))
     if (usable.length === 0) {
       return yield* Either.left(
         new Uninvestigable({ message: `the model names no dimension to break ${words(request.metric)} down by` })
@@ -482,23 +484,16 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>): Findings
   } else {
     sentences.push(`${metric} ${period === "all time" ? "over all time" : `in ${period}`}: ${figure(total.after)}.`)
     for (const r of ran.filter((r) => r.step.level === 1 && r.breakdown !== undefined)) {
-      const contributions = Decomposition.contribution(
-        r.breakdown!.parts.map((p) => ({ value: p.value, figure: p.after }))
-      )
-      const largest = contributions[0]
-      if (largest === undefined) continue
-      sentences.push(
-        investigation.split === "ratio"
-          ? `By ${words(r.step.dimension!)}, ${
-            String([...r.breakdown!.parts].sort((a, b) => b.after - a.after)[0]!.value)
-          } ` +
-            `is highest (${
-              figure([...r.breakdown!.parts].sort((a, b) => b.after - a.after)[0]!.after)
-            }; step ${r.step.id}).`
-          : `By ${words(r.step.dimension!)}, ${String(largest.value)} gives ${
-            percent(largest.share)
-          } (step ${r.step.id}).`
-      )
+      const parts = r.breakdown!.parts
+      if (parts.length === 0) continue
+      const by = `By ${words(r.step.dimension!)}`
+      if (investigation.split === "ratio") {
+        const highest = [...parts].sort((a, b) => b.after - a.after)[0]!
+        sentences.push(`${by}, ${String(highest.value)} is highest (${figure(highest.after)}; step ${r.step.id}).`)
+      } else {
+        const largest = Decomposition.contribution(parts.map((p) => ({ value: p.value, figure: p.after })))[0]!
+        sentences.push(`${by}, ${String(largest.value)} gives ${percent(largest.share)} (step ${r.step.id}).`)
+      }
     }
   }
   sentences.push("These figures say where; the data does not say why.")

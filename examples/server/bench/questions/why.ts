@@ -7,6 +7,7 @@
  *
  * Written fresh for the investigations of issue 65.
  */
+import { monthNames } from "@sightline/core/SemanticReading"
 import { sqlOf } from "./demo.js"
 
 /**
@@ -18,21 +19,6 @@ import { sqlOf } from "./demo.js"
 export type Why =
   | { readonly question: string; readonly kind: "sum" | "ratio" | "share"; readonly sql: string }
   | { readonly question: string; readonly kind: "decline"; readonly reason: RegExp }
-
-const monthNames = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December"
-]
 
 export const questions = (lastYear: number): ReadonlyArray<Why> => {
   const LY = lastYear

@@ -143,11 +143,7 @@ export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
             undatedTime = { name: target.name, said: said(match) }
             break
           }
-          return decline(
-            `"${said(match)}" names the dates a period is read on (${target.name.replaceAll("_", " ")}), and the ` +
-              "question gives no period: it cannot keep to rows by it alone",
-            1
-          )
+          return undated(said(match), target.name)
         }
         timeDimension = target.name
         break
@@ -156,12 +152,7 @@ export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
   if (undatedTime !== undefined) {
     // "When did the Aero Pro launch": the date is an attribute of the rows the name picks out.
     if (metrics.length > 0 || ![...filters.keys()].some((d) => picksOut(shaped.vocabulary, d))) {
-      return decline(
-        `"${undatedTime.said}" names the dates a period is read on (${
-          undatedTime.name.replaceAll("_", " ")
-        }), and the question gives no period: it cannot keep to rows by it alone`,
-        1
-      )
+      return undated(undatedTime.said, undatedTime.name)
     }
     dimensions.push(undatedTime.name)
   }
@@ -189,3 +180,11 @@ export const read = (shaped: Shaped): Roled | Refused | Ambiguous => {
 /** Whether a dimension's values name rows (products, customers): a filter on it picks rows out. */
 export const picksOut = (vocabulary: Vocabulary.Vocabulary, dimension: string): boolean =>
   vocabulary.searchable.includes(dimension) || vocabulary.identifiers.has(dimension)
+
+// A time dimension with no period to read it on qualifies the rows in a way no query can.
+const undated = (said: string, name: string) =>
+  decline(
+    `"${said}" names the dates a period is read on (${name.replaceAll("_", " ")}), and the question gives no ` +
+      "period: it cannot keep to rows by it alone",
+    1
+  )
