@@ -9,10 +9,11 @@
  *    `maxRatio` times the file's size, the workbook is refused, wherever the bomb sits (a sheet,
  *    the shared strings, a part nobody reads).
  *    The parts a workbook needs are kept in a scratch directory.
- * 2. **Repacked in reading order.** They are packed again in the order exceljs's
- *    streaming reader needs: the workbook, its relationships, the shared strings and the styles
- *    before any sheet. Excel writes the shared strings after the sheets, and exceljs's reader then
- *    loses every text cell (exceljs issue 683).
+ * 2. **Read from the parts.** exceljs's own reader is driven part by part over the unpacked files:
+ *    the relationships, the workbook, the shared strings and the styles, then each sheet. Its
+ *    streaming `WorkbookReader` reads a zip as it arrives, and then both loses every text cell when
+ *    the shared strings come after the sheets (as Excel writes them, exceljs issue 683) and, on a
+ *    loaded machine, now and then every sheet past the first.
  * 3. **Read, bounded by what it makes.** Sheets are read row by row into CSV, no wider than
  *    `maxColumns`, no larger in all than `maxOutputBytes`, and within `maxMillis`: a sheet's size
  *    says nothing of its input's.
@@ -20,7 +21,6 @@
  * @internal
  */
 import ExcelJS from "exceljs"
-import JSZip from "jszip"
 import * as fs from "node:fs"
 import * as NodePath from "node:path"
 import { Transform, Writable } from "node:stream"
@@ -82,28 +82,18 @@ const cellText = (value: ExcelJS.CellValue): string | number | boolean | null =>
   return value
 }
 
-// The parts of a workbook its sheets are read from, in the order exceljs's reader needs them.
-const partOrder = (path: string): number | undefined => {
-  switch (path) {
-    case "[Content_Types].xml":
-      return 0
-    case "_rels/.rels":
-      return 1
-    case "xl/_rels/workbook.xml.rels":
-      return 2
-    case "xl/workbook.xml":
-      return 3
-    case "xl/sharedStrings.xml":
-      return 4
-    case "xl/styles.xml":
-      return 5
-  }
+// The parts of a workbook its sheets are read from.
+const wanted = (path: string) =>
+  path === "xl/_rels/workbook.xml.rels" || path === "xl/workbook.xml" || path === "xl/sharedStrings.xml" ||
+  path === "xl/styles.xml" || sheetNumber(path) !== undefined
+
+const sheetNumber = (path: string): number | undefined => {
   const sheet = /^xl\/worksheets\/sheet(\d{1,6})\.xml$/.exec(path)
-  return sheet === null ? undefined : 6 + Number(sheet[1])
+  return sheet === null ? undefined : Number(sheet[1])
 }
 
-/** Unpacks the parts into `scratch`, counting every byte inflated; their paths there, in reading order. */
-const unpack = async (path: string, scratch: string, limits: Limits): Promise<Array<readonly [string, string]>> => {
+/** Unpacks the parts into `scratch`, counting every byte inflated: each part's path there. */
+const unpack = async (path: string, scratch: string, limits: Limits): Promise<Map<string, string>> => {
   const size = (await fs.promises.stat(path)).size
   const limit = Math.min(limits.maxInflatedBytes, Math.max(limits.minInflatedBytes, size * limits.maxRatio))
   let inflated = 0
@@ -120,9 +110,8 @@ const unpack = async (path: string, scratch: string, limits: Limits): Promise<Ar
   const zip = fs.createReadStream(path).pipe(unzipper.Parse({ forceStream: true }))
   try {
     for await (const entry of zip as AsyncIterable<unzipper.Entry>) {
-      const order = partOrder(entry.path)
       // A part named twice is read once: the first.
-      if (order === undefined || kept.has(entry.path)) {
+      if (!wanted(entry.path) || kept.has(entry.path)) {
         await pipeline(entry, counted(), discard())
         continue
       }
@@ -136,21 +125,46 @@ const unpack = async (path: string, scratch: string, limits: Limits): Promise<Ar
     throw new WorkbookError("not an Excel workbook (.xlsx): the file is not a zip archive that can be read")
   }
   if (!kept.has("xl/workbook.xml")) throw new WorkbookError("not an Excel workbook (.xlsx): it has no xl/workbook.xml")
-  return [...kept].sort(([a], [b]) => partOrder(a)! - partOrder(b)!)
+  return kept
 }
 
 /**
- * Packs the parts, in their order, as a zip at `to`, streamed. Deflated (at the fastest level): a
- * streamed entry's size comes after its data, and only a deflated one tells a streaming reader
- * where it ends.
+ * The steps of exceljs's streaming reader (4.4) that `WorkbookReader.parse` takes for each zip
+ * entry, here taken for each unpacked part: each reads a stream of the part's bytes.
  */
-const repack = async (parts: ReadonlyArray<readonly [string, string]>, to: string) => {
-  const zip = new JSZip()
-  for (const [name, file] of parts) zip.file(name, fs.createReadStream(file))
-  await pipeline(
-    zip.generateNodeStream({ compression: "DEFLATE", compressionOptions: { level: 1 }, streamFiles: true }),
-    fs.createWriteStream(to)
-  )
+interface ReaderSteps {
+  _parseRels(part: NodeJS.ReadableStream): Promise<void>
+  _parseWorkbook(part: NodeJS.ReadableStream): Promise<void>
+  _parseSharedStrings(part: NodeJS.ReadableStream): AsyncIterable<unknown>
+  _parseStyles(part: NodeJS.ReadableStream): Promise<void>
+  _parseWorksheet(
+    part: NodeJS.ReadableStream,
+    sheetNo: string
+  ): Iterable<{ readonly value: AsyncIterable<ExcelJS.Row> & { readonly name: string } }>
+}
+
+/** The sheets of the unpacked workbook `parts`, in their parts' order, each read as it is iterated. */
+async function* worksheets(parts: ReadonlyMap<string, string>) {
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(
+    "",
+    { worksheets: "emit", sharedStrings: "cache", hyperlinks: "ignore", styles: "cache", entries: "ignore" }
+  ) as unknown as ReaderSteps
+  const read = (part: string) => fs.createReadStream(parts.get(part)!)
+  if (parts.has("xl/_rels/workbook.xml.rels")) await reader._parseRels(read("xl/_rels/workbook.xml.rels"))
+  await reader._parseWorkbook(read("xl/workbook.xml"))
+  if (parts.has("xl/sharedStrings.xml")) {
+    for await (const _ of reader._parseSharedStrings(read("xl/sharedStrings.xml"))) {
+      /* cached */
+    }
+  }
+  if (parts.has("xl/styles.xml")) await reader._parseStyles(read("xl/styles.xml"))
+  const numbered = [...parts.keys()].flatMap((part) => {
+    const number = sheetNumber(part)
+    return number === undefined ? [] : [[part, number] as const]
+  }).sort(([, a], [, b]) => a - b)
+  for (const [part, number] of numbered) {
+    for (const { value } of reader._parseWorksheet(read(part), String(number))) yield value
+  }
 }
 
 /** Writes each sheet of the workbook at `path` as a CSV file in `directory`; empty sheets are skipped. */
@@ -161,25 +175,25 @@ export const sheets = async (
 ): Promise<Array<Sheet>> => {
   const deadline = Date.now() + limits.maxMillis
   const scratch = await fs.promises.mkdtemp(NodePath.join(directory, "parts-"))
-  const ordered = NodePath.join(directory, "ordered.xlsx")
   try {
-    await repack(await unpack(path, scratch, limits), ordered)
+    return await written(await unpack(path, scratch, limits), directory, deadline, limits)
   } finally {
     await fs.promises.rm(scratch, { recursive: true, force: true })
   }
+}
+
+const written = async (
+  parts: ReadonlyMap<string, string>,
+  directory: string,
+  deadline: number,
+  limits: Limits
+): Promise<Array<Sheet>> => {
   const written: Array<Sheet> = []
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(ordered, {
-    worksheets: "emit",
-    sharedStrings: "cache",
-    hyperlinks: "ignore",
-    styles: "cache",
-    entries: "ignore"
-  })
   let output = 0
   let index = 0
-  for await (const sheet of reader) {
+  for await (const sheet of worksheets(parts)) {
     index += 1
-    const name = (sheet as unknown as { name: string }).name
+    const name = sheet.name
     const csv = NodePath.join(directory, `sheet-${index}.csv`)
     const out = fs.createWriteStream(csv)
     let width = 0
@@ -212,7 +226,6 @@ export const sheets = async (
     if (rows > 0) written.push({ name, path: csv })
     else await fs.promises.rm(csv, { force: true })
   }
-  await fs.promises.rm(ordered, { force: true })
   if (written.length === 0) throw new WorkbookError("the workbook has no sheet with rows")
   return written
 }
