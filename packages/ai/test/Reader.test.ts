@@ -282,6 +282,10 @@ describe("Reader", () => {
         request: { metric: "revenue", period: { start: "2025-01-01", end: "2026-01-01" } }
       }
     })
+    // "Which regions drove…" names its driver.
+    expect(read("which regions explain the drop in orders in march 2025")).toMatchObject({
+      investigate: { request: { metric: "orders", drivers: ["region"] }, expected: "down" }
+    })
     expect(read("why did revenue drop")).toMatchObject({ declined: expect.stringContaining("names no period") })
   })
 

@@ -202,8 +202,14 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
         })
       )
     }
-    // A model's drivers are for all its metrics: those a metric cannot reach are left out.
-    const usable = drivers.filter((d) => reachedNames.has(d))
+    // A model's drivers are for all its metrics: those a metric cannot reach are left out, and so
+    // are those the request keeps to one value (in Europe, all of the change is in Europe).
+    const pinned = (driver: string) =>
+      (request.filters ?? []).some((f) =>
+        f.operator === "=" && f.values.length === 1 &&
+        (f.dimension === driver || f.dimension.split(".").at(-1) === driver.split(".").at(-1))
+      )
+    const usable = drivers.filter((d) => reachedNames.has(d) && !pinned(d))
     if (usable.length === 0) {
       return yield* Either.left(
         new Uninvestigable({ message: `the model names no dimension to break ${words(request.metric)} down by` })

@@ -70,6 +70,12 @@ describe("Investigation", () => {
     for (const step of plan.steps) {
       expect(Either.isRight(SemanticCompiler.compile(model, step.query, "mysql"))).toBe(true)
     }
+    // A driver kept to one value holds all of the change: the next leads.
+    expect(planOf({ filters: [{ dimension: "region", operator: "=", values: ["Europe"] }] }).drivers).toEqual([
+      "channel"
+    ])
+    expect(planOf({ filters: [{ dimension: "region", operator: "in", values: ["Europe", "Asia"] }] }).drivers)
+      .toEqual(["region", "channel"])
   })
 
   it("splits a ratio by its numerator and denominator, and takes the listed dimensions it reaches when none are declared", () => {

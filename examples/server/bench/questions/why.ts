@@ -173,6 +173,65 @@ export const questions = (lastYear: number): ReadonlyArray<Why> => {
       kind: "share",
       sql: `SELECT r.name, SUM(i.quantity) FROM ${lines} ${toRegion} WHERE ${notCancelled} GROUP BY 1`
     },
+    // The driver named by "which": categories, channels, the region.
+    {
+      question: "which categories drove the revenue growth last year",
+      kind: "sum",
+      sql: change("revenue", "ca.name", toCategory, ...years)
+    },
+    {
+      question: `which channels explain the drop in orders in March ${LY}`,
+      kind: "sum",
+      sql: change("orders", "o.channel", "", month(LY, 2), month(LY, 3))
+    },
+    {
+      question: `which region drove the fall in revenue in February ${LY}`,
+      kind: "sum",
+      sql: change("revenue", region, toRegion, month(LY, 1), month(LY, 2))
+    },
+    // Kept to one value, the next driver leads: in Europe, the categories; for laptops, the regions.
+    {
+      question: `what drove the drop in revenue in europe in june ${LY}`,
+      kind: "sum",
+      sql: change("revenue", "ca.name", `${toRegion} ${toCategory}`, month(LY, 5), month(LY, 6), "r.name = 'Europe'")
+    },
+    {
+      question: `why did laptop units fall in Q2 ${LY}`,
+      kind: "sum",
+      sql: change(
+        "units",
+        region,
+        `${toRegion} ${toCategory}`,
+        [day(LY, 1), day(LY, 4)],
+        [day(LY, 4), day(LY, 7)],
+        "ca.name = 'Laptops'"
+      )
+    },
+    {
+      question: `why did average order value drop in March ${LY}`,
+      kind: "ratio",
+      sql: `SELECT r.name,
+          SUM(i.line_total) FILTER (WHERE o.ordered_at < '${day(LY, 3)}'),
+          COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at < '${day(LY, 3)}'),
+          SUM(i.line_total) FILTER (WHERE o.ordered_at >= '${day(LY, 3)}'),
+          COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at >= '${day(LY, 3)}')
+        FROM ${lines} ${toRegion}
+        WHERE ${notCancelled} AND o.ordered_at >= '${day(LY, 2)}' AND o.ordered_at < '${day(LY, 4)}' GROUP BY 1`
+    },
+    {
+      question: `where did returns come from last year`,
+      kind: "share",
+      sql: `SELECT r.name, COUNT(*) FROM returns rt JOIN order_items i ON i.id = rt.order_item_id
+        JOIN orders o ON o.id = i.order_id ${toRegion}
+        WHERE rt.returned_at >= '${day(LY, 1)}' AND rt.returned_at < '${day(LY + 1, 1)}' GROUP BY 1`
+    },
+    {
+      question: `where did units come from in Q2 ${LY} by category`,
+      kind: "share",
+      sql: `SELECT ca.name, SUM(i.quantity) FROM ${lines} ${toCategory} WHERE ${notCancelled} AND o.ordered_at >= '${
+        day(LY, 4)
+      }' AND o.ordered_at < '${day(LY, 7)}' GROUP BY 1`
+    },
     // To decline, for their reason.
     { question: "why did revenue drop", kind: "decline", reason: /names no period to compare/ },
     { question: "why do customers send laptops back", kind: "decline", reason: /asks for a cause/ },

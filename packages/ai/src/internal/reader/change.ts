@@ -43,7 +43,7 @@ const verb = new RegExp(
     `(${down}|${up}|${moved})\\b(.*)$`
 )
 const driven = new RegExp(
-  `^(?:(?:what|which\\s+\\w+)\\s+(?:drove|drives|drive|caused|causes|explains|explained|is behind|was behind|` +
+  `^(?:(?:what|which\\s+(\\w+))\\s+(?:drove|drives|drive|caused|causes|explain|explains|explained|is behind|was behind|` +
     `were behind|are behind|led to|leads to)|explain|break down)\\s+(?:the\\s+|our\\s+|this\\s+|that\\s+)?(?:(.+?)\\s+)?` +
     `(${downNouns}|${upNouns}|${movedNouns})s?\\b(?:\\s+(?:in|of))?(.*)$`
 )
@@ -77,10 +77,12 @@ export const of = (question: string): Asked | undefined => {
   }
   const byDriver = driven.exec(q)
   if (byDriver !== null) {
+    // "Which categories drove…" names the driver: read as "… by categories".
+    const by = byDriver[1] === undefined ? "" : ` by ${byDriver[1]}`
     return {
-      rest: compared(`${byDriver[1] ?? ""} ${byDriver[3]}`.trim()),
+      rest: compared(`${byDriver[2] ?? ""} ${byDriver[4]}${by}`.trim()),
       kind: "change",
-      expected: direction(byDriver[2]!)
+      expected: direction(byDriver[3]!)
     }
   }
   const changed = changedIn.exec(q)
