@@ -312,6 +312,60 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
       expect(bottom.compiled.reading.text).toMatch(/^Bottom 1 product in each channel: /)
     }))
 
+  it.effect("customers who bought both: only those with order lines in each value, then all of their rows", () =>
+    Effect.gen(function*() {
+      const both = { entity: "customers", dimension: "category", values: ["laptop", "Phones"] }
+      const { compiled, result } = yield* semantic({ metrics: ["buying_customers", "revenue"], having_each: both })
+      const bought = (category: string) =>
+        `o.customer_id IN (SELECT o2.customer_id FROM ${t("order_items")} i2 JOIN ${t("orders")} o2 ON o2.id = i2.order_id
+           JOIN ${t("products")} p ON p.id = i2.product_id JOIN ${t("categories")} ca ON ca.id = p.category_id
+           WHERE ca.name = '${category}')`
+      const hand = yield* run(
+        `SELECT COUNT(DISTINCT o.customer_id), SUM(i.line_total) FROM ${t("order_items")} i
+         JOIN ${t("orders")} o ON o.id = i.order_id
+         WHERE o.status <> 'cancelled' AND ${bought("Laptops")} AND ${bought("Phones")}`
+      )
+      const [customers, revenue] = hand.rows[0]!.map(Number)
+      expect(customers).toBeGreaterThan(0)
+      expect(Number(result.rows[0]![0])).toBe(customers)
+      expect(Number(result.rows[0]![1])).toBeCloseTo(revenue!, 4)
+      // Fewer than bought either.
+      const laptops = yield* run(
+        `SELECT COUNT(DISTINCT o.customer_id) FROM ${t("orders")} o WHERE o.status <> 'cancelled' AND ${
+          bought("Laptops")
+        }`
+      )
+      expect(customers).toBeLessThan(Number(laptops.rows[0]![0]))
+      expect(compiled.reading.filters).toEqual([
+        "customers have order items in category Laptops and in category Phones"
+      ])
+      // Under a key's row filter, only its region's customers, and only their lines count as bought.
+      const model = modelIn(
+        engine().schema,
+        (yaml) =>
+          yaml.replace(
+            "base_table: { schema: " + engine().schema + ", table: regions }",
+            "base_table: { schema: " + engine().schema +
+              ", table: regions }\n    row_filter: code = _svc.client_attributes_json.region"
+          )
+      )
+      const eu = yield* semantic({ metrics: ["buying_customers"], having_each: both }, model, "{\"region\":\"EU\"}")
+      const handEu = yield* run(
+        `SELECT COUNT(DISTINCT o.customer_id) FROM ${t("orders")} o JOIN ${t("customers")} c ON c.id = o.customer_id
+         JOIN ${t("regions")} r ON r.id = c.region_id
+         WHERE o.status <> 'cancelled' AND r.code = 'EU' AND ${bought("Laptops")} AND ${bought("Phones")}`
+      )
+      expect(Number(eu.result.rows[0]![0])).toBe(Number(handEu.rows[0]![0]))
+      expect(Number(handEu.rows[0]![0])).toBeLessThan(customers!)
+      // A customer has one region: none is in two.
+      const refused = SemanticCompiler.compile(
+        modelIn(engine().schema),
+        { metrics: ["revenue"], having_each: { entity: "customers", dimension: "region", values: ["Europe", "Asia"] } },
+        engine().dialect
+      )
+      expect(Either.isLeft(refused) && refused.left.message).toMatch(/each of the customers has one region/)
+    }))
+
   it.effect("an investigation's parts add up to each change, for every metric and driver, and match SQL by hand", () =>
     Effect.gen(function*() {
       const model = modelIn(engine().schema)

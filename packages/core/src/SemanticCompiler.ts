@@ -38,13 +38,14 @@ import {
   resolveMetric,
   same,
   tableNamed,
+  words,
   Writer
 } from "./internal/semanticSql.js"
 import * as Sql from "./internal/semanticSql.js"
 import * as SqlStatement from "./internal/sqlStatement.js"
 import * as LibraryContext from "./LibraryContext.js"
 import type * as SemanticModel from "./SemanticModel.js"
-import type { Grain, ResolvedMeasure, SemanticModel as Model } from "./SemanticModel.js"
+import type { Grain, ResolvedMeasure, SemanticModel as Model, Table } from "./SemanticModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 import * as SemanticReading from "./SemanticReading.js"
 
@@ -277,6 +278,8 @@ export const compile = (
         : Either.right(found)
     }))
 
+    const having = query.having_each === undefined ? undefined : yield* havingOf(model, query.having_each)
+
     // The measures every metric needs, each in the group of its table and time axis.
     const groups: Array<Group> = []
     const measureAlias = new Map<string, string>()
@@ -461,6 +464,11 @@ export const compile = (
         yield* need(table.name, filter.name)
         where.push(column(table.name, filter.expr, `f__${filter.name}`))
       }
+      if (having !== undefined) {
+        yield* need(having.entity.name, `the ${words(having.entity.name)} that have ${words(having.field.name)}`)
+        const key = column(having.entity.name, having.key, `k__${having.key}`)
+        for (const value of having.values) where.push(`${key} IN (${semiJoin(w, model, having, value)})`)
+      }
       for (const { measure, alias } of group.measures) {
         const value = measure.expr === undefined ? undefined : column(group.table, measure.expr, `v__${measure.name}`)
         const conditions: Array<string> = []
@@ -480,24 +488,7 @@ export const compile = (
         ...select,
         ...allAliases.map((alias) => `${aggregates.get(alias) ?? w.dialect.absent} AS ${w.q(alias)}`)
       ]
-      let from = ""
-      for (const table of [...needed].sort((a, b) => depth(reach, a) - depth(reach, b) || (a < b ? -1 : 1))) {
-        const edge = reach.get(table)
-        if (edge !== undefined) {
-          for (const [fromColumn] of edge.columns) column(edge.from, fromColumn, `k__${fromColumn}`)
-          for (const [, toColumn] of edge.columns) column(table, toColumn, `k__${toColumn}`)
-        }
-      }
-      for (const table of [...needed].sort((a, b) => depth(reach, a) - depth(reach, b) || (a < b ? -1 : 1))) {
-        const body = projection(w, model, tableNamed(model, table), columns.get(table) ?? [])
-        const edge = reach.get(table)
-        from += edge === undefined
-          ? `${body} AS ${w.q(table)}`
-          : `\n  LEFT JOIN ${body} AS ${w.q(table)} ON ${
-            edge.columns.map(([a, b]) => `${w.q(edge.from)}.${w.q(`k__${a}`)} = ${w.q(table)}.${w.q(`k__${b}`)}`)
-              .join(" AND ")
-          }`
-      }
+      const from = joined(w, model, reach, needed, column, columns)
       branches.push(
         `SELECT ${list.join(", ")}\n  FROM ${from}${where.length === 0 ? "" : `\n  WHERE ${where.join(" AND ")}`}${
           groupBy.length === 0 ? "" : `\n  GROUP BY ${groupBy.join(", ")}`
@@ -609,10 +600,118 @@ export const compile = (
         namedTime,
         filters,
         segments,
-        order
+        order,
+        having
       )
     }
   })
+
+/**
+ * The FROM of one table's rows joined, along the many-to-one edges of `reach`, to the `needed`
+ * tables, each read through its projection with the `columns` asked of it (and the keys its joins use).
+ */
+const joined = (
+  w: Writer,
+  model: Model,
+  reach: ReadonlyMap<string, Edge | undefined>,
+  needed: ReadonlySet<string>,
+  column: (table: string, expr: string, alias: string) => string,
+  columns: ReadonlyMap<string, ReadonlyArray<readonly [string, string]>>
+): string => {
+  const ordered = [...needed].sort((a, b) => depth(reach, a) - depth(reach, b) || (a < b ? -1 : 1))
+  for (const table of ordered) {
+    const edge = reach.get(table)
+    if (edge !== undefined) {
+      for (const [fromColumn] of edge.columns) column(edge.from, fromColumn, `k__${fromColumn}`)
+      for (const [, toColumn] of edge.columns) column(table, toColumn, `k__${toColumn}`)
+    }
+  }
+  let from = ""
+  for (const table of ordered) {
+    const body = projection(w, model, tableNamed(model, table), columns.get(table) ?? [])
+    const edge = reach.get(table)
+    from += edge === undefined
+      ? `${body} AS ${w.q(table)}`
+      : `\n  LEFT JOIN ${body} AS ${w.q(table)} ON ${
+        edge.columns.map(([a, b]) => `${w.q(edge.from)}.${w.q(`k__${a}`)} = ${w.q(table)}.${w.q(`k__${b}`)}`)
+          .join(" AND ")
+      }`
+  }
+  return from
+}
+
+/** A `having_each` resolved: the entity, its key, the dimension, and the table whose rows link them. */
+interface Having {
+  readonly entity: Table
+  readonly key: string
+  readonly field: FieldRef
+  readonly bridge: string
+  readonly values: ReadonlyArray<string | number | boolean>
+}
+
+const havingOf = (model: Model, having: SemanticQuery.HavingEach): Either.Either<Having, CompileError> =>
+  Either.gen(function*() {
+    const entity = model.tables.find((t) => same(t.name, having.entity))
+    if (entity === undefined) {
+      return yield* Either.left(new CompileError({ message: `no table named ${having.entity} in model ${model.file.name}` }))
+    }
+    const keys = entity.primary_key?.columns ?? []
+    if (keys.length !== 1) {
+      return yield* Either.left(
+        new CompileError({ message: `${entity.name} needs a primary key of one column to keep those with rows in each value` })
+      )
+    }
+    const field = yield* resolveField(model, having.dimension)
+    if (field.kind === "time") {
+      return yield* Either.left(new CompileError({ message: `${having.dimension} is a time dimension: name periods instead` }))
+    }
+    // Along many-to-one relationships from the entity, each of its rows has one value: none has two.
+    if (reachable(model, entity.name).has(field.table.name)) {
+      return yield* Either.left(
+        new CompileError({
+          message: `each of the ${words(entity.name)} has one ${words(field.name)}: none has rows in each of several`
+        })
+      )
+    }
+    // The rows that link them: the nearest table reaching both.
+    const bridges = model.tables.flatMap((t) => {
+      const reach = reachable(model, t.name)
+      return reach.has(entity.name) && reach.has(field.table.name)
+        ? [{ name: t.name, distance: depth(reach, entity.name) + depth(reach, field.table.name) }]
+        : []
+    }).sort((a, b) => a.distance - b.distance || (a.name < b.name ? -1 : 1))
+    if (bridges.length === 0) {
+      return yield* Either.left(
+        new CompileError({
+          message: `no table's rows lead both to ${words(entity.name)} and to ${words(field.name)} along many-to-one ` +
+            "relationships"
+        })
+      )
+    }
+    return { entity, key: keys[0]!, field, bridge: bridges[0]!.name, values: having.values }
+  })
+
+/** The keys of the entities that have rows (of the bridge) with `value`, under the caller's row filters. */
+const semiJoin = (w: Writer, model: Model, having: Having, value: string | number | boolean): string => {
+  const reach = reachable(model, having.bridge)
+  const needed = new Set<string>()
+  for (const table of [having.entity.name, having.field.table.name]) {
+    for (let at: string | undefined = table; at !== undefined; at = reach.get(at)?.from) needed.add(at)
+  }
+  const columns = new Map<string, Array<readonly [string, string]>>()
+  const column = (table: string, expr: string, alias: string) => {
+    const list = columns.get(table) ?? []
+    if (!list.some(([, a]) => a === alias)) list.push([expr, alias])
+    columns.set(table, list)
+    return `${w.q(table)}.${w.q(alias)}`
+  }
+  const key = column(having.entity.name, having.key, `k__${having.key}`)
+  const ref = column(having.field.table.name, having.field.expr, `d__${having.field.name}`)
+  const from = joined(w, model, reach, needed, column, columns)
+  return `SELECT ${key} FROM ${from} WHERE ${
+    condition(w, ref, { dimension: having.field.name, operator: "=", values: [value] }, having.field)
+  }`
+}
 
 const depth = (reach: ReadonlyMap<string, Edge | undefined>, table: string): number => {
   let n = 0

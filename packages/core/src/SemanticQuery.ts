@@ -110,6 +110,24 @@ export const LimitPer = Schema.Struct({
 export type LimitPer = typeof LimitPer.Type
 
 /**
+ * A condition on an entity, not on rows: "customers who bought both Laptops and Phones" keeps the
+ * customers that have rows (order lines) in each value, and then reads all of their rows. The rows
+ * between them are those of the nearest table that reaches both along many-to-one relationships.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const HavingEach = Schema.Struct({
+  /** The table whose rows are kept: `customers`. It has a primary key of one column. */
+  entity: Schema.String,
+  /** A dimension the entity's rows lead to through another table: `category`. */
+  dimension: Schema.String,
+  /** Every one of these: an entity is kept when it has rows in each. */
+  values: Schema.Array(Scalar).pipe(Schema.minItems(2), Schema.maxItems(10))
+})
+export type HavingEach = typeof HavingEach.Type
+
+/**
  * A semantic query. With no metrics it lists the distinct values of its dimensions (the products
  * of a category, the customers of a region): a list, which the first dimension's table roots.
  *
@@ -144,6 +162,12 @@ export const SemanticQuery = Schema.Struct({
   limit_per: Schema.optional(
     LimitPer.annotations({
       description: "Keep the first `limit` rows, in the query's order, within each value of these dimensions"
+    })
+  ),
+  /** "Customers who bought both Laptops and Phones": only the entities with rows in each value. */
+  having_each: Schema.optional(
+    HavingEach.annotations({
+      description: "Keep only the rows of an entity (a table with a primary key) that have rows in each of the values"
     })
   )
 }).annotations({ identifier: "SemanticQuery" })

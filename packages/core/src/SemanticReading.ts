@@ -127,7 +127,13 @@ export const ofQuery = (
   namedTime: FieldRef | undefined,
   filters: ReadonlyArray<{ readonly filter: SemanticQuery.DimensionFilter; readonly field: FieldRef }>,
   segments: ReadonlyArray<{ readonly filter: SemanticModel.Filter }>,
-  order: ReadonlyArray<SemanticQuery.OrderBy>
+  order: ReadonlyArray<SemanticQuery.OrderBy>,
+  having?: {
+    readonly entity: { readonly name: string }
+    readonly field: FieldRef
+    readonly bridge: string
+    readonly values: ReadonlyArray<string | number | boolean>
+  }
 ): SemanticQuery.Reading => {
   const readingMetrics = metrics.map((ref) => ({
     name: ref.kind === "measure" ? ref.measure.name : ref.metric.name,
@@ -146,7 +152,13 @@ export const ofQuery = (
         values.length > 1 && !negated && filter.operator !== "between" ? "is one of" : operatorWords[filter.operator]
       } ${joined}`
     }),
-    ...segments.map(({ filter }) => filter.description ?? words(filter.name))
+    ...segments.map(({ filter }) => filter.description ?? words(filter.name)),
+    // "Customers have order items in category Laptops and in category Phones".
+    ...(having === undefined ? [] : [
+      `${words(having.entity.name)} have ${words(having.bridge)} ${
+        having.values.map((v) => `in ${words(having.field.name)} ${String(canonical(having.field, v))}`).join(" and ")
+      }`
+    ])
   ]
   const grain = query.time?.grain
   const periods = query.time?.periods
