@@ -243,12 +243,23 @@ describe("Reader", () => {
     }
   })
 
-  it("declines causes, forecasts and intersections with their reason, whatever the words", () => {
+  it("declines causes and forecasts with their reason, whatever the words", () => {
     expect(read("why do customers cancel")).toMatchObject({ declined: expect.stringContaining("cause") })
     expect(read("forecast revenue for next year")).toMatchObject({ declined: expect.stringContaining("future") })
-    expect(read("customers who bought both web and store")).toMatchObject({
-      declined: expect.stringContaining("both")
+  })
+
+  it("reads the entities with rows in each of two values as a condition on them, counted or listed", () => {
+    expect(read("revenue of customers with both web and store")).toMatchObject({
+      query: {
+        metrics: ["revenue"],
+        having_each: { entity: "customers", dimension: "channel", values: ["web", "store"] }
+      }
     })
+    const listed = queryOf("customers that have both online and in store orders")
+    expect(listed).toMatchObject({ metrics: [], having_each: { entity: "customers", values: ["web", "store"] } })
+    expect(listed.filters).toBeUndefined()
+    // Whose rows, unread: declined for that reason.
+    expect(read("revenue both web and store")).toMatchObject({ declined: expect.stringContaining("whose rows") })
   })
 
   it("reads where a change is as an investigation: the period against the one before, its filters and breakdown", () => {

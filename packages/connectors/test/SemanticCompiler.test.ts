@@ -317,7 +317,9 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
       const both = { entity: "customers", dimension: "category", values: ["laptop", "Phones"] }
       const { compiled, result } = yield* semantic({ metrics: ["buying_customers", "revenue"], having_each: both })
       const bought = (category: string) =>
-        `o.customer_id IN (SELECT o2.customer_id FROM ${t("order_items")} i2 JOIN ${t("orders")} o2 ON o2.id = i2.order_id
+        `o.customer_id IN (SELECT o2.customer_id FROM ${t("order_items")} i2 JOIN ${
+          t("orders")
+        } o2 ON o2.id = i2.order_id
            JOIN ${t("products")} p ON p.id = i2.product_id JOIN ${t("categories")} ca ON ca.id = p.category_id
            WHERE ca.name = '${category}')`
       const hand = yield* run(

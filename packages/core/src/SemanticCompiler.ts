@@ -653,17 +653,23 @@ const havingOf = (model: Model, having: SemanticQuery.HavingEach): Either.Either
   Either.gen(function*() {
     const entity = model.tables.find((t) => same(t.name, having.entity))
     if (entity === undefined) {
-      return yield* Either.left(new CompileError({ message: `no table named ${having.entity} in model ${model.file.name}` }))
+      return yield* Either.left(
+        new CompileError({ message: `no table named ${having.entity} in model ${model.file.name}` })
+      )
     }
     const keys = entity.primary_key?.columns ?? []
     if (keys.length !== 1) {
       return yield* Either.left(
-        new CompileError({ message: `${entity.name} needs a primary key of one column to keep those with rows in each value` })
+        new CompileError({
+          message: `${entity.name} needs a primary key of one column to keep those with rows in each value`
+        })
       )
     }
     const field = yield* resolveField(model, having.dimension)
     if (field.kind === "time") {
-      return yield* Either.left(new CompileError({ message: `${having.dimension} is a time dimension: name periods instead` }))
+      return yield* Either.left(
+        new CompileError({ message: `${having.dimension} is a time dimension: name periods instead` })
+      )
     }
     // Along many-to-one relationships from the entity, each of its rows has one value: none has two.
     if (reachable(model, entity.name).has(field.table.name)) {

@@ -160,11 +160,19 @@ export const questions = (lastYear: number): ReadonlyArray<Question> => {
       `SELECT s.status, count(*) FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE p.name = 'Starter' GROUP BY 1`
     ],
 
+    // The accounts with invoices in each status, listed with their invoices.
+    [
+      "accounts with both open and void invoices",
+      `SELECT a.name, count(*) FROM accounts a JOIN invoices i ON i.account_id = a.id
+        WHERE a.id IN (SELECT account_id FROM invoices WHERE status = 'open')
+          AND a.id IN (SELECT account_id FROM invoices WHERE status = 'void')
+        GROUP BY 1 ORDER BY 2 DESC, 1`
+    ],
+
     ["why did mrr drop", null, /names no period to compare/],
     ["forecast mrr for next year", null, /about the future/],
     ["churn rate by plan", null, /"churn"/],
     ["customer lifetime value by industry", null, /"lifetime"/],
-    ["accounts with both open and void invoices", null, /have both of two things/],
     ["invoices by sales rep", null, /"rep"/],
     ["net revenue retention", null, /"retention"/],
     ["mrr by city", null, /"city"/],

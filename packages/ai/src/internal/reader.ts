@@ -16,6 +16,7 @@
 import type * as LanguageModel from "@sightline/core/LanguageModel"
 import * as Arr from "effect/Array"
 import * as Option from "effect/Option"
+import * as Both from "./reader/both.js"
 import * as Change from "./reader/change.js"
 import * as Directives from "./reader/directives.js"
 import * as FollowUp from "./reader/followUp.js"
@@ -78,6 +79,13 @@ export const read = (
     const rest = read(change.rest, semantic, now, found)
     if (rest !== undefined && ("lookup" in rest || "declined" in rest)) return rest
     if (rest !== undefined && "query" in rest) return Change.investigation(change, rest, semantic)
+  }
+  // "Customers who bought both laptops and phones": read as either, then kept to those with each.
+  const each = Both.of(question)
+  if (each !== undefined) {
+    const rest = read(each.rest, semantic, now, found)
+    if (rest !== undefined && ("lookup" in rest || "declined" in rest)) return rest
+    if (rest !== undefined && "query" in rest) return Both.apply(each, rest, semantic)
   }
   const refusal = Refusals.of(question)
   if (refusal !== undefined) return { declined: refusal.reason }
