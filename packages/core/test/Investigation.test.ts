@@ -1,5 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
 import { ConnectorId } from "../src/Ids.js"
 import * as Investigation from "../src/Investigation.js"
 import * as SemanticCompiler from "../src/SemanticCompiler.js"
@@ -104,6 +107,43 @@ describe("Investigation", () => {
       "the periods compared overlap: name periods apart"
     )
   })
+
+  it.effect("a cancelled investigation stops at its next step: nothing deeper starts", () =>
+    Effect.gen(function*() {
+      const plan = planOf({})
+      const columns = [{ name: "region", kind: "dimension" }, { name: "period", kind: "time" }, {
+        name: "revenue",
+        kind: "metric"
+      }]
+      const started: Array<string> = []
+      const blocked = yield* Deferred.make<void>()
+      // The totals and the regions answer at once; the channels hang until the run is cancelled.
+      const runStep = (step: Investigation.Step) =>
+        Effect.gen(function*() {
+          started.push(step.id)
+          if (step.id === "by_channel") {
+            yield* Deferred.succeed(blocked, undefined)
+            return yield* Effect.never
+          }
+          const rows = [["Europe", "2025-02-01", 500], ["Europe", "2025-03-01", 300]]
+          return { step, breakdown: Investigation.breakdown(plan, step, columns, rows) }
+        })
+      const fiber = yield* Effect.fork(Investigation.run(plan, runStep))
+      yield* Deferred.await(blocked)
+      yield* Fiber.interrupt(fiber)
+      expect([...started].sort()).toEqual(["by_channel", "by_region", "total"])
+      // Without the cancel, Europe by channel runs next.
+      const all = yield* Investigation.run(plan, (step) =>
+        Effect.succeed({
+          step,
+          breakdown: Investigation.breakdown(plan, step, columns, [["Europe", "2025-02-01", 500], [
+            "Europe",
+            "2025-03-01",
+            300
+          ]])
+        }))
+      expect(all.map((r) => r.step.id)).toContain("by_region_europe_by_channel")
+    }))
 
   it("reads a step's rows as the change by its dimension, and drills into the value that drove it, to the depth asked", () => {
     const plan = planOf({})
