@@ -504,6 +504,11 @@ describeServers("asking with the offline model over the DEMO connector", (server
     )
     expect(text).toContain("the data does not say why")
     if (direction === "rose") expect(text).toContain("It did not fall.")
+    // The plan is kept with the answer, as it last stood, for a reader who comes later.
+    const chat = await body(await server().request(`/v2/chats/${events[0]!.data.chat_id}`, { key: org.key }))
+    const answer = chat.messages.find((m: { role: string }) => m.role === "assistant")
+    const { type: _type, ...last } = plans.at(-1)!
+    expect(answer.provenance.plans).toEqual([last])
   })
 
   it("keeps to a value the demo's comments list, and ranks months, matching SQL by hand", async () => {

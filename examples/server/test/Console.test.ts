@@ -290,6 +290,12 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     expect(await plan.locator(".step-pending").count()).toBe(0)
     expect(await plan.locator(".step.level-2").count()).toBe(1)
     await screenshot(page, "investigation")
+    // After a reload, the plan is read from the answer, in its place before the steps.
+    await page.reload()
+    const kept = page.getByRole("region", { name: `Plan: Revenue in February ${year} and March ${year}` })
+    await kept.waitFor({ timeout: 30_000 })
+    expect(await kept.getByRole("listitem").count()).toBe(6)
+    expect(await kept.locator(".step-done").count()).toBe(6)
     await context.close()
   }, 120_000)
 

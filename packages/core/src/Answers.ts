@@ -324,6 +324,11 @@ export const makeWith = (options: Options) =>
           readAfter: (id) => runs.readEvents(run, id),
           publish: readers.publish
         })
+        // A plan announced is kept with the answer too, for a reader who comes after the stream.
+        const emit = (event: ChatEvent.ChatEvent) => {
+          if (event.type === "plan") RunLedger.planned(ledger, { title: event.title, steps: event.steps })
+          return writer.emit(event)
+        }
         // The end someone else wrote (a cancel, a newer run): it is in the log; hand it on. Only a
         // chat that is gone altogether has none, and then this process's readers are told alone.
         const endedElsewhere = writer.catchUp.pipe(
@@ -390,7 +395,7 @@ export const makeWith = (options: Options) =>
             started,
             asked: askOptions,
             sign,
-            emit: writer.emit,
+            emit,
             onReport: (written) => {
               report = written
             },
@@ -402,7 +407,7 @@ export const makeWith = (options: Options) =>
               ledger.basis = context.basis
               return AnswerLoop.loop(context, model, {
                 maxSteps: options.maxSteps,
-                emit: writer.emit,
+                emit,
                 ledger,
                 answered: complete
               })

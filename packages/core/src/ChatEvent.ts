@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import { Asset } from "./Asset.js"
 import { ChatCell, RunMetadata } from "./Chat.js"
 import * as Clarification from "./Clarification.js"
+import * as Provenance from "./Provenance.js"
 
 /**
  * The first event: the run's description.
@@ -71,9 +72,7 @@ export type ClarificationEvent = typeof ClarificationEvent.Type
  */
 export const PlanEvent = Schema.Struct({
   type: Schema.Literal("plan"),
-  /** What is investigated ("Revenue in February 2025 and March 2025"). */
-  title: Schema.String,
-  steps: Schema.Array(Schema.Struct({ id: Schema.String, title: Schema.String, level: Schema.Int }))
+  ...Provenance.Plan.fields
 })
 export type PlanEvent = typeof PlanEvent.Type
 

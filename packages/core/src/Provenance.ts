@@ -46,6 +46,21 @@ export const SemanticModelUsed = Schema.Struct({
 export type SemanticModelUsed = typeof SemanticModelUsed.Type
 
 /**
+ * An investigation's plan as the answer ran it: what it investigated and its steps, each shown as
+ * a cell whose content is the step's title. The stream announces it as a `plan` event; the answer
+ * keeps the last one of each investigation, so the plan is there after a reload.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Plan = Schema.Struct({
+  /** What is investigated ("Revenue in February 2025 and March 2025"). */
+  title: Schema.String,
+  steps: Schema.Array(Schema.Struct({ id: Schema.String, title: Schema.String, level: Schema.Int }))
+}).annotations({ identifier: "ProvenancePlan" })
+export type Plan = typeof Plan.Type
+
+/**
  * How an answer was made.
  *
  * @since 0.1.0
@@ -71,7 +86,9 @@ export const Provenance = Schema.Struct({
    * SHA-256 of the organization and the client attributes the answer ran under, when it ran under
    * any: equal for equal attributes within an organization, and never the attributes themselves.
    */
-  client_attributes_hash: Schema.optional(Schema.String)
+  client_attributes_hash: Schema.optional(Schema.String),
+  /** The plans of the investigations the answer ran, in order (none for an answer that ran none). */
+  plans: Schema.optional(Schema.Array(Plan))
 }).annotations({ identifier: "Provenance" })
 export type Provenance = typeof Provenance.Type
 

@@ -31,10 +31,24 @@ export interface Ledger {
   basis: Basis | undefined
   readonly generations: Array<Generation>
   readonly toolCalls: Array<Provenance.ToolCall>
+  /** Each investigation's plan, as last announced. */
+  readonly plans: Array<Provenance.Plan>
 }
 
 /** An empty ledger. */
-export const make = (): Ledger => ({ basis: undefined, generations: [], toolCalls: [] })
+export const make = (): Ledger => ({ basis: undefined, generations: [], toolCalls: [], plans: [] })
+
+/**
+ * Keeps an announced plan: one that goes on from the last (its steps, then deeper ones) replaces
+ * it; another investigation's is added.
+ */
+export const planned = (ledger: Ledger, plan: Provenance.Plan): void => {
+  const last = ledger.plans.at(-1)
+  const continues = last !== undefined && last.title === plan.title &&
+    last.steps.every((step, i) => plan.steps[i]?.id === step.id)
+  if (continues) ledger.plans[ledger.plans.length - 1] = plan
+  else ledger.plans.push(plan)
+}
 
 const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
 
@@ -56,7 +70,8 @@ export const provenance = (ledger: Ledger): Provenance.Provenance | undefined =>
     tool_calls: ledger.toolCalls,
     ...(basis.libraryCommit === undefined ? {} : { library_commit: basis.libraryCommit }),
     semantic_models: basis.semanticModels,
-    ...(basis.clientAttributesHash === undefined ? {} : { client_attributes_hash: basis.clientAttributesHash })
+    ...(basis.clientAttributesHash === undefined ? {} : { client_attributes_hash: basis.clientAttributesHash }),
+    ...(ledger.plans.length === 0 ? {} : { plans: ledger.plans.map(({ steps, title }) => ({ title, steps })) })
   }
 }
 

@@ -133,6 +133,8 @@ export interface Provenance {
     readonly path?: string
   }>
   readonly client_attributes_hash?: string
+  /** The plans of the investigations it ran. */
+  readonly plans?: ReadonlyArray<Plan>
 }
 
 /** The "how this was answered" panel of an answer. */

@@ -73,7 +73,7 @@ const loadHistory = async (chatId: string): Promise<Array<Item>> => {
   ])
   const ordered = [...cells.cells].sort((a, b) => a.created_at.localeCompare(b.created_at))
   const assetsOf = (cellId: string) => chat.assets.filter((asset) => asset.cell_id === cellId)
-  return ordered.flatMap((cell): Array<Item> => {
+  const items = ordered.flatMap((cell): Array<Item> => {
     if (cell.role === "user") return [{ kind: "user", key: cell.id, text: cell.content ?? "" }]
     if (cell.role === "assistant") {
       const message = chat.messages.find((m) => m.cell_id === cell.id)
@@ -91,6 +91,28 @@ const loadHistory = async (chatId: string): Promise<Array<Item>> => {
     }
     return [{ kind: "cell", key: cell.id, cell, assets: assetsOf(cell.id) }]
   })
+  return withPlans(items)
+}
+
+/**
+ * The plans an answer's investigations ran (kept in its provenance), each shown where it was
+ * announced: before the first of its steps' cells in that answer's run.
+ */
+const withPlans = (items: ReadonlyArray<Item>): Array<Item> => {
+  const shown = [...items]
+  for (let at = shown.length - 1; at >= 0; at--) {
+    const answer = shown[at]!
+    if (answer.kind !== "answer" || answer.provenance?.plans === undefined) continue
+    const start = shown.slice(0, at).map((item) => item.kind).lastIndexOf("user") + 1
+    for (const [n, plan] of [...answer.provenance.plans.entries()].reverse()) {
+      const titles = new Set(plan.steps.map((step) => step.title))
+      const first = shown.findIndex((item, i) =>
+        i >= start && i < at && item.kind === "cell" && titles.has(item.cell.content ?? "")
+      )
+      shown.splice(first === -1 ? at : first, 0, { kind: "plan", key: `${answer.key}:plan:${n}`, ...plan })
+    }
+  }
+  return shown
 }
 
 export function ChatPage(
