@@ -11,8 +11,14 @@
  * median of `--runs` runs after one to warm the caches. The goal is an investigation within twice
  * its slowest step.
  *
+ * First, on both (the DEMO's library model and the model derived from the second schema), every
+ * metric of the model is investigated over the two years with its drivers: each driver's parts must
+ * add up to the total change, or the metric must be refused with its reason.
+ *
  *   pnpm bench:investigations [--lines 10000000] [--runs 3] [--database postgres://postgres@127.0.0.1:5432/postgres]
  */
+import * as SemanticModel from "@sightline/core/SemanticModel"
+import * as Either from "effect/Either"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import * as BuiltServer from "./builtServer.js"
@@ -115,6 +121,41 @@ const measure = async (
   return { name, steps: steps.length, investigation: median(timings), floor, slowest, sum }
 }
 
+/** Every metric of the connector's model investigated: the steps whose parts add up, and those that do not. */
+const addsUp = async (server: BuiltServer.BuiltServer, connectorId: number) => {
+  const headers = { authorization: `Bearer ${server.key}`, "content-type": "application/json" }
+  const text = await (await fetch(`${server.base}/v2/connectors/${connectorId}/semantic-model`, { headers })).text()
+  const model = Either.getOrThrow(SemanticModel.parse("model.yaml", text))
+  const metrics = [...model.measures.map((m) => m.name), ...model.metrics.map((m) => m.name)]
+  let investigated = 0
+  let steps = 0
+  const refused: Array<string> = []
+  const wrong: Array<string> = []
+  for (const metric of metrics) {
+    const response = await fetch(`${server.base}/v2/semantic/investigate`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ connector_id: connectorId, metric, ...years })
+    })
+    const body = await response.json() as any
+    if (response.status === 400) {
+      refused.push(`${metric} (${body.error.message})`)
+      continue
+    }
+    if (response.status !== 200) throw new Error(`${metric}: ${response.status} ${JSON.stringify(body)}`)
+    investigated += 1
+    for (const step of body.steps.filter((s: any) => s.level === 1 && s.parts !== undefined)) {
+      if ((step.more_parts ?? 0) > 0) continue
+      steps += 1
+      const sum = step.parts.reduce((total: number, part: { change: number }) => total + part.change, 0)
+      if (Math.abs(sum - body.total.change) > 1e-6 * Math.max(1, Math.abs(body.total.change))) {
+        wrong.push(`${metric} ${step.id}: parts ${sum} against ${body.total.change}`)
+      }
+    }
+  }
+  return { metrics: metrics.length, investigated, steps, refused, wrong }
+}
+
 const benchName = `sl_bench_inv_${process.pid}`
 const admin = new pg.Client({ connectionString: values.database })
 await admin.connect()
@@ -157,6 +198,16 @@ try {
       ssl_mode: "disable"
     }
   })
+  for (const [name, id] of [["DEMO (library model)", demo], ["the second schema (derived model)", large]] as const) {
+    const checked = await addsUp(server, id)
+    console.log(
+      `${name}: ${checked.investigated} of ${checked.metrics} metrics investigated, ${checked.steps} driver steps: ` +
+        `${checked.steps - checked.wrong.length} add up to the change, ${checked.wrong.length} do not`
+    )
+    for (const line of checked.wrong) console.log(`  does not add up: ${line}`)
+    for (const line of checked.refused) console.log(`  refused: ${line}`)
+    if (checked.wrong.length > 0) process.exitCode = 1
+  }
   const results = [
     await measure(server, "DEMO (PGlite)", demo, "revenue"),
     await measure(server, `${lines.toLocaleString("en-US")} lines (PostgreSQL)`, large, "amount")
