@@ -207,7 +207,9 @@ export const plan = (model: Model, request: InvestigationRequest): Either.Either
     const pinned = (driver: string) =>
       (request.filters ?? []).some((f) =>
         f.operator === "=" && f.values.length === 1 &&
-        (f.dimension === driver || f.dimension.split(".").at(-1) === driver.split(".").at(-1))
+        (f.dimension === driver ||
+          (!(f.dimension.includes(".") && driver.includes(".")) &&
+            f.dimension.split(".").at(-1) === driver.split(".").at(-1)))
       )
     const usable = drivers.filter((d) => reachedNames.has(d) && !pinned(d))
     if (usable.length === 0) {

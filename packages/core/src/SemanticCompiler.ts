@@ -409,14 +409,7 @@ export const compile = (
         for (let at: string | undefined = table; at !== undefined; at = reach.get(at)?.from) needed.add(at)
         return Either.right(undefined)
       }
-      // The columns each table's projection gives, as `[expr, alias]`.
-      const columns = new Map<string, Array<readonly [string, string]>>()
-      const column = (table: string, expr: string, alias: string) => {
-        const list = columns.get(table) ?? []
-        if (!list.some(([, a]) => a === alias)) list.push([expr, alias])
-        columns.set(table, list)
-        return `${w.q(table)}.${w.q(alias)}`
-      }
+      const { column, columns } = projected(w)
       const select: Array<string> = []
       const aggregates = new Map<string, string>()
       const groupBy: Array<string> = []
@@ -607,6 +600,21 @@ export const compile = (
   })
 
 /**
+ * The columns each table's projection gives, as `[expr, alias]`, gathered by `column`, which
+ * answers the column's reference in the query.
+ */
+const projected = (w: Writer) => {
+  const columns = new Map<string, Array<readonly [string, string]>>()
+  const column = (table: string, expr: string, alias: string) => {
+    const list = columns.get(table) ?? []
+    if (!list.some(([, a]) => a === alias)) list.push([expr, alias])
+    columns.set(table, list)
+    return `${w.q(table)}.${w.q(alias)}`
+  }
+  return { column, columns }
+}
+
+/**
  * The FROM of one table's rows joined, along the many-to-one edges of `reach`, to the `needed`
  * tables, each read through its projection with the `columns` asked of it (and the keys its joins use).
  */
@@ -704,13 +712,7 @@ const semiJoin = (w: Writer, model: Model, having: Having, value: string | numbe
   for (const table of [having.entity.name, having.field.table.name]) {
     for (let at: string | undefined = table; at !== undefined; at = reach.get(at)?.from) needed.add(at)
   }
-  const columns = new Map<string, Array<readonly [string, string]>>()
-  const column = (table: string, expr: string, alias: string) => {
-    const list = columns.get(table) ?? []
-    if (!list.some(([, a]) => a === alias)) list.push([expr, alias])
-    columns.set(table, list)
-    return `${w.q(table)}.${w.q(alias)}`
-  }
+  const { column, columns } = projected(w)
   const key = column(having.entity.name, having.key, `k__${having.key}`)
   const ref = column(having.field.table.name, having.field.expr, `d__${having.field.name}`)
   const from = joined(w, model, reach, needed, column, columns)
