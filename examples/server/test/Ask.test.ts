@@ -1131,7 +1131,8 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
         "segments",
         "order",
         "limit",
-        "limit_per"
+        "limit_per",
+        "having_each"
       ]
     )
     // Metrics may come from the query it refines (`based_on`).
