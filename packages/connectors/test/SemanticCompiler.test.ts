@@ -90,6 +90,17 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
       return { compiled, result }
     })
   const t = (name: string) => `${engine().schema}.${name}`
+  /** The model with a row filter on regions: a key's `region` attribute names the one it sees. */
+  const byRegion = () =>
+    modelIn(
+      engine().schema,
+      (yaml) =>
+        yaml.replace(
+          "base_table: { schema: " + engine().schema + ", table: regions }",
+          "base_table: { schema: " + engine().schema +
+            ", table: regions }\n    row_filter: code = _svc.client_attributes_json.region"
+        )
+    )
 
   it.effect("revenue by channel: the model's revenue is the hand-written sum, cancelled orders excluded", () =>
     Effect.gen(function*() {
@@ -342,15 +353,7 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
         "customers have order items in category Laptops and in category Phones"
       ])
       // Under a key's row filter, only its region's customers, and only their lines count as bought.
-      const model = modelIn(
-        engine().schema,
-        (yaml) =>
-          yaml.replace(
-            "base_table: { schema: " + engine().schema + ", table: regions }",
-            "base_table: { schema: " + engine().schema +
-              ", table: regions }\n    row_filter: code = _svc.client_attributes_json.region"
-          )
-      )
+      const model = byRegion()
       const eu = yield* semantic({ metrics: ["buying_customers"], having_each: both }, model, "{\"region\":\"EU\"}")
       const handEu = yield* run(
         `SELECT COUNT(DISTINCT o.customer_id) FROM ${t("orders")} o JOIN ${t("customers")} c ON c.id = o.customer_id
@@ -521,15 +524,7 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
 
   it.effect("a row filter on regions limits revenue to the caller's region, whatever is asked", () =>
     Effect.gen(function*() {
-      const model = modelIn(
-        engine().schema,
-        (yaml) =>
-          yaml.replace(
-            "base_table: { schema: " + engine().schema + ", table: regions }",
-            "base_table: { schema: " + engine().schema +
-              ", table: regions }\n    row_filter: code = _svc.client_attributes_json.region"
-          )
-      )
+      const model = byRegion()
       const eu = yield* semantic({ metrics: ["revenue", "orders"] }, model, "{\"region\":\"EU\"}")
       const hand = yield* run(
         `SELECT SUM(i.line_total), COUNT(DISTINCT o.id) FROM ${t("order_items")} i JOIN ${

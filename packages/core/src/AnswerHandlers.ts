@@ -254,6 +254,22 @@ export const make = (services: Services, context: RunContext): Handlers => {
       return { asset, record }
     })
 
+  /** A chart as a cell of its own with its spec as an asset, kept for reports: its image URL there. */
+  const drawChart = (title: string, spec: unknown) =>
+    Effect.gen(function*() {
+      const cell = yield* newCell("chart", { content: title })
+      const { asset } = yield* addAsset({
+        cell_id: cell.id,
+        name: title,
+        type: "chart",
+        mime_type: ChartSpec.mimeType,
+        content: JSON.stringify(spec)
+      })
+      yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
+      charts.push({ title, spec })
+      return Report.chartRef(charts.length)
+    })
+
   const notEnabled = (id: number) =>
     ToolResult.failed(
       `connector ${id} is not enabled in this chat (enabled: ${connectors.map((c) => c.record.id).join(", ")})`,
@@ -469,17 +485,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
         ],
         { label: label(period), value: first.after }
       )
-      const cell = yield* newCell("chart", { content: title })
-      const { asset } = yield* addAsset({
-        cell_id: cell.id,
-        name: title,
-        type: "chart",
-        mime_type: ChartSpec.mimeType,
-        content: JSON.stringify(spec)
-      })
-      yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
-      charts.push({ title, spec })
-      return ToolResult.data({ ...found, chart: { title, image_url: Report.chartRef(charts.length) } })
+      return ToolResult.data({ ...found, chart: { title, image_url: yield* drawChart(title, spec) } })
     })
   }
 
@@ -658,17 +664,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const spec = ChartSpec.build(args, lastResult)
       if (Either.isLeft(spec)) return ToolResult.failed(spec.left, "invalid")
       const title = `${args.title ?? `${args.y} by ${args.x}`}`.slice(0, 200)
-      const cell = yield* newCell("chart", { content: title })
-      const { asset } = yield* addAsset({
-        cell_id: cell.id,
-        name: title,
-        type: "chart",
-        mime_type: ChartSpec.mimeType,
-        content: JSON.stringify(spec.right)
-      })
-      yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
-      charts.push({ title, spec: spec.right })
-      return ToolResult.data({ status: "chart created", image_url: Report.chartRef(charts.length) })
+      return ToolResult.data({ status: "chart created", image_url: yield* drawChart(title, spec.right) })
     })
 
   const writeReport = (draft: Report.ReportDraft) =>

@@ -26,12 +26,14 @@ import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
 import {
   canonical,
-  type Edge,
+  depth,
   edges,
   type FieldRef,
   fieldsOf,
   filterNamed,
+  joined,
   measureNamed,
+  projected,
   projection,
   reachable,
   resolveField,
@@ -599,55 +601,6 @@ export const compile = (
     }
   })
 
-/**
- * The columns each table's projection gives, as `[expr, alias]`, gathered by `column`, which
- * answers the column's reference in the query.
- */
-const projected = (w: Writer) => {
-  const columns = new Map<string, Array<readonly [string, string]>>()
-  const column = (table: string, expr: string, alias: string) => {
-    const list = columns.get(table) ?? []
-    if (!list.some(([, a]) => a === alias)) list.push([expr, alias])
-    columns.set(table, list)
-    return `${w.q(table)}.${w.q(alias)}`
-  }
-  return { column, columns }
-}
-
-/**
- * The FROM of one table's rows joined, along the many-to-one edges of `reach`, to the `needed`
- * tables, each read through its projection with the `columns` asked of it (and the keys its joins use).
- */
-const joined = (
-  w: Writer,
-  model: Model,
-  reach: ReadonlyMap<string, Edge | undefined>,
-  needed: ReadonlySet<string>,
-  column: (table: string, expr: string, alias: string) => string,
-  columns: ReadonlyMap<string, ReadonlyArray<readonly [string, string]>>
-): string => {
-  const ordered = [...needed].sort((a, b) => depth(reach, a) - depth(reach, b) || (a < b ? -1 : 1))
-  for (const table of ordered) {
-    const edge = reach.get(table)
-    if (edge !== undefined) {
-      for (const [fromColumn] of edge.columns) column(edge.from, fromColumn, `k__${fromColumn}`)
-      for (const [, toColumn] of edge.columns) column(table, toColumn, `k__${toColumn}`)
-    }
-  }
-  let from = ""
-  for (const table of ordered) {
-    const body = projection(w, model, tableNamed(model, table), columns.get(table) ?? [])
-    const edge = reach.get(table)
-    from += edge === undefined
-      ? `${body} AS ${w.q(table)}`
-      : `\n  LEFT JOIN ${body} AS ${w.q(table)} ON ${
-        edge.columns.map(([a, b]) => `${w.q(edge.from)}.${w.q(`k__${a}`)} = ${w.q(table)}.${w.q(`k__${b}`)}`)
-          .join(" AND ")
-      }`
-  }
-  return from
-}
-
 /** A `having_each` resolved: the entity, its key, the dimension, and the table whose rows link them. */
 interface Having {
   readonly entity: Table
@@ -719,12 +672,6 @@ const semiJoin = (w: Writer, model: Model, having: Having, value: string | numbe
   return `SELECT ${key} FROM ${from} WHERE ${
     condition(w, ref, { dimension: having.field.name, operator: "=", values: [value] }, having.field)
   }`
-}
-
-const depth = (reach: ReadonlyMap<string, Edge | undefined>, table: string): number => {
-  let n = 0
-  for (let at = reach.get(table); at !== undefined; at = reach.get(at.from)) n++
-  return n
 }
 
 const condition = (

@@ -45,6 +45,15 @@ export const questions = (lastYear: number): ReadonlyArray<Why> => {
       WHERE ${notCancelled}${where === "" ? "" : ` AND ${where}`} AND (${within(before)} OR ${within(after)})
       GROUP BY 1`
   }
+  /** The average order value by region, from `from` to `split` and from `split` to `to`, as a ratio's parts. */
+  const averageOrderValue = (from: string, split: string, to: string) =>
+    `SELECT r.name,
+      SUM(i.line_total) FILTER (WHERE o.ordered_at < '${split}'),
+      COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at < '${split}'),
+      SUM(i.line_total) FILTER (WHERE o.ordered_at >= '${split}'),
+      COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at >= '${split}')
+    FROM ${lines} ${toRegion}
+    WHERE ${notCancelled} AND o.ordered_at >= '${from}' AND o.ordered_at < '${to}' GROUP BY 1`
   const month = (year: number, m: number) => [day(year, m), day(year, m + 1)] as const
   const previousMonth = (year: number, m: number) => m === 1 ? month(year - 1, 12) : month(year, m - 1)
   const region = "r.name"
@@ -150,15 +159,7 @@ export const questions = (lastYear: number): ReadonlyArray<Why> => {
     {
       question: "what drove the change in average order value last year",
       kind: "ratio",
-      sql: `SELECT r.name,
-          SUM(i.line_total) FILTER (WHERE o.ordered_at < '${
-        day(LY, 1)
-      }'), COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at < '${day(LY, 1)}'),
-          SUM(i.line_total) FILTER (WHERE o.ordered_at >= '${
-        day(LY, 1)
-      }'), COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at >= '${day(LY, 1)}')
-        FROM ${lines} ${toRegion}
-        WHERE ${notCancelled} AND o.ordered_at >= '${day(PY, 1)}' AND o.ordered_at < '${day(LY + 1, 1)}' GROUP BY 1`
+      sql: averageOrderValue(day(PY, 1), day(LY, 1), day(LY + 1, 1))
     },
     // Where a total comes from.
     {
@@ -210,13 +211,7 @@ export const questions = (lastYear: number): ReadonlyArray<Why> => {
     {
       question: `why did average order value drop in March ${LY}`,
       kind: "ratio",
-      sql: `SELECT r.name,
-          SUM(i.line_total) FILTER (WHERE o.ordered_at < '${day(LY, 3)}'),
-          COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at < '${day(LY, 3)}'),
-          SUM(i.line_total) FILTER (WHERE o.ordered_at >= '${day(LY, 3)}'),
-          COUNT(DISTINCT o.id) FILTER (WHERE o.ordered_at >= '${day(LY, 3)}')
-        FROM ${lines} ${toRegion}
-        WHERE ${notCancelled} AND o.ordered_at >= '${day(LY, 2)}' AND o.ordered_at < '${day(LY, 4)}' GROUP BY 1`
+      sql: averageOrderValue(day(LY, 2), day(LY, 3), day(LY, 4))
     },
     {
       question: `where did returns come from last year`,

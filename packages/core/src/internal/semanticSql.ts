@@ -299,6 +299,62 @@ export const projection = (
   return `(SELECT ${list} FROM ${from}${conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`})`
 }
 
+/**
+ * The columns each table's projection gives, as `[expr, alias]`, gathered by `column`, which
+ * answers the column's reference in the query.
+ */
+export const projected = (w: Writer) => {
+  const columns = new Map<string, Array<readonly [string, string]>>()
+  const column = (table: string, expr: string, alias: string) => {
+    const list = columns.get(table) ?? []
+    if (!list.some(([, a]) => a === alias)) list.push([expr, alias])
+    columns.set(table, list)
+    return `${w.q(table)}.${w.q(alias)}`
+  }
+  return { column, columns }
+}
+
+/**
+ * The FROM of one table's rows joined, along the many-to-one edges of `reach`, to the `needed`
+ * tables, each read through its projection with the `columns` asked of it (and the keys its joins use).
+ */
+export const joined = (
+  w: Writer,
+  model: Model,
+  reach: ReadonlyMap<string, Edge | undefined>,
+  needed: ReadonlySet<string>,
+  column: (table: string, expr: string, alias: string) => string,
+  columns: ReadonlyMap<string, ReadonlyArray<readonly [string, string]>>
+): string => {
+  const ordered = [...needed].sort((a, b) => depth(reach, a) - depth(reach, b) || (a < b ? -1 : 1))
+  for (const table of ordered) {
+    const edge = reach.get(table)
+    if (edge !== undefined) {
+      for (const [fromColumn] of edge.columns) column(edge.from, fromColumn, `k__${fromColumn}`)
+      for (const [, toColumn] of edge.columns) column(table, toColumn, `k__${toColumn}`)
+    }
+  }
+  let from = ""
+  for (const table of ordered) {
+    const body = projection(w, model, tableNamed(model, table), columns.get(table) ?? [])
+    const edge = reach.get(table)
+    from += edge === undefined
+      ? `${body} AS ${w.q(table)}`
+      : `\n  LEFT JOIN ${body} AS ${w.q(table)} ON ${
+        edge.columns.map(([a, b]) => `${w.q(edge.from)}.${w.q(`k__${a}`)} = ${w.q(table)}.${w.q(`k__${b}`)}`)
+          .join(" AND ")
+      }`
+  }
+  return from
+}
+
+/** How many joins lead from the root of `reach` to `table`. */
+export const depth = (reach: ReadonlyMap<string, Edge | undefined>, table: string): number => {
+  let n = 0
+  for (let at = reach.get(table); at !== undefined; at = reach.get(at.from)) n++
+  return n
+}
+
 export const hasRowFilterAbove = (model: Model, name: string, visiting: ReadonlySet<string>): boolean => {
   const table = tableNamed(model, name)
   if (table.row_filter !== undefined) return true
