@@ -651,7 +651,8 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     expect(await page.getByRole("list", { name: "Attached files" }).textContent()).toContain("sales.xlsx")
     await page.getByLabel("Question").fill("total revenue by region")
     await page.getByRole("button", { name: "Ask" }).click()
-    await page.locator(".answer-text").filter({ hasText: "150.5" }).waitFor({ timeout: 60_000 })
+    // The question builds the attached workbook's database first: as long as the upload above may take.
+    await page.locator(".answer-text").filter({ hasText: "150.5" }).waitFor({ timeout: 90_000 })
     expect(await page.locator(".answer-text").last().textContent()).toContain("99.5")
     await screenshot(page, "chat-files")
     expect(external).toEqual([])
