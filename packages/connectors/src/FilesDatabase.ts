@@ -17,7 +17,7 @@
  */
 import type { DuckDBConnection } from "@duckdb/node-api"
 import * as Connector from "@sightline/core/Connector"
-import type * as CoreRuntime from "@sightline/core/ConnectorRuntime"
+import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import { QueryError } from "@sightline/core/ConnectorRuntime"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -304,8 +304,8 @@ export const build = (
  * @category models
  */
 export interface Database {
-  readonly query: (request: CoreRuntime.QueryRequest) => Effect.Effect<CoreRuntime.QueryResult, QueryError>
-  readonly introspect: Effect.Effect<CoreRuntime.SchemaInfo, QueryError>
+  readonly query: (request: ConnectorRuntime.QueryRequest) => Effect.Effect<ConnectorRuntime.QueryResult, QueryError>
+  readonly introspect: Effect.Effect<ConnectorRuntime.SchemaInfo, QueryError>
 }
 
 /**
@@ -332,11 +332,22 @@ export const defaultMemoryBytes = 512 * 1024 ** 2
 const numericType =
   /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL)/
 
-/** A value as JSON carries it: numbers as numbers where DuckDB's JSON gives their text. */
+// DuckDB writes a point in time as `2025-03-01 23:30:00.123+00`.
+const zonedText = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::?(\d\d))?$/
+
+/**
+ * A value as JSON carries it: numbers as numbers where DuckDB's JSON gives their text, and a point
+ * in time in ISO 8601 UTC, as the other engines answer it.
+ */
 const jsonValue = (value: unknown, type: string): unknown => {
   if (typeof value === "string" && numericType.test(type)) {
     const n = Number(value)
     return Number.isFinite(n) ? n : value
+  }
+  if (typeof value === "string" && type === "TIMESTAMP WITH TIME ZONE") {
+    const parts = zonedText.exec(value)
+    const at = parts === null ? undefined : new Date(`${parts[1]}T${parts[2]}${parts[3]}:${parts[4] ?? "00"}`)
+    return at === undefined || Number.isNaN(at.getTime()) ? value : at.toISOString()
   }
   return value
 }
@@ -396,9 +407,19 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
         (connection) => Effect.sync(() => connection.closeSync())
       )
 
-    const query = (request: CoreRuntime.QueryRequest) =>
+    const query = (request: ConnectorRuntime.QueryRequest) =>
       withConnection(async (connection) => {
-        const statements = await connection.extractStatements(request.sql)
+        // A row filter's client attributes are bound as parameters after the statement's own, as
+        // on every other engine, so a semantic model's `row_filter` holds on files too.
+        const own = request.params ?? []
+        const bound = ConnectorRuntime.bindClientAttributes(
+          request.sql,
+          request.clientAttributesJson,
+          (n) => `$${n}`,
+          own.length
+        )
+        const params = [...own, ...bound.params]
+        const statements = await connection.extractStatements(bound.text)
         if (statements.count !== 1) {
           throw new QueryError({ message: "one statement per query" })
         }
@@ -407,15 +428,15 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
         // plan (a change's check) is a query's, never `EXPLAIN ANALYZE`, which runs it.
         // Preparing some statements already acts (`EXPORT DATABASE` makes its directory), so one
         // that does not begin as a query is refused before it is prepared.
-        const kind = queryStart.test(request.sql) ? (await statements.prepare(0)).statementType : undefined
-        const plan = kind === StatementType.EXPLAIN && /^\s*explain\s+select\b/i.test(request.sql)
+        const kind = queryStart.test(bound.text) ? (await statements.prepare(0)).statementType : undefined
+        const plan = kind === StatementType.EXPLAIN && /^\s*explain\s+select\b/i.test(bound.text)
         if (kind !== StatementType.SELECT && !plan) {
           throw new QueryError({ message: "only a query (SELECT) runs on files", sqlState: "42000" })
         }
         const reader = await connection.streamAndReadUntil(
-          request.sql,
+          bound.text,
           request.maxRows + 1,
-          request.params === undefined ? undefined : [...request.params]
+          params.length === 0 ? undefined : params
         )
         const rows = reader.getRowsJson()
         const names = reader.columnNames()
@@ -425,7 +446,7 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
           columns: names.map((name, i) => ({ name, type: types[i] ?? "" })),
           rows: rows.slice(0, request.maxRows).map((row) => row.map((value, i) => jsonValue(value, types[i] ?? ""))),
           truncated
-        } satisfies CoreRuntime.QueryResult
+        } satisfies ConnectorRuntime.QueryResult
       }, request.timeoutMillis)
 
     const introspect = withConnection(async (connection) => {
@@ -439,16 +460,16 @@ export const open = (path: string, options: OpenOptions = {}): Effect.Effect<Dat
         `SELECT table_name, estimated_size::DOUBLE FROM duckdb_tables() WHERE schema_name = 'main'`
       )
       const estimate = new Map(counts.getRowsJson().map(([name, size]) => [String(name), Number(size)]))
-      const tables = new Map<string, Array<CoreRuntime.Column>>()
+      const tables = new Map<string, Array<ConnectorRuntime.Column>>()
       for (const [table, name, type, nullable] of columns.getRowsJson()) {
         const list = tables.get(String(table)) ?? []
         list.push({ name: String(name), type: String(type), nullable: nullable === "YES", primaryKey: false })
         tables.set(String(table), list)
       }
       return {
-        dialect: "postgres",
+        dialect: "duckdb",
         tables: [...tables].map(([name, list]) => ({ name, columns: list, rowEstimate: estimate.get(name) ?? 0 }))
-      } satisfies CoreRuntime.SchemaInfo
+      } satisfies ConnectorRuntime.SchemaInfo
     }, 30_000)
 
     return { query, introspect }

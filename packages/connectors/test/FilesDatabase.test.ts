@@ -174,7 +174,26 @@ describe("FilesDatabase", () => {
       expect(grouped.truncated).toBe(false)
       const bound = yield* db.query({ ...request("SELECT count(*) FROM orders WHERE store = $1"), params: [1] })
       expect(bound.rows).toEqual([[3]])
+      // A key's client attributes bind after the statement's own parameters, as on every engine; a
+      // key without the field matches nothing.
+      const filtered = (attributes: string) =>
+        db.query({
+          ...request(
+            "SELECT count(*) FROM sales_2024 WHERE revenue > $1 AND region = _svc.client_attributes_json.region"
+          ),
+          params: [60],
+          clientAttributesJson: attributes
+        })
+      expect((yield* filtered(`{"region":"EU"}`)).rows).toEqual([[1]])
+      expect((yield* filtered(`{"region":"US"}`)).rows).toEqual([[1]])
+      expect((yield* filtered("{}")).rows).toEqual([[0]])
+      // A point in time reads as the other engines answer it: ISO 8601, UTC.
+      const at = yield* db.query(
+        request("SELECT TIMESTAMPTZ '2025-03-01 23:30:00.123+02' AS at, DATE '2025-03-01' AS day")
+      )
+      expect(at.rows).toEqual([["2025-03-01T21:30:00.123Z", "2025-03-01"]])
       const schema = yield* db.introspect
+      expect(schema.dialect).toBe("duckdb")
       expect(schema.tables.map((t) => t.name).sort()).toEqual(["events", "orders", "regions", "sales_2024", "targets"])
       expect(schema.tables.find((t) => t.name === "orders")!.rowEstimate).toBe(10)
     }))

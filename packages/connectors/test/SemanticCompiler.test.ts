@@ -1,10 +1,13 @@
 /**
  * The semantic compiler against SQL written by hand, on the DEMO dataset in each engine it runs on:
  * PGlite (the DEMO connector itself), PostgreSQL and MariaDB (the same generated rows loaded into
- * each). Every comparison runs both through the connector runtime, as answers do.
+ * each), and DuckDB (a FILES connector of the same rows uploaded as Parquet files). Every comparison
+ * runs both through the connector runtime, as answers do.
  */
 import { afterAll, beforeAll, describe, expect, it, type Vitest } from "@effect/vitest"
+import * as AssetStore from "@sightline/core/AssetStore"
 import * as Connector from "@sightline/core/Connector"
+import { ConnectorFiles } from "@sightline/core/ConnectorFiles"
 import { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
 import type * as Decomposition from "@sightline/core/Decomposition"
 import { ConnectorId, MemberId, OrganizationId } from "@sightline/core/Ids"
@@ -13,13 +16,19 @@ import * as SemanticCompiler from "@sightline/core/SemanticCompiler"
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as SemanticProbes from "@sightline/core/SemanticProbes"
 import type * as SemanticQuery from "@sightline/core/SemanticQuery"
+import * as Transaction from "@sightline/core/Transaction"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import mysql from "mysql2/promise"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as NodePath from "node:path"
 import * as DemoDataset from "../src/DemoDataset.js"
 import * as DemoModel from "../src/DemoModel.js"
+import * as FilesConnector from "../src/FilesConnector.js"
 import * as Runtime from "../src/Runtime.js"
 import { admin, localSuperuserAccess, settingsFor, url as postgresUrl } from "./utils/postgres.js"
 
@@ -677,4 +686,55 @@ describe.skipIf(!mysqlReachable)("SemanticCompiler on MariaDB", () => {
       }))
     }
   )
+})
+
+// A FILES connector holding the same rows: each table written out as a Parquet file by DuckDB (from
+// the PostgreSQL script, which DuckDB reads as it is), then uploaded as users upload files.
+const filesDirectory = fs.mkdtempSync(NodePath.join(os.tmpdir(), "sightline-semantic-files-"))
+afterAll(() => fs.rmSync(filesDirectory, { recursive: true, force: true }))
+let filesConnector: Connector.ConnectorRecord | undefined
+
+const parquetUploads = Effect.promise(async () => {
+  const { DuckDBConnection, DuckDBInstance } = await import("@duckdb/node-api")
+  const instance = await DuckDBInstance.create(":memory:")
+  const connection = await DuckDBConnection.create(instance)
+  try {
+    for (const statement of script.statements) await connection.run(statement)
+    const tables = (await connection.runAndReadAll("SELECT table_name FROM duckdb_tables() ORDER BY 1"))
+      .getRowsJson().map(([name]) => String(name))
+    return await Promise.all(tables.map(async (table) => {
+      const path = NodePath.join(filesDirectory, `${table}.parquet`)
+      await connection.run(`COPY ${table} TO '${path}' (FORMAT parquet)`)
+      return { path, fileName: `${table}.parquet`, sizeBytes: fs.statSync(path).size }
+    }))
+  } finally {
+    connection.closeSync()
+    instance.closeSync()
+  }
+})
+
+// The runtime answers on FILES connectors where the host provides their databases, as the server does.
+const filesLayer = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const settings = yield* (yield* ConnectorFiles).load(
+      OrganizationId.make(crypto.randomUUID()),
+      yield* parquetUploads
+    )
+    filesConnector = record({ connector_type: "FILES", name: "Shop files", files: settings })
+  })
+).pipe(
+  Layer.provideMerge(
+    // A runtime of its own: `Runtime.layer`, built by the DEMO leg, is memoized without the files.
+    Runtime.layerWith(Runtime.defaultOptions).pipe(
+      Layer.provideMerge(FilesConnector.layer({ cacheDirectory: NodePath.join(filesDirectory, "cache") })),
+      Layer.provide(AssetStore.layerMemory),
+      Layer.provide(Transaction.layerMemory)
+    )
+  )
+)
+
+describe("SemanticCompiler on DuckDB (a FILES connector)", () => {
+  it.layer(filesLayer, { timeout: 240_000 })((it) => {
+    suite(it, () => ({ name: "FILES", connector: filesConnector!, dialect: "duckdb", schema: "main" }))
+  })
 })

@@ -60,13 +60,23 @@ export interface Table {
 }
 
 /**
+ * The SQL a connector speaks: PostgreSQL (and the DEMO's PGlite), MySQL and MariaDB, or DuckDB
+ * (a FILES connector's uploaded files).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const DialectName = Schema.Literal("postgres", "mysql", "duckdb")
+export type DialectName = typeof DialectName.Type
+
+/**
  * A connector's schema.
  *
  * @since 0.1.0
  * @category models
  */
 export interface SchemaInfo {
-  readonly dialect: "postgres" | "mysql"
+  readonly dialect: DialectName
   readonly tables: ReadonlyArray<Table>
 }
 

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import type * as Runtime from "./ConnectorRuntime.js"
+import * as Runtime from "./ConnectorRuntime.js"
 
 /**
  * A connector as the prompt describes it.
@@ -106,7 +106,9 @@ export const render = (connectors: ReadonlyArray<ConnectorSchema>, question: str
     return lines.join("\n")
   }).join("\n\n")
 
-const connectorLine = /^### Connector (\d+): (.*) \(([A-Z_]+), (postgres|mysql)\)$/
+const connectorLine = new RegExp(
+  `^### Connector (\\d+): (.*) \\(([A-Z_]+), (${Runtime.DialectName.literals.join("|")})\\)$`
+)
 const tableLine = /^table (\S+) \(~(\d+) rows\)(?:: (.*))?$/
 const columnLine = /^ {2}- (\S+?): (.+?)(; primary key)?(?:; references (\S+))?(?: -- (.*))?$/
 
@@ -118,7 +120,7 @@ const columnLine = /^ {2}- (\S+?): (.+?)(; primary key)?(?:; references (\S+))?(
  */
 export const parse = (text: string): ReadonlyArray<ConnectorSchema> => {
   const connectors: Array<
-    { id: number; name: string; type: string; schema: { dialect: "postgres" | "mysql"; tables: Array<Runtime.Table> } }
+    { id: number; name: string; type: string; schema: { dialect: Runtime.DialectName; tables: Array<Runtime.Table> } }
   > = []
   let table: { name: string; rowEstimate: number; comment?: string; columns: Array<Runtime.Column> } | undefined
   for (const line of text.split("\n")) {
@@ -128,7 +130,7 @@ export const parse = (text: string): ReadonlyArray<ConnectorSchema> => {
         id: Number(c[1]),
         name: c[2]!,
         type: c[3]!,
-        schema: { dialect: c[4] as "postgres" | "mysql", tables: [] }
+        schema: { dialect: c[4] as Runtime.DialectName, tables: [] }
       })
       table = undefined
       continue

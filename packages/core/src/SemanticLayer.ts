@@ -287,7 +287,11 @@ export function plan(
  * @category utils
  */
 export const dialectOf = (connector: Connector.ConnectorRecord): SemanticCompiler.DialectName =>
-  connector.config.connector_type === "MYSQL" ? "mysql" : "postgres"
+  connector.config.connector_type === "MYSQL"
+    ? "mysql"
+    : connector.config.connector_type === "FILES"
+    ? "duckdb"
+    : "postgres"
 
 /**
  * A model file that does not read, with what it says it describes.

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { DialectName } from "./ConnectorRuntime.js"
 import { ConnectorId } from "./Ids.js"
 import { Format, Grain } from "./SemanticModel.js"
 
@@ -289,7 +290,7 @@ export const CompiledQuery = Schema.Struct({
   /** One statement; `$1`, `$2`, ... are `params`; `_svc.client_attributes_json.<field>` is bound to the caller's. */
   sql: Schema.String,
   params: Schema.Array(Param),
-  dialect: Schema.Literal("postgres", "mysql"),
+  dialect: DialectName,
   columns: Schema.Array(ResultColumn),
   reading: Reading,
   source: ModelSource
@@ -342,7 +343,7 @@ export const VerifiedQueryResult = Schema.Struct({
   question: Schema.String,
   sql: Schema.String,
   params: Schema.Array(Param),
-  dialect: Schema.Literal("postgres", "mysql"),
+  dialect: DialectName,
   columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })),
   rows: Schema.Array(Schema.Array(Schema.Unknown)),
   /** More rows existed than `limit` (or the connector's caps) let through. */

@@ -8,6 +8,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import type * as ConnectorRuntime from "../ConnectorRuntime.js"
 import type * as SemanticModel from "../SemanticModel.js"
 import type { Grain, ResolvedMeasure, SemanticModel as Model, Table } from "../SemanticModel.js"
 
@@ -27,7 +28,7 @@ export class CompileError extends Schema.TaggedError<CompileError>()("CompileErr
  * @since 0.1.0
  * @category models
  */
-export type DialectName = "postgres" | "mysql"
+export type DialectName = ConnectorRuntime.DialectName
 
 /**
  * A value bound to a placeholder.
@@ -102,13 +103,25 @@ export const mysql: Dialect = {
   orderKey: (expr, direction) => `${expr} IS NULL, ${expr} ${direction === "asc" ? "ASC" : "DESC"}`
 }
 
+// DuckDB reads PostgreSQL's spelling of time (its ICU extension, built in, gives `AT TIME ZONE`)
+// and of NULLS LAST. Its `numeric` is DECIMAL(18,3), which would round a ratio's parts to three
+// places, so exact division and a stacked measure go through DOUBLE instead.
+export const duckdb: Dialect = {
+  ...postgres,
+  name: "duckdb",
+  divide: (numerator, denominator) => `CAST(${numerator} AS DOUBLE) / NULLIF(${denominator}, 0)`,
+  absent: "CAST(NULL AS DOUBLE)"
+}
+
+const dialects: { readonly [Name in DialectName]: Dialect } = { postgres, mysql, duckdb }
+
 /**
  * The dialect of a connector's SQL.
  *
  * @since 0.1.0
  * @category utils
  */
-export const dialect = (name: DialectName): Dialect => name === "mysql" ? mysql : postgres
+export const dialect = (name: DialectName): Dialect => dialects[name]
 
 // ---------------------------------------------------------------------------------------------
 // Resolving names
