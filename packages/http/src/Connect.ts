@@ -7,7 +7,6 @@
  *
  * @since 0.1.0
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Agents from "@sightline/core/Agents"
 import * as AgentTrigger from "@sightline/core/AgentTrigger"
@@ -26,6 +25,7 @@ import * as FailedAuthentications from "./FailedAuthentications.js"
 import * as HttpErrors from "./HttpErrors.js"
 import * as Connect from "./internal/connect.js"
 import * as RateLimit from "./RateLimit.js"
+import { Surfaces } from "./Surfaces.js"
 
 /**
  * A Connect error code.
@@ -58,17 +58,6 @@ export const webhookPath = "/v1/agents/webhook/trigger"
  * @category constants
  */
 export const rpcPrefix = "/rpc/public"
-
-/**
- * Whether a request path belongs to a Connect surface (those answer their own errors).
- *
- * @since 0.1.0
- * @category guards
- */
-export const isConnectPath = (path: string): boolean => {
-  const pathname = path.split("?")[0]!
-  return pathname === webhookPath || pathname.startsWith(`${rpcPrefix}/`) || pathname.startsWith("/svc.rpc.public.")
-}
 
 const bearer = (headers: Readonly<Record<string, string | undefined>>): Option.Option<string> => {
   // Everything after the scheme is the token, as for /v2, so a malformed one gets the same answer.
@@ -162,7 +151,7 @@ const make = Effect.gen(function*() {
 })
 
 /**
- * The Connect routes, registered on the `HttpApiBuilder` router.
+ * The Connect routes, registered on the `Surfaces` router.
  *
  * @since 0.1.0
  * @category layers
@@ -177,7 +166,7 @@ export const layer: Layer.Layer<
   | RateLimiter.RateLimiter
   | RateLimit.RateLimitConfig
   | FailedAuthentications.FailedAuthentications
-> = HttpApiBuilder.Router.use((router) =>
+> = Surfaces.use((router) =>
   Effect.gen(function*() {
     const { dispatch, webhook } = yield* make
     // Every method reaches the handlers, which answer anything but POST with a Connect error.

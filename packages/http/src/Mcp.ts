@@ -18,7 +18,6 @@
  *
  * @since 0.1.0
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -53,6 +52,7 @@ import * as McpOAuth from "./McpOAuth.js"
 import * as OAuthTokens from "./OAuthTokens.js"
 import * as PublicUrl from "./PublicUrl.js"
 import * as RateLimit from "./RateLimit.js"
+import { Surfaces } from "./Surfaces.js"
 
 /**
  * The path of the MCP endpoint.
@@ -100,14 +100,6 @@ const invalidRequest = -32600
  * @category constants
  */
 export const maxBodyBytes = BodyLimit.maxBodyBytes
-
-/**
- * Whether a request path is the MCP endpoint's (it answers its own errors, as JSON-RPC).
- *
- * @since 0.1.0
- * @category guards
- */
-export const isMcpPath = (url: string): boolean => url.split("?")[0] === path
 
 // A JSON-RPC error outside any request (no id): refused credentials, a foreign Origin, a limit.
 const refusal = (status: number, message: string, headers: Record<string, string> = {}) =>
@@ -389,7 +381,7 @@ const make = Effect.gen(function*() {
 })
 
 /**
- * The MCP endpoint, registered on the `HttpApiBuilder` router.
+ * The MCP endpoint, registered on the `Surfaces` router.
  *
  * @since 0.1.0
  * @category layers
@@ -412,7 +404,7 @@ export const layer: Layer.Layer<
   | RateLimit.RateLimitConfig
   | FailedAuthentications.FailedAuthentications
   | OAuthTokens.OAuthTokens
-> = HttpApiBuilder.Router.use((router) =>
+> = Surfaces.use((router) =>
   Effect.gen(function*() {
     const handle = yield* make
     yield* router.all(path, handle)

@@ -14,7 +14,6 @@
  * @since 0.1.0
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
@@ -39,6 +38,7 @@ import * as RedactedValue from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as NodeCrypto from "node:crypto"
+import { Surfaces } from "./Surfaces.js"
 
 /**
  * The path of the channel on every process that runs sandboxes.
@@ -201,7 +201,7 @@ const refused = HttpServerResponse.unsafeJson(
 export const layerServer = (
   secret: Redacted.Redacted<string>
 ): Layer.Layer<never, never, Runtime.SandboxRuntime> =>
-  HttpApiBuilder.Router.use((router) =>
+  Surfaces.use((router) =>
     Effect.gen(function*() {
       const runtime = yield* Runtime.SandboxRuntime
       const handlers = SandboxRpcs.toLayer({

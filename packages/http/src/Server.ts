@@ -1,7 +1,8 @@
 /**
- * Sightline's HTTP application as layers: the /v2 API with its handlers and middleware, the Connect
- * surfaces, the service endpoints (`/healthz`, `/readyz`, `/v2/openapi.json`, `/docs`) and the error
- * envelope around all of it. A host serves `layer` with any `HttpServer` (Node, Bun, ...) or mounts
+ * Sightline's HTTP application as layers: the /v2 API with its handlers and middleware, and the
+ * service endpoints (`/healthz`, `/readyz`, `/v2/openapi.json`, `/docs`) in the error envelope; the
+ * surfaces that speak their own protocol (Connect, MCP, the sandbox channel) on a router of their
+ * own beside it (`Surfaces`). A host serves `layer` with any `HttpServer` (Node, Bun, ...) or mounts
  * `toWebHandler` in its own server.
  *
  * @since 0.1.0
@@ -15,7 +16,7 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpPlatform from "@effect/platform/HttpPlatform"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -69,7 +70,7 @@ import * as McpOAuth from "./McpOAuth.js"
 import * as OAuthTokens from "./OAuthTokens.js"
 import * as Oidc from "./Oidc.js"
 import * as PublicUrl from "./PublicUrl.js"
-import * as SandboxChannel from "./SandboxChannel.js"
+import { Surfaces } from "./Surfaces.js"
 import * as SessionTokens from "./SessionTokens.js"
 
 /**
@@ -309,18 +310,20 @@ export const accessLog = HttpMiddleware.make((app) =>
   })
 )
 
-export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
+/**
+ * Gives every response its request id, the surfaces' as well as the /v2 application's.
+ */
+const requestIdHeader = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.withFiberRuntime((fiber) => {
-    const request = requestOf(fiber)
     const chosen = requestIdIn(fiber)
-    const requestId = chosen ?? requestIdOf(request)
+    const requestId = chosen ?? requestIdOf(requestOf(fiber))
     const withId = (response: HttpServerResponse.HttpServerResponse) =>
       HttpServerResponse.setHeader(response, "x-request-id", requestId)
-    // A response is given its id here. A failure is made a response after this middleware, by the
-    // API's error schemas, and gets it from a pre-response handler. Only failures take one: adding a
-    // handler changes the fiber's locals, a change that compares the old and new handlers by hash
-    // and so registers each new function in a WeakMap (2–3% of the server's CPU per request).
-    const answered = enveloped(app, request).pipe(
+    // A response is given its id here. A failure the application did not make a response of gets
+    // it from a pre-response handler. Only failures take one: adding a handler changes the fiber's
+    // locals, a change that compares the old and new handlers by hash and so registers each new
+    // function in a WeakMap (2–3% of the server's CPU per request).
+    const answered = app.pipe(
       Effect.map(withId),
       Effect.tapErrorCause(() =>
         HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withId(response)))
@@ -328,17 +331,48 @@ export const layerEnvelope = HttpApiBuilder.middleware(SightlineApi, (app) =>
     )
     // Without `accessLog`, this request's log lines get the id here.
     return chosen === undefined ? withRequestId(answered, requestId) : answered
-  }))
+  })
+
+/**
+ * The /v2 application's own middleware: its checks and error envelope, inside the API's error
+ * schemas (which make a response of a failure after it), and around nothing else.
+ */
+const envelopeOnly = HttpApiBuilder.Middleware.of({
+  add: () => Effect.void,
+  retrieve: Effect.succeed((app) => Effect.withFiberRuntime((fiber) => enveloped(app, requestOf(fiber))))
+})
+
+/**
+ * Everything served, as one application: the routes of `Surfaces` (Connect, MCP, the sandbox
+ * channel) as they are, every other request to the `HttpApiBuilder` router's application in its
+ * envelope, and around both the request id and the host's middleware (`HttpApiBuilder.middleware`
+ * and `middlewareCors` register it: CORS, a role gate).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const httpApp: Effect.Effect<
+  HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>,
+  never,
+  HttpApiBuilder.Router | HttpApi.Api | HttpApiBuilder.Middleware | Surfaces
+> = Effect.gen(function*() {
+  const host = yield* (yield* HttpApiBuilder.Middleware).retrieve
+  const api = yield* Effect.provideService(HttpApiBuilder.httpApp, HttpApiBuilder.Middleware, envelopeOnly)
+  // A path no surface serves (or one its router cannot read, such as a broken percent-encoding)
+  // is the application's, which answers it in the envelope.
+  const surfaces = yield* HttpRouter.toHttpApp(yield* Surfaces.router)
+  const app = Effect.catchIf(surfaces, (error) => error instanceof HttpServerError.RouteNotFound, () => api)
+  return host(requestIdHeader(app)) as HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
+})
+
+/** The routers `httpApp` reads, each shared by every layer that adds routes to it. */
+const routers = Layer.mergeAll(HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, Surfaces.Live)
 
 /** `app` behind the checks and the error envelope of every /v2 request. */
 const enveloped = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   request: HttpServerRequest.HttpServerRequest
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E | HttpErrors.HttpError, R> => {
-  // The Connect surfaces answer every failure in Connect's format and limit their own bodies.
-  if (Connect.isConnectPath(request.url) || Mcp.isMcpPath(request.url) || SandboxChannel.isChannelPath(request.url)) {
-    return app
-  }
   const length = Number(request.headers["content-length"] ?? "0")
   const limit = BodyLimit.isUpload(request.method, request.url, request.headers["content-type"])
     ? BodyLimit.maxUploadBytes
@@ -461,8 +495,7 @@ export const layer = Layer.mergeAll(
   Connect.layer,
   Mcp.layer,
   McpOAuth.routes,
-  HttpMetrics.route,
-  layerEnvelope
+  HttpMetrics.route
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(SightlineApi).pipe(Layer.provide(layerGroups))),
   // One count of failed authentications for /v2 and the Connect surfaces alike.
@@ -582,7 +615,9 @@ export const layerServe: Layer.Layer<
   never,
   never,
   HttpServer.HttpServer | HttpApi.Api | HttpRouter.HttpRouter.DefaultServices
-> = HttpApiBuilder.serve(accessLog).pipe(
+> = Effect.map(httpApp, (app) => HttpServer.serve(app, accessLog)).pipe(
+  Layer.unwrapEffect,
+  Layer.provide(routers),
   only(HttpServer.HttpServer, HttpApi.Api, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path)
 )
 
@@ -607,6 +642,9 @@ export const serve = <A, E, R>(app: Layer.Layer<A, E, R>) =>
  * @category utils
  */
 export const toWebHandler = <A, E>(app: Layer.Layer<A | HttpApi.Api, E>) =>
-  HttpApiBuilder.toWebHandler(Layer.mergeAll(app, HttpServer.layerContext), { middleware: accessLog })
+  HttpApp.toWebHandlerLayerWith(Layer.mergeAll(app, HttpServer.layerContext, routers), {
+    middleware: accessLog,
+    toHandler: (context) => Effect.provide(httpApp, context)
+  })
 
 export type { HttpRouter }
