@@ -70,8 +70,8 @@ import * as McpOAuth from "./McpOAuth.js"
 import * as OAuthTokens from "./OAuthTokens.js"
 import * as Oidc from "./Oidc.js"
 import * as PublicUrl from "./PublicUrl.js"
-import { Surfaces } from "./Surfaces.js"
 import * as SessionTokens from "./SessionTokens.js"
+import { Surfaces } from "./Surfaces.js"
 
 /**
  * Whether the process can serve: `GET /readyz` answers 503 until `check` succeeds.
@@ -358,9 +358,10 @@ export const httpApp: Effect.Effect<
 > = Effect.gen(function*() {
   const host = yield* (yield* HttpApiBuilder.Middleware).retrieve
   const api = yield* Effect.provideService(HttpApiBuilder.httpApp, HttpApiBuilder.Middleware, envelopeOnly)
-  // A path no surface serves (or one its router cannot read, such as a broken percent-encoding)
-  // is the application's, which answers it in the envelope.
-  const surfaces = yield* HttpRouter.toHttpApp(yield* Surfaces.router)
+  // A path no surface serves is the application's, which answers it in the envelope: routed there
+  // (a failure would cost an error's stack on every request), or, for a path the router cannot
+  // read (a broken percent-encoding), handed over.
+  const surfaces = yield* HttpRouter.toHttpApp(HttpRouter.all(yield* Surfaces.router, "*", api))
   const app = Effect.catchIf(surfaces, (error) => error instanceof HttpServerError.RouteNotFound, () => api)
   return host(requestIdHeader(app)) as HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
 })
