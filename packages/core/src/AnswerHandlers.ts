@@ -410,12 +410,23 @@ export const make = (services: Services, context: RunContext): Handlers => {
       {
         onLeft: planFailure,
         onRight: (planned) =>
-          executeQuery(connector, "sql", planned.sql, planned.params, {
+          statement(connector, "sql", planned.sql, planned.params, {
             reading: planned.compiled.reading,
             ...trustedCell(planned.trusted),
             semantic_query: query,
             ...(based_on === undefined ? {} : { based_on_cell_id: based_on })
-          }, { reading: planned.compiled.reading.text })
+          }, { reading: planned.compiled.reading.text }).pipe(
+            Effect.map((ran) => {
+              // A chart of these rows writes each measure's numbers in its format.
+              if (lastResult !== undefined && lastResult.cellId === ran.cellId) {
+                lastResult = {
+                  ...lastResult,
+                  formats: Object.fromEntries(planned.compiled.columns.map((c) => [c.name, c.format]))
+                }
+              }
+              return ran.result
+            })
+          )
       }
     )
   }

@@ -9,6 +9,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as SemanticModel from "./SemanticModel.js"
 
 /**
  * The media type of a chart's spec, as its asset stores it.
@@ -48,7 +49,18 @@ const Channel = Schema.Struct({
   type: FieldType,
   title: Schema.optional(Schema.String),
   /** `null`: the categories in the result's order (a ranking's, a series'), not alphabetical. */
-  sort: Schema.optional(Schema.Null)
+  sort: Schema.optional(Schema.Null),
+  axis: Schema.optional(Schema.Struct({
+    /** A d3 number format: the measure's (a percent, a currency). */
+    format: Schema.optional(Schema.String),
+    /** `0`: labels are never cut short (a ranking's names). */
+    labelLimit: Schema.optional(Schema.Number)
+  }))
+})
+const Tooltip = Schema.Struct({
+  field: Schema.String,
+  type: FieldType,
+  format: Schema.optional(Schema.String)
 })
 
 /**
@@ -69,7 +81,9 @@ export const VegaLiteSpec = Schema.Struct({
     /** Where a bar ends, when it does not start at zero (a waterfall's steps). */
     y2: Schema.optional(Schema.Struct({ field: Schema.String })),
     theta: Schema.optional(Channel),
-    color: Schema.optional(Channel)
+    color: Schema.optional(Channel),
+    /** What hovering a mark shows, each number in its measure's format. */
+    tooltip: Schema.optional(Schema.Array(Tooltip))
   })
 })
 export type VegaLiteSpec = typeof VegaLiteSpec.Type
@@ -91,6 +105,28 @@ export const maxChartRows = 5_000
 export interface Data {
   readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
   readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
+  /** How a column's numbers are written, where a semantic model says (a measure's `format`). */
+  readonly formats?: Readonly<Record<string, SemanticModel.Format | undefined>> | undefined
+}
+
+/**
+ * The d3 number formats of a measure's format: on an axis (short: `1.2M`, `45%`), and in a
+ * tooltip (whole: `1,234,567.89`, `45.2%`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const numberFormats = (format: SemanticModel.Format): { readonly axis: string; readonly tooltip: string } => {
+  switch (format) {
+    case "percent":
+      return { axis: ".0%", tooltip: ".1%" }
+    case "currency":
+      return { axis: "~s", tooltip: ",.2f" }
+    case "integer":
+      return { axis: "~s", tooltip: ",d" }
+    case "number":
+      return { axis: "~s", tooltip: ",.2~f" }
+  }
 }
 
 const numericType = /int|numeric|decimal|real|double|float|money|number|bigint/i
@@ -124,20 +160,35 @@ export const build = (request: ChartRequest, data: Data): Either.Either<VegaLite
   const y = channel(request.y)
   if (y.type !== "quantitative") return Either.left(`column ${request.y} is not numeric: it cannot size the marks`)
   const values = rows.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]])))
+  const format = data.formats?.[request.y]
+  const measure = format === undefined ? y : { ...y, axis: { format: numberFormats(format).axis } }
   // Bars and slices keep the result's order: a ranking stays ranked, a series in time order.
-  const x = request.mark === "bar" || request.mark === "arc"
-    ? { field: request.x, type: "nominal" as const, sort: null }
-    : channel(request.x)
+  const category = { field: request.x, type: "nominal" as const, sort: null }
+  // Bars over categories (a ranking) lie down, so that each name is written out whole; bars over
+  // time stand, as a series does.
+  const across = request.mark === "bar" && channel(request.x).type !== "temporal"
+  const color = request.color === undefined ? {} : { color: { field: request.color, type: "nominal" as const } }
   const encoding = request.mark === "arc"
-    ? { theta: y, color: x }
-    : { x, y, ...(request.color === undefined ? {} : { color: { field: request.color, type: "nominal" as const } }) }
+    ? { theta: y, color: category }
+    : across
+    ? { y: { ...category, axis: { labelLimit: 0 } }, x: measure, ...color }
+    : { x: request.mark === "bar" ? category : channel(request.x), y: measure, ...color }
+  const tooltip = format === undefined ? {} : {
+    tooltip: [
+      ...names.filter((name) => name !== request.y && (name === request.x || name === request.color)).map((name) => ({
+        field: name,
+        type: name === request.x && !across && request.mark !== "bar" ? channel(name).type : ("nominal" as const)
+      })),
+      { field: request.y, type: "quantitative" as const, format: numberFormats(format).tooltip }
+    ]
+  }
   const spec = {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json" as const,
     ...(request.title === undefined ? {} : { title: request.title }),
     width: "container" as const,
     data: { values },
     mark: { type: request.mark, tooltip: true as const },
-    encoding
+    encoding: { ...encoding, ...tooltip }
   }
   return Either.mapLeft(
     Schema.decodeUnknownEither(VegaLiteSpec)(spec),

@@ -9,10 +9,49 @@ describe("ChartSpec.build", () => {
     rows: [["Vista", 30], ["Alto", 20], ["Nimbus", 10]]
   }
 
-  it("keeps a ranking's order on a bar chart's categories, not the alphabet's", () => {
+  it("draws a ranking as bars lying down, its names whole and in its order, not the alphabet's", () => {
     const spec = Either.getOrThrow(ChartSpec.build({ mark: "bar", x: "product", y: "revenue" }, ranked))
-    expect(spec.encoding.x).toEqual({ field: "product", type: "nominal", sort: null })
+    expect(spec.encoding.y).toEqual({ field: "product", type: "nominal", sort: null, axis: { labelLimit: 0 } })
+    expect(spec.encoding.x).toEqual({ field: "revenue", type: "quantitative" })
     expect(spec.data.values.map((row) => row.product)).toEqual(["Vista", "Alto", "Nimbus"])
+    // Bars over time stand, in the series' order.
+    const monthly = {
+      columns: [{ name: "month", type: "date" }, { name: "revenue", type: "numeric" }],
+      rows: [["2025-01-01", 4], ["2025-02-01", 5]]
+    }
+    const standing = Either.getOrThrow(ChartSpec.build({ mark: "bar", x: "month", y: "revenue" }, monthly))
+    expect(standing.encoding.x).toEqual({ field: "month", type: "nominal", sort: null })
+    expect(standing.encoding.y).toEqual({ field: "revenue", type: "quantitative" })
+  })
+
+  it("writes a measure's numbers in its format, on the axis and on hover", () => {
+    const share = {
+      columns: [{ name: "region", type: "text" }, { name: "revenue_share", type: "numeric" }],
+      rows: [["Europe", 0.42], ["Asia", 0.31]],
+      formats: { revenue_share: "percent" as const }
+    }
+    const bars = Either.getOrThrow(ChartSpec.build({ mark: "bar", x: "region", y: "revenue_share" }, share))
+    expect(bars.encoding.x).toEqual({ field: "revenue_share", type: "quantitative", axis: { format: ".0%" } })
+    expect(bars.encoding.tooltip).toEqual([
+      { field: "region", type: "nominal" },
+      { field: "revenue_share", type: "quantitative", format: ".1%" }
+    ])
+    const money = {
+      columns: [{ name: "month", type: "date" }, { name: "revenue", type: "numeric" }],
+      rows: [["2025-01-01", 1234567.891]],
+      formats: { revenue: "currency" as const }
+    }
+    const line = Either.getOrThrow(ChartSpec.build({ mark: "line", x: "month", y: "revenue" }, money))
+    expect(line.encoding.y).toEqual({ field: "revenue", type: "quantitative", axis: { format: "~s" } })
+    expect(line.encoding.tooltip).toEqual([
+      { field: "month", type: "temporal" },
+      { field: "revenue", type: "quantitative", format: ",.2f" }
+    ])
+    // Without a model's format, the numbers are Vega-Lite's own, and hovering shows every field.
+    expect(
+      Either.getOrThrow(ChartSpec.build({ mark: "line", x: "month", y: "revenue" }, { ...money, formats: {} }))
+        .encoding.tooltip
+    ).toBeUndefined()
   })
 
   it("types a line's x by its column, and refuses a y that is not numeric", () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ChartSpec from "@sightline/core/ChartSpec"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as VegaLite from "vega-lite"
 import * as VegaCharts from "../src/VegaCharts.js"
 
 const pngSize = (png: Uint8Array) => {
@@ -24,6 +25,30 @@ describe("VegaCharts", () => {
       expect([...png.slice(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
       expect(pngSize(png).width).toBe(800)
       expect(pngSize(png).height).toBeGreaterThan(100)
+    }))
+
+  it.effect("writes a ranking's long names out whole, and a measure's numbers in its format", () =>
+    Effect.promise(async () => {
+      const long = "Nimbus Ultra Wide Curved Monitor 34-inch Professional Edition"
+      const spec = Either.getOrThrow(ChartSpec.build(
+        { mark: "bar", x: "product", y: "share" },
+        {
+          columns: [{ name: "product", type: "text" }, { name: "share", type: "numeric" }],
+          rows: [[long, 0.42], ["Desk", 0.31], ["Chair", 0.27]],
+          formats: { share: "percent" }
+        }
+      ))
+      // The SVG that the PNG is rasterized from: every label as drawn.
+      const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")])
+      const sized = { ...spec, width: 400 } as VegaLite.TopLevelSpec
+      const view = new vega.View(vega.parse(vegaLite.compile(sized).spec), {
+        renderer: "none"
+      })
+      const svg = await view.toSVG()
+      view.finalize()
+      expect(svg).toContain(long)
+      expect(svg).not.toContain("…")
+      expect(svg).toContain(">40%<")
     }))
 
   it.effect("still draws a chart stored before specs were stamped Vega-Lite v6", () =>
