@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -139,6 +140,53 @@ const fieldTypeOf = (type: string, values: ReadonlyArray<unknown>): typeof Field
     ? "temporal"
     : "nominal"
 
+const day = 86_400_000
+
+/** The next period after `at` at the grain its series steps by (UTC dates, as results give them). */
+const nextPeriod = (at: Date, step: number): Date => {
+  if (step < 28 * day) return new Date(at.getTime() + step)
+  const months = step < 89 * day ? 1 : step < 365 * day ? 3 : 12
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + months, at.getUTCDate()))
+}
+
+/**
+ * A time series with a row of no value for each period it misses, so that its line breaks there
+ * rather than joining the periods on either side as if they had been measured. The step is the
+ * series' shortest (a day, a week, a month, a quarter, a year); each colour is its own series.
+ */
+const withGaps = (
+  records: ReadonlyArray<Record<string, unknown>>,
+  x: string,
+  y: string,
+  color: string | undefined
+): ReadonlyArray<Record<string, unknown>> => {
+  const at = (record: Record<string, unknown>) => new Date(String(record[x])).getTime()
+  if (records.some((record) => Number.isNaN(at(record)))) return records
+  const times = [...new Set(records.map(at))].sort((a, b) => a - b)
+  const steps = times.slice(1).map((t, i) => t - times[i]!)
+  if (steps.length === 0) return records
+  const step = Math.min(...steps)
+  // A series of irregular points (events, not periods) has no gaps to keep.
+  if (step < day || steps.some((s) => s > step * 1_000)) return records
+  const filled: Array<Record<string, unknown>> = []
+  const series = Arr.groupBy(records, (record) => (color === undefined ? "" : String(record[color])))
+  for (const [key, points] of Object.entries(series)) {
+    const sorted = [...points].sort((a, b) => at(a) - at(b))
+    sorted.forEach((point, i) => {
+      filled.push(point)
+      const next = sorted[i + 1]
+      if (next === undefined) return
+      for (let t = nextPeriod(new Date(at(point)), step); t.getTime() < at(next); t = nextPeriod(t, step)) {
+        const text = String(point[x])
+        // Written as the series writes its dates: a day, or a point in time.
+        const when = /^\d{4}-\d\d-\d\d$/.test(text) ? t.toISOString().slice(0, 10) : t.toISOString()
+        filled.push({ [x]: when, [y]: null, ...(color === undefined ? {} : { [color]: key }) })
+      }
+    })
+  }
+  return filled.length > maxChartRows ? records : filled
+}
+
 /**
  * Builds and validates the spec of a chart request over a result; `Left` says what is wrong, for the model.
  *
@@ -159,7 +207,10 @@ export const build = (request: ChartRequest, data: Data): Either.Either<VegaLite
   }
   const y = channel(request.y)
   if (y.type !== "quantitative") return Either.left(`column ${request.y} is not numeric: it cannot size the marks`)
-  const values = rows.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]])))
+  const records = rows.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]])))
+  const values = (request.mark === "line" || request.mark === "area") && channel(request.x).type === "temporal"
+    ? withGaps(records, request.x, request.y, request.color)
+    : records
   const format = data.formats?.[request.y]
   const measure = format === undefined ? y : { ...y, axis: { format: numberFormats(format).axis } }
   // Bars and slices keep the result's order: a ranking stays ranked, a series in time order.

@@ -66,6 +66,48 @@ describe("ChartSpec.build", () => {
   })
 })
 
+describe("ChartSpec.build: time series", () => {
+  it("keeps a missing period as a gap in the line, for each series, at the series' own step", () => {
+    const monthly = {
+      columns: [{ name: "month", type: "date" }, { name: "channel", type: "text" }, { name: "orders", type: "bigint" }],
+      rows: [
+        ["2025-01-01", "web", 4],
+        ["2025-02-01", "web", 5],
+        ["2025-05-01", "web", 7],
+        ["2025-01-01", "store", 2],
+        ["2025-03-01", "store", 3]
+      ]
+    }
+    const line = Either.getOrThrow(
+      ChartSpec.build({ mark: "line", x: "month", y: "orders", color: "channel" }, monthly)
+    )
+    expect(line.data.values).toEqual([
+      { month: "2025-01-01", channel: "web", orders: 4 },
+      { month: "2025-02-01", channel: "web", orders: 5 },
+      { month: "2025-03-01", channel: "web", orders: null },
+      { month: "2025-04-01", channel: "web", orders: null },
+      { month: "2025-05-01", channel: "web", orders: 7 },
+      { month: "2025-01-01", channel: "store", orders: 2 },
+      { month: "2025-02-01", channel: "store", orders: null },
+      { month: "2025-03-01", channel: "store", orders: 3 }
+    ])
+    // Quarters step by three months; bars are not lines, and keep only what was measured.
+    const quarterly = {
+      columns: [{ name: "quarter", type: "date" }, { name: "revenue", type: "numeric" }],
+      rows: [["2024-10-01", 1], ["2025-01-01", 2], ["2025-07-01", 3]]
+    }
+    const area = Either.getOrThrow(ChartSpec.build({ mark: "area", x: "quarter", y: "revenue" }, quarterly))
+    expect(area.data.values.map((row) => [row.quarter, row.revenue])).toEqual([
+      ["2024-10-01", 1],
+      ["2025-01-01", 2],
+      ["2025-04-01", null],
+      ["2025-07-01", 3]
+    ])
+    const bars = Either.getOrThrow(ChartSpec.build({ mark: "bar", x: "quarter", y: "revenue" }, quarterly))
+    expect(bars.data.values).toHaveLength(3)
+  })
+})
+
 describe("ChartSpec.waterfall", () => {
   it("bridges one total to the other, each part starting where the one before ended, and is a valid spec", () => {
     const spec = ChartSpec.waterfall("revenue by region", "revenue", { label: "2024", value: 1000 }, [

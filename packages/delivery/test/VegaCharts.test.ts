@@ -51,6 +51,25 @@ describe("VegaCharts", () => {
       expect(svg).toContain(">40%<")
     }))
 
+  it.effect("breaks a time series' line where a period is missing, instead of joining across it", () =>
+    Effect.promise(async () => {
+      const spec = Either.getOrThrow(ChartSpec.build(
+        { mark: "line", x: "month", y: "orders" },
+        {
+          columns: [{ name: "month", type: "date" }, { name: "orders", type: "bigint" }],
+          rows: [["2025-01-01", 4], ["2025-02-01", 5], ["2025-04-01", 7], ["2025-05-01", 6]]
+        }
+      ))
+      const [vega, vegaLite] = await Promise.all([import("vega"), import("vega-lite")])
+      const sized = { ...spec, width: 400 } as VegaLite.TopLevelSpec
+      const view = new vega.View(vega.parse(vegaLite.compile(sized).spec), { renderer: "none" })
+      const svg = await view.toSVG()
+      view.finalize()
+      const line = /role-mark[^>]*>.*?<path[^>]* d="([^"]+)"/.exec(svg)?.[1] ?? ""
+      // Two pieces: January to February, then April to May.
+      expect(line.match(/M/g)).toHaveLength(2)
+    }))
+
   it.effect("still draws a chart stored before specs were stamped Vega-Lite v6", () =>
     Effect.gen(function*() {
       const spec = Either.getOrThrow(ChartSpec.build(
