@@ -348,6 +348,60 @@ describeServers("/v2 semantic", (server) => {
     expect(await demoModel(server(), org)).toBe(yaml)
   })
 
+  it("checks a change to a dashboard: every tile compiles against the model and plans on the connector", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const dashboard = (revenue: string, verified: string) =>
+      `title: Sales overview
+connector: Demo retail
+filters:
+  dimensions:
+    - { dimension: region, values: [Europe] }
+  time: { start: "2025-01-01", end: "2026-01-01" }
+tiles:
+  - title: Revenue
+    query: { semantic: { metrics: [${revenue}] } }
+    visualization: { type: figure, compare: previous_period }
+    layout: { x: 0, y: 0, w: 4, h: 2 }
+  - title: Revenue by channel
+    query: { semantic: { metrics: [${revenue}], dimensions: [channel] } }
+    visualization: { type: bar, x: channel, y: ${revenue} }
+    layout: { x: 4, y: 0, w: 8, h: 4 }
+  - title: A verified query
+    query: { verified: ${verified}, params: { year: 2025 } }
+    visualization: { type: table }
+    layout: { x: 0, y: 4, w: 12, h: 4 }
+`
+    const verified = "revenue_by_month"
+    const good = await fileEdit(server(), org, { "dashboards/sales.yaml": dashboard("revenue", verified) })
+    expect(good.checks).toEqual([
+      { name: "dashboards/sales.yaml: format", status: "passed", messages: [] },
+      {
+        name: `dashboards/sales.yaml: tiles on connector Demo retail (${connector})`,
+        status: "passed",
+        messages: [],
+        connector_id: connector
+      }
+    ])
+    const bad = await fileEdit(server(), org, { "dashboards/sales.yaml": dashboard("margin", "no_such_query") })
+    expect(bad.checks[1]).toMatchObject({ status: "failed", connector_id: connector })
+    expect(bad.checks[1].messages).toEqual([
+      expect.stringMatching(/^dashboards\/sales\.yaml:9: tiles\.0 \(Revenue\): .*margin/),
+      expect.stringMatching(/^dashboards\/sales\.yaml:13: tiles\.1 \(Revenue by channel\): .*margin/),
+      "dashboards/sales.yaml:17: tiles.2 (A verified query): the model has no verified query no_such_query"
+    ])
+    expect((await approve(server(), org, bad)).merged).toBe(false)
+    const unknown = await fileEdit(server(), org, {
+      "dashboards/sales.yaml": dashboard("revenue", verified).replace("connector: Demo retail", "connector: Nowhere")
+    })
+    expect(unknown.checks[1]).toEqual({
+      name: "dashboards/sales.yaml: tiles",
+      status: "failed",
+      messages: ["no connector named Nowhere that you may use"]
+    })
+    expect((await approve(server(), org, good)).merged).toBe(true)
+  })
+
   it("checks a change only against the connectors its author may use", async () => {
     const org = await server().newOrg()
     await demoConnector(server(), org)

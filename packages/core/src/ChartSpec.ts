@@ -111,7 +111,7 @@ export interface Data {
 }
 
 /**
- * The d3 number formats of a measure's format: on an axis (short: `1.2M`, `45%`), and in a
+ * The d3 number formats of a measure's format: on an axis (short: `1.23M`, `50k`, `45%`), and in a
  * tooltip (whole: `1,234,567.89`, `45.2%`).
  *
  * @since 0.1.0
@@ -122,11 +122,11 @@ export const numberFormats = (format: SemanticModel.Format): { readonly axis: st
     case "percent":
       return { axis: ".0%", tooltip: ".1%" }
     case "currency":
-      return { axis: "~s", tooltip: ",.2f" }
+      return { axis: ".3~s", tooltip: ",.2f" }
     case "integer":
-      return { axis: "~s", tooltip: ",d" }
+      return { axis: ".3~s", tooltip: ",d" }
     case "number":
-      return { axis: "~s", tooltip: ",.2~f" }
+      return { axis: ".3~s", tooltip: ",.2~f" }
   }
 }
 

@@ -18,9 +18,8 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
-import * as Layer from "effect/Layer"
 import * as ChangeCheck from "./ChangeCheck.js"
-import * as ChangeChecks from "./ChangeChecks.js"
+import type * as ChangeChecks from "./ChangeChecks.js"
 import type * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
@@ -151,19 +150,4 @@ export const checker: Effect.Effect<
         return checks
       })
   }
-)
-
-/**
- * The change checks of a deployment: semantic models, over the connectors and their runtime in context.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layer: Layer.Layer<
-  ChangeChecks.ChangeChecks,
-  never,
-  ConnectorRepo | ConnectorRuntime.ConnectorRuntime
-> = Layer.effect(
-  ChangeChecks.ChangeChecks,
-  Effect.map(checker, (semantic) => ChangeChecks.make([semantic]))
 )

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Agents from "./Agents.js"
 import * as Answers from "./Answers.js"
@@ -14,6 +15,7 @@ import * as Apps from "./Apps.js"
 import * as AuditLogs from "./AuditLogs.js"
 import * as Auditor from "./Auditor.js"
 import * as Auth from "./Auth.js"
+import * as ChangeChecks from "./ChangeChecks.js"
 import * as ChangeEvaluations from "./ChangeEvaluations.js"
 import * as Changes from "./Changes.js"
 import * as ChatChannels from "./ChatChannels.js"
@@ -21,6 +23,7 @@ import * as ChatRuns from "./ChatRuns.js"
 import * as Chats from "./Chats.js"
 import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
+import * as DashboardChecks from "./DashboardChecks.js"
 import * as Evals from "./Evals.js"
 import * as Feedbacks from "./Feedbacks.js"
 import * as IdGenerator from "./IdGenerator.js"
@@ -129,8 +132,11 @@ export const layerWith = (options: Options) => {
         WebhookDelivery.layer
       )),
       Layer.provideMerge(Connectors.layer),
-      // What a library change must pass before it merges.
-      Layer.provideMerge(SemanticChecks.layer),
+      // What a library change must pass before it merges: its semantic models and its dashboards.
+      Layer.provideMerge(Layer.effect(
+        ChangeChecks.ChangeChecks,
+        Effect.map(Effect.all([SemanticChecks.checker, DashboardChecks.checker]), ChangeChecks.make)
+      )),
       Layer.provideMerge(Library.layer),
       Layer.provideMerge(Auth.layer),
       Layer.provideMerge(Auditor.layer),

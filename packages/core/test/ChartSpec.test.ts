@@ -42,7 +42,7 @@ describe("ChartSpec.build", () => {
       formats: { revenue: "currency" as const }
     }
     const line = Either.getOrThrow(ChartSpec.build({ mark: "line", x: "month", y: "revenue" }, money))
-    expect(line.encoding.y).toEqual({ field: "revenue", type: "quantitative", axis: { format: "~s" } })
+    expect(line.encoding.y).toEqual({ field: "revenue", type: "quantitative", axis: { format: ".3~s" } })
     expect(line.encoding.tooltip).toEqual([
       { field: "month", type: "temporal" },
       { field: "revenue", type: "quantitative", format: ",.2f" }
