@@ -399,6 +399,14 @@ tiles:
       status: "failed",
       messages: ["no connector named Nowhere that you may use"]
     })
+    // A SQL tile is one query, as a verified query must be.
+    const writing = await fileEdit(server(), org, {
+      "dashboards/sales.yaml": dashboard("revenue", verified).replace(
+        `query: { verified: ${verified}, params: { year: 2025 } }`,
+        "query: { sql: \"DELETE FROM orders\" }"
+      )
+    })
+    expect(writing.checks[1]).toMatchObject({ status: "failed", messages: [expect.stringMatching(/^tiles\.2 /)] })
     expect((await approve(server(), org, good)).merged).toBe(true)
   })
 

@@ -21,6 +21,7 @@ import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import * as Dashboard from "./Dashboard.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
+import * as SqlStatement from "./internal/sqlStatement.js"
 import * as Policy from "./Policy.js"
 import * as SemanticCompiler from "./SemanticCompiler.js"
 import * as SemanticLayer from "./SemanticLayer.js"
@@ -54,8 +55,9 @@ export const checker: Effect.Effect<
     const dialect = SemanticLayer.dialectOf(connector)
     const query = tile.query
     if ("sql" in query) {
-      // SQL in a dashboard is written SQL: it runs only where its viewer may run SQL.
-      const refusal = ConnectorUse.rawSqlRefusal(principal, connector)
+      // SQL in a dashboard is written SQL: it runs only where its viewer may run SQL, and is one
+      // query, as a verified query must be, before it is wrapped in a plan.
+      const refusal = ConnectorUse.rawSqlRefusal(principal, connector) ?? SqlStatement.notOneQuery(query.sql)
       return refusal === undefined ? Either.right({ sql: query.sql, params: [] }) : Either.left(refusal)
     }
     if ("verified" in query) {
