@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react"
+import { useCallback, useEffect, useRef, useState } from "react"
 import { json } from "../api.js"
 
 interface Consent {
@@ -29,11 +29,18 @@ export function ConsentPage({ query }: { readonly query: string }) {
   const [granted, setGranted] = useState<ReadonlySet<string>>(new Set())
   const params = Object.fromEntries(new URLSearchParams(query))
 
+  // The scopes last offered: the same consent read again (the effect can run twice) keeps what
+  // the member has unchecked meanwhile, instead of checking every scope again.
+  const offered = useRef<string>(undefined)
   useEffect(() => {
     void json<Consent>(`v2/oauth/consent?${new URLSearchParams(params).toString()}`)
       .then((found) => {
         setConsent(found)
-        setGranted(new Set(found.scopes))
+        const scopes = found.scopes.join(" ")
+        if (offered.current !== scopes) {
+          offered.current = scopes
+          setGranted(new Set(found.scopes))
+        }
       })
       .catch((e) => setError(e.message))
   }, [query])
