@@ -80,11 +80,12 @@ export const checker: Effect.Effect<
       if (paths.length === 0) return []
       const read = SemanticLayer.libraryModels(subject.files)
       // Only connectors the one filing or merging may use: a check's messages carry its database's words.
-      const all = yield* repo.list(subject.organizationId)
-      const hidden = new Set(
-        yield* ConnectorUse.unusable(repo, subject.principal, all.map((c) => c.id), yield* DateTime.now)
+      const connectors = yield* ConnectorUse.usable(
+        repo,
+        subject.principal,
+        subject.organizationId,
+        yield* DateTime.now
       )
-      const connectors = all.filter((c) => !hidden.has(c.id))
       const checks: Array<ChangeCheck.Check> = []
       for (const path of paths) {
         const text = new TextDecoder().decode(HashMap.unsafeGet(subject.files, path))

@@ -13,7 +13,7 @@ import * as Connector from "../Connector.js"
 import type { ConnectorRepo } from "../ConnectorRepo.js"
 import * as Decision from "../Decision.js"
 import { InvalidRequest, type PermissionDenied, type Unauthenticated } from "../Errors.js"
-import type { ConnectorId } from "../Ids.js"
+import type { ConnectorId, OrganizationId } from "../Ids.js"
 import * as Policy from "../Policy.js"
 
 /**
@@ -73,6 +73,19 @@ export const unusable = (
     decisions(repo, principal, ids, now),
     Arr.filterMap(([id, decision]) => Decision.isDeny(decision) ? Option.some(id) : Option.none())
   )
+
+/** The organization's connectors the caller may use (a change's checks name only these, with their databases' words). */
+export const usable = (
+  repo: ConnectorRepo.Service,
+  principal: Policy.Principal,
+  organizationId: OrganizationId,
+  now: DateTime.Utc
+): Effect.Effect<ReadonlyArray<Connector.ConnectorRecord>> =>
+  Effect.gen(function*() {
+    const all = yield* repo.list(organizationId)
+    const hidden = new Set(yield* unusable(repo, principal, all.map((c) => c.id), now))
+    return all.filter((c) => !hidden.has(c.id))
+  })
 
 /**
  * Why the caller may not run SQL that it, or a model for it, wrote on this connector; `undefined`
