@@ -121,7 +121,8 @@ function Evaluations() {
             {models.map((m) => <option key={m.id} value={m.id}>{m.id}</option>)}
           </select>
         </label>
-        <button type="submit" className="primary">Run</button>
+        {/* Until the connectors are read there is nothing to run on: a run sent then would name connector 0. */}
+        <button type="submit" className="primary" disabled={connector === ""}>Run</button>
       </form>
       {runs.length === 0 ? <p className="muted">No runs yet.</p> : null}
       {runs.map((run) => (
