@@ -14,8 +14,12 @@
  */
 import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
+import * as Change from "./Change.js"
+import * as ChartSpec from "./ChartSpec.js"
+import { ConnectorId } from "./Ids.js"
 import * as YamlFile from "./internal/yamlFile.js"
 import * as SemanticCompiler from "./SemanticCompiler.js"
 import type * as SemanticModel from "./SemanticModel.js"
@@ -318,3 +322,429 @@ export const check = (
       onRight: () => []
     })
   })
+
+// ---------------------------------------------------------------------------------------------
+// Reading a tile's rows
+// ---------------------------------------------------------------------------------------------
+
+const addMonths = (date: string, months: number): string => {
+  const [y, m, d] = date.split("-").map(Number) as [number, number, number]
+  return new Date(Date.UTC(y, m - 1 + months, d)).toISOString().slice(0, 10)
+}
+const addDays = (date: string, days: number): string =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
+
+/**
+ * The period just before `start` ≤ t < `end`, as long as it: whole months back for a period of
+ * whole months (March before April, 2024 before 2025, Q4 before Q1), else as many days back.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const previousPeriod = (
+  period: { readonly start: string; readonly end: string }
+): { readonly start: string; readonly end: string } => {
+  const [sy, sm, sd] = period.start.split("-").map(Number) as [number, number, number]
+  const [ey, em, ed] = period.end.split("-").map(Number) as [number, number, number]
+  const months = (ey - sy) * 12 + (em - sm)
+  if (sd === 1 && ed === 1 && months > 0) return { start: addMonths(period.start, -months), end: period.start }
+  const days = Math.round((Date.parse(`${period.end}T00:00:00Z`) - Date.parse(`${period.start}T00:00:00Z`)) / 86_400_000)
+  return { start: addDays(period.start, -days), end: period.start }
+}
+
+/**
+ * A result column as a tile reads it: its name, its database type where the database said, and,
+ * for a semantic query, what it is (a dimension, the time, a metric) and its metric's format.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TileColumn = Schema.Struct({
+  name: Schema.String,
+  type: Schema.optional(Schema.String),
+  kind: Schema.optional(Schema.Literal("dimension", "time", "metric")),
+  format: SemanticQuery.ResultColumn.fields.format
+})
+export type TileColumn = typeof TileColumn.Type
+
+const numericValues = (rows: ReadonlyArray<ReadonlyArray<unknown>>, i: number) =>
+  rows.length > 0 && rows.every((row) => typeof row[i] === "number" || row[i] === null)
+
+/** The columns a tile draws on its channels: the file's, else the query's first of each kind. */
+const channels = (
+  visualization: Visualization,
+  columns: ReadonlyArray<TileColumn>,
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+) => {
+  const measures = columns.filter((c, i) => c.kind === "metric" || (c.kind === undefined && numericValues(rows, i)))
+  const others = columns.filter((c) => !measures.includes(c))
+  const time = others.find((c) => c.kind === "time")
+  const x = visualization.x ??
+    (visualization.type === "line" || visualization.type === "area" ? time ?? others[0] : others[0] ?? time)?.name
+  const color = visualization.color ??
+    (visualization.type === "stacked_bar" || visualization.type === "line" || visualization.type === "area"
+      ? others.find((c) => c.name !== x)?.name
+      : undefined)
+  return { x, y: visualization.y ?? measures[0]?.name, color }
+}
+
+/**
+ * The Vega-Lite specification of a tile's rows, for any host to draw: `undefined` for a figure and
+ * a table, which are drawn as numbers; `Left` when the rows do not fit the drawing (no numeric
+ * column, a named column missing).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const chartOf = (
+  tile: Tile,
+  columns: ReadonlyArray<TileColumn>,
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+): Either.Either<ChartSpec.VegaLiteSpec, string> | undefined => {
+  const type = tile.visualization.type
+  if (type === "figure" || type === "table") return undefined
+  const { color, x, y } = channels(tile.visualization, columns, rows)
+  if (x === undefined || y === undefined) {
+    return Either.left(`a ${type} needs a column to draw along and a numeric column to draw`)
+  }
+  if (type === "waterfall") {
+    // A running total: each row a step from where the one before ended, then the total.
+    const xi = columns.findIndex((c) => c.name === x)
+    const yi = columns.findIndex((c) => c.name === y)
+    if (xi < 0 || yi < 0) return Either.left(`no column ${xi < 0 ? x : y} in the tile's rows`)
+    const steps = rows.map((row) => ({ label: String(row[xi]), change: Number(row[yi] ?? 0) }))
+    const [first, ...rest] = steps
+    if (first === undefined) return Either.left("no rows to draw")
+    const total = steps.reduce((sum, step) => sum + step.change, 0)
+    return Either.right(ChartSpec.waterfall(tile.title, y, { label: first.label, value: first.change }, rest, {
+      label: "Total",
+      value: total
+    }))
+  }
+  const formats = Object.fromEntries(columns.map((c) => [c.name, c.format]))
+  return ChartSpec.build(
+    {
+      title: tile.title,
+      mark: type === "stacked_bar" ? "bar" : type,
+      x,
+      y,
+      ...(color === undefined ? {} : { color })
+    },
+    { columns: columns.map((c) => ({ name: c.name, type: c.type ?? (c.kind === "time" ? "date" : "") })), rows, formats }
+  )
+}
+
+/**
+ * The most rows a tile runs for: as many as a chart draws.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxTileRows = ChartSpec.maxChartRows
+
+/**
+ * A figure: the tile's first metric over its period, and over the period before when it compares.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Figure = Schema.Struct({
+  /** The measure shown. */
+  column: Schema.String,
+  value: Schema.NullOr(Schema.Number),
+  format: SemanticQuery.ResultColumn.fields.format,
+  previous: Schema.optional(Schema.Struct({
+    start: SemanticQuery.CalendarDate,
+    end: SemanticQuery.CalendarDate,
+    value: Schema.NullOr(Schema.Number),
+    /** `(value - previous) / previous`; absent when the previous value is zero or none. */
+    change: Schema.optional(Schema.Number)
+  }))
+})
+export type Figure = typeof Figure.Type
+
+/**
+ * The figure of a tile's rows (its first row's first metric), with the previous period's rows when
+ * it compares.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const figureOf = (
+  columns: ReadonlyArray<TileColumn>,
+  rows: ReadonlyArray<ReadonlyArray<unknown>>,
+  previous?: {
+    readonly start: string
+    readonly end: string
+    readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
+  }
+): Figure | undefined => {
+  const i = columns.findIndex((c, i) => c.kind === "metric" || (c.kind === undefined && numericValues(rows, i)))
+  if (i < 0) return undefined
+  const valueOf = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => {
+    const value = rows[0]?.[i]
+    return typeof value === "number" ? value : value === null || value === undefined ? null : Number(value)
+  }
+  const value = valueOf(rows)
+  const before = previous === undefined ? undefined : valueOf(previous.rows)
+  const format = columns[i]!.format
+  return {
+    column: columns[i]!.name,
+    value,
+    ...(format === undefined ? {} : { format }),
+    ...(previous === undefined ? {} : {
+      previous: {
+        start: previous.start,
+        end: previous.end,
+        value: before ?? null,
+        ...(value !== null && before !== null && before !== undefined && before !== 0
+          ? { change: (value - before) / Math.abs(before) }
+          : {})
+      }
+    })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pinning
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A dashboard's name, as its file is named (`dashboards/<name>.yaml`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Name = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {
+    message: () => "a dashboard's name is 1 to 64 lowercase letters, digits, - and _, starting with a letter or digit"
+  })
+)
+
+/**
+ * The library path of a dashboard.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const pathOf = (name: string): string => `${folder}${name}.yaml`
+
+/**
+ * How a pinned query is drawn: a figure when it has neither dimensions nor a grain, a line over a
+ * grain, bars over one dimension, stacked bars over two, else a table.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const visualizationOf = (query: TileQuery): Visualization => {
+  if (!("semantic" in query)) return { type: "table" }
+  const semantic = query.semantic
+  const dimensions = semantic.dimensions?.length ?? 0
+  const grain = semantic.time?.grain !== undefined
+  if (semantic.metrics.length === 0) return { type: "table" }
+  if (!grain && dimensions === 0) return { type: "figure" }
+  if (grain && dimensions <= 1) return { type: "line" }
+  if (!grain && dimensions === 1) return { type: "bar" }
+  if (!grain && dimensions === 2) return { type: "stacked_bar" }
+  return { type: "table" }
+}
+
+/** A tile's size on the grid by how it is drawn: a figure is small, a table wide. */
+const sizeOf = (type: VisualizationType): { readonly w: number; readonly h: number } =>
+  type === "figure" ? { w: 3, h: 2 } : type === "table" ? { w: 12, h: 4 } : { w: 6, h: 4 }
+
+/**
+ * A dashboard file with one more tile: appended to the file's text (its comments and order kept),
+ * or a new dashboard of that one tile on `connector`. The tile goes beside the last row's tiles
+ * when there is room, else under them, and its title is told apart from the others'. `Left` says
+ * why it cannot be added (the file does not read, another connector governs it).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const withTile = (
+  name: string,
+  text: string | undefined,
+  connector: string,
+  tile: { readonly title: string; readonly query: TileQuery; readonly visualization: Visualization }
+): Either.Either<{ readonly text: string; readonly index: number }, string> => {
+  const path = pathOf(name)
+  const existing = text === undefined ? undefined : parse(path, text)
+  if (existing !== undefined && Either.isLeft(existing)) {
+    return Either.left(`${path} does not read: ${existing.left.map(formatProblem).join("; ")}`)
+  }
+  const file = existing?.right
+  if (file !== undefined && file.connector !== connector) {
+    return Either.left(`${path} shows connector ${file.connector}, not ${connector}: pin it to another dashboard`)
+  }
+  const tiles = file?.tiles ?? []
+  const titles = new Set(tiles.map((t) => t.title))
+  let title = tile.title.slice(0, 190)
+  for (let n = 2; titles.has(title); n++) title = `${tile.title.slice(0, 190)} (${n})`
+  const { h, w } = sizeOf(tile.visualization.type)
+  const bottom = Math.max(0, ...tiles.map((t) => t.layout.y + t.layout.h))
+  const lastRow = tiles.filter((t) => t.layout.y + t.layout.h === bottom)
+  const rowTop = Math.min(bottom, ...lastRow.map((t) => t.layout.y))
+  const right = Math.max(0, ...lastRow.map((t) => t.layout.x + t.layout.w))
+  const beside = lastRow.length > 0 && right + w <= gridColumns &&
+    !tiles.some((t) => overlaps(t.layout, { x: right, y: rowTop, w, h }))
+  const layout = beside ? { x: right, y: rowTop, w, h } : { x: 0, y: bottom, w, h }
+  const added = { title, query: tile.query, visualization: tile.visualization, layout }
+  const edited = YamlFile.appendTo(text, "tiles", added, {
+    title: name.replace(/[-_]+/g, " ").replace(/^./, (c) => c.toUpperCase()),
+    connector,
+    tiles: []
+  })
+  if (Option.isNone(edited)) return Either.left(`${path} does not read as YAML with a list of tiles`)
+  // What is filed must read as a dashboard: the checks would refuse it otherwise.
+  return Either.map(
+    Either.mapLeft(parse(path, edited.value), (problems) => problems.map(formatProblem).join("; ")),
+    () => ({ text: edited.value, index: tiles.length })
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API's shapes
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A dashboard in a list: what it is called and shows, or why it does not read.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Summary = Schema.Struct({
+  name: Schema.String,
+  path: Schema.String,
+  title: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  connector: Schema.optional(Schema.String),
+  tiles: Schema.optional(Schema.Int),
+  /** Why the file on main does not read as a dashboard (only a direct write to the store puts one there). */
+  problems: Schema.optional(Schema.Array(Schema.String))
+}).annotations({ identifier: "DashboardSummary" })
+export type Summary = typeof Summary.Type
+
+/**
+ * The response of `GET /v2/dashboards`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ListResponse = Schema.Struct({
+  /** The library commit read; absent while the library is empty. */
+  commit: Schema.optional(Schema.String),
+  dashboards: Schema.Array(Summary)
+}).annotations({ identifier: "DashboardList" })
+export type ListResponse = typeof ListResponse.Type
+
+/**
+ * The response of `GET /v2/dashboards/{name}`: the definition, at a library commit.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const View = Schema.Struct({
+  name: Schema.String,
+  path: Schema.String,
+  commit: Schema.String,
+  definition: DashboardFile
+}).annotations({ identifier: "Dashboard" })
+export type View = typeof View.Type
+
+/**
+ * The body of `POST /v2/dashboards/{name}/query`: values of the shared filters (their defaults
+ * where absent).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const QueryRequest = Schema.Struct({
+  filters: Schema.optional(Schema.Struct({
+    /** A shared dimension's values; an empty list reads every value. */
+    dimensions: Schema.optional(
+      Schema.Record({
+        key: Schema.String,
+        value: Schema.Array(Schema.Union(Schema.String, Schema.Number, Schema.Boolean)).pipe(Schema.maxItems(100))
+      })
+    ),
+    /** The period and grain, in place of the dashboard's. */
+    time: Schema.optional(SemanticQuery.TimeSelection)
+  }))
+}).annotations({ identifier: "DashboardQueryRequest" })
+export type QueryRequest = typeof QueryRequest.Type
+
+/**
+ * One tile's result: its rows, how its query was read, whether a reviewed definition vouches for
+ * it, and how to draw it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const TileResult = Schema.Struct({
+  index: Schema.Int,
+  title: Schema.String,
+  visualization: Visualization,
+  layout: Layout,
+  status: Schema.Literal("ok", "failed"),
+  /** Why the tile has no rows (`failed`): the others are still answered. */
+  error: Schema.optional(Schema.String),
+  /** The statement run, with the caller's client attributes bound by the database. */
+  sql: Schema.optional(Schema.String),
+  columns: Schema.Array(TileColumn),
+  rows: Schema.Array(Schema.Array(Schema.Unknown)),
+  truncated: Schema.Boolean,
+  /** How a semantic query read the tile: its metric and definition, dimensions, filters, period. */
+  reading: Schema.optional(SemanticQuery.Reading),
+  /** The reviewed definition the rows were computed from (a library metric or verified query). */
+  trusted: Schema.optional(SemanticQuery.TrustedSource),
+  /** The tile's Vega-Lite specification (absent for a figure and a table). */
+  chart: Schema.optional(ChartSpec.VegaLiteSpec),
+  figure: Schema.optional(Figure),
+  /** The rows were kept from an earlier viewer's run with the same statement and client attributes. */
+  cached: Schema.Boolean
+}).annotations({ identifier: "DashboardTileResult" })
+export type TileResult = typeof TileResult.Type
+
+/**
+ * The response of `POST /v2/dashboards/{name}/query`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const QueryResponse = Schema.Struct({
+  name: Schema.String,
+  title: Schema.String,
+  commit: Schema.String,
+  connector_id: ConnectorId,
+  tiles: Schema.Array(TileResult)
+}).annotations({ identifier: "DashboardQueryResponse" })
+export type QueryResponse = typeof QueryResponse.Type
+
+/**
+ * The body of `POST /v2/chats/{id}/cells/{cellId}/pin`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PinRequest = Schema.Struct({
+  /** The dashboard to add the tile to: created when there is none. */
+  dashboard: Name,
+  /** The tile's title: the answer's question when absent. */
+  title: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(190)))
+}).annotations({ identifier: "PinRequest" })
+export type PinRequest = typeof PinRequest.Type
+
+/**
+ * The response of a pin: the tile's place, and the library change that adds it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const PinResult = Schema.Struct({
+  path: Schema.String,
+  /** The tile's index in the dashboard once the change merges. */
+  tile: Schema.Int,
+  change: Change.LibraryChangeResult
+}).annotations({ identifier: "PinResult" })
+export type PinResult = typeof PinResult.Type

@@ -18,7 +18,6 @@ import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Yaml from "yaml"
 import * as Asset from "./Asset.js"
 import * as Change from "./Change.js"
 import { Changes } from "./Changes.js"
@@ -33,6 +32,7 @@ import { FeedbackRepo } from "./FeedbackRepo.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { type ChatId, FeedbackId, type MessageId } from "./Ids.js"
 import { chatAnswer } from "./internal/chatAnswer.js"
+import * as YamlFile from "./internal/yamlFile.js"
 import { Library } from "./Library.js"
 import * as Pagination from "./Pagination.js"
 import * as Policy from "./Policy.js"
@@ -84,21 +84,6 @@ export declare namespace Feedbacks {
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-/**
- * A library YAML file with one more item in the list at `key` (the file made when there is none).
- *
- * @since 0.1.0
- * @category utils
- */
-export const appendTo = (text: string | undefined, key: string, item: unknown, fresh: Record<string, unknown>) => {
-  const document = text === undefined ? new Yaml.Document(fresh) : Yaml.parseDocument(text)
-  if (document.errors.length > 0) return Option.none<string>()
-  const list = document.get(key)
-  if (list === undefined || list === null) document.set(key, document.createNode([item]))
-  else if (Yaml.isSeq(list)) list.add(document.createNode(item))
-  else return Option.none<string>()
-  return Option.some(document.toString({ lineWidth: 0 }))
-}
 
 /**
  * Builds the use cases over the services in context.
@@ -211,7 +196,7 @@ export const make = Effect.gen(function*() {
       }
       path = governing.path
       const today = DateTime.formatIso(yield* DateTime.now).slice(0, 10)
-      edited = appendTo(textAt(path), "verified_queries", {
+      edited = YamlFile.appendTo(textAt(path), "verified_queries", {
         name: request.name,
         question,
         verified_by: principal.email ?? principal.memberId,
@@ -241,7 +226,7 @@ export const make = Effect.gen(function*() {
           message: "an answer rated down is no right answer: give the right one as sql or expected"
         })
       }
-      edited = appendTo(textAt(path), "cases", { question, ...expected, tags: ["feedback"] }, {
+      edited = YamlFile.appendTo(textAt(path), "cases", { question, ...expected, tags: ["feedback"] }, {
         name: "feedback",
         description: "Cases promoted from members' ratings of answers.",
         cases: []

@@ -24,6 +24,7 @@ import * as Chats from "./Chats.js"
 import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
 import * as DashboardChecks from "./DashboardChecks.js"
+import * as Dashboards from "./Dashboards.js"
 import * as Evals from "./Evals.js"
 import * as Feedbacks from "./Feedbacks.js"
 import * as IdGenerator from "./IdGenerator.js"
@@ -93,8 +94,8 @@ export const layerWith = (options: Options) => {
   return ChangeEvaluations.layer.pipe(Layer.provideMerge(
     Layer.merge(
       options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
-      // Evaluations ask their questions through the agent loop; feedback files library changes.
-      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer)
+      // Evaluations ask their questions through the agent loop; feedback and pins file library changes.
+      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer, Dashboards.layer)
     ).pipe(
       Layer.provideMerge(Layer.merge(
         options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),

@@ -16,6 +16,7 @@ import { ChatChannelsApi } from "./ChatChannelsApi.js"
 import { ChatsApi } from "./ChatsApi.js"
 import { ConnectorsApi } from "./ConnectorsApi.js"
 import { EvalsApi } from "./EvalsApi.js"
+import { DashboardsApi } from "./DashboardsApi.js"
 import { FeedbackApi } from "./FeedbackApi.js"
 import * as HttpErrors from "./HttpErrors.js"
 import * as OpenApiDocument from "./internal/openapi.js"
@@ -54,6 +55,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(SettingsApi)
   .add(OAuthApi)
   .add(SemanticApi)
+  .add(DashboardsApi)
   .add(AssetsApi)
   .add(AuthApi)
   .addError(HttpErrors.InvalidRequest)

@@ -51,6 +51,7 @@ import * as ChatChannelsHandlers from "./internal/handlers/chatChannels.js"
 import * as ChatsHandlers from "./internal/handlers/chats.js"
 import * as ConnectorsHandlers from "./internal/handlers/connectors.js"
 import * as EvalsHandlers from "./internal/handlers/evals.js"
+import * as DashboardsHandlers from "./internal/handlers/dashboards.js"
 import * as FeedbackHandlers from "./internal/handlers/feedback.js"
 import * as MembersHandlers from "./internal/handlers/members.js"
 import * as OAuthHandlers from "./internal/handlers/oauth.js"
@@ -473,7 +474,8 @@ export const layerGroups = Layer.mergeAll(
   AuditLogsHandlers.layer,
   SettingsHandlers.layer,
   OAuthHandlers.layer,
-  SemanticHandlers.layer
+  SemanticHandlers.layer,
+  DashboardsHandlers.layer
 ).pipe(
   Layer.provide(Authentication.layer),
   // Signed asset URLs carry their own credential (the signature), and sign-in its password, link

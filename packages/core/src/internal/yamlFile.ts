@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
@@ -66,4 +67,18 @@ export const decode = <A, I>(
     const where = issue.path.length === 0 ? "" : `${issue.path.join(".")}: `
     return { path, line: lineAt(range?.[0]), message: `${where}${issue.message}` }
   }))
+}
+
+/**
+ * The file with one more item in the list at `key` (`fresh` with that list when there is no file),
+ * its comments and order kept; none when it does not read as YAML with a list there.
+ */
+export const appendTo = (text: string | undefined, key: string, item: unknown, fresh: Record<string, unknown>) => {
+  const document = text === undefined ? new Yaml.Document(fresh) : Yaml.parseDocument(text)
+  if (document.errors.length > 0) return Option.none<string>()
+  const list = document.get(key)
+  if (list === undefined || list === null) document.set(key, document.createNode([item]))
+  else if (Yaml.isSeq(list)) list.add(document.createNode(item))
+  else return Option.none<string>()
+  return Option.some(document.toString({ lineWidth: 0 }))
 }

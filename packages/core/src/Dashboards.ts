@@ -1,0 +1,455 @@
+/**
+ * The dashboard use cases (`/v2/dashboards`): list and read the dashboards of the library the
+ * caller may read, run a dashboard's tiles for the caller, and pin a chat's answer to one as a
+ * library change.
+ *
+ * A dashboard is read from main as the caller's OWNERS rules prune it, so a dashboard the caller
+ * may not read does not exist for it. Its tiles run concurrently on its connector, each under the
+ * caller's row-level security: semantic and verified queries are planned for the caller (its
+ * client attributes bound, a derived model refused where raw SQL would be), and SQL runs only
+ * where the caller may run SQL. Rows are kept for the next viewer by what decides them: the
+ * library commit, the connector, the statement with its values, and the caller's client
+ * attributes, so two end users of one host never share a tile's rows.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Change from "./Change.js"
+import { Changes } from "./Changes.js"
+import { ChatRepo } from "./ChatRepo.js"
+import * as Chats from "./Chats.js"
+import type * as Connector from "./Connector.js"
+import { ConnectorRepo } from "./ConnectorRepo.js"
+import * as ConnectorRuntime from "./ConnectorRuntime.js"
+import * as Dashboard from "./Dashboard.js"
+import * as Decision from "./Decision.js"
+import {
+  type Conflict,
+  InvalidRequest,
+  NotFound,
+  PermissionDenied,
+  type Unauthenticated
+} from "./Errors.js"
+import type { CellId, ChatId, OrganizationId } from "./Ids.js"
+import * as ConnectorUse from "./internal/connectorUse.js"
+import * as SqlStatement from "./internal/sqlStatement.js"
+import { Library } from "./Library.js"
+import * as Policy from "./Policy.js"
+import { SemanticLayer } from "./SemanticLayer.js"
+import * as SemanticLayerLib from "./SemanticLayer.js"
+import type * as SemanticCompiler from "./SemanticCompiler.js"
+import type * as SemanticQuery from "./SemanticQuery.js"
+import * as Traced from "./Traced.js"
+
+/**
+ * The dashboard use cases.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Dashboards extends Context.Tag("@sightline/core/Dashboards")<Dashboards, Dashboards.Service>() {}
+
+export declare namespace Dashboards {
+  export interface Service {
+    /** `GET /v2/dashboards`: the dashboards of main the caller may read. */
+    readonly list: (principal: Policy.Principal) => Effect.Effect<Dashboard.ListResponse, Unauthenticated>
+    /** `GET /v2/dashboards/{name}`: one, with the commit it was read at (`NotFound` when unreadable). */
+    readonly get: (
+      principal: Policy.Principal,
+      name: string
+    ) => Effect.Effect<Dashboard.View, Unauthenticated | NotFound | InvalidRequest>
+    /** `POST /v2/dashboards/{name}/query`: every tile's rows for the caller; a failing tile fails alone. */
+    readonly query: (
+      principal: Policy.Principal,
+      name: string,
+      request: Dashboard.QueryRequest
+    ) => Effect.Effect<Dashboard.QueryResponse, Unauthenticated | NotFound | InvalidRequest | PermissionDenied>
+    /** `POST /v2/chats/{id}/cells/{cellId}/pin`: files the change that adds the cell's query as a tile. */
+    readonly pin: (
+      principal: Policy.Principal,
+      chatId: ChatId,
+      cellId: CellId,
+      request: Dashboard.PinRequest
+    ) => Effect.Effect<
+      Dashboard.PinResult,
+      Unauthenticated | NotFound | InvalidRequest | PermissionDenied | Conflict
+    >
+  }
+}
+
+/** How many tiles of one dashboard run at once. */
+const tileConcurrency = 8
+
+/** How many results the cache keeps (each at most `ChartSpec.maxChartRows` rows). */
+const cacheEntries = 512
+
+interface Kept {
+  readonly result: ConnectorRuntime.QueryResult
+  readonly at: number
+}
+
+const decoder = new TextDecoder()
+const encoder = new TextEncoder()
+
+/**
+ * Builds the use cases over the services in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.gen(function*() {
+  const library = yield* Library
+  const semantic = yield* SemanticLayer
+  const connectors = yield* ConnectorRepo
+  const runtime = yield* ConnectorRuntime.ConnectorRuntime
+  const chats = yield* ChatRepo
+  const changes = yield* Changes
+
+  // Results by organization, then by what decides them. An organization's entries go when its
+  // main moves; the oldest go first when the cache is full.
+  const cache = new Map<string, Kept>()
+  const heads = new Map<OrganizationId, string>()
+  const forget = (organizationId: OrganizationId, head: string) => {
+    if (heads.get(organizationId) === head) return
+    heads.set(organizationId, head)
+    const prefix = `${organizationId}\n`
+    for (const key of cache.keys()) if (key.startsWith(prefix)) cache.delete(key)
+  }
+
+  const readable = (principal: Policy.Principal) =>
+    Effect.map(library.snapshotFor(principal), (view) => ({
+      commit: Option.getOrUndefined(view.ref),
+      files: view.files
+    }))
+
+  const list = Traced.fn("Dashboards.list")(function*(principal: Policy.Principal) {
+    const { commit, files } = yield* Effect.catchTag(readable(principal), "NotFound", Effect.die)
+    const dashboards = [...HashMap.keys(files)].filter(Dashboard.isDashboardPath).sort().map(
+      (path): Dashboard.Summary => {
+        const name = Dashboard.nameOf(path)
+        return Either.match(Dashboard.parse(path, decoder.decode(HashMap.unsafeGet(files, path))), {
+          onLeft: (problems) => ({ name, path, problems: problems.map(Dashboard.formatProblem) }),
+          onRight: (file) => ({
+            name,
+            path,
+            title: file.title,
+            ...(file.description === undefined ? {} : { description: file.description }),
+            connector: file.connector,
+            tiles: file.tiles.length
+          })
+        })
+      }
+    )
+    return { ...(commit === undefined ? {} : { commit }), dashboards }
+  })
+
+  const read = (principal: Policy.Principal, name: string) =>
+    Effect.gen(function*() {
+      const { commit, files } = yield* Effect.catchTag(readable(principal), "NotFound", Effect.die)
+      const path = [Dashboard.pathOf(name), `${Dashboard.folder}${name}.yml`].find((p) => HashMap.has(files, p))
+      if (commit === undefined || path === undefined) {
+        return yield* new NotFound({ message: `no dashboard named ${name}` })
+      }
+      const file = yield* Either.mapLeft(
+        Dashboard.parse(path, decoder.decode(HashMap.unsafeGet(files, path))),
+        (problems) =>
+          new InvalidRequest({ message: `${path} does not read: ${problems.map(Dashboard.formatProblem).join("; ")}` })
+      )
+      return { name, path, commit, definition: file }
+    })
+
+  const get = Traced.fn("Dashboards.get")(function*(principal: Policy.Principal, name: string) {
+    return yield* read(principal, name)
+  })
+
+  /** Runs a statement for the caller, or hands back the rows an earlier run of the same kept. */
+  const run = (
+    principal: Policy.Principal,
+    commit: string,
+    connector: Connector.ConnectorRecord,
+    statement: { readonly sql: string; readonly params: ReadonlyArray<SemanticCompiler.Param> },
+    ttlSeconds: number | undefined
+  ) =>
+    Effect.gen(function*() {
+      const clientAttributesJson = Policy.clientAttributesJson(principal)
+      const key = [
+        principal.organizationId,
+        JSON.stringify([commit, connector.id, statement.sql, statement.params, clientAttributesJson])
+      ].join("\n")
+      const now = Date.now()
+      const kept = cache.get(key)
+      if (kept !== undefined && (ttlSeconds === undefined || now - kept.at < ttlSeconds * 1_000)) {
+        return { result: kept.result, cached: true }
+      }
+      const result = yield* Effect.mapError(
+        runtime.query(connector, {
+          sql: statement.sql,
+          params: statement.params,
+          clientAttributesJson,
+          maxRows: Dashboard.maxTileRows,
+          timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
+        }),
+        (error) => `query failed: ${error.message}`
+      )
+      if (ttlSeconds !== 0) {
+        cache.delete(key)
+        if (cache.size >= cacheEntries) cache.delete(cache.keys().next().value!)
+        cache.set(key, { result, at: now })
+      }
+      return { result, cached: false }
+    })
+
+  const query = Traced.fn("Dashboards.query")(function*(
+    principal: Policy.Principal,
+    name: string,
+    request: Dashboard.QueryRequest
+  ) {
+    const { commit, definition: file } = yield* read(principal, name)
+    forget(principal.organizationId, commit)
+    const shared = new Set((file.filters?.dimensions ?? []).map((filter) => filter.dimension))
+    const unknown = Object.keys(request.filters?.dimensions ?? {}).filter((dimension) => !shared.has(dimension))
+    if (unknown.length > 0) {
+      return yield* new InvalidRequest({
+        message: `filters.dimensions: ${unknown.join(", ")} ${unknown.length === 1 ? "is" : "are"} not a filter of ` +
+          `dashboard ${name} (${[...shared].join(", ") || "it has none"})`
+      })
+    }
+    const usable = yield* ConnectorUse.usable(connectors, principal, principal.organizationId, yield* DateTime.now)
+    const connector = usable.find((c) => c.config.name === file.connector)
+    if (connector === undefined) {
+      return yield* new PermissionDenied({
+        message: `permission denied: dashboard ${name} shows connector ${file.connector}, which you may not use`
+      })
+    }
+    const governing = yield* semantic.modelFor(principal, connector)
+    const values: Dashboard.FilterValues = {
+      dimensions: request.filters?.dimensions,
+      time: request.filters?.time
+    }
+
+    const tileResult = (index: number) =>
+      Effect.gen(function*() {
+        const tile = file.tiles[index]!
+        const base = {
+          index,
+          title: tile.title,
+          visualization: tile.visualization,
+          layout: tile.layout
+        }
+        const failed = (error: string): Dashboard.TileResult => ({
+          ...base,
+          status: "failed",
+          error,
+          columns: [],
+          rows: [],
+          truncated: false,
+          cached: false
+        })
+        const planned = planTile(principal, connector, governing, file, tile, values)
+        if (Either.isLeft(planned)) return failed(planned.left)
+        const { columns, previous, reading, statement, trusted } = planned.right
+        const [ran, before] = yield* Effect.all([
+          Effect.either(run(principal, commit, connector, statement, file.cache_seconds)),
+          previous === undefined
+            ? Effect.succeed(undefined)
+            : Effect.either(run(principal, commit, connector, previous.statement, file.cache_seconds))
+        ], { concurrency: 2 })
+        if (Either.isLeft(ran)) return failed(ran.left)
+        const { cached, result } = ran.right
+        const named: ReadonlyArray<Dashboard.TileColumn> = result.columns.map((column, i) => ({
+          name: column.name,
+          type: column.type,
+          ...(columns?.[i] === undefined ? {} : { kind: columns[i].kind }),
+          ...(columns?.[i]?.format === undefined ? {} : { format: columns[i].format })
+        }))
+        const chart = Dashboard.chartOf(tile, named, result.rows)
+        if (chart !== undefined && Either.isLeft(chart)) return { ...failed(chart.left), sql: statement.sql }
+        const figure = tile.visualization.type !== "figure" ? undefined : Dashboard.figureOf(
+          named,
+          result.rows,
+          previous === undefined || before === undefined || Either.isLeft(before)
+            ? undefined
+            : { ...previous.period, rows: before.right.result.rows }
+        )
+        return {
+          ...base,
+          status: "ok" as const,
+          sql: statement.sql,
+          columns: named,
+          rows: result.rows,
+          truncated: result.truncated,
+          ...(reading === undefined ? {} : { reading }),
+          ...(trusted === undefined ? {} : { trusted }),
+          ...(chart === undefined ? {} : { chart: chart.right }),
+          ...(figure === undefined ? {} : { figure }),
+          cached: cached && (before === undefined || (Either.isRight(before) && before.right.cached))
+        }
+      })
+
+    const tiles = yield* Effect.forEach(file.tiles.map((_, i) => i), tileResult, { concurrency: tileConcurrency })
+    return { name, title: file.title, commit, connector_id: connector.id, tiles }
+  })
+
+  const pin = Traced.fn("Dashboards.pin")(function*(
+    principal: Policy.Principal,
+    chatId: ChatId,
+    cellId: CellId,
+    request: Dashboard.PinRequest
+  ) {
+    yield* Decision.enforce(Policy.requirePermission(principal, "chat:read"))
+    const chat = yield* chats.get(principal.organizationId, chatId)
+    if (Option.isNone(chat)) return yield* new NotFound()
+    yield* Decision.enforce(Policy.canRead(principal, "chat", Chats.accessOf(chat.value), yield* DateTime.now))
+    const found = yield* chats.getCell(principal.organizationId, chatId, cellId)
+    if (Option.isNone(found)) return yield* new NotFound()
+    const cell = found.value
+    if (cell.status !== "completed" || cell.connector_id === undefined) {
+      return yield* new InvalidRequest({ message: "only a completed query's cell can be pinned" })
+    }
+    const connector = (yield* ConnectorUse.usable(
+      connectors,
+      principal,
+      principal.organizationId,
+      yield* DateTime.now
+    )).find((c) => c.id === cell.connector_id)
+    if (connector === undefined) {
+      return yield* new InvalidRequest({ message: `the cell's connector ${cell.connector_id} is not one you may use` })
+    }
+    const tileQuery = yield* queryOfCell(principal, connector, cell)
+    const main = yield* library.main(principal.organizationId)
+    const path = Dashboard.pathOf(request.dashboard)
+    const text = Option.getOrUndefined(Option.map(HashMap.get(main.files, path), (bytes) => decoder.decode(bytes)))
+    const title = request.title ?? (yield* questionBefore(chatId, cell)) ?? "Pinned answer"
+    const added = yield* Either.mapLeft(
+      Dashboard.withTile(request.dashboard, text, connector.config.name, {
+        title,
+        query: tileQuery,
+        visualization: Dashboard.visualizationOf(tileQuery)
+      }),
+      (message) => new InvalidRequest({ message })
+    )
+    const change = yield* changes.create(principal, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({
+        // A change's title is short: the tile's is in the description.
+        title: `Pin to dashboard ${request.dashboard}`.slice(0, 50),
+        description: `Adds the tile "${title}" to ${path}, pinned from a chat's answer.`
+      }),
+      baseRef: main.head,
+      edits: HashMap.make([path, Option.some(encoder.encode(added.text))]),
+      chatId
+    })
+    return { path, tile: added.index, change }
+  })
+
+  /** The question asked last before the cell ran: the tile's title when the pin gives none. */
+  const questionBefore = (chatId: ChatId, cell: { readonly organization_id: OrganizationId } & {
+    readonly created_at: DateTime.Utc
+  }) =>
+    Effect.map(chats.listMessages(cell.organization_id, chatId), (messages) =>
+      messages.filter((m) => m.role === "user" && !DateTime.greaterThan(m.created_at, cell.created_at))
+        .at(-1)?.content.trim().slice(0, 190) || undefined)
+
+  return Dashboards.of({ list, get, query, pin })
+})
+
+/** What a cell ran, as a tile's query: its semantic query, its verified query, or its SQL where the pinner may write SQL. */
+const queryOfCell = (
+  principal: Policy.Principal,
+  connector: Connector.ConnectorRecord,
+  cell: {
+    readonly semantic_query?: SemanticQuery.SemanticQuery | undefined
+    readonly trusted_source?: SemanticQuery.TrustedSource | undefined
+    readonly query?: string | undefined
+  }
+): Effect.Effect<Dashboard.TileQuery, InvalidRequest | PermissionDenied> => {
+  if (cell.semantic_query !== undefined) return Effect.succeed({ semantic: cell.semantic_query })
+  if (cell.trusted_source?.kind === "verified_query") {
+    return Effect.succeed({ verified: cell.trusted_source.name })
+  }
+  if (cell.query === undefined) {
+    return Effect.fail(new InvalidRequest({ message: "the cell ran no query to pin" }))
+  }
+  const refusal = ConnectorUse.rawSqlRefusal(principal, connector) ?? SqlStatement.notOneQuery(cell.query)
+  return refusal === undefined
+    ? Effect.succeed({ sql: cell.query })
+    : Effect.fail(new PermissionDenied({ message: `permission denied: ${refusal}` }))
+}
+
+/** What a tile runs for the caller, and how to read its rows; `Left` says why it cannot run. */
+const planTile = (
+  principal: Policy.Principal,
+  connector: Connector.ConnectorRecord,
+  governing: SemanticLayerLib.Governing,
+  file: Dashboard.DashboardFile,
+  tile: Dashboard.Tile,
+  values: Dashboard.FilterValues
+): Either.Either<{
+  readonly statement: { readonly sql: string; readonly params: ReadonlyArray<SemanticCompiler.Param> }
+  readonly columns?: ReadonlyArray<SemanticQuery.ResultColumn> | undefined
+  readonly reading?: SemanticQuery.Reading | undefined
+  readonly trusted?: SemanticQuery.TrustedSource | undefined
+  readonly previous?: {
+    readonly statement: { readonly sql: string; readonly params: ReadonlyArray<SemanticCompiler.Param> }
+    readonly period: { readonly start: string; readonly end: string }
+  } | undefined
+}, string> => {
+  const source = tile.query
+  if ("sql" in source) {
+    const refusal = ConnectorUse.rawSqlRefusal(principal, connector) ?? SqlStatement.notOneQuery(source.sql)
+    return refusal === undefined ? Either.right({ statement: { sql: source.sql, params: [] } }) : Either.left(refusal)
+  }
+  const why = (error: SemanticLayerLib.PlanRefused | SemanticLayerLib.PlanInvalid) =>
+    error._tag === "PlanRefused" ? `permission denied: ${error.reason}` : error.message
+  if ("verified" in source) {
+    return Either.mapBoth(
+      SemanticLayerLib.plan(principal, connector, governing, {
+        _tag: "Verified",
+        name: source.verified,
+        params: source.params ?? {}
+      }),
+      { onLeft: why, onRight: (planned) => ({ statement: planned, trusted: planned.trusted }) }
+    )
+  }
+  const query = Dashboard.tileQuery(file, tile, values) ?? source.semantic
+  return Either.flatMap(
+    Either.mapLeft(SemanticLayerLib.plan(principal, connector, governing, { _tag: "Metrics", query }), why),
+    (planned) => {
+      const time = query.time
+      const compares = tile.visualization.type === "figure" && tile.visualization.compare === "previous_period" &&
+        time?.start !== undefined && time.end !== undefined
+      const now = {
+        statement: planned,
+        columns: planned.compiled.columns,
+        reading: planned.compiled.reading,
+        trusted: planned.trusted
+      }
+      if (!compares) return Either.right(now)
+      const period = Dashboard.previousPeriod({ start: time.start!, end: time.end! })
+      return Either.map(
+        Either.mapLeft(
+          SemanticLayerLib.plan(principal, connector, governing, {
+            _tag: "Metrics",
+            query: { ...query, time: { ...time, ...period } }
+          }),
+          why
+        ),
+        (before) => ({ ...now, previous: { statement: before, period } })
+      )
+    }
+  )
+}
+
+/**
+ * The dashboard use cases over the services in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = Layer.effect(Dashboards, make)
