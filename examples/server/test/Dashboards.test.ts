@@ -3,8 +3,16 @@
  * the dashboard's tiles run for each caller under its own row-level security, and the rows kept
  * for the next viewer are kept apart by client attributes.
  */
+import * as Auth from "@sightline/core/Auth"
+import * as Change from "@sightline/core/Change"
+import * as Changes from "@sightline/core/Changes"
+import * as Library from "@sightline/core/Library"
+import { Fixtures } from "@sightline/core/testing"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { expect, it } from "vitest"
 import { demoConnector, editModel, handSql } from "./utils/content.js"
+import { newMember } from "./utils/members.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
 /** Asks a question with the DEMO connector; the cell of its semantic query. */
@@ -46,6 +54,45 @@ const lastYear = new Date().getUTCFullYear() - 1
 const revenueByRegion = `SELECT r.name, SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id
   JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
   WHERE o.status <> 'cancelled' AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
+
+/** Files and merges library files as the organization's admin. */
+const merge = (server: TestServer, org: Org, files: Record<string, string>) =>
+  server.run(Effect.gen(function*() {
+    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    const changes = yield* Changes.Changes
+    const main = yield* (yield* Library.Library).main(admin.organizationId)
+    const filed = yield* changes.create(admin, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Dashboard", description: "An edit." }),
+      baseRef: main.head,
+      edits: Fixtures.edits(files)
+    })
+    const approved = yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
+    if (!approved.merged) throw new Error(`not merged: ${JSON.stringify(filed.checks)}`)
+  }))
+
+const overview = `title: Overview
+description: Revenue in the chosen period.
+connector: Demo retail
+filters:
+  dimensions:
+    - { dimension: channel }
+  time: { start: "${lastYear}-03-01", end: "${lastYear}-04-01" }
+tiles:
+  - title: Revenue
+    query: { semantic: { metrics: [revenue] } }
+    visualization: { type: figure, compare: previous_period }
+    layout: { x: 0, y: 0, w: 3, h: 2 }
+  - title: Orders by hand
+    query: { sql: "SELECT count(*) AS orders FROM orders" }
+    visualization: { type: figure }
+    follows: []
+    layout: { x: 3, y: 0, w: 3, h: 2 }
+  - title: Revenue by month
+    query: { semantic: { metrics: [revenue], time: { grain: month } } }
+    visualization: { type: line }
+    follows: [time]
+    layout: { x: 0, y: 2, w: 12, h: 4 }
+`
 
 describeServers("/v2 dashboards", (server) => {
   it("pins answers from a chat, merges them, and shows each key only its rows, kept apart in the cache", async () => {
@@ -135,5 +182,116 @@ describeServers("/v2 dashboards", (server) => {
       ["Revenue", false],
       ["Total revenue last year", false]
     ])
+  })
+
+  it("runs tiles under the shared filters, compares a figure with the period before, and fails a tile alone", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    await merge(server(), org, { "dashboards/overview.yaml": overview })
+    const hand = (where: string) =>
+      handSql(
+        server(),
+        org,
+        connector,
+        `SELECT SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id
+         WHERE o.status <> 'cancelled' AND ${where}`
+      ).then((result) => Number(result.rows[0]![0]))
+    const period = (start: string, end: string) => `o.ordered_at >= '${start}' AND o.ordered_at < '${end}'`
+
+    const defaults = await body(await queryAs(server(), org.key, "overview"))
+    expect(defaults.tiles.map((t: { status: string }) => t.status)).toEqual(["ok", "ok", "ok"])
+    const march = await hand(period(`${lastYear}-03-01`, `${lastYear}-04-01`))
+    const february = await hand(period(`${lastYear}-02-01`, `${lastYear}-03-01`))
+    expect(defaults.tiles[0].figure).toMatchObject({
+      column: "revenue",
+      format: "currency",
+      previous: { start: `${lastYear}-02-01`, end: `${lastYear}-03-01` }
+    })
+    expect(defaults.tiles[0].figure.value).toBeCloseTo(march, 2)
+    expect(defaults.tiles[0].figure.previous.value).toBeCloseTo(february, 2)
+    expect(defaults.tiles[0].figure.previous.change).toBeCloseTo((march - february) / february, 6)
+    expect(defaults.tiles[0].reading.period).toContain(`${lastYear}`)
+    // The SQL tile is written SQL: no reading, no trust.
+    expect(defaults.tiles[1]).not.toHaveProperty("reading")
+    expect(defaults.tiles[1]).not.toHaveProperty("trusted")
+    // The series follows the period: March alone, by month.
+    expect(defaults.tiles[2].rows).toHaveLength(1)
+    expect(defaults.tiles[2].chart.mark.type).toBe("line")
+
+    // A viewer's channel and period narrow the tiles that follow them.
+    const chosen = await body(
+      await queryAs(server(), org.key, "overview", {
+        filters: { dimensions: { channel: ["web"] }, time: { start: `${lastYear}-01-01`, end: `${lastYear}-07-01` } }
+      })
+    )
+    const online = await hand(`o.channel = 'web' AND ${period(`${lastYear}-01-01`, `${lastYear}-07-01`)}`)
+    expect(chosen.tiles[0].figure.value).toBeCloseTo(online, 2)
+    expect(chosen.tiles[0].figure.previous).toMatchObject({ start: `${lastYear - 1}-07-01`, end: `${lastYear}-01-01` })
+    // The series follows only the period: every channel, six months.
+    expect(chosen.tiles[2].rows).toHaveLength(6)
+    const half = await hand(period(`${lastYear}-01-01`, `${lastYear}-07-01`))
+    expect(chosen.tiles[2].rows.reduce((sum: number, row: Array<number>) => sum + Number(row[1]), 0))
+      .toBeCloseTo(half, 2)
+
+    // A key whose client attributes the DEMO database does not enforce runs no written SQL: that
+    // tile fails alone, saying why.
+    const eu = await mintKey(server(), org, "eu", { region: "EU" })
+    const asEu = await body(await queryAs(server(), eu, "overview"))
+    expect(asEu.tiles.map((t: { status: string }) => t.status)).toEqual(["ok", "failed", "ok"])
+    expect(asEu.tiles[1].error).toMatch(/does not enforce this key's client attributes/)
+  })
+
+  it("answers bad input with the envelope, and what the caller may not read as unknown", async () => {
+    const org = await server().newOrg()
+    const other = await server().newOrg()
+    await demoConnector(server(), org)
+    await merge(server(), org, { "dashboards/overview.yaml": overview })
+    const status = async (path: string, key: string, init: { method?: string; json?: unknown } = {}) => {
+      const response = await server().request(path, { key, ...init })
+      return [response.status, (await body(response)).error?.code]
+    }
+    expect(await status("/v2/dashboards/nowhere", org.key)).toEqual([404, "not_found"])
+    expect(await status("/v2/dashboards/Not%20A%20Name", org.key)).toEqual([400, "invalid_request"])
+    expect(await status("/v2/dashboards/overview/query", org.key, { method: "POST", json: { filters: 3 } }))
+      .toEqual([400, "invalid_request"])
+    expect(
+      await status("/v2/dashboards/overview/query", org.key, {
+        method: "POST",
+        json: { filters: { dimensions: { colour: ["red"] } } }
+      })
+    ).toEqual([400, "invalid_request"])
+    expect(await status("/v2/dashboards/overview/query", org.key, { method: "POST", json: { extra: 1 } }))
+      .toEqual([400, "invalid_request"])
+    // Another organization sees neither the dashboard nor the chat.
+    expect(await status("/v2/dashboards/overview", other.key)).toEqual([404, "not_found"])
+    expect(await status("/v2/dashboards/overview/query", other.key, { method: "POST", json: {} }))
+      .toEqual([404, "not_found"])
+    expect((await body(await server().request("/v2/dashboards", { key: other.key }))).dashboards).toEqual([])
+    const answer = await body(
+      await server().request("/v2/chats", { method: "POST", key: org.key, json: { question: "Hello" } })
+    )
+    const cells = await body(await server().request(`/v2/chats/${answer.chat_id}/cells`, { key: org.key }))
+    const cellId = cells.cells[0].id
+    expect(await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, other.key, {
+      method: "POST",
+      json: { dashboard: "mine" }
+    })).toEqual([404, "not_found"])
+    // A message cell ran no query.
+    expect(await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, org.key, {
+      method: "POST",
+      json: { dashboard: "mine" }
+    })).toEqual([400, "invalid_request"])
+    expect(await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, org.key, {
+      method: "POST",
+      json: { dashboard: "../OWNERS" }
+    })).toEqual([400, "invalid_request"])
+    // A dashboard under a folder whose OWNERS readers the member is not among does not exist for it.
+    const member = await newMember(server(), org)
+    expect((await body(await server().request("/v2/dashboards", { key: member.key }))).dashboards).toHaveLength(1)
+    await merge(server(), org, { "dashboards/OWNERS": "reader: role:finance\n" })
+    expect(await status("/v2/dashboards/overview", member.key)).toEqual([404, "not_found"])
+    expect(await status("/v2/dashboards/overview/query", member.key, { method: "POST", json: {} }))
+      .toEqual([404, "not_found"])
+    expect((await body(await server().request("/v2/dashboards", { key: member.key }))).dashboards).toEqual([])
   })
 })

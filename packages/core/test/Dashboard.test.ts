@@ -158,3 +158,81 @@ describe("Dashboard.check", () => {
     ])
   })
 })
+
+describe("Dashboard.previousPeriod", () => {
+  it("steps back whole months for a period of months, else as many days", () => {
+    expect(Dashboard.previousPeriod({ start: "2025-03-01", end: "2025-04-01" }))
+      .toEqual({ start: "2025-02-01", end: "2025-03-01" })
+    expect(Dashboard.previousPeriod({ start: "2025-01-01", end: "2025-04-01" }))
+      .toEqual({ start: "2024-10-01", end: "2025-01-01" })
+    expect(Dashboard.previousPeriod({ start: "2025-01-01", end: "2026-01-01" }))
+      .toEqual({ start: "2024-01-01", end: "2025-01-01" })
+    expect(Dashboard.previousPeriod({ start: "2025-03-10", end: "2025-03-17" }))
+      .toEqual({ start: "2025-03-03", end: "2025-03-10" })
+  })
+})
+
+describe("Dashboard.withTile", () => {
+  const tile = (title: string, dimensions: ReadonlyArray<string> = []) => {
+    const query = { semantic: { metrics: ["revenue"], dimensions } }
+    return { title, query, visualization: Dashboard.visualizationOf(query) }
+  }
+  const read = (text: string) => Either.getOrThrow(Dashboard.parse("dashboards/sales.yaml", text))
+
+  it("creates a dashboard, then sets each tile beside the last row's or under it, titles told apart", () => {
+    const first = Either.getOrThrow(Dashboard.withTile("sales_2025", undefined, "Demo", tile("Revenue")))
+    expect(first.index).toBe(0)
+    expect(read(first.text)).toMatchObject({
+      title: "Sales 2025",
+      connector: "Demo",
+      tiles: [{ title: "Revenue", visualization: { type: "figure" }, layout: { x: 0, y: 0, w: 3, h: 2 } }]
+    })
+    const commented = `# Reviewed by finance.\n${first.text}`
+    const second = Either.getOrThrow(Dashboard.withTile("sales_2025", commented, "Demo", tile("Revenue", ["region"])))
+    expect(second.text.startsWith("# Reviewed by finance.\n")).toBe(true)
+    expect(read(second.text).tiles[1]).toMatchObject({
+      title: "Revenue (2)",
+      visualization: { type: "bar" },
+      layout: { x: 3, y: 0, w: 6, h: 4 }
+    })
+    // No room left on the row: under it.
+    const third = Either.getOrThrow(Dashboard.withTile("sales_2025", second.text, "Demo", tile("By channel", ["a"])))
+    expect(read(third.text).tiles[2]!.layout).toEqual({ x: 0, y: 4, w: 6, h: 4 })
+    expect(Dashboard.withTile("sales_2025", second.text, "Other", tile("X"))).toEqual(
+      Either.left("dashboards/sales_2025.yaml shows connector Demo, not Other: pin it to another dashboard")
+    )
+  })
+})
+
+describe("Dashboard.chartOf", () => {
+  const tile = (type: Dashboard.VisualizationType): Dashboard.Tile => ({
+    title: "Revenue by channel",
+    query: { semantic: { metrics: ["revenue"], dimensions: ["channel"] } },
+    visualization: { type },
+    layout: { x: 0, y: 0, w: 6, h: 4 }
+  })
+  const columns: ReadonlyArray<Dashboard.TileColumn> = [
+    { name: "channel", kind: "dimension" },
+    { name: "revenue", kind: "metric", format: "currency" }
+  ]
+  const rows = [["web", 60], ["store", 30], ["partner", -10]]
+
+  it("draws no chart for a figure or a table, and a waterfall as a running total", () => {
+    expect(Dashboard.chartOf(tile("figure"), columns, rows)).toBeUndefined()
+    expect(Dashboard.chartOf(tile("table"), columns, rows)).toBeUndefined()
+    const waterfall = Either.getOrThrow(Dashboard.chartOf(tile("waterfall"), columns, rows)!)
+    expect(waterfall.data.values).toEqual([
+      { step: "web", start: 0, end: 60, kind: "total" },
+      { step: "store", start: 60, end: 90, kind: "rose" },
+      { step: "partner", start: 90, end: 80, kind: "fell" },
+      { step: "Total", start: 0, end: 80, kind: "total" }
+    ])
+    expect(Dashboard.figureOf(columns, [[null, 120]], { start: "a", end: "b", rows: [[null, 100]] }))
+      .toEqual({
+        column: "revenue",
+        value: 120,
+        format: "currency",
+        previous: { start: "a", end: "b", value: 100, change: 0.2 }
+      })
+  })
+})
