@@ -3,15 +3,8 @@
  * the dashboard's tiles run for each caller under its own row-level security, and the rows kept
  * for the next viewer are kept apart by client attributes.
  */
-import * as Auth from "@sightline/core/Auth"
-import * as Change from "@sightline/core/Change"
-import * as Changes from "@sightline/core/Changes"
-import * as Library from "@sightline/core/Library"
-import { Fixtures } from "@sightline/core/testing"
-import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import { expect, it } from "vitest"
-import { demoConnector, editModel, handSql } from "./utils/content.js"
+import { demoConnector, editModel, handSql, mergeFiles } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
@@ -54,21 +47,6 @@ const lastYear = new Date().getUTCFullYear() - 1
 const revenueByRegion = `SELECT r.name, SUM(i.line_total) FROM order_items i JOIN orders o ON o.id = i.order_id
   JOIN customers c ON c.id = o.customer_id JOIN regions r ON r.id = c.region_id
   WHERE o.status <> 'cancelled' AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
-
-/** Files and merges library files as the organization's admin. */
-const merge = (server: TestServer, org: Org, files: Record<string, string>) =>
-  server.run(Effect.gen(function*() {
-    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-    const changes = yield* Changes.Changes
-    const main = yield* (yield* Library.Library).main(admin.organizationId)
-    const filed = yield* changes.create(admin, {
-      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Dashboard", description: "An edit." }),
-      baseRef: main.head,
-      edits: Fixtures.edits(files)
-    })
-    const approved = yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
-    if (!approved.merged) throw new Error(`not merged: ${JSON.stringify(filed.checks)}`)
-  }))
 
 const overview = `title: Overview
 description: Revenue in the chosen period.
@@ -187,7 +165,7 @@ describeServers("/v2 dashboards", (server) => {
   it("runs tiles under the shared filters, compares a figure with the period before, and fails a tile alone", async () => {
     const org = await server().newOrg()
     const connector = await demoConnector(server(), org)
-    await merge(server(), org, { "dashboards/overview.yaml": overview })
+    await mergeFiles(server(), org, { "dashboards/overview.yaml": overview })
     const hand = (where: string) =>
       handSql(
         server(),
@@ -245,7 +223,7 @@ describeServers("/v2 dashboards", (server) => {
     const org = await server().newOrg()
     const other = await server().newOrg()
     await demoConnector(server(), org)
-    await merge(server(), org, { "dashboards/overview.yaml": overview })
+    await mergeFiles(server(), org, { "dashboards/overview.yaml": overview })
     const status = async (path: string, key: string, init: { method?: string; json?: unknown } = {}) => {
       const response = await server().request(path, { key, ...init })
       return [response.status, (await body(response)).error?.code]
@@ -288,7 +266,7 @@ describeServers("/v2 dashboards", (server) => {
     // A dashboard under a folder whose OWNERS readers the member is not among does not exist for it.
     const member = await newMember(server(), org)
     expect((await body(await server().request("/v2/dashboards", { key: member.key }))).dashboards).toHaveLength(1)
-    await merge(server(), org, { "dashboards/OWNERS": "reader: role:finance\n" })
+    await mergeFiles(server(), org, { "dashboards/OWNERS": "reader: role:finance\n" })
     expect(await status("/v2/dashboards/overview", member.key)).toEqual([404, "not_found"])
     expect(await status("/v2/dashboards/overview/query", member.key, { method: "POST", json: {} }))
       .toEqual([404, "not_found"])

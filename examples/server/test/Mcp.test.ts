@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as NodeHttp from "node:http"
 import { afterEach, expect, it } from "vitest"
-import { demoConnector } from "./utils/content.js"
+import { demoConnector, mergeFiles } from "./utils/content.js"
 import { scopedKey } from "./utils/members.js"
 import { body, describeServers, postgresProblem, type TestServer } from "./utils/server.js"
 import { createSales, regionPolicy, withWarehouse } from "./utils/warehouse.js"
@@ -76,6 +76,8 @@ describeServers("the MCP server", (server) => {
         "describe_data",
         "query_metrics",
         "investigate",
+        "list_dashboards",
+        "query_dashboard",
         "run_verified_query",
         "run_sql",
         "search_library",
@@ -380,6 +382,41 @@ describeServers("the MCP server", (server) => {
       })
     )).toMatch(/missing values for parameters: year/)
   }, 120_000)
+
+  it("lists the dashboards the caller may read, and runs one's tiles under the caller's filters", async () => {
+    const org = await server().newOrg()
+    await demoConnector(server(), org)
+    await mergeFiles(server(), org, {
+      "dashboards/channels.yaml": `title: Channels
+connector: Demo retail
+filters:
+  dimensions: [{ dimension: channel }]
+tiles:
+  - title: Orders by channel
+    query: { semantic: { metrics: [orders], dimensions: [channel] } }
+    visualization: { type: bar }
+    layout: { x: 0, y: 0, w: 6, h: 4 }
+`
+    })
+    const client = await connect(server(), org.key)
+    const listed = structured(await client.callTool({ name: "list_dashboards", arguments: {} }))
+    expect(listed.dashboards).toEqual([
+      { name: "channels", path: "dashboards/channels.yaml", title: "Channels", connector: "Demo retail", tiles: 1 }
+    ])
+    const all = structured(await client.callTool({ name: "query_dashboard", arguments: { name: "channels" } }))
+    expect(all.tiles[0].rows.map((row: Array<unknown>) => row[0]).sort()).toEqual(["partner", "store", "web"])
+    expect(all.tiles[0].reading.text).toMatch(/^Orders .* by channel/)
+    expect(all.tiles[0]).not.toHaveProperty("chart")
+    const web = structured(
+      await client.callTool({
+        name: "query_dashboard",
+        arguments: { name: "channels", filters: { dimensions: { channel: ["web"] } } }
+      })
+    )
+    expect(web.tiles[0].rows).toEqual([all.tiles[0].rows.find((row: Array<unknown>) => row[0] === "web")])
+    expect(errorText(await client.callTool({ name: "query_dashboard", arguments: { name: "nowhere" } })))
+      .toContain("no dashboard named nowhere")
+  })
 
   it("lets an admin turn run_sql off for the organization: it is no longer listed, and refused", async () => {
     const org = await server().newOrg()

@@ -26,6 +26,7 @@ import type * as Answers from "@sightline/core/Answers"
 import { Auditor } from "@sightline/core/Auditor"
 import * as Auth from "@sightline/core/Auth"
 import type * as Connectors from "@sightline/core/Connectors"
+import type * as Dashboards from "@sightline/core/Dashboards"
 import type * as Investigations from "@sightline/core/Investigations"
 import type { Library } from "@sightline/core/Library"
 import type * as PlaybookRuns from "@sightline/core/PlaybookRuns"
@@ -393,6 +394,7 @@ export const layer: Layer.Layer<
   | Connectors.Connectors
   | SemanticLayer.SemanticLayer
   | Investigations.Investigations
+  | Dashboards.Dashboards
   | SqlQueries.SqlQueries
   | Library
   | Playbooks.Playbooks

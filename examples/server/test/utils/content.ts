@@ -165,3 +165,18 @@ export const editModel = (server: TestServer, org: Org, edit: (yaml: string) => 
     })
     return yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
   }))
+
+/** Files and merges library files as the organization's admin. */
+export const mergeFiles = (server: TestServer, org: Org, files: Record<string, string>) =>
+  server.run(Effect.gen(function*() {
+    const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+    const changes = yield* Changes.Changes
+    const main = yield* (yield* Library.Library).main(admin.organizationId)
+    const filed = yield* changes.create(admin, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({ title: "Library files", description: "An edit." }),
+      baseRef: main.head,
+      edits: Fixtures.edits(files)
+    })
+    const approved = yield* changes.approve(admin, filed.change_id, { expected_git_ref: filed.git_ref })
+    if (!approved.merged) return yield* Effect.dieMessage(`not merged: ${JSON.stringify(filed.checks)}`)
+  }))

@@ -11,6 +11,8 @@ import { ChartRenderer } from "@sightline/core/ChartRenderer"
 import * as ChartSpec from "@sightline/core/ChartSpec"
 import * as ConnectorRuntime from "@sightline/core/ConnectorRuntime"
 import * as Connectors from "@sightline/core/Connectors"
+import * as Dashboard from "@sightline/core/Dashboard"
+import * as Dashboards from "@sightline/core/Dashboards"
 import { type ChatId, ConnectorId, PlaybookId } from "@sightline/core/Ids"
 import * as Investigation from "@sightline/core/Investigation"
 import * as Investigations from "@sightline/core/Investigations"
@@ -193,6 +195,11 @@ const paged = <F extends Schema.Struct.Fields, R extends Rows>(
     })
 })
 
+const QueryDashboard = Schema.Struct({
+  name: Dashboard.Name.annotations({ description: "The dashboard's name, as list_dashboards gives it" }),
+  ...Dashboard.QueryRequest.fields
+})
+
 /** The most files `search_library` names, and the matching lines it shows of each. */
 const searchLimits = { files: 20, lines: 3 }
 
@@ -203,6 +210,7 @@ export const make = Effect.gen(function*() {
   const connectors = yield* Connectors.Connectors
   const semantic = yield* SemanticLayer.SemanticLayer
   const investigations = yield* Investigations.Investigations
+  const dashboards = yield* Dashboards.Dashboards
   const answers = yield* Answers.Answers
   const sql = yield* SqlQueries.SqlQueries
   const playbooks = yield* Playbooks.Playbooks
@@ -281,6 +289,41 @@ export const make = Effect.gen(function*() {
       scope: "query",
       call: (principal, args: typeof Investigation.InvestigationRequest.Type) =>
         investigations.investigate(principal, args)
+    },
+    {
+      name: "list_dashboards",
+      title: "List dashboards",
+      description: "The dashboards of the Context Library the caller may read: their names, titles, connector " +
+        "and number of tiles. Run one with query_dashboard.",
+      arguments: NoArguments,
+      readOnly: true,
+      scope: "read",
+      call: (principal) =>
+        Effect.flatMap(dashboards.list(principal), (listed) => Effect.orDie(Schema.encode(Dashboard.ListResponse)(listed)))
+    },
+    {
+      name: "query_dashboard",
+      title: "Query a dashboard",
+      description: "Runs a dashboard's tiles with the caller's row-level security, optionally under other values " +
+        "of its shared filters, and answers each tile's rows (the first 100), how its query was read, and which " +
+        "reviewed definition vouches for it. A tile that fails says why; the others are answered.",
+      arguments: QueryDashboard,
+      readOnly: true,
+      scope: "query",
+      call: (principal, args: typeof QueryDashboard.Type) =>
+        Effect.flatMap(
+          dashboards.query(principal, args.name, args.filters === undefined ? {} : { filters: args.filters }),
+          (result) =>
+            Effect.orDie(Schema.encode(Dashboard.QueryResponse)({
+              ...result,
+              // A model reads rows, not drawings: the charts stay with the REST answer, and long tables are cut.
+              tiles: result.tiles.map(({ chart: _, ...tile }) => ({
+                ...tile,
+                rows: tile.rows.slice(0, pageRows),
+                truncated: tile.truncated || tile.rows.length > pageRows
+              }))
+            }))
+        )
     },
     {
       name: "run_verified_query",
