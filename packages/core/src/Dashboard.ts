@@ -250,8 +250,8 @@ export interface FilterValues {
 
 /**
  * The semantic query a tile runs under the shared filters: their defaults, replaced by `values`
- * where the viewer set them, for the filters it follows. A tile's own period and filters stay: a
- * shared filter narrows a tile, never widens it.
+ * where the viewer set them, for the filters it follows. A tile's own filters stay (a shared
+ * filter narrows a tile, never widens it), and so does its own period, until the viewer picks one.
  *
  * @since 0.1.0
  * @category utils
@@ -273,14 +273,17 @@ export const tileQuery = (
   const period = values.time ?? file.filters?.time
   const own = query.time
   // The shared grain switches the grain of a tile that has one (a series by month, then by week);
-  // it never makes a series of a figure. A tile's own period stays.
-  const ownPeriod = own?.start !== undefined || own?.end !== undefined || own?.periods !== undefined
+  // it never makes a series of a figure. A tile's own period (an answer pinned with "last year")
+  // stands against the dashboard's default, and gives way to a period the viewer picks: the period
+  // picker moves every tile that follows time.
+  const keepsOwn = values.time === undefined &&
+    (own?.start !== undefined || own?.end !== undefined || own?.periods !== undefined)
   const time = !follows("time") || period === undefined ? own : withoutUndefined({
     dimension: own?.dimension ?? period.dimension,
     grain: own?.grain === undefined ? undefined : period.grain ?? own.grain,
-    start: ownPeriod ? own?.start : period.start,
-    end: ownPeriod ? own?.end : period.end,
-    periods: ownPeriod ? own?.periods : period.periods
+    start: keepsOwn ? own?.start : period.start,
+    end: keepsOwn ? own?.end : period.end,
+    periods: keepsOwn ? own?.periods : period.periods
   })
   return {
     ...query,

@@ -143,6 +143,20 @@ describe("Dashboard.tileQuery", () => {
     })
     expect(Dashboard.tileQuery(file, file.tiles[3]!)).toBeUndefined()
   })
+
+  it("keeps a tile's own period against the dashboard's default, and gives it up to the viewer's pick", () => {
+    const pinned: Dashboard.Tile = {
+      title: "Revenue last year",
+      query: { semantic: { metrics: ["revenue"], time: { start: "2024-01-01", end: "2025-01-01" } } },
+      visualization: { type: "figure" },
+      layout: { x: 0, y: 0, w: 3, h: 2 }
+    }
+    expect(Dashboard.tileQuery(file, pinned)?.time).toEqual({ start: "2024-01-01", end: "2025-01-01" })
+    expect(Dashboard.tileQuery(file, pinned, { time: { start: "2025-03-01", end: "2025-04-01" } })?.time)
+      .toEqual({ start: "2025-03-01", end: "2025-04-01" })
+    expect(Dashboard.tileQuery(file, { ...pinned, follows: [] }, { time: { start: "2025-03-01", end: "2025-04-01" } })
+      ?.time).toEqual({ start: "2024-01-01", end: "2025-01-01" })
+  })
 })
 
 describe("Dashboard.check", () => {

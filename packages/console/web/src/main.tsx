@@ -5,6 +5,7 @@ import { AdminPage } from "./pages/Admin.js"
 import { ChangesPage } from "./pages/Changes.js"
 import { ChatPage } from "./pages/Chat.js"
 import { ConnectorsPage } from "./pages/Connectors.js"
+import { DashboardsPage } from "./pages/Dashboards.js"
 import { KeysPage } from "./pages/Keys.js"
 import { ConsentPage } from "./pages/OAuth.js"
 import { PlaybooksPage } from "./pages/Playbooks.js"
@@ -80,6 +81,7 @@ function App() {
   const can = (permission: string) => who?.permissions.includes(permission) ?? false
   const pages = [
     { hash: "#/chats", label: "Chat", show: true },
+    { hash: "#/dashboards", label: "Dashboards", show: true },
     { hash: "#/playbooks", label: "Playbooks", show: can("playbook:read") },
     { hash: "#/connectors", label: "Connectors", show: can("connector:read") },
     { hash: "#/keys", label: "API keys", show: true },
@@ -90,12 +92,15 @@ function App() {
   ].filter((page) => page.show)
   const route = hash === "" || hash === "#/" ? "#/chats" : hash
   const chatId = /^#\/chats\/([\w-]+)$/.exec(route)?.[1]
+  const dashboard = /^#\/dashboards\/([\w-]+)$/.exec(route)?.[1]
   // An agent's authorization request: its parameters follow the route, as `/oauth/authorize` got them.
   const consent = /^#\/oauth\/authorize\?(.*)$/.exec(route)?.[1]
   const page = consent !== undefined
     ? <ConsentPage query={consent} />
     : route.startsWith("#/chats")
     ? <ChatPage chatId={chatId} navigate={navigate} />
+    : route === "#/dashboards" || dashboard !== undefined
+    ? <DashboardsPage key={dashboard ?? ""} name={dashboard} navigate={navigate} />
     : route === "#/playbooks"
     ? <PlaybooksPage />
     : route === "#/connectors"

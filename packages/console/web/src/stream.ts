@@ -40,6 +40,8 @@ export interface Cell {
   readonly connector_id?: number
   /** How a semantic query read the question. */
   readonly reading?: { readonly text: string }
+  /** The semantic query the step ran: what a pinned tile runs. */
+  readonly semantic_query?: unknown
   /** The reviewed definition a trusted result came from. */
   readonly trusted_source?: {
     readonly kind: string

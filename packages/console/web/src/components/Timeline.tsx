@@ -1,3 +1,4 @@
+import { type FormEvent, useState } from "react"
 import type { Asset, Cell, ChatEvent, Clarification, Plan } from "../stream.js"
 import { Chart } from "./Chart.js"
 import { Markdown } from "./Markdown.js"
@@ -78,7 +79,58 @@ function AssetView({ asset }: { readonly asset: Asset }) {
 
 const sourceOf = (cell: Cell): string | undefined => cell.query ?? cell.code
 
-function CellView({ assets, cell }: { readonly cell: Cell; readonly assets: ReadonlyArray<Asset> }) {
+/** Pins a cell's query to a dashboard (`POST /v2/chats/{id}/cells/{cellId}/pin`): what came of it, in words. */
+export type Pin = (cellId: string, dashboard: string) => Promise<string>
+
+/** A cell ran a query that can stand as a tile: a semantic or verified query, or SQL. */
+const pinnable = (cell: Cell) =>
+  cell.status === "completed" && cell.connector_id !== undefined &&
+  (cell.semantic_query !== undefined || cell.trusted_source?.kind === "verified_query" || cell.type === "sql")
+
+function PinForm({ cell, onPin }: { readonly cell: Cell; readonly onPin: Pin }) {
+  const [dashboard, setDashboard] = useState("")
+  const [status, setStatus] = useState<string>()
+  const [pinning, setPinning] = useState(false)
+  const submit = async (event: FormEvent) => {
+    event.preventDefault()
+    setPinning(true)
+    try {
+      setStatus(await onPin(cell.id, dashboard))
+    } catch (e) {
+      setStatus((e as Error).message)
+    } finally {
+      setPinning(false)
+    }
+  }
+  return (
+    <details className="pin">
+      <summary>Pin</summary>
+      <form className="inline-form" aria-label={`Pin step ${cell.id}`} onSubmit={(e) => void submit(e)}>
+        <label className="field">
+          <span>Dashboard</span>
+          <input
+            required
+            pattern="[a-z0-9][a-z0-9_\-]{0,63}"
+            title="lowercase letters, digits, - and _"
+            placeholder="sales"
+            value={dashboard}
+            onChange={(e) => setDashboard(e.target.value)}
+          />
+        </label>
+        <button type="submit" disabled={pinning}>Pin to dashboard</button>
+      </form>
+      {status === undefined ? null : <p role="status">{status}</p>}
+    </details>
+  )
+}
+
+function CellView(
+  { assets, cell, onPin }: {
+    readonly cell: Cell
+    readonly assets: ReadonlyArray<Asset>
+    readonly onPin?: Pin | undefined
+  }
+) {
   const source = sourceOf(cell)
   const timing = cell.execution_time_ms === undefined ? "" : ` · ${cell.execution_time_ms} ms`
   return (
@@ -106,6 +158,7 @@ function CellView({ assets, cell }: { readonly cell: Cell; readonly assets: Read
       )}
       {cell.error === undefined ? null : <p className="error">{cell.error}</p>}
       {assets.map((asset, i) => <AssetView key={`${asset.name}:${i}`} asset={asset} />)}
+      {onPin !== undefined && pinnable(cell) ? <PinForm cell={cell} onPin={onPin} /> : null}
     </section>
   )
 }
@@ -194,9 +247,10 @@ function ProvenanceView({ provenance }: { readonly provenance: Provenance }) {
  * choices of the latest clarification, while no question has followed it, are buttons (`onChoose`).
  */
 export function Timeline(
-  { items, onChoose }: {
+  { items, onChoose, onPin }: {
     readonly items: ReadonlyArray<Item>
     readonly onChoose?: ((choice: Choice) => void) | undefined
+    readonly onPin?: Pin | undefined
   }
 ) {
   const open = items.map((item) => item.kind).lastIndexOf("clarification")
@@ -258,7 +312,7 @@ export function Timeline(
           case "cell":
             return (
               <li key={item.key}>
-                <CellView cell={item.cell} assets={item.assets} />
+                <CellView cell={item.cell} assets={item.assets} onPin={onPin} />
               </li>
             )
           case "answer":

@@ -236,6 +236,17 @@ export function ChatPage(
     await send({ question: text }, text, files)
   }
 
+  // A step pinned to a dashboard is a library change: the tile shows once it merges.
+  const pin = async (cellId: string, dashboard: string) => {
+    const pinned = await json<{ path: string; change: { change_number: number; status: string } }>(
+      `v2/chats/${chatId ?? created.current}/cells/${cellId}/pin`,
+      { method: "POST", body: { dashboard } }
+    )
+    return pinned.change.status === "approved"
+      ? `Pinned to ${pinned.path}.`
+      : `Change #${pinned.change.change_number} filed to add it to ${pinned.path}: the tile shows once it merges.`
+  }
+
   // A choice of the clarification: the run answers the complete question it stands for.
   const choose = (choice: Choice) => {
     if (running || (chatId ?? created.current) === undefined) return
@@ -357,7 +368,7 @@ export function ChatPage(
       </aside>
       <section className="conversation" aria-label="Conversation">
         {items.length === 0 ? <p className="muted empty">Ask a question about your data.</p> : null}
-        <Timeline items={items} onChoose={running ? undefined : choose} />
+        <Timeline items={items} onChoose={running ? undefined : choose} onPin={(chatId ?? created.current) === undefined ? undefined : pin} />
         {error === undefined ? null : <p className="error" role="alert">{error}</p>}
         <form
           className="ask"
