@@ -41,6 +41,8 @@ import type { CellId, ChatId, OrganizationId } from "./Ids.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
 import * as SqlStatement from "./internal/sqlStatement.js"
 import { Library } from "./Library.js"
+import * as LibraryLib from "./Library.js"
+import type * as Owners from "./Owners.js"
 import * as Policy from "./Policy.js"
 import { SemanticLayer } from "./SemanticLayer.js"
 import * as SemanticLayerLib from "./SemanticLayer.js"
@@ -150,19 +152,47 @@ export const make = Effect.gen(function*() {
     return { ...(commit === undefined ? {} : { commit }), dashboards }
   })
 
+  // Main's dashboards and OWNERS tree by commit (commits never change), so a viewer's request reads
+  // only where main is, not the library's files.
+  const atCommit = new Map<string, {
+    readonly tree: Owners.OwnersTree
+    readonly dashboards: ReadonlyMap<string, Either.Either<Dashboard.DashboardFile, string>>
+  }>()
+  const mainAt = (organizationId: OrganizationId, head: string) =>
+    Effect.gen(function*() {
+      const key = `${organizationId}:${head}`
+      const kept = atCommit.get(key)
+      if (kept !== undefined) return kept
+      const files = yield* Effect.orDie(library.at(organizationId, head))
+      const dashboards = new Map(
+        [...HashMap.keys(files)].filter(Dashboard.isDashboardPath).map((path) => [
+          path,
+          Either.mapLeft(
+            Dashboard.parse(path, decoder.decode(HashMap.unsafeGet(files, path))),
+            (problems) => `${path} does not read: ${problems.map(Dashboard.formatProblem).join("; ")}`
+          )
+        ])
+      )
+      const read = { tree: LibraryLib.treeOf(files), dashboards }
+      if (atCommit.size >= 64) atCommit.delete(atCommit.keys().next().value!)
+      atCommit.set(key, read)
+      return read
+    })
+
   const read = (principal: Policy.Principal, name: string) =>
     Effect.gen(function*() {
-      const { commit, files } = yield* Effect.catchTag(readable(principal), "NotFound", Effect.die)
-      const path = [Dashboard.pathOf(name), `${Dashboard.folder}${name}.yml`].find((p) => HashMap.has(files, p))
-      if (commit === undefined || path === undefined) {
-        return yield* new NotFound({ message: `no dashboard named ${name}` })
-      }
-      const file = yield* Either.mapLeft(
-        Dashboard.parse(path, decoder.decode(HashMap.unsafeGet(files, path))),
-        (problems) =>
-          new InvalidRequest({ message: `${path} does not read: ${problems.map(Dashboard.formatProblem).join("; ")}` })
-      )
-      return { name, path, commit, definition: file }
+      yield* Decision.enforce(Policy.authenticated(principal))
+      const head = Option.getOrUndefined(yield* library.head(principal.organizationId))
+      const missing = new NotFound({ message: `no dashboard named ${name}` })
+      if (head === undefined) return yield* missing
+      const { dashboards, tree } = yield* mainAt(principal.organizationId, head)
+      const path = [Dashboard.pathOf(name), `${Dashboard.folder}${name}.yml`].find((p) => dashboards.has(p))
+      // A dashboard the caller may not read is as absent as one that does not exist.
+      if (path === undefined) return yield* missing
+      const caller = yield* library.callerOf(principal)
+      if (Decision.isDeny(LibraryLib.readsAll(tree, caller, [path]))) return yield* missing
+      const file = yield* Either.mapLeft(dashboards.get(path)!, (message) => new InvalidRequest({ message }))
+      return { name, path, commit: head, definition: file }
     })
 
   const get = Traced.fn("Dashboards.get")(function*(principal: Policy.Principal, name: string) {
@@ -228,7 +258,8 @@ export const make = Effect.gen(function*() {
         message: `permission denied: dashboard ${name} shows connector ${file.connector}, which you may not use`
       })
     }
-    const governing = yield* semantic.modelFor(principal, connector)
+    // The model at the dashboard's commit: read once per commit, as the dashboard was.
+    const governing = yield* (yield* semantic.modelsFor(principal, [connector], commit))[0]!
     const values: Dashboard.FilterValues = {
       dimensions: request.filters?.dimensions,
       time: request.filters?.time

@@ -98,6 +98,8 @@ export declare namespace Library {
   export interface Service {
     /** Main and its OWNERS tree (a malformed OWNERS file on main locks the library to admins). */
     readonly main: (organizationId: OrganizationId) => Effect.Effect<Main>
+    /** The commit main points at (none for an empty library), without reading its files. */
+    readonly head: (organizationId: OrganizationId) => Effect.Effect<Option.Option<string>>
     /**
      * The whole library at a commit of the organization, unpruned: for what governs every caller
      * alike (semantic models) and for trusted jobs. Never hand it to a caller as it is. An unknown
@@ -296,7 +298,9 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  return Library.of({ main, at, callerOf, liveCallers, snapshotFor, stage, diff })
+  const head = (organizationId: OrganizationId) => store.head(organizationId)
+
+  return Library.of({ main, head, at, callerOf, liveCallers, snapshotFor, stage, diff })
 })
 
 /**
