@@ -24,6 +24,7 @@ import * as ChatRuns from "./ChatRuns.js"
 import type * as Chats from "./Chats.js"
 import type * as Clarification from "./Clarification.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
+import * as Dashboards from "./Dashboards.js"
 import type { Conflict } from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import type { SandboxId } from "./Ids.js"
@@ -208,6 +209,8 @@ export const make = (limits: Limits) =>
     const renderer = yield* Effect.serviceOption(ChartRenderer.ChartRenderer)
     // Optional: without sandboxes (or where they cannot run), `run_python` is never offered.
     const sandboxes = yield* Effect.serviceOption(Sandboxes.Sandboxes)
+    // Optional: without it, `build_dashboard` is never offered.
+    const dashboards = yield* Effect.serviceOption(Dashboards.Dashboards)
 
     return (input: Input) =>
       Effect.gen(function*() {
@@ -280,7 +283,7 @@ export const make = (limits: Limits) =>
           context: asked.context,
           earlier: input.started.earlier
         })
-        const { runTool, tools } = AnswerHandlers.make({ runs, runtime, assetStore, ids, renderer }, {
+        const { runTool, tools } = AnswerHandlers.make({ runs, runtime, assetStore, ids, renderer, dashboards }, {
           principal,
           run,
           sign: input.sign,

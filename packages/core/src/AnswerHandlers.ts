@@ -16,6 +16,7 @@ import type * as Schema from "effect/Schema"
 import type { RunConnector } from "./AnswerPrompt.js"
 import {
   askClarificationTool,
+  buildDashboardTool,
   createChartTool,
   decodeArguments,
   InvestigateArguments,
@@ -44,6 +45,8 @@ import * as Asset from "./Asset.js"
 import type { AssetStore } from "./AssetStore.js"
 import type * as ChartRenderer from "./ChartRenderer.js"
 import * as ChartSpec from "./ChartSpec.js"
+import * as Dashboard from "./Dashboard.js"
+import type * as Dashboards from "./Dashboards.js"
 import * as Chat from "./Chat.js"
 import type * as ChatEvent from "./ChatEvent.js"
 import type * as ChatRuns from "./ChatRuns.js"
@@ -126,6 +129,8 @@ export interface Services {
   readonly ids: IdGenerator.Service
   /** Without one, a report's charts are shown by their titles. */
   readonly renderer: Option.Option<ChartRenderer.ChartRenderer.Service>
+  /** Without it, `build_dashboard` is never offered. */
+  readonly dashboards?: Option.Option<Dashboards.Dashboards.Service> | undefined
 }
 
 /**
@@ -185,6 +190,12 @@ export const make = (services: Services, context: RunContext): Handlers => {
   const { assetStore, ids, renderer, runs, runtime } = services
   const { clientAttributesJson, connectors, emit, files, onReport, principal, python, run, search, sign } = context
   const hasLibrary = HashMap.size(files) > 0
+  // A dashboard is built for a person who asked for one, over a model the organization reviewed.
+  const dashboards = context.clarify && connectors.some((c) =>
+      Either.isRight(c.semantic) && c.semantic.right.source.kind === "library"
+    )
+    ? Option.getOrUndefined(services.dashboards ?? Option.none())
+    : undefined
   const modelled = connectors.some((c) => Either.isRight(c.semantic))
   const verified = connectors.some((c) =>
     Either.isRight(c.semantic) && c.semantic.right.source.kind === "library" &&
@@ -200,7 +211,8 @@ export const make = (services: Services, context: RunContext): Handlers => {
     ...(search === undefined ? [] : [webSearchTool]),
     ...(python === undefined ? [] : [runPythonTool]),
     ...(context.report ? [writeReportTool] : []),
-    ...(context.clarify ? [askClarificationTool] : [])
+    ...(context.clarify ? [askClarificationTool] : []),
+    ...(dashboards === undefined ? [] : [buildDashboardTool])
   ]
   let sandboxId = context.sandboxId
   let lastResult: LastResult | undefined
@@ -742,6 +754,31 @@ export const make = (services: Services, context: RunContext): Handlers => {
       })
     })
 
+  const buildDashboard = (builder: Dashboards.Dashboards.Service, args: Dashboard.BuildRequest) =>
+    Effect.gen(function*() {
+      const path = Dashboard.pathOf(args.name)
+      const cell = yield* newCell("dashboard", { content: path, connector_id: args.connector_id })
+      const started = Date.now()
+      const built = yield* Effect.either(builder.build(principal, args, { chatId: run.chatId, aiGenerated: true }))
+      if (Either.isLeft(built)) {
+        yield* endCell(cell, { status: "failed", error: built.left.message, execution_time_ms: Date.now() - started }, [])
+        return ToolResult.failed(built.left.message, "invalid")
+      }
+      const { change } = built.right
+      const filed = `change #${change.change_number} ${change.status === "approved" ? "merged" : change.status}`
+      yield* endCell(cell, {
+        status: "completed",
+        output: [`${filed}: ${args.tiles.length} tiles in ${path}`],
+        execution_time_ms: Date.now() - started
+      }, [])
+      return ToolResult.data({
+        path,
+        change_number: change.change_number,
+        status: change.status,
+        tiles: args.tiles.map((tile) => ({ title: tile.title, type: tile.visualization.type }))
+      })
+    })
+
   const unknownTool = (call: LanguageModel.ToolCall) =>
     Effect.succeed(ToolResult.failed(`there is no tool ${call.name}`, "invalid"))
   const invalidArguments = (message: string) =>
@@ -762,6 +799,10 @@ export const make = (services: Services, context: RunContext): Handlers => {
         return modelled ? withArguments(QueryMetricsArguments, call, queryMetrics) : unknownTool(call)
       case toolNames.investigate:
         return modelled ? withArguments(InvestigateArguments, call, investigate) : unknownTool(call)
+      case toolNames.buildDashboard:
+        return dashboards === undefined
+          ? unknownTool(call)
+          : withArguments(Dashboard.BuildRequest, call, (args) => buildDashboard(dashboards, args))
       case toolNames.runVerifiedQuery:
         return verified ? withArguments(RunVerifiedQueryArguments, call, runVerifiedQuery) : unknownTool(call)
       case toolNames.runSql:

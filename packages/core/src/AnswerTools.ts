@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as ChartSpec from "./ChartSpec.js"
+import * as Dashboard from "./Dashboard.js"
 import * as Clarification from "./Clarification.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import { CellId, ConnectorId } from "./Ids.js"
@@ -34,7 +35,8 @@ export const toolNames = {
   writeReport: "write_report",
   runPython: "run_python",
   askClarification: "ask_clarification",
-  investigate: "investigate"
+  investigate: "investigate",
+  buildDashboard: "build_dashboard"
 } as const
 
 /**
@@ -125,6 +127,22 @@ export const investigateTool = LanguageModel.toolOf(
     "for why, what drove, which are behind and where-from questions. Its parts say where the change is, " +
     "never why it happened: add only what the figures support, and cite the steps' cells.",
   InvestigateArguments
+)
+
+/**
+ * `build_dashboard`: a dashboard of semantic and verified queries, filed as a library change.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const buildDashboardTool = LanguageModel.toolOf(
+  toolNames.buildDashboard,
+  "Builds a dashboard (dashboards/<name>.yaml) from the connector's library semantic model, or adds tiles to " +
+    "the one of that name, and files it as a library change for review. Each tile is a semantic query (or a " +
+    "verified query) with a visualization: figure (compare: previous_period for its trend), line over a grain, " +
+    "bar over one dimension, stacked_bar over two, area, table or waterfall; they are placed on the grid in " +
+    "order. Use it when asked for a dashboard, and say which metrics and breakdowns you chose.",
+  Dashboard.BuildRequest
 )
 
 /**

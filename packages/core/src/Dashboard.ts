@@ -557,10 +557,92 @@ const sizeOf = (type: VisualizationType): { readonly w: number; readonly h: numb
   type === "figure" ? { w: 3, h: 2 } : type === "table" ? { w: 12, h: 4 } : { w: 6, h: 4 }
 
 /**
- * A dashboard file with one more tile: appended to the file's text (its comments and order kept),
- * or a new dashboard of that one tile on `connector`. The tile goes beside the last row's tiles
- * when there is room, else under them, and its title is told apart from the others'. `Left` says
- * why it cannot be added (the file does not read, another connector governs it).
+ * A tile to add: where it goes is decided on adding.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const NewTile = Schema.Struct({
+  title: Tile.fields.title,
+  query: TileQuery,
+  visualization: Visualization,
+  follows: Tile.fields.follows
+})
+export type NewTile = typeof NewTile.Type
+
+/** Where a tile of this drawing goes after `tiles`: beside the last row's when there is room, else under them. */
+const placed = (tiles: ReadonlyArray<{ readonly layout: Layout }>, type: VisualizationType): Layout => {
+  const { h, w } = sizeOf(type)
+  const bottom = Math.max(0, ...tiles.map((t) => t.layout.y + t.layout.h))
+  const lastRow = tiles.filter((t) => t.layout.y + t.layout.h === bottom)
+  const rowTop = Math.min(bottom, ...lastRow.map((t) => t.layout.y))
+  const right = Math.max(0, ...lastRow.map((t) => t.layout.x + t.layout.w))
+  const beside = lastRow.length > 0 && right + w <= gridColumns &&
+    !tiles.some((t) => overlaps(t.layout, { x: right, y: rowTop, w, h }))
+  return beside ? { x: right, y: rowTop, w, h } : { x: 0, y: bottom, w, h }
+}
+
+/**
+ * A dashboard file with more tiles: appended to the file's text (its comments and order kept), or
+ * a new dashboard of those tiles on `connector`, titled `fresh.title` (else after its name). Each
+ * tile goes beside the last row's tiles when there is room, else under them, and its title is told
+ * apart from the others'. `Left` says why they cannot be added (the file does not read, another
+ * connector governs it).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const withTiles = (
+  name: string,
+  text: string | undefined,
+  connector: string,
+  added: ReadonlyArray<NewTile>,
+  fresh: {
+    readonly title?: string | undefined
+    readonly description?: string | undefined
+    readonly filters?: DashboardFile["filters"] | undefined
+  } = {}
+): Either.Either<{ readonly text: string; readonly indexes: ReadonlyArray<number> }, string> => {
+  const path = pathOf(name)
+  const existing = text === undefined ? undefined : parse(path, text)
+  if (existing !== undefined && Either.isLeft(existing)) {
+    return Either.left(`${path} does not read: ${existing.left.map(formatProblem).join("; ")}`)
+  }
+  const file = existing?.right
+  if (file !== undefined && file.connector !== connector) {
+    return Either.left(`${path} shows connector ${file.connector}, not ${connector}: add it to another dashboard`)
+  }
+  const tiles: Array<{ readonly title: string; readonly layout: Layout }> = [...(file?.tiles ?? [])]
+  const indexes: Array<number> = []
+  let edited = text
+  for (const tile of added) {
+    const titles = new Set(tiles.map((t) => t.title))
+    let title = tile.title.slice(0, 190)
+    for (let n = 2; titles.has(title); n++) title = `${tile.title.slice(0, 190)} (${n})`
+    const layout = placed(tiles, tile.visualization.type)
+    const next = YamlFile.appendTo(edited, "tiles", withoutUndefined({ ...tile, title, layout }), withoutUndefined({
+      title: fresh.title ?? name.replace(/[-_]+/g, " ").replace(/^./, (c) => c.toUpperCase()),
+      description: fresh.description,
+      connector,
+      filters: fresh.filters,
+      tiles: []
+    }))
+    if (Option.isNone(next)) return Either.left(`${path} does not read as YAML with a list of tiles`)
+    edited = next.value
+    indexes.push(tiles.length)
+    tiles.push({ title, layout })
+  }
+  if (edited === undefined) return Either.left("no tiles to add")
+  // What is filed must read as a dashboard: the checks would refuse it otherwise.
+  const done = edited
+  return Either.map(
+    Either.mapLeft(parse(path, done), (problems) => problems.map(formatProblem).join("; ")),
+    () => ({ text: done, indexes })
+  )
+}
+
+/**
+ * A dashboard file with one more tile (see `withTiles`).
  *
  * @since 0.1.0
  * @category utils
@@ -569,42 +651,9 @@ export const withTile = (
   name: string,
   text: string | undefined,
   connector: string,
-  tile: { readonly title: string; readonly query: TileQuery; readonly visualization: Visualization }
-): Either.Either<{ readonly text: string; readonly index: number }, string> => {
-  const path = pathOf(name)
-  const existing = text === undefined ? undefined : parse(path, text)
-  if (existing !== undefined && Either.isLeft(existing)) {
-    return Either.left(`${path} does not read: ${existing.left.map(formatProblem).join("; ")}`)
-  }
-  const file = existing?.right
-  if (file !== undefined && file.connector !== connector) {
-    return Either.left(`${path} shows connector ${file.connector}, not ${connector}: pin it to another dashboard`)
-  }
-  const tiles = file?.tiles ?? []
-  const titles = new Set(tiles.map((t) => t.title))
-  let title = tile.title.slice(0, 190)
-  for (let n = 2; titles.has(title); n++) title = `${tile.title.slice(0, 190)} (${n})`
-  const { h, w } = sizeOf(tile.visualization.type)
-  const bottom = Math.max(0, ...tiles.map((t) => t.layout.y + t.layout.h))
-  const lastRow = tiles.filter((t) => t.layout.y + t.layout.h === bottom)
-  const rowTop = Math.min(bottom, ...lastRow.map((t) => t.layout.y))
-  const right = Math.max(0, ...lastRow.map((t) => t.layout.x + t.layout.w))
-  const beside = lastRow.length > 0 && right + w <= gridColumns &&
-    !tiles.some((t) => overlaps(t.layout, { x: right, y: rowTop, w, h }))
-  const layout = beside ? { x: right, y: rowTop, w, h } : { x: 0, y: bottom, w, h }
-  const added = { title, query: tile.query, visualization: tile.visualization, layout }
-  const edited = YamlFile.appendTo(text, "tiles", added, {
-    title: name.replace(/[-_]+/g, " ").replace(/^./, (c) => c.toUpperCase()),
-    connector,
-    tiles: []
-  })
-  if (Option.isNone(edited)) return Either.left(`${path} does not read as YAML with a list of tiles`)
-  // What is filed must read as a dashboard: the checks would refuse it otherwise.
-  return Either.map(
-    Either.mapLeft(parse(path, edited.value), (problems) => problems.map(formatProblem).join("; ")),
-    () => ({ text: edited.value, index: tiles.length })
-  )
-}
+  tile: NewTile
+): Either.Either<{ readonly text: string; readonly index: number }, string> =>
+  Either.map(withTiles(name, text, connector, [tile]), ({ indexes, text }) => ({ text, index: indexes[0]! }))
 
 // ---------------------------------------------------------------------------------------------
 // The API's shapes
@@ -704,7 +753,7 @@ export const TileResult = Schema.Struct({
   /** The tile's Vega-Lite specification (absent for a figure and a table). */
   chart: Schema.optional(ChartSpec.VegaLiteSpec),
   figure: Schema.optional(Figure),
-  /** The rows were kept from an earlier viewer's run with the same statement and client attributes. */
+  /** The result was kept from an earlier run of the tile at this commit, with these filters and client attributes. */
   cached: Schema.Boolean
 }).annotations({ identifier: "DashboardTileResult" })
 export type TileResult = typeof TileResult.Type
@@ -751,3 +800,33 @@ export const PinResult = Schema.Struct({
   change: Change.LibraryChangeResult
 }).annotations({ identifier: "PinResult" })
 export type PinResult = typeof PinResult.Type
+
+/**
+ * A dashboard to build, or tiles to add to one (`build_dashboard`): the tiles are placed on the
+ * grid in their order; a dashboard that exists keeps its title, filters and tiles.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const BuildRequest = Schema.Struct({
+  connector_id: ConnectorId.annotations({ description: "The connector whose library semantic model governs the tiles" }),
+  name: Name.annotations({ description: "The dashboard's file name: dashboards/<name>.yaml (an existing one is added to)" }),
+  title: Schema.optional(DashboardFile.fields.title),
+  description: Schema.optional(Schema.String.pipe(Schema.maxLength(1_000))),
+  filters: DashboardFile.fields.filters,
+  tiles: Schema.Array(NewTile).pipe(Schema.minItems(1), Schema.maxItems(16))
+}).annotations({ identifier: "BuildDashboardRequest" })
+export type BuildRequest = typeof BuildRequest.Type
+
+/**
+ * What building a dashboard filed: its file, where the new tiles are, and the library change.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const BuildResult = Schema.Struct({
+  path: Schema.String,
+  tiles: Schema.Array(Schema.Int),
+  change: Change.LibraryChangeResult
+}).annotations({ identifier: "BuildDashboardResult" })
+export type BuildResult = typeof BuildResult.Type

@@ -7,9 +7,9 @@
  * may not read does not exist for it. Its tiles run concurrently on its connector, each under the
  * caller's row-level security: semantic and verified queries are planned for the caller (its
  * client attributes bound, a derived model refused where raw SQL would be), and SQL runs only
- * where the caller may run SQL. Rows are kept for the next viewer by what decides them: the
- * library commit, the connector, the statement with its values, and the caller's client
- * attributes, so two end users of one host never share a tile's rows.
+ * where the caller may run SQL. A tile's result is kept for the next viewer by what decides it:
+ * the library commit, the tile, the filter values, the connector and the caller's client
+ * attributes, so two end users of one host with different attributes never share a tile's rows.
  *
  * @since 0.1.0
  */
@@ -73,6 +73,19 @@ export declare namespace Dashboards {
       name: string,
       request: Dashboard.QueryRequest
     ) => Effect.Effect<Dashboard.QueryResponse, Unauthenticated | NotFound | InvalidRequest | PermissionDenied>
+    /**
+     * Files the change that creates a dashboard of these tiles, or adds them to the one of that
+     * name (`build_dashboard`). The tiles are compiled against the library's model of the
+     * connector first: what would fail the change's checks is refused here, saying why.
+     */
+    readonly build: (
+      principal: Policy.Principal,
+      request: Dashboard.BuildRequest,
+      options?: BuildOptions
+    ) => Effect.Effect<
+      Dashboard.BuildResult,
+      Unauthenticated | NotFound | InvalidRequest | PermissionDenied | Conflict
+    >
     /** `POST /v2/chats/{id}/cells/{cellId}/pin`: files the change that adds the cell's query as a tile. */
     readonly pin: (
       principal: Policy.Principal,
@@ -86,14 +99,26 @@ export declare namespace Dashboards {
   }
 }
 
+/**
+ * Who builds a dashboard: the chat it was asked in, and whether a model wrote it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BuildOptions {
+  readonly chatId?: ChatId | undefined
+  readonly aiGenerated?: boolean | undefined
+}
+
 /** How many tiles of one dashboard run at once. */
 const tileConcurrency = 8
 
-/** How many results the cache keeps (each at most `ChartSpec.maxChartRows` rows). */
+/** How many tiles' results the cache keeps (each at most `Dashboard.maxTileRows` rows). */
 const cacheEntries = 512
 
 interface Kept {
-  readonly result: ConnectorRuntime.QueryResult
+  readonly tile: Dashboard.TileResult
+  /** When its statement started. */
   readonly at: number
 }
 
@@ -199,42 +224,22 @@ export const make = Effect.gen(function*() {
     return yield* read(principal, name)
   })
 
-  /** Runs a statement for the caller, or hands back the rows an earlier run of the same kept. */
+  /** Runs a statement for the caller. */
   const run = (
     principal: Policy.Principal,
-    commit: string,
     connector: Connector.ConnectorRecord,
-    statement: { readonly sql: string; readonly params: ReadonlyArray<SemanticCompiler.Param> },
-    ttlSeconds: number | undefined
+    statement: { readonly sql: string; readonly params: ReadonlyArray<SemanticCompiler.Param> }
   ) =>
-    Effect.gen(function*() {
-      const clientAttributesJson = Policy.clientAttributesJson(principal)
-      const key = [
-        principal.organizationId,
-        JSON.stringify([commit, connector.id, statement.sql, statement.params, clientAttributesJson])
-      ].join("\n")
-      const now = Date.now()
-      const kept = cache.get(key)
-      if (kept !== undefined && (ttlSeconds === undefined || now - kept.at < ttlSeconds * 1_000)) {
-        return { result: kept.result, cached: true }
-      }
-      const result = yield* Effect.mapError(
-        runtime.query(connector, {
-          sql: statement.sql,
-          params: statement.params,
-          clientAttributesJson,
-          maxRows: Dashboard.maxTileRows,
-          timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
-        }),
-        (error) => `query failed: ${error.message}`
-      )
-      if (ttlSeconds !== 0) {
-        cache.delete(key)
-        if (cache.size >= cacheEntries) cache.delete(cache.keys().next().value!)
-        cache.set(key, { result, at: now })
-      }
-      return { result, cached: false }
-    })
+    Effect.mapError(
+      runtime.query(connector, {
+        sql: statement.sql,
+        params: statement.params,
+        clientAttributesJson: Policy.clientAttributesJson(principal),
+        maxRows: Dashboard.maxTileRows,
+        timeoutMillis: ConnectorRuntime.defaultTimeoutMillis
+      }),
+      (error) => `query failed: ${error.message}`
+    )
 
   const query = Traced.fn("Dashboards.query")(function*(
     principal: Policy.Principal,
@@ -258,8 +263,25 @@ export const make = Effect.gen(function*() {
         message: `permission denied: dashboard ${name} shows connector ${file.connector}, which you may not use`
       })
     }
-    // The model at the dashboard's commit: read once per commit, as the dashboard was.
-    const governing = yield* (yield* semantic.modelsFor(principal, [connector], commit))[0]!
+    // The model at the dashboard's commit (read once per commit, as the dashboard was), only for
+    // tiles that were not kept.
+    const governingOf = yield* Effect.cached(
+      Effect.flatMap(semantic.modelsFor(principal, [connector], commit), (models) => models[0]!)
+    )
+    // What decides a tile's result: the commit (the dashboard, its model), the tile, the filter
+    // values, the connector, and the caller's client attributes (its row-level security). Whether
+    // the caller may see it was decided above, on this request.
+    const keyOf = (index: number) =>
+      `${principal.organizationId}\n${
+        JSON.stringify([
+          commit,
+          name,
+          index,
+          connector.id,
+          request.filters ?? {},
+          Policy.clientAttributesJson(principal)
+        ])
+      }`
     const values: Dashboard.FilterValues = {
       dimensions: request.filters?.dimensions,
       time: request.filters?.time
@@ -283,17 +305,24 @@ export const make = Effect.gen(function*() {
           truncated: false,
           cached: false
         })
-        const planned = planTile(principal, connector, governing, file, tile, values)
+        const key = keyOf(index)
+        const ttl = file.cache_seconds
+        const kept = cache.get(key)
+        if (kept !== undefined && (ttl === undefined || Date.now() - kept.at < ttl * 1_000)) {
+          return { ...kept.tile, cached: true }
+        }
+        const governing = yield* Effect.either(governingOf)
+        if (Either.isLeft(governing)) return failed(governing.left.message)
+        const planned = planTile(principal, connector, governing.right, file, tile, values)
         if (Either.isLeft(planned)) return failed(planned.left)
         const { columns, previous, reading, statement, trusted } = planned.right
+        const at = Date.now()
         const [ran, before] = yield* Effect.all([
-          Effect.either(run(principal, commit, connector, statement, file.cache_seconds)),
-          previous === undefined
-            ? Effect.succeed(undefined)
-            : Effect.either(run(principal, commit, connector, previous.statement, file.cache_seconds))
+          Effect.either(run(principal, connector, statement)),
+          previous === undefined ? Effect.succeed(undefined) : Effect.either(run(principal, connector, previous.statement))
         ], { concurrency: 2 })
         if (Either.isLeft(ran)) return failed(ran.left)
-        const { cached, result } = ran.right
+        const result = ran.right
         const named: ReadonlyArray<Dashboard.TileColumn> = result.columns.map((column, i) => ({
           name: column.name,
           type: column.type,
@@ -307,9 +336,9 @@ export const make = Effect.gen(function*() {
           result.rows,
           previous === undefined || before === undefined || Either.isLeft(before)
             ? undefined
-            : { ...previous.period, rows: before.right.result.rows }
+            : { ...previous.period, rows: before.right.rows }
         )
-        return {
+        const answered: Dashboard.TileResult = {
           ...base,
           status: "ok" as const,
           sql: statement.sql,
@@ -320,8 +349,15 @@ export const make = Effect.gen(function*() {
           ...(trusted === undefined ? {} : { trusted }),
           ...(chart === undefined ? {} : { chart: chart.right }),
           ...(figure === undefined ? {} : { figure }),
-          cached: cached && (before === undefined || (Either.isRight(before) && before.right.cached))
+          cached: false
         }
+        // Only a whole answer is kept: a tile that failed, or whose comparison failed, runs again.
+        if (ttl !== 0 && (before === undefined || Either.isRight(before))) {
+          cache.delete(key)
+          if (cache.size >= cacheEntries) cache.delete(cache.keys().next().value!)
+          cache.set(key, { tile: answered, at })
+        }
+        return answered
       })
 
     const tiles = yield* Effect.forEach(file.tiles.map((_, i) => i), tileResult, { concurrency: tileConcurrency })
@@ -387,7 +423,62 @@ export const make = Effect.gen(function*() {
       messages.filter((m) => m.role === "user" && !DateTime.greaterThan(m.created_at, cell.created_at))
         .at(-1)?.content.trim().slice(0, 190) || undefined)
 
-  return Dashboards.of({ list, get, query, pin })
+  const build = Traced.fn("Dashboards.build")(function*(
+    principal: Policy.Principal,
+    request: Dashboard.BuildRequest,
+    options: BuildOptions = {}
+  ) {
+    const connector = (yield* ConnectorUse.usable(
+      connectors,
+      principal,
+      principal.organizationId,
+      yield* DateTime.now
+    )).find((c) => c.id === request.connector_id)
+    if (connector === undefined) {
+      return yield* new InvalidRequest({
+        message: `connector_id: ${request.connector_id} is not a connector you may use`
+      })
+    }
+    const main = yield* library.main(principal.organizationId)
+    // The tiles are checked as the change's checks will check them: against the library's model.
+    const governing = SemanticLayerLib.governingModel(SemanticLayerLib.libraryModels(main.files), connector)
+    if (governing === undefined || "problems" in governing) {
+      return yield* new InvalidRequest({
+        message: governing === undefined
+          ? `no semantic model of the library governs connector ${connector.config.name}: a dashboard needs one`
+          : `the semantic model of connector ${connector.config.name} does not read`
+      })
+    }
+    const path = Dashboard.pathOf(request.name)
+    const text = Option.getOrUndefined(Option.map(HashMap.get(main.files, path), (bytes) => decoder.decode(bytes)))
+    const added = yield* Either.mapLeft(
+      Dashboard.withTiles(request.name, text, connector.config.name, request.tiles, request),
+      (message) => new InvalidRequest({ message })
+    )
+    const file = yield* Either.mapLeft(
+      Dashboard.parse(path, added.text),
+      (problems) => new InvalidRequest({ message: problems.map(Dashboard.formatProblem).join("; ") })
+    )
+    const problems = Dashboard.check(path, added.text, file, governing, SemanticLayerLib.dialectOf(connector))
+    if (problems.length > 0) {
+      return yield* new InvalidRequest({ message: problems.map(Dashboard.formatProblem).join("; ") })
+    }
+    const change = yield* changes.create(principal, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({
+        title: `${text === undefined ? "Dashboard" : "Edit dashboard"} ${request.name}`.slice(0, 50),
+        description: `${text === undefined ? "Creates" : "Adds to"} ${path}: ${
+          request.tiles.map((tile) => tile.title).join("; ")
+        }.`
+      }),
+      baseRef: main.head,
+      edits: HashMap.make([path, Option.some(encoder.encode(added.text))]),
+      chatId: options.chatId,
+      aiGenerated: options.aiGenerated
+    })
+    return { path, tiles: added.indexes, change }
+  })
+
+  return Dashboards.of({ list, get, query, pin, build })
 })
 
 /** What a cell ran, as a tile's query: its semantic query, its verified query, or its SQL where the pinner may write SQL. */

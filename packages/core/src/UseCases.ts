@@ -95,7 +95,7 @@ export const layerWith = (options: Options) => {
     Layer.merge(
       options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
       // Evaluations ask their questions through the agent loop; feedback and pins file library changes.
-      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer, Dashboards.layer)
+      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer)
     ).pipe(
       Layer.provideMerge(Layer.merge(
         options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),
@@ -104,8 +104,12 @@ export const layerWith = (options: Options) => {
           idleCheckMillis: options.followIdleCheckMillis ?? ChatStreams.defaultOptions.idleCheckMillis
         })
       )),
-      // Between: it files library edits as changes, and the agent runs Python in it.
-      Layer.provideMerge(options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes)),
+      // Between: it files library edits as changes, and the agent runs Python in it; the agent
+      // builds dashboards, and pins file them, as changes too.
+      Layer.provideMerge(Layer.merge(
+        options.sandboxes === undefined ? Sandboxes.layer : Sandboxes.layerWith(options.sandboxes),
+        Dashboards.layer
+      )),
       Layer.provideMerge(Layer.mergeAll(
         options.starterLibrary === undefined
           ? Organizations.layer

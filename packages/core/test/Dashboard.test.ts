@@ -213,7 +213,7 @@ describe("Dashboard.withTile", () => {
     const third = Either.getOrThrow(Dashboard.withTile("sales_2025", second.text, "Demo", tile("By channel", ["a"])))
     expect(read(third.text).tiles[2]!.layout).toEqual({ x: 0, y: 4, w: 6, h: 4 })
     expect(Dashboard.withTile("sales_2025", second.text, "Other", tile("X"))).toEqual(
-      Either.left("dashboards/sales_2025.yaml shows connector Demo, not Other: pin it to another dashboard")
+      Either.left("dashboards/sales_2025.yaml shows connector Demo, not Other: add it to another dashboard")
     )
   })
 })

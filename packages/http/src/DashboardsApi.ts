@@ -45,7 +45,7 @@ export class DashboardsApi extends HttpApiGroup.make("dashboards")
         "The tiles run concurrently on the dashboard's connector, read-only, with the caller's client attributes " +
           "bound. Each answers its rows, how its query was read, whether a reviewed definition vouches for it, and " +
           "its Vega-Lite specification; a tile that fails says why and the others are still answered. Rows are " +
-          "kept for the next run of the same statement with the same client attributes, until the library's main " +
+          "kept for the next run of the tile with the same filter values and client attributes, until the library's main " +
           "moves or the dashboard's cache_seconds pass."
       )
   )
