@@ -865,13 +865,70 @@ describeServers("asking a provider (scripted Chat Completions server on loopback
       "search_library",
       "read_library_file",
       "run_saved_query",
-      "ask_clarification"
+      "ask_clarification",
+      "build_dashboard"
     ])
     expect(first.messages[0].content).toContain("table public.order_items")
     expect(second.messages.at(-1)).toMatchObject({
       role: "tool",
       content: expect.stringMatching(/^error: .*read-only transaction/)
     })
+  })
+
+  it("build_dashboard: the model's tiles meet the compiler; one that does not compile goes back as an error", async () => {
+    const org = await server().newOrg()
+    const connectorId = await demoConnector(server(), org)
+    const seen = provider.requests.length
+    const tiles = (metric: string) => [
+      { title: "Revenue", query: { semantic: { metrics: ["revenue"] } }, visualization: { type: "figure" } },
+      {
+        title: "By channel",
+        query: { semantic: { metrics: [metric], dimensions: ["channel"] } },
+        visualization: { type: "bar" }
+      }
+    ]
+    script = (_, index) =>
+      index === seen
+        ? {
+          toolCalls: [{
+            name: "build_dashboard",
+            arguments: { connector_id: connectorId, name: "web", tiles: tiles("margin") }
+          }]
+        }
+        : index === seen + 1
+        ? {
+          toolCalls: [{
+            name: "build_dashboard",
+            arguments: { connector_id: connectorId, name: "web", tiles: tiles("revenue") }
+          }]
+        }
+        : { text: "Filed the web dashboard for review." }
+    const answer = await body(
+      await server().request("/v2/chats", {
+        method: "POST",
+        key: org.key,
+        json: { question: "Make me a web sales dashboard", connector_ids: [connectorId], model: "scripted" }
+      })
+    )
+    expect(answer.response).toBe("Filed the web dashboard for review.")
+    const [, second, third] = provider.requests.slice(seen)
+    expect(second.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: expect.stringMatching(/^error: dashboards\/web\.yaml:\d+: tiles\.1 \(By channel\): .*margin/)
+    })
+    const filed = JSON.parse(third.messages.at(-1).content)
+    expect(filed).toMatchObject({
+      path: "dashboards/web.yaml",
+      status: "open",
+      tiles: [{ type: "figure" }, { type: "bar" }]
+    })
+    const change = (await body(await server().request("/v2/changes?page_size=100", { key: org.key }))).changes
+      .find((c: { number: number }) => c.number === filed.change_number)
+    expect(change).toMatchObject({ ai_generated: true, chat_id: answer.chat_id })
+    // The dashboard step is in the chat: its cell says what was filed.
+    const cells = await body(await server().request(`/v2/chats/${answer.chat_id}/cells?limit=50`, { key: org.key }))
+    expect(cells.cells.filter((c: { type: string }) => c.type === "dashboard").map((c: any) => c.status).sort())
+      .toEqual(["completed", "failed"])
   })
 
   it("investigate streams its plan and a cell per step, and gives the model the decomposition, adding up", async () => {

@@ -22,7 +22,11 @@ const askedCell = async (server: TestServer, org: Org, connector: number, questi
 const pin = (server: TestServer, key: string, chatId: string, cellId: string, json: unknown) =>
   server.request(`/v2/chats/${chatId}/cells/${cellId}/pin`, { method: "POST", key, json })
 
-const approve = async (server: TestServer, org: Org, change: { readonly change_id: string; readonly git_ref: string }) =>
+const approve = async (
+  server: TestServer,
+  org: Org,
+  change: { readonly change_id: string; readonly git_ref: string }
+) =>
   body(
     await server.request(`/v2/changes/${change.change_id}/approve`, {
       method: "POST",
@@ -138,9 +142,9 @@ describeServers("/v2 dashboards", (server) => {
     expect(regions(asNa)).toEqual(["North America"])
     expect(asNa.tiles[0].cached).toBe(false)
     // Asked again, each key gets its own rows back from the cache, never the other's.
-    const again = await Promise.all([queryAs(server(), eu, "sales"), queryAs(server(), na, "sales")].map(async (r) =>
-      body(await r)
-    ))
+    const again = await Promise.all(
+      [queryAs(server(), eu, "sales"), queryAs(server(), na, "sales")].map(async (r) => body(await r))
+    )
     expect(again.map((result) => result.tiles.map((t: { cached: boolean }) => t.cached))).toEqual([
       [true, true],
       [true, true]
@@ -250,19 +254,25 @@ describeServers("/v2 dashboards", (server) => {
     )
     const cells = await body(await server().request(`/v2/chats/${answer.chat_id}/cells`, { key: org.key }))
     const cellId = cells.cells[0].id
-    expect(await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, other.key, {
-      method: "POST",
-      json: { dashboard: "mine" }
-    })).toEqual([404, "not_found"])
+    expect(
+      await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, other.key, {
+        method: "POST",
+        json: { dashboard: "mine" }
+      })
+    ).toEqual([404, "not_found"])
     // A message cell ran no query.
-    expect(await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, org.key, {
-      method: "POST",
-      json: { dashboard: "mine" }
-    })).toEqual([400, "invalid_request"])
-    expect(await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, org.key, {
-      method: "POST",
-      json: { dashboard: "../OWNERS" }
-    })).toEqual([400, "invalid_request"])
+    expect(
+      await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, org.key, {
+        method: "POST",
+        json: { dashboard: "mine" }
+      })
+    ).toEqual([400, "invalid_request"])
+    expect(
+      await status(`/v2/chats/${answer.chat_id}/cells/${cellId}/pin`, org.key, {
+        method: "POST",
+        json: { dashboard: "../OWNERS" }
+      })
+    ).toEqual([400, "invalid_request"])
     // A dashboard under a folder whose OWNERS readers the member is not among does not exist for it.
     const member = await newMember(server(), org)
     expect((await body(await server().request("/v2/dashboards", { key: member.key }))).dashboards).toHaveLength(1)
@@ -271,5 +281,65 @@ describeServers("/v2 dashboards", (server) => {
     expect(await status("/v2/dashboards/overview/query", member.key, { method: "POST", json: {} }))
       .toEqual([404, "not_found"])
     expect((await body(await server().request("/v2/dashboards", { key: member.key }))).dashboards).toEqual([])
+  })
+
+  it("the offline model builds a dashboard from a sentence, and adds a tile to it when asked", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const ask = async (question: string) =>
+      body(
+        await server().request("/v2/chats", {
+          method: "POST",
+          key: org.key,
+          json: { question, connector_ids: [connector] }
+        })
+      )
+    const mergeFiled = async (answer: { response: string }) => {
+      const number = Number(/change #(\d+)/.exec(answer.response)?.[1])
+      const changes = await body(await server().request("/v2/changes?page_size=100", { key: org.key }))
+      const change = changes.changes.find((c: { number: number }) => c.number === number)
+      expect(change).toMatchObject({ ai_generated: true, status: "open" })
+      expect(change.checks.every((c: { status: string }) => c.status === "passed")).toBe(true)
+      expect((await approve(server(), org, { change_id: change.id, git_ref: change.git_ref })).merged).toBe(true)
+    }
+
+    const built = await ask("Build a sales overview dashboard for last year by region and channel")
+    expect(built.response).toMatch(
+      /^I built dashboards\/sales\.yaml from the semantic model\. I chose revenue as a figure /
+    )
+    expect(built.response).toContain("revenue by region, then by channel")
+    await mergeFiled(built)
+    const definition = (await body(await server().request("/v2/dashboards/sales", { key: org.key }))).definition
+    expect(definition.filters).toEqual({
+      dimensions: [{ dimension: "region" }, { dimension: "channel" }],
+      time: { start: `${lastYear}-01-01`, end: `${lastYear + 1}-01-01` }
+    })
+    expect(definition.tiles.map((t: { title: string; visualization: { type: string } }) => [
+      t.title,
+      t.visualization.type
+    ])).toEqual([
+      ["Revenue", "figure"],
+      ["Revenue by month", "line"],
+      ["Revenue by region", "bar"],
+      ["Revenue by channel", "bar"],
+      ["Revenue by region and channel", "table"]
+    ])
+    const shown = await body(await queryAs(server(), org.key, "sales"))
+    expect(shown.tiles.map((t: { status: string }) => t.status)).toEqual(["ok", "ok", "ok", "ok", "ok"])
+    const total = await handSql(server(), org, connector, `${revenueByRegion.replace("r.name,", "")}`)
+    expect(shown.tiles[0].figure.value).toBeCloseTo(Number(total.rows[0]![0]), 2)
+    expect(shown.tiles[0].figure.previous.start).toBe(`${lastYear - 1}-01-01`)
+    expect(shown.tiles[1].rows).toHaveLength(12)
+    expect(shown.tiles[2].chart.encoding.y.field).toBe("region")
+
+    const added = await ask("Add returns by category to the sales dashboard")
+    expect(added.response).toMatch(
+      /^I added Returns by category as a bar to dashboards\/sales\.yaml\. It is change #\d+/
+    )
+    await mergeFiled(added)
+    const grown = await body(await queryAs(server(), org.key, "sales"))
+    expect(grown.tiles).toHaveLength(6)
+    expect(grown.tiles[5]).toMatchObject({ status: "ok", visualization: { type: "bar" } })
+    expect(grown.tiles[5].columns.map((c: { name: string }) => c.name)).toContain("category")
   })
 })

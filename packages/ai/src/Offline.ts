@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Dashboards from "./internal/dashboards.js"
 import * as Periods from "./internal/periods.js"
 import * as Reader from "./internal/reader.js"
 import * as Directives from "./internal/reader/directives.js"
@@ -152,6 +153,10 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
     )
   }
   const asked = Option.getOrElse(Arr.findLastIndex(messages, (m) => m.role === "user"), () => -1)
+  // "A sales overview dashboard for 2025 by region": built from the model, as a library change.
+  if (offers("build_dashboard") && Dashboards.asks(question)) {
+    return dashboarding(request, messages.slice(asked + 1), turn, question, now)
+  }
   // Connectors whose schema or model could not be read (the agent's prompt says why).
   const unreadable = system.split("\n").filter((line) => / (?:schema|semantic model) unavailable: /.test(line))
   // A question a verified query asks is answered by it, and the answer is trusted.
@@ -243,6 +248,39 @@ export const respond = (request: LanguageModel.GenerateRequest, now: Date): Read
     chart: read.query.metrics.length > 0 && read.when === undefined,
     say: (result) => `${readAnswer(read, result)}${years === undefined ? "" : whereTheDataIs(read, years)}`
   }, main)
+}
+
+/**
+ * A request for a dashboard: its tiles read from the request and the model (`dashboards.ts`),
+ * filed with `build_dashboard`, then said: what it chose, and the change to review.
+ */
+const dashboarding = (
+  request: LanguageModel.GenerateRequest,
+  since: ReadonlyArray<LanguageModel.Message>,
+  turn: number,
+  question: string,
+  now: Date
+): ReadonlyArray<LanguageModel.Part> => {
+  const planned = Dashboards.plan(question, request.semantic ?? [], now)
+  if (planned === undefined || "declined" in planned) {
+    return reply(`I can't build this dashboard: ${planned?.declined ?? "it asks for none"}.`)
+  }
+  const call = since.flatMap((m) => m.toolCalls ?? []).find((c) => c.name === "build_dashboard")
+  const result = resultFor(since, call)
+  if (call === undefined || result === undefined) {
+    return LanguageModel.callTools({ id: `offline_${turn + 1}`, name: "build_dashboard", arguments: planned.arguments })
+  }
+  const failure = failureOf(result)
+  if (failure !== undefined) return reply(`I could not build the dashboard: ${failure}`)
+  const built = structuredOf(result) as { path: string; change_number: number; status: string }
+  const filed = built.status === "approved"
+    ? `It merged at once (change #${built.change_number}): open it under Dashboards.`
+    : `It is change #${built.change_number}, for review: it shows under Dashboards once merged.`
+  return reply(
+    planned.adding
+      ? `I added ${planned.chose.join("; ")} to ${built.path}. ${filed}`
+      : `I built ${built.path} from the semantic model. I chose ${planned.chose.join("; ")}. ${filed}`
+  )
 }
 
 /**
