@@ -702,6 +702,27 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     expect(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth") as number)
       .toBeLessThanOrEqual(0)
     await screenshot(page, "dashboard-phone")
+
+    // Edited on the page: renamed and widened, filed as a change; the page says when it merged.
+    await page.setViewportSize({ width: 1280, height: 860 })
+    await page.getByRole("button", { name: "Edit layout" }).click()
+    const editing = page.getByRole("group", { name: "Edit tile 1" })
+    await editing.getByLabel("Title").fill("Revenue by region")
+    await editing.getByRole("button", { name: "Wider" }).click()
+    await page.getByRole("button", { name: "Save as a change" }).click()
+    const said = page.getByRole("status").filter({ hasText: /^Change #\d+ filed: the edit shows once it merges\.$/ })
+    const edit = Number(/#(\d+)/.exec((await said.textContent())!)![1])
+    const editChange = (await api("GET", "/v2/changes?page_size=100")).body.changes.find((c: any) => c.number === edit)
+    expect(editChange.title).toBe("Edit dashboard regions")
+    await api("POST", `/v2/changes/${editChange.id}/approve`, { expected_git_ref: editChange.git_ref })
+    await page.getByRole("status").filter({ hasText: `Change #${edit} merged.` }).waitFor({ timeout: 15_000 })
+    const renamed = page.getByRole("region", { name: "Tile Revenue by region" })
+    await renamed.locator(".chart-canvas svg").waitFor()
+    const definition = (await api("GET", "/v2/dashboards/regions")).body.definition
+    expect(definition.tiles[0]).toMatchObject({ title: "Revenue by region", layout: { x: 0, y: 0, w: 7, h: 4 } })
+    // "Open in chat" asks about the tile.
+    await renamed.getByRole("link", { name: "Open in chat" }).click()
+    expect(await page.getByLabel("Question").inputValue()).toBe("Revenue by region")
     await context.close()
   }, 120_000)
 

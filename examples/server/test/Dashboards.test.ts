@@ -244,6 +244,19 @@ describeServers("/v2 dashboards", (server) => {
     ).toEqual([400, "invalid_request"])
     expect(await status("/v2/dashboards/overview/query", org.key, { method: "POST", json: { extra: 1 } }))
       .toEqual([400, "invalid_request"])
+    // An edit that breaks the grid, or names a tile that is not there, is refused saying why.
+    const edit = (json: unknown, key = org.key) =>
+      server().request("/v2/dashboards/overview/edit", { method: "POST", key, json })
+    const overlapping = await edit({ tiles: [{ index: 1, layout: { x: 0, y: 0, w: 3, h: 2 } }] })
+    expect(overlapping.status).toBe(400)
+    expect((await body(overlapping)).error.message).toMatch(/tiles\.1: the tile lies over tiles\.0 \(Revenue\)/)
+    expect((await edit({ tiles: [{ index: 9, title: "Nine" }] })).status).toBe(400)
+    expect((await edit({ tiles: [] })).status).toBe(400)
+    expect((await edit({ tiles: [{ index: 0, title: "Revenue" }] }, other.key)).status).toBe(404)
+    const renamed = await edit({ tiles: [{ index: 0, title: "Revenue this period" }] })
+    expect(renamed.status).toBe(201)
+    const filed = (await body(renamed)).change
+    expect(filed.diffs[0]).toMatchObject({ new_path: "dashboards/overview.yaml", additions: 1, deletions: 1 })
     // Another organization sees neither the dashboard nor the chat.
     expect(await status("/v2/dashboards/overview", other.key)).toEqual([404, "not_found"])
     expect(await status("/v2/dashboards/overview/query", other.key, { method: "POST", json: {} }))

@@ -830,3 +830,81 @@ export const BuildResult = Schema.Struct({
   change: Change.LibraryChangeResult
 }).annotations({ identifier: "BuildDashboardResult" })
 export type BuildResult = typeof BuildResult.Type
+
+/**
+ * The body of `POST /v2/dashboards/{name}/edit`: tiles renamed or moved, by index.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EditRequest = Schema.Struct({
+  tiles: Schema.Array(Schema.Struct({
+    index: Schema.Int.pipe(Schema.nonNegative()),
+    title: Schema.optional(Tile.fields.title),
+    layout: Schema.optional(Layout)
+  })).pipe(Schema.minItems(1), Schema.maxItems(64))
+}).annotations({ identifier: "EditDashboardRequest" })
+export type EditRequest = typeof EditRequest.Type
+
+/**
+ * The response of an edit: the library change that makes it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const EditResult = Schema.Struct({
+  path: Schema.String,
+  change: Change.LibraryChangeResult
+}).annotations({ identifier: "EditDashboardResult" })
+export type EditResult = typeof EditResult.Type
+
+/**
+ * A dashboard file with tiles renamed or moved, its comments and everything else kept; `Left` says
+ * why not (a tile that does not exist, a grid the edit breaks, naming the tile and line).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const edited = (path: string, text: string, edits: EditRequest["tiles"]): Either.Either<string, string> => {
+  const document = Yaml.parseDocument(text)
+  if (document.errors.length > 0) return Either.left(`${path} does not read as YAML`)
+  const tiles = document.get("tiles")
+  if (!Yaml.isSeq(tiles)) return Either.left(`${path} has no list of tiles`)
+  // Each value is replaced where it stands in the text, so that the change's diff is the edit alone.
+  const replacements: Array<{ readonly start: number; readonly end: number; readonly text: string }> = []
+  for (const [i, edit] of edits.entries()) {
+    if (edit.index >= tiles.items.length) {
+      return Either.left(`tiles.${edit.index}: the dashboard has ${tiles.items.length} tiles`)
+    }
+    if (edits.findIndex((other) => other.index === edit.index) < i) {
+      return Either.left(`tiles.${edit.index}: edited twice; give its title and layout in one edit`)
+    }
+    for (
+      const [key, value] of [
+        ["title", edit.title === undefined ? undefined : Yaml.stringify(edit.title, { lineWidth: 0 }).trimEnd()],
+        [
+          "layout",
+          edit.layout === undefined
+            ? undefined
+            : `{ x: ${edit.layout.x}, y: ${edit.layout.y}, w: ${edit.layout.w}, h: ${edit.layout.h} }`
+        ]
+      ] as const
+    ) {
+      if (value === undefined) continue
+      const node = document.getIn(["tiles", edit.index, key], true)
+      const range = Yaml.isNode(node) ? node.range : undefined
+      if (range === undefined || range === null) return Either.left(`tiles.${edit.index} has no ${key} to replace`)
+      replacements.push({ start: range[0], end: range[1], text: value })
+    }
+  }
+  let next = text
+  for (const { end, start, text: value } of replacements.sort((a, b) => b.start - a.start)) {
+    // A block mapping's range takes in its last line break: it stays.
+    const trailing = /\s*$/.exec(next.slice(start, end))![0]
+    next = `${next.slice(0, start)}${value}${trailing}${next.slice(end)}`
+  }
+  return Either.map(
+    Either.mapLeft(parse(path, next), (problems) => problems.map(formatProblem).join("; ")),
+    () => next
+  )
+}

@@ -86,6 +86,15 @@ export declare namespace Dashboards {
       Dashboard.BuildResult,
       Unauthenticated | NotFound | InvalidRequest | PermissionDenied | Conflict
     >
+    /** `POST /v2/dashboards/{name}/edit`: files the change that renames or moves tiles (`NotFound` when unreadable). */
+    readonly edit: (
+      principal: Policy.Principal,
+      name: string,
+      request: Dashboard.EditRequest
+    ) => Effect.Effect<
+      Dashboard.EditResult,
+      Unauthenticated | NotFound | InvalidRequest | PermissionDenied | Conflict
+    >
     /** `POST /v2/chats/{id}/cells/{cellId}/pin`: files the change that adds the cell's query as a tile. */
     readonly pin: (
       principal: Policy.Principal,
@@ -478,7 +487,37 @@ export const make = Effect.gen(function*() {
     return { path, tiles: added.indexes, change }
   })
 
-  return Dashboards.of({ list, get, query, pin, build })
+  const edit = Traced.fn("Dashboards.edit")(function*(
+    principal: Policy.Principal,
+    name: string,
+    request: Dashboard.EditRequest
+  ) {
+    const { path } = yield* read(principal, name)
+    const main = yield* library.main(principal.organizationId)
+    const text = Option.getOrUndefined(Option.map(HashMap.get(main.files, path), (bytes) => decoder.decode(bytes)))
+    // Main moved past the dashboard read a moment ago: the dashboard is gone.
+    if (text === undefined) return yield* new NotFound({ message: `no dashboard named ${name}` })
+    const next = yield* Either.mapLeft(
+      Dashboard.edited(path, text, request.tiles),
+      (message) => new InvalidRequest({ message })
+    )
+    const renamed = request.tiles.filter((tile) => tile.title !== undefined).length
+    const moved = request.tiles.filter((tile) => tile.layout !== undefined).length
+    const change = yield* changes.create(principal, {
+      body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({
+        title: `Edit dashboard ${name}`.slice(0, 50),
+        description: `${[
+          renamed === 0 ? [] : [`renames ${renamed} tile${renamed === 1 ? "" : "s"}`],
+          moved === 0 ? [] : [`moves ${moved} tile${moved === 1 ? "" : "s"}`]
+        ].flat().join(" and ")} of ${path}.`.replace(/^./, (c) => c.toUpperCase())
+      }),
+      baseRef: main.head,
+      edits: HashMap.make([path, Option.some(encoder.encode(next))])
+    })
+    return { path, change }
+  })
+
+  return Dashboards.of({ list, get, query, pin, build, edit })
 })
 
 /** What a cell ran, as a tile's query: its semantic query, its verified query, or its SQL where the pinner may write SQL. */

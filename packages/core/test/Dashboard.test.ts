@@ -250,3 +250,44 @@ describe("Dashboard.chartOf", () => {
       })
   })
 })
+
+describe("Dashboard.edited", () => {
+  it("replaces a title and a layout where they stand, and refuses what breaks the grid", () => {
+    const text = `# Reviewed by finance.
+title: Sales
+connector: Demo
+tiles:
+  - title: Revenue
+    query: { semantic: { metrics: [revenue] } }
+    visualization: { type: figure }
+    layout: { x: 0, y: 0, w: 3, h: 2 }
+  - title: "Orders: all"
+    query: { semantic: { metrics: [orders] } }
+    visualization: { type: figure }
+    layout:
+      x: 3
+      y: 0
+      w: 3
+      h: 2
+`
+    const next = Either.getOrThrow(Dashboard.edited("dashboards/sales.yaml", text, [
+      { index: 0, title: "Revenue: this year" },
+      { index: 1, layout: { x: 6, y: 0, w: 6, h: 2 } }
+    ]))
+    // Nothing else moves: not the comment, the flow style of the queries, nor the other tile.
+    expect(next).toBe(
+      text.replace("  - title: Revenue\n", "  - title: \"Revenue: this year\"\n")
+        .replace("x: 3\n      y: 0\n      w: 3\n      h: 2", "{ x: 6, y: 0, w: 6, h: 2 }")
+    )
+    const read = Either.getOrThrow(Dashboard.parse("dashboards/sales.yaml", next))
+    expect(read.tiles.map((t) => [t.title, t.layout])).toEqual([
+      ["Revenue: this year", { x: 0, y: 0, w: 3, h: 2 }],
+      ["Orders: all", { x: 6, y: 0, w: 6, h: 2 }]
+    ])
+    expect(next.startsWith("# Reviewed by finance.\n")).toBe(true)
+    expect(Dashboard.edited("dashboards/sales.yaml", text, [{ index: 1, layout: { x: 0, y: 0, w: 3, h: 2 } }]))
+      .toEqual(Either.left(expect.stringMatching(/tiles\.1: the tile lies over tiles\.0 \(Revenue\)/)))
+    expect(Dashboard.edited("dashboards/sales.yaml", text, [{ index: 0, title: "A" }, { index: 0, title: "B" }]))
+      .toEqual(Either.left("tiles.0: edited twice; give its title and layout in one edit"))
+  })
+})

@@ -50,6 +50,19 @@ export class DashboardsApi extends HttpApiGroup.make("dashboards")
       )
   )
   .add(
+    HttpApiEndpoint.post("edit", "/v2/dashboards/:name/edit")
+      .setPath(NamePath)
+      .setPayload(strict(Dashboard.EditRequest))
+      .addSuccess(Dashboard.EditResult, { status: 201 })
+      .annotate(OpenApi.Summary, "Rename or move a dashboard's tiles, as a library change")
+      .annotate(
+        OpenApi.Description,
+        "Each tile is named by its index; a title or a layout given replaces its own. The edited file must still " +
+          "read (no tile past the grid or over another, no two titles alike). The change is filed as the caller and " +
+          "reviewed under OWNERS like any other."
+      )
+  )
+  .add(
     HttpApiEndpoint.post("pin", "/v2/chats/:id/cells/:cellId/pin")
       .setPath(Schema.Struct({ id: ChatId, cellId: CellId }))
       .setPayload(strict(Dashboard.PinRequest))

@@ -122,7 +122,10 @@ export function ChatPage(
   const [total, setTotal] = useState(0)
   const [search, setSearch] = useState("")
   const [items, setItems] = useState<ReadonlyArray<Item>>([])
-  const [question, setQuestion] = useState("")
+  // "Open in chat" from a dashboard's tile: its question, ready to ask (or to refine first).
+  const [question, setQuestion] = useState(() =>
+    new URLSearchParams(/\?(.*)$/.exec(window.location.hash)?.[1] ?? "").get("ask") ?? ""
+  )
   // Files sent with the next question: tables become a connector of the asker's.
   const [attached, setAttached] = useState<ReadonlyArray<File>>([])
   const [running, setRunning] = useState(false)

@@ -1,4 +1,4 @@
-import { type FormEvent, useCallback, useEffect, useState } from "react"
+import { type DragEvent, type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
 import { Chart } from "../components/Chart.js"
 import { Table } from "../components/Table.js"
@@ -96,8 +96,22 @@ function DashboardList({ navigate }: { readonly navigate: (hash: string) => void
   )
 }
 
+type Layout = Tile["layout"]
+interface Draft {
+  readonly title?: string
+  readonly layout?: Layout
+}
+
+const clamp = (layout: Layout): Layout => {
+  const w = Math.min(12, Math.max(1, layout.w))
+  return { x: Math.min(12 - w, Math.max(0, layout.x)), y: Math.max(0, layout.y), w, h: Math.min(24, Math.max(1, layout.h)) }
+}
+
 function DashboardView({ name }: { readonly name: string }) {
   const [definition, setDefinition] = useState<Definition>()
+  const [editing, setEditing] = useState(false)
+  const [drafts, setDrafts] = useState<ReadonlyMap<number, Draft>>(new Map())
+  const [filed, setFiled] = useState<string>()
   const [result, setResult] = useState<Result>()
   const [error, setError] = useState<string>()
   const [running, setRunning] = useState(false)
@@ -130,6 +144,64 @@ function DashboardView({ name }: { readonly name: string }) {
       return run()
     }).catch((e) => setError(e.message))
   }, [name, run])
+
+  const draftOf = (tile: Tile): Tile => {
+    const draft = drafts.get(tile.index)
+    return draft === undefined ? tile : { ...tile, ...draft }
+  }
+  const change = (tile: Tile, draft: Draft) =>
+    setDrafts(new Map(drafts).set(tile.index, { ...drafts.get(tile.index), ...draft }))
+  const move = (tile: Tile, by: Partial<Layout>) => {
+    const at = draftOf(tile).layout
+    change(tile, {
+      layout: clamp({ x: at.x + (by.x ?? 0), y: at.y + (by.y ?? 0), w: at.w + (by.w ?? 0), h: at.h + (by.h ?? 0) })
+    })
+  }
+  // A tile dropped on the grid goes to the cell under the pointer.
+  const drop = (event: DragEvent<HTMLDivElement>) => {
+    event.preventDefault()
+    const index = Number(event.dataTransfer.getData("text/plain"))
+    const tile = result?.tiles.find((t) => t.index === index)
+    if (tile === undefined) return
+    const box = event.currentTarget.getBoundingClientRect()
+    const rowHeight = Number.parseFloat(getComputedStyle(event.currentTarget).gridAutoRows) + 12.8
+    const x = Math.floor(((event.clientX - box.left) / box.width) * 12)
+    const y = Math.floor((event.clientY - box.top) / rowHeight)
+    change(tile, { layout: clamp({ ...draftOf(tile).layout, x, y }) })
+  }
+  const save = async () => {
+    setError(undefined)
+    try {
+      const tiles = [...drafts.entries()].map(([index, draft]) => ({ index, ...draft }))
+      const saved = await json<{ change: { change_id: string; change_number: number; status: string } }>(
+        `v2/dashboards/${name}/edit`,
+        { method: "POST", body: { tiles } }
+      )
+      setEditing(false)
+      setDrafts(new Map())
+      const number = saved.change.change_number
+      if (saved.change.status === "approved") {
+        setFiled(`Change #${number} merged.`)
+        return void run()
+      }
+      setFiled(`Change #${number} filed: the edit shows once it merges.`)
+      // The page says when it merges (or is denied), and then shows it.
+      const timer = setInterval(() => {
+        void json<{ status: string }>(`v2/changes/${saved.change.change_id}`).then((now) => {
+          if (now.status === "approved") {
+            clearInterval(timer)
+            setFiled(`Change #${number} merged.`)
+            void run()
+          } else if (now.status === "denied") {
+            clearInterval(timer)
+            setFiled(`Change #${number} was denied.`)
+          }
+        }).catch(() => clearInterval(timer))
+      }, 2000)
+    } catch (e) {
+      setError((e as Error).message)
+    }
+  }
 
   const apply = (event: FormEvent) => {
     event.preventDefault()
@@ -182,22 +254,80 @@ function DashboardView({ name }: { readonly name: string }) {
           <button type="submit" className="primary" disabled={running}>Apply</button>
         </form>
       )}
+      <div className="toolbar">
+        {editing
+          ? (
+            <>
+              <button type="button" className="primary" disabled={drafts.size === 0} onClick={() => void save()}>
+                Save as a change
+              </button>
+              <button type="button" onClick={() => (setEditing(false), setDrafts(new Map()))}>Cancel</button>
+            </>
+          )
+          : <button type="button" onClick={() => setEditing(true)}>Edit layout</button>}
+        {filed === undefined ? null : <span role="status">{filed}</span>}
+      </div>
       {result === undefined ? null : (
-        <div className="dashboard-grid" aria-busy={running}>
-          {result.tiles.map((tile) => <TileView key={tile.index} tile={tile} />)}
+        <div
+          className="dashboard-grid"
+          aria-busy={running}
+          onDragOver={editing ? (e) => e.preventDefault() : undefined}
+          onDrop={editing ? drop : undefined}
+        >
+          {result.tiles.map((tile) => (
+            <TileView
+              key={tile.index}
+              tile={draftOf(tile)}
+              edit={editing ? { rename: (title) => change(tile, { title }), move: (by) => move(tile, by) } : undefined}
+            />
+          ))}
         </div>
       )}
     </main>
   )
 }
 
-function TileView({ tile }: { readonly tile: Tile }) {
+const nudges: ReadonlyArray<readonly [string, string, Partial<Layout>]> = [
+  ["←", "Move left", { x: -1 }],
+  ["→", "Move right", { x: 1 }],
+  ["↑", "Move up", { y: -1 }],
+  ["↓", "Move down", { y: 1 }],
+  ["+W", "Wider", { w: 1 }],
+  ["−W", "Narrower", { w: -1 }],
+  ["+H", "Taller", { h: 1 }],
+  ["−H", "Shorter", { h: -1 }]
+]
+
+function TileView({ edit, tile }: {
+  readonly tile: Tile
+  readonly edit?: { readonly rename: (title: string) => void; readonly move: (by: Partial<Layout>) => void } | undefined
+}) {
   const place = {
     gridColumn: `${tile.layout.x + 1} / span ${tile.layout.w}`,
     gridRow: `${tile.layout.y + 1} / span ${tile.layout.h}`
   }
   return (
-    <section className="card tile" style={place} aria-label={`Tile ${tile.title}`} title={tile.reading?.text}>
+    <section
+      className={`card tile${edit === undefined ? "" : " editing"}`}
+      style={place}
+      aria-label={`Tile ${tile.title}`}
+      title={tile.reading?.text}
+      draggable={edit !== undefined}
+      onDragStart={(e) => e.dataTransfer.setData("text/plain", String(tile.index))}
+    >
+      {edit === undefined ? null : (
+        <div className="tile-edit" role="group" aria-label={`Edit tile ${tile.index + 1}`}>
+          <label className="field">
+            <span>Title</span>
+            <input value={tile.title} onChange={(e) => edit.rename(e.target.value)} />
+          </label>
+          {nudges.map(([label, name, by]) => (
+            <button key={name} type="button" aria-label={name} title={name} onClick={() => edit.move(by)}>
+              {label}
+            </button>
+          ))}
+        </div>
+      )}
       <header className="tile-head">
         <h2>{tile.title}</h2>
         {tile.trusted === undefined ? null : (
@@ -223,6 +353,9 @@ function TileView({ tile }: { readonly tile: Tile }) {
         : tile.chart !== undefined
         ? <Chart spec={JSON.stringify(tile.chart)} title={tile.title} />
         : <Table content={JSON.stringify({ columns: tile.columns, rows: tile.rows })} name={tile.title} />}
+      {edit !== undefined ? null : (
+        <a className="open-in-chat" href={`#/chats?ask=${encodeURIComponent(tile.title)}`}>Open in chat</a>
+      )}
     </section>
   )
 }

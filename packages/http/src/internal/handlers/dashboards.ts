@@ -14,6 +14,8 @@ export const layer = HttpApiBuilder.group(SightlineApi, "dashboards", (handlers)
       .handle("get", ({ path }) => withPrincipal((principal) => dashboards.get(principal, path.name)))
       .handle("query", ({ path, payload }) =>
         withPrincipal((principal) => dashboards.query(principal, path.name, payload)))
+      .handle("edit", ({ path, payload }) =>
+        withPrincipal((principal) => dashboards.edit(principal, path.name, payload)))
       .handle("pin", ({ path, payload }) =>
         withPrincipal((principal) => dashboards.pin(principal, path.id, path.cellId, payload)))
   })).pipe(only(Authentication, Dashboards.Dashboards))
