@@ -203,7 +203,8 @@ describe("Dashboard.withTile", () => {
     })
     const commented = `# Reviewed by finance.\n${first.text}`
     const second = Either.getOrThrow(Dashboard.withTile("sales_2025", commented, "Demo", tile("Revenue", ["region"])))
-    expect(second.text.startsWith("# Reviewed by finance.\n")).toBe(true)
+    // The file is added to, never written again: what was there stays as it was.
+    expect(second.text.startsWith(commented)).toBe(true)
     expect(read(second.text).tiles[1]).toMatchObject({
       title: "Revenue (2)",
       visualization: { type: "bar" },

@@ -71,12 +71,25 @@ export const decode = <A, I>(
 
 /**
  * The file with one more item in the list at `key` (`fresh` with that list when there is no file),
- * its comments and order kept; none when it does not read as YAML with a list there.
+ * its comments, order and style kept; none when it does not read as YAML with a list there.
  */
 export const appendTo = (text: string | undefined, key: string, item: unknown, fresh: Record<string, unknown>) => {
   const document = text === undefined ? new Yaml.Document(fresh) : Yaml.parseDocument(text)
   if (document.errors.length > 0) return Option.none<string>()
   const list = document.get(key)
+  // A block list is added to as text, after its last item and at its indentation: nothing else in
+  // the file is written again, so a reviewer's diff is the item alone.
+  if (text !== undefined && Yaml.isSeq(list) && !list.flow && list.items.length > 0 && list.range) {
+    const start = list.range[0]
+    const indent = " ".repeat(start - (text.lastIndexOf("\n", start - 1) + 1))
+    const lines = Yaml.stringify([item], { lineWidth: 0 }).trimEnd().split("\n")
+    const before = text.slice(0, list.range[1])
+    return Option.some(
+      `${before}${before.endsWith("\n") ? "" : "\n"}${lines.map((line) => `${indent}${line}`).join("\n")}\n${
+        text.slice(list.range[1])
+      }`
+    )
+  }
   if (list === undefined || list === null) document.set(key, document.createNode([item]))
   else if (Yaml.isSeq(list)) list.add(document.createNode(item))
   else return Option.none<string>()
