@@ -239,13 +239,17 @@ try {
       slowest.millis.toFixed(0)
     } (${slowest.title}) | ${(coldMedian / slowest.millis).toFixed(2)} | ≤ 1.3× |`
   )
-  console.log(`| cold dashboard against every tile in turn | ${coldMedian.toFixed(0)} | sum ${sum.toFixed(0)} | ${
-    (coldMedian / sum).toFixed(2)
-  } | |`)
+  console.log(
+    `| cold dashboard against every tile in turn | ${coldMedian.toFixed(0)} | sum ${sum.toFixed(0)} | ${
+      (coldMedian / sum).toFixed(2)
+    } | |`
+  )
   console.log(
     `| warm dashboard p50 / p95 (${warm.length} requests) | ${percentile(warm, 0.5).toFixed(1)} / ${
       percentile(warm, 0.95).toFixed(1)
-    } | /healthz p50 / p95 ${percentile(health, 0.5).toFixed(1)} / ${percentile(health, 0.95).toFixed(1)} | | p95 < 20 |`
+    } | /healthz p50 / p95 ${percentile(health, 0.5).toFixed(1)} / ${
+      percentile(health, 0.95).toFixed(1)
+    } | | p95 < 20 |`
   )
   console.log(
     `| the definition alone (GET /v2/dashboards/lines) p50 / p95 | ${percentile(definition, 0.5).toFixed(1)} / ${

@@ -34,4 +34,3 @@ export const setup = (name: string, lines: number): ReadonlyArray<string> => [
   `ANALYZE`,
   `GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${name}`
 ]
-

@@ -660,71 +660,78 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await context.close()
   }, 200_000)
 
-  it("pins a step of a chat to a dashboard, and draws the dashboard, its period changed, on a desktop and a phone", async () => {
-    const year = new Date().getUTCFullYear() - 1
-    const { context } = await newContext()
-    const page = await context.newPage()
-    await signIn(page)
-    await ask(page, "Revenue by region last year")
-    await page.locator(".answer-text").filter({ hasText: "offline model" }).waitFor({ timeout: 90_000 })
-    const step = page.locator("section.cell").filter({ has: page.locator("details.pin") }).first()
-    await step.locator("details.pin summary").click()
-    await step.getByLabel("Dashboard").fill("regions")
-    await step.getByRole("button", { name: "Pin to dashboard" }).click()
-    const filed = await step.getByRole("status").textContent({ timeout: 30_000 })
-    expect(filed).toMatch(/^Change #\d+ filed to add it to dashboards\/regions\.yaml/)
-    const number = Number(/#(\d+)/.exec(filed!)![1])
-    const change = (await api("GET", "/v2/changes?page_size=100")).body.changes.find((c: any) => c.number === number)
-    expect((await api("POST", `/v2/changes/${change.id}/approve`, { expected_git_ref: change.git_ref })).body.merged)
-      .toBe(true)
+  it(
+    "pins a step of a chat to a dashboard, and draws the dashboard, its period changed, on a desktop and a phone",
+    async () => {
+      const year = new Date().getUTCFullYear() - 1
+      const { context } = await newContext()
+      const page = await context.newPage()
+      await signIn(page)
+      await ask(page, "Revenue by region last year")
+      await page.locator(".answer-text").filter({ hasText: "offline model" }).waitFor({ timeout: 90_000 })
+      const step = page.locator("section.cell").filter({ has: page.locator("details.pin") }).first()
+      await step.locator("details.pin summary").click()
+      await step.getByLabel("Dashboard").fill("regions")
+      await step.getByRole("button", { name: "Pin to dashboard" }).click()
+      const filed = await step.getByRole("status").textContent({ timeout: 30_000 })
+      expect(filed).toMatch(/^Change #\d+ filed to add it to dashboards\/regions\.yaml/)
+      const number = Number(/#(\d+)/.exec(filed!)![1])
+      const change = (await api("GET", "/v2/changes?page_size=100")).body.changes.find((c: any) => c.number === number)
+      expect((await api("POST", `/v2/changes/${change.id}/approve`, { expected_git_ref: change.git_ref })).body.merged)
+        .toBe(true)
 
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dashboards" }).click()
-    await page.getByRole("link", { name: "Regions" }).click()
-    const tile = page.getByRole("region", { name: "Tile Revenue by region last year" })
-    await tile.locator(".chart-canvas svg").waitFor({ timeout: 30_000 })
-    // Bars lying down, one per region, each name whole.
-    const names = () => tile.locator(`.chart-canvas svg [aria-label^="Y-axis"] .role-axis-label text`).allTextContents()
-    expect((await names()).sort()).toEqual(
-      ["Asia Pacific", "Europe", "Latin America", "Middle East & Africa", "North America"]
-    )
-    expect(await tile.locator(".reading").textContent()).toContain(String(year))
-    await screenshot(page, "dashboard")
-    // Another period: the tile reads January alone.
-    const filters = page.getByRole("form", { name: "Filters" })
-    await filters.getByLabel("From").fill(`${year}-01-01`)
-    await filters.getByLabel("Until").fill(`${year}-02-01`)
-    await filters.getByRole("button", { name: "Apply" }).click()
-    await tile.locator(".reading").filter({ hasText: "January" }).waitFor()
-    // On a phone's width the tile takes the whole width and nothing overflows.
-    await page.setViewportSize({ width: 390, height: 844 })
-    const box = await tile.boundingBox()
-    expect(box!.width).toBeGreaterThan(300)
-    expect(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth") as number)
-      .toBeLessThanOrEqual(0)
-    await screenshot(page, "dashboard-phone")
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dashboards" }).click()
+      await page.getByRole("link", { name: "Regions" }).click()
+      const tile = page.getByRole("region", { name: "Tile Revenue by region last year" })
+      await tile.locator(".chart-canvas svg").waitFor({ timeout: 30_000 })
+      // Bars lying down, one per region, each name whole.
+      const names = () =>
+        tile.locator(`.chart-canvas svg [aria-label^="Y-axis"] .role-axis-label text`).allTextContents()
+      expect((await names()).sort()).toEqual(
+        ["Asia Pacific", "Europe", "Latin America", "Middle East & Africa", "North America"]
+      )
+      expect(await tile.locator(".reading").textContent()).toContain(String(year))
+      await screenshot(page, "dashboard")
+      // Another period: the tile reads January alone.
+      const filters = page.getByRole("form", { name: "Filters" })
+      await filters.getByLabel("From").fill(`${year}-01-01`)
+      await filters.getByLabel("Until").fill(`${year}-02-01`)
+      await filters.getByRole("button", { name: "Apply" }).click()
+      await tile.locator(".reading").filter({ hasText: "January" }).waitFor()
+      // On a phone's width the tile takes the whole width and nothing overflows.
+      await page.setViewportSize({ width: 390, height: 844 })
+      const box = await tile.boundingBox()
+      expect(box!.width).toBeGreaterThan(300)
+      expect(await page.evaluate("document.documentElement.scrollWidth - window.innerWidth") as number)
+        .toBeLessThanOrEqual(0)
+      await screenshot(page, "dashboard-phone")
 
-    // Edited on the page: renamed and widened, filed as a change; the page says when it merged.
-    await page.setViewportSize({ width: 1280, height: 860 })
-    await page.getByRole("button", { name: "Edit layout" }).click()
-    const editing = page.getByRole("group", { name: "Edit tile 1" })
-    await editing.getByLabel("Title").fill("Revenue by region")
-    await editing.getByRole("button", { name: "Wider" }).click()
-    await page.getByRole("button", { name: "Save as a change" }).click()
-    const said = page.getByRole("status").filter({ hasText: /^Change #\d+ filed: the edit shows once it merges\.$/ })
-    const edit = Number(/#(\d+)/.exec((await said.textContent())!)![1])
-    const editChange = (await api("GET", "/v2/changes?page_size=100")).body.changes.find((c: any) => c.number === edit)
-    expect(editChange.title).toBe("Edit dashboard regions")
-    await api("POST", `/v2/changes/${editChange.id}/approve`, { expected_git_ref: editChange.git_ref })
-    await page.getByRole("status").filter({ hasText: `Change #${edit} merged.` }).waitFor({ timeout: 15_000 })
-    const renamed = page.getByRole("region", { name: "Tile Revenue by region" })
-    await renamed.locator(".chart-canvas svg").waitFor()
-    const definition = (await api("GET", "/v2/dashboards/regions")).body.definition
-    expect(definition.tiles[0]).toMatchObject({ title: "Revenue by region", layout: { x: 0, y: 0, w: 7, h: 4 } })
-    // "Open in chat" asks about the tile.
-    await renamed.getByRole("link", { name: "Open in chat" }).click()
-    expect(await page.getByLabel("Question").inputValue()).toBe("Revenue by region")
-    await context.close()
-  }, 120_000)
+      // Edited on the page: renamed and widened, filed as a change; the page says when it merged.
+      await page.setViewportSize({ width: 1280, height: 860 })
+      await page.getByRole("button", { name: "Edit layout" }).click()
+      const editing = page.getByRole("group", { name: "Edit tile 1" })
+      await editing.getByLabel("Title").fill("Revenue by region")
+      await editing.getByRole("button", { name: "Wider" }).click()
+      await page.getByRole("button", { name: "Save as a change" }).click()
+      const said = page.getByRole("status").filter({ hasText: /^Change #\d+ filed: the edit shows once it merges\.$/ })
+      const edit = Number(/#(\d+)/.exec((await said.textContent())!)![1])
+      const editChange = (await api("GET", "/v2/changes?page_size=100")).body.changes.find((c: any) =>
+        c.number === edit
+      )
+      expect(editChange.title).toBe("Edit dashboard regions")
+      await api("POST", `/v2/changes/${editChange.id}/approve`, { expected_git_ref: editChange.git_ref })
+      await page.getByRole("status").filter({ hasText: `Change #${edit} merged.` }).waitFor({ timeout: 15_000 })
+      const renamed = page.getByRole("region", { name: "Tile Revenue by region" })
+      await renamed.locator(".chart-canvas svg").waitFor()
+      const definition = (await api("GET", "/v2/dashboards/regions")).body.definition
+      expect(definition.tiles[0]).toMatchObject({ title: "Revenue by region", layout: { x: 0, y: 0, w: 7, h: 4 } })
+      // "Open in chat" asks about the tile.
+      await renamed.getByRole("link", { name: "Open in chat" }).click()
+      expect(await page.getByLabel("Question").inputValue()).toBe("Revenue by region")
+      await context.close()
+    },
+    120_000
+  )
 
   it("fits a phone's width, and the menu opens from the keyboard", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } })

@@ -45,14 +45,14 @@ import * as Asset from "./Asset.js"
 import type { AssetStore } from "./AssetStore.js"
 import type * as ChartRenderer from "./ChartRenderer.js"
 import * as ChartSpec from "./ChartSpec.js"
-import * as Dashboard from "./Dashboard.js"
-import type * as Dashboards from "./Dashboards.js"
 import * as Chat from "./Chat.js"
 import type * as ChatEvent from "./ChatEvent.js"
 import type * as ChatRuns from "./ChatRuns.js"
 import type * as Chats from "./Chats.js"
 import * as Clarification from "./Clarification.js"
 import type * as ConnectorRuntime from "./ConnectorRuntime.js"
+import * as Dashboard from "./Dashboard.js"
+import type * as Dashboards from "./Dashboards.js"
 import type { Conflict } from "./Errors.js"
 import type { IdGenerator } from "./IdGenerator.js"
 import { AssetId, CellId, type SandboxId } from "./Ids.js"
@@ -191,11 +191,10 @@ export const make = (services: Services, context: RunContext): Handlers => {
   const { clientAttributesJson, connectors, emit, files, onReport, principal, python, run, search, sign } = context
   const hasLibrary = HashMap.size(files) > 0
   // A dashboard is built for a person who asked for one, over a model the organization reviewed.
-  const dashboards = context.clarify && connectors.some((c) =>
-      Either.isRight(c.semantic) && c.semantic.right.source.kind === "library"
-    )
-    ? Option.getOrUndefined(services.dashboards ?? Option.none())
-    : undefined
+  const dashboards =
+    context.clarify && connectors.some((c) => Either.isRight(c.semantic) && c.semantic.right.source.kind === "library")
+      ? Option.getOrUndefined(services.dashboards ?? Option.none())
+      : undefined
   const modelled = connectors.some((c) => Either.isRight(c.semantic))
   const verified = connectors.some((c) =>
     Either.isRight(c.semantic) && c.semantic.right.source.kind === "library" &&
@@ -761,7 +760,11 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const started = Date.now()
       const built = yield* Effect.either(builder.build(principal, args, { chatId: run.chatId, aiGenerated: true }))
       if (Either.isLeft(built)) {
-        yield* endCell(cell, { status: "failed", error: built.left.message, execution_time_ms: Date.now() - started }, [])
+        yield* endCell(
+          cell,
+          { status: "failed", error: built.left.message, execution_time_ms: Date.now() - started },
+          []
+        )
         return ToolResult.failed(built.left.message, "invalid")
       }
       const { change } = built.right

@@ -351,7 +351,9 @@ export const previousPeriod = (
   const [ey, em, ed] = period.end.split("-").map(Number) as [number, number, number]
   const months = (ey - sy) * 12 + (em - sm)
   if (sd === 1 && ed === 1 && months > 0) return { start: addMonths(period.start, -months), end: period.start }
-  const days = Math.round((Date.parse(`${period.end}T00:00:00Z`) - Date.parse(`${period.start}T00:00:00Z`)) / 86_400_000)
+  const days = Math.round(
+    (Date.parse(`${period.end}T00:00:00Z`) - Date.parse(`${period.start}T00:00:00Z`)) / 86_400_000
+  )
   return { start: addDays(period.start, -days), end: period.start }
 }
 
@@ -433,7 +435,11 @@ export const chartOf = (
       y,
       ...(color === undefined ? {} : { color })
     },
-    { columns: columns.map((c) => ({ name: c.name, type: c.type ?? (c.kind === "time" ? "date" : "") })), rows, formats }
+    {
+      columns: columns.map((c) => ({ name: c.name, type: c.type ?? (c.kind === "time" ? "date" : "") })),
+      rows,
+      formats
+    }
   )
 }
 
@@ -620,13 +626,18 @@ export const withTiles = (
     let title = tile.title.slice(0, 190)
     for (let n = 2; titles.has(title); n++) title = `${tile.title.slice(0, 190)} (${n})`
     const layout = placed(tiles, tile.visualization.type)
-    const next = YamlFile.appendTo(edited, "tiles", withoutUndefined({ ...tile, title, layout }), withoutUndefined({
-      title: fresh.title ?? name.replace(/[-_]+/g, " ").replace(/^./, (c) => c.toUpperCase()),
-      description: fresh.description,
-      connector,
-      filters: fresh.filters,
-      tiles: []
-    }))
+    const next = YamlFile.appendTo(
+      edited,
+      "tiles",
+      withoutUndefined({ ...tile, title, layout }),
+      withoutUndefined({
+        title: fresh.title ?? name.replace(/[-_]+/g, " ").replace(/^./, (c) => c.toUpperCase()),
+        description: fresh.description,
+        connector,
+        filters: fresh.filters,
+        tiles: []
+      })
+    )
     if (Option.isNone(next)) return Either.left(`${path} does not read as YAML with a list of tiles`)
     edited = next.value
     indexes.push(tiles.length)
@@ -809,8 +820,12 @@ export type PinResult = typeof PinResult.Type
  * @category schemas
  */
 export const BuildRequest = Schema.Struct({
-  connector_id: ConnectorId.annotations({ description: "The connector whose library semantic model governs the tiles" }),
-  name: Name.annotations({ description: "The dashboard's file name: dashboards/<name>.yaml (an existing one is added to)" }),
+  connector_id: ConnectorId.annotations({
+    description: "The connector whose library semantic model governs the tiles"
+  }),
+  name: Name.annotations({
+    description: "The dashboard's file name: dashboards/<name>.yaml (an existing one is added to)"
+  }),
   title: Schema.optional(DashboardFile.fields.title),
   description: Schema.optional(Schema.String.pipe(Schema.maxLength(1_000))),
   filters: DashboardFile.fields.filters,

@@ -1,10 +1,10 @@
 /**
  * The dashboard use cases (`/v2/dashboards`): list and read the dashboards of the library the
- * caller may read, run a dashboard's tiles for the caller, and pin a chat's answer to one as a
- * library change.
+ * caller may read, run a dashboard's tiles for the caller, and change dashboards as library
+ * changes: a chat's answer pinned, tiles built by the agent, tiles renamed or moved.
  *
- * A dashboard is read from main as the caller's OWNERS rules prune it, so a dashboard the caller
- * may not read does not exist for it. Its tiles run concurrently on its connector, each under the
+ * A dashboard is read from main under the caller's OWNERS read authority, so a dashboard the
+ * caller may not read does not exist for it. Its tiles run concurrently on its connector, each under the
  * caller's row-level security: semantic and verified queries are planned for the caller (its
  * client attributes bound, a derived model refused where raw SQL would be), and SQL runs only
  * where the caller may run SQL. A tile's result is kept for the next viewer by what decides it:
@@ -30,13 +30,7 @@ import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import * as Dashboard from "./Dashboard.js"
 import * as Decision from "./Decision.js"
-import {
-  type Conflict,
-  InvalidRequest,
-  NotFound,
-  PermissionDenied,
-  type Unauthenticated
-} from "./Errors.js"
+import { type Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import type { CellId, ChatId, OrganizationId } from "./Ids.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
 import * as SqlStatement from "./internal/sqlStatement.js"
@@ -44,9 +38,9 @@ import { Library } from "./Library.js"
 import * as LibraryLib from "./Library.js"
 import type * as Owners from "./Owners.js"
 import * as Policy from "./Policy.js"
+import type * as SemanticCompiler from "./SemanticCompiler.js"
 import { SemanticLayer } from "./SemanticLayer.js"
 import * as SemanticLayerLib from "./SemanticLayer.js"
-import type * as SemanticCompiler from "./SemanticCompiler.js"
 import type * as SemanticQuery from "./SemanticQuery.js"
 import * as Traced from "./Traced.js"
 
@@ -328,7 +322,9 @@ export const make = Effect.gen(function*() {
         const at = Date.now()
         const [ran, before] = yield* Effect.all([
           Effect.either(run(principal, connector, statement)),
-          previous === undefined ? Effect.succeed(undefined) : Effect.either(run(principal, connector, previous.statement))
+          previous === undefined
+            ? Effect.succeed(undefined)
+            : Effect.either(run(principal, connector, previous.statement))
         ], { concurrency: 2 })
         if (Either.isLeft(ran)) return failed(ran.left)
         const result = ran.right
@@ -425,12 +421,18 @@ export const make = Effect.gen(function*() {
   })
 
   /** The question asked last before the cell ran: the tile's title when the pin gives none. */
-  const questionBefore = (chatId: ChatId, cell: { readonly organization_id: OrganizationId } & {
-    readonly created_at: DateTime.Utc
-  }) =>
-    Effect.map(chats.listMessages(cell.organization_id, chatId), (messages) =>
-      messages.filter((m) => m.role === "user" && !DateTime.greaterThan(m.created_at, cell.created_at))
-        .at(-1)?.content.trim().slice(0, 190) || undefined)
+  const questionBefore = (
+    chatId: ChatId,
+    cell: { readonly organization_id: OrganizationId } & {
+      readonly created_at: DateTime.Utc
+    }
+  ) =>
+    Effect.map(
+      chats.listMessages(cell.organization_id, chatId),
+      (messages) =>
+        messages.filter((m) => m.role === "user" && !DateTime.greaterThan(m.created_at, cell.created_at))
+          .at(-1)?.content.trim().slice(0, 190) || undefined
+    )
 
   const build = Traced.fn("Dashboards.build")(function*(
     principal: Policy.Principal,
@@ -506,10 +508,12 @@ export const make = Effect.gen(function*() {
     const change = yield* changes.create(principal, {
       body: Schema.decodeUnknownSync(Change.CreateLibraryChange)({
         title: `Edit dashboard ${name}`.slice(0, 50),
-        description: `${[
-          renamed === 0 ? [] : [`renames ${renamed} tile${renamed === 1 ? "" : "s"}`],
-          moved === 0 ? [] : [`moves ${moved} tile${moved === 1 ? "" : "s"}`]
-        ].flat().join(" and ")} of ${path}.`.replace(/^./, (c) => c.toUpperCase())
+        description: `${
+          [
+            renamed === 0 ? [] : [`renames ${renamed} tile${renamed === 1 ? "" : "s"}`],
+            moved === 0 ? [] : [`moves ${moved} tile${moved === 1 ? "" : "s"}`]
+          ].flat().join(" and ")
+        } of ${path}.`.replace(/^./, (c) => c.toUpperCase())
       }),
       baseRef: main.head,
       edits: HashMap.make([path, Option.some(encoder.encode(next))])

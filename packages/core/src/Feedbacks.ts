@@ -84,7 +84,6 @@ export declare namespace Feedbacks {
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-
 /**
  * Builds the use cases over the services in context.
  *

@@ -154,8 +154,10 @@ describe("Dashboard.tileQuery", () => {
     expect(Dashboard.tileQuery(file, pinned)?.time).toEqual({ start: "2024-01-01", end: "2025-01-01" })
     expect(Dashboard.tileQuery(file, pinned, { time: { start: "2025-03-01", end: "2025-04-01" } })?.time)
       .toEqual({ start: "2025-03-01", end: "2025-04-01" })
-    expect(Dashboard.tileQuery(file, { ...pinned, follows: [] }, { time: { start: "2025-03-01", end: "2025-04-01" } })
-      ?.time).toEqual({ start: "2024-01-01", end: "2025-01-01" })
+    expect(
+      Dashboard.tileQuery(file, { ...pinned, follows: [] }, { time: { start: "2025-03-01", end: "2025-04-01" } })
+        ?.time
+    ).toEqual({ start: "2024-01-01", end: "2025-01-01" })
   })
 })
 

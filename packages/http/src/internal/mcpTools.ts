@@ -299,7 +299,10 @@ export const make = Effect.gen(function*() {
       readOnly: true,
       scope: "read",
       call: (principal) =>
-        Effect.flatMap(dashboards.list(principal), (listed) => Effect.orDie(Schema.encode(Dashboard.ListResponse)(listed)))
+        Effect.flatMap(
+          dashboards.list(principal),
+          (listed) => Effect.orDie(Schema.encode(Dashboard.ListResponse)(listed))
+        )
     },
     {
       name: "query_dashboard",
@@ -314,15 +317,17 @@ export const make = Effect.gen(function*() {
         Effect.flatMap(
           dashboards.query(principal, args.name, args.filters === undefined ? {} : { filters: args.filters }),
           (result) =>
-            Effect.orDie(Schema.encode(Dashboard.QueryResponse)({
-              ...result,
-              // A model reads rows, not drawings: the charts stay with the REST answer, and long tables are cut.
-              tiles: result.tiles.map(({ chart: _, ...tile }) => ({
-                ...tile,
-                rows: tile.rows.slice(0, pageRows),
-                truncated: tile.truncated || tile.rows.length > pageRows
-              }))
-            }))
+            Effect.orDie(
+              Schema.encode(Dashboard.QueryResponse)({
+                ...result,
+                // A model reads rows, not drawings: the charts stay with the REST answer, and long tables are cut.
+                tiles: result.tiles.map(({ chart: _, ...tile }) => ({
+                  ...tile,
+                  rows: tile.rows.slice(0, pageRows),
+                  truncated: tile.truncated || tile.rows.length > pageRows
+                }))
+              })
+            )
         )
     },
     {

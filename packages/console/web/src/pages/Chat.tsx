@@ -371,7 +371,11 @@ export function ChatPage(
       </aside>
       <section className="conversation" aria-label="Conversation">
         {items.length === 0 ? <p className="muted empty">Ask a question about your data.</p> : null}
-        <Timeline items={items} onChoose={running ? undefined : choose} onPin={(chatId ?? created.current) === undefined ? undefined : pin} />
+        <Timeline
+          items={items}
+          onChoose={running ? undefined : choose}
+          onPin={(chatId ?? created.current) === undefined ? undefined : pin}
+        />
         {error === undefined ? null : <p className="error" role="alert">{error}</p>}
         <form
           className="ask"

@@ -38,7 +38,12 @@ interface Tile {
     readonly column: string
     readonly value: number | null
     readonly format?: string
-    readonly previous?: { readonly start: string; readonly end: string; readonly value: number | null; readonly change?: number }
+    readonly previous?: {
+      readonly start: string
+      readonly end: string
+      readonly value: number | null
+      readonly change?: number
+    }
   }
 }
 
@@ -51,7 +56,9 @@ interface Result {
 /** A figure as people read one: a currency with two decimals, a percent, a count grouped. */
 const figureText = (value: number | null, format: string | undefined): string => {
   if (value === null) return "none"
-  if (format === "percent") return new Intl.NumberFormat("en-US", { style: "percent", maximumFractionDigits: 1 }).format(value)
+  if (format === "percent") {
+    return new Intl.NumberFormat("en-US", { style: "percent", maximumFractionDigits: 1 }).format(value)
+  }
   return new Intl.NumberFormat("en-US", {
     maximumFractionDigits: format === "integer" ? 0 : 2,
     minimumFractionDigits: format === "currency" ? 2 : 0
@@ -104,7 +111,12 @@ interface Draft {
 
 const clamp = (layout: Layout): Layout => {
   const w = Math.min(12, Math.max(1, layout.w))
-  return { x: Math.min(12 - w, Math.max(0, layout.x)), y: Math.max(0, layout.y), w, h: Math.min(24, Math.max(1, layout.h)) }
+  return {
+    x: Math.min(12 - w, Math.max(0, layout.x)),
+    y: Math.max(0, layout.y),
+    w,
+    h: Math.min(24, Math.max(1, layout.h))
+  }
 }
 
 function DashboardView({ name }: { readonly name: string }) {
@@ -122,10 +134,12 @@ function DashboardView({ name }: { readonly name: string }) {
     setRunning(true)
     setError(undefined)
     try {
-      setResult(await json<Result>(`v2/dashboards/${name}/query`, {
-        method: "POST",
-        body: filters === undefined ? {} : { filters }
-      }))
+      setResult(
+        await json<Result>(`v2/dashboards/${name}/query`, {
+          method: "POST",
+          body: filters === undefined ? {} : { filters }
+        })
+      )
     } catch (e) {
       setError((e as Error).message)
     } finally {
@@ -322,7 +336,13 @@ function TileView({ edit, tile }: {
             <input value={tile.title} onChange={(e) => edit.rename(e.target.value)} />
           </label>
           {nudges.map(([label, name, by]) => (
-            <button key={name} type="button" aria-label={name} title={name} onClick={() => edit.move(by)}>
+            <button
+              key={name}
+              type="button"
+              aria-label={name}
+              title={name}
+              onClick={() => edit.move(by)}
+            >
               {label}
             </button>
           ))}
@@ -330,32 +350,36 @@ function TileView({ edit, tile }: {
       )}
       <header className="tile-head">
         <h2>{tile.title}</h2>
-        {tile.trusted === undefined ? null : (
-          <span className="badge trusted" title={`${tile.trusted.path} at ${tile.trusted.commit.slice(0, 12)}`}>
-            Trusted
-          </span>
-        )}
+        {tile.trusted === undefined ?
+          null :
+          (
+            <span className="badge trusted" title={`${tile.trusted.path} at ${tile.trusted.commit.slice(0, 12)}`}>
+              Trusted
+            </span>
+          )}
       </header>
       {tile.reading === undefined ? null : <p className="reading">{tile.reading.text}</p>}
       {tile.status === "failed" ? <p className="error">{tile.error}</p> : tile.figure !== undefined
         ? (
           <p className="figure">
             <span className="figure-value">{figureText(tile.figure.value, tile.figure.format)}</span>
-            {tile.figure.previous?.change === undefined ? null : (
-              <span className={`figure-change ${tile.figure.previous.change < 0 ? "fell" : "rose"}`}>
-                {tile.figure.previous.change < 0 ? "▼" : "▲"}{" "}
-                {figureText(Math.abs(tile.figure.previous.change), "percent")} on {tile.figure.previous.start} to{" "}
-                {tile.figure.previous.end}
-              </span>
-            )}
+            {tile.figure.previous?.change === undefined ?
+              null :
+              (
+                <span className={`figure-change ${tile.figure.previous.change < 0 ? "fell" : "rose"}`}>
+                  {tile.figure.previous.change < 0 ? "▼" : "▲"}{" "}
+                  {figureText(Math.abs(tile.figure.previous.change), "percent")} on {tile.figure.previous.start} to{" "}
+                  {tile.figure.previous.end}
+                </span>
+              )}
           </p>
         )
         : tile.chart !== undefined
         ? <Chart spec={JSON.stringify(tile.chart)} title={tile.title} />
         : <Table content={JSON.stringify({ columns: tile.columns, rows: tile.rows })} name={tile.title} />}
-      {edit !== undefined ? null : (
-        <a className="open-in-chat" href={`#/chats?ask=${encodeURIComponent(tile.title)}`}>Open in chat</a>
-      )}
+      {edit !== undefined ?
+        null :
+        <a className="open-in-chat" href={`#/chats?ask=${encodeURIComponent(tile.title)}`}>Open in chat</a>}
     </section>
   )
 }

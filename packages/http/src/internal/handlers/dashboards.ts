@@ -17,5 +17,7 @@ export const layer = HttpApiBuilder.group(SightlineApi, "dashboards", (handlers)
       .handle("edit", ({ path, payload }) =>
         withPrincipal((principal) => dashboards.edit(principal, path.name, payload)))
       .handle("pin", ({ path, payload }) =>
-        withPrincipal((principal) => dashboards.pin(principal, path.id, path.cellId, payload)))
+        withPrincipal((principal) =>
+          dashboards.pin(principal, path.id, path.cellId, payload)
+        ))
   })).pipe(only(Authentication, Dashboards.Dashboards))
