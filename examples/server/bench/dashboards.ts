@@ -38,7 +38,6 @@ import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
-import pg from "pg"
 import * as Sightline from "../src/Sightline.js"
 import * as LinesData from "./linesData.js"
 
@@ -101,24 +100,10 @@ ${cacheSeconds === undefined ? "" : `cache_seconds: ${cacheSeconds}\n`}tiles:
 `
 
 const benchName = `sl_bench_dash_${process.pid}`
-const admin = new pg.Client({ connectionString: values.database })
-await admin.connect()
-await admin.query(`CREATE DATABASE ${benchName}`)
-await admin.query(`CREATE ROLE ${benchName} LOGIN`)
-const url = new URL(values.database)
-url.pathname = `/${benchName}`
+const { drop, url } = await LinesData.load(values.database, benchName, lines)
 const dataDir = mkdtempSync(join(tmpdir(), "sightline-bench-"))
 let runtime: ManagedRuntime.ManagedRuntime<any, any> | undefined
 try {
-  const data = new pg.Client({ connectionString: url.toString() })
-  data.on("error", () => {})
-  await data.connect()
-  const loading = performance.now()
-  console.log(`loading ${lines.toLocaleString("en-US")} order lines into ${benchName}…`)
-  for (const statement of LinesData.setup(benchName, lines)) await data.query(statement)
-  console.log(`loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s`)
-  await data.end()
-
   const options: Sightline.Options = {
     store: { _tag: "Pglite", dataDir },
     rateLimitPerMinute: 1_000_000_000,
@@ -262,7 +247,5 @@ try {
 } finally {
   await runtime?.dispose()
   rmSync(dataDir, { recursive: true, force: true })
-  await admin.query(`DROP DATABASE IF EXISTS ${benchName} WITH (FORCE)`)
-  await admin.query(`DROP ROLE IF EXISTS ${benchName}`)
-  await admin.end()
+  await drop()
 }

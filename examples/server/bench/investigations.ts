@@ -20,7 +20,6 @@
 import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as Either from "effect/Either"
 import { parseArgs } from "node:util"
-import pg from "pg"
 import * as BuiltServer from "./builtServer.js"
 import * as LinesData from "./linesData.js"
 
@@ -128,24 +127,9 @@ const addsUp = async (server: BuiltServer.BuiltServer, connectorId: number) => {
 }
 
 const benchName = `sl_bench_inv_${process.pid}`
-const admin = new pg.Client({ connectionString: values.database })
-await admin.connect()
-await admin.query(`CREATE DATABASE ${benchName}`)
-await admin.query(`CREATE ROLE ${benchName} LOGIN`)
-const url = new URL(values.database)
-url.pathname = `/${benchName}`
+const { drop, url } = await LinesData.load(values.database, benchName, lines)
 let server: BuiltServer.BuiltServer | undefined
 try {
-  const data = new pg.Client({ connectionString: url.toString() })
-  // Dropping the database at the end ends this connection too, if a failure left it open.
-  data.on("error", () => {})
-  await data.connect()
-  const loading = performance.now()
-  console.log(`loading ${lines.toLocaleString("en-US")} order lines into ${benchName}…`)
-  for (const statement of LinesData.setup(benchName, lines)) await data.query(statement)
-  console.log(`loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s`)
-  await data.end()
-
   BuiltServer.build()
   server = await BuiltServer.start(18_797, { SIGHTLINE_SANDBOX_DIR: "off", SIGHTLINE_CONNECTOR_ALLOW_PRIVATE: "1" })
   const create = async (config: unknown) => {
@@ -200,7 +184,5 @@ try {
   process.exitCode = 1
 } finally {
   server?.stop()
-  await admin.query(`DROP DATABASE IF EXISTS ${benchName} WITH (FORCE)`)
-  await admin.query(`DROP ROLE IF EXISTS ${benchName}`)
-  await admin.end()
+  await drop()
 }

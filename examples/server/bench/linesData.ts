@@ -3,6 +3,8 @@
  * order lines over last year and the year before, the second year selling a little more in some
  * places than others. Read-only for the role `name`.
  */
+import pg from "pg"
+
 const lastYear = new Date().getUTCFullYear() - 1
 
 /** The statements that create and load the data set in an empty database. */
@@ -34,3 +36,36 @@ export const setup = (name: string, lines: number): ReadonlyArray<string> => [
   `ANALYZE`,
   `GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${name}`
 ]
+
+/**
+ * A database and a login role named `name` on the server of `database`, loaded with `lines` order
+ * lines: its URL, and `drop` to remove both (a failed load removes them at once).
+ */
+export const load = async (database: string, name: string, lines: number) => {
+  const admin = new pg.Client({ connectionString: database })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.query(`CREATE ROLE ${name} LOGIN`)
+  const url = new URL(database)
+  url.pathname = `/${name}`
+  const drop = async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.query(`DROP ROLE IF EXISTS ${name}`)
+    await admin.end()
+  }
+  try {
+    const data = new pg.Client({ connectionString: url.toString() })
+    // Dropping the database at the end ends this connection too, if a failure left it open.
+    data.on("error", () => {})
+    await data.connect()
+    const loading = performance.now()
+    console.log(`loading ${lines.toLocaleString("en-US")} order lines into ${name}…`)
+    for (const statement of setup(name, lines)) await data.query(statement)
+    console.log(`loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s`)
+    await data.end()
+  } catch (error) {
+    await drop()
+    throw error
+  }
+  return { url, drop }
+}

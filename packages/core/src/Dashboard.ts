@@ -14,7 +14,6 @@
  */
 import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
 import * as Change from "./Change.js"
@@ -192,7 +191,14 @@ const lineAt = (text: string, path: ReadonlyArray<string | number>): number | un
   return range === undefined || range === null ? undefined : lineCounter.linePos(range[0]).line
 }
 
-const overlaps = (a: Layout, b: Layout) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
+/**
+ * Do two tiles' places on the grid share a cell?
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const overlaps = (a: Layout, b: Layout): boolean =>
+  a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
 
 /** The names a tile may follow: `time`, and each shared dimension. */
 const followable = (file: DashboardFile): ReadonlyArray<string> => [
@@ -327,35 +333,8 @@ export const check = (
   })
 
 // ---------------------------------------------------------------------------------------------
-// Reading a tile's rows
+// A tile's result
 // ---------------------------------------------------------------------------------------------
-
-const addMonths = (date: string, months: number): string => {
-  const [y, m, d] = date.split("-").map(Number) as [number, number, number]
-  return new Date(Date.UTC(y, m - 1 + months, d)).toISOString().slice(0, 10)
-}
-const addDays = (date: string, days: number): string =>
-  new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
-
-/**
- * The period just before `start` ≤ t < `end`, as long as it: whole months back for a period of
- * whole months (March before April, 2024 before 2025, Q4 before Q1), else as many days back.
- *
- * @since 0.1.0
- * @category utils
- */
-export const previousPeriod = (
-  period: { readonly start: string; readonly end: string }
-): { readonly start: string; readonly end: string } => {
-  const [sy, sm, sd] = period.start.split("-").map(Number) as [number, number, number]
-  const [ey, em, ed] = period.end.split("-").map(Number) as [number, number, number]
-  const months = (ey - sy) * 12 + (em - sm)
-  if (sd === 1 && ed === 1 && months > 0) return { start: addMonths(period.start, -months), end: period.start }
-  const days = Math.round(
-    (Date.parse(`${period.end}T00:00:00Z`) - Date.parse(`${period.start}T00:00:00Z`)) / 86_400_000
-  )
-  return { start: addDays(period.start, -days), end: period.start }
-}
 
 /**
  * A result column as a tile reads it: its name, its database type where the database said, and,
@@ -371,77 +350,6 @@ export const TileColumn = Schema.Struct({
   format: SemanticQuery.ResultColumn.fields.format
 })
 export type TileColumn = typeof TileColumn.Type
-
-const numericValues = (rows: ReadonlyArray<ReadonlyArray<unknown>>, i: number) =>
-  rows.length > 0 && rows.every((row) => typeof row[i] === "number" || row[i] === null)
-
-/** The columns a tile draws on its channels: the file's, else the query's first of each kind. */
-const channels = (
-  visualization: Visualization,
-  columns: ReadonlyArray<TileColumn>,
-  rows: ReadonlyArray<ReadonlyArray<unknown>>
-) => {
-  const measures = columns.filter((c, i) => c.kind === "metric" || (c.kind === undefined && numericValues(rows, i)))
-  const others = columns.filter((c) => !measures.includes(c))
-  const time = others.find((c) => c.kind === "time")
-  const x = visualization.x ??
-    (visualization.type === "line" || visualization.type === "area" ? time ?? others[0] : others[0] ?? time)?.name
-  const color = visualization.color ??
-    (visualization.type === "stacked_bar" || visualization.type === "line" || visualization.type === "area"
-      ? others.find((c) => c.name !== x)?.name
-      : undefined)
-  return { x, y: visualization.y ?? measures[0]?.name, color }
-}
-
-/**
- * The Vega-Lite specification of a tile's rows, for any host to draw: `undefined` for a figure and
- * a table, which are drawn as numbers; `Left` when the rows do not fit the drawing (no numeric
- * column, a named column missing).
- *
- * @since 0.1.0
- * @category utils
- */
-export const chartOf = (
-  tile: Tile,
-  columns: ReadonlyArray<TileColumn>,
-  rows: ReadonlyArray<ReadonlyArray<unknown>>
-): Either.Either<ChartSpec.VegaLiteSpec, string> | undefined => {
-  const type = tile.visualization.type
-  if (type === "figure" || type === "table") return undefined
-  const { color, x, y } = channels(tile.visualization, columns, rows)
-  if (x === undefined || y === undefined) {
-    return Either.left(`a ${type} needs a column to draw along and a numeric column to draw`)
-  }
-  if (type === "waterfall") {
-    // A running total: each row a step from where the one before ended, then the total.
-    const xi = columns.findIndex((c) => c.name === x)
-    const yi = columns.findIndex((c) => c.name === y)
-    if (xi < 0 || yi < 0) return Either.left(`no column ${xi < 0 ? x : y} in the tile's rows`)
-    const steps = rows.map((row) => ({ label: String(row[xi]), change: Number(row[yi] ?? 0) }))
-    const [first, ...rest] = steps
-    if (first === undefined) return Either.left("no rows to draw")
-    const total = steps.reduce((sum, step) => sum + step.change, 0)
-    return Either.right(ChartSpec.waterfall(tile.title, y, { label: first.label, value: first.change }, rest, {
-      label: "Total",
-      value: total
-    }))
-  }
-  const formats = Object.fromEntries(columns.map((c) => [c.name, c.format]))
-  return ChartSpec.build(
-    {
-      title: tile.title,
-      mark: type === "stacked_bar" ? "bar" : type,
-      x,
-      y,
-      ...(color === undefined ? {} : { color })
-    },
-    {
-      columns: columns.map((c) => ({ name: c.name, type: c.type ?? (c.kind === "time" ? "date" : "") })),
-      rows,
-      formats
-    }
-  )
-}
 
 /**
  * The most rows a tile runs for: as many as a chart draws.
@@ -472,50 +380,8 @@ export const Figure = Schema.Struct({
 })
 export type Figure = typeof Figure.Type
 
-/**
- * The figure of a tile's rows (its first row's first metric), with the previous period's rows when
- * it compares.
- *
- * @since 0.1.0
- * @category utils
- */
-export const figureOf = (
-  columns: ReadonlyArray<TileColumn>,
-  rows: ReadonlyArray<ReadonlyArray<unknown>>,
-  previous?: {
-    readonly start: string
-    readonly end: string
-    readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
-  }
-): Figure | undefined => {
-  const i = columns.findIndex((c, i) => c.kind === "metric" || (c.kind === undefined && numericValues(rows, i)))
-  if (i < 0) return undefined
-  const valueOf = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => {
-    const value = rows[0]?.[i]
-    return typeof value === "number" ? value : value === null || value === undefined ? null : Number(value)
-  }
-  const value = valueOf(rows)
-  const before = previous === undefined ? undefined : valueOf(previous.rows)
-  const format = columns[i]!.format
-  return {
-    column: columns[i]!.name,
-    value,
-    ...(format === undefined ? {} : { format }),
-    ...(previous === undefined ? {} : {
-      previous: {
-        start: previous.start,
-        end: previous.end,
-        value: before ?? null,
-        ...(value !== null && before !== null && before !== undefined && before !== 0
-          ? { change: (value - before) / Math.abs(before) }
-          : {})
-      }
-    })
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Pinning
+// Names and new tiles
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -539,30 +405,6 @@ export const Name = Schema.String.pipe(
 export const pathOf = (name: string): string => `${folder}${name}.yaml`
 
 /**
- * How a pinned query is drawn: a figure when it has neither dimensions nor a grain, a line over a
- * grain, bars over one dimension, stacked bars over two, else a table.
- *
- * @since 0.1.0
- * @category utils
- */
-export const visualizationOf = (query: TileQuery): Visualization => {
-  if (!("semantic" in query)) return { type: "table" }
-  const semantic = query.semantic
-  const dimensions = semantic.dimensions?.length ?? 0
-  const grain = semantic.time?.grain !== undefined
-  if (semantic.metrics.length === 0) return { type: "table" }
-  if (!grain && dimensions === 0) return { type: "figure" }
-  if (grain && dimensions <= 1) return { type: "line" }
-  if (!grain && dimensions === 1) return { type: "bar" }
-  if (!grain && dimensions === 2) return { type: "stacked_bar" }
-  return { type: "table" }
-}
-
-/** A tile's size on the grid by how it is drawn: a figure is small, a table wide. */
-const sizeOf = (type: VisualizationType): { readonly w: number; readonly h: number } =>
-  type === "figure" ? { w: 3, h: 2 } : type === "table" ? { w: 12, h: 4 } : { w: 6, h: 4 }
-
-/**
  * A tile to add: where it goes is decided on adding.
  *
  * @since 0.1.0
@@ -575,96 +417,6 @@ export const NewTile = Schema.Struct({
   follows: Tile.fields.follows
 })
 export type NewTile = typeof NewTile.Type
-
-/** Where a tile of this drawing goes after `tiles`: beside the last row's when there is room, else under them. */
-const placed = (tiles: ReadonlyArray<{ readonly layout: Layout }>, type: VisualizationType): Layout => {
-  const { h, w } = sizeOf(type)
-  const bottom = Math.max(0, ...tiles.map((t) => t.layout.y + t.layout.h))
-  const lastRow = tiles.filter((t) => t.layout.y + t.layout.h === bottom)
-  const rowTop = Math.min(bottom, ...lastRow.map((t) => t.layout.y))
-  const right = Math.max(0, ...lastRow.map((t) => t.layout.x + t.layout.w))
-  const beside = lastRow.length > 0 && right + w <= gridColumns &&
-    !tiles.some((t) => overlaps(t.layout, { x: right, y: rowTop, w, h }))
-  return beside ? { x: right, y: rowTop, w, h } : { x: 0, y: bottom, w, h }
-}
-
-/**
- * A dashboard file with more tiles: appended to the file's text (its comments and order kept), or
- * a new dashboard of those tiles on `connector`, titled `fresh.title` (else after its name). Each
- * tile goes beside the last row's tiles when there is room, else under them, and its title is told
- * apart from the others'. `Left` says why they cannot be added (the file does not read, another
- * connector governs it).
- *
- * @since 0.1.0
- * @category utils
- */
-export const withTiles = (
-  name: string,
-  text: string | undefined,
-  connector: string,
-  added: ReadonlyArray<NewTile>,
-  fresh: {
-    readonly title?: string | undefined
-    readonly description?: string | undefined
-    readonly filters?: DashboardFile["filters"] | undefined
-  } = {}
-): Either.Either<{ readonly text: string; readonly indexes: ReadonlyArray<number> }, string> => {
-  const path = pathOf(name)
-  const existing = text === undefined ? undefined : parse(path, text)
-  if (existing !== undefined && Either.isLeft(existing)) {
-    return Either.left(`${path} does not read: ${existing.left.map(formatProblem).join("; ")}`)
-  }
-  const file = existing?.right
-  if (file !== undefined && file.connector !== connector) {
-    return Either.left(`${path} shows connector ${file.connector}, not ${connector}: add it to another dashboard`)
-  }
-  const tiles: Array<{ readonly title: string; readonly layout: Layout }> = [...(file?.tiles ?? [])]
-  const indexes: Array<number> = []
-  let edited = text
-  for (const tile of added) {
-    const titles = new Set(tiles.map((t) => t.title))
-    let title = tile.title.slice(0, 190)
-    for (let n = 2; titles.has(title); n++) title = `${tile.title.slice(0, 190)} (${n})`
-    const layout = placed(tiles, tile.visualization.type)
-    const next = YamlFile.appendTo(
-      edited,
-      "tiles",
-      withoutUndefined({ ...tile, title, layout }),
-      withoutUndefined({
-        title: fresh.title ?? name.replace(/[-_]+/g, " ").replace(/^./, (c) => c.toUpperCase()),
-        description: fresh.description,
-        connector,
-        filters: fresh.filters,
-        tiles: []
-      })
-    )
-    if (Option.isNone(next)) return Either.left(`${path} does not read as YAML with a list of tiles`)
-    edited = next.value
-    indexes.push(tiles.length)
-    tiles.push({ title, layout })
-  }
-  if (edited === undefined) return Either.left("no tiles to add")
-  // What is filed must read as a dashboard: the checks would refuse it otherwise.
-  const done = edited
-  return Either.map(
-    Either.mapLeft(parse(path, done), (problems) => problems.map(formatProblem).join("; ")),
-    () => ({ text: done, indexes })
-  )
-}
-
-/**
- * A dashboard file with one more tile (see `withTiles`).
- *
- * @since 0.1.0
- * @category utils
- */
-export const withTile = (
-  name: string,
-  text: string | undefined,
-  connector: string,
-  tile: NewTile
-): Either.Either<{ readonly text: string; readonly index: number }, string> =>
-  Either.map(withTiles(name, text, connector, [tile]), ({ indexes, text }) => ({ text, index: indexes[0]! }))
 
 // ---------------------------------------------------------------------------------------------
 // The API's shapes
@@ -872,54 +624,3 @@ export const EditResult = Schema.Struct({
   change: Change.LibraryChangeResult
 }).annotations({ identifier: "EditDashboardResult" })
 export type EditResult = typeof EditResult.Type
-
-/**
- * A dashboard file with tiles renamed or moved, its comments and everything else kept; `Left` says
- * why not (a tile that does not exist, a grid the edit breaks, naming the tile and line).
- *
- * @since 0.1.0
- * @category utils
- */
-export const edited = (path: string, text: string, edits: EditRequest["tiles"]): Either.Either<string, string> => {
-  const document = Yaml.parseDocument(text)
-  if (document.errors.length > 0) return Either.left(`${path} does not read as YAML`)
-  const tiles = document.get("tiles")
-  if (!Yaml.isSeq(tiles)) return Either.left(`${path} has no list of tiles`)
-  // Each value is replaced where it stands in the text, so that the change's diff is the edit alone.
-  const replacements: Array<{ readonly start: number; readonly end: number; readonly text: string }> = []
-  for (const [i, edit] of edits.entries()) {
-    if (edit.index >= tiles.items.length) {
-      return Either.left(`tiles.${edit.index}: the dashboard has ${tiles.items.length} tiles`)
-    }
-    if (edits.findIndex((other) => other.index === edit.index) < i) {
-      return Either.left(`tiles.${edit.index}: edited twice; give its title and layout in one edit`)
-    }
-    for (
-      const [key, value] of [
-        ["title", edit.title === undefined ? undefined : Yaml.stringify(edit.title, { lineWidth: 0 }).trimEnd()],
-        [
-          "layout",
-          edit.layout === undefined
-            ? undefined
-            : `{ x: ${edit.layout.x}, y: ${edit.layout.y}, w: ${edit.layout.w}, h: ${edit.layout.h} }`
-        ]
-      ] as const
-    ) {
-      if (value === undefined) continue
-      const node = document.getIn(["tiles", edit.index, key], true)
-      const range = Yaml.isNode(node) ? node.range : undefined
-      if (range === undefined || range === null) return Either.left(`tiles.${edit.index} has no ${key} to replace`)
-      replacements.push({ start: range[0], end: range[1], text: value })
-    }
-  }
-  let next = text
-  for (const { end, start, text: value } of replacements.sort((a, b) => b.start - a.start)) {
-    // A block mapping's range takes in its last line break: it stays.
-    const trailing = /\s*$/.exec(next.slice(start, end))![0]
-    next = `${next.slice(0, start)}${value}${trailing}${next.slice(end)}`
-  }
-  return Either.map(
-    Either.mapLeft(parse(path, next), (problems) => problems.map(formatProblem).join("; ")),
-    () => next
-  )
-}

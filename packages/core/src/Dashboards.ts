@@ -29,6 +29,8 @@ import type * as Connector from "./Connector.js"
 import { ConnectorRepo } from "./ConnectorRepo.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import * as Dashboard from "./Dashboard.js"
+import * as DashboardEdits from "./DashboardEdits.js"
+import * as DashboardTiles from "./DashboardTiles.js"
 import * as Decision from "./Decision.js"
 import { type Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import type { CellId, ChatId, OrganizationId } from "./Ids.js"
@@ -334,9 +336,9 @@ export const make = Effect.gen(function*() {
           ...(columns?.[i] === undefined ? {} : { kind: columns[i].kind }),
           ...(columns?.[i]?.format === undefined ? {} : { format: columns[i].format })
         }))
-        const chart = Dashboard.chartOf(tile, named, result.rows)
+        const chart = DashboardTiles.chartOf(tile, named, result.rows)
         if (chart !== undefined && Either.isLeft(chart)) return { ...failed(chart.left), sql: statement.sql }
-        const figure = tile.visualization.type !== "figure" ? undefined : Dashboard.figureOf(
+        const figure = tile.visualization.type !== "figure" ? undefined : DashboardTiles.figureOf(
           named,
           result.rows,
           previous === undefined || before === undefined || Either.isLeft(before)
@@ -400,10 +402,10 @@ export const make = Effect.gen(function*() {
     const text = Option.getOrUndefined(Option.map(HashMap.get(main.files, path), (bytes) => decoder.decode(bytes)))
     const title = request.title ?? (yield* questionBefore(chatId, cell)) ?? "Pinned answer"
     const added = yield* Either.mapLeft(
-      Dashboard.withTile(request.dashboard, text, connector.config.name, {
+      DashboardEdits.withTile(request.dashboard, text, connector.config.name, {
         title,
         query: tileQuery,
-        visualization: Dashboard.visualizationOf(tileQuery)
+        visualization: DashboardEdits.visualizationOf(tileQuery)
       }),
       (message) => new InvalidRequest({ message })
     )
@@ -463,7 +465,7 @@ export const make = Effect.gen(function*() {
     const path = Dashboard.pathOf(request.name)
     const text = Option.getOrUndefined(Option.map(HashMap.get(main.files, path), (bytes) => decoder.decode(bytes)))
     const added = yield* Either.mapLeft(
-      Dashboard.withTiles(request.name, text, connector.config.name, request.tiles, request),
+      DashboardEdits.withTiles(request.name, text, connector.config.name, request.tiles, request),
       (message) => new InvalidRequest({ message })
     )
     const file = yield* Either.mapLeft(
@@ -500,7 +502,7 @@ export const make = Effect.gen(function*() {
     // Main moved past the dashboard read a moment ago: the dashboard is gone.
     if (text === undefined) return yield* new NotFound({ message: `no dashboard named ${name}` })
     const next = yield* Either.mapLeft(
-      Dashboard.edited(path, text, request.tiles),
+      DashboardEdits.edited(path, text, request.tiles),
       (message) => new InvalidRequest({ message })
     )
     const renamed = request.tiles.filter((tile) => tile.title !== undefined).length
@@ -596,7 +598,7 @@ const planTile = (
         trusted: planned.trusted
       }
       if (!compares) return Either.right(now)
-      const period = Dashboard.previousPeriod({ start: time.start!, end: time.end! })
+      const period = DashboardTiles.previousPeriod({ start: time.start!, end: time.end! })
       return Either.map(
         Either.mapLeft(
           SemanticLayerLib.plan(principal, connector, governing, {
