@@ -2,12 +2,12 @@
  * The tools of one run of the agent loop (`Answers`), over the run's context: which tools are
  * offered (the connectors with their semantic models, the library, web search, Python, the report),
  * and what each call does. Every call is a cell of the chat, written when it starts and when it
- * ends; its result goes back to the model (errors too, so that it can correct itself).
+ * ends (`internal/runCells.ts` writes them); its result goes back to the model (errors too, so that
+ * it can correct itself).
  *
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
@@ -24,7 +24,6 @@ import {
   lastResultDataframe,
   libraryTools,
   maxLibraryFileChars,
-  modelRows,
   QueryMetricsArguments,
   queryMetricsTool,
   ReadLibraryFileArguments,
@@ -45,7 +44,6 @@ import * as Asset from "./Asset.js"
 import type { AssetStore } from "./AssetStore.js"
 import type * as ChartRenderer from "./ChartRenderer.js"
 import * as ChartSpec from "./ChartSpec.js"
-import * as Chat from "./Chat.js"
 import type * as ChatEvent from "./ChatEvent.js"
 import type * as ChatRuns from "./ChatRuns.js"
 import type * as Chats from "./Chats.js"
@@ -55,10 +53,9 @@ import * as Dashboard from "./Dashboard.js"
 import type * as Dashboards from "./Dashboards.js"
 import type { Conflict } from "./Errors.js"
 import type { IdGenerator } from "./IdGenerator.js"
-import { AssetId, CellId, type SandboxId } from "./Ids.js"
+import type { SandboxId } from "./Ids.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
-import * as Tabular from "./internal/tabular.js"
-import * as Utf8 from "./internal/utf8.js"
+import * as RunCells from "./internal/runCells.js"
 import * as Investigation from "./Investigation.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as LibraryContext from "./LibraryContext.js"
@@ -78,26 +75,12 @@ import * as WebSearch from "./WebSearch.js"
  * @since 0.1.0
  * @category constants
  */
-export const tableAssetRows = 1_000
+export const tableAssetRows: number = RunCells.tableAssetRows
 
 const imageMimeTypes = new Set(["image/png", "image/jpeg", "image/gif", "image/svg+xml"])
 
 /** The most output lines a `run_python` result shows the model (the cell keeps them all). */
 const modelOutputLines = 50
-
-/**
- * A chart of a report, rendered as an image asset of the run.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ReportImage {
-  /** The `image_url` the report uses for it (`chart:<n>`). */
-  readonly ref: string
-  readonly assetId: AssetId
-  readonly storageKey: string
-  readonly mimeType: string
-}
 
 /**
  * What `write_report` left: the model's draft and the images its chart references became.
@@ -108,12 +91,7 @@ export interface ReportImage {
 export interface WrittenReport {
   readonly draft: Report.ReportDraft
   /** Empty without a `ChartRenderer`, or when rendering failed (the report then shows the charts' titles). */
-  readonly images: ReadonlyArray<ReportImage>
-}
-
-/** The last successful query of a run: what `create_chart` draws. */
-interface LastResult extends ChartSpec.Data {
-  readonly cellId: CellId
+  readonly images: ReadonlyArray<Report.ReportImage>
 }
 
 /**
@@ -187,8 +165,8 @@ const waterfallParts = 8
  * @category constructors
  */
 export const make = (services: Services, context: RunContext): Handlers => {
-  const { assetStore, ids, renderer, runs, runtime } = services
-  const { clientAttributesJson, connectors, emit, files, onReport, principal, python, run, search, sign } = context
+  const { renderer } = services
+  const { connectors, emit, files, onReport, principal, python, run, search } = context
   const hasLibrary = HashMap.size(files) > 0
   // A dashboard is built for a person who asked for one, over a model the organization reviewed.
   const dashboards =
@@ -214,167 +192,15 @@ export const make = (services: Services, context: RunContext): Handlers => {
     ...(dashboards === undefined ? [] : [buildDashboardTool])
   ]
   let sandboxId = context.sandboxId
-  let lastResult: LastResult | undefined
-  // The semantic queries `based_on` may name: the earlier answers', then this run's own.
-  const refinable = new Map<string, { readonly connectorId: number; readonly query: SemanticQuery.SemanticQuery }>(
-    context.earlier.flatMap((answer) =>
-      answer.cell_id !== undefined && answer.semantic_query !== undefined && answer.connector_id !== undefined
-        ? [[answer.cell_id, { connectorId: answer.connector_id, query: answer.semantic_query }]]
-        : []
-    )
-  )
-  let queries = 0
-  const charts: Array<{ readonly title: string; readonly spec: unknown }> = []
-
-  const newCell = (type: string, fields: Partial<ChatRuns.CellInput>) =>
-    Effect.gen(function*() {
-      const base: ChatRuns.CellInput = {
-        id: CellId.make(yield* ids.uuid),
-        type,
-        status: "running",
-        created_at: yield* DateTime.now,
-        ...fields
-      }
-      yield* emit({ type: "cell", cell: yield* runs.appendCell(run, base) })
-      return base
-    })
-
-  const endCell = (cell: ChatRuns.CellInput, fields: Partial<ChatRuns.CellInput>, assets: ReadonlyArray<Asset.Asset>) =>
-    Effect.gen(function*() {
-      const stored = yield* runs.appendCell(run, { ...cell, ...fields })
-      yield* emit({ type: "cell", cell: assets.length === 0 ? stored : new Chat.ChatCell({ ...stored, assets }) })
-    })
-
-  const addAsset = (input: Omit<ChatRuns.AssetInput, "id">, bytes?: Uint8Array) =>
-    Effect.gen(function*() {
-      const id = AssetId.make(yield* ids.uuid)
-      const storageKey = bytes === undefined
-        ? undefined
-        : Asset.storageKey({ organization_id: run.organizationId, chat_id: run.chatId, id })
-      if (bytes !== undefined && storageKey !== undefined) {
-        yield* assetStore.put(storageKey, { bytes, mimeType: input.mime_type })
-      }
-      const record = yield* runs.addAsset(run, {
-        ...input,
-        id,
-        ...(storageKey === undefined ? {} : { storage_key: storageKey })
-      }).pipe(Effect.catchTag("InvalidRequest", (e) => Effect.die(e)))
-      const url = record.storage_key === undefined ? undefined : yield* sign(record.id)
-      const asset = Asset.toAsset(record, { url })
-      yield* emit({ type: "asset", asset })
-      return { asset, record }
-    })
-
-  /** A chart as a cell of its own with its spec as an asset, kept for reports: its image URL there. */
-  const drawChart = (title: string, spec: unknown) =>
-    Effect.gen(function*() {
-      const cell = yield* newCell("chart", { content: title })
-      const { asset } = yield* addAsset({
-        cell_id: cell.id,
-        name: title,
-        type: "chart",
-        mime_type: ChartSpec.mimeType,
-        content: JSON.stringify(spec)
-      })
-      yield* endCell(cell, { status: "completed", output: ["chart created"], execution_time_ms: 0 }, [asset])
-      charts.push({ title, spec })
-      return Report.chartRef(charts.length)
-    })
+  const cells = RunCells.make(services, context)
+  const { addAsset, drawChart, endCell, newCell, statement } = cells
+  const executeQuery = (...args: Parameters<typeof statement>) => Effect.map(statement(...args), (ran) => ran.result)
 
   const notEnabled = (id: number) =>
     ToolResult.failed(
       `connector ${id} is not enabled in this chat (enabled: ${connectors.map((c) => c.record.id).join(", ")})`,
       "invalid"
     )
-
-  // Runs one statement as a cell of `type`, with its table, CSV and preview: what the model is told,
-  // and the cell's rows for a tool that reads them further (an investigation), or why it failed.
-  const statement = (
-    connector: RunConnector,
-    type: string,
-    sql: string,
-    params: ReadonlyArray<string | number | boolean | null>,
-    fields: Partial<ChatRuns.CellInput>,
-    // What the model reads before the rows (how the question was read, where the SQL came from).
-    preamble: Readonly<Record<string, unknown>> = {}
-  ) =>
-    Effect.gen(function*() {
-      const cell = yield* newCell(type, { query: sql, connector_id: connector.record.id, ...fields })
-      // A semantic query can be refined later in the run, by its cell's id, which the model is told.
-      const refinableCell = fields.semantic_query === undefined ? {} : { cell_id: cell.id }
-      if (fields.semantic_query !== undefined) {
-        refinable.set(cell.id, { connectorId: connector.record.id, query: fields.semantic_query })
-      }
-      const started = yield* Clock.currentTimeMillis
-      const result = yield* Effect.either(runtime.query(connector.record, {
-        sql,
-        params,
-        clientAttributesJson,
-        maxRows: context.maxRows,
-        timeoutMillis: context.queryTimeoutMillis
-      }))
-      const elapsed = Math.max(0, Math.round((yield* Clock.currentTimeMillis) - started))
-      if (Either.isLeft(result)) {
-        yield* endCell(cell, { status: "failed", error: result.left.message, execution_time_ms: elapsed }, [])
-        return {
-          result: ToolResult.failed(result.left.message),
-          cellId: cell.id,
-          table: undefined,
-          error: result.left.message
-        }
-      }
-      const { columns, rows, truncated } = result.right
-      const names = columns.map((c) => c.name)
-      const count = `${rows.length}${truncated ? "+" : ""} rows`
-      const assets: Array<Asset.Asset> = []
-      queries += 1
-      if (columns.length > 0) {
-        assets.push(
-          (yield* addAsset({
-            cell_id: cell.id,
-            name: `result-${queries}`,
-            type: "table",
-            mime_type: "application/json",
-            content: JSON.stringify(
-              {
-                columns,
-                rows: rows.slice(0, tableAssetRows),
-                row_count: rows.length,
-                truncated: truncated || rows.length > tableAssetRows
-              } satisfies Asset.TableContent
-            )
-          })).asset,
-          (yield* addAsset(
-            { cell_id: cell.id, name: `result-${queries}.csv`, type: "download", mime_type: "text/csv" },
-            Utf8.encodeText(Tabular.csv(names, rows))
-          )).asset
-        )
-        lastResult = { cellId: cell.id, columns, rows }
-      }
-      yield* endCell(cell, {
-        status: "completed",
-        output: [result.right.affectedRows === undefined ? count : `${result.right.affectedRows} rows affected`],
-        ...(columns.length > 0
-          ? { dataframe_preview: Tabular.preview(names, rows.slice(0, modelRows), count) }
-          : {}),
-        execution_time_ms: elapsed
-      }, assets)
-      return {
-        result: ToolResult.data({
-          ...preamble,
-          ...refinableCell,
-          columns: names,
-          rows: rows.slice(0, modelRows),
-          row_count: rows.length,
-          truncated,
-          ...(result.right.affectedRows === undefined ? {} : { affected_rows: result.right.affectedRows })
-        }),
-        cellId: cell.id,
-        table: { columns, rows }
-      }
-    })
-
-  const executeQuery = (...args: Parameters<typeof statement>) => Effect.map(statement(...args), (ran) => ran.result)
 
   const runSql = (args: typeof RunSqlArguments.Type) => {
     const connector = connectors.find((c) => c.record.id === args.connector_id)
@@ -403,7 +229,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
     if (Either.isLeft(connector.semantic)) return Effect.succeed(ToolResult.failed(connector.semantic.left))
     const { based_on, connector_id: _, ...given } = args
     // The query refined, with each field given in its place.
-    const base = based_on === undefined ? undefined : refinable.get(based_on)
+    const base = based_on === undefined ? undefined : cells.refinable(based_on)
     if (based_on !== undefined && (base === undefined || base.connectorId !== args.connector_id)) {
       return Effect.succeed(ToolResult.failed(
         `based_on: ${based_on} is not the cell of a semantic query on connector ${args.connector_id} in this ` +
@@ -429,12 +255,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
           }, { reading: planned.compiled.reading.text }).pipe(
             Effect.map((ran) => {
               // A chart of these rows writes each measure's numbers in its format.
-              if (lastResult !== undefined && lastResult.cellId === ran.cellId) {
-                lastResult = {
-                  ...lastResult,
-                  formats: Object.fromEntries(planned.compiled.columns.map((c) => [c.name, c.format]))
-                }
-              }
+              cells.formatLast(ran.cellId, Object.fromEntries(planned.compiled.columns.map((c) => [c.name, c.format])))
               return ran.result
             })
           )
@@ -610,13 +431,14 @@ export const make = (services: Services, context: RunContext): Handlers => {
       const started = yield* Clock.currentTimeMillis
       const ran = yield* Effect.either(Effect.gen(function*() {
         sandboxId ??= yield* service.forChat(principal, run.chatId)
-        if (lastResult !== undefined && loadedQueries !== queries) {
+        const lastResult = cells.lastResult()
+        if (lastResult !== undefined && loadedQueries !== cells.queries()) {
           yield* service.loadDataframe(principal, sandboxId, {
             name: lastResultDataframe,
             columns: lastResult.columns.map((c) => c.name),
             rows: lastResult.rows
           })
-          loadedQueries = queries
+          loadedQueries = cells.queries()
         }
         return {
           id: sandboxId,
@@ -680,6 +502,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
 
   const createChart = (args: ChartSpec.ChartRequest) =>
     Effect.gen(function*() {
+      const lastResult = cells.lastResult()
       if (lastResult === undefined) {
         return ToolResult.failed("run a query with run_sql before drawing a chart", "invalid")
       }
@@ -699,6 +522,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
           })
         )
       ]
+      const { charts } = cells
       const missing = numbers.find((n) => n < 1 || n > charts.length)
       if (missing !== undefined) {
         return ToolResult.failed(
@@ -707,30 +531,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
         )
       }
       const cell = yield* newCell("report", { content: draft.subject })
-      const images: Array<ReportImage> = []
-      const assets: Array<Asset.Asset> = []
-      if (Option.isSome(renderer)) {
-        for (const n of numbers) {
-          const chart = charts[n - 1]!
-          const png = yield* Effect.either(renderer.value.png(chart.spec))
-          // A chart that cannot be drawn is shown by its title; the report still goes out.
-          if (Either.isLeft(png)) {
-            yield* Effect.logWarning("a report chart could not be rendered", png.left.message)
-            continue
-          }
-          const { asset, record } = yield* addAsset(
-            { cell_id: cell.id, name: `${chart.title}.png`, type: "image", mime_type: "image/png" },
-            png.right
-          )
-          assets.push(asset)
-          images.push({
-            ref: Report.chartRef(n),
-            assetId: record.id,
-            storageKey: record.storage_key!,
-            mimeType: record.mime_type
-          })
-        }
-      }
+      const { assets, images } = yield* cells.chartImages(cell.id, numbers, renderer)
       onReport({ draft, images })
       yield* endCell(cell, {
         status: "completed",

@@ -120,6 +120,20 @@ export const ReportDraft = Schema.Struct({
 export type ReportDraft = typeof ReportDraft.Type
 
 /**
+ * A chart of a report, rendered as an image asset of the run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReportImage {
+  /** The `image_url` the report uses for it (`chart:<n>`). */
+  readonly ref: string
+  readonly assetId: AssetId
+  readonly storageKey: string
+  readonly mimeType: string
+}
+
+/**
  * The chart reference an image block uses for the run's n-th chart (1-based).
  *
  * @since 0.1.0
