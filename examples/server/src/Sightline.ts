@@ -18,6 +18,7 @@ import * as Searxng from "@sightline/connectors/Searxng"
 import * as ConnectorsTester from "@sightline/connectors/Tester"
 import * as ConsoleAssets from "@sightline/console/ConsoleAssets"
 import * as Answers from "@sightline/core/Answers"
+import * as PlaybookRuns from "@sightline/core/PlaybookRuns"
 import * as ChatEventBus from "@sightline/core/ChatEventBus"
 import type * as ConnectorFiles from "@sightline/core/ConnectorFiles"
 import * as IdGenerator from "@sightline/core/IdGenerator"
@@ -290,9 +291,15 @@ export const useCases = (options: Options) =>
         maxRunningPerOrganization: options.sandboxes.maxRunningPerOrganization
       })
     },
-    ...(options.playbookRunTimeoutMillis === undefined
+    ...(options.playbookRunTimeoutMillis === undefined && options.publicUrl === undefined
       ? {}
-      : { playbookRuns: { timeoutMillis: options.playbookRunTimeoutMillis } }),
+      : {
+        playbookRuns: {
+          timeoutMillis: options.playbookRunTimeoutMillis ?? PlaybookRuns.defaultOptions.timeoutMillis,
+          // A delivered dashboard links to the console, which is served at the public URL.
+          consoleUrl: options.publicUrl
+        }
+      }),
     ...(options.liveness === undefined ? {} : {
       chats: { staleRunAfter: options.liveness.staleRunAfterMillis },
       answers: { ...Answers.defaultOptions, heartbeatMillis: options.liveness.heartbeatMillis },

@@ -18,6 +18,7 @@ import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, expect, it } from "vitest"
 import { connectHeaders } from "./utils/connect.js"
+import { mergeFiles } from "./utils/content.js"
 import { newMember } from "./utils/members.js"
 import * as Provider from "./utils/provider.js"
 import { body, describeServers, type Org, postgresProblem, type TestServer } from "./utils/server.js"
@@ -501,6 +502,93 @@ describeServers("playbook runs on the offline model, delivered over SMTP", (serv
     const [mail] = await until("the agent's mail", async () => mailsTo(carol).length > 0 ? mailsTo(carol) : undefined)
     expect(mail!.raw).toMatch(/^Subject: Order watch: run finished\r?$/m)
     expect(await body(await server().request(`/v2/agent-runs/${done.id}`, { key: org.key }))).toEqual(done)
+  })
+
+  it("delivers a dashboard: its figure, each chart as an inline PNG and its table's rows, as the owner sees them", async () => {
+    const org = await server().newOrg()
+    await demoConnector(server(), org)
+    const lastYear = new Date().getUTCFullYear() - 1
+    await mergeFiles(server(), org, {
+      "dashboards/sales.yaml": `title: Sales
+connector: Demo retail
+filters:
+  time: { start: "${lastYear}-03-01", end: "${lastYear}-04-01" }
+tiles:
+  - title: Revenue
+    query: { semantic: { metrics: [revenue] } }
+    visualization: { type: figure, compare: previous_period }
+    layout: { x: 0, y: 0, w: 4, h: 2 }
+  - title: Revenue by region
+    query: { semantic: { metrics: [revenue], dimensions: [region] } }
+    visualization: { type: bar }
+    layout: { x: 4, y: 0, w: 8, h: 4 }
+  - title: Revenue by channel
+    query: { semantic: { metrics: [revenue], dimensions: [channel] } }
+    visualization: { type: table }
+    layout: { x: 0, y: 4, w: 12, h: 4 }
+`
+    })
+    const ana = `ana-${crypto.randomUUID().slice(0, 8)}@example.com`
+    // No prompt: the dashboard is what it delivers.
+    const id = await playbook(server(), org, { name: "Sales on Mondays", dashboard: "sales", email_addresses: [ana] })
+    expect((await body(await server().request(`/v2/playbooks/${id}`, { key: org.key }))).playbook.dashboard)
+      .toBe("sales")
+    const response = await run(server(), org, id)
+    expect(response.status).toBe(200)
+    const { assets, chat_id, report } = await body(response)
+    // The same tiles the owner's dashboard shows.
+    const shown = await body(
+      await server().request("/v2/dashboards/sales/query", { method: "POST", key: org.key, json: {} })
+    )
+    expect(report.subject).toBe("Sales")
+    expect(report.summary).toBe("3 of 3 tiles of the Sales dashboard, as they read now.")
+    expect(report.blocks.map((b: any) => b.type)).toEqual(["hero", "image", "list"])
+    const figure = shown.tiles[0].figure
+    expect(report.blocks[0]).toMatchObject({
+      heading: "Revenue",
+      content: `${figure.value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}, ${
+        figure.previous.change >= 0 ? "up" : "down"
+      } ${Math.abs(figure.previous.change * 100).toFixed(1)}% on February ${lastYear}`
+    })
+    expect(report.blocks[1]).toMatchObject({ image_alt: "Revenue by region", content: "Revenue by region" })
+    expect(report.blocks[1].image_url).toMatch(/^\/v2\/assets\/[0-9a-f-]{36}\?expires=/)
+    const png = await server().request(report.blocks[1].image_url)
+    expect(png.headers.get("content-type")).toBe("image/png")
+    expect([...new Uint8Array(await png.arrayBuffer()).slice(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47])
+    expect(report.blocks[2].heading).toBe("Revenue by channel (channel · revenue)")
+    expect(report.blocks[2].items).toHaveLength(shown.tiles[2].rows.length)
+    expect(report.blocks[2].items[0]).toBe(
+      `${shown.tiles[2].rows[0][0]} · ${
+        Number(shown.tiles[2].rows[0][1]).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+      }`
+    )
+    expect(report.deliveries).toEqual([{ channel: "email", target: ana, status: "delivered" }])
+    // Its chat keeps a cell per tile, with how each was read, and the chart (newest first).
+    const cells = (await body(await server().request(`/v2/chats/${chat_id}/cells?limit=100`, { key: org.key }))).cells
+    expect(cells.map((c: any) => [c.type, c.content, c.status])).toEqual([
+      ["markdown", report.summary, "completed"],
+      ["report", "Sales", "completed"],
+      ["sql", "Revenue by channel", "completed"],
+      ["chart", "Revenue by region", "completed"],
+      ["sql", "Revenue by region", "completed"],
+      ["sql", "Revenue", "completed"],
+      ["markdown", "The Sales dashboard", "completed"]
+    ])
+    expect(cells[4].reading.text).toBe(shown.tiles[1].reading.text)
+    expect(assets.map((a: any) => a.type)).toEqual(["table", "table", "chart", "table", "image"])
+
+    const [mail] = mailsTo(ana)
+    expect(mail!.raw).toMatch(/^Subject: Sales\r?$/m)
+    expect(mail!.raw).toContain("cid:chart-1@sightline")
+    expect(mail!.raw).toMatch(/Content-Type: image\/png/)
+
+    // A dashboard the runner cannot read is named before anything runs.
+    const missing = await playbook(server(), org, { name: "Gone", dashboard: "nothing-here" })
+    const refused = await run(server(), org, missing, { dry_run: true })
+    expect(refused.status).toBe(400)
+    expect((await body(refused)).error.message).toBe(
+      "dashboard: there is no dashboard nothing-here that the playbook's runner may read"
+    )
   })
 
   it("fires an agent's cron schedule once for its latest due time, not for times before its last edit", async () => {

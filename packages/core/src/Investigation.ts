@@ -24,7 +24,7 @@ import * as Schema from "effect/Schema"
 import * as Decomposition from "./Decomposition.js"
 import { ConnectorId } from "./Ids.js"
 import { reachable } from "./internal/semanticSql.js"
-import type * as SemanticModel from "./SemanticModel.js"
+import * as SemanticModel from "./SemanticModel.js"
 import type { SemanticModel as Model } from "./SemanticModel.js"
 import * as SemanticQuery from "./SemanticQuery.js"
 import * as SemanticReading from "./SemanticReading.js"
@@ -427,7 +427,7 @@ export const partsShown = 5
 export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>): Findings => {
   const { request } = investigation
   const total = ran.find((r) => r.step.level === 0)?.breakdown
-  const figure = (n: number) => formatted(n, investigation.format)
+  const figure = (n: number) => SemanticModel.formatValue(n, investigation.format)
   const steps = ran.map((r) => ({
     id: r.step.id,
     title: r.step.title,
@@ -524,16 +524,6 @@ export const findings = (investigation: Plan, ran: ReadonlyArray<Ran>): Findings
 }
 
 const percent = (share: number) => `${(share * 100).toFixed(share >= 0.1 ? 0 : 1)}%`
-
-const formatted = (n: number, format: SemanticModel.Format | undefined) =>
-  format === "percent"
-    ? `${(n * 100).toFixed(2)}%`
-    : format === "integer"
-    ? Math.round(n).toLocaleString("en-US")
-    : n.toLocaleString("en-US", {
-      minimumFractionDigits: format === "currency" ? 2 : 0,
-      maximumFractionDigits: 2
-    })
 
 const queryOf = (
   measures: ReadonlyArray<string>,

@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Asset } from "./Asset.js"
 import { SortDirection } from "./Chat.js"
+import * as Dashboard from "./Dashboard.js"
 import { isEmailAddress } from "./Delivery.js"
 import { InvalidRequest } from "./Errors.js"
 import { ChatId, ConnectorId, MemberId, OrganizationId, PlaybookId } from "./Ids.js"
@@ -155,6 +156,8 @@ export class PlaybookRecord extends Schema.Class<PlaybookRecord>("@sightline/cor
   cron_string: Schema.optional(CronString),
   email_addresses: Schema.Array(Email),
   chat_channel_id: Schema.optional(Schema.String),
+  /** A dashboard it delivers (its name) instead of asking its prompt. */
+  dashboard: Schema.optional(Schema.String),
   dataset_ids: Schema.Array(Schema.String),
   tagged_chat_user_ids: Schema.Array(Schema.String),
   selected_template_data_ids: Schema.Array(Schema.String),
@@ -182,7 +185,9 @@ export class Playbook extends Schema.Class<Playbook>("@sightline/core/Playbook")
   connector_ids: Schema.Array(ConnectorId),
   cron_string: Schema.optional(Schema.String),
   email_addresses: Schema.optional(Schema.Array(Schema.String)),
-  chat_channel_id: Schema.optional(Schema.String)
+  chat_channel_id: Schema.optional(Schema.String),
+  /** The dashboard a run delivers, as a snapshot of each tile, instead of asking the prompt. */
+  dashboard: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -202,7 +207,8 @@ export const toPlaybook = (record: PlaybookRecord): Playbook =>
     connector_ids: record.connector_ids,
     ...(record.cron_string === undefined ? {} : { cron_string: record.cron_string }),
     ...(record.email_addresses.length === 0 ? {} : { email_addresses: record.email_addresses }),
-    ...(record.chat_channel_id === undefined ? {} : { chat_channel_id: record.chat_channel_id })
+    ...(record.chat_channel_id === undefined ? {} : { chat_channel_id: record.chat_channel_id }),
+    ...(record.dashboard === undefined ? {} : { dashboard: record.dashboard })
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -277,7 +283,8 @@ const clearable = <S extends Schema.Schema.Any>(schema: S) => Schema.Union(Schem
 
 /**
  * The body of PATCH /v2/playbooks/{id}: every field is optional and replaces the stored value.
- * `cron_string: ""` and `chat_channel_id: ""` clear them, `email_addresses: []` stops e-mail delivery.
+ * `cron_string: ""`, `chat_channel_id: ""` and `dashboard: ""` clear them, `email_addresses: []` stops
+ * e-mail delivery.
  *
  * @since 0.1.0
  * @category schemas
@@ -290,6 +297,8 @@ export const UpdatePlaybookRequest = Schema.Struct({
   dataset_ids: Schema.optional(Schema.Array(Schema.NonEmptyString)),
   email_addresses: Schema.optional(Schema.Array(Email)),
   chat_channel_id: Schema.optional(Schema.String),
+  /** A dashboard to deliver instead of the prompt's answer. */
+  dashboard: Schema.optional(clearable(Dashboard.Name)),
   tagged_chat_user_ids: Schema.optional(Schema.Array(Schema.NonEmptyString)),
   selected_template_data_ids: Schema.optional(Schema.Array(Schema.NonEmptyString))
 })
@@ -390,9 +399,10 @@ const scheduled = (
  * @category utils
  */
 export const applyUpdate = (record: PlaybookRecord, patch: UpdatePlaybookRequest, at: DateTime.Utc): PlaybookRecord => {
-  const { chat_channel_id: storedChannel, cron_string: storedCron, ...rest } = record
+  const { chat_channel_id: storedChannel, cron_string: storedCron, dashboard: storedDashboard, ...rest } = record
   const cron = patch.cron_string === undefined ? storedCron : patch.cron_string.trim() || undefined
   const channel = patch.chat_channel_id === undefined ? storedChannel : patch.chat_channel_id.trim() || undefined
+  const dashboard = patch.dashboard === undefined ? storedDashboard : patch.dashboard || undefined
   const updated = new PlaybookRecord({
     ...rest,
     name: patch.name ?? record.name,
@@ -410,6 +420,7 @@ export const applyUpdate = (record: PlaybookRecord, patch: UpdatePlaybookRequest
       : Arr.dedupe(patch.selected_template_data_ids),
     ...(cron === undefined ? {} : { cron_string: cron }),
     ...(channel === undefined ? {} : { chat_channel_id: channel }),
+    ...(dashboard === undefined ? {} : { dashboard }),
     updated_at: at
   })
   return updated.status === "deployed" && cron !== storedCron ? scheduled(updated, nextRunAt(updated, at)) : updated
@@ -450,14 +461,17 @@ export const advanceSchedule = (record: PlaybookRecord, firedAt: DateTime.Utc): 
 
 /**
  * What stops a playbook from running (a dry run answers them, deploying refuses them), each a
- * sentence that names the field: a blank prompt, an address that cannot receive mail, a schedule
- * that cannot fire. Connectors need the store and are checked by `Playbooks`.
+ * sentence that names the field: a blank prompt (a playbook that delivers a dashboard needs none), an
+ * address that cannot receive mail, a schedule that cannot fire. Connectors and the dashboard need
+ * the store and are checked by `Playbooks`.
  *
  * @since 0.1.0
  * @category utils
  */
 export const runProblems = (record: PlaybookRecord): ReadonlyArray<string> => [
-  ...(record.prompt.trim().length > 0 ? [] : [`playbook ${record.id} has no prompt: set one before running it`]),
+  ...(record.prompt.trim().length > 0 || record.dashboard !== undefined
+    ? []
+    : [`playbook ${record.id} has no prompt: set one before running it`]),
   ...(record.email_addresses ?? []).filter((address) => !isEmailAddress(address)).map((address) =>
     `email_addresses: ${JSON.stringify(address)} is not an e-mail address`
   ),

@@ -29,8 +29,11 @@ import { AssetStore } from "./AssetStore.js"
 import * as AuditLog from "./AuditLog.js"
 import { Auditor } from "./Auditor.js"
 import { Auth } from "./Auth.js"
+import { ChartRenderer } from "./ChartRenderer.js"
 import * as ChatEvent from "./ChatEvent.js"
 import type * as Chats from "./Chats.js"
+import * as DashboardReport from "./DashboardReport.js"
+import * as Dashboards from "./Dashboards.js"
 import * as Delivery from "./Delivery.js"
 import type { Conflict, InvalidRequest, NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
@@ -55,6 +58,8 @@ import * as Traced from "./Traced.js"
 export interface Options {
   /** How long `run` waits for a report before answering `Timeout` (the run itself goes on). */
   readonly timeoutMillis: number
+  /** Where the console is served (the public URL): a delivered dashboard links to itself there. */
+  readonly consoleUrl?: string | undefined
 }
 
 /**
@@ -157,6 +162,19 @@ export const makeWith = (options: Options) =>
     const running = yield* FiberSet.make<Playbook.RunPlaybookResponse, unknown>()
     const auditor = yield* Auditor
     const events = yield* OutboundEvents
+    // What a dashboard's run needs, provided to it as the service was built.
+    const dashboardRun = yield* Effect.context<DashboardReport.Requirements>()
+    const renderer = yield* Effect.serviceOption(ChartRenderer)
+    const dashboards = yield* Dashboards.Dashboards
+    // A playbook that delivers a dashboard runs only while its runner may read it (a dry run says so).
+    const readable = (principal: Policy.Principal, playbook: Playbook.PlaybookRecord) =>
+      playbook.dashboard === undefined ? Effect.void : dashboards.get(principal, playbook.dashboard).pipe(
+        Effect.catchTag("NotFound", () =>
+          new Errors.InvalidRequest({
+            message: `dashboard: there is no dashboard ${playbook.dashboard} that the playbook's runner may read`
+          })),
+        Effect.asVoid
+      )
     const audit = (
       actor: Pick<AuditLog.RecordInput, "organizationId" | "actorId" | "authMethod">,
       id: PlaybookId,
@@ -171,38 +189,55 @@ export const makeWith = (options: Options) =>
       sign: Chats.SignAssetUrl
     ) => {
       let chatId: string | undefined
-      return Effect.gen(function*() {
-        const handle = yield* answers.ask(
-          principal,
-          { question: playbook.prompt, connector_ids: playbook.connector_ids },
+      // What the run made: the report of the prompt's answer, or of the dashboard's tiles.
+      const made = playbook.dashboard === undefined
+        ? Effect.gen(function*() {
+          const handle = yield* answers.ask(
+            principal,
+            { question: playbook.prompt, connector_ids: playbook.connector_ids },
+            sign,
+            { source: "playbook", report: true }
+          )
+          chatId = handle.metadata.chat_id
+          const collected = yield* Stream.runFold(
+            handle.events,
+            { assets: [], done: undefined } as Collected,
+            (acc, { event }) =>
+              event.type === "asset"
+                ? { ...acc, assets: [...acc.assets, event.asset] }
+                : event.type === "done"
+                ? { ...acc, done: event }
+                : acc
+          )
+          const done = collected.done
+          if (done?.status !== "completed") {
+            const message = done?.error ?? Errors.defaultMessage.execution_failed
+            return yield* (message === ChatEvent.cancelledMessage
+              ? new Errors.Cancelled({ message })
+              : new Errors.ExecutionFailed({ message }))
+          }
+          const written = yield* handle.report
+          if (Option.isNone(written)) {
+            return yield* new Errors.NoReport({
+              message: `the run of playbook ${playbook.id} ended without a report (chat ${handle.metadata.chat_id})`
+            })
+          }
+          return { chatId: handle.metadata.chat_id, ...written.value, assets: collected.assets }
+        })
+        : DashboardReport.snapshot(principal, playbook.dashboard, {
           sign,
-          { source: "playbook", report: true }
+          renderer,
+          link: options.consoleUrl === undefined
+            ? undefined
+            : `${options.consoleUrl.replace(/\/+$/, "")}/#/dashboards/${playbook.dashboard}`
+        }).pipe(
+          Effect.tap((snapshot) => Effect.sync(() => (chatId = snapshot.chatId))),
+          // Its checks ran before it started (`run`): what fails now is the run itself.
+          Effect.mapError((error) => new Errors.ExecutionFailed({ message: error.message })),
+          Effect.provide(dashboardRun)
         )
-        chatId = handle.metadata.chat_id
-        const collected = yield* Stream.runFold(
-          handle.events,
-          { assets: [], done: undefined } as Collected,
-          (acc, { event }) =>
-            event.type === "asset"
-              ? { ...acc, assets: [...acc.assets, event.asset] }
-              : event.type === "done"
-              ? { ...acc, done: event }
-              : acc
-        )
-        const done = collected.done
-        if (done?.status !== "completed") {
-          const message = done?.error ?? Errors.defaultMessage.execution_failed
-          return yield* (message === ChatEvent.cancelledMessage
-            ? new Errors.Cancelled({ message })
-            : new Errors.ExecutionFailed({ message }))
-        }
-        const written = yield* handle.report
-        if (Option.isNone(written)) {
-          return yield* new Errors.NoReport({
-            message: `the run of playbook ${playbook.id} ended without a report (chat ${handle.metadata.chat_id})`
-          })
-        }
-        const { draft, images } = written.value
+      return Effect.gen(function*() {
+        const { assets: madeAssets, chatId: madeChatId, draft, images } = yield* made
         const byRef = new Map(images.map((image, i) => [image.ref, { image, cid: `chart-${i + 1}@sightline` }]))
         const signed = new Map<string, string>()
         for (const image of images) signed.set(image.ref, yield* sign(image.assetId))
@@ -242,7 +277,7 @@ export const makeWith = (options: Options) =>
           id: ReportId.make(yield* ids.uuid),
           organization_id: playbook.organization_id,
           playbook_id: playbook.id,
-          chat_id: handle.metadata.chat_id,
+          chat_id: madeChatId,
           subject: draft.subject,
           summary: draft.summary,
           // Stored naming each chart's asset, which every read signs anew (`image_url` is a URL).
@@ -258,7 +293,7 @@ export const makeWith = (options: Options) =>
         yield* repo.addReport(record).pipe(
           Effect.catchAll((error) => Effect.logWarning("the report of a playbook run was not stored", error.message))
         )
-        return { chat_id: handle.metadata.chat_id, report: yield* served(record, sign), assets: collected.assets }
+        return { chat_id: madeChatId, report: yield* served(record, sign), assets: madeAssets }
       }).pipe(
         Effect.tap((result) =>
           events.publish(playbook.organization_id, "playbook.run.completed", {
@@ -285,6 +320,7 @@ export const makeWith = (options: Options) =>
       sign: Chats.SignAssetUrl
     ) {
       const check = yield* playbooks.validateRun(principal, id, request)
+      yield* readable(principal, check.playbook)
       yield* audit(AuditLog.actorOf(principal), id, { trigger: "manual", dry_run: check.dryRun })
       if (check.dryRun) return { playbook_id: id, dry_run: true as const, valid: true as const }
       // Started on the service's fiber set: the request may give up, the run does not.
@@ -308,6 +344,7 @@ export const makeWith = (options: Options) =>
     ) {
       const owner = yield* auth.sessionPrincipal(firing.playbook.organization_id, firing.playbook.owner_id)
       const check = yield* playbooks.validateRun(owner, firing.playbook.id, { dry_run: false })
+      yield* readable(owner, check.playbook)
       // No member started it: the scheduler is the actor.
       yield* audit({ organizationId: owner.organizationId, authMethod: "system" }, firing.playbook.id, {
         trigger: "schedule",
@@ -335,6 +372,7 @@ export type Requirements =
   | Auditor
   | IdGenerator
   | OutboundEvents
+  | DashboardReport.Requirements
 
 /**
  * The runs with the default options.

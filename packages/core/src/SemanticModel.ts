@@ -143,6 +143,23 @@ export const Format = Schema.Literal("number", "integer", "currency", "percent")
 export type Format = typeof Format.Type
 
 /**
+ * A number as a measure of this format is written in prose (a report, a finding): a percent from
+ * its fraction, an integer rounded, a currency with cents; thousands separated.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatValue = (n: number, format: Format | undefined): string =>
+  format === "percent"
+    ? `${(n * 100).toFixed(2)}%`
+    : format === "integer"
+    ? Math.round(n).toLocaleString("en-US")
+    : n.toLocaleString("en-US", {
+      minimumFractionDigits: format === "currency" ? 2 : 0,
+      maximumFractionDigits: 2
+    })
+
+/**
  * An aggregation over an expression of its table.
  *
  * @since 0.1.0

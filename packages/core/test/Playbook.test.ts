@@ -180,6 +180,20 @@ describe("Playbook lifecycle", () => {
     expect(Either.isLeft(Playbook.validateRun(Playbook.applyUpdate(draft, patch({ prompt: "   " }), t1)))).toBe(true)
     expect(Either.isRight(Playbook.validateRun(Playbook.applyUpdate(draft, patch({ prompt: "Go" }), t1)))).toBe(true)
   })
+
+  it("a playbook that delivers a dashboard needs no prompt; an empty string stops it, a bad name is refused", () => {
+    const delivering = Playbook.applyUpdate(draft, patch({ dashboard: "sales" }), t1)
+    expect(delivering.dashboard).toBe("sales")
+    expect(Playbook.toPlaybook(delivering).dashboard).toBe("sales")
+    expect(Either.isRight(Playbook.validateRun(delivering))).toBe(true)
+    // Left alone by an update that does not name it.
+    expect(Playbook.applyUpdate(delivering, patch({ name: "Mondays" }), t1).dashboard).toBe("sales")
+    const cleared = Playbook.applyUpdate(delivering, patch({ dashboard: "" }), t1)
+    expect(cleared).not.toHaveProperty("dashboard")
+    expect(Playbook.toPlaybook(cleared)).not.toHaveProperty("dashboard")
+    expect(Either.isLeft(Playbook.validateRun(cleared))).toBe(true)
+    expect(errorOf({ dashboard: "../secrets" })).toContain("a dashboard's name is 1 to 64 lowercase letters")
+  })
 })
 
 describe("Playbook wire shapes", () => {

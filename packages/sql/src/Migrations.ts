@@ -43,6 +43,7 @@ import { migration as migration0029SpentRefreshHashes } from "./internal/migrati
 import { migration as migration0030ChatConnectors } from "./internal/migrations/0030_chat_connectors.js"
 import { migration as migration0031CellRefinements } from "./internal/migrations/0031_cell_refinements.js"
 import { migration as migration0032MessageClarifications } from "./internal/migrations/0032_message_clarifications.js"
+import { migration as migration0033PlaybookDashboards } from "./internal/migrations/0033_playbook_dashboards.js"
 import { TablePrefix } from "./TablePrefix.js"
 
 /**
@@ -162,7 +163,8 @@ export const migrations = (
   "0029_spent_refresh_hashes": migration0029SpentRefreshHashes(prefix),
   "0030_chat_connectors": migration0030ChatConnectors(prefix),
   "0031_cell_refinements": migration0031CellRefinements(prefix),
-  "0032_message_clarifications": migration0032MessageClarifications(prefix)
+  "0032_message_clarifications": migration0032MessageClarifications(prefix),
+  "0033_playbook_dashboards": migration0033PlaybookDashboards(prefix)
 })
 
 /**

@@ -64,6 +64,7 @@ const full = (organizationId: OrganizationId, ownerId: MemberId): Playbook.Playb
     cron_string: "0 9 * * 1",
     email_addresses: ["ada@example.com", "grace@example.org"],
     chat_channel_id: "C0123",
+    dashboard: "sales",
     dataset_ids: ["ds-1", "ds-2"],
     tagged_chat_user_ids: ["U1"],
     selected_template_data_ids: ["tpl-9"],
@@ -226,7 +227,7 @@ export const playbookRepoContract = (name: string, layer: Layer.Layer<Requiremen
         const { member, org } = yield* setup
         const record = full(org.id, member.id)
         yield* repo.create(record)
-        const { chat_channel_id: _c, cron_string: _s, next_run_at: _n, ...rest } = record
+        const { chat_channel_id: _c, cron_string: _s, dashboard: _d, next_run_at: _n, ...rest } = record
         const cleared = new Playbook.PlaybookRecord({
           ...rest,
           name: "Renamed",
@@ -236,8 +237,8 @@ export const playbookRepoContract = (name: string, layer: Layer.Layer<Requiremen
         yield* repo.update(cleared)
         const stored = yield* repo.get(org.id, record.id)
         expect(Option.map(stored, encode)).toEqual(Option.some(encode(cleared)))
-        expect(Option.map(stored, (p) => [p.cron_string, p.chat_channel_id, p.next_run_at])).toEqual(
-          Option.some([undefined, undefined, undefined])
+        expect(Option.map(stored, (p) => [p.cron_string, p.chat_channel_id, p.dashboard, p.next_run_at])).toEqual(
+          Option.some([undefined, undefined, undefined, undefined])
         )
       }).pipe(Effect.provide(layer)))
 

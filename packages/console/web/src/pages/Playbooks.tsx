@@ -15,6 +15,7 @@ interface PlaybookRow {
   readonly cron_string?: string
   readonly email_addresses?: ReadonlyArray<string>
   readonly chat_channel_id?: string
+  readonly dashboard?: string
 }
 
 interface Report {
@@ -63,6 +64,9 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
   const [reports, setReports] = useState<ReadonlyArray<Report>>([])
   const [channels, setChannels] = useState<ReadonlyArray<{ id: string; name: string }>>([])
   const [channel, setChannel] = useState(playbook.chat_channel_id ?? "")
+  const [dashboards, setDashboards] = useState<ReadonlyArray<{ name: string; title?: string }>>([])
+  // What a run delivers: the prompt's answer (""), or a dashboard by name.
+  const [dashboard, setDashboard] = useState(playbook.dashboard ?? "")
   const [message, setMessage] = useState<string>()
   const [error, setError] = useState<string>()
   const [busy, setBusy] = useState(false)
@@ -76,6 +80,9 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
     void json<{ chat_channels: Array<{ id: string; name: string }> }>("v2/chat-channels")
       .then((r) => setChannels(r.chat_channels))
       .catch(() => setChannels([]))
+    void json<{ dashboards: Array<{ name: string; title?: string }> }>("v2/dashboards")
+      .then((r) => setDashboards(r.dashboards))
+      .catch(() => setDashboards([]))
   }, [loadReports])
 
   const run = (label: string, f: () => Promise<unknown>) => async () => {
@@ -105,7 +112,8 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
           cron_string: cron.trim() === "" ? null : cron.trim(),
           connector_ids: [...chosen],
           email_addresses: emails.split(/[\s,]+/).filter((e) => e !== ""),
-          ...(channel === "" ? {} : { chat_channel_id: channel })
+          ...(channel === "" ? {} : { chat_channel_id: channel }),
+          dashboard
         }
       }))()
   }
@@ -117,10 +125,24 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
           <span>Name</span>
           <input value={name} onChange={(e) => setName(e.target.value)} maxLength={200} required />
         </label>
-        <label className="field">
-          <span>Prompt</span>
-          <textarea rows={4} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
-        </label>
+        {dashboards.length === 0 && dashboard === "" ? null : (
+          <label className="field">
+            <span>Deliver</span>
+            <select value={dashboard} onChange={(e) => setDashboard(e.target.value)}>
+              <option value="">the answer to the prompt</option>
+              {dashboards.map((d) => <option key={d.name} value={d.name}>the {d.title ?? d.name} dashboard</option>)}
+              {dashboard === "" || dashboards.some((d) => d.name === dashboard)
+                ? null
+                : <option value={dashboard}>the {dashboard} dashboard (not readable now)</option>}
+            </select>
+          </label>
+        )}
+        {dashboard === "" ? (
+          <label className="field">
+            <span>Prompt</span>
+            <textarea rows={4} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+          </label>
+        ) : <p className="muted">Each run sends a snapshot of every tile, as you see them, and a link to the dashboard.</p>}
         <CheckSet
           legend="Connectors"
           items={connectors.map((c) => ({ key: c.id, label: c.name }))}
