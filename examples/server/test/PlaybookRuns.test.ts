@@ -546,7 +546,7 @@ tiles:
     const figure = shown.tiles[0].figure
     expect(report.blocks[0]).toMatchObject({
       heading: "Revenue",
-      content: `${figure.value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}, ${
+      content: `${figure.value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })} USD, ${
         figure.previous.change >= 0 ? "up" : "down"
       } ${Math.abs(figure.previous.change * 100).toFixed(1)}% on February ${lastYear}`
     })

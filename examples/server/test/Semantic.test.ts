@@ -75,7 +75,7 @@ describeServers("/v2 semantic", (server) => {
     expect(result.rows).toEqual(hand.rows)
     expect(result.columns).toEqual([
       { name: "channel", kind: "dimension" },
-      { name: "revenue", kind: "metric", format: "currency" }
+      { name: "revenue", kind: "metric", format: "currency", unit: "USD" }
     ])
     expect(result.reading.text).toBe(
       "Revenue (sum of order line totals after discounts, cancelled orders excluded) by channel, over all time, highest first"

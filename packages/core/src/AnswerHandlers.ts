@@ -254,8 +254,12 @@ export const make = (services: Services, context: RunContext): Handlers => {
             ...(based_on === undefined ? {} : { based_on_cell_id: based_on })
           }, { reading: planned.compiled.reading.text }).pipe(
             Effect.map((ran) => {
-              // A chart of these rows writes each measure's numbers in its format.
-              cells.formatLast(ran.cellId, Object.fromEntries(planned.compiled.columns.map((c) => [c.name, c.format])))
+              // A chart of these rows writes each measure's numbers in its format and unit.
+              const { columns } = planned.compiled
+              cells.describeLast(ran.cellId, {
+                formats: Object.fromEntries(columns.map((c) => [c.name, c.format])),
+                units: Object.fromEntries(columns.map((c) => [c.name, c.unit]))
+              })
               return ran.result
             })
           )

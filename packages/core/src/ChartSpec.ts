@@ -61,6 +61,7 @@ const Channel = Schema.Struct({
 const Tooltip = Schema.Struct({
   field: Schema.String,
   type: FieldType,
+  title: Schema.optional(Schema.String),
   format: Schema.optional(Schema.String)
 })
 
@@ -108,6 +109,8 @@ export interface Data {
   readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
   /** How a column's numbers are written, where a semantic model says (a measure's `format`). */
   readonly formats?: Readonly<Record<string, SemanticModel.Format | undefined>> | undefined
+  /** A column's currency or unit (`USD`), where a semantic model says: its axis and tooltip name it. */
+  readonly units?: Readonly<Record<string, string | undefined>> | undefined
 }
 
 /**
@@ -212,7 +215,15 @@ export const build = (request: ChartRequest, data: Data): Either.Either<VegaLite
     ? withGaps(records, request.x, request.y, request.color)
     : records
   const format = data.formats?.[request.y]
-  const measure = format === undefined ? y : { ...y, axis: { format: numberFormats(format).axis } }
+  const unit = data.units?.[request.y]
+  // The unit is written beside the measure's name (`revenue (USD)`): a number alone does not say
+  // which currency it is in.
+  const title = unit === undefined ? {} : { title: `${request.y} (${unit})` }
+  const measure = {
+    ...y,
+    ...title,
+    ...(format === undefined ? {} : { axis: { format: numberFormats(format).axis } })
+  }
   // Bars and slices keep the result's order: a ranking stays ranked, a series in time order.
   const category = { field: request.x, type: "nominal" as const, sort: null }
   // Bars over categories (a ranking) lie down, so that each name is written out whole; bars over
@@ -224,13 +235,18 @@ export const build = (request: ChartRequest, data: Data): Either.Either<VegaLite
     : across
     ? { y: { ...category, axis: { labelLimit: 0 } }, x: measure, ...color }
     : { x: request.mark === "bar" ? category : channel(request.x), y: measure, ...color }
-  const tooltip = format === undefined ? {} : {
+  const tooltip = format === undefined && unit === undefined ? {} : {
     tooltip: [
       ...names.filter((name) => name !== request.y && (name === request.x || name === request.color)).map((name) => ({
         field: name,
         type: name === request.x && !across && request.mark !== "bar" ? channel(name).type : ("nominal" as const)
       })),
-      { field: request.y, type: "quantitative" as const, format: numberFormats(format).tooltip }
+      {
+        field: request.y,
+        type: "quantitative" as const,
+        ...title,
+        ...(format === undefined ? {} : { format: numberFormats(format).tooltip })
+      }
     ]
   }
   const spec = {

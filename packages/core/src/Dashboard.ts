@@ -347,7 +347,8 @@ export const TileColumn = Schema.Struct({
   name: Schema.String,
   type: Schema.optional(Schema.String),
   kind: Schema.optional(Schema.Literal("dimension", "time", "metric")),
-  format: SemanticQuery.ResultColumn.fields.format
+  format: SemanticQuery.ResultColumn.fields.format,
+  unit: SemanticQuery.ResultColumn.fields.unit
 })
 export type TileColumn = typeof TileColumn.Type
 
@@ -370,6 +371,7 @@ export const Figure = Schema.Struct({
   column: Schema.String,
   value: Schema.NullOr(Schema.Number),
   format: SemanticQuery.ResultColumn.fields.format,
+  unit: SemanticQuery.ResultColumn.fields.unit,
   previous: Schema.optional(Schema.Struct({
     start: SemanticQuery.CalendarDate,
     end: SemanticQuery.CalendarDate,

@@ -58,9 +58,10 @@ export interface Snapshot {
 const valueText = (value: unknown, format: SemanticModel.Format | undefined): string =>
   typeof value === "number" ? SemanticModel.formatValue(value, format) : value === null ? "—" : String(value)
 
-/** A figure's value, and its change from the previous period where there is one. */
+/** A figure's value in its unit, and its change from the previous period where there is one. */
 const figureText = (figure: Dashboard.Figure): string => {
-  const value = figure.value === null ? "no value" : valueText(figure.value, figure.format)
+  const unit = figure.unit === undefined || figure.format === "percent" ? "" : ` ${figure.unit}`
+  const value = figure.value === null ? "no value" : `${valueText(figure.value, figure.format)}${unit}`
   const previous = figure.previous
   if (previous === undefined) return value
   const period = SemanticReading.periodWords(previous.start, previous.end)

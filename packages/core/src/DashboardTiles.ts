@@ -90,6 +90,7 @@ export const chartOf = (
     }))
   }
   const formats = Object.fromEntries(columns.map((c) => [c.name, c.format]))
+  const units = Object.fromEntries(columns.map((c) => [c.name, c.unit]))
   return ChartSpec.build(
     {
       title: tile.title,
@@ -101,7 +102,8 @@ export const chartOf = (
     {
       columns: columns.map((c) => ({ name: c.name, type: c.type ?? (c.kind === "time" ? "date" : "") })),
       rows,
-      formats
+      formats,
+      units
     }
   )
 }
@@ -130,11 +132,12 @@ export const figureOf = (
   }
   const value = valueOf(rows)
   const before = previous === undefined ? undefined : valueOf(previous.rows)
-  const format = columns[i]!.format
+  const { format, unit } = columns[i]!
   return {
     column: columns[i]!.name,
     value,
     ...(format === undefined ? {} : { format }),
+    ...(unit === undefined ? {} : { unit }),
     ...(previous === undefined ? {} : {
       previous: {
         start: previous.start,

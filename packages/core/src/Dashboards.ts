@@ -334,7 +334,8 @@ export const make = Effect.gen(function*() {
           name: column.name,
           type: column.type,
           ...(columns?.[i] === undefined ? {} : { kind: columns[i].kind }),
-          ...(columns?.[i]?.format === undefined ? {} : { format: columns[i].format })
+          ...(columns?.[i]?.format === undefined ? {} : { format: columns[i].format }),
+          ...(columns?.[i]?.unit === undefined ? {} : { unit: columns[i].unit })
         }))
         const chart = DashboardTiles.chartOf(tile, named, result.rows)
         if (chart !== undefined && Either.isLeft(chart)) return { ...failed(chart.left), sql: statement.sql }

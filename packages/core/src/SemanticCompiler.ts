@@ -107,6 +107,8 @@ export interface OutputColumn {
   readonly name: string
   readonly kind: "dimension" | "time" | "metric"
   readonly format?: SemanticModel.Format | undefined
+  /** The measure's currency or unit (`USD`), where its numbers are in one. */
+  readonly unit?: string | undefined
 }
 
 /**
@@ -324,12 +326,22 @@ export const compile = (
       return Either.right(alias)
     }
     const outputs: Array<
-      { readonly name: string; readonly expr: string; readonly format?: SemanticModel.Format | undefined }
+      {
+        readonly name: string
+        readonly expr: string
+        readonly format?: SemanticModel.Format | undefined
+        readonly unit?: string | undefined
+      }
     > = []
     for (const metric of metrics) {
       if (metric.kind === "measure") {
         const alias = yield* addMeasure(metric.measure)
-        outputs.push({ name: metric.measure.name, expr: w.q(alias), format: metric.measure.format })
+        outputs.push({
+          name: metric.measure.name,
+          expr: w.q(alias),
+          format: metric.measure.format,
+          unit: metric.measure.unit
+        })
         continue
       }
       const derived = metric.metric
@@ -362,6 +374,7 @@ export const compile = (
           const current = w.q(yield* addMeasure(measureNamed(model, derived.measure)))
           const previous = w.q(yield* addMeasure(measureNamed(model, derived.measure), offsetOf(derived.offset)))
           const calculation = derived.calculation ?? "growth"
+          const compared = measureNamed(model, derived.measure)
           outputs.push({
             name: derived.name,
             expr: calculation === "previous"
@@ -369,7 +382,9 @@ export const compile = (
               : calculation === "difference"
               ? `(${current} - ${previous})`
               : w.dialect.divide(`(${current} - ${previous})`, previous),
-            format: derived.format ?? (calculation === "growth" ? "percent" : undefined)
+            format: derived.format ?? (calculation === "growth" ? "percent" : undefined),
+            // The previous value and the difference are in the measure's unit; a growth is a ratio.
+            unit: calculation === "growth" ? undefined : compared.unit
           })
           break
         }
@@ -585,7 +600,7 @@ export const compile = (
           kind: d.field.kind === "time" ? "time" : "dimension"
         })),
         ...(timeAlias === undefined ? [] : [{ name: timeAlias, kind: "time" as const }]),
-        ...outputs.map((o): OutputColumn => ({ name: o.name, kind: "metric", format: o.format }))
+        ...outputs.map((o): OutputColumn => ({ name: o.name, kind: "metric", format: o.format, unit: o.unit }))
       ],
       reading: SemanticReading.ofQuery(
         model,

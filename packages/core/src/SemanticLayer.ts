@@ -537,7 +537,8 @@ export const make = Effect.gen(function*() {
     columns: compiled.columns.map((c) => ({
       name: c.name,
       kind: c.kind,
-      ...(c.format === undefined ? {} : { format: c.format })
+      ...(c.format === undefined ? {} : { format: c.format }),
+      ...(c.unit === undefined ? {} : { unit: c.unit })
     })),
     reading: compiled.reading,
     source: governing.source

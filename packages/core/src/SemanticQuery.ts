@@ -268,7 +268,9 @@ export type TrustedSource = typeof TrustedSource.Type
 export const ResultColumn = Schema.Struct({
   name: Schema.String,
   kind: Schema.Literal("dimension", "time", "metric"),
-  format: Schema.optional(Format)
+  format: Schema.optional(Format),
+  /** A metric's currency or unit (`USD`), as its model declares it. */
+  unit: Schema.optional(Schema.String)
 })
 export type ResultColumn = typeof ResultColumn.Type
 

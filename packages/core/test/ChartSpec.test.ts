@@ -47,6 +47,29 @@ describe("ChartSpec.build", () => {
       { field: "month", type: "temporal" },
       { field: "revenue", type: "quantitative", format: ",.2f" }
     ])
+    // A unit names the measure on its axis and on hover, in its format or without one.
+    const dollars = Either.getOrThrow(
+      ChartSpec.build({ mark: "line", x: "month", y: "revenue" }, { ...money, units: { revenue: "USD" } })
+    )
+    expect(dollars.encoding.y).toEqual({
+      field: "revenue",
+      type: "quantitative",
+      title: "revenue (USD)",
+      axis: { format: ".3~s" }
+    })
+    expect(dollars.encoding.tooltip).toEqual([
+      { field: "month", type: "temporal" },
+      { field: "revenue", type: "quantitative", title: "revenue (USD)", format: ",.2f" }
+    ])
+    const { formats: _, ...unformatted } = money
+    const units = Either.getOrThrow(
+      ChartSpec.build({ mark: "line", x: "month", y: "revenue" }, { ...unformatted, units: { revenue: "units" } })
+    )
+    expect(units.encoding.y).toEqual({ field: "revenue", type: "quantitative", title: "revenue (units)" })
+    expect(units.encoding.tooltip).toEqual([
+      { field: "month", type: "temporal" },
+      { field: "revenue", type: "quantitative", title: "revenue (units)" }
+    ])
     // Without a model's format, the numbers are Vega-Lite's own, and hovering shows every field.
     expect(
       Either.getOrThrow(ChartSpec.build({ mark: "line", x: "month", y: "revenue" }, { ...money, formats: {} }))

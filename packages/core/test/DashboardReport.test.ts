@@ -47,6 +47,7 @@ describe("DashboardReport.draftOf", () => {
             column: "revenue",
             value: 1234.5,
             format: "currency",
+            unit: "USD",
             previous: { start: "2025-02-01", end: "2025-03-01", value: 1000, change: 0.2346 }
           }
         }),
@@ -64,7 +65,7 @@ describe("DashboardReport.draftOf", () => {
     expect(draft.subject).toBe("Sales")
     expect(draft.summary).toBe("3 of 4 tiles of the Sales dashboard, as they read now.")
     expect(draft.blocks).toEqual([
-      { type: "hero", heading: "Revenue", content: "1,234.50, up 23.5% on February 2025" },
+      { type: "hero", heading: "Revenue", content: "1,234.50 USD, up 23.5% on February 2025" },
       { type: "image", image_url: "chart:1", image_alt: "By region", content: "By region" },
       {
         type: "list",
@@ -90,6 +91,7 @@ describe("DashboardReport.draftOf", () => {
             column: "margin",
             value: 0.25,
             format: "percent",
+            unit: "USD",
             previous: { start: "2024-01-01", end: "2025-01-01", value: 0.3, change: -1 / 6 }
           }
         }),

@@ -20,7 +20,7 @@ tables:
       - { name: ordered, expr: ordered_at, grains: [day, week, month, quarter] }
     measures:
       - { name: orders, agg: count, description: number of orders }
-      - { name: shipping, agg: sum, expr: shipping_fee }
+      - { name: shipping, agg: sum, expr: shipping_fee, format: currency, unit: EUR }
     filters:
       - { name: paid, expr: "status = 'paid'", description: paid orders only }
   - name: lines
@@ -76,6 +76,13 @@ describe("SemanticCompiler.compile", () => {
     expect(first.columns).toEqual([
       { name: "channel", kind: "dimension" },
       { name: "revenue", kind: "metric", format: undefined }
+    ])
+  })
+
+  it("names a measure's format and unit on its column", () => {
+    expect(Either.getOrThrow(compile({ metrics: ["shipping", "orders"] })).columns).toEqual([
+      { name: "shipping", kind: "metric", format: "currency", unit: "EUR" },
+      { name: "orders", kind: "metric" }
     ])
   })
 

@@ -275,9 +275,9 @@ export const make = (services: Services, context: Context) => {
     lastResult: (): LastResult | undefined => lastResult,
     /** How many statements returned rows: `run_python` reloads the last result when it grew. */
     queries: (): number => queries,
-    /** A chart of the last result writes each measure's numbers in these formats (`query_metrics`). */
-    formatLast: (cellId: CellId, formats: ChartSpec.Data["formats"]) => {
-      if (lastResult !== undefined && lastResult.cellId === cellId) lastResult = { ...lastResult, formats }
+    /** A chart of the last result writes each measure's numbers in its format and unit (`query_metrics`). */
+    describeLast: (cellId: CellId, measures: Pick<ChartSpec.Data, "formats" | "units">) => {
+      if (lastResult !== undefined && lastResult.cellId === cellId) lastResult = { ...lastResult, ...measures }
     }
   }
 }

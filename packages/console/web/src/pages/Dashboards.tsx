@@ -38,6 +38,7 @@ interface Tile {
     readonly column: string
     readonly value: number | null
     readonly format?: string
+    readonly unit?: string
     readonly previous?: {
       readonly start: string
       readonly end: string
@@ -362,7 +363,12 @@ function TileView({ edit, tile }: {
       {tile.status === "failed" ? <p className="error">{tile.error}</p> : tile.figure !== undefined
         ? (
           <p className="figure">
-            <span className="figure-value">{figureText(tile.figure.value, tile.figure.format)}</span>
+            <span className="figure-value">
+              {figureText(tile.figure.value, tile.figure.format)}
+              {tile.figure.unit === undefined || tile.figure.format === "percent" || tile.figure.value === null
+                ? null
+                : <span className="figure-unit"> {tile.figure.unit}</span>}
+            </span>
             {tile.figure.previous?.change === undefined ?
               null :
               (
