@@ -166,6 +166,37 @@ describeServers("/v2 dashboards", (server) => {
     ])
   })
 
+  it("pins a verified query's answer with the values it ran with", async () => {
+    const org = await server().newOrg()
+    const connector = await demoConnector(server(), org)
+    const answer = await body(
+      await server().request("/v2/chats", {
+        method: "POST",
+        key: org.key,
+        json: { question: `What was revenue by month in ${lastYear}?`, connector_ids: [connector] }
+      })
+    )
+    const cells = await body(await server().request(`/v2/chats/${answer.chat_id}/cells?limit=100`, { key: org.key }))
+    const cell = cells.cells.find((c: any) => c.trusted_source?.kind === "verified_query")
+    // The trusted marker says which values the reviewed query ran with.
+    expect(cell.trusted_source).toMatchObject({ name: "revenue_by_month", params: { year: lastYear } })
+    const pinned = await body(await pin(server(), org.key, answer.chat_id, cell.id, { dashboard: "monthly" }))
+    expect((await approve(server(), org, pinned.change)).merged).toBe(true)
+    const definition = await body(await server().request("/v2/dashboards/monthly", { key: org.key }))
+    expect(definition.definition.tiles[0].query).toEqual({ verified: "revenue_by_month", params: { year: lastYear } })
+    const shown = await body(await queryAs(server(), org.key, "monthly"))
+    const hand = await handSql(
+      server(),
+      org,
+      connector,
+      `SELECT count(DISTINCT date_trunc('month', o.ordered_at)) FROM orders o
+       WHERE o.status <> 'cancelled' AND o.ordered_at >= '${lastYear}-01-01' AND o.ordered_at < '${lastYear + 1}-01-01'`
+    )
+    expect(shown.tiles[0].status).toBe("ok")
+    expect(shown.tiles[0].rows).toHaveLength(Number(hand.rows[0]![0]))
+    expect(shown.tiles[0].trusted).toMatchObject({ name: "revenue_by_month", params: { year: lastYear } })
+  })
+
   it("runs tiles under the shared filters, compares a figure with the period before, and fails a tile alone", async () => {
     const org = await server().newOrg()
     const connector = await demoConnector(server(), org)

@@ -539,7 +539,8 @@ const queryOfCell = (
 ): Effect.Effect<Dashboard.TileQuery, InvalidRequest | PermissionDenied> => {
   if (cell.semantic_query !== undefined) return Effect.succeed({ semantic: cell.semantic_query })
   if (cell.trusted_source?.kind === "verified_query") {
-    return Effect.succeed({ verified: cell.trusted_source.name })
+    const { name, params } = cell.trusted_source
+    return Effect.succeed({ verified: name, ...(params === undefined ? {} : { params }) })
   }
   if (cell.query === undefined) {
     return Effect.fail(new InvalidRequest({ message: "the cell ran no query to pin" }))

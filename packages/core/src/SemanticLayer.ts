@@ -23,6 +23,7 @@ import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Record from "effect/Record"
 import type * as Connector from "./Connector.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import { Connectors } from "./Connectors.js"
@@ -270,13 +271,21 @@ export function plan(
       SemanticCompiler.verifiedSql(governing.model, query, request.params, governing.dialect, options),
       invalid
     ),
-    (bound): VerifiedPlan => ({
-      _tag: "Verified",
-      sql: bound.sql,
-      params: bound.params,
-      query,
-      trusted: trustedBy(governing.source, "verified_query", query.name)
-    })
+    (bound): VerifiedPlan => {
+      const trusted = trustedBy(governing.source, "verified_query", query.name)
+      // The values it ran with stay with it, so that the answer can be run again as it was (a pin).
+      const given = Record.filter(
+        request.params,
+        (value): value is string | number | boolean => ["string", "number", "boolean"].includes(typeof value)
+      )
+      return {
+        _tag: "Verified",
+        sql: bound.sql,
+        params: bound.params,
+        query,
+        trusted: trusted === undefined || Record.isEmptyRecord(given) ? trusted : { ...trusted, params: given }
+      }
+    }
   )
 }
 

@@ -255,7 +255,11 @@ export const TrustedSource = Schema.Struct({
   name: Schema.String,
   /** The model file. */
   path: Schema.String,
-  commit: Schema.String
+  commit: Schema.String,
+  /** The values given for a verified query's parameters (its defaults stand for the rest). */
+  params: Schema.optional(
+    Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) })
+  )
 }).annotations({ identifier: "TrustedSource" })
 export type TrustedSource = typeof TrustedSource.Type
 
