@@ -559,7 +559,10 @@ tiles:
     expect(report.blocks[2].items).toHaveLength(shown.tiles[2].rows.length)
     expect(report.blocks[2].items[0]).toBe(
       `${shown.tiles[2].rows[0][0]} · ${
-        Number(shown.tiles[2].rows[0][1]).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+        Number(shown.tiles[2].rows[0][1]).toLocaleString("en-US", {
+          minimumFractionDigits: 2,
+          maximumFractionDigits: 2
+        })
       }`
     )
     expect(report.deliveries).toEqual([{ channel: "email", target: ana, status: "delivered" }])

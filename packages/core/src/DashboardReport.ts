@@ -218,7 +218,9 @@ const write = (
         dataframe_preview: Tabular.preview(names, tile.rows.slice(0, reportTableRows), count),
         execution_time_ms: 0
       }, [asset])
-      if (tile.chart !== undefined && tile.figure === undefined) charts.set(tile.index, yield* cells.drawChart(tile.title, tile.chart))
+      if (tile.chart !== undefined && tile.figure === undefined) {
+        charts.set(tile.index, yield* cells.drawChart(tile.title, tile.chart))
+      }
     }
     const draft = draftOf(response, { charts, link: options.link })
     const reportCell = yield* cells.newCell("report", { content: draft.subject })
@@ -240,7 +242,10 @@ const write = (
       runs.finish(
         run,
         "failed",
-        Option.match(Cause.failureOption(cause), { onNone: () => "the dashboard's run stopped", onSome: (e) => e.message })
+        Option.match(Cause.failureOption(cause), {
+          onNone: () => "the dashboard's run stopped",
+          onSome: (e) => e.message
+        })
       ).pipe(Effect.ignore)
     )
   )

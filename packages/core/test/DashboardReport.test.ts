@@ -97,7 +97,12 @@ describe("DashboardReport.draftOf", () => {
         }),
         tile(1, {
           title: "Orders",
-          figure: { column: "orders", value: 7, format: "integer", previous: { start: "2024-01-01", end: "2025-01-01", value: 0 } }
+          figure: {
+            column: "orders",
+            value: 7,
+            format: "integer",
+            previous: { start: "2024-01-01", end: "2025-01-01", value: 0 }
+          }
         }),
         tile(2, { title: "Chart", chart: spec("line"), columns: [{ name: "n" }], rows: [[null]] })
       ]),

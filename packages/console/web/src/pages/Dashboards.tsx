@@ -367,7 +367,7 @@ function TileView({ edit, tile }: {
               {figureText(tile.figure.value, tile.figure.format)}
               {tile.figure.unit === undefined || tile.figure.format === "percent" || tile.figure.value === null
                 ? null
-                : <span className="figure-unit"> {tile.figure.unit}</span>}
+                : <span className="figure-unit">{tile.figure.unit}</span>}
             </span>
             {tile.figure.previous?.change === undefined ?
               null :

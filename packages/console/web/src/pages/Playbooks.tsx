@@ -137,12 +137,18 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
             </select>
           </label>
         )}
-        {dashboard === "" ? (
-          <label className="field">
-            <span>Prompt</span>
-            <textarea rows={4} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
-          </label>
-        ) : <p className="muted">Each run sends a snapshot of every tile, as you see them, and a link to the dashboard.</p>}
+        {dashboard === "" ?
+          (
+            <label className="field">
+              <span>Prompt</span>
+              <textarea rows={4} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+            </label>
+          ) :
+          (
+            <p className="muted">
+              Each run sends a snapshot of every tile, as you see them, and a link to the dashboard.
+            </p>
+          )}
         <CheckSet
           legend="Connectors"
           items={connectors.map((c) => ({ key: c.id, label: c.name }))}
@@ -179,8 +185,10 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
           <button
             type="button"
             disabled={busy}
-            onClick={run("Report ready.", () =>
-              json(`v2/playbooks/${playbook.id}/run`, { method: "POST", body: { dry_run: false } }))}
+            onClick={run(
+              "Report ready.",
+              () => json(`v2/playbooks/${playbook.id}/run`, { method: "POST", body: { dry_run: false } })
+            )}
           >
             Run now
           </button>
