@@ -646,7 +646,14 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     // Once the page has its connectors (it selects them all when they arrive), none of them.
     const choices = page.getByRole("group", { name: "Connectors" })
     await choices.getByRole("checkbox", { name: /sales\.xlsx/ }).waitFor()
-    for (const box of await choices.getByRole("checkbox").all()) await box.uncheck()
+    // Unchecked until none is (a box the page checks again as its list settles is unchecked again).
+    await until("no connector chosen", async () => {
+      for (const box of await choices.getByRole("checkbox").all()) {
+        if (await box.isChecked()) await box.click()
+      }
+      const states = await Promise.all((await choices.getByRole("checkbox").all()).map((box) => box.isChecked()))
+      return states.every((checked) => !checked) || undefined
+    })
     await page.getByLabel("Model").selectOption("offline")
     await page.getByLabel("Attach files").setInputFiles(file)
     expect(await page.getByRole("list", { name: "Attached files" }).textContent()).toContain("sales.xlsx")
@@ -721,7 +728,8 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
       expect(editChange.title).toBe("Edit dashboard regions")
       await api("POST", `/v2/changes/${editChange.id}/approve`, { expected_git_ref: editChange.git_ref })
       await page.getByRole("status").filter({ hasText: `Change #${edit} merged.` }).waitFor({ timeout: 15_000 })
-      const renamed = page.getByRole("region", { name: "Tile Revenue by region" })
+      // Exactly: the old title starts with the new one.
+      const renamed = page.getByRole("region", { name: "Tile Revenue by region", exact: true })
       await renamed.locator(".chart-canvas svg").waitFor()
       const definition = (await api("GET", "/v2/dashboards/regions")).body.definition
       expect(definition.tiles[0]).toMatchObject({ title: "Revenue by region", layout: { x: 0, y: 0, w: 7, h: 4 } })
