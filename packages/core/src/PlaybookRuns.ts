@@ -2,7 +2,8 @@
  * Running playbooks: `POST /v2/playbooks/{id}/run` and the scheduler's firings.
  *
  * A run is the agent loop (`Answers`) asked the playbook's prompt as its owner, with `write_report`
- * offered. When it ends, the report is rendered from its blocks (`ReportHtml`: an `html_preview`
+ * offered; a playbook that names a dashboard runs the dashboard's tiles instead (`DashboardReport`),
+ * whose report has a block per tile. When it ends, the report is rendered from its blocks (`ReportHtml`: an `html_preview`
  * whose charts are signed asset URLs, and a mail whose charts travel inline as `cid:` PNGs),
  * delivered to every target, and stored with each target's outcome.
  *
