@@ -736,6 +736,29 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
       // "Open in chat" asks about the tile.
       await renamed.getByRole("link", { name: "Open in chat" }).click()
       expect(await page.getByLabel("Question").inputValue()).toBe("Revenue by region")
+
+      // A playbook delivers the dashboard: picked on its form, which then asks for no prompt.
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Playbooks" }).click()
+      await page.getByRole("button", { name: "New playbook" }).click()
+      const editor = page.getByRole("region", { name: /^Playbook / })
+      await editor.getByLabel("Name").fill("Regions on Mondays")
+      await editor.getByLabel("Deliver").selectOption({ label: "the Regions dashboard" })
+      expect(await editor.locator("textarea").count()).toBe(0)
+      await editor.getByRole("button", { name: "Save" }).click()
+      await editor.getByRole("status").filter({ hasText: "Saved." }).waitFor()
+      await editor.getByRole("button", { name: "Run now" }).click()
+      await editor.getByRole("status").filter({ hasText: "Report ready." }).waitFor({ timeout: 60_000 })
+      await editor.locator("details.report summary").first().click()
+      // The tile's chart, as the PNG the run drew.
+      const drawn = editor.locator(".report-body img.report-image").first()
+      await drawn.waitFor({ timeout: 30_000 })
+      await expect.poll(() => drawn.evaluate((img) => (img as { naturalWidth: number }).naturalWidth > 0)).toBe(true)
+      await screenshot(page, "playbook-dashboard")
+      const saved = (await api("GET", "/v2/playbooks?limit=100")).body.playbooks.find((p: any) =>
+        p.name === "Regions on Mondays"
+      )
+      expect(saved.dashboard).toBe("regions")
+      await api("DELETE", `/v2/playbooks/${saved.id}`)
       await context.close()
     },
     120_000

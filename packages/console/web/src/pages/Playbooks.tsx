@@ -109,7 +109,8 @@ function Editor({ onChange, playbook }: { readonly playbook: PlaybookRow; readon
         body: {
           name,
           prompt,
-          cron_string: cron.trim() === "" ? null : cron.trim(),
+          // "" clears the schedule (`null` is refused).
+          cron_string: cron.trim(),
           connector_ids: [...chosen],
           email_addresses: emails.split(/[\s,]+/).filter((e) => e !== ""),
           ...(channel === "" ? {} : { chat_channel_id: channel }),
