@@ -124,7 +124,7 @@ export interface Options {
   readonly sign: Chats.SignAssetUrl
   /** The dashboard in the console, for the report's last line. */
   readonly link?: string | undefined
-  /** Without one, the report names each chart by its title. */
+  /** Without one, a chart tile is reported as its rows. */
   readonly renderer: Option.Option<ChartRenderer.Service>
 }
 
@@ -178,6 +178,7 @@ const write = (
       // Nobody follows this run as it goes: its cells are stored, and its chat shows them. Its
       // assets are the run's, as a playbook's answer lists them.
       emit: (event) => Effect.sync(() => event.type === "asset" && assets.push(event.asset)),
+      // It runs no statement of its own: the tiles ran through `Dashboards.query`.
       clientAttributesJson: "{}",
       maxRows: 0,
       queryTimeoutMillis: 0,
@@ -219,7 +220,9 @@ const write = (
         execution_time_ms: 0
       }, [asset])
       if (tile.chart !== undefined && tile.figure === undefined) {
-        charts.set(tile.index, yield* cells.drawChart(tile.title, tile.chart))
+        const ref = yield* cells.drawChart(tile.title, tile.chart)
+        // Without a renderer the mail could not show the chart: its rows stand in.
+        if (Option.isSome(options.renderer)) charts.set(tile.index, ref)
       }
     }
     const draft = draftOf(response, { charts, link: options.link })
