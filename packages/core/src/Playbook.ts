@@ -462,8 +462,8 @@ export const advanceSchedule = (record: PlaybookRecord, firedAt: DateTime.Utc): 
 /**
  * What stops a playbook from running (a dry run answers them, deploying refuses them), each a
  * sentence that names the field: a blank prompt (a playbook that delivers a dashboard needs none), an
- * address that cannot receive mail, a schedule that cannot fire. Connectors and the dashboard need
- * the store and are checked by `Playbooks`.
+ * address that cannot receive mail, a schedule that cannot fire. Connectors need the store and are
+ * checked by `Playbooks`; the dashboard, by `PlaybookRuns` as it runs.
  *
  * @since 0.1.0
  * @category utils
