@@ -255,11 +255,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
           }, { reading: planned.compiled.reading.text }).pipe(
             Effect.map((ran) => {
               // A chart of these rows writes each measure's numbers in its format and unit.
-              const { columns } = planned.compiled
-              cells.describeLast(ran.cellId, {
-                formats: Object.fromEntries(columns.map((c) => [c.name, c.format])),
-                units: Object.fromEntries(columns.map((c) => [c.name, c.unit]))
-              })
+              cells.describeLast(ran.cellId, ChartSpec.describedBy(planned.compiled.columns))
               return ran.result
             })
           )

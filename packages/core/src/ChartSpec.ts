@@ -114,6 +114,22 @@ export interface Data {
 }
 
 /**
+ * How a result's columns write their numbers (`formats`, `units`), from what the semantic model says
+ * of each column.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const describedBy = (
+  columns: ReadonlyArray<
+    { readonly name: string; readonly format?: SemanticModel.Format | undefined; readonly unit?: string | undefined }
+  >
+): Pick<Data, "formats" | "units"> => ({
+  formats: Object.fromEntries(columns.map((c) => [c.name, c.format])),
+  units: Object.fromEntries(columns.map((c) => [c.name, c.unit]))
+})
+
+/**
  * The d3 number formats of a measure's format: on an axis (short: `1.23M`, `50k`, `45%`), and in a
  * tooltip (whole: `1,234,567.89`, `45.2%`).
  *

@@ -89,8 +89,6 @@ export const chartOf = (
       value: total
     }))
   }
-  const formats = Object.fromEntries(columns.map((c) => [c.name, c.format]))
-  const units = Object.fromEntries(columns.map((c) => [c.name, c.unit]))
   return ChartSpec.build(
     {
       title: tile.title,
@@ -102,8 +100,7 @@ export const chartOf = (
     {
       columns: columns.map((c) => ({ name: c.name, type: c.type ?? (c.kind === "time" ? "date" : "") })),
       rows,
-      formats,
-      units
+      ...ChartSpec.describedBy(columns)
     }
   )
 }
