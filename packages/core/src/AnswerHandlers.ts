@@ -207,7 +207,7 @@ export const make = (services: Services, context: RunContext): Handlers => {
     if (connector === undefined) return Effect.succeed(notEnabled(args.connector_id))
     // The model writes this SQL at the caller's request: it runs only where the database, not
     // the SQL, enforces the caller's client attributes.
-    const refusal = ConnectorUse.rawSqlRefusal(principal, connector.record)
+    const refusal = ConnectorUse.writtenSqlRefusal(principal, connector.record)
     return refusal === undefined
       ? executeQuery(connector, "sql", args.sql, [], {})
       : Effect.succeed(ToolResult.failed(refusal, "refused"))

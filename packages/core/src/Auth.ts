@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ApiKey from "./ApiKey.js"
 import { ApiKeyRepo } from "./ApiKeyRepo.js"
+import type * as EndUser from "./EndUser.js"
 import { Unauthenticated } from "./Errors.js"
 import type { MemberId, OrganizationId } from "./Ids.js"
 import type { Member } from "./Member.js"
@@ -115,18 +116,23 @@ export const principalOf = (
 })
 
 /**
- * The policy credential of a stored key: its snapshot, its legacy flag and its member access.
+ * The policy credential of a stored key: its snapshot, its legacy flag and its member access; with
+ * an end user's session minted by the key, that session's scope and client attributes.
  *
  * @since 0.1.0
  * @category utils
  */
-export const keyAuth = (record: ApiKey.ApiKeyRecord): Policy.Auth =>
+export const keyAuth = (
+  record: ApiKey.ApiKeyRecord,
+  endUser?: { readonly scope: EndUser.Scope; readonly clientAttributesJson: string }
+): Policy.Auth =>
   Policy.ApiKey({
     keyId: record.id,
     assumedRoleIds: record.assumed_roles,
     inheritAllRoles: record.inherit_all_roles,
     fullMemberAccess: record.full_member_access,
-    clientId: record.client_id
+    clientId: endUser === undefined ? record.client_id : endUser.clientAttributesJson,
+    ...(endUser === undefined ? {} : { endUser: endUser.scope })
   })
 
 /**

@@ -411,7 +411,12 @@ export const ListChatsQuery = Schema.Struct({
   /** Case-insensitive substring of the summary or of the first user message. */
   search_term: Schema.optional(Schema.String),
   sort_by: Schema.optionalWith(ChatSortField, { default: () => "updated_at" as const }),
-  sort_direction: Schema.optionalWith(SortDirection, { default: () => "desc" as const })
+  sort_direction: Schema.optionalWith(SortDirection, { default: () => "desc" as const }),
+  /**
+   * The chats of this end user of the caller's (`POST /v2/embed/sessions`) instead of the caller's
+   * own; an end user's session lists its own whatever it sends.
+   */
+  external_user_id: Schema.optional(Schema.String)
 })
 export type ListChatsQuery = typeof ListChatsQuery.Type
 

@@ -104,6 +104,14 @@ export declare namespace ChatRepo {
     /** A page of the organization's chats with the total number of matches. */
     readonly list: (organizationId: OrganizationId, options: ListOptions) => Effect.Effect<ListResult>
     /**
+     * Deletes every chat of this creator in this audience, with its messages, cells, assets and
+     * events, and answers their ids (an end user's chats, when the host forgets the end user).
+     */
+    readonly deleteMany: (
+      organizationId: OrganizationId,
+      owner: { readonly creatorId: MemberId; readonly audience: string }
+    ) => Effect.Effect<ReadonlyArray<ChatId>>
+    /**
      * Writes the mutable fields of a chat: `summary`, `status`, `connector_ids` and `updated_at` (its
      * creator, model, source and creation time never change). `NotFound` when the organization has no such chat.
      */
@@ -332,6 +340,25 @@ export const layerMemory: Layer.Layer<ChatRepo, never, MemoryState> = Layer.effe
             rows: sorted.slice(options.offset, options.offset + options.limit),
             totalCount: matches.length
           }
+        })),
+
+      deleteMany: (organizationId, owner) =>
+        state.run(Effect.flatMap(Ref.get(table), (tables) => {
+          const ids = Array.from(HashMap.values(tables.chats)).filter((chat) =>
+            chat.organization_id === organizationId && chat.creator_id === owner.creatorId &&
+            (chat.audience ?? "") === owner.audience
+          ).map((chat) => chat.id)
+          const gone = new Set<ChatId>(ids)
+          return Effect.as(
+            Ref.set(table, {
+              chats: HashMap.removeMany(tables.chats, ids),
+              messages: HashMap.removeMany(tables.messages, ids),
+              cells: HashMap.removeMany(tables.cells, ids),
+              assets: tables.assets.filter((asset) => !gone.has(asset.chat_id)),
+              events: HashMap.removeMany(tables.events, ids)
+            }),
+            ids
+          )
         })),
 
       update: (chat) =>

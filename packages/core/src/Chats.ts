@@ -33,6 +33,7 @@ import * as Errors from "./Errors.js"
 import type { AssetId, CellId, ChatId } from "./Ids.js"
 import * as RunLog from "./internal/chatRunLog.js"
 import { MemberRepo } from "./MemberRepo.js"
+import * as EndUser from "./EndUser.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
@@ -96,6 +97,14 @@ export declare namespace Chats {
       query: Chat.ListChatsQuery
     ) => Effect.Effect<Chat.ListChatsResponse, Unauthenticated | PermissionDenied>
     /**
+     * `DELETE /v2/embed/users/{external_user_id}/chats` (`chat:write`, not an end user): deletes the
+     * chats the caller's end user made, with their assets, and answers how many there were.
+     */
+    readonly forgetEndUser: (
+      principal: Policy.Principal,
+      externalUserId: string
+    ) => Effect.Effect<{ readonly deleted: number }, Unauthenticated | PermissionDenied>
+    /**
      * `GET /v2/chats/{id}` (`chat:read`): the chat, its messages (each assistant message with the
      * assets produced for it) and every asset of the chat, with `message_cell_id`.
      */
@@ -144,6 +153,16 @@ export declare namespace Chats {
 // -----------------------------------------------------------------------------------------------
 // Rules
 // -----------------------------------------------------------------------------------------------
+
+/**
+ * Whose chats a listing returns: the caller's own, or those of one of its end users when it names
+ * one (the host's backend, acting as the member its sessions act as). An end user's session never
+ * names another's: it always lists its own.
+ */
+const listedAudience = (principal: Policy.Principal, externalUserId: string | undefined): string =>
+  externalUserId === undefined || Policy.endUserOf(principal) !== undefined
+    ? Policy.audienceOf(principal)
+    : EndUser.audienceOf(principal.organizationId, externalUserId)
 
 /**
  * Who may reach a chat: its creator only, in its audience (no grants, no org-wide visibility).
@@ -223,7 +242,7 @@ export const makeWith = (options: Options) =>
         sortBy: query.sort_by,
         sortDirection: query.sort_direction,
         creatorId: principal.memberId,
-        audience: Policy.audienceOf(principal)
+        audience: listedAudience(principal, query.external_user_id)
       })
       // Only the caller's own chats are listed, so every creator e-mail is the caller's (which
       // authentication already read, saving a statement on every listing).
@@ -315,6 +334,23 @@ export const makeWith = (options: Options) =>
 
     const visible = (principal: Policy.Principal, id: ChatId) => readable(principal, id)
 
+    const forgetEndUser = Traced.fn("Chats.forgetEndUser")(function*(principal: Policy.Principal, externalUserId: string) {
+      // The host forgets its end users; an end user's session manages nothing, itself included.
+      if (Policy.endUserOf(principal) !== undefined) {
+        return yield* new Errors.PermissionDenied({ message: "permission denied: an end user's session cannot do this" })
+      }
+      yield* enforce(Policy.requirePermission(principal, "chat:write"))
+      const ids = yield* chats.deleteMany(principal.organizationId, {
+        creatorId: principal.memberId,
+        audience: EndUser.audienceOf(principal.organizationId, externalUserId)
+      })
+      // The rows are gone first: an object left behind by a crash here is unreachable, never shown.
+      yield* Effect.forEach(ids, (id) => assetStore.deletePrefix(`${principal.organizationId}/chats/${id}/`), {
+        discard: true
+      })
+      return { deleted: ids.length }
+    })
+
     return Chats.of({
       list,
       get,
@@ -322,7 +358,8 @@ export const makeWith = (options: Options) =>
       cell,
       cancel,
       assetForSignedUrl,
-      visible
+      visible,
+      forgetEndUser
     })
   })
 

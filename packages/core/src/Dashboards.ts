@@ -34,6 +34,7 @@ import * as DashboardTiles from "./DashboardTiles.js"
 import * as Decision from "./Decision.js"
 import { type Conflict, InvalidRequest, NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import type { CellId, ChatId, OrganizationId } from "./Ids.js"
+import * as EndUser from "./EndUser.js"
 import * as ConnectorUse from "./internal/connectorUse.js"
 import * as SqlStatement from "./internal/sqlStatement.js"
 import { Library } from "./Library.js"
@@ -163,7 +164,10 @@ export const make = Effect.gen(function*() {
 
   const list = Traced.fn("Dashboards.list")(function*(principal: Policy.Principal) {
     const { commit, files } = yield* Effect.catchTag(readable(principal), "NotFound", Effect.die)
-    const dashboards = [...HashMap.keys(files)].filter(Dashboard.isDashboardPath).sort().map(
+    const endUser = Policy.endUserOf(principal)
+    const dashboards = [...HashMap.keys(files)].filter((path) =>
+      Dashboard.isDashboardPath(path) && EndUser.allows(endUser?.dashboards, Dashboard.nameOf(path))
+    ).sort().map(
       (path): Dashboard.Summary => {
         const name = Dashboard.nameOf(path)
         return Either.match(Dashboard.parse(path, decoder.decode(HashMap.unsafeGet(files, path))), {
@@ -214,7 +218,8 @@ export const make = Effect.gen(function*() {
       yield* Decision.enforce(Policy.authenticated(principal))
       const head = Option.getOrUndefined(yield* library.head(principal.organizationId))
       const missing = new NotFound({ message: `no dashboard named ${name}` })
-      if (head === undefined) return yield* missing
+      // An end user's session reaches only the dashboards it names.
+      if (head === undefined || !EndUser.allows(Policy.endUserOf(principal)?.dashboards, name)) return yield* missing
       const { dashboards, tree } = yield* mainAt(principal.organizationId, head)
       const path = [Dashboard.pathOf(name), `${Dashboard.folder}${name}.yml`].find((p) => dashboards.has(p))
       // A dashboard the caller may not read is as absent as one that does not exist.
@@ -545,7 +550,7 @@ const queryOfCell = (
   if (cell.query === undefined) {
     return Effect.fail(new InvalidRequest({ message: "the cell ran no query to pin" }))
   }
-  const refusal = ConnectorUse.rawSqlRefusal(principal, connector) ?? SqlStatement.notOneQuery(cell.query)
+  const refusal = ConnectorUse.writtenSqlRefusal(principal, connector) ?? SqlStatement.notOneQuery(cell.query)
   return refusal === undefined
     ? Effect.succeed({ sql: cell.query })
     : Effect.fail(new PermissionDenied({ message: `permission denied: ${refusal}` }))

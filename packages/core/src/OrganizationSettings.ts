@@ -7,6 +7,7 @@
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as EndUser from "./EndUser.js"
 
 /**
  * The settings, as read: every one has a value.
@@ -18,6 +19,10 @@ export const OrganizationSettings = Schema.Struct({
   mcp_run_sql: Schema.Boolean.annotations({
     description: "Whether agents connected over MCP may run SQL of their own (the run_sql tool). Asking, " +
       "semantic queries and verified queries stay available either way. On by default."
+  }),
+  embed_origins: Schema.Array(EndUser.Origin).pipe(Schema.maxItems(100)).annotations({
+    description: "The browser origins end users' sessions (`POST /v2/embed/sessions`) may be used from, such as " +
+      "https://app.example.com. A session names some of these; empty (the default) allows no embedding."
   })
 }).annotations({ identifier: "OrganizationSettings" })
 export type OrganizationSettings = typeof OrganizationSettings.Type
@@ -28,7 +33,7 @@ export type OrganizationSettings = typeof OrganizationSettings.Type
  * @since 0.1.0
  * @category constants
  */
-export const defaults: OrganizationSettings = { mcp_run_sql: true }
+export const defaults: OrganizationSettings = { mcp_run_sql: true, embed_origins: [] }
 
 /**
  * A change of settings: only the settings given change.

@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import type { ListScope } from "./ApiKey.js"
 import * as Audience from "./Audience.js"
 import * as Decision from "./Decision.js"
+import * as EndUser from "./EndUser.js"
 import type { ApiKeyId, ChatId, ConnectorId, MemberId, ModelNumber, OrganizationId, RoleId } from "./Ids.js"
 import * as Permission from "./Permission.js"
 
@@ -90,6 +91,12 @@ export type Auth = Data.TaggedEnum<{
      * reads its fields as `_svc.client_attributes_json.<field>`. Absent for keys without one.
      */
     readonly clientId?: string | undefined
+    /**
+     * Set for an end user's session minted with this key (`EndUser`): it narrows the key to chat,
+     * to what the session names, and to an audience of its own; `clientId` then holds the session's
+     * attributes (the key's and the end user's).
+     */
+    readonly endUser?: EndUser.Scope | undefined
   }
 }>
 
@@ -146,9 +153,20 @@ export const clientAttributesJson = (principal: Principal): string =>
  * @category utils
  */
 export const audienceOf = (principal: Principal): string => {
+  const endUser = endUserOf(principal)
+  if (endUser !== undefined) return EndUser.audienceOf(principal.organizationId, endUser.externalUserId)
   const json = clientAttributesJson(principal)
   return json === "{}" ? Audience.none : Audience.of(principal.organizationId, json)
 }
+
+/**
+ * The end-user scope of the caller's session, when it is an end user's (`EndUser`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const endUserOf = (principal: Principal): EndUser.Scope | undefined =>
+  principal.auth._tag === "ApiKey" ? principal.auth.endUser : undefined
 
 /**
  * Is a record of this audience (absent: made without client attributes) the caller's? The one rule
@@ -234,8 +252,10 @@ const permissionsOf = (roles: ReadonlyArray<RoleInfo>): ReadonlyArray<Permission
  * @since 0.1.0
  * @category utils
  */
-export const effectivePermissions = (principal: Principal): ReadonlyArray<Permission.Permission> =>
-  permissionsOf(effectiveRoles(principal))
+export const effectivePermissions = (principal: Principal): ReadonlyArray<Permission.Permission> => {
+  const granted = permissionsOf(effectiveRoles(principal))
+  return endUserOf(principal) === undefined ? granted : granted.filter((p) => EndUser.permissions.includes(p))
+}
 
 /**
  * Does the caller hold the permission on this request? Asked of each effective role, without
@@ -245,6 +265,7 @@ export const effectivePermissions = (principal: Principal): ReadonlyArray<Permis
  * @category utils
  */
 export const hasPermission = (principal: Principal, permission: Permission.Permission): boolean =>
+  (endUserOf(principal) === undefined || EndUser.permissions.includes(permission)) &&
   effectiveRoles(principal).some((role) => rolePermissions(role).includes(permission))
 
 /**
@@ -253,7 +274,8 @@ export const hasPermission = (principal: Principal, permission: Permission.Permi
  * @since 0.1.0
  * @category guards
  */
-export const isAdmin = (principal: Principal): boolean => effectiveRoles(principal).some(isAdminRole)
+export const isAdmin = (principal: Principal): boolean =>
+  endUserOf(principal) === undefined && effectiveRoles(principal).some(isAdminRole)
 
 /**
  * Does the caller keep the member's direct object grants (always for a session)?
@@ -928,9 +950,11 @@ export interface Catalogue {
  */
 export const allowedModels = (principal: Principal, catalogue: Catalogue): ReadonlyArray<CatalogueModel> => {
   const roles = effectiveRoles(principal)
-  if (roles.some((role) => role.model.allowedModelIds === undefined)) return catalogue.models
-  const allowed = roles.flatMap((role) => role.model.allowedModelIds ?? [])
-  return catalogue.models.filter((model) => allowed.includes(model.number))
+  const byRoles = roles.some((role) => role.model.allowedModelIds === undefined)
+    ? catalogue.models
+    : catalogue.models.filter((model) => roles.some((role) => role.model.allowedModelIds?.includes(model.number)))
+  const endUser = endUserOf(principal)
+  return endUser === undefined ? byRoles : byRoles.filter((model) => EndUser.allows(endUser.models, model.id))
 }
 
 /**

@@ -581,7 +581,7 @@ export const makeWith = (options: Options = {}) =>
         Option.match({ onNone: () => Effect.fail(new NotFound()), onSome: Effect.succeed })
       )
       if (body.library_path === undefined) {
-        const refusal = connectorUse.rawSqlRefusal(principal, connector)
+        const refusal = connectorUse.writtenSqlRefusal(principal, connector)
         if (refusal !== undefined) return yield* new PermissionDenied({ message: `permission denied: ${refusal}` })
       }
       let text = body.query ?? ""

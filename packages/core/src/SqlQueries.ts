@@ -24,7 +24,7 @@ import { enforce } from "./Decision.js"
 import type { Unauthenticated } from "./Errors.js"
 import { InvalidRequest, PermissionDenied } from "./Errors.js"
 import { ConnectorId } from "./Ids.js"
-import { rawSqlRefusal, requireUsable } from "./internal/connectorUse.js"
+import { requireUsable, writtenSqlRefusal } from "./internal/connectorUse.js"
 import { OrganizationRepo } from "./OrganizationRepo.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
@@ -129,7 +129,7 @@ export const make = Effect.gen(function*() {
       return yield* new InvalidRequest({ message: `connector_id: no connector ${request.connector_id}` })
     }
     // A key with client attributes writes SQL only where the database enforces them.
-    const refusal = rawSqlRefusal(principal, connector.value)
+    const refusal = writtenSqlRefusal(principal, connector.value)
     if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal })
     const window = {
       offset,

@@ -618,6 +618,22 @@ export const make: Effect.Effect<ChatRepo.Service, never, SqlClient.SqlClient | 
         }, options))
         return { rows, totalCount: total }
       }),
+      // Messages, cells, assets and events go with their chat (foreign keys with ON DELETE CASCADE),
+      // and the creator's count with its trigger, in the one statement.
+      deleteMany: Traced.fn("ChatRepoSql.deleteMany")((organizationId, owner) =>
+        Effect.orDie(
+          Effect.map(
+            sql<{ readonly id: ChatId }>`DELETE FROM ${chats} WHERE ${
+              sql.and([
+                sql`organization_id = ${organizationId}`,
+                sql`creator_id = ${owner.creatorId}`,
+                sql`coalesce(audience, '') = ${owner.audience}`
+              ])
+            } RETURNING id`,
+            (rows) => rows.map((row) => row.id)
+          )
+        )
+      ),
       update: Traced.fn("ChatRepoSql.update")((chat) =>
         Effect.flatMap(
           Effect.orDie(updateChat(chat)),

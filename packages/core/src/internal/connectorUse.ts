@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Connector from "../Connector.js"
 import type { ConnectorRepo } from "../ConnectorRepo.js"
 import * as Decision from "../Decision.js"
+import * as EndUser from "../EndUser.js"
 import { InvalidRequest, type PermissionDenied, type Unauthenticated } from "../Errors.js"
 import type { ConnectorId, OrganizationId } from "../Ids.js"
 import * as Policy from "../Policy.js"
@@ -56,7 +57,8 @@ const decisions = (
       Effect.all([repo.get(principal.organizationId, id), repo.getAccess(principal.organizationId, id)]),
       ([connector, access]): readonly [ConnectorId, Policy.ObjectDecision] => [
         id,
-        Option.isSome(connector) && Option.isSome(access)
+        // An end user's session reaches only the connectors it names, as if the others did not exist.
+        Option.isSome(connector) && Option.isSome(access) && EndUser.allows(Policy.endUserOf(principal)?.connectorIds, id)
           ? Policy.canRead(principal, "connector", policyAccess(connector.value, access.value, now), now)
           : Decision.deny("not_found", "not found")
       ]
@@ -99,6 +101,16 @@ export const rawSqlRefusal = (principal: Policy.Principal, record: Connector.Con
     ? `connector ${record.id} does not enforce this key's client attributes in the database (signed session ` +
       `metadata), so SQL written for this key cannot run on it: use a saved query of the Context Library`
     : undefined
+
+/**
+ * Why the caller may not run SQL that it, or a model at its request, writes now (`run_sql`, a
+ * sandbox's query, a pin of such a cell); `undefined` when it may. An end user's session never
+ * does; anyone else as `rawSqlRefusal` says. Reviewed SQL (a dashboard's tile) is `rawSqlRefusal`'s alone.
+ */
+export const writtenSqlRefusal = (principal: Policy.Principal, record: Connector.ConnectorRecord): string | undefined =>
+  Policy.endUserOf(principal) !== undefined
+    ? "an end user's session writes no SQL of its own: ask a question, or use a saved query of the Context Library"
+    : rawSqlRefusal(principal, record)
 
 /** Missing and inaccessible read the same, so the message never tells which ids exist. */
 export const unusableMessage = (field: string, ids: ReadonlyArray<ConnectorId>): string =>
