@@ -394,9 +394,8 @@ export const http = (options: Options) =>
   Layer.mergeAll(
     Server.layer,
     hasRole(options, "api") ? consoleRoutes(options) : apiRoleGate,
-    options.corsOrigins === undefined || options.corsOrigins.length === 0
-      ? Layer.empty
-      : Server.layerCors(options.corsOrigins),
+    // Always: end users' sessions are used from the organizations' own origins.
+    Server.layerCors(options.corsOrigins ?? []),
     options.cluster !== undefined && hasRole(options, "sandbox")
       ? SandboxChannel.layerServer(options.cluster.secret)
       : Layer.empty

@@ -40,7 +40,7 @@ import * as Errors from "./Errors.js"
 import { IdGenerator } from "./IdGenerator.js"
 import { CellId, ChatId, type ConnectorId, type MemberId, MessageId, type OrganizationId } from "./Ids.js"
 import * as RunLog from "./internal/chatRunLog.js"
-import { requireUsable } from "./internal/connectorUse.js"
+import { requireUsable, usable } from "./internal/connectorUse.js"
 import * as EarlierAnswers from "./internal/earlierAnswers.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as Metrics from "./Metrics.js"
@@ -338,6 +338,13 @@ export const makeWith = (options: Chats.Options) =>
             }
             chat = yield* Chat.startRun(previous, now)
           } else {
+            const endUser = Policy.endUserOf(principal)
+            if (!named && endUser !== undefined) {
+              // The widget names no connectors: an end user asks about those its session reaches.
+              tools = withConnectors(
+                endUser.connectorIds ?? (yield* usable(connectors, principal, organizationId, now)).map((c) => c.id)
+              )
+            }
             yield* checkTools(tools, "invalid connector_ids")
             const model = yield* Option.match(resolved.model, {
               onNone: () => Effect.dieMessage("a new chat always resolves a model"),

@@ -25,6 +25,7 @@ import * as ChatStreams from "./ChatStreams.js"
 import * as Connectors from "./Connectors.js"
 import * as DashboardChecks from "./DashboardChecks.js"
 import * as Dashboards from "./Dashboards.js"
+import * as EmbedSessions from "./EmbedSessions.js"
 import * as Evals from "./Evals.js"
 import * as Feedbacks from "./Feedbacks.js"
 import * as IdGenerator from "./IdGenerator.js"
@@ -94,8 +95,9 @@ export const layerWith = (options: Options) => {
   return ChangeEvaluations.layer.pipe(Layer.provideMerge(
     Layer.merge(
       options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
-      // Evaluations ask their questions through the agent loop; feedback and pins file library changes.
-      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer)
+      // Evaluations ask their questions through the agent loop; feedback and pins file library changes;
+      // end users' sessions name dashboards.
+      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer, EmbedSessions.layer)
     ).pipe(
       Layer.provideMerge(Layer.merge(
         options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),

@@ -28,6 +28,7 @@ import { SandcastlesApi } from "./SandcastlesApi.js"
 import { SemanticApi } from "./SemanticApi.js"
 import { ServiceAccountsApi } from "./ServiceAccountsApi.js"
 import { SettingsApi } from "./SettingsApi.js"
+import { EmbedApi } from "./EmbedApi.js"
 import { WebhookEndpointsApi } from "./WebhookEndpointsApi.js"
 
 /**
@@ -53,6 +54,7 @@ export class SightlineApi extends HttpApi.make("sightline")
   .add(FeedbackApi)
   .add(AuditLogsApi)
   .add(SettingsApi)
+  .add(EmbedApi)
   .add(OAuthApi)
   .add(SemanticApi)
   .add(DashboardsApi)

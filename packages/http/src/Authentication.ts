@@ -10,7 +10,8 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Auth from "@sightline/core/Auth"
-import { Unauthenticated } from "@sightline/core/Errors"
+import * as EmbedSessions from "@sightline/core/EmbedSessions"
+import { type PermissionDenied, Unauthenticated } from "@sightline/core/Errors"
 import type * as Policy from "@sightline/core/Policy"
 import * as RateLimiter from "@sightline/core/RateLimiter"
 import * as Context from "effect/Context"
@@ -20,8 +21,10 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as ClientAddress from "./ClientAddress.js"
+import * as EmbedTokens from "./EmbedTokens.js"
 import * as FailedAuthentications from "./FailedAuthentications.js"
 import * as HttpErrors from "./HttpErrors.js"
+import * as EndUserRoutes from "./internal/endUserRoutes.js"
 import { requestOf } from "./internal/fiberRequest.js"
 import * as Jwt from "./Jwt.js"
 import * as RateLimit from "./RateLimit.js"
@@ -38,17 +41,24 @@ export class CurrentPrincipal extends Context.Tag("@sightline/http/Authenticatio
   Policy.Principal
 >() {}
 
-/** What resolving a bearer token reads: `Auth`, and the session and JWT verifiers where present. */
+/**
+ * What resolving a bearer token reads: `Auth`, and the session and JWT verifiers and the end users'
+ * sessions where present.
+ */
 interface Verifiers {
   readonly auth: Auth.Auth["Type"]
   readonly sessions: Option.Option<SessionTokens.SessionTokens["Type"]>
   readonly jwt: Option.Option<Jwt.JwtVerifier["Type"]>
+  readonly embedTokens: Option.Option<EmbedTokens.EmbedTokens["Type"]>
+  readonly embedSessions: Option.Option<EmbedSessions.EmbedSessions["Type"]>
 }
 
 const verifiers: Effect.Effect<Verifiers, never, Auth.Auth> = Effect.all({
   auth: Auth.Auth,
   sessions: Effect.serviceOption(SessionTokens.SessionTokens),
-  jwt: Effect.serviceOption(Jwt.JwtVerifier)
+  jwt: Effect.serviceOption(Jwt.JwtVerifier),
+  embedTokens: Effect.serviceOption(EmbedTokens.EmbedTokens),
+  embedSessions: Effect.serviceOption(EmbedSessions.EmbedSessions)
 })
 
 const authenticateWith = ({ auth, jwt, sessions }: Verifiers) =>
@@ -56,6 +66,12 @@ const authenticateWith = ({ auth, jwt, sessions }: Verifiers) =>
   token: string
 ): Effect.Effect<Policy.Principal, Unauthenticated> => {
   if (token.length === 0) return Effect.fail(new Unauthenticated({ message: "Authentication required" }))
+  // Only /v2's middleware takes an end user's session (`endUserWith`), on the routes it may use.
+  if (EmbedTokens.isEmbedToken(token)) {
+    return Effect.fail(
+      new Unauthenticated({ message: "invalid token: an end user's session is used only on /v2's chat routes" })
+    )
+  }
   if (Jwt.looksLikeJwt(token)) {
     if (Option.isSome(sessions) && SessionTokens.isSessionToken(token)) {
       return Effect.flatMap(
@@ -72,6 +88,19 @@ const authenticateWith = ({ auth, jwt, sessions }: Verifiers) =>
   }
   return auth.authenticateApiKey(token)
 }
+
+/**
+ * The principal of an end user's session presented from `origin`, where the deployment takes them;
+ * the caller checks first that the route is one an end user may use (`EndUserRoutes`).
+ */
+const endUserWith = ({ embedSessions, embedTokens }: Verifiers) =>
+(
+  token: string,
+  origin: string | undefined
+): Effect.Effect<Policy.Principal, Unauthenticated | PermissionDenied> =>
+  Option.isNone(embedTokens) || Option.isNone(embedSessions)
+    ? Effect.fail(new Unauthenticated({ message: "invalid token: this deployment takes no end users' sessions" }))
+    : Effect.flatMap(embedTokens.value.open(token), (claims) => embedSessions.value.principalOf(claims, origin))
 
 /**
  * Resolves a bearer token to a principal: a JWT when it looks like one and JWTs are enabled, else an
@@ -132,7 +161,7 @@ export const makeGuarded = Effect.gen(function*() {
  * @category models
  */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@sightline/http/Authentication", {
-  failure: Schema.Union(HttpErrors.Unauthenticated, HttpErrors.RateLimitExceeded),
+  failure: Schema.Union(HttpErrors.Unauthenticated, HttpErrors.PermissionDenied, HttpErrors.RateLimitExceeded),
   provides: CurrentPrincipal,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
@@ -170,22 +199,36 @@ export const layer: Layer.Layer<
   Effect.gen(function*() {
     // The services are held here rather than provided to each request: providing a context costs
     // a merge and two changes of the fiber's locals on every request.
-    const authenticateToken = authenticateWith(yield* verifiers)
+    const held = yield* verifiers
+    const authenticateToken = authenticateWith(held)
     const enforce = RateLimit.enforceWith(yield* RateLimiter.RateLimiter, yield* RateLimit.RateLimitConfig)
     const failures = yield* FailedAuthentications.FailedAuthentications
     const addressOf = yield* ClientAddress.resolver
+    const endUserToken = endUserWith(held)
     return Authentication.of({
       bearer: (token) =>
-        Effect.withFiberRuntime((fiber) =>
-          failures.guard(addressOf(requestOf(fiber)), authenticateToken(Redacted.value(token))).pipe(
-            Effect.catchAll((error): Effect.Effect<never, HttpErrors.Unauthenticated | HttpErrors.RateLimitExceeded> =>
+        Effect.withFiberRuntime((fiber) => {
+          const request = requestOf(fiber)
+          const value = Redacted.value(token)
+          const endUser = EmbedTokens.isEmbedToken(value)
+          if (endUser && !EndUserRoutes.allows(request.method, request.url)) {
+            return Effect.fail(
+              new HttpErrors.PermissionDenied({ error: { code: "permission_denied", message: EndUserRoutes.refusal } })
+            )
+          }
+          const attempt = endUser ? endUserToken(value, request.headers["origin"]) : authenticateToken(value)
+          return failures.guard(addressOf(request), attempt).pipe(
+            Effect.catchAll((error): Effect.Effect<
+              never,
+              HttpErrors.Unauthenticated | HttpErrors.PermissionDenied | HttpErrors.RateLimitExceeded
+            > =>
               error._tag === "Exhausted"
                 ? tooManyFailures(error.retryAfterSeconds)
-                : Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated)
+                : Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated | HttpErrors.PermissionDenied)
             ),
             Effect.tap((principal) => enforce(principal.organizationId))
           )
-        )
+        })
     })
   })
 )

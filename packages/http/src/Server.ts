@@ -61,6 +61,7 @@ import * as SandcastlesHandlers from "./internal/handlers/sandcastles.js"
 import * as SemanticHandlers from "./internal/handlers/semantic.js"
 import * as ServiceAccountsHandlers from "./internal/handlers/serviceAccounts.js"
 import * as SettingsHandlers from "./internal/handlers/settings.js"
+import * as EmbedHandlers from "./internal/handlers/embed.js"
 import * as WebhookEndpointsHandlers from "./internal/handlers/webhookEndpoints.js"
 import * as InputGuard from "./internal/inputGuard.js"
 import * as Issues from "./internal/issues.js"
@@ -71,6 +72,8 @@ import * as McpOAuth from "./McpOAuth.js"
 import * as OAuthTokens from "./OAuthTokens.js"
 import * as Oidc from "./Oidc.js"
 import * as PublicUrl from "./PublicUrl.js"
+import * as EmbedTokens from "./EmbedTokens.js"
+import * as EndUserRoutes from "./internal/endUserRoutes.js"
 import * as SessionTokens from "./SessionTokens.js"
 import { Surfaces } from "./Surfaces.js"
 
@@ -473,6 +476,7 @@ export const layerGroups = Layer.mergeAll(
   FeedbackHandlers.layer,
   AuditLogsHandlers.layer,
   SettingsHandlers.layer,
+  EmbedHandlers.layer,
   OAuthHandlers.layer,
   SemanticHandlers.layer,
   DashboardsHandlers.layer
@@ -481,7 +485,7 @@ export const layerGroups = Layer.mergeAll(
   // Signed asset URLs carry their own credential (the signature), and sign-in its password, link
   // or refresh cookie, not a bearer token.
   Layer.merge(Layer.merge(AssetsHandlers.layer, AuthHandlers.layer)),
-  Layer.provide(SessionTokens.layer)
+  Layer.provide(Layer.merge(SessionTokens.layer, EmbedTokens.layer))
 )
 
 /**
@@ -573,30 +577,51 @@ export const corsExposedHeaders = [
   "x-request-id"
 ] as const
 
+const corsOptions = {
+  allowedMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+  allowedHeaders: [
+    "authorization",
+    "content-type",
+    "x-request-id",
+    "last-event-id",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "svc_api_key"
+  ],
+  exposedHeaders: [...corsExposedHeaders],
+  maxAge: 600
+}
+
 /**
- * Cross-origin access for browsers of the given origins (exact `scheme://host[:port]`), as short-lived
- * keys used from a browser need: preflight answered, the bearer header allowed, the rate-limit
- * headers and the request id exposed. No cookies are involved, so credentials stay off.
+ * Cross-origin access for browsers: from the given origins (exact `scheme://host[:port]`) to every
+ * route, as short-lived keys used from a browser need, and from any origin to the routes an end
+ * user's session may use (`internal/endUserRoutes.ts`), where the embedded widget runs in a host's
+ * page. A preflight carries no credential, so it cannot tell the organization whose `embed_origins`
+ * decide; the session's own origin check refuses a page it does not name, before anything runs.
+ * Preflight is answered, the bearer header allowed, the rate-limit headers and the request id
+ * exposed. No cookies are involved, so credentials stay off.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerCors = (origins: ReadonlyArray<string>): Layer.Layer<never> =>
-  HttpApiBuilder.middlewareCors({
-    allowedOrigins: origins,
-    allowedMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-    allowedHeaders: [
-      "authorization",
-      "content-type",
-      "x-request-id",
-      "last-event-id",
-      "connect-protocol-version",
-      "connect-timeout-ms",
-      "svc_api_key"
-    ],
-    exposedHeaders: [...corsExposedHeaders],
-    maxAge: 600
+export const layerCors = (origins: ReadonlyArray<string>): Layer.Layer<never> => {
+  // A predicate, never a list: an empty list would answer `*` to every origin.
+  const configured = HttpMiddleware.cors({ ...corsOptions, allowedOrigins: (origin) => origins.includes(origin) })
+  const embedded = HttpMiddleware.cors({ ...corsOptions, allowedOrigins: () => true })
+  return HttpApiBuilder.middleware((app) => {
+    const forConfigured = configured(app)
+    const forEmbedded = embedded(app)
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const origin = request.headers["origin"]
+      if (origin === undefined || origins.includes(origin)) return forConfigured
+      // A preflight names the method it asks for; the request itself is its own method.
+      const method = request.method === "OPTIONS"
+        ? request.headers["access-control-request-method"] ?? ""
+        : request.method
+      return EndUserRoutes.allows(method, request.url) ? forEmbedded : forConfigured
+    })
   })
+}
 
 /**
  * Every service `layer` needs from the host.

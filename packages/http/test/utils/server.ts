@@ -59,7 +59,7 @@ const serverLayer = (options: Options) =>
     Layer.provideMerge(
       Layer.mergeAll(
         Server.layer,
-        options.corsOrigins === undefined ? Layer.empty : Server.layerCors(options.corsOrigins),
+        Server.layerCors(options.corsOrigins ?? []),
         options.sandboxChannel === undefined ? Layer.empty : SandboxChannel.layerServer(options.sandboxChannel)
       ).pipe(
         Layer.provide(Server.layerReadinessAlways),
