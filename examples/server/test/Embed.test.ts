@@ -15,7 +15,9 @@ const salesDashboard = `title: Sales
 connector: Demo retail
 tiles:
   - title: Revenue by region
-    query: { semantic: { metrics: [revenue], dimensions: [region], time: { start: "${lastYear}-01-01", end: "${lastYear + 1}-01-01" } } }
+    query: { semantic: { metrics: [revenue], dimensions: [region], time: { start: "${lastYear}-01-01", end: "${
+  lastYear + 1
+}-01-01" } } }
     visualization: { type: bar }
     layout: { x: 0, y: 0, w: 6, h: 4 }
 `
@@ -222,7 +224,10 @@ describeServers("/v2/embed", (server) => {
         ["/v2/organization/settings", {}],
         ["/v2/members", {}],
         ["/v2/playbooks", {}],
-        ["/v2/semantic/query", { method: "POST", json: { connector_id: connectorId, query: { metrics: ["revenue"] } } }],
+        ["/v2/semantic/query", {
+          method: "POST",
+          json: { connector_id: connectorId, query: { metrics: ["revenue"] } }
+        }],
         [`/v2/connectors/${connectorId}/semantic-model`, {}]
       ] as const
     ) {
@@ -252,7 +257,11 @@ describeServers("/v2/embed", (server) => {
       json: { embed_origins: [elsewhere] }
     })
     expect((await asWidget(server(), session.token, "/v2/chats")).status).toBe(403)
-    await server().request("/v2/organization/settings", { method: "PATCH", key: org.key, json: { embed_origins: [host] } })
+    await server().request("/v2/organization/settings", {
+      method: "PATCH",
+      key: org.key,
+      json: { embed_origins: [host] }
+    })
     expect((await asWidget(server(), session.token, "/v2/chats")).status).toBe(200)
 
     // Revoking the key ends them at once.
@@ -267,7 +276,11 @@ describeServers("/v2/embed", (server) => {
     const preflight = (path: string, method: string) =>
       server().request(path, {
         method: "OPTIONS",
-        headers: { origin: host, "access-control-request-method": method, "access-control-request-headers": "authorization" }
+        headers: {
+          origin: host,
+          "access-control-request-method": method,
+          "access-control-request-headers": "authorization"
+        }
       })
     const chats = await preflight("/v2/chats/stream", "POST")
     expect(chats.headers.get("access-control-allow-origin")).toBe(host)

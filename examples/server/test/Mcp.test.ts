@@ -444,7 +444,7 @@ tiles:
       json: { mcp_run_sql: false }
     })
     expect(off.status).toBe(200)
-    expect(await body(off)).toEqual({ mcp_run_sql: false })
+    expect(await body(off)).toEqual({ mcp_run_sql: false, embed_origins: [] })
 
     const client = await connect(server(), org.key)
     const names = (await client.listTools()).tools.map((tool) => tool.name)

@@ -28,12 +28,12 @@ import * as Chat from "./Chat.js"
 import * as ChatEvent from "./ChatEvent.js"
 import { ChatRepo } from "./ChatRepo.js"
 import { enforce } from "./Decision.js"
+import * as EndUser from "./EndUser.js"
 import type { NotFound, PermissionDenied, Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import type { AssetId, CellId, ChatId } from "./Ids.js"
 import * as RunLog from "./internal/chatRunLog.js"
 import { MemberRepo } from "./MemberRepo.js"
-import * as EndUser from "./EndUser.js"
 import * as Policy from "./Policy.js"
 import * as Traced from "./Traced.js"
 import { Transaction } from "./Transaction.js"
@@ -334,22 +334,26 @@ export const makeWith = (options: Options) =>
 
     const visible = (principal: Policy.Principal, id: ChatId) => readable(principal, id)
 
-    const forgetEndUser = Traced.fn("Chats.forgetEndUser")(function*(principal: Policy.Principal, externalUserId: string) {
-      // The host forgets its end users; an end user's session manages nothing, itself included.
-      if (Policy.endUserOf(principal) !== undefined) {
-        return yield* new Errors.PermissionDenied({ message: "permission denied: an end user's session cannot do this" })
+    const forgetEndUser = Traced.fn("Chats.forgetEndUser")(
+      function*(principal: Policy.Principal, externalUserId: string) {
+        // The host forgets its end users; an end user's session manages nothing, itself included.
+        if (Policy.endUserOf(principal) !== undefined) {
+          return yield* new Errors.PermissionDenied({
+            message: "permission denied: an end user's session cannot do this"
+          })
+        }
+        yield* enforce(Policy.requirePermission(principal, "chat:write"))
+        const ids = yield* chats.deleteMany(principal.organizationId, {
+          creatorId: principal.memberId,
+          audience: EndUser.audienceOf(principal.organizationId, externalUserId)
+        })
+        // The rows are gone first: an object left behind by a crash here is unreachable, never shown.
+        yield* Effect.forEach(ids, (id) => assetStore.deletePrefix(`${principal.organizationId}/chats/${id}/`), {
+          discard: true
+        })
+        return { deleted: ids.length }
       }
-      yield* enforce(Policy.requirePermission(principal, "chat:write"))
-      const ids = yield* chats.deleteMany(principal.organizationId, {
-        creatorId: principal.memberId,
-        audience: EndUser.audienceOf(principal.organizationId, externalUserId)
-      })
-      // The rows are gone first: an object left behind by a crash here is unreachable, never shown.
-      yield* Effect.forEach(ids, (id) => assetStore.deletePrefix(`${principal.organizationId}/chats/${id}/`), {
-        discard: true
-      })
-      return { deleted: ids.length }
-    })
+    )
 
     return Chats.of({
       list,

@@ -58,7 +58,9 @@ export interface MintedClaims {
  * @since 0.1.0
  * @category services
  */
-export class EmbedSessions extends Context.Tag("@sightline/core/EmbedSessions")<EmbedSessions, EmbedSessions.Service>() {}
+export class EmbedSessions
+  extends Context.Tag("@sightline/core/EmbedSessions")<EmbedSessions, EmbedSessions.Service>()
+{}
 
 export declare namespace EmbedSessions {
   /** The end-user session use cases. */
@@ -190,7 +192,9 @@ export const make = Effect.gen(function*() {
     }
     if (origin === undefined || !claims.origins.includes(origin)) {
       return yield* new PermissionDenied({
-        message: `permission denied: this end user's session is not for use from ${origin ?? "a page without an origin"}`
+        message: `permission denied: this end user's session is not for use from ${
+          origin ?? "a page without an origin"
+        }`
       })
     }
     const key = yield* keys.get(claims.organization_id, claims.key_id)
@@ -230,10 +234,12 @@ export const make = Effect.gen(function*() {
       governing._tag === "Right" ? governing.right.model.verifiedQueries : []
     )
     // Onboarding questions first, as the library marks them; each question once.
-    const suggestions = [...new Set([
-      ...verified.filter((query) => query.use_as_onboarding_question === true).map((query) => query.question),
-      ...verified.map((query) => query.question)
-    ])]
+    const suggestions = [
+      ...new Set([
+        ...verified.filter((query) => query.use_as_onboarding_question === true).map((query) => query.question),
+        ...verified.map((query) => query.question)
+      ])
+    ]
     const listed = yield* Effect.orDie(dashboards.list(principal))
     return {
       external_user_id: endUser.externalUserId,

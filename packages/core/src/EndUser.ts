@@ -142,13 +142,19 @@ export const MintRequest = Schema.Struct({
     })
   ),
   connectors: Schema.optional(
-    Schema.Array(ConnectorId).annotations({ description: "The connectors it may ask about; all the key reaches when absent." })
+    Schema.Array(ConnectorId).annotations({
+      description: "The connectors it may ask about; all the key reaches when absent."
+    })
   ),
   dashboards: Schema.optional(
-    Schema.Array(Dashboard.Name).annotations({ description: "The dashboards it may view; all the key reaches when absent." })
+    Schema.Array(Dashboard.Name).annotations({
+      description: "The dashboards it may view; all the key reaches when absent."
+    })
   ),
   models: Schema.optional(
-    Schema.Array(Schema.String).annotations({ description: "The catalogue models it may use; all the key's when absent." })
+    Schema.Array(Schema.String).annotations({
+      description: "The catalogue models it may use; all the key's when absent."
+    })
   ),
   ttl_seconds: Schema.optional(
     Schema.Int.pipe(Schema.between(ttlSeconds.min, ttlSeconds.max, {
@@ -158,7 +164,9 @@ export const MintRequest = Schema.Struct({
   allowed_origins: Schema.Array(Origin).pipe(
     Schema.minItems(1, { message: () => "allowed_origins must name at least one origin" }),
     Schema.maxItems(maxOrigins, { message: () => `allowed_origins names at most ${maxOrigins} origins` })
-  ).annotations({ description: "The browser origins it may be used from; each one of the organization's embed_origins." })
+  ).annotations({
+    description: "The browser origins it may be used from; each one of the organization's embed_origins."
+  })
 }).annotations({ identifier: "MintEmbedSessionRequest" })
 export type MintRequest = typeof MintRequest.Type
 

@@ -224,7 +224,9 @@ export const layer: Layer.Layer<
             > =>
               error._tag === "Exhausted"
                 ? tooManyFailures(error.retryAfterSeconds)
-                : Effect.fail(HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated | HttpErrors.PermissionDenied)
+                : Effect.fail(
+                  HttpErrors.fromApiError(error) as HttpErrors.Unauthenticated | HttpErrors.PermissionDenied
+                )
             ),
             Effect.tap((principal) => enforce(principal.organizationId))
           )

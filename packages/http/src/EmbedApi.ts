@@ -37,7 +37,10 @@ export class EmbedApi extends HttpApiGroup.make("embed")
   .add(
     HttpApiEndpoint.get("session", "/v2/embed/session")
       .addSuccess(EndUser.SessionInfo)
-      .annotate(OpenApi.Summary, "What an end user's session reaches: its connectors, dashboards and suggested questions")
+      .annotate(
+        OpenApi.Summary,
+        "What an end user's session reaches: its connectors, dashboards and suggested questions"
+      )
   )
   .add(
     HttpApiEndpoint.del("forget", "/v2/embed/users/:external_user_id/chats")

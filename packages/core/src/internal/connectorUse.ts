@@ -58,7 +58,8 @@ const decisions = (
       ([connector, access]): readonly [ConnectorId, Policy.ObjectDecision] => [
         id,
         // An end user's session reaches only the connectors it names, as if the others did not exist.
-        Option.isSome(connector) && Option.isSome(access) && EndUser.allows(Policy.endUserOf(principal)?.connectorIds, id)
+        Option.isSome(connector) && Option.isSome(access) &&
+          EndUser.allows(Policy.endUserOf(principal)?.connectorIds, id)
           ? Policy.canRead(principal, "connector", policyAccess(connector.value, access.value, now), now)
           : Decision.deny("not_found", "not found")
       ]

@@ -77,23 +77,30 @@ export const organizationRepoContract = (
         yield* repo.create(org)
         yield* repo.create(other)
         expect(yield* repo.settings(org.id)).toEqual(OrganizationSettings.defaults)
-        expect(yield* repo.updateSettings(org.id, { mcp_run_sql: false })).toEqual({ mcp_run_sql: false })
-        expect(yield* repo.settings(org.id)).toEqual({ mcp_run_sql: false })
+        const off = { ...OrganizationSettings.defaults, mcp_run_sql: false }
+        expect(yield* repo.updateSettings(org.id, { mcp_run_sql: false })).toEqual(off)
+        expect(yield* repo.settings(org.id)).toEqual(off)
         // An empty change keeps what was set; another organization keeps its own.
-        expect(yield* repo.updateSettings(org.id, {})).toEqual({ mcp_run_sql: false })
+        expect(yield* repo.updateSettings(org.id, {})).toEqual(off)
         expect(yield* repo.settings(other.id)).toEqual(OrganizationSettings.defaults)
+        const origins = ["https://app.example.com"]
+        expect(yield* repo.updateSettings(org.id, { embed_origins: origins })).toEqual({
+          ...off,
+          embed_origins: origins
+        })
+        expect(yield* repo.updateSettings(org.id, { embed_origins: [] })).toEqual(off)
         // Concurrent changes all land, the last one wins for the same setting.
         yield* Effect.all(
           [repo.updateSettings(org.id, { mcp_run_sql: true }), repo.updateSettings(other.id, { mcp_run_sql: false })],
           { concurrency: "unbounded" }
         )
-        expect(yield* repo.settings(org.id)).toEqual({ mcp_run_sql: true })
-        expect(yield* repo.settings(other.id)).toEqual({ mcp_run_sql: false })
+        expect(yield* repo.settings(org.id)).toEqual(OrganizationSettings.defaults)
+        expect(yield* repo.settings(other.id)).toEqual(off)
         // A change inside a failed transaction is undone.
         yield* Effect.exit(withTransaction(
           Effect.zipRight(repo.updateSettings(org.id, { mcp_run_sql: false }), Effect.fail("boom" as const))
         ))
-        expect(yield* repo.settings(org.id)).toEqual({ mcp_run_sql: true })
+        expect(yield* repo.settings(org.id)).toEqual(OrganizationSettings.defaults)
       }).pipe(Effect.provide(layer)))
 
     it.effect("keeps nothing of a failed transaction", () =>

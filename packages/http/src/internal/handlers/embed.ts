@@ -23,7 +23,12 @@ export const layer = HttpApiBuilder.group(SightlineApi, "embed", (handlers) =>
               external_user_id: claims.external_user_id
             })))
         ))
-      .handle("session", () => withPrincipal((principal) => sessions.info(principal)))
-      .handle("forget", ({ path }) =>
-        withPrincipal((principal) => chats.forgetEndUser(principal, path.external_user_id)))
+      .handle("session", () =>
+        withPrincipal((principal) =>
+          sessions.info(principal)
+        ))
+      .handle(
+        "forget",
+        ({ path }) => withPrincipal((principal) => chats.forgetEndUser(principal, path.external_user_id))
+      )
   })).pipe(only(Authentication, EmbedSessions.EmbedSessions, EmbedTokens, Chats.Chats))
