@@ -814,3 +814,53 @@ describe("Policy models", () => {
     expectDeny(Policy.resolveChatModel(session([analyst], { deleted: true }), {}, catalogue), "unauthenticated")
   })
 })
+
+// --- end users' sessions -----------------------------------------------------------------------------
+
+describe("Policy for an end user's session", () => {
+  const scope = (externalUserId: string, models?: ReadonlyArray<string>) => ({
+    externalUserId,
+    origins: ["https://app.example.com"],
+    ...(models === undefined ? {} : { models })
+  })
+  const endUser = (externalUserId: string, models?: ReadonlyArray<string>) =>
+    withKey([admin], [admin], { clientId: "{\"region\":\"EU\"}", endUser: scope(externalUserId, models) })
+
+  it("may only chat, whatever the key's roles, and is never an admin", () => {
+    const principal = endUser("ana")
+    expect(Policy.effectivePermissions(principal)).toEqual(["chat:read", "chat:write", "connector:read"])
+    expect(Policy.hasPermission(principal, "chat:write")).toBe(true)
+    for (const permission of ["member:read", "organization:write", "playbook:write", "sandbox:write"] as const) {
+      expect(Policy.hasPermission(principal, permission)).toBe(false)
+    }
+    expect(Policy.isAdmin(principal)).toBe(false)
+    expectDeny(Policy.requireAdmin(principal), "permission_denied")
+    // The key it was minted with keeps its own.
+    expect(Policy.isAdmin(withKey([admin], [admin], { clientId: "{\"region\":\"EU\"}" }))).toBe(true)
+  })
+
+  it("has an audience of its own: its external id's, not its attributes'", () => {
+    const keyed = withKey([admin], [admin], { clientId: "{\"region\":\"EU\"}" })
+    expect(Policy.audienceOf(endUser("ana"))).not.toBe(Policy.audienceOf(keyed))
+    expect(Policy.audienceOf(endUser("ana"))).not.toBe(Policy.audienceOf(endUser("bo")))
+    expect(Policy.audienceOf(endUser("ana"))).toBe(Policy.audienceOf(endUser("ana")))
+    // Its attributes are the key's client metadata for row-level security.
+    expect(Policy.clientAttributesJson(endUser("ana"))).toBe("{\"region\":\"EU\"}")
+    const chat = { organizationId: org, ownerId: alice, isPublic: false, grants: [], audience: Policy.audienceOf(endUser("ana")) }
+    expect(Option.isSome(Policy.objectAccess(endUser("ana"), chat, now))).toBe(true)
+    expect(Option.isNone(Policy.objectAccess(endUser("bo"), chat, now))).toBe(true)
+    expect(Option.isNone(Policy.objectAccess(keyed, chat, now))).toBe(true)
+  })
+
+  it("uses only the models its session names", () => {
+    const catalogue: Policy.Catalogue = {
+      models: [
+        { number: ModelNumber.make(1), id: "offline", provider: "offline" },
+        { number: ModelNumber.make(2), id: "big", provider: "openai" }
+      ]
+    }
+    expect(Policy.allowedModels(endUser("ana"), catalogue).map((m) => m.id)).toEqual(["offline", "big"])
+    expect(Policy.allowedModels(endUser("ana", ["big"]), catalogue).map((m) => m.id)).toEqual(["big"])
+    expect(Option.map(Policy.defaultModel(endUser("ana", ["big"]), catalogue), (m) => m.id)).toEqual(Option.some("big"))
+  })
+})

@@ -401,6 +401,41 @@ export const chatRepoContract = (name: string, layer: Layer.Layer<Requirements, 
         expect(Option.getOrThrow(yield* repo.get(org.id, none.id)).audience).toBeUndefined()
       }).pipe(Effect.provide(layer)))
 
+    it.effect("deleteMany deletes one creator's chats of one audience, with what they hold, and nothing else", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const { member, org } = yield* setup
+        const other = yield* setup
+        const audience = "c".repeat(64)
+        const gone = [chat(org.id, member.id, { audience }), chat(org.id, member.id, { audience })]
+        const kept = [chat(org.id, member.id), chat(org.id, member.id, { audience: "d".repeat(64) })]
+        const foreign = chat(other.org.id, other.member.id, { audience })
+        yield* createAll([...gone, ...kept, foreign])
+        yield* Effect.forEach([...gone, ...kept], (of) =>
+          Effect.all([
+            repo.appendMessage(message(of, "user", "a question", at(1))),
+            repo.upsertCell(cell(of)),
+            repo.addAsset(asset(of))
+          ]), { discard: true })
+
+        const deleted = yield* repo.deleteMany(org.id, { creatorId: member.id, audience })
+        expect([...deleted].sort()).toEqual(gone.map((c) => c.id).sort())
+        for (const of of gone) {
+          expect(Option.isNone(yield* repo.get(org.id, of.id))).toBe(true)
+          expect(yield* repo.listMessages(org.id, of.id)).toEqual([])
+          expect(yield* repo.listAssets(org.id, of.id)).toEqual([])
+        }
+        for (const of of kept) {
+          expect(Option.isSome(yield* repo.get(org.id, of.id))).toBe(true)
+          expect(yield* repo.listMessages(org.id, of.id)).toHaveLength(1)
+          expect(yield* repo.listAssets(org.id, of.id)).toHaveLength(1)
+        }
+        expect(Option.isSome(yield* repo.get(other.org.id, foreign.id))).toBe(true)
+        // The creator's count follows.
+        expect((yield* repo.list(org.id, listOptions({ creatorId: member.id }))).totalCount).toBe(2)
+        expect(yield* repo.deleteMany(org.id, { creatorId: member.id, audience })).toEqual([])
+      }).pipe(Effect.provide(layer)))
+
     it.effect("total_count per creator and for the organization follows creates", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
