@@ -422,7 +422,8 @@ tiles:
     const org = await server().newOrg()
     const connectorId = await demoConnector(server(), org)
     expect(await body(await server().request("/v2/organization/settings", { key: org.key }))).toEqual({
-      mcp_run_sql: true
+      mcp_run_sql: true,
+      embed_origins: []
     })
     // Only an admin changes settings, and a setting must be one there is.
     const member = await scopedKey(server(), org, ["chat:read", "chat:write", "connector:read"])
