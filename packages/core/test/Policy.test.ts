@@ -846,7 +846,13 @@ describe("Policy for an end user's session", () => {
     expect(Policy.audienceOf(endUser("ana"))).toBe(Policy.audienceOf(endUser("ana")))
     // Its attributes are the key's client metadata for row-level security.
     expect(Policy.clientAttributesJson(endUser("ana"))).toBe("{\"region\":\"EU\"}")
-    const chat = { organizationId: org, ownerId: alice, isPublic: false, grants: [], audience: Policy.audienceOf(endUser("ana")) }
+    const chat = {
+      organizationId: org,
+      ownerId: alice,
+      isPublic: false,
+      grants: [],
+      audience: Policy.audienceOf(endUser("ana"))
+    }
     expect(Option.isSome(Policy.objectAccess(endUser("ana"), chat, now))).toBe(true)
     expect(Option.isNone(Policy.objectAccess(endUser("bo"), chat, now))).toBe(true)
     expect(Option.isNone(Policy.objectAccess(keyed, chat, now))).toBe(true)
