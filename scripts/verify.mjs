@@ -16,6 +16,7 @@ const projects = [
   "packages/ai",
   "packages/delivery",
   "packages/sandbox",
+  "packages/embed",
   "examples/server",
   "examples/embed"
 ]

@@ -39,14 +39,14 @@ import type * as Clarification from "./Clarification.js"
 import * as Connector from "./Connector.js"
 import * as ConnectorRuntime from "./ConnectorRuntime.js"
 import * as Connectors from "./Connectors.js"
-import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied, type Unauthenticated } from "./Errors.js"
+import { type Conflict, InvalidRequest, type NotFound, PermissionDenied, type Unauthenticated } from "./Errors.js"
 import * as Errors from "./Errors.js"
 import type { ChatId } from "./Ids.js"
 import * as RunEvents from "./internal/runEvents.js"
 import * as RunLedger from "./internal/runLedger.js"
 import * as LanguageModel from "./LanguageModel.js"
 import { Library } from "./Library.js"
-import type * as Policy from "./Policy.js"
+import * as Policy from "./Policy.js"
 import * as Sandboxes from "./Sandboxes.js"
 import * as Traced from "./Traced.js"
 
@@ -269,6 +269,11 @@ export const makeWith = (options: Options) =>
       askOptions: AskOptions = {}
     ) {
       if (askOptions.files !== undefined && askOptions.files.length > 0) {
+        // Files become a connector of the key's owner, which the host's own people then see: an end
+        // user's session attaches none.
+        if (Policy.endUserOf(principal) !== undefined) {
+          return yield* new PermissionDenied({ message: "permission denied: an end user's session attaches no files" })
+        }
         if (askOptions.files.length > AnswerContext.maxUploadedFiles) {
           return yield* new InvalidRequest({ message: `files: at most ${AnswerContext.maxUploadedFiles} files` })
         }
