@@ -4,43 +4,14 @@
  * its own rows, and nothing more. Every refusal the embed issue lists is here, and CORS by origin.
  */
 import { expect, it } from "vitest"
-import { demoConnector, editModel, mergeFiles } from "./utils/content.js"
+import { embeddingOrg } from "./utils/embed.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 
 const host = "http://127.0.0.1:4801"
 const elsewhere = "http://127.0.0.1:4802"
 
-const lastYear = new Date().getUTCFullYear() - 1
-const salesDashboard = `title: Sales
-connector: Demo retail
-tiles:
-  - title: Revenue by region
-    query: { semantic: { metrics: [revenue], dimensions: [region], time: { start: "${lastYear}-01-01", end: "${
-  lastYear + 1
-}-01-01" } } }
-    visualization: { type: bar }
-    layout: { x: 0, y: 0, w: 6, h: 4 }
-`
-
-/** An organization that embeds from `host`, with a DEMO connector and a dashboard. */
-const embedding = async (server: TestServer) => {
-  const org = await server.newOrg()
-  const connectorId = await demoConnector(server, org)
-  // Row-level security: each caller sees its region's rows.
-  await editModel(server, org, (yaml) =>
-    yaml.replace(
-      "base_table: { schema: public, table: regions }",
-      "base_table: { schema: public, table: regions }\n    row_filter: code = _svc.client_attributes_json.region"
-    ))
-  const settings = await server.request("/v2/organization/settings", {
-    method: "PATCH",
-    key: org.key,
-    json: { embed_origins: [host] }
-  })
-  expect(settings.status).toBe(200)
-  await mergeFiles(server, org, { "dashboards/sales.yaml": salesDashboard, "dashboards/hidden.yaml": salesDashboard })
-  return { org, connectorId }
-}
+/** An organization that embeds from `host`. */
+const embedding = (server: TestServer) => embeddingOrg(server, [host])
 
 const mint = (server: TestServer, key: string, json: Record<string, unknown>) =>
   server.request("/v2/embed/sessions", { method: "POST", key, json: { allowed_origins: [host], ...json } })
@@ -56,13 +27,18 @@ const minted = async (server: TestServer, org: Org, json: Record<string, unknown
 const asWidget = (server: TestServer, token: string, path: string, init: RequestInit & { json?: unknown } = {}) =>
   server.request(path, { ...init, key: token, headers: { origin: host, ...init.headers as Record<string, string> } })
 
-/** The regions of the answer's table, as the end user reads them. */
-const regionsOf = async (server: TestServer, token: string, chatId: string) => {
+/** The rows of the latest answer's table, as the end user reads them. */
+const answerRows = async (server: TestServer, token: string, chatId: string) => {
   const cells = await body(await asWidget(server, token, `/v2/chats/${chatId}/cells`))
   const answer = cells.cells.find((cell: any) => cell.role === "assistant" && cell.type === "markdown")
   const rows = (answer.content as string).split("\n").filter((line) => line.startsWith("| ")).slice(2)
-  return rows.map((line) => line.split("|")[1]!.trim()).sort()
+  return rows.map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim()))
 }
+
+const regionsOf = async (server: TestServer, token: string, chatId: string) =>
+  (await answerRows(server, token, chatId)).map((row) => row[0]!).sort()
+
+const amount = (text: string) => Number(text.replace(/,/g, ""))
 
 const ask = (server: TestServer, token: string, question: string, chatId?: string) =>
   asWidget(server, token, "/v2/chats", {
@@ -93,11 +69,17 @@ describeServers("/v2/embed", (server) => {
     const [euAnswer, naAnswer] = await Promise.all(asked.map((response) => body(response)))
     expect(asked.map((response) => response.status), JSON.stringify(euAnswer)).toEqual([200, 200])
     expect(await regionsOf(server(), eu.token, euAnswer.chat_id)).toEqual(["Europe"])
+    const europeTotal = amount((await answerRows(server(), eu.token, euAnswer.chat_id))[0]![1]!)
     expect(await regionsOf(server(), na.token, naAnswer.chat_id)).toEqual(["North America"])
 
     // A follow-up continues the end user's own chat.
-    const followUp = await ask(server(), eu.token, "and the year before?", euAnswer.chat_id)
+    const followUp = await ask(server(), eu.token, "and per channel?", euAnswer.chat_id)
     expect(followUp.status).toBe(200)
+    const perChannel = await body(followUp)
+    expect(perChannel.chat_id).toBe(euAnswer.chat_id)
+    const channels = await answerRows(server(), eu.token, euAnswer.chat_id)
+    expect(channels.length).toBeGreaterThan(1)
+    expect(channels.reduce((sum, row) => sum + amount(row[1]!), 0)).toBeCloseTo(europeTotal, 0)
 
     // Neither reaches the other's chat, even with its id, nor lists it.
     expect((await asWidget(server(), na.token, `/v2/chats/${euAnswer.chat_id}`)).status).toBe(404)

@@ -50,6 +50,8 @@ const tableOf = (asset: Asset, strings: Strings, format: Intl.NumberFormat): HTM
       rows: ReadonlyArray<ReadonlyArray<unknown>>
       total_rows?: number
     }
+    // A lookup that found nothing is not worth a table.
+    if (table.rows.length === 0) return undefined
     const cell = (value: unknown) =>
       typeof value === "number"
         ? h("td", { class: "num" }, format.format(value))
@@ -292,7 +294,13 @@ export class SightlineChat extends HTMLElement {
             append(extras, [chart(asset.content, `${strings.chart}: ${asset.name}`, strings.chartFailed)])
           } else if (asset.type === "table" && !hasTable) append(extras, [tableOf(asset, strings, format)])
         }
+        // A step is sent when it starts and again when it ends: its last state counts, once. Each
+        // reading once, as a model that looked several times read the question the same way.
+        const readings = new Map<string, Cell>()
         for (const cell of cells) {
+          if (cell.reading !== undefined) readings.set(cell.reading.text, cell)
+        }
+        for (const cell of readings.values()) {
           if (cell.reading === undefined) continue
           append(extras, [
             h(
@@ -324,8 +332,8 @@ export class SightlineChat extends HTMLElement {
       })
     }
     const thanks = () => box.replaceChildren(h("span", { class: "reading", role: "status" }, strings.thanks))
-    const up = h("button", { type: "button", "aria-label": strings.helpful, part: "rate-up" }, "👍")
-    const down = h("button", { type: "button", "aria-label": strings.notHelpful, part: "rate-down" }, "👎")
+    const up = h("button", { type: "button", part: "rate-up" }, `▲ ${strings.helpful}`)
+    const down = h("button", { type: "button", part: "rate-down" }, `▼ ${strings.notHelpful}`)
     for (const [button, rating] of [[up, "up"], [down, "down"]] as const) {
       button.addEventListener("click", () => {
         void rate(rating).then(() => {

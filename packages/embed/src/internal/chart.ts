@@ -13,7 +13,16 @@ export const chart = (spec: string, title: string, failed: string): HTMLElement 
   const figure = h("figure", { class: "chart", part: "chart", "aria-label": title }, canvas)
   loaded ??= Promise.all([import("vega-embed"), import("vega-interpreter")])
   loaded.then(([{ default: embed }, { expressionInterpreter }]) =>
-    embed(canvas, JSON.parse(spec), { actions: false, ast: true, expr: expressionInterpreter, renderer: "svg" })
+    embed(canvas, JSON.parse(spec), {
+      actions: false,
+      ast: true,
+      expr: expressionInterpreter,
+      renderer: "svg",
+      // vega-embed and its tooltips add `<style>` elements to the page, which a Content-Security-Policy
+      // without `unsafe-inline` refuses: neither is used.
+      defaultStyle: false,
+      tooltip: false
+    })
   ).catch((error: unknown) => {
     figure.append(h("p", { class: "error" }, `${failed}: ${error instanceof Error ? error.message : String(error)}`))
   })
