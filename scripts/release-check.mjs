@@ -5,6 +5,7 @@
 // - the embed example (`examples/embed/src/Host.ts`, compiled by tsc as ESM and as CommonJS) mounts
 //   Sightline in a node:http server, which answers the host's own page and `/v2` with its admin key;
 // - the console's built files load (`@sightline/console/ConsoleAssets`);
+// - the widget's package resolves to its bundle, its React wrapper and their types (`@sightline/embed`);
 // - the sandbox runtime loads and answers whether sandboxes can run;
 // - a package's internals cannot be imported.
 // It needs the npm registry, for `effect` and the other dependencies. `--keep` keeps the project.
@@ -16,7 +17,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
-const packages = ["core", "sql", "http", "ai", "connectors", "delivery", "sandbox", "console"]
+const packages = ["core", "sql", "http", "ai", "connectors", "delivery", "sandbox", "console", "embed"]
 const keep = process.argv.includes("--keep")
 
 const run = async (command, args, cwd) => {
@@ -162,6 +163,17 @@ try {
       "scripts: files.some((f) => f.path.endsWith('.js')) }))"
     ], project)
     equal(JSON.parse(assets), { index: true, scripts: true }, "console assets")
+  })
+
+  await check("the widget's package holds its bundles and types", async () => {
+    const resolved = await run("node", [
+      "--input-type=module",
+      "-e",
+      "const fs = await import('node:fs'); const url = await import('node:url'); " +
+      "const files = ['@sightline/embed', '@sightline/embed/react'].map((s) => url.fileURLToPath(import.meta.resolve(s))); " +
+      "console.log(JSON.stringify(files.map((f) => [f.split('node_modules/')[1], fs.existsSync(f.replace(/dist\\/(\\w+)\\.js$/, 'dist/types/$1.d.ts'))])))"
+    ], project)
+    equal(JSON.parse(resolved), [["@sightline/embed/dist/index.js", true], ["@sightline/embed/dist/react.js", true]], "embed")
   })
 
   const example = libraryExample()

@@ -42,11 +42,12 @@ describe.skipIf(registry !== undefined)("the packed packages in a fresh project"
       line.replace(/^ok\s+/, "").replace(/ \([\d.]+ s\)$/, "")
     )
     expect(passed).toEqual([
-      "build and pack 8 packages",
+      "build and pack 9 packages",
       "install the tarballs with npm into a new project",
       "a package's internals cannot be imported",
       "the sandbox runtime loads from its built files",
       "the console's built files load",
+      "the widget's package holds its bundles and types",
       "the library example of docs/library.md runs as ESM and as CommonJS",
       "the library example type-checks with tsc",
       "the embed example, compiled by tsc, serves as ESM and as CommonJS"

@@ -1,6 +1,8 @@
 /**
  * Authentication of /v2 and the v1 webhook: `Authorization: Bearer` with an API key, a session's
- * access token (when `SessionTokens` is provided) or, when a `JwtVerifier` is configured, a JWT. The principal is what every use case takes first.
+ * access token (when `SessionTokens` is provided), an end user's session on the routes it may use
+ * (when `EmbedTokens` is provided) or, when a `JwtVerifier` is configured, a JWT. The principal is
+ * what every use case takes first.
  *
  * @since 0.1.0
  */
