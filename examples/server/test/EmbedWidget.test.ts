@@ -151,16 +151,16 @@ for (const element of document.querySelectorAll("sightline-chat, sightline-dashb
 
 /** Asks in the page's chat and waits for its answer (or its error). */
 const ask = async (page: Page, question: string) => {
-  const before = await page.evaluate(() => (window as any).events.length)
+  const before = await page.evaluate(() => (globalThis as any).events.length)
   const input = page.locator("sightline-chat textarea")
   await input.fill(question)
   await input.press("Enter")
   await page.waitForFunction(
-    (count) => (window as any).events.slice(count).some((e: any) => e.name === "answer" || e.name === "error"),
+    (count) => (globalThis as any).events.slice(count).some((e: any) => e.name === "answer" || e.name === "error"),
     before,
     { timeout: 60_000 }
   )
-  return page.evaluate((count) => (window as any).events.slice(count), before)
+  return page.evaluate((count) => (globalThis as any).events.slice(count), before)
 }
 
 /** The rows of the last answer's table, first column, as shown. */
@@ -266,7 +266,7 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     // axe-core, inside the shadow roots: no serious or critical violation.
     await ana.page.addScriptTag({ url: "/axe.js" })
     const violations = await ana.page.evaluate(async () => {
-      const result = await (window as any).axe.run(document, { resultTypes: ["violations"] })
+      const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ["violations"] })
       return result.violations.filter((v: any) => v.impact === "serious" || v.impact === "critical")
         .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(" ")).join(", ")}`)
     })
@@ -349,7 +349,7 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     expect(await answer.locator("a").count()).toBe(0)
     expect(await answer.locator("strong").textContent()).toBe("bold")
     expect(await answer.locator("td").allTextContents()).toEqual([hostile, "plain"])
-    expect(await page.evaluate(() => (window as any).pwned)).toBeUndefined()
+    expect(await page.evaluate(() => (globalThis as any).pwned)).toBeUndefined()
     expect(chatId).toMatch(/^[0-9a-f-]{36}$/)
     await page.close()
   }, 120_000)
