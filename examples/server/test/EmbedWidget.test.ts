@@ -11,6 +11,7 @@ import { AssetId, CellId } from "@sightline/core/Ids"
 import * as Policy from "@sightline/core/Policy"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import { buildSync } from "esbuild"
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
@@ -96,6 +97,22 @@ for (const element of document.querySelectorAll("sightline-chat, sightline-dashb
 }`)
       return
     }
+    if (url.pathname === "/react") {
+      response.writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": `default-src 'self'; script-src 'self'; style-src 'self'; ` +
+          `connect-src 'self' ${sightline.baseUrl}`
+      })
+      response.end(`<!doctype html>
+<html lang="fr"><head><meta charset="utf-8"><title>React host</title></head>
+<body><main><h1>React host</h1><div id="root"></div></main><script type="module" src="/react-app.js"></script></body></html>`)
+      return
+    }
+    if (url.pathname === "/react-app.js") {
+      response.writeHead(200, { "content-type": "text/javascript" })
+      response.end(reactApp(sightline.baseUrl))
+      return
+    }
     if (url.pathname === "/favicon.ico") {
       response.writeHead(204).end()
       return
@@ -148,6 +165,34 @@ for (const element of document.querySelectorAll("sightline-chat, sightline-dashb
   ;(host as { origin: string }).origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return host
 }
+
+/**
+ * A React host's script: `@sightline/embed/react`'s component, its events as props, bundled with
+ * React as a host's own build would (esbuild, from the widget's package, which has React).
+ */
+const reactApp = (server: string) =>
+  buildSync({
+    stdin: {
+      contents: `import { createElement } from "react"
+import { createRoot } from "react-dom/client"
+import { SightlineChat } from "@sightline/embed/react"
+globalThis.events = []
+const getToken = async () => (await fetch("/token?user=ana", { method: "POST" })).json()
+createRoot(document.getElementById("root")).render(createElement(SightlineChat, {
+  server: ${JSON.stringify(server)},
+  getToken,
+  onAnswer: (event) => globalThis.events.push({ name: "answer", detail: event.detail }),
+  onError: (event) => globalThis.events.push({ name: "error", detail: event.detail })
+}))`,
+      resolveDir: join(root, "packages", "embed"),
+      loader: "js"
+    },
+    bundle: true,
+    format: "esm",
+    write: false,
+    define: { "process.env.NODE_ENV": "\"production\"" },
+    logLevel: "error"
+  }).outputFiles[0]!.text
 
 /** Asks in the page's chat and waits for its answer (or its error). */
 const ask = async (page: Page, question: string) => {
@@ -299,6 +344,19 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     expect(second[1].detail.chat_id).toBe(first.find((e: any) => e.name === "answer").detail.chat_id)
     expect(host.minted.get("ana")).toBeGreaterThan(mintedBefore)
     expect(await page.locator("sightline-chat .answer").count()).toBe(2)
+    expect(problems.filter((p) => !/401/.test(p))).toEqual([])
+    await page.close()
+  }, 120_000)
+
+  it("works as a React component, in the page's language", async () => {
+    host.mode = { short: true }
+    const { page, problems } = await open("ana")
+    await page.goto(`${host.origin}/react`)
+    // French, from the page's lang.
+    await expect.poll(() => page.locator("sightline-chat [part=ask]").textContent()).toBe("Demander")
+    const events = await ask(page, "What was revenue by region last year?")
+    expect(events.map((e: any) => e.name)).toEqual(["answer"])
+    expect(await lastTable(page)).toEqual(["Europe"])
     expect(problems.filter((p) => !/401/.test(p))).toEqual([])
     await page.close()
   }, 120_000)
