@@ -103,6 +103,36 @@ describeServers("/v2/embed", (server) => {
     expect((await asWidget(server(), na.token, "/v2/embed/users/bo/chats", { method: "DELETE" })).status).toBe(403)
   })
 
+  it("keeps apart the end users of one id that two host tenants' keys minted", async () => {
+    const { org } = await embedding(server())
+    const tenantKey = async (tenant: string) =>
+      (await body(
+        await server().request("/v2/api-keys", {
+          method: "POST",
+          key: org.key,
+          json: { inheritAllRoles: true, name: tenant, expirySeconds: 3600, clientId: JSON.stringify({ tenant }) }
+        })
+      )).key as string
+    const [a, b] = [await tenantKey("a"), await tenantKey("b")]
+    const sessionOf = async (key: string) =>
+      (await body(await mint(server(), key, { external_user_id: "u1", client_attributes: { region: "EU" } })))
+        .token as string
+    const [ofA, ofB] = [await sessionOf(a), await sessionOf(b)]
+    const chatOfA = (await body(await ask(server(), ofA, "What was revenue by region last year?"))).chat_id
+    expect((await asWidget(server(), ofB, `/v2/chats/${chatOfA}`)).status).toBe(404)
+    expect((await body(await asWidget(server(), ofB, "/v2/chats"))).total_count).toBe(0)
+    expect((await body(await asWidget(server(), ofA, "/v2/chats"))).total_count).toBe(1)
+    // Each tenant's key lists its own u1's chats only.
+    const listed = async (key: string) =>
+      (await body(await server().request("/v2/chats?external_user_id=u1", { key }))).chats.map((c: any) => c.id)
+    expect(await listed(a)).toEqual([chatOfA])
+    expect(await listed(b)).toEqual([])
+    expect(await body(await server().request("/v2/embed/users/u1/chats", { method: "DELETE", key: b }))).toEqual({
+      deleted: 0
+    })
+    expect(await listed(a)).toEqual([chatOfA])
+  })
+
   it("views only the dashboards it names, with its own rows, and describes its session", async () => {
     const { connectorId, org } = await embedding(server())
     const session = await minted(server(), org, {

@@ -371,7 +371,7 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
         auth: Policy.ApiKey({
           ...(admin.auth as Policy.ApiKey),
           clientId: "{\"region\":\"EU\"}",
-          endUser: { externalUserId: "ana", origins: [host.origin] }
+          endUser: { externalUserId: "ana", keyClientId: "", origins: [host.origin] }
         })
       }
       const runs = yield* ChatRuns.ChatRuns

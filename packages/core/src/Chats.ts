@@ -156,13 +156,13 @@ export declare namespace Chats {
 
 /**
  * Whose chats a listing returns: the caller's own, or those of one of its end users when it names
- * one (the host's backend, acting as the member its sessions act as). An end user's session never
- * names another's: it always lists its own.
+ * one (the host's backend, acting as the member its sessions act as, with the client attributes of
+ * the key that minted them). An end user's session never names another's: it always lists its own.
  */
 const listedAudience = (principal: Policy.Principal, externalUserId: string | undefined): string =>
   externalUserId === undefined || Policy.endUserOf(principal) !== undefined
     ? Policy.audienceOf(principal)
-    : EndUser.audienceOf(principal.organizationId, externalUserId)
+    : EndUser.audienceOf(principal.organizationId, Policy.clientAttributesJson(principal), externalUserId)
 
 /**
  * Who may reach a chat: its creator only, in its audience (no grants, no org-wide visibility).
@@ -345,7 +345,7 @@ export const makeWith = (options: Options) =>
         yield* enforce(Policy.requirePermission(principal, "chat:write"))
         const ids = yield* chats.deleteMany(principal.organizationId, {
           creatorId: principal.memberId,
-          audience: EndUser.audienceOf(principal.organizationId, externalUserId)
+          audience: EndUser.audienceOf(principal.organizationId, Policy.clientAttributesJson(principal), externalUserId)
         })
         // The rows are gone first: an object left behind by a crash here is unreachable, never shown.
         yield* Effect.forEach(ids, (id) => assetStore.deletePrefix(`${principal.organizationId}/chats/${id}/`), {

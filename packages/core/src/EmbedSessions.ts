@@ -219,7 +219,10 @@ export const make = Effect.gen(function*() {
     return principalOf(
       owner.value,
       held,
-      keyAuth(key.value, { scope: EndUser.scopeOf(claims), clientAttributesJson: claims.client_attributes })
+      keyAuth(key.value, {
+        scope: EndUser.scopeOf(claims, key.value.client_id),
+        clientAttributesJson: claims.client_attributes
+      })
     )
   })
 

@@ -24,6 +24,7 @@ import { sha256 } from "@noble/hashes/sha2"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils"
 import * as Schema from "effect/Schema"
 import * as ApiKey from "./ApiKey.js"
+import * as Audience from "./Audience.js"
 import * as Dashboard from "./Dashboard.js"
 import { ApiKeyId, ConnectorId, MemberId, OrganizationId } from "./Ids.js"
 import type * as Permission from "./Permission.js"
@@ -37,6 +38,11 @@ import type * as Permission from "./Permission.js"
  */
 export interface Scope {
   readonly externalUserId: string
+  /**
+   * The client attributes of the key that minted the session, its own (a JSON object text, `""`
+   * without): they set the end user apart from another host tenant's end user of the same id.
+   */
+  readonly keyClientId: string
   readonly connectorIds?: ReadonlyArray<ConnectorId> | undefined
   readonly dashboards?: ReadonlyArray<string> | undefined
   /** Catalogue model ids. */
@@ -64,15 +70,24 @@ export const allows = <A>(list: ReadonlyArray<A> | undefined, item: A): boolean 
   list === undefined || list.includes(item)
 
 /**
- * The audience of an end user: the hex SHA-256 of the organization and the external user id, in a
- * form no client attributes' canonical JSON can take (`Audience.of` hashes JSON objects), so no key
- * shares it.
+ * The audience of an end user: the hex SHA-256 of the organization, the client attributes of the
+ * key that minted its session (its host tenant, for a host that keeps one key per tenant of one
+ * member) and its external user id, in a form no client attributes' canonical JSON can take
+ * (`Audience.of` hashes JSON objects), so no key shares it and two tenants' users of one id do not.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const audienceOf = (organizationId: OrganizationId, externalUserId: string): string =>
-  bytesToHex(sha256(utf8ToBytes(`${organizationId}\nend-user\n${externalUserId}`)))
+export const audienceOf = (organizationId: OrganizationId, keyClientId: string, externalUserId: string): string =>
+  bytesToHex(
+    sha256(
+      utf8ToBytes(
+        `${organizationId}\nend-user\n${
+          Audience.canonicalJson(keyClientId === "" ? "{}" : keyClientId)
+        }\n${externalUserId}`
+      )
+    )
+  )
 
 /**
  * The default and longest lifetimes of a session, in seconds: 15 minutes and an hour.
@@ -206,13 +221,14 @@ export const Claims = Schema.Struct({
 export type Claims = typeof Claims.Type
 
 /**
- * The scope a session's claims give.
+ * The scope a session's claims give, minted by a key with these client attributes of its own.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const scopeOf = (claims: Claims): Scope => ({
+export const scopeOf = (claims: Claims, keyClientId: string): Scope => ({
   externalUserId: claims.external_user_id,
+  keyClientId,
   ...(claims.connectors === undefined ? {} : { connectorIds: claims.connectors }),
   ...(claims.dashboards === undefined ? {} : { dashboards: claims.dashboards }),
   ...(claims.models === undefined ? {} : { models: claims.models }),

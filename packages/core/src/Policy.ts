@@ -154,7 +154,9 @@ export const clientAttributesJson = (principal: Principal): string =>
  */
 export const audienceOf = (principal: Principal): string => {
   const endUser = endUserOf(principal)
-  if (endUser !== undefined) return EndUser.audienceOf(principal.organizationId, endUser.externalUserId)
+  if (endUser !== undefined) {
+    return EndUser.audienceOf(principal.organizationId, endUser.keyClientId, endUser.externalUserId)
+  }
   const json = clientAttributesJson(principal)
   return json === "{}" ? Audience.none : Audience.of(principal.organizationId, json)
 }

@@ -818,8 +818,9 @@ describe("Policy models", () => {
 // --- end users' sessions -----------------------------------------------------------------------------
 
 describe("Policy for an end user's session", () => {
-  const scope = (externalUserId: string, models?: ReadonlyArray<string>) => ({
+  const scope = (externalUserId: string, models?: ReadonlyArray<string>, keyClientId = "") => ({
     externalUserId,
+    keyClientId,
     origins: ["https://app.example.com"],
     ...(models === undefined ? {} : { models })
   })
@@ -844,6 +845,12 @@ describe("Policy for an end user's session", () => {
     expect(Policy.audienceOf(endUser("ana"))).not.toBe(Policy.audienceOf(keyed))
     expect(Policy.audienceOf(endUser("ana"))).not.toBe(Policy.audienceOf(endUser("bo")))
     expect(Policy.audienceOf(endUser("ana"))).toBe(Policy.audienceOf(endUser("ana")))
+    // Another host tenant's user of the same id, minted by a key with other attributes of its own.
+    const otherTenant = withKey([admin], [admin], {
+      clientId: "{\"region\":\"EU\"}",
+      endUser: scope("ana", undefined, "{\"tenant\":\"b\"}")
+    })
+    expect(Policy.audienceOf(otherTenant)).not.toBe(Policy.audienceOf(endUser("ana")))
     // Its attributes are the key's client metadata for row-level security.
     expect(Policy.clientAttributesJson(endUser("ana"))).toBe("{\"region\":\"EU\"}")
     const chat = {
