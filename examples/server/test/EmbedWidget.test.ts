@@ -28,7 +28,7 @@ const widgetDir = join(root, "packages", "embed", "dist")
 const axe = readFileSync(join(root, "examples", "server", "node_modules", "axe-core", "axe.min.js"), "utf8")
 
 /** The end users of the host, by the name its page is opened with, and their client attributes. */
-const people: Record<string, Record<string, string>> = { ana: { region: "EU" }, bo: { region: "NA" } }
+const people: Record<string, Record<string, string>> = { ana: { region: "EU" }, bo: { region: "NA" }, cy: {} }
 
 interface Host {
   readonly origin: string
@@ -344,6 +344,32 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     expect(second[1].detail.chat_id).toBe(first.find((e: any) => e.name === "answer").detail.chat_id)
     expect(host.minted.get("ana")).toBeGreaterThan(mintedBefore)
     expect(await page.locator("sightline-chat .answer").count()).toBe(2)
+    expect(problems.filter((p) => !/401/.test(p))).toEqual([])
+    await page.close()
+  }, 120_000)
+
+  it("asks back when a follow-up is unclear, and answers the choice clicked", async () => {
+    host.mode = { short: true }
+    // cy's host gives no region: every region's rows.
+    const { page, problems } = await open("cy")
+    await ask(page, "Top 3 regions by revenue last year")
+    const regions = await lastTable(page)
+    expect(regions).toHaveLength(3)
+    const unclear = await ask(page, "how many orders did it get last year?")
+    expect(unclear.map((e: any) => e.name)).toEqual(["answer"])
+    const choices = page.locator("sightline-chat [part=clarification]")
+    await choices.waitFor()
+    expect(await choices.locator("p").textContent()).toBe("Which region do you mean by \"it\"?")
+    expect(await choices.locator("button").allTextContents()).toEqual(regions)
+    const before = await page.evaluate(() => (globalThis as any).events.length)
+    await choices.locator("button", { hasText: regions[1]! }).click()
+    await page.waitForFunction((count) => (globalThis as any).events.length > count, before, { timeout: 60_000 })
+    const chosen = await page.evaluate((count) => (globalThis as any).events.slice(count), before)
+    expect(chosen.map((e: any) => e.name)).toEqual(["answer"])
+    expect(chosen[0].detail.text).toContain(`I took "second one" for "${regions[1]}"`)
+    expect(chosen[0].detail.chat_id).toBe(unclear[0].detail.chat_id)
+    // Answered once: its buttons no longer choose.
+    expect(await choices.locator("button").first().isDisabled()).toBe(true)
     expect(problems.filter((p) => !/401/.test(p))).toEqual([])
     await page.close()
   }, 120_000)

@@ -440,7 +440,11 @@ export class SightlineChat extends HTMLElement {
     )
     for (const choice of event.choices) {
       const button = h("button", { type: "button", part: "choice" }, choice.label)
-      button.addEventListener("click", () => void this.ask({ choice: choice.id }))
+      button.addEventListener("click", () => {
+        // A clarification is answered once.
+        for (const other of box.querySelectorAll("button")) other.disabled = true
+        void this.ask({ choice: choice.id })
+      })
       append(box, [button])
     }
     return box
