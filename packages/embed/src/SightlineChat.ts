@@ -15,11 +15,12 @@
  * @since 0.1.0
  */
 import { chart } from "./internal/chart.js"
-import { Connection, type GetToken, RequestError, type StreamEvent } from "./internal/connection.js"
+import type { Connection, StreamEvent } from "./internal/connection.js"
 import { append, h } from "./internal/dom.js"
+import { SightlineElement } from "./internal/element.js"
 import { markdown } from "./internal/markdown.js"
-import { numberFormat, type Strings, stringsFor } from "./internal/strings.js"
-import { stylesheet } from "./internal/styles.js"
+import type { Strings } from "./internal/strings.js"
+import { table, valueCell } from "./internal/table.js"
 
 interface SessionInfo {
   readonly external_user_id: string
@@ -43,41 +44,29 @@ interface Cell {
 }
 
 /** A result table asset (`{columns, rows}`) with the page language's number format. */
-const tableOf = (asset: Asset, strings: Strings, format: Intl.NumberFormat): HTMLElement | undefined => {
-  try {
-    const table = JSON.parse(asset.content ?? "") as {
-      columns: ReadonlyArray<{ name: string }>
-      rows: ReadonlyArray<ReadonlyArray<unknown>>
-      total_rows?: number
-    }
-    // A lookup that found nothing is not worth a table.
-    if (table.rows.length === 0) return undefined
-    const cell = (value: unknown) =>
-      typeof value === "number"
-        ? h("td", { class: "num" }, format.format(value))
-        : h("td", {}, value === null || value === undefined ? "" : String(value))
-    return h(
-      "div",
-      {
-        class: "table-scroll",
-        part: "table",
-        tabindex: "0",
-        role: "region",
-        "aria-label": `${strings.table} ${asset.name}`
-      },
-      h(
-        "table",
-        {},
-        h("thead", {}, h("tr", {}, table.columns.map((column) => h("th", { scope: "col" }, column.name)))),
-        h("tbody", {}, table.rows.map((row) => h("tr", {}, row.map(cell))))
-      ),
-      table.total_rows !== undefined && table.total_rows > table.rows.length
-        ? h("p", { class: "reading" }, `${table.rows.length} / ${table.total_rows} ${strings.rows}`)
-        : null
-    )
-  } catch {
-    return undefined
+const tableOf = (asset: Asset, strings: Strings, format: Intl.NumberFormat): ReadonlyArray<HTMLElement> => {
+  let result: {
+    columns: ReadonlyArray<{ name: string }>
+    rows: ReadonlyArray<ReadonlyArray<unknown>>
+    total_rows?: number
   }
+  try {
+    result = JSON.parse(asset.content ?? "")
+  } catch {
+    return []
+  }
+  // A lookup that found nothing is not worth a table.
+  if (result.rows.length === 0) return []
+  return [
+    table(
+      `${strings.table} ${asset.name}`,
+      result.columns.map((column) => column.name),
+      result.rows.map((row) => row.map((value) => valueCell(value, format)))
+    ),
+    ...(result.total_rows !== undefined && result.total_rows > result.rows.length
+      ? [h("p", { class: "reading" }, `${result.rows.length} / ${result.total_rows} ${strings.rows}`)]
+      : [])
+  ]
 }
 
 /**
@@ -86,14 +75,9 @@ const tableOf = (asset: Asset, strings: Strings, format: Intl.NumberFormat): HTM
  * @since 0.1.0
  * @category elements
  */
-export class SightlineChat extends HTMLElement {
-  static readonly observedAttributes = ["server", "lang"]
+export class SightlineChat extends SightlineElement {
+  static readonly observedAttributes = ["server"]
 
-  /** Resolves to a freshly minted session; called on first use and before the token ends. */
-  getToken: GetToken | undefined
-
-  private readonly root: ShadowRoot
-  private connection: Connection | undefined
   private chatId: string | undefined
   private busy = false
   private readonly log: HTMLElement
@@ -105,9 +89,6 @@ export class SightlineChat extends HTMLElement {
 
   constructor() {
     super()
-    // Open, so a host (and its tests) can look inside.
-    this.root = this.attachShadow({ mode: "open" })
-    this.root.adoptedStyleSheets = [stylesheet()]
     const strings = this.strings
     this.log = h("div", {
       class: "log",
@@ -158,59 +139,22 @@ export class SightlineChat extends HTMLElement {
     ])
   }
 
-  private get strings(): Strings {
-    return stringsFor(
-      this.getAttribute("lang") ?? this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang
-    )
+  protected override renewing(): void {
+    this.status.textContent = this.strings.reconnecting
   }
 
-  connectedCallback(): void {
-    void this.start()
-  }
-
-  attributeChangedCallback(name: string, previous: string | null, next: string | null): void {
-    if (name === "server" && previous !== null && previous !== next && this.isConnected) {
-      this.connection = undefined
-      void this.start()
-    }
-  }
-
-  private connect(): Connection | undefined {
-    const server = this.getAttribute("server")
-    const getToken = this.getToken
-    if (server === null || getToken === undefined) return undefined
-    this.connection ??= new Connection(server, getToken, () => {
-      this.status.textContent = this.strings.reconnecting
-      this.dispatchEvent(new CustomEvent("token-expired", { bubbles: true, composed: true }))
-    })
-    return this.connection
-  }
-
-  private fail(error: unknown): void {
-    const status = error instanceof RequestError ? error.status : 0
-    const message = error instanceof Error ? error.message : String(error)
+  protected showError(message: string): void {
     append(this.log, [h("div", { class: "turn error", part: "error", role: "alert" }, message)])
-    this.dispatchEvent(new CustomEvent("error", { detail: { message, status }, bubbles: true, composed: true }))
   }
 
-  /** Reads the session's suggestions and chats; waits for `getToken` if the host sets it later. */
-  private async start(): Promise<void> {
-    const connection = this.connect()
-    if (connection === undefined) {
-      // The host may set `getToken` after adding the element.
-      if (this.isConnected) setTimeout(() => void this.start(), 50)
-      return
-    }
-    try {
-      const [info, chats] = await Promise.all([
-        connection.json<SessionInfo>("v2/embed/session"),
-        connection.json<{ chats: ReadonlyArray<ChatSummary> }>("v2/chats?limit=20")
-      ])
-      this.showSuggestions(info.suggestions)
-      this.showChats(chats.chats)
-    } catch (error) {
-      this.fail(error)
-    }
+  /** Reads the session's suggestions and chats. */
+  protected async load(connection: Connection): Promise<void> {
+    const [info, chats] = await Promise.all([
+      connection.json<SessionInfo>("v2/embed/session"),
+      connection.json<{ chats: ReadonlyArray<ChatSummary> }>("v2/chats?limit=20")
+    ])
+    this.showSuggestions(info.suggestions)
+    this.showChats(chats.chats)
   }
 
   private showSuggestions(questions: ReadonlyArray<string>): void {
@@ -271,7 +215,7 @@ export class SightlineChat extends HTMLElement {
   /** An answer's place in the log, filled as its events arrive. */
   private answerTurn() {
     const strings = this.strings
-    const format = numberFormat(this.getAttribute("lang") ?? document.documentElement.lang)
+    const format = this.numbers
     const body = h("div", { class: "answer-body" })
     const extras = h("div", {})
     const turn = h("div", { class: "turn answer", part: "answer", "aria-busy": "true" }, body, extras)
@@ -292,7 +236,7 @@ export class SightlineChat extends HTMLElement {
         for (const asset of assets) {
           if (asset.type === "chart" && asset.content !== undefined) {
             append(extras, [chart(asset.content, `${strings.chart}: ${asset.name}`, strings.chartFailed)])
-          } else if (asset.type === "table" && !hasTable) append(extras, [tableOf(asset, strings, format)])
+          } else if (asset.type === "table" && !hasTable) append(extras, tableOf(asset, strings, format))
         }
         // A step is sent when it starts and again when it ends: its last state counts, once. Each
         // reading once, as a model that looked several times read the question the same way.

@@ -9,10 +9,11 @@
  * @since 0.1.0
  */
 import { chart } from "./internal/chart.js"
-import { Connection, type GetToken, RequestError } from "./internal/connection.js"
+import type { Connection } from "./internal/connection.js"
 import { append, h } from "./internal/dom.js"
-import { numberFormat, type Strings, stringsFor } from "./internal/strings.js"
-import { stylesheet } from "./internal/styles.js"
+import { SightlineElement } from "./internal/element.js"
+import type { Strings } from "./internal/strings.js"
+import { table, valueCell } from "./internal/table.js"
 
 interface Definition {
   readonly definition: {
@@ -48,14 +49,9 @@ interface Tile {
  * @since 0.1.0
  * @category elements
  */
-export class SightlineDashboard extends HTMLElement {
-  static readonly observedAttributes = ["server", "name", "lang"]
+export class SightlineDashboard extends SightlineElement {
+  static readonly observedAttributes = ["server", "name"]
 
-  /** Resolves to a freshly minted session; called on first use and before the token ends. */
-  getToken: GetToken | undefined
-
-  private readonly root: ShadowRoot
-  private connection: Connection | undefined
   private readonly heading: HTMLElement
   private readonly filters: HTMLFormElement
   private readonly tiles: HTMLElement
@@ -63,8 +59,6 @@ export class SightlineDashboard extends HTMLElement {
 
   constructor() {
     super()
-    this.root = this.attachShadow({ mode: "open" })
-    this.root.adoptedStyleSheets = [stylesheet()]
     this.heading = h("h2", { part: "title" })
     this.filters = h("form", { class: "filters", part: "filters", "aria-label": this.strings.filters })
     this.tiles = h("div", { class: "tiles", part: "tiles", "aria-live": "polite" })
@@ -76,74 +70,38 @@ export class SightlineDashboard extends HTMLElement {
     })
   }
 
-  private get strings(): Strings {
-    return stringsFor(
-      this.getAttribute("lang") ?? this.closest("[lang]")?.getAttribute("lang") ?? document.documentElement.lang
-    )
+  protected override ready(): boolean {
+    return this.getAttribute("name") !== null
   }
 
-  connectedCallback(): void {
-    void this.load()
-  }
-
-  attributeChangedCallback(name: string, previous: string | null, next: string | null): void {
-    if (previous === null || previous === next || !this.isConnected) return
-    if (name === "server") this.connection = undefined
-    void this.load()
-  }
-
-  private connect(): Connection | undefined {
-    const server = this.getAttribute("server")
-    const getToken = this.getToken
-    if (server === null || getToken === undefined) return undefined
-    this.connection ??= new Connection(
-      server,
-      getToken,
-      () => this.dispatchEvent(new CustomEvent("token-expired", { bubbles: true, composed: true }))
-    )
-    return this.connection
-  }
-
-  private fail(error: unknown): void {
-    const status = error instanceof RequestError ? error.status : 0
-    const message = error instanceof Error ? error.message : String(error)
+  protected showError(message: string): void {
     this.tiles.replaceChildren(h("p", { class: "error", role: "alert", part: "error" }, message))
-    this.dispatchEvent(new CustomEvent("error", { detail: { message, status }, bubbles: true, composed: true }))
   }
 
   /** Reads the definition, builds the filter bar from its shared filters, then runs the tiles. */
-  private async load(): Promise<void> {
-    const connection = this.connect()
-    const name = this.getAttribute("name")
-    if (connection === undefined || name === null) {
-      if (this.isConnected) setTimeout(() => void this.load(), 50)
-      return
-    }
-    try {
-      const { definition } = await connection.json<Definition>(`v2/dashboards/${encodeURIComponent(name)}`)
-      const strings = this.strings
-      this.heading.textContent = definition.title
-      const time = definition.filters?.time
-      const field = (label: string, input: HTMLInputElement) => h("label", {}, label, input)
-      this.filters.replaceChildren(
-        field(strings.from, h("input", { type: "date", name: "start", value: time?.start })),
-        field(strings.to, h("input", { type: "date", name: "end", value: time?.end })),
-        ...(definition.filters?.dimensions ?? []).map((filter) =>
-          field(
-            filter.dimension,
-            h("input", {
-              type: "text",
-              name: `dimension:${filter.dimension}`,
-              value: (filter.values ?? []).join(", ")
-            })
-          )
-        ),
-        h("button", { type: "submit", class: "primary" }, strings.apply)
-      )
-      await this.run()
-    } catch (error) {
-      this.fail(error)
-    }
+  protected async load(connection: Connection): Promise<void> {
+    const name = this.getAttribute("name")!
+    const { definition } = await connection.json<Definition>(`v2/dashboards/${encodeURIComponent(name)}`)
+    const strings = this.strings
+    this.heading.textContent = definition.title
+    const time = definition.filters?.time
+    const field = (label: string, input: HTMLInputElement) => h("label", {}, label, input)
+    this.filters.replaceChildren(
+      field(strings.from, h("input", { type: "date", name: "start", value: time?.start })),
+      field(strings.to, h("input", { type: "date", name: "end", value: time?.end })),
+      ...(definition.filters?.dimensions ?? []).map((filter) =>
+        field(
+          filter.dimension,
+          h("input", {
+            type: "text",
+            name: `dimension:${filter.dimension}`,
+            value: (filter.values ?? []).join(", ")
+          })
+        )
+      ),
+      h("button", { type: "submit", class: "primary" }, strings.apply)
+    )
+    await this.run()
   }
 
   /** The filter values the bar holds. */
@@ -182,8 +140,7 @@ export class SightlineDashboard extends HTMLElement {
         `v2/dashboards/${encodeURIComponent(name)}/query`,
         { method: "POST", body: JSON.stringify(this.values()) }
       )
-      const format = numberFormat(this.getAttribute("lang") ?? document.documentElement.lang)
-      this.tiles.replaceChildren(...result.tiles.map((tile) => this.tile(tile, strings, format)))
+      this.tiles.replaceChildren(...result.tiles.map((tile) => this.tile(tile, strings, this.numbers)))
       this.status.textContent = ""
     } catch (error) {
       this.fail(error)
@@ -209,35 +166,10 @@ export class SightlineDashboard extends HTMLElement {
       )
       : tile.chart !== undefined
       ? chart(JSON.stringify(tile.chart), `${strings.chart}: ${tile.title}`, strings.chartFailed)
-      : h(
-        "div",
-        {
-          class: "table-scroll",
-          tabindex: "0",
-          role: "region",
-          "aria-label": `${strings.table} ${tile.title}`,
-          part: "table"
-        },
-        h(
-          "table",
-          {},
-          h("thead", {}, h("tr", {}, tile.columns.map((column) => h("th", { scope: "col" }, column.name)))),
-          h(
-            "tbody",
-            {},
-            tile.rows.map((row) =>
-              h(
-                "tr",
-                {},
-                row.map((value) =>
-                  typeof value === "number"
-                    ? h("td", { class: "num" }, format.format(value))
-                    : h("td", {}, value === null || value === undefined ? "" : String(value))
-                )
-              )
-            )
-          )
-        )
+      : table(
+        `${strings.table} ${tile.title}`,
+        tile.columns.map((column) => column.name),
+        tile.rows.map((row) => row.map((value) => valueCell(value, format)))
       )
     const tileElement = h(
       "section",

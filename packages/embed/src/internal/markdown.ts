@@ -5,6 +5,7 @@
  * `[x](javascript:…)`) renders inert. What it does not know stays text.
  */
 import { append, h, safeHref } from "./dom.js"
+import { table } from "./table.js"
 
 const inlinePattern =
   /(\*\*[^*]+\*\*|`[^`]+`|\[[^\]]+\]\([^)\s]+\)|(?<![\w*])\*[^*\s][^*]*\*(?!\w)|(?<!\w)_[^_\s][^_]*_(?!\w))/
@@ -44,25 +45,6 @@ const isSeparator = (line: string) => /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)
 
 const numeric = /^-?[\d,]+(\.\d+)?%?$/
 
-/** A Markdown table: a scrollable region, numbers right-aligned. */
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): HTMLElement =>
-  h(
-    "div",
-    { class: "table-scroll", part: "table", tabindex: "0", role: "region", "aria-label": header.join(", ") },
-    h(
-      "table",
-      {},
-      h("thead", {}, h("tr", {}, header.map((cell) => h("th", { scope: "col" }, ...inline(cell))))),
-      h(
-        "tbody",
-        {},
-        rows.map((row) =>
-          h("tr", {}, row.map((cell) => h("td", numeric.test(cell) ? { class: "num" } : {}, ...inline(cell))))
-        )
-      )
-    )
-  )
-
 /** A whole answer's Markdown, as a fragment of block elements. */
 export const markdown = (text: string): DocumentFragment => {
   const fragment = document.createDocumentFragment()
@@ -95,7 +77,13 @@ export const markdown = (text: string): DocumentFragment => {
       const rows: Array<Array<string>> = []
       i += 2
       while (i < lines.length && lines[i]!.trimStart().startsWith("|")) rows.push(cellsOf(lines[i++]!))
-      append(fragment, [table(header, rows)])
+      append(fragment, [
+        table(
+          header.join(", "),
+          header.map(inline),
+          rows.map((row) => row.map((cell) => ({ content: inline(cell), numeric: numeric.test(cell) })))
+        )
+      ])
       continue
     }
     const bullet = /^\s*([-*]|\d+\.)\s+/
