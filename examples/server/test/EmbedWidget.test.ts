@@ -390,7 +390,7 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
   it("renders what an answer or its data holds as text: markup and javascript: links stay inert", async () => {
     const hostile = "<img src=x onerror=\"window.pwned=1\">"
     // A stored answer of ana's whose text and table hold what hostile data could put there.
-    const chatId = await sightline.run(Effect.gen(function*() {
+    await sightline.run(Effect.gen(function*() {
       const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
       const endUser: Policy.Principal = {
         ...admin,
@@ -420,7 +420,6 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
         content: JSON.stringify({ columns: [{ name: "name" }], rows: [[hostile], ["plain"]] })
       })
       yield* runs.complete(run, `Here: ${hostile} and [a link](javascript:window.pwned=2) and **bold**`, [])
-      return run.chatId as string
     }))
     host.mode = { short: true }
     const { page } = await open("ana")
@@ -434,7 +433,6 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     expect(await answer.locator("strong").textContent()).toBe("bold")
     expect(await answer.locator("td").allTextContents()).toEqual([hostile, "plain"])
     expect(await page.evaluate(() => (globalThis as any).pwned)).toBeUndefined()
-    expect(chatId).toMatch(/^[0-9a-f-]{36}$/)
     await page.close()
   }, 120_000)
 })

@@ -162,7 +162,11 @@ export declare namespace Chats {
 const listedAudience = (principal: Policy.Principal, externalUserId: string | undefined): string =>
   externalUserId === undefined || Policy.endUserOf(principal) !== undefined
     ? Policy.audienceOf(principal)
-    : EndUser.audienceOf(principal.organizationId, Policy.clientAttributesJson(principal), externalUserId)
+    : hostedAudience(principal, externalUserId)
+
+/** The audience of the caller's end user of this id: the sessions its key (or one of the same attributes) mints. */
+const hostedAudience = (principal: Policy.Principal, externalUserId: string): string =>
+  EndUser.audienceOf(principal.organizationId, Policy.clientAttributesJson(principal), externalUserId)
 
 /**
  * Who may reach a chat: its creator only, in its audience (no grants, no org-wide visibility).
@@ -345,7 +349,7 @@ export const makeWith = (options: Options) =>
         yield* enforce(Policy.requirePermission(principal, "chat:write"))
         const ids = yield* chats.deleteMany(principal.organizationId, {
           creatorId: principal.memberId,
-          audience: EndUser.audienceOf(principal.organizationId, Policy.clientAttributesJson(principal), externalUserId)
+          audience: hostedAudience(principal, externalUserId)
         })
         // The rows are gone first: an object left behind by a crash here is unreachable, never shown.
         yield* Effect.forEach(ids, (id) => assetStore.deletePrefix(`${principal.organizationId}/chats/${id}/`), {
