@@ -689,7 +689,7 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
         .toBe(true)
 
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dashboards" }).click()
-      await page.getByRole("link", { name: "Regions" }).click()
+      await page.getByRole("link", { name: "Regions", exact: true }).click()
       const tile = page.getByRole("region", { name: "Tile Revenue by region last year" })
       await tile.locator(".chart-canvas svg").waitFor({ timeout: 30_000 })
       // Bars lying down, one per region, each name whole.
