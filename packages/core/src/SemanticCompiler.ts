@@ -24,6 +24,7 @@
  */
 import * as Arr from "effect/Array"
 import * as Either from "effect/Either"
+import * as MetricExpression from "./internal/metricExpression.js"
 import {
   canonical,
   depth,
@@ -157,23 +158,58 @@ interface Requested {
   readonly alias: string
 }
 
+/**
+ * How a group's rows are read before they are aggregated, where not as they are. A group read so
+ * holds one measure, whose filters then limit the group's rows themselves.
+ */
+type Special =
+  /** A semi-additive measure: only the rows at each period's last (or first) day. */
+  | {
+    readonly _tag: "NonAdditive"
+    readonly time: FieldRef
+    readonly choice: "max" | "min"
+    readonly groupings: ReadonlyArray<string>
+  }
+  /** A percentile where the dialect has no aggregate for one: the rows numbered in order. */
+  | { readonly _tag: "Ranked"; readonly fraction: number; readonly discrete: boolean }
+  /** A cumulative metric: each period of the time spine reads the rows of its window. */
+  | { readonly _tag: "Cumulative"; readonly metric: SemanticModel.CumulativeMetric }
+  /** A conversion metric's conversions: the base rows followed by a conversion of their entity. */
+  | {
+    readonly _tag: "Converted"
+    readonly metric: SemanticModel.ConversionMetric
+    readonly conversion: ResolvedMeasure
+  }
+
 /** One aggregating subquery: the measures of one table over one time axis. */
 interface Group {
   readonly table: string
   readonly time: FieldRef | undefined
   /** Shifted forward by this much (period over period reads the earlier period). */
   readonly shift: { readonly count: number; readonly unit: Grain } | undefined
+  readonly special: Special | undefined
   readonly measures: Array<{ readonly measure: ResolvedMeasure; readonly alias: string }>
 }
 
-const offsetOf = (offset: string): { count: number; unit: Grain } => {
+type Shift = { readonly count: number; readonly unit: Grain }
+
+const offsetOf = (offset: string): Shift => {
   const [count, unit] = offset.split(" ") as [string, string]
   return { count: Number(count), unit: unit.replace(/s$/, "") as Grain }
 }
 
-const aggregate = (agg: SemanticModel.Aggregation, value: string | undefined, condition: string | undefined) => {
+/** Two offsets as one, where they are in one unit (a derived metric's input of a period over period). */
+const addShifts = (a: Shift | undefined, b: Shift | undefined): Shift | undefined | "apart" =>
+  a === undefined ? b : b === undefined ? a : a.unit === b.unit ? { count: a.count + b.count, unit: a.unit } : "apart"
+
+const aggregate = (
+  dialect: Dialect,
+  measure: ResolvedMeasure,
+  value: string | undefined,
+  condition: string | undefined
+) => {
   const guarded = (expr: string) => condition === undefined ? expr : `CASE WHEN ${condition} THEN ${expr} END`
-  switch (agg) {
+  switch (measure.agg) {
     case "count":
       return value === undefined
         ? condition === undefined ? "COUNT(*)" : `COUNT(${guarded("1")})`
@@ -182,14 +218,26 @@ const aggregate = (agg: SemanticModel.Aggregation, value: string | undefined, co
       return `COUNT(DISTINCT ${guarded(value!)})`
     case "sum":
       return `SUM(${guarded(value!)})`
+    case "sum_boolean":
+      return `SUM(${guarded(`CASE WHEN ${value!} THEN 1 ELSE 0 END`)})`
     case "avg":
       return `AVG(${guarded(value!)})`
     case "min":
       return `MIN(${guarded(value!)})`
     case "max":
       return `MAX(${guarded(value!)})`
+    case "median":
+    case "percentile":
+      // A dialect without the aggregate reads a percentile as a `Ranked` group instead.
+      return dialect.percentile!(
+        fractionOf(measure),
+        measure.agg_params?.use_discrete_percentile === true,
+        guarded(value!)
+      )
   }
 }
+
+const fractionOf = (measure: ResolvedMeasure) => measure.agg === "median" ? 0.5 : measure.agg_params?.percentile ?? 0.5
 
 const timeOf = (model: Model, measure: ResolvedMeasure, named: FieldRef | undefined): FieldRef | undefined => {
   if (named !== undefined) return named
@@ -197,6 +245,43 @@ const timeOf = (model: Model, measure: ResolvedMeasure, named: FieldRef | undefi
   const table = tableNamed(model, measure.table)
   const first = table.time_dimensions?.[0]?.name
   return first === undefined ? undefined : fieldsOf(table).find((f) => f.kind === "time" && f.name === first)
+}
+
+/** How a measure's rows are read before they are aggregated, where its kind needs it. */
+const specialOf = (
+  model: Model,
+  measure: ResolvedMeasure,
+  dialect: Dialect
+): Either.Either<Special | undefined, CompileError> => {
+  const nonAdditive = measure.non_additive_dimension
+  const percentile = measure.agg === "median" || measure.agg === "percentile"
+  if (nonAdditive !== undefined) {
+    if (percentile) {
+      return Either.left(
+        new CompileError({ message: `measure ${measure.name}: a ${measure.agg} cannot also be semi-additive` })
+      )
+    }
+    return Either.flatMap(resolveField(model, nonAdditive.name), (time) =>
+      time.kind !== "time"
+        ? Either.left(
+          new CompileError({ message: `measure ${measure.name}: ${nonAdditive.name} is not a time dimension` })
+        )
+        : Either.right({
+          _tag: "NonAdditive",
+          time,
+          choice: nonAdditive.window_choice ?? "max",
+          groupings: nonAdditive.window_groupings ?? []
+        }))
+  }
+  return Either.right(
+    percentile && dialect.percentile === undefined
+      ? {
+        _tag: "Ranked",
+        fraction: fractionOf(measure),
+        discrete: measure.agg_params?.use_discrete_percentile === true
+      }
+      : undefined
+  )
 }
 
 /**
@@ -289,106 +374,201 @@ export const compile = (
     const measureAlias = new Map<string, string>()
     const addMeasure = (
       measure: ResolvedMeasure,
-      shift?: { count: number; unit: Grain }
-    ): Either.Either<string, CompileError> => {
-      const key = `${measure.name}${shift === undefined ? "" : `@${shift.count}${shift.unit}`}`
-      const known = measureAlias.get(key)
-      if (known !== undefined) {
-        return Either.right(known)
-      }
-      const axis = timeOf(model, measure, namedTime)
-      if ((grain !== undefined || hasPeriod || shift !== undefined) && axis === undefined) {
-        return Either.left(
-          new CompileError({
-            message: `metric ${measure.name} has no time dimension: it cannot be read by ${grain ?? "period"}`
-          })
-        )
-      }
-      if (grain !== undefined && axis?.grains !== undefined && !axis.grains.includes(grain)) {
-        return Either.left(
-          new CompileError({
-            message: `${axis.name} cannot be read by ${grain}: its grains are ${axis.grains.join(", ")}`
-          })
-        )
-      }
-      const alias = `m${measureAlias.size}`
-      measureAlias.set(key, alias)
-      const useAxis = grain !== undefined || hasPeriod || shift !== undefined ? axis : undefined
-      let group = groups.find((g) =>
-        g.table === measure.table && g.time === useAxis && g.shift?.count === shift?.count &&
-        g.shift?.unit === shift?.unit
-      )
-      if (group === undefined) {
-        group = { table: measure.table, time: useAxis, shift, measures: [] }
-        groups.push(group)
-      }
-      group.measures.push({ measure, alias })
-      return Either.right(alias)
+      shift?: Shift,
+      asked?: Special
+    ): Either.Either<string, CompileError> =>
+      Either.gen(function*() {
+        const special = asked ?? (yield* specialOf(model, measure, w.dialect))
+        const key = `${measure.name}${shift === undefined ? "" : `@${shift.count}${shift.unit}`}${
+          special?._tag === "Converted"
+            ? `#${special.metric.name}`
+            : special?._tag === "Cumulative"
+            ? `#${special.metric.name}`
+            : ""
+        }`
+        const known = measureAlias.get(key)
+        if (known !== undefined) return known
+        const axis = timeOf(model, measure, namedTime)
+        const cumulative = special?._tag === "Cumulative"
+        if ((grain !== undefined || hasPeriod || shift !== undefined || cumulative) && axis === undefined) {
+          return yield* Either.left(
+            new CompileError({
+              message: `metric ${measure.name} has no time dimension: it cannot be read by ${grain ?? "period"}`
+            })
+          )
+        }
+        if (grain !== undefined && axis?.grains !== undefined && !axis.grains.includes(grain)) {
+          return yield* Either.left(
+            new CompileError({
+              message: `${axis.name} cannot be read by ${grain}: its grains are ${axis.grains.join(", ")}`
+            })
+          )
+        }
+        const alias = `m${measureAlias.size}`
+        measureAlias.set(key, alias)
+        const useAxis = grain !== undefined || hasPeriod || shift !== undefined || cumulative ? axis : undefined
+        let group = special === undefined
+          ? groups.find((g) =>
+            g.special === undefined && g.table === measure.table && g.time === useAxis &&
+            g.shift?.count === shift?.count && g.shift?.unit === shift?.unit
+          )
+          : undefined
+        if (group === undefined) {
+          group = { table: measure.table, time: useAxis, shift, special, measures: [] }
+          groups.push(group)
+        }
+        group.measures.push({ measure, alias })
+        return alias
+      })
+    interface Output {
+      readonly expr: string
+      readonly format?: SemanticModel.Format | undefined
+      readonly unit?: string | undefined
     }
-    const outputs: Array<
-      {
-        readonly name: string
-        readonly expr: string
-        readonly format?: SemanticModel.Format | undefined
-        readonly unit?: string | undefined
-      }
-    > = []
-    for (const metric of metrics) {
-      if (metric.kind === "measure") {
-        const alias = yield* addMeasure(metric.measure)
-        outputs.push({
-          name: metric.measure.name,
-          expr: w.q(alias),
-          format: metric.measure.format,
-          unit: metric.measure.unit
-        })
-        continue
-      }
-      const derived = metric.metric
-      switch (derived.type) {
-        case "ratio": {
-          const numerator = yield* addMeasure(measureNamed(model, derived.numerator))
-          const denominator = yield* addMeasure(measureNamed(model, derived.denominator))
-          outputs.push({
-            name: derived.name,
-            expr: w.dialect.divide(w.q(numerator), w.q(denominator)),
-            format: derived.format
-          })
-          break
-        }
-        case "share": {
-          const alias = yield* addMeasure(measureNamed(model, derived.measure))
-          outputs.push({
-            name: derived.name,
-            expr: w.dialect.divide(w.q(alias), `SUM(${w.q(alias)}) OVER ()`),
-            format: derived.format ?? "percent"
-          })
-          break
-        }
-        case "period_over_period": {
-          if (grain === undefined && !hasPeriod) {
-            return yield* Either.left(
-              new CompileError({ message: `metric ${derived.name} compares periods: give a time grain or a period` })
-            )
+    const filled = (expr: string, fill: number | undefined) => fill === undefined ? expr : `COALESCE(${expr}, ${fill})`
+    // A metric's value over the stacked measures, read `shift` earlier where one is given.
+    const valueOf = (
+      ref: Sql.MetricRef,
+      shift: Shift | undefined,
+      path: ReadonlyArray<string>
+    ): Either.Either<Output, CompileError> =>
+      Either.gen(function*() {
+        if (ref.kind === "measure") {
+          const measure = ref.measure
+          return {
+            expr: filled(w.q(yield* addMeasure(measure, shift)), measure.fill_nulls_with),
+            format: measure.format,
+            unit: measure.unit
           }
-          const current = w.q(yield* addMeasure(measureNamed(model, derived.measure)))
-          const previous = w.q(yield* addMeasure(measureNamed(model, derived.measure), offsetOf(derived.offset)))
-          const calculation = derived.calculation ?? "growth"
-          const compared = measureNamed(model, derived.measure)
-          outputs.push({
-            name: derived.name,
-            expr: calculation === "previous"
-              ? previous
-              : calculation === "difference"
-              ? `(${current} - ${previous})`
-              : w.dialect.divide(`(${current} - ${previous})`, previous),
-            format: derived.format ?? (calculation === "growth" ? "percent" : undefined),
-            // The previous value and the difference are in the measure's unit; a growth is a ratio.
-            unit: calculation === "growth" ? undefined : compared.unit
-          })
-          break
         }
-      }
+        const derived = ref.metric
+        const input = (name: string, offset?: Shift) =>
+          Either.gen(function*() {
+            const combined = addShifts(shift, offset)
+            if (combined === "apart") {
+              return yield* Either.left(
+                new CompileError({ message: `metric ${derived.name} offsets its inputs in two units: say one` })
+              )
+            }
+            return yield* valueOf(yield* resolveMetric(model, name), combined, [...path, derived.name])
+          })
+        const fixed = (what: string) =>
+          shift === undefined
+            ? Either.void
+            : Either.left(
+              new CompileError({ message: `metric ${derived.name} is ${what}: it cannot be read an offset earlier` })
+            )
+        switch (derived.type) {
+          case "ratio": {
+            const numerator = yield* input(derived.numerator)
+            const denominator = yield* input(derived.denominator)
+            return { expr: w.dialect.divide(numerator.expr, denominator.expr), format: derived.format }
+          }
+          case "share": {
+            const value = yield* input(derived.measure)
+            return {
+              expr: w.dialect.divide(value.expr, `SUM(${value.expr}) OVER ()`),
+              format: derived.format ?? "percent"
+            }
+          }
+          case "period_over_period": {
+            if (grain === undefined && !hasPeriod) {
+              return yield* Either.left(
+                new CompileError({ message: `metric ${derived.name} compares periods: give a time grain or a period` })
+              )
+            }
+            const current = yield* input(derived.measure)
+            const previous = yield* input(derived.measure, offsetOf(derived.offset))
+            const calculation = derived.calculation ?? "growth"
+            return {
+              expr: calculation === "previous"
+                ? previous.expr
+                : calculation === "difference"
+                ? `(${current.expr} - ${previous.expr})`
+                : w.dialect.divide(`(${current.expr} - ${previous.expr})`, previous.expr),
+              format: derived.format ?? (calculation === "growth" ? "percent" : undefined),
+              // The previous value and the difference are in the measure's unit; a growth is a ratio.
+              unit: calculation === "growth" ? undefined : current.unit
+            }
+          }
+          case "derived": {
+            if (path.includes(derived.name)) {
+              return yield* Either.left(new CompileError({ message: `metric ${derived.name} is derived from itself` }))
+            }
+            const values = new Map<string, Output>()
+            for (const metricInput of derived.metrics) {
+              values.set(
+                metricInput.alias ?? metricInput.name,
+                yield* input(
+                  metricInput.name,
+                  metricInput.offset_window === undefined ? undefined : offsetOf(metricInput.offset_window)
+                )
+              )
+            }
+            if (grain === undefined && !hasPeriod && derived.metrics.some((m) => m.offset_window !== undefined)) {
+              return yield* Either.left(
+                new CompileError({ message: `metric ${derived.name} compares periods: give a time grain or a period` })
+              )
+            }
+            const expression = yield* Either.mapLeft(
+              MetricExpression.parse(derived.expr),
+              (message) => new CompileError({ message: `metric ${derived.name}: ${message}` })
+            )
+            const units = [...new Set([...values.values()].map((v) => v.unit))]
+            return {
+              expr: filled(
+                MetricExpression.render(expression, (name) => values.get(name)!.expr, w.dialect.divide),
+                derived.fill_nulls_with
+              ),
+              format: derived.format,
+              unit: derived.unit ?? (units.length === 1 ? units[0] : undefined)
+            }
+          }
+          case "cumulative": {
+            yield* fixed("cumulative")
+            if (grain === undefined || periods !== undefined) {
+              return yield* Either.left(
+                new CompileError({
+                  message: `metric ${derived.name} accumulates over time: read it by a time grain over one period`
+                })
+              )
+            }
+            const measure = measureNamed(model, derived.measure)
+            if (
+              measure.non_additive_dimension !== undefined || measure.agg === "median" || measure.agg === "percentile"
+            ) {
+              return yield* Either.left(
+                new CompileError({
+                  message: `metric ${derived.name} cannot accumulate ${measure.name}: a ${
+                    measure.non_additive_dimension === undefined ? measure.agg : "semi-additive measure"
+                  } does not add up over time`
+                })
+              )
+            }
+            const alias = yield* addMeasure(measure, undefined, { _tag: "Cumulative", metric: derived })
+            return {
+              expr: filled(w.q(alias), derived.fill_nulls_with),
+              format: derived.format ?? measure.format,
+              unit: measure.unit
+            }
+          }
+          case "conversion": {
+            yield* fixed("a conversion")
+            const base = measureNamed(model, derived.base_measure)
+            const conversion = measureNamed(model, derived.conversion_measure)
+            const converted = w.q(
+              yield* addMeasure(base, undefined, { _tag: "Converted", metric: derived, conversion })
+            )
+            if (derived.calculation === "conversions") return { expr: converted, format: derived.format ?? base.format }
+            const all = w.q(yield* addMeasure(base))
+            return { expr: w.dialect.divide(converted, all), format: derived.format ?? "percent" }
+          }
+        }
+      })
+    const outputs: Array<Output & { readonly name: string }> = []
+    for (const metric of metrics) {
+      const value = yield* valueOf(metric, undefined, [])
+      outputs.push({ name: metric.kind === "measure" ? metric.measure.name : metric.metric.name, ...value })
     }
 
     if (listing) {
@@ -398,7 +578,7 @@ export const compile = (
         const reach = reachable(model, table)
         return used.every((t) => reach.has(t))
       }) ?? tables[0]!
-      groups.push({ table: root, time: undefined, shift: undefined, measures: [] })
+      groups.push({ table: root, time: undefined, shift: undefined, special: undefined, measures: [] })
     }
 
     // Each group: its table joined to the tables the dimensions, filters and segments live in.
@@ -427,6 +607,8 @@ export const compile = (
         return Either.right(undefined)
       }
       const { column, columns } = projected(w)
+      const special = group.special
+      const cumulative = special?._tag === "Cumulative" ? special.metric : undefined
       const select: Array<string> = []
       const aggregates = new Map<string, string>()
       const groupBy: Array<string> = []
@@ -447,22 +629,28 @@ export const compile = (
         const at = local
         const within = (p: { readonly start: string; readonly end: string }) =>
           `${at} >= ${w.bind(p.start)} AND ${at} < ${w.bind(p.end)}`
-        if (grain !== undefined) {
-          const truncated = w.dialect.truncate(grain, local)
-          select.push(`${truncated} AS ${w.q(timeAlias!)}`)
-          groupBy.push(truncated)
-        } else if (periods !== undefined) {
-          select.push(
-            `CASE ${periods.map((p) => `WHEN ${within(p)} THEN ${w.bind(p.start)}`).join(" ")} END AS ${
-              w.q(timeAlias!)
-            }`
-          )
-          // By position: the expression's placeholders differ from the select's, so it is not the same text.
-          groupBy.push(String(select.length))
+        if (cumulative !== undefined) {
+          // Each period of the spine reads the rows of its window: all of them up to its end.
+          select.push(`${local} AS ${w.q("t__")}`)
+          if (time?.end !== undefined) where.push(`${local} < ${w.bind(time.end)}`)
+        } else {
+          if (grain !== undefined) {
+            const truncated = w.dialect.truncate(grain, local)
+            select.push(`${truncated} AS ${w.q(timeAlias!)}`)
+            groupBy.push(truncated)
+          } else if (periods !== undefined) {
+            select.push(
+              `CASE ${periods.map((p) => `WHEN ${within(p)} THEN ${w.bind(p.start)}`).join(" ")} END AS ${
+                w.q(timeAlias!)
+              }`
+            )
+            // By position: the expression's placeholders differ from the select's, so it is not the same text.
+            groupBy.push(String(select.length))
+          }
+          if (time?.start !== undefined) where.push(`${local} >= ${w.bind(time.start)}`)
+          if (time?.end !== undefined) where.push(`${local} < ${w.bind(time.end)}`)
+          if (periods !== undefined) where.push(`(${periods.map(within).join(" OR ")})`)
         }
-        if (time?.start !== undefined) where.push(`${local} >= ${w.bind(time.start)}`)
-        if (time?.end !== undefined) where.push(`${local} < ${w.bind(time.end)}`)
-        if (periods !== undefined) where.push(`(${periods.map(within).join(" OR ")})`)
       }
       for (const { field, filter } of filters) {
         yield* need(field.table.name, field.name)
@@ -479,29 +667,200 @@ export const compile = (
         const key = column(having.entity.name, having.key, `k__${having.key}`)
         for (const value of having.values) where.push(`${key} IN (${semiJoin(w, model, having, value)})`)
       }
-      for (const { measure, alias } of group.measures) {
-        const value = measure.expr === undefined ? undefined : column(group.table, measure.expr, `v__${measure.name}`)
-        const conditions: Array<string> = []
-        for (const name of measure.filters ?? []) {
-          const found = filterNamed(model, name)!
-          yield* need(found.table.name, `filter ${name}`)
-          conditions.push(column(found.table.name, found.filter.expr, `f__${found.filter.name}`))
+      const measureConditions = (measure: ResolvedMeasure) =>
+        Either.gen(function*() {
+          const conditions: Array<string> = []
+          for (const name of measure.filters ?? []) {
+            const found = filterNamed(model, name)!
+            yield* need(found.table.name, `filter ${name}`)
+            conditions.push(column(found.table.name, found.filter.expr, `f__${found.filter.name}`))
+          }
+          return conditions
+        })
+      if (special === undefined) {
+        for (const { measure, alias } of group.measures) {
+          const value = measure.expr === undefined ? undefined : column(group.table, measure.expr, `v__${measure.name}`)
+          const conditions = yield* measureConditions(measure)
+          aggregates.set(
+            alias,
+            aggregate(w.dialect, measure, value, conditions.length === 0 ? undefined : conditions.join(" AND "))
+          )
         }
-        aggregates.set(
-          alias,
-          aggregate(measure.agg, value, conditions.length === 0 ? undefined : conditions.join(" AND "))
+        // Every alias of the stacked result, in one order: dimensions, then all measures (null where
+        // another group computes it).
+        const list = [
+          ...select,
+          ...allAliases.map((alias) => `${aggregates.get(alias) ?? w.dialect.absent} AS ${w.q(alias)}`)
+        ]
+        const from = joined(w, model, reach, needed, column, columns)
+        branches.push(
+          `SELECT ${list.join(", ")}\n  FROM ${from}${where.length === 0 ? "" : `\n  WHERE ${where.join(" AND ")}`}${
+            groupBy.length === 0 ? "" : `\n  GROUP BY ${groupBy.join(", ")}`
+          }`
         )
+        continue
       }
-      // Every alias of the stacked result, in one order: dimensions, then all measures (null where
-      // another group computes it).
+      // One measure, read in two steps: its rows (filtered by its own filters too), then aggregated.
+      const { measure, alias } = group.measures[0]!
+      where.push(...(yield* measureConditions(measure)))
+      const value = measure.expr === undefined ? "1" : column(group.table, measure.expr, `v__${measure.name}`)
+      select.push(`${value} AS ${w.q("v__")}`)
+      const r = (name: string) => `${w.q("r")}.${w.q(name)}`
+      // The aliases the rows are grouped by, and where: the spine's periods for a cumulative metric.
+      const grouped = cumulative === undefined ? dimensionAliases : dimensions.map((d) => d.alias)
+      let rows: () => string = () => ""
+      let outer: { readonly from: string; readonly where?: string; readonly keys: ReadonlyArray<string> } = {
+        from: "",
+        keys: grouped.map(r)
+      }
+      let aggregated = aggregate(w.dialect, measure, r("v__"), undefined)
+      switch (special._tag) {
+        case "NonAdditive": {
+          // Each period's (and each entity's) last or first day, as the rows' own column.
+          yield* need(special.time.table.name, special.time.name)
+          const day = w.dialect.truncate(
+            "day",
+            w.dialect.local(
+              column(special.time.table.name, special.time.expr, `n__${special.time.name}`),
+              special.time.isDate,
+              zone
+            )
+          )
+          select.push(`${day} AS ${w.q("n__")}`)
+          special.groupings.forEach((expr, i) =>
+            select.push(`${column(group.table, expr, `g__${i}`)} AS ${w.q(`g__${i}`)}`)
+          )
+          const partition = [...grouped, ...special.groupings.map((_, i) => `g__${i}`)].map(r)
+          const fn = special.choice === "min" ? "MIN" : "MAX"
+          rows = () =>
+            `(SELECT ${w.q("r")}.*, ${fn}(${r("n__")}) OVER (${
+              partition.length === 0 ? "" : `PARTITION BY ${partition.join(", ")}`
+            }) AS ${w.q("w__")} FROM ${inner()} AS ${w.q("r")})`
+          outer = { from: "", where: `${r("n__")} = ${r("w__")}`, keys: grouped.map(r) }
+          break
+        }
+        case "Ranked": {
+          // Each group's values numbered in order, for the dialect that has no percentile aggregate.
+          where.push(`${value} IS NOT NULL`)
+          const partition = grouped.length === 0 ? "" : `PARTITION BY ${grouped.map(r).join(", ")}`
+          rows = () =>
+            `(SELECT ${w.q("r")}.*, ROW_NUMBER() OVER (${partition} ORDER BY ${r("v__")}) AS ${
+              w.q("n__")
+            }, COUNT(*) OVER (${partition}) AS ${w.q("c__")} FROM ${inner()} AS ${w.q("r")})`
+          const p = special.fraction
+          const at = (position: string) => `MIN(CASE WHEN ${r("n__")} = ${position} THEN ${r("v__")} END)`
+          if (special.discrete) {
+            aggregated = at(`GREATEST(CEIL(${p} * ${r("c__")}), 1)`)
+          } else {
+            const position = `(1 + ${p} * (${r("c__")} - 1))`
+            aggregated = `(${at(`FLOOR(${position})`)} + (MAX(${position}) - MAX(FLOOR(${position}))) * (${
+              at(`CEIL(${position})`)
+            } - ${at(`FLOOR(${position})`)}))`
+          }
+          break
+        }
+        case "Converted": {
+          const metric = special.metric
+          const conversion = special.conversion
+          const baseTime = timeOf(model, measure, undefined)
+          const conversionTime = timeOf(model, conversion, undefined)
+          if (baseTime === undefined || conversionTime?.table.name !== conversion.table) {
+            return yield* Either.left(
+              new CompileError({
+                message:
+                  `metric ${metric.name} needs a time dimension of ${measure.name} and one of ${conversion.name}'s own table`
+              })
+            )
+          }
+          const ownFilters = (conversion.filters ?? []).map((name) => filterNamed(model, name)!)
+          if (ownFilters.some((f) => f.table.name !== conversion.table)) {
+            return yield* Either.left(
+              new CompileError({
+                message:
+                  `metric ${metric.name}: ${conversion.name}'s filters must be on its own table to find conversions`
+              })
+            )
+          }
+          yield* need(baseTime.table.name, baseTime.name)
+          const at = w.dialect.local(
+            column(baseTime.table.name, baseTime.expr, `t__${baseTime.name}`),
+            baseTime.isDate,
+            zone
+          )
+          const entity = column(group.table, metric.entity, "e__")
+          const c = (name: string) => `${w.q("c")}.${w.q(name)}`
+          const later = w.dialect.local(c("t"), conversionTime.isDate, zone)
+          const found = projection(w, model, tableNamed(model, conversion.table), [
+            [metric.conversion_entity ?? metric.entity, "e"],
+            [conversionTime.expr, "t"],
+            ...ownFilters.map((f, i) => [f.filter.expr, `f${i}`] as const)
+          ])
+          const matched = [
+            `${c("e")} = ${entity}`,
+            `${later} >= ${at}`,
+            ...(metric.window === undefined
+              ? []
+              : [`${later} < ${w.dialect.shift(at, offsetOf(metric.window).count, offsetOf(metric.window).unit)}`]),
+            ...ownFilters.map((_, i) => c(`f${i}`))
+          ]
+          select.push(
+            `CASE WHEN EXISTS (SELECT 1 FROM ${found} AS ${w.q("c")} WHERE ${
+              matched.join(" AND ")
+            }) THEN 1 ELSE 0 END AS ${w.q("x__")}`
+          )
+          aggregated = aggregate(w.dialect, measure, r("v__"), `${r("x__")} = 1`)
+          break
+        }
+        case "Cumulative": {
+          const metric = special.metric
+          // The spine's periods: the query's, or those the rows span.
+          const bound = (side: "start" | "end") =>
+            time?.[side] === undefined ? undefined : w.dialect.day(w.bind(time[side]!))
+          const start = bound("start")
+          const end = bound("end")
+          const lo = w.dialect.truncate(grain!, start ?? `MIN(${r("t__")})`)
+          const hi = end === undefined ? `MAX(${r("t__")})` : w.dialect.shift(end, -1, "day")
+          const bounds = start !== undefined && end !== undefined
+            ? `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")})`
+            : `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")} FROM ${inner()} AS ${w.q("r")})`
+          const bucket = `${w.q("s")}.${w.q("bucket")}`
+          const upTo = metric.period_agg === "first"
+            ? w.dialect.shift(bucket, 1, "day")
+            : w.dialect.shift(bucket, 1, grain!)
+          const from = metric.window !== undefined
+            ? [w.dialect.shift(upTo, -offsetOf(metric.window).count, offsetOf(metric.window).unit)]
+            : metric.grain_to_date !== undefined
+            ? [w.dialect.truncate(metric.grain_to_date, bucket)]
+            : []
+          const spine = w.dialect.spine(bounds, grain!)
+          rows = () =>
+            `${spine} AS ${w.q("s")}\n  JOIN ${inner()} AS ${w.q("r")} ON ${
+              [`${r("t__")} < ${upTo}`, ...from.map((f) => `${r("t__")} >= ${f}`)].join(" AND ")
+            }`
+          outer = { from: "spine", keys: [...grouped.map(r), bucket] }
+          break
+        }
+      }
+      // The rows: written once for each place that reads them, each with placeholders of its own.
+      function inner() {
+        return `(SELECT ${select.join(", ")}\n  FROM ${joined(w, model, reach, needed, column, columns)}${
+          where.length === 0 ? "" : `\n  WHERE ${where.join(" AND ")}`
+        })`
+      }
+      const source = outer.from === "spine"
+        ? rows()
+        : special._tag === "Converted"
+        ? `${inner()} AS ${w.q("r")}`
+        : `${rows()} AS ${w.q("r")}`
+      const keys = outer.keys
       const list = [
-        ...select,
-        ...allAliases.map((alias) => `${aggregates.get(alias) ?? w.dialect.absent} AS ${w.q(alias)}`)
+        ...grouped.map((a) => `${r(a)} AS ${w.q(a)}`),
+        ...(cumulative === undefined ? [] : [`${w.q("s")}.${w.q("bucket")} AS ${w.q(timeAlias!)}`]),
+        ...allAliases.map((a) => `${a === alias ? aggregated : w.dialect.absent} AS ${w.q(a)}`)
       ]
-      const from = joined(w, model, reach, needed, column, columns)
       branches.push(
-        `SELECT ${list.join(", ")}\n  FROM ${from}${where.length === 0 ? "" : `\n  WHERE ${where.join(" AND ")}`}${
-          groupBy.length === 0 ? "" : `\n  GROUP BY ${groupBy.join(", ")}`
+        `SELECT ${list.join(", ")}\n  FROM ${source}${outer.where === undefined ? "" : `\n  WHERE ${outer.where}`}${
+          keys.length === 0 ? "" : `\n  GROUP BY ${keys.join(", ")}`
         }`
       )
     }

@@ -21,6 +21,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
+import * as MetricExpression from "./internal/metricExpression.js"
 import * as SqlStatement from "./internal/sqlStatement.js"
 import * as YamlFile from "./internal/yamlFile.js"
 
@@ -130,7 +131,17 @@ export type Fact = typeof Fact.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Aggregation = Schema.Literal("sum", "count", "count_distinct", "avg", "min", "max")
+export const Aggregation = Schema.Literal(
+  "sum",
+  "count",
+  "count_distinct",
+  "avg",
+  "min",
+  "max",
+  "median",
+  "percentile",
+  "sum_boolean"
+)
 export type Aggregation = typeof Aggregation.Type
 
 /**
@@ -160,6 +171,40 @@ export const formatValue = (n: number, format: Format | undefined): string =>
     })
 
 /**
+ * The parameters of a `percentile` (MetricFlow's `agg_params`): which one (0.9 is the 90th), and
+ * whether it is a value of the rows (discrete) or interpolated between the two nearest (continuous,
+ * the default). A `median` is the continuous 0.5.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const AggregationParameters = Schema.Struct({
+  percentile: Schema.optional(Schema.Number.pipe(Schema.between(0, 1, {
+    message: () => "a percentile is between 0 and 1 (0.9 is the 90th)"
+  }))),
+  use_discrete_percentile: Schema.optional(Schema.Boolean)
+})
+export type AggregationParameters = typeof AggregationParameters.Type
+
+/**
+ * A semi-additive measure's time (MetricFlow's `non_additive_dimension`): a balance, a headcount or
+ * a stock level adds up across accounts but not across days, so each period reads only the rows at
+ * its last (`max`, the default) or first (`min`) day; with `window_groupings`, each of those
+ * entities' own last or first day (each account's latest balance, then summed).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const NonAdditiveDimension = Schema.Struct({
+  /** A time dimension of the measure's table, or `table.name` of one it reaches. */
+  name: Schema.String,
+  window_choice: Schema.optional(Schema.Literal("max", "min")),
+  /** Columns (or SQL over the measure's table) naming the entities that each keep their own day. */
+  window_groupings: Schema.optional(Schema.Array(Schema.String))
+})
+export type NonAdditiveDimension = typeof NonAdditiveDimension.Type
+
+/**
  * An aggregation over an expression of its table.
  *
  * @since 0.1.0
@@ -170,6 +215,15 @@ export const Measure = Schema.Struct({
   agg: Aggregation,
   /** SQL over the table's columns and facts; every row (`count`) when absent. */
   expr: Schema.optional(Schema.String),
+  agg_params: Schema.optional(AggregationParameters),
+  non_additive_dimension: Schema.optional(NonAdditiveDimension),
+  /** The value a period or group with no rows reads instead of nothing (MetricFlow's `fill_nulls_with`). */
+  fill_nulls_with: Schema.optional(Schema.Number),
+  /**
+   * Read by a time grain, every period of the range has a row, those with no rows included
+   * (MetricFlow's `join_to_timespine`), each for every combination of the other dimensions read.
+   */
+  join_to_timespine: Schema.optional(Schema.Boolean),
   /** Named filters (of this table or one it reaches) that a row must pass to count. */
   filters: Schema.optional(Schema.Array(Name)),
   /**
@@ -338,13 +392,102 @@ export const PeriodOverPeriodMetric = Schema.Struct({
   synonyms: Synonyms
 })
 
+const Offset = Schema.String.pipe(Schema.pattern(/^\d{1,4} (day|week|month|quarter|year)s?$/, {
+  message: () => "a window is a count and a unit: 7 days, 1 month, 1 year"
+}))
+
+/**
+ * A metric an expression derives from other metrics (MetricFlow's `derived`): `expr` is arithmetic
+ * (`+ - * /`, parentheses, numbers, and `coalesce`, `nullif`, `abs`, `greatest`, `least`, `round`)
+ * over the inputs by name or alias. An input with an `offset_window` is read that much earlier
+ * ("revenue against the month before"); a division is exact, and nothing when the divisor is zero.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ExpressionMetric = Schema.Struct({
+  name: Name,
+  type: Schema.Literal("derived"),
+  expr: Schema.String,
+  metrics: Schema.NonEmptyArray(Schema.Struct({
+    name: Name,
+    /** The name `expr` uses for it, where two inputs are one metric (now and a month ago). */
+    alias: Schema.optional(Name),
+    offset_window: Schema.optional(Offset)
+  })),
+  fill_nulls_with: Schema.optional(Schema.Number),
+  format: Schema.optional(Format),
+  unit: Schema.optional(Schema.String),
+  description: Description,
+  synonyms: Synonyms
+})
+export type ExpressionMetric = typeof ExpressionMetric.Type
+
+/**
+ * A measure accumulated over time (MetricFlow's `cumulative`): each period of a time grain reads
+ * the measure over every row up to its end (a running total), over a trailing `window` ending there
+ * ("the last 7 days"), or since the start of its `grain_to_date` (month-to-date, year-to-date). The
+ * periods come from a time spine the compiler generates. `period_agg` says which day of a coarser
+ * period is read: its `last` (the default) or its `first` (MetricFlow's default).
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CumulativeMetric = Schema.Struct({
+  name: Name,
+  type: Schema.Literal("cumulative"),
+  measure: Name,
+  window: Schema.optional(Offset),
+  grain_to_date: Schema.optional(Grain),
+  period_agg: Schema.optional(Schema.Literal("last", "first")),
+  fill_nulls_with: Schema.optional(Schema.Number),
+  format: Schema.optional(Format),
+  description: Description,
+  synonyms: Synonyms
+})
+export type CumulativeMetric = typeof CumulativeMetric.Type
+
+/**
+ * How often a base event is followed by a conversion event of the same entity within a window
+ * (MetricFlow's `conversion`): a visit, then an order by the same customer within 7 days.
+ * `conversions` is the base measure over the base rows that converted; `conversion_rate` (the
+ * default) divides it by the base measure.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ConversionMetric = Schema.Struct({
+  name: Name,
+  type: Schema.Literal("conversion"),
+  base_measure: Name,
+  conversion_measure: Name,
+  /** The column (or SQL over the base table) that names the entity: `customer_id`. */
+  entity: Schema.String,
+  /** The same entity in the conversion measure's table, where it is named otherwise. */
+  conversion_entity: Schema.optional(Schema.String),
+  /** How long after the base event a conversion counts; any time later when absent. */
+  window: Schema.optional(Offset),
+  calculation: Schema.optional(Schema.Literal("conversion_rate", "conversions")),
+  format: Schema.optional(Format),
+  description: Description,
+  synonyms: Synonyms
+})
+export type ConversionMetric = typeof ConversionMetric.Type
+
 /**
  * A metric derived from measures.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const DerivedMetric = Schema.Union(RatioMetric, ShareMetric, PeriodOverPeriodMetric)
+export const DerivedMetric = Schema.Union(
+  RatioMetric,
+  ShareMetric,
+  PeriodOverPeriodMetric,
+  ExpressionMetric,
+  CumulativeMetric,
+  ConversionMetric
+)
 export type DerivedMetric = typeof DerivedMetric.Type
 
 /**
@@ -621,10 +764,69 @@ export const validate = (
   for (const metric of file.metrics ?? []) {
     if (metric.type === "ratio") driverProblems(`metric ${metric.name}`, metric.drivers)
   }
+  for (const measure of measures) {
+    if (measure.agg === "percentile" && measure.agg_params?.percentile === undefined) {
+      problems.push(`measure ${measure.name}: a percentile needs agg_params.percentile (0.9 is the 90th)`)
+    }
+    if (measure.agg_params !== undefined && measure.agg !== "percentile" && measure.agg !== "median") {
+      problems.push(`measure ${measure.name}: agg_params are for a percentile or a median, not a ${measure.agg}`)
+    }
+    const nonAdditive = measure.non_additive_dimension
+    if (nonAdditive !== undefined && !timeDimensions.includes(nonAdditive.name)) {
+      problems.push(`measure ${measure.name}: its non_additive_dimension ${nonAdditive.name} is not a time dimension`)
+    }
+  }
+  const derivedNames = new Set((file.metrics ?? []).map((m) => m.name))
   for (const metric of file.metrics ?? []) {
-    const inputs = metric.type === "ratio" ? [metric.numerator, metric.denominator] : [metric.measure]
+    const inputs = metric.type === "ratio"
+      ? [metric.numerator, metric.denominator]
+      : metric.type === "conversion"
+      ? [metric.base_measure, metric.conversion_measure]
+      : metric.type === "derived"
+      ? []
+      : [metric.measure]
     for (const input of inputs) {
       if (!measureNames.has(input)) problems.push(`metric ${metric.name}: no measure named ${input}`)
+    }
+    if (metric.type === "derived") {
+      for (const input of metric.metrics) {
+        if (!measureNames.has(input.name) && !derivedNames.has(input.name)) {
+          problems.push(`metric ${metric.name}: no metric named ${input.name}`)
+        }
+      }
+      const said = new Set(metric.metrics.map((input) => input.alias ?? input.name))
+      if (said.size < metric.metrics.length) {
+        problems.push(`metric ${metric.name}: two inputs go by one name: give each its own alias`)
+      }
+      Either.match(MetricExpression.parse(metric.expr), {
+        onLeft: (message) => problems.push(`metric ${metric.name}: expr: ${message}`),
+        onRight: (expression) => {
+          for (const name of MetricExpression.names(expression)) {
+            if (!said.has(name)) {
+              problems.push(`metric ${metric.name}: expr names ${name}, which is not one of its metrics`)
+            }
+          }
+        }
+      })
+    }
+  }
+  // A derived metric never reads itself, however far down.
+  const inputsOf = (name: string): ReadonlyArray<string> => {
+    const metric = (file.metrics ?? []).find((m) => m.name === name)
+    return metric?.type === "derived" ? metric.metrics.map((input) => input.name) : []
+  }
+  for (const metric of file.metrics ?? []) {
+    const seen = new Set<string>()
+    const stack = [...inputsOf(metric.name)]
+    while (stack.length > 0) {
+      const at = stack.pop()!
+      if (at === metric.name) {
+        problems.push(`metric ${metric.name} is derived from itself`)
+        break
+      }
+      if (seen.has(at)) continue
+      seen.add(at)
+      stack.push(...inputsOf(at))
     }
   }
   const relationshipNames = new Set<string>()

@@ -20,7 +20,10 @@ const aggregationWords: Record<SemanticModel.Aggregation, string> = {
   count_distinct: "number of distinct",
   avg: "average of",
   min: "smallest",
-  max: "largest"
+  max: "largest",
+  median: "median of",
+  percentile: "percentile of",
+  sum_boolean: "number of rows where"
 }
 
 /**
@@ -36,7 +39,15 @@ export const definition = (model: Model, measure: ResolvedMeasure): string => {
   const conditions = (measure.filters ?? []).map((name) =>
     filterNamed(model, name)?.filter.description ?? `only ${words(name)}`
   )
-  return `${aggregationWords[measure.agg]} ${what}${conditions.length === 0 ? "" : `, ${conditions.join(" and ")}`}`
+  const how = measure.agg === "percentile"
+    ? `${Math.round((measure.agg_params?.percentile ?? 0) * 1000) / 10}th percentile of`
+    : aggregationWords[measure.agg]
+  const at = measure.non_additive_dimension === undefined
+    ? ""
+    : ` at each period's ${measure.non_additive_dimension.window_choice === "min" ? "first" : "last"} ${
+      words(measure.non_additive_dimension.name.split(".").at(-1)!)
+    }`
+  return `${how} ${what}${at}${conditions.length === 0 ? "" : `, ${conditions.join(" and ")}`}`
 }
 
 const metricDefinition = (model: Model, ref: MetricRef): string => {
@@ -50,6 +61,26 @@ const metricDefinition = (model: Model, ref: MetricRef): string => {
       return `${words(metric.measure)} as a share of the total`
     case "period_over_period":
       return `${words(metric.measure)} against ${metric.offset} earlier (${metric.calculation ?? "growth"})`
+    case "derived":
+      return metric.metrics.reduce(
+        (text, input) =>
+          input.offset_window === undefined || input.alias === undefined
+            ? text
+            : text.replaceAll(input.alias, `${input.name} ${input.offset_window} earlier`),
+        words(metric.expr)
+      )
+    case "cumulative":
+      return `${words(metric.measure)} ${
+        metric.window !== undefined
+          ? `over the ${metric.window} up to each period's end`
+          : metric.grain_to_date !== undefined
+          ? `${metric.grain_to_date} to date`
+          : "in total up to each period's end"
+      }`
+    case "conversion":
+      return `${metric.calculation === "conversions" ? "" : "share of "}${words(metric.base_measure)} followed by ${
+        words(metric.conversion_measure)
+      } of the same ${words(metric.entity)}${metric.window === undefined ? "" : ` within ${metric.window}`}`
   }
 }
 

@@ -35,7 +35,7 @@ describe("SemanticModel.parse", () => {
 
   it("names the file, line and path of a value the format refuses", () => {
     const problems = problemsOf(
-      shop.replace("agg: count", "agg: median").replace("{ name: channel }", "{ name: 2channel }")
+      shop.replace("agg: count", "agg: mean").replace("{ name: channel }", "{ name: 2channel }")
     )
     expect(problems).toEqual(expect.arrayContaining([
       expect.stringMatching(/^semantic\/shop\.yaml:6: tables\.0\.dimensions\.0\.name: .*letters, digits/),

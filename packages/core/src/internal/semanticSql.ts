@@ -61,7 +61,21 @@ export interface Dialect {
   readonly absent: string
   /** An ordering key with rows that have no value last, either way: a ranking never leads with them. */
   readonly orderKey: (expr: string, direction: "asc" | "desc") => string
+  /** A day given as text (a bound `YYYY-MM-DD`) as a date. */
+  readonly day: (expr: string) => string
+  /**
+   * A time spine: a subquery of one column, `bucket`, holding each period of `grain` from the
+   * `lo` (a period's first day) to the `hi` columns of the one row of `bounds`, both included.
+   */
+  readonly spine: (bounds: string, grain: Grain) => string
+  /** A percentile as one aggregate, where the dialect has one (MySQL has none: see the compiler). */
+  readonly percentile: ((fraction: number, discrete: boolean, value: string) => string) | undefined
+  /** Equality that holds between two nulls. */
+  readonly sameValue: (a: string, b: string) => string
 }
+
+// PostgreSQL reads no quarters in an interval.
+const interval = (count: number, unit: Grain) => unit === "quarter" ? `${count * 3} month` : `${count} ${unit}`
 
 export const postgres: Dialect = {
   name: "postgres",
@@ -69,10 +83,18 @@ export const postgres: Dialect = {
   local: (expr, isDate, zone) =>
     isDate ? `CAST(${expr} AS date)` : `(CAST(${expr} AS timestamptz) AT TIME ZONE '${zone}')`,
   truncate: (grain, local) => `CAST(date_trunc('${grain}', ${local}) AS date)`,
-  shift: (local, count, unit) => `(${local} + INTERVAL '${count} ${unit}')`,
+  shift: (local, count, unit) => `(${local} + INTERVAL '${interval(count, unit)}')`,
   divide: (numerator, denominator) => `CAST(${numerator} AS numeric) / NULLIF(${denominator}, 0)`,
   absent: "CAST(NULL AS numeric)",
-  orderKey: (expr, direction) => `${expr} ${direction === "asc" ? "ASC" : "DESC"} NULLS LAST`
+  orderKey: (expr, direction) => `${expr} ${direction === "asc" ? "ASC" : "DESC"} NULLS LAST`,
+  day: (expr) => `CAST(${expr} AS date)`,
+  spine: (bounds, grain) =>
+    `(SELECT CAST(generate_series(CAST("b"."lo" AS timestamp), CAST("b"."hi" AS timestamp), INTERVAL '${
+      interval(1, grain)
+    }') AS date) AS "bucket" FROM ${bounds} AS "b")`,
+  percentile: (fraction, discrete, value) =>
+    `PERCENTILE_${discrete ? "DISC" : "CONT"}(${fraction}) WITHIN GROUP (ORDER BY ${value})`,
+  sameValue: (a, b) => `${a} IS NOT DISTINCT FROM ${b}`
 }
 
 export const mysql: Dialect = {
@@ -100,7 +122,14 @@ export const mysql: Dialect = {
   divide: (numerator, denominator) => `${numerator} * 1e0 / NULLIF(${denominator}, 0)`,
   absent: "NULL",
   // MySQL has no NULLS LAST, and sorts them first going up.
-  orderKey: (expr, direction) => `${expr} IS NULL, ${expr} ${direction === "asc" ? "ASC" : "DESC"}`
+  orderKey: (expr, direction) => `${expr} IS NULL, ${expr} ${direction === "asc" ? "ASC" : "DESC"}`,
+  day: (expr) => `CAST(${expr} AS DATE)`,
+  // No generate_series: a recursive common table expression (MySQL 8 stops one at 1,000 rows unless
+  // `cte_max_recursion_depth` allows more; MariaDB does not).
+  spine: (bounds, grain) =>
+    `(WITH RECURSIVE \`s\`(\`bucket\`, \`hi\`) AS (SELECT \`b\`.\`lo\`, \`b\`.\`hi\` FROM ${bounds} AS \`b\` UNION ALL SELECT \`bucket\` + INTERVAL 1 ${grain.toUpperCase()}, \`hi\` FROM \`s\` WHERE \`bucket\` + INTERVAL 1 ${grain.toUpperCase()} <= \`hi\`) SELECT \`bucket\` FROM \`s\`)`,
+  percentile: undefined,
+  sameValue: (a, b) => `${a} <=> ${b}`
 }
 
 // DuckDB reads PostgreSQL's spelling of time (its ICU extension, built in, gives `AT TIME ZONE`)
@@ -110,7 +139,12 @@ export const duckdb: Dialect = {
   ...postgres,
   name: "duckdb",
   divide: (numerator, denominator) => `CAST(${numerator} AS DOUBLE) / NULLIF(${denominator}, 0)`,
-  absent: "CAST(NULL AS DOUBLE)"
+  absent: "CAST(NULL AS DOUBLE)",
+  // Its generate_series is a list outside FROM.
+  spine: (bounds, grain) =>
+    `(SELECT CAST(unnest(generate_series(CAST("b"."lo" AS timestamp), CAST("b"."hi" AS timestamp), INTERVAL '${
+      interval(1, grain)
+    }')) AS date) AS "bucket" FROM ${bounds} AS "b")`
 }
 
 const dialects: { readonly [Name in DialectName]: Dialect } = { postgres, mysql, duckdb }
