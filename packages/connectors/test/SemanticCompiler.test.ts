@@ -30,6 +30,7 @@ import * as DemoDataset from "../src/DemoDataset.js"
 import * as DemoModel from "../src/DemoModel.js"
 import * as FilesConnector from "../src/FilesConnector.js"
 import * as Runtime from "../src/Runtime.js"
+import { metricTypes } from "./utils/metricTypes.js"
 import { admin, localSuperuserAccess, settingsFor, url as postgresUrl } from "./utils/postgres.js"
 
 const at = DateTime.unsafeMake(Date.UTC(2026, 0, 1))
@@ -110,6 +111,13 @@ const suite = (it: Vitest.MethodsNonLive<ConnectorRuntime>, engine: () => Engine
             ", table: regions }\n    row_filter: code = _svc.client_attributes_json.region"
         )
     )
+
+  metricTypes(it, {
+    dialect: () => engine().dialect,
+    schema: () => engine().schema,
+    model: (extra) => modelIn(engine().schema, extra),
+    run: (sql, params) => run(sql, params)
+  })
 
   it.effect("revenue by channel: the model's revenue is the hand-written sum, cancelled orders excluded", () =>
     Effect.gen(function*() {

@@ -713,7 +713,7 @@ export const compile = (
         from: "",
         keys: grouped.map(r)
       }
-      let aggregated = aggregate(w.dialect, measure, r("v__"), undefined)
+      let aggregated: string | undefined = undefined
       switch (special._tag) {
         case "NonAdditive": {
           // Each period's (and each entity's) last or first day, as the rows' own column.
@@ -841,6 +841,7 @@ export const compile = (
           break
         }
       }
+      aggregated ??= aggregate(w.dialect, measure, r("v__"), undefined)
       // The rows: written once for each place that reads them, each with placeholders of its own.
       function inner() {
         return `(SELECT ${select.join(", ")}\n  FROM ${joined(w, model, reach, needed, column, columns)}${
@@ -866,7 +867,7 @@ export const compile = (
     }
 
     // Stack the groups and fold them on the dimensions: each dimension tuple has one row per group.
-    const inner = branches.length === 1
+    const stacked = branches.length === 1
       ? branches[0]!
       : `SELECT ${
         [
@@ -876,6 +877,40 @@ export const compile = (
       }\n  FROM (\n${branches.join("\n  UNION ALL\n")}\n  ) AS ${w.q("stacked")}${
         dimensionAliases.length === 0 ? "" : `\n  GROUP BY ${dimensionAliases.map((a) => w.q(a)).join(", ")}`
       }`
+    // A measure joined to the time spine: every period of the range has a row, for each combination
+    // of the other dimensions that has any.
+    const spined = grain !== undefined && periods === undefined &&
+      groups.some((g) => g.measures.some(({ measure }) => measure.join_to_timespine === true))
+    const inner = !spined ? stacked : (() => {
+      const q = (name: string) => `${w.q("q")}.${w.q(name)}`
+      const bound = (side: "start" | "end") =>
+        time?.[side] === undefined ? undefined : w.dialect.day(w.bind(time[side]!))
+      const start = bound("start")
+      const end = bound("end")
+      const lo = start === undefined ? `MIN(${q(timeAlias!)})` : w.dialect.truncate(grain, start)
+      const hi = end === undefined ? `MAX(${q(timeAlias!)})` : w.dialect.shift(end, -1, "day")
+      const bounds = start !== undefined && end !== undefined
+        ? `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")})`
+        : `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")} FROM (\n${stacked}\n  ) AS ${w.q("q")})`
+      const others = dimensions.map((d) => d.alias)
+      const g = (name: string) => `${w.q("g")}.${w.q(name)}`
+      const bucket = `${w.q("s")}.${w.q("bucket")}`
+      return `SELECT ${
+        [
+          ...others.map((a) => `${g(a)} AS ${w.q(a)}`),
+          `${bucket} AS ${w.q(timeAlias!)}`,
+          ...allAliases.map((a) => `${q(a)} AS ${w.q(a)}`)
+        ].join(", ")
+      }\n  FROM ${w.dialect.spine(bounds, grain)} AS ${w.q("s")}${
+        others.length === 0
+          ? ""
+          : `\n  CROSS JOIN (SELECT DISTINCT ${others.map((a) => w.q(a)).join(", ")} FROM (\n${stacked}\n  ) AS ${
+            w.q("d")
+          }) AS ${w.q("g")}`
+      }\n  LEFT JOIN (\n${stacked}\n  ) AS ${w.q("q")} ON ${
+        [`${q(timeAlias!)} = ${bucket}`, ...others.map((a) => w.dialect.sameValue(q(a), g(a)))].join(" AND ")
+      }`
+    })()
 
     const outputNames = [...dimensionAliases, ...outputs.map((o) => o.name)]
     const order = query.order ?? (timeAlias !== undefined
