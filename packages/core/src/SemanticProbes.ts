@@ -105,9 +105,10 @@ export const probes = (model: Model, dialectName: DialectName): ReadonlyArray<Pr
   }
   for (const name of [...model.measures.map((m) => m.name), ...model.metrics.map((m) => m.name)]) {
     const metric = model.metrics.find((m) => m.name === name)
-    const query: SemanticQuery.SemanticQuery = metric?.type === "period_over_period"
-      ? { metrics: [name], time: { grain: "year" } }
-      : { metrics: [name] }
+    // A metric that compares or accumulates periods is probed by year.
+    const byTime = metric?.type === "period_over_period" || metric?.type === "cumulative" ||
+      (metric?.type === "derived" && metric.metrics.some((input) => input.offset_window !== undefined))
+    const query: SemanticQuery.SemanticQuery = byTime ? { metrics: [name], time: { grain: "year" } } : { metrics: [name] }
     Either.match(compile(model, query, dialectName), {
       onLeft: (error) => out.push({ subject: `metric ${name}`, sql: "", params: [], error: error.message }),
       onRight: (compiled) => out.push({ subject: `metric ${name}`, sql: compiled.sql, params: compiled.params })

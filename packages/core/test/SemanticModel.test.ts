@@ -84,6 +84,47 @@ describe("SemanticModel.parse", () => {
     ])
   })
 
+  it("checks the metric types MetricFlow adds: percentiles, semi-additive measures, derived, cumulative, conversion", () => {
+    const model = shop.replace(
+      "      - { name: orders, agg: count }",
+      [
+        "      - { name: orders, agg: count }",
+        "      - { name: p90, agg: percentile, expr: amount }",
+        "      - { name: share_median, agg: sum, expr: amount, agg_params: { percentile: 0.5 } }",
+        "      - { name: balance, agg: sum, expr: amount, non_additive_dimension: { name: shipped } }",
+        "      - { name: p200, agg: percentile, expr: amount, agg_params: { percentile: 2 } }"
+      ].join("\n")
+    ) + [
+      "metrics:",
+      "  - { name: a, type: derived, expr: b + orders, metrics: [{ name: b }, { name: orders }] }",
+      "  - { name: b, type: derived, expr: a * 2, metrics: [{ name: a }] }",
+      "  - { name: c, type: derived, expr: orders - before, metrics: [{ name: orders }, { name: orders, offset_window: 1 month }] }",
+      "  - { name: d, type: derived, expr: orders + drop table, metrics: [{ name: orders }] }",
+      "  - { name: e, type: derived, expr: system(orders), metrics: [{ name: orders }] }",
+      "  - { name: f, type: cumulative, measure: visits, grain_to_date: month }",
+      "  - { name: g, type: conversion, base_measure: orders, conversion_measure: payments, entity: customer_id }",
+      "  - { name: h, type: cumulative, measure: orders, window: 1 fortnight }"
+    ].join("\n")
+    expect(problemsOf(model).sort()).toEqual([
+      "semantic/shop.yaml:14: tables.0.measures.4.agg_params.percentile: a percentile is between 0 and 1 (0.9 is the 90th)",
+      "semantic/shop.yaml:23: metrics.7.window: a window is a count and a unit: 7 days, 1 month, 1 year"
+    ])
+    const checked = problemsOf(model.replace("percentile: 2", "percentile: 0.2").replace(", window: 1 fortnight", ""))
+    expect(checked.sort()).toEqual([
+      "semantic/shop.yaml: measure balance: its non_additive_dimension shipped is not a time dimension",
+      "semantic/shop.yaml: measure p90: a percentile needs agg_params.percentile (0.9 is the 90th)",
+      "semantic/shop.yaml: measure share_median: agg_params are for a percentile or a median, not a sum",
+      "semantic/shop.yaml: metric a is derived from itself",
+      "semantic/shop.yaml: metric b is derived from itself",
+      "semantic/shop.yaml: metric c: expr names before, which is not one of its metrics",
+      "semantic/shop.yaml: metric c: two inputs go by one name: give each its own alias",
+      "semantic/shop.yaml: metric d: expr: unexpected table after a whole expression",
+      "semantic/shop.yaml: metric e: expr: system is not a function an expression may call",
+      "semantic/shop.yaml: metric f: no measure named visits",
+      "semantic/shop.yaml: metric g: no measure named payments"
+    ])
+  })
+
   it("loads a Snowflake Cortex Analyst model as it is: facts, aggregate metrics and filters", () => {
     const snowflake = `name: sales
 tables:

@@ -7,6 +7,7 @@ import { expect, type Vitest } from "@effect/vitest"
 import type { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
 import * as SemanticCompiler from "@sightline/core/SemanticCompiler"
 import type * as SemanticModel from "@sightline/core/SemanticModel"
+import * as SemanticProbes from "@sightline/core/SemanticProbes"
 import type * as SemanticQuery from "@sightline/core/SemanticQuery"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -275,5 +276,30 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
       expect(Number(rows[0]![2])).toBe(0)
       expect(Number(rows[1]![2])).toBeGreaterThan(0)
       expect(Number(rows[2]![2])).toBe(0)
+    }))
+
+  it.effect("a change's check probes every new metric, and each probe runs on the engine", () =>
+    Effect.gen(function*() {
+      const added = [
+        "median_line",
+        "p90_line",
+        "last_day_revenue",
+        "latest_day_orders",
+        "web_orders",
+        "net_revenue",
+        "revenue_change_mom",
+        "revenue_to_date",
+        "revenue_7_days",
+        "revenue_mtd",
+        "signup_conversion"
+      ]
+      const probes = SemanticProbes.probes(h.model(extended), h.dialect())
+        .filter((probe) => added.some((name) => probe.subject === `metric ${name}`))
+      expect(probes.length).toBe(added.length)
+      for (const probe of probes) {
+        expect(probe.error, probe.subject).toBeUndefined()
+        const { rows } = yield* h.run(probe.sql, probe.params)
+        expect(rows.length, probe.subject).toBeGreaterThan(0)
+      }
     }))
 }
