@@ -1133,11 +1133,15 @@ export const verifiedSql = (
   dialectName: DialectName,
   options: Options = {}
 ): Either.Either<{ readonly sql: string; readonly params: ReadonlyArray<Param> }, CompileError> => {
+  // A semantic query (a dbt saved query) is compiled like any other.
+  if (query.query !== undefined) return compile(model, query.query, dialectName, options)
+  if (query.sql === undefined) return Either.left(new CompileError({ message: "it has neither sql nor a query" }))
+  const text = query.sql
   // The model's format check refuses it first; a model read any other way is held to it here.
-  const notOne = SqlStatement.notOneQuery(query.sql)
+  const notOne = SqlStatement.notOneQuery(text)
   if (notOne !== undefined) return Either.left(new CompileError({ message: `not one SELECT or WITH query: ${notOne}` }))
   const w = new Writer(dialect(dialectName), options.rowFilters ?? true)
-  const used = [...new Set([...query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))]
+  const used = [...new Set([...text.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))]
   const ctes: Array<string> = []
   for (const name of used) {
     const table = model.tables.find((t) => t.name === name)
@@ -1161,7 +1165,7 @@ export const verifiedSql = (
   }
   // Placeholders in the projections were numbered first; the query's own follow them.
   const bound = LibraryContext.bindNamedParams(
-    query.sql.trim().replace(/;\s*$/, ""),
+    text.trim().replace(/;\s*$/, ""),
     { ...defaults, ...values },
     w.params.length
   )

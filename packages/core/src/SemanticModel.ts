@@ -24,6 +24,7 @@ import * as Yaml from "yaml"
 import * as MetricExpression from "./internal/metricExpression.js"
 import * as SqlStatement from "./internal/sqlStatement.js"
 import * as YamlFile from "./internal/yamlFile.js"
+import * as SemanticQuery from "./SemanticQuery.js"
 
 // ---------------------------------------------------------------------------------------------
 // The format
@@ -79,13 +80,13 @@ export const Dimension = Schema.Struct({
 export type Dimension = typeof Dimension.Type
 
 /**
- * The grains a time dimension can be read at.
+ * The grains a time dimension can be read at (a query's word, read by models too).
  *
  * @since 0.1.0
  * @category schemas
  */
-export const Grain = Schema.Literal("day", "week", "month", "quarter", "year")
-export type Grain = typeof Grain.Type
+export const Grain = SemanticQuery.Grain
+export type Grain = SemanticQuery.Grain
 
 /**
  * Every grain, finest first.
@@ -145,13 +146,13 @@ export const Aggregation = Schema.Literal(
 export type Aggregation = typeof Aggregation.Type
 
 /**
- * How a number is shown.
+ * How a number is shown (a query's result column says it too).
  *
  * @since 0.1.0
  * @category schemas
  */
-export const Format = Schema.Literal("number", "integer", "currency", "percent")
-export type Format = typeof Format.Type
+export const Format = SemanticQuery.Format
+export type Format = SemanticQuery.Format
 
 /**
  * A number as a measure of this format is written in prose (a report, a finding): a percent from
@@ -505,7 +506,7 @@ export const Parameter = Schema.Struct({
 export type Parameter = typeof Parameter.Type
 
 /**
- * A question with SQL a person checked. The SQL reads logical tables as `__<table>` (each the
+ * A question with SQL (or a semantic query) a person checked. The SQL reads logical tables as `__<table>` (each the
  * table's dimensions, time dimensions and facts, with its row filter applied) and names parameters
  * as `:name`.
  *
@@ -515,7 +516,12 @@ export type Parameter = typeof Parameter.Type
 export const VerifiedQuery = Schema.Struct({
   name: Name,
   question: Schema.String,
-  sql: Schema.String,
+  sql: Schema.optional(Schema.String),
+  /**
+   * Or the answer as a semantic query (a dbt saved query), which the compiler writes in the
+   * connector's dialect. A query takes no parameters.
+   */
+  query: Schema.optional(SemanticQuery.SemanticQuery),
   parameters: Schema.optional(Schema.Array(Parameter)),
   verified_by: Schema.optional(Schema.String),
   /** When it was verified: Unix seconds (Snowflake's form) or an ISO date. */
@@ -841,9 +847,16 @@ export const validate = (
   for (const query of file.verified_queries ?? []) {
     if (queryNames.has(query.name)) problems.push(`verified query ${query.name} is defined twice`)
     queryNames.add(query.name)
-    const notOne = SqlStatement.notOneQuery(query.sql)
+    if ((query.sql === undefined) === (query.query === undefined)) {
+      problems.push(`verified query ${query.name}: give its sql or its query, one of them`)
+      continue
+    }
+    if (query.query !== undefined && (query.parameters ?? []).length > 0) {
+      problems.push(`verified query ${query.name}: a semantic query takes no parameters`)
+    }
+    const notOne = query.sql === undefined ? undefined : SqlStatement.notOneQuery(query.sql)
     if (notOne !== undefined) problems.push(`verified query ${query.name}: not one SELECT or WITH query: ${notOne}`)
-    for (const match of query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)) {
+    for (const match of (query.sql ?? "").matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)) {
       if (!tableNames.has(match[1]!)) problems.push(`verified query ${query.name}: no table named ${match[1]}`)
     }
   }

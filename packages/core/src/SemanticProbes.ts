@@ -108,7 +108,9 @@ export const probes = (model: Model, dialectName: DialectName): ReadonlyArray<Pr
     // A metric that compares or accumulates periods is probed by year.
     const byTime = metric?.type === "period_over_period" || metric?.type === "cumulative" ||
       (metric?.type === "derived" && metric.metrics.some((input) => input.offset_window !== undefined))
-    const query: SemanticQuery.SemanticQuery = byTime ? { metrics: [name], time: { grain: "year" } } : { metrics: [name] }
+    const query: SemanticQuery.SemanticQuery = byTime
+      ? { metrics: [name], time: { grain: "year" } }
+      : { metrics: [name] }
     Either.match(compile(model, query, dialectName), {
       onLeft: (error) => out.push({ subject: `metric ${name}`, sql: "", params: [], error: error.message }),
       onRight: (compiled) => out.push({ subject: `metric ${name}`, sql: compiled.sql, params: compiled.params })
@@ -124,7 +126,10 @@ export const probes = (model: Model, dialectName: DialectName): ReadonlyArray<Pr
           subject: `verified query ${query.name}`,
           sql: bound.sql,
           params: bound.params,
-          reads: [...new Set([...query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))]
+          // A semantic query is written in the connector's dialect; SQL is as its author wrote it.
+          ...(query.sql === undefined
+            ? {}
+            : { reads: [...new Set([...query.sql.matchAll(/\b__([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!))] })
         })
     })
   }

@@ -9,7 +9,24 @@
 import * as Schema from "effect/Schema"
 import { DialectName } from "./ConnectorRuntime.js"
 import { ConnectorId } from "./Ids.js"
-import { Format, Grain } from "./SemanticModel.js"
+
+/**
+ * The grains a time dimension can be read at.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Grain = Schema.Literal("day", "week", "month", "quarter", "year")
+export type Grain = typeof Grain.Type
+
+/**
+ * How a number is shown.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Format = Schema.Literal("number", "integer", "currency", "percent")
+export type Format = typeof Format.Type
 
 const Scalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean)
 

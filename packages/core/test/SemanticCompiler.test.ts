@@ -240,4 +240,30 @@ describe("SemanticCompiler.verifiedSql", () => {
       )
     ).toBe("missing values for parameters: since")
   })
+
+  it("compiles a verified semantic query (a dbt saved query) in the connector's dialect", () => {
+    const saved = {
+      name: "revenue_by_month",
+      question: "Revenue by month?",
+      query: { metrics: ["revenue"], time: { grain: "month" as const } }
+    }
+    const withSaved = Either.getOrThrow(SemanticModel.validate(model.path, {
+      ...model.file,
+      verified_queries: [...model.file.verified_queries!, saved]
+    }))
+    for (const dialect of ["postgres", "mysql", "duckdb"] as const) {
+      expect(SemanticCompiler.verifiedSql(withSaved, withSaved.verifiedQueries[1]!, {}, dialect)).toEqual(
+        SemanticCompiler.compile(withSaved, saved.query, dialect)
+      )
+    }
+    expect(
+      Either.getLeft(SemanticModel.validate(model.path, {
+        ...model.file,
+        verified_queries: [{ ...saved, sql: "SELECT 1" }, { ...saved, name: "p", parameters: [{ name: "x" }] }]
+      })).pipe((problems) => problems._tag === "Some" ? problems.value.map((p) => p.message) : [])
+    ).toEqual([
+      "verified query revenue_by_month: give its sql or its query, one of them",
+      "verified query p: a semantic query takes no parameters"
+    ])
+  })
 })

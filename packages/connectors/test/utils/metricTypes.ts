@@ -140,7 +140,8 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
         metrics: ["last_day_revenue"],
         time: { grain: "month", ...year(lastYear) }
       })
-      const inYear = (o: string) => `${o}.ordered_at >= '${lastYear}-01-01' AND ${o}.ordered_at < '${lastYear + 1}-01-01'`
+      const inYear = (o: string) =>
+        `${o}.ordered_at >= '${lastYear}-01-01' AND ${o}.ordered_at < '${lastYear + 1}-01-01'`
       const hand = yield* h.run(
         `SELECT m.k, SUM(i.line_total) FROM ${lines}
          JOIN (SELECT ${month("o2.ordered_at")} AS k, MAX(${day("o2.ordered_at")}) AS d
@@ -154,7 +155,11 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
       const total = yield* semantic({ metrics: ["revenue"], time: year(lastYear) })
       expect(Number(rows[0]![1])).toBeLessThan(Number(total.rows[0]![0]) / 12)
 
-      const perCustomer = yield* semantic({ metrics: ["latest_day_orders"], dimensions: ["channel"], time: year(lastYear) })
+      const perCustomer = yield* semantic({
+        metrics: ["latest_day_orders"],
+        dimensions: ["channel"],
+        time: year(lastYear)
+      })
       const handPerCustomer = yield* h.run(
         `SELECT o.channel, COUNT(*) FROM ${t("orders")} o
          JOIN (SELECT customer_id, channel, MAX(${day("ordered_at")}) AS d FROM ${t("orders")} o2 WHERE ${inYear("o2")}
@@ -179,7 +184,9 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
       const net = yield* semantic({ metrics: ["net_revenue"], dimensions: ["category"] })
       const hand = yield* h.run(
         `SELECT c.name, r.revenue - COALESCE(f.refunds, 0) FROM ${t("categories")} c
-         JOIN (SELECT p.category_id, SUM(i.line_total) AS revenue FROM ${lines} JOIN ${t("products")} p ON p.id = i.product_id
+         JOIN (SELECT p.category_id, SUM(i.line_total) AS revenue FROM ${lines} JOIN ${
+          t("products")
+        } p ON p.id = i.product_id
                WHERE o.status <> 'cancelled' GROUP BY p.category_id) r ON r.category_id = c.id
          LEFT JOIN (SELECT p.category_id, SUM(x.refund_amount) AS refunds FROM ${t("returns")} x
                JOIN ${t("order_items")} i ON i.id = x.order_item_id JOIN ${t("products")} p ON p.id = i.product_id
@@ -221,7 +228,11 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
       const march = { start: `${lastYear}-03-01`, end: `${lastYear}-04-01` }
       const byDay = yield* semantic({ metrics: ["revenue_7_days", "revenue_mtd"], time: { grain: "day", ...march } })
       const days = Array.from({ length: 31 }, (_, i) => plusDays(march.start, i))
-      expectSame(byDay.rows, days.map((k) => [k, upTo(plusDays(k, 1), plusDays(k, -6)), upTo(plusDays(k, 1), march.start)]), 2)
+      expectSame(
+        byDay.rows,
+        days.map((k) => [k, upTo(plusDays(k, 1), plusDays(k, -6)), upTo(plusDays(k, 1), march.start)]),
+        2
+      )
 
       // With no period, the spine spans the months that have rows.
       const all = yield* semantic({ metrics: ["revenue_to_date"], time: { grain: "year" } })
