@@ -793,7 +793,8 @@ export const compile = (
           const found = projection(w, model, tableNamed(model, conversion.table), [
             [metric.conversion_entity ?? metric.entity, "e"],
             [conversionTime.expr, "t"],
-            ...ownFilters.map((f, i) => [f.filter.expr, `f${i}`] as const)
+            ...ownFilters.map((f, i) => [f.filter.expr, `f${i}`] as const),
+            ...(metric.constant_properties ?? []).map((p, i) => [p.conversion_property, `p${i}`] as const)
           ])
           const matched = [
             `${c("e")} = ${entity}`,
@@ -801,7 +802,10 @@ export const compile = (
             ...(metric.window === undefined
               ? []
               : [`${later} < ${w.dialect.shift(at, offsetOf(metric.window).count, offsetOf(metric.window).unit)}`]),
-            ...ownFilters.map((_, i) => c(`f${i}`))
+            ...ownFilters.map((_, i) => c(`f${i}`)),
+            ...(metric.constant_properties ?? []).map((p, i) =>
+              `${c(`p${i}`)} = ${column(group.table, p.base_property, `p__${i}`)}`
+            )
           ]
           select.push(
             `CASE WHEN EXISTS (SELECT 1 FROM ${found} AS ${w.q("c")} WHERE ${

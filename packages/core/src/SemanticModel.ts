@@ -469,6 +469,14 @@ export const ConversionMetric = Schema.Struct({
   /** How long after the base event a conversion counts; any time later when absent. */
   window: Schema.optional(Offset),
   calculation: Schema.optional(Schema.Literal("conversion_rate", "conversions")),
+  /**
+   * What the conversion must share with its base event besides the entity (MetricFlow's
+   * `constant_properties`): SQL over each table, equal (the same product viewed, then bought).
+   */
+  constant_properties: Schema.optional(Schema.Array(Schema.Struct({
+    base_property: Schema.String,
+    conversion_property: Schema.String
+  }))),
   format: Schema.optional(Format),
   description: Description,
   synonyms: Synonyms

@@ -1,0 +1,157 @@
+/**
+ * Importing metric definitions written for another semantic layer (dbt MetricFlow today) into a
+ * Sightline semantic model. An importer is a pure function from source files to a model file and a
+ * **report**: every construct of the source is listed as imported, approximated (with what
+ * differs) or refused (with why), with its file and line, so nothing is dropped unsaid.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Dbt from "./internal/importers/dbt.js"
+import type * as Located from "./internal/importers/located.js"
+import * as SemanticModel from "./SemanticModel.js"
+
+/**
+ * The formats definitions are imported from.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Format = Schema.Literal("dbt")
+export type Format = typeof Format.Type
+
+/**
+ * What became of one construct of the source.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const Outcome = Schema.Literal("imported", "approximated", "refused")
+export type Outcome = typeof Outcome.Type
+
+/**
+ * One construct of the source and what became of it.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ReportLine = Schema.Struct({
+  file: Schema.String,
+  line: Schema.optional(Schema.Int),
+  /** What kind of construct: `semantic model`, `entity`, `dimension`, `measure`, `metric`, `saved query`. */
+  construct: Schema.String,
+  name: Schema.String,
+  outcome: Outcome,
+  /** What differs (approximated), why (refused), or what it became (imported). */
+  note: Schema.optional(Schema.String)
+})
+export type ReportLine = typeof ReportLine.Type
+
+/**
+ * A source file: its path in the project, and its text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SourceFile {
+  readonly path: string
+  readonly text: string
+}
+
+/**
+ * Why the source cannot be imported at all (a file that does not read), where.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ImportError extends Schema.TaggedError<ImportError>()("SemanticImportError", {
+  file: Schema.String,
+  line: Schema.optional(Schema.Int),
+  message: Schema.String
+}) {}
+
+/**
+ * What an import gives.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Imported {
+  readonly model: SemanticModel.SemanticModelFile
+  readonly report: ReadonlyArray<ReportLine>
+}
+
+/**
+ * How an import is named and placed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The model's name; the project's when absent. */
+  readonly name?: string | undefined
+  /** The connector the model describes, by name. */
+  readonly connector?: string | undefined
+  /** The schema its tables are in, over what the source says (a dbt target's schema). */
+  readonly schema?: string | undefined
+}
+
+/**
+ * Imports definitions. The model it gives is checked as any model file is: a source whose
+ * constructs do not hold together in Sightline's terms is an error naming them.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const importFiles = (
+  format: Format,
+  files: ReadonlyArray<SourceFile>,
+  options: Options = {}
+): Either.Either<Imported, ImportError> => {
+  const imported: Either.Either<Imported, Located.Unreadable> = (() => {
+    switch (format) {
+      case "dbt":
+        return Dbt.importProject(files, options)
+    }
+  })()
+  return Either.flatMap(
+    Either.mapLeft(imported, (unreadable) => new ImportError(unreadable)),
+    (result) =>
+      Either.match(SemanticModel.validate(`semantic/${result.model.name}.yaml`, result.model), {
+        onLeft: (problems) =>
+          Either.left(
+            new ImportError({
+              file: files[0]?.path ?? "",
+              message: `the imported model does not hold together: ${problems.map((p) => p.message).join("; ")}`
+            })
+          ),
+        onRight: () => Either.right(result)
+      })
+  )
+}
+
+/**
+ * How many constructs had each outcome.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const tally = (report: ReadonlyArray<ReportLine>): Record<Outcome, number> => ({
+  imported: report.filter((l) => l.outcome === "imported").length,
+  approximated: report.filter((l) => l.outcome === "approximated").length,
+  refused: report.filter((l) => l.outcome === "refused").length
+})
+
+/**
+ * The report as lines of text, one per construct: `models/orders.yml:12: metric revenue: imported`.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const formatReport = (report: ReadonlyArray<ReportLine>): string =>
+  report.map((l) =>
+    `${l.file}${l.line === undefined ? "" : `:${l.line}`}: ${l.construct} ${l.name}: ${l.outcome}${
+      l.note === undefined ? "" : ` (${l.note})`
+    }`
+  ).join("\n")

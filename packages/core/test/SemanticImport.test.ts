@@ -1,0 +1,228 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as SemanticCompiler from "../src/SemanticCompiler.js"
+import * as SemanticImport from "../src/SemanticImport.js"
+import * as SemanticModel from "../src/SemanticModel.js"
+
+const fixtures = path.join(__dirname, "fixtures", "import")
+const filesUnder = (dir: string): Array<SemanticImport.SourceFile> => {
+  const walk = (at: string): Array<string> =>
+    fs.readdirSync(at, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(path.join(at, e.name)) : [path.join(at, e.name)]
+    )
+  return walk(dir).map((p) => ({ path: path.relative(dir, p), text: fs.readFileSync(p, "utf8") }))
+}
+const imported = (files: ReadonlyArray<SemanticImport.SourceFile>, options: SemanticImport.Options = {}) =>
+  Either.getOrThrow(SemanticImport.importFiles("dbt", files, options))
+const lineOf = (report: ReadonlyArray<SemanticImport.ReportLine>, construct: string, name: string) =>
+  report.find((l) => l.construct === construct && l.name === name)
+
+describe("SemanticImport: dbt MetricFlow", () => {
+  const legacy = imported(filesUnder(path.join(fixtures, "dbt")), { schema: "public", connector: "Shop" })
+  const model = Either.getOrThrow(SemanticModel.validate("semantic/shop_analytics.yaml", legacy.model))
+
+  it("reads the legacy spec into a model that holds together, named after the project", () => {
+    expect(legacy.model.name).toBe("shop_analytics")
+    expect(legacy.model.connector).toBe("Shop")
+    expect(model.tables.map((t) => t.name).sort()).toEqual(["customers", "order_items", "orders", "regions", "returns"])
+    expect(model.relationships.map((r) => `${r.left_table}->${r.right_table}`).sort()).toEqual([
+      "customers->regions",
+      "order_items->orders",
+      "orders->customers",
+      "returns->order_items"
+    ])
+    expect(model.tables.find((t) => t.name === "orders")!.primary_key).toEqual({ columns: ["id"] })
+    // Labels and synonyms come along as the reader's vocabulary.
+    const orders = model.tables.find((t) => t.name === "orders")!
+    expect(orders.dimensions!.find((d) => d.name === "channel")!.synonyms).toEqual(["Sales channel"])
+    expect(orders.dimensions!.find((d) => d.name === "status")!.synonyms).toEqual(["order status"])
+    expect(model.metrics.find((m) => m.name === "average_order_value")).toMatchObject({
+      type: "ratio",
+      numerator: "revenue",
+      denominator: "orders",
+      synonyms: ["AOV"]
+    })
+  })
+
+  it("lists every construct of the source with its file and line, none dropped unsaid", () => {
+    const sources = filesUnder(path.join(fixtures, "dbt")).filter((f) =>
+      f.path.endsWith(".yml") && f.path !== "dbt_project.yml"
+    )
+    const declared = sources.flatMap((f) => [...f.text.matchAll(/^ {2}- name: (\w+)$/gm)].map((m) => m[1]!))
+    for (const name of declared) {
+      expect(legacy.report.some((l) => l.name === name), name).toBe(true)
+    }
+    expect(lineOf(legacy.report, "metric", "revenue")).toMatchObject({
+      file: "models/marts/orders.yml",
+      line: 76,
+      outcome: "imported"
+    })
+    expect(lineOf(legacy.report, "measure", "p90_line")).toMatchObject({ line: 68, outcome: "imported" })
+    expect(lineOf(legacy.report, "saved query", "weekly_by_hour")).toMatchObject({
+      file: "models/marts/customers.yml",
+      outcome: "refused",
+      note: "its grain hour is not one Sightline reads"
+    })
+    expect(SemanticImport.tally(legacy.report)).toEqual({
+      imported: legacy.report.length - 1,
+      approximated: 0,
+      refused: 1
+    })
+    // In the order the files say them.
+    const lines = legacy.report.filter((l) => l.file === "models/marts/orders.yml").map((l) => l.line!)
+    expect(lines).toEqual([...lines].sort((a, b) => a - b))
+    expect(SemanticImport.formatReport(legacy.report)).toContain(
+      "models/marts/orders.yml:76: metric revenue: imported (line_revenue, filtered)"
+    )
+  })
+
+  it("carries each metric type over with what defines it", () => {
+    const byName = (name: string) => model.metrics.find((m) => m.name === name)
+    const measure = (name: string) => model.measures.find((m) => m.name === name)
+    expect(measure("revenue")).toMatchObject({ agg: "sum", expr: "line_total", table: "order_items" })
+    expect(model.tables.find((t) => t.name === "orders")!.filters).toEqual(
+      expect.arrayContaining([{ name: measure("revenue")!.filters![0]!, expr: "status != 'cancelled'" }])
+    )
+    expect(measure("p90_line")).toMatchObject({ agg: "percentile", agg_params: { percentile: 0.9 } })
+    expect(measure("latest_day_orders")!.non_additive_dimension).toEqual({
+      name: "orders.ordered_at",
+      window_groupings: ["customer_id"]
+    })
+    expect(byName("order_growth_mom")).toMatchObject({
+      type: "derived",
+      metrics: [{ name: "order_count" }, { name: "order_count", alias: "last_month", offset_window: "1 month" }]
+    })
+    expect(byName("orders_last_7_days")).toMatchObject({ type: "cumulative", measure: "order_count", window: "7 days" })
+    expect(byName("orders_mtd")).toMatchObject({ type: "cumulative", grain_to_date: "month", period_agg: "last" })
+    expect(byName("signup_to_order_rate")).toMatchObject({
+      type: "conversion",
+      base_measure: "signups",
+      conversion_measure: "order_count",
+      entity: "id",
+      conversion_entity: "customer_id",
+      window: "30 days"
+    })
+    // Saved queries are verified semantic queries, compiled in the connector's dialect.
+    const query = model.verifiedQueries.find((q) => q.name === "orders_by_month_by_region")!
+    expect(query.query).toEqual({
+      metrics: ["orders"],
+      dimensions: ["regions.region_name"],
+      time: { grain: "month", start: "2020-01-01" }
+    })
+    expect(Either.isRight(SemanticCompiler.verifiedSql(model, query, {}, "mysql"))).toBe(true)
+  })
+
+  it("reads the latest spec (metrics on the models, entities and dimensions on columns) to the same definitions", () => {
+    const latest = imported(filesUnder(path.join(fixtures, "dbt-latest")), { schema: "public" })
+    const latestModel = Either.getOrThrow(SemanticModel.validate("semantic/x.yaml", latest.model))
+    const definition = (m: SemanticModel.SemanticModel, name: string) => {
+      const found = m.measures.find((x) => x.name === name)!
+      return { agg: found.agg, expr: found.expr, table: found.table, filters: found.filters?.length ?? 0 }
+    }
+    for (const name of ["revenue", "orders", "order_count", "signups"]) {
+      expect(definition(latestModel, name), name).toEqual(definition(model, name))
+    }
+    expect(latestModel.measures.find((m) => m.name === "p90_line")!.agg_params).toEqual({ percentile: 0.9 })
+    expect(latestModel.measures.find((m) => m.name === "latest_day_orders")!.non_additive_dimension).toEqual({
+      name: "orders.ordered_at",
+      window_groupings: ["customer_id"]
+    })
+    for (const name of ["average_order_value", "order_growth_mom", "orders_mtd", "signup_to_order_rate"]) {
+      const a = latestModel.metrics.find((m) => m.name === name)
+      const b = model.metrics.find((m) => m.name === name)
+      expect({ ...a, description: undefined, synonyms: undefined }, name).toEqual({
+        ...b,
+        description: undefined,
+        synonyms: undefined
+      })
+    }
+    expect(SemanticImport.tally(latest.report).refused).toBe(0)
+  })
+
+  it("reads semantic_manifest.json: its relations, windows as counts and grains, and says what it cannot carry", () => {
+    const manifest = fs.readFileSync(path.join(fixtures, "semantic_manifest.json"), "utf8")
+    const result = imported([{ path: "target/semantic_manifest.json", text: manifest }])
+    expect(result.model.tables[0]!.base_table).toEqual({ schema: "analytics", table: "orders" })
+    expect(
+      imported([{ path: "target/semantic_manifest.json", text: manifest }], { schema: "public" }).model.tables[0]!
+        .base_table
+    )
+      .toEqual({ schema: "public", table: "orders" })
+    expect(result.model.metrics).toEqual(expect.arrayContaining([
+      expect.objectContaining({ name: "orders_7d", type: "cumulative", window: "7 days", period_agg: "first" }),
+      expect.objectContaining({
+        name: "orders_wow",
+        metrics: [{ name: "orders" }, { name: "orders", alias: "orders_last_week", offset_window: "1 week" }]
+      })
+    ]))
+    expect(lineOf(result.report, "metric", "orders_since_month_start")).toMatchObject({
+      file: "target/semantic_manifest.json",
+      outcome: "refused",
+      note: "its input orders reads offset_to_grain, which Sightline does not compile yet"
+    })
+    expect(lineOf(result.report, "metric", "orders")!.line).toBeGreaterThan(20)
+    expect(result.model.verified_queries![0]).toEqual({
+      name: "orders_by_status",
+      question: "How many orders in each status?",
+      query: { metrics: ["orders"], dimensions: ["orders.status"] }
+    })
+  })
+
+  it("says what it cannot read: a file that is not YAML, a type it does not know, a filter naming nothing, a query that does not compile", () => {
+    const broken = SemanticImport.importFiles("dbt", [
+      { path: "models/a.yml", text: "semantic_models:\n  - name: orders\n    model: [unclosed\n" }
+    ])
+    expect(Either.getLeft(broken)).toMatchObject({
+      _tag: "Some",
+      value: { _tag: "SemanticImportError", file: "models/a.yml", line: 4 }
+    })
+    const files = filesUnder(path.join(fixtures, "dbt"))
+    const extra = {
+      path: "models/extra.yml",
+      text: `metrics:
+  - name: mystery
+    type: magic
+  - name: paid_orders
+    type: simple
+    type_params:
+      measure: order_count
+    filter: "{{ Dimension('order__payment_state') }} = 'paid'"
+  - name: sql_ratio
+    type: derived
+    type_params:
+      expr: CASE WHEN orders > 0 THEN revenue END
+      metrics: [{ name: orders }, { name: revenue }]
+saved_queries:
+  - name: signups_by_channel
+    query_params:
+      metrics: [signups]
+      group_by: ["Dimension('order__channel')"]
+`
+    }
+    const result = imported([...files, extra], { schema: "public" })
+    expect(result.report.filter((l) => l.file === "models/extra.yml").map((l) => [l.line, l.name, l.outcome, l.note]))
+      .toEqual([
+        [2, "mystery", "refused", "its type magic is not one MetricFlow defines"],
+        [
+          4,
+          "paid_orders",
+          "refused",
+          "its filter cannot be read: Dimension('order__payment_state') names nothing the project defines"
+        ],
+        [
+          9,
+          "sql_ratio",
+          "refused",
+          "its expr is SQL that derived metrics do not read (unexpected \"> 0 THEN rev\" at character 17)"
+        ],
+        [
+          15,
+          "signups_by_channel",
+          "refused",
+          "it does not compile: signups cannot be read by channel: no many-to-one relationship leads from customers to orders"
+        ]
+      ])
+  })
+})
