@@ -6,11 +6,14 @@
 import { expect, type Vitest } from "@effect/vitest"
 import type { ConnectorRuntime } from "@sightline/core/ConnectorRuntime"
 import * as SemanticCompiler from "@sightline/core/SemanticCompiler"
-import type * as SemanticModel from "@sightline/core/SemanticModel"
+import * as SemanticImport from "@sightline/core/SemanticImport"
+import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as SemanticProbes from "@sightline/core/SemanticProbes"
 import type * as SemanticQuery from "@sightline/core/SemanticQuery"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as fs from "node:fs"
+import * as NodePath from "node:path"
 
 type Row = ReadonlyArray<unknown>
 
@@ -312,5 +315,92 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
         const { rows } = yield* h.run(probe.sql, probe.params)
         expect(rows.length, probe.subject).toBeGreaterThan(0)
       }
+    }))
+
+  // A dbt project written over the DEMO tables (core's fixtures), imported as a user imports it.
+  const dbtModel = () => {
+    const root = NodePath.join(__dirname, "..", "..", "..", "core", "test", "fixtures", "import", "dbt")
+    const walk = (at: string): Array<string> =>
+      fs.readdirSync(at, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(NodePath.join(at, e.name)) : [NodePath.join(at, e.name)]
+      )
+    const files = walk(root).map((p) => ({ path: NodePath.relative(root, p), text: fs.readFileSync(p, "utf8") }))
+    const { model } = Either.getOrThrow(SemanticImport.importFiles("dbt", files, { schema: h.schema() }))
+    return Either.getOrThrow(SemanticModel.validate("semantic/shop_analytics.yaml", model))
+  }
+  const imported = (query: SemanticQuery.SemanticQuery) =>
+    Effect.gen(function*() {
+      const compiled = Either.getOrThrow(SemanticCompiler.compile(dbtModel(), query, h.dialect()))
+      return (yield* h.run(compiled.sql, compiled.params)).rows
+    })
+
+  it.effect("a dbt project's metrics, imported, give the figures of SQL written by hand", () =>
+    Effect.gen(function*() {
+      const notCancelled = `FROM ${lines} WHERE o.status <> 'cancelled'`
+      expectSame(
+        yield* imported({ metrics: ["revenue", "orders", "average_order_value"], dimensions: ["channel"] }),
+        (yield* h.run(
+          `SELECT o.channel, SUM(i.line_total), COUNT(DISTINCT o.id), SUM(i.line_total) / COUNT(DISTINCT o.id) ${notCancelled} GROUP BY o.channel`
+        )).rows,
+        4
+      )
+      // The saved query is a verified query that answers the same.
+      const model = dbtModel()
+      const saved = Either.getOrThrow(
+        SemanticCompiler.verifiedSql(
+          model,
+          model.verifiedQueries.find((q) => q.name === "revenue_by_channel")!,
+          {},
+          h.dialect()
+        )
+      )
+      const byChannel = (yield* h.run(saved.sql, saved.params)).rows
+      expect(byChannel.map((r) => r[0])).toEqual(["web", "store", "partner"])
+
+      // Net revenue: revenue less all refunds.
+      const [net] = yield* imported({ metrics: ["net_revenue"] })
+      const [hand] = (yield* h.run(
+        `SELECT (SELECT SUM(i.line_total) ${notCancelled}) - (SELECT SUM(refund_amount) FROM ${t("returns")})`
+      )).rows
+      expect(Number(net![0])).toBeCloseTo(Number(hand![0]), 2)
+
+      // Orders against the month before, and month to date, by the orders' own time.
+      const monthly = new Map(
+        (yield* h.run(
+          `SELECT ${month("ordered_at")}, COUNT(*) FROM ${t("orders")} GROUP BY ${month("ordered_at")}`
+        )).rows.map((r) => [dayKey(r[0]), Number(r[1])] as const)
+      )
+      const growth = yield* imported({ metrics: ["order_growth_mom"], time: { grain: "month", ...year(lastYear) } })
+      expectSame(
+        growth,
+        [...monthly.keys()].filter((k) => k.startsWith(`${lastYear}-`)).map((k) => {
+          const [y, m] = k.split("-").map(Number) as [number, number]
+          const before = monthly.get(`${m === 1 ? y - 1 : y}-${String(m === 1 ? 12 : m - 1).padStart(2, "0")}-01`)!
+          return [k, (monthly.get(k)! - before) / before]
+        })
+      )
+
+      // Sign-ups who ordered within 30 days, by segment.
+      const plus30 = mysql() ? "c.created_at + INTERVAL 30 DAY" : "c.created_at + INTERVAL '30 days'"
+      const conversion = yield* imported({
+        metrics: ["signup_to_order_rate"],
+        dimensions: ["segment"],
+        time: year(lastYear)
+      })
+      const handConversion = yield* h.run(
+        `SELECT c.segment, SUM(CASE WHEN EXISTS (SELECT 1 FROM ${t("orders")} o WHERE o.customer_id = c.id
+             AND o.ordered_at >= c.created_at AND o.ordered_at < ${plus30}) THEN 1 ELSE 0 END) * 1e0 / COUNT(*)
+         FROM ${t("customers")} c WHERE c.created_at >= '${lastYear}-01-01' AND c.created_at < '${lastYear + 1}-01-01'
+         GROUP BY c.segment`
+      )
+      expectSame(conversion, handConversion.rows)
+
+      // Revenue by the region of the order's customer: three joins the entities declared.
+      const regions = yield* imported({ metrics: ["revenue"], dimensions: ["region_name"] })
+      const handRegions = yield* h.run(
+        `SELECT r.name, SUM(i.line_total) FROM ${lines} JOIN ${t("customers")} c ON c.id = o.customer_id
+         JOIN ${t("regions")} r ON r.id = c.region_id WHERE o.status <> 'cancelled' GROUP BY r.name`
+      )
+      expectSame(regions, handRegions.rows, 2)
     }))
 }
