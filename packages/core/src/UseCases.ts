@@ -44,6 +44,7 @@ import * as Sandboxes from "./Sandboxes.js"
 import * as ScimMappings from "./ScimMappings.js"
 import * as Secret from "./Secret.js"
 import * as SemanticChecks from "./SemanticChecks.js"
+import * as SemanticImports from "./SemanticImports.js"
 import * as SemanticLayer from "./SemanticLayer.js"
 import * as ServiceAccounts from "./ServiceAccounts.js"
 import * as Sessions from "./Sessions.js"
@@ -97,7 +98,14 @@ export const layerWith = (options: Options) => {
       options.playbookRuns === undefined ? PlaybookRuns.layer : PlaybookRuns.layerWith(options.playbookRuns),
       // Evaluations ask their questions through the agent loop; feedback and pins file library changes;
       // end users' sessions name dashboards.
-      Layer.mergeAll(Evals.layer, Feedbacks.layer, Reruns.layer, Investigations.layer, EmbedSessions.layer)
+      Layer.mergeAll(
+        Evals.layer,
+        Feedbacks.layer,
+        Reruns.layer,
+        Investigations.layer,
+        EmbedSessions.layer,
+        SemanticImports.layer
+      )
     ).pipe(
       Layer.provideMerge(Layer.merge(
         options.answers === undefined ? Answers.layer : Answers.layerWith(options.answers),

@@ -3,6 +3,7 @@
  * and a period of a connector's semantic model; the server compiles it (`compile` returns the SQL
  * without running it) and runs it read-only with the caller's row-level security (`query`). An
  * investigation (`investigate`) is a plan of such queries: where a metric changed, and by what.
+ * An import (`import`) reads another semantic layer's definitions (dbt MetricFlow) as a model.
  *
  * @since 0.1.0
  */
@@ -12,10 +13,12 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { ConnectorId } from "@sightline/core/Ids"
 import * as Investigation from "@sightline/core/Investigation"
+import * as SemanticImports from "@sightline/core/SemanticImports"
 import * as SemanticQuery from "@sightline/core/SemanticQuery"
 import * as Schema from "effect/Schema"
 import { Authentication } from "./Authentication.js"
 import { strict } from "./internal/strict.js"
+import { ImportRequestBody } from "./SemanticImportForm.js"
 
 const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
 
@@ -62,6 +65,17 @@ export class SemanticApi extends HttpApiGroup.make("semantic")
       .annotate(
         OpenApi.Summary,
         "Compile a semantic query to the SQL it would run, with its reading, without running it"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("import", "/v2/semantic/import")
+      .setPayload(ImportRequestBody)
+      .addSuccess(SemanticImports.ImportResult)
+      .annotate(
+        OpenApi.Summary,
+        "Import dbt MetricFlow definitions as a connector's semantic model: the model's YAML and a report of every " +
+          "construct (imported, approximated or refused, with its file and line); with file_change, filed as a " +
+          "library change whose checks probe every metric on the connector"
       )
   )
   .add(
