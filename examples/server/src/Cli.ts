@@ -11,6 +11,9 @@
  *                                                     on a regression or a run that did not complete
  *   sightline mcp [--url URL]                         the MCP server over stdio, for local agents: relays
  *                                                     to a running server's /mcp with the key in SVC_API_KEY
+ *   sightline semantic import PATH --from dbt --connector NAME [--schema S] [--name N] [--out DIR] [--json]
+ *                                                     reads a dbt project (a directory, a zip or a file),
+ *                                                     writes DIR/semantic/<name>.yaml and prints the report
  *
  * Exit codes: 0 success, 1 failure (a message on stderr, never a stack trace), 2 usage.
  */
@@ -22,8 +25,10 @@ import * as Connector from "@sightline/core/Connector"
 import * as Connectors from "@sightline/core/Connectors"
 import * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRunners from "@sightline/core/SandboxRunners"
+import * as SemanticImport from "@sightline/core/SemanticImport"
 import * as Sessions from "@sightline/core/Sessions"
 import * as PublicUrl from "@sightline/http/PublicUrl"
+import * as SemanticImportForm from "@sightline/http/SemanticImportForm"
 import * as Server from "@sightline/http/Server"
 import * as PgliteClient from "@sightline/sql/PgliteClient"
 import * as SqlStore from "@sightline/sql/SqlStore"
@@ -31,11 +36,14 @@ import * as TablePrefix from "@sightline/sql/TablePrefix"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
 import { createServer } from "node:http"
+import * as NodePath from "node:path"
 import { parseArgs } from "node:util"
 import * as Config from "./Config.js"
 import * as McpStdio from "./McpStdio.js"
@@ -52,7 +60,8 @@ export const usage = `usage:
   sightline migrate
   sightline org create --name <name> --admin-email <email> [--json]
   sightline eval run --set <path> --connector <id> [--model <id>] [--commit <sha>] [--url <base>] [--json]
-  sightline mcp [--url <base>]`
+  sightline mcp [--url <base>]
+  sightline semantic import <path> --from dbt --connector <name> [--schema <schema>] [--name <name>] [--out <dir>] [--json]`
 
 /** The organization `serve` creates on an empty store. */
 export const defaultOrganization = { name: "Default", adminEmail: "admin@sightline.local" } as const
@@ -351,6 +360,95 @@ const mcp = (args: ReadonlyArray<string>) =>
     })
   })
 
+/**
+ * `sightline semantic import`: a dbt project read into a semantic model, offline. The model is
+ * written where the library keeps it (`<out>/semantic/<name>.yaml`, the report as its first
+ * comment) and the report printed; file it into the library as any change, or send the project to
+ * `POST /v2/semantic/import` with `file_change`.
+ */
+const semanticImport = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const parsed = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...args],
+          options: {
+            from: { type: "string" },
+            connector: { type: "string" },
+            schema: { type: "string" },
+            name: { type: "string" },
+            out: { type: "string" },
+            json: { type: "boolean" }
+          },
+          allowPositionals: true,
+          strict: true
+        }),
+      catch: (error) => new UsageError({ message: (error as Error).message })
+    })
+    const [source] = parsed.positionals
+    const { connector, from, name, out, schema } = parsed.values
+    if (source === undefined || parsed.positionals.length > 1 || from === undefined || connector === undefined) {
+      return yield* new UsageError({ message: "semantic import needs <path>, --from and --connector" })
+    }
+    if (!Schema.is(SemanticImport.Format)(from)) {
+      return yield* new UsageError({
+        message: `--from ${from}: the formats are ${SemanticImport.Format.literals.join(", ")}`
+      })
+    }
+    const uploads = yield* Effect.try({
+      try: () => {
+        if (!fs.statSync(source).isDirectory()) {
+          return [{ name: NodePath.basename(source), bytes: fs.readFileSync(source) }]
+        }
+        // A project's own files: not its installed packages, its build output or its history.
+        const walk = (at: string): Array<string> =>
+          fs.readdirSync(at, { withFileTypes: true }).flatMap((entry) =>
+            entry.isDirectory()
+              ? ["node_modules", "target", "dbt_packages", ".git"].includes(entry.name)
+                ? []
+                : walk(NodePath.join(at, entry.name))
+              : [NodePath.join(at, entry.name)]
+          )
+        return walk(source)
+          .map((path) => ({
+            name: NodePath.relative(source, path).split(NodePath.sep).join("/"),
+            bytes: fs.readFileSync(path)
+          }))
+          .filter((upload) => /\.(ya?ml|json)$/i.test(upload.name))
+      },
+      catch: (error) => new CliError({ message: `semantic import: ${(error as Error).message}` })
+    })
+    const files = yield* Either.mapLeft(
+      SemanticImportForm.sourcesOf(uploads),
+      (message) => new CliError({ message: `semantic import: ${message}` })
+    )
+    const imported = yield* Either.mapLeft(
+      SemanticImport.importFiles(from, files.map((f) => ({ path: f.path, text: f.content })), {
+        connector,
+        schema,
+        name
+      }),
+      (error) =>
+        new CliError({ message: `${error.file}${error.line === undefined ? "" : `:${error.line}`}: ${error.message}` })
+    )
+    const target = NodePath.join(out ?? ".", SemanticImport.pathOf(imported))
+    yield* Effect.try({
+      try: () => {
+        fs.mkdirSync(NodePath.dirname(target), { recursive: true })
+        fs.writeFileSync(target, SemanticImport.fileText(from, imported))
+      },
+      catch: (error) => new CliError({ message: `semantic import: ${(error as Error).message}` })
+    })
+    const tally = SemanticImport.tally(imported.report)
+    yield* parsed.values.json === true
+      ? Console.log(JSON.stringify({ path: target, report: imported.report, tally }))
+      : Console.log(
+        `${
+          SemanticImport.formatReport(imported.report)
+        }\n\nwrote ${target}: ${tally.imported} imported, ${tally.approximated} approximated, ${tally.refused} refused`
+      )
+  })
+
 /** Runs the command line `argv` (without the node and script paths). */
 export const run = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
@@ -361,6 +459,7 @@ export const run = (argv: ReadonlyArray<string>) => {
   if (command === "org" && rest[0] === "create") return orgCreate(rest.slice(1))
   if (command === "eval" && rest[0] === "run") return evalRun(rest.slice(1))
   if (command === "mcp") return mcp(rest)
+  if (command === "semantic" && rest[0] === "import") return semanticImport(rest.slice(1))
   return Effect.fail(
     new UsageError({ message: command === undefined ? "missing command" : `unknown command: ${argv.join(" ")}` })
   )

@@ -6,7 +6,9 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
 import * as http from "node:http"
+import * as NodePath from "node:path"
 import * as Cli from "../src/Cli.js"
 import { cli, serve, tempDir } from "./utils/process.js"
 import { dropPrefix, postgresUrl, randomPrefix } from "./utils/server.js"
@@ -169,6 +171,63 @@ describe("sightline CLI", () => {
     expect(shortSecret.stderr).toContain("SIGHTLINE_JWT_SECRET")
     expect(shortSecret.stderr).toContain("at least 32 bytes")
     expect(shortSecret.stderr).not.toContain("too-short")
+  })
+})
+
+describe("sightline semantic import", () => {
+  const project = NodePath.join(__dirname, "..", "..", "..", "packages", "core", "test", "fixtures", "import", "dbt")
+
+  it("reads a dbt project offline, writes its model where the library keeps it, and prints the report", async () => {
+    const out = tempDir()
+    const imported = await cli(
+      [
+        "semantic",
+        "import",
+        project,
+        "--from",
+        "dbt",
+        "--connector",
+        "Warehouse",
+        "--schema",
+        "analytics",
+        "--out",
+        out,
+        "--json"
+      ],
+      {}
+    )
+    expect(imported.code, imported.stderr).toBe(0)
+    const printed = JSON.parse(imported.stdout.trim())
+    expect(printed.path).toBe(NodePath.join(out, "semantic", "shop_analytics.yaml"))
+    expect(printed.tally).toEqual({ imported: printed.report.length - 1, approximated: 0, refused: 1 })
+    const written = fs.readFileSync(printed.path, "utf8")
+    expect(written).toContain("#   models/marts/orders.yml:76: metric revenue: imported")
+    expect(written).toContain("connector: Warehouse")
+    expect(written).toContain("schema: analytics")
+
+    const text = await cli(
+      ["semantic", "import", project, "--from", "dbt", "--connector", "Warehouse", "--out", out],
+      {}
+    )
+    expect(text.code).toBe(0)
+    expect(text.stdout).toContain("models/marts/customers.yml:107: saved query weekly_by_hour: refused")
+    expect(text.stdout.trim().split("\n").at(-1)).toMatch(
+      /^wrote .*shop_analytics\.yaml: \d+ imported, 0 approximated, 1 refused$/
+    )
+
+    const usage = await cli(["semantic", "import", project, "--connector", "Warehouse"], {})
+    expect(usage.code).toBe(2)
+    const unknown = await cli(["semantic", "import", project, "--from", "tableau", "--connector", "W"], {})
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("the formats are dbt")
+    const scratch = tempDir()
+    fs.mkdirSync(scratch, { recursive: true })
+    const broken = NodePath.join(scratch, "broken.yml")
+    fs.writeFileSync(broken, "semantic_models:\n  - name: x\n    model: [open\n")
+    const failed = await cli(["semantic", "import", broken, "--from", "dbt", "--connector", "W", "--out", out], {})
+    expect(failed.code).toBe(1)
+    expect(failed.stderr.trim().split("\n")).toHaveLength(1)
+    expect(failed.stderr).toContain("broken.yml:4:")
   })
 })
 

@@ -155,3 +155,23 @@ export const formatReport = (report: ReadonlyArray<ReportLine>): string =>
       l.note === undefined ? "" : ` (${l.note})`
     }`
   ).join("\n")
+
+/**
+ * An imported model as its library file: the model's YAML under a comment that lists the report, so
+ * that whoever reviews the file sees what became of each construct.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const fileText = (format: Format, imported: Imported): string =>
+  `# Imported from ${format}. What became of each construct:\n${
+    formatReport(imported.report).split("\n").map((line) => `#   ${line}`).join("\n")
+  }\n${SemanticModel.stringify(imported.model)}`
+
+/**
+ * Where an imported model goes in the library.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const pathOf = (imported: Imported): string => `${SemanticModel.folder}/${imported.model.name}.yaml`

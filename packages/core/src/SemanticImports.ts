@@ -23,7 +23,6 @@ import { ConnectorId } from "./Ids.js"
 import { Library } from "./Library.js"
 import type * as Policy from "./Policy.js"
 import * as SemanticImport from "./SemanticImport.js"
-import * as SemanticModel from "./SemanticModel.js"
 import * as Traced from "./Traced.js"
 
 /**
@@ -155,10 +154,8 @@ export const make = Effect.gen(function*() {
           message: `${error.file}${error.line === undefined ? "" : `:${error.line}`}: ${error.message}`
         })
     )
-    const path = `${SemanticModel.folder}/${imported.model.name}.yaml`
-    const yaml = `# Imported from ${request.format} (${request.files.length} files). What became of each construct:\n${
-      SemanticImport.formatReport(imported.report).split("\n").map((line) => `#   ${line}`).join("\n")
-    }\n${SemanticModel.stringify(imported.model)}`
+    const path = SemanticImport.pathOf(imported)
+    const yaml = SemanticImport.fileText(request.format, imported)
     const tally = SemanticImport.tally(imported.report)
     if (!request.file_change) return { path, yaml, report: imported.report, tally }
     const main = yield* library.main(principal.organizationId)
