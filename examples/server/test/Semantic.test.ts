@@ -545,7 +545,7 @@ tiles:
       status: "failed",
       messages: [
         expect.stringMatching(
-          /^semantic\/demo\.yaml:\d+: tables\.1\.measures\.0\.agg: Expected "sum" \| "count" \| "count_distinct" \| "avg" \| "min" \| "max", actual "total"$/
+          /^semantic\/demo\.yaml:\d+: tables\.1\.measures\.0\.agg: Expected "sum" \| "count" \| "count_distinct" \| "avg" \| "min" \| "max" \| "median" \| "percentile" \| "sum_boolean", actual "total"$/
         )
       ]
     }])
