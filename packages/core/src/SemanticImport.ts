@@ -9,6 +9,7 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Dbt from "./internal/importers/dbt.js"
+import * as Importing from "./internal/importers/importing.js"
 import type * as Located from "./internal/importers/located.js"
 import * as SemanticModel from "./SemanticModel.js"
 
@@ -27,8 +28,8 @@ export type Format = typeof Format.Type
  * @since 0.1.0
  * @category schemas
  */
-export const Outcome = Schema.Literal("imported", "approximated", "refused")
-export type Outcome = typeof Outcome.Type
+export const Outcome = Importing.Outcome
+export type Outcome = Importing.Outcome
 
 /**
  * One construct of the source and what became of it.
@@ -36,17 +37,8 @@ export type Outcome = typeof Outcome.Type
  * @since 0.1.0
  * @category schemas
  */
-export const ReportLine = Schema.Struct({
-  file: Schema.String,
-  line: Schema.optional(Schema.Int),
-  /** What kind of construct: `semantic model`, `entity`, `dimension`, `measure`, `metric`, `saved query`. */
-  construct: Schema.String,
-  name: Schema.String,
-  outcome: Outcome,
-  /** What differs (approximated), why (refused), or what it became (imported). */
-  note: Schema.optional(Schema.String)
-})
-export type ReportLine = typeof ReportLine.Type
+export const ReportLine = Importing.ReportLine
+export type ReportLine = Importing.ReportLine
 
 /**
  * A source file: its path in the project, and its text.
@@ -54,10 +46,7 @@ export type ReportLine = typeof ReportLine.Type
  * @since 0.1.0
  * @category models
  */
-export interface SourceFile {
-  readonly path: string
-  readonly text: string
-}
+export type SourceFile = Importing.SourceFile
 
 /**
  * Why the source cannot be imported at all (a file that does not read), where.
@@ -77,10 +66,7 @@ export class ImportError extends Schema.TaggedError<ImportError>()("SemanticImpo
  * @since 0.1.0
  * @category models
  */
-export interface Imported {
-  readonly model: SemanticModel.SemanticModelFile
-  readonly report: ReadonlyArray<ReportLine>
-}
+export type Imported = Importing.Imported
 
 /**
  * How an import is named and placed.
@@ -88,14 +74,7 @@ export interface Imported {
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** The model's name; the project's when absent. */
-  readonly name?: string | undefined
-  /** The connector the model describes, by name. */
-  readonly connector?: string | undefined
-  /** The schema its tables are in, over what the source says (a dbt target's schema). */
-  readonly schema?: string | undefined
-}
+export type Options = Importing.Options
 
 /**
  * Imports definitions. The model it gives is checked as any model file is: a source whose

@@ -17,10 +17,10 @@
  */
 import * as Either from "effect/Either"
 import * as SemanticCompiler from "../../SemanticCompiler.js"
-import type * as SemanticImport from "../../SemanticImport.js"
 import * as SemanticModel from "../../SemanticModel.js"
 import type * as SemanticQuery from "../../SemanticQuery.js"
 import * as MetricExpression from "../metricExpression.js"
+import type * as SemanticImport from "./importing.js"
 import { read, record, records, text, texts, type Unreadable, type Where, whereOf } from "./located.js"
 
 type ReportLine = SemanticImport.ReportLine

@@ -1,0 +1,57 @@
+/**
+ * What every importer reads and gives: source files in, a model file and a report out. Public as
+ * `SemanticImport`'s; here so that the importers and that module do not import each other.
+ *
+ * @internal
+ */
+import * as Schema from "effect/Schema"
+import type * as SemanticModel from "../../SemanticModel.js"
+
+/**
+ * What became of one construct of the source.
+ */
+export const Outcome = Schema.Literal("imported", "approximated", "refused")
+export type Outcome = typeof Outcome.Type
+
+/**
+ * One construct of the source and what became of it.
+ */
+export const ReportLine = Schema.Struct({
+  file: Schema.String,
+  line: Schema.optional(Schema.Int),
+  /** What kind of construct: `semantic model`, `entity`, `dimension`, `measure`, `metric`, `saved query`. */
+  construct: Schema.String,
+  name: Schema.String,
+  outcome: Outcome,
+  /** What differs (approximated), why (refused), or what it became (imported). */
+  note: Schema.optional(Schema.String)
+})
+export type ReportLine = typeof ReportLine.Type
+
+/**
+ * A source file: its path in the project, and its text.
+ */
+export interface SourceFile {
+  readonly path: string
+  readonly text: string
+}
+
+/**
+ * What an import gives.
+ */
+export interface Imported {
+  readonly model: SemanticModel.SemanticModelFile
+  readonly report: ReadonlyArray<ReportLine>
+}
+
+/**
+ * How an import is named and placed.
+ */
+export interface Options {
+  /** The model's name; the project's when absent. */
+  readonly name?: string | undefined
+  /** The connector the model describes, by name. */
+  readonly connector?: string | undefined
+  /** The schema its tables are in, over what the source says (a dbt target's schema). */
+  readonly schema?: string | undefined
+}
