@@ -14,6 +14,8 @@
  *   sightline semantic import PATH --from dbt --connector NAME [--schema S] [--name N] [--out DIR] [--json]
  *                                                     reads a dbt project (a directory, a zip or a file),
  *                                                     writes DIR/semantic/<name>.yaml and prints the report
+ *   sightline semantic export MODEL --to osi [--out FILE]
+ *                                                     a semantic model file as an Apache Ossie (OSI) document
  *
  * Exit codes: 0 success, 1 failure (a message on stderr, never a stack trace), 2 usage.
  */
@@ -26,6 +28,7 @@ import * as Connectors from "@sightline/core/Connectors"
 import * as Organizations from "@sightline/core/Organizations"
 import * as SandboxRunners from "@sightline/core/SandboxRunners"
 import * as SemanticImport from "@sightline/core/SemanticImport"
+import * as SemanticModel from "@sightline/core/SemanticModel"
 import * as Sessions from "@sightline/core/Sessions"
 import * as PublicUrl from "@sightline/http/PublicUrl"
 import * as SemanticImportForm from "@sightline/http/SemanticImportForm"
@@ -61,7 +64,8 @@ export const usage = `usage:
   sightline org create --name <name> --admin-email <email> [--json]
   sightline eval run --set <path> --connector <id> [--model <id>] [--commit <sha>] [--url <base>] [--json]
   sightline mcp [--url <base>]
-  sightline semantic import <path> --from dbt --connector <name> [--schema <schema>] [--name <name>] [--out <dir>] [--json]`
+  sightline semantic import <path> --from dbt|osi --connector <name> [--schema <schema>] [--name <name>] [--out <dir>] [--json]
+  sightline semantic export <model.yaml> --to osi [--out <file>]`
 
 /** The organization `serve` creates on an empty store. */
 export const defaultOrganization = { name: "Default", adminEmail: "admin@sightline.local" } as const
@@ -449,6 +453,44 @@ const semanticImport = (args: ReadonlyArray<string>) =>
       )
   })
 
+/**
+ * `sightline semantic export`: a semantic model file (a library's `semantic/<name>.yaml`) as an
+ * Apache Ossie (OSI) document, on stdout or in `--out`; the server's is `GET
+ * /v2/connectors/{id}/semantic-model?format=osi`.
+ */
+const semanticExport = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const parsed = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...args],
+          options: { to: { type: "string" }, out: { type: "string" } },
+          allowPositionals: true,
+          strict: true
+        }),
+      catch: (error) => new UsageError({ message: (error as Error).message })
+    })
+    const [source] = parsed.positionals
+    if (source === undefined || parsed.positionals.length > 1 || parsed.values.to !== "osi") {
+      return yield* new UsageError({ message: "semantic export needs <model.yaml> and --to osi" })
+    }
+    const text = yield* Effect.try({
+      try: () => fs.readFileSync(source, "utf8"),
+      catch: (error) => new CliError({ message: `semantic export: ${(error as Error).message}` })
+    })
+    const model = yield* Either.mapLeft(
+      SemanticModel.parse(source, text),
+      (problems) => new CliError({ message: problems.map(SemanticModel.formatProblem).join("; ") })
+    )
+    const document = SemanticImport.toOsi(model.file)
+    if (parsed.values.out === undefined) return yield* Console.log(document.trimEnd())
+    yield* Effect.try({
+      try: () => fs.writeFileSync(parsed.values.out!, document),
+      catch: (error) => new CliError({ message: `semantic export: ${(error as Error).message}` })
+    })
+    yield* Console.log(`wrote ${parsed.values.out}: OSI ${SemanticImport.osiVersion}`)
+  })
+
 /** Runs the command line `argv` (without the node and script paths). */
 export const run = (argv: ReadonlyArray<string>) => {
   const [command, ...rest] = argv
@@ -460,6 +502,7 @@ export const run = (argv: ReadonlyArray<string>) => {
   if (command === "eval" && rest[0] === "run") return evalRun(rest.slice(1))
   if (command === "mcp") return mcp(rest)
   if (command === "semantic" && rest[0] === "import") return semanticImport(rest.slice(1))
+  if (command === "semantic" && rest[0] === "export") return semanticExport(rest.slice(1))
   return Effect.fail(
     new UsageError({ message: command === undefined ? "missing command" : `unknown command: ${argv.join(" ")}` })
   )

@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as NodePath from "node:path"
+import * as Yaml from "yaml"
 import * as Cli from "../src/Cli.js"
 import { cli, serve, tempDir } from "./utils/process.js"
 import { dropPrefix, postgresUrl, randomPrefix } from "./utils/server.js"
@@ -215,11 +216,37 @@ describe("sightline semantic import", () => {
       /^wrote .*shop_analytics\.yaml: \d+ imported, 0 approximated, 1 refused$/
     )
 
+    // The model, as an OSI document, reads back as the same model.
+    const osiFile = NodePath.join(out, "shop.osi.yaml")
+    const exported = await cli(["semantic", "export", printed.path, "--to", "osi", "--out", osiFile], {})
+    expect(exported.code, exported.stderr).toBe(0)
+    expect(exported.stdout.trim()).toBe(`wrote ${osiFile}: OSI 0.1.1`)
+    const back = await cli(
+      [
+        "semantic",
+        "import",
+        osiFile,
+        "--from",
+        "osi",
+        "--connector",
+        "Warehouse",
+        "--out",
+        NodePath.join(out, "back"),
+        "--json"
+      ],
+      {}
+    )
+    expect(back.code, back.stderr).toBe(0)
+    expect(Yaml.parse(fs.readFileSync(JSON.parse(back.stdout.trim()).path, "utf8"))).toEqual(
+      Yaml.parse(fs.readFileSync(printed.path, "utf8"))
+    )
+    expect((await cli(["semantic", "export", printed.path, "--to", "cube"], {})).code).toBe(2)
+
     const usage = await cli(["semantic", "import", project, "--connector", "Warehouse"], {})
     expect(usage.code).toBe(2)
     const unknown = await cli(["semantic", "import", project, "--from", "tableau", "--connector", "W"], {})
     expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toContain("the formats are dbt")
+    expect(unknown.stderr).toContain("the formats are dbt, osi")
     const scratch = tempDir()
     fs.mkdirSync(scratch, { recursive: true })
     const broken = NodePath.join(scratch, "broken.yml")

@@ -7,6 +7,7 @@ import JSZip from "jszip"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { expect, it } from "vitest"
+import * as Yaml from "yaml"
 import { demoConnector, handSql } from "./utils/content.js"
 import { body, describeServers, type Org, type TestServer } from "./utils/server.js"
 import { until } from "./utils/wait.js"
@@ -177,6 +178,25 @@ describeServers("/v2/semantic/import", (server) => {
 
     const unknownFormat = await importAs(server(), org.key, { ...json, format: "tableau" })
     expect(unknownFormat.status).toBe(400)
+
+    // The DEMO model as an OSI document, for the tools that read one; imported back, the same model.
+    const osi = await server().request(`/v2/connectors/${connector}/semantic-model?format=osi`, { key: org.key })
+    expect(osi.status).toBe(200)
+    const document = await osi.text()
+    expect(document).toMatch(/^# From the library: semantic\/demo\.yaml at \w+\.\nversion: 0\.1\.1\n/)
+    const back = await body(
+      await importAs(server(), org.key, {
+        format: "osi",
+        connector_id: connector,
+        files: [{ path: "demo.osi.yaml", content: document }]
+      })
+    )
+    expect(back.tally.refused).toBe(0)
+    expect(back.path).toBe("semantic/retail.yaml")
+    const yaml = await (await server().request(`/v2/connectors/${connector}/semantic-model`, { key: org.key })).text()
+    expect(Yaml.parse(back.yaml)).toEqual({ ...Yaml.parse(yaml), connector: "Demo retail" })
+    expect((await server().request(`/v2/connectors/${connector}/semantic-model?format=xml`, { key: org.key })).status)
+      .toBe(400)
 
     const other = await server().newOrg()
     expect((await importAs(server(), other.key, json)).status).toBe(404)

@@ -1,6 +1,6 @@
 /**
- * Importing metric definitions written for another semantic layer (dbt MetricFlow today) into a
- * Sightline semantic model. An importer is a pure function from source files to a model file and a
+ * Importing metric definitions written for another semantic layer (dbt MetricFlow, and Apache
+ * Ossie / OSI documents, which Sightline also writes: `toOsi`) into a Sightline semantic model. An importer is a pure function from source files to a model file and a
  * **report**: every construct of the source is listed as imported, approximated (with what
  * differs) or refused (with why), with its file and line, so nothing is dropped unsaid.
  *
@@ -8,9 +8,11 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Yaml from "yaml"
 import * as Dbt from "./internal/importers/dbt.js"
 import * as Importing from "./internal/importers/importing.js"
 import type * as Located from "./internal/importers/located.js"
+import * as Osi from "./internal/importers/osi.js"
 import * as SemanticModel from "./SemanticModel.js"
 
 /**
@@ -19,7 +21,7 @@ import * as SemanticModel from "./SemanticModel.js"
  * @since 0.1.0
  * @category schemas
  */
-export const Format = Schema.Literal("dbt")
+export const Format = Schema.Literal("dbt", "osi")
 export type Format = typeof Format.Type
 
 /**
@@ -92,6 +94,8 @@ export const importFiles = (
     switch (format) {
       case "dbt":
         return Dbt.importProject(files, options)
+      case "osi":
+        return Osi.importDocuments(files, options)
     }
   })()
   return Either.flatMap(
@@ -154,3 +158,22 @@ export const fileText = (format: Format, imported: Imported): string =>
  * @category utils
  */
 export const pathOf = (imported: Imported): string => `${SemanticModel.folder}/${imported.model.name}.yaml`
+
+/**
+ * The version of the OSI specification `toOsi` writes.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const osiVersion = Osi.version
+
+/**
+ * A model as an Apache Ossie (OSI) document, in YAML: datasets, fields, relationships and metrics as
+ * aggregate SQL for the tools that read OSI, and what OSI cannot say in `SIGHTLINE` custom
+ * extensions, so that importing the document gives the same model back.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const toOsi = (file: SemanticModel.SemanticModelFile): string =>
+  Yaml.stringify(Osi.exportModel(file), { lineWidth: 0 })

@@ -14,8 +14,11 @@ const filesUnder = (dir: string): Array<SemanticImport.SourceFile> => {
     )
   return walk(dir).map((p) => ({ path: path.relative(dir, p), text: fs.readFileSync(p, "utf8") }))
 }
-const imported = (files: ReadonlyArray<SemanticImport.SourceFile>, options: SemanticImport.Options = {}) =>
-  Either.getOrThrow(SemanticImport.importFiles("dbt", files, options))
+const imported = (
+  files: ReadonlyArray<SemanticImport.SourceFile>,
+  options: SemanticImport.Options = {},
+  format: SemanticImport.Format = "dbt"
+) => Either.getOrThrow(SemanticImport.importFiles(format, files, options))
 const lineOf = (report: ReadonlyArray<SemanticImport.ReportLine>, construct: string, name: string) =>
   report.find((l) => l.construct === construct && l.name === name)
 
@@ -224,5 +227,66 @@ saved_queries:
           "it does not compile: signups cannot be read by channel: no many-to-one relationship leads from customers to orders"
         ]
       ])
+  })
+})
+
+describe("SemanticImport: Apache Ossie (OSI)", () => {
+  const shop = imported(filesUnder(path.join(fixtures, "dbt")), { schema: "public", connector: "Shop" }).model
+
+  it("writes a model as an OSI document that reads back as the same model", () => {
+    const core = Either.getOrThrow(
+      SemanticModel.parse("semantic/shop.yaml", fs.readFileSync(path.join(fixtures, "roundtrip.yaml"), "utf8"))
+    )
+    for (const model of [shop, core.file]) {
+      const document = SemanticImport.toOsi(model)
+      expect(document).toMatch(/^version: 0\.1\.1\nsemantic_model:\n/)
+      const back = Either.getOrThrow(SemanticImport.importFiles("osi", [{ path: "shop.osi.yaml", text: document }]))
+      expect(back.model).toEqual(JSON.parse(JSON.stringify(model)))
+      expect(SemanticImport.tally(back.report).refused).toBe(0)
+    }
+  })
+
+  it("writes the portable part for other tools: datasets, fields, relationships, metrics as aggregate SQL", () => {
+    const document = SemanticImport.toOsi(shop)
+    expect(document).toContain("source: public.order_items")
+    expect(document).toContain("expression: SUM(CASE WHEN status != 'cancelled' THEN order_items.line_total END)")
+    expect(document).toContain("from: order_items\n        to: orders")
+    expect(document).toContain("vendor_name: SIGHTLINE")
+  })
+
+  it("reads another tool's document from its portable part, and refuses what is not one aggregate of one dataset", () => {
+    const result = imported(filesUnder(path.join(fixtures, "osi")), {}, "osi")
+    const model = Either.getOrThrow(SemanticModel.validate("semantic/shop_osi.yaml", result.model))
+    expect(model.file.custom_instructions).toBe("Money is in US dollars.")
+    expect(model.measures.map((m) => [m.name, m.agg, m.expr ?? "", m.table])).toEqual([
+      ["order_count", "count_distinct", "id", "orders"],
+      ["gross_revenue", "sum", "line_total", "order_items"]
+    ])
+    expect(model.measures.find((m) => m.name === "gross_revenue")!.synonyms).toEqual(["gross sales"])
+    const orders = model.tables.find((t) => t.name === "orders")!
+    expect(orders.time_dimensions).toEqual([{ name: "ordered_at", synonyms: ["Order date"] }])
+    expect(orders.facts).toEqual([{ name: "customer_id", expr: "customer_id" }])
+    expect(lineOf(result.report, "metric", "revenue_per_order")).toMatchObject({
+      file: "shop.osi.yaml",
+      outcome: "refused",
+      note: "its expression does not read exactly one dataset's columns"
+    })
+    expect(
+      Either.isRight(
+        SemanticCompiler.compile(model, { metrics: ["gross_revenue"], dimensions: ["channel"] }, "postgres")
+      )
+    ).toBe(true)
+    expect(
+      Either.getLeft(
+        SemanticImport.importFiles("osi", [{
+          path: "x.yaml",
+          text: "version: '3.0'\nsemantic_model: [{ name: x, datasets: [] }]\n"
+        }])
+      )
+    )
+      .toMatchObject({
+        _tag: "Some",
+        value: { message: "OSI version 3.0 is not one this importer reads (0.1.x, 0.2.x)" }
+      })
   })
 })

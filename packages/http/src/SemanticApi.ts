@@ -23,6 +23,14 @@ import { ImportRequestBody } from "./SemanticImportForm.js"
 const IdPath = Schema.Struct({ id: Schema.compose(Schema.NumberFromString, ConnectorId) })
 
 /**
+ * How a model is written: Sightline's YAML (the library file), or an OSI document.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const ModelFormat = Schema.Struct({ format: Schema.optional(Schema.Literal("yaml", "osi")) })
+
+/**
  * The Semantic operations.
  *
  * @since 0.1.0
@@ -81,10 +89,12 @@ export class SemanticApi extends HttpApiGroup.make("semantic")
   .add(
     HttpApiEndpoint.get("model", "/v2/connectors/:id/semantic-model")
       .setPath(IdPath)
+      .setUrlParams(ModelFormat)
       .addSuccess(HttpApiSchema.Text({ contentType: "application/yaml" }))
       .annotate(
         OpenApi.Summary,
-        "The semantic model that governs a connector, as YAML: the library's, or one derived from its schema"
+        "The semantic model that governs a connector, as YAML: the library's, or one derived from its schema; with " +
+          "format=osi, as an Apache Ossie (OSI) document for the tools that read one"
       )
   )
   .middleware(Authentication)

@@ -3,6 +3,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Multipart from "@effect/platform/Multipart"
 import { InvalidRequest } from "@sightline/core/Errors"
 import * as Investigations from "@sightline/core/Investigations"
+import * as SemanticImport from "@sightline/core/SemanticImport"
 import * as SemanticImports from "@sightline/core/SemanticImports"
 import * as SemanticLayer from "@sightline/core/SemanticLayer"
 import * as SemanticModel from "@sightline/core/SemanticModel"
@@ -54,14 +55,14 @@ export const layer = HttpApiBuilder.group(SightlineApi, "semantic", (handlers) =
             (request) => imports.importDefinitions(principal, request)
           )
         ))
-      .handle("model", ({ path }) =>
+      .handle("model", ({ path, urlParams }) =>
         withPrincipal((principal) =>
           Effect.map(semantic.modelFile(principal, path.id), ({ file, source }) =>
             `# ${
               source.kind === "library"
                 ? `From the library: ${source.path} at ${source.commit}.`
                 : "Derived from the connector's schema: refine it and file it as semantic/<name>.yaml."
-            }\n${SemanticModel.stringify(file)}`)
+            }\n${urlParams.format === "osi" ? SemanticImport.toOsi(file) : SemanticModel.stringify(file)}`)
         ))
   })).pipe(
     only(Authentication, SemanticLayer.SemanticLayer, Investigations.Investigations, SemanticImports.SemanticImports)
