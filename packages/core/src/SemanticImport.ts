@@ -9,6 +9,8 @@
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Yaml from "yaml"
+import { checked } from "./internal/importers/checked.js"
+import * as Cube from "./internal/importers/cube.js"
 import * as Dbt from "./internal/importers/dbt.js"
 import * as Importing from "./internal/importers/importing.js"
 import type * as Located from "./internal/importers/located.js"
@@ -21,7 +23,7 @@ import * as SemanticModel from "./SemanticModel.js"
  * @since 0.1.0
  * @category schemas
  */
-export const Format = Schema.Literal("dbt", "osi")
+export const Format = Schema.Literal("dbt", "cube", "osi")
 export type Format = typeof Format.Type
 
 /**
@@ -96,10 +98,15 @@ export const importFiles = (
         return Dbt.importProject(files, options)
       case "osi":
         return Osi.importDocuments(files, options)
+      case "cube":
+        return Cube.importModel(files, options)
     }
   })()
   return Either.flatMap(
-    Either.mapLeft(imported, (unreadable) => new ImportError(unreadable)),
+    Either.mapLeft(
+      Either.map(imported, (result) => checked(result.model, result.report, files[0]?.path ?? "")),
+      (unreadable) => new ImportError(unreadable)
+    ),
     (result) =>
       Either.match(SemanticModel.validate(`semantic/${result.model.name}.yaml`, result.model), {
         onLeft: (problems) =>

@@ -290,3 +290,99 @@ describe("SemanticImport: Apache Ossie (OSI)", () => {
       })
   })
 })
+
+describe("SemanticImport: Cube", () => {
+  const result = imported(filesUnder(path.join(fixtures, "cube")), { name: "shop_cube" }, "cube")
+  const model = Either.getOrThrow(SemanticModel.validate("semantic/shop_cube.yaml", result.model))
+  const line = (name: string) => result.report.find((l) => l.name === name)
+
+  it("reads cubes in YAML and JavaScript into tables, joins and measures, and the report says what became of each", () => {
+    expect(model.tables.map((t) => t.name)).toEqual(["customers", "regions", "orders", "order_items"])
+    expect(model.tables.find((t) => t.name === "order_items")!.base_table).toEqual({
+      schema: "public",
+      table: "order_items"
+    })
+    expect(
+      model.relationships.map((r) =>
+        `${r.left_table}->${r.right_table}:${r.relationship_columns[0]!.left_column}=${
+          r.relationship_columns[0]!.right_column
+        }`
+      )
+    ).toEqual([
+      "customers->regions:region_id=id",
+      "orders->customers:customer_id=id",
+      "order_items->orders:order_id=id"
+    ])
+    const customers = model.tables.find((t) => t.name === "customers")!
+    expect(customers.time_dimensions).toEqual([{ name: "created_at", synonyms: ["Signup date"] }])
+    expect(customers.dimensions).toEqual([{ name: "id" }, { name: "segment" }])
+    expect(model.measures.find((m) => m.name === "revenue")).toMatchObject({
+      agg: "sum",
+      expr: "line_total",
+      format: "currency",
+      synonyms: ["Revenue"]
+    })
+    expect(model.tables.find((t) => t.name === "orders")!.filters).toEqual([
+      { name: "completed", expr: "status = 'completed'" },
+      { name: "orders_filter", expr: "status != 'cancelled'" },
+      { name: "revenue_filter", expr: "status != 'cancelled'" }
+    ])
+    expect(model.metrics.find((m) => m.name === "average_order_value")).toMatchObject({
+      type: "derived",
+      expr: "revenue / orders",
+      synonyms: ["AOV"]
+    })
+    expect(model.metrics.find((m) => m.name === "orders_last_7_days")).toEqual({
+      name: "orders_last_7_days",
+      type: "cumulative",
+      measure: "orders_last_7_days_base",
+      window: "7 days"
+    })
+    expect(model.metrics.find((m) => m.name === "orders_mtd")).toMatchObject({
+      type: "cumulative",
+      grain_to_date: "month"
+    })
+    expect(model.metrics.find((m) => m.name === "orders_last_month")).toMatchObject({
+      type: "period_over_period",
+      measure: "order_count",
+      offset: "1 month",
+      calculation: "previous"
+    })
+    expect(line("orders.ordering_customers")).toMatchObject({
+      outcome: "approximated",
+      note: "counted exactly, not approximately"
+    })
+    expect(line("order_items.p90_line")).toMatchObject({ outcome: "refused" })
+    expect(line("sales")).toMatchObject({ file: "model/views/sales.yml", line: 2, outcome: "approximated" })
+    expect(line("orders.by_day")).toMatchObject({ outcome: "imported" })
+  })
+
+  it("never runs a JavaScript model: what is not a cube() or view() call of literal data is refused by its line", () => {
+    expect(line("statement at line 44")).toEqual({
+      file: "model/cubes/customers.js",
+      line: 44,
+      construct: "statement",
+      name: "statement at line 44",
+      outcome: "refused",
+      note: "only cube() and view() calls are read; nothing else in a model file is run"
+    })
+    const computed = SemanticImport.importFiles("cube", [{
+      path: "model/x.js",
+      text: "cube(`x`, { sqlTable: `t`, measures: { n: { type: process.env.TYPE } } })\ncube(`y`, { sqlTable: `t` })\n"
+    }])
+    const report = Either.getOrThrow(computed).report
+    expect(report[0]).toMatchObject({
+      line: 1,
+      name: "cube at line 1",
+      outcome: "refused",
+      note: "it is not data: a MemberExpression is computed, not data"
+    })
+    expect(Either.getOrThrow(computed).model.tables.map((t) => t.name)).toEqual(["y"])
+    expect(
+      Either.getLeft(
+        SemanticImport.importFiles("cube", [{ path: "model/bad.js", text: "cube(`x`, {\n  sql: `a`,,\n})" }])
+      )
+    )
+      .toMatchObject({ _tag: "Some", value: { file: "model/bad.js", line: 2 } })
+  })
+})

@@ -317,22 +317,61 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
       }
     }))
 
-  // A dbt project written over the DEMO tables (core's fixtures), imported as a user imports it.
-  const dbtModel = () => {
-    const root = NodePath.join(__dirname, "..", "..", "..", "core", "test", "fixtures", "import", "dbt")
+  // Projects written over the DEMO tables (core's fixtures), imported as a user imports them.
+  const importedModel = (format: SemanticImport.Format, directory: string) => {
+    const root = NodePath.join(__dirname, "..", "..", "..", "core", "test", "fixtures", "import", directory)
     const walk = (at: string): Array<string> =>
       fs.readdirSync(at, { withFileTypes: true }).flatMap((e) =>
         e.isDirectory() ? walk(NodePath.join(at, e.name)) : [NodePath.join(at, e.name)]
       )
     const files = walk(root).map((p) => ({ path: NodePath.relative(root, p), text: fs.readFileSync(p, "utf8") }))
-    const { model } = Either.getOrThrow(SemanticImport.importFiles("dbt", files, { schema: h.schema() }))
-    return Either.getOrThrow(SemanticModel.validate("semantic/shop_analytics.yaml", model))
+    const { model } = Either.getOrThrow(
+      SemanticImport.importFiles(format, files, { schema: h.schema(), name: directory })
+    )
+    return Either.getOrThrow(SemanticModel.validate(`semantic/${directory}.yaml`, model))
   }
-  const imported = (query: SemanticQuery.SemanticQuery) =>
+  const dbtModel = () => importedModel("dbt", "dbt")
+  const imported = (query: SemanticQuery.SemanticQuery, model = dbtModel()) =>
     Effect.gen(function*() {
-      const compiled = Either.getOrThrow(SemanticCompiler.compile(dbtModel(), query, h.dialect()))
+      const compiled = Either.getOrThrow(SemanticCompiler.compile(model, query, h.dialect()))
       return (yield* h.run(compiled.sql, compiled.params)).rows
     })
+
+  it.effect("a Cube model's measures, imported, give the figures of SQL written by hand", () =>
+    Effect.gen(function*() {
+      const cube = importedModel("cube", "cube")
+      expectSame(
+        yield* imported({ metrics: ["revenue", "orders", "average_order_value"], dimensions: ["channel"] }, cube),
+        (yield* h.run(
+          `SELECT o.channel, SUM(i.line_total), COUNT(DISTINCT o.id), SUM(i.line_total) / COUNT(DISTINCT o.id)
+           FROM ${lines} WHERE o.status <> 'cancelled' GROUP BY o.channel`
+        )).rows,
+        4
+      )
+      expectSame(
+        yield* imported({ metrics: ["revenue"], dimensions: ["region_name"] }, cube),
+        (yield* h.run(
+          `SELECT r.name, SUM(i.line_total) FROM ${lines} JOIN ${t("customers")} c ON c.id = o.customer_id
+           JOIN ${t("regions")} r ON r.id = c.region_id WHERE o.status <> 'cancelled' GROUP BY r.name`
+        )).rows,
+        2
+      )
+      // Rolling windows: month to date and the last seven days, by day over March.
+      const daily = new Map(
+        (yield* h.run(`SELECT ${day("ordered_at")}, COUNT(*) FROM ${t("orders")} GROUP BY ${day("ordered_at")}`)).rows
+          .map((r) => [dayKey(r[0]), Number(r[1])] as const)
+      )
+      const plusDays = (k: string, n: number) =>
+        new Date(Date.parse(`${k}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10)
+      const sum = (from: string, to: string) =>
+        [...daily].filter(([k]) => k >= from && k < to).reduce((total, [, v]) => total + v, 0)
+      const march = { start: `${lastYear}-03-01`, end: `${lastYear}-04-01` }
+      const days = Array.from({ length: 31 }, (_, i) => plusDays(march.start, i))
+      expectSame(
+        yield* imported({ metrics: ["orders_mtd", "orders_last_7_days"], time: { grain: "day", ...march } }, cube),
+        days.map((k) => [k, sum(march.start, plusDays(k, 1)), sum(plusDays(k, -6), plusDays(k, 1))])
+      )
+    }))
 
   it.effect("a dbt project's metrics, imported, give the figures of SQL written by hand", () =>
     Effect.gen(function*() {

@@ -16,7 +16,6 @@
  * @internal
  */
 import * as Either from "effect/Either"
-import * as SemanticCompiler from "../../SemanticCompiler.js"
 import * as SemanticModel from "../../SemanticModel.js"
 import type * as SemanticQuery from "../../SemanticQuery.js"
 import * as MetricExpression from "../metricExpression.js"
@@ -845,68 +844,7 @@ const build = (project: Project, options: SemanticImport.Options, firstFile: str
     )
   }
   if (verified.length > 0) file.verified_queries = verified
-  return checked(file as unknown as SemanticModel.SemanticModelFile, report, firstFile)
-}
-
-/**
- * The model with what does not compile taken out, each removal a refusal in the report: a metric
- * (and what reads it) or a saved query that the compiler cannot write is not kept as if it could be.
- */
-const checked = (
-  file: SemanticModel.SemanticModelFile,
-  report: Array<ReportLine>,
-  firstFile: string
-): SemanticImport.Imported => {
-  let current = file
-  for (let round = 0; round < 5; round++) {
-    const problems: Array<{ kind: "metric" | "saved query"; name: string; message: string }> = []
-    const model = Either.getOrUndefined(SemanticModel.validate(`semantic/${current.name}.yaml`, current))
-    if (model === undefined) break
-    for (const metric of [...model.measures.map((m) => m.name), ...model.metrics.map((m) => m.name)]) {
-      const derived = model.metrics.find((m) => m.name === metric)
-      const byTime = derived?.type === "cumulative" || derived?.type === "period_over_period" ||
-        (derived?.type === "derived" && derived.metrics.some((i) => i.offset_window !== undefined))
-      const compiled = SemanticCompiler.compile(model, {
-        metrics: [metric],
-        ...(byTime ? { time: { grain: "month" } } : {})
-      }, "postgres")
-      if (Either.isLeft(compiled)) problems.push({ kind: "metric", name: metric, message: compiled.left.message })
-    }
-    for (const query of model.verifiedQueries) {
-      const compiled = SemanticCompiler.verifiedSql(model, query, {}, "postgres")
-      if (Either.isLeft(compiled)) {
-        problems.push({ kind: "saved query", name: query.name, message: compiled.left.message })
-      }
-    }
-    if (problems.length === 0) break
-    for (const problem of problems) {
-      const line = report.find((l) =>
-        l.name === problem.name && (l.construct === problem.kind || problem.kind === "metric")
-      )
-      if (line !== undefined) {
-        Object.assign(line, { outcome: "refused", note: `it does not compile: ${problem.message}` })
-      } else {report.push({
-          file: firstFile,
-          construct: problem.kind,
-          name: problem.name,
-          outcome: "refused",
-          note: `it does not compile: ${problem.message}`
-        })}
-    }
-    const dropped = new Set(problems.map((p) => p.name))
-    current = {
-      ...current,
-      tables: current.tables.map((t) => ({
-        ...t,
-        measures: t.measures?.filter((m) => !dropped.has(m.name))
-      })) as unknown as SemanticModel.SemanticModelFile["tables"],
-      metrics: current.metrics?.filter((m) => !dropped.has(m.name)),
-      verified_queries: current.verified_queries?.filter((q) => !dropped.has(q.name))
-    }
-  }
-  // In the order the source says them.
-  report.sort((a, b) => a.file.localeCompare(b.file) || (a.line ?? 0) - (b.line ?? 0))
-  return { model: current, report }
+  return { model: file as unknown as SemanticModel.SemanticModelFile, report }
 }
 
 /** A saved query's `query_params` as a semantic query. */

@@ -15,6 +15,12 @@ export interface Where {
 
 const places = new WeakMap<object, Where>()
 
+/** Marks a value built by an importer (a JavaScript model's object) with where it was written. */
+export const place = <A extends object>(value: A, where: Where): A => {
+  places.set(value, where)
+  return value
+}
+
 /** Where a value read by `read` was written (the file alone when it was not an object or array). */
 export const whereOf = (value: unknown, file: string): Where =>
   (typeof value === "object" && value !== null ? places.get(value) : undefined) ?? { file }
