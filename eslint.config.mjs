@@ -3,7 +3,7 @@ import tseslint from "typescript-eslint"
 
 // Effect's own setup: typescript-eslint's recommended rules plus dprint formatting with Effect's style.
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/build/**", "**/node_modules/**", "**/.sightline/**", "**/*.mjs"] },
+  { ignores: ["**/dist/**", "**/build/**", "**/node_modules/**", "**/.sightline/**", "**/*.mjs", "**/test/fixtures/**/*.js"] },
   ...tseslint.configs.recommended,
   ...effectEslint.configs.dprint,
   {

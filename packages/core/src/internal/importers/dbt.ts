@@ -263,9 +263,9 @@ export const importProject = (
   files: ReadonlyArray<SemanticImport.SourceFile>,
   options: SemanticImport.Options
 ): Either.Either<SemanticImport.Imported, Unreadable> =>
-  Either.map(readProject(files, options.schema), (project) => build(project, options, files[0]?.path ?? ""))
+  Either.map(readProject(files, options.schema), (project) => build(project, options))
 
-const build = (project: Project, options: SemanticImport.Options, firstFile: string): SemanticImport.Imported => {
+const build = (project: Project, options: SemanticImport.Options): SemanticImport.Imported => {
   const report: Array<ReportLine> = []
   const say = (at: Where, construct: string, name: string, outcome: SemanticImport.Outcome, note?: string) =>
     report.push({
