@@ -14,6 +14,7 @@ import * as Cube from "./internal/importers/cube.js"
 import * as Dbt from "./internal/importers/dbt.js"
 import * as Importing from "./internal/importers/importing.js"
 import type * as Located from "./internal/importers/located.js"
+import * as LookML from "./internal/importers/lookml.js"
 import * as Osi from "./internal/importers/osi.js"
 import * as SemanticModel from "./SemanticModel.js"
 
@@ -23,7 +24,7 @@ import * as SemanticModel from "./SemanticModel.js"
  * @since 0.1.0
  * @category schemas
  */
-export const Format = Schema.Literal("dbt", "cube", "osi")
+export const Format = Schema.Literal("dbt", "cube", "lookml", "osi")
 export type Format = typeof Format.Type
 
 /**
@@ -100,6 +101,8 @@ export const importFiles = (
         return Osi.importDocuments(files, options)
       case "cube":
         return Cube.importModel(files, options)
+      case "lookml":
+        return LookML.importProject(files, options)
     }
   })()
   return Either.flatMap(

@@ -386,3 +386,63 @@ describe("SemanticImport: Cube", () => {
       .toMatchObject({ _tag: "Some", value: { file: "model/bad.js", line: 2 } })
   })
 })
+
+describe("SemanticImport: LookML", () => {
+  const result = imported(filesUnder(path.join(fixtures, "lookml")), {}, "lookml")
+  const model = Either.getOrThrow(SemanticModel.validate("semantic/shop.yaml", result.model))
+  const line = (name: string) => result.report.find((l) => l.name === name)
+
+  it("reads views and explores into tables, relationships, measures and derived metrics, each line of the report placed", () => {
+    expect(model.file.name).toBe("shop")
+    expect(model.tables.map((t) => t.name)).toEqual(["customers", "regions", "orders", "order_items"])
+    expect(model.relationships.map((r) => `${r.left_table}->${r.right_table}`)).toEqual([
+      "order_items->orders",
+      "orders->customers",
+      "customers->regions"
+    ])
+    const orders = model.tables.find((t) => t.name === "orders")!
+    expect(orders.time_dimensions).toEqual([{ name: "ordered", expr: "ordered_at" }])
+    expect(model.tables.find((t) => t.name === "customers")!.time_dimensions).toEqual([
+      { name: "created", expr: "created_at", grains: ["day", "month", "year"], synonyms: ["Signup"] }
+    ])
+    expect(orders.filters).toEqual([
+      { name: "orders_filter", expr: "status <> 'cancelled'" },
+      { name: "revenue_filter", expr: "status <> 'cancelled'" }
+    ])
+    expect(model.measures.find((m) => m.name === "revenue")).toMatchObject({
+      agg: "sum",
+      expr: "line_total",
+      format: "currency",
+      filters: ["revenue_filter"]
+    })
+    expect(model.measures.find((m) => m.name === "p90_line")!.agg_params).toEqual({ percentile: 0.9 })
+    expect(model.metrics).toEqual([{
+      name: "average_order_value",
+      type: "derived",
+      expr: "revenue / NULLIF(orders, 0)",
+      metrics: [{ name: "revenue" }, { name: "orders" }],
+      synonyms: ["AOV"]
+    }])
+    // Two views' `count` stay two measures.
+    expect(line("orders.count")).toMatchObject({
+      outcome: "imported",
+      note: "named orders_count: count is a measure of another view too"
+    })
+    expect(model.measures.some((m) => m.name === "order_items_count")).toBe(true)
+    expect(line("order_items.distinct_revenue")).toMatchObject({ line: 80, outcome: "refused" })
+    expect(line("top_customers")).toMatchObject({ file: "views/customers.view.lkml", line: 37, outcome: "refused" })
+    expect(result.report.every((l) => l.line !== undefined)).toBe(true)
+  })
+
+  it("names the file and line of LookML that does not parse", () => {
+    expect(
+      Either.getLeft(
+        SemanticImport.importFiles("lookml", [{
+          path: "views/x.view.lkml",
+          text: "view: x {\n  dimension: y {\n  sql: a ;;\n}"
+        }])
+      )
+    )
+      .toMatchObject({ _tag: "Some", value: { file: "views/x.view.lkml", line: 4 } })
+  })
+})

@@ -337,6 +337,37 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
       return (yield* h.run(compiled.sql, compiled.params)).rows
     })
 
+  it.effect("the same metrics in dbt, Cube, LookML and OSI give the same figures", () =>
+    Effect.gen(function*() {
+      // Revenue, orders and their ratio by channel, and revenue by region, in each import.
+      const byChannel = { metrics: ["revenue", "orders", "average_order_value"], dimensions: ["channel"] }
+      const expected = (yield* h.run(
+        `SELECT o.channel, SUM(i.line_total), COUNT(DISTINCT o.id), SUM(i.line_total) / COUNT(DISTINCT o.id)
+         FROM ${lines} WHERE o.status <> 'cancelled' GROUP BY o.channel`
+      )).rows
+      for (const [format, directory] of [["dbt", "dbt"], ["cube", "cube"], ["lookml", "lookml"]] as const) {
+        expectSame(yield* imported(byChannel, importedModel(format, directory)), expected, 4)
+        expectSame(
+          yield* imported({ metrics: ["revenue"], dimensions: ["region_name"] }, importedModel(format, directory)),
+          (yield* h.run(
+            `SELECT r.name, SUM(i.line_total) FROM ${lines} JOIN ${t("customers")} c ON c.id = o.customer_id
+             JOIN ${t("regions")} r ON r.id = c.region_id WHERE o.status <> 'cancelled' GROUP BY r.name`
+          )).rows,
+          2
+        )
+      }
+      // Each model written as OSI and read back answers the same.
+      for (const directory of ["dbt", "cube", "lookml"] as const) {
+        const format = directory
+        const model = importedModel(format, directory)
+        const back = Either.getOrThrow(
+          SemanticImport.importFiles("osi", [{ path: "x.osi.yaml", text: SemanticImport.toOsi(model.file) }])
+        )
+        const reread = Either.getOrThrow(SemanticModel.validate("semantic/back.yaml", back.model))
+        expectSame(yield* imported(byChannel, reread), expected, 4)
+      }
+    }))
+
   it.effect("a Cube model's measures, imported, give the figures of SQL written by hand", () =>
     Effect.gen(function*() {
       const cube = importedModel("cube", "cube")
