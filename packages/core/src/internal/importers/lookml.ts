@@ -1,3 +1,6 @@
+// lookml-parser ships no types; every project that compiles core's sources needs these declarations.
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
+/// <reference path="./lookmlParser.d.ts" />
 /**
  * LookML views and explores as a Sightline semantic model, read with lookml-parser (its pure
  * parsing and positions modules; see docs/decisions.md).
