@@ -11,8 +11,8 @@
  *                                                     on a regression or a run that did not complete
  *   sightline mcp [--url URL]                         the MCP server over stdio, for local agents: relays
  *                                                     to a running server's /mcp with the key in SVC_API_KEY
- *   sightline semantic import PATH --from dbt --connector NAME [--schema S] [--name N] [--out DIR] [--json]
- *                                                     reads a dbt project (a directory, a zip or a file),
+ *   sightline semantic import PATH --from dbt|cube|lookml|osi --connector NAME [--schema S] [--name N] [--out DIR] [--json]
+ *                                                     reads a project (a directory, a zip or a file),
  *                                                     writes DIR/semantic/<name>.yaml and prints the report
  *   sightline semantic export MODEL --to osi [--out FILE]
  *                                                     a semantic model file as an Apache Ossie (OSI) document
@@ -64,7 +64,7 @@ export const usage = `usage:
   sightline org create --name <name> --admin-email <email> [--json]
   sightline eval run --set <path> --connector <id> [--model <id>] [--commit <sha>] [--url <base>] [--json]
   sightline mcp [--url <base>]
-  sightline semantic import <path> --from dbt|osi --connector <name> [--schema <schema>] [--name <name>] [--out <dir>] [--json]
+  sightline semantic import <path> --from dbt|cube|lookml|osi --connector <name> [--schema <schema>] [--name <name>] [--out <dir>] [--json]
   sightline semantic export <model.yaml> --to osi [--out <file>]`
 
 /** The organization `serve` creates on an empty store. */
@@ -365,7 +365,7 @@ const mcp = (args: ReadonlyArray<string>) =>
   })
 
 /**
- * `sightline semantic import`: a dbt project read into a semantic model, offline. The model is
+ * `sightline semantic import`: a dbt, Cube, LookML or OSI project read into a semantic model, offline. The model is
  * written where the library keeps it (`<out>/semantic/<name>.yaml`, the report as its first
  * comment) and the report printed; file it into the library as any change, or send the project to
  * `POST /v2/semantic/import` with `file_change`.
@@ -418,7 +418,7 @@ const semanticImport = (args: ReadonlyArray<string>) =>
             name: NodePath.relative(source, path).split(NodePath.sep).join("/"),
             bytes: fs.readFileSync(path)
           }))
-          .filter((upload) => /\.(ya?ml|json)$/i.test(upload.name))
+          .filter((upload) => SemanticImportForm.readable.test(upload.name))
       },
       catch: (error) => new CliError({ message: `semantic import: ${(error as Error).message}` })
     })

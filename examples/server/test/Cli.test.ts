@@ -246,7 +246,7 @@ describe("sightline semantic import", () => {
     expect(usage.code).toBe(2)
     const unknown = await cli(["semantic", "import", project, "--from", "tableau", "--connector", "W"], {})
     expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toContain("the formats are dbt, osi")
+    expect(unknown.stderr).toContain("the formats are dbt, cube, lookml, osi")
     const scratch = tempDir()
     fs.mkdirSync(scratch, { recursive: true })
     const broken = NodePath.join(scratch, "broken.yml")

@@ -1,6 +1,7 @@
 /**
- * Importing metric definitions written for another semantic layer (dbt MetricFlow, and Apache
- * Ossie / OSI documents, which Sightline also writes: `toOsi`) into a Sightline semantic model. An importer is a pure function from source files to a model file and a
+ * Importing metric definitions written for another semantic layer (dbt MetricFlow, Cube, LookML,
+ * and Apache Ossie / OSI documents, which Sightline also writes: `toOsi`) into a Sightline semantic
+ * model. An importer is a pure function from source files to a model file and a
  * **report**: every construct of the source is listed as imported, approximated (with what
  * differs) or refused (with why), with its file and line, so nothing is dropped unsaid.
  *

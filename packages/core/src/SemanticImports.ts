@@ -1,6 +1,6 @@
 /**
  * `POST /v2/semantic/import`: a team's metric definitions written for another semantic layer (dbt
- * MetricFlow) imported as the semantic model of one of its connectors. The answer is the model's
+ * MetricFlow, Cube, LookML, OSI) imported as the semantic model of one of its connectors. The answer is the model's
  * YAML and the report of every construct; with `file_change`, the model is filed as a library
  * change at `semantic/<name>.yaml`, under OWNERS review, whose checks compile and probe every
  * metric on the connector and run its verified queries as an evaluation before anyone merges it.

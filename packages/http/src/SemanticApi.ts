@@ -3,7 +3,8 @@
  * and a period of a connector's semantic model; the server compiles it (`compile` returns the SQL
  * without running it) and runs it read-only with the caller's row-level security (`query`). An
  * investigation (`investigate`) is a plan of such queries: where a metric changed, and by what.
- * An import (`import`) reads another semantic layer's definitions (dbt MetricFlow) as a model.
+ * An import (`import`) reads another semantic layer's definitions (dbt MetricFlow, Cube, LookML,
+ * OSI) as a model.
  *
  * @since 0.1.0
  */
@@ -81,7 +82,7 @@ export class SemanticApi extends HttpApiGroup.make("semantic")
       .addSuccess(SemanticImports.ImportResult)
       .annotate(
         OpenApi.Summary,
-        "Import dbt MetricFlow definitions as a connector's semantic model: the model's YAML and a report of every " +
+        "Import dbt MetricFlow, Cube, LookML or OSI definitions as a connector's semantic model: the model's YAML and a report of every " +
           "construct (imported, approximated or refused, with its file and line); with file_change, filed as a " +
           "library change whose checks probe every metric on the connector"
       )

@@ -25,7 +25,7 @@ const files = Multipart.FilesSchema.pipe(Schema.minItems(1), Schema.maxItems(Sem
       minItems: 1,
       maxItems: SemanticImports.limits.files
     },
-    description: "The project's files (.yml, .yaml, .json), or one .zip of the project"
+    description: "The project's files (.yml, .yaml, .json, .js, .lkml), or one .zip of the project"
   })
 
 /**
@@ -67,7 +67,13 @@ export const ImportRequestBody = Schema.Union(
   SemanticImports.ImportRequest.annotations({ parseOptions: { onExcessProperty: "error" } })
 )
 
-const readable = /\.(ya?ml|json|js|cjs|mjs|lkml|lookml)$/i
+/**
+ * The files a format reads: YAML and JSON (dbt, Cube, OSI), JavaScript (Cube) and LookML.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const readable = /\.(ya?ml|json|js|cjs|mjs|lkml|lookml)$/i
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
 /**
@@ -112,7 +118,9 @@ export const sourcesOf = (
     if (error instanceof TypeError) return Either.left("a file is not UTF-8 text")
     return Either.left(`a zip does not open: ${(error as Error).message}`)
   }
-  if (out.length === 0) return Either.left("no file of the upload is one a format reads (.yml, .yaml, .json)")
+  if (out.length === 0) {
+    return Either.left("no file of the upload is one a format reads (.yml, .yaml, .json, .js, .lkml)")
+  }
   if (out.length > SemanticImports.limits.files) {
     return Either.left(`more than ${SemanticImports.limits.files} files`)
   }
