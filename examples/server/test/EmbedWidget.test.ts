@@ -39,6 +39,9 @@ interface Host {
   mode: { readonly key: string } | { readonly short: true }
 }
 
+/** A question's events without the renewals a short session may need on the way. */
+const answered = (events: ReadonlyArray<any>) => events.filter((e) => e.name !== "token-expired")
+
 /**
  * The host: its page (`/?user=ana`), its script, the widget's files, and `POST /token`, which mints
  * for the page's end user. Its page allows scripts, styles and connections only from itself and
@@ -355,7 +358,9 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     await ask(page, "Top 3 regions by revenue last year")
     const regions = await lastTable(page)
     expect(regions).toHaveLength(3)
-    const unclear = await ask(page, "how many orders did it get last year?")
+    // The 3-second session may end on a busy machine between questions: the widget renews it
+    // (`token-expired`, tested on its own above) and goes on; the answers are what is asserted here.
+    const unclear = answered(await ask(page, "how many orders did it get last year?"))
     expect(unclear.map((e: any) => e.name)).toEqual(["answer"])
     const choices = page.locator("sightline-chat [part=clarification]")
     await choices.waitFor()
@@ -364,7 +369,12 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     const before = await page.evaluate(() => (globalThis as any).events.length)
     await choices.locator("button", { hasText: regions[1]! }).click()
     await page.waitForFunction((count) => (globalThis as any).events.length > count, before, { timeout: 60_000 })
-    const chosen = await page.evaluate((count) => (globalThis as any).events.slice(count), before)
+    await page.waitForFunction(
+      (count) => (globalThis as any).events.slice(count).some((e: any) => e.name !== "token-expired"),
+      before,
+      { timeout: 60_000 }
+    )
+    const chosen = answered(await page.evaluate((count) => (globalThis as any).events.slice(count), before))
     expect(chosen.map((e: any) => e.name)).toEqual(["answer"])
     expect(chosen[0].detail.text).toContain(`I took "second one" for "${regions[1]}"`)
     expect(chosen[0].detail.chat_id).toBe(unclear[0].detail.chat_id)
@@ -380,7 +390,7 @@ describe.skipIf(unavailable !== undefined)("the embed widget in Chromium", () =>
     await page.goto(`${host.origin}/react`)
     // French, from the page's lang.
     await expect.poll(() => page.locator("sightline-chat [part=ask]").textContent()).toBe("Demander")
-    const events = await ask(page, "What was revenue by region last year?")
+    const events = answered(await ask(page, "What was revenue by region last year?"))
     expect(events.map((e: any) => e.name)).toEqual(["answer"])
     expect(await lastTable(page)).toEqual(["Europe"])
     expect(problems.filter((p) => !/401/.test(p))).toEqual([])
