@@ -22,7 +22,7 @@ import * as acorn from "acorn"
 import * as Either from "effect/Either"
 import type * as SemanticModel from "../../SemanticModel.js"
 import * as MetricExpression from "../metricExpression.js"
-import type * as Importing from "./importing.js"
+import * as Importing from "./importing.js"
 import { place, read, record, records, text, type Unreadable, type Where, whereOf } from "./located.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -166,15 +166,7 @@ export const importModel = (
 ): Either.Either<Importing.Imported, Unreadable> =>
   Either.gen(function*() {
     const report: Array<Importing.ReportLine> = []
-    const say = (at: Where, construct: string, name: string, outcome: Importing.Outcome, note?: string) =>
-      report.push({
-        file: at.file,
-        ...(at.line === undefined ? {} : { line: at.line }),
-        construct,
-        name,
-        outcome,
-        ...(note === undefined ? {} : { note })
-      })
+    const say = (...line: Parameters<typeof Importing.lineOf>) => report.push(Importing.lineOf(...line))
     const definitions: Array<Definition> = []
     for (const file of files) {
       if (/\.(ya?ml)$/i.test(file.path)) {
@@ -517,7 +509,7 @@ export const importModel = (
       )
     }
     const model = {
-      name: (options.name ?? "cube").replace(/\W+/g, "_").replace(/^(\d)/, "_$1"),
+      name: Importing.modelName(options.name ?? "cube"),
       ...(options.connector === undefined ? {} : { connector: options.connector }),
       tables: [...tables.values()].map((t) => ({
         ...t,
@@ -527,6 +519,5 @@ export const importModel = (
       ...(relationships.length === 0 ? {} : { relationships }),
       ...(metrics.length === 0 ? {} : { metrics })
     }
-    report.sort((a, b) => a.file.localeCompare(b.file) || (a.line ?? 0) - (b.line ?? 0))
     return { model: model as unknown as SemanticModel.SemanticModelFile, report }
   })

@@ -19,7 +19,7 @@ import * as Either from "effect/Either"
 import * as SemanticModel from "../../SemanticModel.js"
 import type * as SemanticQuery from "../../SemanticQuery.js"
 import * as MetricExpression from "../metricExpression.js"
-import type * as SemanticImport from "./importing.js"
+import * as SemanticImport from "./importing.js"
 import { read, record, records, text, texts, type Unreadable, type Where, whereOf } from "./located.js"
 
 type ReportLine = SemanticImport.ReportLine
@@ -267,15 +267,7 @@ export const importProject = (
 
 const build = (project: Project, options: SemanticImport.Options): SemanticImport.Imported => {
   const report: Array<ReportLine> = []
-  const say = (at: Where, construct: string, name: string, outcome: SemanticImport.Outcome, note?: string) =>
-    report.push({
-      file: at.file,
-      ...(at.line === undefined ? {} : { line: at.line }),
-      construct,
-      name,
-      outcome,
-      ...(note === undefined ? {} : { note })
-    })
+  const say = (...line: Parameters<typeof SemanticImport.lineOf>) => report.push(SemanticImport.lineOf(...line))
 
   // Which model each entity is the key of.
   const keyOf = new Map<string, { model: Model; entity: Entity }>()
@@ -808,7 +800,7 @@ const build = (project: Project, options: SemanticImport.Options): SemanticImpor
   }
 
   const file: Mutable<SemanticModel.SemanticModelFile> = {
-    name: (options.name ?? project.name ?? "dbt").replace(/\W+/g, "_").replace(/^(\d)/, "_$1"),
+    name: SemanticImport.modelName(options.name ?? project.name ?? "dbt"),
     ...(options.connector === undefined ? {} : { connector: options.connector }),
     tables: [...tables.values()].map((t) => ({
       ...t,

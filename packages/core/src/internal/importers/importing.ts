@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import type * as SemanticModel from "../../SemanticModel.js"
+import type { Where } from "./located.js"
 
 /**
  * What became of one construct of the source.
@@ -55,3 +56,16 @@ export interface Options {
   /** The schema its tables are in, over what the source says (a dbt target's schema). */
   readonly schema?: string | undefined
 }
+
+/** One construct's line of a report, where it was written. */
+export const lineOf = (at: Where, construct: string, name: string, outcome: Outcome, note?: string): ReportLine => ({
+  file: at.file,
+  ...(at.line === undefined ? {} : { line: at.line }),
+  construct,
+  name,
+  outcome,
+  ...(note === undefined ? {} : { note })
+})
+
+/** A source's name as a model's: letters, digits and underscores, not starting with a digit. */
+export const modelName = (name: string): string => name.replace(/\W+/g, "_").replace(/^(\d)/, "_$1")

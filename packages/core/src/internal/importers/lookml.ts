@@ -21,7 +21,7 @@ import parse from "lookml-parser/lib/parse/index.js"
 import { getPositions } from "lookml-parser/lib/positions/get-positions.js"
 import type * as SemanticModel from "../../SemanticModel.js"
 import * as MetricExpression from "../metricExpression.js"
-import type * as Importing from "./importing.js"
+import * as Importing from "./importing.js"
 import { record, text, texts, type Unreadable, type Where } from "./located.js"
 
 type Raw = Record<string, unknown>
@@ -111,15 +111,7 @@ export const importProject = (
 ): Either.Either<Importing.Imported, Unreadable> =>
   Either.gen(function*() {
     const report: Array<Importing.ReportLine> = []
-    const say = (at: Where, construct: string, name: string, outcome: Importing.Outcome, note?: string) =>
-      report.push({
-        file: at.file,
-        ...(at.line === undefined ? {} : { line: at.line }),
-        construct,
-        name,
-        outcome,
-        ...(note === undefined ? {} : { note })
-      })
+    const say = (...line: Parameters<typeof Importing.lineOf>) => report.push(Importing.lineOf(...line))
     const views: Array<ReturnType<typeof blocks>[number]> = []
     const explores: Array<ReturnType<typeof blocks>[number]> = []
     let modelName: string | undefined
@@ -484,7 +476,7 @@ export const importProject = (
     }
 
     const model = {
-      name: (options.name ?? modelName ?? "lookml").replace(/\W+/g, "_").replace(/^(\d)/, "_$1"),
+      name: Importing.modelName(options.name ?? modelName ?? "lookml"),
       ...(options.connector === undefined ? {} : { connector: options.connector }),
       tables: [...tables.values()].map((t) =>
         JSON.parse(JSON.stringify({
@@ -496,6 +488,5 @@ export const importProject = (
       ...(relationships.length === 0 ? {} : { relationships }),
       ...(metrics.length === 0 ? {} : { metrics })
     }
-    report.sort((a, b) => a.file.localeCompare(b.file) || (a.line ?? 0) - (b.line ?? 0))
     return { model: model as unknown as SemanticModel.SemanticModelFile, report }
   })

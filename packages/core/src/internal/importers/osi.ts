@@ -15,8 +15,8 @@
  */
 import * as Either from "effect/Either"
 import * as SemanticModel from "../../SemanticModel.js"
-import type * as Importing from "./importing.js"
-import { read, record, records, text, texts, type Unreadable, type Where, whereOf } from "./located.js"
+import * as Importing from "./importing.js"
+import { read, record, records, text, texts, type Unreadable, whereOf } from "./located.js"
 
 export const vendor = "SIGHTLINE"
 export const version = "0.1.1"
@@ -221,15 +221,7 @@ export const importDocuments = (
 ): Either.Either<Importing.Imported, Unreadable> =>
   Either.gen(function*() {
     const report: Array<Importing.ReportLine> = []
-    const say = (at: Where, construct: string, name: string, outcome: Importing.Outcome, note?: string) =>
-      report.push({
-        file: at.file,
-        ...(at.line === undefined ? {} : { line: at.line }),
-        construct,
-        name,
-        outcome,
-        ...(note === undefined ? {} : { note })
-      })
+    const say = (...line: Parameters<typeof Importing.lineOf>) => report.push(Importing.lineOf(...line))
     let found: { raw: Record<string, unknown>; file: string } | undefined
     for (const file of files) {
       if (!/\.(ya?ml|json)$/i.test(file.path)) continue
