@@ -8,7 +8,8 @@ import * as BubblewrapRuntime from "@sightline/sandbox/BubblewrapRuntime"
 import * as Option from "effect/Option"
 import ExcelJS from "exceljs"
 import { spawnSync } from "node:child_process"
-import { join } from "node:path"
+import { readFileSync } from "node:fs"
+import { basename, join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import * as Browsers from "./utils/browser.js"
 import { serve, tempDir } from "./utils/process.js"
@@ -27,6 +28,9 @@ const opsEmail = "ops@sightline.local"
 // Markdown as a model writes it, with HTML and a script link that must stay text.
 const markdownAnswer = "**Web** leads.\n\n| channel | revenue |\n| --- | --- |\n| web | 10 |\n\n" +
   "<img src=x onerror=\"window.__xss=1\"> <script>window.__xss=2</script> [click](javascript:window.__xss=3)"
+// A Cube project of the importers' fixtures, imported on the connectors' page.
+const cubeProject = new URL("../../../packages/core/test/fixtures/import/cube/model", import.meta.url).pathname
+const rank = (outcome: string) => ["refused", "approximated", "imported"].indexOf(outcome)
 const slowAnswer = Array.from({ length: 50 }, (_, i) => `word${i}`).join(" ") + " THE-END"
 
 let browser: Browser
@@ -512,6 +516,60 @@ describe.skipIf(skipped !== undefined)("the web console in Chromium", () => {
     await screenshot(page, "connectors")
     await context.close()
   }, 60_000)
+
+  it.skipIf(noSandboxes !== undefined)(
+    `imports Cube definitions on the connector's page: the report, then the model filed as a change${
+      noSandboxes === undefined ? "" : ` (skipped: ${noSandboxes})`
+    }`,
+    async () => {
+      const files = ["cubes/orders.yml", "cubes/customers.js", "views/sales.yml"].map((file) => join(cubeProject, file))
+      // What the API reports for the same files: the page must show it, line for line.
+      const expected = (await api("POST", "/v2/semantic/import", {
+        format: "cube",
+        connector_id: 1,
+        name: "shop",
+        files: files.map((file) => ({ path: basename(file), content: readFileSync(file, "utf8") }))
+      })).body
+      expect(expected.report.length).toBeGreaterThan(10)
+      const { context, external } = await newContext()
+      const page = await context.newPage()
+      await signIn(page)
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Connectors" }).click()
+      await page.getByRole("button", { name: "Demo retail" }).click()
+      const form = page.getByRole("form", { name: "Import definitions into Demo retail" })
+      await form.getByLabel("Format").selectOption("cube")
+      await form.getByLabel("Definition files").setInputFiles(files)
+      await form.getByLabel("Model name").fill("shop")
+      await form.getByRole("button", { name: "Preview the import" }).click()
+      const report = form.getByRole("region", { name: "Import report" })
+      const { approximated, imported, refused } = expected.tally
+      await report.getByRole("heading", {
+        name: `semantic/shop.yaml: ${imported} imported, ${approximated} approximated, ${refused} refused`
+      }).waitFor()
+      expect(await report.locator("tbody tr").count()).toBe(expected.report.length)
+      // What needs the reviewer's eye first.
+      const outcomes = await report.locator("tbody tr td:first-child").allTextContents()
+      expect(outcomes).toEqual([...outcomes].sort((a, b) => rank(a) - rank(b)))
+      expect(outcomes.filter((o) => o === "approximated").length).toBe(approximated)
+      // The report's wide table scrolls inside the form; the form stays in its card.
+      expect(await form.evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0)
+      await screenshot(page, "import-definitions")
+
+      await form.getByRole("button", { name: "File the change" }).click()
+      const said = await form.getByRole("status").filter({ hasText: /^Change #\d+ filed/ }).textContent()
+      const number = Number(/#(\d+)/.exec(said!)![1])
+      const change = (await api("GET", "/v2/changes?page_size=100")).body.changes.find((c: any) => c.number === number)
+      expect(change.title).toBe("Import cube definitions")
+      const filed = (await api("GET", `/v2/changes/${change.id}`)).body
+      expect(filed.diffs.map((d: any) => d.new_path)).toEqual(["semantic/shop.yaml"])
+      // Denied, so the model does not join the DEMO connector's answers in the other tests.
+      expect((await api("POST", `/v2/changes/${change.id}/deny`, { expected_git_ref: change.git_ref })).status)
+        .toBe(200)
+      expect(external).toEqual([])
+      await context.close()
+    },
+    60_000
+  )
 
   it.skipIf(noSandboxes !== undefined)(
     `shows a change's checks: a model edit the schema cannot run fails its check, and the page says so${

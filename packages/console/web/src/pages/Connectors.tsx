@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from "react"
 import { json } from "../api.js"
+import { ImportDefinitions } from "../components/ImportDefinitions.js"
 import { Table } from "../components/Table.js"
 
 interface Connector {
@@ -194,6 +195,7 @@ export function ConnectorsPage() {
   const [pg, setPg] = useState({ host: "127.0.0.1", port: "5432", user: "", password: "", database: "" })
   const [status, setStatus] = useState<string>()
   const [open, setOpen] = useState<number>()
+  const selected = connectors.find((c) => c.id === open)
   const load = useCallback(async () => setConnectors(await json<Array<Connector>>("v2/connectors")), [])
   useEffect(() => {
     void load().catch((e) => setStatus(e.message))
@@ -246,12 +248,9 @@ export function ConnectorsPage() {
           </li>
         ))}
       </ul>
-      {open === undefined || connectors.find((c) => c.id === open)?.type !== "FILES"
-        ? null
-        : <FileTables key={`files:${open}`} connector={connectors.find((c) => c.id === open)!} />}
-      {open === undefined || connectors.find((c) => c.id === open) === undefined
-        ? null
-        : <Access key={open} connector={connectors.find((c) => c.id === open)!} />}
+      {selected?.type !== "FILES" ? null : <FileTables key={`files:${selected.id}`} connector={selected} />}
+      {selected === undefined ? null : <Access key={selected.id} connector={selected} />}
+      {selected === undefined ? null : <ImportDefinitions key={`import:${selected.id}`} connector={selected} />}
       <Upload
         onAdded={(connector) => {
           void load().then(() => setOpen(connector.id)).catch((e) => setStatus(e.message))

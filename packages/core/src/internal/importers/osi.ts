@@ -398,7 +398,7 @@ export const importDocuments = (
       say(at, "metric", name, "imported", `${agg} of ${home.name}`)
     }
     const model = {
-      name: (options.name ?? text(raw["name"]) ?? "osi").replace(/\W+/g, "_").replace(/^(\d)/, "_$1"),
+      name: Importing.modelName(options.name ?? text(raw["name"]) ?? "osi"),
       ...described(text(raw["description"])),
       ...(options.connector !== undefined ? { connector: options.connector } : {}),
       ...(record(raw["ai_context"])?.["instructions"] !== undefined
