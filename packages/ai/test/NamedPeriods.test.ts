@@ -50,3 +50,29 @@ describe("named periods", () => {
     expect(problems("  - { name: a, every_year: { from: \"13-01\", to: \"01-02\" } }").join("\n")).toMatch(/MM-DD/)
   })
 })
+
+// The shop's model with a fiscal year from April, which questions name by name, label or synonym.
+const withFiscal = SemanticModel.parse(
+  "semantic/shop.yaml",
+  `${yaml}custom_granularities:
+  - { name: fiscal_year, label: Financial year, synonyms: [FY], grain: year, start_month: 4 }
+`
+)
+if (Either.isLeft(withFiscal)) throw new Error(withFiscal.left.map(SemanticModel.formatProblem).join("\n"))
+const readFiscal = (question: string) =>
+  Reader.read(question, [{ connector_id: 7, model: withFiscal.right.file, reviewed: true }], now)
+
+describe("custom granularities", () => {
+  it("groups by a custom granularity the question names, and by the calendar's year otherwise", () => {
+    expect(readFiscal("revenue by fiscal year")).toMatchObject({
+      query: { metrics: ["revenue"], time: { grain: "fiscal_year" } }
+    })
+    expect(readFiscal("orders per FY by channel")).toMatchObject({
+      query: { metrics: ["orders"], dimensions: ["channel"], time: { grain: "fiscal_year" } }
+    })
+    expect(readFiscal("revenue by financial year in 2025")).toMatchObject({
+      query: { metrics: ["revenue"], time: { grain: "fiscal_year", start: "2025-01-01", end: "2026-01-01" } }
+    })
+    expect(readFiscal("revenue by year")).toMatchObject({ query: { metrics: ["revenue"], time: { grain: "year" } } })
+  })
+})

@@ -224,11 +224,14 @@ export const compile = (
     if (namedTime !== undefined && namedTime.kind !== "time") {
       return yield* Either.left(new CompileError({ message: `${time!.dimension} is not a time dimension` }))
     }
-    const grain = time?.grain
+    // The grain asked for (a custom granularity by its name), and the standard grain under it.
+    const grainName = time?.grain
+    const buckets = grainName === undefined ? undefined : yield* Sql.bucketsOf(model, grainName)
+    const grain = buckets?.grain
     const periods = time?.periods
     // Several periods with no grain are one row each, named by the day each starts.
-    const timeAlias = grain !== undefined
-      ? `${namedTime?.name ?? "period"}_${grain}`
+    const timeAlias = grainName !== undefined
+      ? `${namedTime?.name ?? "period"}_${grainName}`
       : periods === undefined
       ? undefined
       : namedTime === undefined
@@ -285,14 +288,14 @@ export const compile = (
         if ((grain !== undefined || hasPeriod || shift !== undefined || cumulative) && axis === undefined) {
           return yield* Either.left(
             new CompileError({
-              message: `metric ${measure.name} has no time dimension: it cannot be read by ${grain ?? "period"}`
+              message: `metric ${measure.name} has no time dimension: it cannot be read by ${grainName ?? "period"}`
             })
           )
         }
         if (grain !== undefined && axis?.grains !== undefined && !axis.grains.includes(grain)) {
           return yield* Either.left(
             new CompileError({
-              message: `${axis.name} cannot be read by ${grain}: its grains are ${axis.grains.join(", ")}`
+              message: `${axis.name} cannot be read by ${grainName}: its grains are ${axis.grains.join(", ")}`
             })
           )
         }
@@ -527,7 +530,7 @@ export const compile = (
           if (time?.end !== undefined) where.push(`${local} < ${w.bind(time.end)}`)
         } else {
           if (grain !== undefined) {
-            const truncated = w.dialect.truncate(grain, local)
+            const truncated = Sql.periodStart(w.dialect, buckets!, local)
             select.push(`${truncated} AS ${w.q(timeAlias!)}`)
             groupBy.push(truncated)
           } else if (periods !== undefined) {
@@ -613,7 +616,7 @@ export const compile = (
           grouped: cumulative === undefined ? dimensionAliases : dimensions.map((d) => d.alias),
           allAliases,
           timeAlias,
-          grain,
+          buckets,
           time
         })
       )
@@ -640,7 +643,7 @@ export const compile = (
         time?.[side] === undefined ? undefined : w.dialect.day(w.bind(time[side]!))
       const start = bound("start")
       const end = bound("end")
-      const lo = start === undefined ? `MIN(${q(timeAlias!)})` : w.dialect.truncate(grain, start)
+      const lo = start === undefined ? `MIN(${q(timeAlias!)})` : Sql.periodStart(w.dialect, buckets!, start)
       const hi = end === undefined ? `MAX(${q(timeAlias!)})` : w.dialect.shift(end, -1, "day")
       const bounds = start !== undefined && end !== undefined
         ? `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")})`
@@ -654,7 +657,7 @@ export const compile = (
           `${bucket} AS ${w.q(timeAlias!)}`,
           ...allAliases.map((a) => `${q(a)} AS ${w.q(a)}`)
         ].join(", ")
-      }\n  FROM ${w.dialect.spine(bounds, grain)} AS ${w.q("s")}${
+      }\n  FROM ${w.dialect.spine(bounds, grain!)} AS ${w.q("s")}${
         others.length === 0
           ? ""
           : `\n  CROSS JOIN (SELECT DISTINCT ${others.map((a) => w.q(a)).join(", ")} FROM (\n${stacked}\n  ) AS ${

@@ -427,7 +427,8 @@ export type ExpressionMetric = typeof ExpressionMetric.Type
 /**
  * A measure accumulated over time (MetricFlow's `cumulative`): each period of a time grain reads
  * the measure over every row up to its end (a running total), over a trailing `window` ending there
- * ("the last 7 days"), or since the start of its `grain_to_date` (month-to-date, year-to-date). The
+ * ("the last 7 days"), or since the start of its `grain_to_date` (month-to-date, year-to-date, or
+ * a custom granularity's: fiscal-year-to-date). The
  * periods come from a time spine the compiler generates. `period_agg` says which day of a coarser
  * period is read: its `last` (the default) or its `first` (MetricFlow's default).
  *
@@ -439,7 +440,7 @@ export const CumulativeMetric = Schema.Struct({
   type: Schema.Literal("cumulative"),
   measure: Name,
   window: Schema.optional(Offset),
-  grain_to_date: Schema.optional(Grain),
+  grain_to_date: Schema.optional(SemanticQuery.GrainName),
   period_agg: Schema.optional(Schema.Literal("last", "first")),
   fill_nulls_with: Schema.optional(Schema.Number),
   format: Schema.optional(Format),
@@ -565,6 +566,28 @@ export const NamedPeriod = Schema.Struct({
 export type NamedPeriod = typeof NamedPeriod.Type
 
 /**
+ * A custom granularity (MetricFlow's name): a period of a standard grain that starts in another
+ * month, as a fiscal year starting on April 1 (`grain: year`, `start_month: 4`) or its quarters. A
+ * query groups by it by name (`grain: fiscal_year`); each bucket is named by its first day
+ * (2025-04-01 for the fiscal year from April 2025 to March 2026). No time spine table is needed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CustomGranularity = Schema.Struct({
+  name: Name.pipe(
+    Schema.filter((name) => !grains.includes(name as Grain) || `${name} is a standard grain`)
+  ),
+  label: Schema.optional(Schema.String),
+  synonyms: Synonyms,
+  description: Description,
+  grain: Schema.Literal("quarter", "year"),
+  /** The month the first period starts in, 1 (January) to 12. */
+  start_month: Schema.Int.pipe(Schema.between(1, 12))
+})
+export type CustomGranularity = typeof CustomGranularity.Type
+
+/**
  * A semantic model file.
  *
  * @since 0.1.0
@@ -585,6 +608,8 @@ export const SemanticModelFile = Schema.Struct({
   verified_queries: Schema.optional(Schema.Array(VerifiedQuery)),
   /** The periods the business names, which questions may use. */
   periods: Schema.optional(Schema.Array(NamedPeriod)),
+  /** Periods of a standard grain that start in another month (a fiscal year), which queries group by. */
+  custom_granularities: Schema.optional(Schema.Array(CustomGranularity)),
   /** The dimensions an investigation breaks a metric's change down by, in order, where a metric names none. */
   drivers: Schema.optional(Schema.Array(Schema.String)),
   custom_instructions: Schema.optional(Schema.String),
@@ -802,6 +827,15 @@ export const validate = (
     for (const input of inputs) {
       if (!measureNames.has(input)) problems.push(`metric ${metric.name}: no measure named ${input}`)
     }
+    if (
+      metric.type === "cumulative" && metric.grain_to_date !== undefined &&
+      !grains.includes(metric.grain_to_date as Grain) &&
+      !(file.custom_granularities ?? []).some((g) => g.name === metric.grain_to_date)
+    ) {
+      problems.push(
+        `metric ${metric.name}: grain_to_date ${metric.grain_to_date} is not a grain or a custom granularity`
+      )
+    }
     if (metric.type === "derived") {
       for (const input of metric.metrics) {
         if (!measureNames.has(input.name) && !derivedNames.has(input.name)) {
@@ -880,6 +914,13 @@ export const validate = (
     } else if (once && period.from! > period.to!) {
       problems.push(`period ${period.name}: from ${period.from} is after to ${period.to}`)
     }
+  }
+  const granularityNames = new Set<string>()
+  for (const granularity of file.custom_granularities ?? []) {
+    if (granularityNames.has(granularity.name)) {
+      problems.push(`custom granularity ${granularity.name} is defined twice`)
+    }
+    granularityNames.add(granularity.name)
   }
   const timeZone = file.time_zone ?? "UTC"
   if (!timeZonePattern.test(timeZone)) problems.push(`time_zone ${timeZone} is not a time zone name`)

@@ -20,6 +20,22 @@ export const Grain = Schema.Literal("day", "week", "month", "quarter", "year")
 export type Grain = typeof Grain.Type
 
 /**
+ * A grain a query groups by: a standard one, or a custom granularity the model defines (a fiscal
+ * year starting in April is `fiscal_year`). The compiler refuses a name the model does not define.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const GrainName = Schema.Union(
+  Grain,
+  Schema.String.pipe(
+    Schema.pattern(/^[a-z][a-z0-9_]*$/, { message: () => "a custom granularity's name is lower_snake_case" }),
+    Schema.maxLength(64)
+  ).annotations({ description: "A custom granularity of the model (fiscal_year)" })
+)
+export type GrainName = typeof GrainName.Type
+
+/**
  * How a number is shown.
  *
  * @since 0.1.0
@@ -73,8 +89,8 @@ export const CalendarDate = Schema.String.pipe(
 export const TimeSelection = Schema.Struct({
   /** The time dimension; each metric's own when absent (orders by order date, returns by return date). */
   dimension: Schema.optional(Schema.String),
-  /** Group by this grain; the period's total when absent. */
-  grain: Schema.optional(Grain),
+  /** Group by this grain (or a custom granularity of the model); the period's total when absent. */
+  grain: Schema.optional(GrainName),
   start: Schema.optional(CalendarDate),
   /** The first day after the period. */
   end: Schema.optional(CalendarDate),
@@ -218,7 +234,7 @@ export const Reading = Schema.Struct({
   filters: Schema.Array(Schema.String),
   /** The period in words ("2025", "all time"), and the grain. */
   period: Schema.String,
-  grain: Schema.optional(Grain),
+  grain: Schema.optional(GrainName),
   order: Schema.String,
   limit: Schema.optional(Schema.Number),
   /** A ranking within groups: the first rows of each group. */

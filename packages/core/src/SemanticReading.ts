@@ -74,7 +74,7 @@ const metricDefinition = (model: Model, ref: MetricRef): string => {
         metric.window !== undefined
           ? `over the ${metric.window} up to each period's end`
           : metric.grain_to_date !== undefined
-          ? `${metric.grain_to_date} to date`
+          ? `${grainWords(model, metric.grain_to_date)} to date`
           : "in total up to each period's end"
       }`
     case "conversion":
@@ -82,6 +82,14 @@ const metricDefinition = (model: Model, ref: MetricRef): string => {
         words(metric.conversion_measure)
       } of the same ${words(metric.entity)}${metric.window === undefined ? "" : ` within ${metric.window}`}`
   }
+}
+
+/** A grain in words: a custom granularity with the month its periods start in. */
+const grainWords = (model: Model, grain: string): string => {
+  const custom = model.file.custom_granularities?.find((g) => g.name === grain)
+  return custom === undefined
+    ? grain
+    : `${words(custom.name)} (from ${monthNames[custom.start_month - 1]})`
 }
 
 const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
@@ -208,7 +216,7 @@ export const ofQuery = (
     : `by ${words(first.by)}${first.direction === "desc" ? ", descending" : ""}`
   const by = [
     ...dimensions.map((d) => words(d.name)),
-    ...(grain !== undefined ? [grain] : periods === undefined ? [] : ["period"])
+    ...(grain !== undefined ? [grainWords(model, grain)] : periods === undefined ? [] : ["period"])
   ]
   // A list says what it lists.
   const listed = dimensions.map((d) => words(d.name)).join(" and ")

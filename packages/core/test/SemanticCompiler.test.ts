@@ -37,6 +37,9 @@ tables:
 relationships:
   - { name: lines_orders, left_table: lines, right_table: orders, relationship_columns: [{ left_column: order_id, right_column: id }] }
   - { name: orders_customers, left_table: orders, right_table: customers, relationship_columns: [{ left_column: customer_id, right_column: id }] }
+custom_granularities:
+  - { name: fiscal_quarter, grain: quarter, start_month: 2 }
+  - { name: fiscal_year, grain: year, start_month: 4 }
 metrics:
   - { name: aov, type: ratio, numerator: revenue, denominator: orders }
   - { name: revenue_yoy, type: period_over_period, measure: revenue, offset: 1 year }
@@ -118,6 +121,23 @@ describe("SemanticCompiler.compile", () => {
     expect(my.sql).toContain("CONVERT_TZ(`orders`.`t__ordered`, '+00:00', 'Europe/Paris')")
     expect(my.sql).toContain("INTERVAL QUARTER(")
     expect(my.sql).toContain("`shop`.`orders`")
+  })
+
+  it("groups by a custom granularity of the model, named by each period's first day", () => {
+    const pg = Either.getOrThrow(compile({ metrics: ["orders"], time: { grain: "fiscal_quarter" } }))
+    // The calendar's quarter of the day a month earlier, moved a month later: February to April.
+    expect(pg.sql).toContain(
+      "CAST((CAST(date_trunc('quarter', ((CAST(\"orders\".\"t__ordered\" AS timestamptz) AT TIME ZONE 'Europe/Paris') + INTERVAL '-1 month')) AS date) + INTERVAL '1 month') AS date) AS \"period_fiscal_quarter\""
+    )
+    expect(pg.reading.text).toContain("by fiscal quarter (from February)")
+    expect(pg.reading.grain).toBe("fiscal_quarter")
+    // Its standard grain is the dimension's to allow, and a name the model does not define is refused.
+    expect(failure({ metrics: ["orders"], time: { grain: "fiscal_year" } })).toBe(
+      "ordered cannot be read by fiscal_year: its grains are day, week, month, quarter"
+    )
+    expect(failure({ metrics: ["orders"], time: { grain: "fortnight" } })).toBe(
+      "fortnight is not a grain of this model: its grains are day, week, month, quarter, year, fiscal_quarter, fiscal_year"
+    )
   })
 
   it("keeps the row filter of a table on every table below it, as a bound client attribute", () => {

@@ -141,7 +141,16 @@ describe("SemanticImport: dbt MetricFlow", () => {
         synonyms: undefined
       })
     }
-    expect(SemanticImport.tally(latest.report).refused).toBe(0)
+    // Only the time spine's fiscal year, a column of its table, is not carried, and the report says how to.
+    expect(latest.report.filter((l) => l.outcome === "refused")).toEqual([{
+      file: "models/shop.yml",
+      line: 9,
+      construct: "custom granularity",
+      name: "fiscal_year",
+      outcome: "refused",
+      note: "it is the time spine's column fiscal_year_start, whose values Sightline does not read: " +
+        "define it under custom_granularities with its grain and start_month"
+    }])
   })
 
   it("reads semantic_manifest.json: its relations, windows as counts and grains, and says what it cannot carry", () => {
@@ -355,6 +364,21 @@ describe("SemanticImport: Cube", () => {
     expect(line("order_items.p90_line")).toMatchObject({ outcome: "refused" })
     expect(line("sales")).toMatchObject({ file: "model/views/sales.yml", line: 2, outcome: "approximated" })
     expect(line("orders.by_day")).toMatchObject({ outcome: "imported" })
+    // A time dimension's granularities: a fiscal year by offset, its quarters by origin; weeks are not read.
+    expect(model.file.custom_granularities).toEqual([
+      { name: "fiscal_year", label: "Fiscal year", grain: "year", start_month: 4 },
+      { name: "fiscal_quarter", grain: "quarter", start_month: 4 }
+    ])
+    expect(line("orders.ordered_at.fiscal_year")).toMatchObject({
+      file: "model/cubes/orders.yml",
+      line: 26,
+      outcome: "imported",
+      note: "fiscal_year: years from April"
+    })
+    expect(line("orders.ordered_at.sunday_week")).toMatchObject({
+      outcome: "refused",
+      note: "an interval of 1 week is not a year or a quarter, the periods a custom granularity may have"
+    })
   })
 
   it("never runs a JavaScript model: what is not a cube() or view() call of literal data is refused by its line", () => {
@@ -429,6 +453,16 @@ describe("SemanticImport: LookML", () => {
       note: "named orders_count: count is a measure of another view too"
     })
     expect(model.measures.some((m) => m.name === "order_items_count")).toBe(true)
+    // The model's fiscal_month_offset starts the fiscal timeframes in April; a day of the week is not read.
+    expect(model.file.custom_granularities).toEqual([
+      { name: "fiscal_year", label: "Fiscal year", grain: "year", start_month: 4 },
+      { name: "fiscal_quarter", label: "Fiscal quarter", grain: "quarter", start_month: 4 }
+    ])
+    expect(line("fiscal_year")).toMatchObject({ file: "shop.model.lkml", line: 3, outcome: "imported" })
+    expect(line("orders.ordered")).toMatchObject({
+      outcome: "approximated",
+      note: "a time dimension by day and coarser (raw, day_of_week not read)"
+    })
     expect(line("order_items.distinct_revenue")).toMatchObject({ line: 80, outcome: "refused" })
     expect(line("top_customers")).toMatchObject({ file: "views/customers.view.lkml", line: 37, outcome: "refused" })
     expect(result.report.every((l) => l.line !== undefined)).toBe(true)

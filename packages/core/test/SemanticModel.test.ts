@@ -125,6 +125,26 @@ describe("SemanticModel.parse", () => {
     ])
   })
 
+  it("checks custom granularities: unique, not a standard grain, a month to start in, and named where they are used", () => {
+    const model = shop + [
+      "custom_granularities:",
+      "  - { name: fiscal_year, grain: year, start_month: 4 }",
+      "  - { name: fiscal_year, grain: quarter, start_month: 4 }",
+      "metrics:",
+      "  - { name: fytd, type: cumulative, measure: orders, grain_to_date: fiscal_year }",
+      "  - { name: half_to_date, type: cumulative, measure: orders, grain_to_date: fiscal_half }"
+    ].join("\n")
+    expect(problemsOf(model).sort()).toEqual([
+      "semantic/shop.yaml: custom granularity fiscal_year is defined twice",
+      "semantic/shop.yaml: metric half_to_date: grain_to_date fiscal_half is not a grain or a custom granularity"
+    ])
+    expect(problemsOf(shop + "custom_granularities:\n  - { name: month, grain: year, start_month: 13 }").sort())
+      .toEqual([
+        "semantic/shop.yaml:12: custom_granularities.0.name: month is a standard grain",
+        "semantic/shop.yaml:12: custom_granularities.0.start_month: Expected a number between 1 and 12, actual 13"
+      ])
+  })
+
   it("loads a Snowflake Cortex Analyst model as it is: facts, aggregate metrics and filters", () => {
     const snowflake = `name: sales
 tables:

@@ -22,6 +22,8 @@ export type Target =
   | { readonly kind: "time"; readonly name: string }
   /** A period the model names ("back to school"): its days, read by the period phase. */
   | { readonly kind: "period"; readonly name: string; readonly period: SemanticModel.NamedPeriod }
+  /** A custom granularity ("fiscal year"): what a series is grouped by, read by the period phase. */
+  | { readonly kind: "grain"; readonly name: string }
 
 /** A phrase (as stems) and what it names. */
 export interface Term {
@@ -240,6 +242,13 @@ export const of = (file: SemanticModel.SemanticModelFile, derived = false): Voca
   for (const period of file.periods ?? []) {
     for (const said of [period.name.replaceAll("_", " "), ...(period.synonyms ?? [])]) {
       add(terms, said, { kind: "period", name: period.name, period })
+    }
+  }
+  for (const granularity of file.custom_granularities ?? []) {
+    for (
+      const said of [granularity.name.replaceAll("_", " "), granularity.label, ...(granularity.synonyms ?? [])]
+    ) {
+      if (said !== undefined) add(terms, said, { kind: "grain", name: granularity.name })
     }
   }
   // General words name what their first meaning names, where the model has not used them itself.

@@ -51,7 +51,10 @@ const extended = (yaml: string): string =>
     )
     .replace(
       "metrics:\n  - name: average_order_value\n",
-      `metrics:
+      `custom_granularities:
+  - { name: fiscal_year, grain: year, start_month: 4, synonyms: [FY] }
+metrics:
+  - { name: revenue_fytd, type: cumulative, measure: revenue, grain_to_date: fiscal_year }
   - { name: net_revenue, type: derived, expr: revenue - refunds, metrics: [{ name: revenue }, { name: refunds }], format: currency }
   - name: revenue_change_mom
     type: derived
@@ -249,6 +252,60 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
           onRight: () => "compiled"
         })
       ).toBe("metric revenue_mtd accumulates over time: read it by a time grain over one period")
+    }))
+
+  it.effect("a custom granularity: fiscal years from April, fiscal year to date, and the same in the Cube and LookML imports", () =>
+    Effect.gen(function*() {
+      const daily = yield* revenueBy(day)
+      // Computed here, not by the engine: a day's fiscal year starts on the April 1 on or before it.
+      const fiscalYear = (k: string) => {
+        const [y, m] = k.split("-").map(Number) as [number, number]
+        return `${m >= 4 ? y : y - 1}-04-01`
+      }
+      const byFiscalYear = new Map<string, number>()
+      for (const [k, v] of daily) byFiscalYear.set(fiscalYear(k), (byFiscalYear.get(fiscalYear(k)) ?? 0) + v)
+      const { compiled, rows } = yield* semantic({ metrics: ["revenue"], time: { grain: "fiscal_year" } })
+      expect(rows.length).toBe(3)
+      expectSame(rows, [...byFiscalYear], 2)
+      expect(compiled.reading.text).toContain("fiscal year (from April)")
+
+      // Fiscal year to date, by month of last year: from each month's fiscal year start to its end.
+      const months = Array.from({ length: 12 }, (_, i) => `${lastYear}-${String(i + 1).padStart(2, "0")}-01`)
+      const monthEnd = (k: string) => months[months.indexOf(k) + 1] ?? `${lastYear + 1}-01-01`
+      const fytd = yield* semantic({ metrics: ["revenue_fytd"], time: { grain: "month", ...year(lastYear) } })
+      expectSame(
+        fytd.rows,
+        months.map((k) => [
+          k,
+          daily.filter(([d]) => d >= fiscalYear(k) && d < monthEnd(k)).reduce((sum, [, v]) => sum + v, 0)
+        ]),
+        2
+      )
+
+      // Orders by fiscal year and quarter, as Cube (an offset and an origin) and LookML
+      // (fiscal_month_offset) define them.
+      const orders = (yield* h.run(
+        `SELECT ${day("ordered_at")}, COUNT(*) FROM ${t("orders")} WHERE status <> 'cancelled' GROUP BY ${
+          day("ordered_at")
+        }`
+      )).rows.map((r) => [dayKey(r[0]), Number(r[1])] as const)
+      const fiscalQuarter = (k: string) => {
+        const [y, m] = k.split("-").map(Number) as [number, number]
+        return `${y}-${String(m - ((m - 4 + 12) % 3)).padStart(2, "0")}-01`
+      }
+      const count = (bucket: (k: string) => string) => {
+        const totals = new Map<string, number>()
+        for (const [k, v] of orders) totals.set(bucket(k), (totals.get(bucket(k)) ?? 0) + v)
+        return [...totals]
+      }
+      for (const [format, directory] of [["cube", "cube"], ["lookml", "lookml"]] as const) {
+        const model = importedModel(format, directory)
+        expectSame(yield* imported({ metrics: ["orders"], time: { grain: "fiscal_year" } }, model), count(fiscalYear))
+        expectSame(
+          yield* imported({ metrics: ["orders"], time: { grain: "fiscal_quarter" } }, model),
+          count(fiscalQuarter)
+        )
+      }
     }))
 
   it.effect("a conversion metric: sign-ups followed by an order within 30 days, by segment", () =>

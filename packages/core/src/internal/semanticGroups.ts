@@ -13,11 +13,14 @@ import type * as SemanticModel from "../SemanticModel.js"
 import type { Grain, ResolvedMeasure, SemanticModel as Model } from "../SemanticModel.js"
 import type * as SemanticQuery from "../SemanticQuery.js"
 import {
+  bucketsOf,
   CompileError,
   type Dialect,
   type FieldRef,
   fieldsOf,
   filterNamed,
+  type Periods,
+  periodStart,
   projection,
   resolveField,
   tableNamed,
@@ -161,7 +164,8 @@ export interface BranchContext {
   /** Every measure's alias of the stacked result, in order. */
   readonly allAliases: ReadonlyArray<string>
   readonly timeAlias: string | undefined
-  readonly grain: Grain | undefined
+  /** The periods the query groups by. */
+  readonly buckets: Periods | undefined
   readonly time: SemanticQuery.TimeSelection | undefined
 }
 
@@ -172,8 +176,8 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
       alias,
       allAliases,
       column,
+      buckets,
       from,
-      grain,
       grouped,
       measure,
       model,
@@ -303,7 +307,7 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
           time?.[side] === undefined ? undefined : w.dialect.day(w.bind(time[side]!))
         const start = bound("start")
         const end = bound("end")
-        const lo = w.dialect.truncate(grain!, start ?? `MIN(${r("t__")})`)
+        const lo = periodStart(w.dialect, buckets!, start ?? `MIN(${r("t__")})`)
         const hi = end === undefined ? `MAX(${r("t__")})` : w.dialect.shift(end, -1, "day")
         const bounds = start !== undefined && end !== undefined
           ? `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")})`
@@ -311,13 +315,13 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
         const bucket = `${w.q("s")}.${w.q("bucket")}`
         const upTo = metric.period_agg === "first"
           ? w.dialect.shift(bucket, 1, "day")
-          : w.dialect.shift(bucket, 1, grain!)
+          : w.dialect.shift(bucket, 1, buckets!.grain)
         const from = metric.window !== undefined
           ? [w.dialect.shift(upTo, -offsetOf(metric.window).count, offsetOf(metric.window).unit)]
           : metric.grain_to_date !== undefined
-          ? [w.dialect.truncate(metric.grain_to_date, bucket)]
+          ? [periodStart(w.dialect, yield* bucketsOf(model, metric.grain_to_date), bucket)]
           : []
-        const spine = w.dialect.spine(bounds, grain!)
+        const spine = w.dialect.spine(bounds, buckets!.grain)
         rows = () =>
           `${spine} AS ${w.q("s")}\n  JOIN ${inner()} AS ${w.q("r")} ON ${
             [`${r("t__")} < ${upTo}`, ...from.map((f) => `${r("t__")} >= ${f}`)].join(" AND ")

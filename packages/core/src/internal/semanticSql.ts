@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import type * as ConnectorRuntime from "../ConnectorRuntime.js"
 import type * as SemanticModel from "../SemanticModel.js"
 import type { Grain, ResolvedMeasure, SemanticModel as Model, Table } from "../SemanticModel.js"
+import * as SemanticQuery from "../SemanticQuery.js"
 
 /**
  * Why a query cannot be compiled against a model, in words a model or a person can act on.
@@ -148,6 +149,56 @@ export const duckdb: Dialect = {
 }
 
 const dialects: { readonly [Name in DialectName]: Dialect } = { postgres, mysql, duckdb }
+
+/**
+ * The periods a query groups by: of a standard grain, starting in `startMonth` (1 for the
+ * calendar's; 4 for a fiscal year from April).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Periods {
+  readonly grain: Grain
+  readonly startMonth: number
+}
+
+/**
+ * The periods a grain groups by: a standard grain, or one of the model's custom granularities.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const bucketsOf = (model: Model, name: string): Either.Either<Periods, CompileError> => {
+  const standard = SemanticQuery.Grain.literals.find((grain) => grain === name)
+  if (standard !== undefined) return Either.right({ grain: standard, startMonth: 1 })
+  const customs = model.file.custom_granularities ?? []
+  const custom = customs.find((g) => g.name === name)
+  return custom === undefined
+    ? Either.left(
+      new CompileError({
+        message: `${name} is not a grain of this model: its grains are ${
+          [...SemanticQuery.Grain.literals, ...customs.map((g) => g.name)].join(", ")
+        }`
+      })
+    )
+    : Either.right({ grain: custom.grain, startMonth: custom.start_month })
+}
+
+/**
+ * The first day of the period that holds `local`. A period starting in another month is the
+ * calendar's, read that many months earlier and moved back: April 2025 to March 2026 is the year
+ * 2025 of the days three months earlier.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const periodStart = (dialect: Dialect, periods: Periods, local: string): string => {
+  if (periods.startMonth === 1) return dialect.truncate(periods.grain, local)
+  const months = periods.startMonth - 1
+  return dialect.day(
+    dialect.shift(dialect.truncate(periods.grain, dialect.shift(local, -months, "month")), months, "month")
+  )
+}
 
 /**
  * The dialect of a connector's SQL.

@@ -65,14 +65,22 @@ export const read = (phrased: Phrased): Dated | Refused | Ambiguous => {
   const unnamed = tokens.filter((_, i) =>
     !matches.some((m) => i >= m.start && i < m.end && m.terms.some((t) => t.target.kind !== "period"))
   ).map((t) => t.word).join(" ")
-  const grain = Periods.grainOf(unnamed) ?? askedUnit ?? (years === undefined ? undefined : "year")
+  // "By fiscal year": a custom granularity of the model, by its name, label or synonym.
+  const custom =
+    matches.flatMap((m) =>
+      m.terms.flatMap((t) => t.target.kind === "grain" ? [{ match: m, name: t.target.name }] : [])
+    )[0]
+  const grain = custom?.name ?? Periods.grainOf(unnamed) ?? askedUnit ??
+    (years === undefined ? undefined : "year")
   const dated = { ...phrased, years, window, periods, askedUnit, grain }
   if (window === undefined && grain === undefined) return dated
   const ranking = /\b(top|bottom) \d/.test(text)
   return {
     ...dated,
     covered: cover(
-      phrased.covered,
+      custom === undefined
+        ? phrased.covered
+        : cover(phrased.covered, positions(tokens, (_, i) => i >= custom.match.start && i < custom.match.end)),
       positions(tokens, (token) =>
         Words.periodish.has(token.stem) || Periods.periodWords.has(token.word) ||
         (window !== undefined && /^(19|20)\d{2}$/.test(token.word)) ||

@@ -250,7 +250,8 @@ export interface Dated extends Phrased {
   readonly periods?: ReadonlyArray<Periods.Window> | undefined
   /** "Which month had the most": the unit asked for. */
   readonly askedUnit: Periods.Grain | undefined
-  readonly grain: Periods.Grain | undefined
+  /** A standard grain, or a custom granularity of the model by its name. */
+  readonly grain: string | undefined
 }
 
 /** After the shape: how many rows, in which order, and whether the rows themselves are asked for. */

@@ -20,7 +20,7 @@
  */
 import * as acorn from "acorn"
 import * as Either from "effect/Either"
-import type * as SemanticModel from "../../SemanticModel.js"
+import * as SemanticModel from "../../SemanticModel.js"
 import * as MetricExpression from "../metricExpression.js"
 import * as Importing from "./importing.js"
 import { place, read, record, records, text, type Unreadable, type Where, whereOf } from "./located.js"
@@ -99,6 +99,48 @@ const referenceOf = (node: acorn.Node): string | undefined => {
     return object === undefined ? undefined : `${object}.${n.property.name}`
   }
   return undefined
+}
+
+/**
+ * A Cube custom granularity (`interval`, with an `offset` or an `origin`) as a model's: years or
+ * quarters starting in a given month. Why not, for the others (weeks from Sunday, half years).
+ */
+const customGranularity = (raw: Record<string, unknown>): Either.Either<SemanticModel.CustomGranularity, string> => {
+  const name = text(raw["name"]) ?? ""
+  if (!/^[a-z][a-z0-9_]*$/.test(name) || (SemanticModel.grains as ReadonlyArray<string>).includes(name)) {
+    return Either.left(`${name} is not a name a custom granularity may have (lower_snake_case, not a standard grain)`)
+  }
+  const interval = /^\s*(\d+)\s+(month|quarter|year)s?\s*$/i.exec(text(raw["interval"]) ?? "")
+  const months = interval === null
+    ? undefined
+    : Number(interval[1]) * { month: 1, quarter: 3, year: 12 }[interval[2]!.toLowerCase() as "month"]
+  const grain = months === 12 ? "year" : months === 3 ? "quarter" : undefined
+  if (grain === undefined) {
+    return Either.left(
+      `an interval of ${
+        text(raw["interval"]) ?? "nothing"
+      } is not a year or a quarter, the periods a custom granularity may have`
+    )
+  }
+  const offset = text(raw["offset"]) === undefined
+    ? undefined
+    : /^\s*(-?\d+)\s+(month|quarter)s?\s*$/i.exec(text(raw["offset"])!)
+  const origin = text(raw["origin"]) === undefined ? undefined : /^\d{4}-(\d{2})-01\b/.exec(text(raw["origin"])!)
+  if (offset === null || origin === null) {
+    return Either.left("its offset or origin is not a whole number of months (a period starting mid-month)")
+  }
+  const after = offset !== undefined
+    ? Number(offset[1]) * (offset[2]!.toLowerCase() === "quarter" ? 3 : 1)
+    : origin !== undefined
+    ? Number(origin[1]) - 1
+    : 0
+  return Either.right({
+    name,
+    ...(text(raw["title"]) === undefined ? {} : { label: text(raw["title"])! }),
+    ...(text(raw["description"]) === undefined ? {} : { description: text(raw["description"])! }),
+    grain,
+    start_month: Importing.startMonthAfter(after)
+  })
 }
 
 interface Definition {
@@ -240,6 +282,8 @@ export const importModel = (
     >()
     const relationships: Array<SemanticModel.Relationship> = []
     const metrics: Array<SemanticModel.DerivedMetric> = []
+    // A time dimension's custom granularities become the model's, by name.
+    const granularities = new Map<string, SemanticModel.CustomGranularity>()
     const measureNames = new Set<string>()
     // Measures wait for every cube's filters and measures: a filter or a formula reads others.
     const pending: Array<{ readonly late: boolean; readonly run: () => void }> = []
@@ -275,6 +319,23 @@ export const importModel = (
         }
         if (text(dimension["type"]) === "time") timeDimensions.push(words)
         else dimensions.push(words)
+        for (const granularity of records(dimension["granularities"])) {
+          const granularityName = text(granularity["name"]) ?? ""
+          const place = whereOf(granularity, at.file)
+          const label = `${name}.${dimName}.${granularityName}`
+          const read = customGranularity(granularity)
+          if (Either.isLeft(read)) {
+            say(place, "granularity", label, "refused", read.left)
+            continue
+          }
+          const known = granularities.get(granularityName)
+          if (known !== undefined && JSON.stringify(known) !== JSON.stringify(read.right)) {
+            say(place, "granularity", label, "refused", `another dimension defines ${granularityName} otherwise`)
+            continue
+          }
+          granularities.set(granularityName, read.right)
+          say(place, "granularity", label, "imported", Importing.granularityNote(read.right))
+        }
         say(
           where,
           "dimension",
@@ -517,7 +578,8 @@ export const importModel = (
         ...(t.filters.length === 0 ? { filters: undefined } : {})
       })).map((t) => JSON.parse(JSON.stringify(t)) as SemanticModel.Table),
       ...(relationships.length === 0 ? {} : { relationships }),
-      ...(metrics.length === 0 ? {} : { metrics })
+      ...(metrics.length === 0 ? {} : { metrics }),
+      ...(granularities.size === 0 ? {} : { custom_granularities: [...granularities.values()] })
     }
     return { model: model as unknown as SemanticModel.SemanticModelFile, report }
   })

@@ -162,6 +162,8 @@ interface Project {
   readonly models: Array<Model>
   readonly metrics: Array<Metric>
   readonly savedQueries: Array<Metric>
+  /** The time spines' custom granularities (`time_spine.custom_granularities`). */
+  readonly granularities: Array<Metric>
 }
 
 const readProject = (
@@ -169,7 +171,7 @@ const readProject = (
   schema: string | undefined
 ): Either.Either<Project, Unreadable> =>
   Either.gen(function*() {
-    const project: Project = { name: undefined, models: [], metrics: [], savedQueries: [] }
+    const project: Project = { name: undefined, models: [], metrics: [], savedQueries: [], granularities: [] }
     let name: string | undefined
     for (const file of files) {
       if (!/\.(ya?ml|json)$/i.test(file.path)) continue
@@ -178,6 +180,15 @@ const readProject = (
       if (top === undefined) continue
       if (/(^|\/)dbt_project\.ya?ml$/.test(file.path)) name = text(top["name"])
       for (const raw of records(top["semantic_models"])) project.models.push(legacyModel(raw, file.path, schema))
+      const spines = [
+        ...records(top["models"]).flatMap((m) => records([m["time_spine"]])),
+        ...records(record(top["project_configuration"])?.["time_spines"])
+      ]
+      for (const spine of spines) {
+        for (const raw of records(spine["custom_granularities"])) {
+          project.granularities.push({ raw, at: whereOf(raw, file.path) })
+        }
+      }
       for (const raw of records(top["models"])) {
         const model = latestModel(raw, file.path, schema)
         if (model !== undefined) project.models.push(model)
@@ -811,6 +822,20 @@ const build = (project: Project, options: SemanticImport.Options): SemanticImpor
     ) as unknown as [SemanticModel.Table, ...Array<SemanticModel.Table>],
     ...(relationships.length === 0 ? {} : { relationships }),
     ...(metrics.length === 0 ? {} : { metrics })
+  }
+
+  // A dbt custom granularity is a column of the time spine table, whatever it holds: Sightline's are
+  // computed (a start month) and read no spine table, so the column's meaning cannot be known.
+  for (const { raw, at } of project.granularities) {
+    say(
+      at,
+      "custom granularity",
+      text(raw["name"]) ?? "",
+      "refused",
+      `it is the time spine's column ${
+        text(raw["column_name"]) ?? text(raw["name"]) ?? ""
+      }, whose values Sightline does not read: define it under custom_granularities with its grain and start_month`
+    )
   }
 
   // Saved queries: verified semantic queries, each compiled before it is kept.

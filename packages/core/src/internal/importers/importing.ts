@@ -6,6 +6,7 @@
  */
 import * as Schema from "effect/Schema"
 import type * as SemanticModel from "../../SemanticModel.js"
+import { monthNames } from "../../SemanticReading.js"
 import type { Where } from "./located.js"
 
 /**
@@ -69,3 +70,13 @@ export const lineOf = (at: Where, construct: string, name: string, outcome: Outc
 
 /** A source's name as a model's: letters, digits and underscores, not starting with a digit. */
 export const modelName = (name: string): string => name.replace(/\W+/g, "_").replace(/^(\d)/, "_$1")
+
+/**
+ * A custom granularity whose periods start `months` after January (a fiscal year offset, either
+ * way): its first month, 1 to 12.
+ */
+export const startMonthAfter = (months: number): number => ((months % 12) + 12) % 12 + 1
+
+/** What a custom granularity became, for its report line: "fiscal_year: years from April". */
+export const granularityNote = (granularity: SemanticModel.CustomGranularity): string =>
+  `${granularity.name}: ${granularity.grain}s from ${monthNames[granularity.start_month - 1]}`

@@ -115,6 +115,8 @@ export const importProject = (
     const views: Array<ReturnType<typeof blocks>[number]> = []
     const explores: Array<ReturnType<typeof blocks>[number]> = []
     let modelName: string | undefined
+    // The fiscal year's start (`fiscal_month_offset` of a model file), where one is set.
+    let fiscal: { readonly months: number; readonly at: Where } | undefined
     for (const file of files) {
       if (!/\.(lkml|lookml)$/i.test(file.path)) continue
       let parsed: Raw
@@ -131,6 +133,11 @@ export const importProject = (
       const positions = record(getPositions(parsed))
       if (/\.model\.(lkml|lookml)$/i.test(file.path)) {
         modelName ??= file.path.split("/").at(-1)!.replace(/\.model\.(lkml|lookml)$/i, "")
+        const offset = text(parsed["fiscal_month_offset"])
+        if (offset !== undefined && /^-?\d+$/.test(offset.trim())) {
+          const line = file.text.split("\n").findIndex((l) => /^\s*fiscal_month_offset\s*:/.test(l))
+          fiscal ??= { months: Number(offset), at: { file: file.path, ...(line < 0 ? {} : { line: line + 1 }) } }
+        }
       }
       const source = { path: file.path, lines: file.text.split("\n") }
       views.push(...blocks(parsed, "view", positions, source))
@@ -161,6 +168,8 @@ export const importProject = (
       return failure === undefined ? Either.right(resolved.trim()) : Either.left(failure)
     }
 
+    // The fiscal timeframes the dimension groups ask for.
+    const granularities = new Set<string>()
     const tables = new Map<
       string,
       SemanticModel.Table & { measures: Array<SemanticModel.Measure>; filters: Array<SemanticModel.Filter> }
@@ -225,9 +234,15 @@ export const importProject = (
           say(group.at, "dimension group", `${view.name}.${group.name}`, "refused", sql.left)
           continue
         }
-        const grains = [...new Set(texts(group.raw["timeframes"]).flatMap((t) => timeframeGrains[t] ?? []))]
-        const finer = texts(group.raw["timeframes"]).filter((t) =>
-          ["raw", "time", "hour", "minute", "second"].some((f) => t.startsWith(f))
+        const timeframes = texts(group.raw["timeframes"])
+        const grains = [...new Set(timeframes.flatMap((t) => timeframeGrains[t] ?? []))]
+        for (const timeframe of timeframes.filter((t) => t === "fiscal_year" || t === "fiscal_quarter")) {
+          granularities.add(timeframe)
+        }
+        // Timeframes read as a grain, or as a fiscal period; the rest (raw, hours, parts of a date
+        // such as day_of_week or fiscal_month_num) are not.
+        const finer = timeframes.filter((t) =>
+          timeframeGrains[t] === undefined && t !== "fiscal_year" && t !== "fiscal_quarter"
         )
         timeDimensions.push({
           name: group.name,
@@ -475,6 +490,33 @@ export const importProject = (
       }
     }
 
+    // Fiscal years and quarters start where the model's offset says (January without one).
+    const startMonth = Importing.startMonthAfter(fiscal?.months ?? 0)
+    const custom_granularities = [...granularities].sort().reverse().map((name) => ({
+      name,
+      label: name === "fiscal_year" ? "Fiscal year" : "Fiscal quarter",
+      grain: name === "fiscal_year" ? "year" as const : "quarter" as const,
+      start_month: startMonth
+    }))
+    for (const granularity of custom_granularities) {
+      say(
+        fiscal?.at ??
+          { file: files.find((f) => /\.model\.(lkml|lookml)$/i.test(f.path))?.path ?? files[0]?.path ?? "" },
+        "timeframe",
+        granularity.name,
+        "imported",
+        Importing.granularityNote(granularity)
+      )
+    }
+    if (fiscal !== undefined && custom_granularities.length === 0) {
+      say(
+        fiscal.at,
+        "fiscal_month_offset",
+        String(fiscal.months),
+        "imported",
+        "no dimension group has a fiscal timeframe"
+      )
+    }
     const model = {
       name: Importing.modelName(options.name ?? modelName ?? "lookml"),
       ...(options.connector === undefined ? {} : { connector: options.connector }),
@@ -486,7 +528,8 @@ export const importProject = (
         })) as SemanticModel.Table
       ),
       ...(relationships.length === 0 ? {} : { relationships }),
-      ...(metrics.length === 0 ? {} : { metrics })
+      ...(metrics.length === 0 ? {} : { metrics }),
+      ...(custom_granularities.length === 0 ? {} : { custom_granularities })
     }
     return { model: model as unknown as SemanticModel.SemanticModelFile, report }
   })

@@ -178,6 +178,7 @@ export const exportModel = (file: SemanticModel.SemanticModelFile): Record<strin
         time_zone: file.time_zone,
         verified_queries: file.verified_queries,
         periods: file.periods,
+        custom_granularities: file.custom_granularities,
         drivers: file.drivers,
         module_custom_instructions: file.module_custom_instructions
       })
