@@ -87,98 +87,106 @@ cases:
 const revenueMeasure = "      - name: revenue\n        agg: sum\n        expr: line_total\n"
 const brokenRevenue = (demo: string) => demo.replace(revenueMeasure, revenueMeasure.replace("line_total", "quantity"))
 
-describeServers("change evaluation checks", (server) => {
-  it(
-    "shows a change's regressions against main, keeps it from merging under the rule, and checks its next revision",
-    async () => {
+// On PGlite alone: the checks are the worker's logic over the evaluation runs, whose repositories run
+// on both stores in their contract suites (`EvalRunRepoContract`, `ChangeRepoContract`); a second
+// store would add a minute and a half of the same evaluations.
+describeServers(
+  "change evaluation checks",
+  (server) => {
+    it(
+      "shows a change's regressions against main, keeps it from merging under the rule, and checks its next revision",
+      async () => {
+        const org = await server().newOrg()
+        const connectorId = await demoConnector(server(), org)
+
+        // The set and the rule land together; the set's cases are new, and pass with the change.
+        const setup = await file(server(), org, () => ({
+          "evals/retail.yaml": retailSet,
+          "OWNERS": "rule: checks=evaluations\n"
+        }))
+        const first = await evaluated(server(), org, setup.id, 1)
+        // Filed before the rule was on main.
+        expect(first.evaluation).toMatchObject({ status: "passed", model: "offline", required: false })
+        const firstSets = first.evaluation.sets
+        expect(firstSets.map((s: any) => [s.set, s.connector_id])).toEqual([
+          ["evals/retail.yaml", connectorId],
+          ["semantic/demo.yaml", connectorId]
+        ])
+        // Main had no retail set yet: it ran with the change only.
+        expect(firstSets[0]).toMatchObject({ passed: 3, failed: 0, regressions: [], new_failures: [] })
+        expect(firstSets[0].main_run_id).toBeUndefined()
+        expect(firstSets[1].main_run_id).toEqual(expect.any(String))
+        expect((await approve(server(), org, setup)).merged).toBe(true)
+
+        // A change redefines revenue: the revenue cases fail where main passed them.
+        const broken = await file(server(), org, (demo) => ({ "semantic/demo.yaml": brokenRevenue(demo) }))
+        const failed = await evaluated(server(), org, broken.id, 1)
+        expect(failed.status).toBe("open")
+        expect(failed.evaluation).toMatchObject({ status: "failed", required: true, revision: 1 })
+        const retail = failed.evaluation.sets.find((s: any) => s.set === "evals/retail.yaml")
+        expect(retail).toMatchObject({ passed: 1, failed: 2, new_failures: [] })
+        expect([...retail.regressions].sort()).toEqual([revenueByChannel, revenue2025].sort())
+        // Each side's run is there to read, case by case, with its difference.
+        const run = await body(await server().request(`/v2/evals/runs/${retail.run_id}`, { key: org.key }))
+        expect(run).toMatchObject({ change_id: broken.id, commit: failed.evaluation.commit, status: "completed" })
+        expect(run.results.find((r: any) => r.question === revenue2025).difference).toEqual(expect.any(String))
+        const mainRun = await body(await server().request(`/v2/evals/runs/${retail.main_run_id}`, { key: org.key }))
+        expect(mainRun).toMatchObject({ commit: failed.evaluation.main_commit, passed: 3 })
+
+        // Approved, it does not merge: the folder's rule wants the check passed.
+        const refused = await approve(server(), org, broken)
+        expect(refused).toMatchObject({ merged: false, approval_count: 1, required_approvals: 1 })
+        expect(refused.blocked_by).toBe("an OWNERS rule requires the evaluation check to pass, and it failed")
+        const demoOnMain = await server().run(Effect.gen(function*() {
+          const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
+          const main = yield* (yield* Library.Library).main(admin.organizationId)
+          return new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
+        }))
+        expect(demoOnMain).toContain(revenueMeasure)
+
+        // The next revision is checked again: the old check is gone, the new one passes, and it merges.
+        const fixed = await file(
+          server(),
+          org,
+          (demo) => ({ "semantic/demo.yaml": demo.replace("One row per order.", "One row per order placed.") }),
+          broken.number
+        )
+        const queued = await body(await server().request(`/v2/changes/${broken.id}`, { key: org.key }))
+        expect(queued.evaluation.revision).toBe(2)
+        const passed = await evaluated(server(), org, broken.id, 2)
+        expect(passed.evaluation).toMatchObject({ status: "passed", required: true })
+        expect(passed.evaluation.sets.every((s: any) => s.regressions.length === 0)).toBe(true)
+        expect(await approve(server(), org, fixed)).toMatchObject({ merged: true })
+
+        // Under the root rule, a change to a note is checked too: otherwise it could never merge.
+        const note = await file(server(), org, () => ({ "notes/readme.md": "Our metrics.\n" }))
+        const checked = await evaluated(server(), org, note.id, 1)
+        expect(checked.evaluation).toMatchObject({ status: "passed", required: true })
+        expect(await approve(server(), org, note)).toMatchObject({ merged: true })
+      },
+      300_000
+    )
+
+    it("informs without blocking where no rule requires it, and checks nothing a change does not touch", async () => {
       const org = await server().newOrg()
-      const connectorId = await demoConnector(server(), org)
+      await demoConnector(server(), org)
+      const notes = await file(server(), org, () => ({ "notes/readme.md": "Our metrics.\n" }))
+      const change = await body(await server().request(`/v2/changes/${notes.id}`, { key: org.key }))
+      expect(change.evaluation).toBeUndefined()
 
-      // The set and the rule land together; the set's cases are new, and pass with the change.
-      const setup = await file(server(), org, () => ({
-        "evals/retail.yaml": retailSet,
-        "OWNERS": "rule: checks=evaluations\n"
+      // New cases that fail with the change are new failures, not regressions.
+      const broken = await file(server(), org, (demo) => ({
+        "semantic/demo.yaml": brokenRevenue(demo),
+        "evals/retail.yaml": retailSet
       }))
-      const first = await evaluated(server(), org, setup.id, 1)
-      // Filed before the rule was on main.
-      expect(first.evaluation).toMatchObject({ status: "passed", model: "offline", required: false })
-      const firstSets = first.evaluation.sets
-      expect(firstSets.map((s: any) => [s.set, s.connector_id])).toEqual([
-        ["evals/retail.yaml", connectorId],
-        ["semantic/demo.yaml", connectorId]
-      ])
-      // Main had no retail set yet: it ran with the change only.
-      expect(firstSets[0]).toMatchObject({ passed: 3, failed: 0, regressions: [], new_failures: [] })
-      expect(firstSets[0].main_run_id).toBeUndefined()
-      expect(firstSets[1].main_run_id).toEqual(expect.any(String))
-      expect((await approve(server(), org, setup)).merged).toBe(true)
-
-      // A change redefines revenue: the revenue cases fail where main passed them.
-      const broken = await file(server(), org, (demo) => ({ "semantic/demo.yaml": brokenRevenue(demo) }))
       const failed = await evaluated(server(), org, broken.id, 1)
-      expect(failed.status).toBe("open")
-      expect(failed.evaluation).toMatchObject({ status: "failed", required: true, revision: 1 })
+      expect(failed.evaluation).toMatchObject({ status: "failed", required: false })
       const retail = failed.evaluation.sets.find((s: any) => s.set === "evals/retail.yaml")
-      expect(retail).toMatchObject({ passed: 1, failed: 2, new_failures: [] })
-      expect([...retail.regressions].sort()).toEqual([revenueByChannel, revenue2025].sort())
-      // Each side's run is there to read, case by case, with its difference.
-      const run = await body(await server().request(`/v2/evals/runs/${retail.run_id}`, { key: org.key }))
-      expect(run).toMatchObject({ change_id: broken.id, commit: failed.evaluation.commit, status: "completed" })
-      expect(run.results.find((r: any) => r.question === revenue2025).difference).toEqual(expect.any(String))
-      const mainRun = await body(await server().request(`/v2/evals/runs/${retail.main_run_id}`, { key: org.key }))
-      expect(mainRun).toMatchObject({ commit: failed.evaluation.main_commit, passed: 3 })
-
-      // Approved, it does not merge: the folder's rule wants the check passed.
-      const refused = await approve(server(), org, broken)
-      expect(refused).toMatchObject({ merged: false, approval_count: 1, required_approvals: 1 })
-      expect(refused.blocked_by).toBe("an OWNERS rule requires the evaluation check to pass, and it failed")
-      const demoOnMain = await server().run(Effect.gen(function*() {
-        const admin = yield* (yield* Auth.Auth).authenticateApiKey(org.key)
-        const main = yield* (yield* Library.Library).main(admin.organizationId)
-        return new TextDecoder().decode(HashMap.unsafeGet(main.files, "semantic/demo.yaml"))
-      }))
-      expect(demoOnMain).toContain(revenueMeasure)
-
-      // The next revision is checked again: the old check is gone, the new one passes, and it merges.
-      const fixed = await file(
-        server(),
-        org,
-        (demo) => ({ "semantic/demo.yaml": demo.replace("One row per order.", "One row per order placed.") }),
-        broken.number
-      )
-      const queued = await body(await server().request(`/v2/changes/${broken.id}`, { key: org.key }))
-      expect(queued.evaluation.revision).toBe(2)
-      const passed = await evaluated(server(), org, broken.id, 2)
-      expect(passed.evaluation).toMatchObject({ status: "passed", required: true })
-      expect(passed.evaluation.sets.every((s: any) => s.regressions.length === 0)).toBe(true)
-      expect(await approve(server(), org, fixed)).toMatchObject({ merged: true })
-
-      // Under the root rule, a change to a note is checked too: otherwise it could never merge.
-      const note = await file(server(), org, () => ({ "notes/readme.md": "Our metrics.\n" }))
-      const checked = await evaluated(server(), org, note.id, 1)
-      expect(checked.evaluation).toMatchObject({ status: "passed", required: true })
-      expect(await approve(server(), org, note)).toMatchObject({ merged: true })
-    },
-    300_000
-  )
-
-  it("informs without blocking where no rule requires it, and checks nothing a change does not touch", async () => {
-    const org = await server().newOrg()
-    await demoConnector(server(), org)
-    const notes = await file(server(), org, () => ({ "notes/readme.md": "Our metrics.\n" }))
-    const change = await body(await server().request(`/v2/changes/${notes.id}`, { key: org.key }))
-    expect(change.evaluation).toBeUndefined()
-
-    // New cases that fail with the change are new failures, not regressions.
-    const broken = await file(server(), org, (demo) => ({
-      "semantic/demo.yaml": brokenRevenue(demo),
-      "evals/retail.yaml": retailSet
-    }))
-    const failed = await evaluated(server(), org, broken.id, 1)
-    expect(failed.evaluation).toMatchObject({ status: "failed", required: false })
-    const retail = failed.evaluation.sets.find((s: any) => s.set === "evals/retail.yaml")
-    expect(retail).toMatchObject({ passed: 1, failed: 2, regressions: [] })
-    expect([...retail.new_failures].sort()).toEqual([revenueByChannel, revenue2025].sort())
-    expect(await approve(server(), org, broken)).toMatchObject({ merged: true })
-  }, 300_000)
-})
+      expect(retail).toMatchObject({ passed: 1, failed: 2, regressions: [] })
+      expect([...retail.new_failures].sort()).toEqual([revenueByChannel, revenue2025].sort())
+      expect(await approve(server(), org, broken)).toMatchObject({ merged: true })
+    }, 300_000)
+  },
+  {},
+  ["pglite"]
+)

@@ -121,13 +121,18 @@ export const startServer = async (database: "pglite" | "postgres", options: Part
 /**
  * Registers `suite` once per database, each with its own server (started before the block's tests,
  * stopped after). `server()` returns the running server inside tests.
+ *
+ * `databases` narrows it to one, for a suite whose behaviour does not depend on the store (the
+ * repositories it reads are run on both by their contract suites) and whose second run would only
+ * double minutes of the suite: the file says which and why.
  */
 export const describeServers = (
   title: string,
   suite: (server: () => TestServer) => void,
-  options: Partial<Sightline.Options> = {}
+  options: Partial<Sightline.Options> = {},
+  databases: ReadonlyArray<"pglite" | "postgres"> = ["pglite", "postgres"]
 ): void => {
-  for (const database of ["pglite", "postgres"] as const) {
+  for (const database of databases) {
     if (database === "postgres" && postgresProblem !== undefined) {
       const skipped = `postgres: ${title}: PostgreSQL unreachable at ${postgresUrl}: skipped`
       console.warn(`${skipped} (${postgresProblem})`)
