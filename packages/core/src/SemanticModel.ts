@@ -575,7 +575,7 @@ export type NamedPeriod = typeof NamedPeriod.Type
  * @category schemas
  */
 export const CustomGranularity = Schema.Struct({
-  name: Name.pipe(
+  name: SemanticQuery.CustomGrainName.pipe(
     Schema.filter((name) => !grains.includes(name as Grain) || `${name} is a standard grain`)
   ),
   label: Schema.optional(Schema.String),

@@ -20,19 +20,24 @@ export const Grain = Schema.Literal("day", "week", "month", "quarter", "year")
 export type Grain = typeof Grain.Type
 
 /**
- * A grain a query groups by: a standard one, or a custom granularity the model defines (a fiscal
- * year starting in April is `fiscal_year`). The compiler refuses a name the model does not define.
+ * The name of a custom granularity the model defines (a fiscal year starting in April is
+ * `fiscal_year`). The compiler refuses a name the model does not define.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const GrainName = Schema.Union(
-  Grain,
-  Schema.String.pipe(
-    Schema.pattern(/^[a-z][a-z0-9_]*$/, { message: () => "a custom granularity's name is lower_snake_case" }),
-    Schema.maxLength(64)
-  ).annotations({ description: "A custom granularity of the model (fiscal_year)" })
-)
+export const CustomGrainName = Schema.String.pipe(
+  Schema.pattern(/^[a-z][a-z0-9_]*$/, { message: () => "a custom granularity's name is lower_snake_case" }),
+  Schema.maxLength(64)
+).annotations({ description: "A custom granularity of the model (fiscal_year)" })
+
+/**
+ * A grain a query groups by: a standard one, or a custom granularity of the model by name.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const GrainName = Schema.Union(Grain, CustomGrainName)
 export type GrainName = typeof GrainName.Type
 
 /**

@@ -379,6 +379,11 @@ describe("SemanticImport: Cube", () => {
       outcome: "refused",
       note: "an interval of 1 week is not a year or a quarter, the periods a custom granularity may have"
     })
+    // The model's rules for a granularity's name hold for an imported one.
+    expect(line("orders.ordered_at.Quarter")).toMatchObject({
+      outcome: "refused",
+      note: "name: a custom granularity's name is lower_snake_case"
+    })
   })
 
   it("never runs a JavaScript model: what is not a cube() or view() call of literal data is refused by its line", () => {

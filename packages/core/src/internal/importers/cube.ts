@@ -20,6 +20,8 @@
  */
 import * as acorn from "acorn"
 import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import * as SemanticModel from "../../SemanticModel.js"
 import * as MetricExpression from "../metricExpression.js"
 import * as Importing from "./importing.js"
@@ -106,10 +108,6 @@ const referenceOf = (node: acorn.Node): string | undefined => {
  * quarters starting in a given month. Why not, for the others (weeks from Sunday, half years).
  */
 const customGranularity = (raw: Record<string, unknown>): Either.Either<SemanticModel.CustomGranularity, string> => {
-  const name = text(raw["name"]) ?? ""
-  if (!/^[a-z][a-z0-9_]*$/.test(name) || (SemanticModel.grains as ReadonlyArray<string>).includes(name)) {
-    return Either.left(`${name} is not a name a custom granularity may have (lower_snake_case, not a standard grain)`)
-  }
   const interval = /^\s*(\d+)\s+(month|quarter|year)s?\s*$/i.exec(text(raw["interval"]) ?? "")
   const months = interval === null
     ? undefined
@@ -134,13 +132,19 @@ const customGranularity = (raw: Record<string, unknown>): Either.Either<Semantic
     : origin !== undefined
     ? Number(origin[1]) - 1
     : 0
-  return Either.right({
-    name,
-    ...(text(raw["title"]) === undefined ? {} : { label: text(raw["title"])! }),
-    ...(text(raw["description"]) === undefined ? {} : { description: text(raw["description"])! }),
-    grain,
-    start_month: Importing.startMonthAfter(after)
-  })
+  // The model's own rules for the rest (a lower_snake_case name, not a standard grain's).
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(SemanticModel.CustomGranularity)({
+      name: text(raw["name"]),
+      ...(text(raw["title"]) === undefined ? {} : { label: text(raw["title"])! }),
+      ...(text(raw["description"]) === undefined ? {} : { description: text(raw["description"])! }),
+      grain,
+      start_month: Importing.startMonthAfter(after)
+    }),
+    (error) =>
+      ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => `${issue.path.join(".")}: ${issue.message}`)
+        .join("; ")
+  )
 }
 
 interface Definition {
@@ -321,20 +325,20 @@ export const importModel = (
         else dimensions.push(words)
         for (const granularity of records(dimension["granularities"])) {
           const granularityName = text(granularity["name"]) ?? ""
-          const place = whereOf(granularity, at.file)
+          const located = whereOf(granularity, at.file)
           const label = `${name}.${dimName}.${granularityName}`
-          const read = customGranularity(granularity)
-          if (Either.isLeft(read)) {
-            say(place, "granularity", label, "refused", read.left)
+          const custom = customGranularity(granularity)
+          if (Either.isLeft(custom)) {
+            say(located, "granularity", label, "refused", custom.left)
             continue
           }
           const known = granularities.get(granularityName)
-          if (known !== undefined && JSON.stringify(known) !== JSON.stringify(read.right)) {
-            say(place, "granularity", label, "refused", `another dimension defines ${granularityName} otherwise`)
+          if (known !== undefined && JSON.stringify(known) !== JSON.stringify(custom.right)) {
+            say(located, "granularity", label, "refused", `another dimension defines ${granularityName} otherwise`)
             continue
           }
-          granularities.set(granularityName, read.right)
-          say(place, "granularity", label, "imported", Importing.granularityNote(read.right))
+          granularities.set(granularityName, custom.right)
+          say(located, "granularity", label, "imported", Importing.granularityNote(custom.right))
         }
         say(
           where,
