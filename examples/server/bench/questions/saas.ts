@@ -5,38 +5,17 @@
  * data from `generate_series`; each question has SQL written by hand, or null when it should be
  * declined.
  */
+import * as fs from "node:fs"
 import type { Question } from "./demo.js"
 
-/** The schema and its data. */
-export const setup: ReadonlyArray<string> = [
-  `CREATE TABLE plans (id int PRIMARY KEY, name text NOT NULL, monthly_price numeric(10,2) NOT NULL)`,
-  `COMMENT ON TABLE plans IS 'Subscription plans; name is Starter, Growth or Enterprise'`,
-  `INSERT INTO plans VALUES (1, 'Starter', 49), (2, 'Growth', 199), (3, 'Enterprise', 999)`,
-  `CREATE TABLE accounts (id int PRIMARY KEY, name text NOT NULL, industry text NOT NULL, country text NOT NULL,
-     created_at timestamptz NOT NULL)`,
-  `COMMENT ON TABLE accounts IS 'Customer accounts; industry is Retail, Finance, Healthcare or Software; country is US, UK, DE or FR'`,
-  `INSERT INTO accounts SELECT i, 'Account ' || i,
-     (ARRAY['Retail', 'Finance', 'Healthcare', 'Software'])[1 + i % 4],
-     (ARRAY['US', 'UK', 'DE', 'FR'])[1 + (i / 4) % 4],
-     timestamptz '2024-01-01' + i * interval '3 days'
-   FROM generate_series(1, 200) AS i`,
-  `CREATE TABLE subscriptions (id int PRIMARY KEY, account_id int NOT NULL REFERENCES accounts, plan_id int NOT NULL
-     REFERENCES plans, status text NOT NULL, started_at timestamptz NOT NULL, mrr numeric(10,2) NOT NULL)`,
-  `COMMENT ON TABLE subscriptions IS 'Subscriptions of accounts to plans; status is active, trialing or cancelled'`,
-  `COMMENT ON COLUMN subscriptions.mrr IS 'monthly recurring revenue in USD'`,
-  `INSERT INTO subscriptions SELECT i, i, 1 + i % 3,
-     CASE WHEN i % 10 = 0 THEN 'cancelled' WHEN i % 10 = 1 THEN 'trialing' ELSE 'active' END,
-     timestamptz '2024-01-06' + i * interval '3 days',
-     (ARRAY[49, 199, 999])[1 + i % 3]
-   FROM generate_series(1, 200) AS i`,
-  `CREATE TABLE invoices (id int PRIMARY KEY, account_id int NOT NULL REFERENCES accounts, amount numeric(10,2) NOT NULL,
-     status text NOT NULL, issued_at timestamptz NOT NULL)`,
-  `COMMENT ON TABLE invoices IS 'Invoices; status is paid, open or void'`,
-  `INSERT INTO invoices SELECT i, 1 + i % 200, 50 + (i * 37) % 500,
-     CASE WHEN i % 15 = 0 THEN 'void' WHEN i % 7 = 0 THEN 'open' ELSE 'paid' END,
-     timestamptz '2024-01-01' + i * interval '7 hours'
-   FROM generate_series(1, 2400) AS i`
-]
+/**
+ * The schema and its data: core's fixture, which the importers' fixtures of the same business
+ * define metrics over.
+ */
+export const setup: ReadonlyArray<string> = fs.readFileSync(
+  new URL("../../../../packages/core/test/fixtures/import/saas/schema.sql", import.meta.url),
+  "utf8"
+).replace(/^--.*\n/gm, "").split(/;\s*\n/).map((statement) => statement.trim()).filter((statement) => statement !== "")
 
 export const questions = (lastYear: number): ReadonlyArray<Question> => {
   const LY = lastYear
