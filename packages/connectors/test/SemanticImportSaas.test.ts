@@ -112,7 +112,7 @@ const suite = (engine: () => Engine) => {
     let compared = 0
     for (const query of queries) {
       const what = `${query.metrics[0]} by ${query.dimensions?.[0] ?? "month"}`
-      // OSI's portable part has no ratio (its import refuses paid_share, above).
+      // OSI's portable part has no ratio: its import refuses paid_share (the tests of each format, below).
       const asked = formats.flatMap((format, i) =>
         format === "osi" && query.metrics[0] === "paid_share" ? [] : [{ format, model: models[i]! }]
       )
