@@ -16,6 +16,9 @@ export default defineProject({
     globalSetup: ["test/globalSetup.ts"],
     // PGlite starts in about 3 s and PostgreSQL suites share one server: give them room.
     testTimeout: 60_000,
-    hookTimeout: 60_000
+    hookTimeout: 60_000,
+    // A poll waits on a browser or a server, which on a busy two-core machine can take seconds
+    // (vitest's default is one): a widget's first suggestions once took 2.3 s under a full run.
+    expect: { poll: { timeout: 15_000 } }
   }
 })
