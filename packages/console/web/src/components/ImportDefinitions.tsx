@@ -44,6 +44,12 @@ export function ImportDefinitions(
     setResult(undefined)
     setStatus(undefined)
   }
+  function edit<A>(set: (value: A) => void) {
+    return (value: A) => {
+      reset()
+      set(value)
+    }
+  }
   const send = async (fileChange: boolean) => {
     if (files.length === 0) return setStatus("Choose or drop the project's files, or one zip of it, first.")
     const form = new FormData()
@@ -82,8 +88,7 @@ export function ImportDefinitions(
       onDragOver={(e) => e.preventDefault()}
       onDrop={(e) => {
         e.preventDefault()
-        reset()
-        setFiles([...files, ...Array.from(e.dataTransfer.files)])
+        edit(setFiles)([...files, ...Array.from(e.dataTransfer.files)])
       }}
     >
       <h2>Import definitions</h2>
@@ -95,10 +100,7 @@ export function ImportDefinitions(
         <span>Format</span>
         <select
           value={format}
-          onChange={(e) => {
-            reset()
-            setFormat(e.target.value as typeof format)
-          }}
+          onChange={(e) => edit(setFormat)(e.target.value as typeof format)}
         >
           {formats.map((f) => <option key={f.value} value={f.value}>{f.label}</option>)}
         </select>
@@ -110,10 +112,7 @@ export function ImportDefinitions(
           multiple
           aria-label="Definition files"
           accept=".yml,.yaml,.json,.js,.cjs,.mjs,.lkml,.lookml,.zip"
-          onChange={(e) => {
-            reset()
-            setFiles([...files, ...Array.from(e.target.files ?? [])])
-          }}
+          onChange={(e) => edit(setFiles)([...files, ...Array.from(e.target.files ?? [])])}
         />
       </label>
       {files.length === 0 ? null : (
@@ -122,10 +121,7 @@ export function ImportDefinitions(
           <button
             type="button"
             className="link"
-            onClick={() => {
-              reset()
-              setFiles([])
-            }}
+            onClick={() => edit(setFiles)([])}
           >
             Clear
           </button>
@@ -135,10 +131,7 @@ export function ImportDefinitions(
         <span>Model name</span>
         <input
           value={name}
-          onChange={(e) => {
-            reset()
-            setName(e.target.value)
-          }}
+          onChange={(e) => edit(setName)(e.target.value)}
           placeholder="The project's"
         />
       </label>
@@ -146,10 +139,7 @@ export function ImportDefinitions(
         <span>Schema</span>
         <input
           value={schema}
-          onChange={(e) => {
-            reset()
-            setSchema(e.target.value)
-          }}
+          onChange={(e) => edit(setSchema)(e.target.value)}
           placeholder="The one the definitions name"
         />
       </label>
