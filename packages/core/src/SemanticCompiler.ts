@@ -279,13 +279,15 @@ export const compile = (
             ? `#${special.metric.name}`
             : special?._tag === "Cumulative"
             ? `#${special.metric.name}`
+            : special?._tag === "GrainStart"
+            ? `^${special.grain}`
             : ""
         }`
         const known = measureAlias.get(key)
         if (known !== undefined) return known
         const axis = timeOf(model, measure, namedTime)
-        const cumulative = special?._tag === "Cumulative"
-        if ((grain !== undefined || hasPeriod || shift !== undefined || cumulative) && axis === undefined) {
+        const spined = special?._tag === "Cumulative" || special?._tag === "GrainStart"
+        if ((grain !== undefined || hasPeriod || shift !== undefined || spined) && axis === undefined) {
           return yield* Either.left(
             new CompileError({
               message: `metric ${measure.name} has no time dimension: it cannot be read by ${grainName ?? "period"}`
@@ -301,7 +303,7 @@ export const compile = (
         }
         const alias = `m${measureAlias.size}`
         measureAlias.set(key, alias)
-        const useAxis = grain !== undefined || hasPeriod || shift !== undefined || cumulative ? axis : undefined
+        const useAxis = grain !== undefined || hasPeriod || shift !== undefined || spined ? axis : undefined
         let group = special === undefined
           ? groups.find((g) =>
             g.special === undefined && g.table === measure.table && g.time === useAxis &&
@@ -353,6 +355,38 @@ export const compile = (
             : Either.left(
               new CompileError({ message: `metric ${derived.name} is ${what}: it cannot be read an offset earlier` })
             )
+        // An input read, for each period of the query, in the period where its `toGrain` period starts.
+        const atGrainStart = (metric: SemanticModel.ExpressionMetric, name: string, toGrain: SemanticQuery.GrainName) =>
+          Either.gen(function*() {
+            const refuse = (why: string) =>
+              Either.left(
+                new CompileError({
+                  message: `metric ${metric.name} reads ${name} at the start of each ${toGrain}: ${why}`
+                })
+              )
+            yield* fixed("read at the start of a period")
+            if (buckets === undefined || periods !== undefined) {
+              return yield* refuse("read it by a time grain over one period")
+            }
+            const to = yield* Sql.bucketsOf(model, toGrain)
+            if (SemanticQuery.Grain.literals.indexOf(buckets.grain) > SemanticQuery.Grain.literals.indexOf(to.grain)) {
+              return yield* refuse(`read it by ${toGrain} or a finer grain, not ${grainName}`)
+            }
+            const ref = yield* resolveMetric(model, name)
+            if (ref.kind !== "measure") return yield* refuse(`${name} is a ${ref.metric.type} metric, not a measure`)
+            const measure = ref.measure
+            if (
+              measure.non_additive_dimension !== undefined || measure.agg === "median" || measure.agg === "percentile"
+            ) {
+              return yield* refuse(
+                `a ${
+                  measure.non_additive_dimension === undefined ? measure.agg : "semi-additive measure"
+                } is not read so`
+              )
+            }
+            const alias = yield* addMeasure(measure, undefined, { _tag: "GrainStart", grain: toGrain })
+            return { expr: filled(w.q(alias), measure.fill_nulls_with), format: measure.format, unit: measure.unit }
+          })
         switch (derived.type) {
           case "ratio": {
             const numerator = yield* input(derived.numerator)
@@ -394,10 +428,12 @@ export const compile = (
             for (const metricInput of derived.metrics) {
               values.set(
                 metricInput.alias ?? metricInput.name,
-                yield* input(
-                  metricInput.name,
-                  metricInput.offset_window === undefined ? undefined : offsetOf(metricInput.offset_window)
-                )
+                metricInput.offset_to_grain === undefined
+                  ? yield* input(
+                    metricInput.name,
+                    metricInput.offset_window === undefined ? undefined : offsetOf(metricInput.offset_window)
+                  )
+                  : yield* atGrainStart(derived, metricInput.name, metricInput.offset_to_grain)
               )
             }
             if (grain === undefined && !hasPeriod && derived.metrics.some((m) => m.offset_window !== undefined)) {
@@ -503,7 +539,8 @@ export const compile = (
       }
       const { column, columns } = projected(w)
       const special = group.special
-      const cumulative = special?._tag === "Cumulative" ? special.metric : undefined
+      // Each period of a time spine reads the rows of its window (`semanticGroups.ts`).
+      const spined = special?._tag === "Cumulative" || special?._tag === "GrainStart"
       const select: Array<string> = []
       const aggregates = new Map<string, string>()
       const groupBy: Array<string> = []
@@ -524,10 +561,19 @@ export const compile = (
         const at = local
         const within = (p: { readonly start: string; readonly end: string }) =>
           `${at} >= ${w.bind(p.start)} AND ${at} < ${w.bind(p.end)}`
-        if (cumulative !== undefined) {
-          // Each period of the spine reads the rows of its window: all of them up to its end.
+        if (spined) {
+          // Each period of the spine reads the rows of its window: all of them up to its end, or
+          // from the start of the first period's own where it is read at a period's start.
           select.push(`${local} AS ${w.q("t__")}`)
           if (time?.end !== undefined) where.push(`${local} < ${w.bind(time.end)}`)
+          if (special?._tag === "GrainStart" && time?.start !== undefined) {
+            const first = Sql.periodStart(
+              w.dialect,
+              yield* Sql.bucketsOf(model, special.grain),
+              w.dialect.day(w.bind(time.start))
+            )
+            where.push(`${local} >= ${Sql.periodStart(w.dialect, buckets!, first)}`)
+          }
         } else {
           if (grain !== undefined) {
             const truncated = Sql.periodStart(w.dialect, buckets!, local)
@@ -612,8 +658,8 @@ export const compile = (
           column,
           need,
           from: () => joined(w, model, reach, needed, column, columns),
-          // The aliases the rows are grouped by; a cumulative metric's periods are the spine's.
-          grouped: cumulative === undefined ? dimensionAliases : dimensions.map((d) => d.alias),
+          // The aliases the rows are grouped by; a spine's periods are its own.
+          grouped: spined ? dimensions.map((d) => d.alias) : dimensionAliases,
           allAliases,
           timeAlias,
           buckets,

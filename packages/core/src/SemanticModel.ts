@@ -401,7 +401,10 @@ const Offset = Schema.String.pipe(Schema.pattern(/^\d{1,4} (day|week|month|quart
  * A metric an expression derives from other metrics (MetricFlow's `derived`): `expr` is arithmetic
  * (`+ - * /`, parentheses, numbers, and `coalesce`, `nullif`, `abs`, `greatest`, `least`, `round`)
  * over the inputs by name or alias. An input with an `offset_window` is read that much earlier
- * ("revenue against the month before"); a division is exact, and nothing when the divisor is zero.
+ * ("revenue against the month before"). One with an `offset_to_grain` is read, for each period of
+ * the query, in the period where its grain's period starts ("each day's orders against the first
+ * day of its month"): it needs a query by a grain no coarser than that one. A division is exact,
+ * and nothing when the divisor is zero.
  *
  * @since 0.1.0
  * @category schemas
@@ -414,7 +417,9 @@ export const ExpressionMetric = Schema.Struct({
     name: Name,
     /** The name `expr` uses for it, where two inputs are one metric (now and a month ago). */
     alias: Schema.optional(Name),
-    offset_window: Schema.optional(Offset)
+    offset_window: Schema.optional(Offset),
+    /** A grain or custom granularity: the input is read at the start of its period. */
+    offset_to_grain: Schema.optional(SemanticQuery.GrainName)
   })),
   fill_nulls_with: Schema.optional(Schema.Number),
   format: Schema.optional(Format),
@@ -827,11 +832,9 @@ export const validate = (
     for (const input of inputs) {
       if (!measureNames.has(input)) problems.push(`metric ${metric.name}: no measure named ${input}`)
     }
-    if (
-      metric.type === "cumulative" && metric.grain_to_date !== undefined &&
-      !grains.includes(metric.grain_to_date as Grain) &&
-      !(file.custom_granularities ?? []).some((g) => g.name === metric.grain_to_date)
-    ) {
+    const isGrain = (name: string) =>
+      grains.includes(name as Grain) || (file.custom_granularities ?? []).some((g) => g.name === name)
+    if (metric.type === "cumulative" && metric.grain_to_date !== undefined && !isGrain(metric.grain_to_date)) {
       problems.push(
         `metric ${metric.name}: grain_to_date ${metric.grain_to_date} is not a grain or a custom granularity`
       )
@@ -840,6 +843,16 @@ export const validate = (
       for (const input of metric.metrics) {
         if (!measureNames.has(input.name) && !derivedNames.has(input.name)) {
           problems.push(`metric ${metric.name}: no metric named ${input.name}`)
+        }
+        if (input.offset_to_grain !== undefined && !isGrain(input.offset_to_grain)) {
+          problems.push(
+            `metric ${metric.name}: its input ${input.name}'s offset_to_grain ${input.offset_to_grain} is not a grain or a custom granularity`
+          )
+        }
+        if (input.offset_to_grain !== undefined && input.offset_window !== undefined) {
+          problems.push(
+            `metric ${metric.name}: its input ${input.name} has an offset_window and an offset_to_grain: keep one`
+          )
         }
       }
       const said = new Set(metric.metrics.map((input) => input.alias ?? input.name))

@@ -8,7 +8,7 @@
 import * as Either from "effect/Either"
 import { fieldsOf, projection, tableNamed, Writer } from "./internal/semanticSql.js"
 import { compile, dialect, type DialectName, type Param, verifiedSql } from "./SemanticCompiler.js"
-import type * as SemanticModel from "./SemanticModel.js"
+import * as SemanticModel from "./SemanticModel.js"
 import type { SemanticModel as Model } from "./SemanticModel.js"
 import type * as SemanticQuery from "./SemanticQuery.js"
 
@@ -33,6 +33,29 @@ export interface Probe {
   readonly reads?: ReadonlyArray<string> | undefined
   /** Why no statement could be written for it (a metric that does not compile). */
   readonly error?: string | undefined
+}
+
+/**
+ * The query a metric is probed with (and an import checked with): its total, or by year where it
+ * compares or accumulates periods, or by the finest grain an input is read at the start of.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const probeQuery = (model: Model, name: string): SemanticQuery.SemanticQuery => {
+  const metric = model.metrics.find((m) => m.name === name)
+  const inputs = metric?.type === "derived" ? metric.metrics : []
+  // A standard grain's rank, or its custom granularity's grain's.
+  const rank = (grain: SemanticQuery.GrainName) =>
+    SemanticModel.grains.indexOf(
+      model.file.custom_granularities?.find((g) => g.name === grain)?.grain ?? grain as SemanticModel.Grain
+    )
+  const toGrain = inputs.flatMap((input) => input.offset_to_grain === undefined ? [] : [input.offset_to_grain])
+    .sort((a, b) => rank(a) - rank(b))[0]
+  if (toGrain !== undefined) return { metrics: [name], time: { grain: toGrain } }
+  const byTime = metric?.type === "period_over_period" || metric?.type === "cumulative" ||
+    inputs.some((input) => input.offset_window !== undefined)
+  return byTime ? { metrics: [name], time: { grain: "year" } } : { metrics: [name] }
 }
 
 /** A value to plan a verified query's parameter with, by its type. */
@@ -104,14 +127,7 @@ export const probes = (model: Model, dialectName: DialectName): ReadonlyArray<Pr
     )
   }
   for (const name of [...model.measures.map((m) => m.name), ...model.metrics.map((m) => m.name)]) {
-    const metric = model.metrics.find((m) => m.name === name)
-    // A metric that compares or accumulates periods is probed by year.
-    const byTime = metric?.type === "period_over_period" || metric?.type === "cumulative" ||
-      (metric?.type === "derived" && metric.metrics.some((input) => input.offset_window !== undefined))
-    const query: SemanticQuery.SemanticQuery = byTime
-      ? { metrics: [name], time: { grain: "year" } }
-      : { metrics: [name] }
-    Either.match(compile(model, query, dialectName), {
+    Either.match(compile(model, probeQuery(model, name), dialectName), {
       onLeft: (error) => out.push({ subject: `metric ${name}`, sql: "", params: [], error: error.message }),
       onRight: (compiled) => out.push({ subject: `metric ${name}`, sql: compiled.sql, params: compiled.params })
     })

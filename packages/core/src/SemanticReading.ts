@@ -64,9 +64,16 @@ const metricDefinition = (model: Model, ref: MetricRef): string => {
     case "derived":
       return metric.metrics.reduce(
         (text, input) =>
-          input.offset_window === undefined || input.alias === undefined
+          input.alias === undefined
             ? text
-            : text.replaceAll(input.alias, `${input.name} ${input.offset_window} earlier`),
+            : input.offset_window !== undefined
+            ? text.replaceAll(words(input.alias), `${words(input.name)} ${input.offset_window} earlier`)
+            : input.offset_to_grain !== undefined
+            ? text.replaceAll(
+              words(input.alias),
+              `${words(input.name)} at the start of the ${grainWords(model, input.offset_to_grain)}`
+            )
+            : text,
         words(metric.expr)
       )
     case "cumulative":

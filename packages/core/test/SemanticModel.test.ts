@@ -132,11 +132,16 @@ describe("SemanticModel.parse", () => {
       "  - { name: fiscal_year, grain: quarter, start_month: 4 }",
       "metrics:",
       "  - { name: fytd, type: cumulative, measure: orders, grain_to_date: fiscal_year }",
-      "  - { name: half_to_date, type: cumulative, measure: orders, grain_to_date: fiscal_half }"
+      "  - { name: half_to_date, type: cumulative, measure: orders, grain_to_date: fiscal_half }",
+      "  - { name: since_half, type: derived, expr: orders - s, metrics: [{ name: orders }, { name: orders, alias: s, offset_to_grain: fiscal_half }] }",
+      "  - { name: both, type: derived, expr: orders - s, metrics: [{ name: orders }, { name: orders, alias: s, offset_to_grain: month, offset_window: 1 day }] }",
+      "  - { name: since_fy, type: derived, expr: orders - s, metrics: [{ name: orders }, { name: orders, alias: s, offset_to_grain: fiscal_year }] }"
     ].join("\n")
     expect(problemsOf(model).sort()).toEqual([
       "semantic/shop.yaml: custom granularity fiscal_year is defined twice",
-      "semantic/shop.yaml: metric half_to_date: grain_to_date fiscal_half is not a grain or a custom granularity"
+      "semantic/shop.yaml: metric both: its input orders has an offset_window and an offset_to_grain: keep one",
+      "semantic/shop.yaml: metric half_to_date: grain_to_date fiscal_half is not a grain or a custom granularity",
+      "semantic/shop.yaml: metric since_half: its input orders's offset_to_grain fiscal_half is not a grain or a custom granularity"
     ])
     expect(problemsOf(shop + "custom_granularities:\n  - { name: month, grain: year, start_month: 13 }").sort())
       .toEqual([

@@ -61,6 +61,14 @@ metrics:
     expr: (revenue - last_month) / last_month
     metrics: [{ name: revenue }, { name: revenue, alias: last_month, offset_window: 1 month }]
   - { name: revenue_to_date, type: cumulative, measure: revenue }
+  - name: revenue_since_month_start
+    type: derived
+    expr: revenue - month_start
+    metrics: [{ name: revenue }, { name: revenue, alias: month_start, offset_to_grain: month }]
+  - name: revenue_against_fiscal_year_start
+    type: derived
+    expr: revenue / fiscal_start
+    metrics: [{ name: revenue }, { name: revenue, alias: fiscal_start, offset_to_grain: fiscal_year }]
   - { name: revenue_7_days, type: cumulative, measure: revenue, window: 7 days }
   - { name: revenue_mtd, type: cumulative, measure: revenue, grain_to_date: month }
   - { name: revenue_to_date_first_day, type: cumulative, measure: revenue, period_agg: first }
@@ -209,6 +217,48 @@ export const metricTypes = (it: Vitest.MethodsNonLive<ConnectorRuntime>, h: Harn
       })
       expect(expected.length).toBe(12)
       expectSame(change.rows, expected)
+    }))
+
+  it.effect("an input read at the start of its grain: each day against its month's first, each month against its fiscal year's", () =>
+    Effect.gen(function*() {
+      const daily = new Map(yield* revenueBy(day))
+      const monthly = new Map(yield* revenueBy(month))
+      const plusDays = (k: string, n: number) =>
+        new Date(Date.parse(`${k}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10)
+      const minus = (a: number | undefined, b: number | undefined) => a === undefined || b === undefined ? null : a - b
+      // From the 10th: the month's first day lies before the period, and is read all the same.
+      const period = { start: `${lastYear}-03-10`, end: `${lastYear}-04-01` }
+      const { compiled, rows } = yield* semantic({
+        metrics: ["revenue_since_month_start"],
+        time: { grain: "day", ...period }
+      })
+      const days = Array.from({ length: 22 }, (_, i) => plusDays(period.start, i))
+      expect(daily.get(`${lastYear}-03-01`)).toBeGreaterThan(0)
+      expectSame(rows, days.map((k) => [k, minus(daily.get(k), daily.get(`${lastYear}-03-01`))]), 2)
+      expect(compiled.reading.text).toContain("revenue at the start of the month")
+
+      // By month over last year: January to March read the April before it, the rest this April.
+      const byMonth = yield* semantic({
+        metrics: ["revenue_against_fiscal_year_start"],
+        time: { grain: "month", ...year(lastYear) }
+      })
+      const months = Array.from({ length: 12 }, (_, i) => `${lastYear}-${String(i + 1).padStart(2, "0")}-01`)
+      expectSame(
+        byMonth.rows,
+        months.map((
+          k
+        ) => [k, monthly.get(k)! / monthly.get(`${k < `${lastYear}-04` ? lastYear - 1 : lastYear}-04-01`)!]),
+        6
+      )
+
+      const refusal = SemanticCompiler.compile(
+        h.model(extended),
+        { metrics: ["revenue_since_month_start"], time: { grain: "year" } },
+        h.dialect()
+      )
+      expect(Either.getLeft(refusal).pipe((e) => e._tag === "Some" ? e.value.message : "compiled")).toBe(
+        "metric revenue_since_month_start reads revenue at the start of each month: read it by month or a finer grain, not year"
+      )
     }))
 
   it.effect("cumulative metrics: a running total, a trailing window, month to date, and a period's first day", () =>

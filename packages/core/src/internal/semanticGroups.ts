@@ -2,7 +2,8 @@
  * How the compiler reads a group's rows where a measure's kind needs more than one aggregate over
  * them: a semi-additive measure (only each period's last or first day), a percentile on a dialect
  * without the aggregate (the rows numbered in order), a cumulative metric (each period of a
- * generated time spine reads the rows of its window) and a conversion metric (the base rows
+ * generated time spine reads the rows of its window), an input read at the start of a coarser
+ * period (the same, its window that period's first) and a conversion metric (the base rows
  * followed by a conversion of their entity). Each is one measure read in two steps: its rows, then
  * aggregated. Also the aggregates themselves, and the offsets that shift a time axis.
  *
@@ -43,6 +44,11 @@ export type Special =
   | { readonly _tag: "Ranked"; readonly fraction: number; readonly discrete: boolean }
   /** A cumulative metric: each period of the time spine reads the rows of its window. */
   | { readonly _tag: "Cumulative"; readonly metric: SemanticModel.CumulativeMetric }
+  /**
+   * A derived metric's input with an `offset_to_grain`: each period of the time spine reads the rows
+   * of the query's period in which its `grain` period starts.
+   */
+  | { readonly _tag: "GrainStart"; readonly grain: SemanticQuery.GrainName }
   /** A conversion metric's conversions: the base rows followed by a conversion of their entity. */
   | {
     readonly _tag: "Converted"
@@ -191,7 +197,6 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
       where,
       zone
     } = context
-    const cumulative = special._tag === "Cumulative" ? special.metric : undefined
     const value = measure.expr === undefined ? "1" : column(table, measure.expr, `v__${measure.name}`)
     select.push(`${value} AS ${w.q("v__")}`)
     const r = (name: string) => `${w.q("r")}.${w.q(name)}`
@@ -201,6 +206,26 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
       keys: grouped.map(r)
     }
     let aggregated: string | undefined = undefined
+    // Each period of a generated time spine reads the rows of its window, from each of `from` up to
+    // `upTo`. The spine's periods are the query's, or those the rows span.
+    const bucket = `${w.q("s")}.${w.q("bucket")}`
+    const spined = (upTo: string, from: ReadonlyArray<string>) => {
+      const bound = (side: "start" | "end") =>
+        time?.[side] === undefined ? undefined : w.dialect.day(w.bind(time[side]!))
+      const start = bound("start")
+      const end = bound("end")
+      const lo = periodStart(w.dialect, buckets!, start ?? `MIN(${r("t__")})`)
+      const hi = end === undefined ? `MAX(${r("t__")})` : w.dialect.shift(end, -1, "day")
+      const bounds = start !== undefined && end !== undefined
+        ? `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")})`
+        : `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")} FROM ${inner()} AS ${w.q("r")})`
+      const spine = w.dialect.spine(bounds, buckets!.grain)
+      rows = () =>
+        `${spine} AS ${w.q("s")}\n  JOIN ${inner()} AS ${w.q("r")} ON ${
+          [`${r("t__")} < ${upTo}`, ...from.map((f) => `${r("t__")} >= ${f}`)].join(" AND ")
+        }`
+      outer = { from: "spine", keys: [...grouped.map(r), bucket] }
+    }
     switch (special._tag) {
       case "NonAdditive": {
         // Each period's (and each entity's) last or first day, as the rows' own column.
@@ -304,17 +329,6 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
       }
       case "Cumulative": {
         const metric = special.metric
-        // The spine's periods: the query's, or those the rows span.
-        const bound = (side: "start" | "end") =>
-          time?.[side] === undefined ? undefined : w.dialect.day(w.bind(time[side]!))
-        const start = bound("start")
-        const end = bound("end")
-        const lo = periodStart(w.dialect, buckets!, start ?? `MIN(${r("t__")})`)
-        const hi = end === undefined ? `MAX(${r("t__")})` : w.dialect.shift(end, -1, "day")
-        const bounds = start !== undefined && end !== undefined
-          ? `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")})`
-          : `(SELECT ${lo} AS ${w.q("lo")}, ${hi} AS ${w.q("hi")} FROM ${inner()} AS ${w.q("r")})`
-        const bucket = `${w.q("s")}.${w.q("bucket")}`
         const upTo = metric.period_agg === "first"
           ? w.dialect.shift(bucket, 1, "day")
           : w.dialect.shift(bucket, 1, buckets!.grain)
@@ -323,12 +337,17 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
           : metric.grain_to_date !== undefined
           ? [periodStart(w.dialect, yield* bucketsOf(model, metric.grain_to_date), bucket)]
           : []
-        const spine = w.dialect.spine(bounds, buckets!.grain)
-        rows = () =>
-          `${spine} AS ${w.q("s")}\n  JOIN ${inner()} AS ${w.q("r")} ON ${
-            [`${r("t__")} < ${upTo}`, ...from.map((f) => `${r("t__")} >= ${f}`)].join(" AND ")
-          }`
-        outer = { from: "spine", keys: [...grouped.map(r), bucket] }
+        spined(upTo, from)
+        break
+      }
+      case "GrainStart": {
+        // The query's period that holds the first day of the bucket's `grain` period.
+        const first = periodStart(
+          w.dialect,
+          buckets!,
+          periodStart(w.dialect, yield* bucketsOf(model, special.grain), bucket)
+        )
+        spined(w.dialect.shift(first, 1, buckets!.grain), [first])
         break
       }
     }
@@ -347,7 +366,7 @@ export const branch = (context: BranchContext): Either.Either<string, CompileErr
     const keys = outer.keys
     const list = [
       ...grouped.map((a) => `${r(a)} AS ${w.q(a)}`),
-      ...(cumulative === undefined ? [] : [`${w.q("s")}.${w.q("bucket")} AS ${w.q(timeAlias!)}`]),
+      ...(outer.from === "spine" ? [`${bucket} AS ${w.q(timeAlias!)}`] : []),
       ...allAliases.map((a) => `${a === alias ? aggregated : w.dialect.absent} AS ${w.q(a)}`)
     ]
     return (

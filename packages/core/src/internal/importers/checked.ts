@@ -9,6 +9,7 @@
 import * as Either from "effect/Either"
 import * as SemanticCompiler from "../../SemanticCompiler.js"
 import * as SemanticModel from "../../SemanticModel.js"
+import * as SemanticProbes from "../../SemanticProbes.js"
 import type * as Importing from "./importing.js"
 
 /**
@@ -35,13 +36,7 @@ export const checked = (
     } else {
       const model = validated.right
       for (const metric of [...model.measures.map((m) => m.name), ...model.metrics.map((m) => m.name)]) {
-        const derived = model.metrics.find((m) => m.name === metric)
-        const byTime = derived?.type === "cumulative" || derived?.type === "period_over_period" ||
-          (derived?.type === "derived" && derived.metrics.some((i) => i.offset_window !== undefined))
-        const compiled = SemanticCompiler.compile(model, {
-          metrics: [metric],
-          ...(byTime ? { time: { grain: "month" } } : {})
-        }, "postgres")
+        const compiled = SemanticCompiler.compile(model, SemanticProbes.probeQuery(model, metric), "postgres")
         if (Either.isLeft(compiled)) problems.push({ kind: "metric", name: metric, message: compiled.left.message })
       }
       // SQL a person wrote is the change's probes' to run; a semantic query is the compiler's.

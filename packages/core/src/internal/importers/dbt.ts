@@ -688,13 +688,21 @@ const build = (project: Project, options: SemanticImport.Options): SemanticImpor
           if (Either.isLeft(parsed)) {
             return yield* Either.left(`its expr is SQL that derived metrics do not read (${parsed.left})`)
           }
-          const inputs: Array<{ name: string; alias?: string; offset_window?: string }> = []
+          const inputs: Array<
+            { name: string; alias?: string; offset_window?: string; offset_to_grain?: SemanticModel.Grain }
+          > = []
           for (const value of records(params["metrics"] ?? params["input_metrics"])) {
             const ref = refOf(value)!
-            if (value["offset_to_grain"] !== undefined) {
+            const toGrain = value["offset_to_grain"] === undefined
+              ? undefined
+              : SemanticModel.grains.find((grain) => grain === text(value["offset_to_grain"])?.toLowerCase())
+            if (value["offset_to_grain"] !== undefined && toGrain === undefined) {
               return yield* Either.left(
-                `its input ${ref.name} reads offset_to_grain, which Sightline does not compile yet`
+                `its input ${ref.name}'s offset_to_grain is not day, week, month, quarter or year (a time spine's custom granularity is not read)`
               )
+            }
+            if (toGrain !== undefined && value["offset_window"] !== undefined) {
+              return yield* Either.left(`its input ${ref.name} has both an offset_window and an offset_to_grain`)
             }
             const offset = value["offset_window"] === undefined ? undefined : windowOf(value["offset_window"])
             if (value["offset_window"] !== undefined && offset === undefined) {
@@ -707,7 +715,8 @@ const build = (project: Project, options: SemanticImport.Options): SemanticImpor
             inputs.push({
               name: used,
               ...(said === used ? {} : { alias: said }),
-              ...(offset === undefined ? {} : { offset_window: offset })
+              ...(offset === undefined ? {} : { offset_window: offset }),
+              ...(toGrain === undefined ? {} : { offset_to_grain: toGrain })
             })
           }
           if (inputs.length === 0) return yield* Either.left("it has no input metrics")
