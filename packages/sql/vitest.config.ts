@@ -13,6 +13,7 @@ export default defineProject({
   test: {
     name: "sql",
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/globalSetup.ts"],
     // PGlite starts in about 3 s and PostgreSQL suites share one server: give them room.
     testTimeout: 60_000,
     hookTimeout: 60_000

@@ -69,7 +69,7 @@ export type Store =
   | {
     readonly _tag: "Pglite"
     readonly dataDir?: string | undefined
-    /** A prepared cluster a new data directory starts from (see `PgliteClient.dumpTemplate`). */
+    /** A prepared cluster a new data directory, or memory, starts from (see `PgliteClient.dumpTemplate`). */
     readonly template?: string | undefined
   }
   | { readonly _tag: "Postgres"; readonly url: string | Redacted.Redacted }
@@ -200,15 +200,13 @@ export const client = (
       )
     )
     : Layer.mergeAll(
-      options.store.dataDir === undefined
-        ? PgliteClient.layerMemory
-        : PgliteClient.layer({
-          dataDir: options.store.dataDir,
-          // The template is migrated under the default prefix; another prefix starts from scratch.
-          template: options.prefix === undefined || options.prefix === TablePrefix.defaultPrefix
-            ? options.store.template
-            : undefined
-        }),
+      PgliteClient.layer({
+        dataDir: options.store.dataDir,
+        // The template is migrated under the default prefix; another prefix starts from scratch.
+        template: options.prefix === undefined || options.prefix === TablePrefix.defaultPrefix
+          ? options.store.template
+          : undefined
+      }),
       TablePrefix.layer(options.prefix),
       ChatEventBus.layer
     )

@@ -146,14 +146,14 @@ describe("PgliteClient", () => {
     ))
 
   it.live(
-    "a new data directory starts from a template: already migrated, and an existing one ignores it",
+    "a new data directory or an in-memory database starts from a template: already migrated, and an existing directory ignores it",
     () =>
       Effect.acquireUseRelease(
         Effect.promise(() => mkdtemp(join(tmpdir(), "sightline-template-"))),
         (dir) =>
           Effect.gen(function*() {
             const template = join(dir, "template.tar.gz")
-            const migratedStore = (config: { dataDir: string; template?: string }) =>
+            const migratedStore = (config: PgliteClient.PgliteClientConfig) =>
               SqlStore.layer.pipe(
                 Layer.provideMerge(TablePrefix.layer()),
                 Layer.provideMerge(PgliteClient.layer(config))
@@ -179,6 +179,19 @@ describe("PgliteClient", () => {
               Effect.provide(migratedStore({ dataDir: fresh, template }))
             )
             expect(read).toEqual(Option.some(org))
+
+            // In memory, the template is the start too; two databases from it are each their own,
+            // and a missing template is an empty cluster.
+            const inMemory = (file: string) =>
+              Migrations.run.pipe(
+                Effect.provide(Layer.merge(TablePrefix.layer(), PgliteClient.layer({ template: file })))
+              )
+            expect(yield* inMemory(template)).toEqual([])
+            const apart = yield* Effect.flatMap(OrganizationRepo, (repo) => repo.get(org.id)).pipe(
+              Effect.provide(migratedStore({ template }))
+            )
+            expect(apart).toEqual(Option.none())
+            expect((yield* inMemory(join(dir, "missing.tar.gz"))).length).toBeGreaterThan(0)
 
             // A start that died while moving the unpacked template into place: the next start
             // (even one without the template) finishes the moves and opens the migrated cluster.

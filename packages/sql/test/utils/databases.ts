@@ -1,7 +1,8 @@
 /**
  * The test harness: every suite runs against a real PGlite and a real PostgreSQL, never a mock.
  *
- * - `pglite`: one in-memory PGlite per test file (it takes about 3 s to start), built on first use.
+ * - `pglite`: one in-memory PGlite per test file, built on first use from the empty cluster the
+ *   setup writes (`globalSetup.ts`).
  * - `postgres`: the server at `SIGHTLINE_TEST_DATABASE_URL` (default 127.0.0.1:5432, database
  *   `test`). Runs share that database, so each one works under its own random table prefix and
  *   drops its tables at the end. When the server is unreachable the suites fail on CI
@@ -10,7 +11,7 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { afterAll, describe, it } from "@effect/vitest"
+import { afterAll, describe, inject, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -111,7 +112,7 @@ const probe = await probePostgres
 if (Either.isLeft(probe) && process.env.CI === "true") {
   throw new Error(`PostgreSQL unreachable at ${displayUrl} (CI=true, so this fails): ${probe.left}`)
 }
-const pglite = makeDatabase("pglite", PgliteClient.layerMemory)
+const pglite = makeDatabase("pglite", PgliteClient.layer({ template: inject("pgliteTemplate") }))
 const postgres: TestDatabase | string = Either.isRight(probe)
   ? makeDatabase("postgres", PostgresClient.layer({ url: postgresUrl }))
   : probe.left
