@@ -562,8 +562,8 @@ export const compile = (
         const within = (p: { readonly start: string; readonly end: string }) =>
           `${at} >= ${w.bind(p.start)} AND ${at} < ${w.bind(p.end)}`
         if (spined) {
-          // Each period of the spine reads the rows of its window: all of them up to its end, or
-          // from the start of the first period's own where it is read at a period's start.
+          // Each period of the spine reads the rows of its window: all of them up to its end. An
+          // input read at a period's start reads them from the start of the first period's one.
           select.push(`${local} AS ${w.q("t__")}`)
           if (time?.end !== undefined) where.push(`${local} < ${w.bind(time.end)}`)
           if (special?._tag === "GrainStart" && time?.start !== undefined) {
