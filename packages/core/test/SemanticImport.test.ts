@@ -441,7 +441,8 @@ describe("SemanticImport: LookML", () => {
     ])
     expect(orders.filters).toEqual([
       { name: "orders_filter", expr: "status <> 'cancelled'" },
-      { name: "revenue_filter", expr: "status <> 'cancelled'" }
+      // A pattern, as the DEMO's statuses allow: the agreement tests run its LIKE on each engine.
+      { name: "revenue_filter", expr: "status NOT LIKE 'cancel%' ESCAPE '^'" }
     ])
     expect(model.measures.find((m) => m.name === "revenue")).toMatchObject({
       agg: "sum",
@@ -476,6 +477,37 @@ describe("SemanticImport: LookML", () => {
     expect(line("order_items.distinct_revenue")).toMatchObject({ line: 80, outcome: "refused" })
     expect(line("top_customers")).toMatchObject({ file: "views/customers.view.lkml", line: 37, outcome: "refused" })
     expect(result.report.every((l) => l.line !== undefined)).toBe(true)
+  })
+
+  it("reads Looker filter expressions as Looker does: names are alternatives, exclusions all hold, % and _ are wildcards", () => {
+    const filtered = (expression: string) => {
+      const project = imported(
+        [{
+          path: "views/orders.view.lkml",
+          text: `view: orders {
+  sql_table_name: shop.orders ;;
+  dimension: status { sql: \${TABLE}.status ;; }
+  dimension: total { type: number sql: \${TABLE}.total ;; }
+  measure: picked { type: count filters: [status: "${expression}"] }
+}
+`
+        }],
+        {},
+        "lookml"
+      )
+      return project.model.tables[0]!.filters?.[0]?.expr ?? project.report.find((l) => l.name === "orders.picked")!.note
+    }
+    expect(filtered("FOO%, -FOOD")).toBe("status LIKE 'FOO%' ESCAPE '^' AND status <> 'FOOD'")
+    expect(filtered("web, NULL")).toBe("(status IS NULL OR status = 'web')")
+    expect(filtered("-web, -mobile, -NULL")).toBe("status IS NOT NULL AND status NOT IN ('web', 'mobile')")
+    expect(filtered("new_york")).toBe("status LIKE 'new_york' ESCAPE '^'")
+    expect(filtered("new^_york, 100^%")).toBe("status IN ('new_york', '100%')")
+    expect(filtered("-%test%")).toBe("status NOT LIKE '%test%' ESCAPE '^'")
+    expect(filtered("-EMPTY")).toBe("status <> ''")
+    // Ranges and dates are not strings to compare: the measure is refused, saying which filter.
+    for (const range of ["[1, 10]", "5 to 10", "NOT 5", "last 7 days"]) {
+      expect(filtered(range)).toBe("its filter on status is not a field and a Looker filter expression Sightline reads")
+    }
   })
 
   it("names the file and line of LookML that does not parse", () => {

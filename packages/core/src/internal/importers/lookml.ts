@@ -84,25 +84,42 @@ const formats: Record<string, SemanticModel.Format> = {
   decimal_0: "integer"
 }
 
-/** A Looker filter expression on one SQL value, as SQL. */
+/**
+ * A Looker filter expression on one SQL value, as SQL, or nothing where it is not one Sightline
+ * reads. As Looker reads it: the values it names are alternatives (`FOO, BAR`: either), the values
+ * it excludes all hold (`-FOO, -BAR`: neither), and both together must (`FOO%, -FOOD`: starting
+ * with FOO but not FOOD). `%` and `_` are wildcards, and `^` escapes one; a pattern becomes a LIKE
+ * with Looker's own escape character, which PostgreSQL, MySQL and DuckDB all take.
+ */
 const filterExpression = (sql: string, expression: string): string | undefined => {
   const quote = (v: string) => (/^-?\d+(\.\d+)?$/.test(v) ? v : `'${v.replaceAll("'", "''")}'`)
   const parts = expression.split(",").map((p) => p.trim()).filter((p) => p !== "")
   if (parts.length === 0) return undefined
-  const conditions: Array<string> = []
+  const either: Array<string> = []
   const equal: Array<string> = []
+  const all: Array<string> = []
   const not: Array<string> = []
   for (const part of parts) {
-    if (part === "NULL") conditions.push(`${sql} IS NULL`)
-    else if (part === "-NULL") conditions.push(`${sql} IS NOT NULL`)
-    else if (/^(>=|<=|>|<)\s*-?\d+(\.\d+)?$/.test(part)) conditions.push(`${sql} ${part.replace(/\s+/, " ")}`)
-    else if (part.startsWith("-")) not.push(quote(part.slice(1)))
-    else if (/[%_^]/.test(part)) return undefined
-    else equal.push(quote(part))
+    const negated = part.startsWith("-") && part !== "-"
+    const value = negated ? part.slice(1) : part
+    // Looker's syntax of ranges, dates and words (`[1, 10]`, `5 to 10`, `NOT 5`, `last 7 days`) is
+    // not read: as a value it would be compared as a string, another question than the filter's.
+    if (/[[\]()]/.test(value) || /^(not|last|this|next|before|after)\s|\s(to|and|or|ago)(\s|$)/i.test(value)) {
+      return undefined
+    }
+    if (value === "NULL") (negated ? all : either).push(`${sql} IS ${negated ? "NOT " : ""}NULL`)
+    else if (value === "EMPTY") {
+      ;(negated ? all : either).push(negated ? `${sql} <> ''` : `(${sql} IS NULL OR ${sql} = '')`)
+    } else if (!negated && /^(>=|<=|>|<)\s*-?\d+(\.\d+)?$/.test(value)) {
+      either.push(`${sql} ${value.replace(/\s+/, " ")}`)
+    } else if (/(^|[^^])[%_]/.test(value)) {
+      ;(negated ? all : either).push(`${sql} ${negated ? "NOT " : ""}LIKE ${quote(value)} ESCAPE '^'`)
+    } else (negated ? not : equal).push(quote(value.replace(/\^(.)/g, "$1")))
   }
-  if (equal.length > 0) conditions.push(equal.length === 1 ? `${sql} = ${equal[0]}` : `${sql} IN (${equal.join(", ")})`)
-  if (not.length > 0) conditions.push(not.length === 1 ? `${sql} <> ${not[0]}` : `${sql} NOT IN (${not.join(", ")})`)
-  return conditions.join(" AND ")
+  if (equal.length > 0) either.push(equal.length === 1 ? `${sql} = ${equal[0]}` : `${sql} IN (${equal.join(", ")})`)
+  if (not.length > 0) all.push(not.length === 1 ? `${sql} <> ${not[0]}` : `${sql} NOT IN (${not.join(", ")})`)
+  const alternatives = either.length > 1 ? `(${either.join(" OR ")})` : either[0]
+  return [...(alternatives === undefined ? [] : [alternatives]), ...all].join(" AND ")
 }
 
 export const importProject = (
