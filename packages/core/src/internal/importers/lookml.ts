@@ -104,17 +104,23 @@ const filterExpression = (sql: string, expression: string): string | undefined =
     const value = negated ? part.slice(1) : part
     // Looker's syntax of ranges, dates and words (`[1, 10]`, `5 to 10`, `NOT 5`, `last 7 days`) is
     // not read: as a value it would be compared as a string, another question than the filter's.
-    if (/[[\]()]/.test(value) || /^(not|last|this|next|before|after)\s|\s(to|and|or|ago)(\s|$)/i.test(value)) {
+    if (
+      /[[\]()]/.test(value) || /^(not|last|this|next|before|after)\s|\s(to|and|or|ago)(\s|$)/i.test(value) ||
+      (negated && /^[<>]/.test(value))
+    ) {
       return undefined
     }
-    if (value === "NULL") (negated ? all : either).push(`${sql} IS ${negated ? "NOT " : ""}NULL`)
-    else if (value === "EMPTY") {
-      ;(negated ? all : either).push(negated ? `${sql} <> ''` : `(${sql} IS NULL OR ${sql} = '')`)
-    } else if (!negated && /^(>=|<=|>|<)\s*-?\d+(\.\d+)?$/.test(value)) {
-      either.push(`${sql} ${value.replace(/\s+/, " ")}`)
-    } else if (/(^|[^^])[%_]/.test(value)) {
-      ;(negated ? all : either).push(`${sql} ${negated ? "NOT " : ""}LIKE ${quote(value)} ESCAPE '^'`)
-    } else (negated ? not : equal).push(quote(value.replace(/\^(.)/g, "$1")))
+    const condition = value === "NULL"
+      ? `${sql} IS ${negated ? "NOT " : ""}NULL`
+      : value === "EMPTY"
+      ? negated ? `${sql} <> ''` : `(${sql} IS NULL OR ${sql} = '')`
+      : !negated && /^(>=|<=|>|<)\s*-?\d+(\.\d+)?$/.test(value)
+      ? `${sql} ${value.replace(/\s+/, " ")}`
+      : /(^|[^^])[%_]/.test(value)
+      ? `${sql} ${negated ? "NOT " : ""}LIKE ${quote(value)} ESCAPE '^'`
+      : undefined
+    if (condition !== undefined) (negated ? all : either).push(condition)
+    else (negated ? not : equal).push(quote(value.replace(/\^(.)/g, "$1")))
   }
   if (equal.length > 0) either.push(equal.length === 1 ? `${sql} = ${equal[0]}` : `${sql} IN (${equal.join(", ")})`)
   if (not.length > 0) all.push(not.length === 1 ? `${sql} <> ${not[0]}` : `${sql} NOT IN (${not.join(", ")})`)
